@@ -1,0 +1,65 @@
+package cpu
+
+import (
+	"context"
+	"runtime"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// Options tune execution; the zero value uses every core and reports no
+// progress.
+type Options struct {
+	Workers  int // goroutines; 0 means runtime.GOMAXPROCS(0)
+	Progress nd.Progress
+}
+
+func (o Options) workers() int {
+	if o.Workers > 0 {
+		return o.Workers
+	}
+	return runtime.GOMAXPROCS(0)
+}
+
+// tracker counts finished work items of one Execute across all its phases.
+type tracker struct {
+	progress nd.Progress
+	done     atomic.Int64
+	total    int64
+}
+
+func (t *tracker) add() {
+	if t.progress != nil {
+		t.progress.Report(t.done.Add(1), t.total)
+	}
+}
+
+// parallel calls fn(worker, item) for every item in [0, n) on up to workers
+// goroutines, worker being a dense index for per-worker scratch. It stops
+// handing out items once ctx is done and then returns ctx's error.
+func parallel(ctx context.Context, workers, n int, t *tracker, fn func(worker, item int)) error {
+	workers = min(workers, n)
+	var next atomic.Int64
+	run := func(w int) {
+		for ctx.Err() == nil {
+			i := int(next.Add(1) - 1)
+			if i >= n {
+				return
+			}
+			fn(w, i)
+			t.add()
+		}
+	}
+	if workers <= 1 {
+		run(0)
+		return ctx.Err()
+	}
+	var wg sync.WaitGroup
+	for w := range workers {
+		wg.Go(func() { run(w) })
+	}
+	wg.Wait()
+	return ctx.Err()
+}

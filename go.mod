@@ -1,0 +1,3 @@
+module github.com/ndconv/ndconv
+
+go 1.26

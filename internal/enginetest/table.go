@@ -1,0 +1,218 @@
+package enginetest
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// Table returns the fixed case table: every border × mode × correlate/
+// convolve × origin extreme in 1-D to 3-D, every dtype pair, kernels larger
+// than the input, axes of length 1, banks, axes and channels, separable
+// kernels (also with a nonzero cval), 4-D and 5-D, NaN and Inf, saturation,
+// empty inputs and inputs wide enough to span several tiles. It is
+// deterministic: the same call returns the same cases.
+func Table() []Case {
+	rng := rand.New(rand.NewPCG(1, 2))
+	var cases []Case
+	add := func(name string, s nd.Spec, in nd.Array) {
+		s.Shape, s.In = in.Shape, in.DType()
+		cases = append(cases, Case{Name: name, Spec: s, Input: in})
+	}
+
+	borders := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}
+	modes := []nd.Mode{nd.Same, nd.Valid, nd.Full}
+	geometries := []struct{ in, k []int }{
+		{[]int{13}, []int{4}},
+		{[]int{12}, []int{5}},
+		{[]int{9, 11}, []int{3, 4}},
+		{[]int{5, 6, 7}, []int{3, 2, 3}},
+	}
+	for _, g := range geometries {
+		for _, b := range borders {
+			for _, m := range modes {
+				for _, conv := range []bool{false, true} {
+					for _, o := range originChoices(g.k, m) {
+						s := nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, true, g.k...)},
+							Border: b, CVal: 2.5, Mode: m, Convolve: conv, Origin: o}
+						add(fmt.Sprintf("%v/k%v/%v/%v/conv=%v/origin%v", g.in, g.k, b, m, conv, o),
+							s, RandomArray(rng, nd.Float32, g.in...))
+					}
+				}
+			}
+		}
+	}
+
+	for _, in := range nd.DTypes {
+		for _, out := range nd.DTypes {
+			s := nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 3, 3)}, Out: out, Border: nd.Mirror}
+			add(fmt.Sprintf("dtype/%v->%v", in, out), s, RandomArray(rng, in, 7, 8))
+		}
+		// Sum-to-one weights of 1/9 give exact halves in float64 and test
+		// rounding half to even on integer outputs.
+		box := nd.Kernel{Shape: []int{3, 3}, Weights: []float64{1, 1, 1, 1, 1, 1, 1, 1, 1}}
+		for i := range box.Weights {
+			box.Weights[i] = 0.5
+		}
+		add(fmt.Sprintf("halves/%v", in), nd.Spec{Kernels: []nd.Kernel{box}}, RandomArray(rng, in, 6, 7))
+		cases[len(cases)-1].Exact = in.IsInteger()
+	}
+
+	for _, b := range borders {
+		for _, m := range []nd.Mode{nd.Same, nd.Full} {
+			for _, g := range []struct{ in, k []int }{
+				{[]int{3}, []int{7}}, {[]int{1}, []int{5}}, {[]int{2}, []int{9}},
+				{[]int{2, 3}, []int{5, 6}}, {[]int{1, 4}, []int{3, 3}}, {[]int{4, 1, 3}, []int{3, 4, 2}},
+			} {
+				s := nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, g.k...)}, Border: b, CVal: -7, Mode: m}
+				add(fmt.Sprintf("large-kernel/%v/k%v/%v/%v", g.in, g.k, b, m), s, RandomArray(rng, nd.Float64, g.in...))
+			}
+		}
+	}
+
+	for _, k := range []int{2, 3, 5} {
+		for _, m := range modes {
+			bank := func(shape ...int) []nd.Kernel {
+				var ks []nd.Kernel
+				for range k {
+					ks = append(ks, RandomKernel(rng, true, shape...))
+				}
+				return ks
+			}
+			add(fmt.Sprintf("bank%d/2d/%v", k, m), nd.Spec{Kernels: bank(3, 5), Mode: m, Border: nd.Wrap}, RandomArray(rng, nd.Uint8, 10, 12))
+			add(fmt.Sprintf("bank%d/3d/%v", k, m), nd.Spec{Kernels: bank(3, 3, 3), Mode: m, Out: nd.Float32}, RandomArray(rng, nd.Uint8, 6, 7, 8))
+		}
+	}
+
+	add("axes/default-per-channel", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 3, 3)}}, RandomArray(rng, nd.Uint8, 8, 9, 3))
+	add("axes/1,0", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 3, 5)}, Axes: []int{1, 0}, Origin: []int{1, -2}}, RandomArray(rng, nd.Float32, 8, 9))
+	add("axes/2,0", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 2, 3)}, Axes: []int{2, 0}, Mode: nd.Full, Border: nd.Constant, CVal: 1}, RandomArray(rng, nd.Int16, 5, 6, 7))
+	add("axes/-1", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 4)}, Axes: []int{-1}, Border: nd.Nearest}, RandomArray(rng, nd.Float32, 6, 9))
+	add("axes/1-of-2d", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 5)}, Axes: []int{1}, Mode: nd.Valid}, RandomArray(rng, nd.Uint16, 6, 9))
+	add("axes/0-of-3d-bank", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 3), RandomKernel(rng, false, 3)}, Axes: []int{0}}, RandomArray(rng, nd.Float64, 5, 4, 3))
+	add("axes/rgba-4channels", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 5, 5)}, Border: nd.Reflect}, RandomArray(rng, nd.Float32, 9, 10, 4))
+
+	for _, b := range borders {
+		for _, m := range modes {
+			add(fmt.Sprintf("factors/2d/%v/%v", b, m), nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 5, 4)}, Border: b, CVal: 3, Mode: m, Origin: []int{-2, 1}}, RandomArray(rng, nd.Float32, 11, 9))
+			add(fmt.Sprintf("factors/3d/%v/%v/conv", b, m), nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 3, 4, 5)}, Border: b, CVal: -2, Mode: m, Convolve: true}, RandomArray(rng, nd.Uint8, 6, 7, 8))
+		}
+		rank1 := nd.Kernel{Shape: []int{3, 5}, Weights: outer([]float64{1, 2, 1}, []float64{1, 4, 6, 4, 1})}
+		add(fmt.Sprintf("rank1-dense/%v", b), nd.Spec{Kernels: []nd.Kernel{rank1}, Border: b, CVal: 3}, RandomArray(rng, nd.Uint8, 9, 10))
+	}
+	add("factors/bank", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 3, 3), RandomFactors(rng, 3, 3)}, Border: nd.Constant, CVal: 1}, RandomArray(rng, nd.Float32, 8, 8))
+	add("factors/with-zero-taps", nd.Spec{Kernels: []nd.Kernel{{Factors: [][]float64{{1, 0, -1}, {1, 2, 1}}}}}, RandomArray(rng, nd.Int16, 8, 8))
+	add("factors/scalar-axis", nd.Spec{Kernels: []nd.Kernel{{Factors: [][]float64{{2}, {1, 2, 1}}}}, Border: nd.Constant, CVal: 5}, RandomArray(rng, nd.Float32, 5, 8))
+	add("factors/1d-on-channels", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 3, 3)}, Mode: nd.Full}, RandomArray(rng, nd.Uint8, 6, 5, 3))
+
+	add("4d", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, true, 3, 2, 3, 2)}, Border: nd.Mirror}, RandomArray(rng, nd.Float32, 4, 5, 4, 6))
+	add("4d/valid", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, true, 2, 2, 3, 2)}, Mode: nd.Valid, Convolve: true}, RandomArray(rng, nd.Int32, 4, 5, 4, 6))
+	add("5d", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, true, 2, 3, 2, 3, 2)}, Border: nd.Wrap}, RandomArray(rng, nd.Float64, 3, 4, 5, 4, 3))
+	add("5d/full-constant", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, true, 2, 2, 2, 2, 2)}, Border: nd.Constant, CVal: 4, Mode: nd.Full}, RandomArray(rng, nd.Uint8, 3, 3, 4, 3, 3))
+	add("5d/factors", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 2, 3, 2, 3, 2)}, Border: nd.Reflect}, RandomArray(rng, nd.Float32, 3, 4, 5, 4, 3))
+
+	special := RandomArray(rng, nd.Float32, 9, 9)
+	sd := special.Data.([]float32)
+	sd[10], sd[40], sd[70] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
+	add("nan-inf/dense", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 3, 3)}}, special)
+	add("nan-inf/zero-taps", nd.Spec{Kernels: []nd.Kernel{{Shape: []int{3, 3}, Weights: []float64{0, 1, 0, 1, -4, 1, 0, 1, 0}}}, Out: nd.Float64}, special)
+	add("nan-inf/to-uint8", nd.Spec{Kernels: []nd.Kernel{{Shape: []int{3}, Weights: []float64{0, 1, 0}}}, Out: nd.Uint8}, special)
+
+	huge := RandomArray(rng, nd.Float64, 6, 6)
+	for i, hd := 0, huge.Data.([]float64); i < len(hd); i++ {
+		hd[i] *= 1e8
+	}
+	for _, out := range []nd.DType{nd.Uint8, nd.Uint16, nd.Int16, nd.Int32, nd.Float32} {
+		add(fmt.Sprintf("saturate/->%v", out), nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 2, 2)}, Out: out}, huge)
+	}
+	add("saturate/float32-overflow", nd.Spec{Kernels: []nd.Kernel{{Shape: []int{2}, Weights: []float64{1e300, 1e300}}}, Out: nd.Float32}, RandomArray(rng, nd.Float64, 7))
+
+	add("empty/same", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 3, 3)}}, RandomArray(rng, nd.Float32, 0, 5))
+	add("single-value", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 3, 3)}, Border: nd.Mirror}, RandomArray(rng, nd.Uint8, 1, 1))
+	add("zero-kernel", nd.Spec{Kernels: []nd.Kernel{{Shape: []int{2, 2}, Weights: make([]float64, 4)}}, Border: nd.Constant, CVal: 9}, RandomArray(rng, nd.Float32, 4, 4))
+	add("tiny-weights-dropped", nd.Spec{Kernels: []nd.Kernel{{Shape: []int{3}, Weights: []float64{1e-17, 1, -1e-20}}}}, special)
+	add("wide/1d-5000", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 11)}, Border: nd.Wrap}, RandomArray(rng, nd.Float32, 5000))
+	add("wide/2d-3x4500", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, true, 3, 12)}, Border: nd.Reflect, Mode: nd.Full}, RandomArray(rng, nd.Uint16, 3, 4500))
+	add("wide/2d-3x4500-factors", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 3, 12)}, Border: nd.Constant, CVal: 2}, RandomArray(rng, nd.Uint16, 3, 4500))
+	add("tall/200x40", nd.Spec{Kernels: []nd.Kernel{RandomKernel(rng, false, 7, 7)}, Border: nd.Mirror}, RandomArray(rng, nd.Float32, 200, 40))
+	return cases
+}
+
+// originChoices returns origins to try: 0 and, in same mode, both extremes.
+func originChoices(k []int, m nd.Mode) [][]int {
+	zero := make([]int, len(k))
+	if m != nd.Same {
+		return [][]int{zero}
+	}
+	lo, hi := make([]int, len(k)), make([]int, len(k))
+	for i, n := range k {
+		lo[i], hi[i] = -(n / 2), (n-1)/2
+	}
+	return [][]int{zero, lo, hi}
+}
+
+func outer(a, b []float64) []float64 {
+	var w []float64
+	for _, x := range a {
+		for _, y := range b {
+			w = append(w, x*y)
+		}
+	}
+	return w
+}
+
+// Random returns n random cases from seed: random rank 1–4, shapes, kernel
+// shapes (sometimes larger than the input), dtypes, borders, modes, origins,
+// axes and banks.
+func Random(seed uint64, n int) []Case {
+	rng := rand.New(rand.NewPCG(seed, 7))
+	var cases []Case
+	for len(cases) < n {
+		rank := 1 + rng.IntN(4)
+		shape := make([]int, rank)
+		for i := range shape {
+			shape[i] = 1 + rng.IntN([]int{40, 14, 8, 5}[rank-1])
+		}
+		krank := 1 + rng.IntN(rank)
+		kshape := make([]int, krank)
+		for i := range kshape {
+			kshape[i] = 1 + rng.IntN(6)
+		}
+		axes := rng.Perm(rank)[:krank]
+		bank := 1
+		if rng.IntN(4) == 0 {
+			bank = 2 + rng.IntN(3)
+		}
+		var ks []nd.Kernel
+		for range bank {
+			if rng.IntN(3) == 0 {
+				ks = append(ks, RandomFactors(rng, kshape...))
+			} else {
+				ks = append(ks, RandomKernel(rng, rng.IntN(2) == 0, kshape...))
+			}
+		}
+		s := nd.Spec{
+			Kernels:  ks,
+			Axes:     axes,
+			Border:   nd.Border(rng.IntN(5)),
+			CVal:     rng.Float64()*10 - 5,
+			Mode:     nd.Mode(rng.IntN(3)),
+			Convolve: rng.IntN(2) == 0,
+			Out:      nd.DTypes[rng.IntN(len(nd.DTypes))],
+		}
+		origin := make([]int, krank)
+		for i, k := range kshape {
+			origin[i] = rng.IntN(k) - k/2
+		}
+		s.Origin = origin
+		in := RandomArray(rng, nd.DTypes[rng.IntN(len(nd.DTypes))], shape...)
+		s.Shape, s.In = in.Shape, in.DType()
+		if _, err := s.Normalize(); err != nil {
+			continue // e.g. valid mode with a kernel larger than the input
+		}
+		cases = append(cases, Case{Name: fmt.Sprintf("random%d/%v%v/k%v", len(cases), in.DType(), shape, kshape), Spec: s, Input: in})
+	}
+	return cases
+}

@@ -1,0 +1,509 @@
+package nd
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+)
+
+// MaxRank is the largest number of axes an input may have.
+const MaxRank = 32
+
+// Mode selects the output extent along the kernel's axes.
+type Mode uint8
+
+const (
+	Same  Mode = iota // the input's shape (scipy.ndimage)
+	Valid             // n−k+1: only windows entirely inside the input
+	Full              // n+k−1: every window that touches the input
+)
+
+var modeNames = [...]string{"same", "valid", "full"}
+
+func (m Mode) String() string {
+	if int(m) < len(modeNames) {
+		return modeNames[m]
+	}
+	return "Mode(?)"
+}
+
+// ParseMode accepts same, valid and full.
+func ParseMode(s string) (Mode, error) {
+	for i, n := range modeNames {
+		if strings.EqualFold(strings.TrimSpace(s), n) {
+			return Mode(i), nil
+		}
+	}
+	return 0, &UnsupportedError{What: "mode", Value: s, Supported: strings.Join(modeNames[:], ", ")}
+}
+
+// Kernel is a filter of the given shape. Either Weights holds its values in
+// C order, or Factors holds one 1-D factor per axis and the kernel is their
+// outer product: w[i0, i1, …] = Factors[0][i0] · Factors[1][i1] · ….
+type Kernel struct {
+	Shape   []int
+	Weights []float64
+	Factors [][]float64
+}
+
+// Dense returns the kernel's weights in C order, multiplying out factors.
+func (k Kernel) Dense() []float64 {
+	if k.Factors == nil {
+		return k.Weights
+	}
+	return outer(k.Factors)
+}
+
+func outer(factors [][]float64) []float64 {
+	w := []float64{1}
+	for _, f := range factors {
+		next := make([]float64, 0, len(w)*len(f))
+		for _, a := range w {
+			for _, b := range f {
+				next = append(next, a*b)
+			}
+		}
+		w = next
+	}
+	return w
+}
+
+func (k Kernel) check() error {
+	if k.Factors != nil {
+		if k.Weights != nil {
+			return argErrorf("kernel", "give weights or factors, not both")
+		}
+		k.Shape = k.shape()
+		if len(k.Factors) != len(k.Shape) {
+			return argErrorf("kernel", "%d factors for a %d-D kernel", len(k.Factors), len(k.Shape))
+		}
+	}
+	if len(k.Shape) == 0 {
+		return argErrorf("kernel", "a kernel needs at least one axis")
+	}
+	for i, s := range k.Shape {
+		if s <= 0 {
+			return argErrorf("kernel", "axis %d has length %d", i, s)
+		}
+		if k.Factors != nil && len(k.Factors[i]) != s {
+			return argErrorf("kernel", "factor %d has %d taps, the shape says %d", i, len(k.Factors[i]), s)
+		}
+	}
+	n, err := NumElements(k.Shape)
+	if err != nil {
+		return err
+	}
+	values := [][]float64{k.Weights}
+	if k.Factors != nil {
+		values = k.Factors
+	} else if len(k.Weights) != n {
+		return argErrorf("kernel", "shape %v needs %d weights, got %d", k.Shape, n, len(k.Weights))
+	}
+	for _, vs := range values {
+		for _, v := range vs {
+			if math.IsNaN(v) || math.IsInf(v, 0) {
+				return argErrorf("kernel", "weight %v is not finite", v)
+			}
+		}
+	}
+	return nil
+}
+
+// shape returns the kernel's shape, taken from the factors when Shape is nil.
+func (k Kernel) shape() []int {
+	if len(k.Shape) == 0 && k.Factors != nil {
+		s := make([]int, len(k.Factors))
+		for i, f := range k.Factors {
+			s[i] = len(f)
+		}
+		return s
+	}
+	return k.Shape
+}
+
+// Spec is a filtering request as a user states it: the scipy.ndimage
+// parameters. Its zero values mean scipy's defaults. Normalize turns it into
+// the Problem engines execute.
+type Spec struct {
+	Shape    []int    // input shape
+	In       DType    // input element type
+	Out      DType    // output element type; Unspecified means In
+	Kernels  []Kernel // one kernel, or a bank of kernels of one shape
+	Axes     []int    // input axes the kernel spans; default the first len(kernel shape)
+	Origin   []int    // per kernel axis, or one value for all; default 0
+	Border   Border
+	CVal     float64
+	Mode     Mode
+	Convolve bool // convolve (flip the kernel) instead of correlate
+}
+
+// Problem is a Spec normalised for execution: a correlation of a full-rank
+// kernel (extent 1 on axes it does not span) in input axis order, with
+// out[i] = Σ_j w[j]·x̃[i + j − Shift] per axis, where x̃ is the input extended
+// by Border. Every engine executes exactly this and re-derives nothing.
+type Problem struct {
+	InShape  []int
+	OutShape []int // without the bank axis
+	In, Out  DType
+	// Wide selects float64 accumulation: for float64 and int32 data, whose
+	// values float32 cannot hold exactly, and for float64 output.
+	Wide    bool
+	Border  Border
+	CVal    float64
+	KShape  []int // kernel extent per input axis
+	Shift   []int
+	Kernels []Weights
+	// Bank is true when the output has a trailing axis of one value per
+	// kernel (more than one kernel), stored out[voxel*len(Kernels) + i].
+	Bank bool
+}
+
+// Weights is one normalised kernel.
+type Weights struct {
+	// Dense holds the weights in C order over Problem.KShape. Weights with
+	// |w| ≤ DBL_EPSILON are zero, as scipy.ndimage ignores them.
+	Dense []float64
+	// Factors, when the kernel is separable (given as factors, or exactly
+	// rank-1), holds one factor per input axis, len(Factors[d]) = KShape[d];
+	// a factor of length 1 is [1], its scale folded into another factor.
+	Factors [][]float64
+}
+
+// FullShape is OutShape with the bank axis appended when there is one.
+func (p *Problem) FullShape() []int {
+	if p.Bank {
+		return append(slices.Clone(p.OutShape), len(p.Kernels))
+	}
+	return slices.Clone(p.OutShape)
+}
+
+// Separable reports whether every kernel has factors.
+func (p *Problem) Separable() bool {
+	for _, k := range p.Kernels {
+		if k.Factors == nil {
+			return false
+		}
+	}
+	return true
+}
+
+// Taps is the number of kernel elements.
+func (p *Problem) Taps() int {
+	n := 1
+	for _, k := range p.KShape {
+		n *= k
+	}
+	return n
+}
+
+// Normalize validates s and returns the problem to execute, or an error that
+// names what is wrong.
+func (s *Spec) Normalize() (*Problem, error) {
+	rank := len(s.Shape)
+	if rank == 0 {
+		return nil, argErrorf("input", "a 0-D input has nothing to filter")
+	}
+	if rank > MaxRank {
+		return nil, argErrorf("input", "%d axes; at most %d are supported", rank, MaxRank)
+	}
+	if !s.In.Valid() {
+		return nil, &UnsupportedError{What: "input dtype", Value: s.In.String()}
+	}
+	out := s.Out
+	if out == Unspecified {
+		out = s.In
+	}
+	if !out.Valid() {
+		return nil, &UnsupportedError{What: "output dtype", Value: out.String()}
+	}
+	if _, err := NumElements(s.Shape); err != nil {
+		return nil, err
+	}
+	if len(s.Kernels) == 0 {
+		return nil, argErrorf("kernel", "no kernel given")
+	}
+	if s.Border > Constant {
+		return nil, &UnsupportedError{What: "border", Value: s.Border.String()}
+	}
+	if s.Mode > Full {
+		return nil, &UnsupportedError{What: "mode", Value: s.Mode.String()}
+	}
+	if math.IsNaN(s.CVal) {
+		return nil, argErrorf("cval", "NaN")
+	}
+	kshape := s.Kernels[0].shape()
+	for i, k := range s.Kernels {
+		if err := k.check(); err != nil {
+			if len(s.Kernels) > 1 {
+				return nil, fmt.Errorf("kernel %d of the bank: %w", i, err)
+			}
+			return nil, err
+		}
+		if !slices.Equal(k.shape(), kshape) {
+			return nil, argErrorf("kernel", "the bank's kernels differ in shape: %v and %v", kshape, k.shape())
+		}
+	}
+	krank := len(kshape)
+	if krank > rank {
+		return nil, argErrorf("kernel", "a %d-D kernel cannot filter a %d-D input", krank, rank)
+	}
+	axes, err := normalizeAxes(s.Axes, krank, rank)
+	if err != nil {
+		return nil, err
+	}
+	origin, err := normalizeOrigin(s.Origin, kshape)
+	if err != nil {
+		return nil, err
+	}
+
+	p := &Problem{
+		InShape: slices.Clone(s.Shape),
+		In:      s.In,
+		Out:     out,
+		Wide:    s.In == Float64 || s.In == Int32 || out == Float64,
+		Border:  s.Border,
+		CVal:    s.CVal,
+		KShape:  make([]int, rank),
+		Shift:   make([]int, rank),
+		Bank:    len(s.Kernels) > 1,
+	}
+	for d := range p.KShape {
+		p.KShape[d] = 1
+	}
+	for i, a := range axes {
+		p.KShape[a] = kshape[i]
+	}
+	p.OutShape = make([]int, rank)
+	for d, n := range s.Shape {
+		k := p.KShape[d]
+		switch s.Mode {
+		case Same:
+			p.OutShape[d] = n
+		case Valid:
+			if n < k {
+				return nil, argErrorf("mode", "valid needs an input at least as large as the kernel: axis %d has %d, the kernel %d", d, n, k)
+			}
+			p.OutShape[d] = n - k + 1
+		case Full:
+			if n == 0 {
+				return nil, argErrorf("mode", "full needs a non-empty input: axis %d has length 0", d)
+			}
+			p.OutShape[d] = n + k - 1
+		}
+	}
+	for i, a := range axes {
+		k, o := kshape[i], origin[i]
+		if s.Convolve {
+			o = -o
+			if k%2 == 0 {
+				o--
+			}
+		}
+		switch s.Mode {
+		case Same:
+			p.Shift[a] = k/2 + o
+		case Full:
+			p.Shift[a] = k - 1
+		}
+	}
+	for _, k := range s.Kernels {
+		p.Kernels = append(p.Kernels, normalizeKernel(k, kshape, axes, p.KShape, s.Convolve))
+	}
+	return p, nil
+}
+
+func normalizeAxes(axes []int, krank, rank int) ([]int, error) {
+	if len(axes) == 0 {
+		out := make([]int, krank)
+		for i := range out {
+			out[i] = i
+		}
+		return out, nil
+	}
+	if len(axes) != krank {
+		return nil, argErrorf("axes", "%d axes given for a %d-D kernel", len(axes), krank)
+	}
+	out := make([]int, krank)
+	seen := make([]bool, rank)
+	for i, a := range axes {
+		if a < -rank || a >= rank {
+			return nil, argErrorf("axes", "axis %d is out of range for a %d-D input", a, rank)
+		}
+		if a < 0 {
+			a += rank
+		}
+		if seen[a] {
+			return nil, argErrorf("axes", "axis %d is given twice", a)
+		}
+		seen[a] = true
+		out[i] = a
+	}
+	return out, nil
+}
+
+// normalizeOrigin applies scipy's rule: −(k/2) ≤ o ≤ (k−1)/2 per axis.
+func normalizeOrigin(origin []int, kshape []int) ([]int, error) {
+	out := make([]int, len(kshape))
+	switch len(origin) {
+	case 0:
+	case 1:
+		for i := range out {
+			out[i] = origin[0]
+		}
+	case len(kshape):
+		copy(out, origin)
+	default:
+		return nil, argErrorf("origin", "%d values given for a %d-D kernel", len(origin), len(kshape))
+	}
+	for i, o := range out {
+		k := kshape[i]
+		if o < -(k/2) || o > (k-1)/2 {
+			return nil, argErrorf("origin", "%d is out of range [%d, %d] for kernel axis %d of length %d", o, -(k / 2), (k-1)/2, i, k)
+		}
+	}
+	return out, nil
+}
+
+// dblEpsilon is the magnitude at or below which scipy.ndimage drops a weight.
+const dblEpsilon = 2.220446049250313e-16
+
+func normalizeKernel(k Kernel, kshape, axes, full []int, flip bool) Weights {
+	// Kernel axis i becomes input axis axes[i]; walking the full-rank shape in
+	// C order, the source offset advances by the kernel stride of that axis.
+	kstrides := Strides(kshape)
+	strides := make([]int, len(full))
+	for i, a := range axes {
+		strides[a] = kstrides[i]
+	}
+	dense := k.Dense()
+	w := make([]float64, len(dense))
+	idx := make([]int, len(full))
+	for n := range w {
+		off := 0
+		for d, i := range idx {
+			off += i * strides[d]
+		}
+		w[n] = dense[off]
+		for d := len(idx) - 1; d >= 0; d-- {
+			if idx[d]++; idx[d] < full[d] {
+				break
+			}
+			idx[d] = 0
+		}
+	}
+	if flip {
+		// Non-kernel axes have extent 1, so reversing the C-order array flips
+		// every kernel axis at once.
+		slices.Reverse(w)
+	}
+	for i, v := range w {
+		if math.Abs(v) <= dblEpsilon {
+			w[i] = 0
+		}
+	}
+	var factors [][]float64
+	if k.Factors != nil {
+		factors = make([][]float64, len(full))
+		for d := range factors {
+			factors[d] = []float64{1}
+		}
+		for i, a := range axes {
+			f := slices.Clone(k.Factors[i])
+			if flip {
+				slices.Reverse(f)
+			}
+			factors[a] = f
+		}
+		factors = foldScalars(factors)
+	} else {
+		factors = Factorize(full, w)
+	}
+	return Weights{Dense: w, Factors: factors}
+}
+
+// foldScalars multiplies every length-1 factor into the first longer factor
+// (or the first factor when none is longer), leaving [1] in its place, so
+// that engines may skip length-1 factors.
+func foldScalars(factors [][]float64) [][]float64 {
+	target := 0
+	for d, f := range factors {
+		if len(f) > 1 {
+			target = d
+			break
+		}
+	}
+	for d, f := range factors {
+		if len(f) == 1 && d != target {
+			scale := f[0]
+			factors[d] = []float64{1}
+			for i := range factors[target] {
+				factors[target][i] *= scale
+			}
+		}
+	}
+	for _, f := range factors {
+		for i, v := range f {
+			if math.Abs(v) <= dblEpsilon {
+				f[i] = 0
+			}
+		}
+	}
+	return factors
+}
+
+// rank1Tolerance is the largest difference, relative to the largest weight,
+// between a kernel and the outer product of its factors that still counts as
+// rank-1: separable results then agree with the direct definition to float32
+// precision.
+const rank1Tolerance = 1e-6
+
+// Factorize returns one factor per axis whose outer product equals the
+// C-order kernel w of the given shape within rank1Tolerance, or nil if w is
+// not rank-1.
+func Factorize(shape []int, w []float64) [][]float64 {
+	pivot, peak := 0, 0.0
+	for i, v := range w {
+		if a := math.Abs(v); a > peak {
+			pivot, peak = i, a
+		}
+	}
+	strides := Strides(shape)
+	factors := make([][]float64, len(shape))
+	if peak == 0 {
+		for d, n := range shape {
+			factors[d] = make([]float64, n)
+			if d > 0 || n == 1 {
+				for i := range factors[d] {
+					factors[d][i] = 1
+				}
+			}
+		}
+		return foldScalars(factors)
+	}
+	rest := pivot
+	for d, n := range shape {
+		at := rest / strides[d]
+		rest %= strides[d]
+		base := pivot - at*strides[d]
+		f := make([]float64, n)
+		for i := range f {
+			f[i] = w[base+i*strides[d]]
+		}
+		if d > 0 {
+			// Only the first factor carries the pivot's magnitude.
+			pv := w[pivot]
+			for i := range f {
+				f[i] /= pv
+			}
+		}
+		factors[d] = f
+	}
+	rebuilt := outer(factors)
+	for i, v := range w {
+		if math.Abs(v-rebuilt[i]) > rank1Tolerance*peak {
+			return nil
+		}
+	}
+	return foldScalars(factors)
+}
