@@ -169,7 +169,7 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 				fill(row, d.cval)
 				continue
 			}
-			d.loadRow(row, src.Data, base+q*g.inStrides[n-2], x0-g.shift[n-1])
+			loadPadded(row, src.Data, base+q*g.inStrides[n-2], x0-g.shift[n-1], g.in[n-1], d.p.Border, d.cval)
 		}
 		for a := n - 3; a >= 0; a-- {
 			if tap[a]++; tap[a] < g.kernel[a] {
@@ -191,31 +191,6 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 			}
 			nd.Store(dst.Data, (outBase+r*g.out[n-1]+x0)*bank+b, bank, acc)
 		}
-	}
-}
-
-// loadRow converts the input row starting at element base into row, where
-// row[c] holds input column first+c extended by the border rule. Only
-// columns outside the input are mapped one by one.
-func (d *direct[F]) loadRow(row []F, src any, base, first int) {
-	n := d.g.in[len(d.g.in)-1]
-	lo := min(max(0, -first), len(row))
-	hi := max(lo, min(len(row), n-first))
-	nd.Load(row[lo:hi], src, base+first+lo)
-	for _, span := range [2][2]int{{0, lo}, {hi, len(row)}} {
-		for c := span[0]; c < span[1]; c++ {
-			if q, ok := d.p.Border.Index(first+c, n); ok {
-				nd.Load(row[c:c+1], src, base+q)
-			} else {
-				row[c] = d.cval
-			}
-		}
-	}
-}
-
-func fill[F nd.Float](s []F, v F) {
-	for i := range s {
-		s[i] = v
 	}
 }
 

@@ -15,6 +15,13 @@ var methods = []struct {
 	supports func(*nd.Problem) bool
 }{
 	{"direct", NewDirect, func(*nd.Problem) bool { return true }},
+	{"separable", func(p *nd.Problem, o Options) Executable {
+		e, err := NewSeparable(p, o)
+		if err != nil {
+			panic(err)
+		}
+		return e
+	}, (*nd.Problem).Separable},
 }
 
 func runCase(t *testing.T, c enginetest.Case, workers int) {

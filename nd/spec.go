@@ -473,7 +473,7 @@ func Factorize(shape []int, w []float64) [][]float64 {
 	if peak == 0 {
 		for d, n := range shape {
 			factors[d] = make([]float64, n)
-			if d > 0 || n == 1 {
+			if d > 0 {
 				for i := range factors[d] {
 					factors[d][i] = 1
 				}

@@ -1,0 +1,212 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// NewSeparable prepares p for the separable method: one 1-D pass per axis
+// the kernel spans, each with that axis's factor — along the last axis a row
+// pass over padded rows, along any other axis a pass that adds whole
+// contiguous slabs, so no transpose is needed. Intermediates are kept in the
+// accumulator type; only the last pass rounds into the output dtype. Every
+// kernel of p must have factors.
+//
+// With the constant border, the value outside an intermediate is not cval
+// but cval times the sums of the factors already applied, which is what the
+// direct definition gives there.
+func NewSeparable(p *nd.Problem, opt Options) (Executable, error) {
+	if !p.Separable() {
+		return nil, fmt.Errorf("cpu: separable method: a kernel is not separable")
+	}
+	if p.Wide {
+		return newSeparable[float64](p, opt), nil
+	}
+	return newSeparable[float32](p, opt), nil
+}
+
+// slabChunk is the number of values of a slab one work item adds at a time.
+const slabChunk = 4096
+
+// slabRows is the number of consecutive outputs along the pass axis one work
+// item computes, so the slabs they share stay in cache.
+const slabRows = 16
+
+type separable[F nd.Float] struct {
+	p       *nd.Problem
+	opt     Options
+	passes  []int          // axes, in execution order
+	shapes  [][]int        // shapes[i] is the input shape of pass i; shapes[len] the output
+	taps    [][]sepTaps[F] // per bank kernel, per pass
+	items   []int          // work items per pass
+	buffers [2][]F
+	scratch [][]F // per worker: a padded row or slab, and an accumulator
+}
+
+type sepTaps[F nd.Float] struct {
+	row  rowTaps[F]
+	w    []F // all taps, for slab passes
+	cval F   // the value outside this pass's input, for the constant border
+}
+
+func newSeparable[F nd.Float](p *nd.Problem, opt Options) *separable[F] {
+	s := &separable[F]{p: p, opt: opt}
+	rank := len(p.InShape)
+	for d := rank - 1; d >= 0; d-- {
+		if p.KShape[d] > 1 {
+			s.passes = append(s.passes, d)
+		}
+	}
+	if len(s.passes) == 0 {
+		// A kernel of one tap is a scaling; its factor sits on axis 0.
+		s.passes = []int{0}
+	}
+	shape := slices.Clone(p.InShape)
+	s.shapes = append(s.shapes, slices.Clone(shape))
+	biggest := 0
+	for i, d := range s.passes {
+		shape[d] = p.OutShape[d]
+		s.shapes = append(s.shapes, slices.Clone(shape))
+		if i < len(s.passes)-1 {
+			biggest = max(biggest, product(shape))
+		}
+	}
+	s.buffers[0] = make([]F, biggest)
+	if len(s.passes) > 2 {
+		s.buffers[1] = make([]F, biggest)
+	}
+	for _, k := range p.Kernels {
+		var passTaps []sepTaps[F]
+		cval := p.CVal
+		for _, d := range s.passes {
+			f := k.Factors[d]
+			row, _ := newRowTaps[F](f)
+			w := make([]F, len(f))
+			sum := 0.0
+			for i, v := range f {
+				w[i] = F(v)
+				sum += v
+			}
+			passTaps = append(passTaps, sepTaps[F]{row: row, w: w, cval: F(cval)})
+			cval *= sum
+		}
+		s.taps = append(s.taps, passTaps)
+	}
+	for i, d := range s.passes {
+		in, out := s.shapes[i], s.shapes[i+1]
+		if d == rank-1 {
+			s.items = append(s.items, ceilDiv(product(out[:rank-1]), rowsPerItem(out[rank-1])))
+		} else {
+			inner := product(in[d+1:])
+			s.items = append(s.items, product(in[:d])*ceilDiv(out[d], slabRows)*ceilDiv(inner, slabChunk))
+		}
+	}
+	return s
+}
+
+// rowsPerItem groups short rows into one work item.
+func rowsPerItem(n int) int { return max(1, 4096/max(n, 1)) }
+
+func product(s []int) int {
+	n := 1
+	for _, v := range s {
+		n *= v
+	}
+	return n
+}
+
+func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
+	workers := s.opt.workers()
+	rank := len(s.p.InShape)
+	for len(s.scratch) < workers {
+		longest := slabChunk
+		for i, d := range s.passes {
+			longest = max(longest, s.shapes[i+1][d]+s.p.KShape[d]-1)
+		}
+		s.scratch = append(s.scratch, make([]F, 2*longest))
+	}
+	t := &tracker{progress: s.opt.Progress}
+	for _, n := range s.items {
+		t.total += int64(n * len(s.taps))
+	}
+	bank := len(s.taps)
+	for b := range s.taps {
+		var from any = src.Data
+		for i, d := range s.passes {
+			var to any
+			stride, offset := 1, 0
+			if i == len(s.passes)-1 {
+				to, stride, offset = dst.Data, bank, b
+			} else {
+				to = s.buffers[i%2][:product(s.shapes[i+1])]
+			}
+			in, out, taps := s.shapes[i], s.shapes[i+1], &s.taps[b][i]
+			var err error
+			if d == rank-1 {
+				err = parallel(ctx, workers, s.items[i], t, func(w, item int) {
+					s.rowPass(s.scratch[w], from, to, stride, offset, in, out, taps, item)
+				})
+			} else {
+				err = parallel(ctx, workers, s.items[i], t, func(w, item int) {
+					s.slabPass(s.scratch[w], from, to, stride, offset, in, out, d, taps, item)
+				})
+			}
+			if err != nil {
+				return err
+			}
+			from = to
+		}
+	}
+	return nil
+}
+
+// rowPass filters a group of rows along the last axis.
+func (s *separable[F]) rowPass(scratch []F, from, to any, stride, offset int, in, out []int, taps *sepTaps[F], item int) {
+	last := len(in) - 1
+	n, m := in[last], out[last]
+	k, shift := s.p.KShape[last], s.p.Shift[last]
+	row, acc := scratch[:m+k-1], scratch[m+k-1:][:m]
+	per := rowsPerItem(m)
+	lines := product(out[:last])
+	for line := item * per; line < min(lines, (item+1)*per); line++ {
+		loadPadded(row, from, line*n, -shift, n, s.p.Border, taps.cval)
+		clear(acc)
+		taps.row.apply(acc, row)
+		nd.Store(to, line*m*stride+offset, stride, acc)
+	}
+}
+
+// slabPass computes up to slabRows consecutive outputs along axis d for one
+// chunk of the contiguous values behind that axis: each output adds the
+// weighted slabs of the input at the positions its window covers.
+func (s *separable[F]) slabPass(scratch []F, from, to any, stride, offset int, in, out []int, d int, taps *sepTaps[F], item int) {
+	n, m := in[d], out[d]
+	inner := product(in[d+1:])
+	chunks, blocks := ceilDiv(inner, slabChunk), ceilDiv(m, slabRows)
+	c0 := item % chunks * slabChunk
+	i0 := item / chunks % blocks * slabRows
+	outer := item / (chunks * blocks)
+	size := min(slabChunk, inner-c0)
+	acc, tmp := scratch[:size], scratch[slabChunk:][:size]
+	for i := i0; i < min(m, i0+slabRows); i++ {
+		clear(acc)
+		for j, w := range taps.w {
+			if w == 0 {
+				continue
+			}
+			q, ok := s.p.Border.Index(i+j-s.p.Shift[d], n)
+			if !ok {
+				c := w * taps.cval
+				for x := range acc {
+					acc[x] += c
+				}
+				continue
+			}
+			axpy(acc, view(from, (outer*n+q)*inner+c0, size, tmp), w)
+		}
+		nd.Store(to, ((outer*m+i)*inner+c0)*stride+offset, stride, acc)
+	}
+}
