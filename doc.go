@@ -1,0 +1,34 @@
+// Package ndconv convolves and correlates signals, images, volumes and N-D
+// arrays with scipy.ndimage's exact semantics: five border modes with cval,
+// origins (even kernels centred as scipy centres them), same/valid/full
+// output, filter banks, per-channel filtering, every integer and float
+// element type with rounding half to even and saturation.
+//
+// One-shot calls:
+//
+//	out, err := ndconv.Correlate(ctx, img, ndconv.Options{Border: ndconv.Nearest}, kernel)
+//
+// For repeated work on same-shaped data, a Plan does all preparation once and
+// reuses its memory:
+//
+//	plan, err := ndconv.NewPlan(ndconv.Correlation, shape, ndconv.Float32, opts, kernels...)
+//	out, err = plan.Execute(ctx, out, in)
+//
+// # Semantics
+//
+// For each kernel axis of length k with origin o, correlate computes
+// out[i] = Σ_j w[j]·x̃[i + j − (k/2 + o)], x̃ being the input extended by the
+// border rule; convolve flips the kernel and uses origin −o − (k even ? 1 : 0).
+// Weights with |w| ≤ DBL_EPSILON are ignored, as scipy.ndimage ignores them.
+// Sums accumulate in float32, or in float64 for float64 or int32 data or a
+// float64 output. See DESIGN.md §1.
+//
+// # Layers
+//
+// This package validates and normalises requests (package nd), asks the
+// planner (package plan) for an executable, and runs it on a backend
+// (package cpu today). Errors are returned, never panicked: *nd.ArgumentError
+// for a request that cannot be carried out as given, *nd.UnsupportedError
+// for an unsupported value, *plan.UnavailableError for a device that is not
+// usable here, and the context's error when ctx is cancelled.
+package ndconv

@@ -1,0 +1,223 @@
+package ndconv
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/plan"
+)
+
+// The element types, border rules, output modes and methods, re-exported so
+// that most programs need only this package.
+type (
+	Array    = nd.Array
+	DType    = nd.DType
+	Border   = nd.Border
+	Mode     = nd.Mode
+	Kernel   = nd.Kernel
+	Method   = plan.Method
+	Progress = nd.Progress
+)
+
+const (
+	Uint8   = nd.Uint8
+	Uint16  = nd.Uint16
+	Int16   = nd.Int16
+	Int32   = nd.Int32
+	Float32 = nd.Float32
+	Float64 = nd.Float64
+
+	Reflect  = nd.Reflect
+	Mirror   = nd.Mirror
+	Nearest  = nd.Nearest
+	Wrap     = nd.Wrap
+	Constant = nd.Constant
+
+	Same  = nd.Same
+	Valid = nd.Valid
+	Full  = nd.Full
+
+	Auto      = plan.Auto
+	Direct    = plan.Direct
+	Separable = plan.Separable
+	FFT       = plan.FFT
+)
+
+// Options are the parameters of a filtering call. The zero value means
+// scipy.ndimage's defaults: reflect border, cval 0, origin 0, same-size
+// output, the kernel spanning the input's first axes, output dtype equal to
+// the input's, the best device and method.
+type Options struct {
+	Border Border
+	CVal   float64 // the value outside the input for the Constant border
+	// Origin shifts the kernel per kernel axis (one value applies to all);
+	// −(k/2) ≤ o ≤ (k−1)/2. It only moves the output in Same mode.
+	Origin []int
+	Mode   Mode
+	// Axes names the input axes the kernel spans, in kernel axis order
+	// (negative values count from the end). Default: the first len(kernel
+	// shape) axes, so a 2-D kernel filters an H×W×C image per channel.
+	Axes   []int
+	DType  DType  // output element type; zero means the input's
+	Device string // auto, cpu, cuda, cuda:N, opencl, opencl:P:D; "" means auto
+	Method Method
+	// Workers caps the CPU goroutines; 0 means all cores.
+	Workers  int
+	Progress Progress // receives progress of long operations; may be nil
+}
+
+// Operation is correlation or convolution.
+type Operation uint8
+
+const (
+	Correlation Operation = iota // scipy.ndimage.correlate, OpenCV filter2D
+	Convolution                  // scipy.ndimage.convolve
+)
+
+func (op Operation) String() string {
+	if op == Convolution {
+		return "convolve"
+	}
+	return "correlate"
+}
+
+// NewKernel returns a dense kernel of the given shape with weights in C
+// order.
+func NewKernel(shape []int, weights []float64) Kernel {
+	return Kernel{Shape: slices.Clone(shape), Weights: slices.Clone(weights)}
+}
+
+// SeparableKernel returns the kernel that is the outer product of one 1-D
+// factor per axis; it runs as one pass per axis.
+func SeparableKernel(factors ...[]float64) Kernel {
+	k := Kernel{Factors: make([][]float64, len(factors))}
+	for i, f := range factors {
+		k.Factors[i] = slices.Clone(f)
+		k.Shape = append(k.Shape, len(f))
+	}
+	return k
+}
+
+// Plan is a filtering operation prepared for inputs of one shape and dtype:
+// validation, normalisation, the choice of method and device and all
+// scratch memory are done once by NewPlan. A Plan is not safe for concurrent
+// use; create one per goroutine.
+type Plan struct {
+	problem *nd.Problem
+	exec    *plan.Executable
+	inType  DType
+}
+
+// NewPlan prepares op with the given kernels (several make a filter bank)
+// for inputs of the given shape and dtype.
+func NewPlan(op Operation, shape []int, dtype DType, opt Options, kernels ...Kernel) (*Plan, error) {
+	spec := nd.Spec{
+		Shape: shape, In: dtype, Out: opt.DType, Kernels: kernels,
+		Axes: opt.Axes, Origin: opt.Origin, Border: opt.Border, CVal: opt.CVal,
+		Mode: opt.Mode, Convolve: op == Convolution,
+	}
+	p, err := spec.Normalize()
+	if err != nil {
+		return nil, err
+	}
+	dev, err := plan.ParseDevice(opt.Device)
+	if err != nil {
+		return nil, err
+	}
+	exec, err := plan.New(p, plan.Options{Device: dev, Method: opt.Method, Workers: opt.Workers, Progress: opt.Progress})
+	if err != nil {
+		return nil, err
+	}
+	return &Plan{problem: p, exec: exec, inType: dtype}, nil
+}
+
+// Shape is the output's shape, including the trailing bank axis when there
+// are several kernels.
+func (p *Plan) Shape() []int { return p.problem.FullShape() }
+
+// DType is the output's element type.
+func (p *Plan) DType() DType { return p.problem.Out }
+
+// Method reports the method the plan runs.
+func (p *Plan) Method() Method { return p.exec.Method }
+
+// Device reports the device the plan runs on.
+func (p *Plan) Device() string { return p.exec.Device.String() }
+
+// Execute filters src into dst and returns dst. When dst has no Data, a new
+// array is allocated; otherwise it must have the plan's output Shape and
+// DType and must not overlap src.
+func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
+	if err := src.Check(); err != nil {
+		return Array{}, fmt.Errorf("input: %w", err)
+	}
+	if src.DType() != p.inType || !slices.Equal(src.Shape, p.problem.InShape) {
+		return Array{}, &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", src.DType(), src.Shape, p.inType, p.problem.InShape)}
+	}
+	if dst.Data == nil {
+		var err error
+		if dst, err = nd.New(p.problem.Out, p.Shape()...); err != nil {
+			return Array{}, err
+		}
+	} else if err := dst.Check(); err != nil {
+		return Array{}, fmt.Errorf("output: %w", err)
+	} else if dst.DType() != p.problem.Out || !slices.Equal(dst.Shape, p.Shape()) {
+		return Array{}, &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", dst.DType(), dst.Shape, p.problem.Out, p.Shape())}
+	}
+	if err := p.exec.Execute(ctx, dst, src); err != nil {
+		return Array{}, err
+	}
+	return dst, nil
+}
+
+// Correlate correlates src with the kernels (several make a filter bank),
+// as scipy.ndimage.correlate does.
+func Correlate(ctx context.Context, src Array, opt Options, kernels ...Kernel) (Array, error) {
+	return run(ctx, Correlation, src, opt, kernels)
+}
+
+// Convolve convolves src with the kernels (several make a filter bank), as
+// scipy.ndimage.convolve does.
+func Convolve(ctx context.Context, src Array, opt Options, kernels ...Kernel) (Array, error) {
+	return run(ctx, Convolution, src, opt, kernels)
+}
+
+func run(ctx context.Context, op Operation, src Array, opt Options, kernels []Kernel) (Array, error) {
+	if err := src.Check(); err != nil {
+		return Array{}, fmt.Errorf("input: %w", err)
+	}
+	p, err := NewPlan(op, src.Shape, src.DType(), opt, kernels...)
+	if err != nil {
+		return Array{}, err
+	}
+	return p.Execute(ctx, Array{}, src)
+}
+
+// CorrelateSlice correlates the C-order data of the given shape and returns
+// the output's data and shape; the output has the input's element type, so
+// opt.DType must be zero or T's.
+func CorrelateSlice[T nd.Element](ctx context.Context, data []T, shape []int, opt Options, kernels ...Kernel) ([]T, []int, error) {
+	return runSlice(ctx, Correlation, data, shape, opt, kernels)
+}
+
+// ConvolveSlice is CorrelateSlice for convolution.
+func ConvolveSlice[T nd.Element](ctx context.Context, data []T, shape []int, opt Options, kernels ...Kernel) ([]T, []int, error) {
+	return runSlice(ctx, Convolution, data, shape, opt, kernels)
+}
+
+func runSlice[T nd.Element](ctx context.Context, op Operation, data []T, shape []int, opt Options, kernels []Kernel) ([]T, []int, error) {
+	src, err := nd.FromSlice(data, shape...)
+	if err != nil {
+		return nil, nil, err
+	}
+	if opt.DType != 0 && opt.DType != src.DType() {
+		return nil, nil, &nd.ArgumentError{Arg: "dtype", Msg: fmt.Sprintf("a []%v result cannot hold %v; use Correlate or Convolve with an Array", src.DType(), opt.DType)}
+	}
+	out, err := run(ctx, op, src, opt, kernels)
+	if err != nil {
+		return nil, nil, err
+	}
+	return out.Data.([]T), out.Shape, nil
+}

@@ -1,0 +1,212 @@
+package plan
+
+import (
+	"context"
+	"fmt"
+	"strconv"
+	"strings"
+
+	"github.com/ndconv/ndconv/cpu"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// Method is a way of computing the result. The zero value, Auto, lets the
+// cost model choose.
+type Method uint8
+
+const (
+	Auto Method = iota
+	Direct
+	Separable
+	FFT
+)
+
+var methodNames = [...]string{"auto", "direct", "separable", "fft"}
+
+func (m Method) String() string {
+	if int(m) < len(methodNames) {
+		return methodNames[m]
+	}
+	return "Method(?)"
+}
+
+// ParseMethod accepts auto, direct, separable and fft.
+func ParseMethod(s string) (Method, error) {
+	for i, n := range methodNames {
+		if strings.EqualFold(strings.TrimSpace(s), n) {
+			return Method(i), nil
+		}
+	}
+	return 0, &nd.UnsupportedError{What: "method", Value: s, Supported: strings.Join(methodNames[:], ", ")}
+}
+
+// Device names a backend and, for GPUs, which device of it.
+type Device struct {
+	Kind     string // "auto", "cpu", "cuda", "opencl"
+	Index    int    // cuda:N; opencl:P:D has Platform P and Index D
+	Platform int
+}
+
+func (d Device) String() string {
+	switch d.Kind {
+	case "cuda":
+		return "cuda:" + strconv.Itoa(d.Index)
+	case "opencl":
+		return fmt.Sprintf("opencl:%d:%d", d.Platform, d.Index)
+	}
+	return d.Kind
+}
+
+// ParseDevice accepts auto, cpu, cuda, cuda:N, opencl and opencl:P:D; the
+// empty string means auto.
+func ParseDevice(s string) (Device, error) {
+	bad := &nd.UnsupportedError{What: "device", Value: s, Supported: "auto, cpu, cuda, cuda:N, opencl, opencl:P:D"}
+	parts := strings.Split(strings.ToLower(strings.TrimSpace(s)), ":")
+	nums := make([]int, len(parts)-1)
+	for i, p := range parts[1:] {
+		n, err := strconv.Atoi(p)
+		if err != nil || n < 0 {
+			return Device{}, bad
+		}
+		nums[i] = n
+	}
+	switch {
+	case (parts[0] == "" || parts[0] == "auto" || parts[0] == "cpu") && len(nums) == 0:
+		if parts[0] == "" {
+			parts[0] = "auto"
+		}
+		return Device{Kind: parts[0]}, nil
+	case parts[0] == "cuda" && len(nums) <= 1:
+		d := Device{Kind: "cuda"}
+		if len(nums) == 1 {
+			d.Index = nums[0]
+		}
+		return d, nil
+	case parts[0] == "opencl" && (len(nums) == 0 || len(nums) == 2):
+		d := Device{Kind: "opencl"}
+		if len(nums) == 2 {
+			d.Platform, d.Index = nums[0], nums[1]
+		}
+		return d, nil
+	}
+	return Device{}, bad
+}
+
+// UnavailableError reports a backend that cannot run here, and why.
+type UnavailableError struct {
+	Device Device
+	Reason string
+}
+
+func (e *UnavailableError) Error() string {
+	return fmt.Sprintf("device %v unavailable: %s", e.Device, e.Reason)
+}
+
+// Options direct the choice.
+type Options struct {
+	Device   Device
+	Method   Method
+	Workers  int // CPU goroutines; 0 means all cores
+	Progress nd.Progress
+}
+
+// Executable is a problem bound to a device and a method, with the memory it
+// needs allocated. It is not safe for concurrent use.
+type Executable struct {
+	Problem *nd.Problem
+	Device  Device
+	Method  Method
+	run     cpu.Executable
+}
+
+// Execute computes dst from src; both must match the problem (the caller,
+// ndconv.Plan, checks them).
+func (e *Executable) Execute(ctx context.Context, dst, src nd.Array) error {
+	return e.run.Execute(ctx, dst, src)
+}
+
+// New chooses a device and method for p and prepares it.
+func New(p *nd.Problem, opt Options) (*Executable, error) {
+	dev := opt.Device
+	switch dev.Kind {
+	case "", "auto":
+		dev = Device{Kind: "cpu"}
+	case "cpu":
+	default:
+		return nil, &UnavailableError{Device: dev, Reason: "this build has no " + dev.Kind + " backend yet"}
+	}
+	method := opt.Method
+	switch method {
+	case Auto:
+		method = Direct
+		if p.Separable() && SeparableCost(p) < DirectCost(p) {
+			method = Separable
+		}
+	case Direct:
+	case Separable:
+		if !p.Separable() {
+			return nil, &nd.ArgumentError{Arg: "method", Msg: "separable needs kernels given as 1-D factors or exactly rank-1"}
+		}
+	case FFT:
+		return nil, &nd.UnsupportedError{What: "method", Value: "fft", Supported: "auto, direct, separable on the CPU"}
+	default:
+		return nil, &nd.UnsupportedError{What: "method", Value: method.String()}
+	}
+	copt := cpu.Options{Workers: opt.Workers, Progress: opt.Progress}
+	e := &Executable{Problem: p, Device: dev, Method: method}
+	if method == Separable {
+		run, err := cpu.NewSeparable(p, copt)
+		if err != nil {
+			return nil, err
+		}
+		e.run = run
+	} else {
+		e.run = cpu.NewDirect(p, copt)
+	}
+	return e, nil
+}
+
+// Per-output costs in units of one multiply-add: loading, converting and
+// storing a value costs about as much as a few taps, and every separable
+// pass streams the whole intermediate through memory once more.
+const (
+	directOverhead = 2
+	passOverhead   = 3
+)
+
+// DirectCost estimates the direct method's work: every nonzero tap of every
+// kernel at every output.
+func DirectCost(p *nd.Problem) float64 {
+	taps := 0
+	for _, k := range p.Kernels {
+		for _, w := range k.Dense {
+			if w != 0 {
+				taps++
+			}
+		}
+	}
+	return float64(product(p.OutShape)) * float64(taps+directOverhead*len(p.Kernels))
+}
+
+// SeparableCost estimates the separable method's work: a pass per kernel
+// axis, each over the intermediate it produces.
+func SeparableCost(p *nd.Problem) float64 {
+	shape := append([]int(nil), p.InShape...)
+	cost := 0.0
+	for d := len(shape) - 1; d >= 0; d-- {
+		if p.KShape[d] == 1 {
+			continue
+		}
+		shape[d] = p.OutShape[d]
+		cost += float64(product(shape)) * float64(p.KShape[d]+passOverhead)
+	}
+	return cost * float64(len(p.Kernels))
+}
+
+func product(s []int) int {
+	n := 1
+	for _, v := range s {
+		n *= v
+	}
+	return n
+}
