@@ -1,0 +1,110 @@
+package main
+
+import (
+	"fmt"
+	"os"
+	"path/filepath"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/filters"
+	"github.com/ndconv/ndconv/imageio"
+	"github.com/ndconv/ndconv/internal/sample"
+)
+
+// demoStep is one operation of the demo on one embedded sample.
+type demoStep struct {
+	sample, what, output string
+	op                   ndconv.Operation
+	opt                  ndconv.Options
+	kernels              []ndconv.Kernel
+}
+
+func demoSteps() ([]demoStep, error) {
+	g2, err := filters.Gaussian1D(2, 4)
+	if err != nil {
+		return nil, err
+	}
+	g3, err := filters.Gaussian1D(3, 4)
+	if err != nil {
+		return nil, err
+	}
+	g1, err := filters.Gaussian1D(1, 3) // 7 taps
+	if err != nil {
+		return nil, err
+	}
+	sobelRows := ndconv.NewKernel([]int{3, 3}, []float64{-1, -2, -1, 0, 0, 0, 1, 2, 1})
+	sobelCols := ndconv.NewKernel([]int{3, 3}, []float64{-1, 0, 1, -2, 0, 2, -1, 0, 1})
+	derivative := []float64{-0.5, 0, 0.5}
+	smooth := []float64{0.25, 0.5, 0.25}
+	return []demoStep{
+		{sample: sample.Ascent, what: "gaussian blur, sigma 2 (separable 17x17)", output: "ascent-gaussian.npy",
+			opt: ndconv.Options{}, kernels: []ndconv.Kernel{ndconv.SeparableKernel(g2, g2)}},
+		{sample: sample.Ascent, what: "sobel bank (d/drow, d/dcol) into float32", output: "ascent-sobel-bank.npy",
+			opt: ndconv.Options{DType: ndconv.Float32}, kernels: []ndconv.Kernel{sobelRows, sobelCols}},
+		{sample: sample.ECG, what: "1-D gaussian smoothing, sigma 3 samples", output: "ecg-smooth.npy",
+			opt: ndconv.Options{Border: ndconv.Nearest}, kernels: []ndconv.Kernel{ndconv.SeparableKernel(g3)}},
+		{sample: sample.Volume, what: "3-D bank: gaussian sigma 1 and three gradients, valid region", output: "volume-bank.npy",
+			opt: ndconv.Options{DType: ndconv.Float32, Mode: ndconv.Valid}, kernels: []ndconv.Kernel{
+				ndconv.SeparableKernel(g1, g1, g1),
+				ndconv.SeparableKernel(pad(derivative, 7), pad(smooth, 7), pad(smooth, 7)),
+				ndconv.SeparableKernel(pad(smooth, 7), pad(derivative, 7), pad(smooth, 7)),
+				ndconv.SeparableKernel(pad(smooth, 7), pad(smooth, 7), pad(derivative, 7)),
+			}},
+	}, nil
+}
+
+// pad centres f in n taps, so kernels of a bank share one shape.
+func pad(f []float64, n int) []float64 {
+	out := make([]float64, n)
+	copy(out[(n-len(f))/2:], f)
+	return out
+}
+
+func newDemoCommand() *cobra.Command {
+	var out, device string
+	cmd := &cobra.Command{
+		Use:   "demo",
+		Short: "Filter the embedded samples and report what was done and how long it took",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			if err := os.MkdirAll(out, 0o755); err != nil {
+				return fmt.Errorf("demo output directory: %w", err)
+			}
+			steps, err := demoSteps()
+			if err != nil {
+				return err
+			}
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "ndconv demo: writing into %s/\n", out)
+			for _, s := range steps {
+				in, err := sample.Load(s.sample)
+				if err != nil {
+					return err
+				}
+				s.opt.Device = device
+				p, err := ndconv.NewPlan(s.op, in.Shape, in.DType(), s.opt, s.kernels...)
+				if err != nil {
+					return fmt.Errorf("%s: %w", s.what, err)
+				}
+				start := time.Now()
+				res, err := p.Execute(cmd.Context(), ndconv.Array{}, in)
+				if err != nil {
+					return fmt.Errorf("%s: %w", s.what, err)
+				}
+				took := time.Since(start)
+				path := filepath.Join(out, s.output)
+				if err := imageio.WriteFile(path, res); err != nil {
+					return err
+				}
+				fmt.Fprintf(w, "  %-7s %v %-12v %-60s -> %-22s %v %v  %s on %s  %7.2f ms\n",
+					s.sample, in.DType(), fmt.Sprint(in.Shape), s.what, s.output, res.DType(), res.Shape, p.Method(), p.Device(), ms(took))
+			}
+			return nil
+		},
+	}
+	cmd.Flags().StringVarP(&out, "out", "o", "ndconv-demo", "directory for the outputs")
+	cmd.Flags().StringVar(&device, "device", "auto", "auto|cpu|cuda|cuda:N|opencl|opencl:P:D")
+	return cmd
+}

@@ -1,0 +1,62 @@
+package main
+
+import (
+	"bufio"
+	"fmt"
+	"os"
+	"runtime"
+	"strings"
+
+	"github.com/spf13/cobra"
+	"golang.org/x/sys/cpu"
+)
+
+func newDevicesCommand() *cobra.Command {
+	return &cobra.Command{
+		Use:   "devices",
+		Short: "List the backends and devices ndconv can use",
+		RunE: func(cmd *cobra.Command, _ []string) error {
+			w := cmd.OutOrStdout()
+			fmt.Fprintf(w, "cpu      %s\n", cpuModel())
+			fmt.Fprintf(w, "         %d cores (GOMAXPROCS %d), %s/%s, SIMD: %s\n",
+				runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, simdFeatures())
+			fmt.Fprintln(w, "cuda     unavailable: this build has no CUDA backend yet")
+			fmt.Fprintln(w, "opencl   unavailable: this build has no OpenCL backend yet")
+			return nil
+		},
+	}
+}
+
+func cpuModel() string {
+	f, err := os.Open("/proc/cpuinfo")
+	if err != nil {
+		return runtime.GOARCH
+	}
+	defer f.Close()
+	sc := bufio.NewScanner(f)
+	for sc.Scan() {
+		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
+			return strings.TrimSpace(v)
+		}
+	}
+	return runtime.GOARCH
+}
+
+func simdFeatures() string {
+	var fs []string
+	for _, f := range []struct {
+		name string
+		has  bool
+	}{
+		{"SSE4.1", cpu.X86.HasSSE41}, {"AVX", cpu.X86.HasAVX}, {"AVX2", cpu.X86.HasAVX2}, {"FMA", cpu.X86.HasFMA},
+		{"AVX-512F", cpu.X86.HasAVX512F}, {"NEON", cpu.ARM64.HasASIMD}, {"SVE", cpu.ARM64.HasSVE},
+	} {
+		if f.has {
+			fs = append(fs, f.name)
+		}
+	}
+	if len(fs) == 0 {
+		return "none detected"
+	}
+	return strings.Join(fs, " ") + " (the engine runs pure Go loops; SIMD kernels come later)"
+}

@@ -1,0 +1,192 @@
+package main
+
+import (
+	"fmt"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/imageio"
+	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/plan"
+)
+
+// filterFlags are the flags of convolve and correlate as given.
+type filterFlags struct {
+	kernels    []string
+	border     string
+	cval       float64
+	origin     string
+	mode       string
+	axes       string
+	dtype      string
+	device     string
+	method     string
+	shape      string
+	inputDType string
+	quiet      bool
+}
+
+// filterJob is a parsed convolve or correlate command line.
+type filterJob struct {
+	op             ndconv.Operation
+	opt            ndconv.Options
+	raw            imageio.RawOptions
+	kernels        []string
+	input, output  string
+	quiet          bool
+}
+
+func newFilterCommand(name, peer string, runJob func(*cobra.Command, filterJob) error) *cobra.Command {
+	var f filterFlags
+	cmd := &cobra.Command{
+		Use:   name + " [flags] INPUT OUTPUT",
+		Short: strings.ToUpper(name[:1]) + name[1:] + " INPUT with one kernel or a bank (" + peer + ")",
+		Long: `Reads INPUT, ` + name + `s it with the kernel(s) and writes OUTPUT. Formats are
+chosen by extension: .npy (any dtype and rank) and .raw (with --shape and
+--input-dtype). Several -k make a filter bank: the output gains a trailing axis
+with one value per kernel.
+
+A kernel SPEC is a file: .npy (any rank) or .csv/.txt (rows of numbers
+separated by commas or spaces: one row is 1-D, several rows 2-D).`,
+		Args: cobra.ExactArgs(2),
+		RunE: func(cmd *cobra.Command, args []string) error {
+			job := filterJob{op: ndconv.Correlation, kernels: f.kernels, input: args[0], output: args[1], quiet: f.quiet}
+			if name == "convolve" {
+				job.op = ndconv.Convolution
+			}
+			var err error
+			if job.opt, job.raw, err = parseFilterOptions(f); err != nil {
+				return err
+			}
+			return runJob(cmd, job)
+		},
+	}
+	fl := cmd.Flags()
+	fl.StringArrayVarP(&f.kernels, "kernel", "k", nil, "kernel SPEC, repeatable (several make a filter bank)")
+	fl.StringVar(&f.border, "border", "reflect", "border rule: reflect|mirror|nearest|wrap|constant")
+	fl.Float64Var(&f.cval, "cval", 0, "value outside the input for --border constant")
+	fl.StringVar(&f.origin, "origin", "", "kernel origin O[,O..] per kernel axis, or one for all (default 0)")
+	fl.StringVar(&f.mode, "mode", "same", "output size: same|valid|full")
+	fl.StringVar(&f.axes, "axes", "", "input axes A[,A..] the kernel spans (default: the first ones)")
+	fl.StringVar(&f.dtype, "dtype", "", "output dtype: uint8|uint16|int16|int32|float32|float64 (default: the input's)")
+	fl.StringVar(&f.device, "device", "auto", "auto|cpu|cuda|cuda:N|opencl|opencl:P:D")
+	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft")
+	fl.StringVar(&f.shape, "shape", "", "shape of a .raw INPUT, e.g. 512,512")
+	fl.StringVar(&f.inputDType, "input-dtype", "", "dtype of a .raw INPUT")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success")
+	return cmd
+}
+
+// parseFilterOptions turns the flags into library options, reporting every
+// malformed value as a usage error.
+func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, error) {
+	var opt ndconv.Options
+	var raw imageio.RawOptions
+	var err error
+	if opt.Border, err = nd.ParseBorder(f.border); err != nil {
+		return opt, raw, &usageError{fmt.Errorf("--border: %w", err)}
+	}
+	if opt.Mode, err = nd.ParseMode(f.mode); err != nil {
+		return opt, raw, &usageError{fmt.Errorf("--mode: %w", err)}
+	}
+	if opt.Method, err = plan.ParseMethod(f.method); err != nil {
+		return opt, raw, &usageError{fmt.Errorf("--method: %w", err)}
+	}
+	if _, err = plan.ParseDevice(f.device); err != nil {
+		return opt, raw, &usageError{fmt.Errorf("--device: %w", err)}
+	}
+	opt.Device = f.device
+	if f.dtype != "" {
+		if opt.DType, err = nd.ParseDType(f.dtype); err != nil {
+			return opt, raw, &usageError{fmt.Errorf("--dtype: %w", err)}
+		}
+	}
+	if f.inputDType != "" {
+		if raw.DType, err = nd.ParseDType(f.inputDType); err != nil {
+			return opt, raw, &usageError{fmt.Errorf("--input-dtype: %w", err)}
+		}
+	}
+	if opt.Origin, err = parseInts("--origin", f.origin); err != nil {
+		return opt, raw, err
+	}
+	if opt.Axes, err = parseInts("--axes", f.axes); err != nil {
+		return opt, raw, err
+	}
+	if raw.Shape, err = parseInts("--shape", f.shape); err != nil {
+		return opt, raw, err
+	}
+	if v := f.cval; v != v {
+		return opt, raw, usagef("--cval: NaN is not a value")
+	}
+	opt.CVal = f.cval
+	if len(f.kernels) == 0 {
+		return opt, raw, usagef("no kernel: give one with -k SPEC")
+	}
+	return opt, raw, nil
+}
+
+// parseInts reads a comma-separated list of integers; "" is an empty list.
+func parseInts(flag, s string) ([]int, error) {
+	if strings.TrimSpace(s) == "" {
+		return nil, nil
+	}
+	var out []int
+	for _, part := range strings.Split(s, ",") {
+		n, err := strconv.Atoi(strings.TrimSpace(part))
+		if err != nil {
+			return nil, usagef("%s: %q is not a list of integers", flag, s)
+		}
+		out = append(out, n)
+	}
+	return out, nil
+}
+
+// runFilter carries out a parsed job.
+func runFilter(cmd *cobra.Command, job filterJob) error {
+	// Fail before any work on an output that cannot be written.
+	if err := imageio.CheckWritable(job.output); err != nil {
+		return err
+	}
+	var kernels []ndconv.Kernel
+	for _, spec := range job.kernels {
+		k, err := loadKernel(spec)
+		if err != nil {
+			return err
+		}
+		kernels = append(kernels, k)
+	}
+	start := time.Now()
+	src, err := imageio.ReadFile(job.input, job.raw)
+	if err != nil {
+		return err
+	}
+	read := time.Since(start)
+
+	p, err := ndconv.NewPlan(job.op, src.Shape, src.DType(), job.opt, kernels...)
+	if err != nil {
+		return err
+	}
+	start = time.Now()
+	out, err := p.Execute(cmd.Context(), ndconv.Array{}, src)
+	if err != nil {
+		return err
+	}
+	compute := time.Since(start)
+	start = time.Now()
+	if err := imageio.WriteFile(job.output, out); err != nil {
+		return err
+	}
+	if !job.quiet {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s %v %v: %s on %s, %.1f ms (read %.1f ms, write %.1f ms)\n",
+			job.op, src.DType(), src.Shape, filepath.Base(job.output), out.DType(), out.Shape, p.Method(), p.Device(),
+			ms(compute), ms(read), ms(time.Since(start)))
+	}
+	return nil
+}
+
+func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

@@ -1,0 +1,28 @@
+// Package imageio reads and writes ndconv's arrays (nd.Array) in file formats:
+// today the NumPy .npy format, written by hand (ReadNPY, WriteNPY and their
+// *File variants), and the conversion between image.Image values and arrays
+// (FromImage, ToImage); PNG, JPEG, TIFF, NIfTI and raw files come later.
+//
+// # Conventions
+//
+// Arrays are C-order with the slowest axis first; an image is H×W (one
+// sample per pixel) or H×W×C (C samples per pixel, the channel axis last).
+// Samples are stored as the file or image type holds them: nothing is
+// rescaled, and premultiplied images stay premultiplied.
+//
+// Readers never trust a header: lengths, shapes and element counts are
+// checked, and limited by nd.MaxElements, before anything large is
+// allocated, and a stream that ends early fails with a *FormatError without
+// the claimed size ever being allocated. Writers that take a path write to
+// a temporary file in the same directory and rename it over the target, so
+// a failed write leaves nothing behind.
+//
+// # Errors
+//
+// Bad input is reported, never panicked: a *FormatError for a file that is
+// not a valid file of its format (truncated, malformed header), an
+// *UnsupportedError for a valid file or value that ndconv cannot represent
+// (a complex or bool dtype, an image shape with five channels). Errors of
+// the underlying reader or writer are wrapped and can be found with
+// errors.Is and errors.As.
+package imageio

@@ -1,0 +1,141 @@
+package ndconv_test
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"math"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/imageio"
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/internal/ref"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// fixtureCase is one entry of testdata/scipy/manifest.json, written by
+// scripts/scipy_fixtures.py.
+type fixtureCase struct {
+	Name     string     `json:"name"`
+	Func     string     `json:"func"`
+	Input    string     `json:"input"`
+	Kernels  []string   `json:"kernels"`
+	Factors  [][]string `json:"factors"`
+	Border   string     `json:"border"`
+	CVal     float64    `json:"cval"`
+	Origin   []int      `json:"origin"`
+	Mode     string     `json:"mode"`
+	Axes     []int      `json:"axes"`
+	DType    *string    `json:"dtype"`
+	Expected string     `json:"expected"`
+}
+
+func loadFixtures(t *testing.T) []fixtureCase {
+	t.Helper()
+	raw, err := os.ReadFile("testdata/scipy/manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct{ Cases []fixtureCase }
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Cases) < 100 {
+		t.Fatalf("only %d fixture cases", len(m.Cases))
+	}
+	return m.Cases
+}
+
+func readFixture(t *testing.T, name string) nd.Array {
+	t.Helper()
+	a, err := imageio.ReadNPYFile(filepath.Join("testdata/scipy", name))
+	if err != nil {
+		t.Fatal(err)
+	}
+	return a
+}
+
+func readVector(t *testing.T, name string) []float64 {
+	return readFixture(t, name).Float64s()
+}
+
+// TestScipyFixtures runs every scipy fixture through every method that can
+// take it, and checks the reference oracle against scipy too.
+func TestScipyFixtures(t *testing.T) {
+	for _, fc := range loadFixtures(t) {
+		t.Run(fc.Name, func(t *testing.T) {
+			in := readFixture(t, fc.Input)
+			var kernels []ndconv.Kernel
+			for _, k := range fc.Kernels {
+				a := readFixture(t, k)
+				kernels = append(kernels, ndconv.NewKernel(a.Shape, a.Float64s()))
+			}
+			if fc.Factors != nil {
+				var fs [][]float64
+				for _, f := range fc.Factors[0] {
+					fs = append(fs, readVector(t, f))
+				}
+				kernels = []ndconv.Kernel{ndconv.SeparableKernel(fs...)}
+			}
+			opt := ndconv.Options{CVal: fc.CVal, Origin: fc.Origin, Axes: fc.Axes}
+			var err error
+			if opt.Border, err = nd.ParseBorder(fc.Border); err != nil {
+				t.Fatal(err)
+			}
+			if opt.Mode, err = nd.ParseMode(fc.Mode); err != nil {
+				t.Fatal(err)
+			}
+			if fc.DType != nil {
+				if opt.DType, err = nd.ParseDType(*fc.DType); err != nil {
+					t.Fatal(err)
+				}
+			}
+			op := ndconv.Correlation
+			if fc.Func == "convolve" {
+				op = ndconv.Convolution
+			}
+			expected := readFixture(t, fc.Expected)
+			spec := nd.Spec{Shape: in.Shape, In: in.DType(), Out: opt.DType, Kernels: kernels, Axes: opt.Axes,
+				Origin: opt.Origin, Border: opt.Border, CVal: opt.CVal, Mode: opt.Mode, Convolve: op == ndconv.Convolution}
+			oracle := ref.Correlate(spec, in.Float64s())
+			want := ref.Result{Shape: expected.Shape, Values: expected.Float64s(), Magnitude: oracle.Magnitude}
+			for i, v := range want.Values {
+				if !sameValue(oracle.Values[i], v, 1e-12*oracle.Magnitude[i]) {
+					t.Fatalf("reference disagrees with scipy at %d: %v vs %v", i, oracle.Values[i], v)
+				}
+			}
+			c := enginetest.Case{Spec: spec, Input: in}
+			for _, method := range []ndconv.Method{ndconv.Auto, ndconv.Direct, ndconv.Separable} {
+				opt.Method = method
+				plan, err := ndconv.NewPlan(op, in.Shape, in.DType(), opt, kernels...)
+				var ae *nd.ArgumentError
+				if method == ndconv.Separable && errors.As(err, &ae) {
+					continue // not rank-1
+				}
+				if err != nil {
+					t.Fatalf("%v: %v", method, err)
+				}
+				got, err := plan.Execute(context.Background(), ndconv.Array{}, in)
+				if err != nil {
+					t.Fatalf("%v: %v", method, err)
+				}
+				if msg := c.Check(got, want); msg != "" {
+					t.Errorf("%v (%v): %s", method, plan.Method(), msg)
+				}
+			}
+		})
+	}
+}
+
+func sameValue(a, b, tol float64) bool {
+	if math.IsNaN(a) || math.IsNaN(b) {
+		return math.IsNaN(a) && math.IsNaN(b)
+	}
+	if math.IsInf(a, 0) || math.IsInf(b, 0) {
+		return a == b
+	}
+	return math.Abs(a-b) <= tol
+}
