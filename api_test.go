@@ -215,8 +215,14 @@ func TestPlanMismatch(t *testing.T) {
 		"input dtype":  func() error { _, err := p.Execute(ctx, ndconv.Array{}, wrongType); return err },
 		"input shape":  func() error { _, err := p.Execute(ctx, ndconv.Array{}, wrongShape); return err },
 		"output shape": func() error { _, err := p.Execute(ctx, wrongShape, good); return err },
-		"broken array": func() error { _, err := p.Execute(ctx, ndconv.Array{}, ndconv.Array{Shape: []int{10}, Data: []float32{1}}); return err },
-		"unknown data": func() error { _, err := p.Execute(ctx, ndconv.Array{}, ndconv.Array{Shape: []int{1}, Data: []int64{1}}); return err },
+		"broken array": func() error {
+			_, err := p.Execute(ctx, ndconv.Array{}, ndconv.Array{Shape: []int{10}, Data: []float32{1}})
+			return err
+		},
+		"unknown data": func() error {
+			_, err := p.Execute(ctx, ndconv.Array{}, ndconv.Array{Shape: []int{1}, Data: []int64{1}})
+			return err
+		},
 	} {
 		if err := call(); err == nil {
 			t.Errorf("%s: no error", name)

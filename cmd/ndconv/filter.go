@@ -33,12 +33,12 @@ type filterFlags struct {
 
 // filterJob is a parsed convolve or correlate command line.
 type filterJob struct {
-	op             ndconv.Operation
-	opt            ndconv.Options
-	raw            imageio.RawOptions
-	kernels        []string
-	input, output  string
-	quiet          bool
+	op            ndconv.Operation
+	opt           ndconv.Options
+	raw           imageio.RawOptions
+	kernels       []string
+	input, output string
+	quiet         bool
 }
 
 func newFilterCommand(name, peer string, runJob func(*cobra.Command, filterJob) error) *cobra.Command {
