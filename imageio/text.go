@@ -48,7 +48,7 @@ func ReadText(r io.Reader) (nd.Array, error) {
 		rows++
 	}
 	if err := sc.Err(); err != nil {
-		return nd.Array{}, &FormatError{Format: "text", Msg: "read failed", Err: err}
+		return nd.Array{}, fmt.Errorf("imageio: reading text: %w", err)
 	}
 	if rows == 0 {
 		return nd.Array{}, &FormatError{Format: "text", Msg: "no numbers"}

@@ -1,0 +1,333 @@
+package main
+
+import (
+	"bytes"
+	"context"
+	"encoding/binary"
+	"math"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/imageio"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// binaryPath is the ndconv command built once for the tests that run it.
+var binaryPath string
+
+func TestMain(m *testing.M) {
+	dir, err := os.MkdirTemp("", "ndconv-cli")
+	if err != nil {
+		panic(err)
+	}
+	binaryPath = filepath.Join(dir, "ndconv")
+	build := exec.Command("go", "build", "-o", binaryPath, ".")
+	build.Stderr = os.Stderr
+	if err := build.Run(); err != nil {
+		panic("building ndconv: " + err.Error())
+	}
+	code := m.Run()
+	os.RemoveAll(dir)
+	os.Exit(code)
+}
+
+// ndconvCLI runs the built binary in dir and returns its exit status,
+// stdout and stderr.
+func ndconvCLI(t *testing.T, dir string, args ...string) (int, string, string) {
+	t.Helper()
+	cmd := exec.Command(binaryPath, args...)
+	cmd.Dir = dir
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	err := cmd.Run()
+	code := 0
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	return code, stdout.String(), stderr.String()
+}
+
+func writeNPY(t *testing.T, path string, a nd.Array) {
+	t.Helper()
+	if err := imageio.WriteNPYFile(path, a); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func writeText(t *testing.T, path, text string) {
+	t.Helper()
+	if err := os.WriteFile(path, []byte(text), 0o644); err != nil {
+		t.Fatal(err)
+	}
+}
+
+func ramp(dt nd.DType, shape ...int) nd.Array {
+	a, _ := nd.New(dt, shape...)
+	v := make([]float64, a.Len())
+	for i := range v {
+		v[i] = float64((i * 37) % 101)
+	}
+	nd.Store(a.Data, 0, 1, v)
+	return a
+}
+
+// TestCorrelateMatchesLibrary: the CLI's output file equals the library's
+// result for the same request, for a single kernel from .csv and a bank from
+// .npy and .txt.
+func TestCorrelateMatchesLibrary(t *testing.T) {
+	dir := t.TempDir()
+	in := ramp(nd.Uint8, 20, 30)
+	writeNPY(t, filepath.Join(dir, "in.npy"), in)
+	writeText(t, filepath.Join(dir, "k.csv"), "1, 2, 1\n0, 0, 0\n-1, -2, -1\n")
+	writeText(t, filepath.Join(dir, "k.txt"), "# a comment\n0 1 0\n1 -4 1\n0 1 0\n")
+	k2 := ramp(nd.Float64, 3, 3)
+	writeNPY(t, filepath.Join(dir, "k2.npy"), k2)
+
+	code, stdout, stderr := ndconvCLI(t, dir, "correlate", "-k", "k.csv", "--border", "constant", "--cval", "7", "--dtype", "float32", "in.npy", "out.npy")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if !strings.Contains(stdout, "correlate") {
+		t.Errorf("no summary on stdout: %q", stdout)
+	}
+	got, err := imageio.ReadNPYFile(filepath.Join(dir, "out.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := ndconv.NewKernel([]int{3, 3}, []float64{1, 2, 1, 0, 0, 0, -1, -2, -1})
+	want, err := ndconv.Correlate(context.Background(), in, ndconv.Options{Border: ndconv.Constant, CVal: 7, DType: ndconv.Float32}, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(got.Data.([]float32), want.Data.([]float32)) {
+		t.Error("CLI output differs from the library's")
+	}
+
+	code, _, stderr = ndconvCLI(t, dir, "convolve", "-k", "k.txt", "-k", "k2.npy", "--mode", "full", "--origin", "0", "in.npy", "bank.npy")
+	if code != 0 {
+		t.Fatalf("bank: exit %d: %s", code, stderr)
+	}
+	bank, err := imageio.ReadNPYFile(filepath.Join(dir, "bank.npy"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(bank.Shape, []int{22, 32, 2}) || bank.DType() != nd.Uint8 {
+		t.Errorf("bank output %v %v, want uint8 [22 32 2]", bank.DType(), bank.Shape)
+	}
+}
+
+// TestRawAndInPlace: a .raw input with --shape and --input-dtype, written
+// back over itself.
+func TestRawAndInPlace(t *testing.T) {
+	dir := t.TempDir()
+	vals := []int16{-5, 3, 9, -1, 0, 4}
+	raw := make([]byte, 2*len(vals))
+	for i, v := range vals {
+		binary.LittleEndian.PutUint16(raw[2*i:], uint16(v))
+	}
+	path := filepath.Join(dir, "x.raw")
+	if err := os.WriteFile(path, raw, 0o644); err != nil {
+		t.Fatal(err)
+	}
+	writeText(t, filepath.Join(dir, "k.csv"), "1,1\n")
+	code, _, stderr := ndconvCLI(t, dir, "correlate", "-q", "-k", "k.csv", "--axes", "1", "--shape", "2,3", "--input-dtype", "int16", "x.raw", "x.raw")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	out, _ := os.ReadFile(path)
+	got := make([]int16, len(out)/2)
+	for i := range got {
+		got[i] = int16(binary.LittleEndian.Uint16(out[2*i:]))
+	}
+	// Even kernel, origin 0: out[i] = x[i-1] + x[i], reflect at the start.
+	if want := []int16{-10, -2, 12, -2, -1, 4}; !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	entries, _ := os.ReadDir(dir)
+	if len(entries) != 2 {
+		t.Errorf("directory holds %d entries after an in-place run", len(entries))
+	}
+}
+
+// TestBadInput: every bad input gets a non-zero exit, one line on stderr
+// naming the problem, and leaves no output (nor temporary) file.
+func TestBadInput(t *testing.T) {
+	dir := t.TempDir()
+	writeNPY(t, filepath.Join(dir, "in.npy"), ramp(nd.Float32, 6, 7))
+	writeNPY(t, filepath.Join(dir, "small.npy"), ramp(nd.Float32, 2, 2))
+	writeNPY(t, filepath.Join(dir, "k1d.npy"), ramp(nd.Float64, 3))
+	writeNPY(t, filepath.Join(dir, "k3d.npy"), ramp(nd.Float64, 2, 2, 2))
+	writeNPY(t, filepath.Join(dir, "k0.npy"), nd.Array{Shape: []int{0}, Data: []float64{}})
+	writeText(t, filepath.Join(dir, "k.csv"), "1,2,1\n2,4,2\n1,2,1\n")
+	writeText(t, filepath.Join(dir, "k22.csv"), "1,2\n3,4\n")
+	writeText(t, filepath.Join(dir, "nan.csv"), "1,nan,1\n")
+	writeText(t, filepath.Join(dir, "inf.csv"), "1,inf,1\n")
+	writeText(t, filepath.Join(dir, "ragged.csv"), "1,2,3\n1,2\n")
+	writeText(t, filepath.Join(dir, "words.csv"), "one,two\n")
+	writeText(t, filepath.Join(dir, "corrupt.npy"), "this is not numpy")
+	var good bytes.Buffer
+	imageio.WriteNPY(&good, ramp(nd.Float32, 6, 7))
+	os.WriteFile(filepath.Join(dir, "truncated.npy"), good.Bytes()[:good.Len()-9], 0o644)
+	huge := strings.Replace(good.String(), "(6, 7)", "(99999999999, 99999999999)", 1)
+	os.WriteFile(filepath.Join(dir, "huge.npy"), []byte(huge), 0o644)
+	for name, descr := range map[string]string{"complex.npy": "<c8", "bool.npy": "|b1", "object.npy": "|O"} {
+		os.WriteFile(filepath.Join(dir, name), []byte(strings.Replace(good.String(), "<f4", descr, 1)), 0o644)
+	}
+	os.WriteFile(filepath.Join(dir, "in.png"), []byte("png"), 0o644)
+	os.WriteFile(filepath.Join(dir, "x.raw"), make([]byte, 10), 0o644)
+	// Unreadable files: a directory in their place (permission bits do not
+	// stop root, which CI may run as).
+	os.Mkdir(filepath.Join(dir, "dir.npy"), 0o755)
+	os.Mkdir(filepath.Join(dir, "dir.csv"), 0o755)
+
+	cases := []struct {
+		name string
+		code int
+		want string
+		args []string
+	}{
+		{"missing input", 1, "no such file", []string{"-k", "k.csv", "missing.npy"}},
+		{"unreadable input", 1, "is a directory", []string{"-k", "k.csv", "dir.npy"}},
+		{"unreadable kernel", 1, "is a directory", []string{"-k", "dir.csv", "in.npy"}},
+		{"missing kernel", 1, "nope.csv: no such file", []string{"-k", "nope.csv", "in.npy"}},
+		{"unknown input extension", 1, "extension", []string{"-k", "k.csv", "in.png"}},
+		{"unknown kernel extension", 2, "kernel file type", []string{"-k", "in.png", "in.npy"}},
+		{"corrupt npy", 1, "not a .npy file", []string{"-k", "k.csv", "corrupt.npy"}},
+		{"truncated npy", 1, "truncated", []string{"-k", "k.csv", "truncated.npy"}},
+		{"huge shape", 1, "more than", []string{"-k", "k.csv", "huge.npy"}},
+		{"complex", 1, "complex", []string{"-k", "k.csv", "complex.npy"}},
+		{"bool", 1, "bool", []string{"-k", "k.csv", "bool.npy"}},
+		{"object", 1, "object", []string{"-k", "k.csv", "object.npy"}},
+		{"kernel rank above input", 1, "3-D kernel cannot filter a 2-D input", []string{"-k", "k3d.npy", "in.npy"}},
+		{"kernel axis of length 0", 1, "length 0", []string{"-k", "k0.npy", "in.npy"}},
+		{"NaN in kernel", 1, "NaN", []string{"-k", "nan.csv", "in.npy"}},
+		{"Inf in kernel", 1, "Inf", []string{"-k", "inf.csv", "in.npy"}},
+		{"ragged csv", 1, "line 2 has 2 values", []string{"-k", "ragged.csv", "in.npy"}},
+		{"words in csv", 1, "not a number", []string{"-k", "words.csv", "in.npy"}},
+		{"origin out of range", 1, "origin", []string{"-k", "k.csv", "--origin", "2", "in.npy"}},
+		{"origin not a number", 2, "--origin", []string{"-k", "k.csv", "--origin", "x", "in.npy"}},
+		{"valid too small", 1, "valid needs", []string{"-k", "k.csv", "--mode", "valid", "small.npy"}},
+		{"axes out of range", 1, "out of range", []string{"-k", "k.csv", "--axes", "0,2", "in.npy"}},
+		{"axes repeated", 1, "twice", []string{"-k", "k.csv", "--axes", "1,1", "in.npy"}},
+		{"bank shapes differ", 1, "differ in shape", []string{"-k", "k.csv", "-k", "k22.csv", "in.npy"}},
+		{"unknown border", 2, "unsupported border", []string{"-k", "k.csv", "--border", "circular", "in.npy"}},
+		{"unknown mode", 2, "unsupported mode", []string{"-k", "k.csv", "--mode", "half", "in.npy"}},
+		{"unknown dtype", 2, "unsupported dtype", []string{"-k", "k.csv", "--dtype", "complex64", "in.npy"}},
+		{"unknown device", 2, "unsupported device", []string{"-k", "k.csv", "--device", "tpu", "in.npy"}},
+		{"unavailable device", 1, "unavailable", []string{"-k", "k.csv", "--device", "cuda", "in.npy"}},
+		{"no kernel", 2, "no kernel", []string{"in.npy"}},
+		{"unknown flag", 2, "unknown flag", []string{"-k", "k.csv", "--bogus", "in.npy"}},
+		{"raw without shape", 1, "--shape", []string{"-k", "k1d.npy", "x.raw"}},
+		{"raw size mismatch", 1, "the file has 10 bytes", []string{"-k", "k1d.npy", "--shape", "3,3", "--input-dtype", "uint8", "x.raw"}},
+		{"separable not rank-1", 1, "separable", []string{"-k", "k22.csv", "--method", "separable", "in.npy"}},
+	}
+	for _, c := range cases {
+		t.Run(c.name, func(t *testing.T) {
+			out := filepath.Join(dir, "out.npy")
+			args := append(append([]string{"correlate"}, c.args...), out)
+			code, _, stderr := ndconvCLI(t, dir, args...)
+			if code != c.code {
+				t.Errorf("exit %d, want %d (stderr %q)", code, c.code, stderr)
+			}
+			if !strings.Contains(stderr, c.want) {
+				t.Errorf("stderr %q does not mention %q", stderr, c.want)
+			}
+			if lines := strings.Count(strings.TrimSpace(stderr), "\n"); lines != 0 {
+				t.Errorf("stderr has %d lines: %q", lines+1, stderr)
+			}
+			assertNoOutput(t, dir, "out.npy")
+		})
+	}
+	t.Run("output directory missing", func(t *testing.T) {
+		code, _, stderr := ndconvCLI(t, dir, "correlate", "-k", "k.csv", "in.npy", "no/such/dir/out.npy")
+		if code != 1 || !strings.Contains(stderr, "does not exist") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+	})
+	t.Run("wrong argument count", func(t *testing.T) {
+		if code, _, _ := ndconvCLI(t, dir, "correlate", "-k", "k.csv", "in.npy"); code != 2 {
+			t.Errorf("exit %d, want 2", code)
+		}
+	})
+}
+
+func assertNoOutput(t *testing.T, dir, name string) {
+	t.Helper()
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() == name || strings.HasPrefix(e.Name(), "."+name) {
+			t.Errorf("%s left behind", e.Name())
+			os.Remove(filepath.Join(dir, e.Name()))
+		}
+	}
+}
+
+func TestDevicesVersionDemo(t *testing.T) {
+	dir := t.TempDir()
+	if code, out, _ := ndconvCLI(t, dir, "devices"); code != 0 || !strings.Contains(out, "cores") {
+		t.Errorf("devices: exit %d, %q", code, out)
+	}
+	if code, out, _ := ndconvCLI(t, dir, "version"); code != 0 || !strings.HasPrefix(out, "ndconv ") {
+		t.Errorf("version: exit %d, %q", code, out)
+	}
+	code, out, stderr := ndconvCLI(t, dir, "demo", "--out", "demo")
+	if code != 0 {
+		t.Fatalf("demo: exit %d, %s", code, stderr)
+	}
+	for _, name := range []string{"ascent-gaussian.npy", "ascent-sobel-bank.npy", "ecg-smooth.npy", "volume-bank.npy"} {
+		if !strings.Contains(out, name) {
+			t.Errorf("demo does not report %s", name)
+		}
+		a, err := imageio.ReadNPYFile(filepath.Join(dir, "demo", name))
+		if err != nil {
+			t.Errorf("demo output %s: %v", name, err)
+			continue
+		}
+		// Every output must hold real results, not zeros.
+		nonzero := false
+		for _, v := range a.Float64s() {
+			if v != 0 && !math.IsNaN(v) {
+				nonzero = true
+				break
+			}
+		}
+		if !nonzero {
+			t.Errorf("demo output %s is all zero", name)
+		}
+	}
+}
+
+// FuzzCommandLine feeds arbitrary argument lists to the parser: it must
+// never panic, and must exit 0, 1 or 2. The filter job itself is not run.
+func FuzzCommandLine(f *testing.F) {
+	for _, seed := range []string{
+		"correlate -k k.csv in.npy out.npy",
+		"convolve -k a.npy -k b.npy --border constant --cval 2 --origin 1,-1 --mode full in.npy out.npy",
+		"correlate --axes 2,0 --dtype uint8 --device cuda:1 --method separable -k x in.raw out.raw --shape 4,4 --input-dtype u2",
+		"correlate --origin ,, -k",
+		"correlate --cval NaN -k k in out",
+		"devices", "version", "help correlate", "--bogus",
+	} {
+		f.Add(seed)
+	}
+	f.Fuzz(func(t *testing.T, line string) {
+		args := strings.Fields(line)
+		if len(args) > 0 && args[0] == "demo" {
+			return // writes files
+		}
+		noop := func(*cobra.Command, filterJob) error { return nil }
+		code := run(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{}, noop)
+		if code < 0 || code > 2 {
+			t.Fatalf("exit status %d", code)
+		}
+	})
+}
