@@ -1,0 +1,42 @@
+package ndconv
+
+import (
+	"context"
+	"image"
+
+	"github.com/ndconv/ndconv/imageio"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// CorrelateImage correlates img with a 2-D kernel, each colour channel
+// separately, and returns an image of the same Go type (*image.Gray,
+// *image.Gray16, *image.RGBA, *image.NRGBA, *image.RGBA64, …). Values are
+// computed in float and rounded half to even and saturated into the
+// image's sample type. opt.DType and filter banks do not apply to images:
+// use Correlate with imageio.FromImage for those.
+func CorrelateImage(ctx context.Context, img image.Image, opt Options, kernel Kernel) (image.Image, error) {
+	return runImage(ctx, Correlation, img, opt, kernel)
+}
+
+// ConvolveImage is CorrelateImage for convolution.
+func ConvolveImage(ctx context.Context, img image.Image, opt Options, kernel Kernel) (image.Image, error) {
+	return runImage(ctx, Convolution, img, opt, kernel)
+}
+
+func runImage(ctx context.Context, op Operation, img image.Image, opt Options, kernel Kernel) (image.Image, error) {
+	if opt.DType != 0 {
+		return nil, &nd.ArgumentError{Arg: "dtype", Msg: "an image keeps its own sample type; filter an Array to choose another"}
+	}
+	src, err := imageio.FromImage(img)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Mode != Same {
+		return nil, &nd.ArgumentError{Arg: "mode", Msg: "an image result has the image's size: use Same, or filter an Array"}
+	}
+	out, err := run(ctx, op, src, opt, []Kernel{kernel})
+	if err != nil {
+		return nil, err
+	}
+	return imageio.ToImage(out, img)
+}
