@@ -1,0 +1,66 @@
+package cpu
+
+import (
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/internal/ref"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// benchmarkProblem runs one method on a 2-D float32 image with a k×k kernel.
+func benchmarkProblem(b *testing.B, size, k int, separable bool, method func(*nd.Problem, Options) (Executable, error)) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	kernel := enginetest.RandomKernel(rng, false, k, k)
+	if separable {
+		kernel = enginetest.RandomFactors(rng, k, k)
+	}
+	src := enginetest.RandomArray(rng, nd.Float32, size, size)
+	spec := nd.Spec{Shape: src.Shape, In: nd.Float32, Kernels: []nd.Kernel{kernel}}
+	p, err := spec.Normalize()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst, _ := nd.New(nd.Float32, size, size)
+	e, err := method(p, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(int64(8 * size * size))
+	b.ResetTimer()
+	for b.Loop() {
+		if err := e.Execute(b.Context(), dst, src); err != nil {
+			b.Fatal(err)
+		}
+	}
+	b.ReportMetric(float64(size*size*k*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
+}
+
+func newDirectMethod(p *nd.Problem, o Options) (Executable, error) { return NewDirect(p, o), nil }
+
+func BenchmarkDirect(b *testing.B) {
+	for _, k := range []int{3, 5, 7, 15} {
+		b.Run(fmt.Sprintf("2048x2048/k%d", k), func(b *testing.B) { benchmarkProblem(b, 2048, k, false, newDirectMethod) })
+	}
+}
+
+func BenchmarkSeparable(b *testing.B) {
+	for _, k := range []int{7, 15, 31} {
+		b.Run(fmt.Sprintf("2048x2048/k%d", k), func(b *testing.B) { benchmarkProblem(b, 2048, k, true, NewSeparable) })
+	}
+}
+
+// BenchmarkNaive is the reference loop on a small image, for scale: the
+// engine's speed-up is the ratio of the Gtaps/s figures.
+func BenchmarkNaive(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	src := enginetest.RandomArray(rng, nd.Float32, 256, 256)
+	spec := nd.Spec{Shape: src.Shape, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 7, 7)}}
+	x := src.Float64s()
+	for b.Loop() {
+		ref.Correlate(spec, x)
+	}
+	b.ReportMetric(float64(256*256*49)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
+}
