@@ -16,12 +16,7 @@ const (
 
 var borderNames = [...]string{"reflect", "mirror", "nearest", "wrap", "constant"}
 
-func (b Border) String() string {
-	if int(b) < len(borderNames) {
-		return borderNames[b]
-	}
-	return "Border(?)"
-}
+func (b Border) String() string { return EnumName(borderNames[:], b, "Border") }
 
 // ParseBorder accepts the five names and scipy's grid-* aliases, which mean
 // the same for filters.

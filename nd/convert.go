@@ -6,65 +6,36 @@ import "math"
 // src is an Array's Data; every supported element converts exactly to
 // float64, and to float32 as Go's conversion rounds.
 func Load[F Float](dst []F, src any, off int) {
-	switch s := src.(type) {
-	case []uint8:
-		for i, v := range s[off : off+len(dst)] {
-			dst[i] = F(v)
-		}
-	case []uint16:
-		for i, v := range s[off : off+len(dst)] {
-			dst[i] = F(v)
-		}
-	case []int16:
-		for i, v := range s[off : off+len(dst)] {
-			dst[i] = F(v)
-		}
-	case []int32:
-		for i, v := range s[off : off+len(dst)] {
-			dst[i] = F(v)
-		}
-	case []float32:
-		for i, v := range s[off : off+len(dst)] {
-			dst[i] = F(v)
-		}
-	case []float64:
-		for i, v := range s[off : off+len(dst)] {
-			dst[i] = F(v)
-		}
-	}
+	LoadStrided(dst, src, off, 1)
 }
 
 // LoadStrided is Load reading src[off], src[off+stride], ….
 func LoadStrided[F Float](dst []F, src any, off, stride int) {
-	if stride == 1 {
-		Load(dst, src, off)
-		return
-	}
 	switch s := src.(type) {
 	case []uint8:
-		for i := range dst {
-			dst[i] = F(s[off+i*stride])
-		}
+		load(dst, s, off, stride)
 	case []uint16:
-		for i := range dst {
-			dst[i] = F(s[off+i*stride])
-		}
+		load(dst, s, off, stride)
 	case []int16:
-		for i := range dst {
-			dst[i] = F(s[off+i*stride])
-		}
+		load(dst, s, off, stride)
 	case []int32:
-		for i := range dst {
-			dst[i] = F(s[off+i*stride])
-		}
+		load(dst, s, off, stride)
 	case []float32:
-		for i := range dst {
-			dst[i] = F(s[off+i*stride])
-		}
+		load(dst, s, off, stride)
 	case []float64:
-		for i := range dst {
-			dst[i] = F(s[off+i*stride])
+		load(dst, s, off, stride)
+	}
+}
+
+func load[F Float, T Element](dst []F, src []T, off, stride int) {
+	if stride == 1 {
+		for i, v := range src[off : off+len(dst)] {
+			dst[i] = F(v)
 		}
+		return
+	}
+	for i := range dst {
+		dst[i] = F(src[off+i*stride])
 	}
 }
 
@@ -73,35 +44,35 @@ func LoadStrided[F Float](dst []F, src any, off, stride int) {
 func Store[F Float](dst any, off, stride int, src []F) {
 	switch d := dst.(type) {
 	case []uint8:
-		for i, v := range src {
-			d[off+i*stride] = uint8(roundSaturate(float64(v), 0, 255))
-		}
+		storeInteger(d, off, stride, src, 0, 255)
 	case []uint16:
-		for i, v := range src {
-			d[off+i*stride] = uint16(roundSaturate(float64(v), 0, 65535))
-		}
+		storeInteger(d, off, stride, src, 0, 65535)
 	case []int16:
-		for i, v := range src {
-			d[off+i*stride] = int16(roundSaturate(float64(v), -32768, 32767))
-		}
+		storeInteger(d, off, stride, src, -32768, 32767)
 	case []int32:
-		for i, v := range src {
-			d[off+i*stride] = int32(roundSaturate(float64(v), -2147483648, 2147483647))
-		}
+		storeInteger(d, off, stride, src, -2147483648, 2147483647)
 	case []float32:
-		if stride == 1 {
-			for i, v := range src {
-				d[off+i] = float32(v)
-			}
-			return
-		}
-		for i, v := range src {
-			d[off+i*stride] = float32(v)
-		}
+		storeFloat(d, off, stride, src)
 	case []float64:
+		storeFloat(d, off, stride, src)
+	}
+}
+
+func storeInteger[F Float, T uint8 | uint16 | int16 | int32](dst []T, off, stride int, src []F, lo, hi float64) {
+	for i, v := range src {
+		dst[off+i*stride] = T(roundSaturate(float64(v), lo, hi))
+	}
+}
+
+func storeFloat[F, T Float](dst []T, off, stride int, src []F) {
+	if stride == 1 {
 		for i, v := range src {
-			d[off+i*stride] = float64(v)
+			dst[off+i] = T(v)
 		}
+		return
+	}
+	for i, v := range src {
+		dst[off+i*stride] = T(v)
 	}
 }
 

@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math"
 	"slices"
-	"strings"
 )
 
 // MaxRank is the largest number of axes an input may have.
@@ -21,22 +20,10 @@ const (
 
 var modeNames = [...]string{"same", "valid", "full"}
 
-func (m Mode) String() string {
-	if int(m) < len(modeNames) {
-		return modeNames[m]
-	}
-	return "Mode(?)"
-}
+func (m Mode) String() string { return EnumName(modeNames[:], m, "Mode") }
 
 // ParseMode accepts same, valid and full.
-func ParseMode(s string) (Mode, error) {
-	for i, n := range modeNames {
-		if strings.EqualFold(strings.TrimSpace(s), n) {
-			return Mode(i), nil
-		}
-	}
-	return 0, &UnsupportedError{What: "mode", Value: s, Supported: strings.Join(modeNames[:], ", ")}
-}
+func ParseMode(s string) (Mode, error) { return ParseEnum[Mode](modeNames[:], s, "mode") }
 
 // Kernel is a filter of the given shape. Either Weights holds its values in
 // C order, or Factors holds one 1-D factor per axis and the kernel is their

@@ -23,22 +23,10 @@ const (
 
 var methodNames = [...]string{"auto", "direct", "separable", "fft"}
 
-func (m Method) String() string {
-	if int(m) < len(methodNames) {
-		return methodNames[m]
-	}
-	return "Method(?)"
-}
+func (m Method) String() string { return nd.EnumName(methodNames[:], m, "Method") }
 
 // ParseMethod accepts auto, direct, separable and fft.
-func ParseMethod(s string) (Method, error) {
-	for i, n := range methodNames {
-		if strings.EqualFold(strings.TrimSpace(s), n) {
-			return Method(i), nil
-		}
-	}
-	return 0, &nd.UnsupportedError{What: "method", Value: s, Supported: strings.Join(methodNames[:], ", ")}
-}
+func ParseMethod(s string) (Method, error) { return nd.ParseEnum[Method](methodNames[:], s, "method") }
 
 // Device names a backend and, for GPUs, which device of it.
 type Device struct {
