@@ -1,7 +1,9 @@
 // Package imageio reads and writes ndconv's arrays (nd.Array) in file formats:
-// today the NumPy .npy format, written by hand (ReadNPY, WriteNPY and their
-// *File variants), and the conversion between image.Image values and arrays
-// (FromImage, ToImage); PNG, JPEG, TIFF, NIfTI and raw files come later.
+// the NumPy .npy format, written by hand (ReadNPY, WriteNPY and their *File
+// variants); headerless .raw files (ReadRawFile); tables of numbers for
+// kernels (ReadText); ReadFile and WriteFile, which choose the format by
+// extension; and the conversion between image.Image values and arrays
+// (FromImage, ToImage). PNG, JPEG, TIFF and NIfTI files come later.
 //
 // # Conventions
 //

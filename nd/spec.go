@@ -175,15 +175,6 @@ func (p *Problem) Separable() bool {
 	return true
 }
 
-// Taps is the number of kernel elements.
-func (p *Problem) Taps() int {
-	n := 1
-	for _, k := range p.KShape {
-		n *= k
-	}
-	return n
-}
-
 // Normalize validates s and returns the problem to execute, or an error that
 // names what is wrong.
 func (s *Spec) Normalize() (*Problem, error) {
