@@ -296,3 +296,39 @@ func TestPlannerChoice(t *testing.T) {
 		}
 	}
 }
+
+// TestConcurrentCalls: one-shot calls from many goroutines at once give the
+// results of the same calls made one after another (run with -race).
+func TestConcurrentCalls(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	k := enginetest.RandomKernel(rng, false, 5, 5)
+	var inputs []ndconv.Array
+	var want [][]float32
+	for range 8 {
+		in := enginetest.RandomArray(rng, nd.Float32, 64, 80)
+		inputs = append(inputs, in)
+		out := mustArray(t)(ndconv.Correlate(ctx, in, ndconv.Options{}, k))
+		want = append(want, out.Data.([]float32))
+	}
+	errs := make(chan error, len(inputs))
+	got := make([][]float32, len(inputs))
+	for i, in := range inputs {
+		go func() {
+			out, err := ndconv.Correlate(ctx, in, ndconv.Options{}, k)
+			if err == nil {
+				got[i] = out.Data.([]float32)
+			}
+			errs <- err
+		}()
+	}
+	for range inputs {
+		if err := <-errs; err != nil {
+			t.Fatal(err)
+		}
+	}
+	for i := range inputs {
+		if !slices.Equal(got[i], want[i]) {
+			t.Errorf("call %d: concurrent result differs", i)
+		}
+	}
+}

@@ -1,9 +1,3 @@
-// Command ndconv convolves and correlates signals, images, volumes and N-D
-// arrays with scipy.ndimage's semantics. Run `ndconv help` for usage.
-//
-// Exit status: 0 on success, 2 on a usage error (unknown flag or value,
-// wrong number of arguments), 1 on any other failure; errors are one line on
-// stderr, and no output file is left behind on failure.
 package main
 
 import (

@@ -1,0 +1,12 @@
+// Command ndconv convolves and correlates signals, images, volumes and N-D
+// arrays with scipy.ndimage's semantics. Run `ndconv help` for usage.
+//
+// Exit status: 0 on success, 2 on a usage error (unknown flag or value,
+// wrong number of arguments), 1 on any other failure; errors are one line on
+// stderr, and no output file is left behind on failure.
+//
+// Commands: correlate and convolve (the filter itself), devices (what can
+// run), version, and demo (the embedded samples). main.go maps errors to
+// exit statuses; filter.go parses the filter flags into a job and runs it;
+// kernel.go reads kernel files.
+package main
