@@ -5,6 +5,7 @@ import (
 	"image"
 	"image/color"
 	"image/draw"
+	"reflect"
 
 	"github.com/ndconv/ndconv/nd"
 )
@@ -30,41 +31,25 @@ func FromImage(img image.Image) (nd.Array, error) {
 	if img == nil {
 		return nd.Array{}, &UnsupportedError{What: "image", Value: "nil"}
 	}
+	if v := reflect.ValueOf(img); v.Kind() == reflect.Pointer && v.IsNil() {
+		return nd.Array{}, &UnsupportedError{What: "image", Value: fmt.Sprintf("nil %T", img)}
+	}
+	typ := fmt.Sprintf("%T", img)
 	switch m := img.(type) {
 	case *image.Gray:
-		if m == nil {
-			break
-		}
-		return pixToArray(m.Pix, m.Stride, m.Rect, 1, 1, "*image.Gray")
+		return pixToArray(m.Pix, m.Stride, m.Rect, 1, 1, typ)
 	case *image.Gray16:
-		if m == nil {
-			break
-		}
-		return pixToArray(m.Pix, m.Stride, m.Rect, 1, 2, "*image.Gray16")
+		return pixToArray(m.Pix, m.Stride, m.Rect, 1, 2, typ)
 	case *image.RGBA:
-		if m == nil {
-			break
-		}
-		return pixToArray(m.Pix, m.Stride, m.Rect, 4, 1, "*image.RGBA")
+		return pixToArray(m.Pix, m.Stride, m.Rect, 4, 1, typ)
 	case *image.NRGBA:
-		if m == nil {
-			break
-		}
-		return pixToArray(m.Pix, m.Stride, m.Rect, 4, 1, "*image.NRGBA")
+		return pixToArray(m.Pix, m.Stride, m.Rect, 4, 1, typ)
 	case *image.RGBA64:
-		if m == nil {
-			break
-		}
-		return pixToArray(m.Pix, m.Stride, m.Rect, 4, 2, "*image.RGBA64")
+		return pixToArray(m.Pix, m.Stride, m.Rect, 4, 2, typ)
 	case *image.NRGBA64:
-		if m == nil {
-			break
-		}
-		return pixToArray(m.Pix, m.Stride, m.Rect, 4, 2, "*image.NRGBA64")
-	default:
-		return fromImageGeneric(img)
+		return pixToArray(m.Pix, m.Stride, m.Rect, 4, 2, typ)
 	}
-	return nd.Array{}, &UnsupportedError{What: "image", Value: fmt.Sprintf("nil %T", img)}
+	return fromImageGeneric(img)
 }
 
 // fromImageGeneric converts any image through its color model.
@@ -164,12 +149,31 @@ func ToImage(a nd.Array, like image.Image) (image.Image, error) {
 		if c != 1 {
 			return nil, &UnsupportedError{What: "image shape", Value: fmt.Sprint(a.Shape), Detail: fmt.Sprintf("a %T has one channel", like)}
 		}
+	case *image.RGBA, *image.NRGBA, *image.RGBA64, *image.NRGBA64:
+	default:
+		// Choose the type from the array; a typed nil selects the case below.
+		switch {
+		case c == 1 && wide:
+			like = (*image.Gray16)(nil)
+		case c == 1:
+			like = (*image.Gray)(nil)
+		case wide:
+			like = (*image.NRGBA64)(nil)
+		default:
+			like = (*image.NRGBA)(nil)
+		}
 	}
 	switch like.(type) {
 	case *image.Gray:
-		return grayImage(a, r), nil
+		m := image.NewGray(r)
+		copy(m.Pix, samples8(a))
+		return m, nil
 	case *image.Gray16:
-		return gray16Image(a, r), nil
+		m := image.NewGray16(r)
+		for i, v := range samples16(a) {
+			m.Pix[2*i], m.Pix[2*i+1] = uint8(v>>8), uint8(v)
+		}
+		return m, nil
 	case *image.RGBA:
 		m := image.NewRGBA(r)
 		fillRGBA8(m.Pix, samples8(a), c, true)
@@ -182,39 +186,11 @@ func ToImage(a nd.Array, like image.Image) (image.Image, error) {
 		m := image.NewRGBA64(r)
 		fillRGBA16(m.Pix, samples16(a), c, true)
 		return m, nil
-	case *image.NRGBA64:
-		m := image.NewNRGBA64(r)
-		fillRGBA16(m.Pix, samples16(a), c, false)
-		return m, nil
-	}
-	switch {
-	case c == 1 && wide:
-		return gray16Image(a, r), nil
-	case c == 1:
-		return grayImage(a, r), nil
-	case wide:
-		m := image.NewNRGBA64(r)
-		fillRGBA16(m.Pix, samples16(a), c, false)
-		return m, nil
 	default:
-		m := image.NewNRGBA(r)
-		fillRGBA8(m.Pix, samples8(a), c, false)
+		m := image.NewNRGBA64(r)
+		fillRGBA16(m.Pix, samples16(a), c, false)
 		return m, nil
 	}
-}
-
-func grayImage(a nd.Array, r image.Rectangle) *image.Gray {
-	m := image.NewGray(r)
-	copy(m.Pix, samples8(a))
-	return m
-}
-
-func gray16Image(a nd.Array, r image.Rectangle) *image.Gray16 {
-	m := image.NewGray16(r)
-	for i, v := range samples16(a) {
-		m.Pix[2*i], m.Pix[2*i+1] = uint8(v>>8), uint8(v)
-	}
-	return m
 }
 
 // samples8 returns a's values as uint8, converted by nd.Store.
