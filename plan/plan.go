@@ -98,13 +98,53 @@ type Options struct {
 	Progress nd.Progress
 }
 
+// Runner executes a prepared problem; each backend's methods return one.
+type Runner interface {
+	Execute(ctx context.Context, dst, src nd.Array) error
+}
+
+// Implementation is one method on one backend, as the planner sees it:
+// whether it can run a problem, what it would cost, and how to prepare it.
+// The GPU backends and faster CPU kernels join as further implementations.
+type Implementation struct {
+	Device   string // the Device.Kind it runs on
+	Method   Method
+	Supports func(*nd.Problem) bool
+	Cost     func(*nd.Problem) float64 // in multiply-adds, comparable across implementations
+	Prepare  func(*nd.Problem, Options) (Runner, error)
+}
+
+// Implementations lists every implementation the planner chooses among.
+var Implementations = []Implementation{
+	{
+		Device: "cpu", Method: Direct,
+		Supports: func(*nd.Problem) bool { return true },
+		Cost:     DirectCost,
+		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
+			return cpu.NewDirect(p, cpuOptions(opt)), nil
+		},
+	},
+	{
+		Device: "cpu", Method: Separable,
+		Supports: (*nd.Problem).Separable,
+		Cost:     SeparableCost,
+		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
+			return cpu.NewSeparable(p, cpuOptions(opt))
+		},
+	},
+}
+
+func cpuOptions(opt Options) cpu.Options {
+	return cpu.Options{Workers: opt.Workers, Progress: opt.Progress}
+}
+
 // Executable is a problem bound to a device and a method, with the memory it
 // needs allocated. It is not safe for concurrent use.
 type Executable struct {
 	Problem *nd.Problem
 	Device  Device
 	Method  Method
-	run     cpu.Executable
+	run     Runner
 }
 
 // Execute computes dst from src; both must match the problem (the caller,
@@ -113,45 +153,57 @@ func (e *Executable) Execute(ctx context.Context, dst, src nd.Array) error {
 	return e.run.Execute(ctx, dst, src)
 }
 
-// New chooses a device and method for p and prepares it.
+// New chooses a device and method for p — the cheapest implementation that
+// supports it, among those the options allow — and prepares it.
 func New(p *nd.Problem, opt Options) (*Executable, error) {
 	dev := opt.Device
-	switch dev.Kind {
-	case "", "auto":
+	if dev.Kind == "" || dev.Kind == "auto" {
 		dev = Device{Kind: "cpu"}
-	case "cpu":
-	default:
+	}
+	if opt.Method > FFT {
+		return nil, &nd.UnsupportedError{What: "method", Value: opt.Method.String()}
+	}
+	var best *Implementation
+	onDevice, ofMethod := false, false
+	for i := range Implementations {
+		impl := &Implementations[i]
+		if impl.Device != dev.Kind {
+			continue
+		}
+		onDevice = true
+		if opt.Method != Auto && impl.Method != opt.Method {
+			continue
+		}
+		ofMethod = true
+		if impl.Supports(p) && (best == nil || impl.Cost(p) < best.Cost(p)) {
+			best = impl
+		}
+	}
+	switch {
+	case !onDevice:
 		return nil, &UnavailableError{Device: dev, Reason: "this build has no " + dev.Kind + " backend yet"}
+	case !ofMethod:
+		return nil, &nd.UnsupportedError{What: "method", Value: opt.Method.String(), Supported: "on " + dev.Kind + ": " + methodsOn(dev.Kind)}
+	case best == nil && opt.Method == Separable:
+		return nil, &nd.ArgumentError{Arg: "method", Msg: "separable needs kernels given as 1-D factors or exactly rank-1"}
+	case best == nil:
+		return nil, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " cannot run this problem on " + dev.Kind}
 	}
-	method := opt.Method
-	switch method {
-	case Auto:
-		method = Direct
-		if p.Separable() && SeparableCost(p) < DirectCost(p) {
-			method = Separable
-		}
-	case Direct:
-	case Separable:
-		if !p.Separable() {
-			return nil, &nd.ArgumentError{Arg: "method", Msg: "separable needs kernels given as 1-D factors or exactly rank-1"}
-		}
-	case FFT:
-		return nil, &nd.UnsupportedError{What: "method", Value: "fft", Supported: "auto, direct, separable on the CPU"}
-	default:
-		return nil, &nd.UnsupportedError{What: "method", Value: method.String()}
+	run, err := best.Prepare(p, opt)
+	if err != nil {
+		return nil, err
 	}
-	copt := cpu.Options{Workers: opt.Workers, Progress: opt.Progress}
-	e := &Executable{Problem: p, Device: dev, Method: method}
-	if method == Separable {
-		run, err := cpu.NewSeparable(p, copt)
-		if err != nil {
-			return nil, err
+	return &Executable{Problem: p, Device: dev, Method: best.Method, run: run}, nil
+}
+
+func methodsOn(kind string) string {
+	names := []string{Auto.String()}
+	for _, impl := range Implementations {
+		if impl.Device == kind {
+			names = append(names, impl.Method.String())
 		}
-		e.run = run
-	} else {
-		e.run = cpu.NewDirect(p, copt)
 	}
-	return e, nil
+	return strings.Join(names, ", ")
 }
 
 // Per-output costs in units of one multiply-add: loading, converting and
