@@ -229,20 +229,7 @@ func convertSamples(dst any, a nd.Array) {
 // padding between rows.
 func fillRGBA8(pix []uint8, s []uint8, c int, premul bool) {
 	for i := range len(pix) / 4 {
-		var r, g, b, al uint8
-		switch p := s[i*c : i*c+c]; c {
-		case 1:
-			r, g, b, al = p[0], p[0], p[0], 0xff
-		case 2:
-			r, g, b, al = p[0], p[0], p[0], p[1]
-		case 3:
-			r, g, b, al = p[0], p[1], p[2], 0xff
-		default:
-			r, g, b, al = p[0], p[1], p[2], p[3]
-		}
-		if premul {
-			r, g, b = min(r, al), min(g, al), min(b, al)
-		}
+		r, g, b, al := rgbaSamples(s[i*c:i*c+c], 0xff, premul)
 		q := pix[4*i : 4*i+4]
 		q[0], q[1], q[2], q[3] = r, g, b, al
 	}
@@ -251,22 +238,29 @@ func fillRGBA8(pix []uint8, s []uint8, c int, premul bool) {
 // fillRGBA16 is fillRGBA8 for 16-bit images, whose samples are big-endian.
 func fillRGBA16(pix []uint8, s []uint16, c int, premul bool) {
 	for i := range len(pix) / 8 {
-		var r, g, b, al uint16
-		switch p := s[i*c : i*c+c]; c {
-		case 1:
-			r, g, b, al = p[0], p[0], p[0], 0xffff
-		case 2:
-			r, g, b, al = p[0], p[0], p[0], p[1]
-		case 3:
-			r, g, b, al = p[0], p[1], p[2], 0xffff
-		default:
-			r, g, b, al = p[0], p[1], p[2], p[3]
-		}
-		if premul {
-			r, g, b = min(r, al), min(g, al), min(b, al)
-		}
+		r, g, b, al := rgbaSamples(s[i*c:i*c+c], 0xffff, premul)
 		q := pix[8*i : 8*i+8]
 		q[0], q[1], q[2], q[3] = uint8(r>>8), uint8(r), uint8(g>>8), uint8(g)
 		q[4], q[5], q[6], q[7] = uint8(b>>8), uint8(b), uint8(al>>8), uint8(al)
 	}
+}
+
+// rgbaSamples reads one pixel of len(p) samples — gray, gray and alpha,
+// RGB or RGBA — as RGBA, opaque being full alpha; for a premultiplied image
+// each colour is clamped to the alpha.
+func rgbaSamples[T uint8 | uint16](p []T, opaque T, premul bool) (r, g, b, al T) {
+	switch len(p) {
+	case 1:
+		r, g, b, al = p[0], p[0], p[0], opaque
+	case 2:
+		r, g, b, al = p[0], p[0], p[0], p[1]
+	case 3:
+		r, g, b, al = p[0], p[1], p[2], opaque
+	default:
+		r, g, b, al = p[0], p[1], p[2], p[3]
+	}
+	if premul {
+		r, g, b = min(r, al), min(g, al), min(b, al)
+	}
+	return r, g, b, al
 }
