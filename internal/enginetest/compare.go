@@ -23,7 +23,7 @@ type Case struct {
 // Want computes the reference result of c.
 func (c Case) Want() ref.Result { return ref.Correlate(c.Spec, c.Input.Float64s()) }
 
-// Compare checks got against the reference want for output dtype out and
+// Check compares an engine's output for c with the reference want and
 // returns a description of the first mismatch, or "" when they agree.
 //
 // Tolerance: any summation order of values whose absolute sum is m differs
@@ -31,11 +31,6 @@ func (c Case) Want() ref.Result { return ref.Correlate(c.Spec, c.Input.Float64s(
 // accumulator's unit roundoff (float32 unless wide); a float32 output adds
 // its own rounding. Integer outputs must equal the reference rounded half to
 // even and saturated, from either end of that interval.
-func Compare(got nd.Array, want ref.Result, out nd.DType, wide bool, taps int) string {
-	return compare(got, want, out, wide, taps, false)
-}
-
-// Check compares an engine's output for c with the reference.
 func (c Case) Check(got nd.Array, want ref.Result) string {
 	p, err := c.Spec.Normalize()
 	if err != nil {
