@@ -10,10 +10,16 @@ import (
 	"testing"
 )
 
-// fuzzSeeds are the inputs written to testdata/fuzz/FuzzReadNPY by
-// go test -run TestFuzzCorpus -update: valid files of several kinds and a
-// few broken ones.
-func fuzzSeeds(t testing.TB) map[string][]byte {
+// fuzzCorpora are the seed inputs of each fuzz target, written to
+// testdata/fuzz/<target> by go test -run TestFuzzCorpus -update: valid files
+// of several kinds and a few broken ones.
+var fuzzCorpora = map[string]func(testing.TB) map[string][]byte{
+	"FuzzReadNPY":  npySeeds,
+	"FuzzReadPNG":  pngSeeds,
+	"FuzzReadJPEG": jpegSeeds,
+}
+
+func npySeeds(t testing.TB) map[string][]byte {
 	seeds := map[string][]byte{}
 	for _, name := range []string{"u1.npy", "f4.npy", "be_i2.npy", "fortran_i2_3d.npy", "v2_f4.npy", "v3_i4.npy", "f4_0d.npy", "f8_empty.npy", "c16.npy", "struct.npy"} {
 		b, err := os.ReadFile(filepath.Join("testdata/npy", name))
@@ -33,8 +39,14 @@ func fuzzSeeds(t testing.TB) map[string][]byte {
 // TestFuzzCorpus checks that the committed seed corpus is up to date (run
 // with -update to rewrite it).
 func TestFuzzCorpus(t *testing.T) {
-	dir := filepath.Join("testdata", "fuzz", "FuzzReadNPY")
-	for name, b := range fuzzSeeds(t) {
+	for target, seeds := range fuzzCorpora {
+		checkCorpus(t, target, seeds(t))
+	}
+}
+
+func checkCorpus(t *testing.T, target string, seeds map[string][]byte) {
+	dir := filepath.Join("testdata", "fuzz", target)
+	for name, b := range seeds {
 		want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
 		path := filepath.Join(dir, name)
 		if *update {
@@ -57,7 +69,7 @@ func TestFuzzCorpus(t *testing.T) {
 // and without a known size agrees, that errors are the package's typed
 // errors, and that whatever is read is written and read back unchanged.
 func FuzzReadNPY(f *testing.F) {
-	for _, b := range fuzzSeeds(f) {
+	for _, b := range npySeeds(f) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, data []byte) {

@@ -1,35 +1,44 @@
 #!/usr/bin/python3
 """Write the demo's embedded samples into internal/sample/.
 
-Run from the repository root with Debian's interpreter (python3-scipy):
+Run from the repository root with Debian 12's interpreter and packages
+(python3-scipy, python3-skimage, python3-nibabel):
 
     /usr/bin/python3 scripts/make_sample.py
 
-- ascent.npy: scipy.misc.ascent(), 512x512 uint8, the photograph scipy ships
-  (scipy's BSD-3-Clause licence; the picture is public domain, from
-  public-domain-image.com, as scipy/misc documents).
-- ecg.npy: the first 10,800 samples (30 s at 360 Hz) of scipy.misc.electrocardiogram(),
-  float32 millivolts, from the MIT-BIH Arrhythmia Database record 208 (Open Data
-  Commons Attribution License v1.0, as scipy documents).
-- volume.npy: a synthetic 64^3 uint8 volume (soft spheres and noise, fixed seed),
-  until a real scanner volume replaces it.
+- astronaut.png: scikit-image's data/astronaut.png as Debian's python3-skimage
+  0.19.3 ships it (/usr/lib/python3/dist-packages/skimage/data/astronaut.png),
+  copied byte for byte: 512x512 RGB, the NASA portrait of astronaut Eileen
+  Collins (image GPN-2000-001177). Public domain (a NASA photograph; "no known
+  copyright restrictions, released into the public domain", as skimage.data
+  documents).
+- brain.nii.gz: the first of the two volumes in nibabel's test file
+  tests/data/example4d.nii.gz, as Debian's python3-nibabel 5.0.0 ships it: a real
+  128x96x24 int16 functional MRI volume of a human head, 2 x 2 x 2.2 mm voxels,
+  its affine and header kept. Licence: nibabel's MIT/Expat licence (Debian's
+  copyright file for python3-nibabel: "Files: *", Expat).
+- ecg.npy: the first 10,800 samples (30 s at 360 Hz) of
+  scipy.misc.electrocardiogram(), float32 millivolts, from the MIT-BIH
+  Arrhythmia Database record 208 (Open Data Commons Attribution License v1.0,
+  as scipy documents).
 """
+import shutil
 import warnings
 
+import nibabel as nib
 import numpy as np
 import scipy.misc
 
 warnings.simplefilter("ignore")
-np.save("internal/sample/ascent.npy", scipy.misc.ascent().astype(np.uint8))
-np.save("internal/sample/ecg.npy", scipy.misc.electrocardiogram()[:10800].astype(np.float32))
+shutil.copyfile("/usr/lib/python3/dist-packages/skimage/data/astronaut.png",
+                "internal/sample/astronaut.png")
 
-rng = np.random.default_rng(20261123)
-z, y, x = np.mgrid[0:64, 0:64, 0:64].astype(np.float64)
-vol = np.zeros((64, 64, 64))
-for _ in range(12):
-    c = rng.uniform(8, 56, 3)
-    r = rng.uniform(4, 12)
-    d = np.sqrt((z - c[0]) ** 2 + (y - c[1]) ** 2 + (x - c[2]) ** 2)
-    vol += rng.uniform(60, 160) / (1 + np.exp((d - r) * 1.5))
-vol += rng.normal(0, 8, vol.shape)
-np.save("internal/sample/volume.npy", np.clip(vol, 0, 255).round().astype(np.uint8))
+src = nib.load("/usr/lib/python3/dist-packages/nibabel/tests/data/example4d.nii.gz")
+first = np.asarray(src.dataobj[..., 0]).astype(np.int16)
+hdr = src.header.copy()
+hdr.set_data_dtype(np.int16)
+img = nib.Nifti1Image(first, src.affine, hdr)
+img.header.set_xyzt_units("mm", "sec")
+nib.save(img, "internal/sample/brain.nii.gz")
+
+np.save("internal/sample/ecg.npy", scipy.misc.electrocardiogram()[:10800].astype(np.float32))

@@ -6,6 +6,10 @@ cd "$(dirname "$0")/.."
 go test ./...
 fuzztime=${FUZZTIME:-10s}
 if [ "$fuzztime" != "0" ]; then
-	go test -run '^$' -fuzz '^FuzzReadNPY$' -fuzztime "$fuzztime" ./imageio
-	go test -run '^$' -fuzz '^FuzzCommandLine$' -fuzztime "$fuzztime" ./cmd/ndconv
+	# Every func FuzzXxx in a _test.go file, run in its package.
+	grep -rHo --include='*_test.go' '^func Fuzz[A-Za-z0-9_]*' . | sort |
+		while IFS=: read -r file fn; do
+			target=${fn#func }
+			go test -run '^$' -fuzz "^${target}\$" -fuzztime "$fuzztime" "./$(dirname "${file#./}")"
+		done
 fi

@@ -40,19 +40,12 @@ func demoSteps() ([]demoStep, error) {
 	derivative := []float64{-0.5, 0, 0.5}
 	smooth := []float64{0.25, 0.5, 0.25}
 	return []demoStep{
-		{sample: sample.Ascent, what: "gaussian blur, sigma 2 (separable 17x17)", output: "ascent-gaussian.npy",
+		{sample: sample.Astronaut, what: "gaussian blur, sigma 2 (separable 17x17)", output: "astronaut-gaussian.png",
 			opt: ndconv.Options{}, kernels: []ndconv.Kernel{ndconv.SeparableKernel(g2, g2)}},
-		{sample: sample.Ascent, what: "sobel bank (d/drow, d/dcol) into float32", output: "ascent-sobel-bank.npy",
+		{sample: sample.Astronaut, what: "sobel bank (d/drow, d/dcol) into float32", output: "astronaut-sobel-bank.npy",
 			opt: ndconv.Options{DType: ndconv.Float32}, kernels: []ndconv.Kernel{sobelRows, sobelCols}},
 		{sample: sample.ECG, what: "1-D gaussian smoothing, sigma 3 samples", output: "ecg-smooth.npy",
 			opt: ndconv.Options{Border: ndconv.Nearest}, kernels: []ndconv.Kernel{ndconv.SeparableKernel(g3)}},
-		{sample: sample.Volume, what: "3-D bank: gaussian sigma 1 and three gradients, valid region", output: "volume-bank.npy",
-			opt: ndconv.Options{DType: ndconv.Float32, Mode: ndconv.Valid}, kernels: []ndconv.Kernel{
-				ndconv.SeparableKernel(g1, g1, g1),
-				ndconv.SeparableKernel(pad(derivative, 7), pad(smooth, 7), pad(smooth, 7)),
-				ndconv.SeparableKernel(pad(smooth, 7), pad(derivative, 7), pad(smooth, 7)),
-				ndconv.SeparableKernel(pad(smooth, 7), pad(smooth, 7), pad(derivative, 7)),
-			}},
 	}, nil
 }
 
@@ -95,7 +88,7 @@ func newDemoCommand() *cobra.Command {
 				}
 				took := time.Since(start)
 				path := filepath.Join(out, s.output)
-				if err := imageio.WriteFile(path, res); err != nil {
+				if err := imageio.WriteFile(path, res, imageio.WriteOptions{}); err != nil {
 					return err
 				}
 				fmt.Fprintf(w, "  %-7s %v %-12v %-60s -> %-22s %v %v  %s on %s  %7.2f ms\n",

@@ -28,6 +28,7 @@ type filterFlags struct {
 	method     string
 	shape      string
 	inputDType string
+	quality    int
 	quiet      bool
 }
 
@@ -38,6 +39,7 @@ type filterJob struct {
 	raw           imageio.RawOptions
 	kernels       []string
 	input, output string
+	write         imageio.WriteOptions
 	quiet         bool
 }
 
@@ -55,7 +57,8 @@ A kernel SPEC is a file: .npy (any rank) or .csv/.txt (rows of numbers
 separated by commas or spaces: one row is 1-D, several rows 2-D).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
-			job := filterJob{op: ndconv.Correlation, kernels: f.kernels, input: args[0], output: args[1], quiet: f.quiet}
+			job := filterJob{op: ndconv.Correlation, kernels: f.kernels, input: args[0], output: args[1], quiet: f.quiet,
+				write: imageio.WriteOptions{JPEGQuality: f.quality}}
 			if name == "convolve" {
 				job.op = ndconv.Convolution
 			}
@@ -78,7 +81,8 @@ separated by commas or spaces: one row is 1-D, several rows 2-D).`,
 	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft")
 	fl.StringVar(&f.shape, "shape", "", "shape of a .raw INPUT, e.g. 512,512")
 	fl.StringVar(&f.inputDType, "input-dtype", "", "dtype of a .raw INPUT")
-	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success")
+	fl.IntVar(&f.quality, "quality", imageio.DefaultJPEGQuality, "JPEG quality of a .jpg OUTPUT, 1 to 100")
+	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success, and no progress bar")
 	return cmd
 }
 
@@ -124,6 +128,9 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 		return opt, raw, usagef("--cval: NaN is not a value")
 	}
 	opt.CVal = f.cval
+	if f.quality < 1 || f.quality > 100 {
+		return opt, raw, usagef("--quality: %d is not from 1 to 100", f.quality)
+	}
 	if len(f.kernels) == 0 {
 		return opt, raw, usagef("no kernel: give one with -k SPEC")
 	}
@@ -152,6 +159,10 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	if err := imageio.CheckWritable(job.output); err != nil {
 		return err
 	}
+	if len(job.kernels) > 1 && imageio.IsImageFile(job.output) {
+		return usagef("%s: a filter bank of %d kernels gives one output per kernel in a trailing axis, which %s cannot hold; write .npy or .tif",
+			job.output, len(job.kernels), filepath.Ext(job.output))
+	}
 	var kernels []ndconv.Kernel
 	for _, spec := range job.kernels {
 		k, err := loadKernel(spec)
@@ -161,24 +172,28 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 		kernels = append(kernels, k)
 	}
 	start := time.Now()
-	src, err := imageio.ReadFile(job.input, job.raw)
+	src, meta, err := imageio.ReadFile(job.input, job.raw)
 	if err != nil {
 		return err
 	}
 	read := time.Since(start)
 
+	progress := newProgress(cmd.ErrOrStderr(), job.op.String(), job.quiet)
+	job.opt.Progress = progress.reporter()
 	p, err := ndconv.NewPlan(job.op, src.Shape, src.DType(), job.opt, kernels...)
 	if err != nil {
 		return err
 	}
 	start = time.Now()
 	out, err := p.Execute(cmd.Context(), ndconv.Array{}, src)
+	progress.finish()
 	if err != nil {
 		return err
 	}
 	compute := time.Since(start)
 	start = time.Now()
-	if err := imageio.WriteFile(job.output, out); err != nil {
+	job.write.Meta = meta
+	if err := imageio.WriteFile(job.output, out, job.write); err != nil {
 		return err
 	}
 	if !job.quiet {

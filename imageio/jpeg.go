@@ -1,0 +1,110 @@
+package imageio
+
+import (
+	"bytes"
+	"errors"
+	"fmt"
+	"image"
+	"image/jpeg"
+	"io"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// ReadJPEG decodes a JPEG into a uint8 H×W array (grayscale) or H×W×3 (RGB,
+// converted from the file's YCbCr or CMYK by image/jpeg's colour models).
+func ReadJPEG(r io.Reader) (nd.Array, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nd.Array{}, err
+	}
+	cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
+	if err != nil {
+		return nd.Array{}, jpegError(err)
+	}
+	if err := checkClaimedPixels(".jpg", cfg.Width, cfg.Height, 3, 3*int64(cfg.Width)*int64(cfg.Height), len(data), jpegMaxRatio); err != nil {
+		return nd.Array{}, err
+	}
+	img, err := jpeg.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nd.Array{}, jpegError(err)
+	}
+	a, err := FromImage(img)
+	if err != nil || len(a.Shape) == 2 {
+		return a, err
+	}
+	return selectChannels(a, 0, 1, 2), nil
+}
+
+// Compressed images can claim any size in a few bytes; image/png and
+// image/jpeg allocate the whole image before reading its data. These are
+// generous bounds on how many decoded bytes one byte of file can hold
+// (zlib's limit is 1032; a JPEG needs a few bits per 8×8 block and
+// component), past which a header is refused before anything is allocated.
+const (
+	pngMaxRatio  = 1100
+	jpegMaxRatio = 2000
+)
+
+// checkClaimedPixels refuses a header whose width × height × samples is
+// beyond ndconv's array limit, or whose decoded size (decodedBytes) is
+// beyond what fileBytes could hold.
+func checkClaimedPixels(format string, width, height, samples int, decodedBytes int64, fileBytes, maxRatio int) error {
+	size := fmt.Sprintf("%dx%d", width, height)
+	if _, err := nd.NumElements([]int{height, width, samples}); err != nil {
+		return &UnsupportedError{Format: format, What: "image size", Value: size, Detail: err.Error()}
+	}
+	if decodedBytes > int64(maxRatio)*int64(fileBytes)+1<<16 {
+		return &FormatError{Format: format, Msg: fmt.Sprintf("the header claims %s pixels, more than a %d-byte file can hold", size, fileBytes)}
+	}
+	return nil
+}
+
+func jpegError(err error) error {
+	var fe jpeg.FormatError
+	var ue jpeg.UnsupportedError
+	switch {
+	case errors.As(err, &fe):
+		return &FormatError{Format: ".jpg", Msg: string(fe), Err: err}
+	case errors.As(err, &ue):
+		return &UnsupportedError{Format: ".jpg", What: "feature", Value: string(ue)}
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return &FormatError{Format: ".jpg", Msg: "truncated file", Err: err}
+	}
+	return &FormatError{Format: ".jpg", Msg: err.Error(), Err: err}
+}
+
+// DefaultJPEGQuality is the quality WriteJPEG uses when given 0.
+const DefaultJPEGQuality = 95
+
+// WriteJPEG encodes an H×W (gray) or H×W×3 (RGB) array as a baseline JPEG
+// of the given quality (1–100; 0 means DefaultJPEGQuality). Samples are
+// converted to 8 bits by nd.Store's rule. JPEG has no alpha: two- and
+// four-channel arrays are refused.
+func WriteJPEG(w io.Writer, a nd.Array, quality int) error {
+	h, wd, c, err := imageShape(a, ".jpg")
+	if err != nil {
+		return err
+	}
+	if c == 2 || c == 4 {
+		return &UnsupportedError{Format: ".jpg", What: "image shape", Value: fmt.Sprint(a.Shape), Detail: "JPEG has no alpha channel; write .png or .tif"}
+	}
+	if h == 0 || wd == 0 || h > 65535 || wd > 65535 {
+		return &UnsupportedError{Format: ".jpg", What: "image size", Value: fmt.Sprintf("%dx%d", wd, h), Detail: "a JPEG is 1 to 65535 pixels on each side"}
+	}
+	if quality == 0 {
+		quality = DefaultJPEGQuality
+	}
+	if quality < 1 || quality > 100 {
+		return &UnsupportedError{Format: ".jpg", What: "quality", Value: fmt.Sprint(quality), Detail: "JPEG quality is 1 to 100"}
+	}
+	var like image.Image = (*image.Gray)(nil)
+	if c == 3 {
+		like = (*image.RGBA)(nil)
+	}
+	img, err := ToImage(imageSamples(a, false), like)
+	if err != nil {
+		return err
+	}
+	return jpeg.Encode(w, img, &jpeg.Options{Quality: quality})
+}

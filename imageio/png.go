@@ -1,0 +1,306 @@
+package imageio
+
+import (
+	"bufio"
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"errors"
+	"fmt"
+	"hash/crc32"
+	"image"
+	"image/color"
+	"image/png"
+	"io"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// PNG colour types (PNG specification §11.2.2).
+const (
+	pngGray      = 0
+	pngRGB       = 2
+	pngPalette   = 3
+	pngGrayAlpha = 4
+	pngRGBA      = 6
+)
+
+// pngSamples is the samples per pixel of each colour type.
+var pngSamples = [8]int{pngGray: 1, pngRGB: 3, pngPalette: 1, pngGrayAlpha: 2, pngRGBA: 4}
+
+var pngSignature = []byte("\x89PNG\r\n\x1a\n")
+
+// ReadPNG decodes a PNG into an H×W array (gray) or an H×W×C array with the
+// samples the file stores: 2 for gray and alpha, 3 for RGB, 4 for RGBA. A
+// 16-bit file gives uint16 samples, any other depth uint8 (1-, 2- and 4-bit
+// gray scaled to 0–255 as image/png does). A palette image gives its
+// palette's colours: RGB, or RGBA when the palette has transparency; a gray
+// or RGB image with a transparent colour (tRNS) gains an alpha channel.
+func ReadPNG(r io.Reader) (nd.Array, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nd.Array{}, err
+	}
+	head := data[:min(len(data), 8+8+13)]
+	if len(head) < 8+8+13 || !bytes.Equal(head[:8], pngSignature) || string(head[12:16]) != "IHDR" {
+		return nd.Array{}, &FormatError{Format: ".png", Msg: "not a PNG file (no signature and IHDR chunk)"}
+	}
+	width, height := binary.BigEndian.Uint32(head[16:]), binary.BigEndian.Uint32(head[20:])
+	if width > 1<<31-1 || height > 1<<31-1 {
+		return nd.Array{}, &FormatError{Format: ".png", Msg: fmt.Sprintf("image size %dx%d out of range", width, height)}
+	}
+	// The zlib stream holds each row's filter byte and packed samples.
+	depth, samples := int64(head[24]), int64(pngSamples[head[25]&7])
+	decoded := int64(height) * (1 + (int64(width)*samples*depth+7)/8)
+	if err := checkClaimedPixels(".png", int(width), int(height), 4, decoded, len(data), pngMaxRatio); err != nil {
+		return nd.Array{}, err
+	}
+	img, err := png.Decode(bytes.NewReader(data))
+	if err != nil {
+		return nd.Array{}, pngError(err)
+	}
+	if p, ok := img.(*image.Paletted); ok {
+		return paletteSamples(p), nil
+	}
+	a, err := FromImage(img)
+	if err != nil {
+		return nd.Array{}, err
+	}
+	if len(a.Shape) == 2 {
+		return a, nil
+	}
+	// a is H×W×4; keep the samples the file holds.
+	switch colorType := head[25]; {
+	case colorType == pngGrayAlpha || colorType == pngGray:
+		return selectChannels(a, 0, 3), nil
+	case colorType == pngRGB && isOpaque(a):
+		return selectChannels(a, 0, 1, 2), nil
+	}
+	return a, nil
+}
+
+// paletteSamples looks up every pixel's colour: RGB, or RGBA when the
+// palette has transparency. The entries are taken unpremultiplied, so that
+// a transparent entry keeps its colour.
+func paletteSamples(p *image.Paletted) nd.Array {
+	c := 3
+	if !paletteOpaque(p) {
+		c = 4
+	}
+	lut := make([][4]uint8, 256)
+	for i, col := range p.Palette {
+		n := color.NRGBAModel.Convert(col).(color.NRGBA)
+		if direct, ok := col.(color.NRGBA); ok {
+			n = direct
+		}
+		lut[i] = [4]uint8{n.R, n.G, n.B, n.A}
+	}
+	b := p.Bounds()
+	out := make([]uint8, 0, b.Dx()*b.Dy()*c)
+	for y := b.Min.Y; y < b.Max.Y; y++ {
+		for _, i := range p.Pix[(y-b.Min.Y)*p.Stride : (y-b.Min.Y)*p.Stride+b.Dx()] {
+			out = append(out, lut[i][:c]...)
+		}
+	}
+	return nd.Array{Shape: []int{b.Dy(), b.Dx(), c}, Data: out}
+}
+
+// pngError turns image/png's errors into ours: its FormatError and
+// UnsupportedError are strings, and a short file shows as io.ErrUnexpectedEOF.
+func pngError(err error) error {
+	var fe png.FormatError
+	var ue png.UnsupportedError
+	switch {
+	case errors.As(err, &fe):
+		return &FormatError{Format: ".png", Msg: string(fe), Err: err}
+	case errors.As(err, &ue):
+		return &UnsupportedError{Format: ".png", What: "feature", Value: string(ue)}
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return &FormatError{Format: ".png", Msg: "truncated file", Err: err}
+	}
+	return &FormatError{Format: ".png", Msg: err.Error(), Err: err}
+}
+
+func paletteOpaque(p *image.Paletted) bool {
+	for _, c := range p.Palette {
+		if _, _, _, a := c.RGBA(); a != 0xffff {
+			return false
+		}
+	}
+	return true
+}
+
+// isOpaque reports whether every alpha sample of an H×W×4 array is full.
+func isOpaque(a nd.Array) bool {
+	switch d := a.Data.(type) {
+	case []uint8:
+		return alphaFull(d, 0xff)
+	case []uint16:
+		return alphaFull(d, 0xffff)
+	}
+	return false
+}
+
+func alphaFull[T uint8 | uint16](d []T, full T) bool {
+	for i := 3; i < len(d); i += 4 {
+		if d[i] != full {
+			return false
+		}
+	}
+	return true
+}
+
+// selectChannels returns the H×W×len(idx) array of the channels idx of an
+// H×W×C array, or H×W when one channel is kept.
+func selectChannels(a nd.Array, idx ...int) nd.Array {
+	h, w, c := a.Shape[0], a.Shape[1], a.Shape[2]
+	shape := []int{h, w, len(idx)}
+	if len(idx) == 1 {
+		shape = shape[:2]
+	}
+	switch d := a.Data.(type) {
+	case []uint8:
+		return nd.Array{Shape: shape, Data: gather(d, c, idx)}
+	case []uint16:
+		return nd.Array{Shape: shape, Data: gather(d, c, idx)}
+	}
+	panic("imageio: selectChannels of a non-image array") // FromImage gives uint8 or uint16 only
+}
+
+func gather[T any](d []T, c int, idx []int) []T {
+	out := make([]T, 0, len(d)/c*len(idx))
+	for p := 0; p < len(d); p += c {
+		for _, i := range idx {
+			out = append(out, d[p+i])
+		}
+	}
+	return out
+}
+
+// imageShape returns an image array's height, width and samples per pixel:
+// H×W is one sample, H×W×C is C from 1 to 4.
+func imageShape(a nd.Array, format string) (h, w, c int, err error) {
+	if err := a.Check(); err != nil {
+		return 0, 0, 0, err
+	}
+	switch {
+	case len(a.Shape) == 2:
+		return a.Shape[0], a.Shape[1], 1, nil
+	case len(a.Shape) == 3 && a.Shape[2] >= 1 && a.Shape[2] <= 4:
+		return a.Shape[0], a.Shape[1], a.Shape[2], nil
+	}
+	return 0, 0, 0, &UnsupportedError{Format: format, What: "image shape", Value: fmt.Sprint(a.Shape),
+		Detail: "an image is H×W or H×W×C with C from 1 to 4; write other arrays (a filter bank's output, a volume) to .npy or .tif"}
+}
+
+// pngSixteenBit reports whether an array is written as a 16-bit PNG: uint16,
+// int16 and int32 arrays are; uint8 and float arrays are written with 8 bits.
+func pngSixteenBit(dt nd.DType) bool {
+	return dt == nd.Uint16 || dt == nd.Int16 || dt == nd.Int32
+}
+
+// WritePNG encodes an H×W or H×W×C array (C = 1 gray, 2 gray and alpha,
+// 3 RGB, 4 RGBA) as a PNG of the same colour type. uint16, int16 and int32
+// arrays give 16-bit samples, other dtypes 8-bit; values are converted by
+// nd.Store's rule (round half to even, saturate, NaN → 0), not rescaled.
+func WritePNG(w io.Writer, a nd.Array) error {
+	h, wd, c, err := imageShape(a, ".png")
+	if err != nil {
+		return err
+	}
+	if h == 0 || wd == 0 {
+		return &UnsupportedError{Format: ".png", What: "image shape", Value: fmt.Sprint(a.Shape), Detail: "a PNG has at least one pixel"}
+	}
+	sixteen := pngSixteenBit(a.DType())
+	if c == 1 || c == 3 {
+		// image/png writes gray as gray and an opaque image as RGB.
+		var like image.Image
+		switch {
+		case c == 1 && sixteen:
+			like = (*image.Gray16)(nil)
+		case c == 1:
+			like = (*image.Gray)(nil)
+		case sixteen:
+			like = (*image.NRGBA64)(nil)
+		default:
+			like = (*image.NRGBA)(nil)
+		}
+		img, err := ToImage(imageSamples(a, sixteen), like)
+		if err != nil {
+			return err
+		}
+		return (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(w, img)
+	}
+	// image/png cannot write gray and alpha, and writes an opaque RGBA
+	// image as RGB: these two colour types are encoded here.
+	colorType := byte(pngGrayAlpha)
+	if c == 4 {
+		colorType = pngRGBA
+	}
+	return encodePNG(w, wd, h, c, colorType, imageSamples(a, sixteen))
+}
+
+// imageSamples converts a to the sample type of an 8- or 16-bit image.
+func imageSamples(a nd.Array, sixteen bool) nd.Array {
+	if sixteen {
+		return nd.Array{Shape: a.Shape, Data: samples16(a)}
+	}
+	return nd.Array{Shape: a.Shape, Data: samples8(a)}
+}
+
+// encodePNG writes a non-interlaced PNG of c samples per pixel, 8 or 16
+// bits as s's type says, every row with filter type Up (good on smooth
+// images, and trivially correct).
+func encodePNG(w io.Writer, width, height, c int, colorType byte, s nd.Array) error {
+	bytesPerSample := s.DType().Size()
+	var ihdr [13]byte
+	binary.BigEndian.PutUint32(ihdr[0:], uint32(width))
+	binary.BigEndian.PutUint32(ihdr[4:], uint32(height))
+	ihdr[8] = byte(8 * bytesPerSample)
+	ihdr[9] = colorType
+	var data bytes.Buffer
+	z, _ := zlib.NewWriterLevel(&data, zlib.DefaultCompression)
+	rowBytes := width * c * bytesPerSample
+	prev, row := make([]byte, rowBytes), make([]byte, rowBytes)
+	filtered := make([]byte, 1+rowBytes)
+	filtered[0] = 2 // Up
+	for y := range height {
+		switch d := s.Data.(type) {
+		case []uint8:
+			copy(row, d[y*width*c:(y+1)*width*c])
+		case []uint16:
+			for i, v := range d[y*width*c : (y+1)*width*c] {
+				binary.BigEndian.PutUint16(row[2*i:], v)
+			}
+		}
+		for i := range row {
+			filtered[1+i] = row[i] - prev[i]
+		}
+		if _, err := z.Write(filtered); err != nil {
+			return err
+		}
+		prev, row = row, prev
+	}
+	if err := z.Close(); err != nil {
+		return err
+	}
+	bw := bufio.NewWriter(w)
+	bw.Write(pngSignature)
+	writePNGChunk(bw, "IHDR", ihdr[:])
+	writePNGChunk(bw, "IDAT", data.Bytes())
+	writePNGChunk(bw, "IEND", nil)
+	return bw.Flush()
+}
+
+func writePNGChunk(w *bufio.Writer, kind string, data []byte) {
+	var n [4]byte
+	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
+	w.Write(n[:])
+	crc := crc32.NewIEEE()
+	io.WriteString(w, kind)
+	crc.Write([]byte(kind))
+	w.Write(data)
+	crc.Write(data)
+	binary.BigEndian.PutUint32(n[:], crc.Sum32())
+	w.Write(n[:])
+}
