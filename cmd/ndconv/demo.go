@@ -31,14 +31,8 @@ func demoSteps() ([]demoStep, error) {
 	if err != nil {
 		return nil, err
 	}
-	g1, err := filters.Gaussian1D(1, 3) // 7 taps
-	if err != nil {
-		return nil, err
-	}
 	sobelRows := ndconv.NewKernel([]int{3, 3}, []float64{-1, -2, -1, 0, 0, 0, 1, 2, 1})
 	sobelCols := ndconv.NewKernel([]int{3, 3}, []float64{-1, 0, 1, -2, 0, 2, -1, 0, 1})
-	derivative := []float64{-0.5, 0, 0.5}
-	smooth := []float64{0.25, 0.5, 0.25}
 	return []demoStep{
 		{sample: sample.Astronaut, what: "gaussian blur, sigma 2 (separable 17x17)", output: "astronaut-gaussian.png",
 			opt: ndconv.Options{}, kernels: []ndconv.Kernel{ndconv.SeparableKernel(g2, g2)}},
@@ -47,13 +41,6 @@ func demoSteps() ([]demoStep, error) {
 		{sample: sample.ECG, what: "1-D gaussian smoothing, sigma 3 samples", output: "ecg-smooth.npy",
 			opt: ndconv.Options{Border: ndconv.Nearest}, kernels: []ndconv.Kernel{ndconv.SeparableKernel(g3)}},
 	}, nil
-}
-
-// pad centres f in n taps, so kernels of a bank share one shape.
-func pad(f []float64, n int) []float64 {
-	out := make([]float64, n)
-	copy(out[(n-len(f))/2:], f)
-	return out
 }
 
 func newDemoCommand() *cobra.Command {
