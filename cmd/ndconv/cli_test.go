@@ -183,6 +183,7 @@ func TestBadInput(t *testing.T) {
 		os.WriteFile(filepath.Join(dir, name), []byte(strings.Replace(good.String(), "<f4", descr, 1)), 0o644)
 	}
 	os.WriteFile(filepath.Join(dir, "in.png"), []byte("png"), 0o644)
+	os.WriteFile(filepath.Join(dir, "in.gif"), []byte("GIF89a"), 0o644)
 	os.WriteFile(filepath.Join(dir, "x.raw"), make([]byte, 10), 0o644)
 	// Unreadable files: a directory in their place (permission bits do not
 	// stop root, which CI may run as).
@@ -199,7 +200,8 @@ func TestBadInput(t *testing.T) {
 		{"unreadable input", 1, "is a directory", []string{"-k", "k.csv", "dir.npy"}},
 		{"unreadable kernel", 1, "is a directory", []string{"-k", "dir.csv", "in.npy"}},
 		{"missing kernel", 1, "nope.csv: no such file", []string{"-k", "nope.csv", "in.npy"}},
-		{"unknown input extension", 1, "extension", []string{"-k", "k.csv", "in.png"}},
+		{"unknown input extension", 1, "extension", []string{"-k", "k.csv", "in.gif"}},
+		{"corrupt png", 1, "not a PNG file", []string{"-k", "k.csv", "in.png"}},
 		{"unknown kernel extension", 2, "kernel file type", []string{"-k", "in.png", "in.npy"}},
 		{"corrupt npy", 1, "not a .npy file", []string{"-k", "k.csv", "corrupt.npy"}},
 		{"truncated npy", 1, "truncated", []string{"-k", "k.csv", "truncated.npy"}},
