@@ -24,19 +24,25 @@ func ConvolveImage(ctx context.Context, img image.Image, opt Options, kernel Ker
 }
 
 func runImage(ctx context.Context, op Operation, img image.Image, opt Options, kernel Kernel) (image.Image, error) {
-	if opt.DType != 0 {
-		return nil, &nd.ArgumentError{Arg: "dtype", Msg: "an image keeps its own sample type; filter an Array to choose another"}
-	}
-	src, err := imageio.FromImage(img)
+	src, err := imageArray(img, opt)
 	if err != nil {
 		return nil, err
-	}
-	if opt.Mode != Same {
-		return nil, &nd.ArgumentError{Arg: "mode", Msg: "an image result has the image's size: use Same, or filter an Array"}
 	}
 	out, err := run(ctx, op, src, opt, []Kernel{kernel})
 	if err != nil {
 		return nil, err
 	}
 	return imageio.ToImage(out, img)
+}
+
+// imageArray returns img's samples after checking that opt keeps an image
+// result an image: its own sample type and size.
+func imageArray(img image.Image, opt Options) (Array, error) {
+	if opt.DType != 0 {
+		return Array{}, &nd.ArgumentError{Arg: "dtype", Msg: "an image keeps its own sample type; filter an Array to choose another"}
+	}
+	if opt.Mode != Same {
+		return Array{}, &nd.ArgumentError{Arg: "mode", Msg: "an image result has the image's size: use Same, or filter an Array"}
+	}
+	return imageio.FromImage(img)
 }

@@ -1,9 +1,14 @@
 // Package imageio reads and writes ndconv's arrays (nd.Array) in file formats:
-// the NumPy .npy format, written by hand (ReadNPY, WriteNPY and their *File
-// variants); headerless .raw files (ReadRawFile); tables of numbers for
-// kernels (ReadText); ReadFile and WriteFile, which choose the format by
-// extension; and the conversion between image.Image values and arrays
-// (FromImage, ToImage). PNG, JPEG, TIFF and NIfTI files come later.
+// ReadFile and WriteFile choose the format by extension and carry what a
+// file says beyond the samples (Meta: colour channels, a NIfTI header) from
+// input to output. It holds the NumPy .npy format, written by hand (ReadNPY,
+// WriteNPY); PNG (ReadPNG, WritePNG: every colour type at 8 and 16 bits,
+// with image/png plus a small encoder for the gray+alpha and RGBA files
+// image/png would not write as such) and JPEG (ReadJPEG, WriteJPEG) on the
+// standard library; headerless .raw files (ReadRawFile); tables of numbers
+// for kernels (ReadText); and the conversion between image.Image values and
+// arrays (FromImage, ToImage). The TIFF and NIfTI-1 codecs, which no
+// reachable library provides, are the subpackages tiff and nifti.
 //
 // # Conventions
 //

@@ -1,15 +1,19 @@
 package imageio
 
 import (
+	"bytes"
+	"compress/gzip"
 	"errors"
 	"fmt"
 	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
-	"slices"
 	"strings"
 
+	"github.com/ndconv/ndconv/imageio/internal/fileio"
+	"github.com/ndconv/ndconv/imageio/nifti"
+	"github.com/ndconv/ndconv/imageio/tiff"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -26,6 +30,9 @@ type Meta struct {
 	// Channels is the number of samples per pixel held in the last axis
 	// (2 to 4: colour images only), or 0 when every axis is spatial.
 	Channels int
+	// NIfTI is a NIfTI input's header: a NIfTI output keeps its geometry
+	// (voxel sizes, affine, units, description).
+	NIfTI *nifti.Header
 }
 
 // WriteOptions are the choices a written file allows.
@@ -34,6 +41,8 @@ type WriteOptions struct {
 	Meta Meta
 	// JPEGQuality is 1 to 100, 0 meaning DefaultJPEGQuality.
 	JPEGQuality int
+	// TIFF chooses a TIFF's compression and predictor.
+	TIFF tiff.Options
 }
 
 // A format reads and writes the files of some extensions.
@@ -41,25 +50,35 @@ type format struct {
 	extensions []string
 	// image is true for formats that hold only H×W or H×W×C images, with
 	// C samples per pixel.
-	image bool
-	read  func(path string, raw RawOptions) (nd.Array, Meta, error)
-	write func(w io.Writer, a nd.Array, opt WriteOptions) error
+	image  bool
+	decode func(r io.Reader) (nd.Array, Meta, error) // nil for .raw
+	write  func(w io.Writer, a nd.Array, opt WriteOptions) error
 }
 
 // formats is every format ReadFile and WriteFile know, by extension.
 var formats = []format{
 	{extensions: []string{".npy"},
-		read:  func(path string, _ RawOptions) (nd.Array, Meta, error) { return noMeta(ReadNPYFile(path)) },
-		write: func(w io.Writer, a nd.Array, _ WriteOptions) error { return WriteNPY(w, a) }},
+		decode: func(r io.Reader) (nd.Array, Meta, error) { return noMeta(ReadNPY(r)) },
+		write:  func(w io.Writer, a nd.Array, _ WriteOptions) error { return WriteNPY(w, a) }},
 	{extensions: []string{".raw"},
-		read:  func(path string, raw RawOptions) (nd.Array, Meta, error) { return noMeta(ReadRawFile(path, raw)) },
 		write: func(w io.Writer, a nd.Array, _ WriteOptions) error { return writeLittleEndian(w, a.Data) }},
 	{extensions: []string{".png"}, image: true,
-		read:  func(path string, _ RawOptions) (nd.Array, Meta, error) { return imageMeta(readWith(path, ReadPNG)) },
-		write: func(w io.Writer, a nd.Array, _ WriteOptions) error { return WritePNG(w, a) }},
+		decode: func(r io.Reader) (nd.Array, Meta, error) { return imageMeta(ReadPNG(r)) },
+		write:  func(w io.Writer, a nd.Array, _ WriteOptions) error { return WritePNG(w, a) }},
 	{extensions: []string{".jpg", ".jpeg"}, image: true,
-		read:  func(path string, _ RawOptions) (nd.Array, Meta, error) { return imageMeta(readWith(path, ReadJPEG)) },
-		write: func(w io.Writer, a nd.Array, opt WriteOptions) error { return WriteJPEG(w, a, opt.JPEGQuality) }},
+		decode: func(r io.Reader) (nd.Array, Meta, error) { return imageMeta(ReadJPEG(r)) },
+		write:  func(w io.Writer, a nd.Array, opt WriteOptions) error { return WriteJPEG(w, a, opt.JPEGQuality) }},
+	{extensions: []string{".tif", ".tiff"}, decode: decodeTIFF, write: writeTIFF},
+	{extensions: []string{".nii"}, decode: decodeNIfTI,
+		write: func(w io.Writer, a nd.Array, opt WriteOptions) error { return nifti.Write(w, a, opt.Meta.NIfTI) }},
+	{extensions: []string{".nii.gz"}, decode: decodeNIfTI,
+		write: func(w io.Writer, a nd.Array, opt WriteOptions) error {
+			z := gzip.NewWriter(w)
+			if err := nifti.Write(z, a, opt.Meta.NIfTI); err != nil {
+				return err
+			}
+			return z.Close()
+		}},
 }
 
 func noMeta(a nd.Array, err error) (nd.Array, Meta, error) { return a, Meta{}, err }
@@ -73,14 +92,41 @@ func imageMeta(a nd.Array, err error) (nd.Array, Meta, error) {
 	return a, m, err
 }
 
+func decodeTIFF(r io.Reader) (nd.Array, Meta, error) {
+	data, err := io.ReadAll(r)
+	if err != nil {
+		return nd.Array{}, Meta{}, err
+	}
+	img, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
+	return img.Array, Meta{Channels: img.Channels}, err
+}
+
+// writeTIFF writes pages of one sample per pixel, or of the input's
+// channels when the array's last axis still holds them.
+func writeTIFF(w io.Writer, a nd.Array, opt WriteOptions) error {
+	img := tiff.Image{Array: a}
+	if c := opt.Meta.Channels; c > 0 && len(a.Shape) >= 3 && a.Shape[len(a.Shape)-1] == c {
+		img.Channels = c
+	}
+	return tiff.Write(w, img, opt.TIFF)
+}
+
+func decodeNIfTI(r io.Reader) (nd.Array, Meta, error) {
+	a, h, err := nifti.Read(r)
+	return a, Meta{NIfTI: h}, err
+}
+
 // formatOf returns the format of path's extension.
 func formatOf(path string) (format, error) {
-	ext := strings.ToLower(filepath.Ext(path))
+	lower := strings.ToLower(path)
 	for _, f := range formats {
-		if slices.Contains(f.extensions, ext) {
-			return f, nil
+		for _, ext := range f.extensions {
+			if strings.HasSuffix(lower, ext) && len(lower) > len(ext) {
+				return f, nil
+			}
 		}
 	}
+	ext := filepath.Ext(lower)
 	if ext == "" {
 		ext = "(none)"
 	}
@@ -107,21 +153,40 @@ func ReadFile(path string, raw RawOptions) (nd.Array, Meta, error) {
 	if err != nil {
 		return nd.Array{}, Meta{}, err
 	}
-	a, m, err := f.read(path, raw)
+	var a nd.Array
+	var m Meta
+	if f.decode == nil {
+		a, err = ReadRawFile(path, raw)
+	} else {
+		a, m, err = decodeFile(path, f.decode)
+	}
 	if err != nil {
 		return nd.Array{}, Meta{}, fmt.Errorf("read %s: %w", path, err)
 	}
 	return a, m, nil
 }
 
-// readWith opens path and decodes it with read.
-func readWith(path string, read func(io.Reader) (nd.Array, error)) (nd.Array, error) {
+// Decode reads an array in the format that name's extension names from r.
+func Decode(name string, r io.Reader) (nd.Array, Meta, error) {
+	f, err := formatOf(name)
+	if err != nil {
+		return nd.Array{}, Meta{}, err
+	}
+	if f.decode == nil {
+		return nd.Array{}, Meta{}, &UnsupportedError{What: "format", Value: filepath.Ext(name), Detail: "needs a file, its shape and dtype"}
+	}
+	return f.decode(r)
+}
+
+// decodeFile opens path and decodes it. The *os.File is passed as it is,
+// so that decoders that check claimed sizes against the file's can.
+func decodeFile(path string, decode func(io.Reader) (nd.Array, Meta, error)) (nd.Array, Meta, error) {
 	f, err := os.Open(path)
 	if err != nil {
-		return nd.Array{}, err
+		return nd.Array{}, Meta{}, err
 	}
 	defer f.Close()
-	return read(f)
+	return decode(f)
 }
 
 // WriteFile writes a to path in the format its extension names, through a
@@ -136,7 +201,7 @@ func WriteFile(path string, a nd.Array, opt WriteOptions) error {
 	if err := a.Check(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := writeFileAtomic(path, func(w io.Writer) error { return f.write(w, a, opt) }); err != nil {
+	if err := fileio.WriteAtomic(path, func(w io.Writer) error { return f.write(w, a, opt) }); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
@@ -189,36 +254,4 @@ func ReadRawFile(path string, raw RawOptions) (nd.Array, error) {
 		return nd.Array{}, err
 	}
 	return nd.Array{Shape: append([]int(nil), raw.Shape...), Data: data}, nil
-}
-
-// writeFileAtomic writes path through a temporary file and a rename.
-func writeFileAtomic(path string, write func(io.Writer) error) (err error) {
-	mode := os.FileMode(0o644)
-	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
-		mode = fi.Mode().Perm()
-	}
-	dir, name := filepath.Split(path)
-	if dir == "" {
-		dir = "."
-	}
-	f, err := os.CreateTemp(dir, "."+name+"-*")
-	if err != nil {
-		return err
-	}
-	defer func() {
-		if err != nil {
-			f.Close()
-			os.Remove(f.Name())
-		}
-	}()
-	if err := write(f); err != nil {
-		return err
-	}
-	if err := f.Chmod(mode); err != nil {
-		return err
-	}
-	if err := f.Close(); err != nil {
-		return err
-	}
-	return os.Rename(f.Name(), path)
 }

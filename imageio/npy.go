@@ -10,6 +10,7 @@ import (
 	"strconv"
 	"strings"
 
+	"github.com/ndconv/ndconv/imageio/internal/fileio"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -69,7 +70,7 @@ type npyHeader struct {
 // are read in bounded chunks, so a truncated stream fails with a
 // *FormatError after allocating about what it held, not what it claimed.
 func ReadNPY(r io.Reader) (nd.Array, error) {
-	remain, known, err := remainingSize(r)
+	remain, known, err := fileio.Remaining(r)
 	if err != nil {
 		return nd.Array{}, err
 	}
@@ -89,40 +90,6 @@ func ReadNPYFile(path string) (nd.Array, error) {
 		remain, known = fi.Size(), true
 	}
 	return readNPY(f, remain, known)
-}
-
-// remainingSize reports how many bytes r holds from its current position,
-// if it can tell without reading.
-func remainingSize(r io.Reader) (int64, bool, error) {
-	switch v := r.(type) {
-	case interface{ Len() int }:
-		return int64(v.Len()), true, nil
-	case *os.File:
-		// Only a regular file's size means anything; a pipe or a
-		// terminal may seek or report a size of 0 while it has data.
-		if fi, err := v.Stat(); err != nil || !fi.Mode().IsRegular() {
-			return 0, false, nil
-		}
-	}
-	s, ok := r.(io.Seeker)
-	if !ok {
-		return 0, false, nil
-	}
-	cur, err := s.Seek(0, io.SeekCurrent)
-	if err != nil {
-		return 0, false, nil
-	}
-	end, err := s.Seek(0, io.SeekEnd)
-	if err != nil {
-		return 0, false, nil
-	}
-	if _, err := s.Seek(cur, io.SeekStart); err != nil {
-		return 0, false, fmt.Errorf("imageio: reading .npy: %w", err)
-	}
-	if end < cur {
-		return 0, false, nil
-	}
-	return end - cur, true, nil
 }
 
 // readFull is io.ReadFull that turns an early end into a *FormatError
@@ -714,5 +681,5 @@ func writeElems[T any](w io.Writer, data []T, size int, enc func([]byte, []T)) e
 // file gets permissions 0644; a file that is replaced keeps its
 // permission bits.
 func WriteNPYFile(path string, a nd.Array) error {
-	return writeFileAtomic(path, func(w io.Writer) error { return WriteNPY(w, a) })
+	return fileio.WriteAtomic(path, func(w io.Writer) error { return WriteNPY(w, a) })
 }

@@ -15,6 +15,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/filters"
 	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -220,7 +221,7 @@ func TestBadInput(t *testing.T) {
 		{"valid too small", 1, "valid needs", []string{"-k", "k.csv", "--mode", "valid", "small.npy"}},
 		{"axes out of range", 1, "out of range", []string{"-k", "k.csv", "--axes", "0,2", "in.npy"}},
 		{"axes repeated", 1, "twice", []string{"-k", "k.csv", "--axes", "1,1", "in.npy"}},
-		{"bank shapes differ", 1, "differ in shape", []string{"-k", "k.csv", "-k", "k22.csv", "in.npy"}},
+		{"bank output shapes differ", 1, "one shape", []string{"-k", "k.csv", "-k", "k22.csv", "--mode", "valid", "in.npy"}},
 		{"unknown border", 2, "unsupported border", []string{"-k", "k.csv", "--border", "circular", "in.npy"}},
 		{"unknown mode", 2, "unsupported mode", []string{"-k", "k.csv", "--mode", "half", "in.npy"}},
 		{"unknown dtype", 2, "unsupported dtype", []string{"-k", "k.csv", "--dtype", "complex64", "in.npy"}},
@@ -231,6 +232,15 @@ func TestBadInput(t *testing.T) {
 		{"raw without shape", 1, "--shape", []string{"-k", "k1d.npy", "x.raw"}},
 		{"raw size mismatch", 1, "the file has 10 bytes", []string{"-k", "k1d.npy", "--shape", "3,3", "--input-dtype", "uint8", "x.raw"}},
 		{"separable not rank-1", 1, "separable", []string{"-k", "k22.csv", "--method", "separable", "in.npy"}},
+		{"unknown named filter", 2, `unknown filter "blur" (known: gaussian`, []string{"-k", "blur:sigma=2", "in.npy"}},
+		{"unknown filter parameter", 2, "radius", []string{"-k", "gaussian:radius=2", "in.npy"}},
+		{"negative sigma", 2, "sigma", []string{"-k", "gaussian:sigma=-1", "in.npy"}},
+		{"size 0", 2, "size", []string{"-k", "uniform:size=0", "in.npy"}},
+		{"truncate 0", 2, "truncate", []string{"-k", "gaussian:sigma=1,truncate=0", "in.npy"}},
+		{"sobel axis out of range", 2, "axis", []string{"-k", "sobel:axis=2", "in.npy"}},
+		{"gabor on a volume", 2, "2-D", []string{"-k", "gabor:frequency=0.2", "k3d.npy"}},
+		{"gabor bank without gabor", 2, "--gabor-bank", []string{"-k", "sobel", "--gabor-bank", "4", "in.npy"}},
+		{"missing kernel path", 1, "no such file", []string{"-k", "kernels/blur.npy", "in.npy"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -249,6 +259,13 @@ func TestBadInput(t *testing.T) {
 			assertNoOutput(t, dir, "out.npy")
 		})
 	}
+	t.Run("bank into an image format", func(t *testing.T) {
+		code, _, stderr := ndconvCLI(t, dir, "correlate", "-k", "sobel:axis=0", "-k", "sobel:axis=1", "in.npy", "out.png")
+		if code != 2 || !strings.Contains(stderr, ".npy or .tif") {
+			t.Errorf("exit %d, stderr %q", code, stderr)
+		}
+		assertNoOutput(t, dir, "out.png")
+	})
 	t.Run("output directory missing", func(t *testing.T) {
 		code, _, stderr := ndconvCLI(t, dir, "correlate", "-k", "k.csv", "in.npy", "no/such/dir/out.npy")
 		if code != 1 || !strings.Contains(stderr, "does not exist") {
@@ -285,7 +302,8 @@ func TestDevicesVersionDemo(t *testing.T) {
 	if code != 0 {
 		t.Fatalf("demo: exit %d, %s", code, stderr)
 	}
-	for _, name := range []string{"astronaut-gaussian.png", "astronaut-sobel-bank.npy", "ecg-smooth.npy"} {
+	for _, name := range []string{"astronaut-gaussian.png", "astronaut-sobel-magnitude.npy", "astronaut-sobel-magnitude.png",
+		"astronaut-gabor-bank.npy", "astronaut-gabor-bank.png", "brain-gaussian.nii.gz", "brain-gaussian.png", "brain-bank.npy", "brain-bank.png", "ecg-smooth.npy"} {
 		if !strings.Contains(out, name) {
 			t.Errorf("demo does not report %s", name)
 		}
@@ -332,4 +350,84 @@ func FuzzCommandLine(f *testing.F) {
 			t.Fatalf("exit status %d", code)
 		}
 	})
+}
+
+// TestFormats filters the same image and volume from and into every file
+// format with the built binary and compares each output with the library's
+// result: exact for lossless formats, within JPEG's loss for .jpg.
+func TestFormats(t *testing.T) {
+	dir := t.TempDir()
+	ctx := context.Background()
+	rgb, _ := nd.New(nd.Uint8, 12, 10, 3)
+	for i := range rgb.Data.([]uint8) {
+		y, x, c := i/30, i/3%10, i%3
+		rgb.Data.([]uint8)[i] = uint8(40 + 6*y + 5*x + 30*c + (i*7)%5) // smooth, so JPEG loses little
+	}
+	vol, _ := nd.New(nd.Int16, 5, 6, 7)
+	for i := range vol.Data.([]int16) {
+		vol.Data.([]int16)[i] = int16((i*131)%900 - 300)
+	}
+	for _, tc := range []struct {
+		name   string
+		in     nd.Array
+		inExt  string
+		outExt string
+		spec   string
+		axes   []int // of the library call: a colour image's spatial axes
+		lossy  bool
+	}{
+		{"png to png", rgb, ".png", ".png", "gaussian:sigma=1", []int{0, 1}, false},
+		{"png to tif", rgb, ".png", ".tif", "sobel:axis=1", []int{0, 1}, false},
+		{"png to npy", rgb, ".png", ".npy", "uniform:size=3", []int{0, 1}, false},
+		{"png to jpg", rgb, ".png", ".jpg", "gaussian:sigma=1", []int{0, 1}, true},
+		{"jpg to png", rgb, ".jpg", ".png", "gaussian:sigma=1", []int{0, 1}, true},
+		{"tif to tiff", rgb, ".tif", ".tiff", "prewitt:axis=0", []int{0, 1}, false},
+		{"tif volume", vol, ".tif", ".tif", "gaussian:sigma=1", nil, false},
+		{"nii.gz volume", vol, ".nii.gz", ".nii.gz", "log:sigma=1", nil, false},
+		{"nii to npy", vol, ".nii", ".npy", "laplace", nil, false},
+		{"npy to nii", vol, ".npy", ".nii", "scharr:axis=2", nil, false},
+	} {
+		t.Run(tc.name, func(t *testing.T) {
+			in := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+"-in"+tc.inExt)
+			out := filepath.Join(dir, strings.ReplaceAll(tc.name, " ", "-")+"-out"+tc.outExt)
+			if err := imageio.WriteFile(in, tc.in, imageio.WriteOptions{Meta: imageio.Meta{Channels: channelsOf(tc.in)}}); err != nil {
+				t.Fatal(err)
+			}
+			src, _, err := imageio.ReadFile(in, imageio.RawOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if code, _, stderr := ndconvCLI(t, dir, "correlate", "-q", "-k", tc.spec, in, out); code != 0 {
+				t.Fatalf("exit %d: %s", code, stderr)
+			}
+			got, _, err := imageio.ReadFile(out, imageio.RawOptions{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			named, err := filters.Parse(tc.spec)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ndconv.Filter(ctx, src, ndconv.Options{Axes: tc.axes}, named)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(got.Shape, want.Shape) {
+				t.Fatalf("shape %v, want %v", got.Shape, want.Shape)
+			}
+			g, w := got.Float64s(), want.Float64s()
+			for i := range g {
+				if d := math.Abs(g[i] - w[i]); d > 0 && !tc.lossy || d > 12 {
+					t.Fatalf("value %d is %v, want %v", i, g[i], w[i])
+				}
+			}
+		})
+	}
+}
+
+func channelsOf(a nd.Array) int {
+	if len(a.Shape) == 3 && a.Shape[2] <= 4 && a.DType() == nd.Uint8 {
+		return a.Shape[2]
+	}
+	return 0
 }

@@ -29,6 +29,7 @@ type filterFlags struct {
 	shape      string
 	inputDType string
 	quality    int
+	gaborBank  int
 	quiet      bool
 }
 
@@ -38,6 +39,7 @@ type filterJob struct {
 	opt           ndconv.Options
 	raw           imageio.RawOptions
 	kernels       []string
+	gaborBank     int
 	input, output string
 	write         imageio.WriteOptions
 	quiet         bool
@@ -58,7 +60,7 @@ separated by commas or spaces: one row is 1-D, several rows 2-D).`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job := filterJob{op: ndconv.Correlation, kernels: f.kernels, input: args[0], output: args[1], quiet: f.quiet,
-				write: imageio.WriteOptions{JPEGQuality: f.quality}}
+				write: imageio.WriteOptions{JPEGQuality: f.quality}, gaborBank: f.gaborBank}
 			if name == "convolve" {
 				job.op = ndconv.Convolution
 			}
@@ -81,6 +83,7 @@ separated by commas or spaces: one row is 1-D, several rows 2-D).`,
 	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft")
 	fl.StringVar(&f.shape, "shape", "", "shape of a .raw INPUT, e.g. 512,512")
 	fl.StringVar(&f.inputDType, "input-dtype", "", "dtype of a .raw INPUT")
+	fl.IntVar(&f.gaborBank, "gabor-bank", 0, "make every -k gabor:… a bank of N orientations (θ + kπ/N)")
 	fl.IntVar(&f.quality, "quality", imageio.DefaultJPEGQuality, "JPEG quality of a .jpg OUTPUT, 1 to 100")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success, and no progress bar")
 	return cmd
@@ -131,6 +134,9 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 	if f.quality < 1 || f.quality > 100 {
 		return opt, raw, usagef("--quality: %d is not from 1 to 100", f.quality)
 	}
+	if f.gaborBank < 0 {
+		return opt, raw, usagef("--gabor-bank: %d orientations", f.gaborBank)
+	}
 	if len(f.kernels) == 0 {
 		return opt, raw, usagef("no kernel: give one with -k SPEC")
 	}
@@ -155,21 +161,22 @@ func parseInts(flag, s string) ([]int, error) {
 
 // runFilter carries out a parsed job.
 func runFilter(cmd *cobra.Command, job filterJob) error {
-	// Fail before any work on an output that cannot be written.
-	if err := imageio.CheckWritable(job.output); err != nil {
-		return err
-	}
-	if len(job.kernels) > 1 && imageio.IsImageFile(job.output) {
-		return usagef("%s: a filter bank of %d kernels gives one output per kernel in a trailing axis, which %s cannot hold; write .npy or .tif",
-			job.output, len(job.kernels), filepath.Ext(job.output))
-	}
-	var kernels []ndconv.Kernel
-	for _, spec := range job.kernels {
-		k, err := loadKernel(spec)
+	// Fail before any work on a bad kernel or an output that cannot be
+	// written.
+	var specs []kernelSpec
+	for _, text := range job.kernels {
+		s, err := parseKernelSpec(text)
 		if err != nil {
 			return err
 		}
-		kernels = append(kernels, k)
+		specs = append(specs, s)
+	}
+	specs, err := withGaborBank(specs, job.gaborBank)
+	if err != nil {
+		return err
+	}
+	if err := imageio.CheckWritable(job.output); err != nil {
+		return err
 	}
 	start := time.Now()
 	src, meta, err := imageio.ReadFile(job.input, job.raw)
@@ -178,14 +185,22 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	}
 	read := time.Since(start)
 
+	fs, err := buildFilters(specs, spatialAxes(&job.opt, specs, src, meta))
+	if err != nil {
+		return err
+	}
+	if len(fs) > 1 && imageio.IsImageFile(job.output) {
+		return usagef("%s: a filter bank of %d filters gives one output per filter in a trailing axis, which %s cannot hold; write .npy or .tif",
+			job.output, len(fs), filepath.Ext(job.output))
+	}
 	progress := newProgress(cmd.ErrOrStderr(), job.op.String(), job.quiet)
 	job.opt.Progress = progress.reporter()
-	p, err := ndconv.NewPlan(job.op, src.Shape, src.DType(), job.opt, kernels...)
+	p, err := ndconv.NewFilterPlan(job.op, src.Shape, src.DType(), job.opt, fs...)
 	if err != nil {
 		return err
 	}
 	start = time.Now()
-	out, err := p.Execute(cmd.Context(), ndconv.Array{}, src)
+	out, err := p.Execute(cmd.Context(), src)
 	progress.finish()
 	if err != nil {
 		return err
@@ -202,6 +217,29 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 			ms(compute), ms(read), ms(time.Since(start)))
 	}
 	return nil
+}
+
+// spatialAxes returns how many axes named filters span and, for a colour
+// image given no --axes, sets opt.Axes to every axis but the channels:
+// a named filter spans all non-channel axes (DESIGN §4). Kernel files keep
+// the default, the first axes, which skips the trailing channel axis too.
+func spatialAxes(opt *ndconv.Options, specs []kernelSpec, src ndconv.Array, meta imageio.Meta) int {
+	if len(opt.Axes) > 0 {
+		return len(opt.Axes)
+	}
+	rank := len(src.Shape)
+	if meta.Channels == 0 {
+		return rank
+	}
+	for _, s := range specs {
+		if s.named != nil {
+			for a := range rank - 1 {
+				opt.Axes = append(opt.Axes, a)
+			}
+			break
+		}
+	}
+	return rank - 1
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }

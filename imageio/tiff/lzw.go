@@ -1,0 +1,100 @@
+package tiff
+
+// TIFF's LZW (TIFF 6.0, section 13): codes most significant bit first,
+// starting 9 bits wide; 256 clears the table, 257 ends the data, 258 is the
+// first string code. TIFF differs from the LZW of GIF and compress/lzw in
+// when the code width grows: "early change", one code sooner, which is why
+// compress/lzw's writer cannot be used. golang.org/x/image/tiff/lzw reads
+// it; this file writes it, step for step as libtiff's LZWEncode and
+// LZWPostEncode do.
+const (
+	lzwClear    = 256
+	lzwEOI      = 257
+	lzwFirst    = 258
+	lzwMinWidth = 9
+	lzwFull     = 4094 // libtiff's CODE_MAX-1: when the next code would be this, clear the table
+
+	lzwHashBits = 13 // 8192 slots for at most 3836 strings
+	lzwHashMask = 1<<lzwHashBits - 1
+)
+
+// lzwEncoder holds the string table and output of one encoding; its table
+// is reused by the next.
+type lzwEncoder struct {
+	keys  [1 << lzwHashBits]uint32 // prefix<<8 | byte, plus 1; 0 marks an empty slot
+	codes [1 << lzwHashBits]uint16
+
+	out   []byte
+	bits  uint64 // pending output bits, the newest in the low positions
+	nbits uint   // how many of bits are pending (fewer than 8 between codes)
+	width uint   // the current code width
+}
+
+// encode appends the LZW encoding of src to dst.
+func (e *lzwEncoder) encode(dst, src []byte) []byte {
+	e.out, e.bits, e.nbits, e.width = dst, 0, 0, lzwMinWidth
+	e.clearTable()
+	e.put(lzwClear)
+	if len(src) > 0 {
+		next := uint32(lzwFirst)
+		prefix := uint32(src[0])
+		for _, b := range src[1:] {
+			key := prefix<<8 | uint32(b)
+			slot := e.find(key)
+			if e.keys[slot] != 0 {
+				prefix = uint32(e.codes[slot])
+				continue
+			}
+			e.put(prefix)
+			e.keys[slot], e.codes[slot] = key+1, uint16(next)
+			next = e.advance(next)
+			prefix = uint32(b)
+		}
+		e.put(prefix)
+		// The decoder adds a string for this last code too; the end code
+		// must have the width that leaves it.
+		e.advance(next)
+	}
+	e.put(lzwEOI)
+	if e.nbits > 0 {
+		e.out = append(e.out, byte(e.bits<<(8-e.nbits)))
+	}
+	return e.out
+}
+
+// advance accounts for the string code next just assigned and returns the
+// code to assign after it, widening codes or clearing the table as the
+// decoder will.
+func (e *lzwEncoder) advance(next uint32) uint32 {
+	next++
+	if next == lzwFull {
+		e.put(lzwClear)
+		e.clearTable()
+		e.width = lzwMinWidth
+		return lzwFirst
+	}
+	if next > 1<<e.width-1 {
+		e.width++
+	}
+	return next
+}
+
+// find returns the slot of key, or the empty slot where it belongs.
+func (e *lzwEncoder) find(key uint32) int {
+	slot := int((key*0x9e3779b1)>>(32-lzwHashBits)) & lzwHashMask
+	for e.keys[slot] != 0 && e.keys[slot] != key+1 {
+		slot = (slot + 1) & lzwHashMask
+	}
+	return slot
+}
+
+func (e *lzwEncoder) clearTable() { clear(e.keys[:]) }
+
+func (e *lzwEncoder) put(code uint32) {
+	e.bits = e.bits<<e.width | uint64(code)
+	e.nbits += e.width
+	for e.nbits >= 8 {
+		e.nbits -= 8
+		e.out = append(e.out, byte(e.bits>>e.nbits))
+	}
+}

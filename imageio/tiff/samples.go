@@ -1,0 +1,202 @@
+package tiff
+
+import (
+	"encoding/binary"
+	"math"
+)
+
+// getUint reads an unsigned integer of size bytes (1, 2, 4 or 8).
+func getUint(b []byte, size int, order binary.ByteOrder) uint64 {
+	switch size {
+	case 1:
+		return uint64(b[0])
+	case 2:
+		return uint64(order.Uint16(b))
+	case 4:
+		return uint64(order.Uint32(b))
+	}
+	return order.Uint64(b)
+}
+
+// putUint writes the low 8×size bits of v.
+func putUint(b []byte, size int, order binary.ByteOrder, v uint64) {
+	switch size {
+	case 1:
+		b[0] = byte(v)
+	case 2:
+		order.PutUint16(b, uint16(v))
+	case 4:
+		order.PutUint32(b, uint32(v))
+	default:
+		order.PutUint64(b, v)
+	}
+}
+
+// storeEach converts each size-byte sample of src with conv into
+// dst[base], dst[base+stride], ….
+func storeEach[T any](dst []T, base, stride int, src []byte, size int, conv func([]byte) T) {
+	for i, j := 0, base; i+size <= len(src); i, j = i+size, j+stride {
+		dst[j] = conv(src[i : i+size])
+	}
+}
+
+// storeSamples converts the samples in src, of type t in byte order, into
+// dst[base], dst[base+stride], …; dst is of the slice type that holds t
+// (sampleType.dtype). exact is false when a 64-bit integer is not a
+// float64 exactly; bad is then the first such value.
+func storeSamples(dst any, base, stride int, src []byte, t sampleType, order binary.ByteOrder) (bad uint64, exact bool) {
+	signed := t.format == sampleFormatInt
+	switch d := dst.(type) {
+	case []uint8:
+		storeEach(d, base, stride, src, 1, func(b []byte) uint8 { return b[0] })
+	case []uint16:
+		storeEach(d, base, stride, src, 2, func(b []byte) uint16 { return order.Uint16(b) })
+	case []int16:
+		if t.size == 1 {
+			storeEach(d, base, stride, src, 1, func(b []byte) int16 { return int16(int8(b[0])) })
+		} else {
+			storeEach(d, base, stride, src, 2, func(b []byte) int16 { return int16(order.Uint16(b)) })
+		}
+	case []int32:
+		storeEach(d, base, stride, src, 4, func(b []byte) int32 { return int32(order.Uint32(b)) })
+	case []float32:
+		if t.size == 2 {
+			storeEach(d, base, stride, src, 2, func(b []byte) float32 { return float16to32(order.Uint16(b)) })
+		} else {
+			storeEach(d, base, stride, src, 4, func(b []byte) float32 { return math.Float32frombits(order.Uint32(b)) })
+		}
+	case []float64:
+		switch {
+		case t.format == sampleFormatFloat:
+			storeEach(d, base, stride, src, 8, func(b []byte) float64 { return math.Float64frombits(order.Uint64(b)) })
+		case t.size == 4:
+			storeEach(d, base, stride, src, 4, func(b []byte) float64 { return float64(order.Uint32(b)) })
+		default:
+			exact = true
+			storeEach(d, base, stride, src, 8, func(b []byte) float64 {
+				v := order.Uint64(b)
+				f, ok := exactFloat64(v, signed)
+				if !ok && exact {
+					bad, exact = v, false
+				}
+				return f
+			})
+			return bad, exact
+		}
+	}
+	return 0, true
+}
+
+// exactFloat64 returns v (as a uint64 or, if signed, an int64) as a
+// float64, and whether the float64 is exactly v.
+func exactFloat64(v uint64, signed bool) (float64, bool) {
+	if signed {
+		f := float64(int64(v))
+		return f, f >= -(1<<63) && f < 1<<63 && int64(f) == int64(v)
+	}
+	f := float64(v)
+	return f, f < 1<<64 && uint64(f) == v
+}
+
+// storePalette looks up each index in src (of size bytes) in the colour map
+// and writes its red, green and blue to dst[base+3i : base+3i+3].
+func storePalette(dst []uint16, base int, src []byte, size int, order binary.ByteOrder, colormap []uint16) {
+	n := len(colormap) / 3
+	for i, j := 0, base; i+size <= len(src); i, j = i+size, j+3 {
+		index := int(getUint(src[i:], size, order))
+		dst[j], dst[j+1], dst[j+2] = colormap[index], colormap[n+index], colormap[2*n+index]
+	}
+}
+
+// invertFirstChannel replaces channel 0 of the n pixels of dst from
+// pixel start on, stride values apart, by max − value: MinIsWhite samples
+// as MinIsBlack ones. dst holds uint8, uint16 or (for uint32 samples)
+// float64 values, for which max − value is exact.
+func invertFirstChannel(dst any, start, n, stride int, max uint64) {
+	switch d := dst.(type) {
+	case []uint8:
+		invertEach(d, start, n, stride, uint8(max))
+	case []uint16:
+		invertEach(d, start, n, stride, uint16(max))
+	case []float64:
+		invertEach(d, start, n, stride, float64(max))
+	}
+}
+
+func invertEach[T uint8 | uint16 | float64](d []T, start, n, stride int, max T) {
+	for i := range n {
+		j := (start + i) * stride
+		d[j] = max - d[j]
+	}
+}
+
+// float16to32 converts an IEEE 754 half-precision value exactly.
+func float16to32(h uint16) float32 {
+	sign := uint32(h>>15) << 31
+	exp := uint32(h>>10) & 0x1f
+	frac := uint32(h) & 0x3ff
+	switch exp {
+	case 0x1f: // infinity or NaN, keeping the payload
+		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
+	case 0: // zero or subnormal: frac × 2⁻²⁴, exact in float32
+		return math.Float32frombits(sign | math.Float32bits(float32(frac)/(1<<24)))
+	}
+	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
+}
+
+// horizontal undoes (decode) or applies (encode) TIFF predictor 2 on one
+// row of samples of size bytes: each sample is stored as its difference
+// from the sample stride samples before it, modulo 2^(8·size).
+func horizontal(row []byte, size, stride int, order binary.ByteOrder, encode bool) {
+	n := len(row) / size
+	at := func(i int) []byte { return row[i*size:] }
+	if encode {
+		for i := n - 1; i >= stride; i-- {
+			putUint(at(i), size, order, getUint(at(i), size, order)-getUint(at(i-stride), size, order))
+		}
+		return
+	}
+	for i := stride; i < n; i++ {
+		putUint(at(i), size, order, getUint(at(i), size, order)+getUint(at(i-stride), size, order))
+	}
+}
+
+// floatPredictor undoes (decode) or applies (encode) TIFF predictor 3, as
+// libtiff's fpAcc and fpDiff do, on one row of floating-point samples of
+// size bytes held in order: the encoded row holds the most significant
+// byte of every sample, then the next byte of every sample, and so on (in
+// any file byte order), each byte stored as its difference from the byte
+// stride bytes before it. scratch must hold len(row) bytes.
+func floatPredictor(row, scratch []byte, size, stride int, order binary.ByteOrder, encode bool) {
+	n := len(row) / size
+	row = row[:n*size]
+	// significance(b) is the position of byte b (0 = most significant) in
+	// a sample stored in order.
+	significance := func(b int) int {
+		if order == binary.LittleEndian {
+			return size - 1 - b
+		}
+		return b
+	}
+	if encode {
+		for i := range n {
+			for b := range size {
+				scratch[significance(b)*n+i] = row[i*size+b]
+			}
+		}
+		copy(row, scratch)
+		for i := len(row) - 1; i >= stride; i-- {
+			row[i] -= row[i-stride]
+		}
+		return
+	}
+	for i := stride; i < len(row); i++ {
+		row[i] += row[i-stride]
+	}
+	copy(scratch, row)
+	for i := range n {
+		for b := range size {
+			row[i*size+b] = scratch[significance(b)*n+i]
+		}
+	}
+}

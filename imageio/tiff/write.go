@@ -1,0 +1,369 @@
+package tiff
+
+import (
+	"bytes"
+	"compress/zlib"
+	"encoding/binary"
+	"fmt"
+	"io"
+	"math"
+	"slices"
+	"strconv"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// Compression is the scheme Write compresses strips with.
+type Compression uint8
+
+const (
+	None    Compression = iota // uncompressed (TIFF compression 1)
+	Deflate                    // zlib, as TIFF compression 8 (Adobe Deflate)
+	LZW                        // TIFF's LZW, compression 5
+)
+
+var compressionOptionNames = [...]string{"none", "deflate", "lzw"}
+
+func (c Compression) String() string { return nd.EnumName(compressionOptionNames[:], c, "Compression") }
+
+// ParseCompression accepts "none", "deflate" and "lzw", in any case.
+func ParseCompression(s string) (Compression, error) {
+	return nd.ParseEnum[Compression](compressionOptionNames[:], s, "TIFF compression")
+}
+
+// Options control how Write stores an image. The zero value writes
+// uncompressed strips.
+type Options struct {
+	Compression Compression
+	// Predictor stores each sample as its difference from the previous
+	// sample of the same channel in the row, which often compresses
+	// better: TIFF predictor 2 (horizontal differencing) for integers,
+	// predictor 3 (libtiff's floating-point predictor) for floats. It
+	// applies to Deflate and LZW, and is ignored without compression,
+	// where TIFF readers do not expect it.
+	Predictor bool
+}
+
+// stripTarget is the decoded size Write aims each strip at.
+const stripTarget = 64 << 10
+
+// maxClassicOffset is the largest offset a classic TIFF can hold.
+const maxClassicOffset = math.MaxUint32
+
+// Write writes img as a little-endian classic TIFF: one page for an H×W or
+// H×W×C array, P pages for a P×H×W or P×H×W×C one. Channels 0 is written
+// as MinIsBlack, 2 as MinIsBlack with an unassociated alpha sample, 3 as
+// RGB and 4 as RGB with unassociated alpha; integer dtypes as unsigned or
+// signed integers, float32 and float64 as IEEE floats. Each page is
+// stored contiguously (PlanarConfiguration 1) in strips of about 64 KiB,
+// with a resolution of 1 pixel per unit and no absolute unit.
+//
+// A file that would exceed the 4 GiB a classic TIFF can address is an
+// *UnsupportedError; Write finds this out page by page, so earlier pages
+// may have been written to w by then.
+func Write(w io.Writer, img Image, opt Options) error {
+	l, err := layoutFor(img, opt)
+	if err != nil {
+		return err
+	}
+	out := &positionWriter{w: w}
+	header := []byte{'I', 'I', 42, 0, 8, 0, 0, 0}
+	out.write(header)
+	var enc pageEncoder
+	for p := range l.pages {
+		data, counts := enc.encodePage(img.Array.Data, p, l, opt)
+		fields := l.fields(counts)
+		ifdStart := out.pos
+		dataStart := ifdStart + ifdLength(fields)
+		next := uint64(0)
+		if p+1 < l.pages {
+			next = dataStart + uint64(len(data))
+		}
+		// Strip offsets, now that the data's place is known.
+		i := slices.IndexFunc(fields, func(f field) bool { return f.tag == tagStripOffsets })
+		for k, pos := 0, dataStart; k < len(counts); k++ {
+			fields[i].values[k] = uint32(pos)
+			pos += uint64(counts[k])
+		}
+		if end := dataStart + uint64(len(data)); end > maxClassicOffset {
+			return &UnsupportedError{What: "file size", Value: strconv.FormatUint(end, 10) + " bytes",
+				Detail: fmt.Sprintf("page %d ends beyond the 4 GiB a classic TIFF can address; BigTIFF writing is not supported", p)}
+		}
+		out.write(serializeIFD(fields, ifdStart, next))
+		out.write(data)
+		if out.err != nil {
+			return out.err
+		}
+	}
+	return out.err
+}
+
+// positionWriter writes to w, remembering the position and the first
+// error.
+type positionWriter struct {
+	w   io.Writer
+	pos uint64
+	err error
+}
+
+func (p *positionWriter) write(b []byte) {
+	if p.err != nil {
+		return
+	}
+	n, err := p.w.Write(b)
+	p.pos += uint64(n)
+	p.err = err
+}
+
+// writeLayout is what Write derives from an Image before writing.
+type writeLayout struct {
+	pages, height, width, spp int
+	dtype                     nd.DType
+	format                    uint16 // sample format
+	compression, predictor    uint16 // the TIFF tag values
+	rowsPerStrip              int
+}
+
+func layoutFor(img Image, opt Options) (writeLayout, error) {
+	a := img.Array
+	if err := a.Check(); err != nil {
+		return writeLayout{}, err
+	}
+	shape := a.Shape
+	l := writeLayout{pages: 1, spp: max(img.Channels, 1), dtype: a.DType()}
+	switch {
+	case img.Channels == 0 && (len(shape) == 2 || len(shape) == 3):
+	case img.Channels >= 2 && img.Channels <= 4 && (len(shape) == 3 || len(shape) == 4) && shape[len(shape)-1] == img.Channels:
+		shape = shape[:len(shape)-1]
+	default:
+		return writeLayout{}, &UnsupportedError{What: "image shape", Value: fmt.Sprint(a.Shape),
+			Detail: fmt.Sprintf("with Channels %d: write H×W or P×H×W with Channels 0, or H×W×C or P×H×W×C with Channels C of 2 to 4", img.Channels)}
+	}
+	if len(shape) == 3 {
+		l.pages, shape = shape[0], shape[1:]
+	}
+	l.height, l.width = shape[0], shape[1]
+	if l.pages == 0 || l.height == 0 || l.width == 0 {
+		return writeLayout{}, &UnsupportedError{What: "image shape", Value: fmt.Sprint(a.Shape), Detail: "a TIFF page cannot be empty"}
+	}
+	switch l.dtype {
+	case nd.Uint8, nd.Uint16:
+		l.format = sampleFormatUint
+	case nd.Int16, nd.Int32:
+		l.format = sampleFormatInt
+	default:
+		l.format = sampleFormatFloat
+	}
+	switch opt.Compression {
+	case None:
+		l.compression = compressionNone
+	case Deflate:
+		l.compression = compressionDeflate
+	case LZW:
+		l.compression = compressionLZW
+	default:
+		return writeLayout{}, &UnsupportedError{What: "compression option", Value: opt.Compression.String()}
+	}
+	l.predictor = predictorNone
+	if opt.Predictor && opt.Compression != None {
+		l.predictor = predictorHorizontal
+		if l.format == sampleFormatFloat {
+			l.predictor = predictorFloat
+		}
+	}
+	l.rowsPerStrip = min(max(stripTarget/l.rowBytes(), 1), l.height)
+	return l, nil
+}
+
+func (l writeLayout) rowBytes() int { return l.width * l.spp * l.dtype.Size() }
+
+// field is one IFD entry to write: SHORT and LONG values one per element,
+// RATIONAL values as numerator, denominator pairs.
+type field struct {
+	tag, typ uint16
+	values   []uint32
+}
+
+// fields returns the IFD of a page whose strips have the given compressed
+// sizes, with StripOffsets still to fill in; tags in ascending order, as
+// TIFF requires.
+func (l writeLayout) fields(counts []uint32) []field {
+	short := func(tag uint16, v ...uint32) field { return field{tag, typeShort, v} }
+	long := func(tag uint16, v ...uint32) field { return field{tag, typeLong, v} }
+	perSample := func(v uint32) []uint32 {
+		s := make([]uint32, l.spp)
+		for i := range s {
+			s[i] = v
+		}
+		return s
+	}
+	photometric := uint32(photometricMinIsBlack)
+	if l.spp >= 3 {
+		photometric = photometricRGB
+	}
+	f := []field{
+		long(tagImageWidth, uint32(l.width)),
+		long(tagImageLength, uint32(l.height)),
+		short(tagBitsPerSample, perSample(uint32(8*l.dtype.Size()))...),
+		short(tagCompression, uint32(l.compression)),
+		short(tagPhotometric, photometric),
+		long(tagStripOffsets, make([]uint32, len(counts))...),
+		short(tagSamplesPerPixel, uint32(l.spp)),
+		long(tagRowsPerStrip, uint32(l.rowsPerStrip)),
+		long(tagStripByteCounts, counts...),
+		{tagXResolution, typeRational, []uint32{1, 1}},
+		{tagYResolution, typeRational, []uint32{1, 1}},
+		short(tagPlanarConfig, planarContig),
+		short(tagResolutionUnit, resUnitNone),
+	}
+	if l.predictor != predictorNone {
+		f = append(f, short(tagPredictor, uint32(l.predictor)))
+	}
+	if l.spp == 2 || l.spp == 4 {
+		f = append(f, short(tagExtraSamples, extraUnassoc))
+	}
+	return append(f, short(tagSampleFormat, perSample(uint32(l.format))...))
+}
+
+// valueBytes is the size of a field's values; those over 4 bytes are
+// stored after the IFD, at an even offset.
+func (f field) valueBytes() uint64 {
+	if f.typ == typeShort {
+		return 2 * uint64(len(f.values))
+	}
+	return 4 * uint64(len(f.values))
+}
+
+// ifdLength is the size of the IFD of fields with its out-of-line values.
+func ifdLength(fields []field) uint64 {
+	n := 2 + 12*uint64(len(fields)) + 4
+	for _, f := range fields {
+		if b := f.valueBytes(); b > 4 {
+			n += b + b%2
+		}
+	}
+	return n
+}
+
+// serializeIFD lays out fields as an IFD at offset pos, followed by the
+// values that do not fit in their entries, pointing to the next IFD at
+// next (0 for none).
+func serializeIFD(fields []field, pos, next uint64) []byte {
+	le := binary.LittleEndian
+	b := le.AppendUint16(nil, uint16(len(fields)))
+	var extra []byte
+	extraStart := pos + 2 + 12*uint64(len(fields)) + 4
+	for _, f := range fields {
+		var v []byte
+		for _, x := range f.values {
+			if f.typ == typeShort {
+				v = le.AppendUint16(v, uint16(x))
+			} else {
+				v = le.AppendUint32(v, x)
+			}
+		}
+		count := len(f.values)
+		if f.typ == typeRational {
+			count /= 2
+		}
+		b = le.AppendUint16(b, f.tag)
+		b = le.AppendUint16(b, f.typ)
+		b = le.AppendUint32(b, uint32(count))
+		if len(v) <= 4 {
+			b = append(b, v...)
+			b = append(b, make([]byte, 4-len(v))...)
+			continue
+		}
+		b = le.AppendUint32(b, uint32(extraStart+uint64(len(extra))))
+		extra = append(extra, v...)
+		if len(extra)%2 != 0 {
+			extra = append(extra, 0)
+		}
+	}
+	b = le.AppendUint32(b, uint32(next))
+	return append(b, extra...)
+}
+
+// pageEncoder turns pages into compressed strips, reusing its buffers.
+type pageEncoder struct {
+	raw, scratch []byte
+	data         bytes.Buffer
+	zw           *zlib.Writer
+	lzw          lzwEncoder
+}
+
+// encodePage returns the strips of page p, one after another (padded to
+// an even length), and the size of each.
+func (e *pageEncoder) encodePage(src any, p int, l writeLayout, opt Options) ([]byte, []uint32) {
+	e.data.Reset()
+	var counts []uint32
+	rowSamples := l.width * l.spp
+	rowBytes := l.rowBytes()
+	size := l.dtype.Size()
+	for y0 := 0; y0 < l.height; y0 += l.rowsPerStrip {
+		rows := min(l.rowsPerStrip, l.height-y0)
+		first := (p*l.height + y0) * rowSamples
+		e.raw = appendLittleEndian(e.raw[:0], src, first, first+rows*rowSamples)
+		for r := range rows {
+			row := e.raw[r*rowBytes : (r+1)*rowBytes]
+			switch l.predictor {
+			case predictorHorizontal:
+				horizontal(row, size, l.spp, binary.LittleEndian, true)
+			case predictorFloat:
+				e.scratch = grow(e.scratch, rowBytes)
+				floatPredictor(row, e.scratch, size, l.spp, binary.LittleEndian, true)
+			}
+		}
+		before := e.data.Len()
+		switch l.compression {
+		case compressionNone:
+			e.data.Write(e.raw)
+		case compressionDeflate:
+			if e.zw == nil {
+				e.zw = zlib.NewWriter(&e.data)
+			} else {
+				e.zw.Reset(&e.data)
+			}
+			e.zw.Write(e.raw) // writes to a bytes.Buffer cannot fail
+			e.zw.Close()
+		case compressionLZW:
+			e.data.Write(e.lzw.encode(e.data.AvailableBuffer(), e.raw))
+		}
+		counts = append(counts, uint32(e.data.Len()-before))
+	}
+	if e.data.Len()%2 != 0 {
+		e.data.WriteByte(0) // the next IFD must start at an even offset
+	}
+	return e.data.Bytes(), counts
+}
+
+// appendLittleEndian appends elements [from, to) of an array's data to
+// dst, little-endian.
+func appendLittleEndian(dst []byte, data any, from, to int) []byte {
+	le := binary.LittleEndian
+	switch d := data.(type) {
+	case []uint8:
+		return append(dst, d[from:to]...)
+	case []uint16:
+		for _, v := range d[from:to] {
+			dst = le.AppendUint16(dst, v)
+		}
+	case []int16:
+		for _, v := range d[from:to] {
+			dst = le.AppendUint16(dst, uint16(v))
+		}
+	case []int32:
+		for _, v := range d[from:to] {
+			dst = le.AppendUint32(dst, uint32(v))
+		}
+	case []float32:
+		for _, v := range d[from:to] {
+			dst = le.AppendUint32(dst, math.Float32bits(v))
+		}
+	case []float64:
+		for _, v := range d[from:to] {
+			dst = le.AppendUint64(dst, math.Float64bits(v))
+		}
+	}
+	return dst
+}
