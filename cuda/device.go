@@ -1,0 +1,359 @@
+package cuda
+
+import (
+	"errors"
+	"fmt"
+	"runtime"
+	"strconv"
+	"sync"
+)
+
+// Version is a CUDA driver or NVRTC version.
+type Version struct{ Major, Minor int }
+
+func (v Version) String() string { return strconv.Itoa(v.Major) + "." + strconv.Itoa(v.Minor) }
+
+// driverVersionOf splits cuDriverGetVersion's 1000*major + 10*minor.
+func driverVersionOf(v int) Version { return Version{v / 1000, v % 1000 / 10} }
+
+// ComputeCapability is a GPU's architecture generation: 9.0 for the H100.
+type ComputeCapability struct{ Major, Minor int }
+
+func (c ComputeCapability) String() string {
+	return strconv.Itoa(c.Major) + "." + strconv.Itoa(c.Minor)
+}
+
+// Arch is the name NVRTC's --gpu-architecture takes for a CUBIN: "sm_90".
+func (c ComputeCapability) Arch() string {
+	return "sm_" + strconv.Itoa(c.Major) + strconv.Itoa(c.Minor)
+}
+
+// MinComputeCapability is the oldest architecture Open accepts (Pascal).
+// NVRTC must also know the architecture: CUDA 13's NVRTC targets newer ones
+// only, so older GPUs need an NVRTC 12 (NDCONV_LIBNVRTC).
+var MinComputeCapability = ComputeCapability{6, 0}
+
+// Supported reports whether c is MinComputeCapability or newer.
+func (c ComputeCapability) Supported() bool {
+	return c.Major > MinComputeCapability.Major || c.Major == MinComputeCapability.Major && c.Minor >= MinComputeCapability.Minor
+}
+
+// Info describes one GPU: what the planner sizes work by and what
+// `ndconv devices` prints. Memory sizes are in bytes, clocks in kHz; a
+// figure the driver does not report (some are deprecated in CUDA 13) is 0.
+type Info struct {
+	Index                  int // the ordinal Open takes
+	Name                   string
+	ComputeCapability      ComputeCapability
+	SMs                    int // multiprocessors
+	TotalMemory            int64
+	FreeMemory             int64 // at the time of the query; 0 where no context could be made
+	DriverVersion          Version
+	NVRTCVersion           Version // zero where NVRTC is missing
+	WarpSize               int
+	MaxThreadsPerBlock     int
+	MaxThreadsPerSM        int
+	MaxBlockDim            [3]int
+	MaxGridDim             [3]int
+	MaxSharedPerBlock      int // without opting in
+	MaxSharedPerBlockOptin int // with Function.SetMaxDynamicSharedMemory
+	MaxSharedPerSM         int
+	MaxRegistersPerBlock   int
+	L2CacheSize            int
+	ClockRate              int // kHz
+	MemoryClockRate        int // kHz
+	MemoryBusWidth         int // bits
+}
+
+// CUdevice_attribute values (cuda.h).
+const (
+	attrMaxThreadsPerBlock     = 1
+	attrMaxBlockDimX           = 2 // Y, Z follow
+	attrMaxGridDimX            = 5 // Y, Z follow
+	attrMaxSharedPerBlock      = 8
+	attrWarpSize               = 10
+	attrMaxRegistersPerBlock   = 12
+	attrClockRate              = 13
+	attrMultiprocessorCount    = 16
+	attrMemoryClockRate        = 36
+	attrGlobalMemoryBusWidth   = 37
+	attrL2CacheSize            = 38
+	attrMaxThreadsPerSM        = 39
+	attrComputeCapabilityMajor = 75
+	attrComputeCapabilityMinor = 76
+	attrMaxSharedPerSM         = 81
+	attrMaxSharedPerBlockOptin = 97
+)
+
+// queryDevice reads everything about ordinal that needs no context.
+func queryDevice(ordinal int) (Info, int32, error) {
+	dev, err := cuDeviceGet(ordinal)
+	if err != nil {
+		return Info{}, 0, err
+	}
+	info := Info{Index: ordinal, DriverVersion: driverVersionOf(driver.version)}
+	if info.Name, err = cuDeviceGetName(dev); err != nil {
+		return Info{}, 0, err
+	}
+	if info.TotalMemory, err = cuDeviceTotalMem(dev); err != nil {
+		return Info{}, 0, err
+	}
+	required := []struct {
+		attr int
+		dst  *int
+	}{
+		{attrComputeCapabilityMajor, &info.ComputeCapability.Major},
+		{attrComputeCapabilityMinor, &info.ComputeCapability.Minor},
+		{attrMultiprocessorCount, &info.SMs},
+		{attrWarpSize, &info.WarpSize},
+		{attrMaxThreadsPerBlock, &info.MaxThreadsPerBlock},
+		{attrMaxThreadsPerSM, &info.MaxThreadsPerSM},
+		{attrMaxBlockDimX, &info.MaxBlockDim[0]},
+		{attrMaxBlockDimX + 1, &info.MaxBlockDim[1]},
+		{attrMaxBlockDimX + 2, &info.MaxBlockDim[2]},
+		{attrMaxGridDimX, &info.MaxGridDim[0]},
+		{attrMaxGridDimX + 1, &info.MaxGridDim[1]},
+		{attrMaxGridDimX + 2, &info.MaxGridDim[2]},
+		{attrMaxSharedPerBlock, &info.MaxSharedPerBlock},
+		{attrMaxSharedPerBlockOptin, &info.MaxSharedPerBlockOptin},
+		{attrMaxSharedPerSM, &info.MaxSharedPerSM},
+		{attrMaxRegistersPerBlock, &info.MaxRegistersPerBlock},
+		{attrL2CacheSize, &info.L2CacheSize},
+	}
+	for _, a := range required {
+		if *a.dst, err = cuDeviceGetAttribute(a.attr, dev); err != nil {
+			return Info{}, 0, err
+		}
+	}
+	// Deprecated in CUDA 13: reported where the driver still knows them.
+	info.ClockRate, _ = cuDeviceGetAttribute(attrClockRate, dev)
+	info.MemoryClockRate, _ = cuDeviceGetAttribute(attrMemoryClockRate, dev)
+	info.MemoryBusWidth, _ = cuDeviceGetAttribute(attrGlobalMemoryBusWidth, dev)
+	info.NVRTCVersion, _ = nvrtcVersion()
+	return info, dev, nil
+}
+
+var availability struct {
+	once sync.Once
+	err  error
+}
+
+// Available reports whether the CUDA backend can run here: nil, or an
+// *UnavailableError saying why not (no driver library, cuInit failing, no
+// device of compute capability 6.0 or newer, no NVRTC). It never panics and
+// costs one library load the first time, nothing after.
+func Available() error {
+	availability.once.Do(func() { availability.err = checkAvailable() })
+	return availability.err
+}
+
+func checkAvailable() error {
+	if err := loadDriver(); err != nil {
+		return err
+	}
+	n, err := cuDeviceGetCount()
+	if err != nil {
+		return &UnavailableError{Reason: "cannot count devices", Err: err}
+	}
+	if n == 0 {
+		return &UnavailableError{Reason: "no CUDA device"}
+	}
+	var found []string
+	usable := false
+	for i := range n {
+		info, _, err := queryDevice(i)
+		if err != nil {
+			return &UnavailableError{Reason: fmt.Sprintf("cannot query device %d", i), Err: err}
+		}
+		usable = usable || info.ComputeCapability.Supported()
+		found = append(found, info.Name+" ("+info.ComputeCapability.String()+")")
+	}
+	if !usable {
+		return &UnavailableError{Reason: fmt.Sprintf("no device of compute capability %v or newer (found %v)", MinComputeCapability, found)}
+	}
+	return loadNVRTC()
+}
+
+// Devices describes every CUDA device, also those too old for Open (their
+// FreeMemory is 0). It needs the driver, not NVRTC.
+func Devices() ([]Info, error) {
+	if err := loadDriver(); err != nil {
+		return nil, err
+	}
+	n, err := cuDeviceGetCount()
+	if err != nil {
+		return nil, err
+	}
+	infos := make([]Info, 0, n)
+	for i := range n {
+		info, _, err := queryDevice(i)
+		if err != nil {
+			return nil, err
+		}
+		if info.ComputeCapability.Supported() {
+			if d, err := Open(i); err == nil {
+				if live, err := d.Info(); err == nil {
+					info = live
+				}
+				d.Close()
+			}
+		}
+		infos = append(infos, info)
+	}
+	return infos, nil
+}
+
+// Device is one GPU with its primary context retained. Every method may be
+// called from any goroutine, several at once: each runs on a locked OS
+// thread with the context made current (see do).
+type Device struct {
+	index int
+	dev   int32   // CUdevice
+	ctx   uintptr // CUcontext, the retained primary context
+	info  Info    // the static part, fixed at Open
+
+	life   sync.RWMutex // shared by every operation, exclusive for the last Close
+	closed bool
+	refs   int // Opens not yet Closed, guarded by registry.mu
+
+	pool    *Pool
+	modules moduleCache
+}
+
+// registry holds the one Device per ordinal.
+var registry struct {
+	mu   sync.Mutex
+	open map[int]*Device
+}
+
+// Open returns the Device with ordinal index, retaining its primary
+// context on first use. Opening an ordinal again returns the same *Device;
+// each Open is balanced by one Close, and the last Close releases it.
+// Devices older than MinComputeCapability are refused with an
+// *UnsupportedError.
+func Open(index int) (*Device, error) {
+	if err := loadDriver(); err != nil {
+		return nil, err
+	}
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if d := registry.open[index]; d != nil {
+		d.refs++
+		return d, nil
+	}
+	n, err := cuDeviceGetCount()
+	if err != nil {
+		return nil, err
+	}
+	if index < 0 || index >= n {
+		return nil, fmt.Errorf("cuda: no device %d (this machine has %d)", index, n)
+	}
+	info, dev, err := queryDevice(index)
+	if err != nil {
+		return nil, err
+	}
+	if !info.ComputeCapability.Supported() {
+		return nil, &UnsupportedError{What: "compute capability", Value: info.ComputeCapability.String(),
+			Reason: fmt.Sprintf("device %d (%s) is older than the %v ndconv needs", index, info.Name, MinComputeCapability)}
+	}
+	ctx, err := cuDevicePrimaryCtxRetain(dev)
+	if err != nil {
+		return nil, err
+	}
+	d := &Device{index: index, dev: dev, ctx: ctx, info: info, refs: 1}
+	d.pool = &Pool{dev: d, limit: info.TotalMemory / 4}
+	if registry.open == nil {
+		registry.open = map[int]*Device{}
+	}
+	registry.open[index] = d
+	return d, nil
+}
+
+// Close balances one Open. The last Close unloads the cached modules,
+// frees the pool's memory and releases the primary context: buffers still
+// allocated on the device go with it, and every later call on d returns
+// ErrClosed. Closing more often than opening does nothing.
+func (d *Device) Close() error {
+	registry.mu.Lock()
+	defer registry.mu.Unlock()
+	if d.refs == 0 {
+		return nil
+	}
+	d.refs--
+	if d.refs > 0 {
+		return nil
+	}
+	delete(registry.open, d.index)
+
+	d.life.Lock() // waits for the operations in flight
+	defer d.life.Unlock()
+	d.closed = true
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	var errs []error
+	if err := cuCtxSetCurrent(d.ctx); err != nil {
+		errs = append(errs, err)
+	} else {
+		for _, m := range d.modules.drain() {
+			errs = append(errs, cuModuleUnload(m.handle))
+		}
+		for _, p := range d.pool.drain() {
+			errs = append(errs, cuMemFree(p))
+		}
+	}
+	errs = append(errs, cuDevicePrimaryCtxRelease(d.dev))
+	return errors.Join(errs...)
+}
+
+// do runs fn on a locked OS thread with d's context current, and is how
+// every operation on d reaches the driver: a CUDA context is current per
+// OS thread, and a goroutine may change threads between two statements.
+// do must not be nested (fn must not call do, directly or through a
+// method): the shared lock it holds would deadlock against a pending Close.
+func (d *Device) do(fn func() error) error {
+	d.life.RLock()
+	defer d.life.RUnlock()
+	if d.closed {
+		return ErrClosed
+	}
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := cuCtxSetCurrent(d.ctx); err != nil {
+		return err
+	}
+	return fn()
+}
+
+// doValue is do for work that returns a value: a handle, a pointer.
+func doValue[T any](d *Device, fn func() (T, error)) (T, error) {
+	var v T
+	err := d.do(func() (err error) {
+		v, err = fn()
+		return err
+	})
+	return v, err
+}
+
+// Index is the device's ordinal.
+func (d *Device) Index() int { return d.index }
+
+// ComputeCapability is the device's architecture.
+func (d *Device) ComputeCapability() ComputeCapability { return d.info.ComputeCapability }
+
+// Info describes the device, with its free memory as of now.
+func (d *Device) Info() (Info, error) {
+	info := d.info
+	err := d.do(func() error {
+		free, _, err := cuMemGetInfo()
+		info.FreeMemory = free
+		return err
+	})
+	return info, err
+}
+
+// Synchronize waits for all work queued on the device (cuCtxSynchronize),
+// and reports the first asynchronous error, such as a kernel's illegal
+// address.
+func (d *Device) Synchronize() error {
+	return d.do(cuCtxSynchronize)
+}

@@ -1,0 +1,412 @@
+package cuda
+
+import (
+	"sync"
+	"unsafe"
+)
+
+// The driver's entry points, bound once by loadDriver. Each holds the
+// address of the C function named in its comment; where cuda.h maps a name
+// to a versioned symbol (cuMemAlloc → cuMemAlloc_v2) the versioned one is
+// bound, since the plain symbol is the legacy 32-bit ABI.
+var drv driverEntryPoints
+
+type driverEntryPoints struct {
+	cuInit                    uintptr // CUresult cuInit(unsigned int Flags)
+	cuDriverGetVersion        uintptr // CUresult cuDriverGetVersion(int *driverVersion)
+	cuGetErrorName            uintptr // CUresult cuGetErrorName(CUresult error, const char **pStr)
+	cuGetErrorString          uintptr // CUresult cuGetErrorString(CUresult error, const char **pStr)
+	cuDeviceGetCount          uintptr // CUresult cuDeviceGetCount(int *count)
+	cuDeviceGet               uintptr // CUresult cuDeviceGet(CUdevice *device, int ordinal)
+	cuDeviceGetName           uintptr // CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
+	cuDeviceGetAttribute      uintptr // CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
+	cuDeviceTotalMem          uintptr // CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+	cuDevicePrimaryCtxRetain  uintptr // CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
+	cuDevicePrimaryCtxRelease uintptr // CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+	cuCtxSetCurrent           uintptr // CUresult cuCtxSetCurrent(CUcontext ctx)
+	cuCtxGetCurrent           uintptr // CUresult cuCtxGetCurrent(CUcontext *pctx)
+	cuCtxSynchronize          uintptr // CUresult cuCtxSynchronize(void)
+	cuMemGetInfo              uintptr // CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
+	cuMemAlloc                uintptr // CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+	cuMemFree                 uintptr // CUresult cuMemFree_v2(CUdeviceptr dptr)
+	cuMemcpyHtoD              uintptr // CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
+	cuMemcpyDtoH              uintptr // CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
+	cuMemcpyDtoD              uintptr // CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
+	cuMemcpyHtoDAsync         uintptr // CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+	cuMemcpyDtoHAsync         uintptr // CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+	cuMemcpyDtoDAsync         uintptr // CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
+	cuMemsetD8                uintptr // CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n)
+	cuMemsetD8Async           uintptr // CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, CUstream s)
+	cuMemHostAlloc            uintptr // CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
+	cuMemFreeHost             uintptr // CUresult cuMemFreeHost(void *p)
+	cuStreamCreate            uintptr // CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
+	cuStreamSynchronize       uintptr // CUresult cuStreamSynchronize(CUstream hStream)
+	cuStreamDestroy           uintptr // CUresult cuStreamDestroy_v2(CUstream hStream)
+	cuEventCreate             uintptr // CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
+	cuEventRecord             uintptr // CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
+	cuEventSynchronize        uintptr // CUresult cuEventSynchronize(CUevent hEvent)
+	cuEventElapsedTime        uintptr // CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
+	cuEventDestroy            uintptr // CUresult cuEventDestroy_v2(CUevent hEvent)
+	cuModuleLoadData          uintptr // CUresult cuModuleLoadData(CUmodule *module, const void *image)
+	cuModuleUnload            uintptr // CUresult cuModuleUnload(CUmodule hmod)
+	cuModuleGetFunction       uintptr // CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
+	cuModuleGetGlobal         uintptr // CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
+	cuFuncGetAttribute        uintptr // CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
+	cuFuncSetAttribute        uintptr // CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+	// CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, gridDimY, gridDimZ,
+	//     unsigned int blockDimX, blockDimY, blockDimZ, unsigned int sharedMemBytes,
+	//     CUstream hStream, void **kernelParams, void **extra)
+	cuLaunchKernel uintptr
+}
+
+// driverSymbols is the table loadDriver binds: the exact symbol names the
+// driver exports (checked against cuda.h's #define list).
+func driverSymbols() []symbol {
+	return []symbol{
+		{"cuInit", &drv.cuInit},
+		{"cuDriverGetVersion", &drv.cuDriverGetVersion},
+		{"cuGetErrorName", &drv.cuGetErrorName},
+		{"cuGetErrorString", &drv.cuGetErrorString},
+		{"cuDeviceGetCount", &drv.cuDeviceGetCount},
+		{"cuDeviceGet", &drv.cuDeviceGet},
+		{"cuDeviceGetName", &drv.cuDeviceGetName},
+		{"cuDeviceGetAttribute", &drv.cuDeviceGetAttribute},
+		{"cuDeviceTotalMem_v2", &drv.cuDeviceTotalMem},
+		{"cuDevicePrimaryCtxRetain", &drv.cuDevicePrimaryCtxRetain},
+		{"cuDevicePrimaryCtxRelease_v2", &drv.cuDevicePrimaryCtxRelease},
+		{"cuCtxSetCurrent", &drv.cuCtxSetCurrent},
+		{"cuCtxGetCurrent", &drv.cuCtxGetCurrent},
+		{"cuCtxSynchronize", &drv.cuCtxSynchronize},
+		{"cuMemGetInfo_v2", &drv.cuMemGetInfo},
+		{"cuMemAlloc_v2", &drv.cuMemAlloc},
+		{"cuMemFree_v2", &drv.cuMemFree},
+		{"cuMemcpyHtoD_v2", &drv.cuMemcpyHtoD},
+		{"cuMemcpyDtoH_v2", &drv.cuMemcpyDtoH},
+		{"cuMemcpyDtoD_v2", &drv.cuMemcpyDtoD},
+		{"cuMemcpyHtoDAsync_v2", &drv.cuMemcpyHtoDAsync},
+		{"cuMemcpyDtoHAsync_v2", &drv.cuMemcpyDtoHAsync},
+		{"cuMemcpyDtoDAsync_v2", &drv.cuMemcpyDtoDAsync},
+		{"cuMemsetD8_v2", &drv.cuMemsetD8},
+		{"cuMemsetD8Async", &drv.cuMemsetD8Async},
+		{"cuMemHostAlloc", &drv.cuMemHostAlloc},
+		{"cuMemFreeHost", &drv.cuMemFreeHost},
+		{"cuStreamCreate", &drv.cuStreamCreate},
+		{"cuStreamSynchronize", &drv.cuStreamSynchronize},
+		{"cuStreamDestroy_v2", &drv.cuStreamDestroy},
+		{"cuEventCreate", &drv.cuEventCreate},
+		{"cuEventRecord", &drv.cuEventRecord},
+		{"cuEventSynchronize", &drv.cuEventSynchronize},
+		{"cuEventElapsedTime", &drv.cuEventElapsedTime},
+		{"cuEventDestroy_v2", &drv.cuEventDestroy},
+		{"cuModuleLoadData", &drv.cuModuleLoadData},
+		{"cuModuleUnload", &drv.cuModuleUnload},
+		{"cuModuleGetFunction", &drv.cuModuleGetFunction},
+		{"cuModuleGetGlobal_v2", &drv.cuModuleGetGlobal},
+		{"cuFuncGetAttribute", &drv.cuFuncGetAttribute},
+		{"cuFuncSetAttribute", &drv.cuFuncSetAttribute},
+		{"cuLaunchKernel", &drv.cuLaunchKernel},
+	}
+}
+
+var driverLibrary = libSpec{
+	envVar:  "NDCONV_LIBCUDA",
+	sonames: []string{"libcuda.so.1", "libcuda.so"},
+	dirs:    cudaLibraryDirs,
+}
+
+// driver is the process's one binding of libcuda: loaded, bound and
+// initialised on first use (never from init), the outcome kept.
+var driver struct {
+	once    sync.Once
+	err     error // an *UnavailableError
+	path    string
+	version int // cuDriverGetVersion: 1000*major + 10*minor
+}
+
+// loadDriver opens libcuda, binds its symbols and calls cuInit, once. Its
+// error is an *UnavailableError saying which step failed.
+func loadDriver() error {
+	driver.once.Do(func() {
+		lib, err := openLibrary(driverLibrary, lookupEnv)
+		if err != nil {
+			driver.err = &UnavailableError{Reason: "no CUDA driver library", Err: err}
+			return
+		}
+		if err := lib.bind(driverSymbols()); err != nil {
+			drv = driverEntryPoints{} // none half-bound
+			driver.err = &UnavailableError{Reason: "CUDA driver library lacks an entry point (driver too old?)", Err: err}
+			return
+		}
+		driver.path = lib.path
+		if err := check("cuInit", ccall(drv.cuInit, 0)); err != nil {
+			driver.err = &UnavailableError{Reason: "cuInit failed", Err: err}
+			return
+		}
+		var v int32
+		if err := check("cuDriverGetVersion", ccall(drv.cuDriverGetVersion, uintptr(unsafe.Pointer(&v)))); err != nil {
+			driver.err = &UnavailableError{Reason: "cuDriverGetVersion failed", Err: err}
+			return
+		}
+		driver.version = int(v)
+	})
+	return driver.err
+}
+
+// check turns a CUresult into nil or an *Error for call.
+func check(call string, r uintptr) error {
+	code := int(uint32(r)) // CUresult is a 32-bit enum: the register's upper half is not part of it
+	if code == 0 {
+		return nil
+	}
+	name, message := knownResult(code)
+	if s, ok := driverString(drv.cuGetErrorName, code); ok {
+		name = s
+	}
+	if s, ok := driverString(drv.cuGetErrorString, code); ok {
+		message = s
+	}
+	return &Error{Call: call, Code: code, Name: name, Message: message}
+}
+
+// driverString asks cuGetErrorName or cuGetErrorString about code.
+func driverString(fn uintptr, code int) (string, bool) {
+	var p *byte
+	if fn == 0 || ccall(fn, uintptr(code), uintptr(unsafe.Pointer(&p))) != 0 || p == nil {
+		return "", false
+	}
+	return goString(p), true
+}
+
+// goString copies the NUL-terminated C string at p.
+func goString(p *byte) string {
+	if p == nil {
+		return ""
+	}
+	n := 0
+	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
+		n++
+	}
+	return string(unsafe.Slice(p, n))
+}
+
+// cString returns s as a NUL-terminated byte slice for a const char*.
+func cString(s string) []byte {
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return b
+}
+
+// Typed wrappers, one per entry point, each named after it. They assume
+// the caller made the right context current (Device.do).
+
+func cuDeviceGetCount() (int, error) {
+	var n int32
+	err := check("cuDeviceGetCount", ccall(drv.cuDeviceGetCount, uintptr(unsafe.Pointer(&n))))
+	return int(n), err
+}
+
+func cuDeviceGet(ordinal int) (int32, error) {
+	var dev int32
+	err := check("cuDeviceGet", ccall(drv.cuDeviceGet, uintptr(unsafe.Pointer(&dev)), uintptr(ordinal)))
+	return dev, err
+}
+
+func cuDeviceGetName(dev int32) (string, error) {
+	var buf [256]byte
+	if err := check("cuDeviceGetName", ccall(drv.cuDeviceGetName, uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)-1), uintptr(dev))); err != nil {
+		return "", err
+	}
+	return goString(&buf[0]), nil
+}
+
+func cuDeviceGetAttribute(attr int, dev int32) (int, error) {
+	var v int32
+	err := check("cuDeviceGetAttribute", ccall(drv.cuDeviceGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(dev)))
+	return int(v), err
+}
+
+func cuDeviceTotalMem(dev int32) (int64, error) {
+	var n uintptr
+	err := check("cuDeviceTotalMem", ccall(drv.cuDeviceTotalMem, uintptr(unsafe.Pointer(&n)), uintptr(dev)))
+	return int64(n), err
+}
+
+func cuDevicePrimaryCtxRetain(dev int32) (uintptr, error) {
+	var ctx uintptr
+	err := check("cuDevicePrimaryCtxRetain", ccall(drv.cuDevicePrimaryCtxRetain, uintptr(unsafe.Pointer(&ctx)), uintptr(dev)))
+	return ctx, err
+}
+
+func cuDevicePrimaryCtxRelease(dev int32) error {
+	return check("cuDevicePrimaryCtxRelease", ccall(drv.cuDevicePrimaryCtxRelease, uintptr(dev)))
+}
+
+func cuCtxSetCurrent(ctx uintptr) error {
+	return check("cuCtxSetCurrent", ccall(drv.cuCtxSetCurrent, ctx))
+}
+
+func cuCtxGetCurrent() (uintptr, error) {
+	var ctx uintptr
+	err := check("cuCtxGetCurrent", ccall(drv.cuCtxGetCurrent, uintptr(unsafe.Pointer(&ctx))))
+	return ctx, err
+}
+
+func cuCtxSynchronize() error {
+	return check("cuCtxSynchronize", ccall(drv.cuCtxSynchronize))
+}
+
+func cuMemGetInfo() (free, total int64, err error) {
+	var f, t uintptr
+	err = check("cuMemGetInfo", ccall(drv.cuMemGetInfo, uintptr(unsafe.Pointer(&f)), uintptr(unsafe.Pointer(&t))))
+	return int64(f), int64(t), err
+}
+
+func cuMemAlloc(n int) (DevicePtr, error) {
+	var p DevicePtr
+	err := check("cuMemAlloc", ccall(drv.cuMemAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n)))
+	return p, err
+}
+
+func cuMemFree(p DevicePtr) error {
+	return check("cuMemFree", ccall(drv.cuMemFree, uintptr(p)))
+}
+
+// The copies take host memory as a *byte to the first byte: Go memory is
+// safe here (the driver is done with pageable memory when the call
+// returns, asynchronous or not), pinned memory is C memory.
+
+func cuMemcpyHtoD(dst DevicePtr, src *byte, n int) error {
+	return check("cuMemcpyHtoD", ccall(drv.cuMemcpyHtoD, uintptr(dst), uintptr(unsafe.Pointer(src)), uintptr(n)))
+}
+
+func cuMemcpyDtoH(dst *byte, src DevicePtr, n int) error {
+	return check("cuMemcpyDtoH", ccall(drv.cuMemcpyDtoH, uintptr(unsafe.Pointer(dst)), uintptr(src), uintptr(n)))
+}
+
+func cuMemcpyDtoD(dst, src DevicePtr, n int) error {
+	return check("cuMemcpyDtoD", ccall(drv.cuMemcpyDtoD, uintptr(dst), uintptr(src), uintptr(n)))
+}
+
+func cuMemcpyHtoDAsync(dst DevicePtr, src *byte, n int, stream uintptr) error {
+	return check("cuMemcpyHtoDAsync", ccall(drv.cuMemcpyHtoDAsync, uintptr(dst), uintptr(unsafe.Pointer(src)), uintptr(n), stream))
+}
+
+func cuMemcpyDtoHAsync(dst *byte, src DevicePtr, n int, stream uintptr) error {
+	return check("cuMemcpyDtoHAsync", ccall(drv.cuMemcpyDtoHAsync, uintptr(unsafe.Pointer(dst)), uintptr(src), uintptr(n), stream))
+}
+
+func cuMemcpyDtoDAsync(dst, src DevicePtr, n int, stream uintptr) error {
+	return check("cuMemcpyDtoDAsync", ccall(drv.cuMemcpyDtoDAsync, uintptr(dst), uintptr(src), uintptr(n), stream))
+}
+
+func cuMemsetD8(dst DevicePtr, value byte, n int) error {
+	return check("cuMemsetD8", ccall(drv.cuMemsetD8, uintptr(dst), uintptr(value), uintptr(n)))
+}
+
+func cuMemsetD8Async(dst DevicePtr, value byte, n int, stream uintptr) error {
+	return check("cuMemsetD8Async", ccall(drv.cuMemsetD8Async, uintptr(dst), uintptr(value), uintptr(n), stream))
+}
+
+// cuMemHostAllocPortable makes pinned memory usable from every context.
+const cuMemHostAllocPortable = 0x01
+
+func cuMemHostAlloc(n int) (unsafe.Pointer, error) {
+	var p unsafe.Pointer
+	err := check("cuMemHostAlloc", ccall(drv.cuMemHostAlloc, uintptr(unsafe.Pointer(&p)), uintptr(n), cuMemHostAllocPortable))
+	return p, err
+}
+
+func cuMemFreeHost(p unsafe.Pointer) error {
+	return check("cuMemFreeHost", ccall(drv.cuMemFreeHost, uintptr(p)))
+}
+
+func cuStreamCreate(flags int) (uintptr, error) {
+	var s uintptr
+	err := check("cuStreamCreate", ccall(drv.cuStreamCreate, uintptr(unsafe.Pointer(&s)), uintptr(flags)))
+	return s, err
+}
+
+func cuStreamSynchronize(s uintptr) error {
+	return check("cuStreamSynchronize", ccall(drv.cuStreamSynchronize, s))
+}
+
+func cuStreamDestroy(s uintptr) error {
+	return check("cuStreamDestroy", ccall(drv.cuStreamDestroy, s))
+}
+
+func cuEventCreate(flags int) (uintptr, error) {
+	var e uintptr
+	err := check("cuEventCreate", ccall(drv.cuEventCreate, uintptr(unsafe.Pointer(&e)), uintptr(flags)))
+	return e, err
+}
+
+func cuEventRecord(e, stream uintptr) error {
+	return check("cuEventRecord", ccall(drv.cuEventRecord, e, stream))
+}
+
+func cuEventSynchronize(e uintptr) error {
+	return check("cuEventSynchronize", ccall(drv.cuEventSynchronize, e))
+}
+
+func cuEventElapsedTime(start, end uintptr) (float32, error) {
+	var ms float32
+	err := check("cuEventElapsedTime", ccall(drv.cuEventElapsedTime, uintptr(unsafe.Pointer(&ms)), start, end))
+	return ms, err
+}
+
+func cuEventDestroy(e uintptr) error {
+	return check("cuEventDestroy", ccall(drv.cuEventDestroy, e))
+}
+
+func cuModuleLoadData(image []byte) (uintptr, error) {
+	if len(image) == 0 {
+		return 0, &Error{Call: "cuModuleLoadData", Code: CodeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE", Message: "empty module image"}
+	}
+	// The driver is given no length: it reads an ELF or fatbin image by
+	// its headers, anything else as PTX text up to a NUL. A NUL at the end
+	// keeps a damaged or textual image from being read past its end.
+	if image[len(image)-1] != 0 {
+		image = append(image[:len(image):len(image)], 0)
+	}
+	var m uintptr
+	err := check("cuModuleLoadData", ccall(drv.cuModuleLoadData, uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&image[0]))))
+	return m, err
+}
+
+func cuModuleUnload(m uintptr) error {
+	return check("cuModuleUnload", ccall(drv.cuModuleUnload, m))
+}
+
+func cuModuleGetFunction(m uintptr, name string) (uintptr, error) {
+	var f uintptr
+	cname := cString(name)
+	err := check("cuModuleGetFunction", ccall(drv.cuModuleGetFunction, uintptr(unsafe.Pointer(&f)), m, uintptr(unsafe.Pointer(&cname[0]))))
+	return f, err
+}
+
+func cuModuleGetGlobal(m uintptr, name string) (DevicePtr, int, error) {
+	var p DevicePtr
+	var n uintptr
+	cname := cString(name)
+	err := check("cuModuleGetGlobal", ccall(drv.cuModuleGetGlobal, uintptr(unsafe.Pointer(&p)), uintptr(unsafe.Pointer(&n)), m, uintptr(unsafe.Pointer(&cname[0]))))
+	return p, int(n), err
+}
+
+func cuFuncGetAttribute(attr int, f uintptr) (int, error) {
+	var v int32
+	err := check("cuFuncGetAttribute", ccall(drv.cuFuncGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), f))
+	return int(v), err
+}
+
+func cuFuncSetAttribute(f uintptr, attr, value int) error {
+	return check("cuFuncSetAttribute", ccall(drv.cuFuncSetAttribute, f, uintptr(attr), uintptr(value)))
+}
+
+// cuLaunchKernel launches f; params is the address of a pinned void*[]
+// (see paramBlock).
+func cuLaunchKernel(f uintptr, grid, block [3]uint32, shared uint32, stream uintptr, params unsafe.Pointer) error {
+	return check("cuLaunchKernel", ccall(drv.cuLaunchKernel, f,
+		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
+		uintptr(shared), stream, uintptr(params), 0))
+}

@@ -1,0 +1,420 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"slices"
+	"sync"
+
+	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// EngineOptions configure a CUDA engine.
+type EngineOptions struct {
+	// Device is the ordinal (cuda:N).
+	Device int
+	// MemoryBudget bounds the device memory one execution's input and
+	// output may take; 0 means most of the device's free memory. Larger
+	// problems run in slabs along the slowest axis.
+	MemoryBudget int64
+	Progress     nd.Progress
+}
+
+// maxStaticShared is the static shared memory a tile may declare: CUDA
+// allows 48 KiB without opting in.
+const maxStaticShared = 48 << 10
+
+// Direct executes one normalised problem with the direct kernel family
+// (kernels/direct.cl): data in host memory through pinned staging buffers
+// on a stream, or device arrays directly. It keeps its compiled kernels and
+// staging memory between executions; one execution runs at a time.
+type Direct struct {
+	dev *Device
+	p   *nd.Problem
+	opt EngineOptions
+
+	mu     sync.Mutex
+	stream *Stream
+	staged *HostBuffer // pinned, input and output staging
+}
+
+// NewDirect prepares p on a device. Kernels are compiled when first used.
+func NewDirect(p *nd.Problem, opt EngineOptions) (*Direct, error) {
+	dev, err := Open(opt.Device)
+	if err != nil {
+		return nil, err
+	}
+	return &Direct{dev: dev, p: p, opt: opt}, nil
+}
+
+// Close releases the staging memory and the device.
+func (e *Direct) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.staged != nil {
+		e.staged.Free()
+		e.staged = nil
+	}
+	if e.stream != nil {
+		e.stream.Close()
+		e.stream = nil
+	}
+	return e.dev.Close()
+}
+
+// Execute correlates host arrays: the input is staged through pinned
+// memory onto the device, slab by slab when the problem is larger than the
+// memory budget, and the output comes back the same way.
+func (e *Direct) Execute(ctx context.Context, dst, src nd.Array) error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stream == nil {
+		s, err := e.dev.NewStream()
+		if err != nil {
+			return err
+		}
+		e.stream = s
+	}
+	slabs, err := e.slabs()
+	if err != nil {
+		return err
+	}
+	inSize, outSize := e.p.In.Size(), e.p.Out.Size()
+	srcBytes, dstBytes := arrayBytes(src), arrayBytes(dst)
+	for i, s := range slabs {
+		if err := ctx.Err(); err != nil {
+			return err
+		}
+		inBytes, outBytes := s.inElems*inSize, s.outElems*outSize
+		if err := e.stage(max(inBytes, outBytes)); err != nil {
+			return err
+		}
+		in, err := e.dev.Pool().Get(max(inBytes, 1))
+		if err != nil {
+			return err
+		}
+		out, err := e.dev.Pool().Get(max(outBytes, 1))
+		if err != nil {
+			in.Free()
+			return err
+		}
+		err = e.runSlab(s, in, out, srcBytes, dstBytes[s.outOffset*outSize:][:outBytes])
+		in.Free()
+		out.Free()
+		if err != nil {
+			return err
+		}
+		if e.opt.Progress != nil {
+			e.opt.Progress.Report(int64(i+1), int64(len(slabs)))
+		}
+	}
+	return nil
+}
+
+// runSlab gathers a slab's input rows into the staging buffer, copies them
+// to the device, launches, and copies the output back into dst.
+func (e *Direct) runSlab(s slab, in, out *Buffer, src, dst []byte) error {
+	inSize := e.p.In.Size()
+	rowBytes := s.rowElems * inSize
+	staged := e.staged.Bytes()
+	for r, from := range s.rows {
+		copy(staged[r*rowBytes:(r+1)*rowBytes], src[from*rowBytes:(from+1)*rowBytes])
+	}
+	n := len(s.rows) * rowBytes
+	if n > 0 {
+		if err := in.CopyFromHostAsync(0, staged[:n], e.stream); err != nil {
+			return err
+		}
+	}
+	release, err := e.launch(s.problem, in.Ptr(), out.Ptr())
+	if err == nil {
+		err = out.CopyToHostAsync(staged[:len(dst)], 0, e.stream)
+	}
+	// Whatever failed, the stream must be idle before its buffers are reused.
+	if serr := e.stream.Synchronize(); err == nil {
+		err = serr
+	}
+	release()
+	if err != nil {
+		return err
+	}
+	copy(dst, staged[:len(dst)])
+	return nil
+}
+
+// stage makes the pinned staging buffer at least n bytes.
+func (e *Direct) stage(n int) error {
+	if e.staged != nil && e.staged.Size() >= n {
+		return nil
+	}
+	if e.staged != nil {
+		e.staged.Free()
+		e.staged = nil
+	}
+	h, err := e.dev.AllocHost(max(n, 1))
+	if err != nil {
+		return err
+	}
+	e.staged = h
+	return nil
+}
+
+// launch queues the direct kernel for p on device memory. The parameter
+// buffers it uploads stay in use until the stream has finished the kernel:
+// the caller calls release after synchronising.
+func (e *Direct) launch(p *nd.Problem, in, out DevicePtr) (release func(), err error) {
+	release = func() {}
+	l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535})
+	if err != nil || l == nil {
+		return release, err
+	}
+	src, err := kernels.Source(l.Family)
+	if err != nil {
+		return release, err
+	}
+	mod, err := e.dev.Module(src, l.Family+".cu", l.Defines)
+	if err != nil {
+		return release, err
+	}
+	fn, err := mod.Function(l.Name)
+	if err != nil {
+		return release, err
+	}
+	taps, err := e.upload(taps(l))
+	if err != nil {
+		return release, err
+	}
+	outer, err := e.upload(Bytes(l.Outer))
+	if err != nil {
+		taps.Free()
+		return release, err
+	}
+	release = func() {
+		taps.Free()
+		outer.Free()
+	}
+	args := []any{in, out, taps, outer}
+	for _, v := range l.Scalars {
+		args = append(args, v)
+	}
+	if l.Wide {
+		args = append(args, l.CVal)
+	} else {
+		args = append(args, float32(l.CVal))
+	}
+	grid := [3]uint32{uint32(l.Groups[0]), uint32(l.Groups[1]), uint32(l.Groups[2])}
+	block := [3]uint32{uint32(l.Local[0]), uint32(l.Local[1]), uint32(l.Local[2])}
+	return release, fn.Launch(grid, block, 0, e.stream, args...)
+}
+
+// taps returns a launch's weights in its accumulation type, as bytes.
+func taps(l *kernels.Launch) []byte {
+	if l.Wide {
+		return Bytes(l.Taps)
+	}
+	w := make([]float32, len(l.Taps))
+	for i, v := range l.Taps {
+		w[i] = float32(v)
+	}
+	return Bytes(w)
+}
+
+// upload copies small host data into a pool buffer, ordered on the stream.
+func (e *Direct) upload(b []byte) (*Buffer, error) {
+	buf, err := e.dev.Pool().Get(max(len(b), 1))
+	if err != nil {
+		return nil, err
+	}
+	if len(b) > 0 {
+		if err := buf.CopyFromHostAsync(0, b, e.stream); err != nil {
+			buf.Free()
+			return nil, err
+		}
+	}
+	return buf, nil
+}
+
+// arrayBytes views an array's data as bytes.
+func arrayBytes(a nd.Array) []byte {
+	switch d := a.Data.(type) {
+	case []uint8:
+		return d
+	case []uint16:
+		return Bytes(d)
+	case []int16:
+		return Bytes(d)
+	case []int32:
+		return Bytes(d)
+	case []float32:
+		return Bytes(d)
+	case []float64:
+		return Bytes(d)
+	}
+	return nil
+}
+
+// A slab is a run of output rows along axis 0 and the input rows it reads,
+// as a problem of its own whose axis 0 needs no border rule.
+type slab struct {
+	problem   *nd.Problem
+	rows      []int // the input row (along axis 0) of each slab input row
+	rowElems  int   // elements in one row of axis 0
+	inElems   int
+	outElems  int // including the bank
+	outOffset int // first output element (including the bank)
+}
+
+// slabs splits the problem along axis 0 so that each slab's input and
+// output fit the memory budget. A problem that fits is one slab reading
+// every row. Rows outside the input are gathered by the border rule (any
+// distance); for the constant border the slab keeps only real rows and its
+// shift places the others outside, where the kernel reads cval.
+func (e *Direct) slabs() ([]slab, error) {
+	p := e.p
+	budget := e.opt.MemoryBudget
+	if budget <= 0 {
+		info, err := e.dev.Info()
+		if err != nil {
+			return nil, err
+		}
+		budget = info.FreeMemory / 10 * 7
+	}
+	n0, k0, shift0, out0 := p.InShape[0], p.KShape[0], p.Shift[0], p.OutShape[0]
+	rowElems, outRowElems := 1, len(p.Kernels)
+	for d := 1; d < len(p.InShape); d++ {
+		rowElems *= p.InShape[d]
+		outRowElems *= p.OutShape[d]
+	}
+	perRow := int64(rowElems*p.In.Size() + outRowElems*p.Out.Size())
+	halo := int64(k0-1) * int64(rowElems*p.In.Size())
+	rows := out0
+	if int64(out0)*perRow+halo > budget {
+		rows = int((budget - halo) / perRow)
+		if rows < 1 {
+			return nil, &Error{Call: "slabs", Name: "CUDA_ERROR_OUT_OF_MEMORY",
+				Message: fmt.Sprintf("one output row with its %d-row halo needs %d bytes, the budget is %d", k0-1, perRow+halo, budget)}
+		}
+	}
+	var out []slab
+	for o0 := 0; o0 < out0; o0 += rows {
+		o1 := min(o0+rows, out0)
+		q := *p
+		q.InShape, q.OutShape, q.Shift = slices.Clone(p.InShape), slices.Clone(p.OutShape), slices.Clone(p.Shift)
+		q.OutShape[0] = o1 - o0
+		s := slab{problem: &q, rowElems: rowElems, outOffset: o0 * outRowElems}
+		first, last := o0-shift0, o1-1+k0-1-shift0 // input positions read
+		if p.Border == nd.Constant || (first >= 0 && last < n0) {
+			lo, hi := max(first, 0), min(last, n0-1)
+			if lo > hi {
+				// Every row read is outside: one real row keeps the slab
+				// well formed, and the shift leaves it unread.
+				lo, hi = 0, 0
+			}
+			for r := lo; r <= hi; r++ {
+				s.rows = append(s.rows, r)
+			}
+			q.InShape[0] = len(s.rows)
+			q.Shift[0] = shift0 - o0 + lo
+		} else {
+			for r := first; r <= last; r++ {
+				m, _ := p.Border.Index(r, n0)
+				s.rows = append(s.rows, m)
+			}
+			q.InShape[0] = len(s.rows)
+			q.Shift[0] = 0
+		}
+		s.inElems = len(s.rows) * rowElems
+		s.outElems = (o1 - o0) * outRowElems
+		out = append(out, s)
+	}
+	return out, nil
+}
+
+// Array is an array in device memory, so that operations chain on the GPU
+// with no transfers: Upload once, ExecuteDevice as often as wanted,
+// Download the result.
+type Array struct {
+	Shape []int
+	DType nd.DType
+	Buf   *Buffer
+}
+
+// NewArray allocates an uninitialised device array.
+func NewArray(dev *Device, dt nd.DType, shape ...int) (*Array, error) {
+	n, err := nd.NumElements(shape)
+	if err != nil {
+		return nil, err
+	}
+	buf, err := dev.Alloc(max(n*dt.Size(), 1))
+	if err != nil {
+		return nil, err
+	}
+	return &Array{Shape: slices.Clone(shape), DType: dt, Buf: buf}, nil
+}
+
+// Upload copies a host array to the device.
+func Upload(dev *Device, a nd.Array) (*Array, error) {
+	if err := a.Check(); err != nil {
+		return nil, err
+	}
+	d, err := NewArray(dev, a.DType(), a.Shape...)
+	if err != nil {
+		return nil, err
+	}
+	if b := arrayBytes(a); len(b) > 0 {
+		if err := d.Buf.CopyFromHost(0, b); err != nil {
+			d.Free()
+			return nil, err
+		}
+	}
+	return d, nil
+}
+
+// Download copies a device array to a new host array.
+func (a *Array) Download() (nd.Array, error) {
+	h, err := nd.New(a.DType, a.Shape...)
+	if err != nil {
+		return nd.Array{}, err
+	}
+	if b := arrayBytes(h); len(b) > 0 {
+		if err := a.Buf.CopyToHost(b, 0); err != nil {
+			return nd.Array{}, err
+		}
+	}
+	return h, nil
+}
+
+// Free releases the device memory.
+func (a *Array) Free() error { return a.Buf.Free() }
+
+// ExecuteDevice correlates device arrays: src must have the problem's input
+// shape and dtype, dst its output's. Nothing moves between host and device
+// but the kernel's few parameters; it returns when the kernel is done.
+func (e *Direct) ExecuteDevice(ctx context.Context, dst, src *Array) error {
+	p := e.p
+	if src.DType != p.In || !slices.Equal(src.Shape, p.InShape) {
+		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("device array %v %v, the plan takes %v %v", src.DType, src.Shape, p.In, p.InShape)}
+	}
+	if dst.DType != p.Out || !slices.Equal(dst.Shape, p.FullShape()) {
+		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("device array %v %v, the plan gives %v %v", dst.DType, dst.Shape, p.Out, p.FullShape())}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.stream == nil {
+		s, err := e.dev.NewStream()
+		if err != nil {
+			return err
+		}
+		e.stream = s
+	}
+	release, err := e.launch(p, src.Buf.Ptr(), dst.Buf.Ptr())
+	if serr := e.stream.Synchronize(); err == nil {
+		err = serr
+	}
+	release()
+	return err
+}

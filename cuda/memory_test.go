@@ -1,0 +1,148 @@
+package cuda
+
+import (
+	"errors"
+	"math"
+	"testing"
+	"unsafe"
+)
+
+func TestSizeClass(t *testing.T) {
+	prev := 0
+	classes := map[int]bool{}
+	for n := 1; n <= 1<<22; n += 1 + n/7 {
+		c := sizeClass(n)
+		if c < n || c < minSizeClass {
+			t.Fatalf("sizeClass(%d) = %d, too small", n, c)
+		}
+		if n > minSizeClass && float64(c) > 1.25*float64(n) {
+			t.Fatalf("sizeClass(%d) = %d wastes more than 25%%", n, c)
+		}
+		if c < prev {
+			t.Fatalf("sizeClass(%d) = %d, smaller than for a smaller size", n, c)
+		}
+		if sizeClass(c) != c {
+			t.Fatalf("class %d is not its own class", c)
+		}
+		prev = c
+		classes[c] = true
+	}
+	// Four classes per power of two: few lists for a wide range of sizes.
+	if len(classes) > 4*14+1 {
+		t.Errorf("%d classes up to 4 MiB", len(classes))
+	}
+	for n, want := range map[int]int{1: 512, 512: 512, 513: 640, 1000: 1024, 1025: 1280, 3 << 20: 3 << 20, 3<<20 + 1: 3<<20 + 1<<19} {
+		if got := sizeClass(n); got != want {
+			t.Errorf("sizeClass(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+func TestParamBlockMarshal(t *testing.T) {
+	pb := new(paramBlock)
+	buf := &Buffer{ptr: 0x7f00_0000_1000}
+	args := []any{DevicePtr(0x1234), buf, uintptr(99), int32(-2), uint32(7), int64(-3), uint64(1 << 40), float32(1.5), float64(-0.25), int16(-1), uint8(200)}
+	if err := pb.marshal(args); err != nil {
+		t.Fatal(err)
+	}
+	u32 := func(i int) uint32 { return *(*uint32)(pb.ptrs[i]) }
+	u64 := func(i int) uint64 { return *(*uint64)(pb.ptrs[i]) }
+	checks := []struct {
+		got, want uint64
+	}{
+		{u64(0), 0x1234},
+		{u64(1), 0x7f00_0000_1000},
+		{u64(2), 99},
+		{uint64(u32(3)), uint64(uint32(0xfffffffe))},
+		{uint64(u32(4)), 7},
+		{u64(5), uint64(0xfffffffffffffffd)},
+		{u64(6), 1 << 40},
+		{uint64(u32(7)), uint64(math.Float32bits(1.5))},
+		{u64(8), math.Float64bits(-0.25)},
+		{uint64(*(*uint16)(pb.ptrs[9])), 0xffff},
+		{uint64(*(*uint8)(pb.ptrs[10])), 200},
+	}
+	for i, c := range checks {
+		if c.got != c.want {
+			t.Errorf("argument %d (%T): slot holds %#x, want %#x", i, args[i], c.got, c.want)
+		}
+		if pb.ptrs[i] != unsafe.Pointer(&pb.slots[i]) {
+			t.Errorf("argument %d: pointer is not to its slot", i)
+		}
+	}
+
+	var ue *UnsupportedError
+	if err := pb.marshal([]any{int(3)}); !errors.As(err, &ue) {
+		t.Errorf("a Go int was accepted: %v", err)
+	}
+	if err := pb.marshal([]any{"text"}); !errors.As(err, &ue) {
+		t.Errorf("a string was accepted: %v", err)
+	}
+	if err := pb.marshal([]any{(*Buffer)(nil)}); !errors.As(err, &ue) {
+		t.Errorf("a nil *Buffer was accepted: %v", err)
+	}
+	if err := pb.marshal(make([]any, maxKernelParams+1)); !errors.As(err, &ue) {
+		t.Errorf("%d arguments were accepted: %v", maxKernelParams+1, err)
+	}
+}
+
+func TestBytesView(t *testing.T) {
+	f := []float32{1, 2}
+	b := Bytes(f)
+	if len(b) != 8 || unsafe.Pointer(&b[0]) != unsafe.Pointer(&f[0]) {
+		t.Fatalf("Bytes: %d bytes", len(b))
+	}
+	if Bytes([]float64(nil)) != nil {
+		t.Error("Bytes(nil) not nil")
+	}
+	b[3] = 0x40 // 1.0f = 0x3f800000 → 0x40800000 = 4.0f
+	if f[0] != 4 {
+		t.Errorf("Bytes is not a view: f[0] = %v", f[0])
+	}
+}
+
+func TestVersions(t *testing.T) {
+	if v := driverVersionOf(13000); v != (Version{13, 0}) || v.String() != "13.0" {
+		t.Errorf("13000 → %v", v)
+	}
+	if v := driverVersionOf(12080); v != (Version{12, 8}) {
+		t.Errorf("12080 → %v", v)
+	}
+	cc := ComputeCapability{9, 0}
+	if cc.Arch() != "sm_90" || cc.String() != "9.0" || !cc.Supported() {
+		t.Errorf("%v: arch %s", cc, cc.Arch())
+	}
+	if (ComputeCapability{12, 0}).Arch() != "sm_120" {
+		t.Error("sm_120")
+	}
+	for cc, ok := range map[ComputeCapability]bool{{5, 3}: false, {6, 0}: true, {6, 1}: true, {3, 7}: false, {10, 0}: true} {
+		if cc.Supported() != ok {
+			t.Errorf("%v supported = %v", cc, !ok)
+		}
+	}
+}
+
+func TestRangeChecks(t *testing.T) {
+	b := &Buffer{size: 100}
+	for _, c := range []struct{ off, n int }{{-1, 1}, {0, 101}, {100, 1}, {50, 51}, {0, -1}, {101, 0}, {1, math.MaxInt}} {
+		var re *RangeError
+		if err := b.span("Op", c.off, c.n); !errors.As(err, &re) {
+			t.Errorf("span(%d, %d) = %v, want a *RangeError", c.off, c.n, err)
+		}
+	}
+	for _, c := range []struct{ off, n int }{{0, 100}, {100, 0}, {99, 1}, {0, 0}} {
+		if err := b.span("Op", c.off, c.n); err != nil {
+			t.Errorf("span(%d, %d) = %v", c.off, c.n, err)
+		}
+	}
+	// Out-of-range requests fail before any driver call: no device needed.
+	if err := b.CopyFromHost(90, make([]byte, 20)); err == nil {
+		t.Error("an overflowing copy was accepted")
+	}
+	if err := b.Memset(0, 101, 0); err == nil {
+		t.Error("an overflowing memset was accepted")
+	}
+	if err := b.CopyFrom(0, &Buffer{size: 10}, 5, 6); err == nil {
+		t.Error("a copy reading past its source was accepted")
+	}
+}

@@ -1,0 +1,188 @@
+package cuda
+
+import (
+	"os"
+	"path/filepath"
+	"runtime"
+	"slices"
+	"strconv"
+	"strings"
+	"sync"
+	"unsafe"
+)
+
+// NVRTC's entry points, bound once by loadNVRTC.
+var nv struct {
+	nvrtcVersion           uintptr // nvrtcResult nvrtcVersion(int *major, int *minor)
+	nvrtcGetErrorString    uintptr // const char *nvrtcGetErrorString(nvrtcResult result)
+	nvrtcCreateProgram     uintptr // nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name, int numHeaders, const char * const *headers, const char * const *includeNames)
+	nvrtcDestroyProgram    uintptr // nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog)
+	nvrtcCompileProgram    uintptr // nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char * const *options)
+	nvrtcGetProgramLogSize uintptr // nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *logSizeRet)
+	nvrtcGetProgramLog     uintptr // nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log)
+	nvrtcGetCUBINSize      uintptr // nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t *cubinSizeRet)
+	nvrtcGetCUBIN          uintptr // nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin)
+}
+
+func nvrtcSymbols() []symbol {
+	return []symbol{
+		{"nvrtcVersion", &nv.nvrtcVersion},
+		{"nvrtcGetErrorString", &nv.nvrtcGetErrorString},
+		{"nvrtcCreateProgram", &nv.nvrtcCreateProgram},
+		{"nvrtcDestroyProgram", &nv.nvrtcDestroyProgram},
+		{"nvrtcCompileProgram", &nv.nvrtcCompileProgram},
+		{"nvrtcGetProgramLogSize", &nv.nvrtcGetProgramLogSize},
+		{"nvrtcGetProgramLog", &nv.nvrtcGetProgramLog},
+		{"nvrtcGetCUBINSize", &nv.nvrtcGetCUBINSize},
+		{"nvrtcGetCUBIN", &nv.nvrtcGetCUBIN},
+	}
+}
+
+// nvrtcLibrary prefers CUDA 13's NVRTC (the driver the project targets),
+// then 12's: nvrtcGetCUBIN exists in both.
+var nvrtcLibrary = libSpec{
+	envVar:  "NDCONV_LIBNVRTC",
+	sonames: []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
+	dirs:    cudaLibraryDirs,
+}
+
+var nvrtcState struct {
+	once    sync.Once
+	err     error // an *UnavailableError
+	path    string
+	version Version
+}
+
+// loadNVRTC opens and binds NVRTC, once.
+func loadNVRTC() error {
+	nvrtcState.once.Do(func() {
+		lib, err := openLibrary(nvrtcLibrary, lookupEnv)
+		if err != nil {
+			nvrtcState.err = &UnavailableError{Reason: "no NVRTC library", Err: err}
+			return
+		}
+		if err := lib.bind(nvrtcSymbols()); err != nil {
+			nv.nvrtcVersion, nv.nvrtcCompileProgram = 0, 0
+			nvrtcState.err = &UnavailableError{Reason: "NVRTC library lacks an entry point (older than CUDA 11.1?)", Err: err}
+			return
+		}
+		var major, minor int32
+		if err := nvrtcCheck("nvrtcVersion", ccall(nv.nvrtcVersion, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor)))); err != nil {
+			nvrtcState.err = &UnavailableError{Reason: "nvrtcVersion failed", Err: err}
+			return
+		}
+		nvrtcState.path = lib.path
+		nvrtcState.version = Version{int(major), int(minor)}
+		preloadNVRTCBuiltins(lib.path)
+	})
+	return nvrtcState.err
+}
+
+// preloadNVRTCBuiltins loads libnvrtc-builtins from NVRTC's own directory.
+// NVRTC opens it by soname at its first compile, which fails where NVRTC
+// itself was found only by full path (a CUDA directory not on the loader's
+// path); loaded first, it is found already resident. Best effort: a failure
+// here shows up, explained, in the first compile's error.
+func preloadNVRTCBuiltins(nvrtcPath string) {
+	if !filepath.IsAbs(nvrtcPath) {
+		return
+	}
+	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(nvrtcPath), "libnvrtc-builtins.so.*"))
+	slices.Sort(matches)
+	for i := len(matches) - 1; i >= 0; i-- { // the longest, most specific version
+		if _, err := os.Stat(matches[i]); err == nil {
+			if _, err := dlopen(matches[i]); err == nil {
+				return
+			}
+		}
+	}
+}
+
+// nvrtcVersion is the loaded NVRTC's version.
+func nvrtcVersion() (Version, error) {
+	if err := loadNVRTC(); err != nil {
+		return Version{}, err
+	}
+	return nvrtcState.version, nil
+}
+
+// nvrtcCheck turns an nvrtcResult into nil or an *Error for call.
+func nvrtcCheck(call string, r uintptr) error {
+	code := int(uint32(r))
+	if code == 0 {
+		return nil
+	}
+	name := "NVRTC_ERROR_" + strconv.Itoa(code)
+	if code < len(nvrtcResultNames) {
+		name = nvrtcResultNames[code]
+	}
+	if nv.nvrtcGetErrorString != 0 {
+		if p := ccall(nv.nvrtcGetErrorString, uintptr(code)); p != 0 {
+			name = goString(*(**byte)(unsafe.Pointer(&p)))
+		}
+	}
+	return &Error{Call: call, Code: code, Name: name}
+}
+
+// compile compiles CUDA C++ source with NVRTC and returns the CUBIN.
+// options must name the exact architecture (--gpu-architecture=sm_XY, as
+// compileOptions does): a virtual one (compute_XY) yields PTX, not a CUBIN,
+// and is refused. name is the program's name in NVRTC's log. A failed
+// compilation is a *CompileError holding the full log and the options.
+func compile(source, name string, options []string) ([]byte, error) {
+	if err := loadNVRTC(); err != nil {
+		return nil, err
+	}
+	src, cname := cString(source), cString(name)
+	var prog uintptr
+	if err := nvrtcCheck("nvrtcCreateProgram", ccall(nv.nvrtcCreateProgram, uintptr(unsafe.Pointer(&prog)),
+		uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&cname[0])), 0, 0, 0)); err != nil {
+		return nil, err
+	}
+	defer func() { ccall(nv.nvrtcDestroyProgram, uintptr(unsafe.Pointer(&prog))) }()
+
+	// const char* const* options: a Go array of pointers to Go memory,
+	// passed to C, so every string it points to is pinned for the call.
+	var pinner runtime.Pinner
+	defer pinner.Unpin()
+	cOpts := make([]*byte, len(options)+1)
+	for i, o := range options {
+		b := cString(o)
+		pinner.Pin(&b[0])
+		cOpts[i] = &b[0]
+	}
+	r := ccall(nv.nvrtcCompileProgram, prog, uintptr(len(options)), uintptr(unsafe.Pointer(&cOpts[0])))
+	if err := nvrtcCheck("nvrtcCompileProgram", r); err != nil {
+		e := err.(*Error)
+		if e.Code == nvrtcCodeCompilation || e.Code == nvrtcCodeInvalidOption { // the log says which
+			return nil, &CompileError{Program: name, Options: slices.Clone(options), Log: programLog(prog), Err: e}
+		}
+		return nil, err
+	}
+
+	var n uintptr
+	if err := nvrtcCheck("nvrtcGetCUBINSize", ccall(nv.nvrtcGetCUBINSize, prog, uintptr(unsafe.Pointer(&n)))); err != nil {
+		return nil, err
+	}
+	if n == 0 {
+		return nil, &UnsupportedError{What: "compile options", Value: strings.Join(options, " "), Reason: "NVRTC produced no CUBIN (a virtual compute_XY architecture?)"}
+	}
+	cubin := make([]byte, n)
+	if err := nvrtcCheck("nvrtcGetCUBIN", ccall(nv.nvrtcGetCUBIN, prog, uintptr(unsafe.Pointer(&cubin[0])))); err != nil {
+		return nil, err
+	}
+	return cubin, nil
+}
+
+// programLog returns NVRTC's log for prog, or "" if it cannot be had.
+func programLog(prog uintptr) string {
+	var n uintptr
+	if ccall(nv.nvrtcGetProgramLogSize, prog, uintptr(unsafe.Pointer(&n))) != 0 || n <= 1 {
+		return ""
+	}
+	buf := make([]byte, n)
+	if ccall(nv.nvrtcGetProgramLog, prog, uintptr(unsafe.Pointer(&buf[0]))) != 0 {
+		return ""
+	}
+	return strings.TrimRight(string(buf), "\x00")
+}

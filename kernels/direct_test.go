@@ -1,0 +1,180 @@
+package kernels
+
+import (
+	"math"
+	"strconv"
+	"strings"
+	"testing"
+
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// emulateDirect runs a direct Launch on the CPU, work-group by work-group,
+// as direct.cl does (staged tile or global reads, per its TILED define),
+// in float64. It checks the canonical form NewDirect builds — axis folding,
+// tap order, shifts, work sizes — without a GPU; the kernels themselves run
+// against the same case table on the device, in the backends' tests.
+func emulateDirect(t *testing.T, l *Launch, p *nd.Problem, in []float64) []float64 {
+	def := map[string]int{}
+	for _, d := range l.Defines {
+		name, value, _ := strings.Cut(d, "=")
+		if n, err := strconv.Atoi(value); err == nil {
+			def[name] = n
+		}
+	}
+	bank, ky, kx, sy, sx, c := def["BANK"], def["KY"], def["KX"], def["SHIFT_Y"], def["SHIFT_X"], def["C"]
+	tileX, tileY, nOuter, outerTaps := def["TILE_X"], def["TILE_Y"], def["NOUTER"], def["OUTER_TAPS"]
+	inY, inX, outY, outX, planes := int(l.Scalars[0]), int(l.Scalars[1]), int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4])
+	inRow, outRow := inX*c, outX*c
+	inPlane, outPlane := inY*inRow, outY*outRow
+	out := make([]float64, planes*outPlane*bank)
+	constant := p.Border == nd.Constant
+	mapped := func(q, n int) (int, bool) {
+		if constant {
+			return q, q >= 0 && q < n
+		}
+		m, _ := p.Border.Index(q, n)
+		return m, true
+	}
+	load := func(src, py, pe int) float64 {
+		px := int(math.Floor(float64(pe) / float64(c)))
+		ch := pe - px*c
+		y, okY := mapped(py, inY)
+		x, okX := mapped(px, inX)
+		if src < 0 || !okY || !okX {
+			return l.CVal
+		}
+		return in[src*inPlane+y*inRow+x*c+ch]
+	}
+	if l.Groups[2] > planes || l.Groups[0]*tileX < outRow || l.Groups[1]*tileY < outY {
+		t.Fatalf("groups %v do not cover %d planes of %d×%d", l.Groups, planes, outY, outRow)
+	}
+	for plane := 0; plane < planes; plane++ {
+		for gy := 0; gy < l.Groups[1]; gy++ {
+			for gx := 0; gx < l.Groups[0]; gx++ {
+				e0, y0 := gx*tileX, gy*tileY
+				acc := make([]float64, tileY*tileX*bank)
+				for tap := 0; tap < outerTaps; tap++ {
+					src, rest, tt, stride := 0, plane, tap, 1
+					for d := nOuter - 1; d >= 0; d-- {
+						nIn, nOut, k, shift := int(l.Outer[4*d]), int(l.Outer[4*d+1]), int(l.Outer[4*d+2]), int(l.Outer[4*d+3])
+						q := rest%nOut + tt%k - shift
+						rest, tt = rest/nOut, tt/k
+						if src >= 0 {
+							if m, ok := mapped(q, nIn); ok {
+								src += m * stride
+							} else {
+								src = -1
+							}
+						}
+						stride *= nIn
+					}
+					w := l.Taps[tap*ky*kx*bank:]
+					for ly := range tileY {
+						for lx := range tileX {
+							for jy := range ky {
+								for jx := range kx {
+									v := load(src, y0+ly+jy-sy, e0+lx+(jx-sx)*c)
+									for k := range bank {
+										if wk := w[(jy*kx+jx)*bank+k]; wk != 0 {
+											acc[(ly*tileX+lx)*bank+k] += wk * v
+										}
+									}
+								}
+							}
+						}
+					}
+				}
+				for ly := range tileY {
+					for lx := range tileX {
+						e, y := e0+lx, y0+ly
+						if e < outRow && y < outY {
+							copy(out[(plane*outPlane+y*outRow+e)*bank:][:bank], acc[(ly*tileX+lx)*bank:][:bank])
+						}
+					}
+				}
+			}
+		}
+	}
+	return out
+}
+
+// TestDirectCanonicalForm emulates every case of the engines' table and
+// the random cases through NewDirect's launch and compares with the float64
+// reference.
+func TestDirectCanonicalForm(t *testing.T) {
+	cases := append(enginetest.Table(), enginetest.Random(11, 150)...)
+	for _, c := range cases {
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		l, err := NewDirect(p, DirectOptions{MaxLocalBytes: 32 << 10})
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		want := c.Want()
+		if l == nil {
+			if len(want.Values) != 0 {
+				t.Errorf("%s: no launch for a non-empty output", c.Name)
+			}
+			continue
+		}
+		got := emulateDirect(t, l, p, c.Input.Float64s())
+		for i, w := range want.Values {
+			tol := 1e-9 * (1 + want.Magnitude[i])
+			if math.IsNaN(w) != math.IsNaN(got[i]) || !math.IsNaN(w) && math.Abs(got[i]-w) > tol && !(math.IsInf(w, 0) && got[i] == w) {
+				t.Errorf("%s: value %d is %v, want %v (defines %v)", c.Name, i, got[i], w, l.Defines)
+				break
+			}
+		}
+	}
+}
+
+// TestCanonicalFolding pins how axes fold: channels after the kernel axes
+// merge into X; many samples after them become X themselves; outer axes
+// the kernel does not span merge.
+func TestCanonicalFolding(t *testing.T) {
+	a := func(n, k int) axis { return axis{n, n, k, k / 2} }
+	for _, tc := range []struct {
+		name  string
+		axes  []axis
+		outer int
+		y, x  axis
+		c     int
+	}{
+		{"2-D", []axis{a(10, 3), a(20, 5)}, 0, a(10, 3), a(20, 5), 1},
+		{"RGB image", []axis{a(10, 3), a(20, 5), a(3, 1)}, 0, a(10, 3), a(20, 5), 3},
+		{"1-D", []axis{a(30, 7)}, 0, axis{1, 1, 1, 0}, a(30, 7), 1},
+		{"rows only of a wide image", []axis{a(10, 3), a(200, 1)}, 0, a(10, 3), axis{200, 200, 1, 0}, 1},
+		{"3-D", []axis{a(4, 3), a(10, 3), a(20, 3)}, 1, a(10, 3), a(20, 3), 1},
+		{"batch of 2-D", []axis{a(2, 1), a(3, 1), a(10, 3), a(20, 3)}, 1, a(10, 3), a(20, 3), 1},
+	} {
+		outer, y, x, c := canonical(tc.axes)
+		if len(outer) != tc.outer || y != tc.y || x != tc.x || c != tc.c {
+			t.Errorf("%s: outer %v y %v x %v c %d", tc.name, outer, y, x, c)
+		}
+	}
+}
+
+func TestSourceAndKey(t *testing.T) {
+	src, err := Source("direct")
+	if err != nil || !strings.Contains(src, "correlate_direct") || !strings.Contains(src, "border_index") {
+		t.Fatalf("direct source incomplete: %v", err)
+	}
+	if _, err := Source("nonesuch"); err == nil {
+		t.Error("an unknown family has a source")
+	}
+	p, _ := (&nd.Spec{Shape: []int{5, 6}, In: nd.Uint8, Kernels: []nd.Kernel{{Shape: []int{3, 3}, Weights: make([]float64, 9)}}}).Normalize()
+	l1, _ := NewDirect(p, DirectOptions{MaxLocalBytes: 32 << 10})
+	l2, _ := NewDirect(p, DirectOptions{MaxLocalBytes: 32 << 10})
+	if l1.Key() != l2.Key() {
+		t.Error("equal launches have different keys")
+	}
+	p.Border = nd.Wrap
+	l3, _ := NewDirect(p, DirectOptions{MaxLocalBytes: 32 << 10})
+	if l3.Key() == l1.Key() {
+		t.Error("a different border has the same key")
+	}
+}

@@ -1,0 +1,15 @@
+// Package kernels holds the GPU kernel sources, written once in OpenCL C,
+// and builds the define sets that specialise them for one problem. The
+// CUDA backend compiles the very same sources with NVRTC through
+// portability.h (which maps OpenCL's built-ins and qualifiers onto CUDA, as
+// CLBlast does), the OpenCL backend with the device's OpenCL compiler.
+//
+// One kernel family per .cl file; common.cl holds what they share: the
+// border rule and the rounding into integer outputs, mirroring package nd,
+// which the backends' tests compare against.
+//
+// A family's Go builder (NewDirect for direct.cl) turns a normalised
+// nd.Problem into a Launch: the source, the defines, the weights and
+// geometry to upload, and the work sizes. It depends only on nd, so both
+// backends — and tests without a GPU — use it.
+package kernels

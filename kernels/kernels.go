@@ -1,0 +1,109 @@
+package kernels
+
+import (
+	"crypto/sha256"
+	"embed"
+	"encoding/hex"
+	"fmt"
+	"slices"
+	"strings"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+//go:embed portability.h common.cl direct.cl
+var sources embed.FS
+
+// Source returns the complete source of a kernel family ("direct"): the
+// portability header, the shared helpers and the family itself, so that a
+// compiler needs no include paths.
+func Source(family string) (string, error) {
+	var b strings.Builder
+	for _, name := range []string{"portability.h", "common.cl", family + ".cl"} {
+		text, err := sources.ReadFile(name)
+		if err != nil {
+			return "", fmt.Errorf("kernels: no kernel family %q", family)
+		}
+		fmt.Fprintf(&b, "// ---- %s\n", name)
+		b.Write(text)
+	}
+	return b.String(), nil
+}
+
+// A Launch is one specialised kernel, ready for a backend to compile and
+// run: the Source compiled with Defines, called Name, over a grid of
+// Groups work-groups of Local work-items each (x fastest).
+type Launch struct {
+	Family  string
+	Name    string
+	Defines []string // "-DNAME=value" style pairs without the -D: "KX=7"
+	Local   [3]int
+	Groups  [3]int
+	// Wide is true when ACC_T is double (the taps and cval are float64
+	// values; float32 otherwise).
+	Wide bool
+	// Taps are the weights for the taps argument, in ACC_T.
+	Taps []float64
+	// Outer is the int argument describing the outer axes (never empty, so
+	// that a backend can always allocate it).
+	Outer []int32
+	// Scalars are the long arguments after the buffers, in order.
+	Scalars []int64
+	// CVal is the ACC_T argument after them.
+	CVal float64
+	// LocalBytes is the static local memory the kernel declares.
+	LocalBytes int
+}
+
+// Key identifies the compiled program: the family's source and the
+// defines, so that equal specialisations share one module.
+func (l *Launch) Key() string {
+	src, _ := Source(l.Family)
+	h := sha256.New()
+	h.Write([]byte(src))
+	for _, d := range l.Defines {
+		h.Write([]byte{0})
+		h.Write([]byte(d))
+	}
+	return hex.EncodeToString(h.Sum(nil))
+}
+
+// typeName is the OpenCL C name of each dtype.
+func typeName(d nd.DType) string {
+	switch d {
+	case nd.Uint8:
+		return "uchar"
+	case nd.Uint16:
+		return "ushort"
+	case nd.Int16:
+		return "short"
+	case nd.Int32:
+		return "int"
+	case nd.Float32:
+		return "float"
+	case nd.Float64:
+		return "double"
+	}
+	return "void"
+}
+
+// typeDefines are the defines of the element and accumulation types.
+func typeDefines(p *nd.Problem) []string {
+	acc := "float"
+	defs := []string{"IN_T=" + typeName(p.In), "OUT_T=" + typeName(p.Out)}
+	if p.Wide {
+		acc = "double"
+		defs = append(defs, "ACC_DOUBLE=1")
+	}
+	defs = append(defs, "ACC_T="+acc)
+	if p.Out.IsInteger() {
+		lo, hi := p.Out.Range()
+		// The minimum of int32 written as an expression: the literal
+		// 2147483648 does not fit an int.
+		defs = append(defs, "OUT_INTEGER=1", fmt.Sprintf("OUT_MIN=(%d-1)", int64(lo)+1), fmt.Sprintf("OUT_MAX=%d", int64(hi)))
+	} else {
+		defs = append(defs, "OUT_INTEGER=0")
+	}
+	slices.Sort(defs)
+	return defs
+}
