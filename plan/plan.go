@@ -3,10 +3,12 @@ package plan
 import (
 	"context"
 	"fmt"
+	"runtime"
 	"strconv"
 	"strings"
 
 	"github.com/ndconv/ndconv/cpu"
+	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -125,6 +127,14 @@ var Implementations = []Implementation{
 		},
 	},
 	{
+		Device: "cuda", Method: Direct,
+		Supports: func(*nd.Problem) bool { return true },
+		Cost:     DirectCost,
+		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
+			return cuda.NewDirect(p, cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress})
+		},
+	},
+	{
 		Device: "cpu", Method: Separable,
 		Supports: (*nd.Problem).Separable,
 		Cost:     SeparableCost,
@@ -158,7 +168,12 @@ func (e *Executable) Execute(ctx context.Context, dst, src nd.Array) error {
 func New(p *nd.Problem, opt Options) (*Executable, error) {
 	dev := opt.Device
 	if dev.Kind == "" || dev.Kind == "auto" {
-		dev = Device{Kind: "cpu"}
+		dev = autoDevice(p)
+	}
+	if dev.Kind == "cuda" {
+		if err := cuda.Available(); err != nil {
+			return nil, &UnavailableError{Device: dev, Reason: unavailableReason(err)}
+		}
 	}
 	if opt.Method > FFT {
 		return nil, &nd.UnsupportedError{What: "method", Value: opt.Method.String()}
@@ -249,4 +264,39 @@ func product(s []int) int {
 		n *= v
 	}
 	return n
+}
+
+// Estimates for choosing a device: the CPU engine's multiply-add rate
+// (measured on the development machine's cores, scaled by their number),
+// and the GPU's fixed cost per call plus its host transfers at PCIe rates.
+const (
+	cpuMaddsPerCorePerSecond = 3e9
+	gpuCallSeconds           = 2e-3
+	gpuTransferBytesPerSec   = 10e9
+)
+
+// autoDevice picks the GPU when one is usable and the problem is large
+// enough to pay for moving its data there and back; the CPU otherwise.
+func autoDevice(p *nd.Problem) Device {
+	cpuDev := Device{Kind: "cpu"}
+	cpuSeconds := DirectCost(p) / (cpuMaddsPerCorePerSecond * float64(runtime.NumCPU()))
+	if p.Separable() {
+		cpuSeconds = min(cpuSeconds, SeparableCost(p)/(cpuMaddsPerCorePerSecond*float64(runtime.NumCPU())))
+	}
+	bytes := float64(product(p.InShape)*p.In.Size() + product(p.FullShape())*p.Out.Size())
+	gpuSeconds := gpuCallSeconds + bytes/gpuTransferBytesPerSec
+	if cpuSeconds < gpuSeconds || cuda.Available() != nil {
+		return cpuDev
+	}
+	return Device{Kind: "cuda"}
+}
+
+// unavailableReason is the backend's own explanation, without the
+// package prefix the UnavailableError adds its device to.
+func unavailableReason(err error) string {
+	msg := err.Error()
+	for _, prefix := range []string{"cuda: unavailable: ", "cuda: "} {
+		msg = strings.TrimPrefix(msg, prefix)
+	}
+	return msg
 }

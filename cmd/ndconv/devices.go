@@ -3,12 +3,15 @@ package main
 import (
 	"bufio"
 	"fmt"
+	"io"
 	"os"
 	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/cpu"
+
+	"github.com/ndconv/ndconv/cuda"
 )
 
 func newDevicesCommand() *cobra.Command {
@@ -20,10 +23,32 @@ func newDevicesCommand() *cobra.Command {
 			fmt.Fprintf(w, "cpu      %s\n", cpuModel())
 			fmt.Fprintf(w, "         %d cores (GOMAXPROCS %d), %s/%s, SIMD: %s\n",
 				runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, simdFeatures())
-			fmt.Fprintln(w, "cuda     unavailable: this build has no CUDA backend yet")
+			listCUDA(w)
 			fmt.Fprintln(w, "opencl   unavailable: this build has no OpenCL backend yet")
 			return nil
 		},
+	}
+}
+
+// listCUDA prints each GPU with its limits, or why none is usable.
+func listCUDA(w io.Writer) {
+	if err := cuda.Available(); err != nil {
+		fmt.Fprintf(w, "cuda     %s\n", strings.TrimPrefix(err.Error(), "cuda: "))
+		return
+	}
+	devs, err := cuda.Devices()
+	if err != nil {
+		fmt.Fprintf(w, "cuda     unavailable: %v\n", err)
+		return
+	}
+	for _, d := range devs {
+		usable := ""
+		if !d.ComputeCapability.Supported() {
+			usable = " (too old: ndconv needs compute capability 6.0 or newer)"
+		}
+		fmt.Fprintf(w, "cuda:%d   %s, compute capability %v%s\n", d.Index, d.Name, d.ComputeCapability, usable)
+		fmt.Fprintf(w, "         %d SMs, %.1f GiB memory (%.1f GiB free), %d KiB shared per block (%d opt-in), driver %v, NVRTC %v\n",
+			d.SMs, float64(d.TotalMemory)/(1<<30), float64(d.FreeMemory)/(1<<30), d.MaxSharedPerBlock>>10, d.MaxSharedPerBlockOptin>>10, d.DriverVersion, d.NVRTCVersion)
 	}
 }
 

@@ -1,0 +1,305 @@
+package cuda
+
+import (
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"sort"
+	"sync"
+	"testing"
+
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// engineCases is the CPU engine's whole case table and seeded random cases;
+// -short (for compute-sanitizer) keeps every seventh.
+func engineCases(t *testing.T) []enginetest.Case {
+	cases := append(enginetest.Table(), enginetest.Random(6, 300)...)
+	if testing.Short() {
+		var some []enginetest.Case
+		for i := 0; i < len(cases); i += 7 {
+			some = append(some, cases[i])
+		}
+		cases = some
+	}
+	return cases
+}
+
+// runCase executes one case on the GPU from host memory.
+func runCase(t *testing.T, c enginetest.Case, opt EngineOptions) (nd.Array, error) {
+	p, err := c.Spec.Normalize()
+	if err != nil {
+		t.Fatalf("%s: %v", c.Name, err)
+	}
+	e, err := NewDirect(p, opt)
+	if err != nil {
+		return nd.Array{}, err
+	}
+	defer e.Close()
+	dst, err := nd.New(p.Out, p.FullShape()...)
+	if err != nil {
+		t.Fatalf("%s: %v", c.Name, err)
+	}
+	return dst, e.Execute(context.Background(), dst, c.Input)
+}
+
+// TestEngineTable runs every case of the CPU engine's table and the random
+// cases on the GPU and compares with the float64 reference, as the CPU
+// engine's own test does.
+func TestEngineTable(t *testing.T) {
+	testDevice(t)
+	cases := engineCases(t)
+	failed := 0
+	for _, c := range cases {
+		got, err := runCase(t, c, EngineOptions{})
+		if err != nil {
+			t.Errorf("%s: %v", c.Name, err)
+			failed++
+		} else if msg := c.Check(got, c.Want()); msg != "" {
+			t.Errorf("%s: %s", c.Name, msg)
+			failed++
+		}
+		if failed > 20 {
+			t.Fatal("too many failures")
+		}
+	}
+	t.Logf("%d cases on the GPU", len(cases))
+}
+
+// TestEngineSlabs forces a memory budget of a few rows so that problems run
+// in slabs along axis 0, with halos gathered by every border rule, and
+// checks them against the reference.
+func TestEngineSlabs(t *testing.T) {
+	testDevice(t)
+	rng := rand.New(rand.NewPCG(3, 4))
+	n := 0
+	for _, border := range []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant} {
+		for _, mode := range []nd.Mode{nd.Same, nd.Valid, nd.Full} {
+			for _, shape := range [][]int{{37}, {23, 9}, {11, 6, 5}, {9, 7, 3}} {
+				kshape := []int{5, 3, 3}[:min(len(shape), 3)]
+				if len(shape) == 3 && shape[2] == 3 {
+					kshape = []int{5, 3} // channels last
+				}
+				if len(shape) == 1 {
+					kshape = []int{9}
+				}
+				bank := 1 + n%3
+				var kernels []nd.Kernel
+				for range bank {
+					kernels = append(kernels, enginetest.RandomKernel(rng, true, kshape...))
+				}
+				spec := nd.Spec{Shape: shape, In: nd.Uint16, Out: nd.Float32, Kernels: kernels, Border: border, CVal: 7.5, Mode: mode,
+					Origin: []int{(n % 3) - 1}}
+				c := enginetest.Case{Name: fmt.Sprintf("%v/%v/%v/bank%d", border, mode, shape, bank), Spec: spec,
+					Input: enginetest.RandomArray(rng, nd.Uint16, shape...)}
+				n++
+				if _, err := spec.Normalize(); err != nil {
+					continue // valid mode on an axis shorter than the kernel
+				}
+				rowBytes := int64(2 + 4*bank)
+				for _, d := range shape[1:] {
+					rowBytes *= int64(d)
+				}
+				got, err := runCase(t, c, EngineOptions{MemoryBudget: rowBytes*3 + int64(kshape[0])*rowBytes})
+				if err != nil {
+					t.Errorf("%s: %v", c.Name, err)
+					continue
+				}
+				if msg := c.Check(got, c.Want()); msg != "" {
+					t.Errorf("%s: %s", c.Name, msg)
+				}
+			}
+		}
+	}
+	// A budget below one row and its halo is an error, not a crash.
+	c := enginetest.Case{Name: "tiny", Spec: nd.Spec{Shape: []int{8, 8}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 3, 3)}},
+		Input: enginetest.RandomArray(rng, nd.Float32, 8, 8)}
+	if _, err := runCase(t, c, EngineOptions{MemoryBudget: 16}); err == nil {
+		t.Error("a 16-byte budget ran")
+	}
+}
+
+// TestEngineDeviceArrays chains work on device arrays and compares with
+// the host path.
+func TestEngineDeviceArrays(t *testing.T) {
+	dev := testDevice(t)
+	rng := rand.New(rand.NewPCG(5, 6))
+	x := enginetest.RandomArray(rng, nd.Float32, 64, 48, 3)
+	spec := nd.Spec{Shape: x.Shape, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 5, 5), enginetest.RandomKernel(rng, false, 5, 5)}, Border: nd.Mirror}
+	p, err := spec.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewDirect(p, EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	src, err := Upload(dev, x)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer src.Free()
+	dst, err := NewArray(dev, p.Out, p.FullShape()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer dst.Free()
+	for range 3 {
+		if err := e.ExecuteDevice(context.Background(), dst, src); err != nil {
+			t.Fatal(err)
+		}
+	}
+	got, err := dst.Download()
+	if err != nil {
+		t.Fatal(err)
+	}
+	c := enginetest.Case{Name: "device arrays", Spec: spec, Input: x}
+	if msg := c.Check(got, c.Want()); msg != "" {
+		t.Error(msg)
+	}
+	if err := e.ExecuteDevice(context.Background(), src, dst); err == nil {
+		t.Error("swapped device arrays were accepted")
+	}
+}
+
+// TestEngineConcurrent runs cases from 8 goroutines on one device at once.
+func TestEngineConcurrent(t *testing.T) {
+	testDevice(t)
+	cases := enginetest.Random(9, 64)
+	var wg sync.WaitGroup
+	errs := make(chan string, len(cases))
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < len(cases); i += 8 {
+				c := cases[i]
+				got, err := runCase(t, c, EngineOptions{})
+				if err != nil {
+					errs <- fmt.Sprintf("%s: %v", c.Name, err)
+				} else if msg := c.Check(got, c.Want()); msg != "" {
+					errs <- c.Name + ": " + msg
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// TestEngineInputChecks checks ExecuteDevice's shape checks and that a plan
+// is reusable after an error.
+func TestEngineInputChecks(t *testing.T) {
+	dev := testDevice(t)
+	p, err := (&nd.Spec{Shape: []int{4, 5}, In: nd.Uint8, Kernels: []nd.Kernel{{Shape: []int{3}, Weights: []float64{1, 2, 1}}}}).Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewDirect(p, EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	wrong, _ := NewArray(dev, nd.Uint8, 5, 4)
+	defer wrong.Free()
+	right, _ := NewArray(dev, nd.Uint8, 4, 5)
+	defer right.Free()
+	if err := e.ExecuteDevice(context.Background(), right, wrong); err == nil {
+		t.Error("a 5×4 input was accepted for a 4×5 plan")
+	}
+	out, _ := NewArray(dev, nd.Uint8, 4, 5)
+	defer out.Free()
+	if err := e.ExecuteDevice(context.Background(), out, right); err != nil {
+		t.Error(err)
+	}
+	if !slices.Equal(right.Shape, []int{4, 5}) {
+		t.Error("shape changed")
+	}
+}
+
+// TestEngineTiming times the direct kernel on an 8192×8192 float32 image
+// with a 7×7 kernel, data resident on the device, with CUDA events; it runs
+// only when NDCONV_TIMING=1 (a measurement, not a test) and logs the median.
+func TestEngineTiming(t *testing.T) {
+	if os.Getenv("NDCONV_TIMING") != "1" {
+		t.Skip("set NDCONV_TIMING=1 to time the kernel")
+	}
+	dev := testDevice(t)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, tc := range []struct {
+		in, out nd.DType
+		shape   []int
+		k       []int
+		bank    int
+	}{
+		{nd.Float32, nd.Float32, []int{8192, 8192}, []int{7, 7}, 1},
+		{nd.Uint8, nd.Uint8, []int{8192, 8192}, []int{7, 7}, 1},
+		{nd.Float32, nd.Float32, []int{4096, 4096}, []int{3, 3}, 8},
+		{nd.Float32, nd.Float32, []int{256, 256, 256}, []int{5, 5, 5}, 1},
+	} {
+		var ks []nd.Kernel
+		for range tc.bank {
+			ks = append(ks, enginetest.RandomKernel(rng, false, tc.k...))
+		}
+		spec := nd.Spec{Shape: tc.shape, In: tc.in, Out: tc.out, Kernels: ks}
+		p, err := spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := NewDirect(p, EngineOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, err := NewArray(dev, tc.in, tc.shape...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, err := NewArray(dev, tc.out, p.FullShape()...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.ExecuteDevice(context.Background(), dst, src); err != nil { // compile, warm up
+			t.Fatal(err)
+		}
+		start, _ := dev.NewEvent()
+		stop, _ := dev.NewEvent()
+		var ms []float64
+		for range 21 {
+			start.Record(e.stream)
+			release, err := e.launch(p, src.Buf.Ptr(), dst.Buf.Ptr())
+			if err != nil {
+				t.Fatal(err)
+			}
+			stop.Record(e.stream)
+			stop.Synchronize()
+			release()
+			m, _ := stop.MillisecondsSince(start)
+			ms = append(ms, float64(m))
+		}
+		sort.Float64s(ms)
+		n := 1
+		for _, d := range tc.shape {
+			n *= d
+		}
+		taps := 1
+		for _, k := range tc.k {
+			taps *= k
+		}
+		bytes := float64(n*tc.in.Size() + n*tc.bank*tc.out.Size())
+		med := ms[len(ms)/2]
+		t.Logf("TIMING %v→%v %v kernel %v bank %d: median %.3f ms (min %.3f), %.0f GB/s, %.0f GFLOP/s",
+			tc.in, tc.out, tc.shape, tc.k, tc.bank, med, ms[0], bytes/med/1e6, 2*float64(n*taps*tc.bank)/med/1e6)
+		start.Close()
+		stop.Close()
+		src.Free()
+		dst.Free()
+		e.Close()
+	}
+}
