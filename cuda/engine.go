@@ -112,39 +112,68 @@ func (e *Direct) Execute(ctx context.Context, dst, src nd.Array) error {
 	return nil
 }
 
-// runSlab gathers a slab's input rows into the staging buffer, copies them
-// to the device, launches, and copies the output back into dst.
+// stagingBytes bounds the pinned staging buffer: data moves through it in
+// pieces, so that pinning (slow to allocate) stays small however large the
+// arrays.
+var stagingBytes = 32 << 20 // a variable so that tests can force many pieces
+
+// runSlab moves a slab's input rows through the staging buffer to the
+// device, launches, and moves the output back into dst the same way.
 func (e *Direct) runSlab(s slab, in, out *Buffer, src, dst []byte) error {
-	inSize := e.p.In.Size()
-	rowBytes := s.rowElems * inSize
+	rowBytes := s.rowElems * e.p.In.Size()
 	staged := e.staged.Bytes()
-	for r, from := range s.rows {
-		copy(staged[r*rowBytes:(r+1)*rowBytes], src[from*rowBytes:(from+1)*rowBytes])
-	}
-	n := len(s.rows) * rowBytes
-	if n > 0 {
-		if err := in.CopyFromHostAsync(0, staged[:n], e.stream); err != nil {
+	fill, off := 0, 0
+	flush := func() error {
+		if fill == 0 {
+			return nil
+		}
+		if err := in.CopyFromHostAsync(off, staged[:fill], e.stream); err != nil {
 			return err
 		}
+		// The staging buffer is refilled only once the copy is done.
+		if err := e.stream.Synchronize(); err != nil {
+			return err
+		}
+		off += fill
+		fill = 0
+		return nil
+	}
+	for _, from := range s.rows {
+		row := src[from*rowBytes : (from+1)*rowBytes]
+		for len(row) > 0 {
+			n := copy(staged[fill:], row)
+			fill += n
+			row = row[n:]
+			if fill == len(staged) {
+				if err := flush(); err != nil {
+					return err
+				}
+			}
+		}
+	}
+	if err := flush(); err != nil {
+		return err
 	}
 	release, err := e.launch(s.problem, in.Ptr(), out.Ptr())
-	if err == nil {
-		err = out.CopyToHostAsync(staged[:len(dst)], 0, e.stream)
+	for off := 0; err == nil && off < len(dst); off += len(staged) {
+		n := min(len(staged), len(dst)-off)
+		if err = out.CopyToHostAsync(staged[:n], off, e.stream); err == nil {
+			if err = e.stream.Synchronize(); err == nil {
+				copy(dst[off:off+n], staged[:n])
+			}
+		}
 	}
 	// Whatever failed, the stream must be idle before its buffers are reused.
 	if serr := e.stream.Synchronize(); err == nil {
 		err = serr
 	}
 	release()
-	if err != nil {
-		return err
-	}
-	copy(dst, staged[:len(dst)])
-	return nil
+	return err
 }
 
-// stage makes the pinned staging buffer at least n bytes.
+// stage makes the pinned staging buffer min(n, stagingBytes) bytes or more.
 func (e *Direct) stage(n int) error {
+	n = max(min(n, stagingBytes), 1)
 	if e.staged != nil && e.staged.Size() >= n {
 		return nil
 	}
@@ -152,7 +181,7 @@ func (e *Direct) stage(n int) error {
 		e.staged.Free()
 		e.staged = nil
 	}
-	h, err := e.dev.AllocHost(max(n, 1))
+	h, err := e.dev.AllocHost(n)
 	if err != nil {
 		return err
 	}
