@@ -69,12 +69,8 @@ func (e *Direct) Close() error {
 func (e *Direct) Execute(ctx context.Context, dst, src nd.Array) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.stream == nil {
-		s, err := e.dev.NewStream()
-		if err != nil {
-			return err
-		}
-		e.stream = s
+	if err := e.ensureStream(); err != nil {
+		return err
 	}
 	slabs, err := e.slabs()
 	if err != nil {
@@ -110,6 +106,16 @@ func (e *Direct) Execute(ctx context.Context, dst, src nd.Array) error {
 		}
 	}
 	return nil
+}
+
+// ensureStream creates the engine's stream on first use; e.mu is held.
+func (e *Direct) ensureStream() error {
+	if e.stream != nil {
+		return nil
+	}
+	s, err := e.dev.NewStream()
+	e.stream = s
+	return err
 }
 
 // stagingBytes bounds the pinned staging buffer: data moves through it in
@@ -433,12 +439,8 @@ func (e *Direct) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.stream == nil {
-		s, err := e.dev.NewStream()
-		if err != nil {
-			return err
-		}
-		e.stream = s
+	if err := e.ensureStream(); err != nil {
+		return err
 	}
 	release, err := e.launch(p, src.Buf.Ptr(), dst.Buf.Ptr())
 	if serr := e.stream.Synchronize(); err == nil {
