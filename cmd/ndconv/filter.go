@@ -11,26 +11,35 @@ import (
 
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/imageio"
+	"github.com/ndconv/ndconv/imageio/tiff"
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/plan"
 )
 
+// namedFilterHelp lists the named filters for --help.
+const namedFilterHelp = `For example:
+  gaussian:sigma=2   gaussian:sigma=2x1,order=0x1,truncate=4   uniform:size=5
+  sobel:axis=0   prewitt   scharr   laplace   log:sigma=1.5
+  gradient-magnitude:sigma=1   gabor:frequency=0.2,theta=0.5
+  gabor-bank:orientations=8,frequency=0.2`
+
 // filterFlags are the flags of convolve and correlate as given.
 type filterFlags struct {
-	kernels    []string
-	border     string
-	cval       float64
-	origin     string
-	mode       string
-	axes       string
-	dtype      string
-	device     string
-	method     string
-	shape      string
-	inputDType string
-	quality    int
-	gaborBank  int
-	quiet      bool
+	kernels     []string
+	border      string
+	cval        float64
+	origin      string
+	mode        string
+	axes        string
+	dtype       string
+	device      string
+	method      string
+	shape       string
+	inputDType  string
+	quality     int
+	compression string
+	gaborBank   int
+	quiet       bool
 }
 
 // filterJob is a parsed convolve or correlate command line.
@@ -51,20 +60,30 @@ func newFilterCommand(name, peer string, runJob func(*cobra.Command, filterJob) 
 		Use:   name + " [flags] INPUT OUTPUT",
 		Short: strings.ToUpper(name[:1]) + name[1:] + " INPUT with one kernel or a bank (" + peer + ")",
 		Long: `Reads INPUT, ` + name + `s it with the kernel(s) and writes OUTPUT. Formats are
-chosen by extension: .npy (any dtype and rank) and .raw (with --shape and
---input-dtype). Several -k make a filter bank: the output gains a trailing axis
-with one value per kernel.
+chosen by extension: .npy (any dtype and rank), .png and .jpg (H×W or H×W×C),
+.tif/.tiff (pages as a 3-D stack), .nii/.nii.gz (the header's geometry is kept
+from a NIfTI input) and .raw (with --shape and --input-dtype). Several -k make a
+filter bank: the output gains a trailing axis with one value per kernel (write
+it to .npy or .tif).
 
-A kernel SPEC is a file: .npy (any rank) or .csv/.txt (rows of numbers
-separated by commas or spaces: one row is 1-D, several rows 2-D).`,
+A kernel SPEC is a file — .npy (any rank) or .csv/.txt (rows of numbers
+separated by commas or spaces: one row is 1-D, several rows 2-D) — or a named
+filter equal to scipy.ndimage's: name[:key=value,...], per-axis values joined
+by x. ` + namedFilterHelp + `
+A named filter spans every axis but a colour image's channels, unless --axes
+says otherwise.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job := filterJob{op: ndconv.Correlation, kernels: f.kernels, input: args[0], output: args[1], quiet: f.quiet,
 				write: imageio.WriteOptions{JPEGQuality: f.quality}, gaborBank: f.gaborBank}
+			c, err := tiff.ParseCompression(f.compression)
+			if err != nil {
+				return &usageError{fmt.Errorf("--compression: %w", err)}
+			}
+			job.write.TIFF = tiff.Options{Compression: c, Predictor: c != tiff.None}
 			if name == "convolve" {
 				job.op = ndconv.Convolution
 			}
-			var err error
 			if job.opt, job.raw, err = parseFilterOptions(f); err != nil {
 				return err
 			}
@@ -84,6 +103,7 @@ separated by commas or spaces: one row is 1-D, several rows 2-D).`,
 	fl.StringVar(&f.shape, "shape", "", "shape of a .raw INPUT, e.g. 512,512")
 	fl.StringVar(&f.inputDType, "input-dtype", "", "dtype of a .raw INPUT")
 	fl.IntVar(&f.gaborBank, "gabor-bank", 0, "make every -k gabor:… a bank of N orientations (θ + kπ/N)")
+	fl.StringVar(&f.compression, "compression", "none", "compression of a .tif OUTPUT: none|deflate|lzw (with a predictor)")
 	fl.IntVar(&f.quality, "quality", imageio.DefaultJPEGQuality, "JPEG quality of a .jpg OUTPUT, 1 to 100")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success, and no progress bar")
 	return cmd
