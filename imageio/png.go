@@ -158,13 +158,11 @@ func selectChannels(a nd.Array, idx ...int) nd.Array {
 	if len(idx) == 1 {
 		shape = shape[:2]
 	}
-	switch d := a.Data.(type) {
-	case []uint8:
-		return nd.Array{Shape: shape, Data: gather(d, c, idx)}
-	case []uint16:
+	if d, ok := a.Data.([]uint16); ok {
 		return nd.Array{Shape: shape, Data: gather(d, c, idx)}
 	}
-	panic("imageio: selectChannels of a non-image array") // FromImage gives uint8 or uint16 only
+	// FromImage gives only uint8 or uint16 samples.
+	return nd.Array{Shape: shape, Data: gather(a.Data.([]uint8), c, idx)}
 }
 
 func gather[T any](d []T, c int, idx []int) []T {
