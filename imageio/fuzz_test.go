@@ -3,7 +3,7 @@ package imageio
 import (
 	"bytes"
 	"errors"
-	"fmt"
+	"github.com/ndconv/ndconv/internal/fuzzcorpus"
 	"os"
 	"path/filepath"
 	"strings"
@@ -40,28 +40,7 @@ func npySeeds(t testing.TB) map[string][]byte {
 // with -update to rewrite it).
 func TestFuzzCorpus(t *testing.T) {
 	for target, seeds := range fuzzCorpora {
-		checkCorpus(t, target, seeds(t))
-	}
-}
-
-func checkCorpus(t *testing.T, target string, seeds map[string][]byte) {
-	dir := filepath.Join("testdata", "fuzz", target)
-	for name, b := range seeds {
-		want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
-		path := filepath.Join(dir, name)
-		if *update {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil || string(got) != want {
-			t.Errorf("%s is missing or stale (%v); run go test -run TestFuzzCorpus -update", path, err)
-		}
+		fuzzcorpus.Check(t, target, seeds(t), *update)
 	}
 }
 

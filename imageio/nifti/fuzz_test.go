@@ -2,7 +2,7 @@ package nifti
 
 import (
 	"bytes"
-	"fmt"
+	"github.com/ndconv/ndconv/internal/fuzzcorpus"
 	"os"
 	"path/filepath"
 	"strings"
@@ -35,24 +35,7 @@ func fuzzSeeds(t testing.TB) map[string][]byte {
 // TestFuzzCorpus checks that the committed seed corpus is up to date (run
 // with -update to rewrite it).
 func TestFuzzCorpus(t *testing.T) {
-	dir := filepath.Join("testdata", "fuzz", "FuzzRead")
-	for name, b := range fuzzSeeds(t) {
-		want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
-		path := filepath.Join(dir, name)
-		if *update {
-			if err := os.MkdirAll(dir, 0o755); err != nil {
-				t.Fatal(err)
-			}
-			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil || string(got) != want {
-			t.Errorf("%s is missing or stale (%v); run go test -run TestFuzzCorpus -update", path, err)
-		}
-	}
+	fuzzcorpus.Check(t, "FuzzRead", fuzzSeeds(t), *update)
 }
 
 // FuzzRead checks that no input makes Read panic, that errors are the

@@ -1,10 +1,8 @@
 package tiff
 
 import (
-	"fmt"
+	"github.com/ndconv/ndconv/internal/fuzzcorpus"
 	"math/rand/v2"
-	"os"
-	"path/filepath"
 	"strings"
 	"testing"
 
@@ -60,25 +58,7 @@ func patchNext(b []byte, index int, off uint32) {
 // TestFuzzCorpus checks that the committed seed corpus is up to date (run
 // with -update to rewrite it).
 func TestFuzzCorpus(t *testing.T) {
-	dir := filepath.Join("testdata", "fuzz", "FuzzRead")
-	seeds := fuzzSeeds(t)
-	if *update {
-		emptyDir(t, dir)
-	}
-	for name, b := range seeds {
-		want := fmt.Sprintf("go test fuzz v1\n[]byte(%q)\n", b)
-		path := filepath.Join(dir, name)
-		if *update {
-			if err := os.WriteFile(path, []byte(want), 0o644); err != nil {
-				t.Fatal(err)
-			}
-			continue
-		}
-		got, err := os.ReadFile(path)
-		if err != nil || string(got) != want {
-			t.Errorf("%s is missing or stale (%v); run go test -run TestFuzzCorpus -update", path, err)
-		}
-	}
+	fuzzcorpus.Check(t, "FuzzRead", fuzzSeeds(t), *update)
 }
 
 // FuzzRead checks that no input makes Read panic, that errors are the
