@@ -2,55 +2,17 @@ package ndconv_test
 
 import (
 	"context"
-	"encoding/json"
 	"errors"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"testing"
 
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/filters"
-	"github.com/ndconv/ndconv/imageio"
+	"github.com/ndconv/ndconv/internal/filterfixtures"
 	"github.com/ndconv/ndconv/nd"
 )
-
-// filterFixtures is filters/testdata/filters.json, scipy's (and
-// scikit-image's) outputs of every named filter over every border mode,
-// made by filters/testdata/make_filters.py; [offset, count] pairs index
-// the values in filters.npy.
-type filterFixtures struct {
-	Inputs map[string]struct {
-		Shape []int
-		Data  [2]int
-	}
-	Cases []struct {
-		Spec, Scipy, Input, Mode string
-		CVal                     float64
-		Outputs                  [][2]int
-	}
-	values []float64
-}
-
-func (f *filterFixtures) slice(s [2]int) []float64 { return f.values[s[0] : s[0]+s[1]] }
-
-func loadFilterFixtures(t *testing.T) *filterFixtures {
-	raw, err := os.ReadFile("filters/testdata/filters.json")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f := &filterFixtures{}
-	if err := json.Unmarshal(raw, f); err != nil {
-		t.Fatal(err)
-	}
-	a, err := imageio.ReadNPYFile("filters/testdata/filters.npy")
-	if err != nil {
-		t.Fatal(err)
-	}
-	f.values = a.Float64s()
-	return f
-}
 
 // TestNamedFiltersScipy runs scipy's named-filter fixtures through the
 // engine by every method that applies: ndconv.Filter must give scipy's
@@ -58,7 +20,10 @@ func loadFilterFixtures(t *testing.T) *filterFixtures {
 // reference in package filters). Inputs are float64 and, a second time,
 // float32, whose results agree to float32 precision.
 func TestNamedFiltersScipy(t *testing.T) {
-	fx := loadFilterFixtures(t)
+	fx, err := filterfixtures.Load("filters/testdata")
+	if err != nil {
+		t.Fatal(err)
+	}
 	ctx := context.Background()
 	if len(fx.Cases) < 100 {
 		t.Fatalf("only %d fixture cases", len(fx.Cases))
@@ -75,13 +40,13 @@ func TestNamedFiltersScipy(t *testing.T) {
 		}
 		var want []float64
 		for _, o := range c.Outputs {
-			want = append(want, fx.slice(o)...)
+			want = append(want, fx.Values(o)...)
 		}
 		if len(c.Outputs) > 1 { // a bank: interleave, output[..., i]
 			want = interleave(want, len(c.Outputs))
 		}
-		x64 := nd.Array{Shape: in.Shape, Data: slices.Clone(fx.slice(in.Data))}
-		x32 := nd.Array{Shape: in.Shape, Data: toFloat32(fx.slice(in.Data))}
+		x64 := nd.Array{Shape: in.Shape, Data: slices.Clone(fx.Values(in.Data))}
+		x32 := nd.Array{Shape: in.Shape, Data: toFloat32(fx.Values(in.Data))}
 		for _, method := range []ndconv.Method{ndconv.Auto, ndconv.Direct, ndconv.Separable} {
 			for _, x := range []nd.Array{x64, x32} {
 				name := fmt.Sprintf("%s/%s/%s/%v/%v", c.Spec, c.Input, c.Mode, method, x.DType())
@@ -99,8 +64,8 @@ func TestNamedFiltersScipy(t *testing.T) {
 				if x.DType() == nd.Float32 {
 					tol = 2e-5
 				}
-				if msg := withinScale(got.Float64s(), want, tol); msg != "" {
-					t.Errorf("%s vs %s: %s", name, c.Scipy, msg)
+				if err := filterfixtures.Compare(got.Float64s(), want, tol); err != nil {
+					t.Errorf("%s vs %s: %v", name, c.Scipy, err)
 				}
 			}
 		}
@@ -124,23 +89,6 @@ func toFloat32(v []float64) []float32 {
 		out[i] = float32(x)
 	}
 	return out
-}
-
-// withinScale compares with a tolerance relative to the largest |want|.
-func withinScale(got, want []float64, rel float64) string {
-	if len(got) != len(want) {
-		return fmt.Sprintf("%d values, want %d", len(got), len(want))
-	}
-	scale := 0.0
-	for _, w := range want {
-		scale = max(scale, math.Abs(w))
-	}
-	for i := range got {
-		if d := math.Abs(got[i] - want[i]); d > rel*max(scale, 1e-300) || math.IsNaN(got[i]) {
-			return fmt.Sprintf("value %d is %v, want %v", i, got[i], want[i])
-		}
-	}
-	return ""
 }
 
 // TestFilterRoundsOnce checks that filters of several terms compute in

@@ -1,78 +1,23 @@
 package filters
 
 import (
-	"bytes"
-	"encoding/binary"
-	"encoding/json"
 	"fmt"
 	"math"
-	"os"
 	"slices"
 	"testing"
 
+	"github.com/ndconv/ndconv/internal/filterfixtures"
 	"github.com/ndconv/ndconv/internal/ref"
 	"github.com/ndconv/ndconv/nd"
 )
 
-// fixtures is testdata/filters.json (written by testdata/make_filters.py):
-// every slice [offset, count] indexes the vector in testdata/filters.npy.
-type fixtures struct {
-	Scipy, Skimage string
-	Inputs         map[string]struct {
-		Shape []int
-		Data  [2]int
-	}
-	Cases []struct {
-		Spec, Scipy, Input, Mode string
-		CVal                     float64
-		Outputs                  [][2]int
-		PasswiseDiff             float64 `json:"passwise_diff"`
-	}
-	GaborKernels []struct {
-		Spec, Skimage string
-		Shape         []int
-		Weights       [2]int
-	} `json:"gabor_kernels"`
-	values []float64
-}
-
-func (f *fixtures) slice(s [2]int) []float64 { return f.values[s[0] : s[0]+s[1]] }
-
-func loadFixtures(t *testing.T) *fixtures {
+func loadFixtures(t *testing.T) *filterfixtures.Fixtures {
 	t.Helper()
-	raw, err := os.ReadFile("testdata/filters.json")
+	fx, err := filterfixtures.Load("testdata")
 	if err != nil {
 		t.Fatal(err)
 	}
-	f := &fixtures{}
-	if err := json.Unmarshal(raw, f); err != nil {
-		t.Fatal(err)
-	}
-	if f.values, err = readFloat64Npy("testdata/filters.npy"); err != nil {
-		t.Fatal(err)
-	}
-	return f
-}
-
-// readFloat64Npy reads a 1-D little-endian float64 .npy file (format 1.0),
-// all that make_filters.py writes.
-func readFloat64Npy(path string) ([]float64, error) {
-	raw, err := os.ReadFile(path)
-	if err != nil {
-		return nil, err
-	}
-	if len(raw) < 10 || !bytes.HasPrefix(raw, []byte("\x93NUMPY\x01\x00")) {
-		return nil, fmt.Errorf("%s: not a version 1.0 .npy file", path)
-	}
-	end := 10 + int(binary.LittleEndian.Uint16(raw[8:10]))
-	if end > len(raw) || !bytes.Contains(raw[10:end], []byte("'descr': '<f8'")) || (len(raw)-end)%8 != 0 {
-		return nil, fmt.Errorf("%s: want a little-endian float64 vector, header %q", path, raw[10:min(end, len(raw))])
-	}
-	v := make([]float64, (len(raw)-end)/8)
-	for i := range v {
-		v[i] = math.Float64frombits(binary.LittleEndian.Uint64(raw[end+8*i:]))
-	}
-	return v, nil
+	return fx
 }
 
 // apply runs a Filter on x with the float64 oracle: each term correlated by
@@ -90,23 +35,8 @@ func apply(t *testing.T, f Filter, shape []int, x []float64, border nd.Border, c
 	return f.Combine.Apply(nil, terms...)
 }
 
-// closeTo reports the first value of got farther from want than 1e-10 of
-// want's largest magnitude.
-func closeTo(got, want []float64) error {
-	if len(got) != len(want) {
-		return fmt.Errorf("%d values, want %d", len(got), len(want))
-	}
-	peak := 0.0
-	for _, v := range want {
-		peak = max(peak, math.Abs(v))
-	}
-	for i := range got {
-		if d := math.Abs(got[i] - want[i]); !(d <= 1e-10*peak) {
-			return fmt.Errorf("value %d: %v, want %v (|diff| %.3g, max |want| %.3g)", i, got[i], want[i], d, peak)
-		}
-	}
-	return nil
-}
+// closeTo compares with scipy to 1e-10 of the largest value.
+func closeTo(got, want []float64) error { return filterfixtures.Compare(got, want, 1e-10) }
 
 // TestScipyOutputs filters the fixture inputs with every named filter and
 // border mode and compares with scipy.ndimage (and skimage's Gabor kernel).
@@ -136,8 +66,8 @@ func TestScipyOutputs(t *testing.T) {
 				t.Fatalf("%d filters, scipy made %d outputs", len(built), len(c.Outputs))
 			}
 			for i, f := range built {
-				got := apply(t, f, in.Shape, fx.slice(in.Data), border, c.CVal)
-				if err := closeTo(got, fx.slice(c.Outputs[i])); err != nil {
+				got := apply(t, f, in.Shape, fx.Values(in.Data), border, c.CVal)
+				if err := closeTo(got, fx.Values(c.Outputs[i])); err != nil {
 					t.Errorf("filter %d (%s) vs %s: %v", i, f.Name, c.Scipy, err)
 				}
 			}
@@ -207,7 +137,7 @@ func TestGaborKernels(t *testing.T) {
 			if !slices.Equal(k.Shape, c.Shape) || k.Factors != nil {
 				t.Fatalf("shape %v (factors %v), %s has %v", k.Shape, k.Factors != nil, c.Skimage, c.Shape)
 			}
-			if err := closeTo(k.Weights, fx.slice(c.Weights)); err != nil {
+			if err := closeTo(k.Weights, fx.Values(c.Weights)); err != nil {
 				t.Errorf("vs %s: %v", c.Skimage, err)
 			}
 		})
