@@ -206,23 +206,12 @@ func oneBank(fs []filters.Filter) ([]Kernel, bool) {
 			return nil, false
 		}
 		k := f.Terms[0]
-		if len(kernels) > 0 && !slices.Equal(kernelShape(k), kernelShape(kernels[0])) {
+		if len(kernels) > 0 && !slices.Equal(k.Extents(), kernels[0].Extents()) {
 			return nil, false
 		}
 		kernels = append(kernels, k)
 	}
 	return kernels, true
-}
-
-func kernelShape(k Kernel) []int {
-	if k.Factors == nil {
-		return k.Shape
-	}
-	s := make([]int, len(k.Factors))
-	for i, f := range k.Factors {
-		s[i] = len(f)
-	}
-	return s
 }
 
 // combineTerms combines n interleaved term outputs (values[v*n + t]).

@@ -61,7 +61,7 @@ func (k Kernel) check() error {
 		if k.Weights != nil {
 			return argErrorf("kernel", "give weights or factors, not both")
 		}
-		k.Shape = k.shape()
+		k.Shape = k.Extents()
 		if len(k.Factors) != len(k.Shape) {
 			return argErrorf("kernel", "%d factors for a %d-D kernel", len(k.Factors), len(k.Shape))
 		}
@@ -97,8 +97,9 @@ func (k Kernel) check() error {
 	return nil
 }
 
-// shape returns the kernel's shape, taken from the factors when Shape is nil.
-func (k Kernel) shape() []int {
+// Extents returns the kernel's shape, taken from the factors when Shape is
+// nil.
+func (k Kernel) Extents() []int {
 	if len(k.Shape) == 0 && k.Factors != nil {
 		s := make([]int, len(k.Factors))
 		for i, f := range k.Factors {
@@ -210,7 +211,7 @@ func (s *Spec) Normalize() (*Problem, error) {
 	if math.IsNaN(s.CVal) {
 		return nil, argErrorf("cval", "NaN")
 	}
-	kshape := s.Kernels[0].shape()
+	kshape := s.Kernels[0].Extents()
 	for i, k := range s.Kernels {
 		if err := k.check(); err != nil {
 			if len(s.Kernels) > 1 {
@@ -218,8 +219,8 @@ func (s *Spec) Normalize() (*Problem, error) {
 			}
 			return nil, err
 		}
-		if !slices.Equal(k.shape(), kshape) {
-			return nil, argErrorf("kernel", "the bank's kernels differ in shape: %v and %v", kshape, k.shape())
+		if !slices.Equal(k.Extents(), kshape) {
+			return nil, argErrorf("kernel", "the bank's kernels differ in shape: %v and %v", kshape, k.Extents())
 		}
 	}
 	krank := len(kshape)
