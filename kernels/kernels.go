@@ -1,9 +1,7 @@
 package kernels
 
 import (
-	"crypto/sha256"
 	"embed"
-	"encoding/hex"
 	"fmt"
 	"slices"
 	"strings"
@@ -53,19 +51,6 @@ type Launch struct {
 	CVal float64
 	// LocalBytes is the static local memory the kernel declares.
 	LocalBytes int
-}
-
-// Key identifies the compiled program: the family's source and the
-// defines, so that equal specialisations share one module.
-func (l *Launch) Key() string {
-	src, _ := Source(l.Family)
-	h := sha256.New()
-	h.Write([]byte(src))
-	for _, d := range l.Defines {
-		h.Write([]byte{0})
-		h.Write([]byte(d))
-	}
-	return hex.EncodeToString(h.Sum(nil))
 }
 
 // typeName is the OpenCL C name of each dtype.
