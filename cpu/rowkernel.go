@@ -43,24 +43,27 @@ func (r *rowTaps[F]) apply(acc, src []F) {
 	}
 }
 
-// correlateRowGeneric is the plain loop every row kernel must equal (the
-// reference of the tests):
-// acc[x] += Σ_j w[j]·src[x+j].
+// correlateRowGeneric is the plain loop every row kernel must equal bit
+// for bit (the reference of the tests): acc[x] += w[j]·src[x+j] for each
+// nonzero tap j in order, every product and sum rounded on its own — the
+// order of operations every engine, CPU and GPU, follows.
 func correlateRowGeneric[F nd.Float](acc, src, w []F) {
 	src = src[:len(acc)+len(w)-1]
 	for x := range acc {
-		var s F
+		a := acc[x]
 		for j, wj := range w {
-			s += wj * src[x+j]
+			if wj != 0 {
+				a += F(wj * src[x+j])
+			}
 		}
-		acc[x] += s
+		acc[x] = a
 	}
 }
 
-// axpy adds a·x to y.
+// axpy adds a·x to y; F() keeps the product from fusing with the sum.
 func axpy[F nd.Float](y, x []F, a F) {
 	x = x[:len(y)]
 	for i := range y {
-		y[i] += a * x[i]
+		y[i] += F(a * x[i])
 	}
 }

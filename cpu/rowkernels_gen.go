@@ -40,7 +40,9 @@ func correlateRow1[F nd.Float](acc, src, w []F) {
 	src = src[:len(acc)+0]
 	for x := range acc {
 		s := src[x : x+1 : x+1]
-		acc[x] += w0 * s[0]
+		a := acc[x]
+		a += F(w0 * s[0])
+		acc[x] = a
 	}
 }
 
@@ -49,7 +51,10 @@ func correlateRow2[F nd.Float](acc, src, w []F) {
 	src = src[:len(acc)+1]
 	for x := range acc {
 		s := src[x : x+2 : x+2]
-		acc[x] += w0*s[0] + w1*s[1]
+		a := acc[x]
+		a += F(w0 * s[0])
+		a += F(w1 * s[1])
+		acc[x] = a
 	}
 }
 
@@ -58,7 +63,11 @@ func correlateRow3[F nd.Float](acc, src, w []F) {
 	src = src[:len(acc)+2]
 	for x := range acc {
 		s := src[x : x+3 : x+3]
-		acc[x] += w0*s[0] + w1*s[1] + w2*s[2]
+		a := acc[x]
+		a += F(w0 * s[0])
+		a += F(w1 * s[1])
+		a += F(w2 * s[2])
+		acc[x] = a
 	}
 }
 
@@ -67,7 +76,12 @@ func correlateRow4[F nd.Float](acc, src, w []F) {
 	src = src[:len(acc)+3]
 	for x := range acc {
 		s := src[x : x+4 : x+4]
-		acc[x] += w0*s[0] + w1*s[1] + w2*s[2] + w3*s[3]
+		a := acc[x]
+		a += F(w0 * s[0])
+		a += F(w1 * s[1])
+		a += F(w2 * s[2])
+		a += F(w3 * s[3])
+		acc[x] = a
 	}
 }
 
@@ -76,7 +90,13 @@ func correlateRow5[F nd.Float](acc, src, w []F) {
 	src = src[:len(acc)+4]
 	for x := range acc {
 		s := src[x : x+5 : x+5]
-		acc[x] += w0*s[0] + w1*s[1] + w2*s[2] + w3*s[3] + w4*s[4]
+		a := acc[x]
+		a += F(w0 * s[0])
+		a += F(w1 * s[1])
+		a += F(w2 * s[2])
+		a += F(w3 * s[3])
+		a += F(w4 * s[4])
+		acc[x] = a
 	}
 }
 
@@ -85,7 +105,14 @@ func correlateRow6[F nd.Float](acc, src, w []F) {
 	src = src[:len(acc)+5]
 	for x := range acc {
 		s := src[x : x+6 : x+6]
-		acc[x] += w0*s[0] + w1*s[1] + w2*s[2] + w3*s[3] + w4*s[4] + w5*s[5]
+		a := acc[x]
+		a += F(w0 * s[0])
+		a += F(w1 * s[1])
+		a += F(w2 * s[2])
+		a += F(w3 * s[3])
+		a += F(w4 * s[4])
+		a += F(w5 * s[5])
+		acc[x] = a
 	}
 }
 
@@ -94,7 +121,15 @@ func correlateRow7[F nd.Float](acc, src, w []F) {
 	src = src[:len(acc)+6]
 	for x := range acc {
 		s := src[x : x+7 : x+7]
-		acc[x] += w0*s[0] + w1*s[1] + w2*s[2] + w3*s[3] + w4*s[4] + w5*s[5] + w6*s[6]
+		a := acc[x]
+		a += F(w0 * s[0])
+		a += F(w1 * s[1])
+		a += F(w2 * s[2])
+		a += F(w3 * s[3])
+		a += F(w4 * s[4])
+		a += F(w5 * s[5])
+		a += F(w6 * s[6])
+		acc[x] = a
 	}
 }
 
@@ -103,7 +138,16 @@ func correlateRow8[F nd.Float](acc, src, w []F) {
 	src = src[:len(acc)+7]
 	for x := range acc {
 		s := src[x : x+8 : x+8]
-		acc[x] += w0*s[0] + w1*s[1] + w2*s[2] + w3*s[3] + w4*s[4] + w5*s[5] + w6*s[6] + w7*s[7]
+		a := acc[x]
+		a += F(w0 * s[0])
+		a += F(w1 * s[1])
+		a += F(w2 * s[2])
+		a += F(w3 * s[3])
+		a += F(w4 * s[4])
+		a += F(w5 * s[5])
+		a += F(w6 * s[6])
+		a += F(w7 * s[7])
+		acc[x] = a
 	}
 }
 
@@ -112,6 +156,16 @@ func correlateRow9[F nd.Float](acc, src, w []F) {
 	src = src[:len(acc)+8]
 	for x := range acc {
 		s := src[x : x+9 : x+9]
-		acc[x] += w0*s[0] + w1*s[1] + w2*s[2] + w3*s[3] + w4*s[4] + w5*s[5] + w6*s[6] + w7*s[7] + w8*s[8]
+		a := acc[x]
+		a += F(w0 * s[0])
+		a += F(w1 * s[1])
+		a += F(w2 * s[2])
+		a += F(w3 * s[3])
+		a += F(w4 * s[4])
+		a += F(w5 * s[5])
+		a += F(w6 * s[6])
+		a += F(w7 * s[7])
+		a += F(w8 * s[8])
+		acc[x] = a
 	}
 }

@@ -199,7 +199,7 @@ func (s *separable[F]) slabPass(scratch []F, from, to any, stride, offset int, i
 			}
 			q, ok := s.p.Border.Index(i+j-s.p.Shift[d], n)
 			if !ok {
-				c := w * taps.cval
+				c := F(w * taps.cval)
 				for x := range acc {
 					acc[x] += c
 				}

@@ -25,31 +25,58 @@ type EngineOptions struct {
 // allows 48 KiB without opting in.
 const maxStaticShared = 48 << 10
 
-// Direct executes one normalised problem with the direct kernel family
-// (kernels/direct.cl): data in host memory through pinned staging buffers
-// on a stream, or device arrays directly. It keeps its compiled kernels and
-// staging memory between executions; one execution runs at a time.
-type Direct struct {
-	dev *Device
-	p   *nd.Problem
-	opt EngineOptions
+// Engine executes one normalised problem with one method's kernel family:
+// data in host memory through pinned staging buffers on a stream, or device
+// arrays directly. It keeps its compiled kernels and staging memory between
+// executions; one execution runs at a time.
+type Engine struct {
+	dev    *Device
+	p      *nd.Problem
+	opt    EngineOptions
+	method method
 
 	mu     sync.Mutex
 	stream *Stream
 	staged *HostBuffer // pinned, input and output staging
 }
 
-// NewDirect prepares p on a device. Kernels are compiled when first used.
-func NewDirect(p *nd.Problem, opt EngineOptions) (*Direct, error) {
+// A method queues the launches that compute a problem from in into out on
+// the engine's stream. What it uploads or allocates stays in use until the
+// stream is done: the caller calls release after synchronising.
+type method interface {
+	launch(e *Engine, p *nd.Problem, in, out DevicePtr) (release func(), err error)
+	// tempBytesPerRow is the temporary device memory per row along axis 0
+	// of a slab's input, for the memory budget.
+	tempBytesPerRow(p *nd.Problem) int64
+}
+
+// NewDirect prepares p for the direct kernel family (kernels/direct.cl).
+// Kernels are compiled when first used.
+func NewDirect(p *nd.Problem, opt EngineOptions) (*Engine, error) {
+	return newEngine(p, opt, direct{})
+}
+
+// NewSeparable prepares p for the separable kernel family
+// (kernels/separable.cl): one pass per kernel axis through temporaries in
+// device memory, in the CPU engine's order, so the two give the same bits.
+// Every kernel of p must have factors.
+func NewSeparable(p *nd.Problem, opt EngineOptions) (*Engine, error) {
+	if !p.Separable() {
+		return nil, fmt.Errorf("cuda: separable method: a kernel is not separable")
+	}
+	return newEngine(p, opt, separable{})
+}
+
+func newEngine(p *nd.Problem, opt EngineOptions, m method) (*Engine, error) {
 	dev, err := Open(opt.Device)
 	if err != nil {
 		return nil, err
 	}
-	return &Direct{dev: dev, p: p, opt: opt}, nil
+	return &Engine{dev: dev, p: p, opt: opt, method: m}, nil
 }
 
 // Close releases the staging memory and the device.
-func (e *Direct) Close() error {
+func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.staged != nil {
@@ -66,7 +93,7 @@ func (e *Direct) Close() error {
 // Execute correlates host arrays: the input is staged through pinned
 // memory onto the device, slab by slab when the problem is larger than the
 // memory budget, and the output comes back the same way.
-func (e *Direct) Execute(ctx context.Context, dst, src nd.Array) error {
+func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.ensureStream(); err != nil {
@@ -109,7 +136,7 @@ func (e *Direct) Execute(ctx context.Context, dst, src nd.Array) error {
 }
 
 // ensureStream creates the engine's stream on first use; e.mu is held.
-func (e *Direct) ensureStream() error {
+func (e *Engine) ensureStream() error {
 	if e.stream != nil {
 		return nil
 	}
@@ -125,7 +152,7 @@ var stagingBytes = 32 << 20 // a variable so that tests can force many pieces
 
 // runSlab moves a slab's input rows through the staging buffer to the
 // device, launches, and moves the output back into dst the same way.
-func (e *Direct) runSlab(s slab, in, out *Buffer, src, dst []byte) error {
+func (e *Engine) runSlab(s slab, in, out *Buffer, src, dst []byte) error {
 	rowBytes := s.rowElems * e.p.In.Size()
 	staged := e.staged.Bytes()
 	fill, off := 0, 0
@@ -160,7 +187,7 @@ func (e *Direct) runSlab(s slab, in, out *Buffer, src, dst []byte) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	release, err := e.launch(s.problem, in.Ptr(), out.Ptr())
+	release, err := e.method.launch(e, s.problem, in.Ptr(), out.Ptr())
 	for off := 0; err == nil && off < len(dst); off += len(staged) {
 		n := min(len(staged), len(dst)-off)
 		if err = out.CopyToHostAsync(staged[:n], off, e.stream); err == nil {
@@ -178,7 +205,7 @@ func (e *Direct) runSlab(s slab, in, out *Buffer, src, dst []byte) error {
 }
 
 // stage makes the pinned staging buffer min(n, stagingBytes) bytes or more.
-func (e *Direct) stage(n int) error {
+func (e *Engine) stage(n int) error {
 	n = max(min(n, stagingBytes), 1)
 	if e.staged != nil && e.staged.Size() >= n {
 		return nil
@@ -195,15 +222,75 @@ func (e *Direct) stage(n int) error {
 	return nil
 }
 
-// launch queues the direct kernel for p on device memory. The parameter
-// buffers it uploads stay in use until the stream has finished the kernel:
-// the caller calls release after synchronising.
-func (e *Direct) launch(p *nd.Problem, in, out DevicePtr) (release func(), err error) {
-	release = func() {}
+// direct is the direct kernel family: one launch.
+type direct struct{}
+
+func (direct) launch(e *Engine, p *nd.Problem, in, out DevicePtr) (release func(), err error) {
 	l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535})
 	if err != nil || l == nil {
+		return func() {}, err
+	}
+	return e.launch(l, in, out)
+}
+
+func (direct) tempBytesPerRow(*nd.Problem) int64 { return 0 }
+
+// separable is the separable kernel family: a pass per kernel axis and
+// bank kernel, through up to two temporaries from the pool.
+type separable struct{}
+
+func (separable) launch(e *Engine, p *nd.Problem, in, out DevicePtr) (release func(), err error) {
+	var releases []func()
+	release = func() {
+		for _, r := range releases {
+			r()
+		}
+	}
+	s, err := kernels.NewSeparable(p)
+	if err != nil || s == nil {
 		return release, err
 	}
+	buffers := map[kernels.Role]DevicePtr{kernels.Input: in, kernels.Output: out}
+	for i := range s.Temps {
+		t, err := e.dev.Pool().Get(max(s.TempElems*accSize(p), 1))
+		if err != nil {
+			return release, err
+		}
+		releases = append(releases, func() { t.Free() })
+		buffers[kernels.Temp0+kernels.Role(i)] = t.Ptr()
+	}
+	for _, step := range s.Steps {
+		r, err := e.launch(step.Launch, buffers[step.From], buffers[step.To])
+		releases = append(releases, r)
+		if err != nil {
+			return release, err
+		}
+	}
+	return release, nil
+}
+
+// tempBytesPerRow: each temporary holds at most a row's input or output
+// elements (one kernel of the bank at a time) in the accumulator type.
+func (separable) tempBytesPerRow(p *nd.Problem) int64 {
+	in, out := 1, 1
+	for d := 1; d < len(p.InShape); d++ {
+		in *= p.InShape[d]
+		out *= p.OutShape[d]
+	}
+	return 2 * int64(max(in, out)*accSize(p))
+}
+
+func accSize(p *nd.Problem) int {
+	if p.Wide {
+		return 8
+	}
+	return 4
+}
+
+// launch queues one specialised kernel on the engine's stream, reading in
+// and writing out; every family's kernels take the same arguments.
+func (e *Engine) launch(l *kernels.Launch, in, out DevicePtr) (release func(), err error) {
+	release = func() {}
 	src, err := kernels.Source(l.Family)
 	if err != nil {
 		return release, err
@@ -256,7 +343,7 @@ func taps(l *kernels.Launch) []byte {
 }
 
 // upload copies small host data into a pool buffer, ordered on the stream.
-func (e *Direct) upload(b []byte) (*Buffer, error) {
+func (e *Engine) upload(b []byte) (*Buffer, error) {
 	buf, err := e.dev.Pool().Get(max(len(b), 1))
 	if err != nil {
 		return nil, err
@@ -305,7 +392,7 @@ type slab struct {
 // every row. Rows outside the input are gathered by the border rule (any
 // distance); for the constant border the slab keeps only real rows and its
 // shift places the others outside, where the kernel reads cval.
-func (e *Direct) slabs() ([]slab, error) {
+func (e *Engine) slabs() ([]slab, error) {
 	p := e.p
 	budget := e.opt.MemoryBudget
 	if budget <= 0 {
@@ -321,8 +408,9 @@ func (e *Direct) slabs() ([]slab, error) {
 		rowElems *= p.InShape[d]
 		outRowElems *= p.OutShape[d]
 	}
-	perRow := int64(rowElems*p.In.Size() + outRowElems*p.Out.Size())
-	halo := int64(k0-1) * int64(rowElems*p.In.Size())
+	temp := e.method.tempBytesPerRow(p)
+	perRow := int64(rowElems*p.In.Size()+outRowElems*p.Out.Size()) + temp
+	halo := int64(k0-1) * (int64(rowElems*p.In.Size()) + temp)
 	rows := out0
 	if int64(out0)*perRow+halo > budget {
 		rows = int((budget - halo) / perRow)
@@ -426,7 +514,7 @@ func (a *Array) Free() error { return a.Buf.Free() }
 // ExecuteDevice correlates device arrays: src must have the problem's input
 // shape and dtype, dst its output's. Nothing moves between host and device
 // but the kernel's few parameters; it returns when the kernel is done.
-func (e *Direct) ExecuteDevice(ctx context.Context, dst, src *Array) error {
+func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	p := e.p
 	if src.DType != p.In || !slices.Equal(src.Shape, p.InShape) {
 		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("device array %v %v, the plan takes %v %v", src.DType, src.Shape, p.In, p.InShape)}
@@ -442,7 +530,7 @@ func (e *Direct) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err := e.ensureStream(); err != nil {
 		return err
 	}
-	release, err := e.launch(p, src.Buf.Ptr(), dst.Buf.Ptr())
+	release, err := e.method.launch(e, p, src.Buf.Ptr(), dst.Buf.Ptr())
 	if serr := e.stream.Synchronize(); err == nil {
 		err = serr
 	}

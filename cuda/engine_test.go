@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"slices"
@@ -10,6 +11,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ndconv/ndconv/cpu"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -28,13 +30,20 @@ func engineCases(t *testing.T) []enginetest.Case {
 	return cases
 }
 
-// runCase executes one case on the GPU from host memory.
+// runCase executes one case on the GPU from host memory with the direct
+// method.
 func runCase(t *testing.T, c enginetest.Case, opt EngineOptions) (nd.Array, error) {
+	return runCaseWith(t, c, opt, NewDirect)
+}
+
+// runCaseWith executes one case on the GPU from host memory with the
+// engine newEngine makes.
+func runCaseWith(t *testing.T, c enginetest.Case, opt EngineOptions, newEngine func(*nd.Problem, EngineOptions) (*Engine, error)) (nd.Array, error) {
 	p, err := c.Spec.Normalize()
 	if err != nil {
 		t.Fatalf("%s: %v", c.Name, err)
 	}
-	e, err := NewDirect(p, opt)
+	e, err := newEngine(p, opt)
 	if err != nil {
 		return nd.Array{}, err
 	}
@@ -47,26 +56,71 @@ func runCase(t *testing.T, c enginetest.Case, opt EngineOptions) (nd.Array, erro
 }
 
 // TestEngineTable runs every case of the CPU engine's table and the random
-// cases on the GPU and compares with the float64 reference, as the CPU
-// engine's own test does.
+// cases on the GPU, with the direct method and, where the kernels are
+// separable, the separable one, and compares with the float64 reference as
+// the CPU engine's own test does — and with the CPU engine's same method bit
+// for bit, since both add the same products in the same order.
 func TestEngineTable(t *testing.T) {
 	testDevice(t)
 	cases := engineCases(t)
-	failed := 0
-	for _, c := range cases {
-		got, err := runCase(t, c, EngineOptions{})
-		if err != nil {
-			t.Errorf("%s: %v", c.Name, err)
-			failed++
-		} else if msg := c.Check(got, c.Want()); msg != "" {
-			t.Errorf("%s: %s", c.Name, msg)
-			failed++
-		}
-		if failed > 20 {
+	failed, runs := 0, 0
+	fail := func(format string, args ...any) {
+		t.Errorf(format, args...)
+		if failed++; failed > 20 {
 			t.Fatal("too many failures")
 		}
 	}
-	t.Logf("%d cases on the GPU", len(cases))
+	for _, c := range cases {
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		type pair struct {
+			name string
+			gpu  func(*nd.Problem, EngineOptions) (*Engine, error)
+			cpu  func(*nd.Problem, cpu.Options) (cpu.Executable, error)
+		}
+		methods := []pair{{"direct", NewDirect, func(p *nd.Problem, o cpu.Options) (cpu.Executable, error) { return cpu.NewDirect(p, o), nil }}}
+		if p.Separable() {
+			methods = append(methods, pair{"separable", NewSeparable, cpu.NewSeparable})
+		}
+		for _, m := range methods {
+			runs++
+			got, err := runCaseWith(t, c, EngineOptions{}, m.gpu)
+			if err != nil {
+				fail("%s, %s: %v", c.Name, m.name, err)
+				continue
+			}
+			if msg := c.Check(got, c.Want()); msg != "" {
+				fail("%s, %s: %s", c.Name, m.name, msg)
+				continue
+			}
+			want, _ := nd.New(p.Out, p.FullShape()...)
+			engine, err := m.cpu(p, cpu.Options{})
+			if err == nil {
+				err = engine.Execute(context.Background(), want, c.Input)
+			}
+			if err != nil {
+				t.Fatalf("%s: CPU %s: %v", c.Name, m.name, err)
+			}
+			if i := firstDifference(got, want); i >= 0 {
+				fail("%s, %s: value %d is %v on the GPU, %v on the CPU", c.Name, m.name, i, got.Float64s()[i], want.Float64s()[i])
+			}
+		}
+	}
+	t.Logf("%d cases, %d runs on the GPU, each equal to the CPU engine's bits", len(cases), runs)
+}
+
+// firstDifference is the index of the first element whose bits differ
+// (NaNs of any payload agreeing), or -1.
+func firstDifference(a, b nd.Array) int {
+	x, y := a.Float64s(), b.Float64s()
+	for i := range x {
+		if math.Float64bits(x[i]) != math.Float64bits(y[i]) && !(math.IsNaN(x[i]) && math.IsNaN(y[i])) {
+			return i
+		}
+	}
+	return -1
 }
 
 // TestEngineSlabs forces a memory budget of a few rows so that problems run
@@ -87,9 +141,15 @@ func TestEngineSlabs(t *testing.T) {
 					kshape = []int{9}
 				}
 				bank := 1 + n%3
+				// Every other problem runs separably, through temporaries.
+				separable := n%2 == 1
 				var kernels []nd.Kernel
 				for range bank {
-					kernels = append(kernels, enginetest.RandomKernel(rng, true, kshape...))
+					if separable {
+						kernels = append(kernels, enginetest.RandomFactors(rng, kshape...))
+					} else {
+						kernels = append(kernels, enginetest.RandomKernel(rng, true, kshape...))
+					}
 				}
 				spec := nd.Spec{Shape: shape, In: nd.Uint16, Out: nd.Float32, Kernels: kernels, Border: border, CVal: 7.5, Mode: mode,
 					Origin: []int{(n % 3) - 1}}
@@ -100,10 +160,18 @@ func TestEngineSlabs(t *testing.T) {
 					continue // valid mode on an axis shorter than the kernel
 				}
 				rowBytes := int64(2 + 4*bank)
+				if separable {
+					rowBytes += 2 * 4 * 2 // two temporaries, up to twice a row in full mode
+				}
 				for _, d := range shape[1:] {
 					rowBytes *= int64(d)
 				}
-				got, err := runCase(t, c, EngineOptions{MemoryBudget: rowBytes*3 + int64(kshape[0])*rowBytes})
+				newEngine := NewDirect
+				if separable {
+					newEngine = NewSeparable
+					c.Name += "/separable"
+				}
+				got, err := runCaseWith(t, c, EngineOptions{MemoryBudget: rowBytes*3 + int64(kshape[0])*rowBytes}, newEngine)
 				if err != nil {
 					t.Errorf("%s: %v", c.Name, err)
 					continue
@@ -273,7 +341,7 @@ func TestEngineTiming(t *testing.T) {
 		var ms []float64
 		for range 21 {
 			start.Record(e.stream)
-			release, err := e.launch(p, src.Buf.Ptr(), dst.Buf.Ptr())
+			release, err := e.method.launch(e, p, src.Buf.Ptr(), dst.Buf.Ptr())
 			if err != nil {
 				t.Fatal(err)
 			}

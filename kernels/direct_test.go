@@ -6,16 +6,18 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ndconv/ndconv/cpu"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/nd"
 )
 
 // emulateDirect runs a direct Launch on the CPU, work-group by work-group,
 // as direct.cl does (staged tile or global reads, per its TILED define),
-// in float64. It checks the canonical form NewDirect builds — axis folding,
-// tap order, shifts, work sizes — without a GPU; the kernels themselves run
-// against the same case table on the device, in the backends' tests.
-func emulateDirect(t *testing.T, l *Launch, p *nd.Problem, in []float64) []float64 {
+// in the accumulator type F with every product and sum rounded on its own.
+// It checks the canonical form NewDirect builds — axis folding, tap order,
+// shifts, work sizes — without a GPU; the kernels themselves run against
+// the same case table on the device, in the backends' tests.
+func emulateDirect[F nd.Float](t *testing.T, l *Launch, p *nd.Problem, in []float64) []F {
 	def := map[string]int{}
 	for _, d := range l.Defines {
 		name, value, _ := strings.Cut(d, "=")
@@ -28,7 +30,7 @@ func emulateDirect(t *testing.T, l *Launch, p *nd.Problem, in []float64) []float
 	inY, inX, outY, outX, planes := int(l.Scalars[0]), int(l.Scalars[1]), int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4])
 	inRow, outRow := inX*c, outX*c
 	inPlane, outPlane := inY*inRow, outY*outRow
-	out := make([]float64, planes*outPlane*bank)
+	out := make([]F, planes*outPlane*bank)
 	constant := p.Border == nd.Constant
 	mapped := func(q, n int) (int, bool) {
 		if constant {
@@ -37,15 +39,15 @@ func emulateDirect(t *testing.T, l *Launch, p *nd.Problem, in []float64) []float
 		m, _ := p.Border.Index(q, n)
 		return m, true
 	}
-	load := func(src, py, pe int) float64 {
+	load := func(src, py, pe int) F {
 		px := int(math.Floor(float64(pe) / float64(c)))
 		ch := pe - px*c
 		y, okY := mapped(py, inY)
 		x, okX := mapped(px, inX)
 		if src < 0 || !okY || !okX {
-			return l.CVal
+			return F(l.CVal)
 		}
-		return in[src*inPlane+y*inRow+x*c+ch]
+		return F(in[src*inPlane+y*inRow+x*c+ch])
 	}
 	if l.Groups[2] > planes || l.Groups[0]*tileX < outRow || l.Groups[1]*tileY < outY {
 		t.Fatalf("groups %v do not cover %d planes of %d×%d", l.Groups, planes, outY, outRow)
@@ -54,7 +56,7 @@ func emulateDirect(t *testing.T, l *Launch, p *nd.Problem, in []float64) []float
 		for gy := 0; gy < l.Groups[1]; gy++ {
 			for gx := 0; gx < l.Groups[0]; gx++ {
 				e0, y0 := gx*tileX, gy*tileY
-				acc := make([]float64, tileY*tileX*bank)
+				acc := make([]F, tileY*tileX*bank)
 				for tap := 0; tap < outerTaps; tap++ {
 					src, rest, tt, stride := 0, plane, tap, 1
 					for d := nOuter - 1; d >= 0; d-- {
@@ -77,8 +79,8 @@ func emulateDirect(t *testing.T, l *Launch, p *nd.Problem, in []float64) []float
 								for jx := range kx {
 									v := load(src, y0+ly+jy-sy, e0+lx+(jx-sx)*c)
 									for k := range bank {
-										if wk := w[(jy*kx+jx)*bank+k]; wk != 0 {
-											acc[(ly*tileX+lx)*bank+k] += wk * v
+										if wk := F(w[(jy*kx+jx)*bank+k]); wk != 0 {
+											acc[(ly*tileX+lx)*bank+k] += F(wk * v)
 										}
 									}
 								}
@@ -101,11 +103,11 @@ func emulateDirect(t *testing.T, l *Launch, p *nd.Problem, in []float64) []float
 }
 
 // TestDirectCanonicalForm emulates every case of the engines' table and
-// the random cases through NewDirect's launch and compares with the float64
-// reference.
+// the random cases through NewDirect's launch, compares with the float64
+// reference, and with the CPU engine's direct method bit for bit: the GPU
+// adds the same products in the same order.
 func TestDirectCanonicalForm(t *testing.T) {
-	cases := append(enginetest.Table(), enginetest.Random(11, 150)...)
-	for _, c := range cases {
+	for _, c := range engineCases() {
 		p, err := c.Spec.Normalize()
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
@@ -114,20 +116,58 @@ func TestDirectCanonicalForm(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
-		want := c.Want()
 		if l == nil {
-			if len(want.Values) != 0 {
+			if len(c.Want().Values) != 0 {
 				t.Errorf("%s: no launch for a non-empty output", c.Name)
 			}
 			continue
 		}
-		got := emulateDirect(t, l, p, c.Input.Float64s())
-		for i, w := range want.Values {
-			tol := 1e-9 * (1 + want.Magnitude[i])
-			if math.IsNaN(w) != math.IsNaN(got[i]) || !math.IsNaN(w) && math.Abs(got[i]-w) > tol && !(math.IsInf(w, 0) && got[i] == w) {
-				t.Errorf("%s: value %d is %v, want %v (defines %v)", c.Name, i, got[i], w, l.Defines)
-				break
-			}
+		var got nd.Array
+		if p.Wide {
+			got = outputArray(p, emulateDirect[float64](t, l, p, c.Input.Float64s()))
+		} else {
+			got = outputArray(p, emulateDirect[float32](t, l, p, c.Input.Float64s()))
+		}
+		checkAgainstEngines(t, c, p, got, cpu.NewDirect(p, cpu.Options{Workers: 1}), l.Defines)
+	}
+}
+
+// engineCases are the engines' table and a fixed set of random cases.
+func engineCases() []enginetest.Case {
+	return append(enginetest.Table(), enginetest.Random(11, 150)...)
+}
+
+// outputArray stores an emulation's accumulators into the problem's output
+// dtype, rounding as the kernels' to_output does.
+func outputArray[F nd.Float](p *nd.Problem, acc []F) nd.Array {
+	out, err := nd.New(p.Out, p.FullShape()...)
+	if err != nil {
+		panic(err)
+	}
+	nd.Store(out.Data, 0, 1, acc)
+	return out
+}
+
+// checkAgainstEngines compares an emulated launch's output with the
+// reference and, bit for bit, with a CPU engine's.
+func checkAgainstEngines(t *testing.T, c enginetest.Case, p *nd.Problem, got nd.Array, engine cpu.Executable, defines []string) {
+	t.Helper()
+	if msg := c.Check(got, c.Want()); msg != "" {
+		t.Errorf("%s: %s (defines %v)", c.Name, msg, defines)
+		return
+	}
+	want, err := nd.New(p.Out, p.FullShape()...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := engine.Execute(t.Context(), want, c.Input); err != nil {
+		t.Fatalf("%s: CPU engine: %v", c.Name, err)
+	}
+	g, w := got.Float64s(), want.Float64s()
+	for i := range w {
+		if math.Float64bits(g[i]) != math.Float64bits(w[i]) && !(math.IsNaN(g[i]) && math.IsNaN(w[i])) {
+			t.Errorf("%s: value %d is %v, the CPU engine's %v (defines %v)", c.Name, i, g[i], w[i], defines)
+			return
 		}
 	}
 }

@@ -9,7 +9,7 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-//go:embed portability.h common.cl direct.cl
+//go:embed portability.h common.cl direct.cl separable.cl
 var sources embed.FS
 
 // Source returns the complete source of a kernel family ("direct"): the

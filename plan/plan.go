@@ -131,7 +131,7 @@ var Implementations = []Implementation{
 		Supports: func(*nd.Problem) bool { return true },
 		Cost:     DirectCost,
 		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
-			return cuda.NewDirect(p, cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress})
+			return cuda.NewDirect(p, cudaOptions(opt))
 		},
 	},
 	{
@@ -142,6 +142,22 @@ var Implementations = []Implementation{
 			return cpu.NewSeparable(p, cpuOptions(opt))
 		},
 	},
+	{
+		Device: "cuda", Method: Separable,
+		Supports: (*nd.Problem).Separable,
+		Cost:     SeparableCost,
+		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
+			return cuda.NewSeparable(p, cudaOptions(opt))
+		},
+	},
+}
+
+// Every device's implementations of a method cost the same, so a problem
+// runs the same method wherever it runs: with the CPU and GPU engines adding
+// the same products in the same order, the device never changes the result.
+
+func cudaOptions(opt Options) cuda.EngineOptions {
+	return cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress}
 }
 
 func cpuOptions(opt Options) cpu.Options {
