@@ -40,14 +40,41 @@ type Engine struct {
 	staged *HostBuffer // pinned, input and output staging
 }
 
-// A method queues the launches that compute a problem from in into out on
-// the engine's stream. What it uploads or allocates stays in use until the
-// stream is done: the caller calls release after synchronising.
+// A method turns a problem into launches on the engine's stream.
 type method interface {
-	launch(e *Engine, p *nd.Problem, in, out DevicePtr) (release func(), err error)
+	// prepare compiles the launches that compute p from in into out and
+	// puts their parameters (and any temporaries) on the device. It
+	// returns what it prepared even on error, for the caller to free.
+	prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared, error)
 	// tempBytesPerRow is the temporary device memory per row along axis 0
 	// of a slab's input, for the memory budget.
 	tempBytesPerRow(p *nd.Problem) int64
+}
+
+// prepared is a problem's launches, compiled and with their parameters on
+// the device, so that running them again costs only the launches.
+type prepared struct {
+	launches []func() error
+	frees    []func()
+}
+
+// run queues the launches on the engine's stream.
+func (pr *prepared) run() error {
+	for _, launch := range pr.launches {
+		if err := launch(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// free returns what the launches hold; call it once the stream is done
+// with them.
+func (pr *prepared) free() {
+	for _, f := range pr.frees {
+		f()
+	}
+	pr.frees = nil
 }
 
 // NewDirect prepares p for the direct kernel family (kernels/direct.cl).
@@ -187,7 +214,10 @@ func (e *Engine) runSlab(s slab, in, out *Buffer, src, dst []byte) error {
 	if err := flush(); err != nil {
 		return err
 	}
-	release, err := e.method.launch(e, s.problem, in.Ptr(), out.Ptr())
+	pr, err := e.method.prepare(e, s.problem, in.Ptr(), out.Ptr())
+	if err == nil {
+		err = pr.run()
+	}
 	for off := 0; err == nil && off < len(dst); off += len(staged) {
 		n := min(len(staged), len(dst)-off)
 		if err = out.CopyToHostAsync(staged[:n], off, e.stream); err == nil {
@@ -200,7 +230,7 @@ func (e *Engine) runSlab(s slab, in, out *Buffer, src, dst []byte) error {
 	if serr := e.stream.Synchronize(); err == nil {
 		err = serr
 	}
-	release()
+	pr.free()
 	return err
 }
 
@@ -225,12 +255,13 @@ func (e *Engine) stage(n int) error {
 // direct is the direct kernel family: one launch.
 type direct struct{}
 
-func (direct) launch(e *Engine, p *nd.Problem, in, out DevicePtr) (release func(), err error) {
+func (direct) prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared, error) {
+	pr := &prepared{}
 	l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535})
 	if err != nil || l == nil {
-		return func() {}, err
+		return pr, err
 	}
-	return e.launch(l, in, out)
+	return pr, e.prepareLaunch(pr, l, in, out)
 }
 
 func (direct) tempBytesPerRow(*nd.Problem) int64 { return 0 }
@@ -239,34 +270,27 @@ func (direct) tempBytesPerRow(*nd.Problem) int64 { return 0 }
 // bank kernel, through up to two temporaries from the pool.
 type separable struct{}
 
-func (separable) launch(e *Engine, p *nd.Problem, in, out DevicePtr) (release func(), err error) {
-	var releases []func()
-	release = func() {
-		for _, r := range releases {
-			r()
-		}
-	}
+func (separable) prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared, error) {
+	pr := &prepared{}
 	s, err := kernels.NewSeparable(p)
 	if err != nil || s == nil {
-		return release, err
+		return pr, err
 	}
 	buffers := map[kernels.Role]DevicePtr{kernels.Input: in, kernels.Output: out}
 	for i := range s.Temps {
 		t, err := e.dev.Pool().Get(max(s.TempElems*accSize(p), 1))
 		if err != nil {
-			return release, err
+			return pr, err
 		}
-		releases = append(releases, func() { t.Free() })
+		pr.frees = append(pr.frees, func() { t.Free() })
 		buffers[kernels.Temp0+kernels.Role(i)] = t.Ptr()
 	}
 	for _, step := range s.Steps {
-		r, err := e.launch(step.Launch, buffers[step.From], buffers[step.To])
-		releases = append(releases, r)
-		if err != nil {
-			return release, err
+		if err := e.prepareLaunch(pr, step.Launch, buffers[step.From], buffers[step.To]); err != nil {
+			return pr, err
 		}
 	}
-	return release, nil
+	return pr, nil
 }
 
 // tempBytesPerRow: each temporary holds at most a row's input or output
@@ -287,35 +311,32 @@ func accSize(p *nd.Problem) int {
 	return 4
 }
 
-// launch queues one specialised kernel on the engine's stream, reading in
-// and writing out; every family's kernels take the same arguments.
-func (e *Engine) launch(l *kernels.Launch, in, out DevicePtr) (release func(), err error) {
-	release = func() {}
+// prepareLaunch compiles one specialised kernel, uploads its taps and
+// outer-axis table, and adds its launch (reading in, writing out) to pr:
+// every family's kernels take the same arguments.
+func (e *Engine) prepareLaunch(pr *prepared, l *kernels.Launch, in, out DevicePtr) error {
 	src, err := kernels.Source(l.Family)
 	if err != nil {
-		return release, err
+		return err
 	}
 	mod, err := e.dev.Module(src, l.Family+".cu", l.Defines)
 	if err != nil {
-		return release, err
+		return err
 	}
 	fn, err := mod.Function(l.Name)
 	if err != nil {
-		return release, err
+		return err
 	}
 	taps, err := e.upload(taps(l))
 	if err != nil {
-		return release, err
+		return err
 	}
+	pr.frees = append(pr.frees, func() { taps.Free() })
 	outer, err := e.upload(Bytes(l.Outer))
 	if err != nil {
-		taps.Free()
-		return release, err
+		return err
 	}
-	release = func() {
-		taps.Free()
-		outer.Free()
-	}
+	pr.frees = append(pr.frees, func() { outer.Free() })
 	args := []any{in, out, taps, outer}
 	for _, v := range l.Scalars {
 		args = append(args, v)
@@ -327,7 +348,8 @@ func (e *Engine) launch(l *kernels.Launch, in, out DevicePtr) (release func(), e
 	}
 	grid := [3]uint32{uint32(l.Groups[0]), uint32(l.Groups[1]), uint32(l.Groups[2])}
 	block := [3]uint32{uint32(l.Local[0]), uint32(l.Local[1]), uint32(l.Local[2])}
-	return release, fn.Launch(grid, block, 0, e.stream, args...)
+	pr.launches = append(pr.launches, func() error { return fn.Launch(grid, block, 0, e.stream, args...) })
+	return nil
 }
 
 // taps returns a launch's weights in its accumulation type, as bytes.
@@ -515,12 +537,8 @@ func (a *Array) Free() error { return a.Buf.Free() }
 // shape and dtype, dst its output's. Nothing moves between host and device
 // but the kernel's few parameters; it returns when the kernel is done.
 func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
-	p := e.p
-	if src.DType != p.In || !slices.Equal(src.Shape, p.InShape) {
-		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("device array %v %v, the plan takes %v %v", src.DType, src.Shape, p.In, p.InShape)}
-	}
-	if dst.DType != p.Out || !slices.Equal(dst.Shape, p.FullShape()) {
-		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("device array %v %v, the plan gives %v %v", dst.DType, dst.Shape, p.Out, p.FullShape())}
+	if err := e.checkArrays(dst, src); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -530,10 +548,53 @@ func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err := e.ensureStream(); err != nil {
 		return err
 	}
-	release, err := e.method.launch(e, p, src.Buf.Ptr(), dst.Buf.Ptr())
+	pr, err := e.method.prepare(e, e.p, src.Buf.Ptr(), dst.Buf.Ptr())
+	if err == nil {
+		err = pr.run()
+	}
 	if serr := e.stream.Synchronize(); err == nil {
 		err = serr
 	}
-	release()
+	pr.free()
 	return err
 }
+
+// TimeDevice times the problem on device arrays as the bench needs it:
+// the launches prepared once (compiled, parameters uploaded), run once to
+// warm up and then repeats times between CUDA events on the engine's
+// stream. It returns each run's milliseconds.
+func (e *Engine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
+	if err := e.checkArrays(dst, src); err != nil {
+		return nil, err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if err := e.ensureStream(); err != nil {
+		return nil, err
+	}
+	pr, err := e.method.prepare(e, e.p, src.Buf.Ptr(), dst.Buf.Ptr())
+	var ms []float64
+	if err == nil {
+		ms, err = TimeOnStream(e.dev, e.stream, repeats, pr.run)
+	}
+	if serr := e.stream.Synchronize(); err == nil {
+		err = serr
+	}
+	pr.free()
+	return ms, err
+}
+
+// checkArrays checks device arrays against the problem.
+func (e *Engine) checkArrays(dst, src *Array) error {
+	p := e.p
+	if src.DType != p.In || !slices.Equal(src.Shape, p.InShape) {
+		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("device array %v %v, the plan takes %v %v", src.DType, src.Shape, p.In, p.InShape)}
+	}
+	if dst.DType != p.Out || !slices.Equal(dst.Shape, p.FullShape()) {
+		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("device array %v %v, the plan gives %v %v", dst.DType, dst.Shape, p.Out, p.FullShape())}
+	}
+	return nil
+}
+
+// Device is the device the engine runs on.
+func (e *Engine) Device() *Device { return e.dev }

@@ -341,13 +341,16 @@ func TestEngineTiming(t *testing.T) {
 		var ms []float64
 		for range 21 {
 			start.Record(e.stream)
-			release, err := e.method.launch(e, p, src.Buf.Ptr(), dst.Buf.Ptr())
+			pr, err := e.method.prepare(e, p, src.Buf.Ptr(), dst.Buf.Ptr())
+			if err == nil {
+				err = pr.run()
+			}
 			if err != nil {
 				t.Fatal(err)
 			}
 			stop.Record(e.stream)
 			stop.Synchronize()
-			release()
+			pr.free()
 			m, _ := stop.MillisecondsSince(start)
 			ms = append(ms, float64(m))
 		}

@@ -9,15 +9,22 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-//go:embed portability.h common.cl direct.cl separable.cl
+//go:embed portability.h common.cl direct.cl separable.cl roofline.cl
 var sources embed.FS
+
+// standalone families need none of common.cl's helpers (nor its defines).
+var standalone = map[string]bool{"roofline": true}
 
 // Source returns the complete source of a kernel family ("direct"): the
 // portability header, the shared helpers and the family itself, so that a
 // compiler needs no include paths.
 func Source(family string) (string, error) {
 	var b strings.Builder
-	for _, name := range []string{"portability.h", "common.cl", family + ".cl"} {
+	files := []string{"portability.h", "common.cl", family + ".cl"}
+	if standalone[family] {
+		files = []string{"portability.h", family + ".cl"}
+	}
+	for _, name := range files {
 		text, err := sources.ReadFile(name)
 		if err != nil {
 			return "", fmt.Errorf("kernels: no kernel family %q", family)

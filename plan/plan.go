@@ -179,6 +179,10 @@ func (e *Executable) Execute(ctx context.Context, dst, src nd.Array) error {
 	return e.run.Execute(ctx, dst, src)
 }
 
+// Runner is the backend's prepared runner, for callers that need more of
+// it than Execute (the bench times a GPU engine on device arrays).
+func (e *Executable) Runner() Runner { return e.run }
+
 // New chooses a device and method for p — the cheapest implementation that
 // supports it, among those the options allow — and prepares it.
 func New(p *nd.Problem, opt Options) (*Executable, error) {

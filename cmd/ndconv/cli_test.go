@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"encoding/binary"
+	"encoding/json"
 	"math"
 	"os"
 	"os/exec"
@@ -326,6 +327,56 @@ func TestDevicesVersionDemo(t *testing.T) {
 	}
 }
 
+// TestBench lists the workload sets, runs one small workload as JSON lines
+// (no timing is checked, only the shape of the output), and refuses bad
+// flags with a usage error.
+func TestBench(t *testing.T) {
+	dir := t.TempDir()
+	code, out, stderr := ndconvCLI(t, dir, "bench", "--workload", "all", "--list")
+	if code != 0 {
+		t.Fatalf("bench --list: exit %d, %s", code, stderr)
+	}
+	lines := strings.Split(strings.TrimSpace(out), "\n")
+	if len(lines) != 46+20 {
+		t.Errorf("bench --list printed %d workloads", len(lines))
+	}
+	for _, line := range lines {
+		if !strings.HasPrefix(line, `{"kind":"workload"`) {
+			t.Fatalf("not a workload line: %s", line)
+		}
+	}
+	code, out, stderr = ndconvCLI(t, dir, "bench", "--json", "--device", "cpu", "--shape", "64,48", "--kernel", "3x5", "--bank", "2", "--repeat", "3")
+	if code != 0 {
+		t.Fatalf("bench: exit %d, %s", code, stderr)
+	}
+	kinds := map[string]int{}
+	for _, line := range strings.Split(strings.TrimSpace(out), "\n") {
+		var v map[string]any
+		if err := json.Unmarshal([]byte(line), &v); err != nil {
+			t.Fatalf("%q: %v", line, err)
+		}
+		kinds[v["kind"].(string)]++
+		if v["kind"] == "result" && (v["ms_median"] == nil || v["method"] != "direct" || v["repeats"].(float64) != 3) {
+			t.Errorf("result %s", line)
+		}
+	}
+	if kinds["workload"] != 1 || kinds["roofline"] != 1 || kinds["result"] != 1 {
+		t.Errorf("bench printed %v", kinds)
+	}
+	for _, args := range [][]string{
+		{"bench", "--scale", "2"},
+		{"bench", "--workload", "nonesuch"},
+		{"bench", "--kernel", "3y3"},
+		{"bench", "--dtype", "int16"},
+		{"bench", "--only", "("},
+		{"bench", "--device", "tpu"},
+	} {
+		if code, _, _ := ndconvCLI(t, dir, args...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", args, code)
+		}
+	}
+}
+
 // FuzzCommandLine feeds arbitrary argument lists to the parser: it must
 // never panic, and must exit 0, 1 or 2. The filter job itself is not run.
 func FuzzCommandLine(f *testing.F) {
@@ -341,8 +392,8 @@ func FuzzCommandLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line string) {
 		args := strings.Fields(line)
-		if len(args) > 0 && args[0] == "demo" {
-			return // writes files
+		if len(args) > 0 && (args[0] == "demo" || args[0] == "bench") {
+			return // writes files, or measures the machine for seconds
 		}
 		noop := func(*cobra.Command, filterJob) error { return nil }
 		code := run(context.Background(), args, &bytes.Buffer{}, &bytes.Buffer{}, noop)

@@ -1,16 +1,15 @@
 package main
 
 import (
-	"bufio"
 	"fmt"
 	"io"
-	"os"
 	"runtime"
 	"strings"
 
 	"github.com/spf13/cobra"
 	"golang.org/x/sys/cpu"
 
+	"github.com/ndconv/ndconv/bench"
 	"github.com/ndconv/ndconv/cuda"
 )
 
@@ -20,7 +19,7 @@ func newDevicesCommand() *cobra.Command {
 		Short: "List the backends and devices ndconv can use",
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			w := cmd.OutOrStdout()
-			fmt.Fprintf(w, "cpu      %s\n", cpuModel())
+			fmt.Fprintf(w, "cpu      %s\n", bench.CPUModel())
 			fmt.Fprintf(w, "         %d cores (GOMAXPROCS %d), %s/%s, SIMD: %s\n",
 				runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, simdFeatures())
 			listCUDA(w)
@@ -50,21 +49,6 @@ func listCUDA(w io.Writer) {
 		fmt.Fprintf(w, "         %d SMs, %.1f GiB memory (%.1f GiB free), %d KiB shared per block (%d opt-in), driver %v, NVRTC %v\n",
 			d.SMs, float64(d.TotalMemory)/(1<<30), float64(d.FreeMemory)/(1<<30), d.MaxSharedPerBlock>>10, d.MaxSharedPerBlockOptin>>10, d.DriverVersion, d.NVRTCVersion)
 	}
-}
-
-func cpuModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if k, v, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(k) == "model name" {
-			return strings.TrimSpace(v)
-		}
-	}
-	return runtime.GOARCH
 }
 
 func simdFeatures() string {

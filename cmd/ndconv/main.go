@@ -63,6 +63,7 @@ output, filter banks, per-channel filtering, integer and float data.`,
 		newDevicesCommand(),
 		newVersionCommand(),
 		newDemoCommand(),
+		newBenchCommand(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)

@@ -1,0 +1,169 @@
+package bench
+
+import (
+	"context"
+	"io"
+	"slices"
+	"time"
+
+	"github.com/ndconv/ndconv/cuda"
+	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/plan"
+)
+
+// Result is one line of `ndconv bench` (and of every peer): a workload's
+// times on one device with one method.
+type Result struct {
+	Kind        string   `json:"kind"` // "result"
+	System      string   `json:"system"`
+	Device      string   `json:"device"`
+	Set         string   `json:"set"`
+	ID          string   `json:"id"`
+	Shape       []int    `json:"shape"`
+	DType       string   `json:"dtype"`
+	OutDType    string   `json:"out_dtype"`
+	Kernel      []int    `json:"kernel"`
+	Separable   bool     `json:"separable"`
+	Bank        int      `json:"bank"`
+	Channels    int      `json:"channels"`
+	Method      string   `json:"method"`
+	MsMedian    *float64 `json:"ms_median"` // nil: the workload could not run (see Note)
+	MsMin       *float64 `json:"ms_min"`
+	Repeats     int      `json:"repeats"`
+	Checksum    float64  `json:"checksum"`
+	GBps        float64  `json:"gbps"`
+	GFlops      float64  `json:"gflops"`
+	PctRoofline float64  `json:"pct_roofline"`
+	Note        string   `json:"note,omitempty"`
+}
+
+// Options are how `ndconv bench` runs workloads.
+type Options struct {
+	Device  plan.Device
+	Method  plan.Method
+	Workers int // CPU goroutines; 0 means all cores
+	Repeats int // timed repeats after a warm-up (fewer when MaxSeconds runs out, never under 3)
+	// MaxSeconds bounds the timed repeats of one workload on the CPU.
+	MaxSeconds float64
+}
+
+// deviceTimer is what the GPU engines offer the bench: runs on device
+// arrays between CUDA events.
+type deviceTimer interface {
+	TimeDevice(dst, src *cuda.Array, repeats int) ([]float64, error)
+	Device() *cuda.Device
+}
+
+// Run times one workload. A workload that cannot run (too large, not
+// supported) gives a result with no times and a note saying why; only a
+// cancelled context is an error.
+func Run(ctx context.Context, w Workload, opt Options, device string, roof Roofline) (Result, error) {
+	r := Result{Kind: "result", System: "ndconv", Device: device, Set: w.Set, ID: w.ID, Shape: w.Shape,
+		DType: w.DType, OutDType: w.OutDType, Kernel: w.Kernel, Separable: w.Separable, Bank: w.Bank,
+		Channels: w.Channels}
+	ms, checksum, method, err := run(ctx, w, opt)
+	if err != nil {
+		if ctx.Err() != nil {
+			return r, ctx.Err()
+		}
+		r.Note = err.Error()
+		return r, nil
+	}
+	slices.Sort(ms)
+	median, least := ms[len(ms)/2], ms[0]
+	r.MsMedian, r.MsMin, r.Repeats = &median, &least, len(ms)
+	r.Method, r.Checksum = method, checksum
+	r.GBps = float64(w.Bytes) / (median / 1e3) / 1e9
+	r.GFlops = 2 * float64(w.Madds) / (median / 1e3) / 1e9
+	r.PctRoofline = roof.Percent(w.Bytes, w.Madds, median)
+	if w.Transfers {
+		r.Note = "each round moves the data from host memory and back"
+	}
+	return r, nil
+}
+
+// run prepares and times w, returning each repeat's milliseconds, the
+// output's checksum and the method the planner chose.
+func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum float64, method string, err error) {
+	spec, err := Spec(w)
+	if err != nil {
+		return nil, 0, "", err
+	}
+	p, err := spec.Normalize()
+	if err != nil {
+		return nil, 0, "", err
+	}
+	exec, err := plan.New(p, plan.Options{Device: opt.Device, Method: opt.Method, Workers: opt.Workers})
+	if err != nil {
+		return nil, 0, "", err
+	}
+	if c, ok := exec.Runner().(io.Closer); ok {
+		defer c.Close()
+	}
+	method = exec.Method.String()
+	src, err := Input(w)
+	if err != nil {
+		return nil, 0, method, err
+	}
+	dst, err := nd.New(p.Out, p.FullShape()...)
+	if err != nil {
+		return nil, 0, method, err
+	}
+	if timer, ok := exec.Runner().(deviceTimer); ok && !w.Transfers {
+		ms, err = timeOnDevice(timer, &dst, src, opt.Repeats)
+	} else {
+		ms, err = timeOnHost(ctx, exec, dst, src, w.Rounds, opt)
+	}
+	if err != nil {
+		return nil, 0, method, err
+	}
+	return ms, Checksum(dst), method, nil
+}
+
+// timeOnDevice uploads the input, times the engine on device arrays, and
+// downloads the output into dst for the checksum.
+func timeOnDevice(timer deviceTimer, dst *nd.Array, src nd.Array, repeats int) ([]float64, error) {
+	dev := timer.Device()
+	in, err := cuda.Upload(dev, src)
+	if err != nil {
+		return nil, err
+	}
+	defer in.Free()
+	out, err := cuda.NewArray(dev, dst.DType(), dst.Shape...)
+	if err != nil {
+		return nil, err
+	}
+	defer out.Free()
+	ms, err := timer.TimeDevice(out, in, max(repeats, 1))
+	if err != nil {
+		return nil, err
+	}
+	*dst, err = out.Download()
+	return ms, err
+}
+
+// timeOnHost times rounds executions per repeat with the wall clock, after
+// one warm-up execution, stopping early (after at least 3 repeats) when
+// the time budget is spent.
+func timeOnHost(ctx context.Context, exec *plan.Executable, dst, src nd.Array, rounds int, opt Options) ([]float64, error) {
+	if err := exec.Execute(ctx, dst, src); err != nil {
+		return nil, err
+	}
+	var ms []float64
+	spent := 0.0
+	for len(ms) < max(opt.Repeats, 1) {
+		start := time.Now()
+		for range max(rounds, 1) {
+			if err := exec.Execute(ctx, dst, src); err != nil {
+				return nil, err
+			}
+		}
+		m := float64(time.Since(start).Nanoseconds()) / 1e6
+		ms = append(ms, m)
+		spent += m / 1e3
+		if opt.MaxSeconds > 0 && spent > opt.MaxSeconds && len(ms) >= 3 {
+			break
+		}
+	}
+	return ms, nil
+}
