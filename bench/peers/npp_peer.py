@@ -210,6 +210,17 @@ def _method(system):
     return "separable" if system == "npp-separable" else "direct"
 
 
+def gpu_name():
+    """The first GPU's name as nvidia-smi gives it, so that results the
+    program never ran (null lines) still name the device."""
+    try:
+        out = subprocess.run(["nvidia-smi", "--query-gpu=name", "--format=csv,noheader"],
+                             capture_output=True, universal_newlines=True, timeout=30).stdout
+        return out.splitlines()[0].strip() if out.strip() else None
+    except (OSError, subprocess.SubprocessError):
+        return None
+
+
 def main(argv=None):
     ap = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("workloads", nargs="?", default="-", help="workload JSON lines (default stdin)")
@@ -221,8 +232,10 @@ def main(argv=None):
     ap.add_argument("--verify", action="store_true", help="compare outputs with scipy (workloads up to 16M outputs)")
     ap.add_argument("--timeout", type=int, default=600, help="seconds per binary call")
     ap.add_argument("--dry-run", action="store_true", help="plan only, run nothing")
-    ap.add_argument("--device", default=None)
+    ap.add_argument("--device", default=None, help="device name for the result lines (default: nvidia-smi's first GPU)")
     args = ap.parse_args(argv)
+    if args.device is None and not args.dry_run:
+        args.device = gpu_name()
 
     names = wl.select_systems(args.systems, SYSTEMS)
     work = wl.read_workloads(args.workloads)
