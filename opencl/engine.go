@@ -1,0 +1,336 @@
+package opencl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+
+	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// EngineOptions configure an OpenCL engine.
+type EngineOptions struct {
+	// Platform and Device select opencl:P:D.
+	Platform, Device int
+	Progress         nd.Progress
+}
+
+// maxLocalBytes caps the local memory a direct tile may declare: what
+// every GPU offers a work-group, whatever more a device reports (PoCL
+// reports 1 MiB of emulated local memory).
+const maxLocalBytes = 48 << 10
+
+// maxGroupsYZ bounds a launch's y and z group counts for kernels.NewDirect:
+// OpenCL has no limit of its own below size_t.
+const maxGroupsYZ = 1 << 30
+
+// Engine executes one normalised problem with one kernel family on one
+// device: the input uploaded into device memory, the family's launches run
+// in order on the engine's queue, the output read back. It keeps its built
+// kernels and device memory between executions. Any goroutine may call
+// Execute; one execution runs at a time.
+type Engine struct {
+	dev    *Device
+	p      *nd.Problem
+	opt    EngineOptions
+	family string
+	plan   func() ([]kernels.Step, int, error) // the steps, and the bytes of each of the two temporaries
+
+	mu         sync.Mutex
+	queue      *Queue
+	steps      []preparedStep
+	temps      [2]*Buffer
+	in, out    *Buffer
+	kernelTime time.Duration
+	closed     bool
+}
+
+// preparedStep is a kernels.Step with its launch prepared.
+type preparedStep struct {
+	launch   *Prepared
+	from, to kernels.Role
+}
+
+// NewDirect prepares p for the direct kernel family (kernels/direct.cl) on
+// opencl:opt.Platform:opt.Device. A problem that accumulates in float64 on
+// a device without fp64 is refused here (*UnsupportedError). Kernels are
+// built when first used.
+func NewDirect(p *nd.Problem, opt EngineOptions) (*Engine, error) {
+	e, err := newEngine(p, opt, "direct")
+	if err != nil {
+		return nil, err
+	}
+	info := e.dev.Info()
+	e.plan = func() ([]kernels.Step, int, error) {
+		l, err := kernels.NewDirect(p, kernels.DirectOptions{
+			MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)),
+			MaxGroupsYZ:   maxGroupsYZ,
+		})
+		if err != nil || l == nil {
+			return nil, 0, err
+		}
+		return []kernels.Step{{Launch: l, From: kernels.Input, To: kernels.Output}}, 0, nil
+	}
+	return e, nil
+}
+
+// NewSeparable prepares p for the separable kernel family
+// (kernels/separable.cl): one pass per kernel axis through temporaries in
+// device memory, in the CPU engine's order. Every kernel of p must have
+// factors.
+func NewSeparable(p *nd.Problem, opt EngineOptions) (*Engine, error) {
+	if !p.Separable() {
+		return nil, errors.New("opencl: separable method: a kernel is not separable")
+	}
+	e, err := newEngine(p, opt, "separable")
+	if err != nil {
+		return nil, err
+	}
+	e.plan = func() ([]kernels.Step, int, error) {
+		s, err := kernels.NewSeparable(p)
+		if err != nil || s == nil {
+			return nil, 0, err
+		}
+		acc := 4
+		if p.Wide {
+			acc = 8
+		}
+		return s.Steps, s.TempElems * acc, nil
+	}
+	return e, nil
+}
+
+func newEngine(p *nd.Problem, opt EngineOptions, family string) (*Engine, error) {
+	dev, err := Open(opt.Platform, opt.Device)
+	if err != nil {
+		return nil, err
+	}
+	if p.Wide && !dev.Info().FP64 {
+		err := fp64Error(dev.Info())
+		dev.Close()
+		return nil, err
+	}
+	return &Engine{dev: dev, p: p, opt: opt, family: family}, nil
+}
+
+// Device is the engine's device.
+func (e *Engine) Device() *Device { return e.dev }
+
+// Close releases the engine's device memory, queue and device. It waits
+// for an execution in progress.
+func (e *Engine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	var errs []error
+	errs = append(errs, e.queue.Close())
+	for _, s := range e.steps {
+		errs = append(errs, s.launch.Release())
+	}
+	e.steps = nil
+	for _, b := range append(e.temps[:], e.in, e.out) {
+		errs = append(errs, b.Free())
+	}
+	errs = append(errs, e.dev.Close())
+	return errors.Join(errs...)
+}
+
+// Execute correlates host arrays: src must have the problem's input dtype
+// and shape, dst its output's (with the bank axis). The input is uploaded,
+// the family's kernels run, and the output read back into dst.
+func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
+	p := e.p
+	if src.DType() != p.In || !slices.Equal(src.Shape, p.InShape) {
+		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("array %v %v, the plan takes %v %v", src.DType(), src.Shape, p.In, p.InShape)}
+	}
+	if dst.DType() != p.Out || !slices.Equal(dst.Shape, p.FullShape()) {
+		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("array %v %v, the plan gives %v %v", dst.DType(), dst.Shape, p.Out, p.FullShape())}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	if err := e.prepare(); err != nil {
+		return err
+	}
+	if len(e.steps) == 0 { // an empty output: nothing to compute
+		return nil
+	}
+	inBytes, outBytes := arrayBytes(src), arrayBytes(dst)
+	var err error
+	if e.in, err = ensureBuffer(e.dev, e.in, len(inBytes)); err != nil {
+		return err
+	}
+	if e.out, err = ensureBuffer(e.dev, e.out, len(outBytes)); err != nil {
+		return err
+	}
+	if err := e.in.Write(e.queue, 0, inBytes); err != nil {
+		return err
+	}
+	if err := e.run(ctx, e.in, e.out); err != nil {
+		return err
+	}
+	if err := e.out.Read(e.queue, outBytes, 0); err != nil {
+		return err
+	}
+	if e.opt.Progress != nil {
+		e.opt.Progress.Report(1, 1)
+	}
+	return nil
+}
+
+// ExecuteBuffers correlates data already on the device: src holds the
+// problem's input (its dtype, C order), dst receives the output. Nothing
+// moves between host and device; it returns when the kernels are done.
+func (e *Engine) ExecuteBuffers(ctx context.Context, dst, src *Buffer) error {
+	p := e.p
+	inElems, _ := nd.NumElements(p.InShape)
+	outElems, _ := nd.NumElements(p.FullShape())
+	if src.Size() < inElems*p.In.Size() {
+		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("a %d-byte buffer, the plan reads %d", src.Size(), inElems*p.In.Size())}
+	}
+	if dst.Size() < outElems*p.Out.Size() {
+		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("a %d-byte buffer, the plan writes %d", dst.Size(), outElems*p.Out.Size())}
+	}
+	if err := ctx.Err(); err != nil {
+		return err
+	}
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.closed {
+		return ErrClosed
+	}
+	if err := e.prepare(); err != nil {
+		return err
+	}
+	return e.run(ctx, src, dst)
+}
+
+// KernelTime is how long the kernels of the last execution ran on the
+// device, from the queue's profiling counters.
+func (e *Engine) KernelTime() time.Duration {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.kernelTime
+}
+
+// prepare creates the queue and prepares the steps on first use; e.mu is
+// held.
+func (e *Engine) prepare() error {
+	if e.queue == nil {
+		q, err := e.dev.NewQueue()
+		if err != nil {
+			return err
+		}
+		e.queue = q
+	}
+	if e.steps != nil {
+		return nil
+	}
+	steps, tempBytes, err := e.plan()
+	if err != nil {
+		return err
+	}
+	prepared := make([]preparedStep, 0, len(steps))
+	for _, s := range steps {
+		l, err := e.dev.Prepare(s.Launch)
+		if err != nil {
+			for _, ps := range prepared {
+				ps.launch.Release()
+			}
+			return err
+		}
+		prepared = append(prepared, preparedStep{launch: l, from: s.From, to: s.To})
+	}
+	for _, s := range steps {
+		for _, r := range []kernels.Role{s.From, s.To} {
+			if i := int(r - kernels.Temp0); r >= kernels.Temp0 && e.temps[i] == nil {
+				if e.temps[i], err = e.dev.Alloc(max(tempBytes, 1)); err != nil {
+					for _, ps := range prepared {
+						ps.launch.Release()
+					}
+					return err
+				}
+			}
+		}
+	}
+	e.steps = prepared
+	return nil
+}
+
+// run queues the steps from in to out and waits for them; e.mu is held.
+func (e *Engine) run(ctx context.Context, in, out *Buffer) error {
+	buffers := map[kernels.Role]*Buffer{kernels.Input: in, kernels.Output: out, kernels.Temp0: e.temps[0], kernels.Temp1: e.temps[1]}
+	var events []*Event
+	defer func() {
+		for _, ev := range events {
+			ev.Release()
+		}
+	}()
+	var err error
+	for _, s := range e.steps {
+		if err = ctx.Err(); err != nil {
+			break
+		}
+		var ev *Event
+		if ev, err = s.launch.Enqueue(e.queue, buffers[s.from], buffers[s.to]); err != nil {
+			break
+		}
+		events = append(events, ev)
+	}
+	// Whatever failed, the queue must be idle before its buffers are reused.
+	if ferr := e.queue.Finish(); err == nil {
+		err = ferr
+	}
+	if err != nil {
+		return err
+	}
+	e.kernelTime = 0
+	for _, ev := range events {
+		if d, err := ev.Duration(); err == nil {
+			e.kernelTime += d
+		}
+	}
+	return nil
+}
+
+// ensureBuffer returns b if it holds n bytes or more, else a new buffer
+// (b freed).
+func ensureBuffer(d *Device, b *Buffer, n int) (*Buffer, error) {
+	n = max(n, 1)
+	if b != nil && b.Size() >= n {
+		return b, nil
+	}
+	b.Free()
+	return d.Alloc(n)
+}
+
+// arrayBytes views an array's data as bytes.
+func arrayBytes(a nd.Array) []byte {
+	switch d := a.Data.(type) {
+	case []uint8:
+		return d
+	case []uint16:
+		return sliceBytes(d)
+	case []int16:
+		return sliceBytes(d)
+	case []int32:
+		return sliceBytes(d)
+	case []float32:
+		return sliceBytes(d)
+	case []float64:
+		return sliceBytes(d)
+	}
+	return nil
+}

@@ -1,0 +1,420 @@
+package opencl
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"github.com/ndconv/ndconv/kernels"
+	"math/rand/v2"
+	"os"
+	"slices"
+	"strings"
+	"sync"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// allCases reports whether the engine tests run every case: only with
+// NDCONV_OPENCL_ALL=1, since building a specialisation takes about a
+// second on PoCL and on NVIDIA's OpenCL alike (688 of them in the table and
+// the random cases), and the program cache makes later runs fast.
+func allCases() bool { return os.Getenv("NDCONV_OPENCL_ALL") == "1" }
+
+// engineCases is the CPU engine's case table and seeded random cases.
+// Where allCases is false it keeps the table's special groups (NaN and Inf,
+// saturation, rounding, axes and channels, 4-D and 5-D, wide, tall and
+// degenerate inputs), every third dtype pair and bank (every input and
+// output type, both accumulators), every sixteenth of the rest, and 16
+// random cases: about 85 specialisations, under two minutes with cold
+// caches (PoCL builds one program at a time), a few seconds once the
+// program cache holds them.
+func engineCases(t *testing.T) []enginetest.Case {
+	table, random := enginetest.Table(), enginetest.Random(6, 300)
+	if allCases() {
+		return append(table, random...)
+	}
+	var cases []enginetest.Case
+	groups := map[string]int{}
+	for i, c := range table {
+		group := strings.SplitN(c.Name, "/", 2)[0]
+		n := groups[group]
+		groups[group]++
+		switch {
+		case specialCase(group),
+			(group == "dtype" || strings.HasPrefix(group, "bank")) && n%3 == 0,
+			i%16 == 0:
+			cases = append(cases, c)
+		}
+	}
+	t.Logf("%d of %d table cases and 16 of %d random ones (NDCONV_OPENCL_ALL=1 runs all)", len(cases), len(table), len(random))
+	return append(cases, random[:16]...)
+}
+
+func specialCase(group string) bool {
+	switch group {
+	case "halves", "saturate", "nan-inf", "axes", "4d", "5d", "wide", "tall", "empty", "single-value", "zero-kernel", "tiny-weights-dropped":
+		return true
+	}
+	return false
+}
+
+// runCases runs cases on two goroutines, so that one case's transfers and
+// kernel overlap another's build (PoCL builds one program at a time), and
+// reports each mismatch with the reference.
+func runCases(t *testing.T, cases []enginetest.Case, newFn func(*nd.Problem, EngineOptions) (*Engine, error)) {
+	var failed atomic.Int64
+	var wg sync.WaitGroup
+	next := atomic.Int64{}
+	for range 2 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				i := int(next.Add(1) - 1)
+				if i >= len(cases) || failed.Load() > 20 {
+					return
+				}
+				c := cases[i]
+				got, err := runCase(t, c, newFn)
+				if err != nil {
+					t.Errorf("%s: %v", c.Name, err)
+					failed.Add(1)
+				} else if msg := c.Check(got, c.Want()); msg != "" {
+					t.Errorf("%s: %s", c.Name, msg)
+					failed.Add(1)
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if failed.Load() > 20 {
+		t.Fatal("too many failures")
+	}
+}
+
+// runCase executes one case on the device from host memory, with the
+// engine newFn makes. It may run on any goroutine.
+func runCase(t *testing.T, c enginetest.Case, newFn func(*nd.Problem, EngineOptions) (*Engine, error)) (nd.Array, error) {
+	p, err := c.Spec.Normalize()
+	if err != nil {
+		return nd.Array{}, err
+	}
+	e, err := newFn(p, testOptions())
+	if err != nil {
+		return nd.Array{}, err
+	}
+	defer e.Close()
+	dst, err := nd.New(p.Out, p.FullShape()...)
+	if err != nil {
+		return nd.Array{}, err
+	}
+	return dst, e.Execute(context.Background(), dst, c.Input)
+}
+
+// TestEngineTable runs the case table and random cases on the device and
+// compares with the float64 reference, as the CPU and CUDA engines' tests
+// do.
+func TestEngineTable(t *testing.T) {
+	dev := testDevice(t)
+	cases := engineCases(t)
+	runCases(t, cases, NewDirect)
+	t.Logf("%d cases on %s; program cache %+v", len(cases), dev.Info().Name, dev.CacheStats())
+}
+
+// separableCases are the cases of engineCases whose kernels all have
+// factors (given, or found rank-1), for the separable family.
+func separableCases(t *testing.T) []enginetest.Case {
+	var cases []enginetest.Case
+	for _, c := range append(enginetest.Table(), enginetest.Random(6, 300)...) {
+		p, err := c.Spec.Normalize()
+		if err == nil && p.Separable() {
+			cases = append(cases, c)
+		}
+	}
+	if allCases() {
+		return cases
+	}
+	var some []enginetest.Case
+	for i, c := range cases {
+		if i%6 == 0 {
+			some = append(some, c)
+		}
+	}
+	return some
+}
+
+// TestEngineSeparable runs the separable family on every separable case
+// (a sixth of them unless NDCONV_OPENCL_ALL=1) against the reference.
+func TestEngineSeparable(t *testing.T) {
+	testDevice(t)
+	cases := separableCases(t)
+	runCases(t, cases, NewSeparable)
+	t.Logf("%d separable cases", len(cases))
+	p, err := (&nd.Spec{Shape: []int{4, 4}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rand.New(rand.NewPCG(1, 1)), false, 3, 3)}}).Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := NewSeparable(p, testOptions()); err == nil {
+		t.Error("a dense kernel was accepted by the separable family")
+	}
+}
+
+// concurrentCases are cases engineCases also runs, so that their programs
+// are built once.
+func concurrentCases(t *testing.T) []enginetest.Case {
+	return engineCases(t)[:48]
+}
+
+// TestEngineConcurrent runs cases from 8 goroutines at once: each with
+// engines of its own, and all through one shared engine.
+func TestEngineConcurrent(t *testing.T) {
+	testDevice(t)
+	cases := concurrentCases(t)
+	var wg sync.WaitGroup
+	errs := make(chan string, 2*len(cases))
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for i := g; i < len(cases); i += 8 {
+				c := cases[i]
+				got, err := runCase(t, c, NewDirect)
+				if err != nil {
+					errs <- fmt.Sprintf("%s: %v", c.Name, err)
+				} else if msg := c.Check(got, c.Want()); msg != "" {
+					errs <- c.Name + ": " + msg
+				}
+			}
+		}()
+	}
+	wg.Wait()
+
+	// One engine, eight goroutines, different inputs.
+	rng := rand.New(rand.NewPCG(7, 8))
+	spec := nd.Spec{Shape: []int{33, 47}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, true, 5, 3)}, Border: nd.Wrap}
+	p, err := spec.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewDirect(p, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	inputs := make([]nd.Array, 8)
+	for i := range inputs {
+		inputs[i] = enginetest.RandomArray(rng, nd.Float32, 33, 47)
+	}
+	for g := range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			c := enginetest.Case{Name: fmt.Sprintf("shared engine/%d", g), Spec: spec, Input: inputs[g]}
+			want := c.Want()
+			for range 5 {
+				dst, _ := nd.New(p.Out, p.FullShape()...)
+				if err := e.Execute(context.Background(), dst, c.Input); err != nil {
+					errs <- c.Name + ": " + err.Error()
+					return
+				}
+				if msg := c.Check(dst, want); msg != "" {
+					errs <- c.Name + ": " + msg
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	close(errs)
+	for e := range errs {
+		t.Error(e)
+	}
+}
+
+// TestEngineChecks: wrong arrays are argument errors, a cancelled context
+// stops an execution, the engine stays usable after both, device buffers
+// work, and Close is final.
+func TestEngineChecks(t *testing.T) {
+	dev := testDevice(t)
+	rng := rand.New(rand.NewPCG(3, 3))
+	spec := nd.Spec{Shape: []int{6, 5}, In: nd.Uint8, Kernels: []nd.Kernel{{Shape: []int{3}, Weights: []float64{1, 2, 1}}}}
+	p, err := spec.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := NewDirect(p, testOptions())
+	if err != nil {
+		t.Fatal(err)
+	}
+	x := enginetest.RandomArray(rng, nd.Uint8, 6, 5)
+	good, _ := nd.New(nd.Uint8, 6, 5)
+	var ae *nd.ArgumentError
+	for name, args := range map[string][2]nd.Array{
+		"input shape":  {good, enginetest.RandomArray(rng, nd.Uint8, 5, 6)},
+		"input dtype":  {good, enginetest.RandomArray(rng, nd.Float32, 6, 5)},
+		"output shape": {enginetest.RandomArray(rng, nd.Uint8, 6, 6), x},
+		"output dtype": {enginetest.RandomArray(rng, nd.Int16, 6, 5), x},
+	} {
+		if err := e.Execute(context.Background(), args[0], args[1]); !errors.As(err, &ae) {
+			t.Errorf("%s: %v", name, err)
+		}
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	cancel()
+	if err := e.Execute(ctx, good, x); !errors.Is(err, context.Canceled) {
+		t.Errorf("cancelled: %v", err)
+	}
+	c := enginetest.Case{Name: "after errors", Spec: spec, Input: x}
+	if err := e.Execute(context.Background(), good, x); err != nil {
+		t.Fatal(err)
+	} else if msg := c.Check(good, c.Want()); msg != "" {
+		t.Error(msg)
+	}
+	if e.KernelTime() <= 0 {
+		t.Errorf("kernel time %v", e.KernelTime())
+	}
+
+	// The same on device buffers.
+	q := testQueue(t, dev)
+	src, _ := dev.AllocCopy(arrayBytes(x))
+	defer src.Free()
+	dst, _ := dev.Alloc(30)
+	defer dst.Free()
+	if err := e.ExecuteBuffers(context.Background(), dst, src); err != nil {
+		t.Fatal(err)
+	}
+	got, _ := nd.New(nd.Uint8, 6, 5)
+	if err := dst.Read(q, arrayBytes(got), 0); err != nil {
+		t.Fatal(err)
+	}
+	if msg := c.Check(got, c.Want()); msg != "" {
+		t.Error("device buffers:", msg)
+	}
+	small, _ := dev.Alloc(29)
+	defer small.Free()
+	if err := e.ExecuteBuffers(context.Background(), small, src); !errors.As(err, &ae) {
+		t.Errorf("a short output buffer: %v", err)
+	}
+
+	if err := e.Close(); err != nil {
+		t.Error(err)
+	}
+	if err := e.Close(); err != nil {
+		t.Errorf("second Close: %v", err)
+	}
+	if err := e.Execute(context.Background(), good, x); !errors.Is(err, ErrClosed) {
+		t.Errorf("after Close: %v", err)
+	}
+}
+
+// TestEngineEmpty: an empty output launches nothing.
+func TestEngineEmpty(t *testing.T) {
+	testDevice(t)
+	spec := nd.Spec{Shape: []int{0, 5}, In: nd.Float32, Kernels: []nd.Kernel{{Shape: []int{3}, Weights: []float64{1, 2, 1}}}}
+	c := enginetest.Case{Name: "empty", Spec: spec, Input: enginetest.RandomArray(rand.New(rand.NewPCG(1, 1)), nd.Float32, 0, 5)}
+	got, err := runCase(t, c, NewDirect)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if msg := c.Check(got, c.Want()); msg != "" {
+		t.Error(msg)
+	}
+}
+
+// TestPrepareRefuses: what a device cannot run is refused before anything
+// is built, with a message naming the device and the limit.
+func TestPrepareRefuses(t *testing.T) {
+	d := &Device{info: Info{Platform: 1, Device: 0, Name: "tiny-gpu", FP64: false, MaxWorkGroupSize: 128,
+		MaxWorkItemSizes: [3]int{128, 128, 64}, LocalMemory: 16 << 10, MaxConstantBuffer: 64 << 10}}
+	base := kernels.Launch{Family: "direct", Name: "correlate_direct", Local: [3]int{32, 4, 1}, Groups: [3]int{1, 1, 1}, Taps: []float64{1}, Outer: []int32{0}}
+	var ue *UnsupportedError
+	for name, tc := range map[string]struct {
+		change func(*kernels.Launch)
+		want   string
+	}{
+		"fp64":           {func(l *kernels.Launch) { l.Wide = true }, "cl_khr_fp64"},
+		"group size":     {func(l *kernels.Launch) { l.Local = [3]int{32, 8, 1} }, "at most 128 work-items"},
+		"group shape":    {func(l *kernels.Launch) { l.Local = [3]int{1, 1, 100} }, "per dimension"},
+		"local memory":   {func(l *kernels.Launch) { l.LocalBytes = 20 << 10 }, "16384 bytes"},
+		"constant taps":  {func(l *kernels.Launch) { l.Taps = make([]float64, 20000) }, "__constant"},
+		"no work-groups": {func(l *kernels.Launch) { l.Groups = [3]int{0, 1, 1} }, "work size"},
+	} {
+		l := base
+		tc.change(&l)
+		_, err := d.Prepare(&l)
+		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
+			t.Errorf("%s: %v, want an *UnsupportedError saying %q", name, err, tc.want)
+		}
+	}
+	if err := fp64Error(d.info); !strings.Contains(err.Error(), "opencl:1:0 (tiny-gpu)") {
+		t.Errorf("the fp64 error does not name the device: %v", err)
+	}
+}
+
+// TestEngineTiming times the direct kernel on data resident on the device,
+// from the queue's profiling counters; it runs only when NDCONV_TIMING=1
+// (a measurement, not a test) and logs the median of 21 runs.
+func TestEngineTiming(t *testing.T) {
+	if os.Getenv("NDCONV_TIMING") != "1" {
+		t.Skip("set NDCONV_TIMING=1 to time the kernel")
+	}
+	dev := testDevice(t)
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, tc := range []struct {
+		in, out nd.DType
+		shape   []int
+		k       []int
+		bank    int
+	}{
+		{nd.Float32, nd.Float32, []int{8192, 8192}, []int{7, 7}, 1},
+		{nd.Uint8, nd.Uint8, []int{8192, 8192}, []int{7, 7}, 1},
+		{nd.Float32, nd.Float32, []int{4096, 4096}, []int{3, 3}, 8},
+		{nd.Float32, nd.Float32, []int{256, 256, 256}, []int{5, 5, 5}, 1},
+	} {
+		var ks []nd.Kernel
+		for range tc.bank {
+			ks = append(ks, enginetest.RandomKernel(rng, false, tc.k...))
+		}
+		p, err := (&nd.Spec{Shape: tc.shape, In: tc.in, Out: tc.out, Kernels: ks}).Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := NewDirect(p, testOptions())
+		if err != nil {
+			t.Fatal(err)
+		}
+		n, _ := nd.NumElements(tc.shape)
+		src, err := dev.Alloc(n * tc.in.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, err := dev.Alloc(n * tc.bank * tc.out.Size())
+		if err != nil {
+			t.Fatal(err)
+		}
+		var ms []float64
+		for i := range 22 {
+			if err := e.ExecuteBuffers(context.Background(), dst, src); err != nil {
+				t.Fatal(err)
+			}
+			if i > 0 { // the first builds and warms up
+				ms = append(ms, float64(e.KernelTime().Nanoseconds())/1e6)
+			}
+		}
+		slices.Sort(ms)
+		taps := 1
+		for _, k := range tc.k {
+			taps *= k
+		}
+		bytes := float64(n*tc.in.Size() + n*tc.bank*tc.out.Size())
+		med := ms[len(ms)/2]
+		t.Logf("TIMING %s %v→%v %v kernel %v bank %d: median %.3f ms (min %.3f), %.0f GB/s, %.0f GFLOP/s",
+			dev.Info().Name, tc.in, tc.out, tc.shape, tc.k, tc.bank, med, ms[0], bytes/med/1e6, 2*float64(n*taps*tc.bank)/med/1e6)
+		src.Free()
+		dst.Free()
+		e.Close()
+	}
+}

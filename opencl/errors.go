@@ -1,0 +1,249 @@
+package opencl
+
+import (
+	"errors"
+	"fmt"
+	"strings"
+)
+
+// Error is a failed OpenCL call. Call names the entry point as the C API
+// spells it (clBuildProgram); Code is the cl_int it returned (or stored in
+// errcode_ret), Name its name in cl.h (CL_BUILD_PROGRAM_FAILURE).
+type Error struct {
+	Call string
+	Code int
+	Name string
+}
+
+func (e *Error) Error() string { return "opencl: " + e.Call + ": " + e.Name }
+
+// cl_int error codes that callers act on (cl.h, cl_ext.h). The rest are
+// reported by name.
+const (
+	codeSuccess               = 0
+	CodeDeviceNotFound        = -1
+	CodeMemAllocationFailure  = -4
+	CodeOutOfResources        = -5
+	CodeOutOfHostMemory       = -6
+	CodeProfilingNotAvailable = -7
+	CodeBuildProgramFailure   = -11
+	CodeInvalidValue          = -30
+	CodeInvalidDevice         = -33
+	CodeInvalidBinary         = -42
+	CodeInvalidBuildOptions   = -43
+	CodeInvalidKernelName     = -46
+	CodeInvalidArgSize        = -51
+	CodeInvalidWorkGroupSize  = -54
+	CodeInvalidOperation      = -59
+	CodeInvalidBufferSize     = -61
+	CodePlatformNotFound      = -1001               // CL_PLATFORM_NOT_FOUND_KHR: the ICD loader found no platform
+	codeNotLoaded             = -9999               // not OpenCL's: an entry point called while the library is not loaded
+	notLoadedResult           = uintptr(0xffffd8f1) // codeNotLoaded as a returned 32-bit register
+	codeNotLoadedName         = "NDCONV_OPENCL_NOT_LOADED"
+)
+
+// errorNames mirrors cl.h's (and cl_ext.h's) names of the error codes.
+var errorNames = map[int]string{
+	0:     "CL_SUCCESS",
+	-1:    "CL_DEVICE_NOT_FOUND",
+	-2:    "CL_DEVICE_NOT_AVAILABLE",
+	-3:    "CL_COMPILER_NOT_AVAILABLE",
+	-4:    "CL_MEM_OBJECT_ALLOCATION_FAILURE",
+	-5:    "CL_OUT_OF_RESOURCES",
+	-6:    "CL_OUT_OF_HOST_MEMORY",
+	-7:    "CL_PROFILING_INFO_NOT_AVAILABLE",
+	-8:    "CL_MEM_COPY_OVERLAP",
+	-9:    "CL_IMAGE_FORMAT_MISMATCH",
+	-10:   "CL_IMAGE_FORMAT_NOT_SUPPORTED",
+	-11:   "CL_BUILD_PROGRAM_FAILURE",
+	-12:   "CL_MAP_FAILURE",
+	-13:   "CL_MISALIGNED_SUB_BUFFER_OFFSET",
+	-14:   "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST",
+	-15:   "CL_COMPILE_PROGRAM_FAILURE",
+	-16:   "CL_LINKER_NOT_AVAILABLE",
+	-17:   "CL_LINK_PROGRAM_FAILURE",
+	-18:   "CL_DEVICE_PARTITION_FAILED",
+	-19:   "CL_KERNEL_ARG_INFO_NOT_AVAILABLE",
+	-30:   "CL_INVALID_VALUE",
+	-31:   "CL_INVALID_DEVICE_TYPE",
+	-32:   "CL_INVALID_PLATFORM",
+	-33:   "CL_INVALID_DEVICE",
+	-34:   "CL_INVALID_CONTEXT",
+	-35:   "CL_INVALID_QUEUE_PROPERTIES",
+	-36:   "CL_INVALID_COMMAND_QUEUE",
+	-37:   "CL_INVALID_HOST_PTR",
+	-38:   "CL_INVALID_MEM_OBJECT",
+	-39:   "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR",
+	-40:   "CL_INVALID_IMAGE_SIZE",
+	-41:   "CL_INVALID_SAMPLER",
+	-42:   "CL_INVALID_BINARY",
+	-43:   "CL_INVALID_BUILD_OPTIONS",
+	-44:   "CL_INVALID_PROGRAM",
+	-45:   "CL_INVALID_PROGRAM_EXECUTABLE",
+	-46:   "CL_INVALID_KERNEL_NAME",
+	-47:   "CL_INVALID_KERNEL_DEFINITION",
+	-48:   "CL_INVALID_KERNEL",
+	-49:   "CL_INVALID_ARG_INDEX",
+	-50:   "CL_INVALID_ARG_VALUE",
+	-51:   "CL_INVALID_ARG_SIZE",
+	-52:   "CL_INVALID_KERNEL_ARGS",
+	-53:   "CL_INVALID_WORK_DIMENSION",
+	-54:   "CL_INVALID_WORK_GROUP_SIZE",
+	-55:   "CL_INVALID_WORK_ITEM_SIZE",
+	-56:   "CL_INVALID_GLOBAL_OFFSET",
+	-57:   "CL_INVALID_EVENT_WAIT_LIST",
+	-58:   "CL_INVALID_EVENT",
+	-59:   "CL_INVALID_OPERATION",
+	-60:   "CL_INVALID_GL_OBJECT",
+	-61:   "CL_INVALID_BUFFER_SIZE",
+	-62:   "CL_INVALID_MIP_LEVEL",
+	-63:   "CL_INVALID_GLOBAL_WORK_SIZE",
+	-64:   "CL_INVALID_PROPERTY",
+	-65:   "CL_INVALID_IMAGE_DESCRIPTOR",
+	-66:   "CL_INVALID_COMPILER_OPTIONS",
+	-67:   "CL_INVALID_LINKER_OPTIONS",
+	-68:   "CL_INVALID_DEVICE_PARTITION_COUNT",
+	-69:   "CL_INVALID_PIPE_SIZE",
+	-70:   "CL_INVALID_DEVICE_QUEUE",
+	-71:   "CL_INVALID_SPEC_ID",
+	-72:   "CL_MAX_SIZE_RESTRICTION_EXCEEDED",
+	-1001: "CL_PLATFORM_NOT_FOUND_KHR",
+	-9999: codeNotLoadedName,
+}
+
+// ErrorName returns cl.h's name of an OpenCL error code, or a numbered
+// placeholder for a code it does not name (a vendor extension's).
+func ErrorName(code int) string {
+	if n, ok := errorNames[code]; ok {
+		return n
+	}
+	return fmt.Sprintf("CL_ERROR_%d", code)
+}
+
+// resultCode is the cl_int in the low half of a returned register.
+func resultCode(r uintptr) int { return int(int32(uint32(r))) }
+
+// check turns a returned cl_int into nil or an *Error for call.
+func check(call string, r uintptr) error {
+	return checkCode(call, resultCode(r))
+}
+
+func checkCode(call string, code int) error {
+	if code == codeSuccess {
+		return nil
+	}
+	return &Error{Call: call, Code: code, Name: ErrorName(code)}
+}
+
+// IsOutOfMemory reports whether err is, or wraps, a device or host
+// allocation failure, the failure a caller can answer by working in smaller
+// pieces.
+func IsOutOfMemory(err error) bool {
+	var e *Error
+	return errors.As(err, &e) && (e.Code == CodeMemAllocationFailure || e.Code == CodeOutOfHostMemory)
+}
+
+// BuildError is a program that failed to build. It carries everything
+// needed to reproduce the failure: the program and the device, the defines
+// that specialised it, the full option string and the compiler's log.
+type BuildError struct {
+	Program string   // the kernel family ("direct") or the name given to Device.Program
+	Device  string   // the device's name
+	Defines []string // as given, without -D
+	Options string   // the string passed to clBuildProgram
+	Log     string   // CL_PROGRAM_BUILD_LOG
+	Err     *Error   // clBuildProgram's (or clCreateProgramWithSource's) result
+}
+
+func (e *BuildError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "opencl: building %s for %s failed: %s\ndefines: %s\noptions: %s",
+		e.Program, e.Device, e.Err.Name, strings.Join(e.Defines, " "), e.Options)
+	if log := strings.TrimSpace(e.Log); log != "" {
+		b.WriteString("\nbuild log:\n")
+		b.WriteString(log)
+	}
+	return b.String()
+}
+
+func (e *BuildError) Unwrap() error { return e.Err }
+
+// UnavailableError says why the OpenCL backend cannot be used on this
+// machine: no ICD loader, no platform, no device. It is an ordinary answer,
+// not a malfunction: callers fall back to another backend.
+type UnavailableError struct {
+	Reason string // "no OpenCL library", "no OpenCL platform", …
+	Err    error  // the underlying failure, if any
+}
+
+func (e *UnavailableError) Error() string {
+	s := "opencl: unavailable: " + e.Reason
+	if e.Err != nil {
+		s += ": " + strings.TrimPrefix(e.Err.Error(), "opencl: ")
+	}
+	return s
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// LibraryError is a shared library that could not be opened, or one that
+// lacks a symbol ndconv needs.
+type LibraryError struct {
+	Library string   // what was looked for: "libOpenCL.so.1", or the path opened
+	Tried   []string // every path given to dlopen, in order
+	Symbol  string   // the missing symbol, if the library opened
+	Err     error    // dlopen's or dlsym's message
+}
+
+func (e *LibraryError) Error() string {
+	if e.Symbol != "" {
+		return fmt.Sprintf("opencl: %s: missing symbol %s: %v", e.Library, e.Symbol, e.Err)
+	}
+	s := "opencl: cannot load " + e.Library
+	switch n := len(e.Tried); {
+	case n > 3:
+		s += fmt.Sprintf(" (tried %s and %d more paths)", strings.Join(e.Tried[:2], ", "), n-2)
+	case n > 1:
+		s += fmt.Sprintf(" (tried %s)", strings.Join(e.Tried, ", "))
+	}
+	if e.Err != nil {
+		s += ": " + e.Err.Error()
+	}
+	return s
+}
+
+func (e *LibraryError) Unwrap() error { return e.Err }
+
+// UnsupportedError is a request the device cannot carry out, such as a
+// float64 problem on a device without cl_khr_fp64.
+type UnsupportedError struct {
+	What   string // "float64 arithmetic", "work-group size", …
+	Value  string
+	Reason string
+}
+
+func (e *UnsupportedError) Error() string {
+	s := "opencl: unsupported " + e.What
+	if e.Value != "" {
+		s += " " + e.Value
+	}
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s
+}
+
+// RangeError is a copy that does not fit its buffer.
+type RangeError struct {
+	Op             string // "Write", "Read"
+	Offset, Length int
+	Size           int // of the buffer
+}
+
+func (e *RangeError) Error() string {
+	return fmt.Sprintf("opencl: %s: %d bytes at offset %d do not fit a %d-byte buffer", e.Op, e.Length, e.Offset, e.Size)
+}
+
+// ErrClosed is returned by operations on a Device after its last Close, or
+// on a released Queue, Buffer or Program.
+var ErrClosed = errors.New("opencl: closed")
