@@ -58,7 +58,11 @@ type deviceTimer interface {
 // supported) gives a result with no times and a note saying why; only a
 // cancelled context is an error.
 func Run(ctx context.Context, w Workload, opt Options, device string, roof Roofline) (Result, error) {
-	r := Result{Kind: "result", System: "ndconv", Device: device, Set: w.Set, ID: w.ID, Shape: w.Shape,
+	system := "ndconv"
+	if opt.Device.Kind == "opencl" {
+		system = "ndconv-opencl"
+	}
+	r := Result{Kind: "result", System: system, Device: device, Set: w.Set, ID: w.ID, Shape: w.Shape,
 		DType: w.DType, OutDType: w.OutDType, Kernel: w.Kernel, Separable: w.Separable, Bank: w.Bank,
 		Channels: w.Channels}
 	ms, checksum, method, err := run(ctx, w, opt)
@@ -111,6 +115,8 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 	}
 	if timer, ok := exec.Runner().(deviceTimer); ok && !w.Transfers {
 		ms, err = timeOnDevice(timer, &dst, src, opt.Repeats)
+	} else if timer, ok := exec.Runner().(bufferTimer); ok && !w.Transfers {
+		ms, err = timeOnOpenCL(ctx, timer, dst, src, opt.Repeats)
 	} else {
 		ms, err = timeOnHost(ctx, exec, dst, src, w.Rounds, opt)
 	}

@@ -6,10 +6,12 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync"
 
 	"github.com/ndconv/ndconv/cpu"
 	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/opencl"
 )
 
 // Method is a way of computing the result. The zero value, Auto, lets the
@@ -35,13 +37,18 @@ type Device struct {
 	Kind     string // "auto", "cpu", "cuda", "opencl"
 	Index    int    // cuda:N; opencl:P:D has Platform P and Index D
 	Platform int
+	// AnyOpenCL marks a plain "opencl": the first OpenCL GPU, or device
+	// 0 of platform 0 where there is none.
+	AnyOpenCL bool
 }
 
 func (d Device) String() string {
-	switch d.Kind {
-	case "cuda":
+	switch {
+	case d.Kind == "cuda":
 		return "cuda:" + strconv.Itoa(d.Index)
-	case "opencl":
+	case d.Kind == "opencl" && d.AnyOpenCL:
+		return "opencl"
+	case d.Kind == "opencl":
 		return fmt.Sprintf("opencl:%d:%d", d.Platform, d.Index)
 	}
 	return d.Kind
@@ -73,7 +80,7 @@ func ParseDevice(s string) (Device, error) {
 		}
 		return d, nil
 	case parts[0] == "opencl" && (len(nums) == 0 || len(nums) == 2):
-		d := Device{Kind: "opencl"}
+		d := Device{Kind: "opencl", AnyOpenCL: len(nums) == 0}
 		if len(nums) == 2 {
 			d.Platform, d.Index = nums[0], nums[1]
 		}
@@ -143,6 +150,22 @@ var Implementations = []Implementation{
 		},
 	},
 	{
+		Device: "opencl", Method: Direct,
+		Supports: func(*nd.Problem) bool { return true },
+		Cost:     DirectCost,
+		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
+			return opencl.NewDirect(p, openclOptions(opt))
+		},
+	},
+	{
+		Device: "opencl", Method: Separable,
+		Supports: (*nd.Problem).Separable,
+		Cost:     SeparableCost,
+		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
+			return opencl.NewSeparable(p, openclOptions(opt))
+		},
+	},
+	{
 		Device: "cuda", Method: Separable,
 		Supports: (*nd.Problem).Separable,
 		Cost:     SeparableCost,
@@ -158,6 +181,10 @@ var Implementations = []Implementation{
 
 func cudaOptions(opt Options) cuda.EngineOptions {
 	return cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress}
+}
+
+func openclOptions(opt Options) opencl.EngineOptions {
+	return opencl.EngineOptions{Platform: opt.Device.Platform, Device: opt.Device.Index, Progress: opt.Progress}
 }
 
 func cpuOptions(opt Options) cpu.Options {
@@ -190,11 +217,20 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if dev.Kind == "" || dev.Kind == "auto" {
 		dev = autoDevice(p)
 	}
-	if dev.Kind == "cuda" {
+	switch dev.Kind {
+	case "cuda":
 		if err := cuda.Available(); err != nil {
 			return nil, &UnavailableError{Device: dev, Reason: unavailableReason(err)}
 		}
+	case "opencl":
+		if err := opencl.Available(); err != nil {
+			return nil, &UnavailableError{Device: dev, Reason: unavailableReason(err)}
+		}
+		if dev.AnyOpenCL {
+			dev = ResolveOpenCL()
+		}
 	}
+	opt.Device = dev
 	if opt.Method > FFT {
 		return nil, &nd.UnsupportedError{What: "method", Value: opt.Method.String()}
 	}
@@ -307,17 +343,51 @@ func autoDevice(p *nd.Problem) Device {
 	}
 	bytes := float64(product(p.InShape)*p.In.Size() + product(p.FullShape())*p.Out.Size())
 	gpuSeconds := gpuCallSeconds + bytes/gpuTransferBytesPerSec
-	if cpuSeconds < gpuSeconds || cuda.Available() != nil {
+	if cpuSeconds < gpuSeconds {
 		return cpuDev
 	}
-	return Device{Kind: "cuda"}
+	if cuda.Available() == nil {
+		return Device{Kind: "cuda"}
+	}
+	// OpenCL only when it offers a GPU: PoCL, OpenCL on the CPU, is slower
+	// than the CPU engine.
+	if gpu, ok := openCLGPU(); ok {
+		return gpu
+	}
+	return cpuDev
+}
+
+// openCLGPU is the first OpenCL device that is a GPU, looked up once.
+var openCLGPU = sync.OnceValues(func() (Device, bool) {
+	if opencl.Available() != nil {
+		return Device{}, false
+	}
+	infos, err := opencl.Devices()
+	if err != nil {
+		return Device{}, false
+	}
+	for _, info := range infos {
+		if info.Type == "GPU" && info.Available {
+			return Device{Kind: "opencl", Platform: info.Platform, Index: info.Device}, true
+		}
+	}
+	return Device{}, false
+})
+
+// ResolveOpenCL is the device a plain "opencl" means: the first OpenCL
+// GPU, or device 0 of platform 0.
+func ResolveOpenCL() Device {
+	if gpu, ok := openCLGPU(); ok {
+		return gpu
+	}
+	return Device{Kind: "opencl"}
 }
 
 // unavailableReason is the backend's own explanation, without the
 // package prefix the UnavailableError adds its device to.
 func unavailableReason(err error) string {
 	msg := err.Error()
-	for _, prefix := range []string{"cuda: unavailable: ", "cuda: "} {
+	for _, prefix := range []string{"cuda: unavailable: ", "cuda: ", "opencl: unavailable: ", "opencl: "} {
 		msg = strings.TrimPrefix(msg, prefix)
 	}
 	return msg

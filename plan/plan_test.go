@@ -10,7 +10,7 @@ import (
 func TestParseDevice(t *testing.T) {
 	good := map[string]Device{
 		"": {Kind: "auto"}, "auto": {Kind: "auto"}, "CPU": {Kind: "cpu"}, "cuda": {Kind: "cuda"},
-		"cuda:3": {Kind: "cuda", Index: 3}, "opencl": {Kind: "opencl"}, "opencl:1:2": {Kind: "opencl", Platform: 1, Index: 2},
+		"cuda:3": {Kind: "cuda", Index: 3}, "opencl": {Kind: "opencl", AnyOpenCL: true}, "opencl:0:0": {Kind: "opencl"}, "opencl:1:2": {Kind: "opencl", Platform: 1, Index: 2},
 	}
 	for s, want := range good {
 		if got, err := ParseDevice(s); err != nil || got != want {

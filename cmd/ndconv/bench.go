@@ -14,6 +14,7 @@ import (
 
 	"github.com/ndconv/ndconv/bench"
 	"github.com/ndconv/ndconv/cuda"
+	"github.com/ndconv/ndconv/opencl"
 	"github.com/ndconv/ndconv/plan"
 )
 
@@ -45,7 +46,7 @@ nothing: the peer scripts in bench/peers read them.`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runBench(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.device, "device", "auto", "auto|cpu|cuda|cuda:N (auto: the GPU when present)")
+	fl.StringVar(&f.device, "device", "auto", "auto|cpu|cuda|cuda:N|opencl|opencl:P:D (auto: the CUDA GPU when present)")
 	fl.StringVar(&f.workload, "workload", "", "a named set: seeds, anchors or all")
 	fl.StringVar(&f.only, "only", "", "run only the workloads whose id matches this regular expression")
 	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable")
@@ -142,11 +143,14 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	if err != nil {
 		return &usageError{err}
 	}
-	if dev.Kind == "auto" {
+	switch {
+	case dev.Kind == "auto":
 		dev.Kind = "cpu"
 		if cuda.Available() == nil {
 			dev.Kind = "cuda"
 		}
+	case dev.Kind == "opencl" && dev.AnyOpenCL:
+		dev = plan.ResolveOpenCL()
 	}
 	method, err := plan.ParseMethod(f.method)
 	if err != nil {
@@ -207,8 +211,14 @@ func measureRoofline(dev plan.Device, workers int) (bench.Roofline, error) {
 	if dev.Kind == "cpu" {
 		return bench.MeasureCPU(workers, 5), nil
 	}
+	if dev.Kind == "opencl" {
+		if err := opencl.Available(); err != nil {
+			return bench.Roofline{}, fmt.Errorf("device %v unavailable: %w", dev, err)
+		}
+		return bench.MeasureOpenCL(dev.Platform, dev.Index, 11)
+	}
 	if dev.Kind != "cuda" {
-		return bench.Roofline{}, usagef("--device %v: bench runs on cpu and cuda", dev)
+		return bench.Roofline{}, usagef("--device %v: bench runs on cpu, cuda and opencl", dev)
 	}
 	if err := cuda.Available(); err != nil {
 		return bench.Roofline{}, fmt.Errorf("device %v unavailable: %w", dev, err)

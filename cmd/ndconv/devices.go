@@ -11,6 +11,7 @@ import (
 
 	"github.com/ndconv/ndconv/bench"
 	"github.com/ndconv/ndconv/cuda"
+	"github.com/ndconv/ndconv/opencl"
 )
 
 func newDevicesCommand() *cobra.Command {
@@ -23,7 +24,7 @@ func newDevicesCommand() *cobra.Command {
 			fmt.Fprintf(w, "         %d cores (GOMAXPROCS %d), %s/%s, SIMD: %s\n",
 				runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, simdFeatures())
 			listCUDA(w)
-			fmt.Fprintln(w, "opencl   unavailable: this build has no OpenCL backend yet")
+			listOpenCL(w)
 			return nil
 		},
 	}
@@ -48,6 +49,29 @@ func listCUDA(w io.Writer) {
 		fmt.Fprintf(w, "cuda:%d   %s, compute capability %v%s\n", d.Index, d.Name, d.ComputeCapability, usable)
 		fmt.Fprintf(w, "         %d SMs, %.1f GiB memory (%.1f GiB free), %d KiB shared per block (%d opt-in), driver %v, NVRTC %v\n",
 			d.SMs, float64(d.TotalMemory)/(1<<30), float64(d.FreeMemory)/(1<<30), d.MaxSharedPerBlock>>10, d.MaxSharedPerBlockOptin>>10, d.DriverVersion, d.NVRTCVersion)
+	}
+}
+
+// listOpenCL prints each OpenCL device of each platform with its limits,
+// or why there is none.
+func listOpenCL(w io.Writer) {
+	if err := opencl.Available(); err != nil {
+		fmt.Fprintf(w, "opencl   %s\n", strings.TrimPrefix(err.Error(), "opencl: "))
+		return
+	}
+	infos, err := opencl.Devices()
+	if err != nil {
+		fmt.Fprintf(w, "opencl   unavailable: %v\n", err)
+		return
+	}
+	for _, d := range infos {
+		fp64 := "no fp64"
+		if d.FP64 {
+			fp64 = "fp64"
+		}
+		fmt.Fprintf(w, "%-8s %s (%s), %s, %s\n", d.Spec(), d.Name, d.Type, d.PlatformName, d.Version)
+		fmt.Fprintf(w, "         %d compute units, %.1f GiB memory, %d KiB local memory, work-groups up to %d, %s, driver %s\n",
+			d.ComputeUnits, float64(d.GlobalMemory)/(1<<30), d.LocalMemory>>10, d.MaxWorkGroupSize, fp64, d.DriverVersion)
 	}
 }
 
