@@ -6,6 +6,8 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // Version is a CUDA driver or NVRTC version.
@@ -133,19 +135,13 @@ func queryDevice(ordinal int) (Info, int32, error) {
 	return info, dev, nil
 }
 
-var availability struct {
-	once sync.Once
-	err  error
-}
-
 // Available reports whether the CUDA backend can run here: nil, or an
 // *UnavailableError saying why not (no driver library, cuInit failing, no
 // device of compute capability 6.0 or newer, no NVRTC). It never panics and
 // costs one library load the first time, nothing after.
-func Available() error {
-	availability.once.Do(func() { availability.err = checkAvailable() })
-	return availability.err
-}
+func Available() error { return availability() }
+
+var availability = sync.OnceValue(checkAvailable)
 
 func checkAvailable() error {
 	if err := loadDriver(); err != nil {
@@ -214,17 +210,13 @@ type Device struct {
 
 	life   sync.RWMutex // shared by every operation, exclusive for the last Close
 	closed bool
-	refs   int // Opens not yet Closed, guarded by registry.mu
 
 	pool    *Pool
 	modules moduleCache
 }
 
-// registry holds the one Device per ordinal.
-var registry struct {
-	mu   sync.Mutex
-	open map[int]*Device
-}
+// registry holds the one Device per ordinal, with its count of Opens.
+var registry gpu.Registry[int, *Device]
 
 // Open returns the Device with ordinal index, retaining its primary
 // context on first use. Opening an ordinal again returns the same *Device;
@@ -235,12 +227,11 @@ func Open(index int) (*Device, error) {
 	if err := loadDriver(); err != nil {
 		return nil, err
 	}
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	if d := registry.open[index]; d != nil {
-		d.refs++
-		return d, nil
-	}
+	return registry.Open(index, func() (*Device, error) { return openDevice(index) })
+}
+
+// openDevice makes the Device with ordinal index (Open's first).
+func openDevice(index int) (*Device, error) {
 	n, err := cuDeviceGetCount()
 	if err != nil {
 		return nil, err
@@ -260,12 +251,8 @@ func Open(index int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{index: index, dev: dev, ctx: ctx, info: info, refs: 1}
+	d := &Device{index: index, dev: dev, ctx: ctx, info: info}
 	d.pool = &Pool{dev: d, limit: info.TotalMemory / 4}
-	if registry.open == nil {
-		registry.open = map[int]*Device{}
-	}
-	registry.open[index] = d
 	return d, nil
 }
 
@@ -273,18 +260,10 @@ func Open(index int) (*Device, error) {
 // frees the pool's memory and releases the primary context: buffers still
 // allocated on the device go with it, and every later call on d returns
 // ErrClosed. Closing more often than opening does nothing.
-func (d *Device) Close() error {
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	if d.refs == 0 {
-		return nil
-	}
-	d.refs--
-	if d.refs > 0 {
-		return nil
-	}
-	delete(registry.open, d.index)
+func (d *Device) Close() error { return registry.Close(d.index, d, d.release) }
 
+// release is the last Close's.
+func (d *Device) release() error {
 	d.life.Lock() // waits for the operations in flight
 	defer d.life.Unlock()
 	d.closed = true
@@ -294,7 +273,7 @@ func (d *Device) Close() error {
 	if err := cuCtxSetCurrent(d.ctx); err != nil {
 		errs = append(errs, err)
 	} else {
-		for _, m := range d.modules.drain() {
+		for _, m := range d.modules.Drain() {
 			errs = append(errs, cuModuleUnload(m.handle))
 		}
 		for _, p := range d.pool.drain() {

@@ -15,7 +15,9 @@
 // in the usual CUDA directories; NDCONV_LIBCUDA and NDCONV_LIBNVRTC name a
 // library's full path instead. Every symbol is resolved up front, and a
 // missing one is reported by name (*LibraryError). A new library (cuFFT)
-// is one libSpec and one symbol table handed to openLibrary and bind.
+// is one dynlib.Spec and one symbol table handed to dynlib.Open and
+// Library.Bind: the search, dlopen and the calls are internal/dynlib's,
+// shared with the OpenCL backend.
 //
 // # Calls and contexts
 //
@@ -56,7 +58,9 @@
 // source, sorted defines, options, architecture and NVRTC and driver
 // versions: a kernel is compiled once per machine, and once per process
 // however many goroutines ask at the same time. A failed compilation is a
-// *CompileError carrying NVRTC's log and every option. Module.Function
+// *CompileError carrying NVRTC's log and every option. The cache's layers
+// (keys, the checksummed file format, atomic writes, compiling once) are
+// internal/gpucache's, shared with the OpenCL backend. Module.Function
 // finds a kernel; Function.Launch queues it with arguments given as Go
 // values (DevicePtr, *Buffer, sized integers, float32, float64), marshalled
 // into a kernel-parameter block pinned for the call.

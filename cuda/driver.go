@@ -3,6 +3,8 @@ package cuda
 import (
 	"sync"
 	"unsafe"
+
+	"github.com/ndconv/ndconv/internal/dynlib"
 )
 
 // The driver's entry points, bound once by loadDriver. Each holds the
@@ -61,8 +63,8 @@ type driverEntryPoints struct {
 
 // driverSymbols is the table loadDriver binds: the exact symbol names the
 // driver exports (checked against cuda.h's #define list).
-func driverSymbols() []symbol {
-	return []symbol{
+func driverSymbols() []dynlib.Symbol {
+	return []dynlib.Symbol{
 		{"cuInit", &drv.cuInit},
 		{"cuDriverGetVersion", &drv.cuDriverGetVersion},
 		{"cuGetErrorName", &drv.cuGetErrorName},
@@ -108,10 +110,11 @@ func driverSymbols() []symbol {
 	}
 }
 
-var driverLibrary = libSpec{
-	envVar:  "NDCONV_LIBCUDA",
-	sonames: []string{"libcuda.so.1", "libcuda.so"},
-	dirs:    cudaLibraryDirs,
+var driverLibrary = dynlib.Spec{
+	EnvVar:  "NDCONV_LIBCUDA",
+	Sonames: []string{"libcuda.so.1", "libcuda.so"},
+	Dirs:    cudaLibraryDirs,
+	Globs:   cudaLibraryGlobs,
 }
 
 // driver is the process's one binding of libcuda: loaded, bound and
@@ -127,17 +130,17 @@ var driver struct {
 // error is an *UnavailableError saying which step failed.
 func loadDriver() error {
 	driver.once.Do(func() {
-		lib, err := openLibrary(driverLibrary, lookupEnv)
+		lib, err := dynlib.Open(driverLibrary, lookupEnv)
 		if err != nil {
-			driver.err = &UnavailableError{Reason: "no CUDA driver library", Err: err}
+			driver.err = &UnavailableError{Reason: "no CUDA driver library", Err: libraryError(err)}
 			return
 		}
-		if err := lib.bind(driverSymbols()); err != nil {
+		if err := lib.Bind(driverSymbols()); err != nil {
 			drv = driverEntryPoints{} // none half-bound
-			driver.err = &UnavailableError{Reason: "CUDA driver library lacks an entry point (driver too old?)", Err: err}
+			driver.err = &UnavailableError{Reason: "CUDA driver library lacks an entry point (driver too old?)", Err: libraryError(err)}
 			return
 		}
-		driver.path = lib.path
+		driver.path = lib.Path
 		if err := check("cuInit", ccall(drv.cuInit, 0)); err != nil {
 			driver.err = &UnavailableError{Reason: "cuInit failed", Err: err}
 			return

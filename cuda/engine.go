@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -131,7 +132,7 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 		return err
 	}
 	inSize, outSize := e.p.In.Size(), e.p.Out.Size()
-	srcBytes, dstBytes := arrayBytes(src), arrayBytes(dst)
+	srcBytes, dstBytes := src.Bytes(), dst.Bytes()
 	for i, s := range slabs {
 		if err := ctx.Err(); err != nil {
 			return err
@@ -327,7 +328,7 @@ func (e *Engine) prepareLaunch(pr *prepared, l *kernels.Launch, in, out DevicePt
 	if err != nil {
 		return err
 	}
-	taps, err := e.upload(taps(l))
+	taps, err := e.upload(gpu.TapsBytes(l))
 	if err != nil {
 		return err
 	}
@@ -352,18 +353,6 @@ func (e *Engine) prepareLaunch(pr *prepared, l *kernels.Launch, in, out DevicePt
 	return nil
 }
 
-// taps returns a launch's weights in its accumulation type, as bytes.
-func taps(l *kernels.Launch) []byte {
-	if l.Wide {
-		return Bytes(l.Taps)
-	}
-	w := make([]float32, len(l.Taps))
-	for i, v := range l.Taps {
-		w[i] = float32(v)
-	}
-	return Bytes(w)
-}
-
 // upload copies small host data into a pool buffer, ordered on the stream.
 func (e *Engine) upload(b []byte) (*Buffer, error) {
 	buf, err := e.dev.Pool().Get(max(len(b), 1))
@@ -377,25 +366,6 @@ func (e *Engine) upload(b []byte) (*Buffer, error) {
 		}
 	}
 	return buf, nil
-}
-
-// arrayBytes views an array's data as bytes.
-func arrayBytes(a nd.Array) []byte {
-	switch d := a.Data.(type) {
-	case []uint8:
-		return d
-	case []uint16:
-		return Bytes(d)
-	case []int16:
-		return Bytes(d)
-	case []int32:
-		return Bytes(d)
-	case []float32:
-		return Bytes(d)
-	case []float64:
-		return Bytes(d)
-	}
-	return nil
 }
 
 // A slab is a run of output rows along axis 0 and the input rows it reads,
@@ -507,7 +477,7 @@ func Upload(dev *Device, a nd.Array) (*Array, error) {
 	if err != nil {
 		return nil, err
 	}
-	if b := arrayBytes(a); len(b) > 0 {
+	if b := a.Bytes(); len(b) > 0 {
 		if err := d.Buf.CopyFromHost(0, b); err != nil {
 			d.Free()
 			return nil, err
@@ -522,7 +492,7 @@ func (a *Array) Download() (nd.Array, error) {
 	if err != nil {
 		return nd.Array{}, err
 	}
-	if b := arrayBytes(h); len(b) > 0 {
+	if b := h.Bytes(); len(b) > 0 {
 		if err := a.Buf.CopyToHost(b, 0); err != nil {
 			return nd.Array{}, err
 		}

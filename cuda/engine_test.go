@@ -3,16 +3,12 @@ package cuda
 import (
 	"context"
 	"fmt"
-	"math"
 	"math/rand/v2"
-	"os"
 	"slices"
-	"sort"
-	"sync"
 	"testing"
 
-	"github.com/ndconv/ndconv/cpu"
 	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/internal/gputest"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -32,27 +28,14 @@ func engineCases(t *testing.T) []enginetest.Case {
 
 // runCase executes one case on the GPU from host memory with the direct
 // method.
-func runCase(t *testing.T, c enginetest.Case, opt EngineOptions) (nd.Array, error) {
-	return runCaseWith(t, c, opt, NewDirect)
+func runCase(c enginetest.Case, opt EngineOptions) (nd.Array, error) {
+	return runCaseWith(c, opt, NewDirect)
 }
 
 // runCaseWith executes one case on the GPU from host memory with the
 // engine newEngine makes.
-func runCaseWith(t *testing.T, c enginetest.Case, opt EngineOptions, newEngine func(*nd.Problem, EngineOptions) (*Engine, error)) (nd.Array, error) {
-	p, err := c.Spec.Normalize()
-	if err != nil {
-		t.Fatalf("%s: %v", c.Name, err)
-	}
-	e, err := newEngine(p, opt)
-	if err != nil {
-		return nd.Array{}, err
-	}
-	defer e.Close()
-	dst, err := nd.New(p.Out, p.FullShape()...)
-	if err != nil {
-		t.Fatalf("%s: %v", c.Name, err)
-	}
-	return dst, e.Execute(context.Background(), dst, c.Input)
+func runCaseWith(c enginetest.Case, opt EngineOptions, newEngine func(*nd.Problem, EngineOptions) (*Engine, error)) (nd.Array, error) {
+	return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return newEngine(p, opt) })
 }
 
 // TestEngineTable runs every case of the CPU engine's table and the random
@@ -78,15 +61,14 @@ func TestEngineTable(t *testing.T) {
 		type pair struct {
 			name string
 			gpu  func(*nd.Problem, EngineOptions) (*Engine, error)
-			cpu  func(*nd.Problem, cpu.Options) (cpu.Executable, error)
 		}
-		methods := []pair{{"direct", NewDirect, func(p *nd.Problem, o cpu.Options) (cpu.Executable, error) { return cpu.NewDirect(p, o), nil }}}
+		methods := []pair{{"direct", NewDirect}}
 		if p.Separable() {
-			methods = append(methods, pair{"separable", NewSeparable, cpu.NewSeparable})
+			methods = append(methods, pair{"separable", NewSeparable})
 		}
 		for _, m := range methods {
 			runs++
-			got, err := runCaseWith(t, c, EngineOptions{}, m.gpu)
+			got, err := runCaseWith(c, EngineOptions{}, m.gpu)
 			if err != nil {
 				fail("%s, %s: %v", c.Name, m.name, err)
 				continue
@@ -95,32 +77,12 @@ func TestEngineTable(t *testing.T) {
 				fail("%s, %s: %s", c.Name, m.name, msg)
 				continue
 			}
-			want, _ := nd.New(p.Out, p.FullShape()...)
-			engine, err := m.cpu(p, cpu.Options{})
-			if err == nil {
-				err = engine.Execute(context.Background(), want, c.Input)
-			}
-			if err != nil {
-				t.Fatalf("%s: CPU %s: %v", c.Name, m.name, err)
-			}
-			if i := firstDifference(got, want); i >= 0 {
-				fail("%s, %s: value %d is %v on the GPU, %v on the CPU", c.Name, m.name, i, got.Float64s()[i], want.Float64s()[i])
+			if msg := gputest.SameBitsAsCPU(c, m.name, got); msg != "" {
+				fail("%s: %s", c.Name, msg)
 			}
 		}
 	}
 	t.Logf("%d cases, %d runs on the GPU, each equal to the CPU engine's bits", len(cases), runs)
-}
-
-// firstDifference is the index of the first element whose bits differ
-// (NaNs of any payload agreeing), or -1.
-func firstDifference(a, b nd.Array) int {
-	x, y := a.Float64s(), b.Float64s()
-	for i := range x {
-		if math.Float64bits(x[i]) != math.Float64bits(y[i]) && !(math.IsNaN(x[i]) && math.IsNaN(y[i])) {
-			return i
-		}
-	}
-	return -1
 }
 
 // TestEngineSlabs forces a memory budget of a few rows so that problems run
@@ -171,7 +133,7 @@ func TestEngineSlabs(t *testing.T) {
 					newEngine = NewSeparable
 					c.Name += "/separable"
 				}
-				got, err := runCaseWith(t, c, EngineOptions{MemoryBudget: rowBytes*3 + int64(kshape[0])*rowBytes}, newEngine)
+				got, err := runCaseWith(c, EngineOptions{MemoryBudget: rowBytes*3 + int64(kshape[0])*rowBytes}, newEngine)
 				if err != nil {
 					t.Errorf("%s: %v", c.Name, err)
 					continue
@@ -185,7 +147,7 @@ func TestEngineSlabs(t *testing.T) {
 	// A budget below one row and its halo is an error, not a crash.
 	c := enginetest.Case{Name: "tiny", Spec: nd.Spec{Shape: []int{8, 8}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 3, 3)}},
 		Input: enginetest.RandomArray(rng, nd.Float32, 8, 8)}
-	if _, err := runCase(t, c, EngineOptions{MemoryBudget: 16}); err == nil {
+	if _, err := runCase(c, EngineOptions{MemoryBudget: 16}); err == nil {
 		t.Error("a 16-byte budget ran")
 	}
 }
@@ -238,27 +200,9 @@ func TestEngineDeviceArrays(t *testing.T) {
 func TestEngineConcurrent(t *testing.T) {
 	testDevice(t)
 	cases := enginetest.Random(9, 64)
-	var wg sync.WaitGroup
-	errs := make(chan string, len(cases))
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := g; i < len(cases); i += 8 {
-				c := cases[i]
-				got, err := runCase(t, c, EngineOptions{})
-				if err != nil {
-					errs <- fmt.Sprintf("%s: %v", c.Name, err)
-				} else if msg := c.Check(got, c.Want()); msg != "" {
-					errs <- c.Name + ": " + msg
-				}
-			}
-		}()
-	}
-	wg.Wait()
-	close(errs)
-	for e := range errs {
-		t.Error(e)
+	run := func(c enginetest.Case) (nd.Array, error) { return runCase(c, EngineOptions{}) }
+	for _, f := range gputest.Spread(cases, 8, run) {
+		t.Error(f)
 	}
 }
 
@@ -292,44 +236,23 @@ func TestEngineInputChecks(t *testing.T) {
 	}
 }
 
-// TestEngineTiming times the direct kernel on an 8192×8192 float32 image
-// with a 7×7 kernel, data resident on the device, with CUDA events; it runs
-// only when NDCONV_TIMING=1 (a measurement, not a test) and logs the median.
+// TestEngineTiming times the direct kernel on the timing workloads
+// (gputest.TimingWorkloads: an 8192×8192 float32 image with a 7×7 kernel,
+// …), data resident on the device, with CUDA events; it runs only when
+// NDCONV_TIMING=1 (a measurement, not a test) and logs the median.
 func TestEngineTiming(t *testing.T) {
-	if os.Getenv("NDCONV_TIMING") != "1" {
-		t.Skip("set NDCONV_TIMING=1 to time the kernel")
-	}
+	problems := gputest.TimingProblems(t)
 	dev := testDevice(t)
-	rng := rand.New(rand.NewPCG(1, 1))
-	for _, tc := range []struct {
-		in, out nd.DType
-		shape   []int
-		k       []int
-		bank    int
-	}{
-		{nd.Float32, nd.Float32, []int{8192, 8192}, []int{7, 7}, 1},
-		{nd.Uint8, nd.Uint8, []int{8192, 8192}, []int{7, 7}, 1},
-		{nd.Float32, nd.Float32, []int{4096, 4096}, []int{3, 3}, 8},
-		{nd.Float32, nd.Float32, []int{256, 256, 256}, []int{5, 5, 5}, 1},
-	} {
-		var ks []nd.Kernel
-		for range tc.bank {
-			ks = append(ks, enginetest.RandomKernel(rng, false, tc.k...))
-		}
-		spec := nd.Spec{Shape: tc.shape, In: tc.in, Out: tc.out, Kernels: ks}
-		p, err := spec.Normalize()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for w, p := range problems {
 		e, err := NewDirect(p, EngineOptions{})
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, err := NewArray(dev, tc.in, tc.shape...)
+		src, err := NewArray(dev, w.In, w.Shape...)
 		if err != nil {
 			t.Fatal(err)
 		}
-		dst, err := NewArray(dev, tc.out, p.FullShape()...)
+		dst, err := NewArray(dev, w.Out, p.FullShape()...)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -354,19 +277,7 @@ func TestEngineTiming(t *testing.T) {
 			m, _ := stop.MillisecondsSince(start)
 			ms = append(ms, float64(m))
 		}
-		sort.Float64s(ms)
-		n := 1
-		for _, d := range tc.shape {
-			n *= d
-		}
-		taps := 1
-		for _, k := range tc.k {
-			taps *= k
-		}
-		bytes := float64(n*tc.in.Size() + n*tc.bank*tc.out.Size())
-		med := ms[len(ms)/2]
-		t.Logf("TIMING %v→%v %v kernel %v bank %d: median %.3f ms (min %.3f), %.0f GB/s, %.0f GFLOP/s",
-			tc.in, tc.out, tc.shape, tc.k, tc.bank, med, ms[0], bytes/med/1e6, 2*float64(n*taps*tc.bank)/med/1e6)
+		t.Logf("TIMING %s", w.Summary(ms))
 		start.Close()
 		stop.Close()
 		src.Free()
@@ -387,7 +298,7 @@ func TestEngineStagingPieces(t *testing.T) {
 		if i%2 == 1 {
 			budget = 4096 // several slabs, where one row and its halo fit
 		}
-		got, err := runCase(t, c, EngineOptions{MemoryBudget: budget})
+		got, err := runCase(c, EngineOptions{MemoryBudget: budget})
 		if err != nil && budget > 0 {
 			continue // a budget too small for one row: TestEngineSlabs checks that error
 		}

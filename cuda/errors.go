@@ -4,6 +4,9 @@ import (
 	"errors"
 	"fmt"
 	"strings"
+
+	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // Error is a failed CUDA driver or NVRTC call. Call names the entry point
@@ -138,18 +141,13 @@ type UnavailableError struct {
 	Err    error  // the underlying failure, if any
 }
 
-func (e *UnavailableError) Error() string {
-	s := "cuda: unavailable: " + e.Reason
-	if e.Err != nil {
-		s += ": " + strings.TrimPrefix(e.Err.Error(), "cuda: ")
-	}
-	return s
-}
+func (e *UnavailableError) Error() string { return gpu.UnavailableMessage("cuda", e.Reason, e.Err) }
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // LibraryError is a shared library that could not be opened, or one that
-// lacks a symbol ndconv needs.
+// lacks a symbol ndconv needs. It has the fields of dynlib.Error, which
+// finds and opens the library, and reads as it does, after "cuda: ".
 type LibraryError struct {
 	Library string   // what was looked for: "libcuda.so.1", or the path opened
 	Tried   []string // every path given to dlopen, in order
@@ -157,22 +155,7 @@ type LibraryError struct {
 	Err     error    // dlopen's or dlsym's message
 }
 
-func (e *LibraryError) Error() string {
-	if e.Symbol != "" {
-		return fmt.Sprintf("cuda: %s: missing symbol %s: %v", e.Library, e.Symbol, e.Err)
-	}
-	s := "cuda: cannot load " + e.Library
-	switch n := len(e.Tried); {
-	case n > 3:
-		s += fmt.Sprintf(" (tried %s and %d more paths)", strings.Join(e.Tried[:2], ", "), n-2)
-	case n > 1:
-		s += fmt.Sprintf(" (tried %s)", strings.Join(e.Tried, ", "))
-	}
-	if e.Err != nil {
-		s += ": " + e.Err.Error()
-	}
-	return s
-}
+func (e *LibraryError) Error() string { return "cuda: " + (*dynlib.Error)(e).Error() }
 
 func (e *LibraryError) Unwrap() error { return e.Err }
 

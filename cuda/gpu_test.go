@@ -10,35 +10,22 @@ import (
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
 	"time"
+
+	"github.com/ndconv/ndconv/internal/gpucache"
+	"github.com/ndconv/ndconv/internal/gputest"
 )
 
 // The tests in this file need a GPU: they skip, saying why, where
 // Available fails (so `go test ./cuda` passes on any machine), and share
 // one open device.
 
-var shared struct {
-	mu  sync.Mutex
-	dev *Device
-}
+var shared gputest.Shared[*Device]
 
 func testDevice(t testing.TB) *Device {
 	t.Helper()
-	if err := Available(); err != nil {
-		t.Skipf("no usable CUDA device: %v", err)
-	}
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if shared.dev == nil {
-		d, err := Open(0)
-		if err != nil {
-			t.Fatal(err)
-		}
-		shared.dev = d
-	}
-	return shared.dev
+	return shared.Get(t, "CUDA", Available, func() (*Device, error) { return Open(0) })
 }
 
 // testCacheDir points the module cache at a fresh directory for one test.
@@ -326,7 +313,7 @@ func TestGPUConcurrentLaunches(t *testing.T) {
 	d := testDevice(t)
 	testCacheDir(t)
 	f := vaddFunction(t, d)
-	together(8, func(g int) {
+	gputest.Together(8, func(g int) {
 		var s *Stream
 		if g%2 == 1 {
 			var err error
@@ -420,7 +407,7 @@ func TestGPUHugeAllocation(t *testing.T) {
 // dropModules forgets d's loaded modules, as a new process would not have
 // them, so that the next Module call goes to the disk cache.
 func dropModules(t *testing.T, d *Device) {
-	mods := d.modules.drain()
+	mods := d.modules.Drain()
 	must(t, d.do(func() error {
 		for _, m := range mods {
 			if err := cuModuleUnload(m.handle); err != nil {
@@ -473,11 +460,11 @@ func TestGPUModuleCache(t *testing.T) {
 
 	// A checksum that holds over an image the driver refuses. (Not one
 	// that claims to be ELF: the driver trusts an ELF header's offsets.)
-	var key moduleKey
-	raw, err := hex.DecodeString(strings.TrimSuffix(files[0].Name(), cacheFileSuffix))
+	var key gpucache.Key
+	raw, err := hex.DecodeString(strings.TrimSuffix(files[0].Name(), moduleStore.Suffix))
 	must(t, err)
 	copy(key[:], raw)
-	must(t, os.WriteFile(path, encodeCacheFile(key, []byte("no module at all")), 0o644))
+	must(t, os.WriteFile(path, moduleStore.Encode(key, []byte("no module at all")), 0o644))
 	dropModules(t, d)
 	step("refused file", CacheStats{Compiles: 1, DiskWrites: 1, Rejected: 1})
 	step("warm again", CacheStats{MemoryHits: 1})
@@ -499,7 +486,7 @@ func TestGPUModuleCompilesOnce(t *testing.T) {
 	defines := []string{"OFFSET=0.5f", fmt.Sprintf("NONCE=%d", time.Now().UnixNano())}
 	before := d.CacheStats()
 	mods := make([]*Module, 8)
-	together(len(mods), func(i int) {
+	gputest.Together(len(mods), func(i int) {
 		m, err := d.Module(vaddSource, "vadd.cu", defines)
 		if err != nil {
 			t.Error(err)
@@ -584,9 +571,7 @@ func TestGPUOpenClose(t *testing.T) {
 
 	buf, err := d.Alloc(1 << 20)
 	must(t, err)
-	shared.mu.Lock()
-	shared.dev = nil
-	shared.mu.Unlock()
+	shared.Forget()
 	must(t, d.Close())
 	if _, err := d.Alloc(16); !errors.Is(err, ErrClosed) {
 		t.Errorf("Alloc after Close: %v, want ErrClosed", err)

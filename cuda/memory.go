@@ -5,6 +5,8 @@ import (
 	"math/bits"
 	"sync"
 	"unsafe"
+
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // DevicePtr is an address in device memory (CUdeviceptr), what a kernel
@@ -251,12 +253,7 @@ type Elem interface {
 
 // Bytes returns the memory of s as bytes (no copy), for the copy methods:
 // buf.CopyFromHost(0, cuda.Bytes(data)).
-func Bytes[T Elem](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
-}
+func Bytes[T Elem](s []T) []byte { return gpu.AsBytes(s) }
 
 // HostView returns h's memory as a []T of h.Size()/sizeof(T) elements (no
 // copy; pinned memory is page-aligned, so any T is aligned); nil after Free.

@@ -9,6 +9,8 @@ import (
 	"strings"
 	"sync"
 	"unsafe"
+
+	"github.com/ndconv/ndconv/internal/dynlib"
 )
 
 // NVRTC's entry points, bound once by loadNVRTC.
@@ -24,8 +26,8 @@ var nv struct {
 	nvrtcGetCUBIN          uintptr // nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin)
 }
 
-func nvrtcSymbols() []symbol {
-	return []symbol{
+func nvrtcSymbols() []dynlib.Symbol {
+	return []dynlib.Symbol{
 		{"nvrtcVersion", &nv.nvrtcVersion},
 		{"nvrtcGetErrorString", &nv.nvrtcGetErrorString},
 		{"nvrtcCreateProgram", &nv.nvrtcCreateProgram},
@@ -40,10 +42,11 @@ func nvrtcSymbols() []symbol {
 
 // nvrtcLibrary prefers CUDA 13's NVRTC (the driver the project targets),
 // then 12's: nvrtcGetCUBIN exists in both.
-var nvrtcLibrary = libSpec{
-	envVar:  "NDCONV_LIBNVRTC",
-	sonames: []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
-	dirs:    cudaLibraryDirs,
+var nvrtcLibrary = dynlib.Spec{
+	EnvVar:  "NDCONV_LIBNVRTC",
+	Sonames: []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
+	Dirs:    cudaLibraryDirs,
+	Globs:   cudaLibraryGlobs,
 }
 
 var nvrtcState struct {
@@ -56,14 +59,14 @@ var nvrtcState struct {
 // loadNVRTC opens and binds NVRTC, once.
 func loadNVRTC() error {
 	nvrtcState.once.Do(func() {
-		lib, err := openLibrary(nvrtcLibrary, lookupEnv)
+		lib, err := dynlib.Open(nvrtcLibrary, lookupEnv)
 		if err != nil {
-			nvrtcState.err = &UnavailableError{Reason: "no NVRTC library", Err: err}
+			nvrtcState.err = &UnavailableError{Reason: "no NVRTC library", Err: libraryError(err)}
 			return
 		}
-		if err := lib.bind(nvrtcSymbols()); err != nil {
+		if err := lib.Bind(nvrtcSymbols()); err != nil {
 			nv.nvrtcVersion, nv.nvrtcCompileProgram = 0, 0
-			nvrtcState.err = &UnavailableError{Reason: "NVRTC library lacks an entry point (older than CUDA 11.1?)", Err: err}
+			nvrtcState.err = &UnavailableError{Reason: "NVRTC library lacks an entry point (older than CUDA 11.1?)", Err: libraryError(err)}
 			return
 		}
 		var major, minor int32
@@ -71,9 +74,9 @@ func loadNVRTC() error {
 			nvrtcState.err = &UnavailableError{Reason: "nvrtcVersion failed", Err: err}
 			return
 		}
-		nvrtcState.path = lib.path
+		nvrtcState.path = lib.Path
 		nvrtcState.version = Version{int(major), int(minor)}
-		preloadNVRTCBuiltins(lib.path)
+		preloadNVRTCBuiltins(lib.Path)
 	})
 	return nvrtcState.err
 }
@@ -91,7 +94,7 @@ func preloadNVRTCBuiltins(nvrtcPath string) {
 	slices.Sort(matches)
 	for i := len(matches) - 1; i >= 0; i-- { // the longest, most specific version
 		if _, err := os.Stat(matches[i]); err == nil {
-			if _, err := dlopen(matches[i]); err == nil {
+			if _, err := dynlib.OpenPath(matches[i]); err == nil {
 				return
 			}
 		}

@@ -4,6 +4,8 @@ import (
 	"runtime"
 	"sync"
 	"unsafe"
+
+	"github.com/ndconv/ndconv/internal/dynlib"
 )
 
 // The ICD loader's entry points, bound once by loadLibrary. Each holds the
@@ -71,8 +73,8 @@ type entryPoints struct {
 
 // requiredSymbols is the OpenCL 1.2 core ndconv needs: every ICD loader
 // exports it.
-func requiredSymbols() []symbol {
-	return []symbol{
+func requiredSymbols() []dynlib.Symbol {
+	return []dynlib.Symbol{
 		{"clGetPlatformIDs", &cl.clGetPlatformIDs},
 		{"clGetPlatformInfo", &cl.clGetPlatformInfo},
 		{"clGetDeviceIDs", &cl.clGetDeviceIDs},
@@ -106,8 +108,8 @@ func requiredSymbols() []symbol {
 }
 
 // optionalSymbols are used where the library has them.
-func optionalSymbols() []symbol {
-	return []symbol{
+func optionalSymbols() []dynlib.Symbol {
+	return []dynlib.Symbol{
 		{"clCreateCommandQueueWithProperties", &cl.clCreateCommandQueueWithProperties},
 	}
 }
@@ -195,18 +197,18 @@ var lib struct {
 // loadLibrary opens the ICD loader and binds its symbols, once.
 func loadLibrary() error {
 	lib.once.Do(func() {
-		l, err := openLibrary(openclLibrary, lookupEnv)
+		l, err := dynlib.Open(openclLibrary, lookupEnv)
 		if err != nil {
-			lib.err = &UnavailableError{Reason: "no OpenCL library", Err: err}
+			lib.err = &UnavailableError{Reason: "no OpenCL library", Err: libraryError(err)}
 			return
 		}
-		if err := l.bind(requiredSymbols()); err != nil {
+		if err := l.Bind(requiredSymbols()); err != nil {
 			cl = entryPoints{} // none half-bound
-			lib.err = &UnavailableError{Reason: "OpenCL library lacks an OpenCL 1.2 entry point", Err: err}
+			lib.err = &UnavailableError{Reason: "OpenCL library lacks an OpenCL 1.2 entry point", Err: libraryError(err)}
 			return
 		}
-		l.bindOptional(optionalSymbols())
-		lib.path = l.path
+		l.BindOptional(optionalSymbols())
+		lib.path = l.Path
 	})
 	return lib.err
 }

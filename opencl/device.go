@@ -7,6 +7,8 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // Info describes one OpenCL device of one platform: what `ndconv devices`
@@ -177,19 +179,13 @@ func deviceTypeName(t uint64) string {
 	return strings.Join(names, "+")
 }
 
-var availability struct {
-	once sync.Once
-	err  error
-}
-
 // Available reports whether the OpenCL backend can run here: nil, or an
 // *UnavailableError saying why not (no ICD loader, no platform, no
 // device with a compiler). It never panics and costs one library load and
 // one enumeration the first time, nothing after.
-func Available() error {
-	availability.once.Do(func() { availability.err = checkAvailable() })
-	return availability.err
-}
+func Available() error { return availability() }
+
+var availability = sync.OnceValue(checkAvailable)
 
 func checkAvailable() error {
 	plats, err := enumerate()
@@ -249,16 +245,13 @@ type Device struct {
 
 	life   sync.RWMutex // shared by every operation, exclusive for the last Close
 	closed bool
-	refs   int // Opens not yet Closed, guarded by registry.mu
 
 	programs programCache
 }
 
-// registry holds the one Device per (platform, device).
-var registry struct {
-	mu   sync.Mutex
-	open map[[2]int]*Device
-}
+// registry holds the one Device per (platform, device), with its count
+// of Opens.
+var registry gpu.Registry[[2]int, *Device]
 
 // Open returns the Device opencl:platform:device, creating its context on
 // first use. Opening it again returns the same *Device; each Open is
@@ -267,13 +260,11 @@ func Open(platform, device int) (*Device, error) {
 	if err := loadLibrary(); err != nil {
 		return nil, err
 	}
-	key := [2]int{platform, device}
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	if d := registry.open[key]; d != nil {
-		d.refs++
-		return d, nil
-	}
+	return registry.Open([2]int{platform, device}, func() (*Device, error) { return openDevice(platform, device) })
+}
+
+// openDevice makes the Device opencl:platform:device (Open's first).
+func openDevice(platform, device int) (*Device, error) {
 	plats, err := enumerate()
 	if err != nil {
 		return nil, err
@@ -296,33 +287,23 @@ func Open(platform, device int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{info: info, platform: pl.id, id: pl.devices[device], ctx: ctx, refs: 1}
-	if registry.open == nil {
-		registry.open = map[[2]int]*Device{}
-	}
-	registry.open[key] = d
-	return d, nil
+	return &Device{info: info, platform: pl.id, id: pl.devices[device], ctx: ctx}, nil
 }
 
 // Close balances one Open. The last Close releases the cached programs and
 // the context; every later call on d returns ErrClosed. Closing more often
 // than opening does nothing.
 func (d *Device) Close() error {
-	registry.mu.Lock()
-	defer registry.mu.Unlock()
-	if d.refs == 0 {
-		return nil
-	}
-	d.refs--
-	if d.refs > 0 {
-		return nil
-	}
-	delete(registry.open, [2]int{d.info.Platform, d.info.Device})
+	return registry.Close([2]int{d.info.Platform, d.info.Device}, d, d.release)
+}
+
+// release is the last Close's.
+func (d *Device) release() error {
 	d.life.Lock() // waits for the operations in flight
 	defer d.life.Unlock()
 	d.closed = true
 	var errs []error
-	for _, p := range d.programs.drain() {
+	for _, p := range d.programs.Drain() {
 		errs = append(errs, p.release())
 	}
 	errs = append(errs, clReleaseContext(d.ctx))

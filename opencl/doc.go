@@ -12,7 +12,8 @@
 // runs unchanged where no OpenCL is: Available then returns an
 // *UnavailableError saying why (no ICD loader, no platform registered, no
 // device with a compiler), an ordinary answer that callers fall back on.
-// NDCONV_LIBOPENCL names the library's full path instead of the search.
+// NDCONV_LIBOPENCL names the library's full path instead of the search
+// (internal/dynlib's, shared with the CUDA backend).
 // Every OpenCL 1.2 symbol is resolved up front and a missing one is
 // reported by name (*LibraryError); clCreateCommandQueueWithProperties is
 // used where the library has it and the device is OpenCL 2.0 or newer.
@@ -49,7 +50,8 @@
 // name and version, the device's name and version and the driver version.
 // Files are written atomically (a temporary file renamed into place) and
 // carry a checksum; a damaged file, or one the driver refuses, is rebuilt
-// and replaced. ClearCache empties the directory. A failed build is a
+// and replaced (internal/gpucache, shared with the CUDA backend).
+// ClearCache empties the directory. A failed build is a
 // *BuildError with the compiler's log, the defines and the option string.
 // PoCL takes about a second to build and first run a specialisation, which
 // is why the tests share specialisations and the cache.

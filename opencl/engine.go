@@ -167,7 +167,7 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	if len(e.steps) == 0 { // an empty output: nothing to compute
 		return nil
 	}
-	inBytes, outBytes := arrayBytes(src), arrayBytes(dst)
+	inBytes, outBytes := src.Bytes(), dst.Bytes()
 	var err error
 	if e.in, err = ensureBuffer(e.dev, e.in, len(inBytes)); err != nil {
 		return err
@@ -314,23 +314,4 @@ func ensureBuffer(d *Device, b *Buffer, n int) (*Buffer, error) {
 	}
 	b.Free()
 	return d.Alloc(n)
-}
-
-// arrayBytes views an array's data as bytes.
-func arrayBytes(a nd.Array) []byte {
-	switch d := a.Data.(type) {
-	case []uint8:
-		return d
-	case []uint16:
-		return sliceBytes(d)
-	case []int16:
-		return sliceBytes(d)
-	case []int32:
-		return sliceBytes(d)
-	case []float32:
-		return sliceBytes(d)
-	case []float64:
-		return sliceBytes(d)
-	}
-	return nil
 }

@@ -4,16 +4,16 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"github.com/ndconv/ndconv/kernels"
 	"math/rand/v2"
 	"os"
-	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
 	"testing"
 
 	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/internal/gputest"
+	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -63,8 +63,9 @@ func specialCase(group string) bool {
 
 // runCases runs cases on two goroutines, so that one case's transfers and
 // kernel overlap another's build (PoCL builds one program at a time), and
-// reports each mismatch with the reference.
-func runCases(t *testing.T, cases []enginetest.Case, newFn func(*nd.Problem, EngineOptions) (*Engine, error)) {
+// reports each mismatch with the reference and each bit that differs from
+// the CPU engine's same method ("direct" or "separable").
+func runCases(t *testing.T, cases []enginetest.Case, method string, newFn func(*nd.Problem, EngineOptions) (*Engine, error)) {
 	var failed atomic.Int64
 	var wg sync.WaitGroup
 	next := atomic.Int64{}
@@ -78,11 +79,14 @@ func runCases(t *testing.T, cases []enginetest.Case, newFn func(*nd.Problem, Eng
 					return
 				}
 				c := cases[i]
-				got, err := runCase(t, c, newFn)
+				got, err := runCase(c, newFn)
 				if err != nil {
 					t.Errorf("%s: %v", c.Name, err)
 					failed.Add(1)
 				} else if msg := c.Check(got, c.Want()); msg != "" {
+					t.Errorf("%s: %s", c.Name, msg)
+					failed.Add(1)
+				} else if msg := gputest.SameBitsAsCPU(c, method, got); msg != "" {
 					t.Errorf("%s: %s", c.Name, msg)
 					failed.Add(1)
 				}
@@ -97,21 +101,8 @@ func runCases(t *testing.T, cases []enginetest.Case, newFn func(*nd.Problem, Eng
 
 // runCase executes one case on the device from host memory, with the
 // engine newFn makes. It may run on any goroutine.
-func runCase(t *testing.T, c enginetest.Case, newFn func(*nd.Problem, EngineOptions) (*Engine, error)) (nd.Array, error) {
-	p, err := c.Spec.Normalize()
-	if err != nil {
-		return nd.Array{}, err
-	}
-	e, err := newFn(p, testOptions())
-	if err != nil {
-		return nd.Array{}, err
-	}
-	defer e.Close()
-	dst, err := nd.New(p.Out, p.FullShape()...)
-	if err != nil {
-		return nd.Array{}, err
-	}
-	return dst, e.Execute(context.Background(), dst, c.Input)
+func runCase(c enginetest.Case, newFn func(*nd.Problem, EngineOptions) (*Engine, error)) (nd.Array, error) {
+	return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return newFn(p, testOptions()) })
 }
 
 // TestEngineTable runs the case table and random cases on the device and
@@ -120,7 +111,7 @@ func runCase(t *testing.T, c enginetest.Case, newFn func(*nd.Problem, EngineOpti
 func TestEngineTable(t *testing.T) {
 	dev := testDevice(t)
 	cases := engineCases(t)
-	runCases(t, cases, NewDirect)
+	runCases(t, cases, "direct", NewDirect)
 	t.Logf("%d cases on %s; program cache %+v", len(cases), dev.Info().Name, dev.CacheStats())
 }
 
@@ -151,7 +142,7 @@ func separableCases(t *testing.T) []enginetest.Case {
 func TestEngineSeparable(t *testing.T) {
 	testDevice(t)
 	cases := separableCases(t)
-	runCases(t, cases, NewSeparable)
+	runCases(t, cases, "separable", NewSeparable)
 	t.Logf("%d separable cases", len(cases))
 	p, err := (&nd.Spec{Shape: []int{4, 4}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rand.New(rand.NewPCG(1, 1)), false, 3, 3)}}).Normalize()
 	if err != nil {
@@ -173,24 +164,10 @@ func concurrentCases(t *testing.T) []enginetest.Case {
 func TestEngineConcurrent(t *testing.T) {
 	testDevice(t)
 	cases := concurrentCases(t)
-	var wg sync.WaitGroup
-	errs := make(chan string, 2*len(cases))
-	for g := range 8 {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := g; i < len(cases); i += 8 {
-				c := cases[i]
-				got, err := runCase(t, c, NewDirect)
-				if err != nil {
-					errs <- fmt.Sprintf("%s: %v", c.Name, err)
-				} else if msg := c.Check(got, c.Want()); msg != "" {
-					errs <- c.Name + ": " + msg
-				}
-			}
-		}()
+	run := func(c enginetest.Case) (nd.Array, error) { return runCase(c, NewDirect) }
+	for _, f := range gputest.Spread(cases, 8, run) {
+		t.Error(f)
 	}
-	wg.Wait()
 
 	// One engine, eight goroutines, different inputs.
 	rng := rand.New(rand.NewPCG(7, 8))
@@ -208,6 +185,8 @@ func TestEngineConcurrent(t *testing.T) {
 	for i := range inputs {
 		inputs[i] = enginetest.RandomArray(rng, nd.Float32, 33, 47)
 	}
+	var wg sync.WaitGroup
+	errs := make(chan string, len(inputs))
 	for g := range 8 {
 		wg.Add(1)
 		go func() {
@@ -279,7 +258,7 @@ func TestEngineChecks(t *testing.T) {
 
 	// The same on device buffers.
 	q := testQueue(t, dev)
-	src, _ := dev.AllocCopy(arrayBytes(x))
+	src, _ := dev.AllocCopy(x.Bytes())
 	defer src.Free()
 	dst, _ := dev.Alloc(30)
 	defer dst.Free()
@@ -287,7 +266,7 @@ func TestEngineChecks(t *testing.T) {
 		t.Fatal(err)
 	}
 	got, _ := nd.New(nd.Uint8, 6, 5)
-	if err := dst.Read(q, arrayBytes(got), 0); err != nil {
+	if err := dst.Read(q, got.Bytes(), 0); err != nil {
 		t.Fatal(err)
 	}
 	if msg := c.Check(got, c.Want()); msg != "" {
@@ -315,7 +294,7 @@ func TestEngineEmpty(t *testing.T) {
 	testDevice(t)
 	spec := nd.Spec{Shape: []int{0, 5}, In: nd.Float32, Kernels: []nd.Kernel{{Shape: []int{3}, Weights: []float64{1, 2, 1}}}}
 	c := enginetest.Case{Name: "empty", Spec: spec, Input: enginetest.RandomArray(rand.New(rand.NewPCG(1, 1)), nd.Float32, 0, 5)}
-	got, err := runCase(t, c, NewDirect)
+	got, err := runCase(c, NewDirect)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -354,44 +333,24 @@ func TestPrepareRefuses(t *testing.T) {
 	}
 }
 
-// TestEngineTiming times the direct kernel on data resident on the device,
-// from the queue's profiling counters; it runs only when NDCONV_TIMING=1
-// (a measurement, not a test) and logs the median of 21 runs.
+// TestEngineTiming times the direct kernel on the timing workloads
+// (gputest.TimingWorkloads), data resident on the device, from the queue's
+// profiling counters; it runs only when NDCONV_TIMING=1 (a measurement,
+// not a test) and logs the median of 21 runs.
 func TestEngineTiming(t *testing.T) {
-	if os.Getenv("NDCONV_TIMING") != "1" {
-		t.Skip("set NDCONV_TIMING=1 to time the kernel")
-	}
+	problems := gputest.TimingProblems(t)
 	dev := testDevice(t)
-	rng := rand.New(rand.NewPCG(1, 1))
-	for _, tc := range []struct {
-		in, out nd.DType
-		shape   []int
-		k       []int
-		bank    int
-	}{
-		{nd.Float32, nd.Float32, []int{8192, 8192}, []int{7, 7}, 1},
-		{nd.Uint8, nd.Uint8, []int{8192, 8192}, []int{7, 7}, 1},
-		{nd.Float32, nd.Float32, []int{4096, 4096}, []int{3, 3}, 8},
-		{nd.Float32, nd.Float32, []int{256, 256, 256}, []int{5, 5, 5}, 1},
-	} {
-		var ks []nd.Kernel
-		for range tc.bank {
-			ks = append(ks, enginetest.RandomKernel(rng, false, tc.k...))
-		}
-		p, err := (&nd.Spec{Shape: tc.shape, In: tc.in, Out: tc.out, Kernels: ks}).Normalize()
-		if err != nil {
-			t.Fatal(err)
-		}
+	for w, p := range problems {
 		e, err := NewDirect(p, testOptions())
 		if err != nil {
 			t.Fatal(err)
 		}
-		n, _ := nd.NumElements(tc.shape)
-		src, err := dev.Alloc(n * tc.in.Size())
+		n, _ := nd.NumElements(w.Shape)
+		src, err := dev.Alloc(n * w.In.Size())
 		if err != nil {
 			t.Fatal(err)
 		}
-		dst, err := dev.Alloc(n * tc.bank * tc.out.Size())
+		dst, err := dev.Alloc(n * w.Bank * w.Out.Size())
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -404,15 +363,7 @@ func TestEngineTiming(t *testing.T) {
 				ms = append(ms, float64(e.KernelTime().Nanoseconds())/1e6)
 			}
 		}
-		slices.Sort(ms)
-		taps := 1
-		for _, k := range tc.k {
-			taps *= k
-		}
-		bytes := float64(n*tc.in.Size() + n*tc.bank*tc.out.Size())
-		med := ms[len(ms)/2]
-		t.Logf("TIMING %s %v→%v %v kernel %v bank %d: median %.3f ms (min %.3f), %.0f GB/s, %.0f GFLOP/s",
-			dev.Info().Name, tc.in, tc.out, tc.shape, tc.k, tc.bank, med, ms[0], bytes/med/1e6, 2*float64(n*taps*tc.bank)/med/1e6)
+		t.Logf("TIMING %s %s", dev.Info().Name, w.Summary(ms))
 		src.Free()
 		dst.Free()
 		e.Close()

@@ -7,8 +7,11 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
-	"sync"
 	"testing"
+
+	"github.com/ndconv/ndconv/internal/gpu"
+	"github.com/ndconv/ndconv/internal/gpucache"
+	"github.com/ndconv/ndconv/internal/gputest"
 )
 
 // The tests in this file and engine_test.go need an OpenCL device: they
@@ -18,34 +21,16 @@ import (
 // programs built for every test; the engine tests also use the on-disk
 // program cache, since PoCL takes about a second per specialisation.
 
-var shared struct {
-	mu  sync.Mutex
-	dev *Device
-}
+var shared gputest.Shared[*Device]
 
 func testDevice(t testing.TB) *Device {
 	t.Helper()
-	if err := Available(); err != nil {
-		t.Skipf("no usable OpenCL device: %v", err)
-	}
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	if shared.dev == nil {
-		p, d := testDeviceIndex(t)
-		dev, err := Open(p, d)
-		if err != nil {
-			t.Fatal(err)
-		}
-		shared.dev = dev
-	}
-	return shared.dev
+	return shared.Get(t, "OpenCL", Available, func() (*Device, error) { return Open(testDeviceIndex(t)) })
 }
 
 // testOptions selects the test device for an engine.
 func testOptions() EngineOptions {
-	shared.mu.Lock()
-	defer shared.mu.Unlock()
-	info := shared.dev.Info()
+	info := shared.Current().Info()
 	return EngineOptions{Platform: info.Platform, Device: info.Device}
 }
 
@@ -96,7 +81,7 @@ func runVadd(d *Device, q *Queue, prog *Program, a, b []float32, scale float32) 
 		}
 		defer bufs[i].Free()
 	}
-	if err := errors.Join(bufs[0].Write(q, 0, sliceBytes(a)), bufs[1].Write(q, 0, sliceBytes(b))); err != nil {
+	if err := errors.Join(bufs[0].Write(q, 0, gpu.AsBytes(a)), bufs[1].Write(q, 0, gpu.AsBytes(b))); err != nil {
 		return nil, err
 	}
 	global := (n + 63) / 64 * 64
@@ -109,7 +94,7 @@ func runVadd(d *Device, q *Queue, prog *Program, a, b []float32, scale float32) 
 		return nil, err
 	}
 	c := make([]float32, n)
-	return c, bufs[2].Read(q, sliceBytes(c), 0)
+	return c, bufs[2].Read(q, gpu.AsBytes(c), 0)
 }
 
 // checkVadd runs vadd and compares it with the same sums in Go.
@@ -300,7 +285,7 @@ func TestProgramCacheOnDevice(t *testing.T) {
 		if !slices.Contains(progs, p) {
 			progs = append(progs, p)
 		}
-		if got := c.snapshot(); got != want {
+		if got := snapshot(c); got != want {
 			t.Errorf("%s: stats %+v, want %+v", name, got, want)
 		}
 		if err := checkVadd(d, q, p, 300, 7, 2.5); err != nil {
@@ -323,13 +308,13 @@ func TestProgramCacheOnDevice(t *testing.T) {
 	step("corrupt", &programCache{}, CacheStats{Builds: 1, DiskWrites: 1, Rejected: 1})
 	// Rewritten whole (not byte for byte as before: PoCL's binary also
 	// holds the kernels it has compiled for a work-group size since).
-	if _, err := readCacheFile(dir, programKey(data[len(cacheMagic):][:32])); err != nil {
+	if _, err := programStore.Read(dir, gpucache.Key(data[len(programStore.Magic):][:32])); err != nil {
 		t.Errorf("the corrupt file was not rewritten: %v", err)
 	}
 
 	// A well-formed file around a binary the driver cannot load.
-	key := programKey(data[len(cacheMagic):][:32])
-	os.WriteFile(files[0], encodeCacheFile(key, []byte("not a program binary")), 0o644)
+	key := gpucache.Key(data[len(programStore.Magic):][:32])
+	os.WriteFile(files[0], programStore.Encode(key, []byte("not a program binary")), 0o644)
 	step("refused", &programCache{}, CacheStats{Builds: 1, DiskWrites: 1, Rejected: 1})
 
 	if err := ClearCache(); err != nil {

@@ -3,8 +3,8 @@ package opencl
 import (
 	"errors"
 	"fmt"
-	"unsafe"
 
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/kernels"
 )
 
@@ -46,7 +46,7 @@ func (d *Device) Prepare(l *kernels.Launch) (*Prepared, error) {
 		return nil, &UnsupportedError{What: "local memory", Value: fmt.Sprintf("%d bytes", l.LocalBytes),
 			Reason: fmt.Sprintf("%s has %d bytes per work-group", info.Name, info.LocalMemory)}
 	}
-	tapBytes := tapsBytes(l)
+	tapBytes := gpu.TapsBytes(l)
 	outerBytes := int32Bytes(l.Outer)
 	if c := int64(len(tapBytes) + len(outerBytes)); info.MaxConstantBuffer > 0 && c > info.MaxConstantBuffer {
 		return nil, &UnsupportedError{What: "kernel size", Value: fmt.Sprintf("%d taps (%d bytes of constant arguments)", len(l.Taps), c),
@@ -116,31 +116,11 @@ func (p *Prepared) Release() error {
 	return errors.Join(p.taps.Free(), p.outer.Free())
 }
 
-// tapsBytes returns a launch's weights in its accumulation type, as bytes.
-func tapsBytes(l *kernels.Launch) []byte {
-	if l.Wide {
-		return sliceBytes(l.Taps)
-	}
-	w := make([]float32, len(l.Taps))
-	for i, v := range l.Taps {
-		w[i] = float32(v)
-	}
-	return sliceBytes(w)
-}
-
 func int32Bytes(v []int32) []byte {
 	if len(v) == 0 {
 		return make([]byte, 4) // an argument buffer is never empty
 	}
-	return sliceBytes(v)
-}
-
-// sliceBytes views a slice of fixed-size numbers as its bytes.
-func sliceBytes[T uint8 | uint16 | int16 | int32 | float32 | float64](s []T) []byte {
-	if len(s) == 0 {
-		return nil
-	}
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
+	return gpu.AsBytes(v)
 }
 
 func fp64Error(info Info) error {

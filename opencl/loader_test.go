@@ -9,126 +9,67 @@ import (
 	"strings"
 	"testing"
 	"unsafe"
+
+	"github.com/ndconv/ndconv/internal/dynlib"
 )
 
-func envOf(m map[string]string) func(string) string {
-	return func(k string) string { return m[k] }
-}
-
-func TestCandidatesOrder(t *testing.T) {
-	spec := libSpec{envVar: "NDCONV_TEST_LIB", sonames: []string{"liba.so.1", "liba.so"}, dirs: []string{"/d1", "/d2"}}
-	got := spec.candidates(envOf(nil))
-	want := []string{"liba.so.1", "liba.so", "/d1/liba.so.1", "/d1/liba.so", "/d2/liba.so.1", "/d2/liba.so"}
-	if !slices.Equal(got, want) {
-		t.Errorf("candidates = %v, want %v", got, want)
-	}
-	// An explicit path is the only candidate: never second-guessed.
-	if got := spec.candidates(envOf(map[string]string{"NDCONV_TEST_LIB": "/opt/x/liba.so"})); !slices.Equal(got, []string{"/opt/x/liba.so"}) {
-		t.Errorf("with the override: %v", got)
-	}
-}
-
 func TestOpenCLSpec(t *testing.T) {
-	if openclLibrary.envVar != "NDCONV_LIBOPENCL" {
-		t.Errorf("override variable %q", openclLibrary.envVar)
+	if openclLibrary.EnvVar != "NDCONV_LIBOPENCL" {
+		t.Errorf("override variable %q", openclLibrary.EnvVar)
 	}
-	if runtime.GOOS == "linux" && !slices.Equal(openclLibrary.sonames, []string{"libOpenCL.so.1", "libOpenCL.so"}) {
-		t.Errorf("sonames %v", openclLibrary.sonames)
+	if runtime.GOOS == "linux" && !slices.Equal(openclLibrary.Sonames, []string{"libOpenCL.so.1", "libOpenCL.so"}) {
+		t.Errorf("sonames %v", openclLibrary.Sonames)
 	}
 	for _, dir := range []string{"/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/opt/rocm/lib"} {
-		if !slices.Contains(openclLibrary.dirs, dir) {
+		if !slices.Contains(openclLibrary.Dirs, dir) {
 			t.Errorf("%s is not searched", dir)
 		}
 	}
 }
 
-// TestOpenNotALibrary: an override naming a file that is no library is a
-// clean *LibraryError naming the file and the variable.
-func TestOpenNotALibrary(t *testing.T) {
-	if !dynamicLoading {
+// TestLibraryErrors: dynlib's failures reach callers as *LibraryError,
+// reading as opencl's, and ccall calls a bound entry point and fails cleanly
+// on an unbound one. (The search, dlopen and binding are tested in
+// internal/dynlib.)
+func TestLibraryErrors(t *testing.T) {
+	if !dynlib.Supported {
 		t.Skip("no run-time loading on " + runtime.GOOS)
 	}
 	fake := filepath.Join(t.TempDir(), "libOpenCL.so.1")
 	if err := os.WriteFile(fake, []byte("this is not an ELF file\n"), 0o644); err != nil {
 		t.Fatal(err)
 	}
-	lib, err := openLibrary(openclLibrary, envOf(map[string]string{"NDCONV_LIBOPENCL": fake}))
-	if err == nil {
-		t.Fatalf("opened %v", lib)
-	}
+	t.Setenv("NDCONV_LIBOPENCL", fake)
+	_, err := dynlib.Open(openclLibrary, lookupEnv)
 	var le *LibraryError
-	if !errors.As(err, &le) {
-		t.Fatalf("error %T %v, want *LibraryError", err, err)
-	}
-	if !slices.Equal(le.Tried, []string{fake}) {
-		t.Errorf("tried %v, want only %s", le.Tried, fake)
-	}
-	for _, want := range []string{fake, "NDCONV_LIBOPENCL"} {
-		if !strings.Contains(err.Error(), want) {
-			t.Errorf("error %q does not name %q", err, want)
-		}
+	if !errors.As(libraryError(err), &le) || !slices.Equal(le.Tried, []string{fake}) ||
+		!strings.HasPrefix(le.Error(), "opencl: cannot load "+fake+" (from NDCONV_LIBOPENCL): ") {
+		t.Errorf("a file that is no library: %v", libraryError(err))
 	}
 	// As loadLibrary would report it.
-	u := &UnavailableError{Reason: "no OpenCL library", Err: err}
+	u := &UnavailableError{Reason: "no OpenCL library", Err: libraryError(err)}
 	if !strings.HasPrefix(u.Error(), "opencl: unavailable: no OpenCL library: cannot load "+fake) {
 		t.Errorf("unavailable error reads %q", u)
 	}
-}
-
-func TestOpenMissing(t *testing.T) {
-	if !dynamicLoading {
-		t.Skip("no run-time loading on " + runtime.GOOS)
+	if libraryError(nil) != nil {
+		t.Error("libraryError(nil) is not nil")
 	}
-	dir := t.TempDir()
-	spec := libSpec{envVar: "NDCONV_TEST_LIB", sonames: []string{"libndconv-no-such-lib.so.9"}, dirs: []string{dir}}
-	_, err := openLibrary(spec, envOf(nil))
-	var le *LibraryError
-	if !errors.As(err, &le) {
-		t.Fatalf("error %T %v, want *LibraryError", err, err)
-	}
-	if !slices.Contains(le.Tried, filepath.Join(dir, "libndconv-no-such-lib.so.9")) || le.Tried[0] != "libndconv-no-such-lib.so.9" {
-		t.Errorf("tried %v", le.Tried)
-	}
-}
-
-// TestBindAndCall runs the whole binding path — dlopen by soname, dlsym,
-// a C call through ccall — on the C library, which every Linux test
-// machine has, and checks that a missing symbol is named and an unbound
-// entry point fails cleanly.
-func TestBindAndCall(t *testing.T) {
 	if runtime.GOOS != "linux" {
-		t.Skip("needs glibc")
+		return // the rest needs glibc
 	}
-	lib, err := openLibrary(libSpec{envVar: "NDCONV_TEST_LIB", sonames: []string{"libc.so.6"}}, envOf(nil))
+	lib, err := dynlib.Open(dynlib.Spec{EnvVar: "NDCONV_TEST_LIB", Sonames: []string{"libc.so.6"}}, lookupEnv)
 	if err != nil {
 		t.Fatal(err)
 	}
-	var strlen, memset uintptr
-	if err := lib.bind([]symbol{{"strlen", &strlen}, {"memset", &memset}}); err != nil {
-		t.Fatal(err)
+	var strlen, missing uintptr
+	err = libraryError(lib.Bind([]dynlib.Symbol{{"strlen", &strlen}, {"ndconv_no_such_symbol", &missing}}))
+	if !errors.As(err, &le) || le.Symbol != "ndconv_no_such_symbol" || !strings.HasPrefix(err.Error(), "opencl: libc.so.6: missing symbol ndconv_no_such_symbol: ") {
+		t.Errorf("missing symbol: %v", err)
 	}
 	s := cString("ndconv")
 	if n := ccall(strlen, uintptr(unsafe.Pointer(&s[0]))); n != 6 {
 		t.Errorf("strlen = %d, want 6", n)
 	}
-	buf := make([]byte, 8)
-	ccall(memset, uintptr(unsafe.Pointer(&buf[2])), 0x5a, 3)
-	if want := []byte{0, 0, 0x5a, 0x5a, 0x5a, 0, 0, 0}; !slices.Equal(buf, want) {
-		t.Errorf("memset wrote %v, want %v", buf, want)
-	}
-
-	var missing uintptr
-	err = lib.bind([]symbol{{"strlen", &strlen}, {"ndconv_no_such_symbol", &missing}})
-	var le *LibraryError
-	if !errors.As(err, &le) || le.Symbol != "ndconv_no_such_symbol" || !strings.Contains(err.Error(), "missing symbol ndconv_no_such_symbol") {
-		t.Errorf("missing symbol: %v", err)
-	}
-	var optional, present uintptr
-	lib.bindOptional([]symbol{{"ndconv_no_such_symbol", &optional}, {"strlen", &present}})
-	if optional != 0 || present != strlen {
-		t.Errorf("bindOptional: %x %x", optional, present)
-	}
-
 	// An unbound entry point returns a code that reads as "not loaded",
 	// whichever wrapper calls it.
 	err = check("clFinish", ccall(0))
@@ -180,17 +121,17 @@ func TestParseVersion(t *testing.T) {
 func TestSymbolsResolve(t *testing.T) {
 	seen := map[string]bool{}
 	for _, s := range append(requiredSymbols(), optionalSymbols()...) {
-		if seen[s.name] {
-			t.Errorf("%s bound twice", s.name)
+		if seen[s.Name] {
+			t.Errorf("%s bound twice", s.Name)
 		}
-		seen[s.name] = true
+		seen[s.Name] = true
 	}
 	if err := loadLibrary(); err != nil {
 		t.Skipf("no OpenCL library: %v", err)
 	}
 	for _, s := range requiredSymbols() {
-		if *s.addr == 0 {
-			t.Errorf("%s is not bound", s.name)
+		if *s.Addr == 0 {
+			t.Errorf("%s is not bound", s.Name)
 		}
 	}
 	t.Logf("%d entry points bound from %s (clCreateCommandQueueWithProperties: %v)", len(requiredSymbols()), LibraryPath(), cl.clCreateCommandQueueWithProperties != 0)

@@ -47,7 +47,7 @@ func (d *Device) program(c *programCache, source, name string, defines []string)
 		return nil, err
 	}
 	key := programKeyOf(source, options, d.info)
-	return c.get(key,
+	return c.Get(programStore, key,
 		func() (*Program, []byte, error) { return d.buildSource(source, name, defines, options) },
 		func(binary []byte) (*Program, error) { return d.buildBinary(binary, name, options) })
 }

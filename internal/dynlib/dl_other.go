@@ -1,17 +1,18 @@
 //go:build !((linux || darwin || freebsd || netbsd) && !android)
 
-package opencl
+package dynlib
 
 import "errors"
 
-// dynamicLoading is false where purego cannot dlopen: the backend is then
+// Supported is false where purego cannot dlopen: the backends are then
 // simply unavailable.
-const dynamicLoading = false
+const Supported = false
 
 var errNoDlopen = errors.New("run-time loading is not supported on this system")
 
 func dlopen(string) (uintptr, error)         { return 0, errNoDlopen }
 func dlsym(uintptr, string) (uintptr, error) { return 0, errNoDlopen }
 
-// ccall is never reached: no library opens, so no entry point is bound.
-func ccall(uintptr, ...uintptr) uintptr { return notLoadedResult }
+// Call is never given a bound fn: no library opens, so no entry point is
+// bound. It returns unbound.
+func Call(fn, unbound uintptr, args ...uintptr) uintptr { return unbound }

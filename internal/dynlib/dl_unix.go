@@ -1,6 +1,6 @@
 //go:build (linux || darwin || freebsd || netbsd) && !android
 
-package cuda
+package dynlib
 
 import (
 	"errors"
@@ -9,7 +9,8 @@ import (
 	"github.com/ebitengine/purego"
 )
 
-const dynamicLoading = true
+// Supported reports whether this system can load libraries at run time.
+const Supported = true
 
 // dlopen opens path with every symbol bound now (RTLD_NOW), so that a
 // library with unresolvable dependencies fails here, not at a call. The
@@ -34,15 +35,20 @@ func dlsym(handle uintptr, name string) (uintptr, error) {
 	return addr, err
 }
 
-// ccall calls the C function at fn with integer and pointer arguments and
-// returns its integer result. Every caller converts pointers to uintptr in
-// its own call expression; uintptrescapes keeps the objects they point to
-// alive (and on the heap) until the call returns.
+// Call calls the C function at fn with integer and pointer arguments and
+// returns its integer result; where fn is 0 (unbound: its library failed
+// to load, reported there) it returns unbound without calling anything.
+//
+// A caller that converts pointers to uintptr must do so in the call
+// expression of a function marked //go:uintptrescapes, which keeps the
+// objects they point to alive (and on the heap) until it returns: the
+// backends' ccall wrappers are, and Call is too, for callers that convert
+// in its own call expression.
 //
 //go:uintptrescapes
-func ccall(fn uintptr, args ...uintptr) uintptr {
-	if fn == 0 { // unbound: the library failed to load, reported there
-		return CodeNotInitialized
+func Call(fn, unbound uintptr, args ...uintptr) uintptr {
+	if fn == 0 {
+		return unbound
 	}
 	r, _, _ := purego.SyscallN(fn, args...)
 	return r

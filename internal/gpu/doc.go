@@ -1,0 +1,15 @@
+// Package gpu owns the small pieces that both GPU backends (cuda, opencl)
+// share beyond the compiled-artifact cache (internal/gpucache) and library
+// loading (internal/dynlib):
+//
+//   - Registry: the process's one open device per key, counted Opens and
+//     Closes, the last Close releasing it;
+//   - TapsBytes: a kernels.Launch's weights converted to the kernel's
+//     accumulation type (ACC_T), as the bytes of its taps argument, and
+//     AsBytes, the view of a slice of numbers as bytes (an nd.Array's is
+//     its Bytes method);
+//   - UnavailableMessage: how an *UnavailableError reads.
+//
+// Everything a backend owns — its handles, error codes, queues and
+// streams — stays in the backend.
+package gpu

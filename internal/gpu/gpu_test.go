@@ -1,0 +1,146 @@
+package gpu
+
+import (
+	"errors"
+	"math"
+	"slices"
+	"sync"
+	"testing"
+
+	"github.com/ndconv/ndconv/kernels"
+)
+
+type device struct{ name string }
+
+func TestRegistry(t *testing.T) {
+	var r Registry[int, *device]
+	made, released := 0, 0
+	create := func() (*device, error) { made++; return &device{"d"}, nil }
+	release := func() error { released++; return nil }
+
+	d1, err := r.Open(0, create)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d2, _ := r.Open(0, create); d2 != d1 || made != 1 {
+		t.Errorf("a second Open made another device (%d made)", made)
+	}
+	if d3, _ := r.Open(1, create); d3 == d1 || made != 2 {
+		t.Error("another key shares the device")
+	}
+	if err := r.Close(0, d1, release); err != nil || released != 0 {
+		t.Errorf("first of two Closes released: %v, %d", err, released)
+	}
+	if err := r.Close(0, d1, release); err != nil || released != 1 {
+		t.Errorf("last Close did not release: %v, %d", err, released)
+	}
+	if err := r.Close(0, d1, release); err != nil || released != 1 {
+		t.Errorf("a Close too many released: %v, %d", err, released)
+	}
+	// Reopened: a new device, which a stale Close of the old one leaves
+	// alone.
+	d4, _ := r.Open(0, create)
+	if d4 == d1 || made != 3 {
+		t.Error("reopening returned the released device")
+	}
+	if err := r.Close(0, d1, release); err != nil || released != 1 {
+		t.Errorf("a stale Close released the new device: %v, %d", err, released)
+	}
+	boom := errors.New("boom")
+	if err := r.Close(0, d4, func() error { return boom }); err != boom {
+		t.Errorf("release's error lost: %v", err)
+	}
+}
+
+func TestRegistryCreateFails(t *testing.T) {
+	var r Registry[[2]int, *device]
+	boom := errors.New("no such device")
+	if d, err := r.Open([2]int{0, 1}, func() (*device, error) { return nil, boom }); err != boom || d != nil {
+		t.Errorf("Open = %v, %v", d, err)
+	}
+	// Not remembered: the next Open tries again.
+	if d, err := r.Open([2]int{0, 1}, func() (*device, error) { return &device{"late"}, nil }); err != nil || d.name != "late" {
+		t.Errorf("Open after a failure = %v, %v", d, err)
+	}
+}
+
+// TestRegistryConcurrent: Opens racing on one key make one device, and as
+// many Closes release it once.
+func TestRegistryConcurrent(t *testing.T) {
+	var r Registry[int, *device]
+	var mu sync.Mutex
+	made, released := 0, 0
+	const n = 16
+	devs := make([]*device, n)
+	var wg sync.WaitGroup
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			devs[i], _ = r.Open(7, func() (*device, error) { mu.Lock(); made++; mu.Unlock(); return &device{}, nil })
+		}()
+	}
+	wg.Wait()
+	if made != 1 {
+		t.Fatalf("%d devices made", made)
+	}
+	for i := range n {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			r.Close(7, devs[i], func() error { mu.Lock(); released++; mu.Unlock(); return nil })
+		}()
+	}
+	wg.Wait()
+	if released != 1 {
+		t.Errorf("released %d times", released)
+	}
+}
+
+func TestTapsBytes(t *testing.T) {
+	huge := math.MaxFloat64
+	taps := []float64{1, 0.1, -2.5, huge}
+	narrow := TapsBytes(&kernels.Launch{Taps: taps})
+	want32 := []float32{1, 0.1, -2.5, float32(huge)}
+	if !slices.Equal(narrow, AsBytes(want32)) || len(narrow) != 16 {
+		t.Errorf("float32 taps: % x", narrow)
+	}
+	wide := TapsBytes(&kernels.Launch{Taps: taps, Wide: true})
+	if !slices.Equal(wide, AsBytes(taps)) || len(wide) != 32 {
+		t.Errorf("float64 taps: % x", wide)
+	}
+	if b := TapsBytes(&kernels.Launch{}); len(b) != 0 {
+		t.Errorf("no taps: % x", b)
+	}
+}
+
+func TestAsBytes(t *testing.T) {
+	if b := AsBytes([]uint16{0x0102, 0x0304}); !slices.Equal(b, []byte{2, 1, 4, 3}) {
+		t.Errorf("uint16: % x (a little-endian machine is assumed)", b)
+	}
+	if AsBytes([]float32(nil)) != nil || AsBytes([]int32{}) != nil {
+		t.Error("an empty slice is not nil")
+	}
+	s := []int32{1, 2}
+	AsBytes(s)[4] = 9
+	if s[1] != 9 {
+		t.Error("AsBytes copied")
+	}
+}
+
+func TestUnavailableMessage(t *testing.T) {
+	inner := errors.New("cuda: cannot load libcuda.so.1: not found")
+	for _, tc := range []struct {
+		backend, reason string
+		err             error
+		want            string
+	}{
+		{"cuda", "no CUDA device", nil, "cuda: unavailable: no CUDA device"},
+		{"cuda", "no CUDA driver library", inner, "cuda: unavailable: no CUDA driver library: cannot load libcuda.so.1: not found"},
+		{"opencl", "no OpenCL library", inner, "opencl: unavailable: no OpenCL library: cuda: cannot load libcuda.so.1: not found"},
+	} {
+		if got := UnavailableMessage(tc.backend, tc.reason, tc.err); got != tc.want {
+			t.Errorf("got  %q\nwant %q", got, tc.want)
+		}
+	}
+}

@@ -1,0 +1,59 @@
+package gpu
+
+import "sync"
+
+// Registry holds a process's one open device D per key K (a CUDA ordinal,
+// an OpenCL platform and device) with the count of Opens not yet Closed.
+// The zero Registry is empty and ready.
+type Registry[K comparable, D comparable] struct {
+	mu   sync.Mutex
+	open map[K]*registered[D]
+}
+
+type registered[D comparable] struct {
+	dev  D
+	refs int
+}
+
+// Open returns the device open under key with one more reference, or,
+// where none is, the one create makes. create runs with the registry
+// locked, so that concurrent Opens of one key make one device, and an
+// Open waits for a Close releasing the key's last reference.
+func (r *Registry[K, D]) Open(key K, create func() (D, error)) (D, error) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.open[key]; e != nil {
+		e.refs++
+		return e.dev, nil
+	}
+	d, err := create()
+	if err != nil {
+		var zero D
+		return zero, err
+	}
+	if r.open == nil {
+		r.open = map[K]*registered[D]{}
+	}
+	r.open[key] = &registered[D]{dev: d, refs: 1}
+	return d, nil
+}
+
+// Close balances one Open of dev under key. The last one removes dev and
+// returns release's error, release running with the registry locked.
+// Closing more often than opening does nothing, as does closing a device
+// that is not the one open under key (one closed already, the key since
+// reopened).
+func (r *Registry[K, D]) Close(key K, dev D, release func() error) error {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	e := r.open[key]
+	if e == nil || e.dev != dev {
+		return nil
+	}
+	e.refs--
+	if e.refs > 0 {
+		return nil
+	}
+	delete(r.open, key)
+	return release()
+}

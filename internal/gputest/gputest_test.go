@@ -1,0 +1,115 @@
+package gputest
+
+import (
+	"context"
+	"errors"
+	"math/rand/v2"
+	"slices"
+	"strings"
+	"sync/atomic"
+	"testing"
+
+	"github.com/ndconv/ndconv/cpu"
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/nd"
+)
+
+func TestSharedOpensOnce(t *testing.T) {
+	var s Shared[*int]
+	opened := 0
+	open := func() (*int, error) { opened++; v := opened; return &v, nil }
+	ok := func() error { return nil }
+	a := s.Get(t, "test", ok, open)
+	if b := s.Get(t, "test", ok, open); b != a || opened != 1 || s.Current() != a {
+		t.Errorf("opened %d times", opened)
+	}
+	s.Forget()
+	if s.Current() != nil {
+		t.Error("Forget kept the device")
+	}
+	if c := s.Get(t, "test", ok, open); c == a || *c != 2 {
+		t.Error("Get after Forget did not open again")
+	}
+	t.Run("unavailable", func(t *testing.T) {
+		var s Shared[*int]
+		s.Get(t, "test", func() error { return errors.New("none here") }, open)
+		t.Error("not skipped")
+	})
+}
+
+func TestTogether(t *testing.T) {
+	var sum atomic.Int64
+	Together(10, func(i int) { sum.Add(int64(i)) })
+	if sum.Load() != 45 {
+		t.Errorf("sum %d", sum.Load())
+	}
+}
+
+// cpuEngine is the CPU's direct method as an Engine.
+type cpuEngine struct{ cpu.Executable }
+
+func (cpuEngine) Close() error { return nil }
+
+func TestRunAndSpread(t *testing.T) {
+	cases := enginetest.Random(3, 12)
+	run := func(c enginetest.Case) (nd.Array, error) {
+		return Run(c, func(p *nd.Problem) (cpuEngine, error) { return cpuEngine{cpu.NewDirect(p, cpu.Options{})}, nil })
+	}
+	if failures := Spread(cases, 4, run); len(failures) != 0 {
+		t.Errorf("the CPU engine fails: %v", failures)
+	}
+	var calls atomic.Int64
+	failures := Spread(cases, 3, func(c enginetest.Case) (nd.Array, error) {
+		calls.Add(1)
+		return nd.Array{}, errors.New("broken")
+	})
+	if len(failures) != len(cases) || calls.Load() != int64(len(cases)) || !strings.HasSuffix(failures[0], ": broken") {
+		t.Errorf("%d failures for %d cases: %v", len(failures), len(cases), failures)
+	}
+	// A wrong result is a mismatch.
+	c := cases[0]
+	failures = Spread(cases[:1], 2, func(enginetest.Case) (nd.Array, error) {
+		p, _ := c.Spec.Normalize()
+		dst, _ := nd.New(p.Out, p.FullShape()...)
+		return dst, cpu.NewDirect(p, cpu.Options{}).Execute(context.Background(), dst, enginetest.RandomArray(rand.New(rand.NewPCG(9, 9)), c.Spec.In, c.Spec.Shape...))
+	})
+	if len(failures) != 1 {
+		t.Errorf("a wrong result passed: %v", failures)
+	}
+}
+
+func TestWorkloads(t *testing.T) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	for _, w := range TimingWorkloads() {
+		if p, err := w.Problem(rng); err != nil || len(p.Kernels) != w.Bank {
+			t.Errorf("%v: %v", w, err)
+		}
+	}
+	w := Workload{nd.Float32, nd.Float32, []int{1000, 1000}, []int{3, 3}, 2}
+	got := w.Summary([]float64{4, 1, 2})
+	want := "float32→float32 [1000 1000] kernel [3 3] bank 2: median 2.000 ms (min 1.000), 6 GB/s, 18 GFLOP/s"
+	if got != want {
+		t.Errorf("got  %q\nwant %q", got, want)
+	}
+}
+
+func TestTimingProblems(t *testing.T) {
+	t.Setenv("NDCONV_TIMING", "1")
+	n := 0
+	for w, p := range TimingProblems(t) {
+		if !slices.Equal(p.FullShape()[:len(w.Shape)], w.Shape) || len(p.Kernels) != w.Bank {
+			t.Errorf("%v: problem %v", w, p.FullShape())
+		}
+		n++
+	}
+	if n != len(TimingWorkloads()) {
+		t.Errorf("%d problems", n)
+	}
+	t.Setenv("NDCONV_TIMING", "")
+	t.Run("skipped", func(t *testing.T) {
+		for range TimingProblems(t) {
+			t.Error("a problem without NDCONV_TIMING=1")
+		}
+		t.Error("not skipped")
+	})
+}

@@ -1,0 +1,51 @@
+package gputest
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/ndconv/ndconv/cpu"
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// SameBitsAsCPU runs the case on the CPU engine with the same method
+// ("direct" or "separable") and compares got with it bit for bit (NaNs of
+// any payload agreeing): every engine adds the same products in the same
+// order, so any difference is a defect. It returns "" or the first
+// difference.
+func SameBitsAsCPU(c enginetest.Case, method string, got nd.Array) string {
+	p, err := c.Spec.Normalize()
+	if err != nil {
+		return err.Error()
+	}
+	var engine cpu.Executable
+	switch method {
+	case "direct":
+		engine = cpu.NewDirect(p, cpu.Options{})
+	case "separable":
+		if engine, err = cpu.NewSeparable(p, cpu.Options{}); err != nil {
+			return err.Error()
+		}
+	default:
+		return fmt.Sprintf("no CPU method %q", method)
+	}
+	want, err := nd.New(p.Out, p.FullShape()...)
+	if err != nil {
+		return err.Error()
+	}
+	if err := engine.Execute(context.Background(), want, c.Input); err != nil {
+		return "CPU engine: " + err.Error()
+	}
+	x, y := got.Float64s(), want.Float64s()
+	if len(x) != len(y) {
+		return fmt.Sprintf("%d values, the CPU engine's %d", len(x), len(y))
+	}
+	for i := range x {
+		if math.Float64bits(x[i]) != math.Float64bits(y[i]) && !(math.IsNaN(x[i]) && math.IsNaN(y[i])) {
+			return fmt.Sprintf("value %d is %v, the CPU engine's %v (%s)", i, x[i], y[i], method)
+		}
+	}
+	return ""
+}
