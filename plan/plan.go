@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"runtime"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -124,60 +125,28 @@ type Implementation struct {
 }
 
 // Implementations lists every implementation the planner chooses among.
-var Implementations = []Implementation{
-	{
-		Device: "cpu", Method: Direct,
-		Supports: func(*nd.Problem) bool { return true },
-		Cost:     DirectCost,
-		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
-			return cpu.NewDirect(p, cpuOptions(opt)), nil
-		},
-	},
-	{
-		Device: "cuda", Method: Direct,
-		Supports: func(*nd.Problem) bool { return true },
-		Cost:     DirectCost,
-		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
-			return cuda.NewDirect(p, cudaOptions(opt))
-		},
-	},
-	{
-		Device: "cpu", Method: Separable,
-		Supports: (*nd.Problem).Separable,
-		Cost:     SeparableCost,
-		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
-			return cpu.NewSeparable(p, cpuOptions(opt))
-		},
-	},
-	{
-		Device: "opencl", Method: Direct,
-		Supports: func(*nd.Problem) bool { return true },
-		Cost:     DirectCost,
-		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
-			return opencl.NewDirect(p, openclOptions(opt))
-		},
-	},
-	{
-		Device: "opencl", Method: Separable,
-		Supports: (*nd.Problem).Separable,
-		Cost:     SeparableCost,
-		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
-			return opencl.NewSeparable(p, openclOptions(opt))
-		},
-	},
-	{
-		Device: "cuda", Method: Separable,
-		Supports: (*nd.Problem).Separable,
-		Cost:     SeparableCost,
-		Prepare: func(p *nd.Problem, opt Options) (Runner, error) {
-			return cuda.NewSeparable(p, cudaOptions(opt))
-		},
-	},
-}
+var Implementations = slices.Concat(
+	methods("cpu",
+		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewDirect(p, cpuOptions(opt)), nil },
+		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewSeparable(p, cpuOptions(opt)) }),
+	methods("cuda",
+		func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewDirect(p, cudaOptions(opt)) },
+		func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewSeparable(p, cudaOptions(opt)) }),
+	methods("opencl",
+		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewDirect(p, openclOptions(opt)) },
+		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewSeparable(p, openclOptions(opt)) }),
+)
 
-// Every device's implementations of a method cost the same, so a problem
-// runs the same method wherever it runs: with the CPU and GPU engines adding
-// the same products in the same order, the device never changes the result.
+// methods are a device's direct and separable implementations. Every
+// device gets the same support tests and costs, so a problem runs the same
+// method wherever it runs: with every engine adding the same products in
+// the same order, the device never changes the result.
+func methods(device string, direct, separable func(*nd.Problem, Options) (Runner, error)) []Implementation {
+	return []Implementation{
+		{Device: device, Method: Direct, Supports: func(*nd.Problem) bool { return true }, Cost: DirectCost, Prepare: direct},
+		{Device: device, Method: Separable, Supports: (*nd.Problem).Separable, Cost: SeparableCost, Prepare: separable},
+	}
+}
 
 func cudaOptions(opt Options) cuda.EngineOptions {
 	return cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress}
