@@ -49,9 +49,9 @@ type familyKey struct {
 
 func keyOf(w *Workload) familyKey {
 	k := familyKey{
-		set: w.Set, shape: dims(w.Shape), dtype: w.Dtype, outDtype: w.OutDtype,
+		set: w.Set, shape: dims(w.Shape), dtype: w.DType, outDtype: w.OutDType,
 		separable: w.Separable, bank: w.Bank, channels: w.Channels,
-		mode: w.Mode, border: w.Border, cval: w.Cval,
+		mode: w.Mode, border: w.Border, cval: w.CVal,
 		rounds: w.Rounds, transfers: w.Transfers, rank: len(w.Kernel),
 	}
 	for _, e := range w.Kernel {
@@ -97,9 +97,9 @@ func familyNames(fs []family) []string {
 	names := make([]string, len(fs))
 	for i, f := range fs {
 		w := f.members[0]
-		parts := []string{f.set, fmt.Sprintf("%dd", len(w.Kernel)), w.Dtype}
-		if w.OutDtype != "" && w.OutDtype != w.Dtype {
-			parts = append(parts, w.OutDtype)
+		parts := []string{f.set, fmt.Sprintf("%dd", len(w.Kernel)), w.DType}
+		if w.OutDType != "" && w.OutDType != w.DType {
+			parts = append(parts, w.OutDType)
 		}
 		if w.Separable {
 			parts = append(parts, "sep")

@@ -8,28 +8,13 @@ import (
 	"fmt"
 	"io"
 	"math"
+
+	"github.com/ndconv/ndconv/bench"
 )
 
-// Workload is a line of kind "workload" (bench/README.md, section 1).
-type Workload struct {
-	Kind      string  `json:"kind"`
-	Set       string  `json:"set"`
-	ID        string  `json:"id"`
-	Shape     []int   `json:"shape"`
-	Dtype     string  `json:"dtype"`
-	OutDtype  string  `json:"out_dtype"`
-	Kernel    []int   `json:"kernel"`
-	Separable bool    `json:"separable"`
-	Bank      int     `json:"bank"`
-	Channels  int     `json:"channels"`
-	Mode      string  `json:"mode"`
-	Border    string  `json:"border"`
-	Cval      float64 `json:"cval"`
-	Rounds    int     `json:"rounds"`
-	Transfers bool    `json:"transfers"`
-	Bytes     int64   `json:"bytes"`
-	Madds     int64   `json:"madds"`
-}
+// Workload is a line of kind "workload" (bench/README.md, section 1),
+// as `ndconv bench` writes it.
+type Workload = bench.Workload
 
 // Result is a line of kind "result" (bench/README.md, section 2). The
 // optional and nullable figures are pointers: nil means absent or null.
@@ -49,15 +34,9 @@ type Result struct {
 	Note        string   `json:"note"`
 }
 
-// Roofline is a line of kind "roofline" (bench/README.md, section 3).
-type Roofline struct {
-	Kind      string  `json:"kind"`
-	Device    string  `json:"device"`
-	CopyGbps  float64 `json:"copy_gbps"`
-	FmaGflops float64 `json:"fma_gflops"`
-	CopyMs    float64 `json:"copy_ms"`
-	FmaMs     float64 `json:"fma_ms"`
-}
+// Roofline is a line of kind "roofline" (bench/README.md, section 3); its
+// Floor and Percent are the roofline arithmetic of every table.
+type Roofline = bench.Roofline
 
 // Meta is a line of kind "meta": how and where a run was made.
 type Meta struct {
@@ -121,7 +100,7 @@ func (in *Input) parseLine(b []byte) error {
 		if err := json.Unmarshal(b, &w); err != nil {
 			return err
 		}
-		if err := w.check(); err != nil {
+		if err := checkWorkload(&w); err != nil {
 			return err
 		}
 		in.Workloads = append(in.Workloads, w)
@@ -139,7 +118,7 @@ func (in *Input) parseLine(b []byte) error {
 		if err := json.Unmarshal(b, &r); err != nil {
 			return err
 		}
-		if err := r.check(); err != nil {
+		if err := checkRoofline(&r); err != nil {
 			return err
 		}
 		in.Rooflines = append(in.Rooflines, r)
@@ -153,7 +132,7 @@ func (in *Input) parseLine(b []byte) error {
 	return nil
 }
 
-func (w *Workload) check() error {
+func checkWorkload(w *Workload) error {
 	switch {
 	case w.ID == "":
 		return errors.New("workload without id")
@@ -177,11 +156,11 @@ func (r *Result) check() error {
 	return nil
 }
 
-func (r *Roofline) check() error {
+func checkRoofline(r *Roofline) error {
 	switch {
 	case r.Device == "":
 		return errors.New("roofline without device")
-	case !(r.CopyGbps > 0) || !(r.FmaGflops > 0):
+	case !(r.CopyGBps > 0) || !(r.FMAGFlops > 0):
 		return fmt.Errorf("roofline %s: copy_gbps and fma_gflops must be positive", r.Device)
 	}
 	return nil

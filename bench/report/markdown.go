@@ -27,9 +27,9 @@ func writeMarkdown(out io.Writer, rep *Report, date string, charts []Chart) erro
 		case !ok:
 			p("| %s | — | — |\n", escape(name))
 		case rep.Measured[d] > 1:
-			p("| %s | %.0f | %.0f |\n", escape(name+fmt.Sprintf(" (best of %d measurements)", rep.Measured[d])), rf.CopyGbps, rf.FmaGflops)
+			p("| %s | %.0f | %.0f |\n", escape(name+fmt.Sprintf(" (best of %d measurements)", rep.Measured[d])), rf.CopyGBps, rf.FMAGFlops)
 		default:
-			p("| %s | %.0f | %.0f |\n", escape(name), rf.CopyGbps, rf.FmaGflops)
+			p("| %s | %.0f | %.0f |\n", escape(name), rf.CopyGBps, rf.FMAGFlops)
 		}
 	}
 	if metas := uniqueMetas(rep.In.Metas); len(metas) > 0 {
@@ -200,10 +200,10 @@ func dims(d []int) string {
 }
 
 func dtypes(w *Workload) string {
-	if w.OutDtype == "" || w.OutDtype == w.Dtype {
-		return w.Dtype
+	if w.OutDType == "" || w.OutDType == w.DType {
+		return w.DType
 	}
-	return w.Dtype + "→" + w.OutDtype
+	return w.DType + "→" + w.OutDType
 }
 
 func modeBorder(w *Workload) string {
@@ -211,8 +211,8 @@ func modeBorder(w *Workload) string {
 		return w.Mode
 	}
 	s := w.Mode + "/" + w.Border
-	if w.Border == "constant" && w.Cval != 0 {
-		s += " " + strconv.FormatFloat(w.Cval, 'g', -1, 64)
+	if w.Border == "constant" && w.CVal != 0 {
+		s += " " + strconv.FormatFloat(w.CVal, 'g', -1, 64)
 	}
 	return s
 }

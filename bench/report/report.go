@@ -76,8 +76,8 @@ func join(in *Input) *Report {
 		if !ok {
 			best = rf
 		}
-		best.CopyGbps = max(best.CopyGbps, rf.CopyGbps)
-		best.FmaGflops = max(best.FmaGflops, rf.FmaGflops)
+		best.CopyGBps = max(best.CopyGBps, rf.CopyGBps)
+		best.FMAGFlops = max(best.FMAGFlops, rf.FMAGFlops)
 		rep.Rooflines[rf.Device] = best
 		rep.Measured[rf.Device]++
 		devices[rf.Device] = true
@@ -202,15 +202,10 @@ func (rep *Report) Pct(c Column, w *Workload) (float64, bool) {
 	return pctRoofline(w, rf, *r.MsMedian), true
 }
 
-// floorSeconds is the least time w can take on a device with roofline rf:
-// max(bytes ÷ copy bandwidth, 2·madds ÷ FMA peak).
-func floorSeconds(w *Workload, rf Roofline) float64 {
-	return max(float64(w.Bytes)/(rf.CopyGbps*1e9), 2*float64(w.Madds)/(rf.FmaGflops*1e9))
-}
-
-// pctRoofline is 100 × floor ÷ measured time, for a median of ms milliseconds.
+// pctRoofline is 100 × floor ÷ measured time, for a median of ms
+// milliseconds (bench.Roofline.Percent).
 func pctRoofline(w *Workload, rf Roofline, ms float64) float64 {
-	return 100 * floorSeconds(w, rf) / (ms / 1000)
+	return rf.Percent(w.Bytes, w.Madds, ms)
 }
 
 // Ratio returns the best peer's time over the best time of the system named

@@ -151,7 +151,7 @@ func TestRunErrors(t *testing.T) {
 }
 
 func TestPctRoofline(t *testing.T) {
-	rf := Roofline{CopyGbps: 2978, FmaGflops: 51200}
+	rf := Roofline{CopyGBps: 2978, FMAGFlops: 51200}
 	for _, tc := range []struct {
 		name         string
 		bytes, madds int64
@@ -422,7 +422,7 @@ func TestSeveralDevices(t *testing.T) {
 
 func TestFamilyNames(t *testing.T) {
 	mk := func(id string, shape []int, k int) *Workload {
-		return &Workload{Set: "anchors", ID: id, Shape: shape, Dtype: "float32", OutDtype: "float32",
+		return &Workload{Set: "anchors", ID: id, Shape: shape, DType: "float32", OutDType: "float32",
 			Kernel: []int{k, k}, Bank: 1, Channels: 1, Mode: "same", Border: "reflect"}
 	}
 	ws := []*Workload{
