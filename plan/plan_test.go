@@ -43,3 +43,27 @@ func TestCosts(t *testing.T) {
 		t.Errorf("auto chose %+v, %v", e, err)
 	}
 }
+
+// TestAutoSkipsOpenCLOnCPU: where the only OpenCL device is a CPU (PoCL,
+// as in CI), auto never chooses it, however large the problem — the CPU
+// engine is faster there — and a plain "opencl" still resolves to a device.
+func TestAutoSkipsOpenCLOnCPU(t *testing.T) {
+	if _, ok := openCLGPU(); ok {
+		t.Skip("this machine has an OpenCL GPU")
+	}
+	weights := make([]float64, 31*31)
+	for i := range weights {
+		weights[i] = 1 // every tap counts in the cost
+	}
+	spec := nd.Spec{Shape: []int{4096, 4096}, In: nd.Float32, Kernels: []nd.Kernel{{Shape: []int{31, 31}, Weights: weights}}}
+	p, err := spec.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if d := autoDevice(p); d.Kind == "opencl" {
+		t.Errorf("auto chose %v, a CPU OpenCL device", d)
+	}
+	if d := ResolveOpenCL(); d.Kind != "opencl" || d.AnyOpenCL {
+		t.Errorf("plain opencl resolves to %+v", d)
+	}
+}
