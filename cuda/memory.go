@@ -6,7 +6,7 @@ import (
 	"sync"
 	"unsafe"
 
-	"github.com/ndconv/ndconv/internal/gpu"
+	"github.com/ndconv/ndconv/nd"
 )
 
 // DevicePtr is an address in device memory (CUdeviceptr), what a kernel
@@ -253,7 +253,7 @@ type Elem interface {
 
 // Bytes returns the memory of s as bytes (no copy), for the copy methods:
 // buf.CopyFromHost(0, cuda.Bytes(data)).
-func Bytes[T Elem](s []T) []byte { return gpu.AsBytes(s) }
+func Bytes[T Elem](s []T) []byte { return nd.AsBytes(s) }
 
 // HostView returns h's memory as a []T of h.Size()/sizeof(T) elements (no
 // copy; pinned memory is page-aligned, so any T is aligned); nil after Free.

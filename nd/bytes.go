@@ -10,23 +10,25 @@ func (a Array) Bytes() []byte {
 	case []uint8:
 		return d
 	case []uint16:
-		return asBytes(d)
+		return AsBytes(d)
 	case []int16:
-		return asBytes(d)
+		return AsBytes(d)
 	case []int32:
-		return asBytes(d)
+		return AsBytes(d)
 	case []float32:
-		return asBytes(d)
+		return AsBytes(d)
 	case []float64:
-		return asBytes(d)
+		return AsBytes(d)
 	}
 	return nil
 }
 
-func asBytes[T Element](s []T) []byte {
+// AsBytes views a slice of fixed-size numbers as its bytes in the
+// machine's byte order (no copy); nil for an empty slice. It is the one
+// byte view every backend uses for host data and kernel parameters.
+func AsBytes[T ~uint8 | ~int8 | ~uint16 | ~int16 | ~uint32 | ~int32 | ~uint64 | ~int64 | ~float32 | ~float64](s []T) []byte {
 	if len(s) == 0 {
 		return nil
 	}
-	var zero T
-	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(zero)))
+	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
 }

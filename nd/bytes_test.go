@@ -1,6 +1,9 @@
 package nd
 
-import "testing"
+import (
+	"slices"
+	"testing"
+)
 
 // TestBytes: the byte view has the data's size and aliases it.
 func TestBytes(t *testing.T) {
@@ -20,5 +23,19 @@ func TestBytes(t *testing.T) {
 	}
 	if (Array{}).Bytes() != nil {
 		t.Error("an empty array has bytes")
+	}
+}
+
+func TestAsBytes(t *testing.T) {
+	if b := AsBytes([]uint16{0x0102, 0x0304}); !slices.Equal(b, []byte{2, 1, 4, 3}) {
+		t.Errorf("uint16: % x (a little-endian machine is assumed)", b)
+	}
+	if AsBytes([]float32(nil)) != nil || AsBytes([]int32{}) != nil {
+		t.Error("an empty slice is not nil")
+	}
+	s := []int32{1, 2}
+	AsBytes(s)[4] = 9
+	if s[1] != 9 {
+		t.Error("AsBytes copied")
 	}
 }

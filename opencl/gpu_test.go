@@ -9,9 +9,9 @@ import (
 	"strings"
 	"testing"
 
-	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/internal/gpucache"
 	"github.com/ndconv/ndconv/internal/gputest"
+	"github.com/ndconv/ndconv/nd"
 )
 
 // The tests in this file and engine_test.go need an OpenCL device: they
@@ -81,7 +81,7 @@ func runVadd(d *Device, q *Queue, prog *Program, a, b []float32, scale float32) 
 		}
 		defer bufs[i].Free()
 	}
-	if err := errors.Join(bufs[0].Write(q, 0, gpu.AsBytes(a)), bufs[1].Write(q, 0, gpu.AsBytes(b))); err != nil {
+	if err := errors.Join(bufs[0].Write(q, 0, nd.AsBytes(a)), bufs[1].Write(q, 0, nd.AsBytes(b))); err != nil {
 		return nil, err
 	}
 	global := (n + 63) / 64 * 64
@@ -94,7 +94,7 @@ func runVadd(d *Device, q *Queue, prog *Program, a, b []float32, scale float32) 
 		return nil, err
 	}
 	c := make([]float32, n)
-	return c, bufs[2].Read(q, gpu.AsBytes(c), 0)
+	return c, bufs[2].Read(q, nd.AsBytes(c), 0)
 }
 
 // checkVadd runs vadd and compares it with the same sums in Go.

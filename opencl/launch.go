@@ -6,6 +6,7 @@ import (
 
 	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv/nd"
 )
 
 // Prepared is one kernels.Launch made ready on a device: its family's
@@ -120,7 +121,7 @@ func int32Bytes(v []int32) []byte {
 	if len(v) == 0 {
 		return make([]byte, 4) // an argument buffer is never empty
 	}
-	return gpu.AsBytes(v)
+	return nd.AsBytes(v)
 }
 
 func fp64Error(info Info) error {

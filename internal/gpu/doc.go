@@ -5,9 +5,8 @@
 //   - Registry: the process's one open device per key, counted Opens and
 //     Closes, the last Close releasing it;
 //   - TapsBytes: a kernels.Launch's weights converted to the kernel's
-//     accumulation type (ACC_T), as the bytes of its taps argument, and
-//     AsBytes, the view of a slice of numbers as bytes (an nd.Array's is
-//     its Bytes method);
+//     accumulation type (ACC_T), as the bytes of its taps argument (the
+//     byte view itself is nd.AsBytes);
 //   - UnavailableMessage: how an *UnavailableError reads.
 //
 // Everything a backend owns — its handles, error codes, queues and

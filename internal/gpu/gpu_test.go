@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv/nd"
 )
 
 type device struct{ name string }
@@ -102,29 +103,15 @@ func TestTapsBytes(t *testing.T) {
 	taps := []float64{1, 0.1, -2.5, huge}
 	narrow := TapsBytes(&kernels.Launch{Taps: taps})
 	want32 := []float32{1, 0.1, -2.5, float32(huge)}
-	if !slices.Equal(narrow, AsBytes(want32)) || len(narrow) != 16 {
+	if !slices.Equal(narrow, nd.AsBytes(want32)) || len(narrow) != 16 {
 		t.Errorf("float32 taps: % x", narrow)
 	}
 	wide := TapsBytes(&kernels.Launch{Taps: taps, Wide: true})
-	if !slices.Equal(wide, AsBytes(taps)) || len(wide) != 32 {
+	if !slices.Equal(wide, nd.AsBytes(taps)) || len(wide) != 32 {
 		t.Errorf("float64 taps: % x", wide)
 	}
 	if b := TapsBytes(&kernels.Launch{}); len(b) != 0 {
 		t.Errorf("no taps: % x", b)
-	}
-}
-
-func TestAsBytes(t *testing.T) {
-	if b := AsBytes([]uint16{0x0102, 0x0304}); !slices.Equal(b, []byte{2, 1, 4, 3}) {
-		t.Errorf("uint16: % x (a little-endian machine is assumed)", b)
-	}
-	if AsBytes([]float32(nil)) != nil || AsBytes([]int32{}) != nil {
-		t.Error("an empty slice is not nil")
-	}
-	s := []int32{1, 2}
-	AsBytes(s)[4] = 9
-	if s[1] != 9 {
-		t.Error("AsBytes copied")
 	}
 }
 
