@@ -1,0 +1,66 @@
+package nd
+
+import (
+	"math"
+	"unsafe"
+)
+
+// FMA returns a·b + c computed exactly and rounded once to F (round to
+// nearest, ties to even): the accumulation step of every engine. Every
+// engine adds each nonzero tap as acc = FMA(w, x, acc), in the kernel's
+// row-major order, so that all of them give the same bits (GPU fma, CPU
+// VFMADD, and this function in the pure-Go loops).
+func FMA[F Float](a, b, c F) F {
+	if unsafe.Sizeof(a) == 4 {
+		return F(FMA32(float32(a), float32(b), float32(c)))
+	}
+	return F(math.FMA(float64(a), float64(b), float64(c)))
+}
+
+// FMA32 is the correctly rounded float32 fused multiply-add, a·b + c with
+// a single rounding, in pure Go.
+//
+// The product of two float32 values is exact in float64 (48 significant
+// bits of 53, exponents well inside float64's range), so only the sum can
+// be inexact. Rounding the float64 sum s to float32 then gives the correct
+// result unless s fell exactly on a float32 rounding boundary (a midpoint
+// between two float32 values) while the float64 addition discarded
+// something: float64 rounding is monotone and every float32 midpoint is a
+// float64 value, so an inexact sum can land on a midpoint but never cross
+// one. In that rare case, and wherever float32 results are subnormal (their
+// midpoints sit elsewhere in the bits), the sum is rounded to odd (its last
+// bit set when inexact), which float32 rounding then resolves correctly
+// (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums:
+// proved algorithms using rounding to odd", 2008).
+func FMA32(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	s := p + float64(c)
+	bits := math.Float64bits(s)
+	// The low 29 of float64's 52 fraction bits are what float32 rounds
+	// away; exactly 1000…0 is a midpoint. Exponents below float32's
+	// normal range (biased 1023−126) take the careful path too.
+	const dropped = 1<<29 - 1
+	if bits&dropped != 1<<28 && (bits>>52)&0x7ff >= 1023-126 {
+		return float32(s)
+	}
+	return float32(roundToOdd(p, float64(c), s))
+}
+
+// roundToOdd returns s = p + c (as rounded to float64) with its last bit
+// set when the addition was inexact, moved toward the exact sum: the
+// float64 value closest to p + c whose rounding to any narrower format is
+// that format's correct rounding of p + c.
+func roundToOdd(p, c, s float64) float64 {
+	// TwoSum (Knuth): err is exactly (p + c) − s, for finite values.
+	v := s - p
+	err := (p - (s - v)) + (c - v)
+	bits := math.Float64bits(s)
+	if err == 0 || err != err || bits&1 == 1 {
+		return s
+	}
+	// s is even and inexact: its odd neighbour on the exact sum's side.
+	if (err > 0) == (s > 0) {
+		return math.Float64frombits(bits + 1) // away from zero
+	}
+	return math.Float64frombits(bits - 1) // toward zero
+}
