@@ -5,10 +5,9 @@
 // (every width gets its own specialised loop, so time grows smoothly with
 // width). Run it with go generate.
 //
-// Each loop adds the taps to the accumulator one at a time, in order, and
-// F(w*x) keeps Go from fusing a product and a sum into an FMA (the spec lets
-// it on arm64, or on amd64 with GOAMD64=v3): the CPU and GPU engines then
-// round the very same operations and give the same bits.
+// Each loop adds the taps to the accumulator one at a time, in order, each
+// with a correctly rounded fused multiply-add (nd.FMA): the CPU and GPU
+// engines then round the very same operations and give the same bits.
 package main
 
 import (
@@ -38,7 +37,7 @@ func main() {
 		var ws, terms []string
 		for j := 0; j < k; j++ {
 			ws = append(ws, fmt.Sprintf("w%d", j))
-			terms = append(terms, fmt.Sprintf("\t\ta += F(w%d * s[%d])\n", j, j))
+			terms = append(terms, fmt.Sprintf("\t\ta = nd.FMA(w%d, s[%d], a)\n", j, j))
 		}
 		fmt.Fprintf(&b, "func correlateRow%d[F nd.Float](acc, src, w []F) {\n", k)
 		fmt.Fprintf(&b, "\t%s := %s\n", strings.Join(ws, ", "), wsFrom(k))

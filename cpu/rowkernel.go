@@ -44,26 +44,26 @@ func (r *rowTaps[F]) apply(acc, src []F) {
 }
 
 // correlateRowGeneric is the plain loop every row kernel must equal bit
-// for bit (the reference of the tests): acc[x] += w[j]·src[x+j] for each
-// nonzero tap j in order, every product and sum rounded on its own — the
-// order of operations every engine, CPU and GPU, follows.
+// for bit (the reference of the tests): acc[x] = fma(w[j], src[x+j], acc[x])
+// for each nonzero tap j in order, one correctly rounded fused multiply-add
+// per tap — the order of operations every engine, CPU and GPU, follows.
 func correlateRowGeneric[F nd.Float](acc, src, w []F) {
 	src = src[:len(acc)+len(w)-1]
 	for x := range acc {
 		a := acc[x]
 		for j, wj := range w {
 			if wj != 0 {
-				a += F(wj * src[x+j])
+				a = nd.FMA(wj, src[x+j], a)
 			}
 		}
 		acc[x] = a
 	}
 }
 
-// axpy adds a·x to y; F() keeps the product from fusing with the sum.
+// axpy adds a·x to y, one fused multiply-add per element.
 func axpy[F nd.Float](y, x []F, a F) {
 	x = x[:len(y)]
 	for i := range y {
-		y[i] += F(a * x[i])
+		y[i] = nd.FMA(a, x[i], y[i])
 	}
 }

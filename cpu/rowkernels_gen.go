@@ -41,7 +41,7 @@ func correlateRow1[F nd.Float](acc, src, w []F) {
 	for x := range acc {
 		s := src[x : x+1 : x+1]
 		a := acc[x]
-		a += F(w0 * s[0])
+		a = nd.FMA(w0, s[0], a)
 		acc[x] = a
 	}
 }
@@ -52,8 +52,8 @@ func correlateRow2[F nd.Float](acc, src, w []F) {
 	for x := range acc {
 		s := src[x : x+2 : x+2]
 		a := acc[x]
-		a += F(w0 * s[0])
-		a += F(w1 * s[1])
+		a = nd.FMA(w0, s[0], a)
+		a = nd.FMA(w1, s[1], a)
 		acc[x] = a
 	}
 }
@@ -64,9 +64,9 @@ func correlateRow3[F nd.Float](acc, src, w []F) {
 	for x := range acc {
 		s := src[x : x+3 : x+3]
 		a := acc[x]
-		a += F(w0 * s[0])
-		a += F(w1 * s[1])
-		a += F(w2 * s[2])
+		a = nd.FMA(w0, s[0], a)
+		a = nd.FMA(w1, s[1], a)
+		a = nd.FMA(w2, s[2], a)
 		acc[x] = a
 	}
 }
@@ -77,10 +77,10 @@ func correlateRow4[F nd.Float](acc, src, w []F) {
 	for x := range acc {
 		s := src[x : x+4 : x+4]
 		a := acc[x]
-		a += F(w0 * s[0])
-		a += F(w1 * s[1])
-		a += F(w2 * s[2])
-		a += F(w3 * s[3])
+		a = nd.FMA(w0, s[0], a)
+		a = nd.FMA(w1, s[1], a)
+		a = nd.FMA(w2, s[2], a)
+		a = nd.FMA(w3, s[3], a)
 		acc[x] = a
 	}
 }
@@ -91,11 +91,11 @@ func correlateRow5[F nd.Float](acc, src, w []F) {
 	for x := range acc {
 		s := src[x : x+5 : x+5]
 		a := acc[x]
-		a += F(w0 * s[0])
-		a += F(w1 * s[1])
-		a += F(w2 * s[2])
-		a += F(w3 * s[3])
-		a += F(w4 * s[4])
+		a = nd.FMA(w0, s[0], a)
+		a = nd.FMA(w1, s[1], a)
+		a = nd.FMA(w2, s[2], a)
+		a = nd.FMA(w3, s[3], a)
+		a = nd.FMA(w4, s[4], a)
 		acc[x] = a
 	}
 }
@@ -106,12 +106,12 @@ func correlateRow6[F nd.Float](acc, src, w []F) {
 	for x := range acc {
 		s := src[x : x+6 : x+6]
 		a := acc[x]
-		a += F(w0 * s[0])
-		a += F(w1 * s[1])
-		a += F(w2 * s[2])
-		a += F(w3 * s[3])
-		a += F(w4 * s[4])
-		a += F(w5 * s[5])
+		a = nd.FMA(w0, s[0], a)
+		a = nd.FMA(w1, s[1], a)
+		a = nd.FMA(w2, s[2], a)
+		a = nd.FMA(w3, s[3], a)
+		a = nd.FMA(w4, s[4], a)
+		a = nd.FMA(w5, s[5], a)
 		acc[x] = a
 	}
 }
@@ -122,13 +122,13 @@ func correlateRow7[F nd.Float](acc, src, w []F) {
 	for x := range acc {
 		s := src[x : x+7 : x+7]
 		a := acc[x]
-		a += F(w0 * s[0])
-		a += F(w1 * s[1])
-		a += F(w2 * s[2])
-		a += F(w3 * s[3])
-		a += F(w4 * s[4])
-		a += F(w5 * s[5])
-		a += F(w6 * s[6])
+		a = nd.FMA(w0, s[0], a)
+		a = nd.FMA(w1, s[1], a)
+		a = nd.FMA(w2, s[2], a)
+		a = nd.FMA(w3, s[3], a)
+		a = nd.FMA(w4, s[4], a)
+		a = nd.FMA(w5, s[5], a)
+		a = nd.FMA(w6, s[6], a)
 		acc[x] = a
 	}
 }
@@ -139,14 +139,14 @@ func correlateRow8[F nd.Float](acc, src, w []F) {
 	for x := range acc {
 		s := src[x : x+8 : x+8]
 		a := acc[x]
-		a += F(w0 * s[0])
-		a += F(w1 * s[1])
-		a += F(w2 * s[2])
-		a += F(w3 * s[3])
-		a += F(w4 * s[4])
-		a += F(w5 * s[5])
-		a += F(w6 * s[6])
-		a += F(w7 * s[7])
+		a = nd.FMA(w0, s[0], a)
+		a = nd.FMA(w1, s[1], a)
+		a = nd.FMA(w2, s[2], a)
+		a = nd.FMA(w3, s[3], a)
+		a = nd.FMA(w4, s[4], a)
+		a = nd.FMA(w5, s[5], a)
+		a = nd.FMA(w6, s[6], a)
+		a = nd.FMA(w7, s[7], a)
 		acc[x] = a
 	}
 }
@@ -157,15 +157,15 @@ func correlateRow9[F nd.Float](acc, src, w []F) {
 	for x := range acc {
 		s := src[x : x+9 : x+9]
 		a := acc[x]
-		a += F(w0 * s[0])
-		a += F(w1 * s[1])
-		a += F(w2 * s[2])
-		a += F(w3 * s[3])
-		a += F(w4 * s[4])
-		a += F(w5 * s[5])
-		a += F(w6 * s[6])
-		a += F(w7 * s[7])
-		a += F(w8 * s[8])
+		a = nd.FMA(w0, s[0], a)
+		a = nd.FMA(w1, s[1], a)
+		a = nd.FMA(w2, s[2], a)
+		a = nd.FMA(w3, s[3], a)
+		a = nd.FMA(w4, s[4], a)
+		a = nd.FMA(w5, s[5], a)
+		a = nd.FMA(w6, s[6], a)
+		a = nd.FMA(w7, s[7], a)
+		a = nd.FMA(w8, s[8], a)
 		acc[x] = a
 	}
 }

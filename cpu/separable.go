@@ -199,9 +199,8 @@ func (s *separable[F]) slabPass(scratch []F, from, to any, stride, offset int, i
 			}
 			q, ok := s.p.Border.Index(i+j-s.p.Shift[d], n)
 			if !ok {
-				c := F(w * taps.cval)
 				for x := range acc {
-					acc[x] += c
+					acc[x] = nd.FMA(w, taps.cval, acc[x])
 				}
 				continue
 			}

@@ -39,13 +39,13 @@ INLINE long border_index(long p, long n) {
 #endif
 }
 
-// accumulate adds w·v to acc, skipping zero weights as scipy does (its
-// footprint leaves them out), so that a NaN or Inf under a zero tap does
-// not reach the output. The product and the sum are rounded separately, as
-// the CPU engine rounds them: every engine adds the nonzero taps in the
-// kernel's row-major order, so all give the same bits.
+// accumulate adds w·v to acc with one correctly rounded fused
+// multiply-add, skipping zero weights as scipy does (its footprint leaves
+// them out), so that a NaN or Inf under a zero tap does not reach the
+// output. Every engine adds the nonzero taps in the kernel's row-major
+// order this way, so all give the same bits.
 INLINE ACC_T accumulate(ACC_T acc, ACC_T w, ACC_T v) {
-	return w != (ACC_T)0 ? add_rn(acc, mul_rn(w, v)) : acc;
+	return w != (ACC_T)0 ? fma_rn(w, v, acc) : acc;
 }
 
 INLINE int inside(long p, long n) { return p >= 0 && p < n; }

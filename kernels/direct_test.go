@@ -13,7 +13,7 @@ import (
 
 // emulateDirect runs a direct Launch on the CPU, work-group by work-group,
 // as direct.cl does (staged tile or global reads, per its TILED define),
-// in the accumulator type F with every product and sum rounded on its own.
+// in the accumulator type F with one fused multiply-add per tap.
 // It checks the canonical form NewDirect builds — axis folding, tap order,
 // shifts, work sizes — without a GPU; the kernels themselves run against
 // the same case table on the device, in the backends' tests.
@@ -80,7 +80,7 @@ func emulateDirect[F nd.Float](t *testing.T, l *Launch, p *nd.Problem, in []floa
 									v := load(src, y0+ly+jy-sy, e0+lx+(jx-sx)*c)
 									for k := range bank {
 										if wk := F(w[(jy*kx+jx)*bank+k]); wk != 0 {
-											acc[(ly*tileX+lx)*bank+k] += F(wk * v)
+											acc[(ly*tileX+lx)*bank+k] = nd.FMA(wk, v, acc[(ly*tileX+lx)*bank+k])
 										}
 									}
 								}

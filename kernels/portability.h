@@ -29,13 +29,12 @@ INLINE size_t get_local_size(int d) { return d == 0 ? blockDim.x : d == 1 ? bloc
 INLINE size_t get_num_groups(int d) { return d == 0 ? gridDim.x : d == 1 ? gridDim.y : gridDim.z; }
 INLINE size_t get_global_id(int d) { return get_group_id(d) * get_local_size(d) + get_local_id(d); }
 
-// mul_rn and add_rn round each product and sum on its own: the compiler may
-// not fuse them into an FMA, so that every backend and the CPU engine, which
-// add w·x to the accumulator in the same order, give the same bits.
-INLINE float mul_rn(float a, float b) { return __fmul_rn(a, b); }
-INLINE double mul_rn(double a, double b) { return __dmul_rn(a, b); }
-INLINE float add_rn(float a, float b) { return __fadd_rn(a, b); }
-INLINE double add_rn(double a, double b) { return __dadd_rn(a, b); }
+// fma_rn is the correctly rounded fused multiply-add a·b + c, never a
+// contracted or approximate one: every backend and the CPU engine add each
+// tap as acc = fma_rn(w, x, acc) in the same order, so all give the same
+// bits.
+INLINE float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+INLINE double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
 
 #else // OpenCL C
 
@@ -43,10 +42,9 @@ INLINE double add_rn(double a, double b) { return __dadd_rn(a, b); }
 #ifdef ACC_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif
-// No contraction of a·b + c into an FMA anywhere (see mul_rn on the CUDA
-// side): every product and sum is rounded on its own.
+// No contraction of other a·b + c into an FMA: the only fused operations
+// are the explicit fma_rn (OpenCL's fma is correctly rounded; mad is not).
 #pragma OPENCL FP_CONTRACT OFF
-#define mul_rn(a, b) ((a) * (b))
-#define add_rn(a, b) ((a) + (b))
+#define fma_rn(a, b, c) fma(a, b, c)
 
 #endif

@@ -9,8 +9,8 @@
 //
 //   out[l][i][c] = Σ_j w[j] · x̃[l][i + j − SHIFT][c]
 //
-// Nonzero taps are added in order, each product and sum rounded on its own,
-// which is what the CPU engine computes: the two give the same bits.
+// Nonzero taps are added in order, one fused multiply-add each, which is
+// what the CPU engine computes: the two give the same bits.
 //
 // Defines: IN_T, OUT_T, ACC_T (ACC_DOUBLE), OUT_INTEGER, OUT_MIN, OUT_MAX,
 // BORDER, K (taps), SHIFT.
@@ -42,7 +42,7 @@ __kernel void correlate_pass(
 #else
 			const ACC_T v = (ACC_T)src[border_index(p, n_in) * inner];
 #endif
-			acc = add_rn(acc, mul_rn(w, v));
+			acc = fma_rn(w, v, acc);
 		}
 		out[index * stride + offset] = to_output(acc);
 	}

@@ -10,8 +10,8 @@ import (
 )
 
 // emulateSeparable runs a Separable's steps on the CPU as separable.cl
-// does, element by element in the accumulator type F, every product and
-// sum rounded on its own, and returns the output stored in the problem's
+// does, element by element in the accumulator type F, one fused
+// multiply-add per tap, and returns the output stored in the problem's
 // dtype.
 func emulateSeparable[F nd.Float](t *testing.T, s *Separable, p *nd.Problem, in []float64) nd.Array {
 	out := make([]F, len(p.Kernels)*product(p.OutShape))
@@ -58,7 +58,7 @@ func emulateSeparable[F nd.Float](t *testing.T, s *Separable, p *nd.Problem, in 
 				if q, ok := p.Border.Index(i+j-shift, nIn); ok {
 					v = from[(line*nIn+q)*inner+c]
 				}
-				acc += F(w * v)
+				acc = nd.FMA(w, v, acc)
 			}
 			to[index*stride+offset] = acc
 		}

@@ -32,18 +32,26 @@ func FMA[F Float](a, b, c F) F {
 // bit set when inexact), which float32 rounding then resolves correctly
 // (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums:
 // proved algorithms using rounding to odd", 2008).
+//
+// The common case is small enough for the compiler to inline.
 func FMA32(a, b, c float32) float32 {
-	p := float64(a) * float64(b)
-	s := p + float64(c)
-	bits := math.Float64bits(s)
+	s := float64(a)*float64(b) + float64(c)
 	// The low 29 of float64's 52 fraction bits are what float32 rounds
-	// away; exactly 1000…0 is a midpoint. Exponents below float32's
-	// normal range (biased 1023−126) take the careful path too.
-	const dropped = 1<<29 - 1
-	if bits&dropped != 1<<28 && (bits>>52)&0x7ff >= 1023-126 {
-		return float32(s)
+	// away; exactly 1000…0 is a midpoint. Results below float32's normal
+	// range round away more bits and take the careful path too.
+	if math.Float64bits(s)&(1<<29-1) == 1<<28 || math.Abs(s) < 0x1p-126 {
+		return fma32Careful(a, b, c)
 	}
-	return float32(roundToOdd(p, float64(c), s))
+	return float32(s)
+}
+
+// fma32Careful is FMA32 where the float64 sum may sit on a float32
+// rounding boundary.
+//
+//go:noinline
+func fma32Careful(a, b, c float32) float32 {
+	p := float64(a) * float64(b)
+	return float32(roundToOdd(p, float64(c), p+float64(c)))
 }
 
 // roundToOdd returns s = p + c (as rounded to float64) with its last bit
