@@ -275,15 +275,17 @@ func TestErrorsAreTyped(t *testing.T) {
 }
 
 // TestPlannerChoice: the cost model picks separable for a large rank-1
-// kernel and direct for a small one or a kernel that is not rank-1.
+// kernel and direct for a small one (up to about 8×8) or a kernel that is
+// not rank-1.
 func TestPlannerChoice(t *testing.T) {
-	g := []float64{1, 4, 6, 4, 1, 2, 3}
+	g := []float64{1, 4, 6, 4, 1, 2, 3, 5, 1, 2, 7}
 	for _, c := range []struct {
 		k    ndconv.Kernel
 		want ndconv.Method
 	}{
 		{ndconv.SeparableKernel(g, g), ndconv.Separable},
-		{ndconv.NewKernel([]int{7, 7}, ndconv.SeparableKernel(g, g).Dense()), ndconv.Separable},
+		{ndconv.NewKernel([]int{11, 11}, ndconv.SeparableKernel(g, g).Dense()), ndconv.Separable},
+		{ndconv.SeparableKernel(g[:7], g[:7]), ndconv.Direct},
 		{ndconv.SeparableKernel([]float64{1, 2, 1}, []float64{1, 2, 1}), ndconv.Direct},
 		{ndconv.NewKernel([]int{2, 2}, []float64{1, 0, 0, 1}), ndconv.Direct},
 	} {

@@ -27,6 +27,7 @@ type Result struct {
 	Bank        int      `json:"bank"`
 	Channels    int      `json:"channels"`
 	Method      string   `json:"method"`
+	Impl        string   `json:"impl,omitempty"` // the kernel implementations and parameters that ran (GPU engines)
 	MsMedian    *float64 `json:"ms_median"` // nil: the workload could not run (see Note)
 	MsMin       *float64 `json:"ms_min"`
 	Repeats     int      `json:"repeats"`
@@ -65,7 +66,7 @@ func Run(ctx context.Context, w Workload, opt Options, device string, roof Roofl
 	r := Result{Kind: "result", System: system, Device: device, Set: w.Set, ID: w.ID, Shape: w.Shape,
 		DType: w.DType, OutDType: w.OutDType, Kernel: w.Kernel, Separable: w.Separable, Bank: w.Bank,
 		Channels: w.Channels}
-	ms, checksum, method, err := run(ctx, w, opt)
+	ms, checksum, method, impl, err := run(ctx, w, opt)
 	if err != nil {
 		if ctx.Err() != nil {
 			return r, ctx.Err()
@@ -76,7 +77,7 @@ func Run(ctx context.Context, w Workload, opt Options, device string, roof Roofl
 	slices.Sort(ms)
 	median, least := ms[len(ms)/2], ms[0]
 	r.MsMedian, r.MsMin, r.Repeats = &median, &least, len(ms)
-	r.Method, r.Checksum = method, checksum
+	r.Method, r.Impl, r.Checksum = method, impl, checksum
 	r.GBps = float64(w.Bytes) / (median / 1e3) / 1e9
 	r.GFlops = 2 * float64(w.Madds) / (median / 1e3) / 1e9
 	r.PctRoofline = roof.Percent(w.Bytes, w.Madds, median)
@@ -86,32 +87,40 @@ func Run(ctx context.Context, w Workload, opt Options, device string, roof Roofl
 	return r, nil
 }
 
+// implementer is what engines that can name their kernel implementations
+// offer (the GPU engines).
+type implementer interface{ Implementation() string }
+
 // run prepares and times w, returning each repeat's milliseconds, the
-// output's checksum and the method the planner chose.
-func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum float64, method string, err error) {
+// output's checksum, the method the planner chose and the implementation
+// the engine runs it with.
+func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum float64, method, impl string, err error) {
 	spec, err := Spec(w)
 	if err != nil {
-		return nil, 0, "", err
+		return nil, 0, "", "", err
 	}
 	p, err := spec.Normalize()
 	if err != nil {
-		return nil, 0, "", err
+		return nil, 0, "", "", err
 	}
 	exec, err := plan.New(p, plan.Options{Device: opt.Device, Method: opt.Method, Workers: opt.Workers})
 	if err != nil {
-		return nil, 0, "", err
+		return nil, 0, "", "", err
 	}
 	if c, ok := exec.Runner().(io.Closer); ok {
 		defer c.Close()
 	}
 	method = exec.Method.String()
+	if i, ok := exec.Runner().(implementer); ok {
+		impl = i.Implementation()
+	}
 	src, err := Input(w)
 	if err != nil {
-		return nil, 0, method, err
+		return nil, 0, method, impl, err
 	}
 	dst, err := nd.New(p.Out, p.FullShape()...)
 	if err != nil {
-		return nil, 0, method, err
+		return nil, 0, method, impl, err
 	}
 	if timer, ok := exec.Runner().(deviceTimer); ok && !w.Transfers {
 		ms, err = timeOnDevice(timer, dst, src, opt.Repeats)
@@ -121,9 +130,9 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 		ms, err = timeOnHost(ctx, exec, dst, src, w.Rounds, opt)
 	}
 	if err != nil {
-		return nil, 0, method, err
+		return nil, 0, method, impl, err
 	}
-	return ms, Checksum(dst), method, nil
+	return ms, Checksum(dst), method, impl, nil
 }
 
 // timeOnDevice uploads the input, times the engine on device arrays, and

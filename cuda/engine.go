@@ -26,6 +26,11 @@ type EngineOptions struct {
 // allows 48 KiB without opting in.
 const maxStaticShared = 48 << 10
 
+// maxParamTapBytes is how many bytes of weights a launch passes among its
+// kernel parameters (CUDA 12.1 and later take 32,764 bytes of parameters
+// on every supported GPU); larger banks read theirs from a buffer.
+const maxParamTapBytes = 30 << 10
+
 // Engine executes one normalised problem with one method's kernel family:
 // data in host memory through pinned staging buffers on a stream, or device
 // arrays directly. It keeps its compiled kernels and staging memory between
@@ -50,7 +55,13 @@ type method interface {
 	// tempBytesPerRow is the temporary device memory per row along axis 0
 	// of a slab's input, for the memory budget.
 	tempBytesPerRow(p *nd.Problem) int64
+	// describe names the implementations its launches use for p.
+	describe(p *nd.Problem) string
 }
+
+// Implementation names the kernel implementations the engine launches
+// (family and work decomposition), for reports such as the bench's.
+func (e *Engine) Implementation() string { return e.method.describe(e.p) }
 
 // prepared is a problem's launches, compiled and with their parameters on
 // the device, so that running them again costs only the launches.
@@ -256,13 +267,26 @@ func (e *Engine) stage(n int) error {
 // direct is the direct kernel family: one launch.
 type direct struct{}
 
+// separableOptions are the limits kernels.NewSeparable plans within.
+var separableOptions = kernels.SeparableOptions{MaxLocalBytes: maxStaticShared, MaxParamBytes: maxParamTapBytes}
+
+// directOptions are the limits kernels.NewDirect plans a CUDA launch within.
+var directOptions = kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxParamBytes: maxParamTapBytes}
+
 func (direct) prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared, error) {
 	pr := &prepared{}
-	l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535})
+	l, err := kernels.NewDirect(p, directOptions)
 	if err != nil || l == nil {
 		return pr, err
 	}
 	return pr, e.prepareLaunch(pr, l, in, out)
+}
+
+func (direct) describe(p *nd.Problem) string {
+	if l, err := kernels.NewDirect(p, directOptions); err == nil && l != nil {
+		return l.Describe()
+	}
+	return ""
 }
 
 func (direct) tempBytesPerRow(*nd.Problem) int64 { return 0 }
@@ -273,7 +297,7 @@ type separable struct{}
 
 func (separable) prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared, error) {
 	pr := &prepared{}
-	s, err := kernels.NewSeparable(p)
+	s, err := kernels.NewSeparable(p, separableOptions)
 	if err != nil || s == nil {
 		return pr, err
 	}
@@ -292,6 +316,13 @@ func (separable) prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared
 		}
 	}
 	return pr, nil
+}
+
+func (separable) describe(p *nd.Problem) string {
+	if s, err := kernels.NewSeparable(p, separableOptions); err == nil && s != nil {
+		return kernels.Describe(s.Steps)
+	}
+	return ""
 }
 
 // tempBytesPerRow: each temporary holds at most a row's input or output
@@ -328,17 +359,23 @@ func (e *Engine) prepareLaunch(pr *prepared, l *kernels.Launch, in, out DevicePt
 	if err != nil {
 		return err
 	}
-	taps, err := e.upload(gpu.TapsBytes(l))
-	if err != nil {
-		return err
+	var tapsArg any
+	if l.TapsInParams {
+		tapsArg = ByValue(gpu.TapsBytes(l))
+	} else {
+		taps, err := e.upload(gpu.TapsBytes(l))
+		if err != nil {
+			return err
+		}
+		pr.frees = append(pr.frees, func() { taps.Free() })
+		tapsArg = taps
 	}
-	pr.frees = append(pr.frees, func() { taps.Free() })
 	outer, err := e.upload(Bytes(l.Outer))
 	if err != nil {
 		return err
 	}
 	pr.frees = append(pr.frees, func() { outer.Free() })
-	args := []any{in, out, taps, outer}
+	args := []any{in, out, tapsArg, outer}
 	for _, v := range l.Scalars {
 		args = append(args, v)
 	}

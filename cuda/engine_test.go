@@ -9,6 +9,7 @@ import (
 
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/gputest"
+	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -38,6 +39,14 @@ func runCaseWith(c enginetest.Case, opt EngineOptions, newEngine func(*nd.Proble
 	return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return newEngine(p, opt) })
 }
 
+// fuseSmallProblems makes the separable method fuse its passes on the
+// case table's small problems too, so that they test sepfused.cl.
+func fuseSmallProblems(t *testing.T) {
+	saved := kernels.MinFusedOutputs
+	kernels.MinFusedOutputs = 0
+	t.Cleanup(func() { kernels.MinFusedOutputs = saved })
+}
+
 // TestEngineTable runs every case of the CPU engine's table and the random
 // cases on the GPU, with the direct method and, where the kernels are
 // separable, the separable one, and compares with the float64 reference as
@@ -45,6 +54,7 @@ func runCaseWith(c enginetest.Case, opt EngineOptions, newEngine func(*nd.Proble
 // for bit, since both add the same products in the same order.
 func TestEngineTable(t *testing.T) {
 	testDevice(t)
+	fuseSmallProblems(t)
 	cases := engineCases(t)
 	failed, runs := 0, 0
 	fail := func(format string, args ...any) {

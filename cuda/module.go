@@ -170,21 +170,41 @@ const maxKernelParams = 32
 type paramBlock struct {
 	ptrs  [maxKernelParams]unsafe.Pointer
 	slots [maxKernelParams]uint64
+	// blob holds the arguments passed as ByValue bytes, back to back.
+	blob [maxByValueBytes]byte
 }
+
+// ByValue is a kernel argument passed by value as these bytes: a C struct
+// parameter (the weights of a kernel that reads them from its parameters,
+// in the constant bank). Kernel parameters total at most 32,764 bytes.
+type ByValue []byte
+
+// maxByValueBytes bounds the ByValue arguments of one launch.
+const maxByValueBytes = 32 << 10
 
 var paramBlocks = sync.Pool{New: func() any { return new(paramBlock) }}
 
 // marshal stores args into the block's slots. Pointers are given as
 // DevicePtr, *Buffer or uintptr; numbers as int8 … uint64, float32 or
-// float64, matching the kernel's C parameter type in size. A Go int is
+// float64, matching the kernel's C parameter type in size; structs as
+// ByValue bytes. A Go int is
 // refused: its size (8 bytes) is not C's int (4).
 func (pb *paramBlock) marshal(args []any) error {
 	if len(args) > maxKernelParams {
 		return &UnsupportedError{What: "kernel argument count", Value: fmt.Sprint(len(args)), Reason: fmt.Sprintf("at most %d", maxKernelParams)}
 	}
+	blob := 0
 	for i, a := range args {
 		var v uint64
 		switch x := a.(type) {
+		case ByValue:
+			if blob+len(x) > len(pb.blob) {
+				return &UnsupportedError{What: "kernel argument size", Value: fmt.Sprintf("%d bytes by value", blob+len(x)), Reason: fmt.Sprintf("at most %d", len(pb.blob))}
+			}
+			copy(pb.blob[blob:], x)
+			pb.ptrs[i] = unsafe.Pointer(&pb.blob[blob])
+			blob += (len(x) + 15) &^ 15
+			continue
 		case DevicePtr:
 			v = uint64(x)
 		case *Buffer:

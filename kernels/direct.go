@@ -33,10 +33,22 @@ type DirectOptions struct {
 	MaxLocalBytes int
 	// MaxGroupsYZ bounds the grid's y and z extents (65535 on CUDA).
 	MaxGroupsYZ int
+	// MaxParamBytes is how many bytes of weights the backend can pass by
+	// value among the kernel's parameters (CUDA: its constant bank); 0
+	// passes them through a __constant buffer.
+	MaxParamBytes int
+	// Tiled forces tiled.cl's work decomposition (the tuner's choice);
+	// zero picks DefaultTiledShape.
+	Tiled TiledShape
+	// Untiled selects direct.cl, the simple implementation, even where
+	// tiled.cl would serve (tests, and the tuner's baseline).
+	Untiled bool
 }
 
-// NewDirect specialises direct.cl for p. It returns nil, nil when the
-// output is empty and there is nothing to launch.
+// NewDirect specialises the direct method for p: tiled.cl, register-blocked
+// over a local-memory tile, wherever its tile fits the local memory the
+// options allow, else direct.cl. It returns nil, nil when the output is
+// empty and there is nothing to launch.
 func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 	if slices.Contains(p.OutShape, 0) || slices.Contains(p.InShape, 0) {
 		return nil, nil
@@ -99,6 +111,11 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 		fmt.Sprintf("TILED=%d", b2i(tiled)),
 	)
 	slices.Sort(l.Defines)
+	if !opt.Untiled {
+		if t := newTiled(p, opt, y, x, c, l); t != nil {
+			return t, nil
+		}
+	}
 	return l, nil
 }
 

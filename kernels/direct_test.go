@@ -27,6 +27,12 @@ func emulateDirect[F nd.Float](t *testing.T, l *Launch, p *nd.Problem, in []floa
 	}
 	bank, ky, kx, sy, sx, c := def["BANK"], def["KY"], def["KX"], def["SHIFT_Y"], def["SHIFT_X"], def["C"]
 	tileX, tileY, nOuter, outerTaps := def["TILE_X"], def["TILE_Y"], def["NOUTER"], def["OUTER_TAPS"]
+	if l.Family == "tiled" {
+		tileX, tileY = def["TX"]*def["RX"], def["TY"]*def["RY"]
+		if l.Local != [3]int{def["TX"], def["TY"], 1} {
+			t.Fatalf("tiled launch: local size %v, defines TX=%d TY=%d", l.Local, def["TX"], def["TY"])
+		}
+	}
 	inY, inX, outY, outX, planes := int(l.Scalars[0]), int(l.Scalars[1]), int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4])
 	inRow, outRow := inX*c, outX*c
 	inPlane, outPlane := inY*inRow, outY*outRow
@@ -103,16 +109,23 @@ func emulateDirect[F nd.Float](t *testing.T, l *Launch, p *nd.Problem, in []floa
 }
 
 // TestDirectCanonicalForm emulates every case of the engines' table and
-// the random cases through NewDirect's launch, compares with the float64
-// reference, and with the CPU engine's direct method bit for bit: the GPU
-// adds the same products in the same order.
+// the random cases through NewDirect's launches — tiled.cl's and
+// direct.cl's — compares with the float64 reference, and with the CPU
+// engine's direct method bit for bit: the GPU adds the same products in
+// the same order.
 func TestDirectCanonicalForm(t *testing.T) {
+	for _, untiled := range []bool{false, true} {
+		testDirectCanonicalForm(t, DirectOptions{MaxLocalBytes: 32 << 10, Untiled: untiled})
+	}
+}
+
+func testDirectCanonicalForm(t *testing.T, opt DirectOptions) {
 	for _, c := range engineCases() {
 		p, err := c.Spec.Normalize()
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
-		l, err := NewDirect(p, DirectOptions{MaxLocalBytes: 32 << 10})
+		l, err := NewDirect(p, opt)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}

@@ -9,7 +9,7 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-//go:embed portability.h common.cl direct.cl separable.cl roofline.cl
+//go:embed portability.h common.cl direct.cl tiled.cl separable.cl sepfused.cl roofline.cl
 var sources embed.FS
 
 // standalone families need none of common.cl's helpers (nor its defines).
@@ -58,6 +58,39 @@ type Launch struct {
 	CVal float64
 	// LocalBytes is the static local memory the kernel declares.
 	LocalBytes int
+	// TapsInParams: the kernel takes its weights by value among its
+	// parameters (a struct of len(Taps) ACC_T values) instead of as a
+	// __constant pointer; only CUDA launches are built so.
+	TapsInParams bool
+	// Shape is tiled.cl's work decomposition, FusedShape sepfused.cl's
+	// (zero for other families).
+	Shape      TiledShape
+	FusedShape SepFusedShape
+}
+
+// Describe names the launch's implementation for reports: its family and,
+// for tiled.cl, its work decomposition ("tiled 32x8 threads, 4x4 outputs
+// each").
+func (l *Launch) Describe() string {
+	switch {
+	case l.Shape != (TiledShape{}):
+		return l.Family + " " + l.Shape.String()
+	case l.FusedShape != (SepFusedShape{}):
+		return fmt.Sprintf("%s %d threads, %d outputs each, %d rows", l.Family, l.FusedShape.TX, l.FusedShape.RX, l.FusedShape.SEG)
+	}
+	return l.Family
+}
+
+// Describe names the implementations of a list of steps, once each in
+// order ("sepfused …, separable").
+func Describe(steps []Step) string {
+	var names []string
+	for _, s := range steps {
+		if d := s.Launch.Describe(); !slices.Contains(names, d) {
+			names = append(names, d)
+		}
+	}
+	return strings.Join(names, ", ")
 }
 
 // typeName is the OpenCL C name of each dtype.

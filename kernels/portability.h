@@ -16,6 +16,9 @@
 #define CLK_LOCAL_MEM_FENCE 1
 #define CLK_GLOBAL_MEM_FENCE 2
 #define barrier(flags) __syncthreads()
+// LOCAL_PTR qualifies a pointer into local memory (__local on a
+// declaration means __shared__ in CUDA, where such pointers are plain).
+#define LOCAL_PTR
 #define INLINE __device__ __forceinline__
 
 typedef unsigned char uchar;
@@ -39,6 +42,7 @@ INLINE double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
 #else // OpenCL C
 
 #define INLINE inline
+#define LOCAL_PTR __local
 #ifdef ACC_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif

@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/ndconv/ndconv/nd"
@@ -43,9 +44,26 @@ const (
 	passMaxGroups = 1 << 16
 )
 
-// NewSeparable specialises separable.cl for p, whose kernels must all have
-// factors. It returns nil, nil when the output is empty.
-func NewSeparable(p *nd.Problem) (*Separable, error) {
+// SeparableOptions are the device limits NewSeparable plans within.
+type SeparableOptions struct {
+	// MaxLocalBytes is the local memory a work-group may declare; passes
+	// whose fused rows need more run unfused.
+	MaxLocalBytes int
+	// MaxParamBytes: see DirectOptions.
+	MaxParamBytes int
+	// Fused forces sepfused.cl's decomposition (the tuner's choice); zero
+	// picks one from the problem's size.
+	Fused SepFusedShape
+	// Unfused runs every pass with separable.cl (tests, the tuner's
+	// baseline).
+	Unfused bool
+}
+
+// NewSeparable specialises the separable method for p, whose kernels must
+// all have factors: the last two passes fused (sepfused.cl) where they run
+// along adjacent axes, every other pass with separable.cl. It returns nil,
+// nil when the output is empty.
+func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	if !p.Separable() {
 		return nil, fmt.Errorf("kernels: separable: a kernel is not separable")
 	}
@@ -62,15 +80,28 @@ func NewSeparable(p *nd.Problem) (*Separable, error) {
 	if len(passes) == 0 {
 		passes = []int{0} // a one-tap kernel is a scaling; its factor sits on axis 0
 	}
-	s := &Separable{Temps: min(len(passes)-1, 2)}
+	// The first two passes fuse into one sepfused.cl launch when they run
+	// along adjacent axes (the last kernel axis X and the one before it, Y)
+	// and its rows fit local memory.
+	fused := !opt.Unfused && len(passes) >= 2 && passes[1] == passes[0]-1 &&
+		sepFusedLocalBytes(p, passes[0]) <= opt.MaxLocalBytes &&
+		(opt.Fused != (SepFusedShape{}) || product(p.OutShape) >= MinFusedOutputs)
+	s := &Separable{}
 	shape := slices.Clone(p.InShape)
 	shapes := [][]int{slices.Clone(shape)}
-	for i, d := range passes {
+	for _, d := range passes {
 		shape[d] = p.OutShape[d]
 		shapes = append(shapes, slices.Clone(shape))
-		if i < len(passes)-1 {
-			s.TempElems = max(s.TempElems, product(shape))
-		}
+	}
+	// The intermediates: after each pass but the last, except the one a
+	// fused launch keeps on chip.
+	first := 0
+	if fused {
+		first = 1
+	}
+	for i := first; i < len(passes)-1; i++ {
+		s.TempElems = max(s.TempElems, product(shapes[i+1]))
+		s.Temps = min(s.Temps+1, 2)
 	}
 	acc := nd.Float32
 	if p.Wide {
@@ -80,46 +111,168 @@ func NewSeparable(p *nd.Problem) (*Separable, error) {
 	for b, k := range p.Kernels {
 		cval := p.CVal
 		from := Input
-		for i, d := range passes {
-			in, out := shapes[i], shapes[i+1]
-			f := k.Factors[d]
+		temp := 0 // the next temporary to write
+		for i := 0; i < len(passes); i++ {
+			d := passes[i]
 			q := *p // the pass's types: ACC_T temporaries between passes
-			to, stride, offset := Output, 1, 0
 			if i > 0 {
 				q.In = acc
 			}
-			if i < len(passes)-1 {
-				q.Out = acc
-				to = Temp0 + Role(i%2)
-			} else {
+			to, stride, offset := Output, 1, 0
+			last := i == len(passes)-1 || (fused && i == 0 && len(passes) == 2)
+			if last {
 				stride, offset = bank, b
+			} else {
+				q.Out = acc
+				to = Temp0 + Role(temp%2)
+				temp++
 			}
-			total := product(out)
-			l := &Launch{Family: "separable", Name: "correlate_pass", Wide: p.Wide, CVal: cval,
-				Taps: slices.Clone(f), Outer: []int32{0},
-				Local:  [3]int{passLocal, 1, 1},
-				Groups: [3]int{max(1, min((total+passLocal-1)/passLocal, passMaxGroups)), 1, 1},
-				Scalars: []int64{int64(in[d]), int64(out[d]), int64(product(in[d+1:])), int64(total),
-					int64(stride), int64(offset)},
+			var l *Launch
+			if fused && i == 0 {
+				l = newSepFused(&q, opt, shapes[0], passes[0], k.Factors[passes[0]], k.Factors[passes[1]], cval, stride, offset)
+				cval *= sum(k.Factors[passes[0]])
+				i++ // the Y pass is done too
+			} else {
+				l = newPass(&q, shapes[i], shapes[i+1], d, k.Factors[d], cval, stride, offset)
 			}
-			l.Defines = append(typeDefines(&q),
-				fmt.Sprintf("BORDER=%d", p.Border),
-				fmt.Sprintf("K=%d", len(f)),
-				fmt.Sprintf("SHIFT=%d", p.Shift[d]))
-			slices.Sort(l.Defines)
 			s.Steps = append(s.Steps, Step{Launch: l, From: from, To: to})
 			from = to
 			// Outside an intermediate the direct definition sees cval
 			// times the factors already applied.
-			sum := 0.0
-			for _, v := range f {
-				sum += v
-			}
-			cval *= sum
+			cval *= sum(k.Factors[passes[i]])
 		}
 	}
 	return s, nil
 }
+
+// newPass specialises separable.cl: one pass along axis d from shape in to
+// shape out.
+func newPass(q *nd.Problem, in, out []int, d int, f []float64, cval float64, stride, offset int) *Launch {
+	total := product(out)
+	l := &Launch{Family: "separable", Name: "correlate_pass", Wide: q.Wide, CVal: cval,
+		Taps: slices.Clone(f), Outer: []int32{0},
+		Local:  [3]int{passLocal, 1, 1},
+		Groups: [3]int{max(1, min((total+passLocal-1)/passLocal, passMaxGroups)), 1, 1},
+		Scalars: []int64{int64(in[d]), int64(out[d]), int64(product(in[d+1:])), int64(total),
+			int64(stride), int64(offset)},
+	}
+	l.Defines = append(typeDefines(q),
+		fmt.Sprintf("BORDER=%d", q.Border),
+		fmt.Sprintf("K=%d", len(f)),
+		fmt.Sprintf("SHIFT=%d", q.Shift[d]))
+	slices.Sort(l.Defines)
+	return l
+}
+
+// SepFusedShape is sepfused.cl's work decomposition: work-groups of TX
+// work-items, each owning RX consecutive elements of a strip walking SEG
+// output rows.
+type SepFusedShape struct {
+	TX, RX, SEG int
+}
+
+// MinFusedOutputs: smaller problems run their passes unfused, which
+// spreads them over more work-items (S003's 640×480: 0.037 ms in passes,
+// 0.069 fused). The backends' tests lower it, so that the case table's
+// small problems run the fused kernel.
+var MinFusedOutputs = 1 << 20
+
+// targetGroups is about how many work-groups keep a large GPU busy (132
+// multiprocessors × 8); smaller problems get narrower, shorter strips.
+const targetGroups = 1056
+
+// newSepFused specialises sepfused.cl for the X pass along axis x (factor
+// fx) and the Y pass along axis x−1 (factor fy) of q, reading an input of
+// the given shape; axes after x are interleaved samples, axes before x−1
+// are planes.
+func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx, fy []float64, cval float64, stride, offset int) *Launch {
+	y := x - 1
+	c := product(in[x+1:])
+	planes := product(in[:y])
+	ny, nx, my, mx := in[y], in[x], q.OutShape[y], q.OutShape[x]
+	kx, ky := len(fx), len(fy)
+	sh := opt.Fused
+	if sh == (SepFusedShape{}) {
+		sh = SepFusedShape{TX: 128, RX: 4, SEG: 256}
+		if ky > 16 || q.Wide {
+			sh.RX = 2
+		}
+		groups := func(sh SepFusedShape) int {
+			return ceilDiv(mx*c, sh.TX*sh.RX) * ceilDiv(my, sh.SEG) * planes
+		}
+		for groups(sh) < targetGroups && sh.SEG > max(ky, 32) {
+			sh.SEG /= 2
+		}
+		for groups(sh) < targetGroups && sh.TX > 32 {
+			sh.TX /= 2
+		}
+		for groups(sh) < targetGroups && sh.SEG > max(ky, 8) {
+			sh.SEG = max(ky, 8, sh.SEG/2)
+		}
+		// A whole number of the ring's KY-step rounds: SEG + KY − 1 = m·KY
+		// steps, m ≥ 2.
+		m := max(2, (sh.SEG+ky/2)/ky+1)
+		sh.SEG = (m-1)*ky + 1
+	}
+	taps := append(append(slices.Clone(fx), fy...), cval*sum(fx))
+	l := &Launch{Family: "sepfused", Name: "correlate_sepfused", Wide: q.Wide, CVal: cval,
+		Taps: taps, Outer: []int32{0},
+		Local:  [3]int{sh.TX, 1, 1},
+		Groups: [3]int{ceilDiv(mx*c, sh.TX*sh.RX), ceilDiv(my, sh.SEG), min(planes, 65535)},
+		Scalars: []int64{int64(ny), int64(nx), int64(my), int64(mx), int64(planes),
+			int64(stride), int64(offset)},
+		FusedShape: sh,
+	}
+	accSize := 4
+	if q.Wide {
+		accSize = 8
+	}
+	l.LocalBytes = sepFusedRowsBytes(sh, kx, c, accSize)
+	maxIndex := max(int64(product(in)), int64(product(q.OutShape))*int64(stride)) + int64(sh.TX*sh.RX+kx*c)*int64(stride)
+	l.Defines = append(typeDefines(q),
+		fmt.Sprintf("BORDER=%d", q.Border),
+		fmt.Sprintf("KX=%d", kx), fmt.Sprintf("KY=%d", ky),
+		fmt.Sprintf("SHIFT_X=%d", q.Shift[x]), fmt.Sprintf("SHIFT_Y=%d", q.Shift[y]),
+		fmt.Sprintf("C=%d", c),
+		fmt.Sprintf("TX=%d", sh.TX), fmt.Sprintf("RX=%d", sh.RX), fmt.Sprintf("SEG=%d", sh.SEG),
+		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
+		fmt.Sprintf("TAPS_N=%d", len(taps)))
+	l.Defines = append(l.Defines, nonzeroDefines(taps[:kx+ky])...)
+	if opt.MaxParamBytes > 0 && len(taps)*accSize <= opt.MaxParamBytes {
+		l.Defines = append(l.Defines, "TAPS_IN_PARAMS=1")
+		l.TapsInParams = true
+	} else {
+		l.Defines = append(l.Defines, "TAPS_IN_PARAMS=0")
+	}
+	slices.Sort(l.Defines)
+	return l
+}
+
+// sepFusedRowsBytes is the local memory of sepfused.cl's two staged rows.
+func sepFusedRowsBytes(sh SepFusedShape, kx, c, accSize int) int {
+	rowElems := sh.TX*sh.RX + (kx-1)*c
+	return 2 * (rowElems + rowElems/sh.RX + 1) * accSize
+}
+
+// sepFusedLocalBytes bounds the local memory a fused launch along axis x
+// of p may need (the widest strip NewSeparable picks).
+func sepFusedLocalBytes(p *nd.Problem, x int) int {
+	accSize := 4
+	if p.Wide {
+		accSize = 8
+	}
+	return sepFusedRowsBytes(SepFusedShape{TX: 128, RX: 4}, p.KShape[x], product(p.InShape[x+1:]), accSize)
+}
+
+func sum(f []float64) float64 {
+	t := 0.0
+	for _, v := range f {
+		t += v
+	}
+	return t
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
 
 func product(s []int) int {
 	n := 1

@@ -36,6 +36,10 @@ func emulateSeparable[F nd.Float](t *testing.T, s *Separable, p *nd.Problem, in 
 			name, value, _ := strings.Cut(d, "=")
 			def[name], _ = strconv.Atoi(value)
 		}
+		if l.Family == "sepfused" {
+			emulateSepFused(t, l, def, p, buffer(step.From), buffer(step.To))
+			continue
+		}
 		k, shift := def["K"], def["SHIFT"]
 		nIn, nOut, inner, total, stride, offset := int(l.Scalars[0]), int(l.Scalars[1]), int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4]), int(l.Scalars[5])
 		if k != len(l.Taps) {
@@ -68,11 +72,71 @@ func emulateSeparable[F nd.Float](t *testing.T, s *Separable, p *nd.Problem, in 
 	return outputArray(p, out)
 }
 
+// emulateSepFused computes a sepfused.cl launch as its comment defines it:
+// per plane, each intermediate row the X pass (CVAL2 for a row outside the
+// input with the constant border), then each output the Y pass over those
+// rows — checking the launch's geometry and grid along the way.
+func emulateSepFused[F nd.Float](t *testing.T, l *Launch, def map[string]int, p *nd.Problem, from, to []F) {
+	t.Helper()
+	kx, ky, sx, sy, c := def["KX"], def["KY"], def["SHIFT_X"], def["SHIFT_Y"], def["C"]
+	tx, rx, seg := def["TX"], def["RX"], def["SEG"]
+	ny, nx, my, mx, planes := int(l.Scalars[0]), int(l.Scalars[1]), int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4])
+	stride, offset := int(l.Scalars[5]), int(l.Scalars[6])
+	if len(l.Taps) != kx+ky+1 || l.Local != [3]int{tx, 1, 1} {
+		t.Fatalf("sepfused: %d taps for KX=%d KY=%d, local %v for TX=%d", len(l.Taps), kx, ky, l.Local, tx)
+	}
+	if l.Groups[0]*tx*rx < mx*c || l.Groups[1]*seg < my || l.Groups[2] > planes || l.Groups[2] < 1 {
+		t.Fatalf("sepfused: groups %v do not cover %d planes of %d×%d", l.Groups, planes, my, mx*c)
+	}
+	fx, fy, cval2 := l.Taps[:kx], l.Taps[kx:kx+ky], F(l.Taps[kx+ky])
+	inter := make([]F, ny*mx*c)
+	for plane := range planes {
+		for r := range ny {
+			for e := range mx * c {
+				x, ch := e/c, e%c
+				var acc F
+				for j, w64 := range fx {
+					if w := F(w64); w != 0 {
+						v := F(l.CVal)
+						if q, ok := p.Border.Index(x+j-sx, nx); ok {
+							v = from[((plane*ny+r)*nx+q)*c+ch]
+						}
+						acc = nd.FMA(w, v, acc)
+					}
+				}
+				inter[r*mx*c+e] = acc
+			}
+		}
+		for y := range my {
+			for e := range mx * c {
+				var acc F
+				for j, w64 := range fy {
+					if w := F(w64); w != 0 {
+						v := cval2
+						if q, ok := p.Border.Index(y+j-sy, ny); ok {
+							v = inter[q*mx*c+e]
+						}
+						acc = nd.FMA(w, v, acc)
+					}
+				}
+				to[((plane*my+y)*mx*c+e)*stride+offset] = acc
+			}
+		}
+	}
+}
+
 // TestSeparableSteps emulates every separable case of the engines' table
 // and the random cases through NewSeparable's steps, compares with the
 // float64 reference, and with the CPU engine's separable method bit for bit.
 func TestSeparableSteps(t *testing.T) {
-	ran := 0
+	for _, unfused := range []bool{false, true} {
+		// A forced shape fuses the table's small cases too.
+		testSeparableSteps(t, SeparableOptions{MaxLocalBytes: 48 << 10, Unfused: unfused, Fused: SepFusedShape{TX: 32, RX: 2, SEG: 5}})
+	}
+}
+
+func testSeparableSteps(t *testing.T, opt SeparableOptions) {
+	ran, fused := 0, 0
 	for _, c := range engineCases() {
 		p, err := c.Spec.Normalize()
 		if err != nil {
@@ -81,7 +145,7 @@ func TestSeparableSteps(t *testing.T) {
 		if !p.Separable() {
 			continue
 		}
-		s, err := NewSeparable(p)
+		s, err := NewSeparable(p, opt)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
@@ -89,6 +153,9 @@ func TestSeparableSteps(t *testing.T) {
 			continue
 		}
 		ran++
+		if s.Steps[0].Launch.Family == "sepfused" {
+			fused++
+		}
 		var got nd.Array
 		if p.Wide {
 			got = emulateSeparable[float64](t, s, p, c.Input.Float64s())
@@ -101,7 +168,7 @@ func TestSeparableSteps(t *testing.T) {
 		}
 		checkAgainstEngines(t, c, p, got, engine, s.Steps[0].Launch.Defines)
 	}
-	if ran < 50 {
-		t.Errorf("only %d separable cases", ran)
+	if ran < 50 || (!opt.Unfused && fused < 20) {
+		t.Errorf("only %d separable cases, %d of them fused", ran, fused)
 	}
 }

@@ -90,8 +90,9 @@ func NewSeparable(p *nd.Problem, opt EngineOptions) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
+	info := e.dev.Info()
 	e.plan = func() ([]kernels.Step, int, error) {
-		s, err := kernels.NewSeparable(p)
+		s, err := kernels.NewSeparable(p, kernels.SeparableOptions{MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes))})
 		if err != nil || s == nil {
 			return nil, 0, err
 		}
@@ -119,6 +120,16 @@ func newEngine(p *nd.Problem, opt EngineOptions, family string) (*Engine, error)
 
 // Device is the engine's device.
 func (e *Engine) Device() *Device { return e.dev }
+
+// Implementation names the kernel implementations the engine launches
+// (family and work decomposition), for reports such as the bench's.
+func (e *Engine) Implementation() string {
+	steps, _, err := e.plan()
+	if err != nil {
+		return ""
+	}
+	return kernels.Describe(steps)
+}
 
 // Close releases the engine's device memory, queue and device. It waits
 // for an execution in progress.

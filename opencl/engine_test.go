@@ -141,6 +141,11 @@ func separableCases(t *testing.T) []enginetest.Case {
 // (a sixth of them unless NDCONV_OPENCL_ALL=1) against the reference.
 func TestEngineSeparable(t *testing.T) {
 	testDevice(t)
+	// Fuse the passes of the table's small problems too, so that they
+	// test sepfused.cl.
+	saved := kernels.MinFusedOutputs
+	kernels.MinFusedOutputs = 0
+	t.Cleanup(func() { kernels.MinFusedOutputs = saved })
 	cases := separableCases(t)
 	runCases(t, cases, "separable", NewSeparable)
 	t.Logf("%d separable cases", len(cases))

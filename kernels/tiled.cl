@@ -1,0 +1,287 @@
+// tiled.cl: direct correlation, register-blocked (seed 000) over a tile
+// staged in local memory with its halo (seed 004's input tiling): the fast
+// implementation of the direct method. Same canonical form, arguments and
+// results as direct.cl (which remains the fallback for tiles that do not fit
+// local memory):
+//
+//   input  [outer planes…][Y][X·C]   output [outer…][Y'][X'·C][BANK]
+//
+// A work-group of TX × TY work-items computes a tile of TILE_Y = TY·RY rows
+// by TILE_X = TX·RX elements of one outer plane, for every kernel of the
+// bank. Each work-item owns RY × RX neighbouring outputs (RX consecutive
+// elements of RY consecutive rows) and all BANK kernels' accumulators for
+// them. For each outer tap the group stages the input tile and its halo in
+// local memory, converted to ACC_T once (uint8 widened once); interior tiles
+// read it with no border mapping, only edge tiles map positions. Then each
+// work-item walks the RY + KY − 1 input rows its outputs read: every input
+// value it loads into registers is multiplied into every accumulator that
+// needs it (all taps of that row, all RX outputs, all RY rows, all BANK
+// kernels).
+//
+// Order of operations: output (ry, rx) receives input row i from kernel row
+// jy = i − ry, so walking i upwards gives it its kernel rows in order, and
+// within a row its taps jx in order; outer taps come in order around that.
+// Each tap is one fma_rn into the output's accumulator: the row-major order
+// and rounding of every other engine, hence the same bits.
+//
+// Defines: those of direct.cl (IN_T, OUT_T, ACC_T, OUT_INTEGER, OUT_MIN,
+// OUT_MAX, BORDER, BANK, KY, KX, SHIFT_Y, SHIFT_X, C, NOUTER, OUTER_TAPS)
+// and TX, TY (work-items), RX, RY (outputs per work-item), IDX32 (1 when
+// every index fits an int), UNROLL_ROWS (unroll the walk over input rows,
+// for kernels small enough), UNROLL_OUTER (unroll the outer taps too, so
+// that every weight's index is a constant), ALL_NONZERO or NZ0…NZ3 (which weights are
+// nonzero, see NONZERO), VECTOR_STORES and OUT_T4 (4-wide stores),
+// VECTOR_LOADS and IN_T4 (4-wide staging), TAPS_N
+// (number of weights) and, on CUDA, TAPS_IN_PARAMS (1: the weights arrive
+// by value among the kernel's parameters, in the constant bank, so each fma
+// takes its weight straight from there).
+
+#if IDX32
+typedef int idx_t;
+#else
+typedef long idx_t;
+#endif
+
+#define TILE_X (TX * RX)
+#define TILE_Y (TY * RY)
+#define HALO_X ((KX - 1) * C)
+#define ROW_ELEMS (TILE_X + HALO_X)
+// Local rows are skewed: element q sits at q + q/RX, one spare slot after
+// every RX values. A work-item's values then start RX + 1 slots after its
+// neighbour's (an odd stride), so the 32 work-items of a warp reading their
+// k-th value hit 32 different banks.
+#define SKEW(q) ((q) + (q) / RX)
+#define ROW_PITCH (SKEW(ROW_ELEMS) + 1)
+#define TILE_ROWS (TILE_Y + KY - 1)
+#define IN_ROWS (RY + KY - 1)
+
+#if defined(__CUDACC__) && TAPS_IN_PARAMS
+struct taps_t {
+	ACC_T w[TAPS_N];
+};
+#define TAPS_PARAM const struct taps_t taps_v
+#define TAP(i) (taps_v.w[i])
+#else
+#define TAPS_PARAM __constant ACC_T* restrict taps
+#define TAP(i) (taps[i])
+#endif
+
+// NONZERO(i): whether weight i may be nonzero. With ALL_NONZERO, or a
+// bitmap of the first 256 weights (NZ0…NZ3) when the weights are few, it
+// is known when the kernel is compiled and zero taps vanish from the code;
+// otherwise each tap tests its weight.
+#if ALL_NONZERO
+#define NONZERO(i, w) 1
+#elif defined(NZ0)
+#define NZ_WORD(i) ((i) < 64 ? NZ0 : (i) < 128 ? NZ1 : (i) < 192 ? NZ2 : NZ3)
+#define NONZERO(i, w) ((NZ_WORD(i) >> ((i) % 64)) & 1)
+#else
+#define NONZERO(i, w) ((w) != (ACC_T)0)
+#endif
+
+// Stores of 4 consecutive outputs as one vector where the host found the
+// output rows 4-aligned (OUT_T4 is OUT_T's 4-vector type).
+#if VECTOR_STORES
+#ifdef __CUDACC__
+#define STORE4(p, v) (*(OUT_T4*)(p) = (v))
+#else
+#define STORE4(p, v) vstore4((v), 0, (p))
+#endif
+#endif
+
+// Staging by 4-vectors (VECTOR_LOADS, where the host found input rows
+// 4-aligned): a row's run starts LEAD elements before the tile's first
+// input element, at a 4-aligned address, and is read in NCHUNK vectors.
+#if VECTOR_LOADS
+#define LEAD ((4 - (SHIFT_X * C) % 4) % 4)
+#define NCHUNK ((LEAD + ROW_ELEMS + 3) / 4)
+#ifdef __CUDACC__
+#define LOAD4_IN(p) (*(const IN_T4*)(p))
+#else
+#define LOAD4_IN(p) vload4(0, p)
+#endif
+#endif
+
+// tiled_load reads sample c of position (py, px) of input plane src by the
+// border rule (src < 0: a plane wholly outside, constant border).
+INLINE ACC_T tiled_load(__global const IN_T* restrict in, idx_t src, idx_t py, idx_t px, idx_t c,
+	idx_t in_y, idx_t in_x, ACC_T cval)
+{
+#if BORDER == BORDER_CONSTANT
+	if (src < 0 || py < 0 || py >= in_y || px < 0 || px >= in_x) {
+		return cval;
+	}
+	return (ACC_T)in[(src * in_y + py) * (in_x * C) + px * C + c];
+#else
+	return (ACC_T)in[(src * in_y + (idx_t)border_index(py, in_y)) * (in_x * C) + (idx_t)border_index(px, in_x) * C + c];
+#endif
+}
+
+__kernel void correlate_tiled(
+	__global const IN_T* restrict in,
+	__global OUT_T* restrict out,
+	TAPS_PARAM,
+	__constant int* restrict outer,
+	const long in_y_, const long in_x_,
+	const long out_y_, const long out_x_,
+	const long planes_,
+	const ACC_T cval)
+{
+	const idx_t in_y = (idx_t)in_y_, in_x = (idx_t)in_x_;
+	const idx_t out_y = (idx_t)out_y_, out_x = (idx_t)out_x_, planes = (idx_t)planes_;
+	const idx_t in_row = in_x * C, out_row = out_x * C;
+	const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
+	const int lid = ly * TX + lx;
+	const idx_t e0 = (idx_t)get_group_id(0) * TILE_X; // first output element of the tile
+	const idx_t y0 = (idx_t)get_group_id(1) * TILE_Y;
+	// The tile's input footprint, and whether it lies wholly inside the
+	// input (then no position needs the border rule).
+	const idx_t fy0 = y0 - SHIFT_Y, fe0 = e0 - SHIFT_X * C;
+	const int inside_yx = fy0 >= 0 && fy0 + TILE_ROWS <= in_y && fe0 >= 0 && fe0 + ROW_ELEMS <= in_row;
+	const int full_tile = y0 + TILE_Y <= out_y && e0 + TILE_X <= out_row;
+	__local ACC_T tile[TILE_ROWS * ROW_PITCH];
+
+	for (idx_t plane = (idx_t)get_group_id(2); plane < planes; plane += (idx_t)get_num_groups(2)) {
+		ACC_T acc[RY][RX][BANK];
+#pragma unroll
+		for (int ry = 0; ry < RY; ry++) {
+#pragma unroll
+			for (int rx = 0; rx < RX; rx++) {
+#pragma unroll
+				for (int k = 0; k < BANK; k++) {
+					acc[ry][rx][k] = (ACC_T)0;
+				}
+			}
+		}
+#if UNROLL_OUTER
+#pragma unroll
+#endif
+		for (int t = 0; t < OUTER_TAPS; t++) {
+			// The input plane this outer tap reads, or −1 for a plane
+			// wholly outside (constant border: every value is cval).
+			idx_t src = 0, rest = plane, tap = t, stride = 1;
+			for (int d = NOUTER - 1; d >= 0; d--) {
+				const idx_t n_in = outer[4 * d], n_out = outer[4 * d + 1];
+				const idx_t k = outer[4 * d + 2], shift = outer[4 * d + 3];
+				const idx_t p = rest % n_out + tap % k - shift;
+				rest /= n_out;
+				tap /= k;
+				if (src >= 0) {
+#if BORDER == BORDER_CONSTANT
+					if (p < 0 || p >= n_in) {
+						src = -1;
+					} else {
+						src += p * stride;
+					}
+#else
+					src += (idx_t)border_index(p, n_in) * stride;
+#endif
+				}
+				stride *= n_in;
+			}
+			// Stage the tile with its halo.
+#if VECTOR_LOADS
+			if (inside_yx && src >= 0 && fe0 - LEAD >= 0 && fe0 - LEAD + 4 * NCHUNK <= in_row) {
+				__global const IN_T* base = in + (src * in_y + fy0) * in_row + fe0 - LEAD;
+				for (int i = lid; i < TILE_ROWS * NCHUNK; i += TX * TY) {
+					const int r = i / NCHUNK, j = i - r * NCHUNK;
+					const IN_T4 v = LOAD4_IN(base + (idx_t)r * in_row + 4 * j);
+					LOCAL_PTR ACC_T* t = tile + r * ROW_PITCH;
+					const int q = 4 * j - LEAD;
+					if (q >= 0) {
+						t[SKEW(q)] = (ACC_T)v.x;
+					}
+					if (q + 1 >= 0 && q + 1 < ROW_ELEMS) {
+						t[SKEW(q + 1)] = (ACC_T)v.y;
+					}
+					if (q + 2 >= 0 && q + 2 < ROW_ELEMS) {
+						t[SKEW(q + 2)] = (ACC_T)v.z;
+					}
+					if (q + 3 < ROW_ELEMS) {
+						t[SKEW(q + 3)] = (ACC_T)v.w;
+					}
+				}
+			} else
+#endif
+			if (inside_yx && src >= 0) {
+				__global const IN_T* base = in + (src * in_y + fy0) * in_row + fe0;
+				for (int i = lid; i < TILE_ROWS * ROW_ELEMS; i += TX * TY) {
+					const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
+					tile[r * ROW_PITCH + SKEW(q)] = (ACC_T)base[(idx_t)r * in_row + q];
+				}
+			} else {
+				for (int i = lid; i < TILE_ROWS * ROW_ELEMS; i += TX * TY) {
+					const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
+					const idx_t pe = fe0 + q;
+					const idx_t px = pe >= 0 ? pe / C : -((-pe + C - 1) / C); // floor division
+					tile[r * ROW_PITCH + SKEW(q)] = tiled_load(in, src, fy0 + r, px, pe - px * C, in_y, in_x, cval);
+				}
+			}
+			barrier(CLK_LOCAL_MEM_FENCE);
+
+			const int wbase = t * KY * KX * BANK;
+			// This work-item's input values start here in each row.
+			LOCAL_PTR const ACC_T* mine = tile + ly * RY * ROW_PITCH + lx * (RX + 1);
+#if UNROLL_ROWS
+#pragma unroll
+#else
+#pragma unroll 1
+#endif
+			for (int i = 0; i < IN_ROWS; i++) {
+				LOCAL_PTR const ACC_T* row = mine + i * ROW_PITCH;
+#pragma unroll
+				for (int ry = 0; ry < RY; ry++) {
+					const int jy = i - ry; // the kernel row input row i is for output row ry
+					if (jy >= 0 && jy < KY) {
+#pragma unroll
+						for (int jx = 0; jx < KX; jx++) {
+#pragma unroll
+							for (int k = 0; k < BANK; k++) {
+								const int wi = wbase + (jy * KX + jx) * BANK + k;
+								const ACC_T w = TAP(wi);
+								if (NONZERO(wi, w)) {
+#pragma unroll
+									for (int rx = 0; rx < RX; rx++) {
+										acc[ry][rx][k] = fma_rn(w, row[SKEW(rx + jx * C)], acc[ry][rx][k]);
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
+
+		// Store: each work-item's RY rows of RX·BANK contiguous outputs.
+#pragma unroll
+		for (int ry = 0; ry < RY; ry++) {
+			const idx_t y = y0 + ly * RY + ry;
+			const idx_t e = e0 + lx * RX;
+			__global OUT_T* o = out + ((plane * out_y + y) * out_row + e) * BANK;
+#if VECTOR_STORES
+			if (full_tile) {
+#pragma unroll
+				for (int q = 0; q < RX * BANK; q += 4) {
+					OUT_T4 v;
+					v.x = to_output(acc[ry][q / BANK][q % BANK]);
+					v.y = to_output(acc[ry][(q + 1) / BANK][(q + 1) % BANK]);
+					v.z = to_output(acc[ry][(q + 2) / BANK][(q + 2) % BANK]);
+					v.w = to_output(acc[ry][(q + 3) / BANK][(q + 3) % BANK]);
+					STORE4(o + q, v);
+				}
+				continue;
+			}
+#endif
+#pragma unroll
+			for (int rx = 0; rx < RX; rx++) {
+				if (full_tile || (y < out_y && e + rx < out_row)) {
+#pragma unroll
+					for (int k = 0; k < BANK; k++) {
+						o[rx * BANK + k] = to_output(acc[ry][rx][k]);
+					}
+				}
+			}
+		}
+	}
+}

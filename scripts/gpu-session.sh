@@ -1,0 +1,51 @@
+#!/bin/bash
+# gpu-session.sh: one device call's work — the GPU suites, memcheck and the
+# bench on selected workloads — from binaries built here beforehand:
+#
+#   CGO_ENABLED=0 go test -c -o .gpu/cuda.test ./cuda
+#   CGO_ENABLED=0 go test -c -o .gpu/opencl.test ./opencl
+#   CGO_ENABLED=0 go build -o .gpu/ndconv ./cmd/ndconv
+#
+#   STEPS="cuda opencl memcheck bench" ONLY='A-2d' bash scripts/gpu-session.sh
+#
+# Logs go to $OUT (the device tool brings them back); a short summary is
+# printed last.
+set -u
+out=${OUT:-/tmp/gpu-session}
+mkdir -p "$out"
+steps=${STEPS:-cuda bench}
+only=${ONLY:-.}
+sets=${SETS:-all}
+step() { [[ " $steps " == *" $1 "* ]]; }
+export PATH=$PATH:/usr/local/cuda/bin
+nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
+summary=()
+if step cuda; then
+	( cd cuda && ../.gpu/cuda.test -test.count=1 ${CUDA_RUN:+-test.run "$CUDA_RUN"} ${SHORT:+-test.short} -test.v ) >"$out/cuda.log" 2>&1
+	summary+=("cuda suite: exit $? — $(grep -c '^--- PASS' "$out/cuda.log") pass, $(grep -c '^--- FAIL' "$out/cuda.log") fail")
+	grep -E '^(--- FAIL|FAIL|ok|PASS)|engine_test' "$out/cuda.log" | head -20
+fi
+if step opencl; then
+	mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 >/tmp/icd/nvidia.icd
+	( cd opencl && OCL_ICD_VENDORS=/tmp/icd NDCONV_OPENCL_ALL=${OPENCL_ALL:-0} ../.gpu/opencl.test -test.count=1 -test.v ) >"$out/opencl.log" 2>&1
+	summary+=("opencl suite: exit $? — $(grep -c '^--- PASS' "$out/opencl.log") pass, $(grep -c '^--- FAIL' "$out/opencl.log") fail")
+	grep -E '^(--- FAIL|FAIL|ok|PASS)' "$out/opencl.log" | head -20
+fi
+if step memcheck; then
+	( cd cuda && compute-sanitizer --tool memcheck --print-limit 5 ../.gpu/cuda.test -test.short -test.count=1 -test.run 'EngineTable|EngineSlabs|EngineDeviceArrays' ) >"$out/memcheck.log" 2>&1
+	summary+=("memcheck: exit $? — $(grep 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)")
+fi
+if step bench; then
+	.gpu/ndconv bench --workload "$sets" --only "$only" --json --device cuda ${BENCH_ARGS:-} >"$out/bench.jsonl" 2>"$out/bench.err"
+	summary+=("bench: exit $?")
+	python3 - "$out/bench.jsonl" <<'PY'
+import json, sys
+for line in open(sys.argv[1]):
+    d = json.loads(line)
+    if d.get("kind") == "roofline":
+        print("roofline", {k: d[k] for k in d if k not in ("kind",)})
+    if d.get("kind") == "result":
+        print(f"{d['id']:24s} {d.get('method',''):10s} {d['ms_median'] or -1:9.4f} ms  {d.get('pct_roofline',0):6.1f}%  {d.get('impl','')} {d.get('note','')[:200]}")
+PY
+fi
+printf '%s\n' "${summary[@]}"
