@@ -28,7 +28,7 @@ type Result struct {
 	Channels    int      `json:"channels"`
 	Method      string   `json:"method"`
 	Impl        string   `json:"impl,omitempty"` // the kernel implementations and parameters that ran (GPU engines)
-	MsMedian    *float64 `json:"ms_median"` // nil: the workload could not run (see Note)
+	MsMedian    *float64 `json:"ms_median"`      // nil: the workload could not run (see Note)
 	MsMin       *float64 `json:"ms_min"`
 	Repeats     int      `json:"repeats"`
 	Checksum    float64  `json:"checksum"`

@@ -16,7 +16,9 @@ type TiledShape struct {
 	TX, TY, RX, RY int
 }
 
-func (s TiledShape) String() string { return fmt.Sprintf("%dx%d threads, %dx%d outputs each", s.TX, s.TY, s.RX, s.RY) }
+func (s TiledShape) String() string {
+	return fmt.Sprintf("%dx%d threads, %dx%d outputs each", s.TX, s.TY, s.RX, s.RY)
+}
 
 // unrollBudget bounds the fused multiply-adds one walk over a work-item's
 // input rows may unroll into (the walk is a loop beyond it, whose weights
