@@ -12,17 +12,7 @@ import (
 // in the chunk's input. Consecutive real rows make one run, so a chunk of
 // whole rows along axis 0 is a single run.
 func (c *Chunk) Runs(fn func(from, to, n int)) {
-	// Axes after the last one the chunk narrows are read whole: a block.
-	last := -1
-	for d, r := range c.Rows {
-		if r != nil {
-			last = d
-		}
-	}
-	block := 1
-	for d := last + 1; d < len(c.whole); d++ {
-		block *= c.whole[d]
-	}
+	last, block := c.lastNarrowed(), c.RowElems()
 	if last < 0 {
 		if block > 0 {
 			fn(0, 0, block)
@@ -78,6 +68,28 @@ func (c *Chunk) Runs(fn func(from, to, n int)) {
 			return
 		}
 	}
+}
+
+// RowElems is the length of the rows the chunk's input is made of: the
+// elements of the whole input behind the last axis the chunk narrows (all
+// of them when it narrows none). Every run of Runs is whole rows.
+func (c *Chunk) RowElems() int {
+	n := 1
+	for d := c.lastNarrowed() + 1; d < len(c.whole); d++ {
+		n *= c.whole[d]
+	}
+	return n
+}
+
+// lastNarrowed is the last axis whose rows the chunk lists, or −1.
+func (c *Chunk) lastNarrowed() int {
+	last := -1
+	for d, r := range c.Rows {
+		if r != nil {
+			last = d
+		}
+	}
+	return last
 }
 
 // Span reports whether the chunk's input is one run of the whole input,
