@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/ndconv/ndconv/imageio/internal/fileio"
 	"github.com/ndconv/ndconv/nd"
@@ -40,6 +41,10 @@ const (
 
 	// npyChunk is the number of bytes read or converted at a time.
 	npyChunk = 1 << 20
+
+	// npyBulk is the number of bytes read at a time into the result when
+	// no conversion is needed and the source's size is known.
+	npyBulk = 64 << 20
 )
 
 // npyHeader is a parsed and validated header.
@@ -342,7 +347,7 @@ func describeDescr(kind byte, size int) string {
 func readNPYData(r io.Reader, h npyHeader, known bool) (any, error) {
 	size := h.dtype.Size()
 	var buf []byte
-	if size > 1 {
+	if size > 1 && h.big != nativeBigEndian {
 		buf = make([]byte, min(int64(npyChunk), h.nbytes))
 	}
 	var data any
@@ -373,13 +378,18 @@ func readNPYData(r io.Reader, h npyHeader, known bool) (any, error) {
 }
 
 // readElems reads n elements of size bytes from r, at most npyChunk bytes at
-// a time: into buf, then decoded into the result with dec; for size 1 (buf
-// nil) directly into the result. If the size of the source is not known,
+// a time: into buf, then decoded into the result with dec; when the bytes
+// are already in the machine's order (buf nil), directly into the result,
+// npyBulk bytes at a time from a source of known size. If the size of the
+// source is not known,
 // the result grows as data arrive, so a stream that ends early costs about
 // what it held, not what its header claimed. It returns the number of bytes
 // read.
 func readElems[T any](r io.Reader, n, size int, known bool, buf []byte, dec func([]T, []byte)) ([]T, int64, error) {
 	step := npyChunk / size
+	if buf == nil && known {
+		step = npyBulk / size
+	}
 	var dst []T
 	if known {
 		dst = make([]T, n)
@@ -401,7 +411,7 @@ func readElems[T any](r io.Reader, n, size int, known bool, buf []byte, dec func
 		var k int
 		var err error
 		if buf == nil {
-			k, err = io.ReadFull(r, any(d).([]byte))
+			k, err = io.ReadFull(r, rawBytes(d, size))
 		} else {
 			k, err = io.ReadFull(r, buf[:m*size])
 		}
@@ -414,6 +424,18 @@ func readElems[T any](r io.Reader, n, size int, known bool, buf []byte, dec func
 		}
 	}
 	return dst, got, nil
+}
+
+// nativeBigEndian reports the machine's byte order: data in it are read
+// and written as they are, with no per-element decoding.
+var nativeBigEndian = binary.NativeEndian.Uint16([]byte{0, 1}) == 1
+
+// rawBytes views elements of size bytes as their bytes in memory.
+func rawBytes[T any](d []T, size int) []byte {
+	if len(d) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d))), len(d)*size)
 }
 
 func decodeU16(d []uint16, b []byte, big bool) {
@@ -622,6 +644,10 @@ func WriteNPY(w io.Writer, a nd.Array) error {
 // writeLittleEndian writes an Array's data as little-endian values, the
 // layout of .npy and .raw files.
 func writeLittleEndian(w io.Writer, data any) error {
+	if b := (nd.Array{Data: data}).Bytes(); b != nil && !nativeBigEndian {
+		_, err := w.Write(b) // already little-endian: one bulk write
+		return err
+	}
 	var err error
 	switch d := data.(type) {
 	case []uint8:
