@@ -65,12 +65,12 @@ func run(t *testing.T, p *nd.Problem, src nd.Array, b chunk.Budget, newEngine fu
 	if err != nil {
 		t.Fatal(err)
 	}
-	err = chunk.Run(context.Background(), chunks, dst, src, nil, func(ctx context.Context, c *chunk.Chunk, dst, src nd.Array) error {
+	err = chunk.Run(context.Background(), chunks, src, nil, func(ctx context.Context, c *chunk.Chunk, src nd.Array) error {
 		e, err := newEngine(c.Problem)
 		if err != nil {
 			return err
 		}
-		return e.Execute(ctx, dst, src)
+		return e.Execute(ctx, c.Output(dst), src)
 	})
 	if err != nil {
 		t.Fatalf("run %+v: %v", b, err)
@@ -207,11 +207,10 @@ func TestProgressAndCancel(t *testing.T) {
 		t.Fatal(err)
 	}
 	src, _ := nd.New(nd.Float32, 6, 4)
-	dst, _ := nd.New(nd.Float32, 6, 4)
 	var progress counter
 	ctx, cancel := context.WithCancel(context.Background())
 	calls := 0
-	err = chunk.Run(ctx, chunks, dst, src, &progress, func(ctx context.Context, c *chunk.Chunk, dst, src nd.Array) error {
+	err = chunk.Run(ctx, chunks, src, &progress, func(ctx context.Context, c *chunk.Chunk, src nd.Array) error {
 		calls++
 		if calls == 2 {
 			cancel()

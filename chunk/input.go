@@ -3,6 +3,7 @@ package chunk
 import (
 	"context"
 	"fmt"
+	"slices"
 
 	"github.com/ndconv/ndconv/nd"
 )
@@ -129,12 +130,12 @@ func (c *Chunk) Output(dst nd.Array) nd.Array {
 	return nd.Array{Shape: c.Problem.FullShape(), Data: Slice(dst.Data, c.OutOffset, c.OutOffset+c.OutElems)}
 }
 
-// Run computes the whole problem's dst from src chunk by chunk: exec runs
-// each chunk's sub-problem on its input and output (see Input and Output).
-// It checks ctx between chunks and reports chunks done out of the total to
-// progress (which may be nil).
-func Run(ctx context.Context, chunks []Chunk, dst, src nd.Array, progress nd.Progress,
-	exec func(ctx context.Context, c *Chunk, dst, src nd.Array) error) error {
+// Run runs the chunks in order: exec computes each chunk's sub-problem from
+// its input, taken from the whole input src (see Input), and puts its
+// output where it goes (see Output). Run checks ctx between chunks and
+// reports chunks done out of the total to progress (which may be nil).
+func Run(ctx context.Context, chunks []Chunk, src nd.Array, progress nd.Progress,
+	exec func(ctx context.Context, c *Chunk, src nd.Array) error) error {
 	var buf any
 	for i := range chunks {
 		if err := ctx.Err(); err != nil {
@@ -145,7 +146,7 @@ func Run(ctx context.Context, chunks []Chunk, dst, src nd.Array, progress nd.Pro
 		if _, view := c.Span(); !view {
 			buf = in.Data
 		}
-		if err := exec(ctx, c, c.Output(dst), in); err != nil {
+		if err := exec(ctx, c, in); err != nil {
 			if len(chunks) > 1 {
 				return fmt.Errorf("chunk %d of %d: %w", i+1, len(chunks), err)
 			}
@@ -156,6 +157,12 @@ func Run(ctx context.Context, chunks []Chunk, dst, src nd.Array, progress nd.Pro
 		}
 	}
 	return nil
+}
+
+// SameGeometry reports whether two sub-problems of one problem have the
+// same shapes and shifts, so that one prepared engine runs both.
+func SameGeometry(a, b *nd.Problem) bool {
+	return slices.Equal(a.InShape, b.InShape) && slices.Equal(a.OutShape, b.OutShape) && slices.Equal(a.Shift, b.Shift)
 }
 
 // Slice returns elements [lo, hi) of an array's data (one of the nd

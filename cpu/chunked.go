@@ -57,18 +57,14 @@ func newChunked(p *nd.Problem, opt Options, b chunk.Budget, newEngine func(*nd.P
 func (c *chunked) Execute(ctx context.Context, dst, src nd.Array) error {
 	inner := c.opt
 	inner.Progress = nil
-	return chunk.Run(ctx, c.chunks, dst, src, c.opt.Progress, func(ctx context.Context, ch *chunk.Chunk, dst, src nd.Array) error {
-		if c.last == nil || !sameGeometry(c.last, ch.Problem) {
+	return chunk.Run(ctx, c.chunks, src, c.opt.Progress, func(ctx context.Context, ch *chunk.Chunk, src nd.Array) error {
+		if c.last == nil || !chunk.SameGeometry(c.last, ch.Problem) {
 			e, err := c.newEngine(ch.Problem, inner)
 			if err != nil {
 				return err
 			}
 			c.last, c.engine = ch.Problem, e
 		}
-		return c.engine.Execute(ctx, dst, src)
+		return c.engine.Execute(ctx, ch.Output(dst), src)
 	})
-}
-
-func sameGeometry(a, b *nd.Problem) bool {
-	return slices.Equal(a.InShape, b.InShape) && slices.Equal(a.OutShape, b.OutShape) && slices.Equal(a.Shift, b.Shift)
 }

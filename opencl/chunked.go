@@ -57,8 +57,8 @@ func (e *Engine) executeChunks(ctx context.Context, chunks []chunk.Chunk, dst, s
 			sub.Close()
 		}
 	}()
-	return chunk.Run(ctx, chunks, dst, src, e.opt.Progress, func(ctx context.Context, c *chunk.Chunk, dst, src nd.Array) error {
-		i := slices.IndexFunc(engines, func(sub *Engine) bool { return sameGeometry(sub.p, c.Problem) })
+	return chunk.Run(ctx, chunks, src, e.opt.Progress, func(ctx context.Context, c *chunk.Chunk, src nd.Array) error {
+		i := slices.IndexFunc(engines, func(sub *Engine) bool { return chunk.SameGeometry(sub.p, c.Problem) })
 		if i < 0 {
 			sub, err := newEngine(c.Problem, opt)
 			if err != nil {
@@ -67,10 +67,6 @@ func (e *Engine) executeChunks(ctx context.Context, chunks []chunk.Chunk, dst, s
 			engines = append(engines, sub)
 			i = len(engines) - 1
 		}
-		return engines[i].Execute(ctx, dst, src)
+		return engines[i].Execute(ctx, c.Output(dst), src)
 	})
-}
-
-func sameGeometry(a, b *nd.Problem) bool {
-	return slices.Equal(a.InShape, b.InShape) && slices.Equal(a.OutShape, b.OutShape) && slices.Equal(a.Shift, b.Shift)
 }
