@@ -30,6 +30,14 @@ type MappedArray struct {
 // file's shape and dtype) as an array, when they are in the machine's byte
 // order and C order; otherwise it returns ErrNotMappable. Close unmaps it.
 func MapFile(path string, raw RawOptions) (*MappedArray, error) {
+	m, err := mapArray(path, raw)
+	if err != nil && !errors.Is(err, ErrNotMappable) {
+		return nil, fmt.Errorf("read %s: %w", path, err)
+	}
+	return m, err
+}
+
+func mapArray(path string, raw RawOptions) (*MappedArray, error) {
 	f, err := formatOf(path)
 	if err != nil {
 		return nil, err
@@ -53,10 +61,10 @@ func MapFile(path string, raw RawOptions) (*MappedArray, error) {
 	case ".npy":
 		remain := size
 		if h, err = readNPYHeader(file, &remain, true); err != nil {
-			return nil, fmt.Errorf("read %s: %w", path, err)
+			return nil, err
 		}
 		if h.nbytes > remain {
-			return nil, fmt.Errorf("read %s: %w", path, npyFormatError(nil, "header claims %d bytes of data, the file has %d", h.nbytes, remain))
+			return nil, npyFormatError(nil, "header claims %d bytes of data, the file has %d", h.nbytes, remain)
 		}
 		offset = size - remain
 	case ".raw":
