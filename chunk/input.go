@@ -113,12 +113,12 @@ func (c *Chunk) Input(src nd.Array, buf any) nd.Array {
 	if from, ok := c.Span(); ok {
 		return nd.Array{Shape: shape, Data: Slice(src.Data, from, from+c.InElems)}
 	}
-	if buf == nil || nd.DTypeOf(buf) != src.DType() || dataLen(buf) < c.InElems {
+	size := src.DType().Size()
+	if nd.DTypeOf(buf) != src.DType() || len(nd.Array{Data: buf}.Bytes()) < c.InElems*size {
 		a, _ := nd.New(src.DType(), c.InElems)
 		buf = a.Data
 	}
 	dst := Slice(buf, 0, c.InElems)
-	size := src.DType().Size()
 	to, from := nd.Array{Data: dst}.Bytes(), src.Bytes()
 	c.Runs(func(f, t, n int) { copy(to[t*size:(t+n)*size], from[f*size:(f+n)*size]) })
 	return nd.Array{Shape: shape, Data: dst}
@@ -183,22 +183,4 @@ func Slice(data any, lo, hi int) any {
 		return d[lo:hi]
 	}
 	panic(fmt.Sprintf("chunk: array data of type %T", data))
-}
-
-func dataLen(data any) int {
-	switch d := data.(type) {
-	case []uint8:
-		return len(d)
-	case []uint16:
-		return len(d)
-	case []int16:
-		return len(d)
-	case []int32:
-		return len(d)
-	case []float32:
-		return len(d)
-	case []float64:
-		return len(d)
-	}
-	return -1
 }
