@@ -41,10 +41,6 @@ const (
 
 	// npyChunk is the number of bytes read or converted at a time.
 	npyChunk = 1 << 20
-
-	// npyBulk is the number of bytes read at a time into the result when
-	// no conversion is needed and the source's size is known.
-	npyBulk = 64 << 20
 )
 
 // npyHeader is a parsed and validated header.
@@ -347,7 +343,7 @@ func describeDescr(kind byte, size int) string {
 func readNPYData(r io.Reader, h npyHeader, known bool) (any, error) {
 	size := h.dtype.Size()
 	var buf []byte
-	if size > 1 && h.big != nativeBigEndian {
+	if size > 1 {
 		buf = make([]byte, min(int64(npyChunk), h.nbytes))
 	}
 	var data any
@@ -357,15 +353,15 @@ func readNPYData(r io.Reader, h npyHeader, known bool) (any, error) {
 	case nd.Uint8:
 		data, got, err = readElems(r, h.n, 1, known, buf, func(d []uint8, b []byte) {})
 	case nd.Uint16:
-		data, got, err = readElems(r, h.n, size, known, buf, func(d []uint16, b []byte) { decodeU16(d, b, h.big) })
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[uint16](decodeU16, h.big, size))
 	case nd.Int16:
-		data, got, err = readElems(r, h.n, size, known, buf, func(d []int16, b []byte) { decodeI16(d, b, h.big) })
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[int16](decodeI16, h.big, size))
 	case nd.Int32:
-		data, got, err = readElems(r, h.n, size, known, buf, func(d []int32, b []byte) { decodeI32(d, b, h.big) })
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[int32](decodeI32, h.big, size))
 	case nd.Float32:
-		data, got, err = readElems(r, h.n, size, known, buf, func(d []float32, b []byte) { decodeF32(d, b, h.big) })
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[float32](decodeF32, h.big, size))
 	case nd.Float64:
-		data, got, err = readElems(r, h.n, size, known, buf, func(d []float64, b []byte) { decodeF64(d, b, h.big) })
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[float64](decodeF64, h.big, size))
 	}
 	switch {
 	case err == nil:
@@ -378,18 +374,13 @@ func readNPYData(r io.Reader, h npyHeader, known bool) (any, error) {
 }
 
 // readElems reads n elements of size bytes from r, at most npyChunk bytes at
-// a time: into buf, then decoded into the result with dec; when the bytes
-// are already in the machine's order (buf nil), directly into the result,
-// npyBulk bytes at a time from a source of known size. If the size of the
-// source is not known,
+// a time: into buf, then decoded into the result with dec; for size 1 (buf
+// nil) directly into the result. If the size of the source is not known,
 // the result grows as data arrive, so a stream that ends early costs about
 // what it held, not what its header claimed. It returns the number of bytes
 // read.
 func readElems[T any](r io.Reader, n, size int, known bool, buf []byte, dec func([]T, []byte)) ([]T, int64, error) {
 	step := npyChunk / size
-	if buf == nil && known {
-		step = npyBulk / size
-	}
 	var dst []T
 	if known {
 		dst = make([]T, n)
@@ -411,7 +402,7 @@ func readElems[T any](r io.Reader, n, size int, known bool, buf []byte, dec func
 		var k int
 		var err error
 		if buf == nil {
-			k, err = io.ReadFull(r, rawBytes(d, size))
+			k, err = io.ReadFull(r, any(d).([]byte))
 		} else {
 			k, err = io.ReadFull(r, buf[:m*size])
 		}
@@ -424,6 +415,17 @@ func readElems[T any](r io.Reader, n, size int, known bool, buf []byte, dec func
 		}
 	}
 	return dst, got, nil
+}
+
+// decoder returns dec for data in the other byte order and, for data in
+// the machine's, a plain copy: no per-element decoding. Reading through a
+// buffer that stays in cache and copying is faster than reading straight
+// into fresh memory (the system then faults its pages in one by one).
+func decoder[T any](dec func([]T, []byte, bool), big bool, size int) func([]T, []byte) {
+	if big == nativeBigEndian {
+		return func(d []T, b []byte) { copy(rawBytes(d, size), b) }
+	}
+	return func(d []T, b []byte) { dec(d, b, big) }
 }
 
 // nativeBigEndian reports the machine's byte order: data in it are read
@@ -645,8 +647,18 @@ func WriteNPY(w io.Writer, a nd.Array) error {
 // layout of .npy and .raw files.
 func writeLittleEndian(w io.Writer, data any) error {
 	if b := (nd.Array{Data: data}).Bytes(); b != nil && !nativeBigEndian {
-		_, err := w.Write(b) // already little-endian: one bulk write
-		return err
+		// Already little-endian: written as it is, through a buffer that
+		// stays in cache (the system's copy from it is faster than from
+		// the array's memory).
+		buf := make([]byte, min(len(b), npyChunk))
+		for len(b) > 0 {
+			n := copy(buf, b)
+			if _, err := w.Write(buf[:n]); err != nil {
+				return err
+			}
+			b = b[n:]
+		}
+		return nil
 	}
 	var err error
 	switch d := data.(type) {
