@@ -2,11 +2,13 @@ package main
 
 import (
 	"bytes"
+	"context"
 	"math/rand/v2"
 	"os"
 	"os/exec"
 	"path/filepath"
 	"strings"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ndconv/ndconv/imageio"
@@ -93,5 +95,46 @@ func TestStreamedEqualsWhole(t *testing.T) {
 	}
 	if _, err := imageio.ReadNPYFile(filepath.Join(dir, "f32.npy")); err != nil {
 		t.Fatal(err)
+	}
+}
+
+// cancelAfter is a context whose Err turns to Canceled after a number of
+// calls: a cancellation in the middle of a streamed run, deterministically.
+type cancelAfter struct {
+	context.Context
+	calls atomic.Int64
+	after int64
+}
+
+func (c *cancelAfter) Err() error {
+	if c.calls.Add(1) > c.after {
+		return context.Canceled
+	}
+	return nil
+}
+
+// TestStreamedCancelLeavesNothing cancels a streamed run between chunks and
+// checks that it fails and leaves neither the output nor a temporary file.
+func TestStreamedCancelLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	writeNPY(t, filepath.Join(dir, "in.npy"), enginetest.RandomArray(rand.New(rand.NewPCG(6, 6)), nd.Float32, 200, 50))
+	writeText(t, filepath.Join(dir, "k.csv"), "1,2,1\n2,4,2\n1,2,1\n")
+	t.Setenv("NDCONV_STREAM_THRESHOLD", "1")
+	t.Setenv("NDCONV_STREAM_CHUNK", "2000")
+	ctx := &cancelAfter{Context: context.Background(), after: 40}
+	var stderr bytes.Buffer
+	code := run(ctx, []string{"correlate", "-q", "-k", filepath.Join(dir, "k.csv"), filepath.Join(dir, "in.npy"), filepath.Join(dir, "out.npy")},
+		&bytes.Buffer{}, &stderr, runFilter)
+	if code == 0 || !strings.Contains(stderr.String(), "canceled") {
+		t.Errorf("exit %d, stderr %q: want a cancellation", code, stderr.String())
+	}
+	entries, _ := os.ReadDir(dir)
+	for _, e := range entries {
+		if e.Name() != "in.npy" && e.Name() != "k.csv" {
+			t.Errorf("left %s behind", e.Name())
+		}
+	}
+	if ctx.calls.Load() <= ctx.after {
+		t.Errorf("the run checked the context %d times: not cancelled mid-way", ctx.calls.Load())
 	}
 }
