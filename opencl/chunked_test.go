@@ -38,6 +38,9 @@ func TestEngineChunks(t *testing.T) {
 	spec = nd.Spec{Shape: []int{5, 40}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 3, 5)}, Border: nd.Reflect}
 	cases = append(cases, enginetest.Case{Name: "plane-in-rows/reflect", Spec: spec, Input: enginetest.RandomArray(rng, nd.Float32, 5, 40)})
 	budgets = append(budgets, 4*3*20+4*16)
+	spec = nd.Spec{Shape: []int{4, 30}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomFactors(rng, 3, 6)}, Border: nd.Constant, CVal: -2, Mode: nd.Full}
+	cases = append(cases, enginetest.Case{Name: "plane-in-rows/constant/full/separable", Spec: spec, Input: enginetest.RandomArray(rng, nd.Float32, 4, 30)})
+	budgets = append(budgets, 4*3*12+4*8+2*4*3*12)
 
 	for i, c := range cases {
 		p, _ := c.Spec.Normalize()
