@@ -11,7 +11,9 @@ import (
 )
 
 // ExecuteChunks filters src chunk by chunk (package chunk), each chunk's
-// input and output within about budget bytes, and hands each chunk's
+// input and output within about budget bytes (raised, up to 16-fold, to
+// hold two output rows along axis 0 with their halo: chunks of whole rows
+// read src in place, narrower ones gather a copy), and hands each chunk's
 // output to sink with its offset in the whole output (in elements, bank
 // included), in order: the chunks put together equal Execute's output bit
 // for bit. Host memory holds one chunk's output (and its input, where the
@@ -25,7 +27,7 @@ func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink 
 	if src.DType() != p.inType || !slices.Equal(src.Shape, p.problem.InShape) {
 		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", src.DType(), src.Shape, p.inType, p.problem.InShape)}
 	}
-	chunks, err := chunk.Split(p.problem, chunk.Budget{Bytes: budget})
+	chunks, err := chunk.Split(p.problem, chunk.Budget{Bytes: wholeRows(p.problem, budget)})
 	if err != nil {
 		return err
 	}
@@ -64,3 +66,15 @@ func (fp *FilterPlan) ExecuteChunks(ctx context.Context, src Array, budget int64
 // Chunked reports whether ExecuteChunks can run the filters: whether they
 // run as one kernel bank.
 func (fp *FilterPlan) Chunked() bool { return fp.bank != nil }
+
+// wholeRows raises budget, up to 16-fold, to hold two output rows along
+// axis 0 with the input rows they read.
+func wholeRows(p *nd.Problem, budget int64) int64 {
+	in, out := int64(p.In.Size()), int64(p.Out.Size()*len(p.Kernels))
+	for d := 1; d < len(p.InShape); d++ {
+		in *= int64(p.InShape[d])
+		out *= int64(p.OutShape[d])
+	}
+	rows := int64(p.KShape[0]+1)*in + 2*out
+	return max(budget, min(rows, 16*budget))
+}

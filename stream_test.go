@@ -61,3 +61,25 @@ func TestExecuteChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestExecuteChunksWholeRows checks that a budget below one plane with its
+// halo is raised so that a volume still splits into whole planes.
+func TestExecuteChunksWholeRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	src := enginetest.RandomArray(rng, nd.Float32, 6, 20, 20)
+	p, err := ndconv.NewPlan(ndconv.Correlation, src.Shape, nd.Float32, ndconv.Options{Device: "cpu"}, enginetest.RandomKernel(rng, false, 5, 5, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := 0
+	err = p.ExecuteChunks(context.Background(), src, 2000, func(off int, out ndconv.Array) error {
+		chunks++
+		if off%400 != 0 || out.Len()%400 != 0 {
+			t.Errorf("a chunk of %d elements at %d: not whole planes of 400", out.Len(), off)
+		}
+		return nil
+	})
+	if err != nil || chunks < 2 {
+		t.Errorf("%d chunks, %v", chunks, err)
+	}
+}
