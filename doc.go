@@ -14,6 +14,11 @@
 //	plan, err := ndconv.NewPlan(ndconv.Correlation, shape, ndconv.Float32, opts, kernels...)
 //	out, err = plan.Execute(ctx, out, in)
 //
+// Plan.ExecuteChunks runs a plan in halo'd chunks (package chunk) and hands
+// each chunk's output over in order, bit for bit Execute's, so that inputs
+// and outputs larger than memory (a memory-mapped input, an output file)
+// stream through bounded host memory.
+//
 // # Semantics
 //
 // For each kernel axis of length k with origin o, correlate computes

@@ -108,6 +108,7 @@ type Plan struct {
 	problem *nd.Problem
 	exec    *plan.Executable
 	inType  DType
+	opt     plan.Options
 }
 
 // NewPlan prepares op with the given kernels (several make a filter bank)
@@ -126,11 +127,12 @@ func NewPlan(op Operation, shape []int, dtype DType, opt Options, kernels ...Ker
 	if err != nil {
 		return nil, err
 	}
-	exec, err := plan.New(p, plan.Options{Device: dev, Method: opt.Method, Workers: opt.Workers, Progress: opt.Progress})
+	popt := plan.Options{Device: dev, Method: opt.Method, Workers: opt.Workers, Progress: opt.Progress}
+	exec, err := plan.New(p, popt)
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{problem: p, exec: exec, inType: dtype}, nil
+	return &Plan{problem: p, exec: exec, inType: dtype, opt: popt}, nil
 }
 
 // Shape is the output's shape, including the trailing bank axis when there

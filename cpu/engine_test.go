@@ -1,6 +1,7 @@
 package cpu
 
 import (
+	"bytes"
 	"context"
 	"testing"
 
@@ -58,4 +59,43 @@ func TestRandom(t *testing.T) {
 	for _, c := range enginetest.Random(1, 300) {
 		t.Run(c.Name, func(t *testing.T) { runCase(t, c, 1+len(c.Name)%3) })
 	}
+}
+
+// TestSeparableChunked forces the separable method's chunking with a small
+// scratch limit and checks that the chunked result equals the whole one,
+// bit for bit.
+func TestSeparableChunked(t *testing.T) {
+	defer func(l int64) { separableScratchLimit = l }(separableScratchLimit)
+	split := 0
+	for _, c := range append(enginetest.Table(), enginetest.Random(3, 100)...) {
+		p, err := c.Spec.Normalize()
+		if err != nil || !p.Separable() {
+			continue
+		}
+		want, _ := nd.New(p.Out, p.FullShape()...)
+		whole, _ := newWholeSeparable(p, Options{Workers: 2})
+		if err := whole.Execute(context.Background(), want, c.Input); err != nil {
+			t.Fatal(err)
+		}
+		separableScratchLimit = max(separableScratch(p)/3, 1)
+		e, err := NewSeparable(p, Options{Workers: 2})
+		separableScratchLimit = 256 << 20
+		if err != nil {
+			continue // one voxel's halo needs more: refused
+		}
+		if ch, ok := e.(*chunked); ok && len(ch.chunks) > 1 {
+			split++
+		}
+		got, _ := nd.New(p.Out, p.FullShape()...)
+		if err := e.Execute(context.Background(), got, c.Input); err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%s: chunked differs from whole", c.Name)
+		}
+	}
+	if split < 10 {
+		t.Errorf("only %d cases ran in several chunks", split)
+	}
+	t.Logf("%d cases in several chunks", split)
 }

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -15,6 +16,9 @@ import (
 // accumulator type; only the last pass rounds into the output dtype. Every
 // kernel of p must have factors.
 //
+// A problem whose intermediates would exceed separableScratchLimit runs
+// chunk by chunk (package chunk), with the same result.
+//
 // With the constant border, the value outside an intermediate is not cval
 // but cval times the sums of the factors already applied, which is what the
 // direct definition gives there.
@@ -22,6 +26,13 @@ func NewSeparable(p *nd.Problem, opt Options) (Executable, error) {
 	if !p.Separable() {
 		return nil, fmt.Errorf("cpu: separable method: a kernel is not separable")
 	}
+	if separableScratch(p) > separableScratchLimit {
+		return newChunked(p, opt, chunk.Budget{Bytes: separableScratchLimit, Scratch: separableScratch}, newWholeSeparable)
+	}
+	return newWholeSeparable(p, opt)
+}
+
+func newWholeSeparable(p *nd.Problem, opt Options) (Executable, error) {
 	if p.Wide {
 		return newSeparable[float64](p, opt), nil
 	}

@@ -6,6 +6,7 @@ import (
 	"slices"
 	"sync"
 
+	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
@@ -405,22 +406,21 @@ func (e *Engine) upload(b []byte) (*Buffer, error) {
 	return buf, nil
 }
 
-// A slab is a run of output rows along axis 0 and the input rows it reads,
-// as a problem of its own whose axis 0 needs no border rule.
+// A slab is a chunk of the problem (package chunk): a run of output rows
+// and the input rows it reads, as a problem of its own that needs no
+// border rule where it was cut.
 type slab struct {
 	problem   *nd.Problem
-	rows      []int // the input row (along axis 0) of each slab input row
-	rowElems  int   // elements in one row of axis 0
+	rows      []int // the input row (of rowElems elements) of each slab input row
+	rowElems  int   // elements in one row
 	inElems   int
 	outElems  int // including the bank
 	outOffset int // first output element (including the bank)
 }
 
-// slabs splits the problem along axis 0 so that each slab's input and
-// output fit the memory budget. A problem that fits is one slab reading
-// every row. Rows outside the input are gathered by the border rule (any
-// distance); for the constant border the slab keeps only real rows and its
-// shift places the others outside, where the kernel reads cval.
+// slabs splits the problem with package chunk so that each slab's input,
+// output and temporaries fit the memory budget. A problem that fits is one
+// slab reading every row.
 func (e *Engine) slabs() ([]slab, error) {
 	p := e.p
 	budget := e.opt.MemoryBudget
@@ -431,54 +431,23 @@ func (e *Engine) slabs() ([]slab, error) {
 		}
 		budget = info.FreeMemory / 10 * 7
 	}
-	n0, k0, shift0, out0 := p.InShape[0], p.KShape[0], p.Shift[0], p.OutShape[0]
-	rowElems, outRowElems := 1, len(p.Kernels)
-	for d := 1; d < len(p.InShape); d++ {
-		rowElems *= p.InShape[d]
-		outRowElems *= p.OutShape[d]
+	chunks, err := chunk.Split(p, chunk.Budget{Bytes: budget, Scratch: func(q *nd.Problem) int64 {
+		return e.method.tempBytesPerRow(q) * int64(max(q.InShape[0], q.OutShape[0]))
+	}})
+	if err != nil {
+		return nil, &Error{Call: "slabs", Name: "CUDA_ERROR_OUT_OF_MEMORY", Message: err.Error()}
 	}
-	temp := e.method.tempBytesPerRow(p)
-	perRow := int64(rowElems*p.In.Size()+outRowElems*p.Out.Size()) + temp
-	halo := int64(k0-1) * (int64(rowElems*p.In.Size()) + temp)
-	rows := out0
-	if int64(out0)*perRow+halo > budget {
-		rows = int((budget - halo) / perRow)
-		if rows < 1 {
-			return nil, &Error{Call: "slabs", Name: "CUDA_ERROR_OUT_OF_MEMORY",
-				Message: fmt.Sprintf("one output row with its %d-row halo needs %d bytes, the budget is %d", k0-1, perRow+halo, budget)}
-		}
-	}
-	var out []slab
-	for o0 := 0; o0 < out0; o0 += rows {
-		o1 := min(o0+rows, out0)
-		q := *p
-		q.InShape, q.OutShape, q.Shift = slices.Clone(p.InShape), slices.Clone(p.OutShape), slices.Clone(p.Shift)
-		q.OutShape[0] = o1 - o0
-		s := slab{problem: &q, rowElems: rowElems, outOffset: o0 * outRowElems}
-		first, last := o0-shift0, o1-1+k0-1-shift0 // input positions read
-		if p.Border == nd.Constant || (first >= 0 && last < n0) {
-			lo, hi := max(first, 0), min(last, n0-1)
-			if lo > hi {
-				// Every row read is outside: one real row keeps the slab
-				// well formed, and the shift leaves it unread.
-				lo, hi = 0, 0
+	out := make([]slab, len(chunks))
+	for i, c := range chunks {
+		// The chunk's input is whole rows of RowElems elements, copied
+		// one by one in order.
+		s := slab{problem: c.Problem, rowElems: c.RowElems(), inElems: c.InElems, outElems: c.OutElems, outOffset: c.OutOffset}
+		c.Runs(func(from, _, n int) {
+			for r := from; r < from+n; r += s.rowElems {
+				s.rows = append(s.rows, r/s.rowElems)
 			}
-			for r := lo; r <= hi; r++ {
-				s.rows = append(s.rows, r)
-			}
-			q.InShape[0] = len(s.rows)
-			q.Shift[0] = shift0 - o0 + lo
-		} else {
-			for r := first; r <= last; r++ {
-				m, _ := p.Border.Index(r, n0)
-				s.rows = append(s.rows, m)
-			}
-			q.InShape[0] = len(s.rows)
-			q.Shift[0] = 0
-		}
-		s.inElems = len(s.rows) * rowElems
-		s.outElems = (o1 - o0) * outRowElems
-		out = append(out, s)
+		})
+		out[i] = s
 	}
 	return out, nil
 }

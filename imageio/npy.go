@@ -9,6 +9,7 @@ import (
 	"os"
 	"strconv"
 	"strings"
+	"unsafe"
 
 	"github.com/ndconv/ndconv/imageio/internal/fileio"
 	"github.com/ndconv/ndconv/nd"
@@ -352,15 +353,15 @@ func readNPYData(r io.Reader, h npyHeader, known bool) (any, error) {
 	case nd.Uint8:
 		data, got, err = readElems(r, h.n, 1, known, buf, func(d []uint8, b []byte) {})
 	case nd.Uint16:
-		data, got, err = readElems(r, h.n, size, known, buf, func(d []uint16, b []byte) { decodeU16(d, b, h.big) })
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[uint16](decodeU16, h.big, size))
 	case nd.Int16:
-		data, got, err = readElems(r, h.n, size, known, buf, func(d []int16, b []byte) { decodeI16(d, b, h.big) })
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[int16](decodeI16, h.big, size))
 	case nd.Int32:
-		data, got, err = readElems(r, h.n, size, known, buf, func(d []int32, b []byte) { decodeI32(d, b, h.big) })
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[int32](decodeI32, h.big, size))
 	case nd.Float32:
-		data, got, err = readElems(r, h.n, size, known, buf, func(d []float32, b []byte) { decodeF32(d, b, h.big) })
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[float32](decodeF32, h.big, size))
 	case nd.Float64:
-		data, got, err = readElems(r, h.n, size, known, buf, func(d []float64, b []byte) { decodeF64(d, b, h.big) })
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[float64](decodeF64, h.big, size))
 	}
 	switch {
 	case err == nil:
@@ -414,6 +415,29 @@ func readElems[T any](r io.Reader, n, size int, known bool, buf []byte, dec func
 		}
 	}
 	return dst, got, nil
+}
+
+// decoder returns dec for data in the other byte order and, for data in
+// the machine's, a plain copy: no per-element decoding. Reading through a
+// buffer that stays in cache and copying is faster than reading straight
+// into fresh memory (the system then faults its pages in one by one).
+func decoder[T any](dec func([]T, []byte, bool), big bool, size int) func([]T, []byte) {
+	if big == nativeBigEndian {
+		return func(d []T, b []byte) { copy(rawBytes(d, size), b) }
+	}
+	return func(d []T, b []byte) { dec(d, b, big) }
+}
+
+// nativeBigEndian reports the machine's byte order: data in it are read
+// and written as they are, with no per-element decoding.
+var nativeBigEndian = binary.NativeEndian.Uint16([]byte{0, 1}) == 1
+
+// rawBytes views elements of size bytes as their bytes in memory.
+func rawBytes[T any](d []T, size int) []byte {
+	if len(d) == 0 {
+		return nil
+	}
+	return unsafe.Slice((*byte)(unsafe.Pointer(unsafe.SliceData(d))), len(d)*size)
 }
 
 func decodeU16(d []uint16, b []byte, big bool) {
@@ -622,6 +646,20 @@ func WriteNPY(w io.Writer, a nd.Array) error {
 // writeLittleEndian writes an Array's data as little-endian values, the
 // layout of .npy and .raw files.
 func writeLittleEndian(w io.Writer, data any) error {
+	if b := (nd.Array{Data: data}).Bytes(); b != nil && !nativeBigEndian {
+		// Already little-endian: written as it is, through a buffer that
+		// stays in cache (the system's copy from it is faster than from
+		// the array's memory).
+		buf := make([]byte, min(len(b), npyChunk))
+		for len(b) > 0 {
+			n := copy(buf, b)
+			if _, err := w.Write(buf[:n]); err != nil {
+				return err
+			}
+			b = b[n:]
+		}
+		return nil
+	}
 	var err error
 	switch d := data.(type) {
 	case []uint8:

@@ -16,7 +16,11 @@ import (
 type EngineOptions struct {
 	// Platform and Device select opencl:P:D.
 	Platform, Device int
-	Progress         nd.Progress
+	// MemoryBudget bounds the device memory one execution's input, output
+	// and temporaries may take; 0 means the device's largest buffer or 70%
+	// of its memory, whichever is less. Larger problems run in chunks.
+	MemoryBudget int64
+	Progress     nd.Progress
 }
 
 // maxLocalBytes caps the local memory a direct tile may declare: what
@@ -155,7 +159,8 @@ func (e *Engine) Close() error {
 
 // Execute correlates host arrays: src must have the problem's input dtype
 // and shape, dst its output's (with the bank axis). The input is uploaded,
-// the family's kernels run, and the output read back into dst.
+// the family's kernels run, and the output read back into dst; a problem
+// larger than the memory budget runs chunk by chunk.
 func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	p := e.p
 	if src.DType() != p.In || !slices.Equal(src.Shape, p.InShape) {
@@ -171,6 +176,11 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	defer e.mu.Unlock()
 	if e.closed {
 		return ErrClosed
+	}
+	if chunks, err := e.chunks(); err != nil {
+		return err
+	} else if len(chunks) > 1 {
+		return e.executeChunks(ctx, chunks, dst, src)
 	}
 	if err := e.prepare(); err != nil {
 		return err

@@ -198,6 +198,11 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	if err := imageio.CheckWritable(job.output); err != nil {
 		return err
 	}
+	if streamable(job) {
+		if done, err := runStreamed(cmd, job, specs); done {
+			return err
+		}
+	}
 	start := time.Now()
 	src, meta, err := imageio.ReadFile(job.input, job.raw)
 	if err != nil {

@@ -1,0 +1,26 @@
+// Package chunk is ndconv's one chunk engine: it splits an nd.Problem into
+// halo'd chunks whose results, put side by side, equal the unsplit result
+// bit for bit. Every split of a problem — device memory on a GPU, streaming
+// a file larger than memory, later Zarr blocks and several GPUs — goes
+// through Split.
+//
+// A chunk writes a run of output rows along one axis (the split axis), one
+// output index on every axis before it and all of every axis after it, so
+// its output is one contiguous range of the whole output in C order. It
+// reads, per axis, a list of real input rows in order, and carries a
+// sub-problem (an nd.Problem of its own) that computes its output from
+// them:
+//
+//   - where the rows a chunk reads lie inside the input, or the border is
+//     Constant, the chunk reads the real rows only and the sub-problem's
+//     shift places the rest outside its input, where the border rule gives
+//     the same values as before (cval for Constant);
+//   - otherwise the border rule maps every row read to a real row (at any
+//     distance, n = 1, kernels larger than the input), and the sub-problem
+//     reads those rows with shift 0, so it needs no border along that axis.
+//
+// Each output value of a sub-problem is then the same taps times the same
+// input values in the same order as in the whole problem, so every engine
+// and method (direct, separable with its per-pass constant border) gives
+// the same bits chunked or not. The package depends only on nd.
+package chunk

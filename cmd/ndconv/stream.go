@@ -1,0 +1,96 @@
+package main
+
+import (
+	"errors"
+	"fmt"
+	"os"
+	"path/filepath"
+	"strconv"
+	"strings"
+	"time"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/imageio"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// Streaming: a .npy or .raw input of streamThreshold bytes or more, filtered
+// into a .npy or .raw output, is read through a memory map and written
+// chunk by chunk (package chunk, through ndconv's ExecuteChunks), so host
+// memory holds about one chunk of input and output however large the
+// files. NDCONV_STREAM_THRESHOLD and NDCONV_STREAM_CHUNK (bytes) override
+// the threshold and the chunk size, for tests and for tuning.
+const (
+	defaultStreamThreshold = 1 << 30
+	defaultStreamChunk     = 64 << 20
+)
+
+func streamSetting(name string, def int64) int64 {
+	if n, err := strconv.ParseInt(os.Getenv(name), 10, 64); err == nil && n > 0 {
+		return n
+	}
+	return def
+}
+
+// streamable reports whether the job's files allow streaming and the input
+// is large enough to want it.
+func streamable(job filterJob) bool {
+	for _, path := range []string{job.input, job.output} {
+		ext := strings.ToLower(filepath.Ext(path))
+		if ext != ".npy" && ext != ".raw" {
+			return false
+		}
+	}
+	fi, err := os.Stat(job.input)
+	return err == nil && fi.Mode().IsRegular() && fi.Size() >= streamSetting("NDCONV_STREAM_THRESHOLD", defaultStreamThreshold)
+}
+
+// runStreamed carries out a job chunk by chunk. It reports false, having
+// done nothing, when the input's data cannot be mapped (another byte order,
+// Fortran order) or the filters do not run as one kernel bank: the caller
+// then reads the input whole.
+func runStreamed(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, error) {
+	start := time.Now()
+	src, err := imageio.MapFile(job.input, job.raw)
+	if errors.Is(err, imageio.ErrNotMappable) {
+		return false, nil
+	}
+	if err != nil {
+		return true, err
+	}
+	defer src.Close()
+	fs, err := buildFilters(specs, spatialAxes(&job.opt, specs, src.Array, imageio.Meta{}))
+	if err != nil {
+		return true, err
+	}
+	progress := newProgress(cmd.ErrOrStderr(), job.op.String(), job.quiet)
+	job.opt.Progress = progress.reporter()
+	p, err := ndconv.NewFilterPlan(job.op, src.Shape, src.DType(), job.opt, fs...)
+	if err != nil {
+		return true, err
+	}
+	if !p.Chunked() {
+		return false, nil
+	}
+	chunks := 0
+	err = imageio.WriteFileChunks(job.output, p.DType(), p.Shape(), func(write func(nd.Array) error) error {
+		return p.ExecuteChunks(cmd.Context(), src.Array, streamSetting("NDCONV_STREAM_CHUNK", defaultStreamChunk), func(_ int, out ndconv.Array) error {
+			chunks++
+			// The pages this chunk read need not stay resident.
+			src.Release()
+			return write(out)
+		})
+	})
+	progress.finish()
+	if err != nil {
+		return true, err
+	}
+	if !job.quiet {
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s %v %v: %s on %s, streamed in %d chunks, %.1f ms\n",
+			job.op, src.DType(), src.Shape, filepath.Base(job.output), p.DType(), p.Shape(), p.Method(), p.Device(),
+			chunks, ms(time.Since(start)))
+	}
+	return true, nil
+}

@@ -1,0 +1,72 @@
+package opencl
+
+import (
+	"context"
+	"slices"
+
+	"github.com/ndconv/ndconv/chunk"
+	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// chunks splits the engine's problem (package chunk) so that each chunk's
+// input, output and temporaries fit the memory budget: the options'
+// MemoryBudget, else the smaller of the device's largest buffer and 70% of
+// its memory, so that no buffer passes what one allocation allows. A
+// problem that fits is one chunk.
+func (e *Engine) chunks() ([]chunk.Chunk, error) {
+	budget := e.opt.MemoryBudget
+	if budget <= 0 {
+		info := e.dev.Info()
+		budget = info.GlobalMemory / 10 * 7
+		if info.MaxAlloc > 0 {
+			budget = min(budget, info.MaxAlloc)
+		}
+	}
+	var scratch func(*nd.Problem) int64
+	if e.family == "separable" {
+		acc := int64(4)
+		if e.p.Wide {
+			acc = 8
+		}
+		scratch = func(q *nd.Problem) int64 {
+			s, err := kernels.NewSeparable(q)
+			if err != nil || s == nil {
+				return 0
+			}
+			return int64(s.Temps) * int64(s.TempElems) * acc
+		}
+	}
+	return chunk.Split(e.p, chunk.Budget{Bytes: budget, Scratch: scratch})
+}
+
+// executeChunks runs a split problem chunk by chunk, each chunk's
+// sub-problem on an engine of this engine's family; chunks of one geometry
+// (all but those at the edges) share an engine and its built kernels. It
+// reports chunks done out of the total as progress.
+func (e *Engine) executeChunks(ctx context.Context, chunks []chunk.Chunk, dst, src nd.Array) error {
+	opt := e.opt
+	opt.Progress = nil
+	newEngine := NewDirect
+	if e.family == "separable" {
+		newEngine = NewSeparable
+	}
+	var engines []*Engine
+	defer func() {
+		for _, sub := range engines {
+			sub.Close()
+		}
+	}()
+	return chunk.Run(ctx, chunks, src, e.opt.Progress, func(ctx context.Context, c *chunk.Chunk, src nd.Array) error {
+		i := slices.IndexFunc(engines, func(sub *Engine) bool { return chunk.SameGeometry(sub.p, c.Problem) })
+		if i < 0 {
+			sub, err := newEngine(c.Problem, opt)
+			if err != nil {
+				return err
+			}
+			engines = append(engines, sub)
+			i = len(engines) - 1
+		}
+		return engines[i].Execute(ctx, c.Output(dst), src)
+	})
+}

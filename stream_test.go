@@ -1,0 +1,85 @@
+package ndconv_test
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// TestExecuteChunks checks that ExecuteChunks hands over chunks that, put
+// at their offsets, equal Execute's output bit for bit, for direct and
+// separable kernels, banks, every border and mode, under budgets from one
+// row to the whole problem.
+func TestExecuteChunks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(21, 22))
+	borders := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}
+	for i := range 20 {
+		shape := [][]int{{31, 7}, {9, 5, 4}, {50}}[i%3]
+		kshape := [][]int{{5, 3}, {3, 3}, {9}}[i%3]
+		var kernels []ndconv.Kernel
+		for range 1 + i%2 {
+			if i%4 < 2 {
+				kernels = append(kernels, enginetest.RandomFactors(rng, kshape...))
+			} else {
+				kernels = append(kernels, enginetest.RandomKernel(rng, true, kshape...))
+			}
+		}
+		opt := ndconv.Options{Border: borders[i%5], CVal: 1.5, Mode: nd.Mode(i % 3), Device: "cpu", DType: nd.Float32}
+		src := enginetest.RandomArray(rng, nd.Uint16, shape...)
+		p, err := ndconv.NewPlan(ndconv.Correlation, shape, nd.Uint16, opt, kernels...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := p.Execute(context.Background(), ndconv.Array{}, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, budget := range []int64{200, 1000, 1 << 20} {
+			name := fmt.Sprintf("%v/%v/%v/bank%d/budget%d", shape, opt.Border, opt.Mode, len(kernels), budget)
+			got, _ := nd.New(nd.Float32, p.Shape()...)
+			chunks := 0
+			err := p.ExecuteChunks(context.Background(), src, budget, func(off int, out ndconv.Array) error {
+				copy(got.Data.([]float32)[off:], out.Data.([]float32))
+				chunks++
+				return nil
+			})
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%s (%d chunks): differs from Execute", name, chunks)
+			}
+			if budget == 200 && chunks < 2 {
+				t.Errorf("%s: %d chunks under a 200-byte budget", name, chunks)
+			}
+		}
+	}
+}
+
+// TestExecuteChunksWholeRows checks that a budget below one plane with its
+// halo is raised so that a volume still splits into whole planes.
+func TestExecuteChunksWholeRows(t *testing.T) {
+	rng := rand.New(rand.NewPCG(23, 24))
+	src := enginetest.RandomArray(rng, nd.Float32, 6, 20, 20)
+	p, err := ndconv.NewPlan(ndconv.Correlation, src.Shape, nd.Float32, ndconv.Options{Device: "cpu"}, enginetest.RandomKernel(rng, false, 5, 5, 5))
+	if err != nil {
+		t.Fatal(err)
+	}
+	chunks := 0
+	err = p.ExecuteChunks(context.Background(), src, 2000, func(off int, out ndconv.Array) error {
+		chunks++
+		if off%400 != 0 || out.Len()%400 != 0 {
+			t.Errorf("a chunk of %d elements at %d: not whole planes of 400", out.Len(), off)
+		}
+		return nil
+	})
+	if err != nil || chunks < 2 {
+		t.Errorf("%d chunks, %v", chunks, err)
+	}
+}
