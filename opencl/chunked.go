@@ -25,12 +25,13 @@ func (e *Engine) chunks() ([]chunk.Chunk, error) {
 	}
 	var scratch func(*nd.Problem) int64
 	if e.family == "separable" {
+		opt := separableOptions(e.dev.Info())
 		acc := int64(4)
 		if e.p.Wide {
 			acc = 8
 		}
 		scratch = func(q *nd.Problem) int64 {
-			s, err := kernels.NewSeparable(q)
+			s, err := kernels.NewSeparable(q, opt)
 			if err != nil || s == nil {
 				return 0
 			}

@@ -96,7 +96,7 @@ func NewSeparable(p *nd.Problem, opt EngineOptions) (*Engine, error) {
 	}
 	info := e.dev.Info()
 	e.plan = func() ([]kernels.Step, int, error) {
-		s, err := kernels.NewSeparable(p, kernels.SeparableOptions{MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes))})
+		s, err := kernels.NewSeparable(p, separableOptions(info))
 		if err != nil || s == nil {
 			return nil, 0, err
 		}
@@ -107,6 +107,12 @@ func NewSeparable(p *nd.Problem, opt EngineOptions) (*Engine, error) {
 		return s.Steps, s.TempElems * acc, nil
 	}
 	return e, nil
+}
+
+// separableOptions are the limits kernels.NewSeparable plans within on a
+// device.
+func separableOptions(info Info) kernels.SeparableOptions {
+	return kernels.SeparableOptions{MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes))}
 }
 
 func newEngine(p *nd.Problem, opt EngineOptions, family string) (*Engine, error) {
