@@ -1,0 +1,277 @@
+package cpu
+
+import (
+	"context"
+	"fmt"
+	"math"
+
+	"github.com/ndconv/ndconv/internal/fft"
+	"github.com/ndconv/ndconv/internal/fftconv"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// FFTSupported reports whether NewFFT can run p, and why not.
+func FFTSupported(p *nd.Problem) error { return fftconv.Supported(p) }
+
+// NewFFT prepares p for FFT convolution: the output is cut into
+// overlap-save blocks (internal/fftconv chooses them by cost within
+// opt.FFTBudget); each block's input, extended by the border rule, is
+// converted to float32, transformed once, multiplied by every kernel's
+// spectrum and transformed back, and the block's outputs are stored
+// rounded and saturated by nd.Store, interleaved for a bank.
+//
+// Results differ from the direct method by rounding, within
+// fftconv.Geometry.ErrorBound. Where the input holds NaN or Inf (or cval
+// is infinite), or values so large that the float32 transforms could
+// overflow, Execute runs the direct method instead, so that non-finite
+// values reach exactly the outputs whose window holds them.
+func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
+	workers := opt.workers()
+	g, err := fftconv.New(p, fftconv.Options{Budget: opt.FFTBudget, Workers: workers})
+	if err != nil {
+		return nil, fmt.Errorf("cpu: FFT method: %w", err)
+	}
+	e := &fftConv{p: p, opt: opt, g: g, inStrides: nd.Strides(p.InShape), outStrides: nd.Strides(p.OutShape)}
+	// Many block groups: one per worker at a time, each transformed on one
+	// goroutine. Few: one at a time, each transform using every worker.
+	e.threads, e.slots = 1, workers
+	if g.Groups() < 2*workers {
+		e.threads, e.slots = workers, 1
+	}
+	for range e.slots {
+		e.state = append(e.state, fftState{
+			plan: fft.NewRealND(g.Group, g.Length, e.threads),
+			in:   make([]float32, g.Group*g.Size()),
+			out:  make([]float32, g.Group*g.Size()),
+			spec: make([]complex64, g.Group*g.SpectrumSize()),
+			prod: make([]complex64, g.Group*g.SpectrumSize()),
+		})
+	}
+	// Each kernel's spectrum, conjugated (correlation) and scaled by 1/P
+	// (the unnormalised inverse).
+	kplan := fft.NewRealND(1, g.Length, workers)
+	block := make([]float32, g.Size())
+	scale := 1 / float32(g.Size())
+	for _, k := range p.Kernels {
+		for i, v := range g.KernelBlock(k.Dense) {
+			block[i] = float32(v)
+		}
+		spec := make([]complex64, g.SpectrumSize())
+		kplan.Forward(spec, block)
+		for i, v := range spec {
+			spec[i] = complex(scale*real(v), -scale*imag(v))
+		}
+		e.spectra = append(e.spectra, spec)
+		abs := 0.0
+		for _, v := range k.Dense {
+			abs += math.Abs(float64(float32(v)))
+		}
+		e.absSum = max(e.absSum, abs)
+	}
+	return e, nil
+}
+
+// FFTBound is the largest difference from the exact result that NewFFT's
+// executable may show on p for an input whose extended values (input and
+// cval) have magnitude at most maxAbs, before the output's own rounding.
+func FFTBound(p *nd.Problem, opt Options, maxAbs float64) (float64, error) {
+	g, err := fftconv.New(p, fftconv.Options{Budget: opt.FFTBudget, Workers: opt.workers()})
+	if err != nil {
+		return 0, err
+	}
+	abs := 0.0
+	for _, k := range p.Kernels {
+		s := 0.0
+		for _, v := range k.Dense {
+			s += math.Abs(v)
+		}
+		abs = max(abs, s)
+	}
+	return g.ErrorBound(abs, maxAbs), nil
+}
+
+type fftConv struct {
+	p                     *nd.Problem
+	opt                   Options
+	g                     *fftconv.Geometry
+	inStrides, outStrides []int
+	threads, slots        int
+	state                 []fftState
+	spectra               [][]complex64
+	absSum                float64
+	direct                Executable // the fallback, prepared when first needed
+}
+
+type fftState struct {
+	plan            *fft.RealND
+	in, out         []float32
+	spec, prod      []complex64
+	region          fftconv.Region
+	lineIdx, lineIn []int
+}
+
+// overflowMargin keeps every value inside the float32 transforms, each of
+// which can grow a block's values by its size, far from float32's range.
+const overflowMargin = 1e30
+
+func (e *fftConv) Execute(ctx context.Context, dst, src nd.Array) error {
+	if e.needsDirect(src) {
+		if e.direct == nil {
+			e.direct = NewDirect(e.p, e.opt)
+		}
+		return e.direct.Execute(ctx, dst, src)
+	}
+	groups := e.g.Groups()
+	t := &tracker{progress: e.opt.Progress, total: int64(groups)}
+	return parallel(ctx, e.slots, groups, t, func(w, group int) {
+		e.runGroup(&e.state[w], dst, src, group)
+	})
+}
+
+// needsDirect reports whether src holds a value the FFT would smear over
+// a whole block: NaN or ±Inf (or an infinite cval), or a magnitude that
+// could overflow float32 inside a transform.
+func (e *fftConv) needsDirect(src nd.Array) bool {
+	maxAbs := 0.0
+	if e.p.Border == nd.Constant {
+		maxAbs = math.Abs(e.p.CVal)
+	}
+	switch d := src.Data.(type) {
+	case []float32:
+		m := 0.0
+		for _, v := range d {
+			// !(a <= m) holds for NaN as well as for a new maximum.
+			if a := math.Abs(float64(v)); !(a <= m) {
+				if a != a {
+					return true
+				}
+				m = a
+			}
+		}
+		maxAbs = max(maxAbs, m)
+	default:
+		_, hi := src.DType().Range()
+		maxAbs = max(maxAbs, hi)
+	}
+	return math.IsInf(maxAbs, 0) || maxAbs*e.absSum*float64(e.g.Size()) > overflowMargin
+}
+
+// runGroup computes the outputs of one group of blocks.
+func (e *fftConv) runGroup(s *fftState, dst, src nd.Array, group int) {
+	g := e.g
+	size, ssize := g.Size(), g.SpectrumSize()
+	first := group * g.Group
+	count := min(g.Group, g.TotalBlocks()-first)
+	for b := range g.Group {
+		block := s.in[b*size : (b+1)*size]
+		if b >= count {
+			clear(block)
+			continue
+		}
+		g.Region(first+b, &s.region)
+		e.gather(s, block, src)
+	}
+	s.plan.Forward(s.spec, s.in)
+	bank := len(e.spectra)
+	for k, w := range e.spectra {
+		for b := range count {
+			spec, prod := s.spec[b*ssize:(b+1)*ssize], s.prod[b*ssize:(b+1)*ssize]
+			for i, v := range spec {
+				prod[i] = v * w[i]
+			}
+		}
+		s.plan.Inverse(s.out, s.prod)
+		for b := range count {
+			g.Region(first+b, &s.region)
+			e.scatter(s, dst, s.out[b*size:(b+1)*size], k, bank)
+		}
+	}
+}
+
+// gather fills block with the extended input of s.region: one line along
+// the last transformed axis at a time, zero beyond the values it reads.
+func (e *fftConv) gather(s *fftState, block []float32, src nd.Array) {
+	g, r, p := e.g, &s.region, e.p
+	n := len(g.Axes)
+	last := n - 1
+	for i := range n {
+		if r.InCount[i] < g.Length[i] {
+			clear(block)
+			break
+		}
+	}
+	base := 0
+	for i, a := range g.Batch {
+		base += r.Batch[i] * e.inStrides[a]
+	}
+	blockStrides := nd.Strides(g.Length)
+	s.lineIdx = resize(s.lineIdx, last)
+	clear(s.lineIdx)
+	cval := float32(p.CVal)
+	la := g.Axes[last]
+	for {
+		off, at, inside := 0, base, true
+		for i, t := range s.lineIdx {
+			off += t * blockStrides[i]
+			q, ok := p.Border.Index(r.InStart[i]+t, p.InShape[g.Axes[i]])
+			inside = inside && ok
+			at += q * e.inStrides[g.Axes[i]]
+		}
+		row := block[off : off+r.InCount[last]]
+		if inside {
+			loadPaddedStrided(row, src.Data, at, r.InStart[last], p.InShape[la], e.inStrides[la], p.Border, cval)
+		} else {
+			fill(row, cval)
+		}
+		if !nextIndex(s.lineIdx, r.InCount[:last]) {
+			return
+		}
+	}
+}
+
+// scatter stores the outputs of s.region for kernel k of a bank of the
+// given size from block, the inverse transform's result.
+func (e *fftConv) scatter(s *fftState, dst nd.Array, block []float32, k, bank int) {
+	g, r := e.g, &s.region
+	n := len(g.Axes)
+	last := n - 1
+	base := 0
+	for i, a := range g.Batch {
+		base += r.Batch[i] * e.outStrides[a]
+	}
+	base += r.OutStart[last] * e.outStrides[g.Axes[last]]
+	blockStrides := nd.Strides(g.Length)
+	s.lineIdx = resize(s.lineIdx, last)
+	clear(s.lineIdx)
+	stride := e.outStrides[g.Axes[last]] * bank
+	for {
+		off, at := 0, base
+		for i, t := range s.lineIdx {
+			off += t * blockStrides[i]
+			at += (r.OutStart[i] + t) * e.outStrides[g.Axes[i]]
+		}
+		nd.Store(dst.Data, at*bank+k, stride, block[off:off+r.OutCount[last]])
+		if !nextIndex(s.lineIdx, r.OutCount[:last]) {
+			return
+		}
+	}
+}
+
+// nextIndex advances the C-order multi-index idx within limits and
+// reports false when it wraps around.
+func nextIndex(idx, limits []int) bool {
+	for i := len(idx) - 1; i >= 0; i-- {
+		if idx[i]++; idx[i] < limits[i] {
+			return true
+		}
+		idx[i] = 0
+	}
+	return false
+}
+
+func resize(s []int, n int) []int {
+	if cap(s) < n {
+		return make([]int, n)
+	}
+	return s[:n]
+}
