@@ -64,3 +64,11 @@ func BenchmarkNaive(b *testing.B) {
 	}
 	b.ReportMetric(float64(256*256*49)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
 }
+
+func newFFTMethod(p *nd.Problem, o Options) (Executable, error) { return NewFFT(p, o) }
+
+func BenchmarkFFT(b *testing.B) {
+	for _, k := range []int{15, 31} {
+		b.Run(fmt.Sprintf("2048x2048/k%d", k), func(b *testing.B) { benchmarkProblem(b, 2048, k, false, newFFTMethod) })
+	}
+}

@@ -169,23 +169,23 @@ func (g *Geometry) TotalBlocks() int { return product(g.BatchShape) * product(g.
 // Groups is the number of block groups, the unit of work.
 func (g *Geometry) Groups() int { return ceilDiv(g.TotalBlocks(), g.Group) }
 
-// Per-value costs, in the multiply-adds DirectCost and SeparableCost count
-// (plan's units): a transform costs fftUnit per value per log₂ of the
-// block size (measured: the CPU FFT does a 512² real transform in 2.5 ms
-// on two cores, against the direct method's 3e9 multiply-adds per core
-// per second), and gathering, multiplying and storing a few units each.
+// Costs in the multiply-adds DirectCost and SeparableCost count (plan's
+// units): the direct method does about 3 per nanosecond on one core of
+// the development machine, so a transform costs 3 per nanosecond of
+// fft.Nanos; gathering a value by the border rule, multiplying two
+// spectra's values and storing an output a few each.
 const (
-	fftUnit     = 3.2
-	gatherCost  = 4
-	productCost = 3
-	storeCost   = 2
+	maddsPerNano = 3
+	gatherCost   = 4
+	productCost  = 4
+	storeCost    = 3
 )
 
 // cost estimates the work of the whole problem: every block transformed
 // forward once and back once per kernel.
 func (g *Geometry) cost(bank int) float64 {
 	p := float64(g.Size())
-	transform := fftUnit * p * math.Log2(max(p, 2))
+	transform := maddsPerNano * fft.Nanos(g.Length)
 	perBlock := gatherCost*p + transform + float64(bank)*(transform+productCost*float64(g.SpectrumSize())+storeCost*float64(product(g.Block)))
 	return perBlock * float64(g.TotalBlocks())
 }
