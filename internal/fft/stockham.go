@@ -138,18 +138,20 @@ func (st *stage) pass2(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 	for b := range m / ns {
 		for k := range ns {
 			j := b*ns + k
-			in0, in1 := src[j*vl:], src[(j+m)*vl:]
 			out := (b*ns*2 + k) * vl
-			out0, out1 := dst[out:], dst[out+ns*vl:]
+			in0 := src[j*vl+v0 : j*vl+v1]
+			in1 := src[(j+m)*vl+v0:][:len(in0)]
+			out0 := dst[out+v0:][:len(in0)]
+			out1 := dst[out+ns*vl+v0:][:len(in0)]
 			w := tw[k]
 			if k == 0 {
-				for v := v0; v < v1; v++ {
+				for v := range in0 {
 					a, c := in0[v], in1[v]
 					out0[v], out1[v] = a+c, a-c
 				}
 				continue
 			}
-			for v := v0; v < v1; v++ {
+			for v := range in0 {
 				a, c := in0[v], in1[v]*w
 				out0[v], out1[v] = a+c, a-c
 			}
@@ -169,13 +171,15 @@ func (st *stage) pass4(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 	for b := range m / ns {
 		for k := range ns {
 			j := b*ns + k
-			in0, in1, in2, in3 := src[j*vl:], src[(j+m)*vl:], src[(j+2*m)*vl:], src[(j+3*m)*vl:]
-			out := (b*ns*4 + k) * vl
+			out := (b*ns*4+k)*vl + v0
 			s := ns * vl
-			out0, out1, out2, out3 := dst[out:], dst[out+s:], dst[out+2*s:], dst[out+3*s:]
+			in0 := src[j*vl+v0 : j*vl+v1]
+			g := len(in0)
+			in1, in2, in3 := src[(j+m)*vl+v0:][:g], src[(j+2*m)*vl+v0:][:g], src[(j+3*m)*vl+v0:][:g]
+			out0, out1, out2, out3 := dst[out:][:g], dst[out+s:][:g], dst[out+2*s:][:g], dst[out+3*s:][:g]
 			w1, w2, w3 := tw[3*k], tw[3*k+1], tw[3*k+2]
 			if k == 0 {
-				for v := v0; v < v1; v++ {
+				for v := range in0 {
 					a0, a1, a2, a3 := in0[v], in1[v], in2[v], in3[v]
 					t0, t1, t2, d := a0+a2, a0-a2, a1+a3, a1-a3
 					t3 := complex(sign*imag(d), -sign*real(d))
@@ -183,7 +187,7 @@ func (st *stage) pass4(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 				}
 				continue
 			}
-			for v := v0; v < v1; v++ {
+			for v := range in0 {
 				a0, a1, a2, a3 := in0[v], in1[v]*w1, in2[v]*w2, in3[v]*w3
 				t0, t1, t2, d := a0+a2, a0-a2, a1+a3, a1-a3
 				t3 := complex(sign*imag(d), -sign*real(d))
@@ -267,12 +271,14 @@ func (st *stage) pass3(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 	for b := range m / ns {
 		for k := range ns {
 			j := b*ns + k
-			in0, in1, in2 := src[j*vl:], src[(j+m)*vl:], src[(j+2*m)*vl:]
-			out := (b*ns*3 + k) * vl
+			out := (b*ns*3+k)*vl + v0
 			s := ns * vl
-			out0, out1, out2 := dst[out:], dst[out+s:], dst[out+2*s:]
+			in0 := src[j*vl+v0 : j*vl+v1]
+			g := len(in0)
+			in1, in2 := src[(j+m)*vl+v0:][:g], src[(j+2*m)*vl+v0:][:g]
+			out0, out1, out2 := dst[out:][:g], dst[out+s:][:g], dst[out+2*s:][:g]
 			w1, w2 := tw[2*k], tw[2*k+1]
-			for v := v0; v < v1; v++ {
+			for v := range in0 {
 				a0, a1, a2 := in0[v], in1[v], in2[v]
 				if k != 0 {
 					a1, a2 = a1*w1, a2*w2
@@ -297,12 +303,14 @@ func (st *stage) pass5(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 	for b := range m / ns {
 		for k := range ns {
 			j := b*ns + k
-			in0, in1, in2, in3, in4 := src[j*vl:], src[(j+m)*vl:], src[(j+2*m)*vl:], src[(j+3*m)*vl:], src[(j+4*m)*vl:]
-			out := (b*ns*5 + k) * vl
+			out := (b*ns*5+k)*vl + v0
 			s := ns * vl
-			out0, out1, out2, out3, out4 := dst[out:], dst[out+s:], dst[out+2*s:], dst[out+3*s:], dst[out+4*s:]
+			in0 := src[j*vl+v0 : j*vl+v1]
+			g := len(in0)
+			in1, in2, in3, in4 := src[(j+m)*vl+v0:][:g], src[(j+2*m)*vl+v0:][:g], src[(j+3*m)*vl+v0:][:g], src[(j+4*m)*vl+v0:][:g]
+			out0, out1, out2, out3, out4 := dst[out:][:g], dst[out+s:][:g], dst[out+2*s:][:g], dst[out+3*s:][:g], dst[out+4*s:][:g]
 			w := tw[4*k:][:4]
-			for v := v0; v < v1; v++ {
+			for v := range in0 {
 				a0, a1, a2, a3, a4 := in0[v], in1[v], in2[v], in3[v], in4[v]
 				if k != 0 {
 					a1, a2, a3, a4 = a1*w[0], a2*w[1], a3*w[2], a4*w[3]
