@@ -27,7 +27,7 @@ func FFTSupported(p *nd.Problem) error { return fftconv.Supported(p) }
 // values reach exactly the outputs whose window holds them.
 func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 	workers := opt.workers()
-	g, err := fftconv.New(p, fftconv.Options{Budget: opt.FFTBudget, Workers: workers})
+	g, err := fftconv.New(p, fftconv.Options{Budget: opt.FFTBudget, Workers: workers, Lengths: opt.fftLengths})
 	if err != nil {
 		return nil, fmt.Errorf("cpu: FFT method: %w", err)
 	}
@@ -75,7 +75,7 @@ func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 // executable may show on p for an input whose extended values (input and
 // cval) have magnitude at most maxAbs, before the output's own rounding.
 func FFTBound(p *nd.Problem, opt Options, maxAbs float64) (float64, error) {
-	g, err := fftconv.New(p, fftconv.Options{Budget: opt.FFTBudget, Workers: opt.workers()})
+	g, err := fftconv.New(p, fftconv.Options{Budget: opt.FFTBudget, Workers: opt.workers(), Lengths: opt.fftLengths})
 	if err != nil {
 		return 0, err
 	}

@@ -17,6 +17,8 @@ type Options struct {
 	// FFTBudget bounds the FFT method's block buffers and kernel spectra,
 	// in bytes; 0 means fftconv.DefaultBudget.
 	FFTBudget int64
+	// fftLengths forces the FFT's transform lengths (tests, tuning).
+	fftLengths []int
 }
 
 func (o Options) workers() int {

@@ -3,6 +3,7 @@ package fftconv
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ndconv/ndconv/internal/fft"
 	"github.com/ndconv/ndconv/nd"
@@ -35,6 +36,9 @@ type Options struct {
 	Budget int64
 	// Workers is the number of blocks in flight at once.
 	Workers int
+	// Lengths, when set, forces the transform length per transformed
+	// axis instead of the cost model's choice (for tuning and tests).
+	Lengths []int
 }
 
 // Supported reports whether p can run by FFT convolution, and why not: a
@@ -75,12 +79,8 @@ func New(p *nd.Problem, opt Options) (*Geometry, error) {
 		}
 	}
 	cands := make([][]int, len(g.Axes))
-	ratio := 1.25
-	if len(g.Axes) > 3 {
-		ratio = 2
-	}
 	for i, k := range g.Kernel {
-		cands[i] = candidates(k, g.out[i], ratio, i == len(g.Axes)-1)
+		cands[i] = candidates(k, g.out[i], len(g.Axes), i == len(g.Axes)-1)
 	}
 	var best *Geometry
 	bestCost := math.Inf(1)
@@ -102,6 +102,20 @@ func New(p *nd.Problem, opt Options) (*Geometry, error) {
 			best, bestCost = c, cost
 		}
 	}
+	if opt.Lengths != nil {
+		if len(opt.Lengths) != len(g.Axes) {
+			return nil, fmt.Errorf("%d forced lengths for %d transformed axes", len(opt.Lengths), len(g.Axes))
+		}
+		for i, l := range opt.Lengths {
+			if l < g.Kernel[i] || i == len(g.Axes)-1 && l%2 != 0 {
+				return nil, fmt.Errorf("forced length %d on an axis of kernel extent %d", l, g.Kernel[i])
+			}
+		}
+		cands = make([][]int, len(g.Axes))
+		for i, l := range opt.Lengths {
+			cands[i] = []int{l}
+		}
+	}
 	search(0)
 	if best == nil {
 		smallest := g.with(firsts(cands), len(p.Kernels))
@@ -119,25 +133,38 @@ func firsts(c [][]int) []int {
 }
 
 // candidates are the transform lengths tried along an axis of kernel
-// extent k and output extent n: fast lengths from about 2k, growing
-// geometrically by ratio, up to the one that holds the whole axis.
-func candidates(k, n int, ratio float64, even bool) []int {
+// extent k and output extent n: 2^a·m for the odd m of oddFactors(axes)
+// (lengths whose passes are all fast radices) from k up, and the one fast
+// length that holds the whole axis.
+func candidates(k, n, axes int, even bool) []int {
 	next := fft.NextFast
 	if even {
 		next = fft.NextFastEven
 	}
 	whole := next(max(n+k-1, k))
 	var out []int
-	for m := float64(next(k)); ; m *= ratio {
-		l := next(int(math.Ceil(m)))
-		if l >= whole {
-			break
-		}
-		if len(out) == 0 || l > out[len(out)-1] {
-			out = append(out, l)
+	for _, m := range oddFactors(axes) {
+		for l := m; l < whole; l *= 2 {
+			if l >= k && (!even || l%2 == 0) {
+				out = append(out, l)
+			}
 		}
 	}
-	return append(out, whole)
+	slices.Sort(out)
+	return append(slices.Compact(out), whole)
+}
+
+// oddFactors are the odd parts of the candidate lengths: fewer the more
+// axes are searched together, so that the search stays within a few
+// thousand decompositions.
+func oddFactors(axes int) []int {
+	switch {
+	case axes <= 2:
+		return []int{1, 3, 5, 9, 15, 25, 27, 45}
+	case axes == 3:
+		return []int{1, 3, 5}
+	}
+	return []int{1, 3}
 }
 
 // with returns g with the given transform lengths and what follows.
@@ -179,6 +206,11 @@ const (
 	gatherCost   = 4
 	productCost  = 4
 	storeCost    = 3
+	// Blocks larger than cacheBlock values no longer keep their passes in
+	// a core's L2 cache: measured, their transforms take cachePenalty
+	// times longer.
+	cacheBlock   = 1 << 18
+	cachePenalty = 1.5
 )
 
 // cost estimates the work of the whole problem: every block transformed
@@ -186,6 +218,9 @@ const (
 func (g *Geometry) cost(bank int) float64 {
 	p := float64(g.Size())
 	transform := maddsPerNano * fft.Nanos(g.Length)
+	if p > cacheBlock {
+		transform *= cachePenalty
+	}
 	perBlock := gatherCost*p + transform + float64(bank)*(transform+productCost*float64(g.SpectrumSize())+storeCost*float64(product(g.Block)))
 	return perBlock * float64(g.TotalBlocks())
 }
