@@ -31,9 +31,11 @@
 //
 // # Accuracy
 //
-// Each radix pass adds at most a few units of float32 roundoff (ε = 2⁻²⁴)
-// relative to the data's 2-norm, so a transform of length n has
-// ‖FFT(x) − exact‖₂ ≤ c·ε·log₂(n)·‖exact‖₂ with c a small constant; the
-// tests hold every length 2..200 and several large ones to
-// max|error| ≤ 2·ε·log₂(n)·√n·max|x|·… as stated in Bound.
+// Each pass adds a few units of float32 roundoff (ε = 2⁻²⁴) relative to
+// the data's 2-norm, so a transform of length n has
+// ‖X̂ − X‖₂ ≤ ε·passCost(n)·‖X‖₂, passCost being about one per radix-2
+// level (log₂ of each radix, plus √R for a generic odd radix R). The
+// tests hold every length 1..200 (against a float64 DFT) and long ones
+// (against gonum's dsp/fourier) to it; measured errors are below a third
+// of it.
 package fft
