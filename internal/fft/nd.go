@@ -68,13 +68,8 @@ func (t *RealND) Forward(dst []complex64, src []float32) {
 	if len(src) != t.Len() || len(dst) != t.SpectrumLen() {
 		panic("fft: length mismatch")
 	}
-	t.prepareScratch()
 	n, h1 := t.rows.n, t.rows.h+1
-	lines := t.lines()
-	parallelFor(t.workers, ceilDiv(lines, rowGroup), func(w, item int) {
-		z, work := t.rowScratch(w)
-		first := item * rowGroup
-		g := min(rowGroup, lines-first)
+	t.rowGroups(func(first, g int, z, work []complex64) {
 		t.rows.forward(dst[first*h1:], h1, src[first*n:], n, g, z, work)
 	})
 	for d := len(t.axes) - 1; d >= 0; d-- {
@@ -88,23 +83,29 @@ func (t *RealND) Inverse(dst []float32, src []complex64) {
 	if len(dst) != t.Len() || len(src) != t.SpectrumLen() {
 		panic("fft: length mismatch")
 	}
-	t.prepareScratch()
 	for d := range t.axes {
 		t.columns(src, d, true)
 	}
 	n, h1 := t.rows.n, t.rows.h+1
-	lines := t.lines()
-	parallelFor(t.workers, ceilDiv(lines, rowGroup), func(w, item int) {
-		z, work := t.rowScratch(w)
-		first := item * rowGroup
-		g := min(rowGroup, lines-first)
+	t.rowGroups(func(first, g int, z, work []complex64) {
 		t.rows.inverse(dst[first*n:], n, src[first*h1:], h1, g, z, work)
 	})
 }
 
-// prepareScratch allocates every worker's row buffers before the workers
-// start, so that they never grow t.scratch concurrently.
-func (t *RealND) prepareScratch() { t.rowScratch(t.workers - 1) }
+// rowGroups calls fn for every group of up to rowGroup rows along the
+// last axis, from row first, g rows, on the workers, each with its own
+// scratch.
+func (t *RealND) rowGroups(fn func(first, g int, z, work []complex64)) {
+	// Every worker's buffers exist before the workers start, so that none
+	// grows t.scratch concurrently.
+	t.rowScratch(t.workers - 1)
+	lines := t.lines()
+	parallelFor(t.workers, ceilDiv(lines, rowGroup), func(w, item int) {
+		z, work := t.rowScratch(w)
+		first := item * rowGroup
+		fn(first, min(rowGroup, lines-first), z, work)
+	})
+}
 
 // columnBytes bounds the two buffers a column work item transforms in:
 // its chunk of columns is gathered into a contiguous n × chunk block, so
