@@ -90,6 +90,15 @@ func TestFFTLarge(t *testing.T) {
 		{Name: "2d-rgb-bank", Spec: nd.Spec{Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 11, 13), enginetest.RandomKernel(rng, false, 11, 13)}, Origin: []int{-5, 6}, Border: nd.Constant, CVal: 40}, Input: enginetest.RandomArray(rng, nd.Uint8, 97, 131, 3)},
 		{Name: "3d-axes-2,0", Spec: nd.Spec{Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 5, 4)}, Axes: []int{2, 0}, Border: nd.Nearest, Out: nd.Int16}, Input: enginetest.RandomArray(rng, nd.Int16, 23, 5, 41)},
 	}
+	// Outputs far beyond the integer types' ranges saturate, as in the
+	// direct method.
+	big := enginetest.RandomArray(rng, nd.Float32, 40, 50)
+	for i, v := range big.Data.([]float32) {
+		big.Data.([]float32)[i] = v * 1e4
+	}
+	for _, out := range []nd.DType{nd.Uint8, nd.Uint16, nd.Int16} {
+		cases = append(cases, enginetest.Case{Name: "saturate-" + out.String(), Spec: nd.Spec{Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 9, 9)}, Out: out}, Input: big})
+	}
 	for _, c := range cases {
 		c.Spec.Shape, c.Spec.In = c.Input.Shape, c.Input.DType()
 		t.Run(c.Name, func(t *testing.T) {

@@ -82,6 +82,7 @@ func New(p *nd.Problem, opt Options) (*Geometry, error) {
 	for i, k := range g.Kernel {
 		cands[i] = candidates(k, g.out[i], len(g.Axes), i == len(g.Axes)-1)
 	}
+	thin(cands)
 	var best *Geometry
 	bestCost := math.Inf(1)
 	length := make([]int, len(g.Axes))
@@ -152,6 +153,32 @@ func candidates(k, n, axes int, even bool) []int {
 	}
 	slices.Sort(out)
 	return append(slices.Compact(out), whole)
+}
+
+// maxDecompositions bounds the search: a few milliseconds of planning.
+const maxDecompositions = 10000
+
+// thin drops every other candidate (keeping the whole-axis length) of the
+// longest lists until the search is within maxDecompositions.
+func thin(cands [][]int) {
+	for {
+		total, longest := 1, 0
+		for i, c := range cands {
+			total *= len(c)
+			if len(c) > len(cands[longest]) {
+				longest = i
+			}
+		}
+		if total <= maxDecompositions || len(cands[longest]) <= 2 {
+			return
+		}
+		c := cands[longest]
+		var kept []int
+		for j := 0; j < len(c)-1; j += 2 {
+			kept = append(kept, c[j])
+		}
+		cands[longest] = append(kept, c[len(c)-1])
+	}
 }
 
 // oddFactors are the odd parts of the candidate lengths: fewer the more
