@@ -175,10 +175,7 @@ func (e *fftConv) runGroup(s *fftState, dst, src nd.Array, group int) {
 	bank := len(e.spectra)
 	for k, w := range e.spectra {
 		for b := range count {
-			spec, prod := s.spec[b*ssize:(b+1)*ssize], s.prod[b*ssize:(b+1)*ssize]
-			for i, v := range spec {
-				prod[i] = v * w[i]
-			}
+			fft.MulInto(s.prod[b*ssize:(b+1)*ssize], s.spec[b*ssize:(b+1)*ssize], w)
 		}
 		s.plan.Inverse(s.out, s.prod)
 		for b := range count {

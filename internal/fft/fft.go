@@ -108,13 +108,14 @@ func defaultWorkers(w int) int {
 
 // passNanos is the measured time of one pass per complex element, by
 // radix, on one core of the development machine (an AVX-512 EPYC at 2
-// cores, 16 sequences at once, thread CPU time): per halving of the work
-// radix 4 costs 0.8 ns, 2 about 1.2, 5 about 1.05, 3 about 1.6; 7 and
-// larger odd factors run the generic butterfly, several times slower.
-var passNanos = map[int]float64{2: 1.2, 3: 2.5, 4: 1.6, 5: 2.45}
+// cores, 16 sequences at once, the fastest of 300 runs): per halving of
+// the work radix 4 costs 0.55 ns, 3 about 0.65, 5 about 0.8, 2 about 1.1;
+// 7 and larger odd factors run the generic butterfly, 0.8 ns per unit of
+// radix.
+var passNanos = map[int]float64{2: 1.1, 3: 1.05, 4: 1.1, 5: 1.9}
 
 // genericPassNanos is passNanos of any other radix r, per r.
-const genericPassNanos = 1.0
+const genericPassNanos = 0.8
 
 // Nanos estimates the time, in nanoseconds on one core, of one real N-D
 // forward (or inverse) transform of the given shape (last axis even): the

@@ -70,7 +70,7 @@ func (r *realRows) forward(dst []complex64, ds int, src []float32, ss, g int, z,
 			b = complex(real(b), -imag(b))
 			e, d := a+b, a-b
 			o := complex(0.5*imag(d), -0.5*real(d))
-			dst[i*ds+k] = complex(0.5*real(e), 0.5*imag(e)) + w*o
+			dst[i*ds+k] = complex(0.5*real(e), 0.5*imag(e)) + mul(w, o)
 		}
 	}
 }
@@ -107,7 +107,7 @@ func (r *realRows) inverse(dst []float32, ds int, src []complex64, ss, g int, z,
 		for k := range h {
 			a, b := row[k], row[h-k]
 			b = complex(real(b), -imag(b))
-			e, o := a+b, (a-b)*r.iw[k]
+			e, o := a+b, mul(a-b, r.iw[k])
 			z[k*g+i] = e + complex(-imag(o), real(o))
 		}
 	}
