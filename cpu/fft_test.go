@@ -2,6 +2,7 @@ package cpu
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"slices"
@@ -98,6 +99,17 @@ func TestFFTLarge(t *testing.T) {
 	}
 	for _, out := range []nd.DType{nd.Uint8, nd.Uint16, nd.Int16} {
 		cases = append(cases, enginetest.Case{Name: "saturate-" + out.String(), Spec: nd.Spec{Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 9, 9)}, Out: out}, Input: big})
+	}
+	// Kernels larger than the input, on every border: the table's such
+	// cases are float64, which the FFT does not run.
+	for _, b := range []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant} {
+		for _, m := range []nd.Mode{nd.Same, nd.Full} {
+			for _, g := range []struct{ in, k []int }{{[]int{3}, []int{7}}, {[]int{1}, []int{5}}, {[]int{2, 3}, []int{5, 6}}, {[]int{1, 4}, []int{3, 3}}, {[]int{4, 1, 3}, []int{3, 4, 2}}} {
+				cases = append(cases, enginetest.Case{Name: fmt.Sprintf("large-kernel/%v/k%v/%v/%v", g.in, g.k, b, m),
+					Spec:  nd.Spec{Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, g.k...)}, Border: b, CVal: -7, Mode: m},
+					Input: enginetest.RandomArray(rng, nd.Float32, g.in...)})
+			}
+		}
 	}
 	for _, c := range cases {
 		c.Spec.Shape, c.Spec.In = c.Input.Shape, c.Input.DType()
