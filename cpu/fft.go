@@ -186,17 +186,12 @@ func (e *fftConv) runGroup(s *fftState, dst, src nd.Array, group int) {
 }
 
 // gather fills block with the extended input of s.region: one line along
-// the last transformed axis at a time, zero beyond the values it reads.
+// the last transformed axis at a time, zero beyond the values it reads
+// (each value written once: a partial block is not cleared first).
 func (e *fftConv) gather(s *fftState, block []float32, src nd.Array) {
 	g, r, p := e.g, &s.region, e.p
 	n := len(g.Axes)
 	last := n - 1
-	for i := range n {
-		if r.InCount[i] < g.Length[i] {
-			clear(block)
-			break
-		}
-	}
 	base := 0
 	for i, a := range g.Batch {
 		base += r.Batch[i] * e.inStrides[a]
@@ -207,20 +202,26 @@ func (e *fftConv) gather(s *fftState, block []float32, src nd.Array) {
 	cval := float32(p.CVal)
 	la := g.Axes[last]
 	for {
-		off, at, inside := 0, base, true
+		off, at, inside, read := 0, base, true, true
 		for i, t := range s.lineIdx {
 			off += t * blockStrides[i]
+			read = read && t < r.InCount[i]
 			q, ok := p.Border.Index(r.InStart[i]+t, p.InShape[g.Axes[i]])
 			inside = inside && ok
 			at += q * e.inStrides[g.Axes[i]]
 		}
-		row := block[off : off+r.InCount[last]]
-		if inside {
+		line := block[off : off+g.Length[last]]
+		row := line[:r.InCount[last]]
+		switch {
+		case !read:
+			row = row[:0]
+		case inside:
 			loadPaddedStrided(row, src.Data, at, r.InStart[last], p.InShape[la], e.inStrides[la], p.Border, cval)
-		} else {
+		default:
 			fill(row, cval)
 		}
-		if !nextIndex(s.lineIdx, r.InCount[:last]) {
+		clear(line[len(row):])
+		if !nextIndex(s.lineIdx, g.Length[:last]) {
 			return
 		}
 	}
