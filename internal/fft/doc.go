@@ -3,8 +3,8 @@
 // proxy works in complex128 only, twice the memory traffic of what a
 // float32 convolution needs).
 //
-// It owns complex64 transforms of any length — mixed radix 4, 2 and any
-// odd factor, fast for lengths 2^a·3^b·5^c·7^d (NextFast finds them) —
+// It owns complex64 transforms of any length — mixed radix 4, 2, 3, 5, 7
+// and any other odd factor, fast for lengths 2^a·3^b·5^c·7^d (NextFast finds them) —
 // real-to-complex and complex-to-real transforms by the half-length trick,
 // and N-D real transforms as successive 1-D transforms along each axis,
 // multithreaded over rows and planes.

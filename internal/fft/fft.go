@@ -109,10 +109,10 @@ func defaultWorkers(w int) int {
 // passNanos is the measured time of one pass per complex element, by
 // radix, on one core of the development machine (an AVX-512 EPYC at 2
 // cores, 16 sequences at once, the fastest of 300 runs): per halving of
-// the work radix 4 costs 0.55 ns, 3 about 0.65, 5 about 0.8, 2 about 1.1;
-// 7 and larger odd factors run the generic butterfly, 0.8 ns per unit of
-// radix.
-var passNanos = map[int]float64{2: 1.1, 3: 1.05, 4: 1.1, 5: 1.9}
+// the work radix 4 costs 0.55 ns, 3 about 0.65, 5 about 0.8, 7 and 2
+// about 1.0 and 1.1; larger odd factors run the generic butterfly, 0.8 ns
+// per unit of radix.
+var passNanos = map[int]float64{2: 1.1, 3: 1.05, 4: 1.1, 5: 1.9, 7: 2.8}
 
 // genericPassNanos is passNanos of any other radix r, per r.
 const genericPassNanos = 0.8

@@ -112,6 +112,8 @@ func (s *stages) run(x, work []complex64, vl, v0, v1 int, inverse bool) {
 			st.pass3(dst, src, s.n, vl, v0, v1, inverse)
 		case 5:
 			st.pass5(dst, src, s.n, vl, v0, v1, inverse)
+		case 7:
+			st.pass7(dst, src, s.n, vl, v0, v1, inverse)
 		default:
 			st.passOdd(dst, src, s.n, vl, v0, v1, inverse)
 		}
@@ -340,6 +342,51 @@ func (st *stage) pass5(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 				out0[v] = a0 + sum1 + sum2
 				out1[v], out4[v] = re1+rot1, re1-rot1
 				out2[v], out3[v] = re2+rot2, re2-rot2
+			}
+		}
+	}
+}
+
+// pass7 is passOdd for radix 7, written out.
+func (st *stage) pass7(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
+	m, ns := n/7, st.span
+	tw := st.twiddles(inverse)
+	sign := float32(1)
+	if inverse {
+		sign = -1
+	}
+	c1, c2, c3 := st.cos[1], st.cos[2], st.cos[3]
+	s1, s2, s3 := st.sin[1], st.sin[2], st.sin[3]
+	for b := range m / ns {
+		for k := range ns {
+			j := b*ns + k
+			out := (b*ns*7+k)*vl + v0
+			s := ns * vl
+			in0 := src[j*vl+v0 : j*vl+v1]
+			g := len(in0)
+			in1, in2, in3 := src[(j+m)*vl+v0:][:g], src[(j+2*m)*vl+v0:][:g], src[(j+3*m)*vl+v0:][:g]
+			in4, in5, in6 := src[(j+4*m)*vl+v0:][:g], src[(j+5*m)*vl+v0:][:g], src[(j+6*m)*vl+v0:][:g]
+			out0, out1, out2, out3 := dst[out:][:g], dst[out+s:][:g], dst[out+2*s:][:g], dst[out+3*s:][:g]
+			out4, out5, out6 := dst[out+4*s:][:g], dst[out+5*s:][:g], dst[out+6*s:][:g]
+			w := tw[6*k:][:6]
+			for v := range in0 {
+				a0, a1, a2, a3, a4, a5, a6 := in0[v], in1[v], in2[v], in3[v], in4[v], in5[v], in6[v]
+				if k != 0 {
+					a1, a2, a3 = mul(a1, w[0]), mul(a2, w[1]), mul(a3, w[2])
+					a4, a5, a6 = mul(a4, w[3]), mul(a5, w[4]), mul(a6, w[5])
+				}
+				sum1, sum2, sum3 := a1+a6, a2+a5, a3+a4
+				dif1, dif2, dif3 := a1-a6, a2-a5, a3-a4
+				out0[v] = a0 + sum1 + sum2 + sum3
+				re := a0 + scale(c1, sum1) + scale(c2, sum2) + scale(c3, sum3)
+				rot := rotate(sign, scale(s1, dif1)+scale(s2, dif2)+scale(s3, dif3))
+				out1[v], out6[v] = re+rot, re-rot
+				re = a0 + scale(c2, sum1) + scale(c3, sum2) + scale(c1, sum3)
+				rot = rotate(sign, scale(s2, dif1)-scale(s3, dif2)-scale(s1, dif3))
+				out2[v], out5[v] = re+rot, re-rot
+				re = a0 + scale(c3, sum1) + scale(c1, sum2) + scale(c2, sum3)
+				rot = rotate(sign, scale(s3, dif1)-scale(s1, dif2)+scale(s2, dif3))
+				out3[v], out4[v] = re+rot, re-rot
 			}
 		}
 	}
