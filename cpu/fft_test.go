@@ -128,6 +128,7 @@ func TestFFTBudget(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
 	cases := []enginetest.Case{
 		{Name: "1d", Spec: nd.Spec{Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 63)}, Border: nd.Reflect}, Input: enginetest.RandomArray(rng, nd.Float32, 30000)},
+		{Name: "1d-bank-channels", Spec: nd.Spec{Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 33), enginetest.RandomKernel(rng, true, 33), enginetest.RandomKernel(rng, false, 33)}, Border: nd.Mirror, Out: nd.Int16}, Input: enginetest.RandomArray(rng, nd.Int16, 9000, 2)},
 		{Name: "2d-bank", Spec: nd.Spec{Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 9, 7), enginetest.RandomKernel(rng, false, 9, 7)}, Border: nd.Wrap, Mode: nd.Full}, Input: enginetest.RandomArray(rng, nd.Float32, 150, 170)},
 		{Name: "3d", Spec: nd.Spec{Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 5, 5, 5)}, Border: nd.Mirror}, Input: enginetest.RandomArray(rng, nd.Uint8, 40, 30, 35)},
 	}
