@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"math"
+	"slices"
 
 	"github.com/ndconv/ndconv/internal/fft"
 	"github.com/ndconv/ndconv/internal/fftconv"
@@ -21,10 +22,15 @@ func FFTSupported(p *nd.Problem) error { return fftconv.Supported(p) }
 // rounded and saturated by nd.Store, interleaved for a bank.
 //
 // Results differ from the direct method by rounding, within
-// fftconv.Geometry.ErrorBound. Where the input holds NaN or Inf (or cval
-// is infinite), or values so large that the float32 transforms could
-// overflow, Execute runs the direct method instead, so that non-finite
-// values reach exactly the outputs whose window holds them.
+// fftconv.Geometry.ErrorBound. NaN and Inf reach exactly the outputs whose
+// window holds them, with the direct method's bits: a block holding
+// non-finite values is transformed with zeros in their place, and the
+// outputs whose nonzero taps reach them are computed by the direct sum
+// (the same fused multiply-adds in the same order) from the block's
+// values. Where non-finite values are so many that this would cost more
+// than the direct method, where cval is infinite, or where values are so
+// large that the float32 transforms could overflow, Execute runs the
+// direct method instead.
 func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 	workers := opt.workers()
 	g, err := fftconv.New(p, fftconv.Options{Budget: opt.FFTBudget, Workers: workers, Lengths: opt.fftLengths})
@@ -32,6 +38,9 @@ func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 		return nil, fmt.Errorf("cpu: FFT method: %w", err)
 	}
 	e := &fftConv{p: p, opt: opt, g: g, inStrides: nd.Strides(p.InShape), outStrides: nd.Strides(p.OutShape)}
+	for _, k := range p.Kernels {
+		e.taps = append(e.taps, nonzeroTaps(g, k.Dense))
+	}
 	// Many block groups: one per worker at a time, each transformed on one
 	// goroutine. Few: one at a time, each transform using every worker.
 	e.threads, e.slots = 1, workers
@@ -45,6 +54,7 @@ func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 			out:  make([]float32, g.Group*g.Size()),
 			spec: make([]complex64, g.Group*g.SpectrumSize()),
 			prod: make([]complex64, g.Group*g.SpectrumSize()),
+			bad:  make([][]int, g.Group),
 		})
 	}
 	// Each kernel's spectrum, conjugated (correlation) and scaled by 1/P
@@ -98,16 +108,52 @@ type fftConv struct {
 	threads, slots        int
 	state                 []fftState
 	spectra               [][]complex64
+	taps                  [][]fftTap // per kernel: its nonzero taps
 	absSum                float64
 	direct                Executable // the fallback, prepared when first needed
+	patch                 bool       // this call's input holds NaN or Inf
 }
 
 type fftState struct {
-	plan            *fft.RealND
-	in, out         []float32
-	spec, prod      []complex64
-	region          fftconv.Region
-	lineIdx, lineIn []int
+	plan       *fft.RealND
+	in, out    []float32
+	spec, prod []complex64
+	region     fftconv.Region
+	lineIdx    []int
+	// For blocks holding NaN or Inf: their positions per block of the
+	// group, the block's values before they were zeroed, and the outputs
+	// to compute directly.
+	bad    [][]int
+	orig   []float32
+	mark   []bool
+	marked []int
+}
+
+// fftTap is one nonzero kernel tap: its index per transformed axis, its
+// offset in a block, its weight as the direct method uses it.
+type fftTap struct {
+	at  []int
+	off int
+	w   float32
+}
+
+// nonzeroTaps lists w's nonzero taps in the kernel's row-major order, the
+// order of the direct method's fused multiply-adds.
+func nonzeroTaps(g *fftconv.Geometry, w []float64) []fftTap {
+	strides := nd.Strides(g.Length)
+	idx := make([]int, len(g.Kernel))
+	var taps []fftTap
+	for _, v := range w {
+		if v != 0 {
+			t := fftTap{at: slices.Clone(idx), w: float32(v)}
+			for d, i := range idx {
+				t.off += i * strides[d]
+			}
+			taps = append(taps, t)
+		}
+		nextIndex(idx, g.Kernel)
+	}
+	return taps
 }
 
 // overflowMargin keeps every value inside the float32 transforms, each of
@@ -115,7 +161,9 @@ type fftState struct {
 const overflowMargin = 1e30
 
 func (e *fftConv) Execute(ctx context.Context, dst, src nd.Array) error {
-	if e.needsDirect(src) {
+	nonFinite, direct := e.scan(src)
+	e.patch = nonFinite > 0
+	if direct {
 		if e.direct == nil {
 			e.direct = NewDirect(e.p, e.opt)
 		}
@@ -128,10 +176,11 @@ func (e *fftConv) Execute(ctx context.Context, dst, src nd.Array) error {
 	})
 }
 
-// needsDirect reports whether src holds a value the FFT would smear over
-// a whole block: NaN or ±Inf (or an infinite cval), or a magnitude that
-// could overflow float32 inside a transform.
-func (e *fftConv) needsDirect(src nd.Array) bool {
+// scan counts src's NaN and Inf values and reports whether the direct
+// method must run instead: where cval is infinite, where the non-finite
+// values' windows cover more than directShare of the outputs, or where a
+// magnitude could overflow float32 inside a transform.
+func (e *fftConv) scan(src nd.Array) (nonFinite int, direct bool) {
 	maxAbs := 0.0
 	if e.p.Border == nd.Constant {
 		maxAbs = math.Abs(e.p.CVal)
@@ -140,10 +189,11 @@ func (e *fftConv) needsDirect(src nd.Array) bool {
 	case []float32:
 		m := 0.0
 		for _, v := range d {
-			// !(a <= m) holds for NaN as well as for a new maximum.
+			// !(a <= m) holds for NaN and Inf as well as for a new maximum.
 			if a := math.Abs(float64(v)); !(a <= m) {
-				if a != a {
-					return true
+				if math.IsNaN(a) || math.IsInf(a, 0) {
+					nonFinite++
+					continue
 				}
 				m = a
 			}
@@ -153,8 +203,17 @@ func (e *fftConv) needsDirect(src nd.Array) bool {
 		_, hi := src.DType().Range()
 		maxAbs = max(maxAbs, hi)
 	}
-	return math.IsInf(maxAbs, 0) || maxAbs*e.absSum*float64(e.g.Size()) > overflowMargin
+	taps := 0
+	for _, t := range e.taps {
+		taps = max(taps, len(t))
+	}
+	return nonFinite, math.IsInf(maxAbs, 0) || maxAbs*e.absSum*float64(e.g.Size()) > overflowMargin ||
+		float64(nonFinite)*float64(taps) > directShare*float64(product(e.p.OutShape))
 }
+
+// directShare is the largest share of the outputs that blocks may compute
+// by the direct sum before the whole call runs the direct method.
+const directShare = 1.0 / 8
 
 // runGroup computes the outputs of one group of blocks.
 func (e *fftConv) runGroup(s *fftState, dst, src nd.Array, group int) {
@@ -170,6 +229,9 @@ func (e *fftConv) runGroup(s *fftState, dst, src nd.Array, group int) {
 		}
 		g.Region(first+b, &s.region)
 		e.gather(s, block, src)
+		if e.patch {
+			e.setAside(s, b)
+		}
 	}
 	s.plan.Forward(s.spec, s.in)
 	bank := len(e.spectra)
@@ -180,8 +242,74 @@ func (e *fftConv) runGroup(s *fftState, dst, src nd.Array, group int) {
 		s.plan.Inverse(s.out, s.prod)
 		for b := range count {
 			g.Region(first+b, &s.region)
+			if e.patch && len(s.bad[b]) > 0 {
+				e.directOutputs(s, b, k)
+			}
 			e.scatter(s, dst, s.out[b*size:(b+1)*size], k, bank)
 		}
+	}
+}
+
+// setAside records where block b of the group holds NaN or Inf, keeps its
+// values for the direct sums, and zeroes them for the transform.
+func (e *fftConv) setAside(s *fftState, b int) {
+	size := e.g.Size()
+	block := s.in[b*size : (b+1)*size]
+	s.bad[b] = s.bad[b][:0]
+	for i, v := range block {
+		if v-v != 0 { // NaN and ±Inf
+			s.bad[b] = append(s.bad[b], i)
+		}
+	}
+	if len(s.bad[b]) == 0 {
+		return
+	}
+	if len(s.orig) < len(s.in) {
+		s.orig = make([]float32, len(s.in))
+		s.mark = make([]bool, size)
+	}
+	copy(s.orig[b*size:(b+1)*size], block)
+	for _, i := range s.bad[b] {
+		block[i] = 0
+	}
+}
+
+// directOutputs replaces, in the inverse transform of block b for kernel
+// k, every output whose nonzero taps reach a NaN or Inf of the block by
+// the direct method's sum: acc = fma(w, x, acc) over the nonzero taps in
+// row-major order, from the block's own values.
+func (e *fftConv) directOutputs(s *fftState, b, k int) {
+	g, r := e.g, &s.region
+	size := g.Size()
+	out, orig := s.out[b*size:(b+1)*size], s.orig[b*size:(b+1)*size]
+	strides := nd.Strides(g.Length)
+	s.marked = s.marked[:0]
+	for _, q := range s.bad[b] {
+		for _, t := range e.taps[k] {
+			off, rest := 0, q
+			inside := true
+			for d, st := range strides {
+				i := rest/st - t.at[d]
+				rest %= st
+				if i < 0 || i >= r.OutCount[d] {
+					inside = false
+					break
+				}
+				off += i * st
+			}
+			if inside && !s.mark[off] {
+				s.mark[off] = true
+				s.marked = append(s.marked, off)
+			}
+		}
+	}
+	for _, off := range s.marked {
+		acc := float32(0)
+		for _, t := range e.taps[k] {
+			acc = nd.FMA32(t.w, orig[off+t.off], acc)
+		}
+		out[off] = acc
+		s.mark[off] = false
 	}
 }
 
