@@ -126,17 +126,19 @@ func (s *stages) run(x, work []complex64, vl, v0, v1 int, inverse bool) {
 	}
 }
 
-func (st *stage) twiddles(inverse bool) []complex64 {
+// twiddles returns the twiddle factors of the direction and the sign that
+// turns −i (forward) into +i (inverse) in the butterflies.
+func (st *stage) twiddles(inverse bool) ([]complex64, float32) {
 	if inverse {
-		return st.itw
+		return st.itw, -1
 	}
-	return st.tw
+	return st.tw, 1
 }
 
 // pass2 is a radix-2 pass: y0 = a + w·b, y1 = a − w·b.
 func (st *stage) pass2(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 	m, ns := n/2, st.span
-	tw := st.twiddles(inverse)
+	tw, _ := st.twiddles(inverse)
 	for b := range m / ns {
 		for k := range ns {
 			j := b*ns + k
@@ -164,12 +166,7 @@ func (st *stage) pass2(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 // pass4 is a radix-4 pass.
 func (st *stage) pass4(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 	m, ns := n/4, st.span
-	tw := st.twiddles(inverse)
-	// rot multiplies by −i (forward) or +i (inverse): (x+iy)·∓i.
-	sign := float32(1)
-	if inverse {
-		sign = -1
-	}
+	tw, sign := st.twiddles(inverse)
 	for b := range m / ns {
 		for k := range ns {
 			j := b*ns + k
@@ -206,11 +203,7 @@ func (st *stage) pass4(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 func (st *stage) passOdd(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 	r, ns := st.radix, st.span
 	m, h := n/r, (r-1)/2
-	tw := st.twiddles(inverse)
-	sign := float32(1)
-	if inverse {
-		sign = -1
-	}
+	tw, sign := st.twiddles(inverse)
 	var small [3 * 8]complex64
 	buf := small[:]
 	if 3*r > len(buf) {
@@ -281,11 +274,7 @@ func rotate(sign float32, z complex64) complex64 { return complex(sign*imag(z), 
 // pass3 is passOdd for radix 3, written out.
 func (st *stage) pass3(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 	m, ns := n/3, st.span
-	tw := st.twiddles(inverse)
-	sign := float32(1)
-	if inverse {
-		sign = -1
-	}
+	tw, sign := st.twiddles(inverse)
 	c1, s1 := st.cos[1], st.sin[1]
 	for b := range m / ns {
 		for k := range ns {
@@ -313,11 +302,7 @@ func (st *stage) pass3(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 // pass5 is passOdd for radix 5, written out.
 func (st *stage) pass5(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 	m, ns := n/5, st.span
-	tw := st.twiddles(inverse)
-	sign := float32(1)
-	if inverse {
-		sign = -1
-	}
+	tw, sign := st.twiddles(inverse)
 	c1, c2, s1, s2 := st.cos[1], st.cos[2], st.sin[1], st.sin[2]
 	for b := range m / ns {
 		for k := range ns {
@@ -350,11 +335,7 @@ func (st *stage) pass5(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 // pass7 is passOdd for radix 7, written out.
 func (st *stage) pass7(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 	m, ns := n/7, st.span
-	tw := st.twiddles(inverse)
-	sign := float32(1)
-	if inverse {
-		sign = -1
-	}
+	tw, sign := st.twiddles(inverse)
 	c1, c2, c3 := st.cos[1], st.cos[2], st.cos[3]
 	s1, s2, s3 := st.sin[1], st.sin[2], st.sin[3]
 	for b := range m / ns {
