@@ -37,7 +37,7 @@ func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 	if err != nil {
 		return nil, fmt.Errorf("cpu: FFT method: %w", err)
 	}
-	e := &fftConv{p: p, opt: opt, g: g, inStrides: nd.Strides(p.InShape), outStrides: nd.Strides(p.OutShape)}
+	e := &fftConv{p: p, opt: opt, g: g, inStrides: nd.Strides(p.InShape), outStrides: nd.Strides(p.OutShape), blockStrides: nd.Strides(g.Length)}
 	for _, k := range p.Kernels {
 		e.taps = append(e.taps, nonzeroTaps(g, k.Dense))
 	}
@@ -105,6 +105,7 @@ type fftConv struct {
 	opt                   Options
 	g                     *fftconv.Geometry
 	inStrides, outStrides []int
+	blockStrides          []int // of a block, over the transformed axes
 	threads, slots        int
 	state                 []fftState
 	spectra               [][]complex64
@@ -282,7 +283,7 @@ func (e *fftConv) directOutputs(s *fftState, b, k int) {
 	g, r := e.g, &s.region
 	size := g.Size()
 	out, orig := s.out[b*size:(b+1)*size], s.orig[b*size:(b+1)*size]
-	strides := nd.Strides(g.Length)
+	strides := e.blockStrides
 	s.marked = s.marked[:0]
 	for _, q := range s.bad[b] {
 		for _, t := range e.taps[k] {
@@ -324,7 +325,7 @@ func (e *fftConv) gather(s *fftState, block []float32, src nd.Array) {
 	for i, a := range g.Batch {
 		base += r.Batch[i] * e.inStrides[a]
 	}
-	blockStrides := nd.Strides(g.Length)
+	blockStrides := e.blockStrides
 	s.lineIdx = resize(s.lineIdx, last)
 	clear(s.lineIdx)
 	cval := float32(p.CVal)
@@ -366,7 +367,7 @@ func (e *fftConv) scatter(s *fftState, dst nd.Array, block []float32, k, bank in
 		base += r.Batch[i] * e.outStrides[a]
 	}
 	base += r.OutStart[last] * e.outStrides[g.Axes[last]]
-	blockStrides := nd.Strides(g.Length)
+	blockStrides := e.blockStrides
 	s.lineIdx = resize(s.lineIdx, last)
 	clear(s.lineIdx)
 	stride := e.outStrides[g.Axes[last]] * bank
