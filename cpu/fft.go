@@ -41,10 +41,12 @@ func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 	for _, k := range p.Kernels {
 		e.taps = append(e.taps, nonzeroTaps(g, k.Dense))
 	}
-	// Many block groups: one per worker at a time, each transformed on one
-	// goroutine. Few: one at a time, each transform using every worker.
-	e.threads, e.slots = 1, workers
-	if g.Groups() < 2*workers {
+	// Many block groups: one per worker at a time (as many as the budget
+	// holds), each transformed on one goroutine. Few: one at a time, each
+	// transform using every worker. The split changes only the speed: every
+	// value is computed the same way whatever the threads.
+	e.threads, e.slots = 1, g.Concurrency(len(p.Kernels))
+	if e.slots == 1 || g.Groups() < 2*e.slots {
 		e.threads, e.slots = workers, 1
 	}
 	for range e.slots {

@@ -171,8 +171,8 @@ func TestFFTBudget(t *testing.T) {
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
-		t.Logf("%s: %d blocks of %v in %d KiB", c.Name, g.TotalBlocks(), g.Length, g.Memory(2, len(p.Kernels))>>10)
-		if m := g.Memory(2, len(p.Kernels)); m > budget || g.TotalBlocks() < max(8, 2*whole.TotalBlocks()) {
+		t.Logf("%s: %d blocks of %v, %d at once in %d KiB", c.Name, g.TotalBlocks(), g.Length, g.Concurrency(len(p.Kernels)), g.Memory(g.Concurrency(len(p.Kernels)), len(p.Kernels))>>10)
+		if m := g.Memory(g.Concurrency(len(p.Kernels)), len(p.Kernels)); m > budget || g.TotalBlocks() < max(8, 2*whole.TotalBlocks()) {
 			t.Errorf("%s: %d blocks in %d bytes, budget %d", c.Name, g.TotalBlocks(), m, budget)
 		}
 		t.Run(c.Name, func(t *testing.T) { runFFTCase(t, c, Options{Workers: 2, FFTBudget: budget}) })
@@ -207,4 +207,34 @@ func TestFFTNonFinite(t *testing.T) {
 	runFFTCase(t, c, Options{})
 	inf := enginetest.Case{Spec: nd.Spec{Shape: []int{50}, In: nd.Float32, Border: nd.Constant, CVal: math.Inf(1), Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 7)}}, Input: enginetest.RandomArray(rng, nd.Float32, 50)}
 	runFFTCase(t, inf, Options{})
+}
+
+// TestFFTSameBitsAnyWorkers: the decomposition, and so every rounding,
+// depends on the problem and the budget only: 1, 2 and 3 workers give the
+// same bits.
+func TestFFTSameBitsAnyWorkers(t *testing.T) {
+	rng := rand.New(rand.NewPCG(7, 8))
+	in := enginetest.RandomArray(rng, nd.Float32, 300, 200)
+	spec := nd.Spec{Shape: in.Shape, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 17, 13)}}
+	p, _ := spec.Normalize()
+	var first []byte
+	for _, workers := range []int{1, 2, 3} {
+		for _, budget := range []int64{0, 1 << 20} {
+			e, err := NewFFT(p, Options{Workers: workers, FFTBudget: budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst, _ := nd.New(nd.Float32, p.FullShape()...)
+			if err := e.Execute(context.Background(), dst, in); err != nil {
+				t.Fatal(err)
+			}
+			if budget == 0 {
+				if first == nil {
+					first = slices.Clone(dst.Bytes())
+				} else if !slices.Equal(first, dst.Bytes()) {
+					t.Errorf("%d workers give other bits than 1", workers)
+				}
+			}
+		}
+	}
 }

@@ -23,6 +23,8 @@ type Geometry struct {
 	// BatchShape is the output extent along each Batch axis.
 	BatchShape []int
 	shift, out []int // per transformed axis
+	budget     int64
+	workers    int
 }
 
 // DefaultBudget is the memory, in bytes, that the blocks' working buffers
@@ -31,10 +33,14 @@ const DefaultBudget = 256 << 20
 
 // Options bound the decomposition.
 type Options struct {
-	// Budget is the memory, in bytes, for every worker's block buffers
-	// and the kernel spectra together (0: DefaultBudget).
+	// Budget is the memory, in bytes, for the block buffers of every
+	// worker and the kernel spectra together (0: DefaultBudget). The
+	// decomposition must fit it with one worker; Concurrency says how
+	// many fit.
 	Budget int64
-	// Workers is the number of blocks in flight at once.
+	// Workers is the number of blocks the caller would keep in flight at
+	// once; it does not change the decomposition (so neither the
+	// rounding of the results), only what Concurrency allows.
 	Workers int
 	// Lengths, when set, forces the transform length per transformed
 	// axis instead of the cost model's choice (for tuning and tests).
@@ -65,8 +71,7 @@ func New(p *nd.Problem, opt Options) (*Geometry, error) {
 	if budget <= 0 {
 		budget = DefaultBudget
 	}
-	workers := max(1, opt.Workers)
-	g := &Geometry{}
+	g := &Geometry{budget: budget, workers: max(1, opt.Workers)}
 	for a, k := range p.KShape {
 		if k > 1 {
 			g.Axes = append(g.Axes, a)
@@ -96,7 +101,7 @@ func New(p *nd.Problem, opt Options) (*Geometry, error) {
 			return
 		}
 		c := g.with(length, len(p.Kernels))
-		if c.memory(workers, len(p.Kernels)) > budget {
+		if c.memory(1, len(p.Kernels)) > budget {
 			return
 		}
 		if cost := c.cost(len(p.Kernels)); cost < bestCost {
@@ -120,7 +125,7 @@ func New(p *nd.Problem, opt Options) (*Geometry, error) {
 	search(0)
 	if best == nil {
 		smallest := g.with(firsts(cands), len(p.Kernels))
-		return nil, fmt.Errorf("FFT blocks need at least %d MiB, more than the budget of %d MiB", smallest.memory(workers, len(p.Kernels))>>20, budget>>20)
+		return nil, fmt.Errorf("FFT blocks need at least %d MiB, more than the budget of %d MiB", smallest.memory(1, len(p.Kernels))>>20, budget>>20)
 	}
 	return best, nil
 }
@@ -266,6 +271,16 @@ func (g *Geometry) memory(workers, bank int) int64 {
 
 // Memory is the bytes the decomposition needs with the given workers.
 func (g *Geometry) Memory(workers, bank int) int64 { return g.memory(workers, bank) }
+
+// Concurrency is how many blocks may be in flight at once: the Workers
+// asked for, fewer where the budget holds fewer (at least one).
+func (g *Geometry) Concurrency(bank int) int {
+	w := g.workers
+	for w > 1 && g.memory(w, bank) > g.budget {
+		w--
+	}
+	return w
+}
 
 // Region is one block: where its outputs are and where its extended
 // input starts.
