@@ -250,7 +250,8 @@ func TestErrorsAreTyped(t *testing.T) {
 		"origin":    {ndconv.Options{Origin: []int{5}}, new(*nd.ArgumentError)},
 		"device":    {ndconv.Options{Device: "tpu"}, new(*nd.UnsupportedError)},
 		"cuda":      {ndconv.Options{Device: "cuda:0"}, new(*plan.UnavailableError)},
-		"fft":       {ndconv.Options{Method: ndconv.FFT}, new(*nd.UnsupportedError)},
+		"fft":       {ndconv.Options{Method: ndconv.FFT}, nil},
+		"fft-exact": {ndconv.Options{Method: ndconv.FFT, Exact: true}, new(*nd.ArgumentError)},
 		"separable": {ndconv.Options{Method: ndconv.Separable}, nil},
 	}
 	for name, c := range cases {

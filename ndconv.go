@@ -63,6 +63,11 @@ type Options struct {
 	DType  DType  // output element type; zero means the input's
 	Device string // auto, cpu, cuda, cuda:N, opencl, opencl:P:D; "" means auto
 	Method Method
+	// Exact restricts Auto to the exact methods (direct, separable), whose
+	// results are the same bits on every device; FFT, which differs from
+	// them by rounding, then runs only when Method asks for it (an error
+	// with Exact).
+	Exact bool
 	// Workers caps the CPU goroutines; 0 means all cores.
 	Workers  int
 	Progress Progress // receives progress of long operations; may be nil
@@ -127,7 +132,7 @@ func NewPlan(op Operation, shape []int, dtype DType, opt Options, kernels ...Ker
 	if err != nil {
 		return nil, err
 	}
-	popt := plan.Options{Device: dev, Method: opt.Method, Workers: opt.Workers, Progress: opt.Progress}
+	popt := plan.Options{Device: dev, Method: opt.Method, Exact: opt.Exact, Workers: opt.Workers, Progress: opt.Progress}
 	exec, err := plan.New(p, popt)
 	if err != nil {
 		return nil, err

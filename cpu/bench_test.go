@@ -64,3 +64,34 @@ func BenchmarkNaive(b *testing.B) {
 	}
 	b.ReportMetric(float64(256*256*49)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
 }
+
+func newFFTMethod(p *nd.Problem, o Options) (Executable, error) { return NewFFT(p, o) }
+
+func BenchmarkFFT(b *testing.B) {
+	for _, k := range []int{15, 31} {
+		b.Run(fmt.Sprintf("2048x2048/k%d", k), func(b *testing.B) { benchmarkProblem(b, 2048, k, false, newFFTMethod) })
+	}
+}
+
+// BenchmarkFFT1D is issue 14's 1-D workload: 2²⁴ float32 samples, 1023
+// taps.
+func BenchmarkFFT1D(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	src := enginetest.RandomArray(rng, nd.Float32, 1<<24)
+	spec := nd.Spec{Shape: src.Shape, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 1023)}}
+	p, err := spec.Normalize()
+	if err != nil {
+		b.Fatal(err)
+	}
+	dst, _ := nd.New(nd.Float32, 1<<24)
+	e, err := NewFFT(p, Options{})
+	if err != nil {
+		b.Fatal(err)
+	}
+	b.SetBytes(8 << 24)
+	for b.Loop() {
+		if err := e.Execute(b.Context(), dst, src); err != nil {
+			b.Fatal(err)
+		}
+	}
+}

@@ -8,13 +8,21 @@ import "github.com/ndconv/ndconv/nd"
 // part inside the input is converted in one run; only the halo is mapped,
 // one position at a time.
 func loadPadded[F nd.Float](row []F, src any, base, first, n int, border nd.Border, cval F) {
+	loadPaddedStrided(row, src, base, first, n, 1, border, cval)
+}
+
+// loadPaddedStrided is loadPadded for a line whose values lie stride
+// elements apart.
+func loadPaddedStrided[F nd.Float](row []F, src any, base, first, n, stride int, border nd.Border, cval F) {
 	lo := min(max(0, -first), len(row))
 	hi := max(lo, min(len(row), n-first))
-	nd.Load(row[lo:hi], src, base+first+lo)
+	if hi > lo {
+		nd.LoadStrided(row[lo:hi], src, base+(first+lo)*stride, stride)
+	}
 	for _, span := range [2][2]int{{0, lo}, {hi, len(row)}} {
 		for c := span[0]; c < span[1]; c++ {
 			if q, ok := border.Index(first+c, n); ok {
-				nd.Load(row[c:c+1], src, base+q)
+				nd.Load(row[c:c+1], src, base+q*stride)
 			} else {
 				row[c] = cval
 			}

@@ -14,6 +14,11 @@ import (
 type Options struct {
 	Workers  int // goroutines; 0 means runtime.GOMAXPROCS(0)
 	Progress nd.Progress
+	// FFTBudget bounds the FFT method's block buffers and kernel spectra,
+	// in bytes; 0 means fftconv.DefaultBudget.
+	FFTBudget int64
+	// fftLengths forces the FFT's transform lengths (tests, tuning).
+	fftLengths []int
 }
 
 func (o Options) workers() int {

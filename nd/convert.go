@@ -65,6 +65,10 @@ func storeInteger[F Float, T uint8 | uint16 | int16 | int32](dst []T, off, strid
 }
 
 func storeFloat[F, T Float](dst []T, off, stride int, src []F) {
+	if same, ok := any(src).([]T); ok && stride == 1 {
+		copy(dst[off:off+len(src)], same)
+		return
+	}
 	if stride == 1 {
 		for i, v := range src {
 			dst[off+i] = T(v)

@@ -3,6 +3,7 @@ package plan
 import (
 	"context"
 	"fmt"
+	"math"
 	"runtime"
 	"slices"
 	"strconv"
@@ -11,6 +12,7 @@ import (
 
 	"github.com/ndconv/ndconv/cpu"
 	"github.com/ndconv/ndconv/cuda"
+	"github.com/ndconv/ndconv/internal/fftconv"
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/opencl"
 )
@@ -29,6 +31,10 @@ const (
 var methodNames = [...]string{"auto", "direct", "separable", "fft"}
 
 func (m Method) String() string { return nd.EnumName(methodNames[:], m, "Method") }
+
+// Exact reports whether m belongs to the exact family (direct and
+// separable: the same bits on every device); FFT differs by rounding.
+func (m Method) Exact() bool { return m == Direct || m == Separable }
 
 // ParseMethod accepts auto, direct, separable and fft.
 func ParseMethod(s string) (Method, error) { return nd.ParseEnum[Method](methodNames[:], s, "method") }
@@ -106,6 +112,8 @@ type Options struct {
 	Method   Method
 	Workers  int // CPU goroutines; 0 means all cores
 	Progress nd.Progress
+	// Exact restricts Auto to the exact family (direct, separable).
+	Exact bool
 }
 
 // Runner executes a prepared problem; each backend's methods return one.
@@ -135,7 +143,25 @@ var Implementations = slices.Concat(
 	methods("opencl",
 		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewDirect(p, openclOptions(opt)) },
 		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewSeparable(p, openclOptions(opt)) }),
+	[]Implementation{{Device: "cpu", Method: FFT, Supports: func(p *nd.Problem) bool { return cpu.FFTSupported(p) == nil }, Cost: FFTCost,
+		Prepare: func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }}},
 )
+
+// fastMargin is how much cheaper than the best exact method a method of
+// the fast family (FFT) must be estimated before auto takes it: results
+// then differ by rounding, which only a clear gain pays for.
+const fastMargin = 1.5
+
+// FFTCost estimates FFT convolution's work in DirectCost's units: the
+// blocks' transforms, products and stores as internal/fftconv decomposes
+// the problem on this machine's cores (+Inf where it cannot run).
+func FFTCost(p *nd.Problem) float64 {
+	g, err := fftconv.New(p, fftconv.Options{Workers: runtime.NumCPU()})
+	if err != nil {
+		return math.Inf(1)
+	}
+	return g.Cost(len(p.Kernels))
+}
 
 // methods are a device's direct and separable implementations. Every
 // device gets the same support tests and costs, so a problem runs the same
@@ -203,7 +229,14 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if opt.Method > FFT {
 		return nil, &nd.UnsupportedError{What: "method", Value: opt.Method.String()}
 	}
-	var best *Implementation
+	if opt.Exact && opt.Method != Auto && !opt.Method.Exact() {
+		return nil, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " differs from the exact methods by rounding; --exact allows direct and separable only"}
+	}
+	// Auto takes the cheapest exact method, and a fast one only where it
+	// is clearly cheaper still: the exact family's choice depends on the
+	// problem alone, so it is the same on every device.
+	var best, fast *Implementation
+	var bestCost, fastCost float64
 	onDevice, ofMethod := false, false
 	for i := range Implementations {
 		impl := &Implementations[i]
@@ -215,9 +248,21 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 			continue
 		}
 		ofMethod = true
-		if impl.Supports(p) && (best == nil || impl.Cost(p) < best.Cost(p)) {
-			best = impl
+		if !impl.Supports(p) || opt.Exact && !impl.Method.Exact() {
+			continue
 		}
+		cost := impl.Cost(p)
+		switch {
+		case opt.Method == Auto && !impl.Method.Exact():
+			if fast == nil || cost < fastCost {
+				fast, fastCost = impl, cost
+			}
+		case best == nil || cost < bestCost:
+			best, bestCost = impl, cost
+		}
+	}
+	if fast != nil && (best == nil || fastMargin*fastCost < bestCost) {
+		best = fast
 	}
 	switch {
 	case !onDevice:
@@ -226,6 +271,8 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		return nil, &nd.UnsupportedError{What: "method", Value: opt.Method.String(), Supported: "on " + dev.Kind + ": " + methodsOn(dev.Kind)}
 	case best == nil && opt.Method == Separable:
 		return nil, &nd.ArgumentError{Arg: "method", Msg: "separable needs kernels given as 1-D factors or exactly rank-1"}
+	case best == nil && opt.Method == FFT && fftconv.Supported(p) != nil:
+		return nil, &nd.ArgumentError{Arg: "method", Msg: "fft cannot run this problem: " + fftconv.Supported(p).Error()}
 	case best == nil:
 		return nil, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " cannot run this problem on " + dev.Kind}
 	}

@@ -2,6 +2,8 @@ package plan
 
 import (
 	"errors"
+	"math"
+	"strings"
 	"testing"
 
 	"github.com/ndconv/ndconv/nd"
@@ -65,5 +67,63 @@ func TestAutoSkipsOpenCLOnCPU(t *testing.T) {
 	}
 	if d := ResolveOpenCL(); d.Kind != "opencl" || d.AnyOpenCL {
 		t.Errorf("plain opencl resolves to %+v", d)
+	}
+}
+
+func dense(shape []int, n int) nd.Spec {
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = float64(i%7) - 3 // every tap nonzero… mostly
+		if w[i] == 0 {
+			w[i] = 0.5
+		}
+	}
+	return nd.Spec{Shape: shape, In: nd.Float32, Kernels: []nd.Kernel{{Shape: []int{int(math.Sqrt(float64(n))), int(math.Sqrt(float64(n)))}, Weights: w}}}
+}
+
+// TestAutoFFT: auto takes FFT where its estimate is clearly below the
+// exact methods' (large dense kernels), never for small kernels or
+// separable ones it does not beat, never under Exact; --method fft on a
+// float64 problem says why it cannot run.
+func TestAutoFFT(t *testing.T) {
+	for _, tc := range []struct {
+		spec  nd.Spec
+		exact bool
+		want  Method
+	}{
+		{dense([]int{2048, 2048}, 31*31), false, FFT},
+		{dense([]int{2048, 2048}, 31*31), true, Direct},
+		{dense([]int{512, 512}, 3*3), false, Direct},
+		{dense([]int{2048, 2048}, 15*15), false, FFT},
+	} {
+		p, err := tc.spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		e, err := New(p, Options{Device: Device{Kind: "cpu"}, Exact: tc.exact})
+		if err != nil || e.Method != tc.want {
+			t.Errorf("%v k%v exact=%v: chose %v (%v), want %v; costs direct %.3g fft %.3g", tc.spec.Shape, tc.spec.Kernels[0].Shape, tc.exact, e.Method, err, tc.want, DirectCost(p), FFTCost(p))
+		}
+	}
+	f := []float64{1, 2, 3, 2, 1, 4, 1, 2, 3, 2, 1}
+	sep := nd.Spec{Shape: []int{2048, 2048}, In: nd.Float32, Kernels: []nd.Kernel{{Factors: [][]float64{f, f}}}}
+	p, _ := sep.Normalize()
+	if e, err := New(p, Options{Device: Device{Kind: "cpu"}}); err != nil || e.Method != Separable {
+		t.Errorf("separable 11×11: chose %v, %v", e.Method, err)
+	}
+	small := dense([]int{64, 64}, 9)
+	p, _ = small.Normalize()
+	var ae *nd.ArgumentError
+	if _, err := New(p, Options{Device: Device{Kind: "cpu"}, Method: FFT, Exact: true}); !errors.As(err, &ae) {
+		t.Errorf("fft under exact: %v", err)
+	}
+	if e, err := New(p, Options{Device: Device{Kind: "cpu"}, Method: FFT}); err != nil || e.Method != FFT {
+		t.Errorf("forced fft: %v, %v", e, err)
+	}
+	wide := dense([]int{64, 64}, 9)
+	wide.In = nd.Float64
+	p, _ = wide.Normalize()
+	if _, err := New(p, Options{Device: Device{Kind: "cpu"}, Method: FFT}); err == nil || !strings.Contains(err.Error(), "float64") {
+		t.Errorf("fft on float64: %v", err)
 	}
 }

@@ -49,7 +49,7 @@ nothing: the peer scripts in bench/peers read them.`,
 	fl.StringVar(&f.device, "device", "auto", "auto|cpu|cuda|cuda:N|opencl|opencl:P:D (auto: the CUDA GPU when present)")
 	fl.StringVar(&f.workload, "workload", "", "a named set: seeds, anchors or all")
 	fl.StringVar(&f.only, "only", "", "run only the workloads whose id matches this regular expression")
-	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable")
+	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft")
 	fl.StringVar(&f.shape, "shape", "2048,2048", "input shape without channels (one workload)")
 	fl.StringVar(&f.dtype, "dtype", "float32", "input dtype: uint8 or float32 (one workload)")
 	fl.StringVar(&f.outDType, "out-dtype", "", "output dtype (default: the input's)")

@@ -127,6 +127,43 @@ func TestCorrelateMatchesLibrary(t *testing.T) {
 	}
 }
 
+// TestFFTSummary: auto takes FFT for a large kernel and says so on the
+// summary line; --exact keeps auto to the exact methods; --exact with
+// --method fft is a usage error; the FFT's output is within rounding of
+// the direct method's.
+func TestFFTSummary(t *testing.T) {
+	dir := t.TempDir()
+	writeNPY(t, filepath.Join(dir, "in.npy"), ramp(nd.Float32, 128, 96))
+	k := ramp(nd.Float64, 31, 31)
+	writeNPY(t, filepath.Join(dir, "k.npy"), k)
+	code, stdout, stderr := ndconvCLI(t, dir, "correlate", "-k", "k.npy", "--device", "cpu", "in.npy", "fft.npy")
+	if code != 0 || !strings.Contains(stdout, "fft (differs from the exact methods by rounding) on cpu") {
+		t.Fatalf("auto: exit %d, %q %q", code, stdout, stderr)
+	}
+	code, stdout, stderr = ndconvCLI(t, dir, "correlate", "-k", "k.npy", "--device", "cpu", "--exact", "in.npy", "exact.npy")
+	if code != 0 || !strings.Contains(stdout, ": direct on cpu") {
+		t.Fatalf("--exact: exit %d, %q %q", code, stdout, stderr)
+	}
+	if code, _, stderr = ndconvCLI(t, dir, "correlate", "-k", "k.npy", "--exact", "--method", "fft", "in.npy", "x.npy"); code != 2 || !strings.Contains(stderr, "--exact") {
+		t.Errorf("--exact --method fft: exit %d, %q", code, stderr)
+	}
+	fft, _ := imageio.ReadNPYFile(filepath.Join(dir, "fft.npy"))
+	exact, _ := imageio.ReadNPYFile(filepath.Join(dir, "exact.npy"))
+	absSum := 0.0
+	for _, v := range k.Float64s() {
+		absSum += math.Abs(v)
+	}
+	worst := 0.0
+	for i, v := range fft.Float64s() {
+		worst = max(worst, math.Abs(v-exact.Float64s()[i]))
+	}
+	// 100 is the input's largest value; 1e-5 far above float32 rounding
+	// at these sizes, far below any semantic difference.
+	if worst > 1e-5*absSum*100 || worst == 0 {
+		t.Errorf("FFT differs from direct by %g (Σ|w| = %g)", worst, absSum)
+	}
+}
+
 // TestRawAndInPlace: a .raw input with --shape and --input-dtype, written
 // back over itself.
 func TestRawAndInPlace(t *testing.T) {
@@ -362,6 +399,10 @@ func TestBench(t *testing.T) {
 	}
 	if kinds["workload"] != 1 || kinds["roofline"] != 1 || kinds["result"] != 1 {
 		t.Errorf("bench printed %v", kinds)
+	}
+	code, out, stderr = ndconvCLI(t, dir, "bench", "--device", "cpu", "--method", "fft", "--shape", "64,48", "--kernel", "9x9", "--repeat", "3")
+	if code != 0 || !strings.Contains(out, " fft ") {
+		t.Errorf("bench --method fft: exit %d, %q %q", code, out, stderr)
 	}
 	for _, args := range [][]string{
 		{"bench", "--scale", "2"},

@@ -40,6 +40,7 @@ type filterFlags struct {
 	compression string
 	gaborBank   int
 	quiet       bool
+	exact       bool
 }
 
 // filterJob is a parsed convolve or correlate command line.
@@ -100,6 +101,7 @@ says otherwise.`,
 	fl.StringVar(&f.dtype, "dtype", "", "output dtype: uint8|uint16|int16|int32|float32|float64 (default: the input's)")
 	fl.StringVar(&f.device, "device", "auto", "auto|cpu|cuda|cuda:N|opencl|opencl:P:D")
 	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft")
+	fl.BoolVar(&f.exact, "exact", false, "auto chooses only the exact methods (direct, separable: the same bits on every device), never fft")
 	fl.StringVar(&f.shape, "shape", "", "shape of a .raw INPUT, e.g. 512,512")
 	fl.StringVar(&f.inputDType, "input-dtype", "", "dtype of a .raw INPUT")
 	fl.IntVar(&f.gaborBank, "gabor-bank", 0, "make every -k gabor:… a bank of N orientations (θ + kπ/N)")
@@ -128,6 +130,10 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 		return opt, raw, &usageError{fmt.Errorf("--device: %w", err)}
 	}
 	opt.Device = f.device
+	opt.Exact = f.exact
+	if opt.Exact && opt.Method != plan.Auto && !opt.Method.Exact() {
+		return opt, raw, usagef("--exact allows only the exact methods (direct, separable), not --method %v", opt.Method)
+	}
 	if f.dtype != "" {
 		if opt.DType, err = nd.ParseDType(f.dtype); err != nil {
 			return opt, raw, &usageError{fmt.Errorf("--dtype: %w", err)}
@@ -237,8 +243,12 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 		return err
 	}
 	if !job.quiet {
+		method := p.Method()
+		if strings.Contains(method, plan.FFT.String()) {
+			method += " (differs from the exact methods by rounding)"
+		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s %v %v: %s on %s, %.1f ms (read %.1f ms, write %.1f ms)\n",
-			job.op, src.DType(), src.Shape, filepath.Base(job.output), out.DType(), out.Shape, p.Method(), p.Device(),
+			job.op, src.DType(), src.Shape, filepath.Base(job.output), out.DType(), out.Shape, method, p.Device(),
 			ms(compute), ms(read), ms(time.Since(start)))
 	}
 	return nil

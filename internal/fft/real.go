@@ -1,0 +1,169 @@
+package fft
+
+// rowGroup is how many rows the real transforms take at once: transposed
+// into the vector layout, 16 rows of complex64 fill two cache lines per
+// element, enough for the inner loops to run long.
+const rowGroup = 16
+
+// realRows transforms rows of n real values to n/2+1 coefficients and
+// back: for even n by the half-length trick (the even and odd samples as
+// one complex sequence of length h = n/2), for odd n by a complex
+// transform of length n.
+type realRows struct {
+	n, h  int
+	half  stages      // length h (even n) or n (odd n)
+	w, iw []complex64 // exp(∓2πi·k/n), k in [0, h]
+}
+
+func newRealRows(n int) realRows {
+	r := realRows{n: n, h: n / 2}
+	if n%2 == 1 {
+		r.half = newStages(n)
+		return r
+	}
+	r.half = newStages(r.h)
+	r.w, r.iw = make([]complex64, r.h+1), make([]complex64, r.h+1)
+	for k := range r.w {
+		c, s := unitRoot(k, n)
+		r.w[k], r.iw[k] = complex(float32(c), float32(-s)), complex(float32(c), float32(s))
+	}
+	return r
+}
+
+// scratchLen is the length of each of the two scratch slices forward and
+// inverse need for g ≤ rowGroup rows.
+func (r *realRows) scratchLen(g int) int { return max(r.h+1, r.half.n) * g }
+
+// forward transforms g rows: row i of src at src[i*ss:][:n], its
+// coefficients to dst[i*ds:][:h+1].
+func (r *realRows) forward(dst []complex64, ds int, src []float32, ss, g int, z, work []complex64) {
+	h := r.h
+	if r.n%2 == 1 {
+		n := r.n
+		for t := range n {
+			for i := range g {
+				z[t*g+i] = complex(src[i*ss+t], 0)
+			}
+		}
+		r.half.run(z[:n*g], work[:n*g], g, 0, g, false)
+		for k := 0; k <= h; k++ {
+			for i := range g {
+				dst[i*ds+k] = z[k*g+i]
+			}
+		}
+		return
+	}
+	for i := range g {
+		row := src[i*ss:][:2*h]
+		for k := range h {
+			z[k*g+i] = complex(row[2*k], row[2*k+1])
+		}
+	}
+	r.half.run(z[:h*g], work[:h*g], g, 0, g, false)
+	// X[k] = E + W^k·O with E = (Z[k] + conj Z[h−k])/2 the even samples'
+	// coefficients and O = −i·(Z[k] − conj Z[h−k])/2 the odd ones'.
+	for k := 0; k <= h; k++ {
+		zk, zc := z[(k%h)*g:][:g], z[((h-k)%h)*g:][:g]
+		w := r.w[k]
+		for i := range g {
+			a, b := zk[i], zc[i]
+			b = complex(real(b), -imag(b))
+			e, d := a+b, a-b
+			o := complex(0.5*imag(d), -0.5*real(d))
+			dst[i*ds+k] = complex(0.5*real(e), 0.5*imag(e)) + mul(w, o)
+		}
+	}
+}
+
+// inverse transforms g rows of h+1 coefficients (src[i*ss:]) back to n
+// real values each (dst[i*ds:]), unnormalised: n times the sequence.
+func (r *realRows) inverse(dst []float32, ds int, src []complex64, ss, g int, z, work []complex64) {
+	h := r.h
+	if r.n%2 == 1 {
+		n := r.n
+		for k := range n {
+			for i := range g {
+				if k <= h {
+					z[k*g+i] = src[i*ss+k]
+				} else {
+					c := src[i*ss+n-k]
+					z[k*g+i] = complex(real(c), -imag(c))
+				}
+			}
+		}
+		r.half.run(z[:n*g], work[:n*g], g, 0, g, true)
+		for t := range n {
+			for i := range g {
+				dst[i*ds+t] = real(z[t*g+i])
+			}
+		}
+		return
+	}
+	// Z[k] = E + i·O with E = X[k] + conj X[h−k] and O = (X[k] − conj
+	// X[h−k])·W^−k: twice the forward's Z, which makes the half-length
+	// inverse n times the sequence.
+	for i := range g {
+		row := src[i*ss:][:h+1]
+		for k := range h {
+			a, b := row[k], row[h-k]
+			b = complex(real(b), -imag(b))
+			e, o := a+b, mul(a-b, r.iw[k])
+			z[k*g+i] = e + complex(-imag(o), real(o))
+		}
+	}
+	r.half.run(z[:h*g], work[:h*g], g, 0, g, true)
+	for i := range g {
+		row := dst[i*ds:][:2*h]
+		for k := range h {
+			v := z[k*g+i]
+			row[2*k], row[2*k+1] = real(v), imag(v)
+		}
+	}
+}
+
+// RealFFT is a plan for real sequences of one length.
+type RealFFT struct {
+	rows    realRows
+	z, work []complex64
+}
+
+// NewRealFFT returns a plan for real sequences of length n ≥ 1; lengths
+// 2^a·3^b·5^c·7^d are fast, even ones twice as fast.
+func NewRealFFT(n int) *RealFFT {
+	if n < 1 {
+		panic("fft: length < 1")
+	}
+	r := newRealRows(n)
+	return &RealFFT{rows: r, z: make([]complex64, r.scratchLen(1)), work: make([]complex64, r.scratchLen(1))}
+}
+
+// Len is the sequence length.
+func (t *RealFFT) Len() int { return t.rows.n }
+
+// Forward computes the n/2+1 non-redundant coefficients of src into dst
+// and returns dst; a nil dst is allocated. It panics if a length is wrong.
+func (t *RealFFT) Forward(dst []complex64, src []float32) []complex64 {
+	if dst == nil {
+		dst = make([]complex64, t.rows.h+1)
+	}
+	if len(src) != t.rows.n || len(dst) != t.rows.h+1 {
+		panic("fft: length mismatch")
+	}
+	t.rows.forward(dst, 0, src, 0, 1, t.z, t.work)
+	return dst
+}
+
+// Inverse computes n times the real sequence whose n/2+1 coefficients src
+// holds into dst and returns dst, as Forward. src must be a real
+// sequence's coefficients: the imaginary parts of coefficient 0 and, for
+// even n, n/2 zero.
+func (t *RealFFT) Inverse(dst []float32, src []complex64) []float32 {
+	if dst == nil {
+		dst = make([]float32, t.rows.n)
+	}
+	if len(dst) != t.rows.n || len(src) != t.rows.h+1 {
+		panic("fft: length mismatch")
+	}
+	t.rows.inverse(dst, 0, src, 0, 1, t.z, t.work)
+	return dst
+}

@@ -1,0 +1,72 @@
+package fftconv
+
+import (
+	"testing"
+
+	"github.com/ndconv/ndconv/internal/fft"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// TestRegionsCoverOutput: the blocks' outputs tile the output exactly
+// once, each block reads Kernel − 1 more inputs than it writes, from
+// OutStart − Shift, and the lengths are fast (the last even).
+func TestRegionsCoverOutput(t *testing.T) {
+	for _, s := range []nd.Spec{
+		{Shape: []int{1009}, Kernels: []nd.Kernel{{Shape: []int{31}, Weights: make([]float64, 31)}}},
+		{Shape: []int{50, 7, 3}, Kernels: []nd.Kernel{{Shape: []int{5, 4}, Weights: make([]float64, 20)}}, Axes: []int{0, 2}, Mode: nd.Full},
+		{Shape: []int{40, 33}, Kernels: []nd.Kernel{{Shape: []int{3, 9}, Weights: make([]float64, 27)}}, Mode: nd.Valid, Origin: []int{1}},
+	} {
+		s.In = nd.Float32
+		p, err := s.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, budget := range []int64{0, 32 << 10} {
+			g, err := New(p, Options{Workers: 2, Budget: budget})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if g.Length[len(g.Length)-1]%2 != 0 {
+				t.Errorf("%v: last length %d is odd", s.Shape, g.Length[len(g.Length)-1])
+			}
+			for i, l := range g.Length {
+				if !fft.IsFast(l) || g.Block[i] < 1 {
+					t.Errorf("%v: length %d, block %d", s.Shape, l, g.Block[i])
+				}
+			}
+			seen := make(map[[4]int]int)
+			var r Region
+			for b := range g.TotalBlocks() {
+				g.Region(b, &r)
+				for i := range g.Axes {
+					if r.InStart[i] != r.OutStart[i]-p.Shift[g.Axes[i]] || r.InCount[i] != r.OutCount[i]+g.Kernel[i]-1 || r.InCount[i] > g.Length[i] {
+						t.Fatalf("%v block %d: %+v", s.Shape, b, r)
+					}
+				}
+				var at [4]int
+				var walk func(i int)
+				walk = func(i int) {
+					if i == len(g.Axes) {
+						key := at
+						copy(key[len(g.Axes):], r.Batch)
+						seen[key]++
+						return
+					}
+					for o := r.OutStart[i]; o < r.OutStart[i]+r.OutCount[i]; o++ {
+						at[i] = o
+						walk(i + 1)
+					}
+				}
+				walk(0)
+			}
+			if want := product(p.OutShape); len(seen) != want {
+				t.Errorf("%v: blocks cover %d outputs, want %d", s.Shape, len(seen), want)
+			}
+			for k, n := range seen {
+				if n != 1 {
+					t.Errorf("%v: output %v written %d times", s.Shape, k, n)
+				}
+			}
+		}
+	}
+}
