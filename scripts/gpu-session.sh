@@ -27,7 +27,7 @@ if step cuda; then
 fi
 if step opencl; then
 	mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 >/tmp/icd/nvidia.icd
-	( cd opencl && OCL_ICD_VENDORS=/tmp/icd NDCONV_OPENCL_ALL=${OPENCL_ALL:-0} ../.gpu/opencl.test -test.count=1 -test.v ) >"$out/opencl.log" 2>&1
+	( cd opencl && OCL_ICD_VENDORS=/tmp/icd NDCONV_OPENCL_DEVICE=${OPENCL_DEVICE:-1:0} NDCONV_OPENCL_ALL=${OPENCL_ALL:-0} ../.gpu/opencl.test -test.count=1 -test.v ) >"$out/opencl.log" 2>&1
 	summary+=("opencl suite: exit $? — $(grep -c '^--- PASS' "$out/opencl.log") pass, $(grep -c '^--- FAIL' "$out/opencl.log") fail")
 	grep -E '^(--- FAIL|FAIL|ok|PASS)' "$out/opencl.log" | head -20
 fi
