@@ -40,6 +40,7 @@ type filterFlags struct {
 	compression string
 	gaborBank   int
 	quiet       bool
+	workers     int
 }
 
 // filterJob is a parsed convolve or correlate command line.
@@ -67,8 +68,10 @@ filter bank: the output gains a trailing axis with one value per kernel (write
 it to .npy or .tif).
 
 A kernel SPEC is a file — .npy (any rank) or .csv/.txt (rows of numbers
-separated by commas or spaces: one row is 1-D, several rows 2-D) — or a named
-filter equal to scipy.ndimage's: name[:key=value,...], per-axis values joined
+separated by commas or spaces: one row is 1-D, several rows 2-D); or
+outer:a.csv,b.csv, a separable kernel of one 1-D factor file per kernel axis
+in axis order, run as one pass per axis; or a named filter equal to
+scipy.ndimage's: name[:key=value,...], per-axis values joined
 by x. ` + namedFilterHelp + `
 A named filter spans every axis but a colour image's channels, unless --axes
 says otherwise.`,
@@ -92,7 +95,7 @@ says otherwise.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.kernels, "kernel", "k", nil, "kernel SPEC, repeatable (several make a filter bank)")
-	fl.StringVar(&f.border, "border", "reflect", "border rule: reflect|mirror|nearest|wrap|constant")
+	fl.StringVar(&f.border, "border", "reflect", "border rule: "+nd.BorderNames())
 	fl.Float64Var(&f.cval, "cval", 0, "value outside the input for --border constant")
 	fl.StringVar(&f.origin, "origin", "", "kernel origin O[,O..] per kernel axis, or one for all (default 0)")
 	fl.StringVar(&f.mode, "mode", "same", "output size: same|valid|full")
@@ -105,6 +108,7 @@ says otherwise.`,
 	fl.IntVar(&f.gaborBank, "gabor-bank", 0, "make every -k gabor:… a bank of N orientations (θ + kπ/N)")
 	fl.StringVar(&f.compression, "compression", "none", "compression of a .tif OUTPUT: none|deflate|lzw (with a predictor)")
 	fl.IntVar(&f.quality, "quality", imageio.DefaultJPEGQuality, "JPEG quality of a .jpg OUTPUT, 1 to 100")
+	fl.IntVar(&f.workers, "workers", 0, "CPU threads to use (default 0: all cores)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success, and no progress bar")
 	return cmd
 }
@@ -154,6 +158,10 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 	if f.quality < 1 || f.quality > 100 {
 		return opt, raw, usagef("--quality: %d is not from 1 to 100", f.quality)
 	}
+	if f.workers < 0 {
+		return opt, raw, usagef("--workers: %d is negative (0 means all cores)", f.workers)
+	}
+	opt.Workers = f.workers
 	if f.gaborBank < 0 {
 		return opt, raw, usagef("--gabor-bank: %d orientations", f.gaborBank)
 	}
