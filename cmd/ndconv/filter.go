@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -206,8 +207,10 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	if err := imageio.CheckWritable(job.output); err != nil {
 		return err
 	}
+	ctx := cmd.Context()
 	start := time.Now()
-	src, meta, err := imageio.ReadFile(job.input, job.raw)
+	testHookStage("reading")
+	src, meta, err := readInput(ctx, job.input, job.raw)
 	if err != nil {
 		return err
 	}
@@ -228,7 +231,8 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 		return err
 	}
 	start = time.Now()
-	out, err := p.Execute(cmd.Context(), src)
+	testHookStage("computing")
+	out, err := p.Execute(ctx, src)
 	progress.finish()
 	if err != nil {
 		return err
@@ -236,7 +240,7 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	compute := time.Since(start)
 	start = time.Now()
 	job.write.Meta = meta
-	if err := imageio.WriteFile(job.output, out, job.write); err != nil {
+	if err := imageio.WriteFileContext(ctx, job.output, out, job.write); err != nil {
 		return err
 	}
 	if !job.quiet {
@@ -245,6 +249,29 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 			ms(compute), ms(read), ms(time.Since(start)))
 	}
 	return nil
+}
+
+// readInput reads the input file, returning ctx's cause as soon as ctx is
+// done: the decoders do not take a context, so the read goes on in its own
+// goroutine and ends with the process, which exits on the error. Reading
+// writes nothing, so nothing is left behind.
+func readInput(ctx context.Context, path string, raw imageio.RawOptions) (ndconv.Array, imageio.Meta, error) {
+	type result struct {
+		a    ndconv.Array
+		meta imageio.Meta
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		a, meta, err := imageio.ReadFile(path, raw)
+		done <- result{a, meta, err}
+	}()
+	select {
+	case r := <-done:
+		return r.a, r.meta, r.err
+	case <-ctx.Done():
+		return ndconv.Array{}, imageio.Meta{}, context.Cause(ctx)
+	}
 }
 
 // spatialAxes returns how many axes named filters span and, for a colour
