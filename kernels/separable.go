@@ -46,6 +46,9 @@ const (
 // NewSeparable specialises separable.cl for p, whose kernels must all have
 // factors. It returns nil, nil when the output is empty.
 func NewSeparable(p *nd.Problem) (*Separable, error) {
+	if err := CheckDTypes(p); err != nil {
+		return nil, err
+	}
 	if !p.Separable() {
 		return nil, fmt.Errorf("kernels: separable: a kernel is not separable")
 	}

@@ -9,11 +9,21 @@ func (a Array) Bytes() []byte {
 	switch d := a.Data.(type) {
 	case []uint8:
 		return d
+	case []int8:
+		return AsBytes(d)
 	case []uint16:
 		return AsBytes(d)
 	case []int16:
 		return AsBytes(d)
+	case []uint32:
+		return AsBytes(d)
 	case []int32:
+		return AsBytes(d)
+	case []uint64:
+		return AsBytes(d)
+	case []int64:
+		return AsBytes(d)
+	case []Half:
 		return AsBytes(d)
 	case []float32:
 		return AsBytes(d)

@@ -335,6 +335,47 @@ func TestBorderAliasesFactorsWorkers(t *testing.T) {
 	}
 }
 
+// TestNewDTypes: the CLI reads, filters and writes .npy of int8, uint32,
+// int64, uint64 and float16 as the library does, converts to them with
+// --dtype and reads them from .raw with --input-dtype.
+func TestNewDTypes(t *testing.T) {
+	dir := t.TempDir()
+	writeText(t, filepath.Join(dir, "k.csv"), "0.5,-1,2\n1,0.25,-0.5\n")
+	k := ndconv.NewKernel([]int{2, 3}, []float64{0.5, -1, 2, 1, 0.25, -0.5})
+	for _, dt := range []nd.DType{nd.Int8, nd.Uint32, nd.Int64, nd.Uint64, nd.Float16} {
+		in := ramp(dt, 7, 9)
+		writeNPY(t, filepath.Join(dir, "in.npy"), in)
+		for _, out := range []nd.DType{dt, nd.Float32, nd.Uint8} {
+			code, _, stderr := ndconvCLI(t, dir, "correlate", "-q", "-k", "k.csv", "--border", "edge", "--dtype", out.String(), "in.npy", "out.npy")
+			if code != 0 {
+				t.Fatalf("%v -> %v: exit %d: %s", dt, out, code, stderr)
+			}
+			got, err := imageio.ReadNPYFile(filepath.Join(dir, "out.npy"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ndconv.Correlate(context.Background(), in, ndconv.Options{Border: ndconv.Nearest, DType: out}, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.DType() != out || !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%v -> %v: the CLI's %v output differs from the library's", dt, out, got.DType())
+			}
+		}
+		raw := filepath.Join(dir, "in.raw")
+		if err := os.WriteFile(raw, in.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := ndconvCLI(t, dir, "correlate", "-q", "-k", "k.csv", "--shape", "7,9", "--input-dtype", dt.String(), "in.raw", "out.npy")
+		if code != 0 {
+			t.Fatalf("raw %v: exit %d: %s", dt, code, stderr)
+		}
+		if got, err := imageio.ReadNPYFile(filepath.Join(dir, "out.npy")); err != nil || got.DType() != dt {
+			t.Errorf("raw %v: read back %v, %v", dt, got.DType(), err)
+		}
+	}
+}
+
 func assertNoOutput(t *testing.T, dir, name string) {
 	t.Helper()
 	entries, _ := os.ReadDir(dir)

@@ -101,7 +101,7 @@ says otherwise.`,
 	fl.StringVar(&f.origin, "origin", "", "kernel origin O[,O..] per kernel axis, or one for all (default 0)")
 	fl.StringVar(&f.mode, "mode", "same", "output size: same|valid|full")
 	fl.StringVar(&f.axes, "axes", "", "input axes A[,A..] the kernel spans (default: the first ones)")
-	fl.StringVar(&f.dtype, "dtype", "", "output dtype: uint8|uint16|int16|int32|float32|float64 (default: the input's)")
+	fl.StringVar(&f.dtype, "dtype", "", "output dtype: "+strings.ReplaceAll(nd.DTypeNames(), ", ", "|")+" (default: the input's)")
 	fl.StringVar(&f.device, "device", "auto", "auto|cpu|cuda|cuda:N|opencl|opencl:P:D")
 	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft")
 	fl.StringVar(&f.shape, "shape", "", "shape of a .raw INPUT, e.g. 512,512")

@@ -33,9 +33,9 @@ var storages = map[int16]storage{
 	32:   {name: "complex64"},
 	64:   {name: "float64", size: 8, out: nd.Float64, wide: true, decode: decodeVoxels[float64]},
 	128:  {name: "RGB24"},
-	256:  {name: "int8", size: 1, out: nd.Int16, decode: decodeVoxels[int8]},
+	256:  {name: "int8", size: 1, out: nd.Int8, decode: decodeVoxels[int8]},
 	512:  {name: "uint16", size: 2, out: nd.Uint16, decode: decodeVoxels[uint16]},
-	768:  {name: "uint32", size: 4, out: nd.Float64, wide: true, decode: decodeVoxels[uint32]},
+	768:  {name: "uint32", size: 4, out: nd.Uint32, wide: true, decode: decodeVoxels[uint32]},
 	1024: {name: "int64", size: 8, out: nd.Float64, wide: true, decode: decodeVoxels[int64]},
 	1280: {name: "uint64", size: 8, out: nd.Float64, wide: true, decode: decodeVoxels[uint64]},
 	1536: {name: "float128"},
@@ -59,6 +59,10 @@ func datatypeOf(dt nd.DType) (int16, bool) {
 		return 64, true
 	case nd.Uint16:
 		return 512, true
+	case nd.Int8:
+		return 256, true
+	case nd.Uint32:
+		return 768, true
 	}
 	return 0, false
 }
@@ -177,6 +181,10 @@ func inexactError(dtype, value string) error {
 func place[S diskNumber](dst any, src []S, o *odometer, sc *scaling) {
 	switch d := dst.(type) {
 	case []uint8:
+		placeConverted(d, src, o, nil)
+	case []int8:
+		placeConverted(d, src, o, nil)
+	case []uint32:
 		placeConverted(d, src, o, nil)
 	case []uint16:
 		placeConverted(d, src, o, nil)

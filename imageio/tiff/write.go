@@ -124,6 +124,10 @@ type writeLayout struct {
 	rowsPerStrip              int
 }
 
+// WritableDTypes are the dtypes Write takes; the others (int8, uint32,
+// 64-bit integers, float16) are refused.
+var WritableDTypes = []nd.DType{nd.Uint8, nd.Uint16, nd.Int16, nd.Int32, nd.Float32, nd.Float64}
+
 func layoutFor(img Image, opt Options) (writeLayout, error) {
 	a := img.Array
 	if err := a.Check(); err != nil {
@@ -131,6 +135,10 @@ func layoutFor(img Image, opt Options) (writeLayout, error) {
 	}
 	shape := a.Shape
 	l := writeLayout{pages: 1, spp: max(img.Channels, 1), dtype: a.DType()}
+	if !slices.Contains(WritableDTypes, l.dtype) {
+		return writeLayout{}, &UnsupportedError{What: "dtype", Value: l.dtype.String(),
+			Detail: "ndconv writes TIFF samples of uint8, uint16, int16, int32, float32 and float64; write .npy"}
+	}
 	switch {
 	case img.Channels == 0 && (len(shape) == 2 || len(shape) == 3):
 	case img.Channels >= 2 && img.Channels <= 4 && (len(shape) == 3 || len(shape) == 4) && shape[len(shape)-1] == img.Channels:

@@ -37,7 +37,7 @@ func imageShape(pages, h, w, channels int) []int {
 // subnormals, and on an image of several strips.
 func TestRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, dt := range nd.DTypes {
+	for _, dt := range WritableDTypes {
 		for _, channels := range []int{0, 2, 3, 4} {
 			for _, pages := range []int{1, 3} {
 				for _, c := range compressions {
@@ -233,7 +233,7 @@ func goldenCases(t testing.TB) map[string]struct {
 		opt Options
 	}{}
 	i := 0
-	for _, dt := range nd.DTypes {
+	for _, dt := range WritableDTypes {
 		for _, c := range compressions {
 			for _, pred := range []bool{false, true} {
 				channels := []int{0, 2, 3, 4}[i%4]

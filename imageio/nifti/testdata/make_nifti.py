@@ -38,7 +38,7 @@ GOLDEN = os.path.join(HERE, "golden")
 # The array dtype package nifti returns for each stored dtype, unscaled.
 OUT_DTYPE = {
     "uint8": "uint8", "int16": "int16", "int32": "int32", "float32": "float32",
-    "float64": "float64", "uint16": "uint16", "int8": "int16", "uint32": "float64",
+    "float64": "float64", "uint16": "uint16", "int8": "int8", "uint32": "uint32",
     "int64": "float64", "uint64": "float64",
 }
 # Stored dtypes whose scaled values are float64 (float32 for the rest).
