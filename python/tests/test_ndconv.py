@@ -199,9 +199,11 @@ def test_plan_cache_and_plan():
     (lambda: ndconv.correlate(np.ones((5, 5)), np.ones((3, 3)), mode="circular"), ValueError, 'unsupported border "circular" (supported: reflect (symmetric'),
     (lambda: ndconv.correlate(np.ones((5, 5)), np.ones((3, 3)), origin=2), ValueError, "invalid origin: 2 is out of range [-1, 1]"),
     (lambda: ndconv.correlate(np.ones(5), np.ones((3, 3))), ValueError, "invalid kernel: a 2-D kernel cannot filter a 1-D input"),
-    (lambda: ndconv.correlate(np.ones((5, 5), complex), np.ones((3, 3))), ValueError, 'unsupported dtype "complex128"'),
+    (lambda: ndconv.correlate(np.ones((5, 5), complex), np.ones((3, 3)), output=np.float64), ValueError, "need a complex output"),
     (lambda: ndconv.correlate(np.ones((5, 5), bool), np.ones((3, 3))), ValueError, 'unsupported dtype "bool"'),
     (lambda: ndconv.correlate(np.ones((5, 5)), np.ones((3, 3)), output="complex64"), ValueError, 'unsupported dtype "complex64"'),
+    (lambda: ndconv.correlate(np.ones((5, 5), np.float16), np.ones((3, 3)) * 1j, mode="circular"), ValueError, 'unsupported border'),
+    (lambda: ndconv.correlate(np.ones((5, 5)), np.ones((3, 3)) * 1j, cval=1j), ValueError, "a complex cval needs complex input"),
     (lambda: ndconv.correlate(np.ones((5, 5)), [[1, np.nan]]), ValueError, "invalid kernel: weight NaN is not finite"),
     (lambda: ndconv.correlate(np.ones((5, 5)), np.ones((3, 3)), method="winograd"), ValueError, 'unsupported method "winograd"'),
     (lambda: ndconv.correlate(np.ones((5, 5)), np.ones((3, 3)), device="tpu"), ValueError, 'unsupported device "tpu"'),
@@ -226,3 +228,24 @@ def test_unavailable_device_is_runtime_error():
         pytest.skip("a CUDA device is present")
     with pytest.raises(RuntimeError, match="unavailable"):
         ndconv.correlate(np.ones((5, 5)), np.ones((3, 3)), device="cuda")
+
+
+@pytest.mark.parametrize("xdt,wdt", [("complex128", "float64"), ("float64", "complex128"), ("complex128", "complex128"),
+                                     ("complex64", "complex64"), ("float32", "complex128"), ("uint8", "complex128")])
+@pytest.mark.parametrize("border", ["reflect", "constant", "wrap", "edge"])
+def test_complex(xdt, wdt, border):
+    rng = np.random.default_rng(abs(hash((xdt, wdt, border))) % 2**32)
+    x = (random_array(rng, (9, 12), "float64") + (1j * random_array(rng, (9, 12), "float64") if xdt.startswith("complex") else 0))
+    x = x.astype(xdt) if not xdt.startswith("uint") else random_array(rng, (9, 12), xdt)
+    w = np.round(rng.standard_normal((3, 4)), 3) + (1j * np.round(rng.standard_normal((3, 4)), 3) if wdt.startswith("complex") else 0)
+    mode = BORDERS[border]
+    cval = 1.5 - 2j if x.dtype.kind == "c" else 1.5
+    for f, g in [(ndconv.correlate, ndi.correlate), (ndconv.convolve, ndi.convolve)]:
+        got = f(x, w, mode=border, cval=cval, origin=(1, -1))
+        want = g(x, w, mode=mode, cval=cval, origin=(1, -1))
+        assert got.dtype == want.dtype, (got.dtype, want.dtype)
+        tol = (1e-4 if got.dtype == np.complex64 else 1e-11) * (1 + np.abs(want).max())
+        assert np.abs(got - want).max() <= tol
+    got = ndconv.correlate1d(x, w[0], axis=0, mode=border, cval=cval)
+    want = ndi.correlate1d(x, w[0], axis=0, mode=mode, cval=cval)
+    assert got.dtype == want.dtype and np.abs(got - want).max() <= 1e-4 * (1 + np.abs(want).max())
