@@ -261,26 +261,26 @@ def _weights(weights):
     return np.ascontiguousarray(w)
 
 
+def _nd(op, self, input, weights, output, mode, cval, origin, axes, extent, device, method, workers):
+    if np.iscomplexobj(input) or np.iscomplexobj(weights):
+        return _complex(self, input, weights, output, cval, mode=mode, origin=origin, axes=axes, extent=extent,
+                        device=device, method=method, workers=workers)
+    return _run(op, input, output, "weights", _weights(weights), mode=mode, cval=cval, origin=origin,
+                axes=axes, extent=extent, device=device, method=method, workers=workers)
+
+
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
               *, extent="same", device="auto", method="auto", workers=0):
     """scipy.ndimage.correlate. ``weights`` spans ``axes`` (default the
     first weights.ndim axes); ``extent`` 'valid' or 'full' gives
     scipy.signal's output sizes."""
-    if np.iscomplexobj(input) or np.iscomplexobj(weights):
-        return _complex(correlate, input, weights, output, cval, mode=mode, origin=origin, axes=axes, extent=extent,
-                        device=device, method=method, workers=workers)
-    return _run("correlate", input, output, "weights", _weights(weights), mode=mode, cval=cval, origin=origin,
-                axes=axes, extent=extent, device=device, method=method, workers=workers)
+    return _nd("correlate", correlate, input, weights, output, mode, cval, origin, axes, extent, device, method, workers)
 
 
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
              *, extent="same", device="auto", method="auto", workers=0):
     """scipy.ndimage.convolve (see correlate)."""
-    if np.iscomplexobj(input) or np.iscomplexobj(weights):
-        return _complex(convolve, input, weights, output, cval, mode=mode, origin=origin, axes=axes, extent=extent,
-                        device=device, method=method, workers=workers)
-    return _run("convolve", input, output, "weights", _weights(weights), mode=mode, cval=cval, origin=origin,
-                axes=axes, extent=extent, device=device, method=method, workers=workers)
+    return _nd("convolve", convolve, input, weights, output, mode, cval, origin, axes, extent, device, method, workers)
 
 
 def _axis(axis, ndim):
@@ -289,30 +289,27 @@ def _axis(axis, ndim):
     return axis % ndim
 
 
-def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
-                *, device="auto", method="auto", workers=0):
-    """scipy.ndimage.correlate1d."""
+def _1d(op, self, input, weights, axis, output, mode, cval, origin, device, method, workers):
     if np.iscomplexobj(input) or np.iscomplexobj(weights):
-        return _complex(correlate1d, input, weights, output, cval, axis=axis, mode=mode, origin=origin,
+        return _complex(self, input, weights, output, cval, axis=axis, mode=mode, origin=origin,
                         device=device, method=method, workers=workers)
     w = _weights(weights)
     if w.ndim != 1:
-        raise ValueError("invalid kernel: correlate1d takes 1-D weights, not %d-D" % w.ndim)
-    return _run("correlate", input, output, "weights", w, mode=mode, cval=cval, origin=int(origin),
+        raise ValueError("invalid kernel: %s1d takes 1-D weights, not %d-D" % (op, w.ndim))
+    return _run(op, input, output, "weights", w, mode=mode, cval=cval, origin=int(origin),
                 axes=[_axis(axis, np.ndim(input))], device=device, method=method, workers=workers)
+
+
+def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
+                *, device="auto", method="auto", workers=0):
+    """scipy.ndimage.correlate1d."""
+    return _1d("correlate", correlate1d, input, weights, axis, output, mode, cval, origin, device, method, workers)
 
 
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
                *, device="auto", method="auto", workers=0):
     """scipy.ndimage.convolve1d."""
-    if np.iscomplexobj(input) or np.iscomplexobj(weights):
-        return _complex(convolve1d, input, weights, output, cval, axis=axis, mode=mode, origin=origin,
-                        device=device, method=method, workers=workers)
-    w = _weights(weights)
-    if w.ndim != 1:
-        raise ValueError("invalid kernel: convolve1d takes 1-D weights, not %d-D" % w.ndim)
-    return _run("convolve", input, output, "weights", w, mode=mode, cval=cval, origin=int(origin),
-                axes=[_axis(axis, np.ndim(input))], device=device, method=method, workers=workers)
+    return _1d("convolve", convolve1d, input, weights, axis, output, mode, cval, origin, device, method, workers)
 
 
 def _per_axis(v, kind=float):
