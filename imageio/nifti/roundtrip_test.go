@@ -37,6 +37,14 @@ func randomArray(t testing.TB, rng *rand.Rand, dt nd.DType, shape []int) nd.Arra
 		for i := range d {
 			d[i] = rng.Uint32()
 		}
+	case []uint64:
+		for i := range d {
+			d[i] = rng.Uint64()
+		}
+	case []int64:
+		for i := range d {
+			d[i] = int64(rng.Uint64())
+		}
 	case []int16:
 		for i := range d {
 			d[i] = int16(rng.Uint32())

@@ -36,6 +36,10 @@ func Write(w io.Writer, a nd.Array, h *Header) error {
 		return write(w, a.Shape, d, h)
 	case []uint32:
 		return write(w, a.Shape, d, h)
+	case []int64:
+		return write(w, a.Shape, d, h)
+	case []uint64:
+		return write(w, a.Shape, d, h)
 	case []uint16:
 		return write(w, a.Shape, d, h)
 	case []int16:
@@ -50,9 +54,9 @@ func Write(w io.Writer, a nd.Array, h *Header) error {
 	return &UnsupportedError{What: "dtype", Value: a.DType().String(), Detail: "NIfTI-1 files hold " + writableNames()}
 }
 
-// WritableDTypes are the dtypes Write stores unchanged; 64-bit integers
-// (which Read widens to float64) and float16 (no NIfTI-1 type) are refused.
-var WritableDTypes = []nd.DType{nd.Uint8, nd.Int8, nd.Uint16, nd.Int16, nd.Uint32, nd.Int32, nd.Float32, nd.Float64}
+// WritableDTypes are the dtypes Write stores unchanged: all but float16,
+// which NIfTI-1 has no type for.
+var WritableDTypes = []nd.DType{nd.Uint8, nd.Int8, nd.Uint16, nd.Int16, nd.Uint32, nd.Int32, nd.Uint64, nd.Int64, nd.Float32, nd.Float64}
 
 func writableNames() string {
 	var names []string
