@@ -122,7 +122,7 @@ func NewFilterPlan(op Operation, shape []int, dtype DType, opt Options, fs ...fi
 	// (as the engine accumulates), in float32 otherwise.
 	termOpt := opt
 	termOpt.DType = nd.Float32
-	if fp.out == nd.Float64 || dtype == nd.Float64 || dtype == nd.Int32 {
+	if fp.out == nd.Float64 || dtype.WideInput() {
 		termOpt.DType = nd.Float64
 	}
 	for i, f := range fs {

@@ -111,14 +111,14 @@ func (c *Chunk) Span() (from int, ok bool) {
 func (c *Chunk) Input(src nd.Array, buf any) nd.Array {
 	shape := c.Problem.InShape
 	if from, ok := c.Span(); ok {
-		return nd.Array{Shape: shape, Data: Slice(src.Data, from, from+c.InElems)}
+		return nd.Array{Shape: shape, Data: nd.SliceData(src.Data, from, from+c.InElems)}
 	}
 	size := src.DType().Size()
 	if nd.DTypeOf(buf) != src.DType() || len(nd.Array{Data: buf}.Bytes()) < c.InElems*size {
 		a, _ := nd.New(src.DType(), c.InElems)
 		buf = a.Data
 	}
-	dst := Slice(buf, 0, c.InElems)
+	dst := nd.SliceData(buf, 0, c.InElems)
 	to, from := nd.Array{Data: dst}.Bytes(), src.Bytes()
 	c.Runs(func(f, t, n int) { copy(to[t*size:(t+n)*size], from[f*size:(f+n)*size]) })
 	return nd.Array{Shape: shape, Data: dst}
@@ -127,7 +127,7 @@ func (c *Chunk) Input(src nd.Array, buf any) nd.Array {
 // Output returns the part of the whole output dst the chunk writes, as an
 // array of the chunk's full output shape (a view, no copy).
 func (c *Chunk) Output(dst nd.Array) nd.Array {
-	return nd.Array{Shape: c.Problem.FullShape(), Data: Slice(dst.Data, c.OutOffset, c.OutOffset+c.OutElems)}
+	return nd.Array{Shape: c.Problem.FullShape(), Data: nd.SliceData(dst.Data, c.OutOffset, c.OutOffset+c.OutElems)}
 }
 
 // Run runs the chunks in order: exec computes each chunk's sub-problem from
@@ -163,24 +163,4 @@ func Run(ctx context.Context, chunks []Chunk, src nd.Array, progress nd.Progress
 // same shapes and shifts, so that one prepared engine runs both.
 func SameGeometry(a, b *nd.Problem) bool {
 	return slices.Equal(a.InShape, b.InShape) && slices.Equal(a.OutShape, b.OutShape) && slices.Equal(a.Shift, b.Shift)
-}
-
-// Slice returns elements [lo, hi) of an array's data (one of the nd
-// element slices) without copying.
-func Slice(data any, lo, hi int) any {
-	switch d := data.(type) {
-	case []uint8:
-		return d[lo:hi]
-	case []uint16:
-		return d[lo:hi]
-	case []int16:
-		return d[lo:hi]
-	case []int32:
-		return d[lo:hi]
-	case []float32:
-		return d[lo:hi]
-	case []float64:
-		return d[lo:hi]
-	}
-	panic(fmt.Sprintf("chunk: array data of type %T", data))
 }

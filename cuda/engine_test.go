@@ -16,7 +16,7 @@ import (
 // engineCases is the CPU engine's whole case table and seeded random cases;
 // -short (for compute-sanitizer) keeps every seventh.
 func engineCases(t *testing.T) []enginetest.Case {
-	cases := append(enginetest.Table(), enginetest.Random(6, 300)...)
+	cases := enginetest.OnGPU(append(enginetest.Table(), enginetest.Random(6, 300)...))
 	if testing.Short() {
 		var some []enginetest.Case
 		for i := 0; i < len(cases); i += 7 {
@@ -209,7 +209,7 @@ func TestEngineDeviceArrays(t *testing.T) {
 // TestEngineConcurrent runs cases from 8 goroutines on one device at once.
 func TestEngineConcurrent(t *testing.T) {
 	testDevice(t)
-	cases := enginetest.Random(9, 64)
+	cases := enginetest.OnGPU(enginetest.Random(9, 64))
 	run := func(c enginetest.Case) (nd.Array, error) { return runCase(c, EngineOptions{}) }
 	for _, f := range gputest.Spread(cases, 8, run) {
 		t.Error(f)
@@ -303,7 +303,7 @@ func TestEngineStagingPieces(t *testing.T) {
 	saved := stagingBytes
 	stagingBytes = 96
 	defer func() { stagingBytes = saved }()
-	for i, c := range enginetest.Random(21, 40) {
+	for i, c := range enginetest.OnGPU(enginetest.Random(21, 40)) {
 		budget := int64(0) // one slab
 		if i%2 == 1 {
 			budget = 4096 // several slabs, where one row and its halo fit

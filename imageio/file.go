@@ -3,6 +3,7 @@ package imageio
 import (
 	"bytes"
 	"compress/gzip"
+	"context"
 	"errors"
 	"fmt"
 	"io"
@@ -194,6 +195,12 @@ func decodeFile(path string, decode func(io.Reader) (nd.Array, Meta, error)) (nd
 // failed write leaves nothing behind, and path may be the file the input
 // was read from.
 func WriteFile(path string, a nd.Array, opt WriteOptions) error {
+	return WriteFileContext(context.Background(), path, a, opt)
+}
+
+// WriteFileContext is WriteFile that stops when ctx is done, leaving
+// neither path nor a temporary file, and returns ctx's cause.
+func WriteFileContext(ctx context.Context, path string, a nd.Array, opt WriteOptions) error {
 	f, err := formatOf(path)
 	if err != nil {
 		return err
@@ -201,7 +208,7 @@ func WriteFile(path string, a nd.Array, opt WriteOptions) error {
 	if err := a.Check(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
-	if err := fileio.WriteAtomic(path, func(w io.Writer) error { return f.write(w, a, opt) }); err != nil {
+	if err := fileio.WriteAtomicContext(ctx, path, func(w io.Writer) error { return f.write(w, a, opt) }); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil

@@ -54,8 +54,9 @@ type npyHeader struct {
 }
 
 // ReadNPY reads one array in NumPy's .npy format (versions 1.0, 2.0 and 3.0)
-// from r. Element types uint8, uint16, int16, int32, float32 and float64
-// are read in either byte order; any other element type is an
+// from r. Element types uint8, int8, uint16, int16, uint32, int32,
+// uint64, int64, float16, float32 and float64 are read in either byte
+// order, as the array's own dtype; any other element type is an
 // *UnsupportedError that names it. Fortran-order data are transposed to C
 // order. A 0-d array (shape ()) is returned with an empty Shape and one
 // element.
@@ -295,6 +296,16 @@ func parseDescr(s string) (dt nd.DType, big bool, err error) {
 		dt = nd.Float32
 	case kind == 'f' && size == 8:
 		dt = nd.Float64
+	case kind == 'i' && size == 1:
+		dt = nd.Int8
+	case kind == 'u' && size == 4:
+		dt = nd.Uint32
+	case kind == 'i' && size == 8:
+		dt = nd.Int64
+	case kind == 'u' && size == 8:
+		dt = nd.Uint64
+	case kind == 'f' && size == 2:
+		dt = nd.Float16
 	default:
 		return 0, false, &UnsupportedError{Format: ".npy", What: "dtype", Value: s, Detail: describeDescr(kind, size)}
 	}
@@ -343,7 +354,7 @@ func describeDescr(kind byte, size int) string {
 func readNPYData(r io.Reader, h npyHeader, known bool) (any, error) {
 	size := h.dtype.Size()
 	var buf []byte
-	if size > 1 {
+	if h.dtype != nd.Uint8 {
 		buf = make([]byte, min(int64(npyChunk), h.nbytes))
 	}
 	var data any
@@ -362,6 +373,16 @@ func readNPYData(r io.Reader, h npyHeader, known bool) (any, error) {
 		data, got, err = readElems(r, h.n, size, known, buf, decoder[float32](decodeF32, h.big, size))
 	case nd.Float64:
 		data, got, err = readElems(r, h.n, size, known, buf, decoder[float64](decodeF64, h.big, size))
+	case nd.Int8:
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[int8](decodeBinary, h.big, size))
+	case nd.Uint32:
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[uint32](decodeBinary, h.big, size))
+	case nd.Int64:
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[int64](decodeBinary, h.big, size))
+	case nd.Uint64:
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[uint64](decodeBinary, h.big, size))
+	case nd.Float16:
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[nd.Half](decodeBinary, h.big, size))
 	}
 	switch {
 	case err == nil:
@@ -505,6 +526,16 @@ func decodeF64(d []float64, b []byte, big bool) {
 	}
 }
 
+// decodeBinary decodes len(d) fixed-size values from b in the given byte
+// order.
+func decodeBinary[T any](d []T, b []byte, big bool) {
+	var order binary.ByteOrder = binary.LittleEndian
+	if big {
+		order = binary.BigEndian
+	}
+	binary.Decode(b[:len(d)*binary.Size(d[0])], order, d)
+}
+
 // fortranToC returns the C-order copy of data, which holds an array of the
 // given shape in Fortran order (first axis fastest).
 func fortranToC(data any, shape []int) any {
@@ -520,6 +551,16 @@ func fortranToC(data any, shape []int) any {
 	case []float32:
 		return transposeF(d, shape)
 	case []float64:
+		return transposeF(d, shape)
+	case []int8:
+		return transposeF(d, shape)
+	case []uint32:
+		return transposeF(d, shape)
+	case []int64:
+		return transposeF(d, shape)
+	case []uint64:
+		return transposeF(d, shape)
+	case []nd.Half:
 		return transposeF(d, shape)
 	}
 	return data
@@ -567,6 +608,11 @@ var npyDescr = map[nd.DType]string{
 	nd.Int32:   "<i4",
 	nd.Float32: "<f4",
 	nd.Float64: "<f8",
+	nd.Int8:    "|i1",
+	nd.Uint32:  "<u4",
+	nd.Int64:   "<i8",
+	nd.Uint64:  "<u8",
+	nd.Float16: "<f2",
 }
 
 // npyHeaderBytes returns the magic, version, length and header for an
@@ -694,9 +740,22 @@ func writeLittleEndian(w io.Writer, data any) error {
 				binary.LittleEndian.PutUint64(b[8*i:], math.Float64bits(v))
 			}
 		})
+	case []int8:
+		err = writeElems(w, d, 1, encodeBinary[int8])
+	case []uint32:
+		err = writeElems(w, d, 4, encodeBinary[uint32])
+	case []int64:
+		err = writeElems(w, d, 8, encodeBinary[int64])
+	case []uint64:
+		err = writeElems(w, d, 8, encodeBinary[uint64])
+	case []nd.Half:
+		err = writeElems(w, d, 2, encodeBinary[nd.Half])
 	}
 	return err
 }
+
+// encodeBinary encodes d little-endian into b.
+func encodeBinary[T any](b []byte, d []T) { binary.Encode(b, binary.LittleEndian, d) }
 
 // writeElems encodes data into a bounded buffer with enc and writes it.
 func writeElems[T any](w io.Writer, data []T, size int, enc func([]byte, []T)) error {

@@ -6,7 +6,6 @@ import (
 	"io"
 	"os"
 	"slices"
-	"unsafe"
 
 	"github.com/ndconv/ndconv/imageio/internal/fileio"
 	"github.com/ndconv/ndconv/nd"
@@ -90,7 +89,7 @@ func mapArray(path string, raw RawOptions) (*MappedArray, error) {
 		return nil, err
 	}
 	data := mapping[offset : offset+h.nbytes]
-	return &MappedArray{Array: nd.Array{Shape: h.shape, Data: viewAs(h.dtype, data)}, mapping: mapping}, nil
+	return &MappedArray{Array: nd.Array{Shape: h.shape, Data: nd.ViewBytes(h.dtype, data)}, mapping: mapping}, nil
 }
 
 // Close unmaps the data; the array must not be used after.
@@ -113,26 +112,6 @@ func (m *MappedArray) Release() {
 	}
 }
 
-// viewAs views bytes in the machine's order as a slice of dt's elements.
-func viewAs(dt nd.DType, b []byte) any {
-	p := unsafe.Pointer(unsafe.SliceData(b))
-	n := len(b) / dt.Size()
-	switch dt {
-	case nd.Uint8:
-		return b
-	case nd.Uint16:
-		return unsafe.Slice((*uint16)(p), n)
-	case nd.Int16:
-		return unsafe.Slice((*int16)(p), n)
-	case nd.Int32:
-		return unsafe.Slice((*int32)(p), n)
-	case nd.Float32:
-		return unsafe.Slice((*float32)(p), n)
-	case nd.Float64:
-		return unsafe.Slice((*float64)(p), n)
-	}
-	return nil
-}
 
 // WriteFileChunks writes an array of dtype dt and the given shape to path,
 // a .npy or .raw file, from the pieces produce hands to write in C order:

@@ -50,6 +50,9 @@ type DirectOptions struct {
 // options allow, else direct.cl. It returns nil, nil when the output is
 // empty and there is nothing to launch.
 func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
+	if err := CheckDTypes(p); err != nil {
+		return nil, err
+	}
 	if slices.Contains(p.OutShape, 0) || slices.Contains(p.InShape, 0) {
 		return nil, nil
 	}

@@ -147,7 +147,7 @@ func testDirectCanonicalForm(t *testing.T, opt DirectOptions) {
 
 // engineCases are the engines' table and a fixed set of random cases.
 func engineCases() []enginetest.Case {
-	return append(enginetest.Table(), enginetest.Random(11, 150)...)
+	return enginetest.OnGPU(append(enginetest.Table(), enginetest.Random(11, 150)...))
 }
 
 // outputArray stores an emulation's accumulators into the problem's output
@@ -218,5 +218,39 @@ func TestSource(t *testing.T) {
 	}
 	if _, err := Source("nonesuch"); err == nil {
 		t.Error("an unknown family has a source")
+	}
+}
+
+// TestDTypesOnGPU: every dtype but float16 has an OpenCL C type and
+// integer bounds the kernels can write; float16 data or output is an
+// unsupported error from both families.
+func TestDTypesOnGPU(t *testing.T) {
+	for _, d := range nd.DTypes {
+		spec := nd.Spec{Shape: []int{4, 5}, In: d, Out: nd.Float32, Kernels: []nd.Kernel{{Factors: [][]float64{{1, 2}, {1, 0, 1}}}}}
+		p, err := spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		_, errDirect := NewDirect(p, DirectOptions{})
+		_, errSep := NewSeparable(p, SeparableOptions{})
+		if d == nd.Float16 {
+			for _, err := range []error{errDirect, errSep, CheckDTypes(p)} {
+				if err == nil || !strings.Contains(err.Error(), "float16") {
+					t.Errorf("float16: %v, want an unsupported error", err)
+				}
+			}
+			continue
+		}
+		if errDirect != nil || errSep != nil {
+			t.Errorf("%v: %v, %v", d, errDirect, errSep)
+		}
+		if d.IsInteger() {
+			p.Out = d
+			defs := strings.Join(typeDefines(p), " ")
+			lo, hi := d.IntegerRange()
+			if !strings.Contains(defs, "OUT_T="+typeName(d)) || !strings.Contains(defs, strconv.FormatUint(hi, 10)+"UL") || !strings.Contains(defs, "OUT_MIN=("+strconv.FormatInt(lo+1, 10)+"L-1)") {
+				t.Errorf("%v: defines %s", d, defs)
+			}
+		}
 	}
 }

@@ -93,23 +93,43 @@ func Describe(steps []Step) string {
 	return strings.Join(names, ", ")
 }
 
-// typeName is the OpenCL C name of each dtype.
+// typeName is the OpenCL C name of each dtype ("" for float16, which
+// needs cl_khr_fp16: the GPU kernels do not take it).
 func typeName(d nd.DType) string {
 	switch d {
 	case nd.Uint8:
 		return "uchar"
+	case nd.Int8:
+		return "char"
 	case nd.Uint16:
 		return "ushort"
 	case nd.Int16:
 		return "short"
+	case nd.Uint32:
+		return "uint"
 	case nd.Int32:
 		return "int"
+	case nd.Uint64:
+		return "ulong"
+	case nd.Int64:
+		return "long"
 	case nd.Float32:
 		return "float"
 	case nd.Float64:
 		return "double"
 	}
-	return "void"
+	return ""
+}
+
+// CheckDTypes reports whether the GPU kernels take p's input and output
+// types: every type but float16, which the CPU engine runs.
+func CheckDTypes(p *nd.Problem) error {
+	for _, d := range []nd.DType{p.In, p.Out} {
+		if typeName(d) == "" {
+			return &nd.UnsupportedError{What: "dtype on a GPU", Value: d.String(), Supported: "every dtype but float16; use --device cpu"}
+		}
+	}
+	return nil
 }
 
 // typeDefines are the defines of the element and accumulation types.
@@ -122,10 +142,11 @@ func typeDefines(p *nd.Problem) []string {
 	}
 	defs = append(defs, "ACC_T="+acc)
 	if p.Out.IsInteger() {
-		lo, hi := p.Out.Range()
-		// The minimum of int32 written as an expression: the literal
-		// 2147483648 does not fit an int.
-		defs = append(defs, "OUT_INTEGER=1", fmt.Sprintf("OUT_MIN=(%d-1)", int64(lo)+1), fmt.Sprintf("OUT_MAX=%d", int64(hi)))
+		// The minimum written as an expression: the literals 2147483648
+		// and 9223372036854775808 fit no signed type; the maximum as an
+		// unsigned long literal, which holds every type's.
+		lo, hi := p.Out.IntegerRange()
+		defs = append(defs, "OUT_INTEGER=1", fmt.Sprintf("OUT_MIN=(%dL-1)", lo+1), fmt.Sprintf("OUT_MAX=%dUL", hi))
 	} else {
 		defs = append(defs, "OUT_INTEGER=0")
 	}

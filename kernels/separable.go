@@ -64,6 +64,9 @@ type SeparableOptions struct {
 // along adjacent axes, every other pass with separable.cl. It returns nil,
 // nil when the output is empty.
 func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
+	if err := CheckDTypes(p); err != nil {
+		return nil, err
+	}
 	if !p.Separable() {
 		return nil, fmt.Errorf("kernels: separable: a kernel is not separable")
 	}

@@ -11,8 +11,9 @@ import (
 const MaxElements = 1 << 34
 
 // Array is an n-dimensional C-order array. Data holds exactly
-// NumElements(Shape) values as one of []uint8, []uint16, []int16, []int32,
-// []float32 or []float64; its Go type is the array's DType.
+// NumElements(Shape) values as a slice of one of the Element types
+// ([]uint8, []int8, …, []float64; float16 as []Half); its Go type is the
+// array's DType.
 type Array struct {
 	Shape []int
 	Data  any
@@ -56,12 +57,22 @@ func New(dt DType, shape ...int) (Array, error) {
 	switch dt {
 	case Uint8:
 		data = make([]uint8, n)
+	case Int8:
+		data = make([]int8, n)
 	case Uint16:
 		data = make([]uint16, n)
 	case Int16:
 		data = make([]int16, n)
+	case Uint32:
+		data = make([]uint32, n)
 	case Int32:
 		data = make([]int32, n)
+	case Uint64:
+		data = make([]uint64, n)
+	case Int64:
+		data = make([]int64, n)
+	case Float16:
+		data = make([]Half, n)
 	case Float32:
 		data = make([]float32, n)
 	case Float64:
@@ -93,7 +104,7 @@ func Slice[T Element](a Array) ([]T, bool) {
 // Check verifies that a's data is of a supported type and matches its shape.
 func (a Array) Check() error {
 	if !a.DType().Valid() {
-		return &UnsupportedError{What: "array data", Value: fmt.Sprintf("%T", a.Data), Supported: "[]uint8, []uint16, []int16, []int32, []float32, []float64"}
+		return &UnsupportedError{What: "array data", Value: fmt.Sprintf("%T", a.Data), Supported: "a slice of " + DTypeNames() + " (float16 as []nd.Half)"}
 	}
 	n, err := NumElements(a.Shape)
 	if err != nil {
@@ -109,11 +120,21 @@ func dataLen(data any) int {
 	switch d := data.(type) {
 	case []uint8:
 		return len(d)
+	case []int8:
+		return len(d)
 	case []uint16:
 		return len(d)
 	case []int16:
 		return len(d)
+	case []uint32:
+		return len(d)
 	case []int32:
+		return len(d)
+	case []uint64:
+		return len(d)
+	case []int64:
+		return len(d)
+	case []Half:
 		return len(d)
 	case []float32:
 		return len(d)
@@ -123,7 +144,8 @@ func dataLen(data any) int {
 	return -1
 }
 
-// Float64s returns a copy of a's values as float64, exact for every DType.
+// Float64s returns a copy of a's values as float64, exact for every DType
+// but 64-bit integers beyond 2⁵³ (rounded, as numpy converts them).
 func (a Array) Float64s() []float64 {
 	out := make([]float64, dataLen(a.Data))
 	Load(out, a.Data, 0)

@@ -16,24 +16,62 @@ const (
 
 var borderNames = [...]string{"reflect", "mirror", "nearest", "wrap", "constant"}
 
+// borderAliases are the other names users type for the five rules: numpy's
+// np.pad modes, OpenCV's BORDER_* names and scipy's grid-* modes. For
+// filters scipy treats grid-mirror, grid-wrap and grid-constant as synonyms
+// of reflect, wrap and constant (they differ only for interpolation).
+// numpy's own "reflect" is scipy's mirror; ndconv keeps scipy's meaning.
+var borderAliases = []struct {
+	name   string
+	border Border
+}{
+	{"symmetric", Reflect}, {"grid-mirror", Reflect},
+	{"reflect101", Mirror}, {"reflect_101", Mirror},
+	{"edge", Nearest}, {"replicate", Nearest},
+	{"grid-wrap", Wrap},
+	{"grid-constant", Constant},
+}
+
 func (b Border) String() string { return EnumName(borderNames[:], b, "Border") }
 
-// ParseBorder accepts the five names and scipy's grid-* aliases, which mean
-// the same for filters.
-func ParseBorder(s string) (Border, error) {
-	switch strings.ToLower(strings.TrimSpace(s)) {
-	case "reflect", "grid-mirror":
-		return Reflect, nil
-	case "mirror":
-		return Mirror, nil
-	case "nearest":
-		return Nearest, nil
-	case "wrap", "grid-wrap":
-		return Wrap, nil
-	case "constant", "grid-constant":
-		return Constant, nil
+// BorderNames lists the accepted border names for help texts and errors:
+// the five rules, then each rule's aliases, e.g. "reflect (symmetric,
+// grid-mirror), mirror (reflect101, reflect_101), …".
+func BorderNames() string {
+	var b strings.Builder
+	for i, n := range borderNames {
+		if i > 0 {
+			b.WriteString(", ")
+		}
+		b.WriteString(n)
+		var aliases []string
+		for _, a := range borderAliases {
+			if int(a.border) == i {
+				aliases = append(aliases, a.name)
+			}
+		}
+		if len(aliases) > 0 {
+			b.WriteString(" (" + strings.Join(aliases, ", ") + ")")
+		}
 	}
-	return 0, &UnsupportedError{What: "border", Value: s, Supported: strings.Join(borderNames[:], ", ")}
+	return b.String()
+}
+
+// ParseBorder accepts the five names and their aliases (BorderNames),
+// ignoring case and surrounding space.
+func ParseBorder(s string) (Border, error) {
+	name := strings.ToLower(strings.TrimSpace(s))
+	for i, n := range borderNames {
+		if name == n {
+			return Border(i), nil
+		}
+	}
+	for _, a := range borderAliases {
+		if name == a.name {
+			return a.border, nil
+		}
+	}
+	return 0, &UnsupportedError{What: "border", Value: s, Supported: BorderNames()}
 }
 
 // Index maps position p on an axis of length n > 0 to the index whose value

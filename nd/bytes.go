@@ -1,6 +1,9 @@
 package nd
 
-import "unsafe"
+import (
+	"reflect"
+	"unsafe"
+)
 
 // Bytes views a's data as bytes in the machine's byte order, without
 // copying: what a backend copies to or from a device. It is nil for an
@@ -9,11 +12,21 @@ func (a Array) Bytes() []byte {
 	switch d := a.Data.(type) {
 	case []uint8:
 		return d
+	case []int8:
+		return AsBytes(d)
 	case []uint16:
 		return AsBytes(d)
 	case []int16:
 		return AsBytes(d)
+	case []uint32:
+		return AsBytes(d)
 	case []int32:
+		return AsBytes(d)
+	case []uint64:
+		return AsBytes(d)
+	case []int64:
+		return AsBytes(d)
+	case []Half:
 		return AsBytes(d)
 	case []float32:
 		return AsBytes(d)
@@ -31,4 +44,22 @@ func AsBytes[T ~uint8 | ~int8 | ~uint16 | ~int16 | ~uint32 | ~int32 | ~uint64 | 
 		return nil
 	}
 	return unsafe.Slice((*byte)(unsafe.Pointer(&s[0])), len(s)*int(unsafe.Sizeof(s[0])))
+}
+
+// SliceData returns elements lo to hi of array data (a slice of any
+// Element type) as a slice of the same type, sharing its memory.
+func SliceData(data any, lo, hi int) any {
+	return reflect.ValueOf(data).Slice(lo, hi).Interface()
+}
+
+// ViewBytes views b, elements of dt in the machine's byte order, as a
+// slice of dt's Go type sharing b's memory (a memory map's pages, say). b
+// must be aligned for dt.
+func ViewBytes(dt DType, b []byte) any {
+	zero, err := New(dt, 0)
+	if err != nil || len(b) == 0 {
+		return zero.Data
+	}
+	elem := reflect.TypeOf(zero.Data).Elem()
+	return reflect.SliceAt(elem, unsafe.Pointer(unsafe.SliceData(b)), len(b)/dt.Size()).Interface()
 }

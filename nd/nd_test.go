@@ -253,11 +253,25 @@ func TestAxesTranspose(t *testing.T) {
 }
 
 func TestParse(t *testing.T) {
-	if b, err := ParseBorder("grid-wrap"); err != nil || b != Wrap {
-		t.Errorf("grid-wrap: %v %v", b, err)
+	for name, want := range map[string]Border{
+		"reflect": Reflect, "symmetric": Reflect, "grid-mirror": Reflect, " Symmetric ": Reflect,
+		"mirror": Mirror, "reflect101": Mirror, "REFLECT_101": Mirror,
+		"nearest": Nearest, "edge": Nearest, "replicate": Nearest,
+		"wrap": Wrap, "grid-wrap": Wrap,
+		"constant": Constant, "grid-constant": Constant,
+	} {
+		if b, err := ParseBorder(name); err != nil || b != want {
+			t.Errorf("ParseBorder(%q) = %v, %v; want %v", name, b, err, want)
+		}
 	}
-	if _, err := ParseBorder("periodic"); err == nil || !strings.Contains(err.Error(), "reflect, mirror") {
-		t.Errorf("unknown border error: %v", err)
+	_, err := ParseBorder("periodic")
+	if err == nil || !strings.Contains(err.Error(), `"periodic"`) {
+		t.Fatalf("unknown border error: %v", err)
+	}
+	for _, name := range []string{"reflect", "symmetric", "reflect101", "reflect_101", "edge", "replicate", "grid-wrap", "grid-constant", "grid-mirror", "constant"} {
+		if !strings.Contains(err.Error(), name) {
+			t.Errorf("the error %q does not list %s", err, name)
+		}
 	}
 	if m, err := ParseMode("Valid"); err != nil || m != Valid {
 		t.Errorf("Valid: %v %v", m, err)

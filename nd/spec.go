@@ -134,8 +134,9 @@ type Problem struct {
 	InShape  []int
 	OutShape []int // without the bank axis
 	In, Out  DType
-	// Wide selects float64 accumulation: for float64 and int32 data, whose
-	// values float32 cannot hold exactly, and for float64 output.
+	// Wide selects float64 accumulation: for data whose values float32
+	// cannot hold exactly (DType.WideInput: float64, int32, uint32, int64,
+	// uint64) and for float64 output.
 	Wide    bool
 	Border  Border
 	CVal    float64
@@ -240,7 +241,7 @@ func (s *Spec) Normalize() (*Problem, error) {
 		InShape: slices.Clone(s.Shape),
 		In:      s.In,
 		Out:     out,
-		Wide:    s.In == Float64 || s.In == Int32 || out == Float64,
+		Wide:    s.In.WideInput() || out == Float64,
 		Border:  s.Border,
 		CVal:    s.CVal,
 		KShape:  make([]int, rank),

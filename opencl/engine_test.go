@@ -32,7 +32,7 @@ func allCases() bool { return os.Getenv("NDCONV_OPENCL_ALL") == "1" }
 // caches (PoCL builds one program at a time), a few seconds once the
 // program cache holds them.
 func engineCases(t *testing.T) []enginetest.Case {
-	table, random := enginetest.Table(), enginetest.Random(6, 300)
+	table, random := enginetest.OnGPU(enginetest.Table()), enginetest.OnGPU(enginetest.Random(6, 300))
 	if allCases() {
 		return append(table, random...)
 	}
@@ -119,7 +119,7 @@ func TestEngineTable(t *testing.T) {
 // factors (given, or found rank-1), for the separable family.
 func separableCases(t *testing.T) []enginetest.Case {
 	var cases []enginetest.Case
-	for _, c := range append(enginetest.Table(), enginetest.Random(6, 300)...) {
+	for _, c := range enginetest.OnGPU(append(enginetest.Table(), enginetest.Random(6, 300)...)) {
 		p, err := c.Spec.Normalize()
 		if err == nil && p.Separable() {
 			cases = append(cases, c)

@@ -13,6 +13,7 @@ import (
 	"github.com/ndconv/ndconv/cpu"
 	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/internal/fftconv"
+	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/opencl"
 )
@@ -225,6 +226,11 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 			dev = ResolveOpenCL()
 		}
 	}
+	if dev.Kind == "cuda" || dev.Kind == "opencl" {
+		if err := kernels.CheckDTypes(p); err != nil {
+			return nil, err
+		}
+	}
 	opt.Device = dev
 	if opt.Method > FFT {
 		return nil, &nd.UnsupportedError{What: "method", Value: opt.Method.String()}
@@ -364,7 +370,7 @@ func autoDevice(p *nd.Problem) Device {
 	}
 	bytes := float64(product(p.InShape)*p.In.Size() + product(p.FullShape())*p.Out.Size())
 	gpuSeconds := gpuCallSeconds + bytes/gpuTransferBytesPerSec
-	if cpuSeconds < gpuSeconds {
+	if cpuSeconds < gpuSeconds || kernels.CheckDTypes(p) != nil {
 		return cpuDev
 	}
 	if cuda.Available() == nil {

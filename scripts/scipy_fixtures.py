@@ -376,6 +376,15 @@ def rand_input(rng, shape, dtype):
         return rng.integers(-32768, 32768, shape).astype(dt)
     if dt == np.int32:
         return rng.integers(-2_000_000, 2_000_000, shape).astype(dt)
+    if dt == np.int8:
+        return rng.integers(-128, 128, shape).astype(dt)
+    if dt == np.uint32:
+        return rng.integers(0, 2**32, shape, dtype=np.uint64).astype(dt)
+    if dt == np.int64:
+        # beyond 2**53: numpy and ndconv round them to float64 alike
+        return rng.integers(-2**62, 2**62, shape, dtype=np.int64)
+    if dt == np.uint64:
+        return rng.integers(0, 2**64 - 1, shape, dtype=np.uint64, endpoint=True)
     # floats: values with a few significant digits, mostly O(1)..O(100)
     return (rng.standard_normal(shape) * 10.0).astype(dt)
 
@@ -686,19 +695,45 @@ def build_cases():
     add("edge_delta_shift_wrap", "convolve", rand_input(r, (7, 8), "float64"),
         np.array([[0, 0, 0], [0, 0, 1.0], [0, 0, 0]]), "wrap")
 
+    # ---- issue 17: int8, uint32, int64, uint64 and float16 data and outputs
+    # (each in, and to and from float32/float64 and uint8), and scipy's grid-*
+    # border names, which ndconv parses as aliases.
+    new_dts = ["int8", "uint32", "int64", "uint64", "float16"]
+    pairs = [(d, None) for d in new_dts] + [(d, "float64") for d in new_dts] + \
+        [(d, "float32") for d in new_dts] + [("float32", d) for d in new_dts] + \
+        [("uint8", d) for d in new_dts] + [("float64", d) for d in new_dts]
+    borders17 = BORDERS + ["grid-mirror", "grid-wrap", "grid-constant"]
+    for di, (idt, odt) in enumerate(pairs):
+        border = borders17[di % len(borders17)]
+        func = "correlate" if di % 2 == 0 else "convolve"
+        ks = (3, 3) if di % 3 == 0 else ((4, 3) if di % 3 == 1 else (2, 5))
+        name = "dtype17_%s_%s_to_%s_%s" % (func[:4], idt, odt or "same", border)
+        r = rng_for(name)
+        x = rand_input(r, (11, 9), idt)
+        w = rand_kernel(r, ks)
+        if odt is not None and np.dtype(odt).kind in "iu" and idt in ("float32", "float64"):
+            x = (x * 3).astype(idt)  # spread over the integer range, some saturating
+        org = [1, -1] if (di % 2 == 0 and min(ks) > 2) else [0, 0]
+        add(name, func, x, w, border, cv(CANON.get(border, border), di) * 10, org, dtype=odt)
+
 
 # --------------------------------------------------------------------------
+
+
+# scipy's grid-* modes, for filters synonyms of reflect, wrap and constant
+CANON = {"grid-mirror": "reflect", "grid-wrap": "wrap", "grid-constant": "constant"}
 
 
 def compute_expected(c):
     x64 = c["x"].astype(np.float64)
     outs = []
+    border = CANON.get(c["border"], c["border"])
     for w in c["kernels"]:
         e = scipy_one(c["func"], x64, w, c["border"], c["cval"], c["origin"], c["mode"], c["axes"])
         if c["mode"] == "same":
-            ref = reference_one(c["func"], x64, w, c["border"], c["cval"], c["origin"], c["axes"])
+            ref = reference_one(c["func"], x64, w, border, c["cval"], c["origin"], c["axes"])
             wf, of = embed_kernel(w, x64.ndim, c["axes"], c["origin"])
-            if reflect_bug_hit(c["func"], x64.shape, wf.shape, of, c["border"]):
+            if reflect_bug_hit(c["func"], x64.shape, wf.shape, of, border):
                 # scipy reads out of bounds here: use the reference (DESIGN semantics)
                 REFLECT_BUG_CASES[c["name"]] = not same_float(e, ref)
                 e = ref

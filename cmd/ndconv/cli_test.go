@@ -279,6 +279,14 @@ func TestBadInput(t *testing.T) {
 		{"gabor on a volume", 2, "2-D", []string{"-k", "gabor:frequency=0.2", "k3d.npy"}},
 		{"gabor bank without gabor", 2, "--gabor-bank", []string{"-k", "sobel", "--gabor-bank", "4", "in.npy"}},
 		{"missing kernel path", 1, "no such file", []string{"-k", "kernels/blur.npy", "in.npy"}},
+		{"unknown border lists aliases", 2, "nearest (edge, replicate)", []string{"-k", "k.csv", "--border", "periodic", "in.npy"}},
+		{"outer: 2-D factor", 1, "must be 1-D", []string{"-k", "outer:k1d.npy,k.csv", "in.npy"}},
+		{"outer: missing factor", 1, "no such file", []string{"-k", "outer:k1d.npy,nope.csv", "in.npy"}},
+		{"outer: empty factor", 2, "empty factor file name", []string{"-k", "outer:k1d.npy,", "in.npy"}},
+		{"outer: nothing", 2, "empty factor file name", []string{"-k", "outer:", "in.npy"}},
+		{"outer: too many factors", 1, "3-D kernel cannot filter a 2-D input", []string{"-k", "outer:k1d.npy,k1d.npy,k1d.npy", "in.npy"}},
+		{"negative workers", 2, "--workers", []string{"-k", "k.csv", "--workers", "-1", "in.npy"}},
+		{"workers not a number", 2, "--workers", []string{"-k", "k.csv", "--workers", "two", "in.npy"}},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {
@@ -315,6 +323,94 @@ func TestBadInput(t *testing.T) {
 			t.Errorf("exit %d, want 2", code)
 		}
 	})
+}
+
+// TestBorderAliasesFactorsWorkers: every border alias gives the output of
+// the name it stands for, outer:a,b equals the dense outer product, and
+// --workers does not change a bit.
+func TestBorderAliasesFactorsWorkers(t *testing.T) {
+	dir := t.TempDir()
+	writeNPY(t, filepath.Join(dir, "in.npy"), ramp(nd.Float32, 9, 11))
+	writeText(t, filepath.Join(dir, "a.csv"), "1, 2, -1\n")
+	writeNPY(t, filepath.Join(dir, "b.npy"), nd.Array{Shape: []int{4}, Data: []float64{0.5, -1, 3, 0.25}})
+	writeText(t, filepath.Join(dir, "ab.csv"), "0.5,-1,3,0.25\n1,-2,6,0.5\n-0.5,1,-3,-0.25\n")
+	writeText(t, filepath.Join(dir, "k.csv"), "1,2,0\n-3,4,1\n")
+	read := func(args ...string) []float32 {
+		t.Helper()
+		out := filepath.Join(dir, "out.npy")
+		code, _, stderr := ndconvCLI(t, dir, append(append([]string{"correlate", "-q"}, args...), "in.npy", out)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %s", args, code, stderr)
+		}
+		a, err := imageio.ReadNPYFile(out)
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a.Data.([]float32)
+	}
+	for alias, name := range map[string]string{
+		"symmetric": "reflect", "grid-mirror": "reflect", "reflect101": "mirror", "reflect_101": "mirror",
+		"edge": "nearest", "replicate": "nearest", "grid-wrap": "wrap", "grid-constant": "constant",
+	} {
+		got, want := read("-k", "k.csv", "--border", alias, "--cval", "3"), read("-k", "k.csv", "--border", name, "--cval", "3")
+		if !slices.Equal(got, want) {
+			t.Errorf("--border %s differs from %s", alias, name)
+		}
+	}
+	if slices.Equal(read("-k", "k.csv", "--border", "edge"), read("-k", "k.csv", "--border", "wrap")) {
+		t.Fatal("the border has no effect: the alias test cannot fail")
+	}
+	sep := read("-k", "outer:a.csv,b.npy", "--method", "separable")
+	dense := read("-k", "ab.csv", "--method", "direct")
+	for i := range sep {
+		if d := math.Abs(float64(sep[i] - dense[i])); d > 1e-4*(1+math.Abs(float64(dense[i]))) {
+			t.Fatalf("outer:a.csv,b.npy differs from the dense kernel at %d: %v vs %v", i, sep[i], dense[i])
+		}
+	}
+	if !slices.Equal(read("-k", "k.csv", "--workers", "1"), read("-k", "k.csv", "--workers", "2")) {
+		t.Error("--workers 1 and 2 differ")
+	}
+}
+
+// TestNewDTypes: the CLI reads, filters and writes .npy of int8, uint32,
+// int64, uint64 and float16 as the library does, converts to them with
+// --dtype and reads them from .raw with --input-dtype.
+func TestNewDTypes(t *testing.T) {
+	dir := t.TempDir()
+	writeText(t, filepath.Join(dir, "k.csv"), "0.5,-1,2\n1,0.25,-0.5\n")
+	k := ndconv.NewKernel([]int{2, 3}, []float64{0.5, -1, 2, 1, 0.25, -0.5})
+	for _, dt := range []nd.DType{nd.Int8, nd.Uint32, nd.Int64, nd.Uint64, nd.Float16} {
+		in := ramp(dt, 7, 9)
+		writeNPY(t, filepath.Join(dir, "in.npy"), in)
+		for _, out := range []nd.DType{dt, nd.Float32, nd.Uint8} {
+			code, _, stderr := ndconvCLI(t, dir, "correlate", "-q", "-k", "k.csv", "--border", "edge", "--dtype", out.String(), "in.npy", "out.npy")
+			if code != 0 {
+				t.Fatalf("%v -> %v: exit %d: %s", dt, out, code, stderr)
+			}
+			got, err := imageio.ReadNPYFile(filepath.Join(dir, "out.npy"))
+			if err != nil {
+				t.Fatal(err)
+			}
+			want, err := ndconv.Correlate(context.Background(), in, ndconv.Options{Border: ndconv.Nearest, DType: out}, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			if got.DType() != out || !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%v -> %v: the CLI's %v output differs from the library's", dt, out, got.DType())
+			}
+		}
+		raw := filepath.Join(dir, "in.raw")
+		if err := os.WriteFile(raw, in.Bytes(), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		code, _, stderr := ndconvCLI(t, dir, "correlate", "-q", "-k", "k.csv", "--shape", "7,9", "--input-dtype", dt.String(), "in.raw", "out.npy")
+		if code != 0 {
+			t.Fatalf("raw %v: exit %d: %s", dt, code, stderr)
+		}
+		if got, err := imageio.ReadNPYFile(filepath.Join(dir, "out.npy")); err != nil || got.DType() != dt {
+			t.Errorf("raw %v: read back %v, %v", dt, got.DType(), err)
+		}
+	}
 }
 
 func assertNoOutput(t *testing.T, dir, name string) {

@@ -1,6 +1,7 @@
 package main
 
 import (
+	"context"
 	"fmt"
 	"path/filepath"
 	"strconv"
@@ -41,6 +42,7 @@ type filterFlags struct {
 	gaborBank   int
 	quiet       bool
 	exact       bool
+	workers     int
 }
 
 // filterJob is a parsed convolve or correlate command line.
@@ -68,8 +70,10 @@ filter bank: the output gains a trailing axis with one value per kernel (write
 it to .npy or .tif).
 
 A kernel SPEC is a file — .npy (any rank) or .csv/.txt (rows of numbers
-separated by commas or spaces: one row is 1-D, several rows 2-D) — or a named
-filter equal to scipy.ndimage's: name[:key=value,...], per-axis values joined
+separated by commas or spaces: one row is 1-D, several rows 2-D); or
+outer:a.csv,b.csv, a separable kernel of one 1-D factor file per kernel axis
+in axis order, run as one pass per axis; or a named filter equal to
+scipy.ndimage's: name[:key=value,...], per-axis values joined
 by x. ` + namedFilterHelp + `
 A named filter spans every axis but a colour image's channels, unless --axes
 says otherwise.`,
@@ -93,12 +97,12 @@ says otherwise.`,
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.kernels, "kernel", "k", nil, "kernel SPEC, repeatable (several make a filter bank)")
-	fl.StringVar(&f.border, "border", "reflect", "border rule: reflect|mirror|nearest|wrap|constant")
+	fl.StringVar(&f.border, "border", "reflect", "border rule: "+nd.BorderNames())
 	fl.Float64Var(&f.cval, "cval", 0, "value outside the input for --border constant")
 	fl.StringVar(&f.origin, "origin", "", "kernel origin O[,O..] per kernel axis, or one for all (default 0)")
 	fl.StringVar(&f.mode, "mode", "same", "output size: same|valid|full")
 	fl.StringVar(&f.axes, "axes", "", "input axes A[,A..] the kernel spans (default: the first ones)")
-	fl.StringVar(&f.dtype, "dtype", "", "output dtype: uint8|uint16|int16|int32|float32|float64 (default: the input's)")
+	fl.StringVar(&f.dtype, "dtype", "", "output dtype: "+strings.ReplaceAll(nd.DTypeNames(), ", ", "|")+" (default: the input's)")
 	fl.StringVar(&f.device, "device", "auto", "auto|cpu|cuda|cuda:N|opencl|opencl:P:D")
 	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft")
 	fl.BoolVar(&f.exact, "exact", false, "auto chooses only the exact methods (direct, separable: the same bits on every device), never fft")
@@ -107,6 +111,7 @@ says otherwise.`,
 	fl.IntVar(&f.gaborBank, "gabor-bank", 0, "make every -k gabor:… a bank of N orientations (θ + kπ/N)")
 	fl.StringVar(&f.compression, "compression", "none", "compression of a .tif OUTPUT: none|deflate|lzw (with a predictor)")
 	fl.IntVar(&f.quality, "quality", imageio.DefaultJPEGQuality, "JPEG quality of a .jpg OUTPUT, 1 to 100")
+	fl.IntVar(&f.workers, "workers", 0, "CPU threads to use (default 0: all cores)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success, and no progress bar")
 	return cmd
 }
@@ -160,6 +165,10 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 	if f.quality < 1 || f.quality > 100 {
 		return opt, raw, usagef("--quality: %d is not from 1 to 100", f.quality)
 	}
+	if f.workers < 0 {
+		return opt, raw, usagef("--workers: %d is negative (0 means all cores)", f.workers)
+	}
+	opt.Workers = f.workers
 	if f.gaborBank < 0 {
 		return opt, raw, usagef("--gabor-bank: %d orientations", f.gaborBank)
 	}
@@ -209,8 +218,10 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 			return err
 		}
 	}
+	ctx := cmd.Context()
 	start := time.Now()
-	src, meta, err := imageio.ReadFile(job.input, job.raw)
+	testHookStage("reading")
+	src, meta, err := readInput(ctx, job.input, job.raw)
 	if err != nil {
 		return err
 	}
@@ -231,7 +242,8 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 		return err
 	}
 	start = time.Now()
-	out, err := p.Execute(cmd.Context(), src)
+	testHookStage("computing")
+	out, err := p.Execute(ctx, src)
 	progress.finish()
 	if err != nil {
 		return err
@@ -239,7 +251,7 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	compute := time.Since(start)
 	start = time.Now()
 	job.write.Meta = meta
-	if err := imageio.WriteFile(job.output, out, job.write); err != nil {
+	if err := imageio.WriteFileContext(ctx, job.output, out, job.write); err != nil {
 		return err
 	}
 	if !job.quiet {
@@ -252,6 +264,29 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 			ms(compute), ms(read), ms(time.Since(start)))
 	}
 	return nil
+}
+
+// readInput reads the input file, returning ctx's cause as soon as ctx is
+// done: the decoders do not take a context, so the read goes on in its own
+// goroutine and ends with the process, which exits on the error. Reading
+// writes nothing, so nothing is left behind.
+func readInput(ctx context.Context, path string, raw imageio.RawOptions) (ndconv.Array, imageio.Meta, error) {
+	type result struct {
+		a    ndconv.Array
+		meta imageio.Meta
+		err  error
+	}
+	done := make(chan result, 1)
+	go func() {
+		a, meta, err := imageio.ReadFile(path, raw)
+		done <- result{a, meta, err}
+	}()
+	select {
+	case r := <-done:
+		return r.a, r.meta, r.err
+	case <-ctx.Done():
+		return ndconv.Array{}, imageio.Meta{}, context.Cause(ctx)
+	}
 }
 
 // spatialAxes returns how many axes named filters span and, for a colour

@@ -25,8 +25,9 @@ type kernelSpec struct {
 	named  filters.Named // nil for a kernel file
 }
 
-// parseKernelSpec reads a kernel file, or parses a named filter: an
-// existing file wins, then a filter name; a spec that looks like a path
+// parseKernelSpec reads a kernel file, or outer:a,b,… factor files, or
+// parses a named filter: an existing file wins, then outer:, then a filter
+// name; a spec that looks like a path
 // and exists as neither is a missing file.
 func parseKernelSpec(spec string) (kernelSpec, error) {
 	_, statErr := os.Stat(spec)
@@ -36,6 +37,10 @@ func parseKernelSpec(spec string) (kernelSpec, error) {
 	}
 	if !errors.Is(statErr, fs.ErrNotExist) {
 		return kernelSpec{}, fmt.Errorf("kernel %s: %w", spec, statErr)
+	}
+	if files, ok := strings.CutPrefix(spec, outerPrefix); ok {
+		k, err := loadFactorFiles(spec, files)
+		return kernelSpec{text: spec, kernel: k}, err
 	}
 	named, err := filters.Parse(spec)
 	if err == nil {
@@ -89,6 +94,31 @@ func loadKernelFile(path string) (ndconv.Kernel, error) {
 		}
 	}
 	return ndconv.NewKernel(a.Shape, w), nil
+}
+
+// outerPrefix starts a separable kernel SPEC: outer:a.csv,b.csv gives one
+// 1-D factor file per kernel axis, in axis order.
+const outerPrefix = "outer:"
+
+// loadFactorFiles reads the comma-separated factor files of an outer: SPEC
+// into a separable kernel.
+func loadFactorFiles(spec, files string) (ndconv.Kernel, error) {
+	var factors [][]float64
+	for _, path := range strings.Split(files, ",") {
+		path = strings.TrimSpace(path)
+		if path == "" {
+			return ndconv.Kernel{}, usagef("kernel %q: an empty factor file name (write outer:a.csv,b.csv, one 1-D factor per kernel axis)", spec)
+		}
+		k, err := loadKernelFile(path)
+		if err != nil {
+			return ndconv.Kernel{}, err
+		}
+		if len(k.Shape) != 1 {
+			return ndconv.Kernel{}, fmt.Errorf("kernel %s: factor %s has shape %v; each factor must be 1-D", spec, path, k.Shape)
+		}
+		factors = append(factors, k.Weights)
+	}
+	return ndconv.SeparableKernel(factors...), nil
 }
 
 // withGaborBank turns every gabor filter into a bank of n orientations

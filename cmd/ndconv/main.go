@@ -7,6 +7,7 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"syscall"
 
 	"github.com/spf13/cobra"
 )
@@ -20,10 +21,33 @@ func (e *usageError) Unwrap() error { return e.err }
 func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
 
 func main() {
-	ctx, stop := signal.NotifyContext(context.Background(), os.Interrupt)
+	ctx, stop := signalContext()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, runFilter)
 	stop()
 	os.Exit(code)
+}
+
+// stoppedError is the cause of a context cancelled by a signal.
+type stoppedError struct{ sig os.Signal }
+
+func (e *stoppedError) Error() string { return "stopped by " + e.sig.String() }
+
+// signalContext returns a context that SIGINT or SIGTERM cancels with a
+// *stoppedError, so that reading, computing and writing all stop and leave
+// no output. A second signal has its default effect (a user's forced kill).
+func signalContext() (context.Context, func()) {
+	ctx, cancel := context.WithCancelCause(context.Background())
+	ch := make(chan os.Signal, 1)
+	signal.Notify(ch, os.Interrupt, syscall.SIGTERM)
+	go func() {
+		select {
+		case s := <-ch:
+			signal.Stop(ch)
+			cancel(&stoppedError{s})
+		case <-ctx.Done():
+		}
+	}()
+	return ctx, func() { signal.Stop(ch); cancel(nil) }
 }
 
 // run executes the command line args and returns the exit status.
@@ -35,6 +59,16 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, runJob fu
 	err := root.ExecuteContext(ctx)
 	if err == nil {
 		return 0
+	}
+	var stopped *stoppedError
+	if errors.As(context.Cause(ctx), &stopped) {
+		// Whatever the interrupted stage reported, the reason is the signal;
+		// exit as a shell reports a process a signal ended (128 + number).
+		fmt.Fprintln(stderr, "ndconv:", stopped)
+		if n, ok := stopped.sig.(syscall.Signal); ok {
+			return 128 + int(n)
+		}
+		return 1
 	}
 	fmt.Fprintln(stderr, "ndconv:", err)
 	var ue *usageError

@@ -13,10 +13,9 @@
 //
 // # Element types
 //
-// uint8, int16, int32, float32, float64 and uint16 voxels are read into
-// arrays of that type. int8 is read as int16 and uint32 as float64 (both
-// exact); int64 and uint64 are read as float64 when every value converts
-// exactly, and are an *UnsupportedError otherwise. Complex, RGB, binary and
+// Integer (8 to 64 bits, signed and unsigned), float32 and float64 voxels
+// are read into arrays of that type, and written as it; float16 arrays,
+// which NIfTI-1 has no type for, are refused. Complex, RGB, binary and
 // float128 volumes are an *UnsupportedError that names the type.
 //
 // When the header's scl_slope is non-zero and finite and (scl_slope,

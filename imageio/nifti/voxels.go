@@ -33,11 +33,11 @@ var storages = map[int16]storage{
 	32:   {name: "complex64"},
 	64:   {name: "float64", size: 8, out: nd.Float64, wide: true, decode: decodeVoxels[float64]},
 	128:  {name: "RGB24"},
-	256:  {name: "int8", size: 1, out: nd.Int16, decode: decodeVoxels[int8]},
+	256:  {name: "int8", size: 1, out: nd.Int8, decode: decodeVoxels[int8]},
 	512:  {name: "uint16", size: 2, out: nd.Uint16, decode: decodeVoxels[uint16]},
-	768:  {name: "uint32", size: 4, out: nd.Float64, wide: true, decode: decodeVoxels[uint32]},
-	1024: {name: "int64", size: 8, out: nd.Float64, wide: true, decode: decodeVoxels[int64]},
-	1280: {name: "uint64", size: 8, out: nd.Float64, wide: true, decode: decodeVoxels[uint64]},
+	768:  {name: "uint32", size: 4, out: nd.Uint32, wide: true, decode: decodeVoxels[uint32]},
+	1024: {name: "int64", size: 8, out: nd.Int64, wide: true, decode: decodeVoxels[int64]},
+	1280: {name: "uint64", size: 8, out: nd.Uint64, wide: true, decode: decodeVoxels[uint64]},
 	1536: {name: "float128"},
 	1792: {name: "complex128"},
 	2048: {name: "complex256"},
@@ -59,6 +59,14 @@ func datatypeOf(dt nd.DType) (int16, bool) {
 		return 64, true
 	case nd.Uint16:
 		return 512, true
+	case nd.Int8:
+		return 256, true
+	case nd.Uint32:
+		return 768, true
+	case nd.Int64:
+		return 1024, true
+	case nd.Uint64:
+		return 1280, true
 	}
 	return 0, false
 }
@@ -138,38 +146,10 @@ func decodeVoxels[S diskNumber](r io.Reader, order binary.ByteOrder, dst any, o 
 		if _, err := binary.Decode(b, order, c); err != nil {
 			return fmt.Errorf("nifti: decoding voxels: %w", err)
 		}
-		if err := checkExact(c); err != nil {
-			return err
-		}
 		place(dst, c, o, sc)
 		done += len(c)
 	}
 	return nil
-}
-
-// checkExact refuses int64 and uint64 values that float64 cannot hold.
-func checkExact[S diskNumber](values []S) error {
-	switch vs := any(values).(type) {
-	case []int64:
-		for _, v := range vs {
-			// float64(v) is 2^63 only for v > 2^63 − 2^9, which it is not.
-			if f := float64(v); f == 0x1p63 || int64(f) != v {
-				return inexactError("int64", fmt.Sprint(v))
-			}
-		}
-	case []uint64:
-		for _, v := range vs {
-			if f := float64(v); f == 0x1p64 || uint64(f) != v {
-				return inexactError("uint64", fmt.Sprint(v))
-			}
-		}
-	}
-	return nil
-}
-
-func inexactError(dtype, value string) error {
-	return &UnsupportedError{What: "datatype", Value: dtype,
-		Detail: "voxel value " + value + " has no exact float64, and ndconv's widest integer type is int32"}
 }
 
 // place converts src into dst (an Array's Data) at the positions o
@@ -177,6 +157,14 @@ func inexactError(dtype, value string) error {
 func place[S diskNumber](dst any, src []S, o *odometer, sc *scaling) {
 	switch d := dst.(type) {
 	case []uint8:
+		placeConverted(d, src, o, nil)
+	case []int8:
+		placeConverted(d, src, o, nil)
+	case []uint32:
+		placeConverted(d, src, o, nil)
+	case []int64:
+		placeConverted(d, src, o, nil)
+	case []uint64:
 		placeConverted(d, src, o, nil)
 	case []uint16:
 		placeConverted(d, src, o, nil)

@@ -32,6 +32,14 @@ func Write(w io.Writer, a nd.Array, h *Header) error {
 	switch d := a.Data.(type) {
 	case []uint8:
 		return write(w, a.Shape, d, h)
+	case []int8:
+		return write(w, a.Shape, d, h)
+	case []uint32:
+		return write(w, a.Shape, d, h)
+	case []int64:
+		return write(w, a.Shape, d, h)
+	case []uint64:
+		return write(w, a.Shape, d, h)
 	case []uint16:
 		return write(w, a.Shape, d, h)
 	case []int16:
@@ -43,7 +51,19 @@ func Write(w io.Writer, a nd.Array, h *Header) error {
 	case []float64:
 		return write(w, a.Shape, d, h)
 	}
-	return nil // unreachable: a.Check accepted the type
+	return &UnsupportedError{What: "dtype", Value: a.DType().String(), Detail: "NIfTI-1 files hold " + writableNames()}
+}
+
+// WritableDTypes are the dtypes Write stores unchanged: all but float16,
+// which NIfTI-1 has no type for.
+var WritableDTypes = []nd.DType{nd.Uint8, nd.Int8, nd.Uint16, nd.Int16, nd.Uint32, nd.Int32, nd.Uint64, nd.Int64, nd.Float32, nd.Float64}
+
+func writableNames() string {
+	var names []string
+	for _, d := range WritableDTypes {
+		names = append(names, d.String())
+	}
+	return strings.Join(names, ", ")
 }
 
 func write[T nd.Element](w io.Writer, shape []int, data []T, h *Header) error {

@@ -28,17 +28,13 @@
 // depths, complex samples, FillOrder 2, JPEG and other compressions are
 // refused with an *UnsupportedError that names the value.
 //
-// Samples map to dtypes so that every value is kept exactly:
+// Samples map to the dtype of the same name, so that every value is kept
+// exactly:
 //
 //	TIFF sample                  nd dtype
-//	uint8, uint16                Uint8, Uint16
-//	int8, int16                  Int16
-//	int32                        Int32
-//	uint32                       Float64
-//	int64, uint64                Float64, when every value is a float64
-//	                             exactly (else an *UnsupportedError)
-//	float16, float32             Float32
-//	float64                      Float64
+//	uint8 … uint64               Uint8 … Uint64
+//	int8 … int64                 Int8 … Int64
+//	float16, float32, float64    Float16, Float32, Float64
 //	palette index (8, 16 bits)   Uint16 (the colour map's values)
 //
 // Strips and tiles (cropped at the right and bottom edges), planar

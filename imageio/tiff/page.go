@@ -30,23 +30,14 @@ type sampleType struct {
 	size   int    // bytes: 1, 2, 4 or 8
 }
 
-// dtype is the nd.DType that holds every value of t exactly (see doc.go).
+// dtype is the nd.DType of t's values: the type of the same name.
 func (t sampleType) dtype() nd.DType {
-	switch {
-	case t.format == sampleFormatFloat && t.size <= 4:
-		return nd.Float32 // float16 widens exactly
-	case t.format == sampleFormatFloat:
-		return nd.Float64
-	case t.format == sampleFormatInt && t.size <= 2:
-		return nd.Int16 // int8 widens
-	case t.format == sampleFormatInt && t.size == 4:
-		return nd.Int32
-	case t.size == 1:
-		return nd.Uint8
-	case t.size == 2:
-		return nd.Uint16
+	byFormat := map[uint64]map[int]nd.DType{
+		sampleFormatUint:  {1: nd.Uint8, 2: nd.Uint16, 4: nd.Uint32, 8: nd.Uint64},
+		sampleFormatInt:   {1: nd.Int8, 2: nd.Int16, 4: nd.Int32, 8: nd.Int64},
+		sampleFormatFloat: {2: nd.Float16, 4: nd.Float32, 8: nd.Float64},
 	}
-	return nd.Float64 // uint32 exactly; 64-bit integers when each value is exact
+	return byFormat[t.format][t.size]
 }
 
 func (t sampleType) String() string {

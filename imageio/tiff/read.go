@@ -8,7 +8,6 @@ import (
 	"fmt"
 	"io"
 	"os"
-	"strconv"
 	"strings"
 
 	"golang.org/x/image/tiff/lzw"
@@ -267,14 +266,8 @@ func (p *page) place(dst any, index, k int, chunk []byte, order binary.ByteOrder
 			storePalette(dst.([]uint16), base, src, p.sample.size, order, p.colormap)
 			continue
 		}
-		if bad, exact := storeSamples(dst, base, stride, src, p.sample, order); !exact {
-			value := strconv.FormatUint(bad, 10)
-			if p.sample.format == sampleFormatInt {
-				value = strconv.FormatInt(int64(bad), 10)
-			}
-			return &UnsupportedError{What: p.sample.String() + " sample", Value: value,
-				Detail: fmt.Sprintf("IFD %d: ndconv holds 64-bit integers as float64, which cannot hold this value exactly", p.ifd)}
-		}
+		storeSamples(dst, base, stride, src, order)
+
 	}
 	return nil
 }

@@ -3,6 +3,8 @@ package tiff
 import (
 	"encoding/binary"
 	"math"
+
+	"github.com/ndconv/ndconv/nd"
 )
 
 // getUint reads an unsigned integer of size bytes (1, 2, 4 or 8).
@@ -40,62 +42,34 @@ func storeEach[T any](dst []T, base, stride int, src []byte, size int, conv func
 	}
 }
 
-// storeSamples converts the samples in src, of type t in byte order, into
-// dst[base], dst[base+stride], …; dst is of the slice type that holds t
-// (sampleType.dtype). exact is false when a 64-bit integer is not a
-// float64 exactly; bad is then the first such value.
-func storeSamples(dst any, base, stride int, src []byte, t sampleType, order binary.ByteOrder) (bad uint64, exact bool) {
-	signed := t.format == sampleFormatInt
+// storeSamples converts the samples in src, in byte order, into
+// dst[base], dst[base+stride], …; dst is of the slice type that holds the
+// page's sample type (sampleType.dtype).
+func storeSamples(dst any, base, stride int, src []byte, order binary.ByteOrder) {
 	switch d := dst.(type) {
 	case []uint8:
 		storeEach(d, base, stride, src, 1, func(b []byte) uint8 { return b[0] })
+	case []int8:
+		storeEach(d, base, stride, src, 1, func(b []byte) int8 { return int8(b[0]) })
 	case []uint16:
 		storeEach(d, base, stride, src, 2, func(b []byte) uint16 { return order.Uint16(b) })
 	case []int16:
-		if t.size == 1 {
-			storeEach(d, base, stride, src, 1, func(b []byte) int16 { return int16(int8(b[0])) })
-		} else {
-			storeEach(d, base, stride, src, 2, func(b []byte) int16 { return int16(order.Uint16(b)) })
-		}
+		storeEach(d, base, stride, src, 2, func(b []byte) int16 { return int16(order.Uint16(b)) })
+	case []uint32:
+		storeEach(d, base, stride, src, 4, func(b []byte) uint32 { return order.Uint32(b) })
 	case []int32:
 		storeEach(d, base, stride, src, 4, func(b []byte) int32 { return int32(order.Uint32(b)) })
+	case []uint64:
+		storeEach(d, base, stride, src, 8, func(b []byte) uint64 { return order.Uint64(b) })
+	case []int64:
+		storeEach(d, base, stride, src, 8, func(b []byte) int64 { return int64(order.Uint64(b)) })
+	case []nd.Half:
+		storeEach(d, base, stride, src, 2, func(b []byte) nd.Half { return nd.Half(order.Uint16(b)) })
 	case []float32:
-		if t.size == 2 {
-			storeEach(d, base, stride, src, 2, func(b []byte) float32 { return float16to32(order.Uint16(b)) })
-		} else {
-			storeEach(d, base, stride, src, 4, func(b []byte) float32 { return math.Float32frombits(order.Uint32(b)) })
-		}
+		storeEach(d, base, stride, src, 4, func(b []byte) float32 { return math.Float32frombits(order.Uint32(b)) })
 	case []float64:
-		switch {
-		case t.format == sampleFormatFloat:
-			storeEach(d, base, stride, src, 8, func(b []byte) float64 { return math.Float64frombits(order.Uint64(b)) })
-		case t.size == 4:
-			storeEach(d, base, stride, src, 4, func(b []byte) float64 { return float64(order.Uint32(b)) })
-		default:
-			exact = true
-			storeEach(d, base, stride, src, 8, func(b []byte) float64 {
-				v := order.Uint64(b)
-				f, ok := exactFloat64(v, signed)
-				if !ok && exact {
-					bad, exact = v, false
-				}
-				return f
-			})
-			return bad, exact
-		}
+		storeEach(d, base, stride, src, 8, func(b []byte) float64 { return math.Float64frombits(order.Uint64(b)) })
 	}
-	return 0, true
-}
-
-// exactFloat64 returns v (as a uint64 or, if signed, an int64) as a
-// float64, and whether the float64 is exactly v.
-func exactFloat64(v uint64, signed bool) (float64, bool) {
-	if signed {
-		f := float64(int64(v))
-		return f, f >= -(1<<63) && f < 1<<63 && int64(f) == int64(v)
-	}
-	f := float64(v)
-	return f, f < 1<<64 && uint64(f) == v
 }
 
 // storePalette looks up each index in src (of size bytes) in the colour map
@@ -110,38 +84,23 @@ func storePalette(dst []uint16, base int, src []byte, size int, order binary.Byt
 
 // invertFirstChannel replaces channel 0 of the n pixels of dst from
 // pixel start on, stride values apart, by max − value: MinIsWhite samples
-// as MinIsBlack ones. dst holds uint8, uint16 or (for uint32 samples)
-// float64 values, for which max − value is exact.
+// as MinIsBlack ones. dst holds uint8, uint16 or uint32 values.
 func invertFirstChannel(dst any, start, n, stride int, max uint64) {
 	switch d := dst.(type) {
 	case []uint8:
 		invertEach(d, start, n, stride, uint8(max))
 	case []uint16:
 		invertEach(d, start, n, stride, uint16(max))
-	case []float64:
-		invertEach(d, start, n, stride, float64(max))
+	case []uint32:
+		invertEach(d, start, n, stride, uint32(max))
 	}
 }
 
-func invertEach[T uint8 | uint16 | float64](d []T, start, n, stride int, max T) {
+func invertEach[T uint8 | uint16 | uint32](d []T, start, n, stride int, max T) {
 	for i := range n {
 		j := (start + i) * stride
 		d[j] = max - d[j]
 	}
-}
-
-// float16to32 converts an IEEE 754 half-precision value exactly.
-func float16to32(h uint16) float32 {
-	sign := uint32(h>>15) << 31
-	exp := uint32(h>>10) & 0x1f
-	frac := uint32(h) & 0x3ff
-	switch exp {
-	case 0x1f: // infinity or NaN, keeping the payload
-		return math.Float32frombits(sign | 0xff<<23 | frac<<13)
-	case 0: // zero or subnormal: frac × 2⁻²⁴, exact in float32
-		return math.Float32frombits(sign | math.Float32bits(float32(frac)/(1<<24)))
-	}
-	return math.Float32frombits(sign | (exp+127-15)<<23 | frac<<13)
 }
 
 // horizontal undoes (decode) or applies (encode) TIFF predictor 2 on one

@@ -146,13 +146,13 @@ func layoutFor(img Image, opt Options) (writeLayout, error) {
 	if l.pages == 0 || l.height == 0 || l.width == 0 {
 		return writeLayout{}, &UnsupportedError{What: "image shape", Value: fmt.Sprint(a.Shape), Detail: "a TIFF page cannot be empty"}
 	}
-	switch l.dtype {
-	case nd.Uint8, nd.Uint16:
-		l.format = sampleFormatUint
-	case nd.Int16, nd.Int32:
+	switch lo, _ := l.dtype.IntegerRange(); {
+	case !l.dtype.IsInteger():
+		l.format = sampleFormatFloat
+	case lo < 0:
 		l.format = sampleFormatInt
 	default:
-		l.format = sampleFormatFloat
+		l.format = sampleFormatUint
 	}
 	switch opt.Compression {
 	case None:
@@ -344,26 +344,33 @@ func appendLittleEndian(dst []byte, data any, from, to int) []byte {
 	switch d := data.(type) {
 	case []uint8:
 		return append(dst, d[from:to]...)
+	case []int8:
+		return appendEach(dst, d[from:to], func(b []byte, v int8) []byte { return append(b, byte(v)) })
 	case []uint16:
-		for _, v := range d[from:to] {
-			dst = le.AppendUint16(dst, v)
-		}
+		return appendEach(dst, d[from:to], le.AppendUint16)
 	case []int16:
-		for _, v := range d[from:to] {
-			dst = le.AppendUint16(dst, uint16(v))
-		}
+		return appendEach(dst, d[from:to], func(b []byte, v int16) []byte { return le.AppendUint16(b, uint16(v)) })
+	case []nd.Half:
+		return appendEach(dst, d[from:to], func(b []byte, v nd.Half) []byte { return le.AppendUint16(b, uint16(v)) })
+	case []uint32:
+		return appendEach(dst, d[from:to], le.AppendUint32)
 	case []int32:
-		for _, v := range d[from:to] {
-			dst = le.AppendUint32(dst, uint32(v))
-		}
+		return appendEach(dst, d[from:to], func(b []byte, v int32) []byte { return le.AppendUint32(b, uint32(v)) })
+	case []uint64:
+		return appendEach(dst, d[from:to], le.AppendUint64)
+	case []int64:
+		return appendEach(dst, d[from:to], func(b []byte, v int64) []byte { return le.AppendUint64(b, uint64(v)) })
 	case []float32:
-		for _, v := range d[from:to] {
-			dst = le.AppendUint32(dst, math.Float32bits(v))
-		}
+		return appendEach(dst, d[from:to], func(b []byte, v float32) []byte { return le.AppendUint32(b, math.Float32bits(v)) })
 	case []float64:
-		for _, v := range d[from:to] {
-			dst = le.AppendUint64(dst, math.Float64bits(v))
-		}
+		return appendEach(dst, d[from:to], func(b []byte, v float64) []byte { return le.AppendUint64(b, math.Float64bits(v)) })
+	}
+	return dst
+}
+
+func appendEach[T any](dst []byte, src []T, put func([]byte, T) []byte) []byte {
+	for _, v := range src {
+		dst = put(dst, v)
 	}
 	return dst
 }

@@ -83,8 +83,12 @@ func compare(got nd.Array, want ref.Result, out nd.DType, tolerance func(i int) 
 	for i, g := range values {
 		w, m := want.Values[i], want.Magnitude[i]
 		tol := tolerance(i)
-		if out == nd.Float32 {
+		switch out {
+		case nd.Float32:
 			tol += 0x1p-24 * math.Abs(w)
+		case nd.Float16:
+			// The output's own rounding, and its subnormal spacing.
+			tol += 0x1p-11*math.Abs(w) + 0x1p-25
 		}
 		if !agrees(g, w, tol, out) {
 			return fmt.Sprintf("element %d (of %d): got %v, want %v (±%.3g, |w·x| sum %v)", i, len(values), g, w, tol, m)
@@ -106,7 +110,7 @@ func agrees(got, want, tol float64, out nd.DType) bool {
 		return math.IsNaN(got)
 	case math.IsInf(want, 0):
 		return got == want
-	case out == nd.Float32 && math.Abs(want) > math.MaxFloat32:
+	case out == nd.Float32 && math.Abs(want) > math.MaxFloat32, out == nd.Float16 && math.Abs(want) > 65504:
 		return math.IsInf(got, 0) || math.Abs(got-want) <= tol
 	}
 	return math.Abs(got-want) <= tol
@@ -141,9 +145,30 @@ func RandomArray(rng *rand.Rand, dt nd.DType, shape ...int) nd.Array {
 		for i := range d {
 			d[i] = uint8(rng.IntN(256))
 		}
+	case []int8:
+		for i := range d {
+			d[i] = int8(rng.IntN(256) - 128)
+		}
 	case []uint16:
 		for i := range d {
 			d[i] = uint16(rng.IntN(65536))
+		}
+	case []uint32:
+		for i := range d {
+			d[i] = rng.Uint32()
+		}
+	case []int64:
+		// Magnitudes up to 2⁶² (far beyond 2⁵³, where float64 rounds them).
+		for i := range d {
+			d[i] = rng.Int64N(1<<62) - 1<<61 + rng.Int64N(1<<62) - 1<<61
+		}
+	case []uint64:
+		for i := range d {
+			d[i] = rng.Uint64()
+		}
+	case []nd.Half:
+		for i := range d {
+			d[i] = nd.HalfOf(rng.Float64()*200 - 100)
 		}
 	case []int16:
 		for i := range d {

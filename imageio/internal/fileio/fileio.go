@@ -4,6 +4,7 @@
 package fileio
 
 import (
+	"context"
 	"io"
 	"os"
 	"path/filepath"
@@ -13,7 +14,15 @@ import (
 // and a rename, so that a failed write leaves nothing behind and path may
 // be the file its data was read from. An existing file's permissions are
 // kept.
-func WriteAtomic(path string, write func(io.Writer) error) (err error) {
+func WriteAtomic(path string, write func(io.Writer) error) error {
+	return WriteAtomicContext(context.Background(), path, write)
+}
+
+// WriteAtomicContext is WriteAtomic that stops when ctx is done: write
+// sees an error from its next Write (at most writeChunk bytes later), the
+// temporary file is removed and the error is ctx's cause. A ctx done
+// before the rename also leaves nothing.
+func WriteAtomicContext(ctx context.Context, path string, write func(io.Writer) error) (err error) {
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
@@ -32,7 +41,10 @@ func WriteAtomic(path string, write func(io.Writer) error) (err error) {
 			os.Remove(f.Name())
 		}
 	}()
-	if err := write(f); err != nil {
+	if err := write(&contextWriter{ctx: ctx, w: f}); err != nil {
+		return err
+	}
+	if err := context.Cause(ctx); err != nil {
 		return err
 	}
 	if err := f.Chmod(mode); err != nil {
@@ -42,6 +54,34 @@ func WriteAtomic(path string, write func(io.Writer) error) (err error) {
 		return err
 	}
 	return os.Rename(f.Name(), path)
+}
+
+// writeChunk bounds the bytes written between two looks at the context.
+const writeChunk = 1 << 20
+
+// contextWriter writes to w in chunks of at most writeChunk bytes and
+// fails with ctx's cause once ctx is done.
+type contextWriter struct {
+	ctx context.Context
+	w   io.Writer
+}
+
+func (c *contextWriter) Write(p []byte) (int, error) {
+	n := 0
+	for len(p) > 0 {
+		if err := context.Cause(c.ctx); err != nil {
+			return n, err
+		}
+		chunk := p[:min(len(p), writeChunk)]
+		k, err := c.w.Write(chunk)
+		n += k
+		if err != nil {
+			return n, err
+		}
+		testHookWriting(c.ctx)
+		p = p[len(chunk):]
+	}
+	return n, nil
 }
 
 // Remaining returns how many bytes r has left, when that can be known: for

@@ -34,7 +34,7 @@ def values(a):
 
 def ints(dtype, shape):
     info = np.iinfo(dtype)
-    a = rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=np.int64)
+    a = rng.integers(info.min, info.max, size=shape, endpoint=True, dtype=np.uint64 if dtype == np.uint64 else np.int64)
     flat = a.reshape(-1)
     if flat.size >= 2:
         flat[0], flat[1] = info.min, info.max
@@ -65,7 +65,8 @@ def save(name, a, version=None, same_bytes=True):
     }
 
 
-# Every supported dtype, little-endian, C order, as np.save writes them.
+# Every supported dtype (since issue 17 also int8, uint32, int64, uint64 and
+# float16), little-endian, C order, as np.save writes them.
 save("u1.npy", ints(np.uint8, (3, 5)))
 save("u2.npy", ints(np.uint16, (2, 3, 4)))
 save("i2.npy", ints(np.int16, (7,)))
@@ -75,6 +76,11 @@ save("f8.npy", floats(np.float64, (3, 2, 2)))
 save("f4_0d.npy", np.array(2.5, dtype=np.float32))
 save("f8_empty.npy", np.zeros((0, 3), dtype=np.float64))
 save("u1_rank5.npy", ints(np.uint8, (2, 1, 3, 1, 2)))
+save("i1.npy", ints(np.int8, (3, 4)))
+save("u4.npy", ints(np.uint32, (2, 5)))
+save("i8.npy", ints(np.int64, (3, 3)))
+save("u8.npy", ints(np.uint64, (4, 2)))
+save("f2.npy", floats(np.float16, (3, 5)))
 
 # Big-endian: numpy keeps the byte order in descr; WriteNPY writes '<'.
 for name, dt, maker, shape in [
@@ -83,6 +89,10 @@ for name, dt, maker, shape in [
     ("be_i2.npy", ">i2", ints, (5,)),
     ("be_u2.npy", ">u2", ints, (2, 2)),
     ("be_i4.npy", ">i4", ints, (2, 3)),
+    ("be_u4.npy", ">u4", ints, (3, 2)),
+    ("be_i8.npy", ">i8", ints, (2, 2)),
+    ("be_u8.npy", ">u8", ints, (3,)),
+    ("be_f2.npy", ">f2", floats, (2, 4)),
 ]:
     base = np.dtype(dt).newbyteorder("=")
     save(name, maker(base, shape).astype(dt), same_bytes=False)
@@ -100,11 +110,6 @@ unsupported = [
     ("c16.npy", np.array([1 + 2j, 3 - 4j], dtype=np.complex128), "complex128"),
     ("c8.npy", np.array([1 + 2j], dtype=np.complex64), "complex64"),
     ("b1.npy", np.array([True, False]), "bool"),
-    ("i1.npy", np.array([-1, 2], dtype=np.int8), "int8"),
-    ("u4.npy", np.array([1, 2], dtype=np.uint32), "uint32"),
-    ("i8.npy", np.array([1, 2], dtype=np.int64), "int64"),
-    ("u8.npy", np.array([1, 2], dtype=np.uint64), "uint64"),
-    ("f2.npy", np.array([1.5], dtype=np.float16), "float16"),
     ("U.npy", np.array(["ab", "c"]), "Unicode string"),
     ("S.npy", np.array([b"ab"]), "byte string"),
     ("M.npy", np.array(["2020-01-01"], dtype="datetime64[D]"), "datetime64"),

@@ -1,0 +1,97 @@
+//go:build unix
+
+package main
+
+import (
+	"bufio"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"syscall"
+	"testing"
+	"time"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// TestSignalLeavesNothing stops a job with SIGINT or SIGTERM while it
+// reads, computes and writes (a binary built with the ndconv_testhook tag
+// announces each stage on stderr and makes the write slow), and finds an
+// exit status of 128 + the signal, one line on stderr and neither the
+// output nor a temporary file.
+func TestSignalLeavesNothing(t *testing.T) {
+	dir := t.TempDir()
+	bin := filepath.Join(dir, "ndconv-testhook")
+	build := exec.Command("go", "build", "-tags", "ndconv_testhook", "-o", bin, ".")
+	if out, err := build.CombinedOutput(); err != nil {
+		t.Fatalf("building with the test hook: %v\n%s", err, out)
+	}
+	writeNPY(t, filepath.Join(dir, "in.npy"), ramp(nd.Float32, 1024, 1024)) // 4 MiB out: several chunks
+	writeText(t, filepath.Join(dir, "k.csv"), "1,2,1\n2,4,2\n1,2,1\n")
+
+	cases := []struct {
+		stage string
+		sig   syscall.Signal
+		delay time.Duration // after the stage is announced
+		args  []string
+	}{
+		{"reading", syscall.SIGINT, 0, []string{"-k", "k.csv"}},
+		// A 41×41 direct correlation of 1 Mi values runs for seconds: the
+		// signal lands well inside it.
+		{"computing", syscall.SIGTERM, 500 * time.Millisecond, []string{"-k", "gaussian:sigma=5", "--method", "direct"}},
+		{"writing", syscall.SIGTERM, 0, []string{"-k", "k.csv"}},
+		{"writing", syscall.SIGINT, 0, []string{"-k", "k.csv"}},
+	}
+	for _, c := range cases {
+		t.Run(c.stage+"/"+c.sig.String(), func(t *testing.T) {
+			cmd := exec.Command(bin, append(append([]string{"correlate", "-q"}, c.args...), "in.npy", "out.npy")...)
+			cmd.Dir = dir
+			stderr, err := cmd.StderrPipe()
+			if err != nil {
+				t.Fatal(err)
+			}
+			if err := cmd.Start(); err != nil {
+				t.Fatal(err)
+			}
+			var lines []string
+			sent := false
+			sc := bufio.NewScanner(stderr)
+			for sc.Scan() {
+				line := sc.Text()
+				if !strings.HasPrefix(line, "testhook: ") {
+					lines = append(lines, line)
+					continue
+				}
+				if line == "testhook: "+c.stage && !sent {
+					time.Sleep(c.delay)
+					if err := cmd.Process.Signal(c.sig); err != nil {
+						t.Fatal(err)
+					}
+					sent = true
+				}
+			}
+			err = cmd.Wait()
+			if !sent {
+				t.Fatalf("the job never announced %s (stderr %q)", c.stage, lines)
+			}
+			ee, ok := err.(*exec.ExitError)
+			if !ok || ee.ExitCode() != 128+int(c.sig) {
+				t.Errorf("exit %v, want %d", err, 128+int(c.sig))
+			}
+			if len(lines) != 1 || !strings.Contains(lines[0], "stopped by") {
+				t.Errorf("stderr %q, want one line saying it was stopped", lines)
+			}
+			assertNoOutput(t, dir, "out.npy")
+		})
+	}
+	// Without a signal the same binary writes the output: the cases above
+	// could fail.
+	code, _, stderr := ndconvCLI(t, dir, "correlate", "-q", "-k", "k.csv", "in.npy", "out.npy")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, stderr)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "out.npy")); err != nil {
+		t.Error(err)
+	}
+}

@@ -1,0 +1,371 @@
+"""ndconv for numpy: scipy.ndimage's correlate, convolve and filters on
+ndconv's engines (CPU, CUDA, OpenCL), with scipy's signatures and defaults.
+
+Every function takes ``device=`` ('auto', 'cpu', 'cuda', 'cuda:N', 'opencl',
+'opencl:P:D') and ``method=`` ('auto', 'direct', 'separable', 'fft') beside
+scipy's arguments. Arrays go to the engines without copies when they are
+C-contiguous and in native byte order; other layouts are copied once. Every
+numeric dtype scipy filters is taken (uint8 … uint64, int8 … int64, float16,
+float32, float64) and, for correlate and convolve (1-D and N-D), complex64
+and complex128 data and weights (correlation conjugates complex weights, as
+scipy 1.10 and numpy.correlate do). Results agree with scipy.ndimage except that integer
+outputs round half to even and saturate (OpenCV's rule) where scipy wraps.
+
+Errors raise ValueError (an invalid or unsupported request) or RuntimeError
+(anything else, such as an unavailable device) with the message the ndconv
+CLI prints. Plans are cached: repeated calls with the same shapes, dtypes,
+weights and options reuse the prepared plan and its device context.
+"""
+import collections
+import ctypes
+import json
+import os
+import threading
+
+import numpy as np
+
+__all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter",
+           "uniform_filter", "sobel", "prewitt", "laplace", "Plan", "library_path"]
+
+_DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
+           "float16", "float32", "float64"}
+
+
+def library_path():
+    """The shared library this package loads: $NDCONV_LIBRARY, or
+    libndconv.so beside this file (built by setup.py or install.sh)."""
+    return os.environ.get("NDCONV_LIBRARY") or os.path.join(
+        os.path.dirname(os.path.abspath(__file__)), "libndconv.so")
+
+
+def _load():
+    path = library_path()
+    try:
+        lib = ctypes.CDLL(path)
+    except OSError as e:
+        raise ImportError("ndconv: cannot load %s (%s); build it with python/install.sh "
+                          "or pip install ./python" % (path, e)) from None
+    c_char_p, c_int, c_int64, c_void_p = ctypes.c_char_p, ctypes.c_int, ctypes.c_int64, ctypes.c_void_p
+    lib.ndconv_plan_new.argtypes = [c_char_p, ctypes.POINTER(ctypes.c_double), c_int64,
+                                    ctypes.POINTER(c_int64), c_char_p, c_int]
+    lib.ndconv_plan_new.restype = c_int
+    lib.ndconv_plan_info.argtypes = [c_int64, c_char_p, c_int, c_char_p, c_int]
+    lib.ndconv_plan_info.restype = c_int
+    lib.ndconv_plan_execute.argtypes = [c_int64, c_void_p, c_int64, c_void_p, c_int64, c_char_p, c_int]
+    lib.ndconv_plan_execute.restype = c_int
+    lib.ndconv_plan_free.argtypes = [c_int64]
+    lib.ndconv_plan_free.restype = None
+    return lib
+
+
+_lib = _load()
+_ERRLEN = 1024
+
+
+def _check(code, errbuf):
+    if code == 0:
+        return
+    msg = errbuf.value.decode("utf-8", "replace")
+    raise (ValueError if code == 1 else RuntimeError)(msg)
+
+
+class Plan:
+    """A prepared correlation, convolution or named filter for inputs of
+    one shape and dtype. Calling it filters an array; it keeps its device
+    (a GPU context) alive until closed. The module-level functions create
+    and cache plans; build one yourself to hold it explicitly::
+
+        p = ndconv.Plan("correlate", (2048, 2048), "float32", weights=w)
+        out = p(x)
+    """
+
+    def __init__(self, op, shape, dtype, weights=None, factors=None, filter=None, *,
+                 output_dtype=None, mode="reflect", cval=0.0, origin=0, axes=None,
+                 extent="same", device="auto", method="auto", workers=0):
+        dtype = np.dtype(dtype)
+        if output_dtype is not None:
+            output_dtype = np.dtype(output_dtype).name
+        req = {"op": op, "shape": [int(s) for s in shape], "dtype": dtype.name,
+               "out_dtype": output_dtype or "", "border": str(mode), "cval": float(cval),
+               "axes": None if axes is None else [int(a) for a in np.atleast_1d(axes)],
+               "mode": extent, "device": device, "method": method, "workers": int(workers)}
+        origin = [int(o) for o in np.atleast_1d(origin)]
+        req["origin"] = None if origin == [0] else origin
+        if filter is not None:
+            req["filter"] = filter
+            w = np.zeros(0)
+        elif factors is not None:
+            fs = [np.asarray(f, dtype=np.float64).ravel() for f in factors]
+            req.update(factors=True, kernel_shape=[len(f) for f in fs])
+            w = np.concatenate(fs) if fs else np.zeros(0)
+        else:
+            ks = weights if isinstance(weights, (list, tuple)) else [weights]
+            ks = [np.asarray(k, dtype=np.float64) for k in ks]
+            if not ks or any(k.shape != ks[0].shape for k in ks):
+                raise ValueError("invalid kernel: give one array of weights, or a list of arrays of one shape")
+            req.update(kernel_shape=list(ks[0].shape), nkernels=len(ks))
+            w = np.concatenate([k.ravel() for k in ks])
+        w = np.ascontiguousarray(w, dtype=np.float64)
+        self._handle = None
+        errbuf = ctypes.create_string_buffer(_ERRLEN)
+        handle = ctypes.c_int64()
+        code = _lib.ndconv_plan_new(json.dumps(req).encode(), w.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+                                    w.size, ctypes.byref(handle), errbuf, _ERRLEN)
+        _check(code, errbuf)
+        self._handle = handle.value
+        buf = ctypes.create_string_buffer(4096)
+        _check(_lib.ndconv_plan_info(self._handle, buf, 4096, errbuf, _ERRLEN), errbuf)
+        info = json.loads(buf.value)
+        self.input_shape, self.input_dtype = tuple(req["shape"]), dtype
+        self.shape, self.dtype = tuple(info["shape"]), np.dtype(info["dtype"])
+        self.method, self.device = info["method"], info["device"]
+
+    def __call__(self, input, output=None):
+        """Filters input into output (a new array when None) and returns it."""
+        x = _native(input)
+        if x.shape != self.input_shape or x.dtype != self.input_dtype:
+            raise ValueError("invalid input: %s %s does not match the plan's %s %s"
+                             % (x.dtype, x.shape, self.input_dtype, self.input_shape))
+        direct = (isinstance(output, np.ndarray) and output.shape == self.shape and output.dtype == self.dtype
+                  and output.flags.c_contiguous and output.flags.writeable and output.dtype.isnative)
+        out = output if direct else np.empty(self.shape, self.dtype)
+        if isinstance(output, np.ndarray) and not direct and output.shape != self.shape:
+            raise ValueError("invalid output: shape %s, the result has %s" % (output.shape, self.shape))
+        errbuf = ctypes.create_string_buffer(_ERRLEN)
+        code = _lib.ndconv_plan_execute(self._handle, x.ctypes.data, x.nbytes, out.ctypes.data, out.nbytes,
+                                        errbuf, _ERRLEN)
+        _check(code, errbuf)
+        if isinstance(output, np.ndarray) and not direct:
+            output[...] = out
+            return output
+        return out
+
+    def close(self):
+        """Releases the plan; calling it afterwards is an error."""
+        if self._handle is not None:
+            _lib.ndconv_plan_free(self._handle)
+            self._handle = None
+
+    def __del__(self):
+        if _lib is not None:
+            self.close()
+
+    def __repr__(self):
+        return "ndconv.Plan(%s %s -> %s %s, %s on %s)" % (self.input_dtype, self.input_shape, self.dtype,
+                                                         self.shape, self.method, self.device)
+
+
+def _native(a):
+    """a as a C-contiguous array in native byte order (a itself when it is)."""
+    a = np.asarray(a)
+    if not a.dtype.isnative:
+        a = a.astype(a.dtype.newbyteorder("="))
+    if a.dtype.name not in _DTYPES:
+        # Let the library name the dtype in its usual message.
+        return a
+    return np.ascontiguousarray(a)
+
+
+_cache = collections.OrderedDict()
+_cache_lock = threading.Lock()
+_CACHE_SIZE = 32
+
+
+def _plan(key, make):
+    with _cache_lock:
+        p = _cache.get(key)
+        if p is not None:
+            _cache.move_to_end(key)
+            return p
+    p = make()
+    with _cache_lock:
+        _cache[key] = p
+        while len(_cache) > _CACHE_SIZE:
+            _cache.popitem(last=False)
+    return p
+
+
+def _output_dtype(output):
+    if output is None:
+        return None
+    if isinstance(output, np.ndarray):
+        return output.dtype
+    return np.dtype(output)
+
+
+def _run(op, input, output, kind, payload, **opts):
+    x = _native(input)
+    if x.dtype.name not in _DTYPES:
+        raise ValueError('unsupported dtype "%s" (supported: %s)' % (x.dtype, ", ".join(sorted(_DTYPES))))
+    odt = _output_dtype(output)
+    kw = dict(output_dtype=odt, **opts)
+    if kind == "weights":
+        key = (op, x.shape, x.dtype.str, kind, payload.shape, payload.tobytes(), str(odt), repr(sorted(kw.items())))
+        p = _plan(key, lambda: Plan(op, x.shape, x.dtype, weights=payload, **kw))
+    else:
+        key = (op, x.shape, x.dtype.str, kind, payload, str(odt), repr(sorted(kw.items())))
+        p = _plan(key, lambda: Plan(op, x.shape, x.dtype, filter=payload, **kw))
+    return p(x, output if isinstance(output, np.ndarray) else None)
+
+
+def _complex(f, input, weights, output, cval, **kw):
+    """f (a real correlation or convolution) on complex data or weights, as
+    scipy.ndimage computes them: the real and imaginary parts through two or
+    four real filterings in the parts' precision. Correlation conjugates
+    complex weights (scipy 1.10 does, "as numpy.correlate"); convolution
+    does not."""
+    x, w = np.asarray(input), np.asarray(weights)
+    if np.iscomplexobj(w) and f in (correlate, correlate1d):
+        w = np.conj(w)
+    odt = _output_dtype(output)
+    if odt is None:
+        odt = np.promote_types(x.dtype, np.complex64)
+    if odt.kind != "c":
+        raise ValueError('invalid output: complex data or weights need a complex output, not "%s"' % odt)
+    part = np.float32 if odt == np.complex64 else np.float64
+    if not np.iscomplexobj(x) and np.iscomplexobj(cval):
+        raise ValueError("invalid cval: a complex cval needs complex input (scipy's rule)")
+    cval = complex(cval)
+
+    def run(a, b, c):
+        return f(a, b, output=part, cval=c, **kw)
+
+    if np.iscomplexobj(x):
+        xr, xi = x.real, x.imag
+    else:
+        xr, xi = x, None
+    if np.iscomplexobj(w):
+        wr, wi = w.real, w.imag
+    else:
+        wr, wi = w, None
+    re = run(xr, wr, cval.real)
+    im = np.zeros_like(re)
+    if xi is not None:
+        im += run(xi, wr, cval.imag)
+    if wi is not None:
+        im += run(xr, wi, cval.real)
+        if xi is not None:
+            re -= run(xi, wi, cval.imag)
+    result = np.empty(re.shape, odt)
+    result.real, result.imag = re, im
+    if isinstance(output, np.ndarray):
+        output[...] = result
+        return output
+    return result
+
+
+def _weights(weights):
+    w = np.asarray(weights, dtype=np.float64)
+    if w.ndim == 0:
+        raise ValueError("invalid kernel: a 0-D array is not a kernel")
+    return np.ascontiguousarray(w)
+
+
+def _nd(op, self, input, weights, output, mode, cval, origin, axes, extent, device, method, workers):
+    if np.iscomplexobj(input) or np.iscomplexobj(weights):
+        return _complex(self, input, weights, output, cval, mode=mode, origin=origin, axes=axes, extent=extent,
+                        device=device, method=method, workers=workers)
+    return _run(op, input, output, "weights", _weights(weights), mode=mode, cval=cval, origin=origin,
+                axes=axes, extent=extent, device=device, method=method, workers=workers)
+
+
+def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
+              *, extent="same", device="auto", method="auto", workers=0):
+    """scipy.ndimage.correlate. ``weights`` spans ``axes`` (default the
+    first weights.ndim axes); ``extent`` 'valid' or 'full' gives
+    scipy.signal's output sizes."""
+    return _nd("correlate", correlate, input, weights, output, mode, cval, origin, axes, extent, device, method, workers)
+
+
+def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
+             *, extent="same", device="auto", method="auto", workers=0):
+    """scipy.ndimage.convolve (see correlate)."""
+    return _nd("convolve", convolve, input, weights, output, mode, cval, origin, axes, extent, device, method, workers)
+
+
+def _axis(axis, ndim):
+    if not -ndim <= axis < ndim:
+        raise ValueError("invalid axes: axis %d is out of range for a %d-D input" % (axis, ndim))
+    return axis % ndim
+
+
+def _1d(op, self, input, weights, axis, output, mode, cval, origin, device, method, workers):
+    if np.iscomplexobj(input) or np.iscomplexobj(weights):
+        return _complex(self, input, weights, output, cval, axis=axis, mode=mode, origin=origin,
+                        device=device, method=method, workers=workers)
+    w = _weights(weights)
+    if w.ndim != 1:
+        raise ValueError("invalid kernel: %s1d takes 1-D weights, not %d-D" % (op, w.ndim))
+    return _run(op, input, output, "weights", w, mode=mode, cval=cval, origin=int(origin),
+                axes=[_axis(axis, np.ndim(input))], device=device, method=method, workers=workers)
+
+
+def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
+                *, device="auto", method="auto", workers=0):
+    """scipy.ndimage.correlate1d."""
+    return _1d("correlate", correlate1d, input, weights, axis, output, mode, cval, origin, device, method, workers)
+
+
+def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
+               *, device="auto", method="auto", workers=0):
+    """scipy.ndimage.convolve1d."""
+    return _1d("convolve", convolve1d, input, weights, axis, output, mode, cval, origin, device, method, workers)
+
+
+def _per_axis(v, kind=float):
+    return "x".join(repr(kind(s)) for s in np.atleast_1d(v))
+
+
+def _filter_axes(input, axes):
+    if axes is None:
+        return None
+    return [_axis(a, np.ndim(input)) for a in np.atleast_1d(axes)]
+
+
+def _check_mode(mode):
+    if not isinstance(mode, str):
+        raise ValueError("unsupported mode %r: one border mode for every axis" % (mode,))
+    return mode
+
+
+def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
+                    *, radius=None, axes=None, device="auto", method="auto", workers=0):
+    """scipy.ndimage.gaussian_filter: one separable kernel, rounded once at
+    the end (scipy rounds into the output dtype after every axis)."""
+    if radius is not None:
+        r, s = np.atleast_1d(radius), np.atleast_1d(sigma).astype(float)
+        if r.size != 1 or s.size != 1 or s[0] <= 0:
+            raise ValueError("unsupported radius %r: one radius with one sigma" % (radius,))
+        truncate = float(r[0]) / s[0]
+    spec = "gaussian:sigma=%s,order=%s,truncate=%r" % (_per_axis(sigma), _per_axis(order, int), float(truncate))
+    return _run("correlate", input, output, "filter", spec, mode=_check_mode(mode), cval=cval,
+                axes=_filter_axes(input, axes), device=device, method=method, workers=workers)
+
+
+def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0,
+                   *, axes=None, device="auto", method="auto", workers=0):
+    """scipy.ndimage.uniform_filter."""
+    return _run("correlate", input, output, "filter", "uniform:size=%s" % _per_axis(size, int),
+                mode=_check_mode(mode), cval=cval, origin=origin, axes=_filter_axes(input, axes),
+                device=device, method=method, workers=workers)
+
+
+def _derivative(name, input, axis, output, mode, cval, device, method, workers):
+    return _run("correlate", input, output, "filter", "%s:axis=%d" % (name, _axis(axis, np.ndim(input))),
+                mode=_check_mode(mode), cval=cval, device=device, method=method, workers=workers)
+
+
+def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, device="auto", method="auto", workers=0):
+    """scipy.ndimage.sobel."""
+    return _derivative("sobel", input, axis, output, mode, cval, device, method, workers)
+
+
+def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, device="auto", method="auto", workers=0):
+    """scipy.ndimage.prewitt."""
+    return _derivative("prewitt", input, axis, output, mode, cval, device, method, workers)
+
+
+def laplace(input, output=None, mode="reflect", cval=0.0, *, device="auto", method="auto", workers=0):
+    """scipy.ndimage.laplace."""
+    return _run("correlate", input, output, "filter", "laplace", mode=_check_mode(mode), cval=cval,
+                device=device, method=method, workers=workers)
