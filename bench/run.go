@@ -7,6 +7,7 @@ import (
 	"time"
 
 	"github.com/ndconv/ndconv/cuda"
+	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/plan"
 )
@@ -46,6 +47,10 @@ type Options struct {
 	Repeats int // timed repeats after a warm-up (fewer when MaxSeconds runs out, never under 3)
 	// MaxSeconds bounds the timed repeats of one workload on the CPU.
 	MaxSeconds float64
+	// Tuning fixes the GPU kernels' work decomposition (the tuner's
+	// candidates); NoTuningCache times the kernels' own choice.
+	Tuning        kernels.Tuning
+	NoTuningCache bool
 }
 
 // deviceTimer is what the GPU engines offer the bench: runs on device
@@ -103,7 +108,8 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 	if err != nil {
 		return nil, 0, "", "", err
 	}
-	exec, err := plan.New(p, plan.Options{Device: opt.Device, Method: opt.Method, Workers: opt.Workers})
+	exec, err := plan.New(p, plan.Options{Device: opt.Device, Method: opt.Method, Workers: opt.Workers,
+		Tuning: opt.Tuning, NoTuningCache: opt.NoTuningCache})
 	if err != nil {
 		return nil, 0, "", "", err
 	}

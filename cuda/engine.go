@@ -21,6 +21,9 @@ type EngineOptions struct {
 	// problems run in slabs along the slowest axis.
 	MemoryBudget int64
 	Progress     nd.Progress
+	// Tuning fixes the kernels' work decomposition (the tuner's choice,
+	// or a tuning cache's); zero lets kernels choose.
+	Tuning kernels.Tuning
 }
 
 // maxStaticShared is the static shared memory a tile may declare: CUDA
@@ -57,12 +60,12 @@ type method interface {
 	// of a slab's input, for the memory budget.
 	tempBytesPerRow(p *nd.Problem) int64
 	// describe names the implementations its launches use for p.
-	describe(p *nd.Problem) string
+	describe(e *Engine, p *nd.Problem) string
 }
 
 // Implementation names the kernel implementations the engine launches
 // (family and work decomposition), for reports such as the bench's.
-func (e *Engine) Implementation() string { return e.method.describe(e.p) }
+func (e *Engine) Implementation() string { return e.method.describe(e, e.p) }
 
 // prepared is a problem's launches, compiled and with their parameters on
 // the device, so that running them again costs only the launches.
@@ -268,23 +271,29 @@ func (e *Engine) stage(n int) error {
 // direct is the direct kernel family: one launch.
 type direct struct{}
 
-// separableOptions are the limits kernels.NewSeparable plans within.
-var separableOptions = kernels.SeparableOptions{MaxLocalBytes: maxStaticShared, MaxParamBytes: maxParamTapBytes}
+// separableOptions are the limits kernels.NewSeparable plans a CUDA launch
+// within, with the engine's tuning.
+func (e *Engine) separableOptions() kernels.SeparableOptions {
+	return kernels.SeparableOptions{MaxLocalBytes: maxStaticShared, MaxParamBytes: maxParamTapBytes, Fused: e.opt.Tuning.Fused}
+}
 
-// directOptions are the limits kernels.NewDirect plans a CUDA launch within.
-var directOptions = kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxParamBytes: maxParamTapBytes}
+// directOptions are the limits kernels.NewDirect plans a CUDA launch
+// within, with the engine's tuning.
+func (e *Engine) directOptions() kernels.DirectOptions {
+	return kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxParamBytes: maxParamTapBytes, Tiled: e.opt.Tuning.Tiled}
+}
 
 func (direct) prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared, error) {
 	pr := &prepared{}
-	l, err := kernels.NewDirect(p, directOptions)
+	l, err := kernels.NewDirect(p, e.directOptions())
 	if err != nil || l == nil {
 		return pr, err
 	}
 	return pr, e.prepareLaunch(pr, l, in, out)
 }
 
-func (direct) describe(p *nd.Problem) string {
-	if l, err := kernels.NewDirect(p, directOptions); err == nil && l != nil {
+func (direct) describe(e *Engine, p *nd.Problem) string {
+	if l, err := kernels.NewDirect(p, e.directOptions()); err == nil && l != nil {
 		return l.Describe()
 	}
 	return ""
@@ -298,7 +307,7 @@ type separable struct{}
 
 func (separable) prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared, error) {
 	pr := &prepared{}
-	s, err := kernels.NewSeparable(p, separableOptions)
+	s, err := kernels.NewSeparable(p, e.separableOptions())
 	if err != nil || s == nil {
 		return pr, err
 	}
@@ -319,8 +328,8 @@ func (separable) prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared
 	return pr, nil
 }
 
-func (separable) describe(p *nd.Problem) string {
-	if s, err := kernels.NewSeparable(p, separableOptions); err == nil && s != nil {
+func (separable) describe(e *Engine, p *nd.Problem) string {
+	if s, err := kernels.NewSeparable(p, e.separableOptions()); err == nil && s != nil {
 		return kernels.Describe(s.Steps)
 	}
 	return ""

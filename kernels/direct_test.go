@@ -254,3 +254,36 @@ func TestDTypesOnGPU(t *testing.T) {
 		}
 	}
 }
+
+// TestTuningCandidates: every candidate decomposition `ndconv tune` may
+// choose covers the output and gives the CPU engine's bits (emulated, as
+// TestDirectCanonicalForm does), for 2-D, 1-D, bank and channel cases.
+func TestTuningCandidates(t *testing.T) {
+	tried := 0
+	for i, c := range engineCases() {
+		if i%29 != 0 {
+			continue
+		}
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, cand := range TuningCandidates(p, false) {
+			l, err := NewDirect(p, DirectOptions{MaxLocalBytes: 48 << 10, Tiled: cand.Tiled})
+			if err != nil || l == nil {
+				continue
+			}
+			tried++
+			var got nd.Array
+			if p.Wide {
+				got = outputArray(p, emulateDirect[float64](t, l, p, c.Input.Float64s()))
+			} else {
+				got = outputArray(p, emulateDirect[float32](t, l, p, c.Input.Float64s()))
+			}
+			checkAgainstEngines(t, c, p, got, cpu.NewDirect(p, cpu.Options{Workers: 1}), l.Defines)
+		}
+	}
+	if tried < 100 {
+		t.Errorf("only %d candidate launches tried", tried)
+	}
+}

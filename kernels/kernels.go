@@ -68,6 +68,14 @@ type Launch struct {
 	FusedShape SepFusedShape
 }
 
+// Tuning is what a tuner may fix of a problem's implementation: tiled.cl's
+// work decomposition for the direct method, sepfused.cl's for the
+// separable one. The zero value lets the builders choose.
+type Tuning struct {
+	Tiled TiledShape    `json:"tiled,omitzero"`
+	Fused SepFusedShape `json:"fused,omitzero"`
+}
+
 // Describe names the launch's implementation for reports: its family and,
 // for tiled.cl, its work decomposition ("tiled 32x8 threads, 4x4 outputs
 // each").

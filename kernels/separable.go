@@ -212,10 +212,7 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx, fy []
 		for groups(sh) < targetGroups && sh.SEG > max(ky, 8) {
 			sh.SEG = max(ky, 8, sh.SEG/2)
 		}
-		// A whole number of the ring's KY-step rounds: SEG + KY − 1 = m·KY
-		// steps, m ≥ 2.
-		m := max(2, (sh.SEG+ky/2)/ky+1)
-		sh.SEG = (m-1)*ky + 1
+		sh.SEG = wholeRounds(sh.SEG, ky)
 	}
 	taps := append(append(slices.Clone(fx), fy...), cval*sum(fx))
 	l := &Launch{Family: "sepfused", Name: "correlate_sepfused", Wide: q.Wide, CVal: cval,
@@ -249,6 +246,14 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx, fy []
 	}
 	slices.Sort(l.Defines)
 	return l
+}
+
+// wholeRounds is the number of output rows per strip nearest rows that
+// makes sepfused.cl's SEG + KY − 1 steps a whole number m ≥ 2 of its ring's
+// KY-step rounds.
+func wholeRounds(rows, ky int) int {
+	m := max(2, (rows+ky/2)/ky+1)
+	return (m-1)*ky + 1
 }
 
 // sepFusedRowsBytes is the local memory of sepfused.cl's two staged rows.

@@ -172,3 +172,36 @@ func testSeparableSteps(t *testing.T, opt SeparableOptions) {
 		t.Errorf("only %d separable cases, %d of them fused", ran, fused)
 	}
 }
+
+// TestSeparableTuningCandidates: every sepfused.cl decomposition `ndconv
+// tune` may choose gives the CPU engine's bits (emulated).
+func TestSeparableTuningCandidates(t *testing.T) {
+	tried := 0
+	for i, c := range engineCases() {
+		p, err := c.Spec.Normalize()
+		if err != nil || !p.Separable() || i%5 != 0 {
+			continue
+		}
+		for _, cand := range TuningCandidates(p, true) {
+			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, Fused: cand.Fused})
+			if err != nil || s == nil {
+				continue
+			}
+			tried++
+			var got nd.Array
+			if p.Wide {
+				got = emulateSeparable[float64](t, s, p, c.Input.Float64s())
+			} else {
+				got = emulateSeparable[float32](t, s, p, c.Input.Float64s())
+			}
+			engine, err := cpu.NewSeparable(p, cpu.Options{Workers: 1})
+			if err != nil {
+				t.Fatal(err)
+			}
+			checkAgainstEngines(t, c, p, got, engine, s.Steps[0].Launch.Defines)
+		}
+	}
+	if tried < 100 {
+		t.Errorf("only %d candidate launches tried", tried)
+	}
+}

@@ -184,3 +184,67 @@ func vector4(d nd.DType) (string, bool) {
 	}
 	return "", false
 }
+
+// TuningCandidates are the work decompositions `ndconv tune` measures for
+// p: tiled.cl's for the direct method, sepfused.cl's for the separable one
+// (none where the passes do not fuse). Every candidate computes the same
+// bits; they differ only in how the work is spread.
+func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
+	var out []Tuning
+	if separable {
+		passes := 0
+		x := -1
+		for d := len(p.KShape) - 1; d >= 0; d-- {
+			if p.KShape[d] > 1 {
+				if passes == 0 {
+					x = d
+				} else if passes == 1 && d != x-1 {
+					return nil
+				}
+				passes++
+			}
+		}
+		if passes < 2 {
+			return nil
+		}
+		ky := p.KShape[x-1]
+		for _, tx := range []int{32, 64, 128} {
+			for _, rx := range []int{1, 2, 4} {
+				for _, rows := range []int{32, 64, 128, 256} {
+					out = append(out, Tuning{Fused: SepFusedShape{TX: tx, RX: rx, SEG: wholeRounds(rows, ky)}})
+				}
+			}
+		}
+		return out
+	}
+	axes := make([]axis, len(p.InShape))
+	for d := range axes {
+		axes[d] = axis{p.InShape[d], p.OutShape[d], p.KShape[d], p.Shift[d]}
+	}
+	_, y, _, _ := canonical(axes)
+	bank := len(p.Kernels)
+	regs := 64
+	if p.Wide {
+		regs = 32
+	}
+	if y.out == 1 && y.k == 1 {
+		for _, tx := range []int{64, 128, 256} {
+			for _, rx := range []int{4, 8, 16} {
+				if rx*bank <= regs {
+					out = append(out, Tuning{Tiled: TiledShape{TX: tx, TY: 1, RX: rx, RY: 1}})
+				}
+			}
+		}
+		return out
+	}
+	for _, ty := range []int{4, 8, 16} {
+		for _, rx := range []int{2, 4, 8} {
+			for _, ry := range []int{1, 2, 4, 8} {
+				if rx*ry*bank <= regs && ty*ry <= 64 {
+					out = append(out, Tuning{Tiled: TiledShape{TX: 32, TY: ty, RX: rx, RY: ry}})
+				}
+			}
+		}
+	}
+	return out
+}

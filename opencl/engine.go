@@ -21,6 +21,9 @@ type EngineOptions struct {
 	// of its memory, whichever is less. Larger problems run in chunks.
 	MemoryBudget int64
 	Progress     nd.Progress
+	// Tuning fixes the kernels' work decomposition (the tuner's choice,
+	// or a tuning cache's); zero lets kernels choose.
+	Tuning kernels.Tuning
 }
 
 // maxLocalBytes caps the local memory a direct tile may declare: what
@@ -73,6 +76,7 @@ func NewDirect(p *nd.Problem, opt EngineOptions) (*Engine, error) {
 		l, err := kernels.NewDirect(p, kernels.DirectOptions{
 			MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)),
 			MaxGroupsYZ:   maxGroupsYZ,
+			Tiled:         opt.Tuning.Tiled,
 		})
 		if err != nil || l == nil {
 			return nil, 0, err
@@ -96,7 +100,9 @@ func NewSeparable(p *nd.Problem, opt EngineOptions) (*Engine, error) {
 	}
 	info := e.dev.Info()
 	e.plan = func() ([]kernels.Step, int, error) {
-		s, err := kernels.NewSeparable(p, separableOptions(info))
+		sopt := separableOptions(info)
+		sopt.Fused = opt.Tuning.Fused
+		s, err := kernels.NewSeparable(p, sopt)
 		if err != nil || s == nil {
 			return nil, 0, err
 		}

@@ -115,6 +115,13 @@ type Options struct {
 	Progress nd.Progress
 	// Exact restricts Auto to the exact family (direct, separable).
 	Exact bool
+	// Tuning fixes the GPU kernels' work decomposition; zero takes the
+	// tuning cache's entry for the problem, else the kernels' own choice.
+	Tuning kernels.Tuning
+	// TuningCache is the cache to read (nil: the default, DefaultTuningPath);
+	// NoTuningCache reads none (the tuner's baseline).
+	TuningCache   *TuningCache
+	NoTuningCache bool
 }
 
 // Runner executes a prepared problem; each backend's methods return one.
@@ -176,11 +183,11 @@ func methods(device string, direct, separable func(*nd.Problem, Options) (Runner
 }
 
 func cudaOptions(opt Options) cuda.EngineOptions {
-	return cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress}
+	return cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning}
 }
 
 func openclOptions(opt Options) opencl.EngineOptions {
-	return opencl.EngineOptions{Platform: opt.Device.Platform, Device: opt.Device.Index, Progress: opt.Progress}
+	return opencl.EngineOptions{Platform: opt.Device.Platform, Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning}
 }
 
 func cpuOptions(opt Options) cpu.Options {
@@ -193,7 +200,10 @@ type Executable struct {
 	Problem *nd.Problem
 	Device  Device
 	Method  Method
-	run     Runner
+	// Tuning is the GPU kernels' work decomposition the plan fixed (from
+	// the options or the tuning cache); zero where the kernels chose.
+	Tuning kernels.Tuning
+	run    Runner
 }
 
 // Execute computes dst from src; both must match the problem (the caller,
@@ -282,11 +292,18 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	case best == nil:
 		return nil, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " cannot run this problem on " + dev.Kind}
 	}
+	if opt.Tuning == (kernels.Tuning{}) && !opt.NoTuningCache && (dev.Kind == "cuda" || dev.Kind == "opencl") {
+		cache := opt.TuningCache
+		if cache == nil {
+			cache = defaultTuning()
+		}
+		opt.Tuning, _ = cache.Lookup(dev, p, best.Method)
+	}
 	run, err := best.Prepare(p, opt)
 	if err != nil {
 		return nil, err
 	}
-	return &Executable{Problem: p, Device: dev, Method: best.Method, run: run}, nil
+	return &Executable{Problem: p, Device: dev, Method: best.Method, Tuning: opt.Tuning, run: run}, nil
 }
 
 func methodsOn(kind string) string {

@@ -98,6 +98,7 @@ output, filter banks, per-channel filtering, integer and float data.`,
 		newVersionCommand(),
 		newDemoCommand(),
 		newBenchCommand(),
+		newTuneCommand(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)

@@ -1,0 +1,157 @@
+package main
+
+import (
+	"fmt"
+	"io"
+	"text/tabwriter"
+
+	"github.com/spf13/cobra"
+
+	"github.com/ndconv/ndconv/bench"
+	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv/plan"
+)
+
+// tuneFlags are bench's workload flags plus where the cache lives.
+type tuneFlags struct {
+	benchFlags
+	cache string
+}
+
+func newTuneCommand() *cobra.Command {
+	var f tuneFlags
+	cmd := &cobra.Command{
+		Use:   "tune",
+		Short: "Measure the GPU kernels' work decompositions for workloads and save the fastest",
+		Long: `tune times, on a GPU, every candidate work decomposition of the kernels
+(work-group shape, outputs per work-item, rows per strip) for each workload,
+beside the kernels' own choice, and saves the fastest in the tuning cache
+(--cache, default $NDCONV_TUNING or ndconv/tuning.json in the user cache
+directory), keyed by the device's model and driver and the problem. Later
+plans for the same problem on the same device read it, as FFTW reads its
+wisdom. Every candidate gives the same bits; only the speed differs.
+
+Workloads are named as for bench: --workload seeds|anchors|all [--only RE],
+or one with --shape, --dtype, --kernel, ….`,
+		RunE: func(cmd *cobra.Command, _ []string) error { return runTune(cmd, f) },
+	}
+	fl := cmd.Flags()
+	fl.StringVar(&f.device, "device", "cuda", "cuda|cuda:N|opencl|opencl:P:D")
+	fl.StringVar(&f.workload, "workload", "", "a named set: seeds, anchors or all")
+	fl.StringVar(&f.only, "only", "", "tune only the workloads whose id matches this regular expression")
+	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable")
+	fl.StringVar(&f.shape, "shape", "2048,2048", "input shape without channels (one workload)")
+	fl.StringVar(&f.dtype, "dtype", "float32", "input dtype: uint8 or float32 (one workload)")
+	fl.StringVar(&f.outDType, "out-dtype", "", "output dtype (default: the input's)")
+	fl.StringVar(&f.kernel, "kernel", "7x7", "kernel extents, e.g. 7x7 or 5x5x5 (one workload)")
+	fl.StringVar(&f.mode, "mode", "same", "same|valid (one workload)")
+	fl.StringVar(&f.border, "border", "constant", "border rule (one workload)")
+	fl.BoolVar(&f.separable, "separable", false, "the kernel as one factor per axis (one workload)")
+	fl.IntVar(&f.bank, "bank", 1, "kernels in the bank (one workload)")
+	fl.IntVar(&f.channels, "channels", 1, "interleaved channels after the shape (one workload)")
+	fl.IntVar(&f.repeat, "repeat", 9, "timed repeats per candidate")
+	fl.StringVar(&f.cache, "cache", "", "the tuning cache file (default: $NDCONV_TUNING or the user cache directory)")
+	f.scale = 1
+	return cmd
+}
+
+func runTune(cmd *cobra.Command, f tuneFlags) error {
+	out := cmd.OutOrStdout()
+	ws, err := benchWorkloads(f.benchFlags)
+	if err != nil {
+		return err
+	}
+	dev, err := plan.ParseDevice(f.device)
+	if err != nil {
+		return &usageError{err}
+	}
+	if dev.Kind == "opencl" && dev.AnyOpenCL {
+		dev = plan.ResolveOpenCL()
+	}
+	if dev.Kind != "cuda" && dev.Kind != "opencl" {
+		return usagef("--device %s: tune measures GPU kernels (cuda or opencl)", f.device)
+	}
+	method, err := plan.ParseMethod(f.method)
+	if err != nil {
+		return &usageError{err}
+	}
+	if method == plan.FFT {
+		return usagef("--method fft: tune measures the direct and separable kernels")
+	}
+	path := f.cache
+	if path == "" {
+		path = plan.DefaultTuningPath()
+	}
+	cache, err := plan.OpenTuningCache(path)
+	if err != nil {
+		return err
+	}
+	table := tabwriter.NewWriter(out, 2, 8, 2, ' ', tabwriter.AlignRight)
+	fmt.Fprintln(table, "workload\tmethod\tcandidates\tdefault ms\tbest ms\tspeed-up\tbest\t")
+	for _, w := range ws {
+		if err := tuneWorkload(cmd, table, cache, w, dev, method, f.repeat); err != nil {
+			return err
+		}
+	}
+	if err := table.Flush(); err != nil {
+		return err
+	}
+	if err := cache.Save(); err != nil {
+		return err
+	}
+	fmt.Fprintf(out, "tuning cache %s: %d entries\n", path, cache.Len())
+	return nil
+}
+
+// tuneWorkload times the kernels' own choice and every candidate for one
+// workload, and stores the fastest candidate when it beats the default by
+// more than the timing noise (2%).
+func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, w bench.Workload, dev plan.Device, method plan.Method, repeats int) error {
+	spec, err := bench.Spec(w)
+	if err != nil {
+		return err
+	}
+	p, err := spec.Normalize()
+	if err != nil {
+		return err
+	}
+	exec, err := plan.New(p, plan.Options{Device: dev, Method: method, NoTuningCache: true})
+	if err != nil {
+		fmt.Fprintf(table, "%s\t—\t\t\t\t\t%v\t\n", w.ID, err)
+		return nil
+	}
+	chosen := exec.Method
+	if c, ok := exec.Runner().(io.Closer); ok {
+		c.Close()
+	}
+	opt := bench.Options{Device: dev, Method: chosen, Repeats: repeats, NoTuningCache: true}
+	time := func(t kernels.Tuning) (float64, bool) {
+		opt.Tuning = t
+		r, err := bench.Run(cmd.Context(), w, opt, "", bench.Roofline{})
+		if err != nil || r.MsMedian == nil {
+			return 0, false
+		}
+		return *r.MsMedian, true
+	}
+	base, ok := time(kernels.Tuning{})
+	if !ok {
+		fmt.Fprintf(table, "%s\t%v\t\t—\t\t\tthe default does not run\t\n", w.ID, chosen)
+		return nil
+	}
+	candidates := kernels.TuningCandidates(p, chosen == plan.Separable)
+	best, bestMs := kernels.Tuning{}, base
+	for _, c := range candidates {
+		if ms, ok := time(c); ok && ms < bestMs {
+			best, bestMs = c, ms
+		}
+	}
+	describe := "the kernels' own"
+	if bestMs < 0.98*base {
+		if err := cache.Store(dev, p, chosen, best); err != nil {
+			return err
+		}
+		describe = fmt.Sprintf("%+v", best)
+	}
+	fmt.Fprintf(table, "%s\t%v\t%d\t%.4g\t%.4g\t%.2f×\t%s\t\n", w.ID, chosen, len(candidates), base, bestMs, base/bestMs, describe)
+	return nil
+}

@@ -1,0 +1,181 @@
+package plan
+
+import (
+	"encoding/json"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"sync"
+
+	"github.com/ndconv/ndconv/cuda"
+	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/opencl"
+)
+
+// TuningCache remembers, per device and problem, the kernel work
+// decomposition `ndconv tune` measured fastest — FFTW's wisdom for
+// ndconv's GPU kernels. Plans read it; a problem it does not know gets the
+// kernels' own choice. The tuning changes only how the work is spread over
+// the GPU, never the order of operations: results stay bit-identical.
+type TuningCache struct {
+	path string
+
+	mu      sync.Mutex
+	entries map[string]kernels.Tuning
+}
+
+// tuningFile is the cache's JSON form.
+type tuningFile struct {
+	Version int                       `json:"version"`
+	Entries map[string]kernels.Tuning `json:"entries"`
+}
+
+const tuningVersion = 1
+
+// DefaultTuningPath is where plans look for the tuning cache:
+// $NDCONV_TUNING, else ndconv/tuning.json in the user cache directory.
+func DefaultTuningPath() string {
+	if p := os.Getenv("NDCONV_TUNING"); p != "" {
+		return p
+	}
+	dir, err := os.UserCacheDir()
+	if err != nil {
+		return ""
+	}
+	return filepath.Join(dir, "ndconv", "tuning.json")
+}
+
+// OpenTuningCache reads the cache at path; a missing file is an empty
+// cache, a damaged one an error (say which file).
+func OpenTuningCache(path string) (*TuningCache, error) {
+	c := &TuningCache{path: path, entries: map[string]kernels.Tuning{}}
+	if path == "" {
+		return c, nil
+	}
+	b, err := os.ReadFile(path)
+	if errors.Is(err, fs.ErrNotExist) {
+		return c, nil
+	}
+	if err != nil {
+		return nil, fmt.Errorf("plan: tuning cache: %w", err)
+	}
+	var f tuningFile
+	if err := json.Unmarshal(b, &f); err != nil {
+		return nil, fmt.Errorf("plan: tuning cache %s: %w", path, err)
+	}
+	if f.Version == tuningVersion && f.Entries != nil {
+		c.entries = f.Entries
+	}
+	return c, nil
+}
+
+// Lookup returns the tuning stored for p run by method m on device dev.
+func (c *TuningCache) Lookup(dev Device, p *nd.Problem, m Method) (kernels.Tuning, bool) {
+	key, ok := TuningKey(dev, p, m)
+	if !ok {
+		return kernels.Tuning{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	t, ok := c.entries[key]
+	return t, ok
+}
+
+// Store records t for p run by m on dev (Save writes it out).
+func (c *TuningCache) Store(dev Device, p *nd.Problem, m Method, t kernels.Tuning) error {
+	key, ok := TuningKey(dev, p, m)
+	if !ok {
+		return fmt.Errorf("plan: tuning cache: device %v cannot be identified", dev)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.entries[key] = t
+	return nil
+}
+
+// Len is the number of entries.
+func (c *TuningCache) Len() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	return len(c.entries)
+}
+
+// Save writes the cache to its file through a temporary file and a rename,
+// so that a reader never sees half of it.
+func (c *TuningCache) Save() error {
+	c.mu.Lock()
+	b, err := json.MarshalIndent(tuningFile{Version: tuningVersion, Entries: c.entries}, "", "\t")
+	c.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	if err := os.MkdirAll(filepath.Dir(c.path), 0o755); err != nil {
+		return fmt.Errorf("plan: tuning cache: %w", err)
+	}
+	tmp, err := os.CreateTemp(filepath.Dir(c.path), ".tuning-*")
+	if err != nil {
+		return fmt.Errorf("plan: tuning cache: %w", err)
+	}
+	_, err = tmp.Write(append(b, '\n'))
+	if cerr := tmp.Close(); err == nil {
+		err = cerr
+	}
+	if err == nil {
+		err = os.Rename(tmp.Name(), c.path)
+	}
+	if err != nil {
+		os.Remove(tmp.Name())
+		return fmt.Errorf("plan: tuning cache: %w", err)
+	}
+	return nil
+}
+
+// TuningKey names a problem on a device for the cache: the device's model
+// and driver (a new driver may want other choices), the method, and what
+// shapes the work — dtypes, shapes, kernel extents, bank, border and
+// shifts. It reports false for a device it cannot identify.
+func TuningKey(dev Device, p *nd.Problem, m Method) (string, bool) {
+	id, ok := deviceIdentity(dev)
+	if !ok {
+		return "", false
+	}
+	return fmt.Sprintf("%s|%v|%v>%v|in%v|out%v|k%v|bank%d|%v|shift%v", id, m, p.In, p.Out,
+		p.InShape, p.OutShape, p.KShape, len(p.Kernels), p.Border, p.Shift), true
+}
+
+// deviceIdentity is a GPU's model, architecture and driver.
+func deviceIdentity(dev Device) (string, bool) {
+	switch dev.Kind {
+	case "cuda":
+		infos, err := cuda.Devices()
+		if err != nil || dev.Index >= len(infos) {
+			return "", false
+		}
+		i := infos[dev.Index]
+		return fmt.Sprintf("cuda %s %s driver %s", i.Name, i.ComputeCapability.Arch(), i.DriverVersion), true
+	case "opencl":
+		infos, err := opencl.Devices()
+		if err != nil {
+			return "", false
+		}
+		for _, i := range infos {
+			if i.Platform == dev.Platform && i.Device == dev.Index {
+				return fmt.Sprintf("opencl %s %s", i.Name, i.DriverVersion), true
+			}
+		}
+	}
+	return "", false
+}
+
+// defaultTuning is the cache plans read, opened once per process; a
+// damaged file is ignored (plans then use the kernels' own choices).
+var defaultTuning = sync.OnceValue(func() *TuningCache {
+	c, err := OpenTuningCache(DefaultTuningPath())
+	if err != nil {
+		c, _ = OpenTuningCache("")
+	}
+	return c
+})
