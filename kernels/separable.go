@@ -131,11 +131,19 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 				temp++
 			}
 			var l *Launch
-			if fused && i == 0 {
-				l = newSepFused(&q, opt, shapes[0], passes[0], k.Factors[passes[0]], k.Factors[passes[1]], cval, stride, offset)
-				cval *= sum(k.Factors[passes[0]])
+			switch {
+			case fused && i == 0:
+				x := passes[0]
+				l = newSepFused(&q, opt, shapes[0], x, k.Factors[x], p.Shift[x], k.Factors[x-1], p.Shift[x-1], cval, stride, offset)
+				cval *= sum(k.Factors[x])
 				i++ // the Y pass is done too
-			} else {
+			case fused && d < len(p.InShape)-1:
+				// A later pass along a slow axis (3-D's Z) runs as the
+				// fused kernel's Y pass with an identity X pass (one tap
+				// of 1, exact: fma(1, v, 0) = v): strips walking down the
+				// axis, each value read once.
+				l = newSepFused(&q, opt, shapes[i], d+1, []float64{1}, 0, k.Factors[d], p.Shift[d], cval, stride, offset)
+			default:
 				l = newPass(&q, shapes[i], shapes[i+1], d, k.Factors[d], cval, stride, offset)
 			}
 			s.Steps = append(s.Steps, Step{Launch: l, From: from, To: to})
@@ -188,7 +196,7 @@ const targetGroups = 1056
 // fx) and the Y pass along axis x−1 (factor fy) of q, reading an input of
 // the given shape; axes after x are interleaved samples, axes before x−1
 // are planes.
-func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx, fy []float64, cval float64, stride, offset int) *Launch {
+func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset int) *Launch {
 	y := x - 1
 	c := product(in[x+1:])
 	planes := product(in[:y])
@@ -232,7 +240,7 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx, fy []
 	l.Defines = append(typeDefines(q),
 		fmt.Sprintf("BORDER=%d", q.Border),
 		fmt.Sprintf("KX=%d", kx), fmt.Sprintf("KY=%d", ky),
-		fmt.Sprintf("SHIFT_X=%d", q.Shift[x]), fmt.Sprintf("SHIFT_Y=%d", q.Shift[y]),
+		fmt.Sprintf("SHIFT_X=%d", shiftX), fmt.Sprintf("SHIFT_Y=%d", shiftY),
 		fmt.Sprintf("C=%d", c),
 		fmt.Sprintf("TX=%d", sh.TX), fmt.Sprintf("RX=%d", sh.RX), fmt.Sprintf("SEG=%d", sh.SEG),
 		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),

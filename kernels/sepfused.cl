@@ -191,13 +191,15 @@ __kernel void correlate_sepfused(
 						}
 					}
 
-					// The Y pass: output o = s − jy takes tap jy.
+					// The Y pass: output o = s − jy takes tap jy. Outputs
+					// before the strip (o < 0) or after it (o ≥ SEG) gather
+					// values too, in slots that are never stored and are
+					// cleared before their next use, so no test is needed.
 #pragma unroll
 					for (int jy = 0; jy < KY; jy++) {
-						const int o = s - jy;
 						const int slot = (u - jy + KY) % KY;
 						const ACC_T w = TAP(KX + jy);
-						if (NONZERO(KX + jy, w) && o >= 0 && o < SEG) {
+						if (NONZERO(KX + jy, w)) {
 #pragma unroll
 							for (int rx = 0; rx < RX; rx++) {
 								acc[slot][rx] = fma_rn(w, inter[rx], acc[slot][rx]);
