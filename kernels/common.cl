@@ -1,6 +1,8 @@
-// common.cl: what every kernel family shares: the border rule and the
-// conversion of results into the output type. Both mirror package nd
-// (nd.Border.Index, nd.Round), which the tests compare against.
+// common.cl: what every kernel family shares: the border rule, the
+// conversion of results into the output type, the outer axes' plane
+// mapping, the index type and the ways weights arrive. The border rule and
+// the rounding mirror package nd (nd.Border.Index, nd.Round), which the
+// tests compare against.
 
 // Border modes, numbered as nd.Border.
 #define BORDER_REFLECT 0
@@ -70,3 +72,67 @@ INLINE OUT_T to_output(ACC_T v) {
 	return (OUT_T)v;
 #endif
 }
+
+#ifdef NOUTER
+// outer_plane is the input plane outer tap t of output plane `plane`
+// reads — the outer axes (4 ints each in outer: input length, output
+// length, kernel extent, shift) mapped by the border rule — or −1 for a
+// plane wholly outside (constant border: every value is cval).
+INLINE long outer_plane(__constant int* restrict outer, long plane, long t) {
+	long src = 0, rest = plane, tap = t, stride = 1;
+	for (int d = NOUTER - 1; d >= 0; d--) {
+		const long n_in = outer[4 * d], n_out = outer[4 * d + 1];
+		const long k = outer[4 * d + 2], shift = outer[4 * d + 3];
+		const long p = rest % n_out + tap % k - shift;
+		rest /= n_out;
+		tap /= k;
+		if (src >= 0) {
+#if BORDER == BORDER_CONSTANT
+			if (!inside(p, n_in)) {
+				src = -1;
+			} else {
+				src += p * stride;
+			}
+#else
+			src += border_index(p, n_in) * stride;
+#endif
+		}
+		stride *= n_in;
+	}
+	return src;
+}
+#endif
+
+// The index type: int where the host found every index fits (IDX32).
+#if IDX32
+typedef int idx_t;
+#else
+typedef long idx_t;
+#endif
+
+// The weights: by value among the kernel's parameters on CUDA where the
+// host put them there (TAPS_IN_PARAMS: each fma takes its weight straight
+// from the constant bank), else a __constant buffer; TAP(i) reads one.
+#if defined(__CUDACC__) && TAPS_IN_PARAMS
+struct taps_t {
+	ACC_T w[TAPS_N];
+};
+#define TAPS_PARAM const struct taps_t taps_v
+#define TAP(i) (taps_v.w[i])
+#else
+#define TAPS_PARAM __constant ACC_T* restrict taps
+#define TAP(i) (taps[i])
+#endif
+
+// NONZERO(i, w): whether weight i (value w) may be nonzero. With
+// ALL_NONZERO, or a bitmap of the first 256 weights (NZ0…NZ3) when the
+// weights are few, it is known when the kernel is compiled and zero taps
+// vanish from the code; otherwise each tap tests its weight.
+#if ALL_NONZERO
+#define NONZERO(i, w) 1
+#elif defined(NZ0)
+#define NZ_WORD(i) ((i) < 64 ? NZ0 : (i) < 128 ? NZ1 : (i) < 192 ? NZ2 : NZ3)
+#define NONZERO(i, w) ((NZ_WORD(i) >> ((i) % 64)) & 1)
+#else
+#define NONZERO(i, w) ((w) != (ACC_T)0)
+#endif

@@ -72,28 +72,7 @@ __kernel void correlate_direct(
 			acc[k] = (ACC_T)0;
 		}
 		for (int t = 0; t < OUTER_TAPS; t++) {
-			// The input plane this outer tap reads, or -1 for a plane
-			// wholly outside (constant border: every value is cval).
-			long src = 0, rest = plane, tap = t, stride = 1;
-			for (int d = NOUTER - 1; d >= 0; d--) {
-				const long n_in = outer[4 * d], n_out = outer[4 * d + 1];
-				const long k = outer[4 * d + 2], shift = outer[4 * d + 3];
-				const long p = rest % n_out + tap % k - shift;
-				rest /= n_out;
-				tap /= k;
-				if (src >= 0) {
-#if BORDER == BORDER_CONSTANT
-					if (!inside(p, n_in)) {
-						src = -1;
-					} else {
-						src += p * stride;
-					}
-#else
-					src += border_index(p, n_in) * stride;
-#endif
-				}
-				stride *= n_in;
-			}
+			const long src = outer_plane(outer, plane, t);
 			__constant ACC_T* w = taps + (long)t * KY * KX * BANK;
 #if TILED
 			// Stage the tile with its halo: rows y0 − SHIFT_Y …, elements

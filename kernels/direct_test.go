@@ -135,14 +135,21 @@ func testDirectCanonicalForm(t *testing.T, opt DirectOptions) {
 			}
 			continue
 		}
-		var got nd.Array
-		if p.Wide {
-			got = outputArray(p, emulateDirect[float64](t, l, p, c.Input.Float64s()))
-		} else {
-			got = outputArray(p, emulateDirect[float32](t, l, p, c.Input.Float64s()))
-		}
-		checkAgainstEngines(t, c, p, got, cpu.NewDirect(p, cpu.Options{Workers: 1}), l.Defines)
+		checkDirectLaunch(t, c, p, l)
 	}
+}
+
+// checkDirectLaunch emulates a direct launch in the problem's accumulator
+// type and checks it against the reference and the CPU engine's bits.
+func checkDirectLaunch(t *testing.T, c enginetest.Case, p *nd.Problem, l *Launch) {
+	t.Helper()
+	var got nd.Array
+	if p.Wide {
+		got = outputArray(p, emulateDirect[float64](t, l, p, c.Input.Float64s()))
+	} else {
+		got = outputArray(p, emulateDirect[float32](t, l, p, c.Input.Float64s()))
+	}
+	checkAgainstEngines(t, c, p, got, cpu.NewDirect(p, cpu.Options{Workers: 1}), l.Defines)
 }
 
 // engineCases are the engines' table and a fixed set of random cases.
@@ -274,13 +281,7 @@ func TestTuningCandidates(t *testing.T) {
 				continue
 			}
 			tried++
-			var got nd.Array
-			if p.Wide {
-				got = outputArray(p, emulateDirect[float64](t, l, p, c.Input.Float64s()))
-			} else {
-				got = outputArray(p, emulateDirect[float32](t, l, p, c.Input.Float64s()))
-			}
-			checkAgainstEngines(t, c, p, got, cpu.NewDirect(p, cpu.Options{Workers: 1}), l.Defines)
+			checkDirectLaunch(t, c, p, l)
 		}
 	}
 	if tried < 100 {

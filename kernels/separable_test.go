@@ -6,6 +6,7 @@ import (
 	"testing"
 
 	"github.com/ndconv/ndconv/cpu"
+	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -156,21 +157,29 @@ func testSeparableSteps(t *testing.T, opt SeparableOptions) {
 		if s.Steps[0].Launch.Family == "sepfused" {
 			fused++
 		}
-		var got nd.Array
-		if p.Wide {
-			got = emulateSeparable[float64](t, s, p, c.Input.Float64s())
-		} else {
-			got = emulateSeparable[float32](t, s, p, c.Input.Float64s())
-		}
-		engine, err := cpu.NewSeparable(p, cpu.Options{Workers: 1})
-		if err != nil {
-			t.Fatal(err)
-		}
-		checkAgainstEngines(t, c, p, got, engine, s.Steps[0].Launch.Defines)
+		checkSeparableSteps(t, c, p, s)
 	}
 	if ran < 50 || (!opt.Unfused && fused < 20) {
 		t.Errorf("only %d separable cases, %d of them fused", ran, fused)
 	}
+}
+
+// checkSeparableSteps emulates a separable method's steps in the problem's
+// accumulator type and checks them against the reference and the CPU
+// engine's bits.
+func checkSeparableSteps(t *testing.T, c enginetest.Case, p *nd.Problem, s *Separable) {
+	t.Helper()
+	var got nd.Array
+	if p.Wide {
+		got = emulateSeparable[float64](t, s, p, c.Input.Float64s())
+	} else {
+		got = emulateSeparable[float32](t, s, p, c.Input.Float64s())
+	}
+	engine, err := cpu.NewSeparable(p, cpu.Options{Workers: 1})
+	if err != nil {
+		t.Fatal(err)
+	}
+	checkAgainstEngines(t, c, p, got, engine, s.Steps[0].Launch.Defines)
 }
 
 // TestSeparableTuningCandidates: every sepfused.cl decomposition `ndconv
@@ -188,17 +197,7 @@ func TestSeparableTuningCandidates(t *testing.T) {
 				continue
 			}
 			tried++
-			var got nd.Array
-			if p.Wide {
-				got = emulateSeparable[float64](t, s, p, c.Input.Float64s())
-			} else {
-				got = emulateSeparable[float32](t, s, p, c.Input.Float64s())
-			}
-			engine, err := cpu.NewSeparable(p, cpu.Options{Workers: 1})
-			if err != nil {
-				t.Fatal(err)
-			}
-			checkAgainstEngines(t, c, p, got, engine, s.Steps[0].Launch.Defines)
+			checkSeparableSteps(t, c, p, s)
 		}
 	}
 	if tried < 100 {

@@ -31,11 +31,6 @@
 // TAPS_IN_PARAMS, ALL_NONZERO or NZ0…NZ3. The weights are the X factor's
 // KX, then the Y factor's KY, then CVAL2.
 
-#if IDX32
-typedef int idx_t;
-#else
-typedef long idx_t;
-#endif
 
 #define TILE_X (TX * RX)
 #define HALO_X ((KX - 1) * C)
@@ -48,25 +43,6 @@ typedef long idx_t;
 // every work-item reaches every barrier.
 #define ROUNDS ((STEPS + KY - 1) / KY)
 
-#if defined(__CUDACC__) && TAPS_IN_PARAMS
-struct taps_t {
-	ACC_T w[TAPS_N];
-};
-#define TAPS_PARAM const struct taps_t taps_v
-#define TAP(i) (taps_v.w[i])
-#else
-#define TAPS_PARAM __constant ACC_T* restrict taps
-#define TAP(i) (taps[i])
-#endif
-
-#if ALL_NONZERO
-#define NONZERO(i, w) 1
-#elif defined(NZ0)
-#define NZ_WORD(i) ((i) < 64 ? NZ0 : (i) < 128 ? NZ1 : (i) < 192 ? NZ2 : NZ3)
-#define NONZERO(i, w) ((NZ_WORD(i) >> ((i) % 64)) & 1)
-#else
-#define NONZERO(i, w) ((w) != (ACC_T)0)
-#endif
 
 // Each work-item stages NLOAD values of a row: q = lx, lx + TX, …
 #define NLOAD ((ROW_ELEMS + TX - 1) / TX)

@@ -36,11 +36,6 @@
 // by value among the kernel's parameters, in the constant bank, so each fma
 // takes its weight straight from there).
 
-#if IDX32
-typedef int idx_t;
-#else
-typedef long idx_t;
-#endif
 
 #define TILE_X (TX * RX)
 #define TILE_Y (TY * RY)
@@ -55,29 +50,6 @@ typedef long idx_t;
 #define TILE_ROWS (TILE_Y + KY - 1)
 #define IN_ROWS (RY + KY - 1)
 
-#if defined(__CUDACC__) && TAPS_IN_PARAMS
-struct taps_t {
-	ACC_T w[TAPS_N];
-};
-#define TAPS_PARAM const struct taps_t taps_v
-#define TAP(i) (taps_v.w[i])
-#else
-#define TAPS_PARAM __constant ACC_T* restrict taps
-#define TAP(i) (taps[i])
-#endif
-
-// NONZERO(i): whether weight i may be nonzero. With ALL_NONZERO, or a
-// bitmap of the first 256 weights (NZ0…NZ3) when the weights are few, it
-// is known when the kernel is compiled and zero taps vanish from the code;
-// otherwise each tap tests its weight.
-#if ALL_NONZERO
-#define NONZERO(i, w) 1
-#elif defined(NZ0)
-#define NZ_WORD(i) ((i) < 64 ? NZ0 : (i) < 128 ? NZ1 : (i) < 192 ? NZ2 : NZ3)
-#define NONZERO(i, w) ((NZ_WORD(i) >> ((i) % 64)) & 1)
-#else
-#define NONZERO(i, w) ((w) != (ACC_T)0)
-#endif
 
 // Stores of 4 consecutive outputs as one vector where the host found the
 // output rows 4-aligned (OUT_T4 is OUT_T's 4-vector type).
@@ -157,28 +129,7 @@ __kernel void correlate_tiled(
 #pragma unroll
 #endif
 		for (int t = 0; t < OUTER_TAPS; t++) {
-			// The input plane this outer tap reads, or −1 for a plane
-			// wholly outside (constant border: every value is cval).
-			idx_t src = 0, rest = plane, tap = t, stride = 1;
-			for (int d = NOUTER - 1; d >= 0; d--) {
-				const idx_t n_in = outer[4 * d], n_out = outer[4 * d + 1];
-				const idx_t k = outer[4 * d + 2], shift = outer[4 * d + 3];
-				const idx_t p = rest % n_out + tap % k - shift;
-				rest /= n_out;
-				tap /= k;
-				if (src >= 0) {
-#if BORDER == BORDER_CONSTANT
-					if (p < 0 || p >= n_in) {
-						src = -1;
-					} else {
-						src += p * stride;
-					}
-#else
-					src += (idx_t)border_index(p, n_in) * stride;
-#endif
-				}
-				stride *= n_in;
-			}
+			const idx_t src = (idx_t)outer_plane(outer, plane, t);
 			// Stage the tile with its halo.
 #if VECTOR_LOADS
 			if (inside_yx && src >= 0 && fe0 - LEAD >= 0 && fe0 - LEAD + 4 * NCHUNK <= in_row) {

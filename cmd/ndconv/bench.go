@@ -11,6 +11,7 @@ import (
 	"text/tabwriter"
 
 	"github.com/spf13/cobra"
+	"github.com/spf13/pflag"
 
 	"github.com/ndconv/ndconv/bench"
 	"github.com/ndconv/ndconv/cuda"
@@ -47,9 +48,22 @@ nothing: the peer scripts in bench/peers read them.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.device, "device", "auto", "auto|cpu|cuda|cuda:N|opencl|opencl:P:D (auto: the CUDA GPU when present)")
-	fl.StringVar(&f.workload, "workload", "", "a named set: seeds, anchors or all")
-	fl.StringVar(&f.only, "only", "", "run only the workloads whose id matches this regular expression")
 	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft")
+	addWorkloadFlags(fl, &f)
+	fl.IntVar(&f.repeat, "repeat", 0, "timed repeats (default 21 on a GPU, 7 on the CPU)")
+	fl.IntVar(&f.workers, "workers", 0, "CPU goroutines (default: all cores)")
+	fl.Float64Var(&f.scale, "scale", 1, "shrink every spatial axis by this factor (for the CPU)")
+	fl.Float64Var(&f.maxSeconds, "max-seconds", 5, "CPU: stop repeating a workload after this long (at least 3 repeats)")
+	fl.BoolVarP(&f.jsonLines, "json", "", false, "print JSON lines (workloads, the roofline, results) instead of a table")
+	fl.BoolVar(&f.list, "list", false, "print the workloads as JSON lines and run nothing")
+	return cmd
+}
+
+// addWorkloadFlags adds the flags that name workloads (bench, tune): a
+// named set, or one workload.
+func addWorkloadFlags(fl *pflag.FlagSet, f *benchFlags) {
+	fl.StringVar(&f.workload, "workload", "", "a named set: seeds, anchors or all")
+	fl.StringVar(&f.only, "only", "", "only the workloads whose id matches this regular expression")
 	fl.StringVar(&f.shape, "shape", "2048,2048", "input shape without channels (one workload)")
 	fl.StringVar(&f.dtype, "dtype", "float32", "input dtype: uint8 or float32 (one workload)")
 	fl.StringVar(&f.outDType, "out-dtype", "", "output dtype (default: the input's)")
@@ -59,13 +73,6 @@ nothing: the peer scripts in bench/peers read them.`,
 	fl.BoolVar(&f.separable, "separable", false, "the kernel as one factor per axis (one workload)")
 	fl.IntVar(&f.bank, "bank", 1, "kernels in the bank (one workload)")
 	fl.IntVar(&f.channels, "channels", 1, "interleaved channels after the shape (one workload)")
-	fl.IntVar(&f.repeat, "repeat", 0, "timed repeats (default 21 on a GPU, 7 on the CPU)")
-	fl.IntVar(&f.workers, "workers", 0, "CPU goroutines (default: all cores)")
-	fl.Float64Var(&f.scale, "scale", 1, "shrink every spatial axis by this factor (for the CPU)")
-	fl.Float64Var(&f.maxSeconds, "max-seconds", 5, "CPU: stop repeating a workload after this long (at least 3 repeats)")
-	fl.BoolVarP(&f.jsonLines, "json", "", false, "print JSON lines (workloads, the roofline, results) instead of a table")
-	fl.BoolVar(&f.list, "list", false, "print the workloads as JSON lines and run nothing")
-	return cmd
 }
 
 // benchWorkloads are the workloads the flags name.
