@@ -3,6 +3,7 @@ package cpu
 import (
 	"context"
 
+	"github.com/ndconv/ndconv/cpu/internal/simd"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -16,8 +17,9 @@ type Executable interface {
 // NewDirect prepares p for the direct method: the output is cut into tiles
 // of rows along the last two axes; for each tile the input rows it needs are
 // converted once into padded rows whose halo holds the border's values, and
-// every nonzero kernel row is run over them with a row kernel specialised
-// for its width. Every kernel of a bank reads the same converted rows, and
+// each output row is computed by one run of the kernel's nonzero taps (in
+// row-major order, as offsets into the padded rows) over it, vectorised
+// across the row. Every kernel of a bank reads the same converted rows, and
 // the results are interleaved as out[voxel*K + i].
 func NewDirect(p *nd.Problem, opt Options) Executable {
 	if p.Wide {
@@ -37,17 +39,21 @@ type direct[F nd.Float] struct {
 
 	tileRows, tileCols   int // output rows and columns per tile
 	bufRows, bufCols     int // padded rows per plane offset, values per padded row
+	pitch                int // distance between padded rows: bufCols rounded up
 	planeTaps            int // kernel offsets over the plane axes
 	rowBlocks, colBlocks int
 	planes, tiles        int
-	ops                  [][]rowOp[F] // per bank kernel
+	taps                 []tapList[F] // per bank kernel
 	cval                 F
 	scratch              []directScratch[F]
 }
 
-type rowOp[F nd.Float] struct {
-	row  int // padded row index of output row 0: plane offset · bufRows + row offset
-	taps rowTaps[F]
+// tapList is a kernel's nonzero taps in row-major order, each as its
+// weight and the offset of its input within the padded rows, relative to
+// the output's position.
+type tapList[F nd.Float] struct {
+	offs []int
+	w    []F
 }
 
 type directScratch[F nd.Float] struct {
@@ -96,34 +102,44 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 		d.tileRows = max(1, min(d.tileRows, ceilDiv(rows, perRowBlock)))
 	}
 	d.bufRows = d.tileRows + kRows - 1
+	d.pitch = rowPitch(d.bufCols)
 	d.rowBlocks = ceilDiv(rows, d.tileRows)
 	d.tiles = d.planes * d.rowBlocks * d.colBlocks
 	if cols == 0 || rows == 0 {
 		d.tiles = 0
 	}
 
-	// One op per nonzero kernel row: the kernel viewed as
-	// [planeTaps][kRows][kCols].
+	// The kernel viewed as [planeTaps][kRows][kCols].
 	for _, k := range p.Kernels {
-		var ops []rowOp[F]
-		for pt := 0; pt < d.planeTaps; pt++ {
-			for r := 0; r < kRows; r++ {
-				start := (pt*kRows + r) * kCols
-				if taps, ok := newRowTaps[F](k.Dense[start : start+kCols]); ok {
-					ops = append(ops, rowOp[F]{row: pt*d.bufRows + r, taps: taps})
-				}
+		var l tapList[F]
+		for i, v := range k.Dense {
+			if v == 0 {
+				continue
 			}
+			pt, r, c := i/(kRows*kCols), i/kCols%kRows, i%kCols
+			l.offs = append(l.offs, (pt*d.bufRows+r)*d.pitch+c)
+			l.w = append(l.w, F(v))
 		}
-		d.ops = append(d.ops, ops)
+		d.taps = append(d.taps, l)
 	}
 	return d
+}
+
+// rowPitch spaces padded rows by whole cache lines of float64s, and never
+// by a multiple of 4 KiB, where the rows a tap run reads would share L1 sets.
+func rowPitch(cols int) int {
+	pitch := (cols + 7) &^ 7
+	if pitch%512 == 0 {
+		pitch += 8
+	}
+	return pitch
 }
 
 func (d *direct[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 	workers := min(d.opt.workers(), max(d.tiles, 1))
 	for len(d.scratch) < workers {
-		s := directScratch[F]{rows: make([]F, d.planeTaps*d.bufRows*d.bufCols)}
-		for range d.ops {
+		s := directScratch[F]{rows: make([]F, d.planeTaps*d.bufRows*d.pitch)}
+		for range d.taps {
 			s.acc = append(s.acc, make([]F, d.tileCols))
 		}
 		d.scratch = append(d.scratch, s)
@@ -163,7 +179,7 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 			base += q * g.inStrides[a]
 		}
 		for r := 0; r < rows+g.kernel[n-2]-1; r++ {
-			row := s.rows[(pt*d.bufRows+r)*d.bufCols:][:width]
+			row := s.rows[(pt*d.bufRows+r)*d.pitch:][:width]
 			q, ok := d.p.Border.Index(r0+r-g.shift[n-2], g.in[n-2])
 			if !inside || !ok {
 				fill(row, d.cval)
@@ -179,17 +195,24 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 		}
 	}
 
-	bank := len(d.ops)
+	bank := len(d.taps)
 	outBase := (plane*g.out[n-2] + r0) * g.out[n-1]
+	// With one kernel and no conversion, the taps write the output itself.
+	direct, _ := dst.Data.([]F)
+	if bank > 1 {
+		direct = nil
+	}
 	for r := 0; r < rows; r++ {
-		for b, ops := range d.ops {
+		off := (outBase + r*g.out[n-1] + x0) * bank
+		for b := range d.taps {
 			acc := s.acc[b][:cols]
-			clear(acc)
-			for i := range ops {
-				op := &ops[i]
-				op.taps.apply(acc, s.rows[(op.row+r)*d.bufCols:][:width])
+			if direct != nil {
+				acc = direct[off : off+cols]
 			}
-			nd.Store(dst.Data, (outBase+r*g.out[n-1]+x0)*bank+b, bank, acc)
+			simd.SetTaps(acc, s.rows[r*d.pitch:], d.taps[b].offs, d.taps[b].w)
+			if direct == nil {
+				store(dst.Data, off+b, bank, acc)
+			}
 		}
 	}
 }

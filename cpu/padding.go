@@ -10,7 +10,7 @@ import "github.com/ndconv/ndconv/nd"
 func loadPadded[F nd.Float](row []F, src any, base, first, n int, border nd.Border, cval F) {
 	lo := min(max(0, -first), len(row))
 	hi := max(lo, min(len(row), n-first))
-	nd.Load(row[lo:hi], src, base+first+lo)
+	load(row[lo:hi], src, base+first+lo)
 	for _, span := range [2][2]int{{0, lo}, {hi, len(row)}} {
 		for c := span[0]; c < span[1]; c++ {
 			if q, ok := border.Index(first+c, n); ok {
@@ -20,6 +20,24 @@ func loadPadded[F nd.Float](row []F, src any, base, first, n int, border nd.Bord
 			}
 		}
 	}
+}
+
+// load is nd.Load, a plain copy when src already holds F.
+func load[F nd.Float](dst []F, src any, off int) {
+	if s, ok := src.([]F); ok {
+		copy(dst, s[off:off+len(dst)])
+		return
+	}
+	nd.Load(dst, src, off)
+}
+
+// store is nd.Store, a plain copy when dst holds F and stride is 1.
+func store[F nd.Float](dst any, off, stride int, src []F) {
+	if d, ok := dst.([]F); ok && stride == 1 {
+		copy(d[off:off+len(src)], src)
+		return
+	}
+	nd.Store(dst, off, stride, src)
 }
 
 func fill[F nd.Float](s []F, v F) {
@@ -34,6 +52,6 @@ func view[F nd.Float](src any, off, n int, tmp []F) []F {
 	if s, ok := src.([]F); ok {
 		return s[off : off+n]
 	}
-	nd.Load(tmp[:n], src, off)
+	load(tmp[:n], src, off)
 	return tmp[:n]
 }

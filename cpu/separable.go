@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"slices"
 
+	"github.com/ndconv/ndconv/cpu/internal/simd"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -175,7 +176,7 @@ func (s *separable[F]) rowPass(scratch []F, from, to any, stride, offset int, in
 		loadPadded(row, from, line*n, -shift, n, s.p.Border, taps.cval)
 		clear(acc)
 		taps.row.apply(acc, row)
-		nd.Store(to, line*m*stride+offset, stride, acc)
+		store(to, line*m*stride+offset, stride, acc)
 	}
 }
 
@@ -199,13 +200,12 @@ func (s *separable[F]) slabPass(scratch []F, from, to any, stride, offset int, i
 			}
 			q, ok := s.p.Border.Index(i+j-s.p.Shift[d], n)
 			if !ok {
-				for x := range acc {
-					acc[x] = nd.FMA(w, taps.cval, acc[x])
-				}
+				fill(tmp, taps.cval)
+				simd.Axpy(acc, tmp, w)
 				continue
 			}
-			axpy(acc, view(from, (outer*n+q)*inner+c0, size, tmp), w)
+			simd.Axpy(acc, view(from, (outer*n+q)*inner+c0, size, tmp), w)
 		}
-		nd.Store(to, ((outer*m+i)*inner+c0)*stride+offset, stride, acc)
+		store(to, ((outer*m+i)*inner+c0)*stride+offset, stride, acc)
 	}
 }

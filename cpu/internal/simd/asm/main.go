@@ -1,0 +1,343 @@
+// Command asm generates the CPU engine's SIMD loops (simd_amd64.s and the
+// Go declarations in stubs_amd64.go) with avo. Run it through go generate
+// in the simd package. It lives in a module of its own so that avo is a
+// dependency of the generator only, not of ndconv.
+//
+// Every loop vectorises across outputs, never across taps: each output's
+// taps are applied one after the other, in the order given, each with one
+// fused multiply-add (VFMADD231: a single rounding), so that the results
+// equal the scalar loops of the simd package bit for bit.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// isa is one instruction set the loops are generated for.
+type isa struct {
+	name   string
+	bytes  int // vector width
+	masked bool
+	blocks []int // vectors per block of outputs, widest first
+}
+
+// elem is one floating-point type.
+type elem struct {
+	name, gotype string
+	size         int
+}
+
+var (
+	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}}
+	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}}
+	f32    = elem{name: "F32", gotype: "float32", size: 4}
+	f64    = elem{name: "F64", gotype: "float64", size: 8}
+)
+
+func (s isa) vec() reg.VecVirtual {
+	if s.bytes == 64 {
+		return ZMM()
+	}
+	return YMM()
+}
+
+// zero clears a vector register: VPXORD for 512 bits needs only AVX-512F
+// (VXORPS there needs AVX-512DQ).
+func (s isa) zero(v reg.Register) {
+	if s.bytes == 64 {
+		VPXORD(v, v, v)
+	} else {
+		VXORPS(v, v, v)
+	}
+}
+
+func (e elem) broadcast(src Op, dst reg.Register) {
+	if e.size == 4 {
+		VBROADCASTSS(src, dst)
+	} else {
+		VBROADCASTSD(src, dst)
+	}
+}
+
+func (e elem) fma(a, b Op, acc reg.Register) {
+	if e.size == 4 {
+		VFMADD231PS(a, b, acc)
+	} else {
+		VFMADD231PD(a, b, acc)
+	}
+}
+
+func (e elem) move(src, dst Op) {
+	if e.size == 4 {
+		VMOVUPS(src, dst)
+	} else {
+		VMOVUPD(src, dst)
+	}
+}
+
+func (e elem) moveMasked(src, k, dst Op) {
+	if e.size == 4 {
+		VMOVUPS(src, k, dst)
+	} else {
+		VMOVUPD(src, k, dst)
+	}
+}
+
+func (e elem) loadMasked(src, k, dst Op) {
+	if e.size == 4 {
+		VMOVUPS_Z(src, k, dst)
+	} else {
+		VMOVUPD_Z(src, k, dst)
+	}
+}
+
+func (e elem) moveScalar(src, dst Op) {
+	if e.size == 4 {
+		VMOVSS(src, dst)
+	} else {
+		VMOVSD(src, dst)
+	}
+}
+
+func (e elem) fmaScalar(a, b Op, acc reg.Register) {
+	if e.size == 4 {
+		VFMADD231SS(a, b, acc)
+	} else {
+		VFMADD231SD(a, b, acc)
+	}
+}
+
+func main() {
+	ConstraintExpr("!noasm,amd64")
+	for _, s := range []isa{avx2, avx512} {
+		for _, e := range []elem{f32, f64} {
+			taps(s, e, false, true)
+			taps(s, e, false, false)
+			taps(s, e, true, true)
+			axpy(s, e)
+		}
+	}
+	Generate()
+}
+
+// taps generates acc[x] = fma(w[t], src[off(t)+x], acc[x]) for t in order,
+// for every x < len(acc), where off(t) is offs[t], or t for the dense row;
+// with accumulate false, acc[x] starts from +0 instead of its value.
+func taps(s isa, e elem, dense, accumulate bool) {
+	name := fmt.Sprintf("taps%s%s", s.name, e.name)
+	if !accumulate {
+		name = fmt.Sprintf("setTaps%s%s", s.name, e.name)
+	}
+	sig := fmt.Sprintf("func(acc, src []%s, offs []int, w []%s)", e.gotype, e.gotype)
+	if dense {
+		name = fmt.Sprintf("row%s%s", s.name, e.name)
+		sig = fmt.Sprintf("func(acc, src, w []%s)", e.gotype)
+	}
+	TEXT(name, NOSPLIT, sig)
+	switch {
+	case dense:
+		Doc(name + " is rowGo in " + s.name + ".")
+	case !accumulate:
+		Doc(name + " is setTapsGo in " + s.name + ".")
+	default:
+		Doc(name + " is tapsGo in " + s.name + ".")
+	}
+	accp := Load(Param("acc").Base(), GP64())
+	n := Load(Param("acc").Len(), GP64())
+	srcp := Load(Param("src").Base(), GP64())
+	wp := Load(Param("w").Base(), GP64())
+	ntaps := Load(Param("w").Len(), GP64())
+	var offp reg.Register
+	if !dense {
+		offp = Load(Param("offs").Base(), GP64())
+	}
+	lanes := s.bytes / e.size
+	x := GP64()
+	XORQ(x, x)
+	t := GP64()
+	rest := GP64()
+	p := GP64()
+	w := s.vec()
+
+	// tapAddress sets p so that Mem{Base: p} is src[off(t)+x].
+	tapAddress := func() {
+		if dense {
+			LEAQ(Mem{Base: p, Disp: e.size}, p)
+			return
+		}
+		MOVQ(Mem{Base: offp, Index: t, Scale: 8}, p)
+		ADDQ(x, p)
+		LEAQ(Mem{Base: srcp, Index: p, Scale: uint8(e.size)}, p)
+	}
+	startTaps := func() {
+		XORQ(t, t)
+		if dense {
+			// p runs one element ahead of the tap: tapAddress advances it first.
+			LEAQ(Mem{Base: srcp, Index: x, Scale: uint8(e.size), Disp: -e.size}, p)
+		}
+	}
+
+	for _, v := range s.blocks {
+		loop, done := fmt.Sprintf("block%d", v), fmt.Sprintf("block%dDone", v)
+		tapLoop, tapsDone := fmt.Sprintf("block%dTap", v), fmt.Sprintf("block%dTapsDone", v)
+		Label(loop)
+		MOVQ(n, rest)
+		SUBQ(x, rest)
+		CMPQ(rest, U32(v*lanes))
+		JL(LabelRef(done))
+		acc := make([]reg.VecVirtual, v)
+		for i := range acc {
+			acc[i] = s.vec()
+			if accumulate {
+				e.move(Mem{Base: accp, Index: x, Scale: uint8(e.size), Disp: i * s.bytes}, acc[i])
+			} else {
+				s.zero(acc[i])
+			}
+		}
+		startTaps()
+		Label(tapLoop)
+		CMPQ(t, ntaps)
+		JGE(LabelRef(tapsDone))
+		tapAddress()
+		e.broadcast(Mem{Base: wp, Index: t, Scale: uint8(e.size)}, w)
+		for i := range acc {
+			e.fma(Mem{Base: p, Disp: i * s.bytes}, w, acc[i])
+		}
+		INCQ(t)
+		JMP(LabelRef(tapLoop))
+		Label(tapsDone)
+		for i := range acc {
+			e.move(acc[i], Mem{Base: accp, Index: x, Scale: uint8(e.size), Disp: i * s.bytes})
+		}
+		ADDQ(U32(v*lanes), x)
+		JMP(LabelRef(loop))
+		Label(done)
+	}
+
+	// The last len(acc) mod lanes outputs.
+	if s.masked {
+		CMPQ(rest, Imm(0))
+		JE(LabelRef("return"))
+		k := K()
+		mask := GP64()
+		MOVQ(U32(1), mask)
+		SHLXQ(rest, mask, mask)
+		DECQ(mask)
+		KMOVW(mask.As32(), k)
+		acc, in := s.vec(), s.vec()
+		if accumulate {
+			e.loadMasked(Mem{Base: accp, Index: x, Scale: uint8(e.size)}, k, acc)
+		} else {
+			s.zero(acc)
+		}
+		startTaps()
+		Label("tailTap")
+		CMPQ(t, ntaps)
+		JGE(LabelRef("tailDone"))
+		tapAddress()
+		e.loadMasked(Mem{Base: p}, k, in)
+		e.broadcast(Mem{Base: wp, Index: t, Scale: uint8(e.size)}, w)
+		e.fma(in, w, acc)
+		INCQ(t)
+		JMP(LabelRef("tailTap"))
+		Label("tailDone")
+		e.moveMasked(acc, k, Mem{Base: accp, Index: x, Scale: uint8(e.size)})
+	} else {
+		Label("scalar")
+		CMPQ(x, n)
+		JGE(LabelRef("return"))
+		acc, wx := XMM(), XMM()
+		if accumulate {
+			e.moveScalar(Mem{Base: accp, Index: x, Scale: uint8(e.size)}, acc)
+		} else {
+			VXORPS(acc, acc, acc)
+		}
+		startTaps()
+		Label("scalarTap")
+		CMPQ(t, ntaps)
+		JGE(LabelRef("scalarDone"))
+		tapAddress()
+		e.moveScalar(Mem{Base: wp, Index: t, Scale: uint8(e.size)}, wx)
+		e.fmaScalar(Mem{Base: p}, wx, acc)
+		INCQ(t)
+		JMP(LabelRef("scalarTap"))
+		Label("scalarDone")
+		e.moveScalar(acc, Mem{Base: accp, Index: x, Scale: uint8(e.size)})
+		INCQ(x)
+		JMP(LabelRef("scalar"))
+	}
+	Label("return")
+	VZEROUPPER()
+	RET()
+}
+
+// axpy generates y[i] = fma(a, x[i], y[i]) for every i < len(y).
+func axpy(s isa, e elem) {
+	name := fmt.Sprintf("axpy%s%s", s.name, e.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(y, x []%s, a %s)", e.gotype, e.gotype))
+	Doc(name + " is axpyGo in " + s.name + ".")
+	yp := Load(Param("y").Base(), GP64())
+	n := Load(Param("y").Len(), GP64())
+	xp := Load(Param("x").Base(), GP64())
+	ax := Load(Param("a"), XMM())
+	a := s.vec()
+	e.broadcast(ax, a)
+	lanes := s.bytes / e.size
+	i := GP64()
+	XORQ(i, i)
+	rest := GP64()
+	for _, v := range []int{4, 1} {
+		loop, done := fmt.Sprintf("block%d", v), fmt.Sprintf("block%dDone", v)
+		Label(loop)
+		MOVQ(n, rest)
+		SUBQ(i, rest)
+		CMPQ(rest, U32(v*lanes))
+		JL(LabelRef(done))
+		ys := make([]reg.VecVirtual, v)
+		for j := range ys {
+			ys[j] = s.vec()
+			e.move(Mem{Base: yp, Index: i, Scale: uint8(e.size), Disp: j * s.bytes}, ys[j])
+		}
+		for j := range ys {
+			e.fma(Mem{Base: xp, Index: i, Scale: uint8(e.size), Disp: j * s.bytes}, a, ys[j])
+		}
+		for j := range ys {
+			e.move(ys[j], Mem{Base: yp, Index: i, Scale: uint8(e.size), Disp: j * s.bytes})
+		}
+		ADDQ(U32(v*lanes), i)
+		JMP(LabelRef(loop))
+		Label(done)
+	}
+	if s.masked {
+		CMPQ(rest, Imm(0))
+		JE(LabelRef("return"))
+		k := K()
+		mask := GP64()
+		MOVQ(U32(1), mask)
+		SHLXQ(rest, mask, mask)
+		DECQ(mask)
+		KMOVW(mask.As32(), k)
+		y, in := s.vec(), s.vec()
+		e.loadMasked(Mem{Base: yp, Index: i, Scale: uint8(e.size)}, k, y)
+		e.loadMasked(Mem{Base: xp, Index: i, Scale: uint8(e.size)}, k, in)
+		e.fma(in, a, y)
+		e.moveMasked(y, k, Mem{Base: yp, Index: i, Scale: uint8(e.size)})
+	} else {
+		Label("scalar")
+		CMPQ(i, n)
+		JGE(LabelRef("return"))
+		y := XMM()
+		e.moveScalar(Mem{Base: yp, Index: i, Scale: uint8(e.size)}, y)
+		e.fmaScalar(Mem{Base: xp, Index: i, Scale: uint8(e.size)}, ax, y)
+		e.moveScalar(y, Mem{Base: yp, Index: i, Scale: uint8(e.size)})
+		INCQ(i)
+		JMP(LabelRef("scalar"))
+	}
+	Label("return")
+	VZEROUPPER()
+	RET()
+}

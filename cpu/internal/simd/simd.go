@@ -1,0 +1,155 @@
+package simd
+
+import (
+	"fmt"
+	"unsafe"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// Taps adds taps to every accumulator: for each x < len(acc), in order of
+// t, acc[x] = fma(w[t], src[offs[t]+x], acc[x]). It panics unless len(offs)
+// = len(w) and every offs[t] + len(acc) ≤ len(src) with offs[t] ≥ 0.
+func Taps[F nd.Float](acc, src []F, offs []int, w []F) {
+	checkTaps(len(acc), len(src), offs, len(w))
+	if len(acc) == 0 || len(w) == 0 {
+		return
+	}
+	if is32[F]() {
+		taps32(f32s(acc), f32s(src), offs, f32s(w))
+	} else {
+		taps64(f64s(acc), f64s(src), offs, f64s(w))
+	}
+}
+
+// SetTaps is Taps with every accumulator starting from +0 instead of its
+// value: acc[x] = fma(w[last], …, fma(w[0], src[offs[0]+x], +0)).
+func SetTaps[F nd.Float](acc, src []F, offs []int, w []F) {
+	checkTaps(len(acc), len(src), offs, len(w))
+	if len(acc) == 0 {
+		return
+	}
+	if is32[F]() {
+		setTaps32(f32s(acc), f32s(src), offs, f32s(w))
+	} else {
+		setTaps64(f64s(acc), f64s(src), offs, f64s(w))
+	}
+}
+
+// Row adds a dense row of taps to every accumulator: for each x < len(acc),
+// in order of j, acc[x] = fma(w[j], src[x+j], acc[x]). It panics unless
+// len(src) ≥ len(acc) + len(w) − 1.
+func Row[F nd.Float](acc, src, w []F) {
+	if len(acc) == 0 || len(w) == 0 {
+		return
+	}
+	if len(src) < len(acc)+len(w)-1 {
+		panic(fmt.Sprintf("simd: a source of %d for %d outputs of %d taps", len(src), len(acc), len(w)))
+	}
+	if is32[F]() {
+		row32(f32s(acc), f32s(src), f32s(w))
+	} else {
+		row64(f64s(acc), f64s(src), f64s(w))
+	}
+}
+
+// Axpy adds a·x to y: y[i] = fma(a, x[i], y[i]) for each i < len(y). It
+// panics if len(x) < len(y).
+func Axpy[F nd.Float](y, x []F, a F) {
+	if len(x) < len(y) {
+		panic(fmt.Sprintf("simd: axpy of %d values into %d", len(x), len(y)))
+	}
+	if len(y) == 0 {
+		return
+	}
+	if is32[F]() {
+		axpy32(f32s(y), f32s(x), float32(a))
+	} else {
+		axpy64(f64s(y), f64s(x), float64(a))
+	}
+}
+
+func checkTaps(n, srcLen int, offs []int, taps int) {
+	if len(offs) != taps {
+		panic(fmt.Sprintf("simd: %d offsets for %d taps", len(offs), taps))
+	}
+	for _, o := range offs {
+		if o < 0 || o > srcLen-n {
+			panic(fmt.Sprintf("simd: tap offset %d out of a source of %d for %d outputs", o, srcLen, n))
+		}
+	}
+}
+
+func is32[F nd.Float]() bool {
+	var f F
+	return unsafe.Sizeof(f) == 4
+}
+
+// f32s and f64s view a []F as the slice it is, for the F at hand.
+func f32s[F nd.Float](s []F) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+func f64s[F nd.Float](s []F) []float64 {
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+// tapsGo is the reference loop of Taps:
+//
+//	for x := range acc {
+//		for t := range w {
+//			acc[x] = nd.FMA(w[t], src[offs[t]+x], acc[x])
+//		}
+//	}
+func tapsGo[F nd.Float](acc, src []F, offs []int, w []F) {
+	for x := range acc {
+		a := acc[x]
+		for t, wt := range w {
+			a = nd.FMA(wt, src[offs[t]+x], a)
+		}
+		acc[x] = a
+	}
+}
+
+// setTapsGo is the reference loop of SetTaps:
+//
+//	for x := range acc {
+//		acc[x] = 0
+//		for t := range w {
+//			acc[x] = nd.FMA(w[t], src[offs[t]+x], acc[x])
+//		}
+//	}
+func setTapsGo[F nd.Float](acc, src []F, offs []int, w []F) {
+	clear(acc)
+	tapsGo(acc, src, offs, w)
+}
+
+// rowGo is the reference loop of Row:
+//
+//	for x := range acc {
+//		for j := range w {
+//			acc[x] = nd.FMA(w[j], src[x+j], acc[x])
+//		}
+//	}
+func rowGo[F nd.Float](acc, src, w []F) {
+	src = src[:len(acc)+len(w)-1]
+	for x := range acc {
+		a := acc[x]
+		for j, wj := range w {
+			a = nd.FMA(wj, src[x+j], a)
+		}
+		acc[x] = a
+	}
+}
+
+// axpyGo is the reference loop of Axpy:
+//
+//	for i := range y {
+//		y[i] = nd.FMA(a, x[i], y[i])
+//	}
+func axpyGo[F nd.Float](y, x []F, a F) {
+	x = x[:len(y)]
+	for i := range y {
+		y[i] = nd.FMA(a, x[i], y[i])
+	}
+}

@@ -1,0 +1,100 @@
+//go:build !noasm && amd64
+
+package simd
+
+import "golang.org/x/sys/cpu"
+
+// The widest instruction set this CPU runs: AVX-512F (with BMI2 for the
+// tail masks), else AVX2 with FMA, else none (the pure-Go loops).
+var (
+	useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasBMI2
+	useAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+)
+
+func taps32(acc, src []float32, offs []int, w []float32) {
+	switch {
+	case useAVX512:
+		tapsAVX512F32(acc, src, offs, w)
+	case useAVX2:
+		tapsAVX2F32(acc, src, offs, w)
+	default:
+		tapsGo(acc, src, offs, w)
+	}
+}
+
+func taps64(acc, src []float64, offs []int, w []float64) {
+	switch {
+	case useAVX512:
+		tapsAVX512F64(acc, src, offs, w)
+	case useAVX2:
+		tapsAVX2F64(acc, src, offs, w)
+	default:
+		tapsGo(acc, src, offs, w)
+	}
+}
+
+func row32(acc, src, w []float32) {
+	switch {
+	case useAVX512:
+		rowAVX512F32(acc, src, w)
+	case useAVX2:
+		rowAVX2F32(acc, src, w)
+	default:
+		rowGo(acc, src, w)
+	}
+}
+
+func row64(acc, src, w []float64) {
+	switch {
+	case useAVX512:
+		rowAVX512F64(acc, src, w)
+	case useAVX2:
+		rowAVX2F64(acc, src, w)
+	default:
+		rowGo(acc, src, w)
+	}
+}
+
+func axpy32(y, x []float32, a float32) {
+	switch {
+	case useAVX512:
+		axpyAVX512F32(y, x, a)
+	case useAVX2:
+		axpyAVX2F32(y, x, a)
+	default:
+		axpyGo(y, x, a)
+	}
+}
+
+func axpy64(y, x []float64, a float64) {
+	switch {
+	case useAVX512:
+		axpyAVX512F64(y, x, a)
+	case useAVX2:
+		axpyAVX2F64(y, x, a)
+	default:
+		axpyGo(y, x, a)
+	}
+}
+
+func setTaps32(acc, src []float32, offs []int, w []float32) {
+	switch {
+	case useAVX512:
+		setTapsAVX512F32(acc, src, offs, w)
+	case useAVX2:
+		setTapsAVX2F32(acc, src, offs, w)
+	default:
+		setTapsGo(acc, src, offs, w)
+	}
+}
+
+func setTaps64(acc, src []float64, offs []int, w []float64) {
+	switch {
+	case useAVX512:
+		setTapsAVX512F64(acc, src, offs, w)
+	case useAVX2:
+		setTapsAVX2F64(acc, src, offs, w)
+	default:
+		setTapsGo(acc, src, offs, w)
+	}
+}

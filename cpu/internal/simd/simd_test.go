@@ -1,0 +1,129 @@
+package simd
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// kernels is one implementation of the loops for one float type.
+type kernels[F nd.Float] struct {
+	name string
+	taps func(acc, src []F, offs []int, w []F)
+	set  func(acc, src []F, offs []int, w []F)
+	row  func(acc, src, w []F)
+	axpy func(y, x []F, a F)
+}
+
+// maxLength covers every block width of every instruction set (the widest
+// is 8 vectors of 16) twice over, and every tail.
+const maxLength = 2*128 + 40
+
+// guard is the number of sentinel values on each side of an output.
+const guard = 5
+
+func TestLoops32(t *testing.T) {
+	testLoops(t, append(asmKernels32(t.Logf), kernels[float32]{"dispatch", Taps[float32], SetTaps[float32], Row[float32], Axpy[float32]}))
+}
+
+func TestLoops64(t *testing.T) {
+	testLoops(t, append(asmKernels64(t.Logf), kernels[float64]{"dispatch", Taps[float64], SetTaps[float64], Row[float64], Axpy[float64]}))
+}
+
+// testLoops compares each implementation with the pure-Go loops, bit for
+// bit, for every output length 0..maxLength at alignments 0–3, with
+// sentinels around the output that must not change.
+func testLoops[F nd.Float](t *testing.T, impls []kernels[F]) {
+	rng := rand.New(rand.NewPCG(15, 1))
+	for _, k := range impls {
+		for align := 0; align < 4; align++ {
+			for n := 0; n <= maxLength; n++ {
+				ntaps := 1 + rng.IntN(12)
+				w := randomValues[F](rng, ntaps)
+				src := randomValues[F](rng, align+n+ntaps+20)[align:]
+				offs := make([]int, ntaps)
+				for i := range offs {
+					offs[i] = rng.IntN(len(src) - n + 1) // any order, repeats allowed
+				}
+				init := randomValues[F](rng, n)
+
+				check := func(what string, run, ref func(acc []F)) {
+					t.Helper()
+					want := append([]F(nil), init...)
+					ref(want)
+					buf := randomValues[F](rng, align+n+2*guard)[align:]
+					sentinels := append([]F(nil), buf...)
+					acc := buf[guard : guard+n]
+					copy(acc, init)
+					run(acc)
+					for i := range acc {
+						if !same(acc[i], want[i]) {
+							t.Fatalf("%s %s, length %d, alignment %d, element %d: %v, want %v", k.name, what, n, align, i, acc[i], want[i])
+						}
+					}
+					for i := 0; i < guard; i++ {
+						if !same(buf[i], sentinels[i]) || !same(buf[guard+n+i], sentinels[guard+n+i]) {
+							t.Fatalf("%s %s, length %d, alignment %d: a value outside the output changed", k.name, what, n, align)
+						}
+					}
+				}
+				check("taps", func(acc []F) { k.taps(acc, src, offs, w) }, func(acc []F) { tapsGo(acc, src, offs, w) })
+				check("set taps", func(acc []F) { k.set(acc, src, offs, w) }, func(acc []F) { setTapsGo(acc, src, offs, w) })
+				check("row", func(acc []F) { k.row(acc, src, w) }, func(acc []F) { rowGo(acc, src, w) })
+				check("axpy", func(acc []F) { k.axpy(acc, src, w[0]) }, func(acc []F) { axpyGo(acc, src, w[0]) })
+			}
+		}
+	}
+}
+
+// randomValues returns values over many binades, with occasional zeros,
+// infinities, subnormals and near-cancelling pairs, so that the rounding of
+// every fused multiply-add is exercised.
+func randomValues[F nd.Float](rng *rand.Rand, n int) []F {
+	s := make([]F, n)
+	for i := range s {
+		switch r := rng.IntN(40); {
+		case r == 0:
+			s[i] = 0
+		case r == 1:
+			s[i] = F(math.Inf(1 - 2*rng.IntN(2)))
+		case r == 2:
+			s[i] = F(math.SmallestNonzeroFloat32 * float64(rng.IntN(1000)))
+		case r < 8 && i > 0:
+			s[i] = -s[i-1] * F(1+rng.Float64()*1e-6)
+		default:
+			s[i] = F((rng.Float64()*2 - 1) * math.Ldexp(1, rng.IntN(40)-20))
+		}
+	}
+	return s
+}
+
+// same is bitwise equality, any NaN equal to any other (payloads differ
+// between hardware and software).
+func same[F nd.Float](a, b F) bool {
+	if a != a || b != b {
+		return a != a && b != b
+	}
+	return math.Float64bits(float64(a)) == math.Float64bits(float64(b))
+}
+
+func TestPanics(t *testing.T) {
+	for name, f := range map[string]func(){
+		"offset":     func() { Taps(make([]float32, 4), make([]float32, 5), []int{2}, []float32{1}) },
+		"negative":   func() { Taps(make([]float32, 4), make([]float32, 5), []int{-1}, []float32{1}) },
+		"taps count": func() { Taps(make([]float32, 4), make([]float32, 5), []int{0, 1}, []float32{1}) },
+		"row":        func() { Row(make([]float64, 4), make([]float64, 5), []float64{1, 2, 3}) },
+		"axpy":       func() { Axpy(make([]float64, 4), make([]float64, 3), 1) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
