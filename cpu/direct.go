@@ -61,20 +61,40 @@ type directScratch[F nd.Float] struct {
 	acc  [][]F
 }
 
-// geometry is the problem seen with at least two axes: the last (columns),
-// the one before it (rows) and the rest (planes). A 1-D problem gains a
-// leading axis of length 1.
+// geometry is the problem seen with at least two axes: the last the kernel
+// spans (columns), the one before it (rows) and the rest (planes). Trailing
+// axes the kernel does not span, up to maxChannels samples per position
+// (colour channels), are folded into the columns: each column position holds
+// c interleaved samples, and a kernel row's taps sit c samples apart, so an
+// H×W×C image runs as rows of W·C samples. A 1-D problem gains a leading
+// axis of length 1.
 type geometry struct {
 	in, out, kernel, shift []int
-	inStrides              []int
+	inStrides              []int // in elements, c per column position
+	c                      int
 }
 
+// maxChannels bounds the samples per position folded into the columns; more
+// (a kernel over leading axes only) make long rows on their own.
+const maxChannels = 16
+
 func newGeometry(p *nd.Problem) geometry {
-	g := geometry{in: p.InShape, out: p.OutShape, kernel: p.KShape, shift: p.Shift}
+	last := len(p.InShape) - 1
+	for last > 0 && p.KShape[last] == 1 {
+		last--
+	}
+	c := product(p.InShape[last+1:])
+	if c > maxChannels {
+		last, c = len(p.InShape)-1, 1
+	}
+	g := geometry{in: p.InShape[:last+1], out: p.OutShape[:last+1], kernel: p.KShape[:last+1], shift: p.Shift[:last+1], c: c}
 	if len(g.in) == 1 {
-		g = geometry{in: []int{1, g.in[0]}, out: []int{1, g.out[0]}, kernel: []int{1, g.kernel[0]}, shift: []int{0, g.shift[0]}}
+		g = geometry{in: []int{1, g.in[0]}, out: []int{1, g.out[0]}, kernel: []int{1, g.kernel[0]}, shift: []int{0, g.shift[0]}, c: c}
 	}
 	g.inStrides = nd.Strides(g.in)
+	for a := range g.inStrides {
+		g.inStrides[a] *= c
+	}
 	return g
 }
 
@@ -91,8 +111,8 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 		d.planeTaps *= g.kernel[a]
 	}
 
-	d.tileCols = max(1, min(cols, 2048))
-	d.bufCols = d.tileCols + kCols - 1
+	d.tileCols = max(1, min(cols, 2048/g.c))
+	d.bufCols = (d.tileCols + kCols - 1) * g.c
 	d.tileRows = tileBudget/(d.planeTaps*d.bufCols) - kRows + 1
 	d.tileRows = max(1, min(d.tileRows, 64, rows))
 	d.colBlocks = ceilDiv(cols, d.tileCols)
@@ -117,7 +137,7 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 				continue
 			}
 			pt, r, c := i/(kRows*kCols), i/kCols%kRows, i%kCols
-			l.offs = append(l.offs, (pt*d.bufRows+r)*d.pitch+c)
+			l.offs = append(l.offs, (pt*d.bufRows+r)*d.pitch+c*g.c)
 			l.w = append(l.w, F(v))
 		}
 		d.taps = append(d.taps, l)
@@ -140,7 +160,7 @@ func (d *direct[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 	for len(d.scratch) < workers {
 		s := directScratch[F]{rows: make([]F, d.planeTaps*d.bufRows*d.pitch)}
 		for range d.taps {
-			s.acc = append(s.acc, make([]F, d.tileCols))
+			s.acc = append(s.acc, make([]F, d.tileCols*d.g.c))
 		}
 		d.scratch = append(d.scratch, s)
 	}
@@ -159,7 +179,7 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 	r0, x0 := rowBlock*d.tileRows, colBlock*d.tileCols
 	rows := min(d.tileRows, g.out[n-2]-r0)
 	cols := min(d.tileCols, g.out[n-1]-x0)
-	width := cols + g.kernel[n-1] - 1
+	width := (cols + g.kernel[n-1] - 1) * g.c
 
 	// The plane's output index, one axis at a time from the last plane axis.
 	var planeIdx [maxRank]int
@@ -185,7 +205,7 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 				fill(row, d.cval)
 				continue
 			}
-			loadPadded(row, src.Data, base+q*g.inStrides[n-2], x0-g.shift[n-1], g.in[n-1], d.p.Border, d.cval)
+			loadPadded(row, src.Data, base+q*g.inStrides[n-2], x0-g.shift[n-1], g.in[n-1], g.c, d.p.Border, d.cval)
 		}
 		for a := n - 3; a >= 0; a-- {
 			if tap[a]++; tap[a] < g.kernel[a] {
@@ -203,11 +223,11 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 		direct = nil
 	}
 	for r := 0; r < rows; r++ {
-		off := (outBase + r*g.out[n-1] + x0) * bank
+		off := (outBase + r*g.out[n-1] + x0) * g.c * bank
 		for b := range d.taps {
-			acc := s.acc[b][:cols]
+			acc := s.acc[b][:cols*g.c]
 			if direct != nil {
-				acc = direct[off : off+cols]
+				acc = direct[off : off+len(acc)]
 			}
 			simd.SetTaps(acc, s.rows[r*d.pitch:], d.taps[b].offs, d.taps[b].w)
 			if direct == nil {

@@ -2,21 +2,24 @@ package cpu
 
 import "github.com/ndconv/ndconv/nd"
 
-// loadPadded converts one line of the input into row, where row[c] holds
-// position first+c of a line of n contiguous values starting at element
-// base of src, extended by the border rule (cval where it gives none). The
+// loadPadded converts one line of the input into row, where row[c·group+i]
+// holds sample i of position first+c of a line of n positions, each of group
+// contiguous samples, starting at element base of src; positions outside
+// the line take the border rule's values (cval where it gives none). The
 // part inside the input is converted in one run; only the halo is mapped,
 // one position at a time.
-func loadPadded[F nd.Float](row []F, src any, base, first, n int, border nd.Border, cval F) {
-	lo := min(max(0, -first), len(row))
-	hi := max(lo, min(len(row), n-first))
-	load(row[lo:hi], src, base+first+lo)
-	for _, span := range [2][2]int{{0, lo}, {hi, len(row)}} {
+func loadPadded[F nd.Float](row []F, src any, base, first, n, group int, border nd.Border, cval F) {
+	positions := len(row) / group
+	lo := min(max(0, -first), positions)
+	hi := max(lo, min(positions, n-first))
+	load(row[lo*group:hi*group], src, base+(first+lo)*group)
+	for _, span := range [2][2]int{{0, lo}, {hi, positions}} {
 		for c := span[0]; c < span[1]; c++ {
+			samples := row[c*group : (c+1)*group]
 			if q, ok := border.Index(first+c, n); ok {
-				nd.Load(row[c:c+1], src, base+q)
+				load(samples, src, base+q*group)
 			} else {
-				row[c] = cval
+				fill(samples, cval)
 			}
 		}
 	}

@@ -5,9 +5,9 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-// rowTaps is one row of a kernel along the last axis, prepared for the inner
-// loop: dense when every tap is nonzero, or the nonzero taps with their
-// offsets. Zero taps are never multiplied, as in
+// rowTaps is one row of a kernel, prepared for the inner loop: dense when
+// every tap is nonzero and the samples are adjacent, or the nonzero taps
+// with their offsets. Zero taps are never multiplied, as in
 // scipy.ndimage, so 0·Inf does not turn an output into NaN.
 type rowTaps[F nd.Float] struct {
 	dense   []F
@@ -15,24 +15,25 @@ type rowTaps[F nd.Float] struct {
 	weights []F
 }
 
-// newRowTaps prepares w; it reports false when every tap is zero.
-func newRowTaps[F nd.Float](w []float64) (rowTaps[F], bool) {
+// newRowTaps prepares w for samples stride apart; it reports false when
+// every tap is zero.
+func newRowTaps[F nd.Float](w []float64, stride int) (rowTaps[F], bool) {
 	var r rowTaps[F]
 	for j, v := range w {
 		if v != 0 {
-			r.offsets = append(r.offsets, j)
+			r.offsets = append(r.offsets, j*stride)
 			r.weights = append(r.weights, F(v))
 		}
 	}
-	if len(r.offsets) == len(w) {
+	if len(r.offsets) == len(w) && stride == 1 {
 		r.dense, r.offsets = r.weights, nil
 	}
 	return r, len(r.weights) > 0
 }
 
 // apply adds the correlation of src with the taps to acc: for each x, in
-// order of the nonzero taps j, acc[x] = fma(w[j], src[x+j], acc[x]), with
-// len(src) ≥ len(acc) + len(taps) − 1.
+// order of the nonzero taps j, acc[x] = fma(w[j], src[x+j·stride], acc[x]),
+// with len(src) ≥ len(acc) + (len(taps) − 1)·stride.
 func (r *rowTaps[F]) apply(acc, src []F) {
 	if r.dense != nil {
 		simd.Row(acc, src, r.dense)

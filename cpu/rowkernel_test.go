@@ -48,7 +48,7 @@ func testRowKernels[F nd.Float](t *testing.T) {
 				wf[i] = F(v)
 			}
 			correlateRowGeneric(want, src, wf)
-			taps, _ := newRowTaps[F](w64)
+			taps, _ := newRowTaps[F](w64, 1)
 			taps.apply(acc, src)
 			for i := range acc {
 				if acc[i] != want[i] {
