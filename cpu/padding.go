@@ -1,6 +1,9 @@
 package cpu
 
-import "github.com/ndconv/ndconv/nd"
+import (
+	"github.com/ndconv/ndconv/cpu/internal/simd"
+	"github.com/ndconv/ndconv/nd"
+)
 
 // loadPadded converts one line of the input into row, where row[c·group+i]
 // holds sample i of position first+c of a line of n positions, each of group
@@ -25,20 +28,44 @@ func loadPadded[F nd.Float](row []F, src any, base, first, n, group int, border 
 	}
 }
 
-// load is nd.Load, a plain copy when src already holds F.
+// load is nd.Load, done by a copy or a SIMD loop where there is one.
 func load[F nd.Float](dst []F, src any, off int) {
-	if s, ok := src.([]F); ok {
+	switch s := src.(type) {
+	case []F:
 		copy(dst, s[off:off+len(dst)])
 		return
+	case []uint8:
+		if d, ok := any(dst).([]float32); ok {
+			simd.LoadUint8(d, s[off:])
+			return
+		}
+	case []uint16:
+		if d, ok := any(dst).([]float32); ok {
+			simd.LoadUint16(d, s[off:])
+			return
+		}
 	}
 	nd.Load(dst, src, off)
 }
 
-// store is nd.Store, a plain copy when dst holds F and stride is 1.
+// store is nd.Store, done by a copy or a SIMD loop where there is one.
 func store[F nd.Float](dst any, off, stride int, src []F) {
-	if d, ok := dst.([]F); ok && stride == 1 {
-		copy(d[off:off+len(src)], src)
-		return
+	if stride == 1 {
+		switch d := dst.(type) {
+		case []F:
+			copy(d[off:off+len(src)], src)
+			return
+		case []uint8:
+			if s, ok := any(src).([]float32); ok {
+				simd.StoreUint8(d[off:off+len(s)], s)
+				return
+			}
+		case []uint16:
+			if s, ok := any(src).([]float32); ok {
+				simd.StoreUint16(d[off:off+len(s)], s)
+				return
+			}
+		}
 	}
 	nd.Store(dst, off, stride, src)
 }

@@ -29,3 +29,14 @@ func asmKernels64(logf func(string, ...any)) []kernels[float64] {
 	}
 	return k
 }
+
+func asmConversions(logf func(string, ...any)) []conversions {
+	var c []conversions
+	if useAVX2 {
+		c = append(c, conversions{"AVX2", loadUint8AVX2, loadUint16AVX2, storeUint8AVX2, storeUint16AVX2})
+	}
+	if useAVX512 {
+		c = append(c, conversions{"AVX512", loadUint8AVX512, loadUint16AVX512, storeUint8AVX512, storeUint16AVX512})
+	}
+	return c
+}

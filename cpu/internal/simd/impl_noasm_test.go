@@ -8,3 +8,5 @@ func asmKernels32(logf func(string, ...any)) []kernels[float32] {
 }
 
 func asmKernels64(func(string, ...any)) []kernels[float64] { return nil }
+
+func asmConversions(func(string, ...any)) []conversions { return nil }

@@ -69,6 +69,20 @@ func Axpy[F nd.Float](y, x []F, a F) {
 	}
 }
 
+// LoadUint8 widens src into dst: dst[i] = float32(src[i]), exactly. It
+// panics if len(src) < len(dst).
+func LoadUint8(dst []float32, src []uint8) { loadUint8(dst, src[:len(dst)]) }
+
+// LoadUint16 is LoadUint8 for uint16 samples.
+func LoadUint16(dst []float32, src []uint16) { loadUint16(dst, src[:len(dst)]) }
+
+// StoreUint8 narrows src into dst with the rule of nd.Round: round half to
+// even, saturate to [0, 255], NaN to 0. It panics if len(src) < len(dst).
+func StoreUint8(dst []uint8, src []float32) { storeUint8(dst, src[:len(dst)]) }
+
+// StoreUint16 is StoreUint8 for uint16 samples, saturating to [0, 65535].
+func StoreUint16(dst []uint16, src []float32) { storeUint16(dst, src[:len(dst)]) }
+
 func checkTaps(n, srcLen int, offs []int, taps int) {
 	if len(offs) != taps {
 		panic(fmt.Sprintf("simd: %d offsets for %d taps", len(offs), taps))
@@ -153,3 +167,32 @@ func axpyGo[F nd.Float](y, x []F, a F) {
 		y[i] = nd.FMA(a, x[i], y[i])
 	}
 }
+
+// loadGo is the reference loop of LoadUint8 and LoadUint16:
+//
+//	for i := range dst {
+//		dst[i] = float32(src[i])
+//	}
+func loadGo[T uint8 | uint16](dst []float32, src []T) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] = float32(src[i])
+	}
+}
+
+// storeGo is the reference loop of StoreUint8 and StoreUint16:
+//
+//	for i := range dst {
+//		dst[i] = T(nd.Round(float64(src[i]), dt))
+//	}
+func storeGo[T uint8 | uint16](dst []T, src []float32, dt nd.DType) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] = T(nd.Round(float64(src[i]), dt))
+	}
+}
+
+func loadUint8Go(dst []float32, src []uint8)    { loadGo(dst, src) }
+func loadUint16Go(dst []float32, src []uint16)  { loadGo(dst, src) }
+func storeUint8Go(dst []uint8, src []float32)   { storeGo(dst, src, nd.Uint8) }
+func storeUint16Go(dst []uint16, src []float32) { storeGo(dst, src, nd.Uint16) }

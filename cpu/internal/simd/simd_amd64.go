@@ -98,3 +98,47 @@ func setTaps64(acc, src []float64, offs []int, w []float64) {
 		setTapsGo(acc, src, offs, w)
 	}
 }
+
+func loadUint8(dst []float32, src []uint8) {
+	switch {
+	case useAVX512:
+		loadUint8AVX512(dst, src)
+	case useAVX2:
+		loadUint8AVX2(dst, src)
+	default:
+		loadUint8Go(dst, src)
+	}
+}
+
+func loadUint16(dst []float32, src []uint16) {
+	switch {
+	case useAVX512:
+		loadUint16AVX512(dst, src)
+	case useAVX2:
+		loadUint16AVX2(dst, src)
+	default:
+		loadUint16Go(dst, src)
+	}
+}
+
+func storeUint8(dst []uint8, src []float32) {
+	switch {
+	case useAVX512:
+		storeUint8AVX512(dst, src)
+	case useAVX2:
+		storeUint8AVX2(dst, src)
+	default:
+		storeUint8Go(dst, src)
+	}
+}
+
+func storeUint16(dst []uint16, src []float32) {
+	switch {
+	case useAVX512:
+		storeUint16AVX512(dst, src)
+	case useAVX2:
+		storeUint16AVX2(dst, src)
+	default:
+		storeUint16Go(dst, src)
+	}
+}

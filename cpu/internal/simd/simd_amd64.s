@@ -958,6 +958,159 @@ return:
 	VZEROUPPER
 	RET
 
+// func loadUint8AVX2(dst []float32, src []uint8)
+// Requires: AVX, AVX2
+TEXT ·loadUint8AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	XORQ BX, BX
+
+block:
+	MOVQ      CX, SI
+	SUBQ      BX, SI
+	CMPQ      SI, $0x00000008
+	JL        blockDone
+	VPMOVZXBD (DX)(BX*1), Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS   Y0, (AX)(BX*4)
+	ADDQ      $0x00000008, BX
+	JMP       block
+
+blockDone:
+scalar:
+	CMPQ       BX, CX
+	JGE        return
+	MOVBLZX    (DX)(BX*1), SI
+	VCVTSI2SSL SI, X1, X1
+	VMOVSS     X1, (AX)(BX*4)
+	INCQ       BX
+	JMP        scalar
+
+return:
+	VZEROUPPER
+	RET
+
+// func storeUint8AVX2(dst []uint8, src []float32)
+// Requires: AVX, AVX2
+TEXT ·storeUint8AVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), DX
+	VXORPS       Y0, Y0, Y0
+	MOVL         $0x437f0000, BX
+	VMOVD        BX, X1
+	VBROADCASTSS X1, Y1
+	XORQ         BX, BX
+
+block:
+	MOVQ         CX, SI
+	SUBQ         BX, SI
+	CMPQ         SI, $0x00000008
+	JL           blockDone
+	VMOVUPS      (DX)(BX*4), Y2
+	VMAXPS       Y0, Y2, Y2
+	VMINPS       Y1, Y2, Y2
+	VCVTPS2DQ    Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X3
+	VPACKUSDW    X3, X2, X2
+	VPACKUSWB    X2, X2, X2
+	VMOVQ        X2, (AX)(BX*1)
+	ADDQ         $0x00000008, BX
+	JMP          block
+
+blockDone:
+scalar:
+	CMPQ      BX, CX
+	JGE       return
+	VMOVSS    (DX)(BX*4), X2
+	VMAXSS    X0, X2, X2
+	VMINSS    X1, X2, X2
+	VCVTSS2SI X2, SI
+	MOVB      SI, (AX)(BX*1)
+	INCQ      BX
+	JMP       scalar
+
+return:
+	VZEROUPPER
+	RET
+
+// func loadUint16AVX2(dst []float32, src []uint16)
+// Requires: AVX, AVX2
+TEXT ·loadUint16AVX2(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	XORQ BX, BX
+
+block:
+	MOVQ      CX, SI
+	SUBQ      BX, SI
+	CMPQ      SI, $0x00000008
+	JL        blockDone
+	VPMOVZXWD (DX)(BX*2), Y0
+	VCVTDQ2PS Y0, Y0
+	VMOVUPS   Y0, (AX)(BX*4)
+	ADDQ      $0x00000008, BX
+	JMP       block
+
+blockDone:
+scalar:
+	CMPQ       BX, CX
+	JGE        return
+	MOVWLZX    (DX)(BX*2), SI
+	VCVTSI2SSL SI, X1, X1
+	VMOVSS     X1, (AX)(BX*4)
+	INCQ       BX
+	JMP        scalar
+
+return:
+	VZEROUPPER
+	RET
+
+// func storeUint16AVX2(dst []uint16, src []float32)
+// Requires: AVX, AVX2
+TEXT ·storeUint16AVX2(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), DX
+	VXORPS       Y0, Y0, Y0
+	MOVL         $0x477fff00, BX
+	VMOVD        BX, X1
+	VBROADCASTSS X1, Y1
+	XORQ         BX, BX
+
+block:
+	MOVQ         CX, SI
+	SUBQ         BX, SI
+	CMPQ         SI, $0x00000008
+	JL           blockDone
+	VMOVUPS      (DX)(BX*4), Y2
+	VMAXPS       Y0, Y2, Y2
+	VMINPS       Y1, Y2, Y2
+	VCVTPS2DQ    Y2, Y2
+	VEXTRACTI128 $0x01, Y2, X3
+	VPACKUSDW    X3, X2, X2
+	VMOVDQU      X2, (AX)(BX*2)
+	ADDQ         $0x00000008, BX
+	JMP          block
+
+blockDone:
+scalar:
+	CMPQ      BX, CX
+	JGE       return
+	VMOVSS    (DX)(BX*4), X2
+	VMAXSS    X0, X2, X2
+	VMINSS    X1, X2, X2
+	VCVTSS2SI X2, SI
+	MOVW      SI, (AX)(BX*2)
+	INCQ      BX
+	JMP       scalar
+
+return:
+	VZEROUPPER
+	RET
+
 // func tapsAVX512F32(acc []float32, src []float32, offs []int, w []float32)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·tapsAVX512F32(SB), NOSPLIT, $0-96
@@ -1923,6 +2076,158 @@ block1Done:
 	VMOVUPD.Z   (DX)(BX*8), K1, Z2
 	VFMADD231PD Z2, Z0, Z1
 	VMOVUPD     Z1, K1, (AX)(BX*8)
+
+return:
+	VZEROUPPER
+	RET
+
+// func loadUint8AVX512(dst []float32, src []uint8)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·loadUint8AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	XORQ BX, BX
+
+block:
+	MOVQ      CX, SI
+	SUBQ      BX, SI
+	CMPQ      SI, $0x00000010
+	JL        blockDone
+	VPMOVZXBD (DX)(BX*1), Z0
+	VCVTDQ2PS Z0, Z0
+	VMOVUPS   Z0, (AX)(BX*4)
+	ADDQ      $0x00000010, BX
+	JMP       block
+
+blockDone:
+	CMPQ        SI, $0x00
+	JE          return
+	MOVQ        $0x00000001, CX
+	SHLXQ       SI, CX, CX
+	DECQ        CX
+	KMOVW       CX, K1
+	VPMOVZXBD.Z (DX)(BX*1), K1, Z0
+	VCVTDQ2PS   Z0, Z0
+	VMOVUPS     Z0, K1, (AX)(BX*4)
+
+return:
+	VZEROUPPER
+	RET
+
+// func storeUint8AVX512(dst []uint8, src []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·storeUint8AVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), DX
+	VPXORD       Z0, Z0, Z0
+	MOVL         $0x437f0000, BX
+	VMOVD        BX, X1
+	VBROADCASTSS X1, Z1
+	XORQ         BX, BX
+
+block:
+	MOVQ      CX, SI
+	SUBQ      BX, SI
+	CMPQ      SI, $0x00000010
+	JL        blockDone
+	VMOVUPS   (DX)(BX*4), Z2
+	VMAXPS    Z0, Z2, Z2
+	VMINPS    Z1, Z2, Z2
+	VCVTPS2DQ Z2, Z2
+	VPMOVDB   Z2, (AX)(BX*1)
+	ADDQ      $0x00000010, BX
+	JMP       block
+
+blockDone:
+	CMPQ      SI, $0x00
+	JE        return
+	MOVQ      $0x00000001, CX
+	SHLXQ     SI, CX, CX
+	DECQ      CX
+	KMOVW     CX, K1
+	VMOVUPS.Z (DX)(BX*4), K1, Z2
+	VMAXPS    Z0, Z2, Z2
+	VMINPS    Z1, Z2, Z2
+	VCVTPS2DQ Z2, Z2
+	VPMOVDB   Z2, K1, (AX)(BX*1)
+
+return:
+	VZEROUPPER
+	RET
+
+// func loadUint16AVX512(dst []float32, src []uint16)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·loadUint16AVX512(SB), NOSPLIT, $0-48
+	MOVQ dst_base+0(FP), AX
+	MOVQ dst_len+8(FP), CX
+	MOVQ src_base+24(FP), DX
+	XORQ BX, BX
+
+block:
+	MOVQ      CX, SI
+	SUBQ      BX, SI
+	CMPQ      SI, $0x00000010
+	JL        blockDone
+	VPMOVZXWD (DX)(BX*2), Z0
+	VCVTDQ2PS Z0, Z0
+	VMOVUPS   Z0, (AX)(BX*4)
+	ADDQ      $0x00000010, BX
+	JMP       block
+
+blockDone:
+	CMPQ        SI, $0x00
+	JE          return
+	MOVQ        $0x00000001, CX
+	SHLXQ       SI, CX, CX
+	DECQ        CX
+	KMOVW       CX, K1
+	VPMOVZXWD.Z (DX)(BX*2), K1, Z0
+	VCVTDQ2PS   Z0, Z0
+	VMOVUPS     Z0, K1, (AX)(BX*4)
+
+return:
+	VZEROUPPER
+	RET
+
+// func storeUint16AVX512(dst []uint16, src []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·storeUint16AVX512(SB), NOSPLIT, $0-48
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         dst_len+8(FP), CX
+	MOVQ         src_base+24(FP), DX
+	VPXORD       Z0, Z0, Z0
+	MOVL         $0x477fff00, BX
+	VMOVD        BX, X1
+	VBROADCASTSS X1, Z1
+	XORQ         BX, BX
+
+block:
+	MOVQ      CX, SI
+	SUBQ      BX, SI
+	CMPQ      SI, $0x00000010
+	JL        blockDone
+	VMOVUPS   (DX)(BX*4), Z2
+	VMAXPS    Z0, Z2, Z2
+	VMINPS    Z1, Z2, Z2
+	VCVTPS2DQ Z2, Z2
+	VPMOVDW   Z2, (AX)(BX*2)
+	ADDQ      $0x00000010, BX
+	JMP       block
+
+blockDone:
+	CMPQ      SI, $0x00
+	JE        return
+	MOVQ      $0x00000001, CX
+	SHLXQ     SI, CX, CX
+	DECQ      CX
+	KMOVW     CX, K1
+	VMOVUPS.Z (DX)(BX*4), K1, Z2
+	VMAXPS    Z0, Z2, Z2
+	VMINPS    Z1, Z2, Z2
+	VCVTPS2DQ Z2, Z2
+	VPMOVDW   Z2, K1, (AX)(BX*2)
 
 return:
 	VZEROUPPER

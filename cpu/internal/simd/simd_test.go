@@ -78,6 +78,86 @@ func testLoops[F nd.Float](t *testing.T, impls []kernels[F]) {
 	}
 }
 
+// conversions is one implementation of the integer loads and stores.
+type conversions struct {
+	name        string
+	loadUint8   func([]float32, []uint8)
+	loadUint16  func([]float32, []uint16)
+	storeUint8  func([]uint8, []float32)
+	storeUint16 func([]uint16, []float32)
+}
+
+// TestConversions compares each implementation of the integer loads and
+// stores with the pure-Go loops for every length 0..maxLength at
+// alignments 0–3, with sentinels around the output.
+func TestConversions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 2))
+	impls := append(asmConversions(t.Logf), conversions{"exported", LoadUint8, LoadUint16, StoreUint8, StoreUint16})
+	for _, c := range impls {
+		for align := 0; align < 4; align++ {
+			for n := 0; n <= maxLength; n++ {
+				floats := storeInputs(rng, align+n)[align:]
+				bytes := make([]uint8, align+n)
+				words := make([]uint16, align+n)
+				for i := range bytes {
+					bytes[i], words[i] = uint8(rng.Uint32()), uint16(rng.Uint32())
+				}
+				bytes, words = bytes[align:], words[align:]
+				checkConversion(t, c.name+" load uint8", n, align, func(dst []float32) { c.loadUint8(dst, bytes) }, func(dst []float32) { loadUint8Go(dst, bytes) })
+				checkConversion(t, c.name+" load uint16", n, align, func(dst []float32) { c.loadUint16(dst, words) }, func(dst []float32) { loadUint16Go(dst, words) })
+				checkConversion(t, c.name+" store uint8", n, align, func(dst []uint8) { c.storeUint8(dst, floats) }, func(dst []uint8) { storeUint8Go(dst, floats) })
+				checkConversion(t, c.name+" store uint16", n, align, func(dst []uint16) { c.storeUint16(dst, floats) }, func(dst []uint16) { storeUint16Go(dst, floats) })
+			}
+		}
+	}
+}
+
+func checkConversion[T float32 | uint8 | uint16](t *testing.T, what string, n, align int, run, ref func([]T)) {
+	t.Helper()
+	buf := make([]T, align+n+2*guard)[align:]
+	for i := range buf {
+		buf[i] = T(i*7 + 3)
+	}
+	sentinels := append([]T(nil), buf...)
+	want := make([]T, n)
+	ref(want)
+	out := buf[guard : guard+n]
+	run(out)
+	for i := range out {
+		if out[i] != want[i] {
+			t.Fatalf("%s, length %d, alignment %d, element %d: %v, want %v", what, n, align, i, out[i], want[i])
+		}
+	}
+	for i := 0; i < guard; i++ {
+		if buf[i] != sentinels[i] || buf[guard+n+i] != sentinels[guard+n+i] {
+			t.Fatalf("%s, length %d, alignment %d: a value outside the output changed", what, n, align)
+		}
+	}
+}
+
+// storeInputs returns float32 values around and beyond the integer ranges:
+// halves (ties), negatives, NaN, infinities and values past the top.
+func storeInputs(rng *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		switch r := rng.IntN(10); r {
+		case 0:
+			s[i] = float32(math.NaN())
+		case 1:
+			s[i] = float32(math.Inf(1 - 2*rng.IntN(2)))
+		case 2:
+			s[i] = float32(rng.IntN(600)-100) + 0.5
+		case 3:
+			s[i] = float32(rng.IntN(70000)) + 0.5
+		case 4:
+			s[i] = -float32(rng.Float64())
+		default:
+			s[i] = float32(rng.Float64()*80000 - 1000)
+		}
+	}
+	return s
+}
+
 // randomValues returns values over many binades, with occasional zeros,
 // infinities, subnormals and near-cancelling pairs, so that the rounding of
 // every fused multiply-add is exercised.

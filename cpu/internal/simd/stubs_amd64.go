@@ -28,6 +28,18 @@ func rowAVX2F64(acc []float64, src []float64, w []float64)
 // axpyAVX2F64 is axpyGo in AVX2.
 func axpyAVX2F64(y []float64, x []float64, a float64)
 
+// loadUint8AVX2 is loadUint8Go in AVX2.
+func loadUint8AVX2(dst []float32, src []uint8)
+
+// storeUint8AVX2 is storeUint8Go in AVX2.
+func storeUint8AVX2(dst []uint8, src []float32)
+
+// loadUint16AVX2 is loadUint16Go in AVX2.
+func loadUint16AVX2(dst []float32, src []uint16)
+
+// storeUint16AVX2 is storeUint16Go in AVX2.
+func storeUint16AVX2(dst []uint16, src []float32)
+
 // tapsAVX512F32 is tapsGo in AVX512.
 func tapsAVX512F32(acc []float32, src []float32, offs []int, w []float32)
 
@@ -51,3 +63,15 @@ func rowAVX512F64(acc []float64, src []float64, w []float64)
 
 // axpyAVX512F64 is axpyGo in AVX512.
 func axpyAVX512F64(y []float64, x []float64, a float64)
+
+// loadUint8AVX512 is loadUint8Go in AVX512.
+func loadUint8AVX512(dst []float32, src []uint8)
+
+// storeUint8AVX512 is storeUint8Go in AVX512.
+func storeUint8AVX512(dst []uint8, src []float32)
+
+// loadUint16AVX512 is loadUint16Go in AVX512.
+func loadUint16AVX512(dst []float32, src []uint16)
+
+// storeUint16AVX512 is storeUint16Go in AVX512.
+func storeUint16AVX512(dst []uint16, src []float32)

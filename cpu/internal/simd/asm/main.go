@@ -11,6 +11,7 @@ package main
 
 import (
 	"fmt"
+	"math"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -119,6 +120,10 @@ func main() {
 			taps(s, e, false, false)
 			taps(s, e, true, true)
 			axpy(s, e)
+		}
+		for _, i := range []integer{u8, u16} {
+			widen(s, i)
+			narrow(s, i)
 		}
 	}
 	Generate()
@@ -334,6 +339,179 @@ func axpy(s isa, e elem) {
 		e.moveScalar(Mem{Base: yp, Index: i, Scale: uint8(e.size)}, y)
 		e.fmaScalar(Mem{Base: xp, Index: i, Scale: uint8(e.size)}, ax, y)
 		e.moveScalar(y, Mem{Base: yp, Index: i, Scale: uint8(e.size)})
+		INCQ(i)
+		JMP(LabelRef("scalar"))
+	}
+	Label("return")
+	VZEROUPPER()
+	RET()
+}
+
+// integer is an unsigned sample type the float32 rows load from and store
+// into.
+type integer struct {
+	name, gotype string
+	size         int
+	max          float32
+}
+
+var (
+	u8  = integer{name: "Uint8", gotype: "uint8", size: 1, max: 255}
+	u16 = integer{name: "Uint16", gotype: "uint16", size: 2, max: 65535}
+)
+
+// maskOf sets k to the low rest bits.
+func maskOf(rest reg.Register) reg.Register {
+	k := K()
+	mask := GP64()
+	MOVQ(U32(1), mask)
+	SHLXQ(rest, mask, mask)
+	DECQ(mask)
+	KMOVW(mask.As32(), k)
+	return k
+}
+
+// widen generates dst[i] = float32(src[i]), exact for these types.
+func widen(s isa, t integer) {
+	name := fmt.Sprintf("load%s%s", t.name, s.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst []float32, src []%s)", t.gotype))
+	Doc(name + " is load" + t.name + "Go in " + s.name + ".")
+	dp := Load(Param("dst").Base(), GP64())
+	n := Load(Param("dst").Len(), GP64())
+	sp := Load(Param("src").Base(), GP64())
+	lanes := s.bytes / 4
+	i, rest := GP64(), GP64()
+	XORQ(i, i)
+	extend := func(src Op, dst reg.Register) {
+		if t.size == 1 {
+			VPMOVZXBD(src, dst)
+		} else {
+			VPMOVZXWD(src, dst)
+		}
+	}
+	Label("block")
+	MOVQ(n, rest)
+	SUBQ(i, rest)
+	CMPQ(rest, U32(lanes))
+	JL(LabelRef("blockDone"))
+	v := s.vec()
+	extend(Mem{Base: sp, Index: i, Scale: uint8(t.size)}, v)
+	VCVTDQ2PS(v, v)
+	VMOVUPS(v, Mem{Base: dp, Index: i, Scale: 4})
+	ADDQ(U32(lanes), i)
+	JMP(LabelRef("block"))
+	Label("blockDone")
+	if s.masked {
+		CMPQ(rest, Imm(0))
+		JE(LabelRef("return"))
+		k := maskOf(rest)
+		if t.size == 1 {
+			VPMOVZXBD_Z(Mem{Base: sp, Index: i, Scale: 1}, k, v)
+		} else {
+			VPMOVZXWD_Z(Mem{Base: sp, Index: i, Scale: 2}, k, v)
+		}
+		VCVTDQ2PS(v, v)
+		VMOVUPS(v, k, Mem{Base: dp, Index: i, Scale: 4})
+	} else {
+		Label("scalar")
+		CMPQ(i, n)
+		JGE(LabelRef("return"))
+		r, x := GP32(), XMM()
+		if t.size == 1 {
+			MOVBLZX(Mem{Base: sp, Index: i, Scale: 1}, r)
+		} else {
+			MOVWLZX(Mem{Base: sp, Index: i, Scale: 2}, r)
+		}
+		VCVTSI2SSL(r, x, x)
+		VMOVSS(x, Mem{Base: dp, Index: i, Scale: 4})
+		INCQ(i)
+		JMP(LabelRef("scalar"))
+	}
+	Label("return")
+	VZEROUPPER()
+	RET()
+}
+
+// narrow generates dst[i] = src[i] rounded half to even and saturated to
+// the type's range, NaN to 0: the maximum with 0 (which gives its second
+// operand, the 0, for NaN), the minimum with the top of the range, then the
+// conversion, which rounds half to even (the MXCSR default Go keeps).
+func narrow(s isa, t integer) {
+	name := fmt.Sprintf("store%s%s", t.name, s.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst []%s, src []float32)", t.gotype))
+	Doc(name + " is store" + t.name + "Go in " + s.name + ".")
+	dp := Load(Param("dst").Base(), GP64())
+	n := Load(Param("dst").Len(), GP64())
+	sp := Load(Param("src").Base(), GP64())
+	lanes := s.bytes / 4
+	zero, top := s.vec(), s.vec()
+	s.zero(zero)
+	bits := GP32()
+	MOVL(U32(math.Float32bits(t.max)), bits)
+	topx := XMM()
+	VMOVD(bits, topx)
+	VBROADCASTSS(topx, top)
+	i, rest := GP64(), GP64()
+	XORQ(i, i)
+	clamp := func(v reg.Register) {
+		VMAXPS(zero, v, v)
+		VMINPS(top, v, v)
+		VCVTPS2DQ(v, v)
+	}
+	Label("block")
+	MOVQ(n, rest)
+	SUBQ(i, rest)
+	CMPQ(rest, U32(lanes))
+	JL(LabelRef("blockDone"))
+	v := s.vec()
+	VMOVUPS(Mem{Base: sp, Index: i, Scale: 4}, v)
+	clamp(v)
+	out := Mem{Base: dp, Index: i, Scale: uint8(t.size)}
+	if s.masked {
+		if t.size == 1 {
+			VPMOVDB(v, out)
+		} else {
+			VPMOVDW(v, out)
+		}
+	} else {
+		hi, lo := XMM(), XMM()
+		VEXTRACTI128(U8(1), v, hi)
+		VPACKUSDW(hi, v.AsX(), lo)
+		if t.size == 1 {
+			VPACKUSWB(lo, lo, lo)
+			VMOVQ(lo, out)
+		} else {
+			VMOVDQU(lo, out)
+		}
+	}
+	ADDQ(U32(lanes), i)
+	JMP(LabelRef("block"))
+	Label("blockDone")
+	if s.masked {
+		CMPQ(rest, Imm(0))
+		JE(LabelRef("return"))
+		k := maskOf(rest)
+		VMOVUPS_Z(Mem{Base: sp, Index: i, Scale: 4}, k, v)
+		clamp(v)
+		if t.size == 1 {
+			VPMOVDB(v, k, out)
+		} else {
+			VPMOVDW(v, k, out)
+		}
+	} else {
+		Label("scalar")
+		CMPQ(i, n)
+		JGE(LabelRef("return"))
+		x, r := XMM(), GP32()
+		VMOVSS(Mem{Base: sp, Index: i, Scale: 4}, x)
+		VMAXSS(zero.AsX(), x, x)
+		VMINSS(top.AsX(), x, x)
+		VCVTSS2SI(x, r)
+		if t.size == 1 {
+			MOVB(r.As8(), out)
+		} else {
+			MOVW(r.As16(), out)
+		}
 		INCQ(i)
 		JMP(LabelRef("scalar"))
 	}
