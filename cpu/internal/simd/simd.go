@@ -2,6 +2,7 @@ package simd
 
 import (
 	"fmt"
+	"math"
 	"unsafe"
 
 	"github.com/ndconv/ndconv/nd"
@@ -115,13 +116,12 @@ func f64s[F nd.Float](s []F) []float64 {
 //			acc[x] = nd.FMA(w[t], src[offs[t]+x], acc[x])
 //		}
 //	}
+//
+// It runs tap by tap over the whole row (each output still takes its taps
+// in order), so its inner loop is axpyGo's.
 func tapsGo[F nd.Float](acc, src []F, offs []int, w []F) {
-	for x := range acc {
-		a := acc[x]
-		for t, wt := range w {
-			a = nd.FMA(wt, src[offs[t]+x], a)
-		}
-		acc[x] = a
+	for t, wt := range w {
+		axpyGo(acc, src[offs[t]:], wt)
 	}
 }
 
@@ -146,13 +146,8 @@ func setTapsGo[F nd.Float](acc, src []F, offs []int, w []F) {
 //		}
 //	}
 func rowGo[F nd.Float](acc, src, w []F) {
-	src = src[:len(acc)+len(w)-1]
-	for x := range acc {
-		a := acc[x]
-		for j, wj := range w {
-			a = nd.FMA(wj, src[x+j], a)
-		}
-		acc[x] = a
+	for j, wj := range w {
+		axpyGo(acc, src[j:], wj)
 	}
 }
 
@@ -161,10 +156,28 @@ func rowGo[F nd.Float](acc, src, w []F) {
 //	for i := range y {
 //		y[i] = nd.FMA(a, x[i], y[i])
 //	}
+//
+// The float32 loop takes nd.FMA32Fast inline and nd.FMA32 only where it
+// declines; float64's math.FMA is a single instruction where the CPU has one.
 func axpyGo[F nd.Float](y, x []F, a F) {
+	if is32[F]() {
+		axpy32Go(f32s(y), f32s(x), float32(a))
+		return
+	}
+	y64, x64, a64 := f64s(y), f64s(x)[:len(y)], float64(a)
+	for i, v := range x64 {
+		y64[i] = math.FMA(a64, v, y64[i])
+	}
+}
+
+func axpy32Go(y, x []float32, a float32) {
 	x = x[:len(y)]
-	for i := range y {
-		y[i] = nd.FMA(a, x[i], y[i])
+	for i, v := range x {
+		r, ok := nd.FMA32Fast(a, v, y[i])
+		if !ok {
+			r = nd.FMA32(a, v, y[i])
+		}
+		y[i] = r
 	}
 }
 
