@@ -84,6 +84,31 @@ func StoreUint8(dst []uint8, src []float32) { storeUint8(dst, src[:len(dst)]) }
 // StoreUint16 is StoreUint8 for uint16 samples, saturating to [0, 65535].
 func StoreUint16(dst []uint16, src []float32) { storeUint16(dst, src[:len(dst)]) }
 
+// FMAPeak runs rounds of independent float32 multiply-add chains in the
+// widest vectors this build and CPU use, with nothing loaded or stored,
+// and returns the number of multiply-adds done: the arithmetic peak of the
+// loops above, for the roofline.
+func FMAPeak(rounds int) int64 { return fmaPeak(max(rounds, 0)) }
+
+// fmaPeakGo is FMAPeak in scalar Go: 12 chains, enough to hide the latency.
+func fmaPeakGo(rounds int) int64 {
+	const m, c = 0.9999, 0.0001
+	var a [12]float32
+	for i := range a {
+		a[i] = float32(i)
+	}
+	for range rounds {
+		for i := range a {
+			a[i] = a[i]*m + c
+		}
+	}
+	peakSink = a[0]
+	return int64(rounds) * int64(len(a))
+}
+
+// peakSink keeps the scalar chains from being optimised away.
+var peakSink float32
+
 func checkTaps(n, srcLen int, offs []int, taps int) {
 	if len(offs) != taps {
 		panic(fmt.Sprintf("simd: %d offsets for %d taps", len(offs), taps))

@@ -142,3 +142,16 @@ func storeUint16(dst []uint16, src []float32) {
 		storeUint16Go(dst, src)
 	}
 }
+
+func fmaPeak(rounds int) int64 {
+	switch {
+	case useAVX512:
+		fmaPeakAVX512(rounds)
+		return int64(rounds) * 12 * 16
+	case useAVX2:
+		fmaPeakAVX2(rounds)
+		return int64(rounds) * 12 * 8
+	default:
+		return fmaPeakGo(rounds)
+	}
+}

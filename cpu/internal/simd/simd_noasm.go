@@ -14,3 +14,4 @@ func loadUint8(dst []float32, src []uint8)                  { loadUint8Go(dst, s
 func loadUint16(dst []float32, src []uint16)                { loadUint16Go(dst, src) }
 func storeUint8(dst []uint8, src []float32)                 { storeUint8Go(dst, src) }
 func storeUint16(dst []uint16, src []float32)               { storeUint16Go(dst, src) }
+func fmaPeak(rounds int) int64                              { return fmaPeakGo(rounds) }

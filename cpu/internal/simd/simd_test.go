@@ -207,3 +207,12 @@ func TestPanics(t *testing.T) {
 		}()
 	}
 }
+
+// TestFMAPeak checks the count of multiply-adds (its speed is the bench's
+// business).
+func TestFMAPeak(t *testing.T) {
+	one := FMAPeak(1)
+	if one < 12 || FMAPeak(10) != 10*one || FMAPeak(0) != 0 {
+		t.Errorf("FMAPeak: %d per round, %d for 10, %d for 0", one, FMAPeak(10), FMAPeak(0))
+	}
+}

@@ -40,6 +40,9 @@ func loadUint16AVX2(dst []float32, src []uint16)
 // storeUint16AVX2 is storeUint16Go in AVX2.
 func storeUint16AVX2(dst []uint16, src []float32)
 
+// fmaPeakAVX2 runs n rounds of 12 independent vector multiply-adds.
+func fmaPeakAVX2(n int)
+
 // tapsAVX512F32 is tapsGo in AVX512.
 func tapsAVX512F32(acc []float32, src []float32, offs []int, w []float32)
 
@@ -75,3 +78,6 @@ func loadUint16AVX512(dst []float32, src []uint16)
 
 // storeUint16AVX512 is storeUint16Go in AVX512.
 func storeUint16AVX512(dst []uint16, src []float32)
+
+// fmaPeakAVX512 runs n rounds of 12 independent vector multiply-adds.
+func fmaPeakAVX512(n int)

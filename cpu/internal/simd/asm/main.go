@@ -125,6 +125,7 @@ func main() {
 			widen(s, i)
 			narrow(s, i)
 		}
+		peak(s)
 	}
 	Generate()
 }
@@ -515,6 +516,47 @@ func narrow(s isa, t integer) {
 		INCQ(i)
 		JMP(LabelRef("scalar"))
 	}
+	Label("return")
+	VZEROUPPER()
+	RET()
+}
+
+// peakChains is the number of independent multiply-add chains of the peak
+// loop: more than FMA latency × FMA units on current cores (4 × 2).
+const peakChains = 12
+
+// peak generates n rounds of peakChains independent float32 vector
+// multiply-adds, acc = acc·m + c, with nothing to load or store: the
+// engine's arithmetic peak, for the roofline.
+func peak(s isa) {
+	name := "fmaPeak" + s.name
+	TEXT(name, NOSPLIT, "func(n int)")
+	Doc(fmt.Sprintf("%s runs n rounds of %d independent vector multiply-adds.", name, peakChains))
+	n := Load(Param("n"), GP64())
+	bits := GP32()
+	x := XMM()
+	m, c := s.vec(), s.vec()
+	MOVL(U32(math.Float32bits(0.9999)), bits)
+	VMOVD(bits, x)
+	VBROADCASTSS(x, m)
+	MOVL(U32(math.Float32bits(0.0001)), bits)
+	VMOVD(bits, x)
+	VBROADCASTSS(x, c)
+	acc := make([]reg.VecVirtual, peakChains)
+	for i := range acc {
+		acc[i] = s.vec()
+		MOVL(U32(math.Float32bits(float32(i))), bits)
+		VMOVD(bits, x)
+		VBROADCASTSS(x, acc[i])
+	}
+	Label("round")
+	CMPQ(n, Imm(0))
+	JLE(LabelRef("return"))
+	for i := range acc {
+		VFMADD213PS(c, m, acc[i])
+	}
+	DECQ(n)
+	JMP(LabelRef("round"))
 	Label("return")
 	VZEROUPPER()
 	RET()
