@@ -84,6 +84,20 @@ func StoreUint8(dst []uint8, src []float32) { storeUint8(dst, src[:len(dst)]) }
 // StoreUint16 is StoreUint8 for uint16 samples, saturating to [0, 65535].
 func StoreUint16(dst []uint16, src []float32) { storeUint16(dst, src[:len(dst)]) }
 
+// The loops in use: the pure-Go twins, replaced at init by assembly where
+// the build and the CPU have it (simd_amd64.go).
+var (
+	taps32, setTaps32 = tapsGo[float32], setTapsGo[float32]
+	taps64, setTaps64 = tapsGo[float64], setTapsGo[float64]
+	row32, row64      = rowGo[float32], rowGo[float64]
+	axpy32, axpy64    = axpyGo[float32], axpyGo[float64]
+	loadUint8         = loadUint8Go
+	loadUint16        = loadUint16Go
+	storeUint8        = storeUint8Go
+	storeUint16       = storeUint16Go
+	fmaPeak           = fmaPeakGo
+)
+
 // FMAPeak runs rounds of independent float32 multiply-add chains in the
 // widest vectors this build and CPU use, with nothing loaded or stored,
 // and returns the number of multiply-adds done: the arithmetic peak of the

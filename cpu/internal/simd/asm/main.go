@@ -188,52 +188,38 @@ func taps(s isa, e elem, dense, accumulate bool) {
 	}
 
 	for _, v := range s.blocks {
-		loop, done := fmt.Sprintf("block%d", v), fmt.Sprintf("block%dDone", v)
 		tapLoop, tapsDone := fmt.Sprintf("block%dTap", v), fmt.Sprintf("block%dTapsDone", v)
-		Label(loop)
-		MOVQ(n, rest)
-		SUBQ(x, rest)
-		CMPQ(rest, U32(v*lanes))
-		JL(LabelRef(done))
-		acc := make([]reg.VecVirtual, v)
-		for i := range acc {
-			acc[i] = s.vec()
-			if accumulate {
-				e.move(Mem{Base: accp, Index: x, Scale: uint8(e.size), Disp: i * s.bytes}, acc[i])
-			} else {
-				s.zero(acc[i])
+		blocks(fmt.Sprintf("block%d", v), n, x, rest, v*lanes, func() {
+			acc := make([]reg.VecVirtual, v)
+			for i := range acc {
+				acc[i] = s.vec()
+				if accumulate {
+					e.move(Mem{Base: accp, Index: x, Scale: uint8(e.size), Disp: i * s.bytes}, acc[i])
+				} else {
+					s.zero(acc[i])
+				}
 			}
-		}
-		startTaps()
-		Label(tapLoop)
-		CMPQ(t, ntaps)
-		JGE(LabelRef(tapsDone))
-		tapAddress()
-		e.broadcast(Mem{Base: wp, Index: t, Scale: uint8(e.size)}, w)
-		for i := range acc {
-			e.fma(Mem{Base: p, Disp: i * s.bytes}, w, acc[i])
-		}
-		INCQ(t)
-		JMP(LabelRef(tapLoop))
-		Label(tapsDone)
-		for i := range acc {
-			e.move(acc[i], Mem{Base: accp, Index: x, Scale: uint8(e.size), Disp: i * s.bytes})
-		}
-		ADDQ(U32(v*lanes), x)
-		JMP(LabelRef(loop))
-		Label(done)
+			startTaps()
+			Label(tapLoop)
+			CMPQ(t, ntaps)
+			JGE(LabelRef(tapsDone))
+			tapAddress()
+			e.broadcast(Mem{Base: wp, Index: t, Scale: uint8(e.size)}, w)
+			for i := range acc {
+				e.fma(Mem{Base: p, Disp: i * s.bytes}, w, acc[i])
+			}
+			INCQ(t)
+			JMP(LabelRef(tapLoop))
+			Label(tapsDone)
+			for i := range acc {
+				e.move(acc[i], Mem{Base: accp, Index: x, Scale: uint8(e.size), Disp: i * s.bytes})
+			}
+		})
 	}
 
 	// The last len(acc) mod lanes outputs.
 	if s.masked {
-		CMPQ(rest, Imm(0))
-		JE(LabelRef("return"))
-		k := K()
-		mask := GP64()
-		MOVQ(U32(1), mask)
-		SHLXQ(rest, mask, mask)
-		DECQ(mask)
-		KMOVW(mask.As32(), k)
+		k := tailMask(rest)
 		acc, in := s.vec(), s.vec()
 		if accumulate {
 			e.loadMasked(Mem{Base: accp, Index: x, Scale: uint8(e.size)}, k, acc)
@@ -297,36 +283,22 @@ func axpy(s isa, e elem) {
 	XORQ(i, i)
 	rest := GP64()
 	for _, v := range []int{4, 1} {
-		loop, done := fmt.Sprintf("block%d", v), fmt.Sprintf("block%dDone", v)
-		Label(loop)
-		MOVQ(n, rest)
-		SUBQ(i, rest)
-		CMPQ(rest, U32(v*lanes))
-		JL(LabelRef(done))
-		ys := make([]reg.VecVirtual, v)
-		for j := range ys {
-			ys[j] = s.vec()
-			e.move(Mem{Base: yp, Index: i, Scale: uint8(e.size), Disp: j * s.bytes}, ys[j])
-		}
-		for j := range ys {
-			e.fma(Mem{Base: xp, Index: i, Scale: uint8(e.size), Disp: j * s.bytes}, a, ys[j])
-		}
-		for j := range ys {
-			e.move(ys[j], Mem{Base: yp, Index: i, Scale: uint8(e.size), Disp: j * s.bytes})
-		}
-		ADDQ(U32(v*lanes), i)
-		JMP(LabelRef(loop))
-		Label(done)
+		blocks(fmt.Sprintf("block%d", v), n, i, rest, v*lanes, func() {
+			ys := make([]reg.VecVirtual, v)
+			for j := range ys {
+				ys[j] = s.vec()
+				e.move(Mem{Base: yp, Index: i, Scale: uint8(e.size), Disp: j * s.bytes}, ys[j])
+			}
+			for j := range ys {
+				e.fma(Mem{Base: xp, Index: i, Scale: uint8(e.size), Disp: j * s.bytes}, a, ys[j])
+			}
+			for j := range ys {
+				e.move(ys[j], Mem{Base: yp, Index: i, Scale: uint8(e.size), Disp: j * s.bytes})
+			}
+		})
 	}
 	if s.masked {
-		CMPQ(rest, Imm(0))
-		JE(LabelRef("return"))
-		k := K()
-		mask := GP64()
-		MOVQ(U32(1), mask)
-		SHLXQ(rest, mask, mask)
-		DECQ(mask)
-		KMOVW(mask.As32(), k)
+		k := tailMask(rest)
 		y, in := s.vec(), s.vec()
 		e.loadMasked(Mem{Base: yp, Index: i, Scale: uint8(e.size)}, k, y)
 		e.loadMasked(Mem{Base: xp, Index: i, Scale: uint8(e.size)}, k, in)
@@ -361,8 +333,26 @@ var (
 	u16 = integer{name: "Uint16", gotype: "uint16", size: 2, max: 65535}
 )
 
-// maskOf sets k to the low rest bits.
-func maskOf(rest reg.Register) reg.Register {
+// blocks emits a loop that runs body while at least step of the n
+// elements from i on remain, advancing i by step; rest is left holding the
+// elements remaining after it.
+func blocks(label string, n, i, rest reg.Register, step int, body func()) {
+	Label(label)
+	MOVQ(n, rest)
+	SUBQ(i, rest)
+	CMPQ(rest, U32(step))
+	JL(LabelRef(label + "Done"))
+	body()
+	ADDQ(U32(step), i)
+	JMP(LabelRef(label))
+	Label(label + "Done")
+}
+
+// tailMask returns to the label "return" when rest is 0, and otherwise
+// gives a mask register with the low rest bits set.
+func tailMask(rest reg.Register) reg.Register {
+	CMPQ(rest, Imm(0))
+	JE(LabelRef("return"))
 	k := K()
 	mask := GP64()
 	MOVQ(U32(1), mask)
@@ -390,22 +380,14 @@ func widen(s isa, t integer) {
 			VPMOVZXWD(src, dst)
 		}
 	}
-	Label("block")
-	MOVQ(n, rest)
-	SUBQ(i, rest)
-	CMPQ(rest, U32(lanes))
-	JL(LabelRef("blockDone"))
 	v := s.vec()
-	extend(Mem{Base: sp, Index: i, Scale: uint8(t.size)}, v)
-	VCVTDQ2PS(v, v)
-	VMOVUPS(v, Mem{Base: dp, Index: i, Scale: 4})
-	ADDQ(U32(lanes), i)
-	JMP(LabelRef("block"))
-	Label("blockDone")
+	blocks("block", n, i, rest, lanes, func() {
+		extend(Mem{Base: sp, Index: i, Scale: uint8(t.size)}, v)
+		VCVTDQ2PS(v, v)
+		VMOVUPS(v, Mem{Base: dp, Index: i, Scale: 4})
+	})
 	if s.masked {
-		CMPQ(rest, Imm(0))
-		JE(LabelRef("return"))
-		k := maskOf(rest)
+		k := tailMask(rest)
 		if t.size == 1 {
 			VPMOVZXBD_Z(Mem{Base: sp, Index: i, Scale: 1}, k, v)
 		} else {
@@ -459,22 +441,19 @@ func narrow(s isa, t integer) {
 		VMINPS(top, v, v)
 		VCVTPS2DQ(v, v)
 	}
-	Label("block")
-	MOVQ(n, rest)
-	SUBQ(i, rest)
-	CMPQ(rest, U32(lanes))
-	JL(LabelRef("blockDone"))
 	v := s.vec()
-	VMOVUPS(Mem{Base: sp, Index: i, Scale: 4}, v)
-	clamp(v)
 	out := Mem{Base: dp, Index: i, Scale: uint8(t.size)}
-	if s.masked {
-		if t.size == 1 {
-			VPMOVDB(v, out)
-		} else {
-			VPMOVDW(v, out)
+	blocks("block", n, i, rest, lanes, func() {
+		VMOVUPS(Mem{Base: sp, Index: i, Scale: 4}, v)
+		clamp(v)
+		if s.masked {
+			if t.size == 1 {
+				VPMOVDB(v, out)
+			} else {
+				VPMOVDW(v, out)
+			}
+			return
 		}
-	} else {
 		hi, lo := XMM(), XMM()
 		VEXTRACTI128(U8(1), v, hi)
 		VPACKUSDW(hi, v.AsX(), lo)
@@ -484,14 +463,9 @@ func narrow(s isa, t integer) {
 		} else {
 			VMOVDQU(lo, out)
 		}
-	}
-	ADDQ(U32(lanes), i)
-	JMP(LabelRef("block"))
-	Label("blockDone")
+	})
 	if s.masked {
-		CMPQ(rest, Imm(0))
-		JE(LabelRef("return"))
-		k := maskOf(rest)
+		k := tailMask(rest)
 		VMOVUPS_Z(Mem{Base: sp, Index: i, Scale: 4}, k, v)
 		clamp(v)
 		if t.size == 1 {
