@@ -50,10 +50,15 @@ type direct[F nd.Float] struct {
 
 // tapList is a kernel's nonzero taps in row-major order, each as its
 // weight and the offset of its input within the padded rows, relative to
-// the output's position.
+// the output's position; and the same taps as simd.Block's steps for
+// simd.BlockRows output rows at once: one step per input offset relative to
+// the first row, adding it to every row that has a nonzero tap there, so
+// each row still takes its taps in row-major order.
 type tapList[F nd.Float] struct {
-	offs []int
-	w    []F
+	offs  []int
+	w     []F
+	steps []int
+	bw    []F
 }
 
 type directScratch[F nd.Float] struct {
@@ -115,6 +120,9 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 	d.bufCols = (d.tileCols + kCols - 1) * g.c
 	d.tileRows = tileBudget/(d.planeTaps*d.bufCols) - kRows + 1
 	d.tileRows = max(1, min(d.tileRows, 64, rows))
+	if d.tileRows > simd.BlockRows {
+		d.tileRows -= d.tileRows % simd.BlockRows
+	}
 	d.colBlocks = ceilDiv(cols, d.tileCols)
 	// Enough tiles that every worker stays busy to the end.
 	if want := 4 * opt.workers(); d.planes*d.colBlocks*ceilDiv(rows, d.tileRows) < want && rows > 0 {
@@ -140,6 +148,25 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 			l.offs = append(l.offs, (pt*d.bufRows+r)*d.pitch+c*g.c)
 			l.w = append(l.w, F(v))
 		}
+		for pt := 0; pt < d.planeTaps; pt++ {
+			for r := 0; r < kRows+simd.BlockRows-1; r++ {
+				for c := 0; c < kCols; c++ {
+					mask, w := 0, make([]F, simd.BlockRows)
+					for i := range w {
+						if kr := r - i; kr >= 0 && kr < kRows {
+							w[i] = F(k.Dense[(pt*kRows+kr)*kCols+c])
+						}
+						if w[i] != 0 {
+							mask |= 1 << i
+						}
+					}
+					if mask != 0 {
+						l.steps = append(l.steps, ((pt*d.bufRows+r)*d.pitch+c*g.c)<<8|mask)
+						l.bw = append(l.bw, w...)
+					}
+				}
+			}
+		}
 		d.taps = append(d.taps, l)
 	}
 	return d
@@ -160,7 +187,7 @@ func (d *direct[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 	for len(d.scratch) < workers {
 		s := directScratch[F]{rows: make([]F, d.planeTaps*d.bufRows*d.pitch)}
 		for range d.taps {
-			s.acc = append(s.acc, make([]F, d.tileCols*d.g.c))
+			s.acc = append(s.acc, make([]F, simd.BlockRows*d.tileCols*d.g.c))
 		}
 		d.scratch = append(d.scratch, s)
 	}
@@ -222,14 +249,30 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 	if bank > 1 {
 		direct = nil
 	}
-	for r := 0; r < rows; r++ {
-		off := (outBase + r*g.out[n-1] + x0) * g.c * bank
-		for b := range d.taps {
-			acc := s.acc[b][:cols*g.c]
+	rowLen, width := g.out[n-1]*g.c, cols*g.c
+	r := 0
+	for ; r+simd.BlockRows <= rows; r += simd.BlockRows {
+		off := (outBase*g.c + r*rowLen + x0*g.c) * bank
+		for b, l := range d.taps {
 			if direct != nil {
-				acc = direct[off : off+len(acc)]
+				simd.Block(direct[off:], rowLen, width, s.rows[r*d.pitch:], l.steps, l.bw)
+				continue
 			}
-			simd.SetTaps(acc, s.rows[r*d.pitch:], d.taps[b].offs, d.taps[b].w)
+			acc := s.acc[b][:simd.BlockRows*width]
+			simd.Block(acc, width, width, s.rows[r*d.pitch:], l.steps, l.bw)
+			for i := range simd.BlockRows {
+				store(dst.Data, off+i*rowLen*bank+b, bank, acc[i*width:][:width])
+			}
+		}
+	}
+	for ; r < rows; r++ {
+		off := (outBase*g.c + r*rowLen + x0*g.c) * bank
+		for b, l := range d.taps {
+			acc := s.acc[b][:width]
+			if direct != nil {
+				acc = direct[off : off+width]
+			}
+			simd.SetTaps(acc, s.rows[r*d.pitch:], l.offs, l.w)
 			if direct == nil {
 				store(dst.Data, off+b, bank, acc)
 			}

@@ -37,6 +37,35 @@ func SetTaps[F nd.Float](acc, src []F, offs []int, w []F) {
 	}
 }
 
+// BlockRows is the number of output rows Block computes at once.
+const BlockRows = 4
+
+// Block is SetTaps for BlockRows output rows at once, row i being
+// out[i·outPitch:][:n], each source vector loaded once for every row that
+// uses it (register blocking). The rows' taps come in steps: step s loads
+// src[steps[s]>>8 + x] and adds it, weighted by w[s·BlockRows+i], to every
+// row i whose bit is set in steps[s]&0xff. Each row takes its taps in step
+// order, from +0. It panics unless len(w) = BlockRows·len(steps), every
+// step's source run lies in src and the rows lie in out.
+func Block[F nd.Float](out []F, outPitch, n int, src []F, steps []int, w []F) {
+	if len(w) != BlockRows*len(steps) || n < 0 || outPitch < n || (BlockRows-1)*outPitch+n > len(out) {
+		panic(fmt.Sprintf("simd: block of %d rows of %d at pitch %d in %d values, %d steps, %d weights", BlockRows, n, outPitch, len(out), len(steps), len(w)))
+	}
+	for _, st := range steps {
+		if st < 0 || st>>8 > len(src)-n {
+			panic(fmt.Sprintf("simd: block step at %d out of a source of %d for %d outputs", st>>8, len(src), n))
+		}
+	}
+	if n == 0 {
+		return
+	}
+	if is32[F]() {
+		block32(f32s(out), outPitch, n, f32s(src), steps, f32s(w))
+	} else {
+		block64(f64s(out), outPitch, n, f64s(src), steps, f64s(w))
+	}
+}
+
 // Row adds a dense row of taps to every accumulator: for each x < len(acc),
 // in order of j, acc[x] = fma(w[j], src[x+j], acc[x]). It panics unless
 // len(src) ≥ len(acc) + len(w) − 1.
@@ -90,6 +119,7 @@ var (
 	taps32, setTaps32 = tapsGo[float32], setTapsGo[float32]
 	taps64, setTaps64 = tapsGo[float64], setTapsGo[float64]
 	row32, row64      = rowGo[float32], rowGo[float64]
+	block32, block64  = blockGo[float32], blockGo[float64]
 	axpy32, axpy64    = axpyGo[float32], axpyGo[float64]
 	loadUint8         = loadUint8Go
 	loadUint16        = loadUint16Go
@@ -175,6 +205,33 @@ func tapsGo[F nd.Float](acc, src []F, offs []int, w []F) {
 func setTapsGo[F nd.Float](acc, src []F, offs []int, w []F) {
 	clear(acc)
 	tapsGo(acc, src, offs, w)
+}
+
+// blockGo is the reference loop of Block:
+//
+//	for i := range BlockRows {
+//		clear(out[i*outPitch:][:n])
+//	}
+//	for s, st := range steps {
+//		for i := range BlockRows {
+//			if st>>i&1 != 0 {
+//				for x := range n {
+//					out[i*outPitch+x] = nd.FMA(w[s*BlockRows+i], src[st>>8+x], out[i*outPitch+x])
+//				}
+//			}
+//		}
+//	}
+func blockGo[F nd.Float](out []F, outPitch, n int, src []F, steps []int, w []F) {
+	for i := range BlockRows {
+		clear(out[i*outPitch:][:n])
+	}
+	for s, st := range steps {
+		for i := range BlockRows {
+			if st>>i&1 != 0 {
+				axpyGo(out[i*outPitch:][:n], src[st>>8:], w[s*BlockRows+i])
+			}
+		}
+	}
 }
 
 // rowGo is the reference loop of Row:

@@ -481,6 +481,228 @@ return:
 	VZEROUPPER
 	RET
 
+// func blockAVX2F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32)
+// Requires: AVX, FMA3
+TEXT ·blockAVX2F32(SB), NOSPLIT, $0-112
+	MOVQ out_base+0(FP), AX
+	MOVQ outPitch+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ n+32(FP), DX
+	MOVQ src_base+40(FP), BX
+	MOVQ steps_base+64(FP), SI
+	MOVQ steps_len+72(FP), DI
+	MOVQ w_base+88(FP), R8
+	XORQ R9, R9
+
+block2:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000010
+	JL     block2Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+block2BodyStep:
+	CMPQ         R12, $0x00
+	JE           block2BodyStepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*4), R13
+	VMOVUPS      (R13), Y9
+	VMOVUPS      32(R13), Y10
+	BTQ          $0x00, R14
+	JCC          block2BodySkip0
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y9, Y0, Y1
+	VFMADD231PS  Y10, Y0, Y2
+
+block2BodySkip0:
+	BTQ          $0x01, R14
+	JCC          block2BodySkip1
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y9, Y0, Y3
+	VFMADD231PS  Y10, Y0, Y4
+
+block2BodySkip1:
+	BTQ          $0x02, R14
+	JCC          block2BodySkip2
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y9, Y0, Y5
+	VFMADD231PS  Y10, Y0, Y6
+
+block2BodySkip2:
+	BTQ          $0x03, R14
+	JCC          block2BodySkip3
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y9, Y0, Y7
+	VFMADD231PS  Y10, Y0, Y8
+
+block2BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000010, R11
+	DECQ R12
+	JMP  block2BodyStep
+
+block2BodyStepsDone:
+	LEAQ    (AX)(R9*4), R10
+	VMOVUPS Y1, (R10)
+	VMOVUPS Y2, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y3, (R10)
+	VMOVUPS Y4, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y5, (R10)
+	VMOVUPS Y6, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y7, (R10)
+	VMOVUPS Y8, 32(R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000010, R9
+	JMP     block2
+
+block2Done:
+block1:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000008
+	JL     block1Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+block1BodyStep:
+	CMPQ         R12, $0x00
+	JE           block1BodyStepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*4), R13
+	VMOVUPS      (R13), Y5
+	BTQ          $0x00, R14
+	JCC          block1BodySkip0
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y5, Y0, Y1
+
+block1BodySkip0:
+	BTQ          $0x01, R14
+	JCC          block1BodySkip1
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y5, Y0, Y2
+
+block1BodySkip1:
+	BTQ          $0x02, R14
+	JCC          block1BodySkip2
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y5, Y0, Y3
+
+block1BodySkip2:
+	BTQ          $0x03, R14
+	JCC          block1BodySkip3
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y5, Y0, Y4
+
+block1BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000010, R11
+	DECQ R12
+	JMP  block1BodyStep
+
+block1BodyStepsDone:
+	LEAQ    (AX)(R9*4), R10
+	VMOVUPS Y1, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y2, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y3, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y4, (R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000008, R9
+	JMP     block1
+
+block1Done:
+scalar:
+	CMPQ   R9, DX
+	JGE    return
+	VXORPS X1, X1, X1
+	VXORPS X2, X2, X2
+	VXORPS X3, X3, X3
+	VXORPS X4, X4, X4
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+scalarBodyStep:
+	CMPQ        R12, $0x00
+	JE          scalarBodyStepsDone
+	MOVQ        (R10), R13
+	MOVQ        R13, R14
+	SHRQ        $0x08, R13
+	ADDQ        R9, R13
+	LEAQ        (BX)(R13*4), R13
+	VMOVSS      (R13), X5
+	BTQ         $0x00, R14
+	JCC         scalarBodySkip0
+	VMOVSS      (R11), X0
+	VFMADD231SS X5, X0, X1
+
+scalarBodySkip0:
+	BTQ         $0x01, R14
+	JCC         scalarBodySkip1
+	VMOVSS      4(R11), X0
+	VFMADD231SS X5, X0, X2
+
+scalarBodySkip1:
+	BTQ         $0x02, R14
+	JCC         scalarBodySkip2
+	VMOVSS      8(R11), X0
+	VFMADD231SS X5, X0, X3
+
+scalarBodySkip2:
+	BTQ         $0x03, R14
+	JCC         scalarBodySkip3
+	VMOVSS      12(R11), X0
+	VFMADD231SS X5, X0, X4
+
+scalarBodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000010, R11
+	DECQ R12
+	JMP  scalarBodyStep
+
+scalarBodyStepsDone:
+	LEAQ   (AX)(R9*4), R10
+	VMOVSS X1, (R10)
+	ADDQ   CX, R10
+	VMOVSS X2, (R10)
+	ADDQ   CX, R10
+	VMOVSS X3, (R10)
+	ADDQ   CX, R10
+	VMOVSS X4, (R10)
+	ADDQ   CX, R10
+	INCQ   R9
+	JMP    scalar
+
+return:
+	VZEROUPPER
+	RET
+
 // func tapsAVX2F64(acc []float64, src []float64, offs []int, w []float64)
 // Requires: AVX, FMA3
 TEXT ·tapsAVX2F64(SB), NOSPLIT, $0-96
@@ -953,6 +1175,228 @@ scalar:
 	VMOVSD      X1, (AX)(BX*8)
 	INCQ        BX
 	JMP         scalar
+
+return:
+	VZEROUPPER
+	RET
+
+// func blockAVX2F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
+// Requires: AVX, FMA3
+TEXT ·blockAVX2F64(SB), NOSPLIT, $0-112
+	MOVQ out_base+0(FP), AX
+	MOVQ outPitch+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ n+32(FP), DX
+	MOVQ src_base+40(FP), BX
+	MOVQ steps_base+64(FP), SI
+	MOVQ steps_len+72(FP), DI
+	MOVQ w_base+88(FP), R8
+	XORQ R9, R9
+
+block2:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000008
+	JL     block2Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+block2BodyStep:
+	CMPQ         R12, $0x00
+	JE           block2BodyStepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*8), R13
+	VMOVUPD      (R13), Y9
+	VMOVUPD      32(R13), Y10
+	BTQ          $0x00, R14
+	JCC          block2BodySkip0
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y9, Y0, Y1
+	VFMADD231PD  Y10, Y0, Y2
+
+block2BodySkip0:
+	BTQ          $0x01, R14
+	JCC          block2BodySkip1
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y9, Y0, Y3
+	VFMADD231PD  Y10, Y0, Y4
+
+block2BodySkip1:
+	BTQ          $0x02, R14
+	JCC          block2BodySkip2
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y9, Y0, Y5
+	VFMADD231PD  Y10, Y0, Y6
+
+block2BodySkip2:
+	BTQ          $0x03, R14
+	JCC          block2BodySkip3
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y9, Y0, Y7
+	VFMADD231PD  Y10, Y0, Y8
+
+block2BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  block2BodyStep
+
+block2BodyStepsDone:
+	LEAQ    (AX)(R9*8), R10
+	VMOVUPD Y1, (R10)
+	VMOVUPD Y2, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y3, (R10)
+	VMOVUPD Y4, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y5, (R10)
+	VMOVUPD Y6, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y7, (R10)
+	VMOVUPD Y8, 32(R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000008, R9
+	JMP     block2
+
+block2Done:
+block1:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000004
+	JL     block1Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+block1BodyStep:
+	CMPQ         R12, $0x00
+	JE           block1BodyStepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*8), R13
+	VMOVUPD      (R13), Y5
+	BTQ          $0x00, R14
+	JCC          block1BodySkip0
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y5, Y0, Y1
+
+block1BodySkip0:
+	BTQ          $0x01, R14
+	JCC          block1BodySkip1
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y5, Y0, Y2
+
+block1BodySkip1:
+	BTQ          $0x02, R14
+	JCC          block1BodySkip2
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y5, Y0, Y3
+
+block1BodySkip2:
+	BTQ          $0x03, R14
+	JCC          block1BodySkip3
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y5, Y0, Y4
+
+block1BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  block1BodyStep
+
+block1BodyStepsDone:
+	LEAQ    (AX)(R9*8), R10
+	VMOVUPD Y1, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y2, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y3, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y4, (R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000004, R9
+	JMP     block1
+
+block1Done:
+scalar:
+	CMPQ   R9, DX
+	JGE    return
+	VXORPS X1, X1, X1
+	VXORPS X2, X2, X2
+	VXORPS X3, X3, X3
+	VXORPS X4, X4, X4
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+scalarBodyStep:
+	CMPQ        R12, $0x00
+	JE          scalarBodyStepsDone
+	MOVQ        (R10), R13
+	MOVQ        R13, R14
+	SHRQ        $0x08, R13
+	ADDQ        R9, R13
+	LEAQ        (BX)(R13*8), R13
+	VMOVSD      (R13), X5
+	BTQ         $0x00, R14
+	JCC         scalarBodySkip0
+	VMOVSD      (R11), X0
+	VFMADD231SD X5, X0, X1
+
+scalarBodySkip0:
+	BTQ         $0x01, R14
+	JCC         scalarBodySkip1
+	VMOVSD      8(R11), X0
+	VFMADD231SD X5, X0, X2
+
+scalarBodySkip1:
+	BTQ         $0x02, R14
+	JCC         scalarBodySkip2
+	VMOVSD      16(R11), X0
+	VFMADD231SD X5, X0, X3
+
+scalarBodySkip2:
+	BTQ         $0x03, R14
+	JCC         scalarBodySkip3
+	VMOVSD      24(R11), X0
+	VFMADD231SD X5, X0, X4
+
+scalarBodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  scalarBodyStep
+
+scalarBodyStepsDone:
+	LEAQ   (AX)(R9*8), R10
+	VMOVSD X1, (R10)
+	ADDQ   CX, R10
+	VMOVSD X2, (R10)
+	ADDQ   CX, R10
+	VMOVSD X3, (R10)
+	ADDQ   CX, R10
+	VMOVSD X4, (R10)
+	ADDQ   CX, R10
+	INCQ   R9
+	JMP    scalar
 
 return:
 	VZEROUPPER
@@ -1665,6 +2109,254 @@ return:
 	VZEROUPPER
 	RET
 
+// func blockAVX512F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·blockAVX512F32(SB), NOSPLIT, $0-112
+	MOVQ out_base+0(FP), AX
+	MOVQ outPitch+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ n+32(FP), DX
+	MOVQ src_base+40(FP), BX
+	MOVQ steps_base+64(FP), SI
+	MOVQ steps_len+72(FP), DI
+	MOVQ w_base+88(FP), R8
+	XORQ R9, R9
+
+block4:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000040
+	JL     block4Done
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+block4BodyStep:
+	CMPQ         R12, $0x00
+	JE           block4BodyStepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*4), R13
+	VMOVUPS      (R13), Z17
+	VMOVUPS      64(R13), Z18
+	VMOVUPS      128(R13), Z19
+	VMOVUPS      192(R13), Z20
+	BTQ          $0x00, R14
+	JCC          block4BodySkip0
+	VBROADCASTSS (R11), Z0
+	VFMADD231PS  Z17, Z0, Z1
+	VFMADD231PS  Z18, Z0, Z2
+	VFMADD231PS  Z19, Z0, Z3
+	VFMADD231PS  Z20, Z0, Z4
+
+block4BodySkip0:
+	BTQ          $0x01, R14
+	JCC          block4BodySkip1
+	VBROADCASTSS 4(R11), Z0
+	VFMADD231PS  Z17, Z0, Z5
+	VFMADD231PS  Z18, Z0, Z6
+	VFMADD231PS  Z19, Z0, Z7
+	VFMADD231PS  Z20, Z0, Z8
+
+block4BodySkip1:
+	BTQ          $0x02, R14
+	JCC          block4BodySkip2
+	VBROADCASTSS 8(R11), Z0
+	VFMADD231PS  Z17, Z0, Z9
+	VFMADD231PS  Z18, Z0, Z10
+	VFMADD231PS  Z19, Z0, Z11
+	VFMADD231PS  Z20, Z0, Z12
+
+block4BodySkip2:
+	BTQ          $0x03, R14
+	JCC          block4BodySkip3
+	VBROADCASTSS 12(R11), Z0
+	VFMADD231PS  Z17, Z0, Z13
+	VFMADD231PS  Z18, Z0, Z14
+	VFMADD231PS  Z19, Z0, Z15
+	VFMADD231PS  Z20, Z0, Z16
+
+block4BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000010, R11
+	DECQ R12
+	JMP  block4BodyStep
+
+block4BodyStepsDone:
+	LEAQ    (AX)(R9*4), R10
+	VMOVUPS Z1, (R10)
+	VMOVUPS Z2, 64(R10)
+	VMOVUPS Z3, 128(R10)
+	VMOVUPS Z4, 192(R10)
+	ADDQ    CX, R10
+	VMOVUPS Z5, (R10)
+	VMOVUPS Z6, 64(R10)
+	VMOVUPS Z7, 128(R10)
+	VMOVUPS Z8, 192(R10)
+	ADDQ    CX, R10
+	VMOVUPS Z9, (R10)
+	VMOVUPS Z10, 64(R10)
+	VMOVUPS Z11, 128(R10)
+	VMOVUPS Z12, 192(R10)
+	ADDQ    CX, R10
+	VMOVUPS Z13, (R10)
+	VMOVUPS Z14, 64(R10)
+	VMOVUPS Z15, 128(R10)
+	VMOVUPS Z16, 192(R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000040, R9
+	JMP     block4
+
+block4Done:
+block1:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000010
+	JL     block1Done
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+block1BodyStep:
+	CMPQ         R12, $0x00
+	JE           block1BodyStepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*4), R13
+	VMOVUPS      (R13), Z1
+	BTQ          $0x00, R14
+	JCC          block1BodySkip0
+	VBROADCASTSS (R11), Z0
+	VFMADD231PS  Z1, Z0, Z21
+
+block1BodySkip0:
+	BTQ          $0x01, R14
+	JCC          block1BodySkip1
+	VBROADCASTSS 4(R11), Z0
+	VFMADD231PS  Z1, Z0, Z22
+
+block1BodySkip1:
+	BTQ          $0x02, R14
+	JCC          block1BodySkip2
+	VBROADCASTSS 8(R11), Z0
+	VFMADD231PS  Z1, Z0, Z23
+
+block1BodySkip2:
+	BTQ          $0x03, R14
+	JCC          block1BodySkip3
+	VBROADCASTSS 12(R11), Z0
+	VFMADD231PS  Z1, Z0, Z24
+
+block1BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000010, R11
+	DECQ R12
+	JMP  block1BodyStep
+
+block1BodyStepsDone:
+	LEAQ    (AX)(R9*4), R10
+	VMOVUPS Z21, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Z22, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Z23, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Z24, (R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000010, R9
+	JMP     block1
+
+block1Done:
+	CMPQ   R10, $0x00
+	JE     return
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	MOVQ   SI, DX
+	MOVQ   R8, SI
+
+tailStep:
+	CMPQ         DI, $0x00
+	JE           tailStepsDone
+	MOVQ         (DX), R8
+	MOVQ         R8, R10
+	SHRQ         $0x08, R8
+	ADDQ         R9, R8
+	LEAQ         (BX)(R8*4), R8
+	VMOVUPS.Z    (R8), K1, Z1
+	BTQ          $0x00, R10
+	JCC          tailSkip0
+	VBROADCASTSS (SI), Z0
+	VFMADD231PS  Z1, Z0, Z25
+
+tailSkip0:
+	BTQ          $0x01, R10
+	JCC          tailSkip1
+	VBROADCASTSS 4(SI), Z0
+	VFMADD231PS  Z1, Z0, Z26
+
+tailSkip1:
+	BTQ          $0x02, R10
+	JCC          tailSkip2
+	VBROADCASTSS 8(SI), Z0
+	VFMADD231PS  Z1, Z0, Z27
+
+tailSkip2:
+	BTQ          $0x03, R10
+	JCC          tailSkip3
+	VBROADCASTSS 12(SI), Z0
+	VFMADD231PS  Z1, Z0, Z28
+
+tailSkip3:
+	ADDQ $0x08, DX
+	ADDQ $0x00000010, SI
+	DECQ DI
+	JMP  tailStep
+
+tailStepsDone:
+	LEAQ    (AX)(R9*4), AX
+	VMOVUPS Z25, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z26, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z27, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z28, K1, (AX)
+	ADDQ    CX, AX
+
+return:
+	VZEROUPPER
+	RET
+
 // func tapsAVX512F64(acc []float64, src []float64, offs []int, w []float64)
 // Requires: AVX, AVX512F, BMI2
 TEXT ·tapsAVX512F64(SB), NOSPLIT, $0-96
@@ -2145,6 +2837,254 @@ block1Done:
 	VMOVUPD.Z   (DX)(BX*8), K1, Z2
 	VFMADD231PD Z2, Z0, Z1
 	VMOVUPD     Z1, K1, (AX)(BX*8)
+
+return:
+	VZEROUPPER
+	RET
+
+// func blockAVX512F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·blockAVX512F64(SB), NOSPLIT, $0-112
+	MOVQ out_base+0(FP), AX
+	MOVQ outPitch+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ n+32(FP), DX
+	MOVQ src_base+40(FP), BX
+	MOVQ steps_base+64(FP), SI
+	MOVQ steps_len+72(FP), DI
+	MOVQ w_base+88(FP), R8
+	XORQ R9, R9
+
+block4:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000020
+	JL     block4Done
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+block4BodyStep:
+	CMPQ         R12, $0x00
+	JE           block4BodyStepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*8), R13
+	VMOVUPD      (R13), Z17
+	VMOVUPD      64(R13), Z18
+	VMOVUPD      128(R13), Z19
+	VMOVUPD      192(R13), Z20
+	BTQ          $0x00, R14
+	JCC          block4BodySkip0
+	VBROADCASTSD (R11), Z0
+	VFMADD231PD  Z17, Z0, Z1
+	VFMADD231PD  Z18, Z0, Z2
+	VFMADD231PD  Z19, Z0, Z3
+	VFMADD231PD  Z20, Z0, Z4
+
+block4BodySkip0:
+	BTQ          $0x01, R14
+	JCC          block4BodySkip1
+	VBROADCASTSD 8(R11), Z0
+	VFMADD231PD  Z17, Z0, Z5
+	VFMADD231PD  Z18, Z0, Z6
+	VFMADD231PD  Z19, Z0, Z7
+	VFMADD231PD  Z20, Z0, Z8
+
+block4BodySkip1:
+	BTQ          $0x02, R14
+	JCC          block4BodySkip2
+	VBROADCASTSD 16(R11), Z0
+	VFMADD231PD  Z17, Z0, Z9
+	VFMADD231PD  Z18, Z0, Z10
+	VFMADD231PD  Z19, Z0, Z11
+	VFMADD231PD  Z20, Z0, Z12
+
+block4BodySkip2:
+	BTQ          $0x03, R14
+	JCC          block4BodySkip3
+	VBROADCASTSD 24(R11), Z0
+	VFMADD231PD  Z17, Z0, Z13
+	VFMADD231PD  Z18, Z0, Z14
+	VFMADD231PD  Z19, Z0, Z15
+	VFMADD231PD  Z20, Z0, Z16
+
+block4BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  block4BodyStep
+
+block4BodyStepsDone:
+	LEAQ    (AX)(R9*8), R10
+	VMOVUPD Z1, (R10)
+	VMOVUPD Z2, 64(R10)
+	VMOVUPD Z3, 128(R10)
+	VMOVUPD Z4, 192(R10)
+	ADDQ    CX, R10
+	VMOVUPD Z5, (R10)
+	VMOVUPD Z6, 64(R10)
+	VMOVUPD Z7, 128(R10)
+	VMOVUPD Z8, 192(R10)
+	ADDQ    CX, R10
+	VMOVUPD Z9, (R10)
+	VMOVUPD Z10, 64(R10)
+	VMOVUPD Z11, 128(R10)
+	VMOVUPD Z12, 192(R10)
+	ADDQ    CX, R10
+	VMOVUPD Z13, (R10)
+	VMOVUPD Z14, 64(R10)
+	VMOVUPD Z15, 128(R10)
+	VMOVUPD Z16, 192(R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000020, R9
+	JMP     block4
+
+block4Done:
+block1:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000008
+	JL     block1Done
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+block1BodyStep:
+	CMPQ         R12, $0x00
+	JE           block1BodyStepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*8), R13
+	VMOVUPD      (R13), Z1
+	BTQ          $0x00, R14
+	JCC          block1BodySkip0
+	VBROADCASTSD (R11), Z0
+	VFMADD231PD  Z1, Z0, Z21
+
+block1BodySkip0:
+	BTQ          $0x01, R14
+	JCC          block1BodySkip1
+	VBROADCASTSD 8(R11), Z0
+	VFMADD231PD  Z1, Z0, Z22
+
+block1BodySkip1:
+	BTQ          $0x02, R14
+	JCC          block1BodySkip2
+	VBROADCASTSD 16(R11), Z0
+	VFMADD231PD  Z1, Z0, Z23
+
+block1BodySkip2:
+	BTQ          $0x03, R14
+	JCC          block1BodySkip3
+	VBROADCASTSD 24(R11), Z0
+	VFMADD231PD  Z1, Z0, Z24
+
+block1BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  block1BodyStep
+
+block1BodyStepsDone:
+	LEAQ    (AX)(R9*8), R10
+	VMOVUPD Z21, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Z22, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Z23, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Z24, (R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000008, R9
+	JMP     block1
+
+block1Done:
+	CMPQ   R10, $0x00
+	JE     return
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z25, Z25, Z25
+	VPXORD Z26, Z26, Z26
+	VPXORD Z27, Z27, Z27
+	VPXORD Z28, Z28, Z28
+	MOVQ   SI, DX
+	MOVQ   R8, SI
+
+tailStep:
+	CMPQ         DI, $0x00
+	JE           tailStepsDone
+	MOVQ         (DX), R8
+	MOVQ         R8, R10
+	SHRQ         $0x08, R8
+	ADDQ         R9, R8
+	LEAQ         (BX)(R8*8), R8
+	VMOVUPD.Z    (R8), K1, Z1
+	BTQ          $0x00, R10
+	JCC          tailSkip0
+	VBROADCASTSD (SI), Z0
+	VFMADD231PD  Z1, Z0, Z25
+
+tailSkip0:
+	BTQ          $0x01, R10
+	JCC          tailSkip1
+	VBROADCASTSD 8(SI), Z0
+	VFMADD231PD  Z1, Z0, Z26
+
+tailSkip1:
+	BTQ          $0x02, R10
+	JCC          tailSkip2
+	VBROADCASTSD 16(SI), Z0
+	VFMADD231PD  Z1, Z0, Z27
+
+tailSkip2:
+	BTQ          $0x03, R10
+	JCC          tailSkip3
+	VBROADCASTSD 24(SI), Z0
+	VFMADD231PD  Z1, Z0, Z28
+
+tailSkip3:
+	ADDQ $0x08, DX
+	ADDQ $0x00000020, SI
+	DECQ DI
+	JMP  tailStep
+
+tailStepsDone:
+	LEAQ    (AX)(R9*8), AX
+	VMOVUPD Z25, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z26, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z27, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z28, K1, (AX)
+	ADDQ    CX, AX
 
 return:
 	VZEROUPPER

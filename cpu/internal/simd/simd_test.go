@@ -10,11 +10,12 @@ import (
 
 // kernels is one implementation of the loops for one float type.
 type kernels[F nd.Float] struct {
-	name string
-	taps func(acc, src []F, offs []int, w []F)
-	set  func(acc, src []F, offs []int, w []F)
-	row  func(acc, src, w []F)
-	axpy func(y, x []F, a F)
+	name  string
+	taps  func(acc, src []F, offs []int, w []F)
+	set   func(acc, src []F, offs []int, w []F)
+	row   func(acc, src, w []F)
+	axpy  func(y, x []F, a F)
+	block func(out []F, outPitch, n int, src []F, steps []int, w []F)
 }
 
 // maxLength covers every block width of every instruction set (the widest
@@ -25,11 +26,11 @@ const maxLength = 2*128 + 40
 const guard = 5
 
 func TestLoops32(t *testing.T) {
-	testLoops(t, append(asmKernels32(t.Logf), kernels[float32]{"dispatch", Taps[float32], SetTaps[float32], Row[float32], Axpy[float32]}))
+	testLoops(t, append(asmKernels32(t.Logf), kernels[float32]{"dispatch", Taps[float32], SetTaps[float32], Row[float32], Axpy[float32], Block[float32]}))
 }
 
 func TestLoops64(t *testing.T) {
-	testLoops(t, append(asmKernels64(t.Logf), kernels[float64]{"dispatch", Taps[float64], SetTaps[float64], Row[float64], Axpy[float64]}))
+	testLoops(t, append(asmKernels64(t.Logf), kernels[float64]{"dispatch", Taps[float64], SetTaps[float64], Row[float64], Axpy[float64], Block[float64]}))
 }
 
 // testLoops compares each implementation with the pure-Go loops, bit for
@@ -72,6 +73,7 @@ func testLoops[F nd.Float](t *testing.T, impls []kernels[F]) {
 				check("taps", func(acc []F) { k.taps(acc, src, offs, w) }, func(acc []F) { tapsGo(acc, src, offs, w) })
 				check("set taps", func(acc []F) { k.set(acc, src, offs, w) }, func(acc []F) { setTapsGo(acc, src, offs, w) })
 				check("row", func(acc []F) { k.row(acc, src, w) }, func(acc []F) { rowGo(acc, src, w) })
+				checkBlock(t, k, rng, n, align, src)
 				check("axpy", func(acc []F) { k.axpy(acc, src, w[0]) }, func(acc []F) { axpyGo(acc, src, w[0]) })
 			}
 		}
@@ -156,6 +158,29 @@ func storeInputs(rng *rand.Rand, n int) []float32 {
 		}
 	}
 	return s
+}
+
+// checkBlock compares k.block with blockGo on BlockRows rows of n outputs
+// at alignment align, with sentinels around and between the rows.
+func checkBlock[F nd.Float](t *testing.T, k kernels[F], rng *rand.Rand, n, align int, src []F) {
+	t.Helper()
+	nsteps := rng.IntN(10)
+	steps := make([]int, nsteps)
+	for i := range steps {
+		steps[i] = rng.IntN(len(src)-n+1)<<8 | rng.IntN(1<<BlockRows)
+	}
+	w := randomValues[F](rng, BlockRows*nsteps)
+	pitch := n + guard
+	size := guard + (BlockRows-1)*pitch + n + guard
+	buf := randomValues[F](rng, align+size)[align:]
+	want := append([]F(nil), buf...)
+	blockGo(want[guard:], pitch, n, src, steps, w)
+	k.block(buf[guard:], pitch, n, src, steps, w)
+	for i := range buf {
+		if !same(buf[i], want[i]) {
+			t.Fatalf("%s block, length %d, alignment %d, value %d of the rows and guards: %v, want %v", k.name, n, align, i, buf[i], want[i])
+		}
+	}
 }
 
 // randomValues returns values over many binades, with occasional zeros,

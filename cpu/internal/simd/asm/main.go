@@ -24,6 +24,10 @@ type isa struct {
 	bytes  int // vector width
 	masked bool
 	blocks []int // vectors per block of outputs, widest first
+	// blockVectors is the vectors per output row of the register-blocked
+	// loop: blockRows × blockVectors accumulators, as many source vectors
+	// and a weight fit in the vector registers.
+	blockVectors int
 }
 
 // elem is one floating-point type.
@@ -33,8 +37,8 @@ type elem struct {
 }
 
 var (
-	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}}
-	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}}
+	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 2}
+	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}, blockVectors: 4}
 	f32    = elem{name: "F32", gotype: "float32", size: 4}
 	f64    = elem{name: "F64", gotype: "float64", size: 8}
 )
@@ -120,6 +124,7 @@ func main() {
 			taps(s, e, false, false)
 			taps(s, e, true, true)
 			axpy(s, e)
+			block(s, e)
 		}
 		for _, i := range []integer{u8, u16} {
 			widen(s, i)
@@ -531,6 +536,138 @@ func peak(s isa) {
 	}
 	DECQ(n)
 	JMP(LabelRef("round"))
+	Label("return")
+	VZEROUPPER()
+	RET()
+}
+
+// blockRows is the number of output rows the register-blocked loop
+// computes at once (simd.BlockRows).
+const blockRows = 4
+
+// block generates the register-blocked loop: blockRows output rows of n
+// values, row i at out[i·outPitch:], all starting from +0; for each step s
+// in order, the source vectors at src[steps[s]>>8 + x] are loaded once and,
+// for each row i whose bit is set in steps[s]&0xff, added with weight
+// w[s·blockRows+i]: out[i][x] = fma(w, src[…+x], out[i][x]).
+func block(s isa, e elem) {
+	name := fmt.Sprintf("block%s%s", s.name, e.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(out []%s, outPitch, n int, src []%s, steps []int, w []%s)", e.gotype, e.gotype, e.gotype))
+	Doc(name + " is blockGo in " + s.name + ".")
+	outp := Load(Param("out").Base(), GP64())
+	pitch := Load(Param("outPitch"), GP64())
+	SHLQ(U8(map[int]int{4: 2, 8: 3}[e.size]), pitch) // in bytes
+	n := Load(Param("n"), GP64())
+	srcp := Load(Param("src").Base(), GP64())
+	stepp := Load(Param("steps").Base(), GP64())
+	nsteps := Load(Param("steps").Len(), GP64())
+	wp := Load(Param("w").Base(), GP64())
+	lanes := s.bytes / e.size
+	x, rest := GP64(), GP64()
+	XORQ(x, x)
+	wv := s.vec()
+
+	// run emits the step loop for v vectors (or one masked vector, or one
+	// scalar) per row, then the stores.
+	run := func(prefix string, v int, k reg.Register, scalar bool) {
+		acc := make([][]reg.Register, blockRows)
+		for i := range acc {
+			for range v {
+				var a reg.Register
+				if scalar {
+					a = XMM()
+					VXORPS(a, a, a)
+				} else {
+					a = s.vec()
+					s.zero(a)
+				}
+				acc[i] = append(acc[i], a)
+			}
+		}
+		in := make([]reg.Register, v)
+		for j := range in {
+			if scalar {
+				in[j] = XMM()
+			} else {
+				in[j] = s.vec()
+			}
+		}
+		sp, wq, left := GP64(), GP64(), GP64()
+		MOVQ(stepp, sp)
+		MOVQ(wp, wq)
+		MOVQ(nsteps, left)
+		Label(prefix + "Step")
+		CMPQ(left, Imm(0))
+		JE(LabelRef(prefix + "StepsDone"))
+		p, m := GP64(), GP64()
+		MOVQ(Mem{Base: sp}, p)
+		MOVQ(p, m)
+		SHRQ(U8(8), p)
+		ADDQ(x, p)
+		LEAQ(Mem{Base: srcp, Index: p, Scale: uint8(e.size)}, p)
+		for j := range in {
+			switch {
+			case scalar:
+				e.moveScalar(Mem{Base: p}, in[j])
+			case k != nil:
+				e.loadMasked(Mem{Base: p}, k, in[j])
+			default:
+				e.move(Mem{Base: p, Disp: j * s.bytes}, in[j])
+			}
+		}
+		for i := range acc {
+			skip := fmt.Sprintf("%sSkip%d", prefix, i)
+			BTQ(U8(i), m)
+			JCC(LabelRef(skip))
+			if scalar {
+				e.moveScalar(Mem{Base: wq, Disp: i * e.size}, wv.AsX())
+				for j := range in {
+					e.fmaScalar(in[j], wv.AsX(), acc[i][j])
+				}
+			} else {
+				e.broadcast(Mem{Base: wq, Disp: i * e.size}, wv)
+				for j := range in {
+					e.fma(in[j], wv, acc[i][j])
+				}
+			}
+			Label(skip)
+		}
+		ADDQ(U8(8), sp)
+		ADDQ(U32(blockRows*e.size), wq)
+		DECQ(left)
+		JMP(LabelRef(prefix + "Step"))
+		Label(prefix + "StepsDone")
+		q := GP64()
+		LEAQ(Mem{Base: outp, Index: x, Scale: uint8(e.size)}, q)
+		for i := range acc {
+			for j, a := range acc[i] {
+				switch {
+				case scalar:
+					e.moveScalar(a, Mem{Base: q})
+				case k != nil:
+					e.moveMasked(a, k, Mem{Base: q})
+				default:
+					e.move(a, Mem{Base: q, Disp: j * s.bytes})
+				}
+			}
+			ADDQ(pitch, q)
+		}
+	}
+	for _, v := range []int{s.blockVectors, 1} {
+		prefix := fmt.Sprintf("block%d", v)
+		blocks(prefix, n, x, rest, v*lanes, func() { run(prefix+"Body", v, nil, false) })
+	}
+	if s.masked {
+		k := tailMask(rest)
+		run("tail", 1, k, false)
+	} else {
+		Label("scalar")
+		CMPQ(x, n)
+		JGE(LabelRef("return"))
+		run("scalarBody", 1, nil, true)
+		INCQ(x)
+		JMP(LabelRef("scalar"))
+	}
 	Label("return")
 	VZEROUPPER()
 	RET()
