@@ -70,6 +70,15 @@ func store[F nd.Float](dst any, off, stride int, src []F) {
 	nd.Store(dst, off, stride, src)
 }
 
+// into returns dst[off:off+n] where the results may be written there
+// directly (dst holds F and stride is 1), or nil where they need store.
+func into[F nd.Float](dst any, off, stride, n int) []F {
+	if d, ok := dst.([]F); ok && stride == 1 {
+		return d[off : off+n]
+	}
+	return nil
+}
+
 func fill[F nd.Float](s []F, v F) {
 	for i := range s {
 		s[i] = v

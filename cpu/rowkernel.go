@@ -31,13 +31,14 @@ func newRowTaps[F nd.Float](w []float64, stride int) (rowTaps[F], bool) {
 	return r, len(r.weights) > 0
 }
 
-// apply adds the correlation of src with the taps to acc: for each x, in
-// order of the nonzero taps j, acc[x] = fma(w[j], src[x+j·stride], acc[x]),
-// with len(src) ≥ len(acc) + (len(taps) − 1)·stride.
-func (r *rowTaps[F]) apply(acc, src []F) {
+// set writes the correlation of src with the taps into acc: for each x,
+// from +0, in order of the nonzero taps j, acc[x] = fma(w[j],
+// src[x+j·stride], acc[x]), with len(src) ≥ len(acc) + (len(taps) − 1)·stride.
+func (r *rowTaps[F]) set(acc, src []F) {
 	if r.dense != nil {
+		clear(acc)
 		simd.Row(acc, src, r.dense)
 		return
 	}
-	simd.Taps(acc, src, r.offsets, r.weights)
+	simd.SetTaps(acc, src, r.offsets, r.weights)
 }

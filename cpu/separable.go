@@ -188,9 +188,13 @@ func (s *separable[F]) rowPass(scratch []F, from, to any, stride, offset int, in
 	lines := product(out[:d])
 	for line := item * per; line < min(lines, (item+1)*per); line++ {
 		loadPadded(row, from, line*n*group, -shift, n, group, s.p.Border, taps.cval)
-		clear(acc)
-		taps.row.apply(acc, row)
-		store(to, line*m*group*stride+offset, stride, acc)
+		at := line*m*group*stride + offset
+		if out := into[F](to, at, stride, len(acc)); out != nil {
+			taps.row.set(out, row)
+			continue
+		}
+		taps.row.set(acc, row)
+		store(to, at, stride, acc)
 	}
 }
 
@@ -205,8 +209,14 @@ func (s *separable[F]) slabPass(scratch []F, from, to any, stride, offset int, i
 	i0 := item / chunks % blocks * slabRows
 	outer := item / (chunks * blocks)
 	size := min(slabChunk, inner-c0)
-	acc, tmp := scratch[:size], scratch[slabChunk:][:size]
+	tmp := scratch[slabChunk:][:size]
 	for i := i0; i < min(m, i0+slabRows); i++ {
+		at := ((outer*m+i)*inner+c0)*stride + offset
+		acc := into[F](to, at, stride, size)
+		direct := acc != nil
+		if !direct {
+			acc = scratch[:size]
+		}
 		clear(acc)
 		for j, w := range taps.w {
 			if w == 0 {
@@ -220,6 +230,8 @@ func (s *separable[F]) slabPass(scratch []F, from, to any, stride, offset int, i
 			}
 			simd.Axpy(acc, view(from, (outer*n+q)*inner+c0, size, tmp), w)
 		}
-		store(to, ((outer*m+i)*inner+c0)*stride+offset, stride, acc)
+		if !direct {
+			store(to, at, stride, acc)
+		}
 	}
 }
