@@ -32,6 +32,11 @@ func NewDirect(p *nd.Problem, opt Options) Executable {
 // may take, sized to stay within a core's L2 cache.
 const tileBudget = 1 << 16
 
+// minTileRows is the number of output rows a tile should have at least, so
+// that the kernel's halo rows are not converted over and over and the rows
+// run in register blocks.
+const minTileRows = 4 * simd.BlockRows
+
 type direct[F nd.Float] struct {
 	p   *nd.Problem
 	opt Options
@@ -116,7 +121,12 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 		d.planeTaps *= g.kernel[a]
 	}
 
+	// Columns: up to 2048 samples, fewer where a tall or deep kernel would
+	// otherwise leave the padded rows room for too few output rows.
 	d.tileCols = max(1, min(cols, 2048/g.c))
+	if fit := tileBudget/(d.planeTaps*(minTileRows+kRows-1))/g.c - kCols + 1; fit < d.tileCols {
+		d.tileCols = max(1, min(d.tileCols, max(fit, 64/g.c)))
+	}
 	d.bufCols = (d.tileCols + kCols - 1) * g.c
 	d.tileRows = tileBudget/(d.planeTaps*d.bufCols) - kRows + 1
 	d.tileRows = max(1, min(d.tileRows, 64, rows))
