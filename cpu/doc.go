@@ -10,8 +10,12 @@
 // the border's values, so the inner loops never map an index. Outputs are
 // rounded and saturated by nd.Store.
 //
-// The inner loops — a run of taps over a row of accumulators, and a scaled
-// row added to another — live in internal/simd: generated assembly on
+// Direct tiles run four output rows at a time (register blocking), and fold
+// a few interleaved samples per position (colour channels) into the rows.
+// cpu/PERF.md records what was measured and what limits it.
+//
+// The inner loops — a run of taps over rows of accumulators, a scaled row
+// added to another, and the integer rows' conversions — live in internal/simd: generated assembly on
 // amd64 (AVX-512 or AVX2 with FMA, chosen at run time), pure Go under the
 // noasm tag and elsewhere, all with the same bits.
 package cpu
