@@ -8,14 +8,16 @@
 // Input values are converted to the accumulator type (float32, or float64
 // when the Problem is Wide) once per tile, into padded rows whose halo holds
 // the border's values, so the inner loops never map an index. Outputs are
-// rounded and saturated by nd.Store.
+// rounded and saturated with nd.Round's rule (nd.Store, or internal/simd's
+// uint8/uint16 stores).
 //
 // Direct tiles run four output rows at a time (register blocking), and fold
 // a few interleaved samples per position (colour channels) into the rows.
 // cpu/PERF.md records what was measured and what limits it.
 //
 // The inner loops — a run of taps over rows of accumulators, a scaled row
-// added to another, and the integer rows' conversions — live in internal/simd: generated assembly on
-// amd64 (AVX-512 or AVX2 with FMA, chosen at run time), pure Go under the
-// noasm tag and elsewhere, all with the same bits.
+// added to another, and the integer rows' conversions — live in
+// internal/simd: generated assembly on amd64 (AVX-512 or AVX2 with FMA,
+// chosen at run time), pure Go under the noasm tag and elsewhere, all with
+// the same bits.
 package cpu
