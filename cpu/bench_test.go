@@ -18,11 +18,18 @@ func benchmarkProblem(b *testing.B, size, k int, separable bool, method func(*nd
 // benchmarkShape runs one method on an image of the given shape and dtype
 // with a k×k kernel over its first two axes (the rest are channels).
 func benchmarkShape(b *testing.B, dt nd.DType, shape []int, k int, separable bool, method func(*nd.Problem, Options) (Executable, error)) {
-	rng := rand.New(rand.NewPCG(1, 1))
 	kshape := []int{k, k}
 	for range shape[2:] {
 		kshape = append(kshape, 1)
 	}
+	benchmarkKernel(b, dt, shape, kshape, separable, method)
+}
+
+// benchmarkKernel runs one method on an image of the given shape and dtype
+// with a random kernel of shape kshape.
+func benchmarkKernel(b *testing.B, dt nd.DType, shape, kshape []int, separable bool, method func(*nd.Problem, Options) (Executable, error)) {
+	rng := rand.New(rand.NewPCG(1, 1))
+	k := kshape[0]
 	kernel := enginetest.RandomKernel(rng, false, kshape...)
 	if separable {
 		kernel = enginetest.RandomFactors(rng, kshape...)

@@ -69,6 +69,7 @@ type tapList[F nd.Float] struct {
 type directScratch[F nd.Float] struct {
 	rows []F
 	acc  [][]F
+	halo []haloPos
 }
 
 // geometry is the problem seen with at least two axes: the last the kernel
@@ -217,6 +218,8 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 	rows := min(d.tileRows, g.out[n-2]-r0)
 	cols := min(d.tileCols, g.out[n-1]-x0)
 	width := (cols + g.kernel[n-1] - 1) * g.c
+	pad := newPadMap(x0-g.shift[n-1], g.in[n-1], cols+g.kernel[n-1]-1, d.p.Border, s.halo)
+	s.halo = pad.halo
 
 	// The plane's output index, one axis at a time from the last plane axis.
 	var planeIdx [maxRank]int
@@ -242,7 +245,7 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 				fill(row, d.cval)
 				continue
 			}
-			loadPadded(row, src.Data, base+q*g.inStrides[n-2], x0-g.shift[n-1], g.in[n-1], g.c, d.p.Border, d.cval)
+			loadPadded(row, src.Data, base+q*g.inStrides[n-2], g.c, &pad, d.cval)
 		}
 		for a := n - 3; a >= 0; a-- {
 			if tap[a]++; tap[a] < g.kernel[a] {

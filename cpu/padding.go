@@ -5,25 +5,53 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-// loadPadded converts one line of the input into row, where row[c·group+i]
-// holds sample i of position first+c of a line of n positions, each of group
-// contiguous samples, starting at element base of src; positions outside
-// the line take the border rule's values (cval where it gives none). The
-// part inside the input is converted in one run; only the halo is mapped,
-// one position at a time.
-func loadPadded[F nd.Float](row []F, src any, base, first, n, group int, border nd.Border, cval F) {
-	positions := len(row) / group
+// padMap says where each position of a padded row takes its values from:
+// a padded row holds positions first, first+1, … of a line of n positions;
+// positions [lo, hi) of the row are inside the line, copied in one run,
+// and the halo's are mapped by the border rule once, here, for every row
+// that shares first and n.
+type padMap struct {
+	first, lo, hi int
+	halo          []haloPos
+}
+
+// haloPos is a halo position c of the padded row and the line position q
+// whose samples it holds, or q < 0 for the constant.
+type haloPos struct{ c, q int }
+
+func newPadMap(first, n, positions int, border nd.Border, halo []haloPos) padMap {
 	lo := min(max(0, -first), positions)
 	hi := max(lo, min(positions, n-first))
-	load(row[lo*group:hi*group], src, base+(first+lo)*group)
+	m := padMap{first: first, lo: lo, hi: hi, halo: halo[:0]}
 	for _, span := range [2][2]int{{0, lo}, {hi, positions}} {
 		for c := span[0]; c < span[1]; c++ {
-			samples := row[c*group : (c+1)*group]
-			if q, ok := border.Index(first+c, n); ok {
-				load(samples, src, base+q*group)
-			} else {
-				fill(samples, cval)
+			q, ok := border.Index(first+c, n)
+			if !ok {
+				q = -1
 			}
+			m.halo = append(m.halo, haloPos{c, q})
+		}
+	}
+	return m
+}
+
+// loadPadded converts one line of the input into row, where row[c·group+i]
+// holds sample i of position m.first+c of the line, each position of group
+// contiguous samples, the line starting at element base of src; positions
+// outside the line take the border rule's values (cval where it gives
+// none), as m maps them.
+func loadPadded[F nd.Float](row []F, src any, base, group int, m *padMap, cval F) {
+	load(row[m.lo*group:m.hi*group], src, base+(m.first+m.lo)*group)
+	same, _ := src.([]F) // the halo's few values are copied without a type switch each
+	for _, h := range m.halo {
+		samples := row[h.c*group : (h.c+1)*group]
+		switch {
+		case h.q < 0:
+			fill(samples, cval)
+		case same != nil:
+			copy(samples, same[base+h.q*group:])
+		default:
+			load(samples, src, base+h.q*group)
 		}
 	}
 }

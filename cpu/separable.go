@@ -186,8 +186,9 @@ func (s *separable[F]) rowPass(scratch []F, from, to any, stride, offset int, in
 	row, acc := scratch[:(m+k-1)*group], scratch[(m+k-1)*group:][:m*group]
 	per := rowsPerItem(m * group)
 	lines := product(out[:d])
+	pad := newPadMap(-shift, n, m+k-1, s.p.Border, nil)
 	for line := item * per; line < min(lines, (item+1)*per); line++ {
-		loadPadded(row, from, line*n*group, -shift, n, group, s.p.Border, taps.cval)
+		loadPadded(row, from, line*n*group, group, &pad, taps.cval)
 		at := line*m*group*stride + offset
 		if out := into[F](to, at, stride, len(acc)); out != nil {
 			taps.row.set(out, row)
