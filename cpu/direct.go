@@ -62,8 +62,7 @@ type direct[F nd.Float] struct {
 type tapList[F nd.Float] struct {
 	offs  []int
 	w     []F
-	steps []int
-	bw    []F
+	steps *simd.Steps[F]
 }
 
 type directScratch[F nd.Float] struct {
@@ -159,6 +158,8 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 			l.offs = append(l.offs, (pt*d.bufRows+r)*d.pitch+c*g.c)
 			l.w = append(l.w, F(v))
 		}
+		var steps []int
+		var bw []F
 		for pt := 0; pt < d.planeTaps; pt++ {
 			for r := 0; r < kRows+simd.BlockRows-1; r++ {
 				for c := 0; c < kCols; c++ {
@@ -172,12 +173,13 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 						}
 					}
 					if mask != 0 {
-						l.steps = append(l.steps, ((pt*d.bufRows+r)*d.pitch+c*g.c)<<8|mask)
-						l.bw = append(l.bw, w...)
+						steps = append(steps, ((pt*d.bufRows+r)*d.pitch+c*g.c)<<8|mask)
+						bw = append(bw, w...)
 					}
 				}
 			}
 		}
+		l.steps = simd.NewSteps(steps, bw)
 		d.taps = append(d.taps, l)
 	}
 	return d
@@ -268,11 +270,11 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 		off := (outBase*g.c + r*rowLen + x0*g.c) * bank
 		for b, l := range d.taps {
 			if direct != nil {
-				simd.Block(direct[off:], rowLen, width, s.rows[r*d.pitch:], l.steps, l.bw)
+				simd.Block(direct[off:], rowLen, width, s.rows[r*d.pitch:], l.steps)
 				continue
 			}
 			acc := s.acc[b][:simd.BlockRows*width]
-			simd.Block(acc, width, width, s.rows[r*d.pitch:], l.steps, l.bw)
+			simd.Block(acc, width, width, s.rows[r*d.pitch:], l.steps)
 			for i := range simd.BlockRows {
 				store(dst.Data, off+i*rowLen*bank+b, bank, acc[i*width:][:width])
 			}

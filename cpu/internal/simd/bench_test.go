@@ -51,8 +51,9 @@ func BenchmarkBlock(b *testing.B) {
 					steps = append(steps, (r*pitch+c)<<8|mask)
 				}
 			}
+			st := NewSteps(steps, w)
 			for b.Loop() {
-				Block(out, n, n, src, steps, w)
+				Block(out, n, n, src, st)
 			}
 			b.ReportMetric(float64(BlockRows*n*k*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
 		})

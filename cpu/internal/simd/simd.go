@@ -40,29 +40,51 @@ func SetTaps[F nd.Float](acc, src []F, offs []int, w []F) {
 // BlockRows is the number of output rows Block computes at once.
 const BlockRows = 4
 
+// Steps is a prepared list of Block's steps: step s loads the source
+// vectors at src[steps[s]>>8 + x] and adds them, weighted by
+// w[s·BlockRows+i], to every output row i whose bit is set in
+// steps[s]&0xff.
+type Steps[F nd.Float] struct {
+	steps []int
+	w     []F
+	reach int // the largest source offset of a step
+}
+
+// NewSteps prepares steps and their weights for Block. It panics unless
+// len(w) = BlockRows·len(steps) and no step is negative.
+func NewSteps[F nd.Float](steps []int, w []F) *Steps[F] {
+	if len(w) != BlockRows*len(steps) {
+		panic(fmt.Sprintf("simd: %d weights for %d block steps", len(w), len(steps)))
+	}
+	s := &Steps[F]{steps: steps, w: w}
+	for _, st := range steps {
+		if st < 0 {
+			panic(fmt.Sprintf("simd: negative block step %d", st))
+		}
+		s.reach = max(s.reach, st>>8)
+	}
+	return s
+}
+
 // Block is SetTaps for BlockRows output rows at once, row i being
 // out[i·outPitch:][:n], each source vector loaded once for every row that
-// uses it (register blocking). The rows' taps come in steps: step s loads
-// src[steps[s]>>8 + x] and adds it, weighted by w[s·BlockRows+i], to every
-// row i whose bit is set in steps[s]&0xff. Each row takes its taps in step
-// order, from +0. It panics unless len(w) = BlockRows·len(steps), every
-// step's source run lies in src and the rows lie in out.
-func Block[F nd.Float](out []F, outPitch, n int, src []F, steps []int, w []F) {
-	if len(w) != BlockRows*len(steps) || n < 0 || outPitch < n || (BlockRows-1)*outPitch+n > len(out) {
-		panic(fmt.Sprintf("simd: block of %d rows of %d at pitch %d in %d values, %d steps, %d weights", BlockRows, n, outPitch, len(out), len(steps), len(w)))
+// uses it (register blocking). Each row takes the taps of st in step order,
+// from +0. It panics unless the rows lie in out and every step's source
+// run lies in src.
+func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
+	if n < 0 || outPitch < n || (BlockRows-1)*outPitch+n > len(out) {
+		panic(fmt.Sprintf("simd: block of %d rows of %d at pitch %d in %d values", BlockRows, n, outPitch, len(out)))
 	}
-	for _, st := range steps {
-		if st < 0 || st>>8 > len(src)-n {
-			panic(fmt.Sprintf("simd: block step at %d out of a source of %d for %d outputs", st>>8, len(src), n))
-		}
+	if len(st.steps) > 0 && st.reach > len(src)-n {
+		panic(fmt.Sprintf("simd: block step at %d out of a source of %d for %d outputs", st.reach, len(src), n))
 	}
 	if n == 0 {
 		return
 	}
 	if is32[F]() {
-		block32(f32s(out), outPitch, n, f32s(src), steps, f32s(w))
+		block32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w))
 	} else {
-		block64(f64s(out), outPitch, n, f64s(src), steps, f64s(w))
+		block64(f64s(out), outPitch, n, f64s(src), st.steps, f64s(st.w))
 	}
 }
 

@@ -26,11 +26,11 @@ const maxLength = 2*128 + 40
 const guard = 5
 
 func TestLoops32(t *testing.T) {
-	testLoops(t, append(asmKernels32(t.Logf), kernels[float32]{"dispatch", Taps[float32], SetTaps[float32], Row[float32], Axpy[float32], Block[float32]}))
+	testLoops(t, append(asmKernels32(t.Logf), kernels[float32]{"dispatch", Taps[float32], SetTaps[float32], Row[float32], Axpy[float32], blockPrepared[float32]}))
 }
 
 func TestLoops64(t *testing.T) {
-	testLoops(t, append(asmKernels64(t.Logf), kernels[float64]{"dispatch", Taps[float64], SetTaps[float64], Row[float64], Axpy[float64], Block[float64]}))
+	testLoops(t, append(asmKernels64(t.Logf), kernels[float64]{"dispatch", Taps[float64], SetTaps[float64], Row[float64], Axpy[float64], blockPrepared[float64]}))
 }
 
 // testLoops compares each implementation with the pure-Go loops, bit for
@@ -160,6 +160,12 @@ func storeInputs(rng *rand.Rand, n int) []float32 {
 	return s
 }
 
+// blockPrepared is Block with the steps prepared on the spot, in the form
+// of the assembly loops.
+func blockPrepared[F nd.Float](out []F, outPitch, n int, src []F, steps []int, w []F) {
+	Block(out, outPitch, n, src, NewSteps(steps, w))
+}
+
 // checkBlock compares k.block with blockGo on BlockRows rows of n outputs
 // at alignment align, with sentinels around and between the rows.
 func checkBlock[F nd.Float](t *testing.T, k kernels[F], rng *rand.Rand, n, align int, src []F) {
@@ -221,6 +227,13 @@ func TestPanics(t *testing.T) {
 		"taps count": func() { Taps(make([]float32, 4), make([]float32, 5), []int{0, 1}, []float32{1}) },
 		"row":        func() { Row(make([]float64, 4), make([]float64, 5), []float64{1, 2, 3}) },
 		"axpy":       func() { Axpy(make([]float64, 4), make([]float64, 3), 1) },
+		"block rows": func() {
+			Block(make([]float32, 3*8+3), 8, 4, make([]float32, 8), NewSteps([]int{1}, make([]float32, BlockRows)))
+		},
+		"block step": func() {
+			Block(make([]float32, 4*8), 8, 4, make([]float32, 8), NewSteps([]int{5<<8 | 1}, make([]float32, BlockRows)))
+		},
+		"steps": func() { NewSteps([]int{1, 2}, make([]float32, BlockRows)) },
 	} {
 		func() {
 			defer func() {
