@@ -30,17 +30,25 @@ type isa struct {
 	blockVectors int
 }
 
-// elem is one floating-point type.
+// elem is one floating-point type and its instructions.
 type elem struct {
 	name, gotype string
 	size         int
+	broadcast    func(...Op)      // scalar to every lane
+	fma          func(...Op)      // acc += a·b, one rounding, every lane
+	move         func(...Op)      // unaligned load or store, with an optional mask
+	loadMasked   func(a, k, b Op) // load, zeroing the lanes the mask leaves out
+	moveScalar   func(...Op)
+	fmaScalar    func(...Op)
 }
 
 var (
 	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 2}
 	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}, blockVectors: 4}
-	f32    = elem{name: "F32", gotype: "float32", size: 4}
-	f64    = elem{name: "F64", gotype: "float64", size: 8}
+	f32    = elem{name: "F32", gotype: "float32", size: 4, broadcast: VBROADCASTSS, fma: VFMADD231PS,
+		move: VMOVUPS, loadMasked: VMOVUPS_Z, moveScalar: VMOVSS, fmaScalar: VFMADD231SS}
+	f64 = elem{name: "F64", gotype: "float64", size: 8, broadcast: VBROADCASTSD, fma: VFMADD231PD,
+		move: VMOVUPD, loadMasked: VMOVUPD_Z, moveScalar: VMOVSD, fmaScalar: VFMADD231SD}
 )
 
 func (s isa) vec() reg.VecVirtual {
@@ -60,60 +68,12 @@ func (s isa) zero(v reg.Register) {
 	}
 }
 
-func (e elem) broadcast(src Op, dst reg.Register) {
-	if e.size == 4 {
-		VBROADCASTSS(src, dst)
-	} else {
-		VBROADCASTSD(src, dst)
-	}
-}
-
-func (e elem) fma(a, b Op, acc reg.Register) {
-	if e.size == 4 {
-		VFMADD231PS(a, b, acc)
-	} else {
-		VFMADD231PD(a, b, acc)
-	}
-}
-
-func (e elem) move(src, dst Op) {
-	if e.size == 4 {
-		VMOVUPS(src, dst)
-	} else {
-		VMOVUPD(src, dst)
-	}
-}
-
-func (e elem) moveMasked(src, k, dst Op) {
-	if e.size == 4 {
-		VMOVUPS(src, k, dst)
-	} else {
-		VMOVUPD(src, k, dst)
-	}
-}
-
-func (e elem) loadMasked(src, k, dst Op) {
-	if e.size == 4 {
-		VMOVUPS_Z(src, k, dst)
-	} else {
-		VMOVUPD_Z(src, k, dst)
-	}
-}
-
-func (e elem) moveScalar(src, dst Op) {
-	if e.size == 4 {
-		VMOVSS(src, dst)
-	} else {
-		VMOVSD(src, dst)
-	}
-}
-
-func (e elem) fmaScalar(a, b Op, acc reg.Register) {
-	if e.size == 4 {
-		VFMADD231SS(a, b, acc)
-	} else {
-		VFMADD231SD(a, b, acc)
-	}
+// ret emits the label "return", where every loop ends, and the return,
+// clearing the upper vector state for SSE code that follows.
+func ret() {
+	Label("return")
+	VZEROUPPER()
+	RET()
 }
 
 func main() {
@@ -242,7 +202,7 @@ func taps(s isa, e elem, dense, accumulate bool) {
 		INCQ(t)
 		JMP(LabelRef("tailTap"))
 		Label("tailDone")
-		e.moveMasked(acc, k, Mem{Base: accp, Index: x, Scale: uint8(e.size)})
+		e.move(acc, k, Mem{Base: accp, Index: x, Scale: uint8(e.size)})
 	} else {
 		Label("scalar")
 		CMPQ(x, n)
@@ -267,9 +227,7 @@ func taps(s isa, e elem, dense, accumulate bool) {
 		INCQ(x)
 		JMP(LabelRef("scalar"))
 	}
-	Label("return")
-	VZEROUPPER()
-	RET()
+	ret()
 }
 
 // axpy generates y[i] = fma(a, x[i], y[i]) for every i < len(y).
@@ -308,7 +266,7 @@ func axpy(s isa, e elem) {
 		e.loadMasked(Mem{Base: yp, Index: i, Scale: uint8(e.size)}, k, y)
 		e.loadMasked(Mem{Base: xp, Index: i, Scale: uint8(e.size)}, k, in)
 		e.fma(in, a, y)
-		e.moveMasked(y, k, Mem{Base: yp, Index: i, Scale: uint8(e.size)})
+		e.move(y, k, Mem{Base: yp, Index: i, Scale: uint8(e.size)})
 	} else {
 		Label("scalar")
 		CMPQ(i, n)
@@ -320,9 +278,7 @@ func axpy(s isa, e elem) {
 		INCQ(i)
 		JMP(LabelRef("scalar"))
 	}
-	Label("return")
-	VZEROUPPER()
-	RET()
+	ret()
 }
 
 // integer is an unsigned sample type the float32 rows load from and store
@@ -415,9 +371,7 @@ func widen(s isa, t integer) {
 		INCQ(i)
 		JMP(LabelRef("scalar"))
 	}
-	Label("return")
-	VZEROUPPER()
-	RET()
+	ret()
 }
 
 // narrow generates dst[i] = src[i] rounded half to even and saturated to
@@ -495,9 +449,7 @@ func narrow(s isa, t integer) {
 		INCQ(i)
 		JMP(LabelRef("scalar"))
 	}
-	Label("return")
-	VZEROUPPER()
-	RET()
+	ret()
 }
 
 // peakChains is the number of independent multiply-add chains of the peak
@@ -536,9 +488,7 @@ func peak(s isa) {
 	}
 	DECQ(n)
 	JMP(LabelRef("round"))
-	Label("return")
-	VZEROUPPER()
-	RET()
+	ret()
 }
 
 // blockRows is the number of output rows the register-blocked loop
@@ -645,7 +595,7 @@ func block(s isa, e elem) {
 				case scalar:
 					e.moveScalar(a, Mem{Base: q})
 				case k != nil:
-					e.moveMasked(a, k, Mem{Base: q})
+					e.move(a, k, Mem{Base: q})
 				default:
 					e.move(a, Mem{Base: q, Disp: j * s.bytes})
 				}
@@ -668,7 +618,5 @@ func block(s isa, e elem) {
 		INCQ(x)
 		JMP(LabelRef("scalar"))
 	}
-	Label("return")
-	VZEROUPPER()
-	RET()
+	ret()
 }
