@@ -578,9 +578,9 @@ block1:
 	CMPQ   R10, $0x00000008
 	JL     block1Done
 	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
 	MOVQ   SI, R10
 	MOVQ   R8, R11
 	MOVQ   DI, R12
@@ -593,29 +593,29 @@ block1BodyStep:
 	SHRQ         $0x08, R13
 	ADDQ         R9, R13
 	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Y5
+	VMOVUPS      (R13), Y9
 	BTQ          $0x00, R14
 	JCC          block1BodySkip0
 	VBROADCASTSS (R11), Y0
-	VFMADD231PS  Y5, Y0, Y1
+	VFMADD231PS  Y9, Y0, Y1
 
 block1BodySkip0:
 	BTQ          $0x01, R14
 	JCC          block1BodySkip1
 	VBROADCASTSS 4(R11), Y0
-	VFMADD231PS  Y5, Y0, Y2
+	VFMADD231PS  Y9, Y0, Y3
 
 block1BodySkip1:
 	BTQ          $0x02, R14
 	JCC          block1BodySkip2
 	VBROADCASTSS 8(R11), Y0
-	VFMADD231PS  Y5, Y0, Y3
+	VFMADD231PS  Y9, Y0, Y5
 
 block1BodySkip2:
 	BTQ          $0x03, R14
 	JCC          block1BodySkip3
 	VBROADCASTSS 12(R11), Y0
-	VFMADD231PS  Y5, Y0, Y4
+	VFMADD231PS  Y9, Y0, Y7
 
 block1BodySkip3:
 	ADDQ $0x08, R10
@@ -627,11 +627,11 @@ block1BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
 	VMOVUPS Y1, (R10)
 	ADDQ    CX, R10
-	VMOVUPS Y2, (R10)
-	ADDQ    CX, R10
 	VMOVUPS Y3, (R10)
 	ADDQ    CX, R10
-	VMOVUPS Y4, (R10)
+	VMOVUPS Y5, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y7, (R10)
 	ADDQ    CX, R10
 	ADDQ    $0x00000008, R9
 	JMP     block1
@@ -641,9 +641,9 @@ scalar:
 	CMPQ   R9, DX
 	JGE    return
 	VXORPS X1, X1, X1
-	VXORPS X2, X2, X2
 	VXORPS X3, X3, X3
-	VXORPS X4, X4, X4
+	VXORPS X5, X5, X5
+	VXORPS X7, X7, X7
 	MOVQ   SI, R10
 	MOVQ   R8, R11
 	MOVQ   DI, R12
@@ -656,29 +656,29 @@ scalarBodyStep:
 	SHRQ        $0x08, R13
 	ADDQ        R9, R13
 	LEAQ        (BX)(R13*4), R13
-	VMOVSS      (R13), X5
+	VMOVSS      (R13), X9
 	BTQ         $0x00, R14
 	JCC         scalarBodySkip0
 	VMOVSS      (R11), X0
-	VFMADD231SS X5, X0, X1
+	VFMADD231SS X9, X0, X1
 
 scalarBodySkip0:
 	BTQ         $0x01, R14
 	JCC         scalarBodySkip1
 	VMOVSS      4(R11), X0
-	VFMADD231SS X5, X0, X2
+	VFMADD231SS X9, X0, X3
 
 scalarBodySkip1:
 	BTQ         $0x02, R14
 	JCC         scalarBodySkip2
 	VMOVSS      8(R11), X0
-	VFMADD231SS X5, X0, X3
+	VFMADD231SS X9, X0, X5
 
 scalarBodySkip2:
 	BTQ         $0x03, R14
 	JCC         scalarBodySkip3
 	VMOVSS      12(R11), X0
-	VFMADD231SS X5, X0, X4
+	VFMADD231SS X9, X0, X7
 
 scalarBodySkip3:
 	ADDQ $0x08, R10
@@ -690,11 +690,11 @@ scalarBodyStepsDone:
 	LEAQ   (AX)(R9*4), R10
 	VMOVSS X1, (R10)
 	ADDQ   CX, R10
-	VMOVSS X2, (R10)
-	ADDQ   CX, R10
 	VMOVSS X3, (R10)
 	ADDQ   CX, R10
-	VMOVSS X4, (R10)
+	VMOVSS X5, (R10)
+	ADDQ   CX, R10
+	VMOVSS X7, (R10)
 	ADDQ   CX, R10
 	INCQ   R9
 	JMP    scalar
@@ -1277,9 +1277,9 @@ block1:
 	CMPQ   R10, $0x00000004
 	JL     block1Done
 	VXORPS Y1, Y1, Y1
-	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
-	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
 	MOVQ   SI, R10
 	MOVQ   R8, R11
 	MOVQ   DI, R12
@@ -1292,29 +1292,29 @@ block1BodyStep:
 	SHRQ         $0x08, R13
 	ADDQ         R9, R13
 	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Y5
+	VMOVUPD      (R13), Y9
 	BTQ          $0x00, R14
 	JCC          block1BodySkip0
 	VBROADCASTSD (R11), Y0
-	VFMADD231PD  Y5, Y0, Y1
+	VFMADD231PD  Y9, Y0, Y1
 
 block1BodySkip0:
 	BTQ          $0x01, R14
 	JCC          block1BodySkip1
 	VBROADCASTSD 8(R11), Y0
-	VFMADD231PD  Y5, Y0, Y2
+	VFMADD231PD  Y9, Y0, Y3
 
 block1BodySkip1:
 	BTQ          $0x02, R14
 	JCC          block1BodySkip2
 	VBROADCASTSD 16(R11), Y0
-	VFMADD231PD  Y5, Y0, Y3
+	VFMADD231PD  Y9, Y0, Y5
 
 block1BodySkip2:
 	BTQ          $0x03, R14
 	JCC          block1BodySkip3
 	VBROADCASTSD 24(R11), Y0
-	VFMADD231PD  Y5, Y0, Y4
+	VFMADD231PD  Y9, Y0, Y7
 
 block1BodySkip3:
 	ADDQ $0x08, R10
@@ -1326,11 +1326,11 @@ block1BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
 	VMOVUPD Y1, (R10)
 	ADDQ    CX, R10
-	VMOVUPD Y2, (R10)
-	ADDQ    CX, R10
 	VMOVUPD Y3, (R10)
 	ADDQ    CX, R10
-	VMOVUPD Y4, (R10)
+	VMOVUPD Y5, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y7, (R10)
 	ADDQ    CX, R10
 	ADDQ    $0x00000004, R9
 	JMP     block1
@@ -1340,9 +1340,9 @@ scalar:
 	CMPQ   R9, DX
 	JGE    return
 	VXORPS X1, X1, X1
-	VXORPS X2, X2, X2
 	VXORPS X3, X3, X3
-	VXORPS X4, X4, X4
+	VXORPS X5, X5, X5
+	VXORPS X7, X7, X7
 	MOVQ   SI, R10
 	MOVQ   R8, R11
 	MOVQ   DI, R12
@@ -1355,29 +1355,29 @@ scalarBodyStep:
 	SHRQ        $0x08, R13
 	ADDQ        R9, R13
 	LEAQ        (BX)(R13*8), R13
-	VMOVSD      (R13), X5
+	VMOVSD      (R13), X9
 	BTQ         $0x00, R14
 	JCC         scalarBodySkip0
 	VMOVSD      (R11), X0
-	VFMADD231SD X5, X0, X1
+	VFMADD231SD X9, X0, X1
 
 scalarBodySkip0:
 	BTQ         $0x01, R14
 	JCC         scalarBodySkip1
 	VMOVSD      8(R11), X0
-	VFMADD231SD X5, X0, X2
+	VFMADD231SD X9, X0, X3
 
 scalarBodySkip1:
 	BTQ         $0x02, R14
 	JCC         scalarBodySkip2
 	VMOVSD      16(R11), X0
-	VFMADD231SD X5, X0, X3
+	VFMADD231SD X9, X0, X5
 
 scalarBodySkip2:
 	BTQ         $0x03, R14
 	JCC         scalarBodySkip3
 	VMOVSD      24(R11), X0
-	VFMADD231SD X5, X0, X4
+	VFMADD231SD X9, X0, X7
 
 scalarBodySkip3:
 	ADDQ $0x08, R10
@@ -1389,11 +1389,11 @@ scalarBodyStepsDone:
 	LEAQ   (AX)(R9*8), R10
 	VMOVSD X1, (R10)
 	ADDQ   CX, R10
-	VMOVSD X2, (R10)
-	ADDQ   CX, R10
 	VMOVSD X3, (R10)
 	ADDQ   CX, R10
-	VMOVSD X4, (R10)
+	VMOVSD X5, (R10)
+	ADDQ   CX, R10
+	VMOVSD X7, (R10)
 	ADDQ   CX, R10
 	INCQ   R9
 	JMP    scalar
@@ -2226,132 +2226,345 @@ block4BodyStepsDone:
 	JMP     block4
 
 block4Done:
-block1:
-	MOVQ   DX, R10
-	SUBQ   R9, R10
+	CMPQ   R10, $0x00
+	JE     return
 	CMPQ   R10, $0x00000010
-	JL     block1Done
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
+	JG     notTail1
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z1, Z1, Z1
+	VPXORD Z5, Z5, Z5
+	VPXORD Z9, Z9, Z9
+	VPXORD Z13, Z13, Z13
 	MOVQ   SI, R10
 	MOVQ   R8, R11
 	MOVQ   DI, R12
 
-block1BodyStep:
+tail1Step:
 	CMPQ         R12, $0x00
-	JE           block1BodyStepsDone
+	JE           tail1StepsDone
 	MOVQ         (R10), R13
 	MOVQ         R13, R14
 	SHRQ         $0x08, R13
 	ADDQ         R9, R13
 	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z1
+	VMOVUPS.Z    (R13), K1, Z17
 	BTQ          $0x00, R14
-	JCC          block1BodySkip0
+	JCC          tail1Skip0
 	VBROADCASTSS (R11), Z0
-	VFMADD231PS  Z1, Z0, Z21
+	VFMADD231PS  Z17, Z0, Z1
 
-block1BodySkip0:
+tail1Skip0:
 	BTQ          $0x01, R14
-	JCC          block1BodySkip1
+	JCC          tail1Skip1
 	VBROADCASTSS 4(R11), Z0
-	VFMADD231PS  Z1, Z0, Z22
+	VFMADD231PS  Z17, Z0, Z5
 
-block1BodySkip1:
+tail1Skip1:
 	BTQ          $0x02, R14
-	JCC          block1BodySkip2
+	JCC          tail1Skip2
 	VBROADCASTSS 8(R11), Z0
-	VFMADD231PS  Z1, Z0, Z23
+	VFMADD231PS  Z17, Z0, Z9
 
-block1BodySkip2:
+tail1Skip2:
 	BTQ          $0x03, R14
-	JCC          block1BodySkip3
+	JCC          tail1Skip3
 	VBROADCASTSS 12(R11), Z0
-	VFMADD231PS  Z1, Z0, Z24
+	VFMADD231PS  Z17, Z0, Z13
 
-block1BodySkip3:
+tail1Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
 	DECQ R12
-	JMP  block1BodyStep
+	JMP  tail1Step
 
-block1BodyStepsDone:
-	LEAQ    (AX)(R9*4), R10
-	VMOVUPS Z21, (R10)
-	ADDQ    CX, R10
-	VMOVUPS Z22, (R10)
-	ADDQ    CX, R10
-	VMOVUPS Z23, (R10)
-	ADDQ    CX, R10
-	VMOVUPS Z24, (R10)
-	ADDQ    CX, R10
-	ADDQ    $0x00000010, R9
-	JMP     block1
+tail1StepsDone:
+	LEAQ    (AX)(R9*4), AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z5, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z9, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    CX, AX
+	JMP     return
 
-block1Done:
-	CMPQ   R10, $0x00
-	JE     return
+notTail1:
+	CMPQ   R10, $0x00000020
+	JG     notTail2
+	SUBQ   $0x00000010, R10
 	MOVQ   $0x00000001, DX
 	SHLXQ  R10, DX, DX
 	DECQ   DX
 	KMOVW  DX, K1
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	MOVQ   SI, DX
-	MOVQ   R8, SI
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
 
-tailStep:
-	CMPQ         DI, $0x00
-	JE           tailStepsDone
-	MOVQ         (DX), R8
-	MOVQ         R8, R10
-	SHRQ         $0x08, R8
-	ADDQ         R9, R8
-	LEAQ         (BX)(R8*4), R8
-	VMOVUPS.Z    (R8), K1, Z1
-	BTQ          $0x00, R10
-	JCC          tailSkip0
-	VBROADCASTSS (SI), Z0
-	VFMADD231PS  Z1, Z0, Z25
+tail2Step:
+	CMPQ         R12, $0x00
+	JE           tail2StepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*4), R13
+	VMOVUPS      (R13), Z17
+	VMOVUPS.Z    64(R13), K1, Z18
+	BTQ          $0x00, R14
+	JCC          tail2Skip0
+	VBROADCASTSS (R11), Z0
+	VFMADD231PS  Z17, Z0, Z1
+	VFMADD231PS  Z18, Z0, Z2
 
-tailSkip0:
-	BTQ          $0x01, R10
-	JCC          tailSkip1
-	VBROADCASTSS 4(SI), Z0
-	VFMADD231PS  Z1, Z0, Z26
+tail2Skip0:
+	BTQ          $0x01, R14
+	JCC          tail2Skip1
+	VBROADCASTSS 4(R11), Z0
+	VFMADD231PS  Z17, Z0, Z5
+	VFMADD231PS  Z18, Z0, Z6
 
-tailSkip1:
-	BTQ          $0x02, R10
-	JCC          tailSkip2
-	VBROADCASTSS 8(SI), Z0
-	VFMADD231PS  Z1, Z0, Z27
+tail2Skip1:
+	BTQ          $0x02, R14
+	JCC          tail2Skip2
+	VBROADCASTSS 8(R11), Z0
+	VFMADD231PS  Z17, Z0, Z9
+	VFMADD231PS  Z18, Z0, Z10
 
-tailSkip2:
-	BTQ          $0x03, R10
-	JCC          tailSkip3
-	VBROADCASTSS 12(SI), Z0
-	VFMADD231PS  Z1, Z0, Z28
+tail2Skip2:
+	BTQ          $0x03, R14
+	JCC          tail2Skip3
+	VBROADCASTSS 12(R11), Z0
+	VFMADD231PS  Z17, Z0, Z13
+	VFMADD231PS  Z18, Z0, Z14
 
-tailSkip3:
-	ADDQ $0x08, DX
-	ADDQ $0x00000010, SI
-	DECQ DI
-	JMP  tailStep
+tail2Skip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000010, R11
+	DECQ R12
+	JMP  tail2Step
 
-tailStepsDone:
+tail2StepsDone:
 	LEAQ    (AX)(R9*4), AX
-	VMOVUPS Z25, K1, (AX)
+	VMOVUPS Z1, (AX)
+	VMOVUPS Z2, K1, 64(AX)
 	ADDQ    CX, AX
-	VMOVUPS Z26, K1, (AX)
+	VMOVUPS Z5, (AX)
+	VMOVUPS Z6, K1, 64(AX)
 	ADDQ    CX, AX
-	VMOVUPS Z27, K1, (AX)
+	VMOVUPS Z9, (AX)
+	VMOVUPS Z10, K1, 64(AX)
 	ADDQ    CX, AX
-	VMOVUPS Z28, K1, (AX)
+	VMOVUPS Z13, (AX)
+	VMOVUPS Z14, K1, 64(AX)
 	ADDQ    CX, AX
+	JMP     return
+
+notTail2:
+	CMPQ   R10, $0x00000030
+	JG     notTail3
+	SUBQ   $0x00000020, R10
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+tail3Step:
+	CMPQ         R12, $0x00
+	JE           tail3StepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*4), R13
+	VMOVUPS      (R13), Z17
+	VMOVUPS      64(R13), Z18
+	VMOVUPS.Z    128(R13), K1, Z19
+	BTQ          $0x00, R14
+	JCC          tail3Skip0
+	VBROADCASTSS (R11), Z0
+	VFMADD231PS  Z17, Z0, Z1
+	VFMADD231PS  Z18, Z0, Z2
+	VFMADD231PS  Z19, Z0, Z3
+
+tail3Skip0:
+	BTQ          $0x01, R14
+	JCC          tail3Skip1
+	VBROADCASTSS 4(R11), Z0
+	VFMADD231PS  Z17, Z0, Z5
+	VFMADD231PS  Z18, Z0, Z6
+	VFMADD231PS  Z19, Z0, Z7
+
+tail3Skip1:
+	BTQ          $0x02, R14
+	JCC          tail3Skip2
+	VBROADCASTSS 8(R11), Z0
+	VFMADD231PS  Z17, Z0, Z9
+	VFMADD231PS  Z18, Z0, Z10
+	VFMADD231PS  Z19, Z0, Z11
+
+tail3Skip2:
+	BTQ          $0x03, R14
+	JCC          tail3Skip3
+	VBROADCASTSS 12(R11), Z0
+	VFMADD231PS  Z17, Z0, Z13
+	VFMADD231PS  Z18, Z0, Z14
+	VFMADD231PS  Z19, Z0, Z15
+
+tail3Skip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000010, R11
+	DECQ R12
+	JMP  tail3Step
+
+tail3StepsDone:
+	LEAQ    (AX)(R9*4), AX
+	VMOVUPS Z1, (AX)
+	VMOVUPS Z2, 64(AX)
+	VMOVUPS Z3, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z5, (AX)
+	VMOVUPS Z6, 64(AX)
+	VMOVUPS Z7, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z9, (AX)
+	VMOVUPS Z10, 64(AX)
+	VMOVUPS Z11, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z13, (AX)
+	VMOVUPS Z14, 64(AX)
+	VMOVUPS Z15, K1, 128(AX)
+	ADDQ    CX, AX
+	JMP     return
+
+notTail3:
+	SUBQ   $0x00000030, R10
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+tail4Step:
+	CMPQ         R12, $0x00
+	JE           tail4StepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*4), R13
+	VMOVUPS      (R13), Z17
+	VMOVUPS      64(R13), Z18
+	VMOVUPS      128(R13), Z19
+	VMOVUPS.Z    192(R13), K1, Z20
+	BTQ          $0x00, R14
+	JCC          tail4Skip0
+	VBROADCASTSS (R11), Z0
+	VFMADD231PS  Z17, Z0, Z1
+	VFMADD231PS  Z18, Z0, Z2
+	VFMADD231PS  Z19, Z0, Z3
+	VFMADD231PS  Z20, Z0, Z4
+
+tail4Skip0:
+	BTQ          $0x01, R14
+	JCC          tail4Skip1
+	VBROADCASTSS 4(R11), Z0
+	VFMADD231PS  Z17, Z0, Z5
+	VFMADD231PS  Z18, Z0, Z6
+	VFMADD231PS  Z19, Z0, Z7
+	VFMADD231PS  Z20, Z0, Z8
+
+tail4Skip1:
+	BTQ          $0x02, R14
+	JCC          tail4Skip2
+	VBROADCASTSS 8(R11), Z0
+	VFMADD231PS  Z17, Z0, Z9
+	VFMADD231PS  Z18, Z0, Z10
+	VFMADD231PS  Z19, Z0, Z11
+	VFMADD231PS  Z20, Z0, Z12
+
+tail4Skip2:
+	BTQ          $0x03, R14
+	JCC          tail4Skip3
+	VBROADCASTSS 12(R11), Z0
+	VFMADD231PS  Z17, Z0, Z13
+	VFMADD231PS  Z18, Z0, Z14
+	VFMADD231PS  Z19, Z0, Z15
+	VFMADD231PS  Z20, Z0, Z16
+
+tail4Skip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000010, R11
+	DECQ R12
+	JMP  tail4Step
+
+tail4StepsDone:
+	LEAQ    (AX)(R9*4), AX
+	VMOVUPS Z1, (AX)
+	VMOVUPS Z2, 64(AX)
+	VMOVUPS Z3, 128(AX)
+	VMOVUPS Z4, K1, 192(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z5, (AX)
+	VMOVUPS Z6, 64(AX)
+	VMOVUPS Z7, 128(AX)
+	VMOVUPS Z8, K1, 192(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z9, (AX)
+	VMOVUPS Z10, 64(AX)
+	VMOVUPS Z11, 128(AX)
+	VMOVUPS Z12, K1, 192(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z13, (AX)
+	VMOVUPS Z14, 64(AX)
+	VMOVUPS Z15, 128(AX)
+	VMOVUPS Z16, K1, 192(AX)
+	ADDQ    CX, AX
+	JMP     return
 
 return:
 	VZEROUPPER
@@ -2959,132 +3172,345 @@ block4BodyStepsDone:
 	JMP     block4
 
 block4Done:
-block1:
-	MOVQ   DX, R10
-	SUBQ   R9, R10
+	CMPQ   R10, $0x00
+	JE     return
 	CMPQ   R10, $0x00000008
-	JL     block1Done
-	VPXORD Z21, Z21, Z21
-	VPXORD Z22, Z22, Z22
-	VPXORD Z23, Z23, Z23
-	VPXORD Z24, Z24, Z24
+	JG     notTail1
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z1, Z1, Z1
+	VPXORD Z5, Z5, Z5
+	VPXORD Z9, Z9, Z9
+	VPXORD Z13, Z13, Z13
 	MOVQ   SI, R10
 	MOVQ   R8, R11
 	MOVQ   DI, R12
 
-block1BodyStep:
+tail1Step:
 	CMPQ         R12, $0x00
-	JE           block1BodyStepsDone
+	JE           tail1StepsDone
 	MOVQ         (R10), R13
 	MOVQ         R13, R14
 	SHRQ         $0x08, R13
 	ADDQ         R9, R13
 	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z1
+	VMOVUPD.Z    (R13), K1, Z17
 	BTQ          $0x00, R14
-	JCC          block1BodySkip0
+	JCC          tail1Skip0
 	VBROADCASTSD (R11), Z0
-	VFMADD231PD  Z1, Z0, Z21
+	VFMADD231PD  Z17, Z0, Z1
 
-block1BodySkip0:
+tail1Skip0:
 	BTQ          $0x01, R14
-	JCC          block1BodySkip1
+	JCC          tail1Skip1
 	VBROADCASTSD 8(R11), Z0
-	VFMADD231PD  Z1, Z0, Z22
+	VFMADD231PD  Z17, Z0, Z5
 
-block1BodySkip1:
+tail1Skip1:
 	BTQ          $0x02, R14
-	JCC          block1BodySkip2
+	JCC          tail1Skip2
 	VBROADCASTSD 16(R11), Z0
-	VFMADD231PD  Z1, Z0, Z23
+	VFMADD231PD  Z17, Z0, Z9
 
-block1BodySkip2:
+tail1Skip2:
 	BTQ          $0x03, R14
-	JCC          block1BodySkip3
+	JCC          tail1Skip3
 	VBROADCASTSD 24(R11), Z0
-	VFMADD231PD  Z1, Z0, Z24
+	VFMADD231PD  Z17, Z0, Z13
 
-block1BodySkip3:
+tail1Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
 	DECQ R12
-	JMP  block1BodyStep
+	JMP  tail1Step
 
-block1BodyStepsDone:
-	LEAQ    (AX)(R9*8), R10
-	VMOVUPD Z21, (R10)
-	ADDQ    CX, R10
-	VMOVUPD Z22, (R10)
-	ADDQ    CX, R10
-	VMOVUPD Z23, (R10)
-	ADDQ    CX, R10
-	VMOVUPD Z24, (R10)
-	ADDQ    CX, R10
-	ADDQ    $0x00000008, R9
-	JMP     block1
+tail1StepsDone:
+	LEAQ    (AX)(R9*8), AX
+	VMOVUPD Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z5, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z9, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z13, K1, (AX)
+	ADDQ    CX, AX
+	JMP     return
 
-block1Done:
-	CMPQ   R10, $0x00
-	JE     return
+notTail1:
+	CMPQ   R10, $0x00000010
+	JG     notTail2
+	SUBQ   $0x00000008, R10
 	MOVQ   $0x00000001, DX
 	SHLXQ  R10, DX, DX
 	DECQ   DX
 	KMOVW  DX, K1
-	VPXORD Z25, Z25, Z25
-	VPXORD Z26, Z26, Z26
-	VPXORD Z27, Z27, Z27
-	VPXORD Z28, Z28, Z28
-	MOVQ   SI, DX
-	MOVQ   R8, SI
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
 
-tailStep:
-	CMPQ         DI, $0x00
-	JE           tailStepsDone
-	MOVQ         (DX), R8
-	MOVQ         R8, R10
-	SHRQ         $0x08, R8
-	ADDQ         R9, R8
-	LEAQ         (BX)(R8*8), R8
-	VMOVUPD.Z    (R8), K1, Z1
-	BTQ          $0x00, R10
-	JCC          tailSkip0
-	VBROADCASTSD (SI), Z0
-	VFMADD231PD  Z1, Z0, Z25
+tail2Step:
+	CMPQ         R12, $0x00
+	JE           tail2StepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*8), R13
+	VMOVUPD      (R13), Z17
+	VMOVUPD.Z    64(R13), K1, Z18
+	BTQ          $0x00, R14
+	JCC          tail2Skip0
+	VBROADCASTSD (R11), Z0
+	VFMADD231PD  Z17, Z0, Z1
+	VFMADD231PD  Z18, Z0, Z2
 
-tailSkip0:
-	BTQ          $0x01, R10
-	JCC          tailSkip1
-	VBROADCASTSD 8(SI), Z0
-	VFMADD231PD  Z1, Z0, Z26
+tail2Skip0:
+	BTQ          $0x01, R14
+	JCC          tail2Skip1
+	VBROADCASTSD 8(R11), Z0
+	VFMADD231PD  Z17, Z0, Z5
+	VFMADD231PD  Z18, Z0, Z6
 
-tailSkip1:
-	BTQ          $0x02, R10
-	JCC          tailSkip2
-	VBROADCASTSD 16(SI), Z0
-	VFMADD231PD  Z1, Z0, Z27
+tail2Skip1:
+	BTQ          $0x02, R14
+	JCC          tail2Skip2
+	VBROADCASTSD 16(R11), Z0
+	VFMADD231PD  Z17, Z0, Z9
+	VFMADD231PD  Z18, Z0, Z10
 
-tailSkip2:
-	BTQ          $0x03, R10
-	JCC          tailSkip3
-	VBROADCASTSD 24(SI), Z0
-	VFMADD231PD  Z1, Z0, Z28
+tail2Skip2:
+	BTQ          $0x03, R14
+	JCC          tail2Skip3
+	VBROADCASTSD 24(R11), Z0
+	VFMADD231PD  Z17, Z0, Z13
+	VFMADD231PD  Z18, Z0, Z14
 
-tailSkip3:
-	ADDQ $0x08, DX
-	ADDQ $0x00000020, SI
-	DECQ DI
-	JMP  tailStep
+tail2Skip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  tail2Step
 
-tailStepsDone:
+tail2StepsDone:
 	LEAQ    (AX)(R9*8), AX
-	VMOVUPD Z25, K1, (AX)
+	VMOVUPD Z1, (AX)
+	VMOVUPD Z2, K1, 64(AX)
 	ADDQ    CX, AX
-	VMOVUPD Z26, K1, (AX)
+	VMOVUPD Z5, (AX)
+	VMOVUPD Z6, K1, 64(AX)
 	ADDQ    CX, AX
-	VMOVUPD Z27, K1, (AX)
+	VMOVUPD Z9, (AX)
+	VMOVUPD Z10, K1, 64(AX)
 	ADDQ    CX, AX
-	VMOVUPD Z28, K1, (AX)
+	VMOVUPD Z13, (AX)
+	VMOVUPD Z14, K1, 64(AX)
 	ADDQ    CX, AX
+	JMP     return
+
+notTail2:
+	CMPQ   R10, $0x00000018
+	JG     notTail3
+	SUBQ   $0x00000010, R10
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+tail3Step:
+	CMPQ         R12, $0x00
+	JE           tail3StepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*8), R13
+	VMOVUPD      (R13), Z17
+	VMOVUPD      64(R13), Z18
+	VMOVUPD.Z    128(R13), K1, Z19
+	BTQ          $0x00, R14
+	JCC          tail3Skip0
+	VBROADCASTSD (R11), Z0
+	VFMADD231PD  Z17, Z0, Z1
+	VFMADD231PD  Z18, Z0, Z2
+	VFMADD231PD  Z19, Z0, Z3
+
+tail3Skip0:
+	BTQ          $0x01, R14
+	JCC          tail3Skip1
+	VBROADCASTSD 8(R11), Z0
+	VFMADD231PD  Z17, Z0, Z5
+	VFMADD231PD  Z18, Z0, Z6
+	VFMADD231PD  Z19, Z0, Z7
+
+tail3Skip1:
+	BTQ          $0x02, R14
+	JCC          tail3Skip2
+	VBROADCASTSD 16(R11), Z0
+	VFMADD231PD  Z17, Z0, Z9
+	VFMADD231PD  Z18, Z0, Z10
+	VFMADD231PD  Z19, Z0, Z11
+
+tail3Skip2:
+	BTQ          $0x03, R14
+	JCC          tail3Skip3
+	VBROADCASTSD 24(R11), Z0
+	VFMADD231PD  Z17, Z0, Z13
+	VFMADD231PD  Z18, Z0, Z14
+	VFMADD231PD  Z19, Z0, Z15
+
+tail3Skip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  tail3Step
+
+tail3StepsDone:
+	LEAQ    (AX)(R9*8), AX
+	VMOVUPD Z1, (AX)
+	VMOVUPD Z2, 64(AX)
+	VMOVUPD Z3, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z5, (AX)
+	VMOVUPD Z6, 64(AX)
+	VMOVUPD Z7, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z9, (AX)
+	VMOVUPD Z10, 64(AX)
+	VMOVUPD Z11, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z13, (AX)
+	VMOVUPD Z14, 64(AX)
+	VMOVUPD Z15, K1, 128(AX)
+	ADDQ    CX, AX
+	JMP     return
+
+notTail3:
+	SUBQ   $0x00000018, R10
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+tail4Step:
+	CMPQ         R12, $0x00
+	JE           tail4StepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*8), R13
+	VMOVUPD      (R13), Z17
+	VMOVUPD      64(R13), Z18
+	VMOVUPD      128(R13), Z19
+	VMOVUPD.Z    192(R13), K1, Z20
+	BTQ          $0x00, R14
+	JCC          tail4Skip0
+	VBROADCASTSD (R11), Z0
+	VFMADD231PD  Z17, Z0, Z1
+	VFMADD231PD  Z18, Z0, Z2
+	VFMADD231PD  Z19, Z0, Z3
+	VFMADD231PD  Z20, Z0, Z4
+
+tail4Skip0:
+	BTQ          $0x01, R14
+	JCC          tail4Skip1
+	VBROADCASTSD 8(R11), Z0
+	VFMADD231PD  Z17, Z0, Z5
+	VFMADD231PD  Z18, Z0, Z6
+	VFMADD231PD  Z19, Z0, Z7
+	VFMADD231PD  Z20, Z0, Z8
+
+tail4Skip1:
+	BTQ          $0x02, R14
+	JCC          tail4Skip2
+	VBROADCASTSD 16(R11), Z0
+	VFMADD231PD  Z17, Z0, Z9
+	VFMADD231PD  Z18, Z0, Z10
+	VFMADD231PD  Z19, Z0, Z11
+	VFMADD231PD  Z20, Z0, Z12
+
+tail4Skip2:
+	BTQ          $0x03, R14
+	JCC          tail4Skip3
+	VBROADCASTSD 24(R11), Z0
+	VFMADD231PD  Z17, Z0, Z13
+	VFMADD231PD  Z18, Z0, Z14
+	VFMADD231PD  Z19, Z0, Z15
+	VFMADD231PD  Z20, Z0, Z16
+
+tail4Skip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  tail4Step
+
+tail4StepsDone:
+	LEAQ    (AX)(R9*8), AX
+	VMOVUPD Z1, (AX)
+	VMOVUPD Z2, 64(AX)
+	VMOVUPD Z3, 128(AX)
+	VMOVUPD Z4, K1, 192(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z5, (AX)
+	VMOVUPD Z6, 64(AX)
+	VMOVUPD Z7, 128(AX)
+	VMOVUPD Z8, K1, 192(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z9, (AX)
+	VMOVUPD Z10, 64(AX)
+	VMOVUPD Z11, 128(AX)
+	VMOVUPD Z12, K1, 192(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z13, (AX)
+	VMOVUPD Z14, 64(AX)
+	VMOVUPD Z15, 128(AX)
+	VMOVUPD Z16, K1, 192(AX)
+	ADDQ    CX, AX
+	JMP     return
 
 return:
 	VZEROUPPER

@@ -314,13 +314,24 @@ func blocks(label string, n, i, rest reg.Register, step int, body func()) {
 func tailMask(rest reg.Register) reg.Register {
 	CMPQ(rest, Imm(0))
 	JE(LabelRef("return"))
+	return lowBits(rest)
+}
+
+// lowBits gives a mask register with the low n bits set (n ≤ 16).
+func lowBits(n reg.Register) reg.Register {
 	k := K()
+	setLowBits(k, n)
+	return k
+}
+
+// setLowBits sets the low n bits of the mask register k, and clears the
+// others (n ≤ 16).
+func setLowBits(k, n reg.Register) {
 	mask := GP64()
 	MOVQ(U32(1), mask)
-	SHLXQ(rest, mask, mask)
+	SHLXQ(n, mask, mask)
 	DECQ(mask)
 	KMOVW(mask.As32(), k)
-	return k
 }
 
 // widen generates dst[i] = float32(src[i]), exact for these types.
@@ -519,16 +530,30 @@ func block(s isa, e elem) {
 
 	// run emits the step loop for v vectors (or one masked vector, or one
 	// scalar) per row, then the stores.
+	// The registers of the widest pass, allocated once: every pass uses
+	// the first of them (fewer virtual registers keep avo's allocator
+	// within the register file).
+	accAll := make([][]reg.Register, blockRows)
+	for i := range accAll {
+		for range s.blockVectors {
+			accAll[i] = append(accAll[i], s.vec())
+		}
+	}
+	inAll := make([]reg.Register, s.blockVectors)
+	for j := range inAll {
+		inAll[j] = s.vec()
+	}
+	sp, wq, left, p, m := GP64(), GP64(), GP64(), GP64(), GP64()
+
 	run := func(prefix string, v int, k reg.Register, scalar bool) {
 		acc := make([][]reg.Register, blockRows)
 		for i := range acc {
-			for range v {
-				var a reg.Register
+			for j := range v {
+				a := accAll[i][j]
 				if scalar {
-					a = XMM()
+					a = a.(reg.VecVirtual).AsX()
 					VXORPS(a, a, a)
 				} else {
-					a = s.vec()
 					s.zero(a)
 				}
 				acc[i] = append(acc[i], a)
@@ -536,20 +561,17 @@ func block(s isa, e elem) {
 		}
 		in := make([]reg.Register, v)
 		for j := range in {
+			in[j] = inAll[j]
 			if scalar {
-				in[j] = XMM()
-			} else {
-				in[j] = s.vec()
+				in[j] = inAll[j].(reg.VecVirtual).AsX()
 			}
 		}
-		sp, wq, left := GP64(), GP64(), GP64()
 		MOVQ(stepp, sp)
 		MOVQ(wp, wq)
 		MOVQ(nsteps, left)
 		Label(prefix + "Step")
 		CMPQ(left, Imm(0))
 		JE(LabelRef(prefix + "StepsDone"))
-		p, m := GP64(), GP64()
 		MOVQ(Mem{Base: sp}, p)
 		MOVQ(p, m)
 		SHRQ(U8(8), p)
@@ -559,8 +581,8 @@ func block(s isa, e elem) {
 			switch {
 			case scalar:
 				e.moveScalar(Mem{Base: p}, in[j])
-			case k != nil:
-				e.loadMasked(Mem{Base: p}, k, in[j])
+			case k != nil && j == len(in)-1:
+				e.loadMasked(Mem{Base: p, Disp: j * s.bytes}, k, in[j])
 			default:
 				e.move(Mem{Base: p, Disp: j * s.bytes}, in[j])
 			}
@@ -594,8 +616,8 @@ func block(s isa, e elem) {
 				switch {
 				case scalar:
 					e.moveScalar(a, Mem{Base: q})
-				case k != nil:
-					e.move(a, k, Mem{Base: q})
+				case k != nil && j == len(acc[i])-1:
+					e.move(a, k, Mem{Base: q, Disp: j * s.bytes})
 				default:
 					e.move(a, Mem{Base: q, Disp: j * s.bytes})
 				}
@@ -603,14 +625,34 @@ func block(s isa, e elem) {
 			ADDQ(pitch, q)
 		}
 	}
-	for _, v := range []int{s.blockVectors, 1} {
-		prefix := fmt.Sprintf("block%d", v)
-		blocks(prefix, n, x, rest, v*lanes, func() { run(prefix+"Body", v, nil, false) })
-	}
 	if s.masked {
-		k := tailMask(rest)
-		run("tail", 1, k, false)
+		// After the full blocks, fewer than blockVectors·lanes outputs
+		// remain: one pass over the steps with as many vectors as they
+		// need, the last one masked.
+		v := s.blockVectors
+		blocks(fmt.Sprintf("block%d", v), n, x, rest, v*lanes, func() { run(fmt.Sprintf("block%dBody", v), v, nil, false) })
+		CMPQ(rest, Imm(0))
+		JE(LabelRef("return"))
+		k := K()
+		for nv := 1; nv <= v; nv++ {
+			next := fmt.Sprintf("notTail%d", nv)
+			if nv < v {
+				CMPQ(rest, U32(nv*lanes))
+				JG(LabelRef(next))
+			}
+			if nv > 1 {
+				SUBQ(U32((nv-1)*lanes), rest) // the last vector's lanes
+			}
+			setLowBits(k, rest)
+			run(fmt.Sprintf("tail%d", nv), nv, k, false)
+			JMP(LabelRef("return"))
+			Label(next)
+		}
 	} else {
+		for _, v := range []int{s.blockVectors, 1} {
+			prefix := fmt.Sprintf("block%d", v)
+			blocks(prefix, n, x, rest, v*lanes, func() { run(prefix+"Body", v, nil, false) })
+		}
 		Label("scalar")
 		CMPQ(x, n)
 		JGE(LabelRef("return"))
