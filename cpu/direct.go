@@ -3,6 +3,7 @@ package cpu
 import (
 	"context"
 
+	"github.com/ndconv/ndconv/cpu/internal/simd"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -16,8 +17,9 @@ type Executable interface {
 // NewDirect prepares p for the direct method: the output is cut into tiles
 // of rows along the last two axes; for each tile the input rows it needs are
 // converted once into padded rows whose halo holds the border's values, and
-// every nonzero kernel row is run over them with a row kernel specialised
-// for its width. Every kernel of a bank reads the same converted rows, and
+// each output row is computed by one run of the kernel's nonzero taps (in
+// row-major order, as offsets into the padded rows) over it, vectorised
+// across the row. Every kernel of a bank reads the same converted rows, and
 // the results are interleaved as out[voxel*K + i].
 func NewDirect(p *nd.Problem, opt Options) Executable {
 	if p.Wide {
@@ -30,6 +32,11 @@ func NewDirect(p *nd.Problem, opt Options) Executable {
 // may take, sized to stay within a core's L2 cache.
 const tileBudget = 1 << 16
 
+// minTileRows is the number of output rows a tile should have at least, so
+// that the kernel's halo rows are not converted over and over and the rows
+// run in register blocks.
+const minTileRows = 4 * simd.BlockRows
+
 type direct[F nd.Float] struct {
 	p   *nd.Problem
 	opt Options
@@ -37,38 +44,67 @@ type direct[F nd.Float] struct {
 
 	tileRows, tileCols   int // output rows and columns per tile
 	bufRows, bufCols     int // padded rows per plane offset, values per padded row
+	pitch                int // distance between padded rows: bufCols rounded up
 	planeTaps            int // kernel offsets over the plane axes
 	rowBlocks, colBlocks int
 	planes, tiles        int
-	ops                  [][]rowOp[F] // per bank kernel
+	taps                 []tapList[F] // per bank kernel
 	cval                 F
 	scratch              []directScratch[F]
 }
 
-type rowOp[F nd.Float] struct {
-	row  int // padded row index of output row 0: plane offset · bufRows + row offset
-	taps rowTaps[F]
+// tapList is a kernel's nonzero taps in row-major order, each as its
+// weight and the offset of its input within the padded rows, relative to
+// the output's position; and the same taps as simd.Block's steps for
+// simd.BlockRows output rows at once: one step per input offset relative to
+// the first row, adding it to every row that has a nonzero tap there, so
+// each row still takes its taps in row-major order.
+type tapList[F nd.Float] struct {
+	offs  []int
+	w     []F
+	steps *simd.Steps[F]
 }
 
 type directScratch[F nd.Float] struct {
 	rows []F
 	acc  [][]F
+	halo []haloPos
 }
 
-// geometry is the problem seen with at least two axes: the last (columns),
-// the one before it (rows) and the rest (planes). A 1-D problem gains a
-// leading axis of length 1.
+// geometry is the problem seen with at least two axes: the last the kernel
+// spans (columns), the one before it (rows) and the rest (planes). Trailing
+// axes the kernel does not span, up to maxChannels samples per position
+// (colour channels), are folded into the columns: each column position holds
+// c interleaved samples, and a kernel row's taps sit c samples apart, so an
+// H×W×C image runs as rows of W·C samples. A 1-D problem gains a leading
+// axis of length 1.
 type geometry struct {
 	in, out, kernel, shift []int
-	inStrides              []int
+	inStrides              []int // in elements, c per column position
+	c                      int
 }
 
+// maxChannels bounds the samples per position folded into the columns; more
+// (a kernel over leading axes only) make long rows on their own.
+const maxChannels = 16
+
 func newGeometry(p *nd.Problem) geometry {
-	g := geometry{in: p.InShape, out: p.OutShape, kernel: p.KShape, shift: p.Shift}
+	last := len(p.InShape) - 1
+	for last > 0 && p.KShape[last] == 1 {
+		last--
+	}
+	c := product(p.InShape[last+1:])
+	if c > maxChannels {
+		last, c = len(p.InShape)-1, 1
+	}
+	g := geometry{in: p.InShape[:last+1], out: p.OutShape[:last+1], kernel: p.KShape[:last+1], shift: p.Shift[:last+1], c: c}
 	if len(g.in) == 1 {
-		g = geometry{in: []int{1, g.in[0]}, out: []int{1, g.out[0]}, kernel: []int{1, g.kernel[0]}, shift: []int{0, g.shift[0]}}
+		g = geometry{in: []int{1, g.in[0]}, out: []int{1, g.out[0]}, kernel: []int{1, g.kernel[0]}, shift: []int{0, g.shift[0]}, c: c}
 	}
 	g.inStrides = nd.Strides(g.in)
+	for a := range g.inStrides {
+		g.inStrides[a] *= c
+	}
 	return g
 }
 
@@ -85,10 +121,18 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 		d.planeTaps *= g.kernel[a]
 	}
 
-	d.tileCols = max(1, min(cols, 2048))
-	d.bufCols = d.tileCols + kCols - 1
+	// Columns: up to 2048 samples, fewer where a tall or deep kernel would
+	// otherwise leave the padded rows room for too few output rows.
+	d.tileCols = max(1, min(cols, 2048/g.c))
+	if fit := tileBudget/(d.planeTaps*(minTileRows+kRows-1))/g.c - kCols + 1; fit < d.tileCols {
+		d.tileCols = max(1, min(d.tileCols, max(fit, 64/g.c)))
+	}
+	d.bufCols = (d.tileCols + kCols - 1) * g.c
 	d.tileRows = tileBudget/(d.planeTaps*d.bufCols) - kRows + 1
 	d.tileRows = max(1, min(d.tileRows, 64, rows))
+	if d.tileRows > simd.BlockRows {
+		d.tileRows -= d.tileRows % simd.BlockRows
+	}
 	d.colBlocks = ceilDiv(cols, d.tileCols)
 	// Enough tiles that every worker stays busy to the end.
 	if want := 4 * opt.workers(); d.planes*d.colBlocks*ceilDiv(rows, d.tileRows) < want && rows > 0 {
@@ -96,35 +140,67 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 		d.tileRows = max(1, min(d.tileRows, ceilDiv(rows, perRowBlock)))
 	}
 	d.bufRows = d.tileRows + kRows - 1
+	d.pitch = rowPitch(d.bufCols)
 	d.rowBlocks = ceilDiv(rows, d.tileRows)
 	d.tiles = d.planes * d.rowBlocks * d.colBlocks
 	if cols == 0 || rows == 0 {
 		d.tiles = 0
 	}
 
-	// One op per nonzero kernel row: the kernel viewed as
-	// [planeTaps][kRows][kCols].
+	// The kernel viewed as [planeTaps][kRows][kCols].
 	for _, k := range p.Kernels {
-		var ops []rowOp[F]
+		var l tapList[F]
+		for i, v := range k.Dense {
+			if v == 0 {
+				continue
+			}
+			pt, r, c := i/(kRows*kCols), i/kCols%kRows, i%kCols
+			l.offs = append(l.offs, (pt*d.bufRows+r)*d.pitch+c*g.c)
+			l.w = append(l.w, F(v))
+		}
+		var steps []int
+		var bw []F
 		for pt := 0; pt < d.planeTaps; pt++ {
-			for r := 0; r < kRows; r++ {
-				start := (pt*kRows + r) * kCols
-				if taps, ok := newRowTaps[F](k.Dense[start : start+kCols]); ok {
-					ops = append(ops, rowOp[F]{row: pt*d.bufRows + r, taps: taps})
+			for r := 0; r < kRows+simd.BlockRows-1; r++ {
+				for c := 0; c < kCols; c++ {
+					mask, w := 0, make([]F, simd.BlockRows)
+					for i := range w {
+						if kr := r - i; kr >= 0 && kr < kRows {
+							w[i] = F(k.Dense[(pt*kRows+kr)*kCols+c])
+						}
+						if w[i] != 0 {
+							mask |= 1 << i
+						}
+					}
+					if mask != 0 {
+						steps = append(steps, ((pt*d.bufRows+r)*d.pitch+c*g.c)<<8|mask)
+						bw = append(bw, w...)
+					}
 				}
 			}
 		}
-		d.ops = append(d.ops, ops)
+		l.steps = simd.NewSteps(steps, bw)
+		d.taps = append(d.taps, l)
 	}
 	return d
+}
+
+// rowPitch spaces padded rows by whole cache lines of float64s, and never
+// by a multiple of 4 KiB, where the rows a tap run reads would share L1 sets.
+func rowPitch(cols int) int {
+	pitch := (cols + 7) &^ 7
+	if pitch%512 == 0 {
+		pitch += 8
+	}
+	return pitch
 }
 
 func (d *direct[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 	workers := min(d.opt.workers(), max(d.tiles, 1))
 	for len(d.scratch) < workers {
-		s := directScratch[F]{rows: make([]F, d.planeTaps*d.bufRows*d.bufCols)}
-		for range d.ops {
-			s.acc = append(s.acc, make([]F, d.tileCols))
+		s := directScratch[F]{rows: make([]F, d.planeTaps*d.bufRows*d.pitch)}
+		for range d.taps {
+			s.acc = append(s.acc, make([]F, simd.BlockRows*d.tileCols*d.g.c))
 		}
 		d.scratch = append(d.scratch, s)
 	}
@@ -143,7 +219,9 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 	r0, x0 := rowBlock*d.tileRows, colBlock*d.tileCols
 	rows := min(d.tileRows, g.out[n-2]-r0)
 	cols := min(d.tileCols, g.out[n-1]-x0)
-	width := cols + g.kernel[n-1] - 1
+	width := (cols + g.kernel[n-1] - 1) * g.c
+	pad := newPadMap(x0-g.shift[n-1], g.in[n-1], cols+g.kernel[n-1]-1, d.p.Border, s.halo)
+	s.halo = pad.halo
 
 	// The plane's output index, one axis at a time from the last plane axis.
 	var planeIdx [maxRank]int
@@ -163,13 +241,13 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 			base += q * g.inStrides[a]
 		}
 		for r := 0; r < rows+g.kernel[n-2]-1; r++ {
-			row := s.rows[(pt*d.bufRows+r)*d.bufCols:][:width]
+			row := s.rows[(pt*d.bufRows+r)*d.pitch:][:width]
 			q, ok := d.p.Border.Index(r0+r-g.shift[n-2], g.in[n-2])
 			if !inside || !ok {
 				fill(row, d.cval)
 				continue
 			}
-			loadPadded(row, src.Data, base+q*g.inStrides[n-2], x0-g.shift[n-1], g.in[n-1], d.p.Border, d.cval)
+			loadPadded(row, src.Data, base+q*g.inStrides[n-2], g.c, &pad, d.cval)
 		}
 		for a := n - 3; a >= 0; a-- {
 			if tap[a]++; tap[a] < g.kernel[a] {
@@ -179,17 +257,40 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 		}
 	}
 
-	bank := len(d.ops)
+	bank := len(d.taps)
 	outBase := (plane*g.out[n-2] + r0) * g.out[n-1]
-	for r := 0; r < rows; r++ {
-		for b, ops := range d.ops {
-			acc := s.acc[b][:cols]
-			clear(acc)
-			for i := range ops {
-				op := &ops[i]
-				op.taps.apply(acc, s.rows[(op.row+r)*d.bufCols:][:width])
+	// With one kernel and no conversion, the taps write the output itself.
+	direct, _ := dst.Data.([]F)
+	if bank > 1 {
+		direct = nil
+	}
+	rowLen, width := g.out[n-1]*g.c, cols*g.c
+	r := 0
+	for ; r+simd.BlockRows <= rows; r += simd.BlockRows {
+		off := (outBase*g.c + r*rowLen + x0*g.c) * bank
+		for b, l := range d.taps {
+			if direct != nil {
+				simd.Block(direct[off:], rowLen, width, s.rows[r*d.pitch:], l.steps)
+				continue
 			}
-			nd.Store(dst.Data, (outBase+r*g.out[n-1]+x0)*bank+b, bank, acc)
+			acc := s.acc[b][:simd.BlockRows*width]
+			simd.Block(acc, width, width, s.rows[r*d.pitch:], l.steps)
+			for i := range simd.BlockRows {
+				store(dst.Data, off+i*rowLen*bank+b, bank, acc[i*width:][:width])
+			}
+		}
+	}
+	for ; r < rows; r++ {
+		off := (outBase*g.c + r*rowLen + x0*g.c) * bank
+		for b, l := range d.taps {
+			acc := s.acc[b][:width]
+			if direct != nil {
+				acc = direct[off : off+width]
+			}
+			simd.SetTaps(acc, s.rows[r*d.pitch:], l.offs, l.w)
+			if direct == nil {
+				store(dst.Data, off+b, bank, acc)
+			}
 		}
 	}
 }

@@ -6,6 +6,7 @@ import (
 	"sync"
 	"sync/atomic"
 
+	"github.com/ndconv/ndconv/cpu/internal/simd"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -68,3 +69,8 @@ func parallel(ctx context.Context, workers, n int, t *tracker, fn func(worker, i
 	wg.Wait()
 	return ctx.Err()
 }
+
+// FMAPeak runs rounds of the engine's widest multiply-add loop, with
+// nothing loaded or stored, and returns the multiply-adds done: the
+// arithmetic peak of one core for the CPU roofline (bench).
+func FMAPeak(rounds int) int64 { return simd.FMAPeak(rounds) }

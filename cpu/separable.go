@@ -6,13 +6,15 @@ import (
 	"slices"
 
 	"github.com/ndconv/ndconv/chunk"
+	"github.com/ndconv/ndconv/cpu/internal/simd"
 	"github.com/ndconv/ndconv/nd"
 )
 
 // NewSeparable prepares p for the separable method: one 1-D pass per axis
-// the kernel spans, each with that axis's factor — along the last axis a row
-// pass over padded rows, along any other axis a pass that adds whole
-// contiguous slabs, so no transpose is needed. Intermediates are kept in the
+// the kernel spans, each with that axis's factor — along the last axis, or
+// one followed only by a few samples per position (colour channels), a row
+// pass over padded rows whose taps sit those samples apart; along any other
+// axis a pass that adds whole contiguous slabs, so no transpose is needed. Intermediates are kept in the
 // accumulator type; only the last pass rounds into the output dtype. Every
 // kernel of p must have factors.
 //
@@ -50,6 +52,7 @@ type separable[F nd.Float] struct {
 	p       *nd.Problem
 	opt     Options
 	passes  []int          // axes, in execution order
+	groups  []int          // per pass: samples per position of a row pass, 0 for a slab pass
 	shapes  [][]int        // shapes[i] is the input shape of pass i; shapes[len] the output
 	taps    [][]sepTaps[F] // per bank kernel, per pass
 	items   []int          // work items per pass
@@ -89,12 +92,15 @@ func newSeparable[F nd.Float](p *nd.Problem, opt Options) *separable[F] {
 	if len(s.passes) > 2 {
 		s.buffers[1] = make([]F, biggest)
 	}
+	for i, d := range s.passes {
+		s.groups = append(s.groups, rowGroup(s.shapes[i], d))
+	}
 	for _, k := range p.Kernels {
 		var passTaps []sepTaps[F]
 		cval := p.CVal
-		for _, d := range s.passes {
+		for i, d := range s.passes {
 			f := k.Factors[d]
-			row, _ := newRowTaps[F](f)
+			row, _ := newRowTaps[F](f, max(1, s.groups[i]))
 			w := make([]F, len(f))
 			sum := 0.0
 			for i, v := range f {
@@ -108,14 +114,24 @@ func newSeparable[F nd.Float](p *nd.Problem, opt Options) *separable[F] {
 	}
 	for i, d := range s.passes {
 		in, out := s.shapes[i], s.shapes[i+1]
-		if d == rank-1 {
-			s.items = append(s.items, ceilDiv(product(out[:rank-1]), rowsPerItem(out[rank-1])))
+		if group := s.groups[i]; group > 0 {
+			s.items = append(s.items, ceilDiv(product(out[:d]), rowsPerItem(out[d]*group)))
 		} else {
 			inner := product(in[d+1:])
 			s.items = append(s.items, product(in[:d])*ceilDiv(out[d], slabRows)*ceilDiv(inner, slabChunk))
 		}
 	}
 	return s
+}
+
+// rowGroup is the number of samples per position of a row pass along axis
+// d of shape, the values behind that axis, or 0 where there are too many
+// and the pass adds slabs instead.
+func rowGroup(shape []int, d int) int {
+	if g := product(shape[d+1:]); g <= maxChannels {
+		return g
+	}
+	return 0
 }
 
 // rowsPerItem groups short rows into one work item.
@@ -131,11 +147,10 @@ func product(s []int) int {
 
 func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 	workers := s.opt.workers()
-	rank := len(s.p.InShape)
 	for len(s.scratch) < workers {
 		longest := slabChunk
 		for i, d := range s.passes {
-			longest = max(longest, s.shapes[i+1][d]+s.p.KShape[d]-1)
+			longest = max(longest, (s.shapes[i+1][d]+s.p.KShape[d]-1)*max(1, s.groups[i]))
 		}
 		s.scratch = append(s.scratch, make([]F, 2*longest))
 	}
@@ -156,9 +171,9 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 			}
 			in, out, taps := s.shapes[i], s.shapes[i+1], &s.taps[b][i]
 			var err error
-			if d == rank-1 {
+			if group := s.groups[i]; group > 0 {
 				err = parallel(ctx, workers, s.items[i], t, func(w, item int) {
-					s.rowPass(s.scratch[w], from, to, stride, offset, in, out, taps, item)
+					s.rowPass(s.scratch[w], from, to, stride, offset, in, out, d, group, taps, item)
 				})
 			} else {
 				err = parallel(ctx, workers, s.items[i], t, func(w, item int) {
@@ -174,19 +189,24 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 	return nil
 }
 
-// rowPass filters a group of rows along the last axis.
-func (s *separable[F]) rowPass(scratch []F, from, to any, stride, offset int, in, out []int, taps *sepTaps[F], item int) {
-	last := len(in) - 1
-	n, m := in[last], out[last]
-	k, shift := s.p.KShape[last], s.p.Shift[last]
-	row, acc := scratch[:m+k-1], scratch[m+k-1:][:m]
-	per := rowsPerItem(m)
-	lines := product(out[:last])
+// rowPass filters a group of lines along axis d, each position of a line
+// holding group contiguous samples.
+func (s *separable[F]) rowPass(scratch []F, from, to any, stride, offset int, in, out []int, d, group int, taps *sepTaps[F], item int) {
+	n, m := in[d], out[d]
+	k, shift := s.p.KShape[d], s.p.Shift[d]
+	row, acc := scratch[:(m+k-1)*group], scratch[(m+k-1)*group:][:m*group]
+	per := rowsPerItem(m * group)
+	lines := product(out[:d])
+	pad := newPadMap(-shift, n, m+k-1, s.p.Border, nil)
 	for line := item * per; line < min(lines, (item+1)*per); line++ {
-		loadPadded(row, from, line*n, -shift, n, s.p.Border, taps.cval)
-		clear(acc)
-		taps.row.apply(acc, row)
-		nd.Store(to, line*m*stride+offset, stride, acc)
+		loadPadded(row, from, line*n*group, group, &pad, taps.cval)
+		at := line*m*group*stride + offset
+		if out := into[F](to, at, stride, len(acc)); out != nil {
+			taps.row.set(out, row)
+			continue
+		}
+		taps.row.set(acc, row)
+		store(to, at, stride, acc)
 	}
 }
 
@@ -201,8 +221,14 @@ func (s *separable[F]) slabPass(scratch []F, from, to any, stride, offset int, i
 	i0 := item / chunks % blocks * slabRows
 	outer := item / (chunks * blocks)
 	size := min(slabChunk, inner-c0)
-	acc, tmp := scratch[:size], scratch[slabChunk:][:size]
+	tmp := scratch[slabChunk:][:size]
 	for i := i0; i < min(m, i0+slabRows); i++ {
+		at := ((outer*m+i)*inner+c0)*stride + offset
+		acc := into[F](to, at, stride, size)
+		direct := acc != nil
+		if !direct {
+			acc = scratch[:size]
+		}
 		clear(acc)
 		for j, w := range taps.w {
 			if w == 0 {
@@ -210,13 +236,14 @@ func (s *separable[F]) slabPass(scratch []F, from, to any, stride, offset int, i
 			}
 			q, ok := s.p.Border.Index(i+j-s.p.Shift[d], n)
 			if !ok {
-				for x := range acc {
-					acc[x] = nd.FMA(w, taps.cval, acc[x])
-				}
+				fill(tmp, taps.cval)
+				simd.Axpy(acc, tmp, w)
 				continue
 			}
-			axpy(acc, view(from, (outer*n+q)*inner+c0, size, tmp), w)
+			simd.Axpy(acc, view(from, (outer*n+q)*inner+c0, size, tmp), w)
 		}
-		nd.Store(to, ((outer*m+i)*inner+c0)*stride+offset, stride, acc)
+		if !direct {
+			store(to, at, stride, acc)
+		}
 	}
 }

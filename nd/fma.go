@@ -33,16 +33,28 @@ func FMA[F Float](a, b, c F) F {
 // (Boldo and Melquiond, "Emulation of FMA and correctly rounded sums:
 // proved algorithms using rounding to odd", 2008).
 //
-// The common case is small enough for the compiler to inline.
+// The common case, FMA32Fast, is small enough for the compiler to inline
+// into a loop; FMA32 itself is not.
 func FMA32(a, b, c float32) float32 {
+	if r, ok := FMA32Fast(a, b, c); ok {
+		return r
+	}
+	return fma32Careful(a, b, c)
+}
+
+// FMA32Fast is FMA32's common case: it returns FMA32(a, b, c) and true,
+// or false where the float64 sum sits on a float32 rounding boundary or
+// below float32's normal range, and only FMA32 gives the correct rounding.
+// A loop calls it inline and FMA32 out of line on false.
+func FMA32Fast(a, b, c float32) (float32, bool) {
 	s := float64(a)*float64(b) + float64(c)
 	// The low 29 of float64's 52 fraction bits are what float32 rounds
 	// away; exactly 1000…0 is a midpoint. Results below float32's normal
 	// range round away more bits and take the careful path too.
 	if math.Float64bits(s)&(1<<29-1) == 1<<28 || math.Abs(s) < 0x1p-126 {
-		return fma32Careful(a, b, c)
+		return 0, false
 	}
-	return float32(s)
+	return float32(s), true
 }
 
 // fma32Careful is FMA32 where the float64 sum may sit on a float32

@@ -44,6 +44,9 @@ func checkFMA32(t *testing.T, a, b, c float32) {
 			math.Float32bits(a), math.Float32bits(b), math.Float32bits(c),
 			math.Float32bits(got), got, math.Float32bits(want), want)
 	}
+	if fast, ok := FMA32Fast(a, b, c); ok && !sameFloat32(fast, want) {
+		t.Fatalf("FMA32Fast(%x, %x, %x) = %x, want %x", math.Float32bits(a), math.Float32bits(b), math.Float32bits(c), math.Float32bits(fast), math.Float32bits(want))
+	}
 }
 
 // TestFMA32Random compares with math/big on random bit patterns (every

@@ -1,0 +1,664 @@
+// Command asm generates the CPU engine's SIMD loops (simd_amd64.s and the
+// Go declarations in stubs_amd64.go) with avo. Run it through go generate
+// in the simd package. It lives in a module of its own so that avo is a
+// dependency of the generator only, not of ndconv.
+//
+// Every loop vectorises across outputs, never across taps: each output's
+// taps are applied one after the other, in the order given, each with one
+// fused multiply-add (VFMADD231: a single rounding), so that the results
+// equal the scalar loops of the simd package bit for bit.
+package main
+
+import (
+	"fmt"
+	"math"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// isa is one instruction set the loops are generated for.
+type isa struct {
+	name   string
+	bytes  int // vector width
+	masked bool
+	blocks []int // vectors per block of outputs, widest first
+	// blockVectors is the vectors per output row of the register-blocked
+	// loop: blockRows × blockVectors accumulators, as many source vectors
+	// and a weight fit in the vector registers.
+	blockVectors int
+}
+
+// elem is one floating-point type and its instructions.
+type elem struct {
+	name, gotype string
+	size         int
+	broadcast    func(...Op)      // scalar to every lane
+	fma          func(...Op)      // acc += a·b, one rounding, every lane
+	move         func(...Op)      // unaligned load or store, with an optional mask
+	loadMasked   func(a, k, b Op) // load, zeroing the lanes the mask leaves out
+	moveScalar   func(...Op)
+	fmaScalar    func(...Op)
+}
+
+var (
+	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 2}
+	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}, blockVectors: 4}
+	f32    = elem{name: "F32", gotype: "float32", size: 4, broadcast: VBROADCASTSS, fma: VFMADD231PS,
+		move: VMOVUPS, loadMasked: VMOVUPS_Z, moveScalar: VMOVSS, fmaScalar: VFMADD231SS}
+	f64 = elem{name: "F64", gotype: "float64", size: 8, broadcast: VBROADCASTSD, fma: VFMADD231PD,
+		move: VMOVUPD, loadMasked: VMOVUPD_Z, moveScalar: VMOVSD, fmaScalar: VFMADD231SD}
+)
+
+func (s isa) vec() reg.VecVirtual {
+	if s.bytes == 64 {
+		return ZMM()
+	}
+	return YMM()
+}
+
+// zero clears a vector register: VPXORD for 512 bits needs only AVX-512F
+// (VXORPS there needs AVX-512DQ).
+func (s isa) zero(v reg.Register) {
+	if s.bytes == 64 {
+		VPXORD(v, v, v)
+	} else {
+		VXORPS(v, v, v)
+	}
+}
+
+// ret emits the label "return", where every loop ends, and the return,
+// clearing the upper vector state for SSE code that follows.
+func ret() {
+	Label("return")
+	VZEROUPPER()
+	RET()
+}
+
+func main() {
+	ConstraintExpr("!noasm,amd64")
+	for _, s := range []isa{avx2, avx512} {
+		for _, e := range []elem{f32, f64} {
+			taps(s, e, false, true)
+			taps(s, e, false, false)
+			taps(s, e, true, true)
+			axpy(s, e)
+			block(s, e)
+		}
+		for _, i := range []integer{u8, u16} {
+			widen(s, i)
+			narrow(s, i)
+		}
+		peak(s)
+	}
+	Generate()
+}
+
+// taps generates acc[x] = fma(w[t], src[off(t)+x], acc[x]) for t in order,
+// for every x < len(acc), where off(t) is offs[t], or t for the dense row;
+// with accumulate false, acc[x] starts from +0 instead of its value.
+func taps(s isa, e elem, dense, accumulate bool) {
+	name := fmt.Sprintf("taps%s%s", s.name, e.name)
+	if !accumulate {
+		name = fmt.Sprintf("setTaps%s%s", s.name, e.name)
+	}
+	sig := fmt.Sprintf("func(acc, src []%s, offs []int, w []%s)", e.gotype, e.gotype)
+	if dense {
+		name = fmt.Sprintf("row%s%s", s.name, e.name)
+		sig = fmt.Sprintf("func(acc, src, w []%s)", e.gotype)
+	}
+	TEXT(name, NOSPLIT, sig)
+	switch {
+	case dense:
+		Doc(name + " is rowGo in " + s.name + ".")
+	case !accumulate:
+		Doc(name + " is setTapsGo in " + s.name + ".")
+	default:
+		Doc(name + " is tapsGo in " + s.name + ".")
+	}
+	accp := Load(Param("acc").Base(), GP64())
+	n := Load(Param("acc").Len(), GP64())
+	srcp := Load(Param("src").Base(), GP64())
+	wp := Load(Param("w").Base(), GP64())
+	ntaps := Load(Param("w").Len(), GP64())
+	var offp reg.Register
+	if !dense {
+		offp = Load(Param("offs").Base(), GP64())
+	}
+	lanes := s.bytes / e.size
+	x := GP64()
+	XORQ(x, x)
+	t := GP64()
+	rest := GP64()
+	p := GP64()
+	w := s.vec()
+
+	// tapAddress sets p so that Mem{Base: p} is src[off(t)+x].
+	tapAddress := func() {
+		if dense {
+			LEAQ(Mem{Base: p, Disp: e.size}, p)
+			return
+		}
+		MOVQ(Mem{Base: offp, Index: t, Scale: 8}, p)
+		ADDQ(x, p)
+		LEAQ(Mem{Base: srcp, Index: p, Scale: uint8(e.size)}, p)
+	}
+	startTaps := func() {
+		XORQ(t, t)
+		if dense {
+			// p runs one element ahead of the tap: tapAddress advances it first.
+			LEAQ(Mem{Base: srcp, Index: x, Scale: uint8(e.size), Disp: -e.size}, p)
+		}
+	}
+
+	for _, v := range s.blocks {
+		tapLoop, tapsDone := fmt.Sprintf("block%dTap", v), fmt.Sprintf("block%dTapsDone", v)
+		blocks(fmt.Sprintf("block%d", v), n, x, rest, v*lanes, func() {
+			acc := make([]reg.VecVirtual, v)
+			for i := range acc {
+				acc[i] = s.vec()
+				if accumulate {
+					e.move(Mem{Base: accp, Index: x, Scale: uint8(e.size), Disp: i * s.bytes}, acc[i])
+				} else {
+					s.zero(acc[i])
+				}
+			}
+			startTaps()
+			Label(tapLoop)
+			CMPQ(t, ntaps)
+			JGE(LabelRef(tapsDone))
+			tapAddress()
+			e.broadcast(Mem{Base: wp, Index: t, Scale: uint8(e.size)}, w)
+			for i := range acc {
+				e.fma(Mem{Base: p, Disp: i * s.bytes}, w, acc[i])
+			}
+			INCQ(t)
+			JMP(LabelRef(tapLoop))
+			Label(tapsDone)
+			for i := range acc {
+				e.move(acc[i], Mem{Base: accp, Index: x, Scale: uint8(e.size), Disp: i * s.bytes})
+			}
+		})
+	}
+
+	// The last len(acc) mod lanes outputs.
+	if s.masked {
+		k := tailMask(rest)
+		acc, in := s.vec(), s.vec()
+		if accumulate {
+			e.loadMasked(Mem{Base: accp, Index: x, Scale: uint8(e.size)}, k, acc)
+		} else {
+			s.zero(acc)
+		}
+		startTaps()
+		Label("tailTap")
+		CMPQ(t, ntaps)
+		JGE(LabelRef("tailDone"))
+		tapAddress()
+		e.loadMasked(Mem{Base: p}, k, in)
+		e.broadcast(Mem{Base: wp, Index: t, Scale: uint8(e.size)}, w)
+		e.fma(in, w, acc)
+		INCQ(t)
+		JMP(LabelRef("tailTap"))
+		Label("tailDone")
+		e.move(acc, k, Mem{Base: accp, Index: x, Scale: uint8(e.size)})
+	} else {
+		Label("scalar")
+		CMPQ(x, n)
+		JGE(LabelRef("return"))
+		acc, wx := XMM(), XMM()
+		if accumulate {
+			e.moveScalar(Mem{Base: accp, Index: x, Scale: uint8(e.size)}, acc)
+		} else {
+			VXORPS(acc, acc, acc)
+		}
+		startTaps()
+		Label("scalarTap")
+		CMPQ(t, ntaps)
+		JGE(LabelRef("scalarDone"))
+		tapAddress()
+		e.moveScalar(Mem{Base: wp, Index: t, Scale: uint8(e.size)}, wx)
+		e.fmaScalar(Mem{Base: p}, wx, acc)
+		INCQ(t)
+		JMP(LabelRef("scalarTap"))
+		Label("scalarDone")
+		e.moveScalar(acc, Mem{Base: accp, Index: x, Scale: uint8(e.size)})
+		INCQ(x)
+		JMP(LabelRef("scalar"))
+	}
+	ret()
+}
+
+// axpy generates y[i] = fma(a, x[i], y[i]) for every i < len(y).
+func axpy(s isa, e elem) {
+	name := fmt.Sprintf("axpy%s%s", s.name, e.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(y, x []%s, a %s)", e.gotype, e.gotype))
+	Doc(name + " is axpyGo in " + s.name + ".")
+	yp := Load(Param("y").Base(), GP64())
+	n := Load(Param("y").Len(), GP64())
+	xp := Load(Param("x").Base(), GP64())
+	ax := Load(Param("a"), XMM())
+	a := s.vec()
+	e.broadcast(ax, a)
+	lanes := s.bytes / e.size
+	i := GP64()
+	XORQ(i, i)
+	rest := GP64()
+	for _, v := range []int{4, 1} {
+		blocks(fmt.Sprintf("block%d", v), n, i, rest, v*lanes, func() {
+			ys := make([]reg.VecVirtual, v)
+			for j := range ys {
+				ys[j] = s.vec()
+				e.move(Mem{Base: yp, Index: i, Scale: uint8(e.size), Disp: j * s.bytes}, ys[j])
+			}
+			for j := range ys {
+				e.fma(Mem{Base: xp, Index: i, Scale: uint8(e.size), Disp: j * s.bytes}, a, ys[j])
+			}
+			for j := range ys {
+				e.move(ys[j], Mem{Base: yp, Index: i, Scale: uint8(e.size), Disp: j * s.bytes})
+			}
+		})
+	}
+	if s.masked {
+		k := tailMask(rest)
+		y, in := s.vec(), s.vec()
+		e.loadMasked(Mem{Base: yp, Index: i, Scale: uint8(e.size)}, k, y)
+		e.loadMasked(Mem{Base: xp, Index: i, Scale: uint8(e.size)}, k, in)
+		e.fma(in, a, y)
+		e.move(y, k, Mem{Base: yp, Index: i, Scale: uint8(e.size)})
+	} else {
+		Label("scalar")
+		CMPQ(i, n)
+		JGE(LabelRef("return"))
+		y := XMM()
+		e.moveScalar(Mem{Base: yp, Index: i, Scale: uint8(e.size)}, y)
+		e.fmaScalar(Mem{Base: xp, Index: i, Scale: uint8(e.size)}, ax, y)
+		e.moveScalar(y, Mem{Base: yp, Index: i, Scale: uint8(e.size)})
+		INCQ(i)
+		JMP(LabelRef("scalar"))
+	}
+	ret()
+}
+
+// integer is an unsigned sample type the float32 rows load from and store
+// into.
+type integer struct {
+	name, gotype string
+	size         int
+	max          float32
+}
+
+var (
+	u8  = integer{name: "Uint8", gotype: "uint8", size: 1, max: 255}
+	u16 = integer{name: "Uint16", gotype: "uint16", size: 2, max: 65535}
+)
+
+// blocks emits a loop that runs body while at least step of the n
+// elements from i on remain, advancing i by step; rest is left holding the
+// elements remaining after it.
+func blocks(label string, n, i, rest reg.Register, step int, body func()) {
+	Label(label)
+	MOVQ(n, rest)
+	SUBQ(i, rest)
+	CMPQ(rest, U32(step))
+	JL(LabelRef(label + "Done"))
+	body()
+	ADDQ(U32(step), i)
+	JMP(LabelRef(label))
+	Label(label + "Done")
+}
+
+// tailMask returns to the label "return" when rest is 0, and otherwise
+// gives a mask register with the low rest bits set.
+func tailMask(rest reg.Register) reg.Register {
+	CMPQ(rest, Imm(0))
+	JE(LabelRef("return"))
+	return lowBits(rest)
+}
+
+// lowBits gives a mask register with the low n bits set (n ≤ 16).
+func lowBits(n reg.Register) reg.Register {
+	k := K()
+	setLowBits(k, n)
+	return k
+}
+
+// setLowBits sets the low n bits of the mask register k, and clears the
+// others (n ≤ 16).
+func setLowBits(k, n reg.Register) {
+	mask := GP64()
+	MOVQ(U32(1), mask)
+	SHLXQ(n, mask, mask)
+	DECQ(mask)
+	KMOVW(mask.As32(), k)
+}
+
+// widen generates dst[i] = float32(src[i]), exact for these types.
+func widen(s isa, t integer) {
+	name := fmt.Sprintf("load%s%s", t.name, s.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst []float32, src []%s)", t.gotype))
+	Doc(name + " is load" + t.name + "Go in " + s.name + ".")
+	dp := Load(Param("dst").Base(), GP64())
+	n := Load(Param("dst").Len(), GP64())
+	sp := Load(Param("src").Base(), GP64())
+	lanes := s.bytes / 4
+	i, rest := GP64(), GP64()
+	XORQ(i, i)
+	extend := func(src Op, dst reg.Register) {
+		if t.size == 1 {
+			VPMOVZXBD(src, dst)
+		} else {
+			VPMOVZXWD(src, dst)
+		}
+	}
+	v := s.vec()
+	blocks("block", n, i, rest, lanes, func() {
+		extend(Mem{Base: sp, Index: i, Scale: uint8(t.size)}, v)
+		VCVTDQ2PS(v, v)
+		VMOVUPS(v, Mem{Base: dp, Index: i, Scale: 4})
+	})
+	if s.masked {
+		k := tailMask(rest)
+		if t.size == 1 {
+			VPMOVZXBD_Z(Mem{Base: sp, Index: i, Scale: 1}, k, v)
+		} else {
+			VPMOVZXWD_Z(Mem{Base: sp, Index: i, Scale: 2}, k, v)
+		}
+		VCVTDQ2PS(v, v)
+		VMOVUPS(v, k, Mem{Base: dp, Index: i, Scale: 4})
+	} else {
+		Label("scalar")
+		CMPQ(i, n)
+		JGE(LabelRef("return"))
+		r, x := GP32(), XMM()
+		if t.size == 1 {
+			MOVBLZX(Mem{Base: sp, Index: i, Scale: 1}, r)
+		} else {
+			MOVWLZX(Mem{Base: sp, Index: i, Scale: 2}, r)
+		}
+		VCVTSI2SSL(r, x, x)
+		VMOVSS(x, Mem{Base: dp, Index: i, Scale: 4})
+		INCQ(i)
+		JMP(LabelRef("scalar"))
+	}
+	ret()
+}
+
+// narrow generates dst[i] = src[i] rounded half to even and saturated to
+// the type's range, NaN to 0: the maximum with 0 (which gives its second
+// operand, the 0, for NaN), the minimum with the top of the range, then the
+// conversion, which rounds half to even (the MXCSR default Go keeps).
+func narrow(s isa, t integer) {
+	name := fmt.Sprintf("store%s%s", t.name, s.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(dst []%s, src []float32)", t.gotype))
+	Doc(name + " is store" + t.name + "Go in " + s.name + ".")
+	dp := Load(Param("dst").Base(), GP64())
+	n := Load(Param("dst").Len(), GP64())
+	sp := Load(Param("src").Base(), GP64())
+	lanes := s.bytes / 4
+	zero, top := s.vec(), s.vec()
+	s.zero(zero)
+	bits := GP32()
+	MOVL(U32(math.Float32bits(t.max)), bits)
+	topx := XMM()
+	VMOVD(bits, topx)
+	VBROADCASTSS(topx, top)
+	i, rest := GP64(), GP64()
+	XORQ(i, i)
+	clamp := func(v reg.Register) {
+		VMAXPS(zero, v, v)
+		VMINPS(top, v, v)
+		VCVTPS2DQ(v, v)
+	}
+	v := s.vec()
+	out := Mem{Base: dp, Index: i, Scale: uint8(t.size)}
+	blocks("block", n, i, rest, lanes, func() {
+		VMOVUPS(Mem{Base: sp, Index: i, Scale: 4}, v)
+		clamp(v)
+		if s.masked {
+			if t.size == 1 {
+				VPMOVDB(v, out)
+			} else {
+				VPMOVDW(v, out)
+			}
+			return
+		}
+		hi, lo := XMM(), XMM()
+		VEXTRACTI128(U8(1), v, hi)
+		VPACKUSDW(hi, v.AsX(), lo)
+		if t.size == 1 {
+			VPACKUSWB(lo, lo, lo)
+			VMOVQ(lo, out)
+		} else {
+			VMOVDQU(lo, out)
+		}
+	})
+	if s.masked {
+		k := tailMask(rest)
+		VMOVUPS_Z(Mem{Base: sp, Index: i, Scale: 4}, k, v)
+		clamp(v)
+		if t.size == 1 {
+			VPMOVDB(v, k, out)
+		} else {
+			VPMOVDW(v, k, out)
+		}
+	} else {
+		Label("scalar")
+		CMPQ(i, n)
+		JGE(LabelRef("return"))
+		x, r := XMM(), GP32()
+		VMOVSS(Mem{Base: sp, Index: i, Scale: 4}, x)
+		VMAXSS(zero.AsX(), x, x)
+		VMINSS(top.AsX(), x, x)
+		VCVTSS2SI(x, r)
+		if t.size == 1 {
+			MOVB(r.As8(), out)
+		} else {
+			MOVW(r.As16(), out)
+		}
+		INCQ(i)
+		JMP(LabelRef("scalar"))
+	}
+	ret()
+}
+
+// peakChains is the number of independent multiply-add chains of the peak
+// loop: more than FMA latency × FMA units on current cores (4 × 2).
+const peakChains = 12
+
+// peak generates n rounds of peakChains independent float32 vector
+// multiply-adds, acc = acc·m + c, with nothing to load or store: the
+// engine's arithmetic peak, for the roofline.
+func peak(s isa) {
+	name := "fmaPeak" + s.name
+	TEXT(name, NOSPLIT, "func(n int)")
+	Doc(fmt.Sprintf("%s runs n rounds of %d independent vector multiply-adds.", name, peakChains))
+	n := Load(Param("n"), GP64())
+	bits := GP32()
+	x := XMM()
+	m, c := s.vec(), s.vec()
+	MOVL(U32(math.Float32bits(0.9999)), bits)
+	VMOVD(bits, x)
+	VBROADCASTSS(x, m)
+	MOVL(U32(math.Float32bits(0.0001)), bits)
+	VMOVD(bits, x)
+	VBROADCASTSS(x, c)
+	acc := make([]reg.VecVirtual, peakChains)
+	for i := range acc {
+		acc[i] = s.vec()
+		MOVL(U32(math.Float32bits(float32(i))), bits)
+		VMOVD(bits, x)
+		VBROADCASTSS(x, acc[i])
+	}
+	Label("round")
+	CMPQ(n, Imm(0))
+	JLE(LabelRef("return"))
+	for i := range acc {
+		VFMADD213PS(c, m, acc[i])
+	}
+	DECQ(n)
+	JMP(LabelRef("round"))
+	ret()
+}
+
+// blockRows is the number of output rows the register-blocked loop
+// computes at once (simd.BlockRows).
+const blockRows = 4
+
+// block generates the register-blocked loop: blockRows output rows of n
+// values, row i at out[i·outPitch:], all starting from +0; for each step s
+// in order, the source vectors at src[steps[s]>>8 + x] are loaded once and,
+// for each row i whose bit is set in steps[s]&0xff, added with weight
+// w[s·blockRows+i]: out[i][x] = fma(w, src[…+x], out[i][x]).
+func block(s isa, e elem) {
+	name := fmt.Sprintf("block%s%s", s.name, e.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(out []%s, outPitch, n int, src []%s, steps []int, w []%s)", e.gotype, e.gotype, e.gotype))
+	Doc(name + " is blockGo in " + s.name + ".")
+	outp := Load(Param("out").Base(), GP64())
+	pitch := Load(Param("outPitch"), GP64())
+	SHLQ(U8(map[int]int{4: 2, 8: 3}[e.size]), pitch) // in bytes
+	n := Load(Param("n"), GP64())
+	srcp := Load(Param("src").Base(), GP64())
+	stepp := Load(Param("steps").Base(), GP64())
+	nsteps := Load(Param("steps").Len(), GP64())
+	wp := Load(Param("w").Base(), GP64())
+	lanes := s.bytes / e.size
+	x, rest := GP64(), GP64()
+	XORQ(x, x)
+	wv := s.vec()
+
+	// run emits the step loop for v vectors (or one masked vector, or one
+	// scalar) per row, then the stores.
+	// The registers of the widest pass, allocated once: every pass uses
+	// the first of them (fewer virtual registers keep avo's allocator
+	// within the register file).
+	accAll := make([][]reg.Register, blockRows)
+	for i := range accAll {
+		for range s.blockVectors {
+			accAll[i] = append(accAll[i], s.vec())
+		}
+	}
+	inAll := make([]reg.Register, s.blockVectors)
+	for j := range inAll {
+		inAll[j] = s.vec()
+	}
+	sp, wq, left, p, m := GP64(), GP64(), GP64(), GP64(), GP64()
+
+	run := func(prefix string, v int, k reg.Register, scalar bool) {
+		acc := make([][]reg.Register, blockRows)
+		for i := range acc {
+			for j := range v {
+				a := accAll[i][j]
+				if scalar {
+					a = a.(reg.VecVirtual).AsX()
+					VXORPS(a, a, a)
+				} else {
+					s.zero(a)
+				}
+				acc[i] = append(acc[i], a)
+			}
+		}
+		in := make([]reg.Register, v)
+		for j := range in {
+			in[j] = inAll[j]
+			if scalar {
+				in[j] = inAll[j].(reg.VecVirtual).AsX()
+			}
+		}
+		MOVQ(stepp, sp)
+		MOVQ(wp, wq)
+		MOVQ(nsteps, left)
+		Label(prefix + "Step")
+		CMPQ(left, Imm(0))
+		JE(LabelRef(prefix + "StepsDone"))
+		MOVQ(Mem{Base: sp}, p)
+		MOVQ(p, m)
+		SHRQ(U8(8), p)
+		ADDQ(x, p)
+		LEAQ(Mem{Base: srcp, Index: p, Scale: uint8(e.size)}, p)
+		for j := range in {
+			switch {
+			case scalar:
+				e.moveScalar(Mem{Base: p}, in[j])
+			case k != nil && j == len(in)-1:
+				e.loadMasked(Mem{Base: p, Disp: j * s.bytes}, k, in[j])
+			default:
+				e.move(Mem{Base: p, Disp: j * s.bytes}, in[j])
+			}
+		}
+		for i := range acc {
+			skip := fmt.Sprintf("%sSkip%d", prefix, i)
+			BTQ(U8(i), m)
+			JCC(LabelRef(skip))
+			if scalar {
+				e.moveScalar(Mem{Base: wq, Disp: i * e.size}, wv.AsX())
+				for j := range in {
+					e.fmaScalar(in[j], wv.AsX(), acc[i][j])
+				}
+			} else {
+				e.broadcast(Mem{Base: wq, Disp: i * e.size}, wv)
+				for j := range in {
+					e.fma(in[j], wv, acc[i][j])
+				}
+			}
+			Label(skip)
+		}
+		ADDQ(U8(8), sp)
+		ADDQ(U32(blockRows*e.size), wq)
+		DECQ(left)
+		JMP(LabelRef(prefix + "Step"))
+		Label(prefix + "StepsDone")
+		q := GP64()
+		LEAQ(Mem{Base: outp, Index: x, Scale: uint8(e.size)}, q)
+		for i := range acc {
+			for j, a := range acc[i] {
+				switch {
+				case scalar:
+					e.moveScalar(a, Mem{Base: q})
+				case k != nil && j == len(acc[i])-1:
+					e.move(a, k, Mem{Base: q, Disp: j * s.bytes})
+				default:
+					e.move(a, Mem{Base: q, Disp: j * s.bytes})
+				}
+			}
+			ADDQ(pitch, q)
+		}
+	}
+	if s.masked {
+		// After the full blocks, fewer than blockVectors·lanes outputs
+		// remain: one pass over the steps with as many vectors as they
+		// need, the last one masked.
+		v := s.blockVectors
+		blocks(fmt.Sprintf("block%d", v), n, x, rest, v*lanes, func() { run(fmt.Sprintf("block%dBody", v), v, nil, false) })
+		CMPQ(rest, Imm(0))
+		JE(LabelRef("return"))
+		k := K()
+		for nv := 1; nv <= v; nv++ {
+			next := fmt.Sprintf("notTail%d", nv)
+			if nv < v {
+				CMPQ(rest, U32(nv*lanes))
+				JG(LabelRef(next))
+			}
+			if nv > 1 {
+				SUBQ(U32((nv-1)*lanes), rest) // the last vector's lanes
+			}
+			setLowBits(k, rest)
+			run(fmt.Sprintf("tail%d", nv), nv, k, false)
+			JMP(LabelRef("return"))
+			Label(next)
+		}
+	} else {
+		for _, v := range []int{s.blockVectors, 1} {
+			prefix := fmt.Sprintf("block%d", v)
+			blocks(prefix, n, x, rest, v*lanes, func() { run(prefix+"Body", v, nil, false) })
+		}
+		Label("scalar")
+		CMPQ(x, n)
+		JGE(LabelRef("return"))
+		run("scalarBody", 1, nil, true)
+		INCQ(x)
+		JMP(LabelRef("scalar"))
+	}
+	ret()
+}

@@ -1,0 +1,71 @@
+package simd
+
+import (
+	"fmt"
+	"testing"
+)
+
+// BenchmarkSetTaps runs a k×k kernel's taps over one row of 512 outputs
+// whose input rows stay in L1: the loop's own speed, without memory.
+func BenchmarkSetTaps(b *testing.B) {
+	for _, k := range []int{3, 7, 15} {
+		b.Run(fmt.Sprintf("k%d", k), func(b *testing.B) {
+			const n, pitch = 512, 512 + 24
+			src := make([]float32, (k+1)*pitch)
+			acc := make([]float32, n)
+			var offs []int
+			var w []float32
+			for r := range k {
+				for c := range k {
+					offs = append(offs, r*pitch+c)
+					w = append(w, 0.5)
+				}
+			}
+			for b.Loop() {
+				SetTaps(acc, src, offs, w)
+			}
+			b.ReportMetric(float64(n*k*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
+		})
+	}
+}
+
+// BenchmarkBlock is BenchmarkSetTaps for BlockRows rows at once, each
+// source vector loaded once for all of them.
+func BenchmarkBlock(b *testing.B) {
+	for _, k := range []int{3, 7, 15} {
+		b.Run(fmt.Sprintf("k%d", k), func(b *testing.B) {
+			const n, pitch = 512, 512 + 24
+			src := make([]float32, (k+BlockRows)*pitch)
+			out := make([]float32, BlockRows*n)
+			var steps []int
+			var w []float32
+			for r := range k + BlockRows - 1 {
+				for c := range k {
+					mask := 0
+					for i := range BlockRows {
+						if r-i >= 0 && r-i < k {
+							mask |= 1 << i
+						}
+						w = append(w, 0.5)
+					}
+					steps = append(steps, (r*pitch+c)<<8|mask)
+				}
+			}
+			st := NewSteps(steps, w)
+			for b.Loop() {
+				Block(out, n, n, src, st)
+			}
+			b.ReportMetric(float64(BlockRows*n*k*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
+		})
+	}
+}
+
+// BenchmarkFMAPeak is the arithmetic peak the loops above are measured
+// against (one core).
+func BenchmarkFMAPeak(b *testing.B) {
+	var madds int64
+	for b.Loop() {
+		madds += FMAPeak(1 << 16)
+	}
+	b.ReportMetric(float64(madds)/b.Elapsed().Seconds()/1e9, "Gmadds/s")
+}

@@ -1,0 +1,42 @@
+//go:build !noasm && amd64
+
+package simd
+
+// asmKernels lists the assembly loops this CPU runs; the others are
+// skipped (and say so).
+func asmKernels32(logf func(string, ...any)) []kernels[float32] {
+	var k []kernels[float32]
+	if useAVX2 {
+		k = append(k, kernels[float32]{"AVX2", tapsAVX2F32, setTapsAVX2F32, rowAVX2F32, axpyAVX2F32, blockAVX2F32})
+	} else {
+		logf("skipping AVX2: the CPU lacks AVX2 or FMA")
+	}
+	if useAVX512 {
+		k = append(k, kernels[float32]{"AVX512", tapsAVX512F32, setTapsAVX512F32, rowAVX512F32, axpyAVX512F32, blockAVX512F32})
+	} else {
+		logf("skipping AVX-512: the CPU lacks AVX-512F or BMI2")
+	}
+	return k
+}
+
+func asmKernels64(logf func(string, ...any)) []kernels[float64] {
+	var k []kernels[float64]
+	if useAVX2 {
+		k = append(k, kernels[float64]{"AVX2", tapsAVX2F64, setTapsAVX2F64, rowAVX2F64, axpyAVX2F64, blockAVX2F64})
+	}
+	if useAVX512 {
+		k = append(k, kernels[float64]{"AVX512", tapsAVX512F64, setTapsAVX512F64, rowAVX512F64, axpyAVX512F64, blockAVX512F64})
+	}
+	return k
+}
+
+func asmConversions(logf func(string, ...any)) []conversions {
+	var c []conversions
+	if useAVX2 {
+		c = append(c, conversions{"AVX2", loadUint8AVX2, loadUint16AVX2, storeUint8AVX2, storeUint16AVX2})
+	}
+	if useAVX512 {
+		c = append(c, conversions{"AVX512", loadUint8AVX512, loadUint16AVX512, storeUint8AVX512, storeUint16AVX512})
+	}
+	return c
+}

@@ -1,0 +1,329 @@
+package simd
+
+import (
+	"fmt"
+	"math"
+	"unsafe"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// Taps adds taps to every accumulator: for each x < len(acc), in order of
+// t, acc[x] = fma(w[t], src[offs[t]+x], acc[x]). It panics unless len(offs)
+// = len(w) and every offs[t] + len(acc) ≤ len(src) with offs[t] ≥ 0.
+func Taps[F nd.Float](acc, src []F, offs []int, w []F) {
+	checkTaps(len(acc), len(src), offs, len(w))
+	if len(acc) == 0 || len(w) == 0 {
+		return
+	}
+	if is32[F]() {
+		taps32(f32s(acc), f32s(src), offs, f32s(w))
+	} else {
+		taps64(f64s(acc), f64s(src), offs, f64s(w))
+	}
+}
+
+// SetTaps is Taps with every accumulator starting from +0 instead of its
+// value: acc[x] = fma(w[last], …, fma(w[0], src[offs[0]+x], +0)).
+func SetTaps[F nd.Float](acc, src []F, offs []int, w []F) {
+	checkTaps(len(acc), len(src), offs, len(w))
+	if len(acc) == 0 {
+		return
+	}
+	if is32[F]() {
+		setTaps32(f32s(acc), f32s(src), offs, f32s(w))
+	} else {
+		setTaps64(f64s(acc), f64s(src), offs, f64s(w))
+	}
+}
+
+// BlockRows is the number of output rows Block computes at once.
+const BlockRows = 4
+
+// Steps is a prepared list of Block's steps: step s loads the source
+// vectors at src[steps[s]>>8 + x] and adds them, weighted by
+// w[s·BlockRows+i], to every output row i whose bit is set in
+// steps[s]&0xff.
+type Steps[F nd.Float] struct {
+	steps []int
+	w     []F
+	reach int // the largest source offset of a step
+}
+
+// NewSteps prepares steps and their weights for Block. It panics unless
+// len(w) = BlockRows·len(steps) and no step is negative.
+func NewSteps[F nd.Float](steps []int, w []F) *Steps[F] {
+	if len(w) != BlockRows*len(steps) {
+		panic(fmt.Sprintf("simd: %d weights for %d block steps", len(w), len(steps)))
+	}
+	s := &Steps[F]{steps: steps, w: w}
+	for _, st := range steps {
+		if st < 0 {
+			panic(fmt.Sprintf("simd: negative block step %d", st))
+		}
+		s.reach = max(s.reach, st>>8)
+	}
+	return s
+}
+
+// Block is SetTaps for BlockRows output rows at once, row i being
+// out[i·outPitch:][:n], each source vector loaded once for every row that
+// uses it (register blocking). Each row takes the taps of st in step order,
+// from +0. It panics unless the rows lie in out and every step's source
+// run lies in src.
+func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
+	if n < 0 || outPitch < n || (BlockRows-1)*outPitch+n > len(out) {
+		panic(fmt.Sprintf("simd: block of %d rows of %d at pitch %d in %d values", BlockRows, n, outPitch, len(out)))
+	}
+	if len(st.steps) > 0 && st.reach > len(src)-n {
+		panic(fmt.Sprintf("simd: block step at %d out of a source of %d for %d outputs", st.reach, len(src), n))
+	}
+	if n == 0 {
+		return
+	}
+	if is32[F]() {
+		block32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w))
+	} else {
+		block64(f64s(out), outPitch, n, f64s(src), st.steps, f64s(st.w))
+	}
+}
+
+// Row adds a dense row of taps to every accumulator: for each x < len(acc),
+// in order of j, acc[x] = fma(w[j], src[x+j], acc[x]). It panics unless
+// len(src) ≥ len(acc) + len(w) − 1.
+func Row[F nd.Float](acc, src, w []F) {
+	if len(acc) == 0 || len(w) == 0 {
+		return
+	}
+	if len(src) < len(acc)+len(w)-1 {
+		panic(fmt.Sprintf("simd: a source of %d for %d outputs of %d taps", len(src), len(acc), len(w)))
+	}
+	if is32[F]() {
+		row32(f32s(acc), f32s(src), f32s(w))
+	} else {
+		row64(f64s(acc), f64s(src), f64s(w))
+	}
+}
+
+// Axpy adds a·x to y: y[i] = fma(a, x[i], y[i]) for each i < len(y). It
+// panics if len(x) < len(y).
+func Axpy[F nd.Float](y, x []F, a F) {
+	if len(x) < len(y) {
+		panic(fmt.Sprintf("simd: axpy of %d values into %d", len(x), len(y)))
+	}
+	if len(y) == 0 {
+		return
+	}
+	if is32[F]() {
+		axpy32(f32s(y), f32s(x), float32(a))
+	} else {
+		axpy64(f64s(y), f64s(x), float64(a))
+	}
+}
+
+// LoadUint8 widens src into dst: dst[i] = float32(src[i]), exactly. It
+// panics if len(src) < len(dst).
+func LoadUint8(dst []float32, src []uint8) { loadUint8(dst, src[:len(dst)]) }
+
+// LoadUint16 is LoadUint8 for uint16 samples.
+func LoadUint16(dst []float32, src []uint16) { loadUint16(dst, src[:len(dst)]) }
+
+// StoreUint8 narrows src into dst with the rule of nd.Round: round half to
+// even, saturate to [0, 255], NaN to 0. It panics if len(src) < len(dst).
+func StoreUint8(dst []uint8, src []float32) { storeUint8(dst, src[:len(dst)]) }
+
+// StoreUint16 is StoreUint8 for uint16 samples, saturating to [0, 65535].
+func StoreUint16(dst []uint16, src []float32) { storeUint16(dst, src[:len(dst)]) }
+
+// The loops in use: the pure-Go twins, replaced at init by assembly where
+// the build and the CPU have it (simd_amd64.go).
+var (
+	taps32, setTaps32 = tapsGo[float32], setTapsGo[float32]
+	taps64, setTaps64 = tapsGo[float64], setTapsGo[float64]
+	row32, row64      = rowGo[float32], rowGo[float64]
+	block32, block64  = blockGo[float32], blockGo[float64]
+	axpy32, axpy64    = axpyGo[float32], axpyGo[float64]
+	loadUint8         = loadUint8Go
+	loadUint16        = loadUint16Go
+	storeUint8        = storeUint8Go
+	storeUint16       = storeUint16Go
+	fmaPeak           = fmaPeakGo
+)
+
+// FMAPeak runs rounds of independent float32 multiply-add chains in the
+// widest vectors this build and CPU use, with nothing loaded or stored,
+// and returns the number of multiply-adds done: the arithmetic peak of the
+// loops above, for the roofline.
+func FMAPeak(rounds int) int64 { return fmaPeak(max(rounds, 0)) }
+
+// fmaPeakGo is FMAPeak in scalar Go: 12 chains, enough to hide the latency.
+func fmaPeakGo(rounds int) int64 {
+	const m, c = 0.9999, 0.0001
+	var a [12]float32
+	for i := range a {
+		a[i] = float32(i)
+	}
+	for range rounds {
+		for i := range a {
+			a[i] = a[i]*m + c
+		}
+	}
+	peakSink = a[0]
+	return int64(rounds) * int64(len(a))
+}
+
+// peakSink keeps the scalar chains from being optimised away.
+var peakSink float32
+
+func checkTaps(n, srcLen int, offs []int, taps int) {
+	if len(offs) != taps {
+		panic(fmt.Sprintf("simd: %d offsets for %d taps", len(offs), taps))
+	}
+	for _, o := range offs {
+		if o < 0 || o > srcLen-n {
+			panic(fmt.Sprintf("simd: tap offset %d out of a source of %d for %d outputs", o, srcLen, n))
+		}
+	}
+}
+
+func is32[F nd.Float]() bool {
+	var f F
+	return unsafe.Sizeof(f) == 4
+}
+
+// f32s and f64s view a []F as the slice it is, for the F at hand.
+func f32s[F nd.Float](s []F) []float32 {
+	return unsafe.Slice((*float32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+func f64s[F nd.Float](s []F) []float64 {
+	return unsafe.Slice((*float64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+// tapsGo is the reference loop of Taps:
+//
+//	for x := range acc {
+//		for t := range w {
+//			acc[x] = nd.FMA(w[t], src[offs[t]+x], acc[x])
+//		}
+//	}
+//
+// It runs tap by tap over the whole row (each output still takes its taps
+// in order), so its inner loop is axpyGo's.
+func tapsGo[F nd.Float](acc, src []F, offs []int, w []F) {
+	for t, wt := range w {
+		axpyGo(acc, src[offs[t]:], wt)
+	}
+}
+
+// setTapsGo is the reference loop of SetTaps:
+//
+//	for x := range acc {
+//		acc[x] = 0
+//		for t := range w {
+//			acc[x] = nd.FMA(w[t], src[offs[t]+x], acc[x])
+//		}
+//	}
+func setTapsGo[F nd.Float](acc, src []F, offs []int, w []F) {
+	clear(acc)
+	tapsGo(acc, src, offs, w)
+}
+
+// blockGo is the reference loop of Block:
+//
+//	for i := range BlockRows {
+//		clear(out[i*outPitch:][:n])
+//	}
+//	for s, st := range steps {
+//		for i := range BlockRows {
+//			if st>>i&1 != 0 {
+//				for x := range n {
+//					out[i*outPitch+x] = nd.FMA(w[s*BlockRows+i], src[st>>8+x], out[i*outPitch+x])
+//				}
+//			}
+//		}
+//	}
+func blockGo[F nd.Float](out []F, outPitch, n int, src []F, steps []int, w []F) {
+	for i := range BlockRows {
+		clear(out[i*outPitch:][:n])
+	}
+	for s, st := range steps {
+		for i := range BlockRows {
+			if st>>i&1 != 0 {
+				axpyGo(out[i*outPitch:][:n], src[st>>8:], w[s*BlockRows+i])
+			}
+		}
+	}
+}
+
+// rowGo is the reference loop of Row:
+//
+//	for x := range acc {
+//		for j := range w {
+//			acc[x] = nd.FMA(w[j], src[x+j], acc[x])
+//		}
+//	}
+func rowGo[F nd.Float](acc, src, w []F) {
+	for j, wj := range w {
+		axpyGo(acc, src[j:], wj)
+	}
+}
+
+// axpyGo is the reference loop of Axpy:
+//
+//	for i := range y {
+//		y[i] = nd.FMA(a, x[i], y[i])
+//	}
+//
+// The float32 loop takes nd.FMA32Fast inline and nd.FMA32 only where it
+// declines; float64's math.FMA is a single instruction where the CPU has one.
+func axpyGo[F nd.Float](y, x []F, a F) {
+	if is32[F]() {
+		axpy32Go(f32s(y), f32s(x), float32(a))
+		return
+	}
+	y64, x64, a64 := f64s(y), f64s(x)[:len(y)], float64(a)
+	for i, v := range x64 {
+		y64[i] = math.FMA(a64, v, y64[i])
+	}
+}
+
+func axpy32Go(y, x []float32, a float32) {
+	x = x[:len(y)]
+	for i, v := range x {
+		r, ok := nd.FMA32Fast(a, v, y[i])
+		if !ok {
+			r = nd.FMA32(a, v, y[i])
+		}
+		y[i] = r
+	}
+}
+
+// loadGo is the reference loop of LoadUint8 and LoadUint16:
+//
+//	for i := range dst {
+//		dst[i] = float32(src[i])
+//	}
+func loadGo[T uint8 | uint16](dst []float32, src []T) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] = float32(src[i])
+	}
+}
+
+// storeGo is the reference loop of StoreUint8 and StoreUint16:
+//
+//	for i := range dst {
+//		dst[i] = T(nd.Round(float64(src[i]), dt))
+//	}
+func storeGo[T uint8 | uint16](dst []T, src []float32, dt nd.DType) {
+	src = src[:len(dst)]
+	for i := range dst {
+		dst[i] = T(nd.Round(float64(src[i]), dt))
+	}
+}
+
+func loadUint8Go(dst []float32, src []uint8)    { loadGo(dst, src) }
+func loadUint16Go(dst []float32, src []uint16)  { loadGo(dst, src) }
+func storeUint8Go(dst []uint8, src []float32)   { storeGo(dst, src, nd.Uint8) }
+func storeUint16Go(dst []uint16, src []float32) { storeGo(dst, src, nd.Uint16) }

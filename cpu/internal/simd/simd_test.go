@@ -1,0 +1,256 @@
+package simd
+
+import (
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// kernels is one implementation of the loops for one float type.
+type kernels[F nd.Float] struct {
+	name  string
+	taps  func(acc, src []F, offs []int, w []F)
+	set   func(acc, src []F, offs []int, w []F)
+	row   func(acc, src, w []F)
+	axpy  func(y, x []F, a F)
+	block func(out []F, outPitch, n int, src []F, steps []int, w []F)
+}
+
+// maxLength covers every block width of every instruction set (the widest
+// is 8 vectors of 16) twice over, and every tail.
+const maxLength = 2*128 + 40
+
+// guard is the number of sentinel values on each side of an output.
+const guard = 5
+
+func TestLoops32(t *testing.T) {
+	testLoops(t, append(asmKernels32(t.Logf), kernels[float32]{"dispatch", Taps[float32], SetTaps[float32], Row[float32], Axpy[float32], blockPrepared[float32]}))
+}
+
+func TestLoops64(t *testing.T) {
+	testLoops(t, append(asmKernels64(t.Logf), kernels[float64]{"dispatch", Taps[float64], SetTaps[float64], Row[float64], Axpy[float64], blockPrepared[float64]}))
+}
+
+// testLoops compares each implementation with the pure-Go loops, bit for
+// bit, for every output length 0..maxLength at alignments 0–3, with
+// sentinels around the output that must not change.
+func testLoops[F nd.Float](t *testing.T, impls []kernels[F]) {
+	rng := rand.New(rand.NewPCG(15, 1))
+	for _, k := range impls {
+		for align := 0; align < 4; align++ {
+			for n := 0; n <= maxLength; n++ {
+				ntaps := 1 + rng.IntN(12)
+				w := randomValues[F](rng, ntaps)
+				src := randomValues[F](rng, align+n+ntaps+20)[align:]
+				offs := make([]int, ntaps)
+				for i := range offs {
+					offs[i] = rng.IntN(len(src) - n + 1) // any order, repeats allowed
+				}
+				init := randomValues[F](rng, n)
+
+				check := func(what string, run, ref func(acc []F)) {
+					t.Helper()
+					want := append([]F(nil), init...)
+					ref(want)
+					buf := randomValues[F](rng, align+n+2*guard)[align:]
+					sentinels := append([]F(nil), buf...)
+					acc := buf[guard : guard+n]
+					copy(acc, init)
+					run(acc)
+					for i := range acc {
+						if !same(acc[i], want[i]) {
+							t.Fatalf("%s %s, length %d, alignment %d, element %d: %v, want %v", k.name, what, n, align, i, acc[i], want[i])
+						}
+					}
+					for i := 0; i < guard; i++ {
+						if !same(buf[i], sentinels[i]) || !same(buf[guard+n+i], sentinels[guard+n+i]) {
+							t.Fatalf("%s %s, length %d, alignment %d: a value outside the output changed", k.name, what, n, align)
+						}
+					}
+				}
+				check("taps", func(acc []F) { k.taps(acc, src, offs, w) }, func(acc []F) { tapsGo(acc, src, offs, w) })
+				check("set taps", func(acc []F) { k.set(acc, src, offs, w) }, func(acc []F) { setTapsGo(acc, src, offs, w) })
+				check("row", func(acc []F) { k.row(acc, src, w) }, func(acc []F) { rowGo(acc, src, w) })
+				checkBlock(t, k, rng, n, align, src)
+				check("axpy", func(acc []F) { k.axpy(acc, src, w[0]) }, func(acc []F) { axpyGo(acc, src, w[0]) })
+			}
+		}
+	}
+}
+
+// conversions is one implementation of the integer loads and stores.
+type conversions struct {
+	name        string
+	loadUint8   func([]float32, []uint8)
+	loadUint16  func([]float32, []uint16)
+	storeUint8  func([]uint8, []float32)
+	storeUint16 func([]uint16, []float32)
+}
+
+// TestConversions compares each implementation of the integer loads and
+// stores with the pure-Go loops for every length 0..maxLength at
+// alignments 0–3, with sentinels around the output.
+func TestConversions(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 2))
+	impls := append(asmConversions(t.Logf), conversions{"exported", LoadUint8, LoadUint16, StoreUint8, StoreUint16})
+	for _, c := range impls {
+		for align := 0; align < 4; align++ {
+			for n := 0; n <= maxLength; n++ {
+				floats := storeInputs(rng, align+n)[align:]
+				bytes := make([]uint8, align+n)
+				words := make([]uint16, align+n)
+				for i := range bytes {
+					bytes[i], words[i] = uint8(rng.Uint32()), uint16(rng.Uint32())
+				}
+				bytes, words = bytes[align:], words[align:]
+				checkConversion(t, c.name+" load uint8", n, align, func(dst []float32) { c.loadUint8(dst, bytes) }, func(dst []float32) { loadUint8Go(dst, bytes) })
+				checkConversion(t, c.name+" load uint16", n, align, func(dst []float32) { c.loadUint16(dst, words) }, func(dst []float32) { loadUint16Go(dst, words) })
+				checkConversion(t, c.name+" store uint8", n, align, func(dst []uint8) { c.storeUint8(dst, floats) }, func(dst []uint8) { storeUint8Go(dst, floats) })
+				checkConversion(t, c.name+" store uint16", n, align, func(dst []uint16) { c.storeUint16(dst, floats) }, func(dst []uint16) { storeUint16Go(dst, floats) })
+			}
+		}
+	}
+}
+
+func checkConversion[T float32 | uint8 | uint16](t *testing.T, what string, n, align int, run, ref func([]T)) {
+	t.Helper()
+	buf := make([]T, align+n+2*guard)[align:]
+	for i := range buf {
+		buf[i] = T(i*7 + 3)
+	}
+	sentinels := append([]T(nil), buf...)
+	want := make([]T, n)
+	ref(want)
+	out := buf[guard : guard+n]
+	run(out)
+	for i := range out {
+		if out[i] != want[i] {
+			t.Fatalf("%s, length %d, alignment %d, element %d: %v, want %v", what, n, align, i, out[i], want[i])
+		}
+	}
+	for i := 0; i < guard; i++ {
+		if buf[i] != sentinels[i] || buf[guard+n+i] != sentinels[guard+n+i] {
+			t.Fatalf("%s, length %d, alignment %d: a value outside the output changed", what, n, align)
+		}
+	}
+}
+
+// storeInputs returns float32 values around and beyond the integer ranges:
+// halves (ties), negatives, NaN, infinities and values past the top.
+func storeInputs(rng *rand.Rand, n int) []float32 {
+	s := make([]float32, n)
+	for i := range s {
+		switch r := rng.IntN(10); r {
+		case 0:
+			s[i] = float32(math.NaN())
+		case 1:
+			s[i] = float32(math.Inf(1 - 2*rng.IntN(2)))
+		case 2:
+			s[i] = float32(rng.IntN(600)-100) + 0.5
+		case 3:
+			s[i] = float32(rng.IntN(70000)) + 0.5
+		case 4:
+			s[i] = -float32(rng.Float64())
+		default:
+			s[i] = float32(rng.Float64()*80000 - 1000)
+		}
+	}
+	return s
+}
+
+// blockPrepared is Block with the steps prepared on the spot, in the form
+// of the assembly loops.
+func blockPrepared[F nd.Float](out []F, outPitch, n int, src []F, steps []int, w []F) {
+	Block(out, outPitch, n, src, NewSteps(steps, w))
+}
+
+// checkBlock compares k.block with blockGo on BlockRows rows of n outputs
+// at alignment align, with sentinels around and between the rows.
+func checkBlock[F nd.Float](t *testing.T, k kernels[F], rng *rand.Rand, n, align int, src []F) {
+	t.Helper()
+	nsteps := rng.IntN(10)
+	steps := make([]int, nsteps)
+	for i := range steps {
+		steps[i] = rng.IntN(len(src)-n+1)<<8 | rng.IntN(1<<BlockRows)
+	}
+	w := randomValues[F](rng, BlockRows*nsteps)
+	pitch := n + guard
+	size := guard + (BlockRows-1)*pitch + n + guard
+	buf := randomValues[F](rng, align+size)[align:]
+	want := append([]F(nil), buf...)
+	blockGo(want[guard:], pitch, n, src, steps, w)
+	k.block(buf[guard:], pitch, n, src, steps, w)
+	for i := range buf {
+		if !same(buf[i], want[i]) {
+			t.Fatalf("%s block, length %d, alignment %d, value %d of the rows and guards: %v, want %v", k.name, n, align, i, buf[i], want[i])
+		}
+	}
+}
+
+// randomValues returns values over many binades, with occasional zeros,
+// infinities, subnormals and near-cancelling pairs, so that the rounding of
+// every fused multiply-add is exercised.
+func randomValues[F nd.Float](rng *rand.Rand, n int) []F {
+	s := make([]F, n)
+	for i := range s {
+		switch r := rng.IntN(40); {
+		case r == 0:
+			s[i] = 0
+		case r == 1:
+			s[i] = F(math.Inf(1 - 2*rng.IntN(2)))
+		case r == 2:
+			s[i] = F(math.SmallestNonzeroFloat32 * float64(rng.IntN(1000)))
+		case r < 8 && i > 0:
+			s[i] = -s[i-1] * F(1+rng.Float64()*1e-6)
+		default:
+			s[i] = F((rng.Float64()*2 - 1) * math.Ldexp(1, rng.IntN(40)-20))
+		}
+	}
+	return s
+}
+
+// same is bitwise equality, any NaN equal to any other (payloads differ
+// between hardware and software).
+func same[F nd.Float](a, b F) bool {
+	if a != a || b != b {
+		return a != a && b != b
+	}
+	return math.Float64bits(float64(a)) == math.Float64bits(float64(b))
+}
+
+func TestPanics(t *testing.T) {
+	for name, f := range map[string]func(){
+		"offset":     func() { Taps(make([]float32, 4), make([]float32, 5), []int{2}, []float32{1}) },
+		"negative":   func() { Taps(make([]float32, 4), make([]float32, 5), []int{-1}, []float32{1}) },
+		"taps count": func() { Taps(make([]float32, 4), make([]float32, 5), []int{0, 1}, []float32{1}) },
+		"row":        func() { Row(make([]float64, 4), make([]float64, 5), []float64{1, 2, 3}) },
+		"axpy":       func() { Axpy(make([]float64, 4), make([]float64, 3), 1) },
+		"block rows": func() {
+			Block(make([]float32, 3*8+3), 8, 4, make([]float32, 8), NewSteps([]int{1}, make([]float32, BlockRows)))
+		},
+		"block step": func() {
+			Block(make([]float32, 4*8), 8, 4, make([]float32, 8), NewSteps([]int{5<<8 | 1}, make([]float32, BlockRows)))
+		},
+		"steps": func() { NewSteps([]int{1, 2}, make([]float32, BlockRows)) },
+	} {
+		func() {
+			defer func() {
+				if recover() == nil {
+					t.Errorf("%s: no panic", name)
+				}
+			}()
+			f()
+		}()
+	}
+}
+
+// TestFMAPeak checks the count of multiply-adds (its speed is the bench's
+// business).
+func TestFMAPeak(t *testing.T) {
+	one := FMAPeak(1)
+	if one < 12 || FMAPeak(10) != 10*one || FMAPeak(0) != 0 {
+		t.Errorf("FMAPeak: %d per round, %d for 10, %d for 0", one, FMAPeak(10), FMAPeak(0))
+	}
+}
