@@ -6,7 +6,12 @@
 #   CGO_ENABLED=0 go test -c -o .gpu/opencl.test ./opencl
 #   CGO_ENABLED=0 go build -o .gpu/ndconv ./cmd/ndconv
 #
-#   STEPS="cuda opencl memcheck bench" ONLY='A-2d' bash scripts/gpu-session.sh
+#   STEPS="cuda opencl memcheck compare tune bench results" ONLY='A-2d' bash scripts/gpu-session.sh
+#
+# tune writes the tuning cache $NDCONV_TUNING (default /tmp/ndconv-tuning.json)
+# for the workloads TUNE_ONLY names, which bench and results then read;
+# results runs bench/run-gpu.sh (ndconv and the peers; STEPS_RESULTS, default
+# "ndconv gpu") into /tmp/results and packs it as $OUT/results.tgz.
 #
 # Logs go to $OUT (the device tool brings them back); a short summary is
 # printed last.
@@ -17,6 +22,9 @@ steps=${STEPS:-cuda bench}
 only=${ONLY:-.}
 sets=${SETS:-all}
 step() { [[ " $steps " == *" $1 "* ]]; }
+export NDCONV_TUNING=${NDCONV_TUNING:-/tmp/ndconv-tuning.json}
+# NVIDIA's OpenCL driver is installed but not registered with the ICD loader.
+mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 >/tmp/icd/nvidia.icd
 export PATH=$PATH:/usr/local/cuda/bin
 nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm --format=csv,noheader
 summary=()
@@ -26,7 +34,6 @@ if step cuda; then
 	grep -E '^(--- FAIL|FAIL|ok|PASS)|engine_test' "$out/cuda.log" | head -20
 fi
 if step opencl; then
-	mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 >/tmp/icd/nvidia.icd
 	( cd opencl && OCL_ICD_VENDORS=/tmp/icd NDCONV_OPENCL_DEVICE=${OPENCL_DEVICE:-1:0} NDCONV_OPENCL_ALL=${OPENCL_ALL:-0} ../.gpu/opencl.test -test.count=1 -test.v ) >"$out/opencl.log" 2>&1
 	summary+=("opencl suite: exit $? — $(grep -c '^--- PASS' "$out/opencl.log") pass, $(grep -c '^--- FAIL' "$out/opencl.log") fail")
 	grep -E '^(--- FAIL|FAIL|ok|PASS)' "$out/opencl.log" | head -20
@@ -34,6 +41,18 @@ fi
 if step memcheck; then
 	( cd cuda && compute-sanitizer --tool memcheck --print-limit 5 ../.gpu/cuda.test -test.short -test.count=1 -test.run 'EngineTable|EngineSlabs|EngineDeviceArrays' ) >"$out/memcheck.log" 2>&1
 	summary+=("memcheck: exit $? — $(grep 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)")
+fi
+if step compare; then
+	for dev in cuda opencl:1:0; do
+		OCL_ICD_VENDORS=/tmp/icd NDCONV=.gpu/ndconv bash scripts/compare-devices.sh $dev >"$out/compare-${dev%%:*}.log" 2>&1
+		summary+=("README examples cpu vs $dev: exit $? — $(grep -c 'same file' "$out/compare-${dev%%:*}.log") same")
+	done
+fi
+if step tune; then
+	.gpu/ndconv tune --device cuda --workload all --only "${TUNE_ONLY:-^A-2d-k3$}" --repeat 5 >"$out/tune.log" 2>&1
+	summary+=("tune: exit $?")
+	cat "$out/tune.log"
+	cp "$NDCONV_TUNING" "$out/tuning.json" 2>/dev/null
 fi
 if step bench; then
 	.gpu/ndconv bench --workload "$sets" --only "$only" --json --device cuda ${BENCH_ARGS:-} >"$out/bench.jsonl" 2>"$out/bench.err"
@@ -47,5 +66,12 @@ for line in open(sys.argv[1]):
     if d.get("kind") == "result":
         print(f"{d['id']:24s} {d.get('method',''):10s} {d['ms_median'] or -1:9.4f} ms  {d.get('pct_roofline',0):6.1f}%  {d.get('impl','')} {d.get('note','')[:200]}")
 PY
+fi
+if step results; then
+	mkdir -p /tmp/results
+	STEPS="${STEPS_RESULTS:-ndconv gpu}" bash bench/run-gpu.sh .gpu/ndconv .gpu/report /tmp/results >"$out/results.log" 2>&1
+	summary+=("results: exit $?")
+	tail -5 "$out/results.log"
+	tar czf "$out/results.tgz" -C /tmp results
 fi
 printf '%s\n' "${summary[@]}"
