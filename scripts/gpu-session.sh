@@ -44,7 +44,7 @@ if step memcheck; then
 fi
 if step compare; then
 	for dev in cuda opencl:1:0; do
-		OCL_ICD_VENDORS=/tmp/icd NDCONV=.gpu/ndconv bash scripts/compare-devices.sh $dev >"$out/compare-${dev%%:*}.log" 2>&1
+		OCL_ICD_VENDORS=/tmp/icd NDCONV=$PWD/.gpu/ndconv bash scripts/compare-devices.sh $dev >"$out/compare-${dev%%:*}.log" 2>&1
 		summary+=("README examples cpu vs $dev: exit $? — $(grep -c 'same file' "$out/compare-${dev%%:*}.log") same")
 	done
 fi
