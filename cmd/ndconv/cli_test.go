@@ -529,7 +529,7 @@ func FuzzCommandLine(f *testing.F) {
 	}
 	f.Fuzz(func(t *testing.T, line string) {
 		args := strings.Fields(line)
-		if len(args) > 0 && (args[0] == "demo" || args[0] == "bench") {
+		if len(args) > 0 && (args[0] == "demo" || args[0] == "bench" || args[0] == "tune") {
 			return // writes files, or measures the machine for seconds
 		}
 		noop := func(*cobra.Command, filterJob) error { return nil }
