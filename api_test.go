@@ -12,6 +12,7 @@ import (
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/opencl"
 	"github.com/ndconv/ndconv/plan"
 )
 
@@ -332,6 +333,46 @@ func TestConcurrentCalls(t *testing.T) {
 	for i := range inputs {
 		if !slices.Equal(got[i], want[i]) {
 			t.Errorf("call %d: concurrent result differs", i)
+		}
+	}
+}
+
+// TestPlanClose: Close releases the plan (on an OpenCL device, where one
+// is present, its engine); executing a closed plan is ErrClosed; closing
+// twice does nothing; one-shot calls close their plan themselves.
+func TestPlanClose(t *testing.T) {
+	ctx := context.Background()
+	src, err := nd.FromSlice([]float32{1, 2, 3, 4, 5, 6}, 2, 3)
+	if err != nil {
+		t.Fatal(err)
+	}
+	k := ndconv.NewKernel([]int{1, 3}, []float64{1, 2, 1})
+	devices := []string{"cpu"}
+	if opencl.Available() == nil {
+		devices = append(devices, "opencl")
+	}
+	for _, dev := range devices {
+		d := dev
+		p, err := ndconv.NewPlan(ndconv.Correlation, src.Shape, ndconv.Float32, ndconv.Options{Device: dev}, k)
+		if err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		want, err := p.Execute(ctx, ndconv.Array{}, src)
+		if err != nil {
+			t.Fatalf("%s: %v", d, err)
+		}
+		if err := p.Close(); err != nil {
+			t.Errorf("%s: Close: %v", d, err)
+		}
+		if err := p.Close(); err != nil {
+			t.Errorf("%s: second Close: %v", d, err)
+		}
+		if _, err := p.Execute(ctx, ndconv.Array{}, src); !errors.Is(err, ndconv.ErrClosed) {
+			t.Errorf("%s: executing a closed plan: %v", d, err)
+		}
+		got, err := ndconv.Correlate(ctx, src, ndconv.Options{Device: dev}, k)
+		if err != nil || !slices.Equal(got.Data.([]float32), want.Data.([]float32)) {
+			t.Errorf("%s: one-shot call: %v, %v against %v", d, err, got.Data, want.Data)
 		}
 	}
 }

@@ -2,6 +2,7 @@ package ndconv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"image"
 	"slices"
@@ -83,6 +84,7 @@ func ApplyFilters(ctx context.Context, op Operation, src Array, opt Options, fs 
 	if err != nil {
 		return Array{}, err
 	}
+	defer p.Close()
 	return p.Execute(ctx, src)
 }
 
@@ -150,6 +152,19 @@ func NewFilterPlan(op Operation, shape []int, dtype DType, opt Options, fs ...fi
 
 // Shape is the output's shape, DType its element type.
 func (fp *FilterPlan) Shape() []int { return slices.Clone(fp.shape) }
+
+// Close releases what the plan's kernel plans hold on their device (see
+// Plan.Close); executing it afterwards is an error.
+func (fp *FilterPlan) Close() error {
+	var errs []error
+	if fp.bank != nil {
+		errs = append(errs, fp.bank.Close())
+	}
+	for _, p := range fp.terms {
+		errs = append(errs, p.Close())
+	}
+	return errors.Join(errs...)
+}
 
 // DType is the output's element type.
 func (fp *FilterPlan) DType() DType { return fp.out }

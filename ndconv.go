@@ -153,6 +153,15 @@ func (p *Plan) Method() Method { return p.exec.Method }
 // Device reports the device the plan runs on.
 func (p *Plan) Device() string { return p.exec.Device.String() }
 
+// Close releases what the plan holds on its device (a GPU engine's memory,
+// streams and device); executing the plan afterwards is an error
+// (ErrClosed). Closing twice does nothing. A plan on the CPU holds only
+// memory, which the garbage collector takes back either way.
+func (p *Plan) Close() error { return p.exec.Close() }
+
+// ErrClosed is the error of executing a plan after its Close.
+var ErrClosed = plan.ErrClosed
+
 // Execute filters src into dst and returns dst. When dst has no Data, a new
 // array is allocated; otherwise it must have the plan's output Shape and
 // DType and must not overlap src.
@@ -199,6 +208,7 @@ func run(ctx context.Context, op Operation, src Array, opt Options, kernels []Ke
 	if err != nil {
 		return Array{}, err
 	}
+	defer p.Close()
 	return p.Execute(ctx, Array{}, src)
 }
 

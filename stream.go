@@ -36,8 +36,16 @@ func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink 
 	opt := p.opt
 	opt.Device, opt.Method, opt.Progress = p.exec.Device, p.exec.Method, nil
 	var exec *plan.Executable
+	defer func() {
+		if exec != nil {
+			exec.Close()
+		}
+	}()
 	return chunk.Run(ctx, chunks, src, p.opt.Progress, func(ctx context.Context, c *chunk.Chunk, src nd.Array) error {
 		if exec == nil || !chunk.SameGeometry(exec.Problem, c.Problem) {
+			if exec != nil {
+				exec.Close()
+			}
 			var err error
 			if exec, err = plan.New(c.Problem, opt); err != nil {
 				return err

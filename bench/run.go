@@ -2,7 +2,6 @@ package bench
 
 import (
 	"context"
-	"io"
 	"slices"
 	"time"
 
@@ -113,9 +112,7 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 	if err != nil {
 		return nil, 0, "", "", err
 	}
-	if c, ok := exec.Runner().(io.Closer); ok {
-		defer c.Close()
-	}
+	defer exec.Close()
 	method = exec.Method.String()
 	if i, ok := exec.Runner().(implementer); ok {
 		impl = i.Implementation()

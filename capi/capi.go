@@ -58,6 +58,18 @@ type handle struct {
 	shape  []int
 }
 
+// close releases the plan's device, once no call is using it.
+func (h *handle) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.plan != nil {
+		h.plan.Close()
+	}
+	if h.filter != nil {
+		h.filter.Close()
+	}
+}
+
 var (
 	handlesMu sync.Mutex
 	handles   = map[int64]*handle{}
@@ -317,6 +329,10 @@ func ndconv_plan_execute(id C.int64_t, src unsafe.Pointer, srcBytes C.int64_t, d
 //export ndconv_plan_free
 func ndconv_plan_free(id C.int64_t) {
 	handlesMu.Lock()
+	h := handles[int64(id)]
 	delete(handles, int64(id))
 	handlesMu.Unlock()
+	if h != nil {
+		h.close()
+	}
 }

@@ -112,7 +112,6 @@ func (m *MappedArray) Release() {
 	}
 }
 
-
 // WriteFileChunks writes an array of dtype dt and the given shape to path,
 // a .npy or .raw file, from the pieces produce hands to write in C order:
 // host memory holds one piece at a time. It writes through a temporary

@@ -2,7 +2,9 @@ package plan
 
 import (
 	"context"
+	"errors"
 	"fmt"
+	"io"
 	"math"
 	"runtime"
 	"slices"
@@ -204,12 +206,33 @@ type Executable struct {
 	// the options or the tuning cache); zero where the kernels chose.
 	Tuning kernels.Tuning
 	run    Runner
+	closed bool
 }
 
 // Execute computes dst from src; both must match the problem (the caller,
 // ndconv.Plan, checks them).
 func (e *Executable) Execute(ctx context.Context, dst, src nd.Array) error {
+	if e.closed {
+		return ErrClosed
+	}
 	return e.run.Execute(ctx, dst, src)
+}
+
+// ErrClosed is the error of executing a plan after its Close.
+var ErrClosed = errors.New("plan: the plan is closed")
+
+// Close releases what the backend holds for the problem (a GPU engine's
+// device memory, streams and its reference to the device); executing it
+// afterwards is ErrClosed. Closing twice does nothing.
+func (e *Executable) Close() error {
+	if e.closed {
+		return nil
+	}
+	e.closed = true
+	if c, ok := e.run.(io.Closer); ok {
+		return c.Close()
+	}
+	return nil
 }
 
 // Runner is the backend's prepared runner, for callers that need more of

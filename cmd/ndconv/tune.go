@@ -111,9 +111,7 @@ func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, 
 		return nil
 	}
 	chosen := exec.Method
-	if c, ok := exec.Runner().(io.Closer); ok {
-		c.Close()
-	}
+	exec.Close()
 	opt := bench.Options{Device: dev, Method: chosen, Repeats: repeats, NoTuningCache: true}
 	time := func(t kernels.Tuning) (float64, bool) {
 		opt.Tuning = t
