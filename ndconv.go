@@ -189,7 +189,9 @@ func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
 }
 
 // Correlate correlates src with the kernels (several make a filter bank),
-// as scipy.ndimage.correlate does.
+// as scipy.ndimage.correlate does. Each call prepares a plan and closes it
+// (on a GPU the device is released when nothing else holds it); for
+// repeated calls keep a Plan, which keeps its device and compiled kernels.
 func Correlate(ctx context.Context, src Array, opt Options, kernels ...Kernel) (Array, error) {
 	return run(ctx, Correlation, src, opt, kernels)
 }
