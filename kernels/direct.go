@@ -59,11 +59,7 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 	if opt.MaxGroupsYZ <= 0 {
 		opt.MaxGroupsYZ = 65535
 	}
-	axes := make([]axis, len(p.InShape))
-	for d := range axes {
-		axes[d] = axis{p.InShape[d], p.OutShape[d], p.KShape[d], p.Shift[d]}
-	}
-	outer, y, x, c := canonical(axes)
+	outer, y, x, c := canonical(problemAxes(p))
 
 	bank := len(p.Kernels)
 	l := &Launch{Family: "direct", Name: "correlate_direct", Wide: p.Wide, CVal: p.CVal}
@@ -86,11 +82,7 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 	if outerTaps*y.k*x.k != kernelLen {
 		return nil, fmt.Errorf("kernels: canonical form has %d taps, the kernel %d", outerTaps*y.k*x.k, kernelLen)
 	}
-	accSize := 4
-	if p.Wide {
-		accSize = 8
-	}
-	l.LocalBytes = (TileY + y.k - 1) * (TileX + (x.k-1)*c) * accSize
+	l.LocalBytes = (TileY + y.k - 1) * (TileX + (x.k-1)*c) * accBytes(p)
 	tiled := l.LocalBytes <= opt.MaxLocalBytes
 	if !tiled {
 		l.LocalBytes = 0
@@ -127,6 +119,15 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// problemAxes are p's axes as canonical takes them.
+func problemAxes(p *nd.Problem) []axis {
+	axes := make([]axis, len(p.InShape))
+	for d := range axes {
+		axes[d] = axis{p.InShape[d], p.OutShape[d], p.KShape[d], p.Shift[d]}
+	}
+	return axes
 }
 
 // canonical folds the problem's axes into the kernel's form: outer axes

@@ -73,20 +73,11 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	if slices.Contains(p.OutShape, 0) || slices.Contains(p.InShape, 0) {
 		return nil, nil
 	}
-	rank := len(p.InShape)
-	var passes []int
-	for d := rank - 1; d >= 0; d-- {
-		if p.KShape[d] > 1 {
-			passes = append(passes, d)
-		}
-	}
-	if len(passes) == 0 {
-		passes = []int{0} // a one-tap kernel is a scaling; its factor sits on axis 0
-	}
+	passes := separablePasses(p)
 	// The first two passes fuse into one sepfused.cl launch when they run
 	// along adjacent axes (the last kernel axis X and the one before it, Y)
 	// and its rows fit local memory.
-	fused := !opt.Unfused && len(passes) >= 2 && passes[1] == passes[0]-1 &&
+	fused := !opt.Unfused && fusable(passes) &&
 		sepFusedLocalBytes(p, passes[0]) <= opt.MaxLocalBytes &&
 		(opt.Fused != (SepFusedShape{}) || product(p.OutShape) >= MinFusedOutputs)
 	s := &Separable{}
@@ -155,6 +146,26 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	}
 	return s, nil
 }
+
+// separablePasses are the axes the separable method filters along, in
+// the order it does: the axes the kernel spans, last first (axis 0 alone
+// for a one-tap kernel, a scaling whose factor sits there).
+func separablePasses(p *nd.Problem) []int {
+	var passes []int
+	for d := len(p.InShape) - 1; d >= 0; d-- {
+		if p.KShape[d] > 1 {
+			passes = append(passes, d)
+		}
+	}
+	if len(passes) == 0 {
+		passes = []int{0}
+	}
+	return passes
+}
+
+// fusable reports whether the first two passes run along adjacent axes, as
+// sepfused.cl's X and Y passes.
+func fusable(passes []int) bool { return len(passes) >= 2 && passes[1] == passes[0]-1 }
 
 // newPass specialises separable.cl: one pass along axis d from shape in to
 // shape out.
@@ -231,10 +242,7 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 			int64(stride), int64(offset)},
 		FusedShape: sh,
 	}
-	accSize := 4
-	if q.Wide {
-		accSize = 8
-	}
+	accSize := accBytes(q)
 	l.LocalBytes = sepFusedRowsBytes(sh, kx, c, accSize)
 	maxIndex := max(int64(product(in)), int64(product(q.OutShape))*int64(stride)) + int64(sh.TX*sh.RX+kx*c)*int64(stride)
 	l.Defines = append(typeDefines(q),
@@ -246,12 +254,7 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
 		fmt.Sprintf("TAPS_N=%d", len(taps)))
 	l.Defines = append(l.Defines, nonzeroDefines(taps[:kx+ky])...)
-	if opt.MaxParamBytes > 0 && len(taps)*accSize <= opt.MaxParamBytes {
-		l.Defines = append(l.Defines, "TAPS_IN_PARAMS=1")
-		l.TapsInParams = true
-	} else {
-		l.Defines = append(l.Defines, "TAPS_IN_PARAMS=0")
-	}
+	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accSize))
 	slices.Sort(l.Defines)
 	return l
 }
@@ -273,11 +276,7 @@ func sepFusedRowsBytes(sh SepFusedShape, kx, c, accSize int) int {
 // sepFusedLocalBytes bounds the local memory a fused launch along axis x
 // of p may need (the widest strip NewSeparable picks).
 func sepFusedLocalBytes(p *nd.Problem, x int) int {
-	accSize := 4
-	if p.Wide {
-		accSize = 8
-	}
-	return sepFusedRowsBytes(SepFusedShape{TX: 128, RX: 4}, p.KShape[x], product(p.InShape[x+1:]), accSize)
+	return sepFusedRowsBytes(SepFusedShape{TX: 128, RX: 4}, p.KShape[x], product(p.InShape[x+1:]), accBytes(p))
 }
 
 func sum(f []float64) float64 {

@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"slices"
+	"strings"
 
 	"github.com/ndconv/ndconv/nd"
 )
@@ -32,10 +33,6 @@ const unrollBudget = 8192
 // taps 0.445 → 0.593 ms, 512³ 3³ 1.00 → 1.22 ms), so it is off; the define
 // stays for the tuner.
 const unrollOuterBudget = 0
-
-// maxParamTapBytes is what CUDA's kernel parameters (32,764 bytes since
-// CUDA 12.1) leave for the weights beside the other arguments.
-const maxParamTapBytes = 32000
 
 // DefaultTiledShape is the decomposition NewDirect uses for a canonical
 // problem when the tuning cache has none: wide work-groups of 32 along X
@@ -71,10 +68,7 @@ func tiledLocalBytes(s TiledShape, y, x axis, c, accSize int) int {
 // the local memory the options allow (direct.cl then serves).
 func newTiled(p *nd.Problem, opt DirectOptions, y, x axis, c int, l *Launch) *Launch {
 	bank := len(p.Kernels)
-	accSize := 4
-	if p.Wide {
-		accSize = 8
-	}
+	accSize := accBytes(p)
 	s := opt.Tiled
 	if s == (TiledShape{}) {
 		s = DefaultTiledShape(y, x, c, bank, p.Wide)
@@ -111,7 +105,7 @@ func newTiled(p *nd.Problem, opt DirectOptions, y, x axis, c int, l *Launch) *La
 	idx32 := maxIndex < math.MaxInt32
 
 	defs := slices.DeleteFunc(slices.Clone(l.Defines), func(d string) bool {
-		return startsWith(d, "TILE_X=") || startsWith(d, "TILE_Y=") || startsWith(d, "TILED=")
+		return strings.HasPrefix(d, "TILE_X=") || strings.HasPrefix(d, "TILE_Y=") || strings.HasPrefix(d, "TILED=")
 	})
 	rowsFMA := (s.RY + y.k - 1) * x.k * s.RX * s.RY * bank
 	outerTaps := len(l.Taps) / (y.k * x.k * bank)
@@ -123,12 +117,7 @@ func newTiled(p *nd.Problem, opt DirectOptions, y, x axis, c int, l *Launch) *La
 		fmt.Sprintf("UNROLL_OUTER=%d", b2i(outerTaps > 1 && outerTaps*rowsFMA <= unrollOuterBudget)),
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
 	defs = append(defs, nonzeroDefines(l.Taps)...)
-	if opt.MaxParamBytes > 0 && len(l.Taps)*accSize <= min(opt.MaxParamBytes, maxParamTapBytes) {
-		defs = append(defs, "TAPS_IN_PARAMS=1")
-		t.TapsInParams = true
-	} else {
-		defs = append(defs, "TAPS_IN_PARAMS=0")
-	}
+	defs = append(defs, t.tapsInParams(opt.MaxParamBytes, accSize))
 	if vec, ok := vector4(p.In); ok && (x.in*c)%4 == 0 {
 		defs = append(defs, "VECTOR_LOADS=1", "IN_T4="+vec)
 	} else {
@@ -144,7 +133,21 @@ func newTiled(p *nd.Problem, opt DirectOptions, y, x axis, c int, l *Launch) *La
 	return &t
 }
 
-func startsWith(s, prefix string) bool { return len(s) >= len(prefix) && s[:len(prefix)] == prefix }
+// tapsInParams decides whether the launch's weights go by value among its
+// parameters (TapsInParams): where the backend takes that many bytes there
+// (maxBytes, 0 for none). It returns the define that tells the kernel.
+func (l *Launch) tapsInParams(maxBytes, accSize int) string {
+	l.TapsInParams = maxBytes > 0 && len(l.Taps)*accSize <= maxBytes
+	return fmt.Sprintf("TAPS_IN_PARAMS=%d", b2i(l.TapsInParams))
+}
+
+// accBytes is the size of the problem's accumulator type.
+func accBytes(p *nd.Problem) int {
+	if p.Wide {
+		return 8
+	}
+	return 4
+}
 
 // nonzeroDefines tell tiled.cl which weights are nonzero when that is
 // cheap to specialise on: ALL_NONZERO=1 for a dense kernel (the usual
@@ -192,22 +195,11 @@ func vector4(d nd.DType) (string, bool) {
 func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 	var out []Tuning
 	if separable {
-		passes := 0
-		x := -1
-		for d := len(p.KShape) - 1; d >= 0; d-- {
-			if p.KShape[d] > 1 {
-				if passes == 0 {
-					x = d
-				} else if passes == 1 && d != x-1 {
-					return nil
-				}
-				passes++
-			}
-		}
-		if passes < 2 {
+		passes := separablePasses(p)
+		if !fusable(passes) {
 			return nil
 		}
-		ky := p.KShape[x-1]
+		ky := p.KShape[passes[1]]
 		for _, tx := range []int{32, 64, 128} {
 			for _, rx := range []int{1, 2, 4} {
 				for _, rows := range []int{32, 64, 128, 256} {
@@ -217,11 +209,7 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 		}
 		return out
 	}
-	axes := make([]axis, len(p.InShape))
-	for d := range axes {
-		axes[d] = axis{p.InShape[d], p.OutShape[d], p.KShape[d], p.Shift[d]}
-	}
-	_, y, _, _ := canonical(axes)
+	_, y, _, _ := canonical(problemAxes(p))
 	bank := len(p.Kernels)
 	regs := 64
 	if p.Wide {

@@ -25,7 +25,7 @@ func (e *Engine) chunks() ([]chunk.Chunk, error) {
 	}
 	var scratch func(*nd.Problem) int64
 	if e.family == "separable" {
-		opt := separableOptions(e.dev.Info())
+		opt := separableOptions(e.dev.Info(), e.opt.Tuning)
 		acc := int64(4)
 		if e.p.Wide {
 			acc = 8

@@ -100,9 +100,7 @@ func NewSeparable(p *nd.Problem, opt EngineOptions) (*Engine, error) {
 	}
 	info := e.dev.Info()
 	e.plan = func() ([]kernels.Step, int, error) {
-		sopt := separableOptions(info)
-		sopt.Fused = opt.Tuning.Fused
-		s, err := kernels.NewSeparable(p, sopt)
+		s, err := kernels.NewSeparable(p, separableOptions(info, opt.Tuning))
 		if err != nil || s == nil {
 			return nil, 0, err
 		}
@@ -116,9 +114,9 @@ func NewSeparable(p *nd.Problem, opt EngineOptions) (*Engine, error) {
 }
 
 // separableOptions are the limits kernels.NewSeparable plans within on a
-// device.
-func separableOptions(info Info) kernels.SeparableOptions {
-	return kernels.SeparableOptions{MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes))}
+// device, with the engine's tuning.
+func separableOptions(info Info, t kernels.Tuning) kernels.SeparableOptions {
+	return kernels.SeparableOptions{MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)), Fused: t.Fused}
 }
 
 func newEngine(p *nd.Problem, opt EngineOptions, family string) (*Engine, error) {

@@ -113,7 +113,7 @@ func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, 
 	chosen := exec.Method
 	exec.Close()
 	opt := bench.Options{Device: dev, Method: chosen, Repeats: repeats, NoTuningCache: true}
-	time := func(t kernels.Tuning) (float64, bool) {
+	median := func(t kernels.Tuning) (float64, bool) {
 		opt.Tuning = t
 		r, err := bench.Run(cmd.Context(), w, opt, "", bench.Roofline{})
 		if err != nil || r.MsMedian == nil {
@@ -121,7 +121,7 @@ func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, 
 		}
 		return *r.MsMedian, true
 	}
-	base, ok := time(kernels.Tuning{})
+	base, ok := median(kernels.Tuning{})
 	if !ok {
 		fmt.Fprintf(table, "%s\t%v\t\t—\t\t\tthe default does not run\t\n", w.ID, chosen)
 		return nil
@@ -129,7 +129,7 @@ func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, 
 	candidates := kernels.TuningCandidates(p, chosen == plan.Separable)
 	best, bestMs := kernels.Tuning{}, base
 	for _, c := range candidates {
-		if ms, ok := time(c); ok && ms < bestMs {
+		if ms, ok := median(c); ok && ms < bestMs {
 			best, bestMs = c, ms
 		}
 	}
