@@ -74,6 +74,9 @@ func OpenTuningCache(path string) (*TuningCache, error) {
 
 // Lookup returns the tuning stored for p run by method m on device dev.
 func (c *TuningCache) Lookup(dev Device, p *nd.Problem, m Method) (kernels.Tuning, bool) {
+	if c.Len() == 0 {
+		return kernels.Tuning{}, false // no device query for an empty cache
+	}
 	key, ok := TuningKey(dev, p, m)
 	if !ok {
 		return kernels.Tuning{}, false
