@@ -280,7 +280,7 @@ func (e *Engine) separableOptions() kernels.SeparableOptions {
 // directOptions are the limits kernels.NewDirect plans a CUDA launch
 // within, with the engine's tuning.
 func (e *Engine) directOptions() kernels.DirectOptions {
-	return kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxParamBytes: maxParamTapBytes, Tiled: e.opt.Tuning.Tiled}
+	return kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxParamBytes: maxParamTapBytes, Tiled: e.opt.Tuning.Tiled, Rows: e.opt.Tuning.Rows}
 }
 
 func (direct) prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared, error) {

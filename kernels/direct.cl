@@ -39,9 +39,9 @@ INLINE ACC_T load_input(__global const IN_T* restrict in, long src, long py, lon
 	if (src < 0 || !inside(py, in_y) || !inside(px, in_x)) {
 		return cval;
 	}
-	return (ACC_T)in[(src * in_y + py) * in_row + px * C + c];
+	return to_acc(in[(src * in_y + py) * in_row + px * C + c]);
 #else
-	return (ACC_T)in[(src * in_y + border_index(py, in_y)) * in_row + border_index(px, in_x) * C + c];
+	return to_acc(in[(src * in_y + border_index(py, in_y)) * in_row + border_index(px, in_x) * C + c]);
 #endif
 }
 

@@ -40,6 +40,9 @@ type DirectOptions struct {
 	// Tiled forces tiled.cl's work decomposition (the tuner's choice);
 	// zero picks DefaultTiledShape.
 	Tiled TiledShape
+	// Rows selects rows.cl with this decomposition where it serves the
+	// problem (the tuner's choice; zero: tiled.cl).
+	Rows RowsShape
 	// Untiled selects direct.cl, the simple implementation, even where
 	// tiled.cl would serve (tests, and the tuner's baseline).
 	Untiled bool
@@ -60,6 +63,11 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 		opt.MaxGroupsYZ = 65535
 	}
 	outer, y, x, c := canonical(problemAxes(p))
+	if rollRows(outer, y, opt) {
+		// Images walked row by row: Y becomes the rolling axis and the
+		// tile one row (see TiledShape.ZChunk).
+		outer, y = []axis{y}, axis{1, 1, 1, 0}
+	}
 
 	bank := len(p.Kernels)
 	l := &Launch{Family: "direct", Name: "correlate_direct", Wide: p.Wide, CVal: p.CVal}
@@ -106,8 +114,13 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 		fmt.Sprintf("TILED=%d", b2i(tiled)),
 	)
 	slices.Sort(l.Defines)
+	if !opt.Untiled && opt.Rows != (RowsShape{}) {
+		if r := newRows(p, opt.Rows, opt.MaxParamBytes, outerTaps, y, x, c, l); r != nil {
+			return r, nil
+		}
+	}
 	if !opt.Untiled {
-		if t := newTiled(p, opt, y, x, c, l); t != nil {
+		if t := newTiled(p, opt, outer, y, x, c, l); t != nil {
 			return t, nil
 		}
 	}

@@ -27,10 +27,18 @@ func emulateDirect[F nd.Float](t *testing.T, l *Launch, p *nd.Problem, in []floa
 	}
 	bank, ky, kx, sy, sx, c := def["BANK"], def["KY"], def["KX"], def["SHIFT_Y"], def["SHIFT_X"], def["C"]
 	tileX, tileY, nOuter, outerTaps := def["TILE_X"], def["TILE_Y"], def["NOUTER"], def["OUTER_TAPS"]
-	if l.Family == "tiled" {
+	switch l.Family {
+	case "tiled":
 		tileX, tileY = def["TX"]*def["RX"], def["TY"]*def["RY"]
 		if l.Local != [3]int{def["TX"], def["TY"], 1} {
 			t.Fatalf("tiled launch: local size %v, defines TX=%d TY=%d", l.Local, def["TX"], def["TY"])
+		}
+	case "rows":
+		// Work-items of RX outputs walking chunks of rows, the chunk
+		// length after the outer axes.
+		tileX, tileY = def["TX"]*def["RX"], int(l.Outer[4*nOuter])
+		if l.Local != [3]int{def["TX"], 1, 1} || len(l.Outer) != 4*nOuter+1 {
+			t.Fatalf("rows launch: local size %v, defines TX=%d, outer %v", l.Local, def["TX"], l.Outer)
 		}
 	}
 	inY, inX, outY, outX, planes := int(l.Scalars[0]), int(l.Scalars[1]), int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4])
@@ -55,7 +63,15 @@ func emulateDirect[F nd.Float](t *testing.T, l *Launch, p *nd.Problem, in []floa
 		}
 		return F(in[src*inPlane+y*inRow+x*c+ch])
 	}
-	if l.Groups[2] > planes || l.Groups[0]*tileX < outRow || l.Groups[1]*tileY < outY {
+	if l.Name == "correlate_rolling" {
+		// Chunks of Outer[4] output planes along the one outer axis; the
+		// walk itself runs on the devices (PoCL in CI).
+		chunk := int(l.Outer[4])
+		if nOuter != 1 || len(l.Outer) != 5 || def["KZ"] != int(l.Outer[2]) || def["ROLL_Z"] != 1 || l.Groups[2]*chunk < int(l.Outer[1]) || (l.Groups[2]-1)*chunk >= int(l.Outer[1]) {
+			t.Fatalf("rolling launch: groups %v, defines %v, outer %v", l.Groups, l.Defines, l.Outer)
+		}
+	}
+	if (l.Name != "correlate_rolling" && l.Groups[2] > planes) || l.Groups[0]*tileX < outRow || l.Groups[1]*tileY < outY {
 		t.Fatalf("groups %v do not cover %d planes of %d×%d", l.Groups, planes, outY, outRow)
 	}
 	for plane := 0; plane < planes; plane++ {
@@ -275,8 +291,9 @@ func TestTuningCandidates(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, cand := range TuningCandidates(p, false) {
-			l, err := NewDirect(p, DirectOptions{MaxLocalBytes: 48 << 10, Tiled: cand.Tiled})
+		checks, _ := RollingChecks(p)
+		for _, cand := range append(TuningCandidates(p, false), checks...) {
+			l, err := NewDirect(p, DirectOptions{MaxLocalBytes: 48 << 10, Tiled: cand.Tiled, Rows: cand.Rows})
 			if err != nil || l == nil {
 				continue
 			}

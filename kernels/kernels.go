@@ -9,7 +9,7 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-//go:embed portability.h common.cl direct.cl tiled.cl separable.cl sepfused.cl roofline.cl
+//go:embed portability.h *.cl
 var sources embed.FS
 
 // standalone families need none of common.cl's helpers (nor its defines).
@@ -62,10 +62,11 @@ type Launch struct {
 	// parameters (a struct of len(Taps) ACC_T values) instead of as a
 	// __constant pointer; only CUDA launches are built so.
 	TapsInParams bool
-	// Shape is tiled.cl's work decomposition, FusedShape sepfused.cl's
-	// (zero for other families).
+	// Shape is tiled.cl's work decomposition, FusedShape sepfused.cl's,
+	// RowsShape rows.cl's (zero for other families).
 	Shape      TiledShape
 	FusedShape SepFusedShape
+	RowsShape  RowsShape
 }
 
 // Tuning is what a tuner may fix of a problem's implementation: tiled.cl's
@@ -74,6 +75,7 @@ type Launch struct {
 type Tuning struct {
 	Tiled TiledShape    `json:"tiled,omitzero"`
 	Fused SepFusedShape `json:"fused,omitzero"`
+	Rows  RowsShape     `json:"rows,omitzero"`
 }
 
 // Describe names the launch's implementation for reports: its family and,
@@ -83,6 +85,8 @@ func (l *Launch) Describe() string {
 	switch {
 	case l.Shape != (TiledShape{}):
 		return l.Family + " " + l.Shape.String()
+	case l.RowsShape != (RowsShape{}):
+		return l.Family + " " + l.RowsShape.String()
 	case l.FusedShape != (SepFusedShape{}):
 		return fmt.Sprintf("%s %d threads, %d outputs each, %d rows", l.Family, l.FusedShape.TX, l.FusedShape.RX, l.FusedShape.SEG)
 	}
@@ -149,6 +153,10 @@ func typeDefines(p *nd.Problem) []string {
 		defs = append(defs, "ACC_DOUBLE=1")
 	}
 	defs = append(defs, "ACC_T="+acc)
+	// Integers of at most 16 bits convert to and from a float accumulator
+	// through a float's bits (common.cl's to_acc, to_output).
+	small := func(d nd.DType) int { return b2i(!p.Wide && d.IsInteger() && d.Size() <= 2) }
+	defs = append(defs, fmt.Sprintf("IN_SMALL_INT=%d", small(p.In)), fmt.Sprintf("OUT_SMALL_INT=%d", small(p.Out)))
 	if p.Out.IsInteger() {
 		// The minimum written as an expression: the literals 2147483648
 		// and 9223372036854775808 fit no signed type; the maximum as an

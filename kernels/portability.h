@@ -37,6 +37,10 @@ INLINE size_t get_global_id(int d) { return get_group_id(d) * get_local_size(d) 
 // tap as acc = fma_rn(w, x, acc) in the same order, so all give the same
 // bits.
 INLINE float fma_rn(float a, float b, float c) { return __fmaf_rn(a, b, c); }
+
+// OpenCL's reinterpretations of a float's bits.
+INLINE float as_float(int x) { return __int_as_float(x); }
+INLINE int as_int(float x) { return __float_as_int(x); }
 INLINE double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
 
 #else // OpenCL C

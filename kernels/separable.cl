@@ -38,9 +38,9 @@ __kernel void correlate_pass(
 			}
 			const long p = i + j - SHIFT;
 #if BORDER == BORDER_CONSTANT
-			const ACC_T v = inside(p, n_in) ? (ACC_T)src[p * inner] : cval;
+			const ACC_T v = inside(p, n_in) ? to_acc(src[p * inner]) : cval;
 #else
-			const ACC_T v = (ACC_T)src[border_index(p, n_in) * inner];
+			const ACC_T v = to_acc(src[border_index(p, n_in) * inner]);
 #endif
 			acc = fma_rn(w, v, acc);
 		}

@@ -78,15 +78,15 @@ INLINE void fetch_row(ACC_T* v, __global const IN_T* restrict src, idx_t y0, int
 		const int q = lx + m * TX;
 		if (q < ROW_ELEMS) {
 			if (inside_x) {
-				v[m] = (ACC_T)line[fe0 + q];
+				v[m] = to_acc(line[fe0 + q]);
 			} else {
 				const idx_t pe = fe0 + q;
 				const idx_t px = pe >= 0 ? pe / C : -((-pe + C - 1) / C); // floor division
 				const idx_t c = pe - px * C;
 #if BORDER == BORDER_CONSTANT
-				v[m] = (px >= 0 && px < nx) ? (ACC_T)line[px * C + c] : cval;
+				v[m] = (px >= 0 && px < nx) ? to_acc(line[px * C + c]) : cval;
 #else
-				v[m] = (ACC_T)line[(idx_t)border_index(px, nx) * C + c];
+				v[m] = to_acc(line[(idx_t)border_index(px, nx) * C + c]);
 #endif
 			}
 		}

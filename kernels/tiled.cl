@@ -74,6 +74,18 @@
 #endif
 #endif
 
+// A work-item's walk reads RX + (KX − 1)·C values of each input row it
+// visits. Where the walk is unrolled, they are put in registers
+// first, each read from local memory once for all RY output rows, all
+// taps and all bank kernels; otherwise (large kernels, whose rows would
+// hold too many registers) ROW_VALUE reads local memory at each use.
+
+#if UNROLL_ROWS
+#define ROW_VALUE(row, q) (row_values[q])
+#else
+#define ROW_VALUE(row, q) ((row)[SKEW(q)])
+#endif
+
 // tiled_load reads sample c of position (py, px) of input plane src by the
 // border rule (src < 0: a plane wholly outside, constant border).
 INLINE ACC_T tiled_load(__global const IN_T* restrict in, idx_t src, idx_t py, idx_t px, idx_t c,
@@ -83,10 +95,92 @@ INLINE ACC_T tiled_load(__global const IN_T* restrict in, idx_t src, idx_t py, i
 	if (src < 0 || py < 0 || py >= in_y || px < 0 || px >= in_x) {
 		return cval;
 	}
-	return (ACC_T)in[(src * in_y + py) * (in_x * C) + px * C + c];
+	return to_acc(in[(src * in_y + py) * (in_x * C) + px * C + c]);
 #else
-	return (ACC_T)in[(src * in_y + (idx_t)border_index(py, in_y)) * (in_x * C) + (idx_t)border_index(px, in_x) * C + c];
+	return to_acc(in[(src * in_y + (idx_t)border_index(py, in_y)) * (in_x * C) + (idx_t)border_index(px, in_x) * C + c]);
 #endif
+}
+
+// stage_tile stages input plane src's tile of this work-group — TILE_ROWS
+// rows from fy0, ROW_ELEMS elements from fe0, each converted to ACC_T once
+// — into tile's skewed rows. inside_yx: the footprint lies wholly inside
+// the plane (no border mapping needed).
+INLINE void stage_tile(LOCAL_PTR ACC_T* restrict tile, __global const IN_T* restrict in, idx_t src,
+	idx_t fy0, idx_t fe0, int inside_yx, idx_t in_y, idx_t in_x, int lid, ACC_T cval)
+{
+	const idx_t in_row = in_x * C;
+#if VECTOR_LOADS
+	if (inside_yx && src >= 0 && fe0 - LEAD >= 0 && fe0 - LEAD + 4 * NCHUNK <= in_row) {
+		__global const IN_T* base = in + (src * in_y + fy0) * in_row + fe0 - LEAD;
+		for (int i = lid; i < TILE_ROWS * NCHUNK; i += TX * TY) {
+			const int r = i / NCHUNK, j = i - r * NCHUNK;
+			const IN_T4 v = LOAD4_IN(base + (idx_t)r * in_row + 4 * j);
+			LOCAL_PTR ACC_T* t = tile + r * ROW_PITCH;
+			const int q = 4 * j - LEAD;
+			if (q >= 0) {
+				t[SKEW(q)] = to_acc(v.x);
+			}
+			if (q + 1 >= 0 && q + 1 < ROW_ELEMS) {
+				t[SKEW(q + 1)] = to_acc(v.y);
+			}
+			if (q + 2 >= 0 && q + 2 < ROW_ELEMS) {
+				t[SKEW(q + 2)] = to_acc(v.z);
+			}
+			if (q + 3 < ROW_ELEMS) {
+				t[SKEW(q + 3)] = to_acc(v.w);
+			}
+		}
+	} else
+#endif
+	if (inside_yx && src >= 0) {
+		__global const IN_T* base = in + (src * in_y + fy0) * in_row + fe0;
+		for (int i = lid; i < TILE_ROWS * ROW_ELEMS; i += TX * TY) {
+			const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
+			tile[r * ROW_PITCH + SKEW(q)] = to_acc(base[(idx_t)r * in_row + q]);
+		}
+	} else {
+		for (int i = lid; i < TILE_ROWS * ROW_ELEMS; i += TX * TY) {
+			const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
+			const idx_t pe = fe0 + q;
+			const idx_t px = pe >= 0 ? pe / C : -((-pe + C - 1) / C); // floor division
+			tile[r * ROW_PITCH + SKEW(q)] = tiled_load(in, src, fy0 + r, px, pe - px * C, in_y, in_x, cval);
+		}
+	}
+}
+
+// store_block writes one work-item's outputs of output plane `plane`: its
+// RY rows, from row y, of RX·BANK contiguous outputs from element e.
+// full_tile: the work-group's whole tile lies inside the output.
+INLINE void store_block(__global OUT_T* restrict out, ACC_T acc[RY][RX][BANK], idx_t plane, idx_t y, idx_t e,
+	idx_t out_y, idx_t out_row, int full_tile)
+{
+#pragma unroll
+	for (int ry = 0; ry < RY; ry++, y++) {
+		__global OUT_T* o = out + ((plane * out_y + y) * out_row + e) * BANK;
+#if VECTOR_STORES
+		if (full_tile) {
+#pragma unroll
+			for (int q = 0; q < RX * BANK; q += 4) {
+				OUT_T4 v;
+				v.x = to_output(acc[ry][q / BANK][q % BANK]);
+				v.y = to_output(acc[ry][(q + 1) / BANK][(q + 1) % BANK]);
+				v.z = to_output(acc[ry][(q + 2) / BANK][(q + 2) % BANK]);
+				v.w = to_output(acc[ry][(q + 3) / BANK][(q + 3) % BANK]);
+				STORE4(o + q, v);
+			}
+			continue;
+		}
+#endif
+#pragma unroll
+		for (int rx = 0; rx < RX; rx++) {
+			if (full_tile || (y < out_y && e + rx < out_row)) {
+#pragma unroll
+				for (int k = 0; k < BANK; k++) {
+					o[rx * BANK + k] = to_output(acc[ry][rx][k]);
+				}
+			}
+		}
+	}
 }
 
 __kernel void correlate_tiled(
@@ -130,44 +224,7 @@ __kernel void correlate_tiled(
 #endif
 		for (int t = 0; t < OUTER_TAPS; t++) {
 			const idx_t src = (idx_t)outer_plane(outer, plane, t);
-			// Stage the tile with its halo.
-#if VECTOR_LOADS
-			if (inside_yx && src >= 0 && fe0 - LEAD >= 0 && fe0 - LEAD + 4 * NCHUNK <= in_row) {
-				__global const IN_T* base = in + (src * in_y + fy0) * in_row + fe0 - LEAD;
-				for (int i = lid; i < TILE_ROWS * NCHUNK; i += TX * TY) {
-					const int r = i / NCHUNK, j = i - r * NCHUNK;
-					const IN_T4 v = LOAD4_IN(base + (idx_t)r * in_row + 4 * j);
-					LOCAL_PTR ACC_T* t = tile + r * ROW_PITCH;
-					const int q = 4 * j - LEAD;
-					if (q >= 0) {
-						t[SKEW(q)] = (ACC_T)v.x;
-					}
-					if (q + 1 >= 0 && q + 1 < ROW_ELEMS) {
-						t[SKEW(q + 1)] = (ACC_T)v.y;
-					}
-					if (q + 2 >= 0 && q + 2 < ROW_ELEMS) {
-						t[SKEW(q + 2)] = (ACC_T)v.z;
-					}
-					if (q + 3 < ROW_ELEMS) {
-						t[SKEW(q + 3)] = (ACC_T)v.w;
-					}
-				}
-			} else
-#endif
-			if (inside_yx && src >= 0) {
-				__global const IN_T* base = in + (src * in_y + fy0) * in_row + fe0;
-				for (int i = lid; i < TILE_ROWS * ROW_ELEMS; i += TX * TY) {
-					const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
-					tile[r * ROW_PITCH + SKEW(q)] = (ACC_T)base[(idx_t)r * in_row + q];
-				}
-			} else {
-				for (int i = lid; i < TILE_ROWS * ROW_ELEMS; i += TX * TY) {
-					const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
-					const idx_t pe = fe0 + q;
-					const idx_t px = pe >= 0 ? pe / C : -((-pe + C - 1) / C); // floor division
-					tile[r * ROW_PITCH + SKEW(q)] = tiled_load(in, src, fy0 + r, px, pe - px * C, in_y, in_x, cval);
-				}
-			}
+			stage_tile(tile, in, src, fy0, fe0, inside_yx, in_y, in_x, lid, cval);
 			barrier(CLK_LOCAL_MEM_FENCE);
 
 			const int wbase = t * KY * KX * BANK;
@@ -180,6 +237,13 @@ __kernel void correlate_tiled(
 #endif
 			for (int i = 0; i < IN_ROWS; i++) {
 				LOCAL_PTR const ACC_T* row = mine + i * ROW_PITCH;
+#if UNROLL_ROWS
+				ACC_T row_values[RX + (KX - 1) * C];
+#pragma unroll
+				for (int q = 0; q < RX + (KX - 1) * C; q++) {
+					row_values[q] = row[SKEW(q)];
+				}
+#endif
 #pragma unroll
 				for (int ry = 0; ry < RY; ry++) {
 					const int jy = i - ry; // the kernel row input row i is for output row ry
@@ -193,7 +257,7 @@ __kernel void correlate_tiled(
 								if (NONZERO(wi, w)) {
 #pragma unroll
 									for (int rx = 0; rx < RX; rx++) {
-										acc[ry][rx][k] = fma_rn(w, row[SKEW(rx + jx * C)], acc[ry][rx][k]);
+										acc[ry][rx][k] = fma_rn(w, ROW_VALUE(row, rx + jx * C), acc[ry][rx][k]);
 									}
 								}
 							}
@@ -204,35 +268,130 @@ __kernel void correlate_tiled(
 			barrier(CLK_LOCAL_MEM_FENCE);
 		}
 
-		// Store: each work-item's RY rows of RX·BANK contiguous outputs.
+		store_block(out, acc, plane, y0 + ly * RY, e0 + lx * RX, out_y, out_row, full_tile);
+	}
+}
+
+#if ROLL_Z
+// correlate_rolling is correlate_tiled for problems with one outer axis
+// (volumes: Z, Y, X·C) whose kernel spans it (KZ > 1): instead of staging
+// every input plane once per outer tap, a work-group walks down a chunk of
+// output planes and stages each input plane once, adding it into
+// the KZ output planes that read it (seed 003's rolling buffer, held in
+// registers). Slot j of the accumulators holds output plane v − (KZ−1) + j
+// while input plane v is added, which takes outer tap KZ − 1 − j from it;
+// after plane v, slot 0 is complete, is stored, and the slots shift down.
+// Each output still receives its outer taps in order, and within each its
+// rows and taps in order: the same bits as correlate_tiled. The first KZ−1
+// planes of a chunk also feed outputs before the chunk, which are dropped
+// (a few wasted fma rather than a branch in the inner loop).
+//
+// outer holds the Z axis: input length, output length, KZ, shift, and then
+// the chunk length (a run-time value, so chunkings share one program).
+__kernel void correlate_rolling(
+	__global const IN_T* restrict in,
+	__global OUT_T* restrict out,
+	TAPS_PARAM,
+	__constant int* restrict outer,
+	const long in_y_, const long in_x_,
+	const long out_y_, const long out_x_,
+	const long planes_,
+	const ACC_T cval)
+{
+	const idx_t in_y = (idx_t)in_y_, in_x = (idx_t)in_x_;
+	const idx_t out_y = (idx_t)out_y_, out_x = (idx_t)out_x_;
+	const idx_t in_row = in_x * C, out_row = out_x * C;
+	const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
+	const int lid = ly * TX + lx;
+	const idx_t e0 = (idx_t)get_group_id(0) * TILE_X;
+	const idx_t y0 = (idx_t)get_group_id(1) * TILE_Y;
+	const idx_t fy0 = y0 - SHIFT_Y, fe0 = e0 - SHIFT_X * C;
+	const int inside_yx = fy0 >= 0 && fy0 + TILE_ROWS <= in_y && fe0 >= 0 && fe0 + ROW_ELEMS <= in_row;
+	const int full_tile = y0 + TILE_Y <= out_y && e0 + TILE_X <= out_row;
+	const idx_t z_in = outer[0], z_out = outer[1], z_shift = outer[3], z_chunk = outer[4];
+	const idx_t zo0 = (idx_t)get_group_id(2) * z_chunk;
+	const idx_t zo1 = min(zo0 + z_chunk, z_out);
+	__local ACC_T tile[TILE_ROWS * ROW_PITCH];
+	LOCAL_PTR const ACC_T* mine = tile + ly * RY * ROW_PITCH + lx * (RX + 1);
+
+	ACC_T acc[KZ][RY][RX][BANK];
+#pragma unroll
+	for (int j = 0; j < KZ; j++) {
 #pragma unroll
 		for (int ry = 0; ry < RY; ry++) {
-			const idx_t y = y0 + ly * RY + ry;
-			const idx_t e = e0 + lx * RX;
-			__global OUT_T* o = out + ((plane * out_y + y) * out_row + e) * BANK;
-#if VECTOR_STORES
-			if (full_tile) {
 #pragma unroll
-				for (int q = 0; q < RX * BANK; q += 4) {
-					OUT_T4 v;
-					v.x = to_output(acc[ry][q / BANK][q % BANK]);
-					v.y = to_output(acc[ry][(q + 1) / BANK][(q + 1) % BANK]);
-					v.z = to_output(acc[ry][(q + 2) / BANK][(q + 2) % BANK]);
-					v.w = to_output(acc[ry][(q + 3) / BANK][(q + 3) % BANK]);
-					STORE4(o + q, v);
+			for (int rx = 0; rx < RX; rx++) {
+#pragma unroll
+				for (int k = 0; k < BANK; k++) {
+					acc[j][ry][rx][k] = (ACC_T)0;
 				}
-				continue;
+			}
+		}
+	}
+	for (idx_t v = zo0; v < zo1 + KZ - 1; v++) {
+		const idx_t p = v - z_shift; // input plane v's position along Z
+#if BORDER == BORDER_CONSTANT
+		const idx_t src = inside(p, z_in) ? p : -1;
+#else
+		const idx_t src = (idx_t)border_index(p, z_in);
+#endif
+		stage_tile(tile, in, src, fy0, fe0, inside_yx, in_y, in_x, lid, cval);
+		barrier(CLK_LOCAL_MEM_FENCE);
+#if UNROLL_ROWS
+#pragma unroll
+#else
+#pragma unroll 1
+#endif
+		for (int i = 0; i < IN_ROWS; i++) {
+			LOCAL_PTR const ACC_T* row = mine + i * ROW_PITCH;
+#if UNROLL_ROWS
+			ACC_T row_values[RX + (KX - 1) * C];
+#pragma unroll
+			for (int q = 0; q < RX + (KX - 1) * C; q++) {
+				row_values[q] = row[SKEW(q)];
 			}
 #endif
 #pragma unroll
-			for (int rx = 0; rx < RX; rx++) {
-				if (full_tile || (y < out_y && e + rx < out_row)) {
+			for (int ry = 0; ry < RY; ry++) {
+				const int jy = i - ry;
+				if (jy >= 0 && jy < KY) {
+#pragma unroll
+					for (int jx = 0; jx < KX; jx++) {
+#pragma unroll
+						for (int j = 0; j < KZ; j++) {
+#pragma unroll
+							for (int k = 0; k < BANK; k++) {
+								const int wi = (((KZ - 1 - j) * KY + jy) * KX + jx) * BANK + k;
+								const ACC_T w = TAP(wi);
+								if (NONZERO(wi, w)) {
+#pragma unroll
+									for (int rx = 0; rx < RX; rx++) {
+										acc[j][ry][rx][k] = fma_rn(w, ROW_VALUE(row, rx + jx * C), acc[j][ry][rx][k]);
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+		barrier(CLK_LOCAL_MEM_FENCE);
+		if (v - (KZ - 1) >= zo0) {
+			store_block(out, acc[0], v - (KZ - 1), y0 + ly * RY, e0 + lx * RX, out_y, out_row, full_tile);
+		}
+#pragma unroll
+		for (int j = 0; j < KZ; j++) {
+#pragma unroll
+			for (int ry = 0; ry < RY; ry++) {
+#pragma unroll
+				for (int rx = 0; rx < RX; rx++) {
 #pragma unroll
 					for (int k = 0; k < BANK; k++) {
-						o[rx * BANK + k] = to_output(acc[ry][rx][k]);
+						acc[j][ry][rx][k] = j + 1 < KZ ? acc[j + 1][ry][rx][k] : (ACC_T)0;
 					}
 				}
 			}
 		}
 	}
 }
+#endif

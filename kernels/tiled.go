@@ -13,12 +13,84 @@ import (
 // work-items, each computing RY rows of RX consecutive output elements for
 // every kernel of the bank. The tuner may choose it; NewDirect picks one by
 // default (DefaultTiledShape).
+//
+// ZChunk concerns volumes (one outer axis that the kernel spans, Z):
+// positive, correlate_rolling walks chunks of ZChunk output planes, each
+// input plane staged once for the KZ outputs that read it; negative,
+// correlate_tiled re-stages each plane per outer tap; zero lets NewDirect
+// choose (rolling wherever its accumulators fit, see rollAccBudget). For
+// images (no outer axis) a positive ZChunk with TY = RY = 1 makes the rows
+// the rolling axis: work-groups of one row of TX·RX outputs walk down
+// chunks of ZChunk rows, each input row staged once for the KY output rows
+// that read it.
 type TiledShape struct {
 	TX, TY, RX, RY int
+	ZChunk         int `json:",omitzero"`
 }
 
 func (s TiledShape) String() string {
-	return fmt.Sprintf("%dx%d threads, %dx%d outputs each", s.TX, s.TY, s.RX, s.RY)
+	d := fmt.Sprintf("%dx%d threads, %dx%d outputs each", s.TX, s.TY, s.RX, s.RY)
+	if s.ZChunk > 0 {
+		d += fmt.Sprintf(", rolling over %d planes", s.ZChunk)
+	}
+	return d
+}
+
+// rollAccBudget bounds the accumulators a work-item of correlate_rolling
+// holds, KZ·RY·RX·BANK (half as many of float64): beyond it they spill
+// (512³ 3³ with 4×4 outputs per work-item re-staged spilled at 96
+// registers; the rolling kernel adds its KZ slots to that).
+const rollAccBudget = 64
+
+// rollTargetGroups is how many work-groups a rolling launch aims for when
+// it chooses ZChunk: enough to fill every multiprocessor of a large GPU
+// several times over, so chunks are no shorter than that needs.
+const rollTargetGroups = 1024
+
+// rollable reports whether problems of these canonical outer axes can run
+// correlate_rolling: a single outer axis that the kernel spans.
+func rollable(outer []axis) bool { return len(outer) == 1 && outer[0].k > 1 }
+
+// rollFits reports whether shape s's rolling accumulators fit the budget.
+func rollFits(s TiledShape, kz, bank int, wide bool) bool {
+	budget := rollAccBudget
+	if wide {
+		budget /= 2
+	}
+	return kz*s.RX*s.RY*bank <= budget
+}
+
+// defaultRollingShape is the decomposition of a rolling launch when the
+// tuning cache has none: 32×8 work-items, as many outputs each as the
+// accumulators allow (ok false when not even two outputs per work-item
+// fit: large banks re-stage instead).
+func defaultRollingShape(kz, bank int, wide bool) (TiledShape, bool) {
+	// Not below 2×1: with one output per work-item (S000's bank of 8 at
+	// 7³) rolling ran at 4.9 ms against re-staging's 2.7.
+	for _, r := range [][2]int{{4, 4}, {4, 2}, {4, 1}, {2, 1}} {
+		s := TiledShape{TX: 32, TY: 8, RX: r[0], RY: r[1]}
+		if rollFits(s, kz, bank, wide) {
+			return s, true
+		}
+	}
+	return TiledShape{}, false
+}
+
+// rollRows reports whether an image (no outer axes, a kernel spanning
+// rows) runs with its rows as the rolling axis: where the tuner asked for
+// it (ZChunk > 0 with one-row work-groups).
+func rollRows(outer []axis, y axis, opt DirectOptions) bool {
+	s := opt.Tiled
+	return len(outer) == 0 && y.k > 1 && y.out > 1 && s.ZChunk > 0 && s.TY == 1 && s.RY == 1
+}
+
+// rollChunk is the default ZChunk: the whole Z extent, cut into chunks
+// only as far as needed for rollTargetGroups work-groups, and never below
+// 4·KZ planes (each chunk's first KZ−1 planes also feed outputs before it,
+// work thrown away).
+func rollChunk(zOut, kz, groupsXY int) int {
+	chunks := max(1, min((rollTargetGroups+groupsXY-1)/groupsXY, zOut/(4*kz)))
+	return (zOut + chunks - 1) / chunks
 }
 
 // unrollBudget bounds the fused multiply-adds one walk over a work-item's
@@ -66,10 +138,20 @@ func tiledLocalBytes(s TiledShape, y, x axis, c, accSize int) int {
 
 // newTiled specialises tiled.cl; it returns nil when the tile does not fit
 // the local memory the options allow (direct.cl then serves).
-func newTiled(p *nd.Problem, opt DirectOptions, y, x axis, c int, l *Launch) *Launch {
+func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, l *Launch) *Launch {
 	bank := len(p.Kernels)
 	accSize := accBytes(p)
 	s := opt.Tiled
+	roll := false
+	if rollable(outer) {
+		kz := outer[0].k
+		switch {
+		case s == (TiledShape{}):
+			s, roll = defaultRollingShape(kz, bank, p.Wide)
+		case s.ZChunk >= 0:
+			roll = rollFits(s, kz, bank, p.Wide)
+		}
+	}
 	if s == (TiledShape{}) {
 		s = DefaultTiledShape(y, x, c, bank, p.Wide)
 	}
@@ -95,6 +177,21 @@ func newTiled(p *nd.Problem, opt DirectOptions, y, x axis, c int, l *Launch) *La
 	t.LocalBytes = local
 	t.Local = [3]int{s.TX, s.TY, 1}
 	t.Groups = [3]int{(x.out*c + tileX - 1) / tileX, groupsY, l.Groups[2]}
+	kz := 1
+	if roll {
+		kz = outer[0].k
+		if s.ZChunk <= 0 {
+			s.ZChunk = rollChunk(outer[0].out, kz, t.Groups[0]*t.Groups[1])
+		}
+		t.Name = "correlate_rolling"
+		t.Outer = append(slices.Clone(l.Outer), int32(s.ZChunk))
+		t.Groups[2] = (outer[0].out + s.ZChunk - 1) / s.ZChunk
+		if t.Groups[2] > opt.MaxGroupsYZ {
+			return nil
+		}
+	} else {
+		s.ZChunk = min(s.ZChunk, 0)
+	}
 	t.Shape = s
 
 	outRow := x.out * c
@@ -113,7 +210,8 @@ func newTiled(p *nd.Problem, opt DirectOptions, y, x axis, c int, l *Launch) *La
 		fmt.Sprintf("TX=%d", s.TX), fmt.Sprintf("TY=%d", s.TY),
 		fmt.Sprintf("RX=%d", s.RX), fmt.Sprintf("RY=%d", s.RY),
 		fmt.Sprintf("IDX32=%d", b2i(idx32)),
-		fmt.Sprintf("UNROLL_ROWS=%d", b2i(rowsFMA <= unrollBudget)),
+		fmt.Sprintf("UNROLL_ROWS=%d", b2i(rowsFMA*kz <= unrollBudget)),
+		fmt.Sprintf("ROLL_Z=%d", b2i(roll)), fmt.Sprintf("KZ=%d", kz),
 		fmt.Sprintf("UNROLL_OUTER=%d", b2i(outerTaps > 1 && outerTaps*rowsFMA <= unrollOuterBudget)),
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
 	defs = append(defs, nonzeroDefines(l.Taps)...)
@@ -209,7 +307,7 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 		}
 		return out
 	}
-	_, y, _, _ := canonical(problemAxes(p))
+	outer, y, _, _ := canonical(problemAxes(p))
 	bank := len(p.Kernels)
 	regs := 64
 	if p.Wide {
@@ -225,14 +323,74 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 		}
 		return out
 	}
+	out = append(out, rowsCandidates(p)...)
+	// Images: row-walking work-groups (one row each, see TiledShape).
+	if len(outer) == 0 && y.k > 1 {
+		for _, tx := range []int{32, 64, 128} {
+			for _, rx := range []int{4, 8, 16} {
+				for _, rows := range []int{64, 256, 1024} {
+					s := TiledShape{TX: tx, TY: 1, RX: rx, RY: 1, ZChunk: rows}
+					if rollFits(s, y.k, bank, p.Wide) {
+						out = append(out, Tuning{Tiled: s})
+					}
+				}
+			}
+		}
+	}
+	// Volumes: each decomposition re-staging planes per outer tap, and
+	// the rolling ones whose accumulators fit (chunks of the default
+	// length, and of 16 planes).
+	roll := rollable(outer)
 	for _, ty := range []int{4, 8, 16} {
-		for _, rx := range []int{2, 4, 8} {
+		for _, rx := range []int{1, 2, 4, 8} {
 			for _, ry := range []int{1, 2, 4, 8} {
-				if rx*ry*bank <= regs && ty*ry <= 64 {
-					out = append(out, Tuning{Tiled: TiledShape{TX: 32, TY: ty, RX: rx, RY: ry}})
+				s := TiledShape{TX: 32, TY: ty, RX: rx, RY: ry}
+				if rx > 1 && rx*ry*bank <= regs && ty*ry <= 64 {
+					if roll {
+						s.ZChunk = -1
+					}
+					out = append(out, Tuning{Tiled: s})
+				}
+				if roll && rollFits(s, outer[0].k, bank, p.Wide) && ty*ry <= 64 {
+					for _, z := range []int{0, 16} {
+						s.ZChunk = z
+						out = append(out, Tuning{Tiled: s})
+					}
 				}
 			}
 		}
 	}
 	return out
+}
+
+// RollingChecks are decompositions that make the walking kernels —
+// tiled.cl's correlate_rolling and rows.cl — cross chunk boundaries on p's
+// small test problems (chunks of 1, 2 and 3 planes or rows, so that each
+// chunk's first K−1 feed outputs it drops), for the backends' tests; nil
+// where p is neither a volume nor an image they serve. image reports an
+// image (whose rows are walked), of which tests may run a sample.
+func RollingChecks(p *nd.Problem) (checks []Tuning, image bool) {
+	outer, y, x, c := canonical(problemAxes(p))
+	bank := len(p.Kernels)
+	for z := 1; z <= 3; z++ {
+		switch {
+		case rollable(outer):
+			s, ok := defaultRollingShape(outer[0].k, bank, p.Wide)
+			if !ok {
+				return nil, false
+			}
+			s.TY = 2 // small tiles: several work-groups in Y on small inputs
+			s.ZChunk = z
+			checks = append(checks, Tuning{Tiled: s})
+		case len(outer) == 0 && y.k > 1 && y.out > 1:
+			image = true
+			if s := (TiledShape{TX: 8, TY: 1, RX: 2, RY: 1, ZChunk: z}); rollFits(s, y.k, bank, p.Wide) {
+				checks = append(checks, Tuning{Tiled: s})
+			}
+			if s := (RowsShape{TX: 8, RX: 4, Chunk: z}); rowsFit(s, 1, y, x, c, bank, p.Wide) {
+				checks = append(checks, Tuning{Rows: s})
+			}
+		}
+	}
+	return checks, image
 }

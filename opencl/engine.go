@@ -77,6 +77,7 @@ func NewDirect(p *nd.Problem, opt EngineOptions) (*Engine, error) {
 			MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)),
 			MaxGroupsYZ:   maxGroupsYZ,
 			Tiled:         opt.Tuning.Tiled,
+			Rows:          opt.Tuning.Rows,
 		})
 		if err != nil || l == nil {
 			return nil, 0, err

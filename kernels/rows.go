@@ -1,0 +1,108 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"slices"
+	"strings"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// RowsShape is the work decomposition of rows.cl: work-groups of TX
+// work-items, each computing RX consecutive output elements (for every
+// kernel of the bank) of every row of a chunk of Chunk rows. The tuner
+// chooses it; zero leaves the problem to tiled.cl.
+type RowsShape struct {
+	TX, RX, Chunk int
+}
+
+func (s RowsShape) String() string {
+	return fmt.Sprintf("%d threads, %d outputs each, %d rows", s.TX, s.RX, s.Chunk)
+}
+
+// rowsAccBudget bounds rows.cl's accumulators per work-item, KY·RX·BANK
+// (half as many of float64), and rowsSpanBudget the input values it holds
+// per row, RX + (KX − 1)·C.
+const (
+	rowsAccBudget  = 64
+	rowsSpanBudget = 40
+)
+
+// rowsFit reports whether rows.cl serves a canonical problem with shape s:
+// no outer kernel taps (images and batches), and its registers within
+// budget.
+func rowsFit(s RowsShape, outerTaps int, y, x axis, c, bank int, wide bool) bool {
+	acc := rowsAccBudget
+	if wide {
+		acc /= 2
+	}
+	return outerTaps == 1 && s.TX > 0 && s.RX > 0 && s.Chunk > 0 &&
+		y.k*s.RX*bank <= acc && s.RX+(x.k-1)*c <= rowsSpanBudget
+}
+
+// newRows specialises rows.cl for the canonical problem l describes, or
+// returns nil where it does not serve.
+func newRows(p *nd.Problem, s RowsShape, maxParamBytes, outerTaps int, y, x axis, c int, l *Launch) *Launch {
+	bank := len(p.Kernels)
+	if !rowsFit(s, outerTaps, y, x, c, bank, p.Wide) {
+		return nil
+	}
+	t := *l
+	t.Family, t.Name = "rows", "correlate_rows"
+	t.LocalBytes = 0
+	t.Local = [3]int{s.TX, 1, 1}
+	t.Groups = [3]int{(x.out*c + s.TX*s.RX - 1) / (s.TX * s.RX), (y.out + s.Chunk - 1) / s.Chunk, l.Groups[2]}
+	t.RowsShape = s
+	// The chunk length follows the outer axes' four ints each (the
+	// placeholder where there are none).
+	nOuter := len(l.Outer) / 4
+	t.Outer = append(slices.Clone(l.Outer[:4*nOuter]), int32(s.Chunk))
+
+	outRow := x.out * c
+	maxIndex := max(int64(product(p.InShape)), int64(product(p.OutShape))*int64(bank)) +
+		int64(s.TX*s.RX+(x.k-1)*c)*int64(bank)
+	defs := slices.DeleteFunc(slices.Clone(l.Defines), func(d string) bool {
+		return strings.HasPrefix(d, "TILE_X=") || strings.HasPrefix(d, "TILE_Y=") || strings.HasPrefix(d, "TILED=")
+	})
+	defs = append(defs,
+		fmt.Sprintf("TX=%d", s.TX), fmt.Sprintf("RX=%d", s.RX),
+		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
+		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
+	defs = append(defs, nonzeroDefines(l.Taps)...)
+	defs = append(defs, t.tapsInParams(maxParamBytes, accBytes(p)))
+	if vec, ok := vector4(p.In); ok && s.RX%4 == 0 && (x.in*c)%4 == 0 {
+		defs = append(defs, "VECTOR_LOADS=1", "IN_T4="+vec)
+	} else {
+		defs = append(defs, "VECTOR_LOADS=0")
+	}
+	if vec, ok := vector4(p.Out); ok && (s.RX*bank)%4 == 0 && (outRow*bank)%4 == 0 {
+		defs = append(defs, "VECTOR_STORES=1", "OUT_T4="+vec)
+	} else {
+		defs = append(defs, "VECTOR_STORES=0")
+	}
+	slices.Sort(defs)
+	t.Defines = defs
+	return &t
+}
+
+// rowsCandidates are rows.cl's decompositions the tuner measures.
+func rowsCandidates(p *nd.Problem) []Tuning {
+	outer, y, x, c := canonical(problemAxes(p))
+	outerTaps := 1
+	for _, a := range outer {
+		outerTaps *= a.k
+	}
+	var out []Tuning
+	for _, tx := range []int{64, 128, 256} {
+		for _, rx := range []int{2, 4, 8} {
+			for _, chunk := range []int{32, 128, 512} {
+				s := RowsShape{TX: tx, RX: rx, Chunk: chunk}
+				if rowsFit(s, outerTaps, y, x, c, len(p.Kernels), p.Wide) {
+					out = append(out, Tuning{Rows: s})
+				}
+			}
+		}
+	}
+	return out
+}
