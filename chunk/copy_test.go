@@ -1,0 +1,72 @@
+package chunk_test
+
+import (
+	"bytes"
+	"math/rand/v2"
+	"runtime"
+	"testing"
+	"time"
+
+	"github.com/ndconv/ndconv/chunk"
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// TestGatherAndCopy: spread over several goroutines, with shares cutting
+// runs, Gather and Copy give the serial copies' bytes.
+func TestGatherAndCopy(t *testing.T) {
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(5))
+	rng := rand.New(rand.NewPCG(3, 4))
+	p := problem(t, nd.Spec{Shape: []int{3, 700, 500}, In: nd.Float32, Border: nd.Mirror,
+		Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 3, 5, 3)}})
+	src := enginetest.RandomArray(rng, nd.Float32, 3, 700, 500)
+	chunks, err := chunk.Split(p, chunk.Budget{OutElems: 350 * 500})
+	if err != nil {
+		t.Fatal(err)
+	}
+	for i, c := range chunks {
+		runs := 0
+		want := make([]byte, 4*c.InElems)
+		c.Runs(func(from, to, n int) {
+			runs++
+			copy(want[4*to:4*(to+n)], src.Bytes()[4*from:4*(from+n)])
+		})
+		got := make([]byte, len(want))
+		c.Gather(got, src.Bytes(), 4)
+		if !bytes.Equal(got, want) {
+			t.Errorf("chunk %d (%d runs): Gather differs from the runs copied one by one", i, runs)
+		}
+		if runs < 3 {
+			t.Errorf("chunk %d has %d runs, want several", i, runs)
+		}
+	}
+	big := src.Bytes()
+	got := make([]byte, len(big)-3)
+	chunk.Copy(got, big[3:])
+	if !bytes.Equal(got, big[3:]) {
+		t.Error("Copy differs from copy")
+	}
+}
+
+func TestOverlap(t *testing.T) {
+	ms := time.Millisecond
+	spans := []chunk.Span{
+		{Chunk: 0, Stage: chunk.CopyIn, Start: 0, End: 4 * ms},
+		{Chunk: 0, Stage: chunk.Kernel, Start: 4 * ms, End: 5 * ms},
+		{Chunk: 1, Stage: chunk.CopyIn, Start: 4 * ms, End: 8 * ms},
+		{Chunk: 0, Stage: chunk.CopyOut, Start: 5 * ms, End: 9 * ms},
+	}
+	// kernel 0 ∥ copy-in 1: 1 ms; copy-in 1 ∥ copy-out 0: 3 ms.
+	if got := chunk.Overlap(spans); got != 4*ms {
+		t.Errorf("Overlap = %v, want 4ms", got)
+	}
+	var tl chunk.Timeline
+	tl.Add(spans...)
+	if len(tl.Spans()) != 4 || tl.Spans()[2].Stage.String() != "copy-in" {
+		t.Errorf("timeline %v", tl.Spans())
+	}
+	tl.Reset()
+	if len(tl.Spans()) != 0 {
+		t.Error("Reset kept spans")
+	}
+}
