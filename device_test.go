@@ -258,7 +258,10 @@ func TestDeviceErrors(t *testing.T) {
 		"write":    func() error { return in.Write(good) },
 		"upload":   func() error { _, err := dev.Upload(good); return err },
 		"alloc":    func() error { _, err := dev.Alloc(ndconv.Float32, 2); return err },
-		"plan":     func() error { _, err := dev.NewPlan(ndconv.Correlation, []int{4}, ndconv.Float32, ndconv.Options{}, k); return err },
+		"plan": func() error {
+			_, err := dev.NewPlan(ndconv.Correlation, []int{4}, ndconv.Float32, ndconv.Options{}, k)
+			return err
+		},
 	} {
 		if err := run(); !errors.Is(err, ndconv.ErrClosed) {
 			t.Errorf("%s after the device's Close: %v, want ErrClosed", name, err)

@@ -70,3 +70,28 @@ func TestOverlap(t *testing.T) {
 		t.Error("Reset kept spans")
 	}
 }
+
+// TestPieces: a small problem that fits is one chunk; a large one that
+// fits is cut into about PiecesPerProblem pieces; a forced piece size and
+// a budget below the problem split it, each slot within budget/depth.
+func TestPieces(t *testing.T) {
+	small := problem(t, nd.Spec{Shape: []int{64, 64}, In: nd.Float32, Kernels: []nd.Kernel{{Shape: []int{3, 3}, Weights: make([]float64, 9)}}})
+	large := problem(t, nd.Spec{Shape: []int{8192, 1024}, In: nd.Float32, Kernels: []nd.Kernel{{Shape: []int{3, 3}, Weights: make([]float64, 9)}}})
+	for _, tc := range []struct {
+		name     string
+		p        *nd.Problem
+		budget   int64
+		piece    int64
+		min, max int
+	}{
+		{"small", small, 1 << 30, 0, 1, 1},
+		{"large", large, 1 << 30, 0, chunk.PiecesPerProblem, chunk.PiecesPerProblem + 1},
+		{"forced", small, 1 << 30, 4 << 10, 8, 12},
+		{"budget", small, 3 * 8 << 10, 0, 4, 6},
+	} {
+		chunks, err := chunk.Pieces(tc.p, tc.budget, 3, tc.piece, nil)
+		if err != nil || len(chunks) < tc.min || len(chunks) > tc.max {
+			t.Errorf("%s: %d chunks, %v; want %d to %d", tc.name, len(chunks), err, tc.min, tc.max)
+		}
+	}
+}

@@ -17,24 +17,12 @@ import (
 // own (device buffers and pinned staging).
 const pipelineDepth = 3
 
-// pieceBytes sizes the chunks of a problem that fits the device but is
-// large enough to gain from overlapping its transfers with its kernels:
-// about a sixteenth of its input and output, but no piece below
-// minPieceBytes (each costs a few launches and events), and problems
-// below two such pieces run whole. Variables so that tests can force many
-// small pieces.
-var (
-	piecesPerProblem int64 = 16
-	minPieceBytes    int64 = 4 << 20
-)
-
-// chunks splits the engine's problem (package chunk) into the pieces
-// Execute runs: so that each of the pipeline's slots (a chunk's input,
-// output and temporaries) fits a third of the memory budget — the
-// options' MemoryBudget, else the smaller of the device's largest buffer
+// chunks splits the engine's problem into the pieces Execute runs
+// (chunk.Pieces): each of the pipeline's slots (a chunk's input, output
+// and temporaries) within a third of the memory budget — the options'
+// MemoryBudget, else the smaller of three of the device's largest buffers
 // and 70% of its memory, so that no buffer passes what one allocation
-// allows — and, for large problems, into pieces whose transfers overlap.
-// A small problem that fits is one chunk.
+// allows — and large problems in pieces whose transfers overlap.
 func (e *Engine) chunks() ([]chunk.Chunk, error) {
 	budget := e.opt.MemoryBudget
 	if budget <= 0 {
@@ -59,17 +47,7 @@ func (e *Engine) chunks() ([]chunk.Chunk, error) {
 			return int64(s.Temps) * int64(s.TempElems) * acc
 		}
 	}
-	in, _ := nd.NumElements(e.p.InShape)
-	out, _ := nd.NumElements(e.p.FullShape())
-	total := int64(in*e.p.In.Size() + out*e.p.Out.Size())
-	if scratch != nil {
-		total += scratch(e.p)
-	}
-	if total <= budget && total < 2*minPieceBytes {
-		return []chunk.Chunk{{Problem: e.p}}, nil
-	}
-	piece := min(budget/pipelineDepth, max(total/piecesPerProblem, minPieceBytes))
-	return chunk.Split(e.p, chunk.Budget{Bytes: piece, Scratch: scratch})
+	return chunk.Pieces(e.p, budget, pipelineDepth, e.opt.PieceBytes, scratch)
 }
 
 // pipeline is what a pipelined execution keeps between executions: a

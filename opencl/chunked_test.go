@@ -87,12 +87,8 @@ func TestEngineChunks(t *testing.T) {
 }
 
 // smallPieces makes problems of a few kilobytes run pipelined in pieces
-// of about a kilobyte, for one test.
-func smallPieces(t *testing.T) {
-	pieces, least := piecesPerProblem, minPieceBytes
-	piecesPerProblem, minPieceBytes = 8, 1<<10
-	t.Cleanup(func() { piecesPerProblem, minPieceBytes = pieces, least })
-}
+// of about a kilobyte.
+const smallPieces = 1 << 10
 
 type progressCounter struct{ done, total atomic.Int64 }
 
@@ -106,7 +102,6 @@ func (c *progressCounter) Report(done, total int64) { c.done.Store(done); c.tota
 // holding each chunk's three stages in order and progress counting chunks.
 func TestEnginePipelined(t *testing.T) {
 	testDevice(t)
-	smallPieces(t)
 	rng := rand.New(rand.NewPCG(16, 3))
 	// TestEngineChunks runs every border through the pipeline under a tiny
 	// budget; here three cases cover the modes, both methods and both
@@ -129,7 +124,7 @@ func TestEnginePipelined(t *testing.T) {
 		}
 		var timeline chunk.Timeline
 		var progress progressCounter
-		e, err := newFn(p, EngineOptions{Platform: testOptions().Platform, Device: testOptions().Device, Timeline: &timeline, Progress: &progress})
+		e, err := newFn(p, EngineOptions{Platform: testOptions().Platform, Device: testOptions().Device, PieceBytes: smallPieces, Timeline: &timeline, Progress: &progress})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -184,7 +179,6 @@ func (c *cancelAfter) Report(done, total int64) {
 // context's error, and the engine then runs the problem again correctly.
 func TestEnginePipelinedCancel(t *testing.T) {
 	testDevice(t)
-	smallPieces(t)
 	rng := rand.New(rand.NewPCG(16, 4))
 	spec := nd.Spec{Shape: []int{40, 21}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 5, 3)}}
 	c := enginetest.Case{Name: "cancel", Spec: spec, Input: enginetest.RandomArray(rng, nd.Float32, 40, 21)}
@@ -192,7 +186,7 @@ func TestEnginePipelinedCancel(t *testing.T) {
 	ctx, cancel := context.WithCancel(context.Background())
 	defer cancel()
 	stop := &cancelAfter{n: 2, cancel: cancel}
-	e, err := NewDirect(p, EngineOptions{Platform: testOptions().Platform, Device: testOptions().Device, Progress: stop})
+	e, err := NewDirect(p, EngineOptions{Platform: testOptions().Platform, Device: testOptions().Device, PieceBytes: smallPieces, Progress: stop})
 	if err != nil {
 		t.Fatal(err)
 	}

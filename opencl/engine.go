@@ -25,6 +25,10 @@ type EngineOptions struct {
 	// Tuning fixes the kernels' work decomposition (the tuner's choice,
 	// or a tuning cache's); zero lets kernels choose.
 	Tuning kernels.Tuning
+	// PieceBytes bounds the chunks a pipelined execution cuts a problem
+	// that fits into (input, output and temporaries); 0 lets
+	// chunk.Pieces choose.
+	PieceBytes int64
 	// Timeline, when set, receives each pipelined execution's copies and
 	// kernels from the queues' profiling counters.
 	Timeline *chunk.Timeline
