@@ -228,9 +228,12 @@ func (h *HostBuffer) Bytes() []byte {
 // Size is the buffer's length in bytes.
 func (h *HostBuffer) Size() int { return h.size }
 
-// Free releases the memory. Freeing twice, or after the device's last
-// Close, does nothing.
+// Free releases the memory. Freeing twice, a nil buffer, or after the
+// device's last Close, does nothing.
 func (h *HostBuffer) Free() error {
+	if h == nil {
+		return nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.p == nil {

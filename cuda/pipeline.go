@@ -161,11 +161,7 @@ func (pl *pipeline) close() error {
 				errs = append(errs, b.Free())
 			}
 		}
-		for _, h := range []*HostBuffer{s.stageIn, s.stageOut} {
-			if h != nil {
-				errs = append(errs, h.Free())
-			}
-		}
+		errs = append(errs, s.stageIn.Free(), s.stageOut.Free())
 	}
 	for _, t := range pl.temps {
 		if t != nil {
