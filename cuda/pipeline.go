@@ -3,7 +3,6 @@ package cuda
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"time"
 
@@ -46,7 +45,6 @@ type slot struct {
 	in, out           *Buffer
 	stageIn, stageOut *HostBuffer
 	events            [slotEvents]*Event
-	chunk             int // the chunk in the slot, −1 for none
 }
 
 // geometry is a chunk sub-problem's launches, prepared in each slot (their
@@ -89,7 +87,6 @@ func (e *Engine) newPipeline(chunks []chunk.Chunk) (pl *pipeline, err error) {
 	}
 	for i := range pl.slots {
 		s := &pl.slots[i]
-		s.chunk = -1
 		if s.in, err = e.dev.Alloc(inBytes); err != nil {
 			return nil, err
 		}
@@ -183,113 +180,82 @@ func (pl *pipeline) close() error {
 // out while chunk i computes, and the host's copies run meanwhile. Chunks
 // compute in order on one stream, so one set of temporaries serves them
 // all.
-func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) (err error) {
+func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error {
 	pl, chunks := e.pipe, e.pieces
 	inSize, outSize := e.p.In.Size(), e.p.Out.Size()
 	srcBytes, dstBytes := src.Bytes(), dst.Bytes()
 	timing := e.opt.Timeline != nil
 	var spans []chunk.Span
-	current := 0 // the chunk being queued, for errors
-	// drain finishes the slot's chunk: waits for its copy out, empties
-	// the staging into dst, records its spans.
-	drain := func(s *slot) error {
-		if s.chunk < 0 {
-			return nil
-		}
-		c := &chunks[s.chunk]
-		defer func() { s.chunk = -1 }()
-		if err := s.events[copyOutEnd].Synchronize(); err != nil {
-			return err
-		}
-		n := c.OutElems * outSize
-		chunk.Copy(dstBytes[c.OutOffset*outSize:][:n], s.stageOut.Bytes()[:n])
-		if timing {
-			spans = append(spans, pl.spans(s)...)
-		}
-		if e.opt.Progress != nil {
-			e.opt.Progress.Report(int64(s.chunk+1), int64(len(chunks)))
-		}
-		return nil
-	}
-	defer func() {
-		if err != nil {
-			// The streams must be idle before the slots are used again.
-			for _, s := range []*Stream{pl.copyIn, e.stream, pl.copyOut} {
-				s.Synchronize()
-			}
-			for i := range pl.slots {
-				pl.slots[i].chunk = -1
-			}
-			if len(chunks) > 1 {
-				err = fmt.Errorf("chunk %d of %d: %w", current+1, len(chunks), err)
-			}
-		}
-	}()
 	if timing {
 		if err := pl.origin.Record(pl.copyIn); err != nil {
 			return err
 		}
 	}
-	for i := range chunks {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		current = i
-		s := &pl.slots[i%pipelineDepth]
-		if err := drain(s); err != nil {
-			return err
-		}
-		c := &chunks[i]
-		pr, err := e.launches(pl, c.Problem, i%pipelineDepth)
-		if err != nil {
-			return err
-		}
-		inN, outN := c.InElems*inSize, c.OutElems*outSize
-		c.Gather(s.stageIn.Bytes(), srcBytes, inSize)
-		s.chunk = i
-		record := func(ev int, st *Stream) error {
-			if !timing && (ev == copyInStart || ev == kernelStart || ev == copyOutStart) {
-				return nil
+	err := chunk.Pipeline{
+		Depth: pipelineDepth,
+		Queue: func(slot, i int) error {
+			s, c := &pl.slots[slot], &chunks[i]
+			pr, err := e.launches(pl, c.Problem, slot)
+			if err != nil {
+				return err
 			}
-			return s.events[ev].Record(st)
-		}
-		err = errors.Join(
-			record(copyInStart, pl.copyIn),
-			s.in.CopyFromHostAsync(0, s.stageIn.Bytes()[:inN], pl.copyIn),
-			record(copyInEnd, pl.copyIn))
-		if err == nil {
-			err = e.stream.WaitEvent(s.events[copyInEnd])
-		}
-		if err == nil {
-			err = errors.Join(record(kernelStart, e.stream), pr.run(), record(kernelEnd, e.stream))
-		}
-		if err == nil {
-			err = pl.copyOut.WaitEvent(s.events[kernelEnd])
-		}
-		if err == nil {
+			inN, outN := c.InElems*inSize, c.OutElems*outSize
+			c.Gather(s.stageIn.Bytes(), srcBytes, inSize)
+			// The start events only matter to the timeline.
+			record := func(ev int, st *Stream) error {
+				if !timing && (ev == copyInStart || ev == kernelStart || ev == copyOutStart) {
+					return nil
+				}
+				return s.events[ev].Record(st)
+			}
 			err = errors.Join(
-				record(copyOutStart, pl.copyOut),
-				s.out.CopyToHostAsync(s.stageOut.Bytes()[:outN], 0, pl.copyOut),
-				record(copyOutEnd, pl.copyOut))
-		}
-		if err != nil {
+				record(copyInStart, pl.copyIn),
+				s.in.CopyFromHostAsync(0, s.stageIn.Bytes()[:inN], pl.copyIn),
+				record(copyInEnd, pl.copyIn))
+			if err == nil {
+				err = e.stream.WaitEvent(s.events[copyInEnd])
+			}
+			if err == nil {
+				err = errors.Join(record(kernelStart, e.stream), pr.run(), record(kernelEnd, e.stream))
+			}
+			if err == nil {
+				err = pl.copyOut.WaitEvent(s.events[kernelEnd])
+			}
+			if err == nil {
+				err = errors.Join(
+					record(copyOutStart, pl.copyOut),
+					s.out.CopyToHostAsync(s.stageOut.Bytes()[:outN], 0, pl.copyOut),
+					record(copyOutEnd, pl.copyOut))
+			}
 			return err
-		}
-	}
-	for i := range pipelineDepth {
-		if err := drain(&pl.slots[(len(chunks)+i)%pipelineDepth]); err != nil {
-			return err
-		}
-	}
-	if timing {
+		},
+		Drain: func(slot, i int) error {
+			s, c := &pl.slots[slot], &chunks[i]
+			if err := s.events[copyOutEnd].Synchronize(); err != nil {
+				return err
+			}
+			n := c.OutElems * outSize
+			chunk.Copy(dstBytes[c.OutOffset*outSize:][:n], s.stageOut.Bytes()[:n])
+			if timing {
+				spans = append(spans, pl.spans(s, i)...)
+			}
+			return nil
+		},
+		Abort: func() {
+			for _, s := range []*Stream{pl.copyIn, e.stream, pl.copyOut} {
+				s.Synchronize()
+			}
+		},
+	}.Run(ctx, len(chunks), e.opt.Progress)
+	if err == nil && timing {
 		e.opt.Timeline.Add(spans...)
 	}
-	return nil
+	return err
 }
 
-// spans reads a drained slot's events against the origin: its copy in,
-// kernels and copy out.
-func (pl *pipeline) spans(s *slot) []chunk.Span {
+// spans reads a drained slot's events, chunk i's, against the origin: its
+// copy in, kernels and copy out.
+func (pl *pipeline) spans(s *slot, i int) []chunk.Span {
 	at := func(ev int) (time.Duration, bool) {
 		ms, err := s.events[ev].MillisecondsSince(pl.origin)
 		return time.Duration(float64(ms) * float64(time.Millisecond)), err == nil
@@ -299,7 +265,7 @@ func (pl *pipeline) spans(s *slot) []chunk.Span {
 		start, ok1 := at(evs[0])
 		end, ok2 := at(evs[1])
 		if ok1 && ok2 {
-			out = append(out, chunk.Span{Chunk: s.chunk, Stage: chunk.Stage(stage), Start: start, End: end})
+			out = append(out, chunk.Span{Chunk: i, Stage: chunk.Stage(stage), Start: start, End: end})
 		}
 	}
 	return out

@@ -66,7 +66,6 @@ type pipeline struct {
 type slot struct {
 	in, out           *Buffer
 	stageIn, stageOut *HostBuffer
-	chunk             int // the chunk in the slot, −1 for none
 	write, read       *Event
 	kernels           []*Event
 }
@@ -98,7 +97,6 @@ func (e *Engine) newPipeline(chunks []chunk.Chunk) (pl *pipeline, err error) {
 	}
 	for i := range pl.slots {
 		s := &pl.slots[i]
-		s.chunk = -1
 		if s.in, err = e.dev.Alloc(inBytes); err != nil {
 			return nil, err
 		}
@@ -172,12 +170,12 @@ func (pl *pipeline) close() error {
 	return errors.Join(errs...)
 }
 
-// release drops the slot's events and chunk.
+// release drops the slot's events.
 func (s *slot) release() {
 	s.write.Release()
 	s.read.Release()
 	releaseEvents(s.kernels)
-	s.write, s.read, s.kernels, s.chunk = nil, nil, nil, -1
+	s.write, s.read, s.kernels = nil, nil, nil
 }
 
 // executePipelined runs the engine's pieces through the pipeline: for
@@ -199,90 +197,67 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) (err e
 	inSize, outSize := e.p.In.Size(), e.p.Out.Size()
 	srcBytes, dstBytes := src.Bytes(), dst.Bytes()
 	var spans []chunk.Span
-	var origin uint64
-	current := 0 // the chunk being queued, for errors // the first copy-in's start, on the device clock
-	// drain finishes the slot's chunk: waits for its copy out, empties
-	// the staging into dst, records its spans.
-	drain := func(s *slot) error {
-		if s.chunk < 0 {
+	var origin uint64 // the first copy in's start, on the device clock
+	queues := []*Queue{pl.copyIn, pl.compute, pl.copyOut}
+	err = chunk.Pipeline{
+		Depth: pipelineDepth,
+		Queue: func(slot, i int) (err error) {
+			s, c := &pl.slots[slot], &chunks[i]
+			steps, err := e.geometry(pl, c.Problem)
+			if err != nil {
+				return err
+			}
+			c.Gather(s.stageIn.Bytes(), srcBytes, inSize)
+			if s.write, err = s.in.WriteAsync(pl.copyIn, 0, s.stageIn, max(c.InElems*inSize, 1), nil); err != nil {
+				return err
+			}
+			if s.kernels, err = enqueueSteps(ctx, pl.compute, steps, s.in, s.out, pl.temps, []*Event{s.write}); err != nil {
+				return err
+			}
+			if len(s.kernels) == 0 {
+				return fmt.Errorf("opencl: a chunk of %v has no launches", c.Problem.OutShape)
+			}
+			if s.read, err = s.out.ReadAsync(pl.copyOut, s.stageOut, 0, max(c.OutElems*outSize, 1), s.kernels[len(s.kernels)-1:]); err != nil {
+				return err
+			}
+			for _, q := range queues {
+				if err := q.Flush(); err != nil {
+					return err
+				}
+			}
 			return nil
-		}
-		defer s.release()
-		if err := s.read.Wait(); err != nil {
-			return err
-		}
-		c := &chunks[s.chunk]
-		chunk.Copy(dstBytes[c.OutOffset*outSize:][:c.OutElems*outSize], s.stageOut.Bytes())
-		if e.opt.Timeline != nil {
-			spans = append(spans, e.spans(s, &origin)...)
-		}
-		if e.opt.Progress != nil {
-			e.opt.Progress.Report(int64(s.chunk+1), int64(len(chunks)))
-		}
-		return nil
-	}
-	defer func() {
-		if err != nil {
-			// The queues must be idle before the slots are used again.
-			for _, q := range []*Queue{pl.copyIn, pl.compute, pl.copyOut} {
+		},
+		Drain: func(slot, i int) error {
+			s, c := &pl.slots[slot], &chunks[i]
+			defer s.release()
+			if err := s.read.Wait(); err != nil {
+				return err
+			}
+			chunk.Copy(dstBytes[c.OutOffset*outSize:][:c.OutElems*outSize], s.stageOut.Bytes())
+			if e.opt.Timeline != nil {
+				spans = append(spans, e.spans(s, i, &origin)...)
+			}
+			return nil
+		},
+		Abort: func() {
+			for _, q := range queues {
 				q.Finish()
 			}
 			for i := range pl.slots {
 				pl.slots[i].release()
 			}
-			if len(chunks) > 1 {
-				err = fmt.Errorf("chunk %d of %d: %w", current+1, len(chunks), err)
-			}
-		}
-	}()
-	for i := range chunks {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		current = i
-		s := &pl.slots[i%pipelineDepth]
-		if err := drain(s); err != nil {
-			return err
-		}
-		c := &chunks[i]
-		steps, err := e.geometry(pl, c.Problem)
-		if err != nil {
-			return err
-		}
-		c.Gather(s.stageIn.Bytes(), srcBytes, inSize)
-		s.chunk = i
-		if s.write, err = s.in.WriteAsync(pl.copyIn, 0, s.stageIn, max(c.InElems*inSize, 1), nil); err != nil {
-			return err
-		}
-		if s.kernels, err = enqueueSteps(ctx, pl.compute, steps, s.in, s.out, pl.temps, []*Event{s.write}); err != nil {
-			return err
-		}
-		if len(s.kernels) == 0 {
-			return fmt.Errorf("opencl: a chunk of %v has no launches", c.Problem.OutShape)
-		}
-		if s.read, err = s.out.ReadAsync(pl.copyOut, s.stageOut, 0, max(c.OutElems*outSize, 1), s.kernels[len(s.kernels)-1:]); err != nil {
-			return err
-		}
-		for _, q := range []*Queue{pl.copyIn, pl.compute, pl.copyOut} {
-			if err := q.Flush(); err != nil {
-				return err
-			}
-		}
-	}
-	for i := range pipelineDepth {
-		if err := drain(&pl.slots[(len(chunks)+i)%pipelineDepth]); err != nil {
-			return err
-		}
-	}
-	if e.opt.Timeline != nil {
+		},
+	}.Run(ctx, len(chunks), e.opt.Progress)
+	if err == nil && e.opt.Timeline != nil {
 		e.opt.Timeline.Add(spans...)
 	}
-	return nil
+	return err
 }
 
-// spans reads a drained slot's events' profiling counters: its copy in,
-// its kernels as one span, its copy out, from *origin (set by the first).
-func (e *Engine) spans(s *slot, origin *uint64) []chunk.Span {
+// spans reads the profiling counters of a drained slot's events, chunk
+// i's: its copy in, its kernels as one span, its copy out, from *origin
+// (set by the first).
+func (e *Engine) spans(s *slot, i int, origin *uint64) []chunk.Span {
 	var out []chunk.Span
 	add := func(stage chunk.Stage, first, last *Event) {
 		start, _, err1 := first.Times()
@@ -293,7 +268,7 @@ func (e *Engine) spans(s *slot, origin *uint64) []chunk.Span {
 		if *origin == 0 {
 			*origin = start
 		}
-		out = append(out, chunk.Span{Chunk: s.chunk, Stage: stage,
+		out = append(out, chunk.Span{Chunk: i, Stage: stage,
 			Start: time.Duration(int64(start - *origin)), End: time.Duration(int64(end - *origin))})
 	}
 	add(chunk.CopyIn, s.write, s.write)

@@ -1,12 +1,8 @@
 package opencl
 
 import (
-	"bytes"
-	"context"
-	"errors"
 	"fmt"
 	"math/rand/v2"
-	"sync/atomic"
 	"testing"
 
 	"github.com/ndconv/ndconv/chunk"
@@ -90,89 +86,30 @@ func TestEngineChunks(t *testing.T) {
 // of about a kilobyte.
 const smallPieces = 1 << 10
 
-type progressCounter struct{ done, total atomic.Int64 }
-
-func (c *progressCounter) Report(done, total int64) { c.done.Store(done); c.total.Store(total) }
-
 // TestEnginePipelined runs problems that fit the device in pieces through
 // the pipeline (pinned staging, copies in and out on queues of their own,
-// several chunks in flight) — every border, every output mode, direct and
-// separable — and checks each against the CPU engine's bits, twice on one
-// engine (the pipeline kept between executions), with the timeline
-// holding each chunk's three stages in order and progress counting chunks.
+// several chunks in flight), twice on one engine, against the CPU engine's
+// bits, with the timeline and progress (gputest.CheckPipelined).
+// TestEngineChunks runs every border through the pipeline under a tiny
+// budget; here three cases cover the modes, both methods and both
+// accumulators' input types, since PoCL builds each geometry anew.
 func TestEnginePipelined(t *testing.T) {
 	testDevice(t)
-	rng := rand.New(rand.NewPCG(16, 3))
-	// TestEngineChunks runs every border through the pipeline under a tiny
-	// budget; here three cases cover the modes, both methods and both
-	// accumulators' input types.
-	for i, b := range []nd.Border{nd.Reflect, nd.Wrap, nd.Constant} {
-		mode := []nd.Mode{nd.Same, nd.Valid, nd.Full}[i]
-		shape := []int{40, 21}
-		kernel := enginetest.RandomKernel(rng, true, 5, 3)
-		in, out := nd.Float32, nd.Float32
-		if i%2 == 1 {
-			kernel = enginetest.RandomFactors(rng, 4, 5)
-			in = nd.Uint8
-		}
-		spec := nd.Spec{Shape: shape, In: in, Out: out, Kernels: []nd.Kernel{kernel}, Border: b, CVal: -1.5, Mode: mode, Origin: []int{i%3 - 1}}
-		c := enginetest.Case{Name: fmt.Sprintf("%v/%v/%v", b, mode, in), Spec: spec, Input: enginetest.RandomArray(rng, in, shape...)}
-		p, _ := spec.Normalize()
-		method, newFn := "direct", NewDirect
-		if p.Separable() {
-			method, newFn = "separable", NewSeparable
-		}
-		var timeline chunk.Timeline
-		var progress progressCounter
-		e, err := newFn(p, EngineOptions{Platform: testOptions().Platform, Device: testOptions().Device, PieceBytes: smallPieces, Timeline: &timeline, Progress: &progress})
-		if err != nil {
-			t.Fatal(err)
-		}
-		chunks, err := e.chunks()
-		if err != nil || len(chunks) < 4 {
-			t.Fatalf("%s: %d chunks, %v; want several", c.Name, len(chunks), err)
-		}
-		for run := range 2 {
-			got, _ := nd.New(p.Out, p.FullShape()...)
-			if err := e.Execute(context.Background(), got, c.Input); err != nil {
-				t.Fatalf("%s: %v", c.Name, err)
+	for _, c := range gputest.PipelineCases(16, []nd.Border{nd.Reflect, nd.Wrap, nd.Constant}, []nd.Mode{nd.Same, nd.Valid, nd.Full}) {
+		gputest.CheckPipelined(t, c, pieces, func(p *nd.Problem, method string, tl *chunk.Timeline, progress nd.Progress) (*Engine, error) {
+			newFn := NewDirect
+			if method == "separable" {
+				newFn = NewSeparable
 			}
-			if msg := gputest.SameBitsAsCPU(c, method, got); msg != "" {
-				t.Errorf("%s, run %d (%d chunks): %s", c.Name, run, len(chunks), msg)
-			}
-		}
-		spans := timeline.Spans()
-		if len(spans) != 2*3*len(chunks) {
-			t.Errorf("%s: %d spans for 2 runs of %d chunks", c.Name, len(spans), len(chunks))
-		}
-		for _, s := range spans {
-			if s.End < s.Start || s.Start < 0 || s.Chunk < 0 || s.Chunk >= len(chunks) {
-				t.Errorf("%s: span %+v", c.Name, s)
-			}
-		}
-		if progress.done.Load() != int64(len(chunks)) || progress.total.Load() != int64(len(chunks)) {
-			t.Errorf("%s: progress %d/%d, want %d/%d", c.Name, progress.done.Load(), progress.total.Load(), len(chunks), len(chunks))
-		}
-		if i == 0 {
-			t.Logf("%s: %d chunks, copies and kernels overlapping %v of the first run's %v", c.Name, len(chunks),
-				chunk.Overlap(spans[:3*len(chunks)]), spans[3*len(chunks)-1].End)
-		}
-		if err := e.Close(); err != nil {
-			t.Errorf("%s: Close: %v", c.Name, err)
-		}
+			return newFn(p, EngineOptions{Platform: testOptions().Platform, Device: testOptions().Device, PieceBytes: smallPieces, Timeline: tl, Progress: progress})
+		})
 	}
 }
 
-// cancelAfter cancels its context once n chunks are reported done.
-type cancelAfter struct {
-	n      int64
-	cancel context.CancelFunc
-}
-
-func (c *cancelAfter) Report(done, total int64) {
-	if done >= c.n {
-		c.cancel()
-	}
+// pieces is how many chunks an engine cuts its problem into.
+func pieces(e *Engine) (int, error) {
+	chunks, err := e.chunks()
+	return len(chunks), err
 }
 
 // TestEnginePipelinedCancel: a run cancelled between chunks returns the
@@ -182,28 +119,7 @@ func TestEnginePipelinedCancel(t *testing.T) {
 	rng := rand.New(rand.NewPCG(16, 4))
 	spec := nd.Spec{Shape: []int{40, 21}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 5, 3)}}
 	c := enginetest.Case{Name: "cancel", Spec: spec, Input: enginetest.RandomArray(rng, nd.Float32, 40, 21)}
-	p, _ := spec.Normalize()
-	ctx, cancel := context.WithCancel(context.Background())
-	defer cancel()
-	stop := &cancelAfter{n: 2, cancel: cancel}
-	e, err := NewDirect(p, EngineOptions{Platform: testOptions().Platform, Device: testOptions().Device, PieceBytes: smallPieces, Progress: stop})
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer e.Close()
-	got, _ := nd.New(p.Out, p.FullShape()...)
-	if err := e.Execute(ctx, got, c.Input); !errors.Is(err, context.Canceled) {
-		t.Fatalf("cancelled run: %v", err)
-	}
-	stop.n = 1 << 30
-	if err := e.Execute(context.Background(), got, c.Input); err != nil {
-		t.Fatal(err)
-	}
-	if msg := gputest.SameBitsAsCPU(c, "direct", got); msg != "" {
-		t.Error(msg)
-	}
-	again, _ := nd.New(p.Out, p.FullShape()...)
-	if err := e.Execute(context.Background(), again, c.Input); err != nil || !bytes.Equal(again.Bytes(), got.Bytes()) {
-		t.Errorf("a third run: %v, or other bits", err)
-	}
+	gputest.CheckCancel(t, c, func(p *nd.Problem, progress nd.Progress) (*Engine, error) {
+		return NewDirect(p, EngineOptions{Platform: testOptions().Platform, Device: testOptions().Device, PieceBytes: smallPieces, Progress: progress})
+	})
 }

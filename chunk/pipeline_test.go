@@ -2,6 +2,9 @@ package chunk_test
 
 import (
 	"bytes"
+	"context"
+	"errors"
+	"fmt"
 	"math/rand/v2"
 	"runtime"
 	"testing"
@@ -93,5 +96,48 @@ func TestPieces(t *testing.T) {
 		if err != nil || len(chunks) < tc.min || len(chunks) > tc.max {
 			t.Errorf("%s: %d chunks, %v; want %d to %d", tc.name, len(chunks), err, tc.min, tc.max)
 		}
+	}
+}
+
+// TestPipelineOrder: each slot is drained before it takes the next chunk,
+// every chunk is drained once, in order, after the last queue; an error
+// aborts and names its chunk; cancellation aborts and is the context's.
+func TestPipelineOrder(t *testing.T) {
+	var log []string
+	var aborted int
+	pl := chunk.Pipeline{
+		Depth: 3,
+		Queue: func(slot, i int) error {
+			log = append(log, fmt.Sprintf("q%d@%d", i, slot))
+			if i == 99 {
+				return errors.New("queue failed")
+			}
+			return nil
+		},
+		Drain: func(slot, i int) error {
+			log = append(log, fmt.Sprintf("d%d@%d", i, slot))
+			return nil
+		},
+		Abort: func() { aborted++ },
+	}
+	var progress counter
+	if err := pl.Run(context.Background(), 5, &progress); err != nil {
+		t.Fatal(err)
+	}
+	want := "[q0@0 q1@1 q2@2 d0@0 q3@0 d1@1 q4@1 d2@2 d3@0 d4@1]"
+	if got := fmt.Sprint(log); got != want || aborted != 0 || progress.done.Load() != 5 || progress.total.Load() != 5 {
+		t.Errorf("order %s, want %s; aborted %d; progress %d/%d", got, want, aborted, progress.done.Load(), progress.total.Load())
+	}
+	log = nil
+	if err := pl.Run(context.Background(), 100, nil); err == nil || err.Error() != "chunk 100 of 100: queue failed" || aborted != 1 {
+		t.Errorf("failing queue: %v, aborted %d", err, aborted)
+	}
+	ctx, cancel := context.WithCancel(context.Background())
+	pl.Drain = func(slot, i int) error {
+		cancel()
+		return nil
+	}
+	if err := pl.Run(ctx, 10, nil); !errors.Is(err, context.Canceled) || aborted != 2 {
+		t.Errorf("cancelled: %v, aborted %d", err, aborted)
 	}
 }
