@@ -95,7 +95,7 @@ func (e *Engine) newPipeline(chunks []chunk.Chunk) (pl *pipeline, err error) {
 		inBytes = max(inBytes, c.InElems*e.p.In.Size())
 		outBytes = max(outBytes, c.OutElems*e.p.Out.Size())
 	}
-	for i := range pl.slots {
+	for i := range min(len(pl.slots), len(chunks)) { // a slot per chunk in flight
 		s := &pl.slots[i]
 		if s.in, err = e.dev.Alloc(inBytes); err != nil {
 			return nil, err
