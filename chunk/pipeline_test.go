@@ -80,6 +80,8 @@ func TestOverlap(t *testing.T) {
 func TestPieces(t *testing.T) {
 	small := problem(t, nd.Spec{Shape: []int{64, 64}, In: nd.Float32, Kernels: []nd.Kernel{{Shape: []int{3, 3}, Weights: make([]float64, 9)}}})
 	large := problem(t, nd.Spec{Shape: []int{8192, 1024}, In: nd.Float32, Kernels: []nd.Kernel{{Shape: []int{3, 3}, Weights: make([]float64, 9)}}})
+	huge := problem(t, nd.Spec{Shape: []int{8192, 8192}, In: nd.Float32, Kernels: []nd.Kernel{{Shape: []int{3, 3}, Weights: make([]float64, 9)}}})
+	volume := problem(t, nd.Spec{Shape: []int{256, 2048, 2048}, In: nd.Uint8, Kernels: []nd.Kernel{{Shape: []int{7, 7, 7}, Weights: make([]float64, 343)}}})
 	for _, tc := range []struct {
 		name     string
 		p        *nd.Problem
@@ -91,6 +93,10 @@ func TestPieces(t *testing.T) {
 		{"large", large, 1 << 30, 0, chunk.PiecesPerProblem, chunk.PiecesPerProblem + 1},
 		{"forced", small, 1 << 30, 4 << 10, 8, 12},
 		{"budget", small, 3 * 8 << 10, 0, 4, 6},
+		// 256 MiB in and out: pieces of at most MaxPieceBytes.
+		{"capped", huge, 1 << 40, 0, 16, 17},
+		// Planes of 4 MiB and a 6-plane halo: pieces of 16 halos, 45 planes.
+		{"halo", volume, 1 << 40, 0, 5, 6},
 	} {
 		chunks, err := chunk.Pieces(tc.p, tc.budget, 3, tc.piece, nil)
 		if err != nil || len(chunks) < tc.min || len(chunks) > tc.max {
