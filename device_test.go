@@ -220,6 +220,12 @@ func TestDeviceErrors(t *testing.T) {
 	if _, err := ndconv.OpenDevice("tpu"); err == nil {
 		t.Error("OpenDevice(tpu) succeeded")
 	}
+	if auto, err := ndconv.OpenDevice("auto"); err != nil || auto.Name() == "auto" {
+		t.Errorf("OpenDevice(auto): %v", err)
+	} else {
+		t.Logf("auto opens %s", auto.Name())
+		auto.Close()
+	}
 	if cuda.Available() != nil {
 		var u *plan.UnavailableError
 		if _, err := ndconv.OpenDevice("cuda:0"); !errors.As(err, &u) {
@@ -272,5 +278,68 @@ func TestDeviceErrors(t *testing.T) {
 	}
 	if err := p.Close(); err != nil {
 		t.Errorf("plan Close after the device's Close: %v", err)
+	}
+}
+
+// TestDeviceConcurrent: goroutines sharing one device, each with its own
+// plan and arrays, all get the host API's bits.
+func TestDeviceConcurrent(t *testing.T) {
+	for _, name := range testDevices(t) {
+		dev, err := ndconv.OpenDevice(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		rng := rand.New(rand.NewPCG(16, 8))
+		src := enginetest.RandomArray(rng, nd.Float32, 24, 17)
+		var kernels []ndconv.Kernel
+		var wants [][]byte
+		for range 4 {
+			k := enginetest.RandomKernel(rng, false, 3, 3)
+			want, err := ndconv.Correlate(ctx, src, ndconv.Options{Device: "cpu"}, k)
+			if err != nil {
+				t.Fatal(err)
+			}
+			kernels, wants = append(kernels, k), append(wants, want.Bytes())
+		}
+		errs := make(chan error, len(kernels))
+		for i, k := range kernels {
+			go func() {
+				errs <- func() error {
+					p, err := dev.NewPlan(ndconv.Correlation, src.Shape, ndconv.Float32, ndconv.Options{}, k)
+					if err != nil {
+						return err
+					}
+					defer p.Close()
+					for range 3 {
+						in, err := dev.Upload(src)
+						if err != nil {
+							return err
+						}
+						out, err := p.ExecuteDevice(ctx, nil, in)
+						if err != nil {
+							return err
+						}
+						got, err := out.Download()
+						if err != nil {
+							return err
+						}
+						if !bytes.Equal(got.Bytes(), wants[i]) {
+							return fmt.Errorf("kernel %d: other bits than the host API's", i)
+						}
+						in.Free()
+						out.Free()
+					}
+					return nil
+				}()
+			}()
+		}
+		for range kernels {
+			if err := <-errs; err != nil {
+				t.Errorf("%s: %v", name, err)
+			}
+		}
+		if err := dev.Close(); err != nil {
+			t.Error(err)
+		}
 	}
 }
