@@ -301,11 +301,11 @@ func (s *Stream) Synchronize() error {
 	return s.dev.do(func() error { return cuStreamSynchronize(s.h) })
 }
 
-// WaitEvent makes the work queued on s after this call wait until the
-// work before e's last Record (on any stream of the device) is done,
-// without blocking the host.
+// WaitEvent makes the work queued on s (nil: the default stream) after
+// this call wait until the work before e's last Record (on any stream of
+// the device) is done, without blocking the host.
 func (s *Stream) WaitEvent(e *Event) error {
-	return s.dev.do(func() error { return cuStreamWaitEvent(s.handle(), e.h) })
+	return e.dev.do(func() error { return cuStreamWaitEvent(s.handle(), e.h) })
 }
 
 // Close destroys the stream once its queued work is done.
