@@ -17,9 +17,10 @@ import (
 type EngineOptions struct {
 	// Device is the ordinal (cuda:N).
 	Device int
-	// MemoryBudget bounds the device memory one execution's input and
-	// output may take; 0 means most of the device's free memory. Larger
-	// problems run in slabs along the slowest axis.
+	// MemoryBudget bounds the device memory an execution's input, output
+	// and temporaries take: a problem that does not fit runs in chunks,
+	// three in flight, each within a third of it. 0 means 70% of the
+	// device's free memory.
 	MemoryBudget int64
 	Progress     nd.Progress
 	// Tuning fixes the kernels' work decomposition (the tuner's choice,

@@ -17,9 +17,10 @@ import (
 type EngineOptions struct {
 	// Platform and Device select opencl:P:D.
 	Platform, Device int
-	// MemoryBudget bounds the device memory one execution's input, output
-	// and temporaries may take; 0 means the device's largest buffer or 70%
-	// of its memory, whichever is less. Larger problems run in chunks.
+	// MemoryBudget bounds the device memory an execution's input, output
+	// and temporaries take: a problem that does not fit runs in chunks,
+	// three in flight, each within a third of it. 0 means 70% of the
+	// device's memory, or three of its largest buffers if less.
 	MemoryBudget int64
 	Progress     nd.Progress
 	// Tuning fixes the kernels' work decomposition (the tuner's choice,
