@@ -73,7 +73,8 @@ func CheckCancel[E Engine](t testing.TB, c enginetest.Case, newEngine func(*nd.P
 // PipelineCases are problems of a few kilobytes (40×21) for a pipeline
 // cut into pieces of about a kilobyte, one per border and mode paired in
 // order (the shorter list repeating): direct on float32 data and
-// separable on uint8 data in turn, origins −1, 0 and 1 in turn.
+// separable on uint8 data in turn, origins −1, 0 and 1 in turn; and a
+// 3-D volume with a bank of two kernels.
 func PipelineCases(seed uint64, borders []nd.Border, modes []nd.Mode) []enginetest.Case {
 	rng := rand.New(rand.NewPCG(seed, 3))
 	var cases []enginetest.Case
@@ -87,7 +88,12 @@ func PipelineCases(seed uint64, borders []nd.Border, modes []nd.Mode) []enginete
 		spec := nd.Spec{Shape: shape, In: in, Out: nd.Float32, Kernels: []nd.Kernel{kernel}, Border: b, CVal: -1.5, Mode: mode, Origin: []int{i%3 - 1}}
 		cases = append(cases, enginetest.Case{Name: fmt.Sprintf("%v/%v/%v", b, mode, in), Spec: spec, Input: enginetest.RandomArray(rng, in, shape...)})
 	}
-	return cases
+	// A volume with a bank of two kernels, whose chunks (at a kilobyte)
+	// cut along axis 1 within planes, the bank interleaved in the output.
+	shape := []int{6, 9, 7}
+	spec := nd.Spec{Shape: shape, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, true, 3, 3, 3), enginetest.RandomKernel(rng, true, 3, 3, 3)},
+		Border: borders[0], Mode: nd.Full}
+	return append(cases, enginetest.Case{Name: fmt.Sprintf("3-D/bank2/%v/full", borders[0]), Spec: spec, Input: enginetest.RandomArray(rng, nd.Float32, shape...)})
 }
 
 // CheckPipelined runs case c twice on one engine newEngine makes with a
