@@ -19,6 +19,19 @@
 // and outputs larger than memory (a memory-mapped input, an output file)
 // stream through bounded host memory.
 //
+// Data that stays on a device between calls lives in device arrays:
+//
+//	dev, err := ndconv.OpenDevice("cuda:0") // or "opencl:P:D", "cpu"
+//	defer dev.Close()                        // frees its arrays, closes its plans
+//	plan, err := dev.NewPlan(ndconv.Correlation, shape, ndconv.Float32, opts, kernels...)
+//	in, err := dev.Upload(img)
+//	out, err := plan.ExecuteDevice(ctx, nil, in) // no transfers
+//	result, err := out.Download()
+//
+// On the CPU device arrays are host memory, so the same code runs
+// everywhere with the same bits. Using a closed plan or device, or a freed
+// array, is ErrClosed.
+//
 // # Semantics
 //
 // For each kernel axis of length k with origin o, correlate computes
@@ -32,7 +45,7 @@
 //
 // This package validates and normalises requests (package nd), asks the
 // planner (package plan) for an executable, and runs it on a backend
-// (package cpu today). Errors are returned, never panicked: *nd.ArgumentError
+// (packages cpu, cuda, opencl); device memory is plan.Memory's. Errors are returned, never panicked: *nd.ArgumentError
 // for a request that cannot be carried out as given, *nd.UnsupportedError
 // for an unsupported value, *plan.UnavailableError for a device that is not
 // usable here, and the context's error when ctx is cancelled.

@@ -107,3 +107,58 @@ func ExampleNewPlan() {
 	// [1 3 6 4] direct
 	// [-4 -6 -3 -1] direct
 }
+
+// Keep data on a device between calls: upload once, run plans on device
+// arrays with no transfers (here two passes chained, the first's output the
+// second's input), download the result. "cpu" runs anywhere; "cuda:0" or
+// "opencl:0:0" put the arrays in a GPU's memory with the same code and the
+// same bits.
+func ExampleOpenDevice() {
+	dev, err := ndconv.OpenDevice("cpu")
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	defer dev.Close() // frees the device's arrays and closes its plans
+	img := ndconv.Array{Shape: []int{3, 4}, Data: []float32{
+		0, 0, 0, 0,
+		0, 8, 0, 0,
+		0, 0, 0, 0,
+	}}
+	rows := ndconv.NewKernel([]int{1, 3}, []float64{0.25, 0.5, 0.25})
+	cols := ndconv.NewKernel([]int{3, 1}, []float64{0.25, 0.5, 0.25})
+	opt := ndconv.Options{Border: ndconv.Constant}
+	blurRows, err := dev.NewPlan(ndconv.Correlation, img.Shape, ndconv.Float32, opt, rows)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	blurCols, err := dev.NewPlan(ndconv.Correlation, img.Shape, ndconv.Float32, opt, cols)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	in, err := dev.Upload(img)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	tmp, err := blurRows.ExecuteDevice(context.Background(), nil, in) // allocated on the device
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	out, err := blurCols.ExecuteDevice(context.Background(), nil, tmp)
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	result, err := out.Download()
+	if err != nil {
+		fmt.Println(err)
+		return
+	}
+	fmt.Println(dev.Name(), result.Shape, result.Data)
+	// Output:
+	// cpu [3 4] [0.5 1 0.5 0 1 2 1 0 0.5 1 0.5 0]
+}

@@ -114,6 +114,7 @@ type Plan struct {
 	exec    *plan.Executable
 	inType  DType
 	opt     plan.Options
+	dev     *Device // the device that made the plan (Device.NewPlan), else nil
 }
 
 // NewPlan prepares op with the given kernels (several make a filter bank)
@@ -157,7 +158,12 @@ func (p *Plan) Device() string { return p.exec.Device.String() }
 // streams and device); executing the plan afterwards is an error
 // (ErrClosed). Closing twice does nothing. A plan on the CPU holds only
 // memory, which the garbage collector takes back either way.
-func (p *Plan) Close() error { return p.exec.Close() }
+func (p *Plan) Close() error {
+	if p.dev != nil {
+		p.dev.forget(p)
+	}
+	return p.exec.Close()
+}
 
 // ErrClosed is the error of executing a plan after its Close.
 var ErrClosed = plan.ErrClosed

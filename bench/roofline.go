@@ -22,7 +22,12 @@ type Roofline struct {
 	FMAGFlops float64 `json:"fma_gflops"` // 2 FLOPs per multiply-add
 	CopyMs    float64 `json:"copy_ms"`
 	FMAMs     float64 `json:"fma_ms"`
-	Note      string  `json:"note,omitempty"`
+	// Pinned host↔device transfer rates (GPUs): each way, and both at
+	// once counting the bytes of both.
+	PCIeHtoDGBps float64 `json:"pcie_htod_gbps,omitempty"`
+	PCIeDtoHGBps float64 `json:"pcie_dtoh_gbps,omitempty"`
+	PCIeGBps     float64 `json:"pcie_gbps,omitempty"`
+	Note         string  `json:"note,omitempty"`
 }
 
 // Floor is the least time, in seconds, a workload can take on a device

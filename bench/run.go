@@ -5,6 +5,7 @@ import (
 	"slices"
 	"time"
 
+	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
@@ -35,7 +36,18 @@ type Result struct {
 	GBps        float64  `json:"gbps"`
 	GFlops      float64  `json:"gflops"`
 	PctRoofline float64  `json:"pct_roofline"`
-	Note        string   `json:"note,omitempty"`
+	// PctPCIe is, for workloads that move their data from host memory and
+	// back every round, 100 × the time those bytes take at the pinned
+	// transfer rate measured in the same run (both directions at once) ÷
+	// the measured time.
+	PctPCIe float64 `json:"pct_pcie,omitempty"`
+	// Chunks and OverlapMs summarise the timeline (Options.Timeline): the
+	// chunks one execution ran in, and how long copies and kernels ran at
+	// the same time (chunk.Overlap). Spans is the timeline itself.
+	Chunks    int          `json:"chunks,omitempty"`
+	OverlapMs float64      `json:"overlap_ms,omitempty"`
+	Spans     []chunk.Span `json:"-"`
+	Note      string       `json:"note,omitempty"`
 }
 
 // Options are how `ndconv bench` runs workloads.
@@ -50,6 +62,10 @@ type Options struct {
 	// candidates); NoTuningCache times the kernels' own choice.
 	Tuning        kernels.Tuning
 	NoTuningCache bool
+	// Timeline records, on a GPU, one more execution from host memory
+	// after the timed ones: each chunk's copy in, kernels and copy out
+	// (Result.Spans).
+	Timeline bool
 }
 
 // deviceTimer is what the GPU engines offer the bench: runs on device
@@ -70,7 +86,7 @@ func Run(ctx context.Context, w Workload, opt Options, device string, roof Roofl
 	r := Result{Kind: "result", System: system, Device: device, Set: w.Set, ID: w.ID, Shape: w.Shape,
 		DType: w.DType, OutDType: w.OutDType, Kernel: w.Kernel, Separable: w.Separable, Bank: w.Bank,
 		Channels: w.Channels}
-	ms, checksum, method, impl, err := run(ctx, w, opt)
+	ms, checksum, method, impl, spans, err := run(ctx, w, opt)
 	if err != nil {
 		if ctx.Err() != nil {
 			return r, ctx.Err()
@@ -87,6 +103,13 @@ func Run(ctx context.Context, w Workload, opt Options, device string, roof Roofl
 	r.PctRoofline = roof.Percent(w.Bytes, w.Madds, median)
 	if w.Transfers {
 		r.Note = "each round moves the data from host memory and back"
+		if roof.PCIeGBps > 0 {
+			r.PctPCIe = 100 * float64(int64(max(w.Rounds, 1))*w.Bytes) / (roof.PCIeGBps * 1e9) / (median / 1e3)
+		}
+	}
+	if len(spans) > 0 {
+		r.Spans, r.Chunks = spans, len(spans)/3
+		r.OverlapMs = float64(chunk.Overlap(spans).Microseconds()) / 1e3
 	}
 	return r, nil
 }
@@ -98,19 +121,20 @@ type implementer interface{ Implementation() string }
 // run prepares and times w, returning each repeat's milliseconds, the
 // output's checksum, the method the planner chose and the implementation
 // the engine runs it with.
-func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum float64, method, impl string, err error) {
+func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum float64, method, impl string, spans []chunk.Span, err error) {
 	spec, err := Spec(w)
 	if err != nil {
-		return nil, 0, "", "", err
+		return nil, 0, "", "", nil, err
 	}
 	p, err := spec.Normalize()
 	if err != nil {
-		return nil, 0, "", "", err
+		return nil, 0, "", "", nil, err
 	}
-	exec, err := plan.New(p, plan.Options{Device: opt.Device, Method: opt.Method, Workers: opt.Workers,
-		Tuning: opt.Tuning, NoTuningCache: opt.NoTuningCache})
+	popt := plan.Options{Device: opt.Device, Method: opt.Method, Workers: opt.Workers,
+		Tuning: opt.Tuning, NoTuningCache: opt.NoTuningCache}
+	exec, err := plan.New(p, popt)
 	if err != nil {
-		return nil, 0, "", "", err
+		return nil, 0, "", "", nil, err
 	}
 	defer exec.Close()
 	method = exec.Method.String()
@@ -119,11 +143,11 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 	}
 	src, err := Input(w)
 	if err != nil {
-		return nil, 0, method, impl, err
+		return nil, 0, method, impl, nil, err
 	}
 	dst, err := nd.New(p.Out, p.FullShape()...)
 	if err != nil {
-		return nil, 0, method, impl, err
+		return nil, 0, method, impl, nil, err
 	}
 	if timer, ok := exec.Runner().(deviceTimer); ok && !w.Transfers {
 		ms, err = timeOnDevice(timer, dst, src, opt.Repeats)
@@ -133,9 +157,35 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 		ms, err = timeOnHost(ctx, exec, dst, src, w.Rounds, opt)
 	}
 	if err != nil {
-		return nil, 0, method, impl, err
+		return nil, 0, method, impl, nil, err
 	}
-	return ms, Checksum(dst), method, impl, nil
+	if opt.Timeline && (opt.Device.Kind == "cuda" || opt.Device.Kind == "opencl") {
+		popt.Device, popt.Method = exec.Device, exec.Method
+		if spans, err = recordTimeline(ctx, p, popt, dst, src); err != nil {
+			return nil, 0, method, impl, nil, err
+		}
+	}
+	return ms, Checksum(dst), method, impl, spans, nil
+}
+
+// recordTimeline executes p from host memory on a GPU engine of its own
+// that records a timeline, once to warm up and once recorded, and returns
+// the recorded run's spans.
+func recordTimeline(ctx context.Context, p *nd.Problem, opt plan.Options, dst, src nd.Array) ([]chunk.Span, error) {
+	var tl chunk.Timeline
+	opt.Timeline = &tl
+	exec, err := plan.New(p, opt)
+	if err != nil {
+		return nil, err
+	}
+	defer exec.Close()
+	for range 2 {
+		tl.Reset()
+		if err := exec.Execute(ctx, dst, src); err != nil {
+			return nil, err
+		}
+	}
+	return tl.Spans(), nil
 }
 
 // timeOnDevice uploads the input, times the engine on device arrays, and

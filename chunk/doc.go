@@ -22,5 +22,14 @@
 // Each output value of a sub-problem is then the same taps times the same
 // input values in the same order as in the whole problem, so every engine
 // and method (direct, separable with its per-pass constant border) gives
-// the same bits chunked or not. The package depends only on nd.
+// the same bits chunked or not.
+//
+// The GPU backends' pipelines share what is not theirs: Pieces cuts a
+// problem for a pipeline of a few chunks in flight (large problems into
+// pieces whose transfers overlap kernels, or what the memory budget
+// allows), Gather and Copy move a chunk's input into pinned staging and
+// its output out of it on several cores, Pipeline orders the slots
+// (drain a slot, then queue the next chunk into it; errors, cancellation
+// and progress), and a Timeline records each chunk's copy in, kernels and
+// copy out as Spans. The package depends only on nd.
 package chunk

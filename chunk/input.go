@@ -119,8 +119,7 @@ func (c *Chunk) Input(src nd.Array, buf any) nd.Array {
 		buf = a.Data
 	}
 	dst := nd.SliceData(buf, 0, c.InElems)
-	to, from := nd.Array{Data: dst}.Bytes(), src.Bytes()
-	c.Runs(func(f, t, n int) { copy(to[t*size:(t+n)*size], from[f*size:(f+n)*size]) })
+	c.Gather(nd.Array{Data: dst}.Bytes(), src.Bytes(), size)
 	return nd.Array{Shape: shape, Data: dst}
 }
 

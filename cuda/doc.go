@@ -74,6 +74,22 @@
 //	err = in.CopyFromHostAsync(0, cuda.Bytes(data), stream)
 //	err = f.Launch(grid, block, shared, stream, in, out, int32(width))
 //
+// # The engine
+//
+// NewDirect and NewSeparable return an *Engine for one normalised
+// nd.Problem. ExecuteDevice runs it on device arrays (Array) with no
+// transfers, its launches prepared once for a pair of arrays. Execute runs
+// it from host memory through a pipeline: the problem cut into chunks
+// (chunk.Pieces: pieces of a large problem, or what the memory budget
+// allows), each chunk's rows gathered on the cores into pinned staging,
+// copied in on a stream of its own, computed on the kernel stream after
+// the copy's event (Stream.WaitEvent), copied out on a third stream after
+// the kernels' event, three chunks in flight — so that chunk i+1 is copied
+// in and chunk i−1 copied out while chunk i computes — and equal bit for
+// bit to the whole problem. EngineOptions.Timeline records each chunk's
+// stages by CUDA events; MeasureTransfers measures the pinned transfer
+// rates they are held against.
+//
 // Setting NDCONV_CUDA_SYNC=1 makes every Launch wait for its kernel and
 // report the kernel's own faults against its name, for debugging.
 package cuda

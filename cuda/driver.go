@@ -44,6 +44,7 @@ type driverEntryPoints struct {
 	cuStreamCreate            uintptr // CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	cuStreamSynchronize       uintptr // CUresult cuStreamSynchronize(CUstream hStream)
 	cuStreamDestroy           uintptr // CUresult cuStreamDestroy_v2(CUstream hStream)
+	cuStreamWaitEvent         uintptr // CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 	cuEventCreate             uintptr // CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	cuEventRecord             uintptr // CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 	cuEventSynchronize        uintptr // CUresult cuEventSynchronize(CUevent hEvent)
@@ -95,6 +96,7 @@ func driverSymbols() []dynlib.Symbol {
 		{"cuStreamCreate", &drv.cuStreamCreate},
 		{"cuStreamSynchronize", &drv.cuStreamSynchronize},
 		{"cuStreamDestroy_v2", &drv.cuStreamDestroy},
+		{"cuStreamWaitEvent", &drv.cuStreamWaitEvent},
 		{"cuEventCreate", &drv.cuEventCreate},
 		{"cuEventRecord", &drv.cuEventRecord},
 		{"cuEventSynchronize", &drv.cuEventSynchronize},
@@ -335,6 +337,10 @@ func cuStreamSynchronize(s uintptr) error {
 
 func cuStreamDestroy(s uintptr) error {
 	return check("cuStreamDestroy", ccall(drv.cuStreamDestroy, s))
+}
+
+func cuStreamWaitEvent(s, e uintptr) error {
+	return check("cuStreamWaitEvent", ccall(drv.cuStreamWaitEvent, s, e, 0))
 }
 
 func cuEventCreate(flags int) (uintptr, error) {

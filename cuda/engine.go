@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 	"sync"
@@ -16,14 +17,22 @@ import (
 type EngineOptions struct {
 	// Device is the ordinal (cuda:N).
 	Device int
-	// MemoryBudget bounds the device memory one execution's input and
-	// output may take; 0 means most of the device's free memory. Larger
-	// problems run in slabs along the slowest axis.
+	// MemoryBudget bounds the device memory an execution's input, output
+	// and temporaries take: a problem that does not fit runs in chunks,
+	// three in flight, each within a third of it. 0 means 70% of the
+	// device's free memory.
 	MemoryBudget int64
 	Progress     nd.Progress
 	// Tuning fixes the kernels' work decomposition (the tuner's choice,
 	// or a tuning cache's); zero lets kernels choose.
 	Tuning kernels.Tuning
+	// PieceBytes bounds the chunks a pipelined execution cuts a problem
+	// that fits into (input, output and temporaries); 0 lets
+	// chunk.Pieces choose.
+	PieceBytes int64
+	// Timeline, when set, receives each execution's copies and kernels,
+	// chunk by chunk, timed by CUDA events.
+	Timeline *chunk.Timeline
 }
 
 // maxStaticShared is the static shared memory a tile may declare: CUDA
@@ -36,9 +45,10 @@ const maxStaticShared = 48 << 10
 const maxParamTapBytes = 30 << 10
 
 // Engine executes one normalised problem with one method's kernel family:
-// data in host memory through pinned staging buffers on a stream, or device
-// arrays directly. It keeps its compiled kernels and staging memory between
-// executions; one execution runs at a time.
+// data in host memory through a pipeline of pinned staging buffers and
+// streams, or device arrays directly. It keeps its compiled kernels, their
+// parameters on the device and its staging memory between executions; one
+// execution runs at a time.
 type Engine struct {
 	dev    *Device
 	p      *nd.Problem
@@ -46,8 +56,17 @@ type Engine struct {
 	method method
 
 	mu     sync.Mutex
-	stream *Stream
-	staged *HostBuffer // pinned, input and output staging
+	stream *Stream         // the kernels' stream
+	pieces []chunk.Chunk   // the split Execute pipelines, once computed
+	pipe   *pipeline       // kept between executions
+	onDev  *devicePrepared // ExecuteDevice's launches for its last arrays
+}
+
+// devicePrepared is ExecuteDevice's launches, prepared for one pair of
+// device arrays.
+type devicePrepared struct {
+	in, out DevicePtr
+	pr      *prepared
 }
 
 // A method turns a problem into launches on the engine's stream.
@@ -55,10 +74,12 @@ type method interface {
 	// prepare compiles the launches that compute p from in into out and
 	// puts their parameters (and any temporaries) on the device. It
 	// returns what it prepared even on error, for the caller to free.
-	prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared, error)
-	// tempBytesPerRow is the temporary device memory per row along axis 0
-	// of a slab's input, for the memory budget.
-	tempBytesPerRow(p *nd.Problem) int64
+	// Temporaries are temps' where given (large enough: see temps),
+	// else from the device's pool, freed with the launches.
+	prepare(e *Engine, p *nd.Problem, in, out DevicePtr, temps [2]*Buffer) (*prepared, error)
+	// temps is how many temporaries the launches for p use, and the bytes
+	// of each.
+	temps(e *Engine, p *nd.Problem) (n, bytes int)
 	// describe names the implementations its launches use for p.
 	describe(e *Engine, p *nd.Problem) string
 }
@@ -118,64 +139,52 @@ func newEngine(p *nd.Problem, opt EngineOptions, m method) (*Engine, error) {
 	return &Engine{dev: dev, p: p, opt: opt, method: m}, nil
 }
 
-// Close releases the staging memory and the device.
+// Close releases the pipeline, the prepared launches and the device.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
-	if e.staged != nil {
-		e.staged.Free()
-		e.staged = nil
+	var errs []error
+	if e.stream != nil {
+		errs = append(errs, e.stream.Synchronize())
+	}
+	errs = append(errs, e.pipe.close())
+	e.pipe = nil
+	if e.onDev != nil {
+		e.onDev.pr.free()
+		e.onDev = nil
 	}
 	if e.stream != nil {
-		e.stream.Close()
+		errs = append(errs, e.stream.Close())
 		e.stream = nil
 	}
-	return e.dev.Close()
+	errs = append(errs, e.dev.Close())
+	return errors.Join(errs...)
 }
 
-// Execute correlates host arrays: the input is staged through pinned
-// memory onto the device, slab by slab when the problem is larger than the
-// memory budget, and the output comes back the same way.
+// Execute correlates host arrays through the pipeline (executePipelined):
+// in chunks when the problem is large or beyond the memory budget, each
+// chunk's transfers overlapping other chunks' kernels.
 func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if err := e.ensureStream(); err != nil {
 		return err
 	}
-	slabs, err := e.slabs()
-	if err != nil {
-		return err
+	if e.pieces == nil {
+		chunks, err := e.chunks()
+		if err != nil {
+			return err
+		}
+		e.pieces = chunks
 	}
-	inSize, outSize := e.p.In.Size(), e.p.Out.Size()
-	srcBytes, dstBytes := src.Bytes(), dst.Bytes()
-	for i, s := range slabs {
-		if err := ctx.Err(); err != nil {
-			return err
-		}
-		inBytes, outBytes := s.inElems*inSize, s.outElems*outSize
-		if err := e.stage(max(inBytes, outBytes)); err != nil {
-			return err
-		}
-		in, err := e.dev.Pool().Get(max(inBytes, 1))
+	if e.pipe == nil {
+		pl, err := e.newPipeline(e.pieces)
 		if err != nil {
 			return err
 		}
-		out, err := e.dev.Pool().Get(max(outBytes, 1))
-		if err != nil {
-			in.Free()
-			return err
-		}
-		err = e.runSlab(s, in, out, srcBytes, dstBytes[s.outOffset*outSize:][:outBytes])
-		in.Free()
-		out.Free()
-		if err != nil {
-			return err
-		}
-		if e.opt.Progress != nil {
-			e.opt.Progress.Report(int64(i+1), int64(len(slabs)))
-		}
+		e.pipe = pl
 	}
-	return nil
+	return e.executePipelined(ctx, dst, src)
 }
 
 // ensureStream creates the engine's stream on first use; e.mu is held.
@@ -186,86 +195,6 @@ func (e *Engine) ensureStream() error {
 	s, err := e.dev.NewStream()
 	e.stream = s
 	return err
-}
-
-// stagingBytes bounds the pinned staging buffer: data moves through it in
-// pieces, so that pinning (slow to allocate) stays small however large the
-// arrays.
-var stagingBytes = 32 << 20 // a variable so that tests can force many pieces
-
-// runSlab moves a slab's input rows through the staging buffer to the
-// device, launches, and moves the output back into dst the same way.
-func (e *Engine) runSlab(s slab, in, out *Buffer, src, dst []byte) error {
-	rowBytes := s.rowElems * e.p.In.Size()
-	staged := e.staged.Bytes()
-	fill, off := 0, 0
-	flush := func() error {
-		if fill == 0 {
-			return nil
-		}
-		if err := in.CopyFromHostAsync(off, staged[:fill], e.stream); err != nil {
-			return err
-		}
-		// The staging buffer is refilled only once the copy is done.
-		if err := e.stream.Synchronize(); err != nil {
-			return err
-		}
-		off += fill
-		fill = 0
-		return nil
-	}
-	for _, from := range s.rows {
-		row := src[from*rowBytes : (from+1)*rowBytes]
-		for len(row) > 0 {
-			n := copy(staged[fill:], row)
-			fill += n
-			row = row[n:]
-			if fill == len(staged) {
-				if err := flush(); err != nil {
-					return err
-				}
-			}
-		}
-	}
-	if err := flush(); err != nil {
-		return err
-	}
-	pr, err := e.method.prepare(e, s.problem, in.Ptr(), out.Ptr())
-	if err == nil {
-		err = pr.run()
-	}
-	for off := 0; err == nil && off < len(dst); off += len(staged) {
-		n := min(len(staged), len(dst)-off)
-		if err = out.CopyToHostAsync(staged[:n], off, e.stream); err == nil {
-			if err = e.stream.Synchronize(); err == nil {
-				copy(dst[off:off+n], staged[:n])
-			}
-		}
-	}
-	// Whatever failed, the stream must be idle before its buffers are reused.
-	if serr := e.stream.Synchronize(); err == nil {
-		err = serr
-	}
-	pr.free()
-	return err
-}
-
-// stage makes the pinned staging buffer min(n, stagingBytes) bytes or more.
-func (e *Engine) stage(n int) error {
-	n = max(min(n, stagingBytes), 1)
-	if e.staged != nil && e.staged.Size() >= n {
-		return nil
-	}
-	if e.staged != nil {
-		e.staged.Free()
-		e.staged = nil
-	}
-	h, err := e.dev.AllocHost(n)
-	if err != nil {
-		return err
-	}
-	e.staged = h
-	return nil
 }
 
 // direct is the direct kernel family: one launch.
@@ -283,7 +212,7 @@ func (e *Engine) directOptions() kernels.DirectOptions {
 	return kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxParamBytes: maxParamTapBytes, Tiled: e.opt.Tuning.Tiled, Rows: e.opt.Tuning.Rows}
 }
 
-func (direct) prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared, error) {
+func (direct) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*Buffer) (*prepared, error) {
 	pr := &prepared{}
 	l, err := kernels.NewDirect(p, e.directOptions())
 	if err != nil || l == nil {
@@ -299,13 +228,13 @@ func (direct) describe(e *Engine, p *nd.Problem) string {
 	return ""
 }
 
-func (direct) tempBytesPerRow(*nd.Problem) int64 { return 0 }
+func (direct) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
 
 // separable is the separable kernel family: a pass per kernel axis and
 // bank kernel, through up to two temporaries from the pool.
 type separable struct{}
 
-func (separable) prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared, error) {
+func (separable) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, temps [2]*Buffer) (*prepared, error) {
 	pr := &prepared{}
 	s, err := kernels.NewSeparable(p, e.separableOptions())
 	if err != nil || s == nil {
@@ -313,6 +242,10 @@ func (separable) prepare(e *Engine, p *nd.Problem, in, out DevicePtr) (*prepared
 	}
 	buffers := map[kernels.Role]DevicePtr{kernels.Input: in, kernels.Output: out}
 	for i := range s.Temps {
+		if t := temps[i]; t != nil {
+			buffers[kernels.Temp0+kernels.Role(i)] = t.Ptr()
+			continue
+		}
 		t, err := e.dev.Pool().Get(max(s.TempElems*accSize(p), 1))
 		if err != nil {
 			return pr, err
@@ -335,15 +268,12 @@ func (separable) describe(e *Engine, p *nd.Problem) string {
 	return ""
 }
 
-// tempBytesPerRow: each temporary holds at most a row's input or output
-// elements (one kernel of the bank at a time) in the accumulator type.
-func (separable) tempBytesPerRow(p *nd.Problem) int64 {
-	in, out := 1, 1
-	for d := 1; d < len(p.InShape); d++ {
-		in *= p.InShape[d]
-		out *= p.OutShape[d]
+func (separable) temps(e *Engine, p *nd.Problem) (n, bytes int) {
+	s, err := kernels.NewSeparable(p, e.separableOptions())
+	if err != nil || s == nil {
+		return 0, 0
 	}
-	return 2 * int64(max(in, out)*accSize(p))
+	return s.Temps, s.TempElems * accSize(p)
 }
 
 func accSize(p *nd.Problem) int {
@@ -415,23 +345,12 @@ func (e *Engine) upload(b []byte) (*Buffer, error) {
 	return buf, nil
 }
 
-// A slab is a chunk of the problem (package chunk): a run of output rows
-// and the input rows it reads, as a problem of its own that needs no
-// border rule where it was cut.
-type slab struct {
-	problem   *nd.Problem
-	rows      []int // the input row (of rowElems elements) of each slab input row
-	rowElems  int   // elements in one row
-	inElems   int
-	outElems  int // including the bank
-	outOffset int // first output element (including the bank)
-}
-
-// slabs splits the problem with package chunk so that each slab's input,
-// output and temporaries fit the memory budget. A problem that fits is one
-// slab reading every row.
-func (e *Engine) slabs() ([]slab, error) {
-	p := e.p
+// chunks splits the problem into the pieces Execute pipelines
+// (chunk.Pieces): each of the pipeline's slots (a chunk's input, output and
+// temporaries) within a third of the memory budget — the options'
+// MemoryBudget, else 70% of the device's free memory — and large problems
+// in pieces whose transfers overlap.
+func (e *Engine) chunks() ([]chunk.Chunk, error) {
 	budget := e.opt.MemoryBudget
 	if budget <= 0 {
 		info, err := e.dev.Info()
@@ -440,25 +359,14 @@ func (e *Engine) slabs() ([]slab, error) {
 		}
 		budget = info.FreeMemory / 10 * 7
 	}
-	chunks, err := chunk.Split(p, chunk.Budget{Bytes: budget, Scratch: func(q *nd.Problem) int64 {
-		return e.method.tempBytesPerRow(q) * int64(max(q.InShape[0], q.OutShape[0]))
-	}})
+	chunks, err := chunk.Pieces(e.p, budget, pipelineDepth, e.opt.PieceBytes, func(q *nd.Problem) int64 {
+		n, bytes := e.method.temps(e, q)
+		return int64(n) * int64(bytes)
+	})
 	if err != nil {
-		return nil, &Error{Call: "slabs", Name: "CUDA_ERROR_OUT_OF_MEMORY", Message: err.Error()}
+		return nil, &Error{Call: "chunks", Name: "CUDA_ERROR_OUT_OF_MEMORY", Message: err.Error()}
 	}
-	out := make([]slab, len(chunks))
-	for i, c := range chunks {
-		// The chunk's input is whole rows of RowElems elements, copied
-		// one by one in order.
-		s := slab{problem: c.Problem, rowElems: c.RowElems(), inElems: c.InElems, outElems: c.OutElems, outOffset: c.OutOffset}
-		c.Runs(func(from, _, n int) {
-			for r := from; r < from+n; r += s.rowElems {
-				s.rows = append(s.rows, r/s.rowElems)
-			}
-		})
-		out[i] = s
-	}
-	return out, nil
+	return chunks, nil
 }
 
 // Array is an array in device memory, so that operations chain on the GPU
@@ -519,8 +427,10 @@ func (a *Array) Download() (nd.Array, error) {
 func (a *Array) Free() error { return a.Buf.Free() }
 
 // ExecuteDevice correlates device arrays: src must have the problem's input
-// shape and dtype, dst its output's. Nothing moves between host and device
-// but the kernel's few parameters; it returns when the kernel is done.
+// shape and dtype, dst its output's. Nothing moves between host and
+// device: the launches are prepared (compiled, parameters uploaded) once
+// for a pair of arrays and kept while the engine runs on that pair. It
+// returns when the kernels are done.
 func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err := e.checkArrays(dst, src); err != nil {
 		return err
@@ -533,14 +443,24 @@ func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err := e.ensureStream(); err != nil {
 		return err
 	}
-	pr, err := e.method.prepare(e, e.p, src.Buf.Ptr(), dst.Buf.Ptr())
-	if err == nil {
-		err = pr.run()
+	in, out := src.Buf.Ptr(), dst.Buf.Ptr()
+	if e.onDev == nil || e.onDev.in != in || e.onDev.out != out {
+		if e.onDev != nil {
+			e.onDev.pr.free() // the stream is idle: every execution waits for it
+			e.onDev = nil
+		}
+		pr, err := e.method.prepare(e, e.p, in, out, [2]*Buffer{})
+		if err != nil {
+			e.stream.Synchronize()
+			pr.free()
+			return err
+		}
+		e.onDev = &devicePrepared{in: in, out: out, pr: pr}
 	}
+	err := e.onDev.pr.run()
 	if serr := e.stream.Synchronize(); err == nil {
 		err = serr
 	}
-	pr.free()
 	return err
 }
 
@@ -557,7 +477,7 @@ func (e *Engine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
 	if err := e.ensureStream(); err != nil {
 		return nil, err
 	}
-	pr, err := e.method.prepare(e, e.p, src.Buf.Ptr(), dst.Buf.Ptr())
+	pr, err := e.method.prepare(e, e.p, src.Buf.Ptr(), dst.Buf.Ptr(), [2]*Buffer{})
 	var ms []float64
 	if err == nil {
 		ms, err = TimeOnStream(e.dev, e.stream, repeats, pr.run)

@@ -96,8 +96,9 @@ func TestEngineTable(t *testing.T) {
 }
 
 // TestEngineSlabs forces a memory budget of a few rows so that problems run
-// in slabs along axis 0, with halos gathered by every border rule, and
-// checks them against the reference.
+// in chunks along axis 0 through the pipeline, with halos gathered by every
+// border rule, and checks them against the reference and the CPU engine's
+// bits.
 func TestEngineSlabs(t *testing.T) {
 	testDevice(t)
 	rng := rand.New(rand.NewPCG(3, 4))
@@ -138,9 +139,9 @@ func TestEngineSlabs(t *testing.T) {
 				for _, d := range shape[1:] {
 					rowBytes *= int64(d)
 				}
-				newEngine := NewDirect
+				method, newEngine := "direct", NewDirect
 				if separable {
-					newEngine = NewSeparable
+					method, newEngine = "separable", NewSeparable
 					c.Name += "/separable"
 				}
 				got, err := runCaseWith(c, EngineOptions{MemoryBudget: rowBytes*3 + int64(kshape[0])*rowBytes}, newEngine)
@@ -149,6 +150,9 @@ func TestEngineSlabs(t *testing.T) {
 					continue
 				}
 				if msg := c.Check(got, c.Want()); msg != "" {
+					t.Errorf("%s: %s", c.Name, msg)
+				}
+				if msg := gputest.SameBitsAsCPU(c, method, got); msg != "" {
 					t.Errorf("%s: %s", c.Name, msg)
 				}
 			}
@@ -274,7 +278,7 @@ func TestEngineTiming(t *testing.T) {
 		var ms []float64
 		for range 21 {
 			start.Record(e.stream)
-			pr, err := e.method.prepare(e, p, src.Buf.Ptr(), dst.Buf.Ptr())
+			pr, err := e.method.prepare(e, p, src.Buf.Ptr(), dst.Buf.Ptr(), [2]*Buffer{})
 			if err == nil {
 				err = pr.run()
 			}
@@ -295,32 +299,6 @@ func TestEngineTiming(t *testing.T) {
 		e.Close()
 	}
 }
-
-// TestEngineStagingPieces moves data through a 96-byte staging buffer, so
-// that rows split across pieces and pieces across rows.
-func TestEngineStagingPieces(t *testing.T) {
-	testDevice(t)
-	saved := stagingBytes
-	stagingBytes = 96
-	defer func() { stagingBytes = saved }()
-	for i, c := range enginetest.OnGPU(enginetest.Random(21, 40)) {
-		budget := int64(0) // one slab
-		if i%2 == 1 {
-			budget = 4096 // several slabs, where one row and its halo fit
-		}
-		got, err := runCase(c, EngineOptions{MemoryBudget: budget})
-		if err != nil && budget > 0 {
-			continue // a budget too small for one row: TestEngineSlabs checks that error
-		}
-		if err != nil {
-			t.Fatalf("%s: %v", c.Name, err)
-		}
-		if msg := c.Check(got, c.Want()); msg != "" {
-			t.Errorf("%s: %s", c.Name, msg)
-		}
-	}
-}
-
 // TestEngineRolling runs the table's volumes, and a quarter of its images,
 // through correlate_rolling in chunks of 1, 2 and 3 planes or rows (each
 // chunk's first ones feed outputs of the chunk before, which it must drop)

@@ -228,9 +228,12 @@ func (h *HostBuffer) Bytes() []byte {
 // Size is the buffer's length in bytes.
 func (h *HostBuffer) Size() int { return h.size }
 
-// Free releases the memory. Freeing twice, or after the device's last
-// Close, does nothing.
+// Free releases the memory. Freeing twice, a nil buffer, or after the
+// device's last Close, does nothing.
 func (h *HostBuffer) Free() error {
+	if h == nil {
+		return nil
+	}
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	if h.p == nil {
@@ -296,6 +299,13 @@ func (s *Stream) handle() uintptr {
 // first error from it.
 func (s *Stream) Synchronize() error {
 	return s.dev.do(func() error { return cuStreamSynchronize(s.h) })
+}
+
+// WaitEvent makes the work queued on s (nil: the default stream) after
+// this call wait until the work before e's last Record (on any stream of
+// the device) is done, without blocking the host.
+func (s *Stream) WaitEvent(e *Event) error {
+	return e.dev.do(func() error { return cuStreamWaitEvent(s.handle(), e.h) })
 }
 
 // Close destroys the stream once its queued work is done.

@@ -10,11 +10,12 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-// TestSlabsGatherOnHost runs without a GPU: it gathers each slab's input
-// rows as runSlab stages them, computes the slab's problem with the CPU
-// engine and checks that the slabs put together equal the whole problem
-// bit for bit, under budgets that split along one axis and along several.
-func TestSlabsGatherOnHost(t *testing.T) {
+// TestChunksGatherOnHost runs without a GPU: it gathers each chunk's input
+// into staging as the pipeline does (chunk.Gather), computes the chunk's
+// problem with the CPU engine and checks that the chunks put together
+// equal the whole problem bit for bit, under memory budgets that split
+// along one axis and along several, and forced piece sizes.
+func TestChunksGatherOnHost(t *testing.T) {
 	split := 0
 	for _, c := range append(enginetest.Table(), enginetest.Random(11, 100)...) {
 		p, err := c.Spec.Normalize()
@@ -26,35 +27,32 @@ func TestSlabsGatherOnHost(t *testing.T) {
 			t.Fatal(err)
 		}
 		inBytes := int64(len(c.Input.Bytes()))
-		for _, budget := range []int64{inBytes/3 + int64(len(want.Bytes()))/3, 64, 256} {
-			e := &Engine{p: p, opt: EngineOptions{MemoryBudget: max(budget, 1)}, method: direct{}}
-			slabs, err := e.slabs()
+		for _, opt := range []EngineOptions{
+			{MemoryBudget: inBytes/3 + int64(len(want.Bytes()))/3}, {MemoryBudget: 64 * pipelineDepth}, {MemoryBudget: 256 * pipelineDepth},
+			{MemoryBudget: 1 << 30, PieceBytes: max(inBytes/2, 1)},
+		} {
+			opt.MemoryBudget = max(opt.MemoryBudget, 1)
+			e := &Engine{p: p, opt: opt, method: direct{}}
+			chunks, err := e.chunks()
 			if err != nil {
 				continue // one voxel with its halo does not fit
 			}
-			if len(slabs) > 1 {
+			if len(chunks) > 1 {
 				split++
 			}
 			got, _ := nd.New(p.Out, p.FullShape()...)
 			size, outSize := p.In.Size(), p.Out.Size()
-			for _, s := range slabs {
-				in, _ := nd.New(p.In, s.problem.InShape...)
-				staged := in.Bytes()[:0]
-				rowBytes := s.rowElems * size
-				for _, r := range s.rows {
-					staged = append(staged, c.Input.Bytes()[r*rowBytes:(r+1)*rowBytes]...)
-				}
-				if len(staged) != s.inElems*size {
-					t.Fatalf("%s: slab stages %d bytes, its problem reads %d", c.Name, len(staged), s.inElems*size)
-				}
-				out, _ := nd.New(p.Out, s.problem.FullShape()...)
-				if err := cpu.NewDirect(s.problem, cpu.Options{Workers: 1}).Execute(context.Background(), out, in); err != nil {
+			for _, ch := range chunks {
+				in, _ := nd.New(p.In, ch.Problem.InShape...)
+				ch.Gather(in.Bytes(), c.Input.Bytes(), size)
+				out, _ := nd.New(p.Out, ch.Problem.FullShape()...)
+				if err := cpu.NewDirect(ch.Problem, cpu.Options{Workers: 1}).Execute(context.Background(), out, in); err != nil {
 					t.Fatal(err)
 				}
-				copy(got.Bytes()[s.outOffset*outSize:][:s.outElems*outSize], out.Bytes())
+				copy(got.Bytes()[ch.OutOffset*outSize:][:ch.OutElems*outSize], out.Bytes())
 			}
 			if !bytes.Equal(got.Bytes(), want.Bytes()) {
-				t.Errorf("%s, budget %d (%d slabs): differs from the whole problem", c.Name, budget, len(slabs))
+				t.Errorf("%s, %+v (%d chunks): differs from the whole problem", c.Name, opt, len(chunks))
 			}
 		}
 	}

@@ -40,6 +40,13 @@ type entryPoints struct {
 	//     size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list,
 	//     const cl_event *event_wait_list, cl_event *event)
 	clEnqueueCopyBuffer uintptr
+	// void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
+	//     cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list,
+	//     const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
+	clEnqueueMapBuffer uintptr
+	// cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr,
+	//     cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+	clEnqueueUnmapMemObject uintptr
 	// cl_program clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings,
 	//     const size_t *lengths, cl_int *errcode_ret)
 	clCreateProgramWithSource uintptr
@@ -88,6 +95,8 @@ func requiredSymbols() []dynlib.Symbol {
 		{"clEnqueueReadBuffer", &cl.clEnqueueReadBuffer},
 		{"clEnqueueWriteBuffer", &cl.clEnqueueWriteBuffer},
 		{"clEnqueueCopyBuffer", &cl.clEnqueueCopyBuffer},
+		{"clEnqueueMapBuffer", &cl.clEnqueueMapBuffer},
+		{"clEnqueueUnmapMemObject", &cl.clEnqueueUnmapMemObject},
 		{"clCreateProgramWithSource", &cl.clCreateProgramWithSource},
 		{"clCreateProgramWithBinary", &cl.clCreateProgramWithBinary},
 		{"clBuildProgram", &cl.clBuildProgram},
@@ -168,6 +177,9 @@ const (
 	clMemUseHostPtr   = 1 << 3
 	clMemAllocHostPtr = 1 << 4
 	clMemCopyHostPtr  = 1 << 5
+
+	clMapRead  = 1 << 0
+	clMapWrite = 1 << 1
 
 	clProgramNumDevices   = 0x1162
 	clProgramBinarySizes  = 0x1165
@@ -387,6 +399,49 @@ func clEnqueueReadBuffer(q, buf uintptr, offset int, dst []byte) error {
 	return check("clEnqueueReadBuffer", ccall(cl.clEnqueueReadBuffer, q, buf, clTrue, uintptr(offset), uintptr(len(dst)), ptr(dst), 0, 0, 0))
 }
 
+// The non-blocking transfers move between a buffer and host memory that
+// is not Go memory (a mapped pinned buffer, whose pointer the caller
+// keeps valid until the transfer's event completes). They wait for the
+// events of wait and return their own.
+
+func clEnqueueWriteBufferAsync(q, buf uintptr, offset int, src unsafe.Pointer, n int, wait []uintptr) (uintptr, error) {
+	var event uintptr
+	err := check("clEnqueueWriteBuffer", ccall(cl.clEnqueueWriteBuffer, q, buf, clFalse, uintptr(offset), uintptr(n), uintptr(src),
+		uintptr(len(wait)), waitList(wait), uintptr(unsafe.Pointer(&event))))
+	return event, err
+}
+
+func clEnqueueReadBufferAsync(q, buf uintptr, offset int, dst unsafe.Pointer, n int, wait []uintptr) (uintptr, error) {
+	var event uintptr
+	err := check("clEnqueueReadBuffer", ccall(cl.clEnqueueReadBuffer, q, buf, clFalse, uintptr(offset), uintptr(n), uintptr(dst),
+		uintptr(len(wait)), waitList(wait), uintptr(unsafe.Pointer(&event))))
+	return event, err
+}
+
+// waitList is a cl_event* for a wait list of len(wait) events (NULL when
+// empty, as OpenCL requires).
+func waitList(wait []uintptr) uintptr {
+	if len(wait) == 0 {
+		return 0
+	}
+	return uintptr(unsafe.Pointer(&wait[0]))
+}
+
+// clEnqueueMapBuffer maps size bytes of buf for reading and writing and
+// returns the host pointer, once the map is done (blocking).
+func clEnqueueMapBuffer(q, buf uintptr, size int) (unsafe.Pointer, error) {
+	code := int32(codeNotLoaded)
+	p := ccall(cl.clEnqueueMapBuffer, q, buf, clTrue, clMapRead|clMapWrite, 0, uintptr(size), 0, 0, 0, uintptr(unsafe.Pointer(&code)))
+	if err := checkCode("clEnqueueMapBuffer", int(code)); err != nil {
+		return nil, err
+	}
+	return *(*unsafe.Pointer)(unsafe.Pointer(&p)), nil // C memory the library owns
+}
+
+func clEnqueueUnmapMemObject(q, buf uintptr, mapped unsafe.Pointer) error {
+	return check("clEnqueueUnmapMemObject", ccall(cl.clEnqueueUnmapMemObject, q, buf, uintptr(mapped), 0, 0, 0))
+}
+
 func clEnqueueCopyBuffer(q, src, dst uintptr, srcOffset, dstOffset, n int) error {
 	return check("clEnqueueCopyBuffer", ccall(cl.clEnqueueCopyBuffer, q, src, dst, uintptr(srcOffset), uintptr(dstOffset), uintptr(n), 0, 0, 0))
 }
@@ -487,11 +542,12 @@ func clReleaseKernel(k uintptr) error {
 }
 
 // clEnqueueNDRangeKernel queues kernel over global work-items in groups of
-// local (both [3]uintptr, work_dim 3) and returns its event.
-func clEnqueueNDRangeKernel(q, kernel uintptr, global, local *[3]uintptr) (uintptr, error) {
+// local (both [3]uintptr, work_dim 3), after the events of wait, and
+// returns its event.
+func clEnqueueNDRangeKernel(q, kernel uintptr, global, local *[3]uintptr, wait []uintptr) (uintptr, error) {
 	var event uintptr
 	err := check("clEnqueueNDRangeKernel", ccall(cl.clEnqueueNDRangeKernel, q, kernel, 3, 0,
-		uintptr(unsafe.Pointer(global)), uintptr(unsafe.Pointer(local)), 0, 0, uintptr(unsafe.Pointer(&event))))
+		uintptr(unsafe.Pointer(global)), uintptr(unsafe.Pointer(local)), uintptr(len(wait)), waitList(wait), uintptr(unsafe.Pointer(&event))))
 	return event, err
 }
 

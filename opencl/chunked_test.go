@@ -5,6 +5,7 @@ import (
 	"math/rand/v2"
 	"testing"
 
+	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/gputest"
 	"github.com/ndconv/ndconv/nd"
@@ -79,4 +80,46 @@ func TestEngineChunks(t *testing.T) {
 			t.Errorf("%s (%d chunks): %s", c.Name, len(chunks), msg)
 		}
 	}
+}
+
+// smallPieces makes problems of a few kilobytes run pipelined in pieces
+// of about a kilobyte.
+const smallPieces = 1 << 10
+
+// TestEnginePipelined runs problems that fit the device in pieces through
+// the pipeline (pinned staging, copies in and out on queues of their own,
+// several chunks in flight), twice on one engine, against the CPU engine's
+// bits, with the timeline and progress (gputest.CheckPipelined).
+// TestEngineChunks runs every border through the pipeline under a tiny
+// budget; here three cases cover the modes, both methods and both
+// accumulators' input types, since PoCL builds each geometry anew.
+func TestEnginePipelined(t *testing.T) {
+	testDevice(t)
+	for _, c := range gputest.PipelineCases(16, []nd.Border{nd.Reflect, nd.Wrap, nd.Constant}, []nd.Mode{nd.Same, nd.Valid, nd.Full}) {
+		gputest.CheckPipelined(t, c, pieces, func(p *nd.Problem, method string, tl *chunk.Timeline, progress nd.Progress) (*Engine, error) {
+			newFn := NewDirect
+			if method == "separable" {
+				newFn = NewSeparable
+			}
+			return newFn(p, EngineOptions{Platform: testOptions().Platform, Device: testOptions().Device, PieceBytes: smallPieces, Timeline: tl, Progress: progress})
+		})
+	}
+}
+
+// pieces is how many chunks an engine cuts its problem into.
+func pieces(e *Engine) (int, error) {
+	chunks, err := e.chunks()
+	return len(chunks), err
+}
+
+// TestEnginePipelinedCancel: a run cancelled between chunks returns the
+// context's error, and the engine then runs the problem again correctly.
+func TestEnginePipelinedCancel(t *testing.T) {
+	testDevice(t)
+	rng := rand.New(rand.NewPCG(16, 4))
+	spec := nd.Spec{Shape: []int{40, 21}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 5, 3)}}
+	c := enginetest.Case{Name: "cancel", Spec: spec, Input: enginetest.RandomArray(rng, nd.Float32, 40, 21)}
+	gputest.CheckCancel(t, c, func(p *nd.Problem, progress nd.Progress) (*Engine, error) {
+		return NewDirect(p, EngineOptions{Platform: testOptions().Platform, Device: testOptions().Device, PieceBytes: smallPieces, Progress: progress})
+	})
 }

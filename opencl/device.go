@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/gpu"
 )
@@ -453,4 +454,96 @@ func (b *Buffer) Free() error {
 	err := b.dev.do(func() error { return clReleaseMemObject(b.h) })
 	b.h = 0
 	return err
+}
+
+// HostBuffer is host memory that transfers to and from the device run
+// from while other work goes on: a buffer the implementation allocates in
+// host memory (CL_MEM_ALLOC_HOST_PTR, page-locked on GPUs), mapped once
+// for as long as it lives, as NVIDIA's OpenCL guide does pinned memory.
+// Bytes is the mapping; WriteAsync and ReadAsync move between it and
+// device buffers without blocking.
+type HostBuffer struct {
+	buf *Buffer
+	q   *Queue         // the queue it was mapped on, which unmaps it
+	p   unsafe.Pointer // the mapping; nil once freed
+}
+
+// AllocHost allocates and maps n bytes of pinned host memory, mapping it
+// on q, which must outlive it.
+func (d *Device) AllocHost(q *Queue, n int) (*HostBuffer, error) {
+	b, err := d.alloc(clMemReadWrite|clMemAllocHostPtr, n, nil)
+	if err != nil {
+		return nil, err
+	}
+	var p unsafe.Pointer
+	err = d.do(func() (err error) {
+		p, err = clEnqueueMapBuffer(q.h, b.h, n)
+		return err
+	})
+	if err != nil {
+		b.Free()
+		return nil, err
+	}
+	return &HostBuffer{buf: b, q: q, p: p}, nil
+}
+
+// Bytes is the mapped memory; nil after Free.
+func (h *HostBuffer) Bytes() []byte {
+	if h == nil || h.p == nil {
+		return nil
+	}
+	return unsafe.Slice((*byte)(h.p), h.buf.size)
+}
+
+// Size is the buffer's length in bytes.
+func (h *HostBuffer) Size() int { return h.buf.size }
+
+// Free unmaps and releases the memory, once the transfers queued from and
+// to it are done (the caller waits for them). Freeing twice does nothing.
+func (h *HostBuffer) Free() error {
+	if h == nil || h.p == nil {
+		return nil
+	}
+	p := h.p
+	h.p = nil
+	err := h.buf.dev.do(func() error {
+		return errors.Join(clEnqueueUnmapMemObject(h.q.h, h.buf.h, p), clFinish(h.q.h))
+	})
+	return errors.Join(err, h.buf.Free())
+}
+
+// WriteAsync queues, on q after the events of wait, a copy of n bytes of
+// src's memory into b at offset, and returns its event. src must stay
+// unchanged until the event completes.
+func (b *Buffer) WriteAsync(q *Queue, offset int, src *HostBuffer, n int, wait []*Event) (*Event, error) {
+	if offset < 0 || n <= 0 || offset+n > b.size || n > src.Size() || src.p == nil {
+		return nil, &RangeError{Op: "WriteAsync", Offset: offset, Length: n, Size: b.size}
+	}
+	var h uintptr
+	err := b.dev.do(func() (err error) {
+		h, err = clEnqueueWriteBufferAsync(q.h, b.h, offset, src.p, n, eventHandles(wait))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Event{dev: b.dev, h: h}, nil
+}
+
+// ReadAsync queues, on q after the events of wait, a copy of n bytes of b
+// at offset into dst's memory, and returns its event; dst holds them once
+// the event completes.
+func (b *Buffer) ReadAsync(q *Queue, dst *HostBuffer, offset, n int, wait []*Event) (*Event, error) {
+	if offset < 0 || n <= 0 || offset+n > b.size || n > dst.Size() || dst.p == nil {
+		return nil, &RangeError{Op: "ReadAsync", Offset: offset, Length: n, Size: b.size}
+	}
+	var h uintptr
+	err := b.dev.do(func() (err error) {
+		h, err = clEnqueueReadBufferAsync(q.h, b.h, offset, dst.p, n, eventHandles(wait))
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Event{dev: b.dev, h: h}, nil
 }

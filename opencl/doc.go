@@ -28,9 +28,12 @@
 // pointers handed to the library (program sources and binaries) point into
 // pinned memory (runtime.Pinner). Transfers between Go memory and buffers
 // are blocking, so the library is done with the Go slice when the call
-// returns. OpenCL's API is thread-safe but for a kernel's arguments, which
-// Kernel.Enqueue sets and queues under the kernel's lock: any goroutine may
-// use any Device, Queue, Buffer or Kernel.
+// returns; non-blocking transfers (WriteAsync, ReadAsync) move only between
+// buffers and a HostBuffer, host memory the library allocated
+// (CL_MEM_ALLOC_HOST_PTR, pinned on GPUs) and keeps mapped. OpenCL's API
+// is thread-safe but for a kernel's arguments, which Kernel.Enqueue sets
+// and queues under the kernel's lock: any goroutine may use any Device,
+// Queue, Buffer or Kernel.
 //
 // # Devices
 //
@@ -65,10 +68,16 @@
 // launches through temporaries is a list of kernels.Step over Prepared
 // launches. NewDirect and NewSeparable return an *Engine for one
 // normalised nd.Problem: Execute uploads the input, runs the family's
-// launches on the engine's queue, reads the output back; ExecuteBuffers
-// runs on data already on the device; KernelTime reports the last
-// execution's kernel time from the queue's profiling counters. A problem
-// that accumulates in float64 on a device without fp64 is refused with an
-// *UnsupportedError. Setting NDCONV_OPENCL_SYNC=1 makes every launch wait
-// for its kernel and report the kernel's failure against its name.
+// launches on the engine's queue, reads the output back — a large problem
+// (or one beyond the memory budget) in chunks (package chunk) through a
+// pipeline: each chunk's rows gathered on the cores into pinned staging,
+// copied in on a queue of its own, computed on another after the copy's
+// event, copied out on a third, three chunks in flight, so that copies
+// overlap kernels and each other (EngineOptions.Timeline records them);
+// chunked equals whole bit for bit. ExecuteBuffers runs on data already on
+// the device; KernelTime reports the last execution's kernel time from
+// the queue's profiling counters. A problem that accumulates in float64 on
+// a device without fp64 is refused with an *UnsupportedError. Setting
+// NDCONV_OPENCL_SYNC=1 makes every launch wait for its kernel and report
+// the kernel's failure against its name.
 package opencl

@@ -8,6 +8,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -16,14 +17,22 @@ import (
 type EngineOptions struct {
 	// Platform and Device select opencl:P:D.
 	Platform, Device int
-	// MemoryBudget bounds the device memory one execution's input, output
-	// and temporaries may take; 0 means the device's largest buffer or 70%
-	// of its memory, whichever is less. Larger problems run in chunks.
+	// MemoryBudget bounds the device memory an execution's input, output
+	// and temporaries take: a problem that does not fit runs in chunks,
+	// three in flight, each within a third of it. 0 means 70% of the
+	// device's memory, or three of its largest buffers if less.
 	MemoryBudget int64
 	Progress     nd.Progress
 	// Tuning fixes the kernels' work decomposition (the tuner's choice,
 	// or a tuning cache's); zero lets kernels choose.
 	Tuning kernels.Tuning
+	// PieceBytes bounds the chunks a pipelined execution cuts a problem
+	// that fits into (input, output and temporaries); 0 lets
+	// chunk.Pieces choose.
+	PieceBytes int64
+	// Timeline, when set, receives each pipelined execution's copies and
+	// kernels from the queues' profiling counters.
+	Timeline *chunk.Timeline
 }
 
 // maxLocalBytes caps the local memory a direct tile may declare: what
@@ -54,6 +63,8 @@ type Engine struct {
 	in, out    *Buffer
 	kernelTime time.Duration
 	closed     bool
+	pieces     []chunk.Chunk // the split Execute pipelines, once computed
+	pipe       *pipeline     // kept between pipelined executions
 }
 
 // preparedStep is a kernels.Step with its launch prepared.
@@ -156,7 +167,7 @@ func (e *Engine) Close() error {
 	}
 	e.closed = true
 	var errs []error
-	errs = append(errs, e.queue.Close())
+	errs = append(errs, e.pipe.close(), e.queue.Close())
 	for _, s := range e.steps {
 		errs = append(errs, s.launch.Release())
 	}
@@ -188,10 +199,14 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	if e.closed {
 		return ErrClosed
 	}
-	if chunks, err := e.chunks(); err != nil {
-		return err
-	} else if len(chunks) > 1 {
-		return e.executeChunks(ctx, chunks, dst, src)
+	if e.pieces == nil {
+		var err error
+		if e.pieces, err = e.chunks(); err != nil {
+			return err
+		}
+	}
+	if len(e.pieces) > 1 {
+		return e.executePipelined(ctx, dst, src)
 	}
 	if err := e.prepare(); err != nil {
 		return err
@@ -270,57 +285,91 @@ func (e *Engine) prepare() error {
 	if e.steps != nil {
 		return nil
 	}
-	steps, tempBytes, err := e.plan()
+	prepared, tempBytes, err := e.prepareSteps()
 	if err != nil {
 		return err
 	}
-	prepared := make([]preparedStep, 0, len(steps))
-	for _, s := range steps {
-		l, err := e.dev.Prepare(s.Launch)
-		if err != nil {
-			for _, ps := range prepared {
-				ps.launch.Release()
-			}
-			return err
-		}
-		prepared = append(prepared, preparedStep{launch: l, from: s.From, to: s.To})
-	}
-	for _, s := range steps {
-		for _, r := range []kernels.Role{s.From, s.To} {
-			if i := int(r - kernels.Temp0); r >= kernels.Temp0 && e.temps[i] == nil {
-				if e.temps[i], err = e.dev.Alloc(max(tempBytes, 1)); err != nil {
-					for _, ps := range prepared {
-						ps.launch.Release()
-					}
-					return err
-				}
-			}
-		}
+	if err := allocTemps(e.dev, &e.temps, prepared, tempBytes); err != nil {
+		releaseSteps(prepared)
+		return err
 	}
 	e.steps = prepared
 	return nil
 }
 
-// run queues the steps from in to out and waits for them; e.mu is held.
-func (e *Engine) run(ctx context.Context, in, out *Buffer) error {
-	buffers := map[kernels.Role]*Buffer{kernels.Input: in, kernels.Output: out, kernels.Temp0: e.temps[0], kernels.Temp1: e.temps[1]}
+// prepareSteps prepares the family's launches for the engine's problem,
+// and returns them with the bytes each temporary they use needs.
+func (e *Engine) prepareSteps() ([]preparedStep, int, error) {
+	steps, tempBytes, err := e.plan()
+	if err != nil {
+		return nil, 0, err
+	}
+	prepared := make([]preparedStep, 0, len(steps))
+	for _, s := range steps {
+		l, err := e.dev.Prepare(s.Launch)
+		if err != nil {
+			releaseSteps(prepared)
+			return nil, 0, err
+		}
+		prepared = append(prepared, preparedStep{launch: l, from: s.From, to: s.To})
+	}
+	return prepared, tempBytes, nil
+}
+
+func releaseSteps(steps []preparedStep) error {
+	var errs []error
+	for _, s := range steps {
+		errs = append(errs, s.launch.Release())
+	}
+	return errors.Join(errs...)
+}
+
+// allocTemps makes each temporary the steps use n bytes or more.
+func allocTemps(d *Device, temps *[2]*Buffer, steps []preparedStep, n int) error {
+	for _, s := range steps {
+		for _, r := range []kernels.Role{s.from, s.to} {
+			if r < kernels.Temp0 {
+				continue
+			}
+			i := int(r - kernels.Temp0)
+			var err error
+			if temps[i], err = ensureBuffer(d, temps[i], n); err != nil {
+				return err
+			}
+		}
+	}
+	return nil
+}
+
+// enqueueSteps queues steps on q from in to out through temps, the first
+// after the events of wait, and returns their events.
+func enqueueSteps(ctx context.Context, q *Queue, steps []preparedStep, in, out *Buffer, temps [2]*Buffer, wait []*Event) ([]*Event, error) {
+	buffers := map[kernels.Role]*Buffer{kernels.Input: in, kernels.Output: out, kernels.Temp0: temps[0], kernels.Temp1: temps[1]}
 	var events []*Event
-	defer func() {
-		for _, ev := range events {
-			ev.Release()
+	for _, s := range steps {
+		if err := ctx.Err(); err != nil {
+			return events, err
 		}
-	}()
-	var err error
-	for _, s := range e.steps {
-		if err = ctx.Err(); err != nil {
-			break
-		}
-		var ev *Event
-		if ev, err = s.launch.Enqueue(e.queue, buffers[s.from], buffers[s.to]); err != nil {
-			break
+		ev, err := s.launch.EnqueueAfter(q, wait, buffers[s.from], buffers[s.to])
+		if err != nil {
+			return events, err
 		}
 		events = append(events, ev)
+		wait = nil // the queue is in order
 	}
+	return events, nil
+}
+
+func releaseEvents(events []*Event) {
+	for _, ev := range events {
+		ev.Release()
+	}
+}
+
+// run queues the steps from in to out and waits for them; e.mu is held.
+func (e *Engine) run(ctx context.Context, in, out *Buffer) error {
+	events, err := enqueueSteps(ctx, e.queue, e.steps, in, out, e.temps, nil)
+	defer releaseEvents(events)
 	// Whatever failed, the queue must be idle before its buffers are reused.
 	if ferr := e.queue.Finish(); err == nil {
 		err = ferr

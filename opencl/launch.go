@@ -94,6 +94,12 @@ func (d *Device) Prepare(l *kernels.Launch) (*Prepared, error) {
 // Enqueue queues the launch on q reading in and writing out, and returns
 // the kernel's event for the caller to wait on, time and release.
 func (p *Prepared) Enqueue(q *Queue, in, out *Buffer) (*Event, error) {
+	return p.EnqueueAfter(q, nil, in, out)
+}
+
+// EnqueueAfter is Enqueue for a launch that starts once the events of
+// wait are complete.
+func (p *Prepared) EnqueueAfter(q *Queue, wait []*Event, in, out *Buffer) (*Event, error) {
 	l := p.Launch
 	args := make([]any, 0, 5+len(l.Scalars))
 	args = append(args, in, out, p.taps, p.outer)
@@ -105,7 +111,7 @@ func (p *Prepared) Enqueue(q *Queue, in, out *Buffer) (*Event, error) {
 	} else {
 		args = append(args, float32(l.CVal))
 	}
-	return p.kernel.Enqueue(q, p.global, l.Local, args...)
+	return p.kernel.EnqueueAfter(q, wait, p.global, l.Local, args...)
 }
 
 // Release frees the launch's argument buffers; the program stays in the

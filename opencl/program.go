@@ -255,6 +255,12 @@ func argValue(slot *uint64, a any) (size uintptr, value unsafe.Pointer, err erro
 // invalid configuration is reported here; faults while it runs, at the
 // next Finish or Wait.
 func (k *Kernel) Enqueue(q *Queue, global, local [3]int, args ...any) (*Event, error) {
+	return k.EnqueueAfter(q, nil, global, local, args...)
+}
+
+// EnqueueAfter is Enqueue for a kernel that starts once the events of
+// wait (of any queue of the device) are complete.
+func (k *Kernel) EnqueueAfter(q *Queue, wait []*Event, global, local [3]int, args ...any) (*Event, error) {
 	if len(args) > maxKernelArgs {
 		return nil, &UnsupportedError{What: "kernel argument count", Value: fmt.Sprint(len(args)), Reason: fmt.Sprintf("at most %d", maxKernelArgs)}
 	}
@@ -281,7 +287,7 @@ func (k *Kernel) Enqueue(q *Queue, global, local [3]int, args ...any) (*Event, e
 			}
 		}
 		var err error
-		ev, err = clEnqueueNDRangeKernel(q.h, k.h, &g, &l)
+		ev, err = clEnqueueNDRangeKernel(q.h, k.h, &g, &l, eventHandles(wait))
 		if err != nil {
 			return fmt.Errorf("%w (kernel %s, global %v, local %v)", err, k.name, global, local)
 		}
@@ -318,18 +324,35 @@ func (e *Event) Wait() error {
 // Duration is how long the command ran on the device, from the profiling
 // counters (the queue has profiling on); the command must be done.
 func (e *Event) Duration() (time.Duration, error) {
-	var start, end uint64
-	err := e.dev.do(func() (err error) {
+	start, end, err := e.Times()
+	if err != nil {
+		return 0, err
+	}
+	return time.Duration(end - start), nil
+}
+
+// eventHandles are the events' cl_events, for a wait list.
+func eventHandles(events []*Event) []uintptr {
+	var hs []uintptr
+	for _, e := range events {
+		if e != nil && e.h != 0 {
+			hs = append(hs, e.h)
+		}
+	}
+	return hs
+}
+
+// Times are the command's start and end on the device's clock, in
+// nanoseconds, from the profiling counters; the command must be done.
+func (e *Event) Times() (start, end uint64, err error) {
+	err = e.dev.do(func() (err error) {
 		if start, err = clGetEventProfilingInfo(e.h, clProfilingCommandStart); err != nil {
 			return err
 		}
 		end, err = clGetEventProfilingInfo(e.h, clProfilingCommandEnd)
 		return err
 	})
-	if err != nil {
-		return 0, err
-	}
-	return time.Duration(end - start), nil
+	return start, end, err
 }
 
 // Release releases the event (not the command, which runs on).

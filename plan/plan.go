@@ -12,6 +12,7 @@ import (
 	"strings"
 	"sync"
 
+	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/cpu"
 	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/internal/fftconv"
@@ -124,6 +125,12 @@ type Options struct {
 	// NoTuningCache reads none (the tuner's baseline).
 	TuningCache   *TuningCache
 	NoTuningCache bool
+	// Timeline, when set, receives a GPU engine's copies and kernels of
+	// each execution from host memory, chunk by chunk; PieceBytes forces
+	// the size of the pieces its pipeline cuts a problem into (0: chosen
+	// by chunk.Pieces).
+	Timeline   *chunk.Timeline
+	PieceBytes int64
 }
 
 // Runner executes a prepared problem; each backend's methods return one.
@@ -185,11 +192,12 @@ func methods(device string, direct, separable func(*nd.Problem, Options) (Runner
 }
 
 func cudaOptions(opt Options) cuda.EngineOptions {
-	return cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning}
+	return cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning, Timeline: opt.Timeline, PieceBytes: opt.PieceBytes}
 }
 
 func openclOptions(opt Options) opencl.EngineOptions {
-	return opencl.EngineOptions{Platform: opt.Device.Platform, Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning}
+	return opencl.EngineOptions{Platform: opt.Device.Platform, Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning,
+		Timeline: opt.Timeline, PieceBytes: opt.PieceBytes}
 }
 
 func cpuOptions(opt Options) cpu.Options {

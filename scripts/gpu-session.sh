@@ -5,6 +5,7 @@
 #   CGO_ENABLED=0 go test -c -o .gpu/cuda.test ./cuda
 #   CGO_ENABLED=0 go test -c -o .gpu/opencl.test ./opencl
 #   CGO_ENABLED=0 go build -o .gpu/ndconv ./cmd/ndconv
+#   CGO_ENABLED=0 go test -c -o .gpu/ndconv.test .     # the device API (step devapi)
 #
 #   STEPS="cuda opencl memcheck compare tune bench results" ONLY='A-2d' bash scripts/gpu-session.sh
 #
@@ -38,8 +39,13 @@ if step opencl; then
 	summary+=("opencl suite: exit $? — $(grep -c '^--- PASS' "$out/opencl.log") pass, $(grep -c '^--- FAIL' "$out/opencl.log") fail")
 	grep -E '^(--- FAIL|FAIL|ok|PASS)' "$out/opencl.log" | head -20
 fi
+if step devapi; then
+	OCL_ICD_VENDORS=/tmp/icd .gpu/ndconv.test -test.count=1 -test.run 'TestDevice|ExampleOpenDevice' -test.v >"$out/devapi.log" 2>&1
+	summary+=("device API: exit $? — $(grep -c '^--- PASS' "$out/devapi.log") pass, $(grep -c '^--- FAIL' "$out/devapi.log") fail")
+	grep -E '^(--- FAIL|FAIL|ok|PASS)|device_test' "$out/devapi.log" | head -20
+fi
 if step memcheck; then
-	( cd cuda && compute-sanitizer --tool memcheck --print-limit 5 ../.gpu/cuda.test -test.short -test.count=1 -test.run 'EngineTable|EngineSlabs|EngineDeviceArrays' ) >"$out/memcheck.log" 2>&1
+	( cd cuda && compute-sanitizer --tool memcheck --print-limit 5 ../.gpu/cuda.test -test.short -test.count=1 -test.run 'EngineTable|EngineSlabs|EngineDeviceArrays|EnginePipelined' ) >"$out/memcheck.log" 2>&1
 	summary+=("memcheck: exit $? — $(grep 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)")
 fi
 if step compare; then
@@ -65,6 +71,10 @@ for line in open(sys.argv[1]):
         print("roofline", {k: d[k] for k in d if k not in ("kind",)})
     if d.get("kind") == "result":
         print(f"{d['id']:24s} {d.get('method',''):10s} {d['ms_median'] or -1:9.4f} ms  {d.get('pct_roofline',0):6.1f}%  {d.get('impl','')} {d.get('note','')[:200]}")
+        if d.get("pct_pcie") or d.get("chunks"):
+            print(f"{'':24s} {d.get('pct_pcie',0):.1f}% of pinned PCIe, {d.get('chunks',0)} chunks, copies and kernels overlapping {d.get('overlap_ms',0):.3f} ms")
+    if d.get("kind") == "span" and d["chunk"] < 4:
+        print(f"{'':24s} chunk {d['chunk']} {d['stage']:8s} {d['start_ms']:9.3f}-{d['end_ms']:9.3f} ms")
 PY
 fi
 if step results; then

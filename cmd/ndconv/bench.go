@@ -9,11 +9,13 @@ import (
 	"strconv"
 	"strings"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
 	"github.com/ndconv/ndconv/bench"
+	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/opencl"
 	"github.com/ndconv/ndconv/plan"
@@ -25,7 +27,7 @@ type benchFlags struct {
 	device, workload, only, method       string
 	shape, dtype, outDType, kernel, mode string
 	border                               string
-	separable, jsonLines, list           bool
+	separable, jsonLines, list, timeline bool
 	bank, channels, repeat, workers      int
 	scale, maxSeconds                    float64
 }
@@ -56,6 +58,7 @@ nothing: the peer scripts in bench/peers read them.`,
 	fl.Float64Var(&f.maxSeconds, "max-seconds", 5, "CPU: stop repeating a workload after this long (at least 3 repeats)")
 	fl.BoolVarP(&f.jsonLines, "json", "", false, "print JSON lines (workloads, the roofline, results) instead of a table")
 	fl.BoolVar(&f.list, "list", false, "print the workloads as JSON lines and run nothing")
+	fl.BoolVar(&f.timeline, "timeline", false, "GPU: after timing each workload, run it once more from host memory and print each chunk's copy-in, kernels and copy-out (CUDA events, OpenCL profiling)")
 	return cmd
 }
 
@@ -167,7 +170,7 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	opt := bench.Options{Device: dev, Method: method, Workers: workers, Repeats: f.repeat, MaxSeconds: f.maxSeconds}
+	opt := bench.Options{Device: dev, Method: method, Workers: workers, Repeats: f.repeat, MaxSeconds: f.maxSeconds, Timeline: f.timeline}
 	roof, err := measureRoofline(dev, workers)
 	if err != nil {
 		return err
@@ -200,6 +203,9 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 			if err := writeJSONLines(out, []bench.Result{r}); err != nil {
 				return err
 			}
+			if err := writeJSONLines(out, timelineLines(w, r.Spans)); err != nil {
+				return err
+			}
 			continue
 		}
 		if r.MsMedian == nil {
@@ -209,6 +215,10 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 				r.Method, *r.MsMedian, *r.MsMin, r.GBps, r.GFlops, r.PctRoofline)
 		}
 		table.Flush()
+		if r.PctPCIe > 0 {
+			fmt.Fprintf(out, "  %s: %.1f%% of the pinned transfer rate (%.1f GB/s both ways at once)\n", w.ID, r.PctPCIe, roof.PCIeGBps)
+		}
+		printTimeline(out, r)
 	}
 	return nil
 }
@@ -243,8 +253,49 @@ func measureRoofline(dev plan.Device, workers int) (bench.Roofline, error) {
 	if err != nil {
 		return bench.Roofline{}, err
 	}
+	tr, err := cuda.MeasureTransfers(d, 64<<20, 11)
+	if err != nil {
+		return bench.Roofline{}, err
+	}
 	return bench.Roofline{Kind: "roofline", Device: info.Name, CopyGBps: r.CopyGBps, FMAGFlops: r.FMAGFlops,
-		CopyMs: r.CopyMs, FMAMs: r.FMAMs}, nil
+		CopyMs: r.CopyMs, FMAMs: r.FMAMs, PCIeHtoDGBps: tr.HtoDGBps, PCIeDtoHGBps: tr.DtoHGBps, PCIeGBps: tr.BothGBps}, nil
+}
+
+// spanLine is one stage of one chunk of a timeline, as a JSON line.
+type spanLine struct {
+	Kind    string  `json:"kind"` // "span"
+	ID      string  `json:"id"`
+	Chunk   int     `json:"chunk"`
+	Stage   string  `json:"stage"`
+	StartMs float64 `json:"start_ms"`
+	EndMs   float64 `json:"end_ms"`
+}
+
+// timelineLines are a result's spans as JSON lines.
+func timelineLines(w bench.Workload, spans []chunk.Span) []spanLine {
+	lines := make([]spanLine, len(spans))
+	for i, s := range spans {
+		lines[i] = spanLine{Kind: "span", ID: w.ID, Chunk: s.Chunk, Stage: s.Stage.String(),
+			StartMs: float64(s.Start.Nanoseconds()) / 1e6, EndMs: float64(s.End.Nanoseconds()) / 1e6}
+	}
+	return lines
+}
+
+// printTimeline prints a result's timeline, a line per chunk, and how
+// long copies and kernels overlapped.
+func printTimeline(out io.Writer, r bench.Result) {
+	if len(r.Spans) == 0 {
+		return
+	}
+	fmt.Fprintf(out, "  timeline of %s: %d chunks, copies and kernels overlapping %.3f ms\n", r.ID, r.Chunks, r.OverlapMs)
+	ms := func(d time.Duration) float64 { return float64(d.Nanoseconds()) / 1e6 }
+	for i := 0; i < len(r.Spans); i += 3 {
+		line := fmt.Sprintf("    chunk %3d", r.Spans[i].Chunk)
+		for _, s := range r.Spans[i:min(i+3, len(r.Spans))] {
+			line += fmt.Sprintf("  %s %8.3f–%8.3f ms", s.Stage, ms(s.Start), ms(s.End))
+		}
+		fmt.Fprintln(out, line)
+	}
 }
 
 // writeJSONLines prints each value as one line of JSON.

@@ -1,0 +1,272 @@
+package cuda
+
+import (
+	"context"
+	"errors"
+	"slices"
+	"time"
+
+	"github.com/ndconv/ndconv/chunk"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// pipelineDepth is how many chunks are in flight at once: one being
+// copied in, one computing, one being copied out, each in a slot of its
+// own (device buffers and pinned staging).
+const pipelineDepth = 3
+
+// The events of a slot's chunk, in the order they are recorded.
+const (
+	copyInStart = iota
+	copyInEnd
+	kernelStart
+	kernelEnd
+	copyOutStart
+	copyOutEnd
+	slotEvents
+)
+
+// pipeline is what Execute keeps between executions: a stream for copies
+// in and one for copies out beside the engine's kernel stream, the slots,
+// the temporaries every chunk's launches share (the kernel stream runs
+// them one chunk after another), and the prepared launches of each chunk
+// geometry in each slot.
+type pipeline struct {
+	copyIn, copyOut *Stream
+	slots           [pipelineDepth]slot
+	temps           [2]*Buffer
+	geometries      []geometry
+	origin          *Event // recorded before the first copy when timing
+}
+
+// slot holds one chunk in flight: its input and output on the device,
+// its pinned staging, and the events of its copies and kernels.
+type slot struct {
+	in, out           *Buffer
+	stageIn, stageOut *HostBuffer
+	events            [slotEvents]*Event
+}
+
+// geometry is a chunk sub-problem's launches, prepared in each slot (their
+// arguments name the slot's buffers); chunks of one geometry (all but
+// those at the edges) share them.
+type geometry struct {
+	p     *nd.Problem
+	slots [pipelineDepth]*prepared
+}
+
+// newPipeline creates the streams, events, slots and temporaries for the
+// chunks.
+func (e *Engine) newPipeline(chunks []chunk.Chunk) (pl *pipeline, err error) {
+	pl = &pipeline{}
+	defer func() {
+		if err != nil {
+			pl.close()
+		}
+	}()
+	if pl.copyIn, err = e.dev.NewStream(); err != nil {
+		return nil, err
+	}
+	if pl.copyOut, err = e.dev.NewStream(); err != nil {
+		return nil, err
+	}
+	if pl.origin, err = e.dev.NewEvent(); err != nil {
+		return nil, err
+	}
+	inBytes, outBytes, temps, tempBytes := 1, 1, 0, 1
+	for _, c := range chunks {
+		inBytes = max(inBytes, c.InElems*e.p.In.Size())
+		outBytes = max(outBytes, c.OutElems*e.p.Out.Size())
+		n, b := e.method.temps(e, c.Problem)
+		temps, tempBytes = max(temps, n), max(tempBytes, b)
+	}
+	for i := range temps {
+		if pl.temps[i], err = e.dev.Alloc(tempBytes); err != nil {
+			return nil, err
+		}
+	}
+	for i := range min(len(pl.slots), len(chunks)) { // a slot per chunk in flight
+		s := &pl.slots[i]
+		if s.in, err = e.dev.Alloc(inBytes); err != nil {
+			return nil, err
+		}
+		if s.out, err = e.dev.Alloc(outBytes); err != nil {
+			return nil, err
+		}
+		if s.stageIn, err = e.dev.AllocHost(inBytes); err != nil {
+			return nil, err
+		}
+		if s.stageOut, err = e.dev.AllocHost(outBytes); err != nil {
+			return nil, err
+		}
+		for j := range s.events {
+			if s.events[j], err = e.dev.NewEvent(); err != nil {
+				return nil, err
+			}
+		}
+	}
+	return pl, nil
+}
+
+// launches returns the launches of a chunk's sub-problem in a slot,
+// preparing them on first use.
+func (e *Engine) launches(pl *pipeline, p *nd.Problem, slot int) (*prepared, error) {
+	i := slices.IndexFunc(pl.geometries, func(g geometry) bool { return chunk.SameGeometry(g.p, p) })
+	if i < 0 {
+		pl.geometries = append(pl.geometries, geometry{p: p})
+		i = len(pl.geometries) - 1
+	}
+	g := &pl.geometries[i]
+	if g.slots[slot] == nil {
+		s := &pl.slots[slot]
+		pr, err := e.method.prepare(e, p, s.in.Ptr(), s.out.Ptr(), pl.temps)
+		if err != nil {
+			e.stream.Synchronize() // the parameters' uploads, before their buffers go back
+			pr.free()
+			return nil, err
+		}
+		g.slots[slot] = pr
+	}
+	return g.slots[slot], nil
+}
+
+// close waits for the streams and frees everything; nil does nothing.
+func (pl *pipeline) close() error {
+	if pl == nil {
+		return nil
+	}
+	var errs []error
+	for _, s := range []*Stream{pl.copyIn, pl.copyOut} {
+		if s != nil {
+			errs = append(errs, s.Synchronize())
+		}
+	}
+	for _, g := range pl.geometries {
+		for _, pr := range g.slots {
+			if pr != nil {
+				pr.free()
+			}
+		}
+	}
+	for i := range pl.slots {
+		s := &pl.slots[i]
+		for _, ev := range s.events {
+			errs = append(errs, ev.Close())
+		}
+		for _, b := range []*Buffer{s.in, s.out} {
+			if b != nil {
+				errs = append(errs, b.Free())
+			}
+		}
+		errs = append(errs, s.stageIn.Free(), s.stageOut.Free())
+	}
+	for _, t := range pl.temps {
+		if t != nil {
+			errs = append(errs, t.Free())
+		}
+	}
+	errs = append(errs, pl.origin.Close(), pl.copyIn.Close(), pl.copyOut.Close())
+	return errors.Join(errs...)
+}
+
+// executePipelined runs the engine's chunks through the pipeline. For each
+// chunk the host gathers its input rows into a slot's pinned staging
+// (spread over the cores); the copy-in stream copies them to the device
+// and records an event; the kernel stream waits for that event
+// (cuStreamWaitEvent) and runs the chunk's launches; the copy-out stream
+// waits for the kernels' event and copies the output into pinned staging;
+// the host empties a slot's staging into dst before the slot takes the
+// chunk three places on. So chunk i+1 is copied in and chunk i−1 copied
+// out while chunk i computes, and the host's copies run meanwhile. Chunks
+// compute in order on one stream, so one set of temporaries serves them
+// all.
+func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error {
+	pl, chunks := e.pipe, e.pieces
+	inSize, outSize := e.p.In.Size(), e.p.Out.Size()
+	srcBytes, dstBytes := src.Bytes(), dst.Bytes()
+	timing := e.opt.Timeline != nil
+	var spans []chunk.Span
+	if timing {
+		if err := pl.origin.Record(pl.copyIn); err != nil {
+			return err
+		}
+	}
+	err := chunk.Pipeline{
+		Depth: pipelineDepth,
+		Queue: func(slot, i int) error {
+			s, c := &pl.slots[slot], &chunks[i]
+			pr, err := e.launches(pl, c.Problem, slot)
+			if err != nil {
+				return err
+			}
+			inN, outN := c.InElems*inSize, c.OutElems*outSize
+			c.Gather(s.stageIn.Bytes(), srcBytes, inSize)
+			// The start events only matter to the timeline.
+			record := func(ev int, st *Stream) error {
+				if !timing && (ev == copyInStart || ev == kernelStart || ev == copyOutStart) {
+					return nil
+				}
+				return s.events[ev].Record(st)
+			}
+			err = errors.Join(
+				record(copyInStart, pl.copyIn),
+				s.in.CopyFromHostAsync(0, s.stageIn.Bytes()[:inN], pl.copyIn),
+				record(copyInEnd, pl.copyIn))
+			if err == nil {
+				err = e.stream.WaitEvent(s.events[copyInEnd])
+			}
+			if err == nil {
+				err = errors.Join(record(kernelStart, e.stream), pr.run(), record(kernelEnd, e.stream))
+			}
+			if err == nil {
+				err = pl.copyOut.WaitEvent(s.events[kernelEnd])
+			}
+			if err == nil {
+				err = errors.Join(
+					record(copyOutStart, pl.copyOut),
+					s.out.CopyToHostAsync(s.stageOut.Bytes()[:outN], 0, pl.copyOut),
+					record(copyOutEnd, pl.copyOut))
+			}
+			return err
+		},
+		Drain: func(slot, i int) error {
+			s, c := &pl.slots[slot], &chunks[i]
+			if err := s.events[copyOutEnd].Synchronize(); err != nil {
+				return err
+			}
+			n := c.OutElems * outSize
+			chunk.Copy(dstBytes[c.OutOffset*outSize:][:n], s.stageOut.Bytes()[:n])
+			if timing {
+				spans = append(spans, pl.spans(s, i)...)
+			}
+			return nil
+		},
+		Abort: func() {
+			for _, s := range []*Stream{pl.copyIn, e.stream, pl.copyOut} {
+				s.Synchronize()
+			}
+		},
+	}.Run(ctx, len(chunks), e.opt.Progress)
+	if err == nil && timing {
+		e.opt.Timeline.Add(spans...)
+	}
+	return err
+}
+
+// spans reads a drained slot's events, chunk i's, against the origin: its
+// copy in, kernels and copy out.
+func (pl *pipeline) spans(s *slot, i int) []chunk.Span {
+	at := func(ev int) (time.Duration, bool) {
+		ms, err := s.events[ev].MillisecondsSince(pl.origin)
+		return time.Duration(float64(ms) * float64(time.Millisecond)), err == nil
+	}
+	var out []chunk.Span
+	for stage, evs := range [][2]int{{copyInStart, copyInEnd}, {kernelStart, kernelEnd}, {copyOutStart, copyOutEnd}} {
+		start, ok1 := at(evs[0])
+		end, ok2 := at(evs[1])
+		if ok1 && ok2 {
+			out = append(out, chunk.Span{Chunk: i, Stage: chunk.Stage(stage), Start: start, End: end})
+		}
+	}
+	return out
+}
