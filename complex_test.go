@@ -1,0 +1,222 @@
+package ndconv_test
+
+import (
+	"errors"
+	"math"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/cpu"
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// TestComplexAgainstReference runs random complex problems (complex data,
+// complex weights, both, complex cvals, banks, every border and mode)
+// through every exact method and checks both parts against the reference.
+func TestComplexAgainstReference(t *testing.T) {
+	for _, c := range enginetest.RandomComplex(1, 160) {
+		t.Run(c.Name, func(t *testing.T) {
+			re, im := c.WantComplex()
+			for _, method := range []ndconv.Method{ndconv.Auto, ndconv.Direct, ndconv.Separable} {
+				got, err := runSpec(c.Spec, c.Input, method)
+				var ae *nd.ArgumentError
+				if method == ndconv.Separable && errors.As(err, &ae) {
+					continue // not rank-1
+				}
+				if err != nil {
+					t.Fatalf("%v: %v", method, err)
+				}
+				if msg := c.CheckComplex(got, re, im); msg != "" {
+					t.Fatalf("%v: %s", method, msg)
+				}
+			}
+		})
+	}
+}
+
+// TestComplexFFT: the FFT method on complex problems stays within the sum
+// of its real parts' bounds of the exact method.
+func TestComplexFFT(t *testing.T) {
+	n := 0
+	for _, c := range enginetest.RandomComplex(2, 60) {
+		exact, err := runSpec(c.Spec, c.Input, ndconv.Direct)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, err := runSpec(c.Spec, c.Input, ndconv.FFT)
+		if err != nil {
+			continue // a problem the FFT method does not take
+		}
+		n++
+		p, _ := c.Spec.Normalize()
+		parts := p.RealParts()
+		bound := 0.0
+		for _, part := range []*nd.Problem{parts.Re, parts.Im} {
+			if part != nil {
+				b, err := cpu.FFTBound(part, cpu.Options{}, c.MaxAbs()+math.Abs(c.Spec.CValImag)+maxAbsComplex(c.Input))
+				if err != nil {
+					t.Fatal(err)
+				}
+				bound += b
+			}
+		}
+		er, ei := exact.Parts()
+		gr, gi := got.Parts()
+		for i, e := range append(er.Float64s(), ei.Float64s()...) {
+			g := append(gr.Float64s(), gi.Float64s()...)[i]
+			if tol := bound + 0x1p-23*math.Abs(e); math.Abs(g-e) > tol {
+				t.Fatalf("%s: element %d: fft %v, direct %v (bound %g)", c.Name, i, g, e, tol)
+			}
+		}
+	}
+	if n < 10 {
+		t.Fatalf("only %d complex problems ran with fft", n)
+	}
+}
+
+func maxAbsComplex(a nd.Array) float64 {
+	m := 0.0
+	for _, p := range func() []nd.Array { re, im := a.Parts(); return []nd.Array{re, im} }() {
+		if p.Data != nil {
+			for _, v := range p.Float64s() {
+				m = max(m, math.Abs(v))
+			}
+		}
+	}
+	return m
+}
+
+func runSpec(s nd.Spec, in nd.Array, method ndconv.Method) (ndconv.Array, error) {
+	op := ndconv.Correlation
+	if s.Convolve {
+		op = ndconv.Convolution
+	}
+	opt := ndconv.Options{Border: s.Border, CVal: s.CVal, CValImag: s.CValImag, Origin: s.Origin, Mode: s.Mode,
+		Axes: s.Axes, DType: s.Out, Device: "cpu", Method: method}
+	p, err := ndconv.NewPlan(op, in.Shape, in.DType(), opt, s.Kernels...)
+	if err != nil {
+		return ndconv.Array{}, err
+	}
+	defer p.Close()
+	return p.Execute(ctx, ndconv.Array{}, in)
+}
+
+// TestComplexSameBitsAsRealParts: a complex result is, bit for bit, the
+// real correlations of its parts (each with the engines' exact
+// accumulation) combined by one float32 subtraction or addition, for the
+// direct and the separable method.
+func TestComplexSameBitsAsRealParts(t *testing.T) {
+	rng := rand.New(rand.NewPCG(3, 3))
+	x := enginetest.RandomArray(rng, nd.Complex64, 23, 17)
+	xr, xi := x.Parts()
+	wr, wi := randomFloats(rng, 5), randomFloats(rng, 3)
+	realW := ndconv.SeparableKernel(wr, wi)
+	imagW := ndconv.SeparableKernel(randomFloats(rng, 5), randomFloats(rng, 3))
+	dense := func(k ndconv.Kernel) []float64 { return k.Dense() }
+	kernel := ndconv.Kernel{Shape: []int{5, 3}, Weights: dense(realW), Imag: dense(imagW)}
+	for _, method := range []ndconv.Method{ndconv.Direct, ndconv.Separable} {
+		opt := ndconv.Options{Border: ndconv.Constant, CVal: 1.5, CValImag: -2, Device: "cpu", Method: method}
+		got := mustArray(t)(ndconv.Convolve(ctx, x, opt, kernel))
+		part := func(src ndconv.Array, k ndconv.Kernel, cval float64) []float32 {
+			o := opt
+			o.CVal, o.CValImag = cval, 0
+			a := mustArray(t)(ndconv.Convolve(ctx, src, o, ndconv.NewKernel(k.Shape, k.Dense())))
+			return a.Data.([]float32)
+		}
+		rr, ii := part(xr, realW, 1.5), part(xi, imagW, -2)
+		ri, ir := part(xr, imagW, 1.5), part(xi, realW, -2)
+		for i, v := range got.Data.([]complex64) {
+			if want := complex(rr[i]-ii[i], ri[i]+ir[i]); math.Float32bits(real(v)) != math.Float32bits(real(want)) ||
+				math.Float32bits(imag(v)) != math.Float32bits(imag(want)) {
+				t.Fatalf("%v: element %d = %v, the real parts give %v", method, i, v, want)
+			}
+		}
+	}
+}
+
+// TestComplexConjugation pins scipy 1.10's semantics (checked against
+// scipy.ndimage itself): correlate conjugates complex weights, as
+// numpy.correlate does; convolve does not.
+func TestComplexConjugation(t *testing.T) {
+	x := ndconv.Array{Shape: []int{5}, Data: []float64{1, 2, 3, 4, 5}}
+	k := ndconv.ComplexKernel([]int{3}, []complex128{1i, 0, 0})
+	opt := ndconv.Options{Border: ndconv.Constant}
+	corr := mustArray(t)(ndconv.Correlate(ctx, x, opt, k))
+	conv := mustArray(t)(ndconv.Convolve(ctx, x, opt, k))
+	for i, want := range []complex128{0, -1i, -2i, -3i, -4i} {
+		if got := corr.Data.([]complex128)[i]; got != want {
+			t.Errorf("correlate[%d] = %v, scipy gives %v", i, got, want)
+		}
+	}
+	for i, want := range []complex128{2i, 3i, 4i, 5i, 0} {
+		if got := conv.Data.([]complex128)[i]; got != want {
+			t.Errorf("convolve[%d] = %v, scipy gives %v", i, got, want)
+		}
+	}
+}
+
+// TestComplexDTypes: the output types scipy gives complex filtering, a
+// complex output asked for, and the errors for a real one.
+func TestComplexDTypes(t *testing.T) {
+	complexK := ndconv.ComplexKernel([]int{3}, []complex128{1, 1i, 2})
+	realK := ndconv.NewKernel([]int{3}, []float64{1, 2, 3})
+	for _, c := range []struct {
+		in, out, want ndconv.DType
+		k            ndconv.Kernel
+	}{
+		{nd.Uint8, 0, nd.Complex64, complexK},
+		{nd.Int16, 0, nd.Complex64, complexK},
+		{nd.Float16, 0, nd.Complex64, complexK},
+		{nd.Float32, 0, nd.Complex64, complexK},
+		{nd.Int32, 0, nd.Complex128, complexK},
+		{nd.Uint64, 0, nd.Complex128, complexK},
+		{nd.Float64, 0, nd.Complex128, complexK},
+		{nd.Complex64, 0, nd.Complex64, realK},
+		{nd.Complex128, 0, nd.Complex128, realK},
+		{nd.Complex128, nd.Complex64, nd.Complex64, complexK},
+		{nd.Float32, nd.Complex128, nd.Complex128, realK},
+	} {
+		p, err := ndconv.NewPlan(ndconv.Correlation, []int{4}, c.in, ndconv.Options{DType: c.out}, c.k)
+		if err != nil {
+			t.Errorf("%v → %v: %v", c.in, c.out, err)
+			continue
+		}
+		if p.DType() != c.want {
+			t.Errorf("%v → %v: output %v, want %v", c.in, c.out, p.DType(), c.want)
+		}
+		in := mustArray(t)(nd.New(c.in, 4))
+		got := mustArray(t)(p.Execute(ctx, ndconv.Array{}, in))
+		if got.DType() != c.want {
+			t.Errorf("%v: executed to %v", c.in, got.DType())
+		}
+	}
+	for _, c := range []struct {
+		name string
+		in   ndconv.DType
+		opt  ndconv.Options
+		k    ndconv.Kernel
+	}{
+		{"integer output", nd.Complex64, ndconv.Options{DType: nd.Int16}, realK},
+		{"float output", nd.Float32, ndconv.Options{DType: nd.Float32}, complexK},
+		{"complex cval, real data", nd.Float32, ndconv.Options{CValImag: 1}, complexK},
+		{"NaN cval", nd.Complex64, ndconv.Options{CValImag: math.NaN()}, realK},
+		{"imaginary parts and factors", nd.Complex64, ndconv.Options{}, ndconv.Kernel{Factors: [][]float64{{1, 2}}, Imag: []float64{1, 2}}},
+		{"imaginary parts' count", nd.Complex64, ndconv.Options{}, ndconv.Kernel{Shape: []int{2}, Weights: []float64{1, 2}, Imag: []float64{1}}},
+		{"infinite imaginary part", nd.Complex64, ndconv.Options{}, ndconv.Kernel{Shape: []int{1}, Weights: []float64{1}, Imag: []float64{math.Inf(1)}}},
+	} {
+		_, err := ndconv.NewPlan(ndconv.Correlation, []int{4}, c.in, c.opt, c.k)
+		var ae *nd.ArgumentError
+		if !errors.As(err, &ae) {
+			t.Errorf("%s: %v, want an ArgumentError", c.name, err)
+		}
+	}
+	if _, _, err := ndconv.CorrelateSlice(ctx, []float32{1, 2, 3}, []int{3}, ndconv.Options{}, complexK); err == nil {
+		t.Error("CorrelateSlice returned a complex result as []float32")
+	}
+	got, _, err := ndconv.CorrelateSlice(ctx, []complex64{1, 2i, 3}, []int{3}, ndconv.Options{Border: ndconv.Constant}, realK)
+	if err != nil || got[1] != 10+4i {
+		t.Errorf("CorrelateSlice of complex64: %v, %v", got, err)
+	}
+}
