@@ -120,6 +120,13 @@ func NewFilterPlan(op Operation, shape []int, dtype DType, opt Options, fs ...fi
 	if fp.out == nd.Unspecified {
 		fp.out = dtype
 	}
+	if dtype.IsComplex() || fp.out.IsComplex() {
+		for _, f := range fs {
+			if len(f.Terms) > 1 {
+				return nil, &nd.ArgumentError{Arg: "filters", Msg: fmt.Sprintf("%s combines several terms and takes real data only; complex data takes single-kernel filters", f.Name)}
+			}
+		}
+	}
 	// Terms are computed in float64 where the output or input needs it
 	// (as the engine accumulates), in float32 otherwise.
 	termOpt := opt

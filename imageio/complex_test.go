@@ -3,6 +3,8 @@ package imageio
 import (
 	"bytes"
 	"errors"
+	"fmt"
+	"math"
 	"os"
 	"path/filepath"
 	"strings"
@@ -56,6 +58,30 @@ func TestComplexFiles(t *testing.T) {
 			if err == nil {
 				t.Errorf("%s accepted %v", name, dt)
 			}
+		}
+	}
+}
+
+// TestReadTextComplex: values written as Python writes complex numbers
+// make a complex128 table, from the first value on; others stay float64.
+func TestReadTextComplex(t *testing.T) {
+	for text, want := range map[string]nd.Array{
+		"1j, 2\n3, -4.5":    {Shape: []int{2, 2}, Data: []complex128{1i, 2, 3, -4.5}},
+		"1 2 (3-2J) 0j":     {Shape: []int{4}, Data: []complex128{1, 2, 3 - 2i, 0}},
+		"1e3+1e-3j,inf,nan": {Shape: []int{3}, Data: []complex128{1000 + 0.001i, complex(math.Inf(1), 0), complex(math.NaN(), 0)}},
+		"1, 2\n3, 4":        {Shape: []int{2, 2}, Data: []float64{1, 2, 3, 4}},
+	} {
+		got, err := ReadText(strings.NewReader(text))
+		if err != nil {
+			t.Fatalf("%q: %v", text, err)
+		}
+		if got.DType() != want.DType() || fmt.Sprint(got.Shape) != fmt.Sprint(want.Shape) || fmt.Sprint(got.Data) != fmt.Sprint(want.Data) {
+			t.Errorf("%q: %v %v %v, want %v %v %v", text, got.DType(), got.Shape, got.Data, want.DType(), want.Shape, want.Data)
+		}
+	}
+	for _, bad := range []string{"1+", "j", "1 + 2j", "(1+2j"} {
+		if _, err := ReadText(strings.NewReader(bad)); err == nil {
+			t.Errorf("%q accepted", bad)
 		}
 	}
 }

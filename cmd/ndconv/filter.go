@@ -28,7 +28,7 @@ const namedFilterHelp = `For example:
 type filterFlags struct {
 	kernels     []string
 	border      string
-	cval        float64
+	cval        string
 	origin      string
 	mode        string
 	axes        string
@@ -98,7 +98,7 @@ says otherwise.`,
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.kernels, "kernel", "k", nil, "kernel SPEC, repeatable (several make a filter bank)")
 	fl.StringVar(&f.border, "border", "reflect", "border rule: "+nd.BorderNames())
-	fl.Float64Var(&f.cval, "cval", 0, "value outside the input for --border constant")
+	fl.StringVar(&f.cval, "cval", "0", "value outside the input for --border constant (complex data: also 1+2j)")
 	fl.StringVar(&f.origin, "origin", "", "kernel origin O[,O..] per kernel axis, or one for all (default 0)")
 	fl.StringVar(&f.mode, "mode", "same", "output size: same|valid|full")
 	fl.StringVar(&f.axes, "axes", "", "input axes A[,A..] the kernel spans (default: the first ones)")
@@ -158,10 +158,14 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 	if raw.Shape, err = parseInts("--shape", f.shape); err != nil {
 		return opt, raw, err
 	}
-	if v := f.cval; v != v {
+	cval, err := imageio.ParseComplex(f.cval)
+	if err != nil {
+		return opt, raw, usagef("--cval: %v", err)
+	}
+	if cval != cval {
 		return opt, raw, usagef("--cval: NaN is not a value")
 	}
-	opt.CVal = f.cval
+	opt.CVal, opt.CValImag = real(cval), imag(cval)
 	if f.quality < 1 || f.quality > 100 {
 		return opt, raw, usagef("--quality: %d is not from 1 to 100", f.quality)
 	}
@@ -240,6 +244,9 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	p, err := ndconv.NewFilterPlan(job.op, src.Shape, src.DType(), job.opt, fs...)
 	if err != nil {
 		return err
+	}
+	if err := imageio.CheckDType(job.output, p.DType()); err != nil {
+		return &usageError{err}
 	}
 	start = time.Now()
 	testHookStage("computing")
