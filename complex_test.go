@@ -1,14 +1,19 @@
 package ndconv_test
 
 import (
+	"encoding/json"
 	"errors"
 	"math"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/cpu"
+	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/internal/ref"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -218,5 +223,76 @@ func TestComplexDTypes(t *testing.T) {
 	got, _, err := ndconv.CorrelateSlice(ctx, []complex64{1, 2i, 3}, []int{3}, ndconv.Options{Border: ndconv.Constant}, realK)
 	if err != nil || got[1] != 10+4i {
 		t.Errorf("CorrelateSlice of complex64: %v, %v", got, err)
+	}
+}
+
+// TestScipyComplexFixtures runs the complex scipy fixtures
+// (scripts/scipy_complex_fixtures.py: complex data, complex weights, both,
+// complex cvals, every border, correlate and convolve) through the
+// reference and every exact method.
+func TestScipyComplexFixtures(t *testing.T) {
+	raw, err := os.ReadFile("testdata/scipy-complex/manifest.json")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var m struct {
+		Cases []struct {
+			Name, Func, Border, Input, Kernel, Expected string
+			CVal                                        [2]float64
+			Origin                                      []int
+		}
+	}
+	if err := json.Unmarshal(raw, &m); err != nil {
+		t.Fatal(err)
+	}
+	if len(m.Cases) < 50 {
+		t.Fatalf("only %d complex fixture cases", len(m.Cases))
+	}
+	read := func(t *testing.T, name string) nd.Array {
+		a, err := imageio.ReadNPYFile(filepath.Join("testdata/scipy-complex", name))
+		if err != nil {
+			t.Fatal(err)
+		}
+		return a
+	}
+	for _, fc := range m.Cases {
+		t.Run(fc.Name, func(t *testing.T) {
+			in, w, expected := read(t, fc.Input), read(t, fc.Kernel), read(t, fc.Expected)
+			wr, wi := w.Parts()
+			k := ndconv.Kernel{Shape: w.Shape, Weights: wr.Float64s()}
+			if wi.Data != nil {
+				k.Imag = wi.Float64s()
+			}
+			spec := nd.Spec{Shape: in.Shape, In: in.DType(), Kernels: []nd.Kernel{k}, Origin: fc.Origin,
+				CVal: fc.CVal[0], CValImag: fc.CVal[1], Convolve: fc.Func == "convolve"}
+			if spec.Border, err = nd.ParseBorder(fc.Border); err != nil {
+				t.Fatal(err)
+			}
+			c := enginetest.Case{Spec: spec, Input: in}
+			oracleRe, oracleIm := c.WantComplex()
+			er, ei := expected.Parts()
+			wantRe := ref.Result{Shape: expected.Shape, Values: er.Float64s(), Magnitude: oracleRe.Magnitude}
+			wantIm := ref.Result{Shape: expected.Shape, Values: ei.Float64s(), Magnitude: oracleIm.Magnitude}
+			for i := range wantRe.Values {
+				if !sameValue(oracleRe.Values[i], wantRe.Values[i], 1e-12*oracleRe.Magnitude[i]) ||
+					!sameValue(oracleIm.Values[i], wantIm.Values[i], 1e-12*oracleIm.Magnitude[i]) {
+					t.Fatalf("reference disagrees with scipy at %d: %v%+vi vs %v%+vi", i,
+						oracleRe.Values[i], oracleIm.Values[i], wantRe.Values[i], wantIm.Values[i])
+				}
+			}
+			for _, method := range []ndconv.Method{ndconv.Auto, ndconv.Direct, ndconv.Separable} {
+				got, err := runSpec(spec, in, method)
+				var ae *nd.ArgumentError
+				if method == ndconv.Separable && errors.As(err, &ae) {
+					continue // not rank-1
+				}
+				if err != nil {
+					t.Fatalf("%v: %v", method, err)
+				}
+				if msg := c.CheckComplex(got, wantRe, wantIm); msg != "" {
+					t.Errorf("%v: %s", method, msg)
+				}
+			}
+		})
 	}
 }
