@@ -7,14 +7,17 @@ import (
 	"math/rand/v2"
 	"os"
 	"path/filepath"
+	"slices"
 	"testing"
 
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/cpu"
+	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/ref"
 	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/opencl"
 )
 
 // TestComplexAgainstReference runs random complex problems (complex data,
@@ -294,5 +297,47 @@ func TestScipyComplexFixtures(t *testing.T) {
 				}
 			}
 		})
+	}
+}
+
+// TestComplexOnEveryDevice: complex problems reach the GPU backends as
+// their real parts, through the plan layer, and give the CPU's bits there
+// (OpenCL runs on PoCL in CI; CUDA where there is one).
+func TestComplexOnEveryDevice(t *testing.T) {
+	devices := []string{}
+	if opencl.Available() == nil {
+		devices = append(devices, "opencl")
+	}
+	if cuda.Available() == nil {
+		devices = append(devices, "cuda")
+	}
+	if len(devices) == 0 {
+		t.Skip("no GPU backend here")
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	rank1 := ndconv.Kernel{Shape: []int{3, 5}, Weights: ndconv.SeparableKernel(randomFloats(rng, 3), randomFloats(rng, 5)).Dense(),
+		Imag: ndconv.SeparableKernel(randomFloats(rng, 3), randomFloats(rng, 5)).Dense()}
+	for _, c := range []struct {
+		in     nd.DType
+		method ndconv.Method
+		k      ndconv.Kernel
+	}{
+		{nd.Complex64, ndconv.Direct, ndconv.ComplexKernel([]int{2, 3}, []complex128{1 + 1i, -2, 0.5i, 3 - 1i, 0, 1})},
+		{nd.Complex64, ndconv.Separable, rank1},
+		{nd.Complex128, ndconv.Direct, ndconv.NewKernel([]int{3, 3}, randomFloats(rng, 9))},
+	} {
+		x := enginetest.RandomArray(rng, c.in, 19, 23)
+		opt := ndconv.Options{Border: ndconv.Constant, CVal: 2, Device: "cpu", Method: c.method}
+		if c.in.IsComplex() {
+			opt.CValImag = -1
+		}
+		want := mustArray(t)(ndconv.Correlate(ctx, x, opt, c.k))
+		for _, dev := range devices {
+			opt.Device = dev
+			got := mustArray(t)(ndconv.Correlate(ctx, x, opt, c.k))
+			if got.DType() != want.DType() || !slices.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%v %v on %s: not the CPU's bits", c.in, c.method, dev)
+			}
+		}
 	}
 }
