@@ -184,7 +184,7 @@ func TestComplexDTypes(t *testing.T) {
 		{nd.Complex64, 0, nd.Complex64, realK},
 		{nd.Complex128, 0, nd.Complex128, realK},
 		{nd.Complex128, nd.Complex64, nd.Complex64, complexK},
-		{nd.Float32, nd.Complex128, nd.Complex128, realK},
+		{nd.Float32, nd.Complex128, nd.Complex128, complexK},
 	} {
 		p, err := ndconv.NewPlan(ndconv.Correlation, []int{4}, c.in, ndconv.Options{DType: c.out}, c.k)
 		if err != nil {
@@ -219,6 +219,11 @@ func TestComplexDTypes(t *testing.T) {
 		if !errors.As(err, &ae) {
 			t.Errorf("%s: %v, want an ArgumentError", c.name, err)
 		}
+	}
+	_, err := ndconv.NewPlan(ndconv.Correlation, []int{4}, nd.Float32, ndconv.Options{DType: nd.Complex64}, realK)
+	var ue *nd.UnsupportedError
+	if !errors.As(err, &ue) {
+		t.Errorf("a complex output of real data and weights (scipy refuses it): %v", err)
 	}
 	if _, _, err := ndconv.CorrelateSlice(ctx, []float32{1, 2, 3}, []int{3}, ndconv.Options{}, complexK); err == nil {
 		t.Error("CorrelateSlice returned a complex result as []float32")

@@ -231,6 +231,10 @@ func (s *Spec) Normalize() (*Problem, error) {
 	if complexIn && !out.IsComplex() {
 		return nil, argErrorf("dtype", "complex data or weights need a complex output (complex64 or complex128), not %v", out)
 	}
+	if !complexIn && out.IsComplex() {
+		// scipy.ndimage refuses it too ("array type not supported").
+		return nil, &UnsupportedError{What: "dtype", Value: out.String(), Supported: "a complex output of complex data or weights"}
+	}
 	if _, err := NumElements(s.Shape); err != nil {
 		return nil, err
 	}
