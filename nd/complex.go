@@ -79,35 +79,45 @@ func (p *Problem) RealParts() RealParts {
 // [voxel*len(part kernels) + j]: re = a[k] − b[K+k] and im = a[K+k] + b[k],
 // each one operation in F, then rounded once to dst's part type.
 func Combine[F Float](rp RealParts, dst any, a, b []F) {
-	k := rp.Kernels
-	stride := k
+	k, stride := rp.Kernels, rp.Kernels
 	if rp.Imag {
 		stride = 2 * k
 	}
-	const block = 1024
-	re, im := make([]F, 0, block*k), make([]F, 0, block*k)
+	// Blocks of whole voxels are combined into re and im, then stored by
+	// StoreComplex's loop for dst's type; a loop per case keeps each
+	// simple.
 	voxels := len(a) / stride
-	for v0 := 0; v0 < voxels; v0 += block {
-		re, im = re[:0], im[:0]
-		for v := v0; v < min(v0+block, voxels); v++ {
-			av := a[v*stride : (v+1)*stride]
-			var bv []F
-			if b != nil {
-				bv = b[v*stride : (v+1)*stride]
-			}
-			for i := range k {
-				r, m := av[i], F(0)
-				switch {
-				case rp.Imag && bv != nil:
-					r, m = av[i]-bv[k+i], av[k+i]+bv[i]
-				case rp.Imag:
-					m = av[k+i]
-				case bv != nil:
-					m = bv[i]
-				}
-				re, im = append(re, r), append(im, m)
-			}
+	step := max(1, 4096/k)
+	re, im := make([]F, step*k), make([]F, step*k)
+	for v0 := 0; v0 < voxels; v0 += step {
+		m := min(step, voxels-v0)
+		r, c := re[:m*k], im[:m*k]
+		av := a[v0*stride : (v0+m)*stride]
+		var bv []F
+		if b != nil {
+			bv = b[v0*stride : (v0+m)*stride]
 		}
-		StoreComplex(dst, v0*k, 1, re, im)
+		switch {
+		case rp.Imag && b != nil:
+			for v := range m {
+				for i := range k {
+					o, p := v*k+i, v*stride+i
+					r[o], c[o] = av[p]-bv[p+k], av[p+k]+bv[p]
+				}
+			}
+		case rp.Imag:
+			for v := range m {
+				for i := range k {
+					r[v*k+i], c[v*k+i] = av[v*stride+i], av[v*stride+k+i]
+				}
+			}
+		case b != nil:
+			copy(r, av)
+			copy(c, bv)
+		default:
+			copy(r, av)
+			clear(c)
+		}
+		StoreComplex(dst, v0*k, 1, r, c)
 	}
 }

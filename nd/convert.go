@@ -99,20 +99,18 @@ func Store[F Float](dst any, off, stride int, src []F) {
 // the data of a complex array, rounding each part once to the part type;
 // a nil im writes imaginary parts 0.
 func StoreComplex[F Float](dst any, off, stride int, re, im []F) {
-	part := func(p []F, i int) F {
-		if p == nil {
-			return 0
-		}
-		return p[i]
+	if im == nil {
+		im = make([]F, len(re))
 	}
+	im = im[:len(re)]
 	switch d := dst.(type) {
 	case []complex64:
-		for i := range re {
-			d[off+i*stride] = complex(float32(re[i]), float32(part(im, i)))
+		for i, v := range re {
+			d[off+i*stride] = complex(float32(v), float32(im[i]))
 		}
 	case []complex128:
-		for i := range re {
-			d[off+i*stride] = complex(float64(re[i]), float64(part(im, i)))
+		for i, v := range re {
+			d[off+i*stride] = complex(float64(v), float64(im[i]))
 		}
 	}
 }
@@ -122,21 +120,30 @@ func StoreComplex[F Float](dst any, off, stride int, re, im []F) {
 // complex128). A real array is its own real part and has no imaginary
 // one: Parts returns a itself and an Array with no Data.
 func (a Array) Parts() (re, im Array) {
-	switch d := a.Data.(type) {
-	case []complex64:
-		r, i := make([]float32, len(d)), make([]float32, len(d))
-		for n, v := range d {
-			r[n], i[n] = real(v), imag(v)
-		}
-		return Array{Shape: a.Shape, Data: r}, Array{Shape: a.Shape, Data: i}
-	case []complex128:
-		r, i := make([]float64, len(d)), make([]float64, len(d))
-		for n, v := range d {
-			r[n], i[n] = real(v), imag(v)
-		}
-		return Array{Shape: a.Shape, Data: r}, Array{Shape: a.Shape, Data: i}
+	if !a.DType().IsComplex() {
+		return a, Array{}
 	}
-	return a, Array{}
+	re, _ = New(a.DType().Part(), a.Shape...)
+	im, _ = New(a.DType().Part(), a.Shape...)
+	SplitParts(re.Data, im.Data, a.Data)
+	return re, im
+}
+
+// SplitParts writes the real and imaginary parts of src, a complex array's
+// data, into re and im, slices of its part type and length.
+func SplitParts(re, im, src any) {
+	switch s := src.(type) {
+	case []complex64:
+		r, m := re.([]float32)[:len(s)], im.([]float32)[:len(s)]
+		for i, v := range s {
+			r[i], m[i] = real(v), imag(v)
+		}
+	case []complex128:
+		r, m := re.([]float64)[:len(s)], im.([]float64)[:len(s)]
+		for i, v := range s {
+			r[i], m[i] = real(v), imag(v)
+		}
+	}
 }
 
 type integer interface {
