@@ -172,7 +172,7 @@ func TestComplexDTypes(t *testing.T) {
 	realK := ndconv.NewKernel([]int{3}, []float64{1, 2, 3})
 	for _, c := range []struct {
 		in, out, want ndconv.DType
-		k            ndconv.Kernel
+		k             ndconv.Kernel
 	}{
 		{nd.Uint8, 0, nd.Complex64, complexK},
 		{nd.Int16, 0, nd.Complex64, complexK},
