@@ -27,20 +27,27 @@ func TestComplexAgainstReference(t *testing.T) {
 	for _, c := range enginetest.RandomComplex(1, 160) {
 		t.Run(c.Name, func(t *testing.T) {
 			re, im := c.WantComplex()
-			for _, method := range []ndconv.Method{ndconv.Auto, ndconv.Direct, ndconv.Separable} {
-				got, err := runSpec(c.Spec, c.Input, method)
-				var ae *nd.ArgumentError
-				if method == ndconv.Separable && errors.As(err, &ae) {
-					continue // not rank-1
-				}
-				if err != nil {
-					t.Fatalf("%v: %v", method, err)
-				}
-				if msg := c.CheckComplex(got, re, im); msg != "" {
-					t.Fatalf("%v: %s", method, msg)
-				}
-			}
+			checkExactMethods(t, c, re, im)
 		})
+	}
+}
+
+// checkExactMethods runs c through auto, direct and separable (where the
+// kernels are rank-1) on the CPU and checks both parts of each result.
+func checkExactMethods(t *testing.T, c enginetest.Case, re, im ref.Result) {
+	t.Helper()
+	for _, method := range []ndconv.Method{ndconv.Auto, ndconv.Direct, ndconv.Separable} {
+		got, err := runSpec(c.Spec, c.Input, method)
+		var ae *nd.ArgumentError
+		if method == ndconv.Separable && errors.As(err, &ae) {
+			continue // not rank-1
+		}
+		if err != nil {
+			t.Fatalf("%v: %v", method, err)
+		}
+		if msg := c.CheckComplex(got, re, im); msg != "" {
+			t.Errorf("%v: %s", method, msg)
+		}
 	}
 }
 
@@ -288,19 +295,7 @@ func TestScipyComplexFixtures(t *testing.T) {
 						oracleRe.Values[i], oracleIm.Values[i], wantRe.Values[i], wantIm.Values[i])
 				}
 			}
-			for _, method := range []ndconv.Method{ndconv.Auto, ndconv.Direct, ndconv.Separable} {
-				got, err := runSpec(spec, in, method)
-				var ae *nd.ArgumentError
-				if method == ndconv.Separable && errors.As(err, &ae) {
-					continue // not rank-1
-				}
-				if err != nil {
-					t.Fatalf("%v: %v", method, err)
-				}
-				if msg := c.CheckComplex(got, wantRe, wantIm); msg != "" {
-					t.Errorf("%v: %s", method, msg)
-				}
-			}
+			checkExactMethods(t, c, wantRe, wantIm)
 		})
 	}
 }
