@@ -11,7 +11,7 @@ import (
 func TestNormalizeComplex(t *testing.T) {
 	k := Kernel{Shape: []int{3}, Weights: []float64{1, 1e-17, 3}, Imag: []float64{4, 5, 1e-17}}
 	for _, c := range []struct {
-		convolve   bool
+		convolve    bool
 		dense, imag []float64
 	}{
 		{false, []float64{1, 0, 3}, []float64{-4, -5, 0}},
