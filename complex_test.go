@@ -8,6 +8,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/ndconv/ndconv"
@@ -375,5 +376,38 @@ func BenchmarkComplex(b *testing.B) {
 				}
 			}
 		})
+	}
+}
+
+type recordedProgress struct {
+	mu      sync.Mutex
+	reports [][2]int64
+}
+
+func (r *recordedProgress) Report(done, total int64) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	r.reports = append(r.reports, [2]int64{done, total})
+}
+
+// TestComplexProgress: the two real parts of a complex problem report as
+// halves of one job, ending at the whole.
+func TestComplexProgress(t *testing.T) {
+	rng := rand.New(rand.NewPCG(4, 4))
+	x := enginetest.RandomArray(rng, nd.Complex64, 64, 64)
+	var p recordedProgress
+	k := ndconv.ComplexKernel([]int{3}, []complex128{1, 2i, 3})
+	mustArray(t)(ndconv.Correlate(ctx, x, ndconv.Options{Device: "cpu", Progress: &p}, k))
+	firstHalf, secondHalf, end := false, false, false
+	for _, r := range p.reports {
+		if r[0] > r[1] || r[1] != p.reports[0][1] {
+			t.Fatalf("report %v of %v", r, p.reports)
+		}
+		firstHalf = firstHalf || 2*r[0] <= r[1]
+		secondHalf = secondHalf || 2*r[0] > r[1]
+		end = end || r[0] == r[1]
+	}
+	if !firstHalf || !secondHalf || !end {
+		t.Errorf("reports %v: not two halves ending at the whole", p.reports)
 	}
 }

@@ -15,6 +15,11 @@ import (
 // every device, and whatever backend runs real problems runs complex ones.
 func newComplex(p *nd.Problem, opt Options) (*Executable, error) {
 	parts := p.RealParts()
+	n, whole := 1, opt.Progress
+	if parts.Im != nil {
+		n = 2
+	}
+	opt.Progress = nd.PartProgress(whole, 0, n)
 	re, err := New(parts.Re, opt)
 	if err != nil {
 		return nil, err
@@ -25,6 +30,7 @@ func newComplex(p *nd.Problem, opt Options) (*Executable, error) {
 	}
 	if parts.Im != nil {
 		opt.Device, opt.Method, opt.Tuning = re.Device, re.Method, re.Tuning
+		opt.Progress = nd.PartProgress(whole, 1, n)
 		if r.im, err = New(parts.Im, opt); err != nil {
 			re.Close()
 			return nil, err
