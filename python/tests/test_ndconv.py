@@ -275,3 +275,13 @@ def test_complex_through_the_library(device):
     out = np.empty_like(x)
     assert ndconv.correlate(x, w.real, output=out, device=device) is out
     assert np.abs(out - ndi.correlate(x, w.real)).max() <= 1e-4 * (1 + np.abs(out).max())
+
+
+@pytest.mark.parametrize("name,args", [("gaussian_filter", (1.5,)), ("uniform_filter", (3,)), ("sobel", (0,)),
+                                       ("prewitt", (1,)), ("laplace", ())])
+def test_named_filters_on_complex(name, args):
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((20, 30)) + 1j * rng.standard_normal((20, 30))).astype(np.complex64)
+    got, want = getattr(ndconv, name)(x, *args), getattr(ndi, name)(x, *args)
+    assert got.dtype == want.dtype == np.complex64
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
