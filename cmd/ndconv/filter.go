@@ -67,10 +67,13 @@ chosen by extension: .npy (any dtype and rank), .png and .jpg (H×W or H×W×C),
 .tif/.tiff (pages as a 3-D stack), .nii/.nii.gz (the header's geometry is kept
 from a NIfTI input) and .raw (with --shape and --input-dtype). Several -k make a
 filter bank: the output gains a trailing axis with one value per kernel (write
-it to .npy or .tif).
+it to .npy or .tif). Complex data or weights (complex64, complex128) give a
+complex output, as scipy.ndimage does (correlate conjugates complex weights,
+convolve does not); only .npy and .raw hold complex arrays.
 
-A kernel SPEC is a file — .npy (any rank) or .csv/.txt (rows of numbers
-separated by commas or spaces: one row is 1-D, several rows 2-D); or
+A kernel SPEC is a file — .npy (any rank and dtype) or .csv/.txt (rows of
+numbers separated by commas or spaces: one row is 1-D, several rows 2-D;
+complex values as Python writes them, 1+2j); or
 outer:a.csv,b.csv, a separable kernel of one 1-D factor file per kernel axis
 in axis order, run as one pass per axis; or a named filter equal to
 scipy.ndimage's: name[:key=value,...], per-axis values joined
