@@ -411,3 +411,43 @@ func TestComplexProgress(t *testing.T) {
 		t.Errorf("reports %v: not two halves ending at the whole", p.reports)
 	}
 }
+
+// TestComplexChunkedEqualsWhole: a complex plan run chunk by chunk gives
+// Execute's bits, for complex and real data with complex weights and a
+// complex bank, every border.
+func TestComplexChunkedEqualsWhole(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	borders := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}
+	for i, in := range []nd.DType{nd.Complex64, nd.Complex128, nd.Int16, nd.Complex64, nd.Float32} {
+		shape := []int{23, 9}
+		var kernels []ndconv.Kernel
+		for range 1 + i%2 {
+			k := enginetest.RandomKernel(rng, true, 3, 4)
+			k.Imag = enginetest.RandomKernel(rng, true, 3, 4).Weights
+			kernels = append(kernels, k)
+		}
+		opt := ndconv.Options{Border: borders[i], CVal: 1.5, Mode: nd.Mode(i % 3), Device: "cpu"}
+		if in.IsComplex() {
+			opt.CValImag = -0.5
+		}
+		src := enginetest.RandomArray(rng, in, shape...)
+		p, err := ndconv.NewPlan(ndconv.Correlation, shape, in, opt, kernels...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want := mustArray(t)(p.Execute(ctx, ndconv.Array{}, src))
+		got := mustArray(t)(nd.New(p.DType(), p.Shape()...))
+		chunks := 0
+		err = p.ExecuteChunks(ctx, src, 400, func(off int, out ndconv.Array) error {
+			copy(got.Bytes()[off*p.DType().Size():], out.Bytes())
+			chunks++
+			return nil
+		})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if chunks < 2 || !slices.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("%v %v: %d chunks differ from Execute", in, opt.Border, chunks)
+		}
+	}
+}
