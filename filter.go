@@ -120,6 +120,13 @@ func NewFilterPlan(op Operation, shape []int, dtype DType, opt Options, fs ...fi
 	if fp.out == nd.Unspecified {
 		fp.out = dtype
 	}
+	if dtype.IsComplex() || fp.out.IsComplex() {
+		for _, f := range fs {
+			if len(f.Terms) > 1 {
+				return nil, &nd.ArgumentError{Arg: "filters", Msg: fmt.Sprintf("%s combines several terms and takes real data only; complex data takes single-kernel filters", f.Name)}
+			}
+		}
+	}
 	// Terms are computed in float64 where the output or input needs it
 	// (as the engine accumulates), in float32 otherwise.
 	termOpt := opt
@@ -128,7 +135,7 @@ func NewFilterPlan(op Operation, shape []int, dtype DType, opt Options, fs ...fi
 		termOpt.DType = nd.Float64
 	}
 	for i, f := range fs {
-		termOpt.Progress = partProgress(opt.Progress, i, len(fs))
+		termOpt.Progress = nd.PartProgress(opt.Progress, i, len(fs))
 		p, err := NewPlan(op, shape, dtype, termOpt, f.Terms...)
 		if err != nil {
 			return nil, fmt.Errorf("filter %s: %w", f.Name, err)
@@ -242,21 +249,4 @@ func combineTerms(c filters.Combine, values []float64, n int) []float64 {
 		}
 	}
 	return c.Apply(nil, terms...)
-}
-
-// partProgress reports part i of n of a job to p as a share of the whole.
-func partProgress(p Progress, i, n int) Progress {
-	if p == nil || n == 1 {
-		return p
-	}
-	return progressPart{p, int64(i), int64(n)}
-}
-
-type progressPart struct {
-	whole Progress
-	i, n  int64
-}
-
-func (p progressPart) Report(done, total int64) {
-	p.whole.Report(p.i*total+done, p.n*total)
 }

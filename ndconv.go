@@ -29,6 +29,9 @@ const (
 	Float32 = nd.Float32
 	Float64 = nd.Float64
 
+	Complex64  = nd.Complex64
+	Complex128 = nd.Complex128
+
 	Reflect  = nd.Reflect
 	Mirror   = nd.Mirror
 	Nearest  = nd.Nearest
@@ -52,6 +55,9 @@ const (
 type Options struct {
 	Border Border
 	CVal   float64 // the value outside the input for the Constant border
+	// CValImag is the imaginary part of a complex cval (complex data only,
+	// as in scipy).
+	CValImag float64
 	// Origin shifts the kernel per kernel axis (one value applies to all);
 	// −(k/2) ≤ o ≤ (k−1)/2. It only moves the output in Same mode.
 	Origin []int
@@ -94,6 +100,19 @@ func NewKernel(shape []int, weights []float64) Kernel {
 	return Kernel{Shape: slices.Clone(shape), Weights: slices.Clone(weights)}
 }
 
+// ComplexKernel returns a dense kernel of complex weights in C order.
+// Complex data or weights give a complex output (complex64, or complex128
+// for data that needs float64 accumulation, as scipy.ndimage does).
+// Correlation conjugates complex weights, as scipy.ndimage.correlate (and
+// numpy.correlate) do; convolution does not.
+func ComplexKernel(shape []int, weights []complex128) Kernel {
+	k := Kernel{Shape: slices.Clone(shape), Weights: make([]float64, len(weights)), Imag: make([]float64, len(weights))}
+	for i, w := range weights {
+		k.Weights[i], k.Imag[i] = real(w), imag(w)
+	}
+	return k
+}
+
 // SeparableKernel returns the kernel that is the outer product of one 1-D
 // factor per axis; it runs as one pass per axis.
 func SeparableKernel(factors ...[]float64) Kernel {
@@ -123,7 +142,7 @@ func NewPlan(op Operation, shape []int, dtype DType, opt Options, kernels ...Ker
 	spec := nd.Spec{
 		Shape: shape, In: dtype, Out: opt.DType, Kernels: kernels,
 		Axes: opt.Axes, Origin: opt.Origin, Border: opt.Border, CVal: opt.CVal,
-		Mode: opt.Mode, Convolve: op == Convolution,
+		CValImag: opt.CValImag, Mode: opt.Mode, Convolve: op == Convolution,
 	}
 	p, err := spec.Normalize()
 	if err != nil {
@@ -240,7 +259,15 @@ func runSlice[T nd.Element](ctx context.Context, op Operation, data []T, shape [
 	if opt.DType != 0 && opt.DType != src.DType() {
 		return nil, nil, &nd.ArgumentError{Arg: "dtype", Msg: fmt.Sprintf("a []%v result cannot hold %v; use Correlate or Convolve with an Array", src.DType(), opt.DType)}
 	}
-	out, err := run(ctx, op, src, opt, kernels)
+	p, err := NewPlan(op, src.Shape, src.DType(), opt, kernels...)
+	if err != nil {
+		return nil, nil, err
+	}
+	defer p.Close()
+	if p.DType() != src.DType() {
+		return nil, nil, &nd.ArgumentError{Arg: "dtype", Msg: fmt.Sprintf("a []%v result cannot hold the %v output; use Correlate or Convolve with an Array", src.DType(), p.DType())}
+	}
+	out, err := p.Execute(ctx, Array{}, src)
 	if err != nil {
 		return nil, nil, err
 	}

@@ -32,6 +32,7 @@ type request struct {
 	OutDType string  `json:"out_dtype"` // "" means the input's
 	Border   string  `json:"border"`
 	CVal     float64 `json:"cval"`
+	CValImag float64 `json:"cval_imag"` // of complex data
 	Origin   []int   `json:"origin"`
 	Axes     []int   `json:"axes"`
 	Mode     string  `json:"mode"`
@@ -41,11 +42,14 @@ type request struct {
 	// Either a named filter ("gaussian:sigma=2"), or kernels: NKernels
 	// dense kernels of KernelShape (the weights in C order, one after
 	// another), or with Factors one separable kernel whose 1-D factors,
-	// one per kernel axis, follow one another in the weights.
-	Filter      string `json:"filter"`
-	KernelShape []int  `json:"kernel_shape"`
-	NKernels    int    `json:"nkernels"`
-	Factors     bool   `json:"factors"`
+	// one per kernel axis, follow one another in the weights. With
+	// ComplexWeights the dense kernels' weights are complex, each as its
+	// real and imaginary part (numpy's complex128 memory).
+	Filter         string `json:"filter"`
+	KernelShape    []int  `json:"kernel_shape"`
+	NKernels       int    `json:"nkernels"`
+	Factors        bool   `json:"factors"`
+	ComplexWeights bool   `json:"complex_weights"`
 }
 
 // handle is a prepared plan: either a kernel plan, which writes into the
@@ -157,7 +161,7 @@ func newHandle(r request, w []float64) (*handle, error) {
 	if r.Workers < 0 {
 		return nil, &nd.ArgumentError{Arg: "workers", Msg: fmt.Sprintf("%d is negative (0 means all cores)", r.Workers)}
 	}
-	opt.CVal, opt.Origin, opt.Axes, opt.Device, opt.Workers = r.CVal, r.Origin, r.Axes, r.Device, r.Workers
+	opt.CVal, opt.CValImag, opt.Origin, opt.Axes, opt.Device, opt.Workers = r.CVal, r.CValImag, r.Origin, r.Axes, r.Device, r.Workers
 	h := &handle{in: in, shape: slices.Clone(r.Shape)}
 	if r.Filter != "" {
 		named, err := filters.Parse(r.Filter)
@@ -181,6 +185,9 @@ func newHandle(r request, w []float64) (*handle, error) {
 
 // kernelsOf splits the weights into the request's kernels.
 func kernelsOf(r request, w []float64) ([]ndconv.Kernel, error) {
+	if r.Factors && r.ComplexWeights {
+		return nil, &nd.ArgumentError{Arg: "kernel", Msg: "factors are real; give a complex kernel as dense weights"}
+	}
 	if r.Factors {
 		var factors [][]float64
 		for _, n := range r.KernelShape {
@@ -198,12 +205,24 @@ func kernelsOf(r request, w []float64) ([]ndconv.Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if r.NKernels < 1 || n*r.NKernels != len(w) {
-		return nil, &nd.ArgumentError{Arg: "kernel", Msg: fmt.Sprintf("%d kernels of shape %v need %d weights, got %d", r.NKernels, r.KernelShape, n*r.NKernels, len(w))}
+	parts := 1
+	if r.ComplexWeights {
+		parts = 2
+	}
+	if r.NKernels < 1 || parts*n*r.NKernels != len(w) {
+		return nil, &nd.ArgumentError{Arg: "kernel", Msg: fmt.Sprintf("%d kernels of shape %v need %d weights, got %d", r.NKernels, r.KernelShape, parts*n*r.NKernels, len(w))}
 	}
 	var ks []ndconv.Kernel
 	for i := range r.NKernels {
-		ks = append(ks, ndconv.NewKernel(r.KernelShape, w[i*n:(i+1)*n]))
+		if !r.ComplexWeights {
+			ks = append(ks, ndconv.NewKernel(r.KernelShape, w[i*n:(i+1)*n]))
+			continue
+		}
+		c := make([]complex128, n)
+		for j := range c {
+			c[j] = complex(w[2*(i*n+j)], w[2*(i*n+j)+1])
+		}
+		ks = append(ks, ndconv.ComplexKernel(r.KernelShape, c))
 	}
 	return ks, nil
 }
@@ -256,37 +275,14 @@ func view(dt nd.DType, shape []int, p unsafe.Pointer, nbytes int64) (nd.Array, e
 	if int64(n)*int64(dt.Size()) != nbytes {
 		return nd.Array{}, &nd.ArgumentError{Arg: "array", Msg: fmt.Sprintf("%v %v needs %d bytes, the buffer has %d", dt, shape, n*dt.Size(), nbytes)}
 	}
-	if n == 0 {
-		p = nil
-	}
-	var data any
-	switch dt {
-	case nd.Uint8:
-		data = unsafe.Slice((*uint8)(p), n)
-	case nd.Int8:
-		data = unsafe.Slice((*int8)(p), n)
-	case nd.Uint16:
-		data = unsafe.Slice((*uint16)(p), n)
-	case nd.Int16:
-		data = unsafe.Slice((*int16)(p), n)
-	case nd.Uint32:
-		data = unsafe.Slice((*uint32)(p), n)
-	case nd.Int32:
-		data = unsafe.Slice((*int32)(p), n)
-	case nd.Uint64:
-		data = unsafe.Slice((*uint64)(p), n)
-	case nd.Int64:
-		data = unsafe.Slice((*int64)(p), n)
-	case nd.Float16:
-		data = unsafe.Slice((*nd.Half)(p), n)
-	case nd.Float32:
-		data = unsafe.Slice((*float32)(p), n)
-	case nd.Float64:
-		data = unsafe.Slice((*float64)(p), n)
-	default:
+	if !dt.Valid() {
 		return nd.Array{}, &nd.UnsupportedError{What: "dtype", Value: dt.String()}
 	}
-	return nd.Array{Shape: slices.Clone(shape), Data: data}, nil
+	var b []byte
+	if n > 0 {
+		b = unsafe.Slice((*byte)(p), nbytes)
+	}
+	return nd.Array{Shape: slices.Clone(shape), Data: nd.ViewBytes(dt, b)}, nil
 }
 
 //export ndconv_plan_execute

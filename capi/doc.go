@@ -7,7 +7,8 @@
 //
 // It exports four functions. ndconv_plan_new prepares a correlation or
 // convolution (or a named filter) from a JSON description and float64
-// weights and returns a handle; ndconv_plan_info describes the plan's output
+// weights (complex ones as pairs of float64, numpy's complex128 memory) and
+// returns a handle; ndconv_plan_info describes the plan's output
 // as JSON; ndconv_plan_execute filters one C-contiguous buffer into another
 // (no copies: the Go engines read and write the caller's memory for the
 // length of the call); ndconv_plan_free releases the plan and its device

@@ -29,7 +29,8 @@
 // Bad input is reported, never panicked: a *FormatError for a file that is
 // not a valid file of its format (truncated, malformed header), an
 // *UnsupportedError for a valid file or value that ndconv cannot represent
-// (a complex or bool dtype, an image shape with five channels). Errors of
+// (a bool or complex256 dtype, complex data in a format of real samples,
+// an image shape with five channels). Errors of
 // the underlying reader or writer are wrapped and can be found with
 // errors.Is and errors.As.
 package imageio

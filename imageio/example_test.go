@@ -42,11 +42,11 @@ func ExampleReadNPY() {
 	fmt.Println(a.Shape, a.DType(), a.Data)
 
 	// Types ndconv does not hold are refused with a typed error.
-	_, err = imageio.ReadNPYFile("testdata/npy/c16.npy")
+	_, err = imageio.ReadNPYFile("testdata/npy/c32.npy")
 	fmt.Println(err)
 	// Output:
 	// [2 3] int16 [1 2 3 4 5 6]
-	// imageio: unsupported .npy dtype "<c16" (complex128)
+	// imageio: unsupported .npy dtype "<c32" (complex256)
 }
 
 func ExampleToImage() {

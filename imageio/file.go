@@ -51,17 +51,19 @@ type format struct {
 	extensions []string
 	// image is true for formats that hold only H×W or H×W×C images, with
 	// C samples per pixel.
-	image  bool
-	decode func(r io.Reader) (nd.Array, Meta, error) // nil for .raw
-	write  func(w io.Writer, a nd.Array, opt WriteOptions) error
+	image bool
+	// complex is true for formats that hold complex64 and complex128.
+	complex bool
+	decode  func(r io.Reader) (nd.Array, Meta, error) // nil for .raw
+	write   func(w io.Writer, a nd.Array, opt WriteOptions) error
 }
 
 // formats is every format ReadFile and WriteFile know, by extension.
 var formats = []format{
-	{extensions: []string{".npy"},
+	{extensions: []string{".npy"}, complex: true,
 		decode: func(r io.Reader) (nd.Array, Meta, error) { return noMeta(ReadNPY(r)) },
 		write:  func(w io.Writer, a nd.Array, _ WriteOptions) error { return WriteNPY(w, a) }},
-	{extensions: []string{".raw"},
+	{extensions: []string{".raw"}, complex: true,
 		write: func(w io.Writer, a nd.Array, _ WriteOptions) error { return writeLittleEndian(w, a.Data) }},
 	{extensions: []string{".png"}, image: true,
 		decode: func(r io.Reader) (nd.Array, Meta, error) { return imageMeta(ReadPNG(r)) },
@@ -208,10 +210,36 @@ func WriteFileContext(ctx context.Context, path string, a nd.Array, opt WriteOpt
 	if err := a.Check(); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
+	if err := f.checkDType(path, a.DType()); err != nil {
+		return err
+	}
 	if err := fileio.WriteAtomicContext(ctx, path, func(w io.Writer) error { return f.write(w, a, opt) }); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
 	return nil
+}
+
+// CheckDType reports whether the format of path holds arrays of dt:
+// complex ones only .npy and .raw do.
+func CheckDType(path string, dt nd.DType) error {
+	f, err := formatOf(path)
+	if err != nil {
+		return err
+	}
+	return f.checkDType(path, dt)
+}
+
+func (f format) checkDType(path string, dt nd.DType) error {
+	if dt.IsComplex() && !f.complex {
+		return complexError(f.extensions[0], path+": ", dt)
+	}
+	return nil
+}
+
+// complexError refuses a complex array in a format of real samples.
+func complexError(format, where string, dt nd.DType) error {
+	return &UnsupportedError{Format: format, What: "dtype", Value: dt.String(),
+		Detail: where + "complex arrays are written as .npy (or .raw)"}
 }
 
 // CheckWritable reports, before any work is done, whether an output could

@@ -133,6 +133,9 @@ func ToImage(a nd.Array, like image.Image) (image.Image, error) {
 	if err := a.Check(); err != nil {
 		return nil, fmt.Errorf("imageio: converting an array to an image: %w", err)
 	}
+	if a.DType().IsComplex() {
+		return nil, complexError("", "", a.DType())
+	}
 	var h, w, c int
 	switch {
 	case len(a.Shape) == 2:

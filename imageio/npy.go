@@ -306,6 +306,10 @@ func parseDescr(s string) (dt nd.DType, big bool, err error) {
 		dt = nd.Uint64
 	case kind == 'f' && size == 2:
 		dt = nd.Float16
+	case kind == 'c' && size == 8:
+		dt = nd.Complex64
+	case kind == 'c' && size == 16:
+		dt = nd.Complex128
 	default:
 		return 0, false, &UnsupportedError{Format: ".npy", What: "dtype", Value: s, Detail: describeDescr(kind, size)}
 	}
@@ -383,6 +387,10 @@ func readNPYData(r io.Reader, h npyHeader, known bool) (any, error) {
 		data, got, err = readElems(r, h.n, size, known, buf, decoder[uint64](decodeBinary, h.big, size))
 	case nd.Float16:
 		data, got, err = readElems(r, h.n, size, known, buf, decoder[nd.Half](decodeBinary, h.big, size))
+	case nd.Complex64: // each part in the file's byte order, real part first
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[complex64](decodeBinary, h.big, size))
+	case nd.Complex128:
+		data, got, err = readElems(r, h.n, size, known, buf, decoder[complex128](decodeBinary, h.big, size))
 	}
 	switch {
 	case err == nil:
@@ -562,6 +570,10 @@ func fortranToC(data any, shape []int) any {
 		return transposeF(d, shape)
 	case []nd.Half:
 		return transposeF(d, shape)
+	case []complex64:
+		return transposeF(d, shape)
+	case []complex128:
+		return transposeF(d, shape)
 	}
 	return data
 }
@@ -602,17 +614,19 @@ func transposeF[T any](src []T, shape []int) []T {
 
 // npyDescr is the type string WriteNPY writes for each DType.
 var npyDescr = map[nd.DType]string{
-	nd.Uint8:   "|u1",
-	nd.Uint16:  "<u2",
-	nd.Int16:   "<i2",
-	nd.Int32:   "<i4",
-	nd.Float32: "<f4",
-	nd.Float64: "<f8",
-	nd.Int8:    "|i1",
-	nd.Uint32:  "<u4",
-	nd.Int64:   "<i8",
-	nd.Uint64:  "<u8",
-	nd.Float16: "<f2",
+	nd.Uint8:      "|u1",
+	nd.Uint16:     "<u2",
+	nd.Int16:      "<i2",
+	nd.Int32:      "<i4",
+	nd.Float32:    "<f4",
+	nd.Float64:    "<f8",
+	nd.Int8:       "|i1",
+	nd.Uint32:     "<u4",
+	nd.Int64:      "<i8",
+	nd.Uint64:     "<u8",
+	nd.Float16:    "<f2",
+	nd.Complex64:  "<c8",
+	nd.Complex128: "<c16",
 }
 
 // npyHeaderBytes returns the magic, version, length and header for an
@@ -750,6 +764,10 @@ func writeLittleEndian(w io.Writer, data any) error {
 		err = writeElems(w, d, 8, encodeBinary[uint64])
 	case []nd.Half:
 		err = writeElems(w, d, 2, encodeBinary[nd.Half])
+	case []complex64:
+		err = writeElems(w, d, 8, encodeBinary[complex64])
+	case []complex128:
+		err = writeElems(w, d, 16, encodeBinary[complex128])
 	}
 	return err
 }

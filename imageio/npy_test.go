@@ -54,7 +54,10 @@ func randArray(t testing.TB, rng *rand.Rand, dt nd.DType, shape []int) nd.Array 
 				v = rng.NormFloat64() * math.Pow(10, float64(rng.IntN(20)-10))
 			}
 		}
-		nd.Store(a.Data, i, 1, []float64{v})
+		nd.StoreComplex(a.Data, i, 1, []float64{v}, []float64{rng.NormFloat64()})
+		if !dt.IsComplex() {
+			nd.Store(a.Data, i, 1, []float64{v})
+		}
 	}
 	return a
 }
@@ -92,7 +95,7 @@ func shapeRepr(shape []int) string {
 }
 
 var typeChar = map[nd.DType]string{nd.Uint8: "u1", nd.Uint16: "u2", nd.Int16: "i2", nd.Int32: "i4", nd.Float32: "f4", nd.Float64: "f8",
-	nd.Int8: "i1", nd.Uint32: "u4", nd.Int64: "i8", nd.Uint64: "u8", nd.Float16: "f2"}
+	nd.Int8: "i1", nd.Uint32: "u4", nd.Int64: "i8", nd.Uint64: "u8", nd.Float16: "f2", nd.Complex64: "c8", nd.Complex128: "c16"}
 
 // readAllWays reads b with a known size (bytes.Reader) and an unknown one
 // and checks that both agree.
@@ -112,7 +115,8 @@ func readAllWays(t *testing.T, b []byte) (nd.Array, error) {
 type goldenArray struct {
 	DType     string `json:"dtype"`
 	Shape     []int  `json:"shape"`
-	Values    []any  `json:"values"`
+	Values    []any  `json:"values"` // of a complex array, the real parts
+	Imag      []any  `json:"imag"`
 	SameBytes bool   `json:"same_bytes"`
 }
 
@@ -188,14 +192,26 @@ func TestReadNPYGolden(t *testing.T) {
 			if a.Len() != len(want.Values) {
 				t.Fatalf("%d elements, want %d", a.Len(), len(want.Values))
 			}
-			got := a.Float64s()
-			for i, v := range want.Values {
-				w := jsonFloat(t, v)
-				if math.IsNaN(w) && math.IsNaN(got[i]) {
+			re, im := a.Parts()
+			if (im.Data != nil) != (want.Imag != nil) {
+				t.Fatalf("imaginary parts: %v, want %v", im.Data != nil, want.Imag != nil)
+			}
+			for _, part := range []struct {
+				got  nd.Array
+				want []any
+			}{{re, want.Values}, {im, want.Imag}} {
+				if part.want == nil {
 					continue
 				}
-				if math.Float64bits(w) != math.Float64bits(got[i]) {
-					t.Fatalf("element %d = %v, want %v", i, got[i], w)
+				got := part.got.Float64s()
+				for i, v := range part.want {
+					w := jsonFloat(t, v)
+					if math.IsNaN(w) && math.IsNaN(got[i]) {
+						continue
+					}
+					if math.Float64bits(w) != math.Float64bits(got[i]) {
+						t.Fatalf("element %d = %v, want %v", i, got[i], w)
+					}
 				}
 			}
 			var buf bytes.Buffer
@@ -231,7 +247,7 @@ func TestReadNPYUnsupportedGolden(t *testing.T) {
 
 func TestNPYRoundTrip(t *testing.T) {
 	rng := rand.New(rand.NewPCG(1, 2))
-	for _, dt := range nd.DTypes {
+	for _, dt := range append(nd.DTypes, nd.ComplexDTypes...) {
 		for rank := 0; rank <= 5; rank++ {
 			for trial := range 4 {
 				shape := make([]int, rank)
@@ -270,7 +286,7 @@ func TestNPYRoundTrip(t *testing.T) {
 // every spelling of the byte-order character.
 func TestNPYByteOrders(t *testing.T) {
 	rng := rand.New(rand.NewPCG(3, 4))
-	for _, dt := range nd.DTypes {
+	for _, dt := range append(nd.DTypes, nd.ComplexDTypes...) {
 		a := randArray(t, rng, dt, []int{3, 4})
 		orders := []struct {
 			prefix string
@@ -467,8 +483,8 @@ func TestReadNPYBad(t *testing.T) {
 		{"descr f04", dict("'<f04'", "False", "(2,)"), unsupported, "not a NumPy type string"},
 		{"descr f+4", dict("'<f+4'", "False", "(2,)"), unsupported, "not a NumPy type string"},
 		{"descr f4 space", dict("'<f4 '", "False", "(2,)"), unsupported, "not a NumPy type string"},
-		{"complex128", dict("'<c16'", "False", "(2,)"), unsupported, `dtype "<c16" (complex128)`},
-		{"complex64", dict("'<c8'", "False", "(2,)"), unsupported, "complex64"},
+		{"complex256", dict("'<c32'", "False", "(2,)"), unsupported, `dtype "<c32" (complex256)`},
+		{"complex32", dict("'<c4'", "False", "(2,)"), unsupported, "complex32"},
 		{"bool", dict("'|b1'", "False", "(2,)"), unsupported, "bool"},
 		{"object", dict("'|O'", "False", "(2,)"), unsupported, "Python objects"},
 		{"unicode", dict("'<U4'", "False", "(2,)"), unsupported, "Unicode string"},
@@ -662,8 +678,8 @@ func TestNPYErrorsWrapped(t *testing.T) {
 		t.Fatalf("inconsistent array: %v", err)
 	}
 	var ue *nd.UnsupportedError
-	if err := WriteNPY(io.Discard, nd.Array{Shape: []int{2}, Data: []complex64{1, 2}}); !errors.As(err, &ue) {
-		t.Fatalf("[]complex64 data: %v", err)
+	if err := WriteNPY(io.Discard, nd.Array{Shape: []int{2}, Data: []bool{true, false}}); !errors.As(err, &ue) {
+		t.Fatalf("[]bool data: %v", err)
 	}
 }
 

@@ -181,6 +181,9 @@ func imageShape(a nd.Array, format string) (h, w, c int, err error) {
 	if err := a.Check(); err != nil {
 		return 0, 0, 0, err
 	}
+	if a.DType().IsComplex() {
+		return 0, 0, 0, complexError(format, "", a.DType())
+	}
 	switch {
 	case len(a.Shape) == 2:
 		return a.Shape[0], a.Shape[1], 1, nil

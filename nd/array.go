@@ -12,8 +12,8 @@ const MaxElements = 1 << 34
 
 // Array is an n-dimensional C-order array. Data holds exactly
 // NumElements(Shape) values as a slice of one of the Element types
-// ([]uint8, []int8, …, []float64; float16 as []Half); its Go type is the
-// array's DType.
+// ([]uint8, []int8, …, []float64, []complex64, []complex128; float16 as
+// []Half); its Go type is the array's DType.
 type Array struct {
 	Shape []int
 	Data  any
@@ -77,6 +77,10 @@ func New(dt DType, shape ...int) (Array, error) {
 		data = make([]float32, n)
 	case Float64:
 		data = make([]float64, n)
+	case Complex64:
+		data = make([]complex64, n)
+	case Complex128:
+		data = make([]complex128, n)
 	default:
 		return Array{}, &UnsupportedError{What: "dtype", Value: dt.String()}
 	}
@@ -140,12 +144,17 @@ func dataLen(data any) int {
 		return len(d)
 	case []float64:
 		return len(d)
+	case []complex64:
+		return len(d)
+	case []complex128:
+		return len(d)
 	}
 	return -1
 }
 
 // Float64s returns a copy of a's values as float64, exact for every DType
-// but 64-bit integers beyond 2⁵³ (rounded, as numpy converts them).
+// but 64-bit integers beyond 2⁵³ (rounded, as numpy converts them); of a
+// complex array, the real parts (see Parts).
 func (a Array) Float64s() []float64 {
 	out := make([]float64, dataLen(a.Data))
 	Load(out, a.Data, 0)

@@ -32,6 +32,10 @@ func (a Array) Bytes() []byte {
 		return AsBytes(d)
 	case []float64:
 		return AsBytes(d)
+	case []complex64:
+		return AsBytes(d)
+	case []complex128:
+		return AsBytes(d)
 	}
 	return nil
 }
@@ -39,7 +43,7 @@ func (a Array) Bytes() []byte {
 // AsBytes views a slice of fixed-size numbers as its bytes in the
 // machine's byte order (no copy); nil for an empty slice. It is the one
 // byte view every backend uses for host data and kernel parameters.
-func AsBytes[T ~uint8 | ~int8 | ~uint16 | ~int16 | ~uint32 | ~int32 | ~uint64 | ~int64 | ~float32 | ~float64](s []T) []byte {
+func AsBytes[T ~uint8 | ~int8 | ~uint16 | ~int16 | ~uint32 | ~int32 | ~uint64 | ~int64 | ~float32 | ~float64 | ~complex64 | ~complex128](s []T) []byte {
 	if len(s) == 0 {
 		return nil
 	}

@@ -5,7 +5,8 @@ import "math"
 // Load converts len(dst) elements of src, starting at src[off], into dst.
 // src is an Array's Data; every element converts to float64 exactly except
 // 64-bit integers beyond 2⁵³ (rounded to nearest, as numpy and scipy
-// convert them), and to float32 as Go's conversion rounds.
+// convert them), and to float32 as Go's conversion rounds. Of complex
+// elements it loads the real parts (Array.Parts gives both).
 func Load[F Float](dst []F, src any, off int) {
 	LoadStrided(dst, src, off, 1)
 }
@@ -37,6 +38,14 @@ func LoadStrided[F Float](dst []F, src any, off, stride int) {
 		load(dst, s, off, stride)
 	case []float64:
 		load(dst, s, off, stride)
+	case []complex64:
+		for i := range dst {
+			dst[i] = F(real(s[off+i*stride]))
+		}
+	case []complex128:
+		for i := range dst {
+			dst[i] = F(real(s[off+i*stride]))
+		}
 	}
 }
 
@@ -53,7 +62,8 @@ func load[F Float, T uint8 | int8 | uint16 | int16 | uint32 | int32 | uint64 | i
 }
 
 // Store writes src into dst[off], dst[off+stride], … converting each value
-// with the rule of Round: integers round half to even and saturate.
+// with the rule of Round: integers round half to even and saturate; into
+// complex elements the values go as real parts, with imaginary parts 0.
 func Store[F Float](dst any, off, stride int, src []F) {
 	switch d := dst.(type) {
 	case []uint8:
@@ -80,6 +90,59 @@ func Store[F Float](dst any, off, stride int, src []F) {
 		storeFloat(d, off, stride, src)
 	case []float64:
 		storeFloat(d, off, stride, src)
+	case []complex64, []complex128:
+		StoreComplex(d, off, stride, src, nil)
+	}
+}
+
+// StoreComplex writes re[i] + im[i]·i into dst[off+i*stride], where dst is
+// the data of a complex array, rounding each part once to the part type;
+// a nil im writes imaginary parts 0.
+func StoreComplex[F Float](dst any, off, stride int, re, im []F) {
+	if im == nil {
+		im = make([]F, len(re))
+	}
+	im = im[:len(re)]
+	switch d := dst.(type) {
+	case []complex64:
+		for i, v := range re {
+			d[off+i*stride] = complex(float32(v), float32(im[i]))
+		}
+	case []complex128:
+		for i, v := range re {
+			d[off+i*stride] = complex(float64(v), float64(im[i]))
+		}
+	}
+}
+
+// Parts returns a complex array's real and imaginary parts as two new
+// arrays of its Part type (float32 for complex64, float64 for
+// complex128). A real array is its own real part and has no imaginary
+// one: Parts returns a itself and an Array with no Data.
+func (a Array) Parts() (re, im Array) {
+	if !a.DType().IsComplex() {
+		return a, Array{}
+	}
+	re, _ = New(a.DType().Part(), a.Shape...)
+	im, _ = New(a.DType().Part(), a.Shape...)
+	SplitParts(re.Data, im.Data, a.Data)
+	return re, im
+}
+
+// SplitParts writes the real and imaginary parts of src, a complex array's
+// data, into re and im, slices of its part type and length.
+func SplitParts(re, im, src any) {
+	switch s := src.(type) {
+	case []complex64:
+		r, m := re.([]float32)[:len(s)], im.([]float32)[:len(s)]
+		for i, v := range s {
+			r[i], m[i] = real(v), imag(v)
+		}
+	case []complex128:
+		r, m := re.([]float64)[:len(s)], im.([]float64)[:len(s)]
+		for i, v := range s {
+			r[i], m[i] = real(v), imag(v)
+		}
 	}
 }
 
@@ -152,10 +215,11 @@ func storeFloat[F, T Float](dst []T, off, stride int, src []F) {
 // Round returns v as the element type dt would hold it, as float64:
 // integer types round half to even and saturate to their range (OpenCV's
 // saturate_cast, not a wrapping C cast), NaN becoming 0; float32 and
-// float16 round to nearest even; float64 keeps v.
+// float16 round to nearest even; float64 keeps v. Of a complex type, v is
+// one part, rounded as the part type.
 func Round(v float64, dt DType) float64 {
 	var one [1]float64
-	switch dt {
+	switch dt.Part() {
 	case Float64, Unspecified:
 		return v
 	case Float32:

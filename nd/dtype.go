@@ -22,7 +22,9 @@ const (
 	Uint32
 	Int64
 	Uint64
-	Float16 // IEEE 754 binary16, held as Half; computed in float32
+	Float16    // IEEE 754 binary16, held as Half; computed in float32
+	Complex64  // two float32 parts (numpy's complex64, '<c8')
+	Complex128 // two float64 parts (numpy's complex128, '<c16')
 )
 
 // Half is an IEEE 754 binary16 (numpy's float16) value, stored as its bits.
@@ -32,6 +34,11 @@ type Half uint16
 
 // Element is the set of Go types an Array may hold.
 type Element interface {
+	RealElement | complex64 | complex128
+}
+
+// RealElement is the set of Go types of the real element types (DTypes).
+type RealElement interface {
 	uint8 | int8 | uint16 | int16 | uint32 | int32 | uint64 | int64 | Half | float32 | float64
 }
 
@@ -62,10 +69,21 @@ var dtypeInfo = [...]struct {
 	Int64:       {"int64", []string{"i8", "i64"}, 8, true, math.MinInt64, math.MaxInt64},
 	Uint64:      {"uint64", []string{"u8", "u64"}, 8, true, 0, math.MaxUint64},
 	Float16:     {"float16", []string{"f2", "f16", "half"}, 2, false, 0, 0},
+	Complex64:   {"complex64", []string{"c8", "c64"}, 8, false, 0, 0},
+	Complex128:  {"complex128", []string{"c16", "c128", "complex"}, 16, false, 0, 0},
 }
 
-// DTypes lists every supported element type.
+// DTypes lists the real element types: those every engine computes
+// directly.
 var DTypes = []DType{Uint8, Int8, Uint16, Int16, Uint32, Int32, Uint64, Int64, Float16, Float32, Float64}
+
+// ComplexDTypes lists the complex element types. Their filtering is a few
+// real correlations of their parts (Problem.RealParts), so engines never
+// see them.
+var ComplexDTypes = []DType{Complex64, Complex128}
+
+// allDTypes is every supported element type, for parsing and messages.
+var allDTypes = append(append([]DType(nil), DTypes...), ComplexDTypes...)
 
 func (d DType) String() string {
 	if int(d) < len(dtypeInfo) {
@@ -82,7 +100,7 @@ func (d DType) Size() int {
 	return 0
 }
 
-// Valid reports whether d is one of DTypes.
+// Valid reports whether d is one of DTypes or ComplexDTypes.
 func (d DType) Valid() bool { return d > Unspecified && int(d) < len(dtypeInfo) }
 
 // IsInteger reports whether d holds integers (and so rounds and saturates).
@@ -109,20 +127,47 @@ func (d DType) Range() (lo, hi float64) {
 
 // WideInput reports whether values of d need float64 accumulation: float32
 // cannot hold every int32, uint32, int64 or uint64 (nor, of course, every
-// float64) exactly, as scipy.ndimage computes them in double.
+// float64 or complex128 part) exactly, as scipy.ndimage computes them in
+// double.
 func (d DType) WideInput() bool {
-	switch d {
+	switch d.Part() {
 	case Float64, Int32, Uint32, Int64, Uint64:
 		return true
 	}
 	return false
 }
 
+// IsComplex reports whether d is complex64 or complex128.
+func (d DType) IsComplex() bool { return d == Complex64 || d == Complex128 }
+
+// Part is the type of a complex type's real and imaginary parts (float32
+// for complex64, float64 for complex128); a real type is its own part.
+func (d DType) Part() DType {
+	switch d {
+	case Complex64:
+		return Float32
+	case Complex128:
+		return Float64
+	}
+	return d
+}
+
+// ComplexResult is the output type scipy.ndimage gives complex filtering
+// of data of type d: numpy.promote_types(d, complex64), which is
+// complex128 for the types that need float64 accumulation and complex64
+// for the others.
+func (d DType) ComplexResult() DType {
+	if d.WideInput() {
+		return Complex128
+	}
+	return Complex64
+}
+
 // DTypeNames lists the dtypes by name ("uint8, int8, …"), for help texts
 // and errors.
 func DTypeNames() string {
 	var names []string
-	for _, d := range DTypes {
+	for _, d := range allDTypes {
 		names = append(names, d.String())
 	}
 	return strings.Join(names, ", ")
@@ -133,12 +178,12 @@ func DTypeNames() string {
 // uint64), as in a .npy descr; "int8" and "uint8" are the 1-byte types.
 func ParseDType(s string) (DType, error) {
 	name := strings.ToLower(strings.TrimSpace(s))
-	for _, d := range DTypes {
+	for _, d := range allDTypes {
 		if name == dtypeInfo[d].name {
 			return d, nil
 		}
 	}
-	for _, d := range DTypes {
+	for _, d := range allDTypes {
 		for _, short := range dtypeInfo[d].short {
 			if name == short {
 				return d, nil
@@ -173,6 +218,10 @@ func DTypeOf(data any) DType {
 		return Float32
 	case []float64:
 		return Float64
+	case []complex64:
+		return Complex64
+	case []complex128:
+		return Complex128
 	}
 	return Unspecified
 }

@@ -279,12 +279,17 @@ func TestParse(t *testing.T) {
 	if _, err := ParseMode("circular"); err == nil {
 		t.Error("unknown mode accepted")
 	}
-	for _, dt := range DTypes {
+	for _, dt := range append(DTypes, ComplexDTypes...) {
 		if got, err := ParseDType(dt.String()); err != nil || got != dt {
 			t.Errorf("ParseDType(%v) = %v, %v", dt, got, err)
 		}
 	}
-	if _, err := ParseDType("complex128"); err == nil {
-		t.Error("complex128 accepted")
+	for code, want := range map[string]DType{"c8": Complex64, "c16": Complex128} {
+		if got, err := ParseDType(code); err != nil || got != want {
+			t.Errorf("ParseDType(%q) = %v, %v", code, got, err)
+		}
+	}
+	if _, err := ParseDType("complex256"); err == nil {
+		t.Error("complex256 accepted")
 	}
 }

@@ -28,9 +28,14 @@ func ParseMode(s string) (Mode, error) { return ParseEnum[Mode](modeNames[:], s,
 // Kernel is a filter of the given shape. Either Weights holds its values in
 // C order, or Factors holds one 1-D factor per axis and the kernel is their
 // outer product: w[i0, i1, …] = Factors[0][i0] · Factors[1][i1] · ….
+// A complex kernel is given as Weights (the real parts) and Imag.
 type Kernel struct {
 	Shape   []int
 	Weights []float64
+	// Imag, when not nil, holds the imaginary parts of complex weights, in
+	// the order of Weights. As in scipy.ndimage, correlation conjugates
+	// complex weights (as numpy.correlate does) and convolution does not.
+	Imag    []float64
 	Factors [][]float64
 }
 
@@ -61,6 +66,9 @@ func (k Kernel) check() error {
 		if k.Weights != nil {
 			return argErrorf("kernel", "give weights or factors, not both")
 		}
+		if k.Imag != nil {
+			return argErrorf("kernel", "a complex kernel is given as weights, not factors")
+		}
 		k.Shape = k.Extents()
 		if len(k.Factors) != len(k.Shape) {
 			return argErrorf("kernel", "%d factors for a %d-D kernel", len(k.Factors), len(k.Shape))
@@ -86,6 +94,11 @@ func (k Kernel) check() error {
 		values = k.Factors
 	} else if len(k.Weights) != n {
 		return argErrorf("kernel", "shape %v needs %d weights, got %d", k.Shape, n, len(k.Weights))
+	} else if k.Imag != nil && len(k.Imag) != n {
+		return argErrorf("kernel", "shape %v needs %d imaginary parts, got %d", k.Shape, n, len(k.Imag))
+	}
+	if k.Imag != nil {
+		values = append(values, k.Imag)
 	}
 	for _, vs := range values {
 		for _, v := range vs {
@@ -114,14 +127,17 @@ func (k Kernel) Extents() []int {
 // parameters. Its zero values mean scipy's defaults. Normalize turns it into
 // the Problem engines execute.
 type Spec struct {
-	Shape    []int    // input shape
-	In       DType    // input element type
-	Out      DType    // output element type; Unspecified means In
-	Kernels  []Kernel // one kernel, or a bank of kernels of one shape
-	Axes     []int    // input axes the kernel spans; default the first len(kernel shape)
-	Origin   []int    // per kernel axis, or one value for all; default 0
-	Border   Border
-	CVal     float64
+	Shape   []int    // input shape
+	In      DType    // input element type
+	Out     DType    // output element type; Unspecified means In
+	Kernels []Kernel // one kernel, or a bank of kernels of one shape
+	Axes    []int    // input axes the kernel spans; default the first len(kernel shape)
+	Origin  []int    // per kernel axis, or one value for all; default 0
+	Border  Border
+	CVal    float64
+	// CValImag is the imaginary part of a complex cval; scipy allows one
+	// with complex data only.
+	CValImag float64
 	Mode     Mode
 	Convolve bool // convolve (flip the kernel) instead of correlate
 }
@@ -130,6 +146,8 @@ type Spec struct {
 // kernel (extent 1 on axes it does not span) in input axis order, with
 // out[i] = Σ_j w[j]·x̃[i + j − Shift] per axis, where x̃ is the input extended
 // by Border. Every engine executes exactly this and re-derives nothing.
+// A problem with a complex output (Complex) is executed as the real
+// problems of RealParts.
 type Problem struct {
 	InShape  []int
 	OutShape []int // without the bank axis
@@ -137,12 +155,13 @@ type Problem struct {
 	// Wide selects float64 accumulation: for data whose values float32
 	// cannot hold exactly (DType.WideInput: float64, int32, uint32, int64,
 	// uint64) and for float64 output.
-	Wide    bool
-	Border  Border
-	CVal    float64
-	KShape  []int // kernel extent per input axis
-	Shift   []int
-	Kernels []Weights
+	Wide     bool
+	Border   Border
+	CVal     float64
+	CValImag float64 // of a complex problem
+	KShape   []int   // kernel extent per input axis
+	Shift    []int
+	Kernels  []Weights
 	// Bank is true when the output has a trailing axis of one value per
 	// kernel (more than one kernel), stored out[voxel*len(Kernels) + i].
 	Bank bool
@@ -156,7 +175,12 @@ type Weights struct {
 	// Factors, when the kernel is separable (given as factors, or exactly
 	// rank-1), holds one factor per input axis, len(Factors[d]) = KShape[d];
 	// a factor of length 1 is [1], its scale folded into another factor.
+	// A complex kernel has none.
 	Factors [][]float64
+	// Imag holds a complex kernel's imaginary parts, in Dense's order and
+	// already conjugated where the operation conjugates (correlation), so
+	// that out = Σ (Dense + i·Imag)·x̃; nil for a real kernel.
+	Imag []float64
 }
 
 // FullShape is OutShape with the bank axis appended when there is one.
@@ -190,12 +214,26 @@ func (s *Spec) Normalize() (*Problem, error) {
 	if !s.In.Valid() {
 		return nil, &UnsupportedError{What: "input dtype", Value: s.In.String()}
 	}
+	complexIn := s.In.IsComplex()
+	for _, k := range s.Kernels {
+		complexIn = complexIn || k.Imag != nil
+	}
 	out := s.Out
-	if out == Unspecified {
+	switch {
+	case out == Unspecified && complexIn:
+		out = s.In.ComplexResult()
+	case out == Unspecified:
 		out = s.In
 	}
 	if !out.Valid() {
 		return nil, &UnsupportedError{What: "output dtype", Value: out.String()}
+	}
+	if complexIn && !out.IsComplex() {
+		return nil, argErrorf("dtype", "complex data or weights need a complex output (complex64 or complex128), not %v", out)
+	}
+	if !complexIn && out.IsComplex() {
+		// scipy.ndimage refuses it too ("array type not supported").
+		return nil, &UnsupportedError{What: "dtype", Value: out.String(), Supported: "a complex output of complex data or weights"}
 	}
 	if _, err := NumElements(s.Shape); err != nil {
 		return nil, err
@@ -209,8 +247,11 @@ func (s *Spec) Normalize() (*Problem, error) {
 	if s.Mode > Full {
 		return nil, &UnsupportedError{What: "mode", Value: s.Mode.String()}
 	}
-	if math.IsNaN(s.CVal) {
+	if math.IsNaN(s.CVal) || math.IsNaN(s.CValImag) {
 		return nil, argErrorf("cval", "NaN")
+	}
+	if s.CValImag != 0 && !s.In.IsComplex() {
+		return nil, argErrorf("cval", "a complex cval needs complex input data (scipy's rule)")
 	}
 	kshape := s.Kernels[0].Extents()
 	for i, k := range s.Kernels {
@@ -238,15 +279,16 @@ func (s *Spec) Normalize() (*Problem, error) {
 	}
 
 	p := &Problem{
-		InShape: slices.Clone(s.Shape),
-		In:      s.In,
-		Out:     out,
-		Wide:    s.In.WideInput() || out == Float64,
-		Border:  s.Border,
-		CVal:    s.CVal,
-		KShape:  make([]int, rank),
-		Shift:   make([]int, rank),
-		Bank:    len(s.Kernels) > 1,
+		InShape:  slices.Clone(s.Shape),
+		In:       s.In,
+		Out:      out,
+		Wide:     s.In.WideInput() || out.Part() == Float64,
+		Border:   s.Border,
+		CVal:     s.CVal,
+		CValImag: s.CValImag,
+		KShape:   make([]int, rank),
+		Shift:    make([]int, rank),
+		Bank:     len(s.Kernels) > 1,
 	}
 	for d := range p.KShape {
 		p.KShape[d] = 1
@@ -349,6 +391,43 @@ func normalizeOrigin(origin []int, kshape []int) ([]int, error) {
 const dblEpsilon = 2.220446049250313e-16
 
 func normalizeKernel(k Kernel, kshape, axes, full []int, flip bool) Weights {
+	w := fullRankWeights(k.Dense(), kshape, axes, full, flip)
+	if k.Imag != nil {
+		imag := fullRankWeights(k.Imag, kshape, axes, full, flip)
+		if !flip {
+			// Correlation conjugates complex weights (scipy.ndimage, as
+			// numpy.correlate); convolution does not.
+			for i := range imag {
+				imag[i] = -imag[i] + 0 // +0: no negative zeros
+			}
+		}
+		return Weights{Dense: w, Imag: imag}
+	}
+	var factors [][]float64
+	if k.Factors != nil {
+		factors = make([][]float64, len(full))
+		for d := range factors {
+			factors[d] = []float64{1}
+		}
+		for i, a := range axes {
+			f := slices.Clone(k.Factors[i])
+			if flip {
+				slices.Reverse(f)
+			}
+			factors[a] = f
+		}
+		factors = foldScalars(factors)
+	} else {
+		factors = Factorize(full, w)
+	}
+	return Weights{Dense: w, Factors: factors}
+}
+
+// fullRankWeights places the C-order weights dense of a kernel of shape
+// kshape spanning the given input axes on the full-rank shape full,
+// flipped on every axis when flip, with weights of magnitude at most
+// DBL_EPSILON set to 0.
+func fullRankWeights(dense []float64, kshape, axes, full []int, flip bool) []float64 {
 	// Kernel axis i becomes input axis axes[i]; walking the full-rank shape in
 	// C order, the source offset advances by the kernel stride of that axis.
 	kstrides := Strides(kshape)
@@ -356,7 +435,6 @@ func normalizeKernel(k Kernel, kshape, axes, full []int, flip bool) Weights {
 	for i, a := range axes {
 		strides[a] = kstrides[i]
 	}
-	dense := k.Dense()
 	w := make([]float64, len(dense))
 	idx := make([]int, len(full))
 	for n := range w {
@@ -382,24 +460,7 @@ func normalizeKernel(k Kernel, kshape, axes, full []int, flip bool) Weights {
 			w[i] = 0
 		}
 	}
-	var factors [][]float64
-	if k.Factors != nil {
-		factors = make([][]float64, len(full))
-		for d := range factors {
-			factors[d] = []float64{1}
-		}
-		for i, a := range axes {
-			f := slices.Clone(k.Factors[i])
-			if flip {
-				slices.Reverse(f)
-			}
-			factors[a] = f
-		}
-		factors = foldScalars(factors)
-	} else {
-		factors = Factorize(full, w)
-	}
-	return Weights{Dense: w, Factors: factors}
+	return w
 }
 
 // foldScalars multiplies every length-1 factor into the first longer factor

@@ -248,8 +248,13 @@ func (e *Executable) Close() error {
 func (e *Executable) Runner() Runner { return e.run }
 
 // New chooses a device and method for p — the cheapest implementation that
-// supports it, among those the options allow — and prepares it.
+// supports it, among those the options allow — and prepares it. A complex
+// problem runs as its real parts (nd.RealParts) on whichever device and
+// method the first part gets.
 func New(p *nd.Problem, opt Options) (*Executable, error) {
+	if p.Complex() {
+		return newComplex(p, opt)
+	}
 	dev := opt.Device
 	if dev.Kind == "" || dev.Kind == "auto" {
 		dev = autoDevice(p)

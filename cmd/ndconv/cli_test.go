@@ -262,7 +262,7 @@ func TestBadInput(t *testing.T) {
 		{"bank output shapes differ", 1, "one shape", []string{"-k", "k.csv", "-k", "k22.csv", "--mode", "valid", "in.npy"}},
 		{"unknown border", 2, "unsupported border", []string{"-k", "k.csv", "--border", "circular", "in.npy"}},
 		{"unknown mode", 2, "unsupported mode", []string{"-k", "k.csv", "--mode", "half", "in.npy"}},
-		{"unknown dtype", 2, "unsupported dtype", []string{"-k", "k.csv", "--dtype", "complex64", "in.npy"}},
+		{"unknown dtype", 2, "unsupported dtype", []string{"-k", "k.csv", "--dtype", "complex256", "in.npy"}},
 		{"unknown device", 2, "unsupported device", []string{"-k", "k.csv", "--device", "tpu", "in.npy"}},
 		{"unavailable device", 1, "unavailable", []string{"-k", "k.csv", "--device", "cuda", "in.npy"}},
 		{"no kernel", 2, "no kernel", []string{"in.npy"}},

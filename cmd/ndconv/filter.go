@@ -28,7 +28,7 @@ const namedFilterHelp = `For example:
 type filterFlags struct {
 	kernels     []string
 	border      string
-	cval        float64
+	cval        string
 	origin      string
 	mode        string
 	axes        string
@@ -67,10 +67,13 @@ chosen by extension: .npy (any dtype and rank), .png and .jpg (H×W or H×W×C),
 .tif/.tiff (pages as a 3-D stack), .nii/.nii.gz (the header's geometry is kept
 from a NIfTI input) and .raw (with --shape and --input-dtype). Several -k make a
 filter bank: the output gains a trailing axis with one value per kernel (write
-it to .npy or .tif).
+it to .npy or .tif). Complex data or weights (complex64, complex128) give a
+complex output, as scipy.ndimage does (correlate conjugates complex weights,
+convolve does not); only .npy and .raw hold complex arrays.
 
-A kernel SPEC is a file — .npy (any rank) or .csv/.txt (rows of numbers
-separated by commas or spaces: one row is 1-D, several rows 2-D); or
+A kernel SPEC is a file — .npy (any rank and dtype) or .csv/.txt (rows of
+numbers separated by commas or spaces: one row is 1-D, several rows 2-D;
+complex values as Python writes them, 1+2j); or
 outer:a.csv,b.csv, a separable kernel of one 1-D factor file per kernel axis
 in axis order, run as one pass per axis; or a named filter equal to
 scipy.ndimage's: name[:key=value,...], per-axis values joined
@@ -98,7 +101,7 @@ says otherwise.`,
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.kernels, "kernel", "k", nil, "kernel SPEC, repeatable (several make a filter bank)")
 	fl.StringVar(&f.border, "border", "reflect", "border rule: "+nd.BorderNames())
-	fl.Float64Var(&f.cval, "cval", 0, "value outside the input for --border constant")
+	fl.StringVar(&f.cval, "cval", "0", "value outside the input for --border constant (complex data: also 1+2j)")
 	fl.StringVar(&f.origin, "origin", "", "kernel origin O[,O..] per kernel axis, or one for all (default 0)")
 	fl.StringVar(&f.mode, "mode", "same", "output size: same|valid|full")
 	fl.StringVar(&f.axes, "axes", "", "input axes A[,A..] the kernel spans (default: the first ones)")
@@ -158,10 +161,14 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 	if raw.Shape, err = parseInts("--shape", f.shape); err != nil {
 		return opt, raw, err
 	}
-	if v := f.cval; v != v {
+	cval, err := imageio.ParseComplex(f.cval)
+	if err != nil {
+		return opt, raw, usagef("--cval: %v", err)
+	}
+	if cval != cval {
 		return opt, raw, usagef("--cval: NaN is not a value")
 	}
-	opt.CVal = f.cval
+	opt.CVal, opt.CValImag = real(cval), imag(cval)
 	if f.quality < 1 || f.quality > 100 {
 		return opt, raw, usagef("--quality: %d is not from 1 to 100", f.quality)
 	}
@@ -240,6 +247,9 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	p, err := ndconv.NewFilterPlan(job.op, src.Shape, src.DType(), job.opt, fs...)
 	if err != nil {
 		return err
+	}
+	if err := imageio.CheckDType(job.output, p.DType()); err != nil {
+		return &usageError{err}
 	}
 	start = time.Now()
 	testHookStage("computing")

@@ -87,13 +87,21 @@ func loadKernelFile(path string) (ndconv.Kernel, error) {
 	if len(a.Shape) == 0 {
 		return ndconv.Kernel{}, fmt.Errorf("kernel %s: a 0-D array is not a kernel", path)
 	}
-	w := a.Float64s()
-	for i, v := range w {
-		if math.IsNaN(v) || math.IsInf(v, 0) {
-			return ndconv.Kernel{}, fmt.Errorf("kernel %s: weight %d is %v", path, i, v)
+	re, im := a.Parts()
+	k := ndconv.NewKernel(a.Shape, re.Float64s())
+	if im.Data != nil {
+		k.Imag = im.Float64s()
+	}
+	for i, v := range k.Weights {
+		var w any = v
+		if k.Imag != nil {
+			w = complex(v, k.Imag[i])
+		}
+		if finite := func(x float64) bool { return !math.IsNaN(x) && !math.IsInf(x, 0) }; !finite(v) || k.Imag != nil && !finite(k.Imag[i]) {
+			return ndconv.Kernel{}, fmt.Errorf("kernel %s: weight %d is %v", path, i, w)
 		}
 	}
-	return ndconv.NewKernel(a.Shape, w), nil
+	return k, nil
 }
 
 // outerPrefix starts a separable kernel SPEC: outer:a.csv,b.csv gives one
@@ -115,6 +123,9 @@ func loadFactorFiles(spec, files string) (ndconv.Kernel, error) {
 		}
 		if len(k.Shape) != 1 {
 			return ndconv.Kernel{}, fmt.Errorf("kernel %s: factor %s has shape %v; each factor must be 1-D", spec, path, k.Shape)
+		}
+		if k.Imag != nil {
+			return ndconv.Kernel{}, fmt.Errorf("kernel %s: factor %s is complex; factors are real (give a complex kernel as one file)", spec, path)
 		}
 		factors = append(factors, k.Weights)
 	}

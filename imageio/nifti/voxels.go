@@ -179,7 +179,7 @@ func place[S diskNumber](dst any, src []S, o *odometer, sc *scaling) {
 	}
 }
 
-func placeConverted[T nd.Element, S diskNumber](dst []T, src []S, o *odometer, sc *scaling) {
+func placeConverted[T nd.RealElement, S diskNumber](dst []T, src []S, o *odometer, sc *scaling) {
 	for len(src) > 0 {
 		pos, stride, left := o.row()
 		n := min(left, len(src))
@@ -199,7 +199,7 @@ func placeConverted[T nd.Element, S diskNumber](dst []T, src []S, o *odometer, s
 
 // encodeVoxels writes data, the C-order values of o's array, to w in
 // file order, little-endian.
-func encodeVoxels[T nd.Element](w io.Writer, data []T, o *odometer) error {
+func encodeVoxels[T nd.RealElement](w io.Writer, data []T, o *odometer) error {
 	size := binary.Size(T(0))
 	chunk := make([]T, min(len(data), chunkElems))
 	buf := make([]byte, len(chunk)*size)
@@ -229,7 +229,7 @@ func encodeVoxels[T nd.Element](w io.Writer, data []T, o *odometer) error {
 // finiteRange returns the smallest and largest finite values of data as
 // float32 rounded outwards, for cal_min and cal_max; (0, 0) if there are
 // none.
-func finiteRange[T nd.Element](data []T) (lo, hi float32) {
+func finiteRange[T nd.RealElement](data []T) (lo, hi float32) {
 	minV, maxV := math.Inf(1), math.Inf(-1)
 	for _, v := range data {
 		f := float64(v)

@@ -66,7 +66,7 @@ func writableNames() string {
 	return strings.Join(names, ", ")
 }
 
-func write[T nd.Element](w io.Writer, shape []int, data []T, h *Header) error {
+func write[T nd.RealElement](w io.Writer, shape []int, data []T, h *Header) error {
 	hdr, err := headerFor(shape, nd.DTypeOf(data), h)
 	if err != nil {
 		return err

@@ -129,6 +129,9 @@ func layoutFor(img Image, opt Options) (writeLayout, error) {
 	if err := a.Check(); err != nil {
 		return writeLayout{}, err
 	}
+	if a.DType().IsComplex() {
+		return writeLayout{}, &UnsupportedError{What: "dtype", Value: a.DType().String(), Detail: "TIFF holds real samples; write complex arrays as .npy"}
+	}
 	shape := a.Shape
 	l := writeLayout{pages: 1, spp: max(img.Channels, 1), dtype: a.DType()}
 	switch {

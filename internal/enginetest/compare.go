@@ -23,6 +23,39 @@ type Case struct {
 // Want computes the reference result of c.
 func (c Case) Want() ref.Result { return ref.Correlate(c.Spec, c.Input.Float64s()) }
 
+// WantComplex computes the reference result of a case with a complex
+// output: its real and imaginary parts.
+func (c Case) WantComplex() (re, im ref.Result) {
+	xr, xi := c.Input.Parts()
+	var imag []float64
+	if xi.Data != nil {
+		imag = xi.Float64s()
+	}
+	return ref.CorrelateComplex(c.Spec, xr.Float64s(), imag)
+}
+
+// CheckComplex is Check for a complex output, part by part: each part is
+// held to Check's tolerance for its own magnitude (the parts' real
+// correlations and their sum add at most one more rounding each, which
+// Check's allowance covers).
+func (c Case) CheckComplex(got nd.Array, re, im ref.Result) string {
+	p, err := c.Spec.Normalize()
+	if err != nil {
+		return err.Error()
+	}
+	if got.DType() != p.Out {
+		return fmt.Sprintf("dtype %v, want %v", got.DType(), p.Out)
+	}
+	gr, gi := got.Parts()
+	if msg := c.check(gr, re, p.Out.Part(), p.Wide); msg != "" {
+		return "real part: " + msg
+	}
+	if msg := c.check(gi, im, p.Out.Part(), p.Wide); msg != "" {
+		return "imaginary part: " + msg
+	}
+	return ""
+}
+
 // Check compares an engine's output for c with the reference want and
 // returns a description of the first mismatch, or "" when they agree.
 //
@@ -36,15 +69,19 @@ func (c Case) Check(got nd.Array, want ref.Result) string {
 	if err != nil {
 		return err.Error()
 	}
+	return c.check(got, want, p.Out, p.Wide)
+}
+
+func (c Case) check(got nd.Array, want ref.Result, out nd.DType, wide bool) string {
 	eps := 0x1p-24
-	if p.Wide {
+	if wide {
 		eps = 0x1p-53
 	}
 	rel := eps * float64(4*Taps(c.Spec)+16)
 	if c.Exact {
 		rel = 0
 	}
-	return compare(got, want, p.Out, func(i int) float64 { return rel * want.Magnitude[i] })
+	return compare(got, want, out, func(i int) float64 { return rel * want.Magnitude[i] })
 }
 
 // CheckBound is Check for a method that differs from the exact sum by
@@ -185,6 +222,14 @@ func RandomArray(rng *rand.Rand, dt nd.DType, shape ...int) nd.Array {
 	case []float64:
 		for i := range d {
 			d[i] = rng.Float64()*200 - 100
+		}
+	case []complex64:
+		for i := range d {
+			d[i] = complex(float32(rng.Float64()*200-100), float32(rng.Float64()*200-100))
+		}
+	case []complex128:
+		for i := range d {
+			d[i] = complex(rng.Float64()*200-100, rng.Float64()*200-100)
 		}
 	}
 	return a

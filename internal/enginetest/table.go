@@ -243,3 +243,68 @@ func Random(seed uint64, n int) []Case {
 	}
 	return cases
 }
+
+// RandomComplex returns n random cases of complex filtering from seed:
+// complex data with real or complex kernels, real data of several types
+// with complex kernels, complex cvals with complex data, every border and
+// mode, origins, axes, banks and the output types scipy gives or one asked
+// for.
+func RandomComplex(seed uint64, n int) []Case {
+	rng := rand.New(rand.NewPCG(seed, 11))
+	inputs := []nd.DType{nd.Complex64, nd.Complex128, nd.Complex64, nd.Complex128, nd.Float32, nd.Float64, nd.Int16, nd.Uint8, nd.Int32}
+	var cases []Case
+	for len(cases) < n {
+		rank := 1 + rng.IntN(3)
+		shape := make([]int, rank)
+		for i := range shape {
+			shape[i] = 1 + rng.IntN([]int{30, 12, 6}[rank-1])
+		}
+		krank := 1 + rng.IntN(rank)
+		kshape := make([]int, krank)
+		for i := range kshape {
+			kshape[i] = 1 + rng.IntN(5)
+		}
+		in := RandomArray(rng, inputs[rng.IntN(len(inputs))], shape...)
+		bank := 1
+		if rng.IntN(4) == 0 {
+			bank = 2 + rng.IntN(2)
+		}
+		var ks []nd.Kernel
+		for range bank {
+			k := RandomKernel(rng, rng.IntN(2) == 0, kshape...)
+			if !in.DType().IsComplex() || rng.IntN(3) > 0 {
+				k.Imag = RandomKernel(rng, rng.IntN(2) == 0, kshape...).Weights
+			}
+			ks = append(ks, k)
+		}
+		if rng.IntN(5) == 0 {
+			ks[0] = RandomFactors(rng, kshape...) // a real separable kernel
+			if !in.DType().IsComplex() {
+				ks[0] = nd.Kernel{Shape: ks[0].Shape, Weights: ks[0].Dense(), Imag: ks[0].Dense()}
+			}
+		}
+		s := nd.Spec{
+			Shape: in.Shape, In: in.DType(), Kernels: ks,
+			Axes:     rng.Perm(rank)[:krank],
+			Border:   nd.Border(rng.IntN(5)),
+			CVal:     rng.Float64()*10 - 5,
+			Mode:     nd.Mode(rng.IntN(3)),
+			Convolve: rng.IntN(2) == 0,
+		}
+		if in.DType().IsComplex() {
+			s.CValImag = rng.Float64()*10 - 5
+		}
+		if rng.IntN(4) == 0 {
+			s.Out = nd.ComplexDTypes[rng.IntN(2)]
+		}
+		s.Origin = make([]int, krank)
+		for i, k := range kshape {
+			s.Origin[i] = rng.IntN(k) - k/2
+		}
+		if _, err := s.Normalize(); err != nil {
+			continue // e.g. valid mode with a kernel larger than the input
+		}
+		cases = append(cases, Case{Name: fmt.Sprintf("complex%d/%v%v/k%v", len(cases), in.DType(), shape, kshape), Spec: s, Input: in})
+	}
+	return cases
+}

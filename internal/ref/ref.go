@@ -17,8 +17,21 @@ type Result struct {
 }
 
 // Correlate computes spec's output for input values x (C order, spec.Shape).
-// The spec must be valid (nd.Spec.Normalize accepts it).
+// The spec must be valid (nd.Spec.Normalize accepts it) and real.
 func Correlate(spec nd.Spec, x []float64) Result {
+	re, _ := CorrelateComplex(spec, x, nil)
+	return re
+}
+
+// CorrelateComplex computes the real and imaginary parts of spec's output
+// for complex input values xr + i·xi (xi nil for real data) and complex
+// weights (Kernel.Imag; nil for real ones), summing Σ w·x̃ in complex
+// arithmetic, with the weights conjugated for correlation as
+// scipy.ndimage does (not for convolution) and x̃ = CVal + i·CValImag
+// outside. A weight part of magnitude at most DBL_EPSILON counts as 0, as
+// each of scipy's real correlations drops it. Magnitude bounds each part's
+// products.
+func CorrelateComplex(spec nd.Spec, xr, xi []float64) (re, im Result) {
 	rank := len(spec.Shape)
 	kshape := spec.Kernels[0].Shape
 	if len(kshape) == 0 {
@@ -81,14 +94,18 @@ func Correlate(spec nd.Spec, x []float64) Result {
 	for _, n := range outShape {
 		nout *= n
 	}
-	res := Result{
-		Shape:     outShape,
-		Values:    make([]float64, nout*bank),
-		Magnitude: make([]float64, nout*bank),
+	newResult := func() Result {
+		res := Result{
+			Shape:     outShape,
+			Values:    make([]float64, nout*bank),
+			Magnitude: make([]float64, nout*bank),
+		}
+		if bank > 1 {
+			res.Shape = append(res.Shape, bank)
+		}
+		return res
 	}
-	if bank > 1 {
-		res.Shape = append(res.Shape, bank)
-	}
+	re, im = newResult(), newResult()
 	inStrides := nd.Strides(spec.Shape)
 	kStrides := nd.Strides(kshape)
 	ntaps := 1
@@ -101,18 +118,24 @@ func Correlate(spec nd.Spec, x []float64) Result {
 	for n := 0; n < nout; n++ {
 		for b, kernel := range spec.Kernels {
 			w := kernel.Dense()
-			var sum, mag float64
+			var sum, mag, sumIm, magIm float64
 			for t := 0; t < ntaps; t++ {
 				unravel(t, kStrides, ki)
 				wi := t
 				if spec.Convolve {
 					wi = ntaps - 1 - t // the kernel flipped on every axis
 				}
-				weight := w[wi]
-				if math.Abs(weight) <= 2.220446049250313e-16 {
+				weight, weightIm := dropTiny(w[wi]), 0.0
+				if kernel.Imag != nil {
+					weightIm = dropTiny(kernel.Imag[wi])
+					if !spec.Convolve {
+						weightIm = -weightIm // correlation conjugates
+					}
+				}
+				if weight == 0 && weightIm == 0 {
 					continue // scipy.ndimage ignores such weights
 				}
-				v, inside := spec.CVal, true
+				v, vIm, inside := spec.CVal, spec.CValImag, true
 				off := 0
 				for d := 0; d < rank && inside; d++ {
 					p := oi[d]
@@ -126,13 +149,26 @@ func Correlate(spec nd.Spec, x []float64) Result {
 					off += q * inStrides[d]
 				}
 				if inside {
-					v = x[off]
+					v, vIm = xr[off], 0
+					if xi != nil {
+						vIm = xi[off]
+					}
 				}
-				sum += weight * v
-				mag += math.Abs(weight * v)
+				if weight != 0 {
+					sum += weight * v
+					mag += math.Abs(weight * v)
+					sumIm += weight * vIm
+					magIm += math.Abs(weight * vIm)
+				}
+				if weightIm != 0 {
+					sum -= weightIm * vIm
+					mag += math.Abs(weightIm * vIm)
+					sumIm += weightIm * v
+					magIm += math.Abs(weightIm * v)
+				}
 			}
-			res.Values[n*bank+b] = sum
-			res.Magnitude[n*bank+b] = mag
+			re.Values[n*bank+b], re.Magnitude[n*bank+b] = sum, mag
+			im.Values[n*bank+b], im.Magnitude[n*bank+b] = sumIm, magIm
 		}
 		for d := rank - 1; d >= 0; d-- {
 			if oi[d]++; oi[d] < outShape[d] {
@@ -141,7 +177,16 @@ func Correlate(spec nd.Spec, x []float64) Result {
 			oi[d] = 0
 		}
 	}
-	return res
+	return re, im
+}
+
+// dropTiny returns 0 for a weight of magnitude at most DBL_EPSILON, which
+// scipy.ndimage ignores, and w otherwise.
+func dropTiny(w float64) float64 {
+	if math.Abs(w) <= 2.220446049250313e-16 {
+		return 0
+	}
+	return w
 }
 
 func unravel(t int, strides, idx []int) {

@@ -28,7 +28,7 @@ __all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filte
            "uniform_filter", "sobel", "prewitt", "laplace", "Plan", "library_path"]
 
 _DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
-           "float16", "float32", "float64"}
+           "float16", "float32", "float64", "complex64", "complex128"}
 
 
 def library_path():
@@ -85,8 +85,10 @@ class Plan:
         dtype = np.dtype(dtype)
         if output_dtype is not None:
             output_dtype = np.dtype(output_dtype).name
+        cval = complex(cval) if np.iscomplexobj(cval) else float(cval)
         req = {"op": op, "shape": [int(s) for s in shape], "dtype": dtype.name,
-               "out_dtype": output_dtype or "", "border": str(mode), "cval": float(cval),
+               "out_dtype": output_dtype or "", "border": str(mode), "cval": float(np.real(cval)),
+               "cval_imag": float(np.imag(cval)),
                "axes": None if axes is None else [int(a) for a in np.atleast_1d(axes)],
                "mode": extent, "device": device, "method": method, "workers": int(workers)}
         origin = [int(o) for o in np.atleast_1d(origin)]
@@ -100,11 +102,13 @@ class Plan:
             w = np.concatenate(fs) if fs else np.zeros(0)
         else:
             ks = weights if isinstance(weights, (list, tuple)) else [weights]
-            ks = [np.asarray(k, dtype=np.float64) for k in ks]
+            wdt = np.complex128 if any(np.iscomplexobj(k) for k in ks) else np.float64
+            ks = [np.asarray(k, dtype=wdt) for k in ks]
             if not ks or any(k.shape != ks[0].shape for k in ks):
                 raise ValueError("invalid kernel: give one array of weights, or a list of arrays of one shape")
-            req.update(kernel_shape=list(ks[0].shape), nkernels=len(ks))
-            w = np.concatenate([k.ravel() for k in ks])
+            req.update(kernel_shape=list(ks[0].shape), nkernels=len(ks), complex_weights=wdt == np.complex128)
+            # Complex weights travel as pairs of float64 (their memory).
+            w = np.ascontiguousarray(np.concatenate([k.ravel() for k in ks])).view(np.float64)
         w = np.ascontiguousarray(w, dtype=np.float64)
         self._handle = None
         errbuf = ctypes.create_string_buffer(_ERRLEN)
@@ -208,63 +212,15 @@ def _run(op, input, output, kind, payload, **opts):
     return p(x, output if isinstance(output, np.ndarray) else None)
 
 
-def _complex(f, input, weights, output, cval, **kw):
-    """f (a real correlation or convolution) on complex data or weights, as
-    scipy.ndimage computes them: the real and imaginary parts through two or
-    four real filterings in the parts' precision. Correlation conjugates
-    complex weights (scipy 1.10 does, "as numpy.correlate"); convolution
-    does not."""
-    x, w = np.asarray(input), np.asarray(weights)
-    if np.iscomplexobj(w) and f in (correlate, correlate1d):
-        w = np.conj(w)
-    odt = _output_dtype(output)
-    if odt is None:
-        odt = np.promote_types(x.dtype, np.complex64)
-    if odt.kind != "c":
-        raise ValueError('invalid output: complex data or weights need a complex output, not "%s"' % odt)
-    part = np.float32 if odt == np.complex64 else np.float64
-    if not np.iscomplexobj(x) and np.iscomplexobj(cval):
-        raise ValueError("invalid cval: a complex cval needs complex input (scipy's rule)")
-    cval = complex(cval)
-
-    def run(a, b, c):
-        return f(a, b, output=part, cval=c, **kw)
-
-    if np.iscomplexobj(x):
-        xr, xi = x.real, x.imag
-    else:
-        xr, xi = x, None
-    if np.iscomplexobj(w):
-        wr, wi = w.real, w.imag
-    else:
-        wr, wi = w, None
-    re = run(xr, wr, cval.real)
-    im = np.zeros_like(re)
-    if xi is not None:
-        im += run(xi, wr, cval.imag)
-    if wi is not None:
-        im += run(xr, wi, cval.real)
-        if xi is not None:
-            re -= run(xi, wi, cval.imag)
-    result = np.empty(re.shape, odt)
-    result.real, result.imag = re, im
-    if isinstance(output, np.ndarray):
-        output[...] = result
-        return output
-    return result
-
-
 def _weights(weights):
-    w = np.asarray(weights, dtype=np.float64)
+    w = np.asarray(weights)
+    w = w.astype(np.complex128 if np.iscomplexobj(w) else np.float64, copy=False)
     if w.ndim == 0:
         raise ValueError("invalid kernel: a 0-D array is not a kernel")
     return np.ascontiguousarray(w)
 
 
-def _nd(op, self, input, weights, output, mode, cval, origin, axes, extent, device, method, workers):
-    if np.iscomplexobj(input) or np.iscomplexobj(weights):
-        return _complex(self, input, weights, output, cval, mode=mode, origin=origin, axes=axes, extent=extent,
-                        device=device, method=method, workers=workers)
+def _nd(op, input, weights, output, mode, cval, origin, axes, extent, device, method, workers):
     return _run(op, input, output, "weights", _weights(weights), mode=mode, cval=cval, origin=origin,
                 axes=axes, extent=extent, device=device, method=method, workers=workers)
 
@@ -274,13 +230,13 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, a
     """scipy.ndimage.correlate. ``weights`` spans ``axes`` (default the
     first weights.ndim axes); ``extent`` 'valid' or 'full' gives
     scipy.signal's output sizes."""
-    return _nd("correlate", correlate, input, weights, output, mode, cval, origin, axes, extent, device, method, workers)
+    return _nd("correlate", input, weights, output, mode, cval, origin, axes, extent, device, method, workers)
 
 
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
              *, extent="same", device="auto", method="auto", workers=0):
     """scipy.ndimage.convolve (see correlate)."""
-    return _nd("convolve", convolve, input, weights, output, mode, cval, origin, axes, extent, device, method, workers)
+    return _nd("convolve", input, weights, output, mode, cval, origin, axes, extent, device, method, workers)
 
 
 def _axis(axis, ndim):
@@ -289,10 +245,7 @@ def _axis(axis, ndim):
     return axis % ndim
 
 
-def _1d(op, self, input, weights, axis, output, mode, cval, origin, device, method, workers):
-    if np.iscomplexobj(input) or np.iscomplexobj(weights):
-        return _complex(self, input, weights, output, cval, axis=axis, mode=mode, origin=origin,
-                        device=device, method=method, workers=workers)
+def _1d(op, input, weights, axis, output, mode, cval, origin, device, method, workers):
     w = _weights(weights)
     if w.ndim != 1:
         raise ValueError("invalid kernel: %s1d takes 1-D weights, not %d-D" % (op, w.ndim))
@@ -303,13 +256,13 @@ def _1d(op, self, input, weights, axis, output, mode, cval, origin, device, meth
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
                 *, device="auto", method="auto", workers=0):
     """scipy.ndimage.correlate1d."""
-    return _1d("correlate", correlate1d, input, weights, axis, output, mode, cval, origin, device, method, workers)
+    return _1d("correlate", input, weights, axis, output, mode, cval, origin, device, method, workers)
 
 
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
                *, device="auto", method="auto", workers=0):
     """scipy.ndimage.convolve1d."""
-    return _1d("convolve", convolve1d, input, weights, axis, output, mode, cval, origin, device, method, workers)
+    return _1d("convolve", input, weights, axis, output, mode, cval, origin, device, method, workers)
 
 
 def _per_axis(v, kind=float):

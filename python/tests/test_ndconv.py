@@ -249,3 +249,39 @@ def test_complex(xdt, wdt, border):
     got = ndconv.correlate1d(x, w[0], axis=0, mode=border, cval=cval)
     want = ndi.correlate1d(x, w[0], axis=0, mode=mode, cval=cval)
     assert got.dtype == want.dtype and np.abs(got - want).max() <= 1e-4 * (1 + np.abs(want).max())
+
+
+@pytest.mark.parametrize("device", devices())
+def test_complex_through_the_library(device):
+    """Complex data and weights go to the library as they are (one plan of
+    complex dtype, no splitting in Python): the plan's output is complex,
+    complex64 data are read in place, and the result equals scipy's for
+    correlate, convolve, the 1-D forms and an explicit complex128 output,
+    on every device present."""
+    rng = np.random.default_rng(17)
+    x = (random_array(rng, (11, 13), "float64") + 1j * random_array(rng, (11, 13), "float64")).astype(np.complex64)
+    w = rng.standard_normal((3, 2)) + 1j * rng.standard_normal((3, 2))
+    p = ndconv.Plan("correlate", x.shape, x.dtype, weights=w, mode="constant", cval=2 - 1j, device=device)
+    assert p.dtype == np.complex64
+    want = ndi.correlate(x, w, mode="constant", cval=2 - 1j)
+    assert np.abs(p(x) - want).max() <= 1e-4 * (1 + np.abs(want).max())
+    got = ndconv.convolve(x, w, mode="wrap", output=np.complex128, device=device)
+    want = ndi.convolve(x.astype(np.complex128), w, mode="wrap")
+    assert got.dtype == np.complex128 and np.abs(got - want).max() <= 1e-4 * (1 + np.abs(want).max())
+    for f, g in [(ndconv.correlate1d, ndi.correlate1d), (ndconv.convolve1d, ndi.convolve1d)]:
+        got = f(x, w[:, 0], axis=0, mode="mirror", device=device)
+        want = g(x, w[:, 0], axis=0, mode="mirror")
+        assert got.dtype == want.dtype and np.abs(got - want).max() <= 1e-4 * (1 + np.abs(want).max())
+    out = np.empty_like(x)
+    assert ndconv.correlate(x, w.real, output=out, device=device) is out
+    assert np.abs(out - ndi.correlate(x, w.real)).max() <= 1e-4 * (1 + np.abs(out).max())
+
+
+@pytest.mark.parametrize("name,args", [("gaussian_filter", (1.5,)), ("uniform_filter", (3,)), ("sobel", (0,)),
+                                       ("prewitt", (1,)), ("laplace", ())])
+def test_named_filters_on_complex(name, args):
+    rng = np.random.default_rng(5)
+    x = (rng.standard_normal((20, 30)) + 1j * rng.standard_normal((20, 30))).astype(np.complex64)
+    got, want = getattr(ndconv, name)(x, *args), getattr(ndi, name)(x, *args)
+    assert got.dtype == want.dtype == np.complex64
+    assert np.abs(got - want).max() <= 1e-5 * np.abs(want).max()
