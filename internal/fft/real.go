@@ -32,23 +32,27 @@ func newRealRows(n int) realRows {
 
 // scratchLen is the length of each of the two scratch slices forward and
 // inverse need for g ≤ rowGroup rows.
-func (r *realRows) scratchLen(g int) int { return max(r.h+1, r.half.n) * g }
+func (r *realRows) scratchLen(g int) int { return max(r.h+1, r.half.n) * lanesFor(g) }
 
 // forward transforms g rows: row i of src at src[i*ss:][:n], its
 // coefficients to dst[i*ds:][:h+1].
+//
+// The g rows are laid out as sequences at a stride of lanesFor(g) (the
+// lanes past g hold whatever the scratch held: every lane is transformed
+// on its own).
 func (r *realRows) forward(dst []complex64, ds int, src []float32, ss, g int, z, work []complex64) {
-	h := r.h
+	h, gs := r.h, lanesFor(g)
 	if r.n%2 == 1 {
 		n := r.n
 		for t := range n {
 			for i := range g {
-				z[t*g+i] = complex(src[i*ss+t], 0)
+				z[t*gs+i] = complex(src[i*ss+t], 0)
 			}
 		}
-		r.half.run(z[:n*g], work[:n*g], g, 0, g, false)
+		r.half.run(z[:n*gs], work[:n*gs], gs, 0, gs, false)
 		for k := 0; k <= h; k++ {
 			for i := range g {
-				dst[i*ds+k] = z[k*g+i]
+				dst[i*ds+k] = z[k*gs+i]
 			}
 		}
 		return
@@ -56,14 +60,14 @@ func (r *realRows) forward(dst []complex64, ds int, src []float32, ss, g int, z,
 	for i := range g {
 		row := src[i*ss:][:2*h]
 		for k := range h {
-			z[k*g+i] = complex(row[2*k], row[2*k+1])
+			z[k*gs+i] = complex(row[2*k], row[2*k+1])
 		}
 	}
-	r.half.run(z[:h*g], work[:h*g], g, 0, g, false)
+	r.half.run(z[:h*gs], work[:h*gs], gs, 0, gs, false)
 	// X[k] = E + W^k·O with E = (Z[k] + conj Z[h−k])/2 the even samples'
 	// coefficients and O = −i·(Z[k] − conj Z[h−k])/2 the odd ones'.
 	for k := 0; k <= h; k++ {
-		zk, zc := z[(k%h)*g:][:g], z[((h-k)%h)*g:][:g]
+		zk, zc := z[(k%h)*gs:][:g], z[((h-k)%h)*gs:][:g]
 		w := r.w[k]
 		for i := range g {
 			a, b := zk[i], zc[i]
@@ -78,23 +82,23 @@ func (r *realRows) forward(dst []complex64, ds int, src []float32, ss, g int, z,
 // inverse transforms g rows of h+1 coefficients (src[i*ss:]) back to n
 // real values each (dst[i*ds:]), unnormalised: n times the sequence.
 func (r *realRows) inverse(dst []float32, ds int, src []complex64, ss, g int, z, work []complex64) {
-	h := r.h
+	h, gs := r.h, lanesFor(g)
 	if r.n%2 == 1 {
 		n := r.n
 		for k := range n {
 			for i := range g {
 				if k <= h {
-					z[k*g+i] = src[i*ss+k]
+					z[k*gs+i] = src[i*ss+k]
 				} else {
 					c := src[i*ss+n-k]
-					z[k*g+i] = complex(real(c), -imag(c))
+					z[k*gs+i] = complex(real(c), -imag(c))
 				}
 			}
 		}
-		r.half.run(z[:n*g], work[:n*g], g, 0, g, true)
+		r.half.run(z[:n*gs], work[:n*gs], gs, 0, gs, true)
 		for t := range n {
 			for i := range g {
-				dst[i*ds+t] = real(z[t*g+i])
+				dst[i*ds+t] = real(z[t*gs+i])
 			}
 		}
 		return
@@ -108,14 +112,14 @@ func (r *realRows) inverse(dst []float32, ds int, src []complex64, ss, g int, z,
 			a, b := row[k], row[h-k]
 			b = complex(real(b), -imag(b))
 			e, o := a+b, mul(a-b, r.iw[k])
-			z[k*g+i] = e + complex(-imag(o), real(o))
+			z[k*gs+i] = e + complex(-imag(o), real(o))
 		}
 	}
-	r.half.run(z[:h*g], work[:h*g], g, 0, g, true)
+	r.half.run(z[:h*gs], work[:h*gs], gs, 0, gs, true)
 	for i := range g {
 		row := dst[i*ds:][:2*h]
 		for k := range h {
-			v := z[k*g+i]
+			v := z[k*gs+i]
 			row[2*k], row[2*k+1] = real(v), imag(v)
 		}
 	}

@@ -1,0 +1,303 @@
+// Command asm generates the FFT's SIMD passes (passes_amd64.s and the Go
+// declarations in stubs_amd64.go) with avo. Run it through go generate in
+// the fft package. It lives in a module of its own so that avo is a
+// dependency of the generator only, not of ndconv.
+//
+// Each function is one whole Stockham pass of radix 2, 3, 4 or 5 over
+// sequences in the vector layout (x[i*vl + v] is element i of sequence v),
+// vectorised across the vl sequences: complex64 values stay interleaved,
+// a vector holding 8 (AVX-512) or 4 (AVX2) of them, so that vl must be a
+// multiple of 8. The butterflies are the pure-Go passes' (pass2 … pass5 in
+// stockham.go) with fused multiply-adds where those round twice, so the
+// results differ from them by rounding only.
+package main
+
+import (
+	"fmt"
+
+	. "github.com/mmcloughlin/avo/build"
+	. "github.com/mmcloughlin/avo/operand"
+	"github.com/mmcloughlin/avo/reg"
+)
+
+// isa is one instruction set the passes are generated for.
+type isa struct {
+	name  string
+	bytes int // vector width
+	// hoist keeps a pass's twiddle factors in registers across its inner
+	// loop; AVX2's 16 registers cannot hold radix 5's eight.
+	hoist func(radix int) bool
+}
+
+var (
+	avx2   = isa{name: "AVX2", bytes: 32, hoist: func(r int) bool { return r <= 4 }}
+	avx512 = isa{name: "AVX512", bytes: 64, hoist: func(int) bool { return true }}
+)
+
+func (s isa) vec() reg.VecVirtual {
+	if s.bytes == 64 {
+		return ZMM()
+	}
+	return YMM()
+}
+
+func main() {
+	ConstraintExpr("!noasm,amd64")
+	for _, s := range []isa{avx2, avx512} {
+		for _, r := range []int{2, 3, 4, 5} {
+			pass(s, r)
+		}
+		mulSpectra(s)
+	}
+	Generate()
+}
+
+// pass generates one Stockham pass of the given radix:
+//
+//	for b < m/ns, k < ns, v < vl, with j = b·ns + k:
+//	  a_p = src[(j + p·m)·vl + v] · tw[k·(radix−1) + p − 1]   (a_0 untwiddled)
+//	  dst[(b·ns·radix + k + q·ns)·vl + v] = Σ_p a_p·exp(∓2πi·p·q/radix)
+//
+// c holds the pass's constants: c[0], c[1] = sign, −sign (the rotation by
+// ∓i, forward or inverse) and, for odd radices, cos and sin of 2π·q/radix
+// for q = 1 … (radix−1)/2.
+func pass(s isa, radix int) {
+	name := fmt.Sprintf("pass%d%s", radix, s.name)
+	TEXT(name, NOSPLIT, "func(dst, src, tw []complex64, c []float32, m, ns, vl int)")
+	Doc(fmt.Sprintf("%s is pass%d over vl sequences, vl a multiple of 8, in %s.", name, radix, s.name))
+	out := Load(Param("dst").Base(), GP64())
+	in := Load(Param("src").Base(), GP64())
+	cp := Load(Param("c").Base(), GP64())
+	m := Load(Param("m"), GP64())
+	ns := Load(Param("ns"), GP64())
+	vl := Load(Param("vl"), GP64())
+
+	// Byte strides: between a sequence's consecutive elements (vb),
+	// between the inputs of a butterfly (inStride = m·vb) and between its
+	// outputs (outStride = ns·vb).
+	vb := GP64()
+	MOVQ(vl, vb)
+	SHLQ(U8(3), vb)
+	inStride := GP64()
+	MOVQ(m, inStride)
+	IMULQ(vb, inStride)
+	outStride := GP64()
+	MOVQ(ns, outStride)
+	IMULQ(vb, outStride)
+	var in3, out3 reg.Register
+	if radix >= 4 {
+		in3, out3 = GP64(), GP64()
+		LEAQ(Mem{Base: inStride, Index: inStride, Scale: 2}, in3)
+		LEAQ(Mem{Base: outStride, Index: outStride, Scale: 2}, out3)
+	}
+	// element p of a butterfly: base + p·stride.
+	at := func(base, stride, stride3 reg.Register, p int) Mem {
+		switch p {
+		case 0:
+			return Mem{Base: base}
+		case 3:
+			return Mem{Base: base, Index: stride3, Scale: 1}
+		}
+		return Mem{Base: base, Index: stride, Scale: uint8(p)}
+	}
+	// The outputs of one b advance by vb per k; the next b starts
+	// (radix−1)·outStride further on.
+	outSkip := GP64()
+	IMUL3Q(U32(radix-1), outStride, outSkip)
+
+	pm := s.vec() // (sign, −sign) in every pair of lanes
+	VBROADCASTSD(Mem{Base: cp}, pm)
+	h := (radix - 1) / 2
+	cosv, sinpm := make([]reg.VecVirtual, h+1), make([]reg.VecVirtual, h+1)
+	if radix%2 == 1 {
+		for q := 1; q <= h; q++ {
+			cosv[q], sinpm[q] = s.vec(), s.vec()
+			VBROADCASTSS(Mem{Base: cp, Disp: 4 + 4*q}, cosv[q])
+			VBROADCASTSS(Mem{Base: cp, Disp: 4 + 4*(h+q)}, sinpm[q])
+			VMULPS(pm, sinpm[q], sinpm[q])
+		}
+	}
+
+	twBase := Load(Param("tw").Base(), GP64())
+	twp := GP64()
+	bleft := GP64() // input elements left: m, less ns per b
+	MOVQ(m, bleft)
+	kleft, vleft := GP64(), GP64()
+
+	Label("block")
+	MOVQ(twBase, twp)
+	MOVQ(ns, kleft)
+	Label("k")
+	wr, wi := make([]reg.VecVirtual, radix), make([]reg.VecVirtual, radix)
+	loadTwiddles := func() {
+		for p := 1; p < radix; p++ {
+			wr[p], wi[p] = s.vec(), s.vec()
+			VBROADCASTSS(Mem{Base: twp, Disp: 8 * (p - 1)}, wr[p])
+			VBROADCASTSS(Mem{Base: twp, Disp: 8*(p-1) + 4}, wi[p])
+		}
+	}
+	hoist := s.hoist(radix)
+	if hoist {
+		loadTwiddles()
+	}
+	MOVQ(vb, vleft)
+	Label("v")
+	if !hoist {
+		loadTwiddles()
+	}
+	a := make([]reg.VecVirtual, radix)
+	for p := range radix {
+		a[p] = s.vec()
+		VMOVUPS(at(in, inStride, in3, p), a[p])
+		if p > 0 {
+			cmul(s, a[p], wr[p], wi[p])
+		}
+	}
+	store := func(q int, x reg.VecVirtual) { VMOVUPS(x, at(out, outStride, out3, q)) }
+	butterfly(s, radix, a, pm, cosv, sinpm, store)
+	ADDQ(U32(s.bytes), in)
+	ADDQ(U32(s.bytes), out)
+	SUBQ(U32(s.bytes), vleft)
+	JNZ(LabelRef("v"))
+
+	ADDQ(U32(8*(radix-1)), twp)
+	DECQ(kleft)
+	JNZ(LabelRef("k"))
+	ADDQ(outSkip, out)
+	SUBQ(ns, bleft)
+	JNZ(LabelRef("block"))
+	VZEROUPPER()
+	RET()
+}
+
+// cmul sets x = x·(wr + i·wi), wr and wi broadcast: x·wr ∓ swap(x)·wi,
+// subtracting in the real lanes and adding in the imaginary ones.
+func cmul(s isa, x, wr, wi reg.VecVirtual) {
+	t := s.vec()
+	VPERMILPS(U8(0xb1), x, t)
+	VMULPS(wi, t, t)
+	VFMADDSUB231PS(wr, x, t)
+	VMOVAPS(t, x)
+}
+
+// butterfly computes the radix-point DFT of a (already twiddled) and
+// stores output q by store(q, value).
+func butterfly(s isa, radix int, a []reg.VecVirtual, pm reg.VecVirtual, cosv, sinpm []reg.VecVirtual, store func(int, reg.VecVirtual)) {
+	// ∓i·x is swap(x)·(sign, −sign): radix 4 multiplies by pm, the odd
+	// radices by sinpm, which fold in the sines.
+	swap := func(x reg.VecVirtual) reg.VecVirtual {
+		t := s.vec()
+		VPERMILPS(U8(0xb1), x, t)
+		return t
+	}
+	switch radix {
+	case 2:
+		y := s.vec()
+		VADDPS(a[1], a[0], y)
+		store(0, y)
+		VSUBPS(a[1], a[0], a[0])
+		store(1, a[0])
+	case 4:
+		t0, t1, t2, d := s.vec(), s.vec(), s.vec(), s.vec()
+		VADDPS(a[2], a[0], t0)
+		VSUBPS(a[2], a[0], t1)
+		VADDPS(a[3], a[1], t2)
+		VSUBPS(a[3], a[1], d)
+		sd := swap(d)
+		y := s.vec()
+		VADDPS(t2, t0, y)
+		store(0, y)
+		VSUBPS(t2, t0, t0)
+		store(2, t0)
+		// t1 ± ∓i·d: swap(d)·(sign, −sign) added or subtracted.
+		VMOVAPS(t1, y)
+		VFMADD231PS(pm, sd, y)
+		store(1, y)
+		VFNMADD231PS(pm, sd, t1)
+		store(3, t1)
+	case 3:
+		sum, dif := s.vec(), s.vec()
+		VADDPS(a[2], a[1], sum)
+		VSUBPS(a[2], a[1], dif)
+		y := s.vec()
+		VADDPS(sum, a[0], y)
+		store(0, y)
+		VFMADD231PS(cosv[1], sum, a[0]) // re
+		rot := swap(dif)
+		VMULPS(sinpm[1], rot, rot)
+		VADDPS(rot, a[0], y)
+		store(1, y)
+		VSUBPS(rot, a[0], a[0])
+		store(2, a[0])
+	case 5:
+		sum1, sum2, dif1, dif2 := s.vec(), s.vec(), s.vec(), s.vec()
+		VADDPS(a[4], a[1], sum1)
+		VADDPS(a[3], a[2], sum2)
+		VSUBPS(a[4], a[1], dif1)
+		VSUBPS(a[3], a[2], dif2)
+		y := s.vec()
+		VADDPS(sum1, a[0], y)
+		VADDPS(sum2, y, y)
+		store(0, y)
+		re1, re2 := s.vec(), s.vec()
+		VMOVAPS(a[0], re1)
+		VFMADD231PS(cosv[1], sum1, re1)
+		VFMADD231PS(cosv[2], sum2, re1)
+		VMOVAPS(a[0], re2)
+		VFMADD231PS(cosv[2], sum1, re2)
+		VFMADD231PS(cosv[1], sum2, re2)
+		sd1, sd2 := swap(dif1), swap(dif2)
+		rot := s.vec()
+		// rot1 = ∓i·(s1·dif1 + s2·dif2)
+		VMULPS(sinpm[1], sd1, rot)
+		VFMADD231PS(sinpm[2], sd2, rot)
+		VADDPS(rot, re1, y)
+		store(1, y)
+		VSUBPS(rot, re1, re1)
+		store(4, re1)
+		// rot2 = ∓i·(s2·dif1 − s1·dif2)
+		VMULPS(sinpm[2], sd1, rot)
+		VFNMADD231PS(sinpm[1], sd2, rot)
+		VADDPS(rot, re2, y)
+		store(2, y)
+		VSUBPS(rot, re2, re2)
+		store(3, re2)
+	default:
+		panic("radix")
+	}
+}
+
+// mulSpectra generates dst[i] = a[i]·b[i] over the first len(dst)
+// rounded down to a multiple of 8 complex64 values; the caller does the
+// rest.
+func mulSpectra(s isa) {
+	name := "mulSpectra" + s.name
+	TEXT(name, NOSPLIT, "func(dst, a, b []complex64)")
+	Doc(name + " is MulInto over the first len(dst) rounded down to a multiple of 8, in " + s.name + ".")
+	dp := Load(Param("dst").Base(), GP64())
+	n := Load(Param("dst").Len(), GP64())
+	ap := Load(Param("a").Base(), GP64())
+	bp := Load(Param("b").Base(), GP64())
+	// Whole runs of 8 values (64 bytes), as vectorLanes in vector.go.
+	SHLQ(U8(3), n)
+	ANDQ(I32(-64), n)
+	JZ(LabelRef("done"))
+	i := GP64()
+	XORQ(i, i)
+	Label("loop")
+	for u := 0; u < 64; u += s.bytes {
+		x, y, br, bi := s.vec(), s.vec(), s.vec(), s.vec()
+		VMOVUPS(Mem{Base: ap, Index: i, Scale: 1, Disp: u}, x)
+		VMOVUPS(Mem{Base: bp, Index: i, Scale: 1, Disp: u}, y)
+		VMOVSLDUP(y, br) // real parts in both lanes of a pair
+		VMOVSHDUP(y, bi) // imaginary parts
+		cmul(s, x, br, bi)
+		VMOVUPS(x, Mem{Base: dp, Index: i, Scale: 1, Disp: u})
+	}
+	ADDQ(U32(64), i)
+	CMPQ(i, n)
+	JL(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}

@@ -1,0 +1,106 @@
+package fft
+
+import (
+	"fmt"
+	"math"
+	"math/rand/v2"
+	"testing"
+)
+
+// guard fills the values past a slice's end, which no pass may touch.
+const guard = complex64(complex(-7.25, 3.5))
+
+// TestVectorPasses compares every SIMD pass with the pure-Go pass of its
+// radix, forward and inverse, over every stage position of several
+// lengths and vector widths: equal within a few roundings of each
+// butterfly, and no value written past dst's end.
+func TestVectorPasses(t *testing.T) {
+	if len(simdSets) == 0 {
+		t.Skip("no SIMD passes in this build or on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(5, 5))
+	for _, set := range simdSets {
+		for radix, f := range set.passes {
+			for _, n := range []int{radix, radix * radix, radix * 4 * 3, radix * radix * radix * 2} {
+				s := newStages(n)
+				// A stage of this radix at every span that occurs.
+				for i := range s.list {
+					st := &s.list[i]
+					if st.radix != radix {
+						continue
+					}
+					for _, vl := range []int{8, 16, 40} {
+						for _, inverse := range []bool{false, true} {
+							name := fmt.Sprintf("%s/radix%d/n%d/span%d/vl%d/inverse=%v", set.name, radix, n, st.span, vl, inverse)
+							src, _ := randomComplex(rng, n*vl)
+							want := make([]complex64, n*vl)
+							got := make([]complex64, n*vl+vl)
+							for j := range got {
+								got[j] = guard
+							}
+							tw, c := st.tw, st.fc
+							if inverse {
+								tw, c = st.itw, st.ic
+							}
+							f(got[:n*vl], src, tw, c, n/radix, st.span, vl)
+							switch radix {
+							case 2:
+								st.pass2(want, src, n, vl, 0, vl, inverse)
+							case 3:
+								st.pass3(want, src, n, vl, 0, vl, inverse)
+							case 4:
+								st.pass4(want, src, n, vl, 0, vl, inverse)
+							case 5:
+								st.pass5(want, src, n, vl, 0, vl, inverse)
+							}
+							for j, w := range want {
+								if d := cmplxAbs(got[j] - w); d > 8*eps*float64(radix) || math.IsNaN(d) {
+									t.Fatalf("%s: value %d is %v, the Go pass gives %v", name, j, got[j], w)
+								}
+							}
+							for j := n * vl; j < len(got); j++ {
+								if got[j] != guard {
+									t.Fatalf("%s: value %d past the end was overwritten", name, j)
+								}
+							}
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestMulInto checks the SIMD spectrum product (whole runs of eight
+// values, the rest in Go) against the scalar product for every length up
+// to 40, with guard values past the end.
+func TestMulInto(t *testing.T) {
+	rng := rand.New(rand.NewPCG(6, 6))
+	saved := mulSpectra
+	defer func() { mulSpectra = saved }()
+	sets := append(simdSets, simdSet{name: "Go"})
+	for _, set := range sets {
+		mulSpectra = set.mul
+		for n := range 41 {
+			a, _ := randomComplex(rng, n)
+			b, _ := randomComplex(rng, n)
+			dst := make([]complex64, n+9)
+			for j := range dst {
+				dst[j] = guard
+			}
+			MulInto(dst[:n], a, b)
+			for j := range n {
+				if d := cmplxAbs(dst[j] - mul(a[j], b[j])); d > 4*eps {
+					t.Fatalf("%s n=%d: product %d is %v, want %v", set.name, n, j, dst[j], mul(a[j], b[j]))
+				}
+			}
+			for j := n; j < len(dst); j++ {
+				if dst[j] != guard {
+					t.Fatalf("%s n=%d: value %d past the end was overwritten", set.name, n, j)
+				}
+			}
+		}
+	}
+}
+
+func cmplxAbs(z complex64) float64 { return math.Hypot(float64(real(z)), float64(imag(z))) }
