@@ -346,6 +346,108 @@ done:
 	VZEROUPPER
 	RET
 
+// func realPostAVX2(dst []complex64, z []complex64, w []complex64, c []float32, h int, gs int)
+// Requires: AVX, FMA3
+TEXT ·realPostAVX2(SB), NOSPLIT, $0-112
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         z_base+24(FP), CX
+	MOVQ         w_base+48(FP), DX
+	MOVQ         c_base+72(FP), BX
+	MOVQ         h+96(FP), SI
+	MOVQ         gs+104(FP), DI
+	SHLQ         $0x03, DI
+	VBROADCASTSD (BX), Y0
+	VBROADCASTSD 8(BX), Y1
+	VBROADCASTSS 8(BX), Y2
+	MOVQ         SI, BX
+	DECQ         BX
+	IMULQ        DI, BX
+	ADDQ         CX, BX
+	ADDQ         DI, CX
+	ADDQ         DI, AX
+	DECQ         SI
+	JLE          done
+	ADDQ         $0x00000008, DX
+
+k:
+	VBROADCASTSS (DX), Y3
+	VBROADCASTSS 4(DX), Y4
+	XORQ         R8, R8
+
+v:
+	VMOVUPS        (CX)(R8*1), Y5
+	VMULPS         (BX)(R8*1), Y0, Y6
+	VADDPS         Y6, Y5, Y7
+	VSUBPS         Y6, Y5, Y5
+	VPERMILPS      $0xb1, Y5, Y5
+	VMULPS         Y1, Y5, Y5
+	VPERMILPS      $0xb1, Y5, Y6
+	VMULPS         Y4, Y6, Y6
+	VFMADDSUB231PS Y3, Y5, Y6
+	VFMADD231PS    Y2, Y7, Y6
+	VMOVUPS        Y6, (AX)(R8*1)
+	ADDQ           $0x00000020, R8
+	CMPQ           R8, DI
+	JL             v
+	ADDQ           DI, CX
+	ADDQ           DI, AX
+	SUBQ           DI, BX
+	ADDQ           $0x00000008, DX
+	DECQ           SI
+	JNZ            k
+
+done:
+	VZEROUPPER
+	RET
+
+// func realPreAVX2(dst []complex64, x []complex64, iw []complex64, c []float32, h int, gs int)
+// Requires: AVX, FMA3
+TEXT ·realPreAVX2(SB), NOSPLIT, $0-112
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         iw_base+48(FP), DX
+	MOVQ         c_base+72(FP), BX
+	MOVQ         h+96(FP), SI
+	MOVQ         gs+104(FP), DI
+	SHLQ         $0x03, DI
+	VBROADCASTSD (BX), Y0
+	VBROADCASTSD 16(BX), Y1
+	MOVQ         SI, BX
+	IMULQ        DI, BX
+	ADDQ         CX, BX
+	TESTQ        SI, SI
+	JLE          done
+
+k:
+	VBROADCASTSS (DX), Y2
+	VBROADCASTSS 4(DX), Y3
+	XORQ         R8, R8
+
+v:
+	VMOVUPS        (CX)(R8*1), Y4
+	VMULPS         (BX)(R8*1), Y0, Y5
+	VADDPS         Y5, Y4, Y6
+	VSUBPS         Y5, Y4, Y4
+	VPERMILPS      $0xb1, Y4, Y5
+	VMULPS         Y3, Y5, Y5
+	VFMADDSUB231PS Y2, Y4, Y5
+	VPERMILPS      $0xb1, Y5, Y5
+	VFMADD231PS    Y1, Y5, Y6
+	VMOVUPS        Y6, (AX)(R8*1)
+	ADDQ           $0x00000020, R8
+	CMPQ           R8, DI
+	JL             v
+	ADDQ           DI, CX
+	ADDQ           DI, AX
+	SUBQ           DI, BX
+	ADDQ           $0x00000008, DX
+	DECQ           SI
+	JNZ            k
+
+done:
+	VZEROUPPER
+	RET
+
 // func pass2AVX512(dst []complex64, src []complex64, tw []complex64, c []float32, m int, ns int, vl int)
 // Requires: AVX, AVX512F
 TEXT ·pass2AVX512(SB), NOSPLIT, $0-120
@@ -674,6 +776,187 @@ loop:
 	ADDQ           $0x00000040, SI
 	CMPQ           SI, CX
 	JL             loop
+
+done:
+	VZEROUPPER
+	RET
+
+// func realPostAVX512(dst []complex64, z []complex64, w []complex64, c []float32, h int, gs int)
+// Requires: AVX, AVX512F
+TEXT ·realPostAVX512(SB), NOSPLIT, $0-112
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         z_base+24(FP), CX
+	MOVQ         w_base+48(FP), DX
+	MOVQ         c_base+72(FP), BX
+	MOVQ         h+96(FP), SI
+	MOVQ         gs+104(FP), DI
+	SHLQ         $0x03, DI
+	VBROADCASTSD (BX), Z0
+	VBROADCASTSD 8(BX), Z1
+	VBROADCASTSS 8(BX), Z2
+	MOVQ         SI, BX
+	DECQ         BX
+	IMULQ        DI, BX
+	ADDQ         CX, BX
+	ADDQ         DI, CX
+	ADDQ         DI, AX
+	DECQ         SI
+	JLE          done
+	ADDQ         $0x00000008, DX
+
+k:
+	VBROADCASTSS (DX), Z3
+	VBROADCASTSS 4(DX), Z4
+	XORQ         R8, R8
+
+v:
+	VMOVUPS        (CX)(R8*1), Z5
+	VMULPS         (BX)(R8*1), Z0, Z6
+	VADDPS         Z6, Z5, Z7
+	VSUBPS         Z6, Z5, Z5
+	VPERMILPS      $0xb1, Z5, Z5
+	VMULPS         Z1, Z5, Z5
+	VPERMILPS      $0xb1, Z5, Z6
+	VMULPS         Z4, Z6, Z6
+	VFMADDSUB231PS Z3, Z5, Z6
+	VFMADD231PS    Z2, Z7, Z6
+	VMOVUPS        Z6, (AX)(R8*1)
+	ADDQ           $0x00000040, R8
+	CMPQ           R8, DI
+	JL             v
+	ADDQ           DI, CX
+	ADDQ           DI, AX
+	SUBQ           DI, BX
+	ADDQ           $0x00000008, DX
+	DECQ           SI
+	JNZ            k
+
+done:
+	VZEROUPPER
+	RET
+
+// func realPreAVX512(dst []complex64, x []complex64, iw []complex64, c []float32, h int, gs int)
+// Requires: AVX, AVX512F
+TEXT ·realPreAVX512(SB), NOSPLIT, $0-112
+	MOVQ         dst_base+0(FP), AX
+	MOVQ         x_base+24(FP), CX
+	MOVQ         iw_base+48(FP), DX
+	MOVQ         c_base+72(FP), BX
+	MOVQ         h+96(FP), SI
+	MOVQ         gs+104(FP), DI
+	SHLQ         $0x03, DI
+	VBROADCASTSD (BX), Z0
+	VBROADCASTSD 16(BX), Z1
+	MOVQ         SI, BX
+	IMULQ        DI, BX
+	ADDQ         CX, BX
+	TESTQ        SI, SI
+	JLE          done
+
+k:
+	VBROADCASTSS (DX), Z2
+	VBROADCASTSS 4(DX), Z3
+	XORQ         R8, R8
+
+v:
+	VMOVUPS        (CX)(R8*1), Z4
+	VMULPS         (BX)(R8*1), Z0, Z5
+	VADDPS         Z5, Z4, Z6
+	VSUBPS         Z5, Z4, Z4
+	VPERMILPS      $0xb1, Z4, Z5
+	VMULPS         Z3, Z5, Z5
+	VFMADDSUB231PS Z2, Z4, Z5
+	VPERMILPS      $0xb1, Z5, Z5
+	VFMADD231PS    Z1, Z5, Z6
+	VMOVUPS        Z6, (AX)(R8*1)
+	ADDQ           $0x00000040, R8
+	CMPQ           R8, DI
+	JL             v
+	ADDQ           DI, CX
+	ADDQ           DI, AX
+	SUBQ           DI, BX
+	ADDQ           $0x00000008, DX
+	DECQ           SI
+	JNZ            k
+
+done:
+	VZEROUPPER
+	RET
+
+// func transposeAVX512(dst []complex64, ds int, src []complex64, ss int, rows int, cols int)
+// Requires: AVX, AVX512F
+TEXT ·transposeAVX512(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ ds+24(FP), CX
+	MOVQ src_base+32(FP), DX
+	MOVQ ss+56(FP), BX
+	MOVQ rows+64(FP), SI
+	MOVQ cols+72(FP), DI
+	SHLQ $0x03, CX
+	SHLQ $0x03, BX
+	SHRQ $0x03, SI
+	JZ   done
+	SHRQ $0x03, DI
+	JZ   done
+	LEAQ (CX)(CX*2), R8
+	LEAQ (BX)(BX*2), R9
+
+rowBlock:
+	MOVQ DX, R10
+	MOVQ AX, R11
+	MOVQ DI, R14
+
+colBlock:
+	LEAQ       (R10)(BX*4), R12
+	LEAQ       (R11)(CX*4), R13
+	VMOVUPS    (R10), Z0
+	VMOVUPS    (R10)(BX*1), Z1
+	VMOVUPS    (R10)(BX*2), Z2
+	VMOVUPS    (R10)(R9*1), Z3
+	VMOVUPS    (R12), Z4
+	VMOVUPS    (R12)(BX*1), Z5
+	VMOVUPS    (R12)(BX*2), Z6
+	VMOVUPS    (R12)(R9*1), Z7
+	VUNPCKLPD  Z1, Z0, Z8
+	VUNPCKHPD  Z1, Z0, Z0
+	VUNPCKLPD  Z3, Z2, Z1
+	VUNPCKHPD  Z3, Z2, Z2
+	VUNPCKLPD  Z5, Z4, Z3
+	VUNPCKHPD  Z5, Z4, Z4
+	VUNPCKLPD  Z7, Z6, Z5
+	VUNPCKHPD  Z7, Z6, Z6
+	VSHUFF64X2 $0x88, Z1, Z8, Z7
+	VSHUFF64X2 $0xdd, Z1, Z8, Z1
+	VSHUFF64X2 $0x88, Z2, Z0, Z8
+	VSHUFF64X2 $0xdd, Z2, Z0, Z0
+	VSHUFF64X2 $0x88, Z5, Z3, Z2
+	VSHUFF64X2 $0xdd, Z5, Z3, Z3
+	VSHUFF64X2 $0x88, Z6, Z4, Z5
+	VSHUFF64X2 $0xdd, Z6, Z4, Z4
+	VSHUFF64X2 $0x88, Z2, Z7, Z6
+	VSHUFF64X2 $0xdd, Z2, Z7, Z2
+	VMOVUPS    Z6, (R11)
+	VMOVUPS    Z2, (R13)
+	VSHUFF64X2 $0x88, Z3, Z1, Z2
+	VSHUFF64X2 $0xdd, Z3, Z1, Z1
+	VMOVUPS    Z2, (R11)(CX*2)
+	VMOVUPS    Z1, (R13)(CX*2)
+	VSHUFF64X2 $0x88, Z5, Z8, Z1
+	VSHUFF64X2 $0xdd, Z5, Z8, Z2
+	VMOVUPS    Z1, (R11)(CX*1)
+	VMOVUPS    Z2, (R13)(CX*1)
+	VSHUFF64X2 $0x88, Z4, Z0, Z1
+	VSHUFF64X2 $0xdd, Z4, Z0, Z0
+	VMOVUPS    Z1, (R11)(R8*1)
+	VMOVUPS    Z0, (R13)(R8*1)
+	ADDQ       $0x00000040, R10
+	LEAQ       (R13)(CX*4), R11
+	DECQ       R14
+	JNZ        colBlock
+	LEAQ       (DX)(BX*8), DX
+	ADDQ       $0x00000040, AX
+	DECQ       SI
+	JNZ        rowBlock
 
 done:
 	VZEROUPPER

@@ -1,5 +1,7 @@
 package fft
 
+import "unsafe"
+
 // rowGroup is how many rows the real transforms take at once: transposed
 // into the vector layout, 16 rows of complex64 fill two cache lines per
 // element, enough for the inner loops to run long.
@@ -57,26 +59,18 @@ func (r *realRows) forward(dst []complex64, ds int, src []float32, ss, g int, z,
 		}
 		return
 	}
-	for i := range g {
-		row := src[i*ss:][:2*h]
-		for k := range h {
-			z[k*gs+i] = complex(row[2*k], row[2*k+1])
-		}
-	}
+	// The rows' even and odd samples as complex sequences, transformed,
+	// then each coefficient from the pair k, h−k of theirs.
+	transpose(z, gs, asComplex(src), ss/2, g, h)
 	r.half.run(z[:h*gs], work[:h*gs], gs, 0, gs, false)
-	// X[k] = E + W^k·O with E = (Z[k] + conj Z[h−k])/2 the even samples'
-	// coefficients and O = −i·(Z[k] − conj Z[h−k])/2 the odd ones'.
-	for k := 0; k <= h; k++ {
-		zk, zc := z[(k%h)*gs:][:g], z[((h-k)%h)*gs:][:g]
-		w := r.w[k]
-		for i := range g {
-			a, b := zk[i], zc[i]
-			b = complex(real(b), -imag(b))
-			e, d := a+b, a-b
-			o := complex(0.5*imag(d), -0.5*real(d))
-			dst[i*ds+k] = complex(0.5*real(e), 0.5*imag(e)) + mul(w, o)
-		}
+	realPostGo(work, z, r.w, h, gs, 0, 1)
+	realPostGo(work, z, r.w, h, gs, h, h+1)
+	if simd.post != nil {
+		simd.post(work, z, r.w, realConstants, h, gs)
+	} else {
+		realPostGo(work, z, r.w, h, gs, 1, h)
 	}
+	transpose(dst, ds, work, gs, h+1, g)
 }
 
 // inverse transforms g rows of h+1 coefficients (src[i*ss:]) back to n
@@ -106,23 +100,19 @@ func (r *realRows) inverse(dst []float32, ds int, src []complex64, ss, g int, z,
 	// Z[k] = E + i·O with E = X[k] + conj X[h−k] and O = (X[k] − conj
 	// X[h−k])·W^−k: twice the forward's Z, which makes the half-length
 	// inverse n times the sequence.
-	for i := range g {
-		row := src[i*ss:][:h+1]
-		for k := range h {
-			a, b := row[k], row[h-k]
-			b = complex(real(b), -imag(b))
-			e, o := a+b, mul(a-b, r.iw[k])
-			z[k*gs+i] = e + complex(-imag(o), real(o))
-		}
+	transpose(work, gs, src, ss, g, h+1)
+	if simd.pre != nil {
+		simd.pre(z, work, r.iw, realConstants, h, gs)
+	} else {
+		realPreGo(z, work, r.iw, h, gs)
 	}
 	r.half.run(z[:h*gs], work[:h*gs], gs, 0, gs, true)
-	for i := range g {
-		row := dst[i*ds:][:2*h]
-		for k := range h {
-			v := z[k*gs+i]
-			row[2*k], row[2*k+1] = real(v), imag(v)
-		}
-	}
+	transpose(asComplex(dst), ds/2, z, gs, h, g)
+}
+
+// asComplex views float32 pairs as complex64 values.
+func asComplex(x []float32) []complex64 {
+	return unsafe.Slice((*complex64)(unsafe.Pointer(unsafe.SliceData(x))), len(x)/2)
 }
 
 // RealFFT is a plan for real sequences of one length.

@@ -122,7 +122,7 @@ func (s *stages) run(x, work []complex64, vl, v0, v1 int, inverse bool) {
 	vector := v0 == 0 && v1 == vl && vl%vectorLanes == 0
 	for i := range s.list {
 		st := &s.list[i]
-		if f := vectorPasses[st.radix]; vector && f != nil {
+		if f := simd.passes[st.radix]; vector && f != nil {
 			if inverse {
 				f(dst[:s.n*vl], src[:s.n*vl], st.itw, st.ic, s.n/st.radix, st.span, vl)
 			} else {
@@ -288,8 +288,8 @@ func mul(a, b complex64) complex64 {
 func MulInto(dst, a, b []complex64) {
 	a, b = a[:len(dst)], b[:len(dst)]
 	done := 0
-	if mulSpectra != nil {
-		mulSpectra(dst, a, b)
+	if simd.mul != nil {
+		simd.mul(dst, a, b)
 		done = len(dst) / vectorLanes * vectorLanes
 	}
 	for i := done; i < len(dst); i++ {

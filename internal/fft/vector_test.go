@@ -76,11 +76,11 @@ func TestVectorPasses(t *testing.T) {
 // to 40, with guard values past the end.
 func TestMulInto(t *testing.T) {
 	rng := rand.New(rand.NewPCG(6, 6))
-	saved := mulSpectra
-	defer func() { mulSpectra = saved }()
+	saved := simd
+	defer func() { simd = saved }()
 	sets := append(simdSets, simdSet{name: "Go"})
 	for _, set := range sets {
-		mulSpectra = set.mul
+		simd.mul = set.mul
 		for n := range 41 {
 			a, _ := randomComplex(rng, n)
 			b, _ := randomComplex(rng, n)
@@ -104,3 +104,100 @@ func TestMulInto(t *testing.T) {
 }
 
 func cmplxAbs(z complex64) float64 { return math.Hypot(float64(real(z)), float64(imag(z))) }
+
+// TestVectorReal compares each instruction set's real pre- and
+// post-processing loops and transposes with the Go loops, with guard
+// values past the end of what they write.
+func TestVectorReal(t *testing.T) {
+	if len(simdSets) == 0 {
+		t.Skip("no SIMD loops in this build or on this CPU")
+	}
+	rng := rand.New(rand.NewPCG(7, 7))
+	for _, set := range simdSets {
+		for _, n := range []int{2, 4, 6, 16, 30, 64} {
+			r := newRealRows(n)
+			h := r.h
+			for _, gs := range []int{8, 16, 24} {
+				name := fmt.Sprintf("%s/n%d/gs%d", set.name, n, gs)
+				z, _ := randomComplex(rng, (h+1)*gs)
+				want := make([]complex64, (h+1)*gs)
+				got := guarded((h+1)*gs, gs)
+				realPostGo(want, z, r.w, h, gs, 1, h)
+				set.post(got, z, r.w, realConstants, h, gs)
+				compare(t, name+"/post", got[gs:h*gs], want[gs:h*gs], 6*eps)
+				checkGuards(t, name+"/post", got[:gs], 0)
+				checkGuards(t, name+"/post", got, h*gs)
+				want, got = make([]complex64, h*gs), guarded(h*gs, gs)
+				realPreGo(want, z, r.iw, h, gs)
+				set.pre(got, z, r.iw, realConstants, h, gs)
+				compare(t, name+"/pre", got[:h*gs], want, 12*eps)
+				checkGuards(t, name+"/pre", got, h*gs)
+			}
+		}
+		if set.transpose == nil {
+			continue
+		}
+		for _, rows := range []int{0, 3, 8, 16, 21} {
+			for _, cols := range []int{0, 5, 8, 24, 29} {
+				ss, ds := cols+3, rows+5
+				src, _ := randomComplex(rng, rows*ss)
+				got := guarded(cols*ds, 0)
+				saved := simd
+				simd.transpose = set.transpose
+				transpose(got, ds, src, ss, rows, cols)
+				simd = saved
+				for r := range rows {
+					for c := range cols {
+						if got[c*ds+r] != src[r*ss+c] {
+							t.Fatalf("%s transpose %d×%d: [%d][%d] is %v, want %v", set.name, rows, cols, c, r, got[c*ds+r], src[r*ss+c])
+						}
+					}
+				}
+				for c := range cols {
+					checkGuards(t, fmt.Sprintf("%s transpose %d×%d", set.name, rows, cols), got[c*ds+rows:(c+1)*ds], 0)
+				}
+			}
+		}
+	}
+}
+
+// guarded returns n values and extra guard values after them, all guard.
+func guarded(n, extra int) []complex64 {
+	x := make([]complex64, n+extra)
+	for i := range x {
+		x[i] = guard
+	}
+	return x
+}
+
+func checkGuards(t *testing.T, name string, x []complex64, from int) {
+	t.Helper()
+	for j := from; j < len(x); j++ {
+		if x[j] != guard {
+			t.Fatalf("%s: value %d, past what it may write, was overwritten", name, j)
+		}
+	}
+}
+
+func compare(t *testing.T, name string, got, want []complex64, tol float64) {
+	t.Helper()
+	for j, w := range want {
+		if d := cmplxAbs(got[j] - w); !(d <= tol) {
+			t.Fatalf("%s: value %d is %v, the Go loop gives %v", name, j, got[j], w)
+		}
+	}
+}
+
+// TestRealNDEachSIMD runs TestRealND and TestRealAgainstGonum with each
+// instruction set's loops in turn (the default runs the widest only).
+func TestRealNDEachSIMD(t *testing.T) {
+	saved := simd
+	defer func() { simd = saved }()
+	for _, set := range simdSets[min(1, len(simdSets)):] {
+		simd = set
+		t.Run(set.name, func(t *testing.T) {
+			TestRealND(t)
+			TestRealAgainstGonum(t)
+		})
+	}
+}

@@ -48,7 +48,10 @@ func main() {
 			pass(s, r)
 		}
 		mulSpectra(s)
+		realPost(s)
+		realPre(s)
 	}
+	transpose()
 	Generate()
 }
 
@@ -172,12 +175,15 @@ func pass(s isa, radix int) {
 
 // cmul sets x = x·(wr + i·wi), wr and wi broadcast: x·wr ∓ swap(x)·wi,
 // subtracting in the real lanes and adding in the imaginary ones.
-func cmul(s isa, x, wr, wi reg.VecVirtual) {
+func cmul(s isa, x, wr, wi reg.VecVirtual) { VMOVAPS(cmulTo(s, x, wr, wi), x) }
+
+// cmulTo returns x·(wr + i·wi) in a new register.
+func cmulTo(s isa, x, wr, wi reg.VecVirtual) reg.VecVirtual {
 	t := s.vec()
 	VPERMILPS(U8(0xb1), x, t)
 	VMULPS(wi, t, t)
 	VFMADDSUB231PS(wr, x, t)
-	VMOVAPS(t, x)
+	return t
 }
 
 // butterfly computes the radix-point DFT of a (already twiddled) and
@@ -297,6 +303,221 @@ func mulSpectra(s isa) {
 	ADDQ(U32(64), i)
 	CMPQ(i, n)
 	JL(LabelRef("loop"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// realPost generates the real forward transform's post-processing in the
+// vector layout, for k in [1, h):
+//
+//	a = z[k], b = conj z[h−k], e = a + b, d = a − b
+//	dst[k] = e/2 + w[k]·(−i·d/2)
+//
+// element k being the gs values at k·gs. c = {1, −1, 0.5, −0.5}.
+func realPost(s isa) {
+	name := "realPost" + s.name
+	TEXT(name, NOSPLIT, "func(dst, z, w []complex64, c []float32, h, gs int)")
+	Doc(name + " is realPostGo for k in [1, h), gs a multiple of 8, in " + s.name + ".")
+	out := Load(Param("dst").Base(), GP64())
+	zk := Load(Param("z").Base(), GP64())
+	wp := Load(Param("w").Base(), GP64())
+	cp := Load(Param("c").Base(), GP64())
+	h := Load(Param("h"), GP64())
+	gsb := Load(Param("gs"), GP64())
+	SHLQ(U8(3), gsb)
+	conj, halfpm, half := s.vec(), s.vec(), s.vec()
+	VBROADCASTSD(Mem{Base: cp}, conj)
+	VBROADCASTSD(Mem{Base: cp, Disp: 8}, halfpm)
+	VBROADCASTSS(Mem{Base: cp, Disp: 8}, half)
+	// zc walks down from element h−1 while zk and out walk up from 1.
+	zc := GP64()
+	MOVQ(h, zc)
+	DECQ(zc)
+	IMULQ(gsb, zc)
+	ADDQ(zk, zc)
+	ADDQ(gsb, zk)
+	ADDQ(gsb, out)
+	kleft := GP64()
+	MOVQ(h, kleft)
+	DECQ(kleft)
+	JLE(LabelRef("done"))
+	ADDQ(U32(8), wp)
+	v := GP64()
+	Label("k")
+	wr, wi := s.vec(), s.vec()
+	VBROADCASTSS(Mem{Base: wp}, wr)
+	VBROADCASTSS(Mem{Base: wp, Disp: 4}, wi)
+	XORQ(v, v)
+	Label("v")
+	a, b, e := s.vec(), s.vec(), s.vec()
+	VMOVUPS(Mem{Base: zk, Index: v, Scale: 1}, a)
+	VMULPS(Mem{Base: zc, Index: v, Scale: 1}, conj, b)
+	VADDPS(b, a, e)
+	VSUBPS(b, a, a)
+	VPERMILPS(U8(0xb1), a, a)
+	VMULPS(halfpm, a, a) // o = −i·d/2
+	o := cmulTo(s, a, wr, wi)
+	VFMADD231PS(half, e, o)
+	VMOVUPS(o, Mem{Base: out, Index: v, Scale: 1})
+	ADDQ(U32(s.bytes), v)
+	CMPQ(v, gsb)
+	JL(LabelRef("v"))
+	ADDQ(gsb, zk)
+	ADDQ(gsb, out)
+	SUBQ(gsb, zc)
+	ADDQ(U32(8), wp)
+	DECQ(kleft)
+	JNZ(LabelRef("k"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// realPre generates the real inverse transform's pre-processing in the
+// vector layout, for k in [0, h):
+//
+//	a = x[k], b = conj x[h−k], o = (a − b)·iw[k]
+//	dst[k] = a + b + i·o
+//
+// c = {1, −1, 0.5, −0.5, −1, 1}.
+func realPre(s isa) {
+	name := "realPre" + s.name
+	TEXT(name, NOSPLIT, "func(dst, x, iw []complex64, c []float32, h, gs int)")
+	Doc(name + " is realPreGo, gs a multiple of 8, in " + s.name + ".")
+	out := Load(Param("dst").Base(), GP64())
+	xk := Load(Param("x").Base(), GP64())
+	wp := Load(Param("iw").Base(), GP64())
+	cp := Load(Param("c").Base(), GP64())
+	h := Load(Param("h"), GP64())
+	gsb := Load(Param("gs"), GP64())
+	SHLQ(U8(3), gsb)
+	conj, mp := s.vec(), s.vec()
+	VBROADCASTSD(Mem{Base: cp}, conj)
+	VBROADCASTSD(Mem{Base: cp, Disp: 16}, mp)
+	xc := GP64()
+	MOVQ(h, xc)
+	IMULQ(gsb, xc)
+	ADDQ(xk, xc)
+	kleft := GP64()
+	MOVQ(h, kleft)
+	TESTQ(kleft, kleft)
+	JLE(LabelRef("done"))
+	v := GP64()
+	Label("k")
+	wr, wi := s.vec(), s.vec()
+	VBROADCASTSS(Mem{Base: wp}, wr)
+	VBROADCASTSS(Mem{Base: wp, Disp: 4}, wi)
+	XORQ(v, v)
+	Label("v")
+	a, b, e := s.vec(), s.vec(), s.vec()
+	VMOVUPS(Mem{Base: xk, Index: v, Scale: 1}, a)
+	VMULPS(Mem{Base: xc, Index: v, Scale: 1}, conj, b)
+	VADDPS(b, a, e)
+	VSUBPS(b, a, a)
+	o := cmulTo(s, a, wr, wi)
+	VPERMILPS(U8(0xb1), o, o)
+	VFMADD231PS(mp, o, e) // e + i·o: (−im, re)
+	VMOVUPS(e, Mem{Base: out, Index: v, Scale: 1})
+	ADDQ(U32(s.bytes), v)
+	CMPQ(v, gsb)
+	JL(LabelRef("v"))
+	ADDQ(gsb, xk)
+	ADDQ(gsb, out)
+	SUBQ(gsb, xc)
+	ADDQ(U32(8), wp)
+	DECQ(kleft)
+	JNZ(LabelRef("k"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// transpose generates dst[c·ds + r] = src[r·ss + c] for r < rows and
+// c < cols rounded down to multiples of 8 (complex64 values, strides in
+// values), by 8×8 blocks transposed in AVX-512 registers; the caller
+// does the rest.
+func transpose() {
+	TEXT("transposeAVX512", NOSPLIT, "func(dst []complex64, ds int, src []complex64, ss int, rows, cols int)")
+	Doc("transposeAVX512 is transposeGo over whole 8×8 blocks, in AVX512.")
+	dst := Load(Param("dst").Base(), GP64())
+	dsb := Load(Param("ds"), GP64())
+	src := Load(Param("src").Base(), GP64())
+	ssb := Load(Param("ss"), GP64())
+	rows := Load(Param("rows"), GP64())
+	cols := Load(Param("cols"), GP64())
+	SHLQ(U8(3), dsb)
+	SHLQ(U8(3), ssb)
+	SHRQ(U8(3), rows)
+	JZ(LabelRef("done"))
+	SHRQ(U8(3), cols)
+	JZ(LabelRef("done"))
+	ds3, ss3 := GP64(), GP64()
+	LEAQ(Mem{Base: dsb, Index: dsb, Scale: 2}, ds3)
+	LEAQ(Mem{Base: ssb, Index: ssb, Scale: 2}, ss3)
+	sp, dp, sp4, dp4, cleft := GP64(), GP64(), GP64(), GP64(), GP64()
+	Label("rowBlock")
+	MOVQ(src, sp)
+	MOVQ(dst, dp)
+	MOVQ(cols, cleft)
+	Label("colBlock")
+	LEAQ(Mem{Base: sp, Index: ssb, Scale: 4}, sp4)
+	LEAQ(Mem{Base: dp, Index: dsb, Scale: 4}, dp4)
+	at := func(base, base4, stride, stride3 reg.Register, j int) Mem {
+		b := base
+		if j >= 4 {
+			b, j = base4, j-4
+		}
+		switch j {
+		case 0:
+			return Mem{Base: b}
+		case 3:
+			return Mem{Base: b, Index: stride3, Scale: 1}
+		}
+		return Mem{Base: b, Index: stride, Scale: uint8(j)}
+	}
+	r := make([]reg.VecVirtual, 8)
+	for j := range r {
+		r[j] = ZMM()
+		VMOVUPS(at(sp, sp4, ssb, ss3, j), r[j])
+	}
+	// t[2i] = (r2i_0, r2i+1_0, r2i_2, r2i+1_2, …), t[2i+1] the odd columns.
+	t := make([]reg.VecVirtual, 8)
+	for i := 0; i < 4; i++ {
+		t[2*i], t[2*i+1] = ZMM(), ZMM()
+		VUNPCKLPD(r[2*i+1], r[2*i], t[2*i])
+		VUNPCKHPD(r[2*i+1], r[2*i], t[2*i+1])
+	}
+	// u: pairs of rows 0–3 (from t0/t2 or t1/t3) and 4–7, 128-bit lanes
+	// 0 and 2 (columns c, c+4) or 1 and 3 (columns c+2, c+6).
+	u := make([]reg.VecVirtual, 8)
+	for i, x := range []struct {
+		lo, hi int
+		imm    uint8
+	}{
+		{0, 2, 0x88}, {0, 2, 0xdd}, {1, 3, 0x88}, {1, 3, 0xdd},
+		{4, 6, 0x88}, {4, 6, 0xdd}, {5, 7, 0x88}, {5, 7, 0xdd},
+	} {
+		u[i] = ZMM()
+		VSHUFF64X2(U8(x.imm), t[x.hi], t[x.lo], u[i])
+	}
+	// u0 holds columns 0 and 4 of rows 0–3, u4 of rows 4–7; u1/u5 columns
+	// 2 and 6; u2/u6 columns 1 and 5; u3/u7 columns 3 and 7.
+	for i, col := range [][2]int{{0, 4}, {2, 6}, {1, 5}, {3, 7}} {
+		lo, hi := ZMM(), ZMM()
+		VSHUFF64X2(U8(0x88), u[i+4], u[i], lo)
+		VSHUFF64X2(U8(0xdd), u[i+4], u[i], hi)
+		VMOVUPS(lo, at(dp, dp4, dsb, ds3, col[0]))
+		VMOVUPS(hi, at(dp, dp4, dsb, ds3, col[1]))
+	}
+	ADDQ(U32(64), sp)
+	LEAQ(Mem{Base: dp4, Index: dsb, Scale: 4}, dp)
+	DECQ(cleft)
+	JNZ(LabelRef("colBlock"))
+	LEAQ(Mem{Base: src, Index: ssb, Scale: 8}, src)
+	ADDQ(U32(64), dst)
+	DECQ(rows)
+	JNZ(LabelRef("rowBlock"))
 	Label("done")
 	VZEROUPPER()
 	RET()
