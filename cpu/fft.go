@@ -215,37 +215,46 @@ func (e *fftConv) scan(src nd.Array) (nonFinite int, direct bool) {
 // scanFloat32 returns how many of x are NaN or ±Inf and the largest
 // magnitude of the others. It works on the bits: with the sign cleared, a
 // float32's bits order as its magnitude does, and NaN and Inf are the
-// values from 0x7f800000 up. Four independent lanes in registers, no
-// branches.
+// values from infBits up. The common case, every value finite, takes one
+// pass of a bitwise max; only then are the non-finite values counted.
 func scanFloat32(x []float32) (nonFinite int, maxAbs float64) {
+	if m := maxAbsBits(x); m < infBits {
+		return 0, float64(math.Float32frombits(m))
+	}
+	m := uint32(0)
+	for _, v := range x {
+		if b := math.Float32bits(v) & absBits; b >= infBits {
+			nonFinite++
+		} else {
+			m = max(m, b)
+		}
+	}
+	return nonFinite, float64(math.Float32frombits(m))
+}
+
+// maxAbsBits is the largest of x's values' bits with the sign cleared,
+// in four independent lanes held in registers.
+func maxAbsBits(x []float32) uint32 {
 	var m0, m1, m2, m3 uint32
-	var n0, n1, n2, n3 int
 	i := 0
 	for ; i+4 <= len(x); i += 4 {
 		v := x[i : i+4 : i+4]
-		b0, b1, b2, b3 := math.Float32bits(v[0])&absBits, math.Float32bits(v[1])&absBits, math.Float32bits(v[2])&absBits, math.Float32bits(v[3])&absBits
-		f0, f1, f2, f3 := nonFiniteBit(b0), nonFiniteBit(b1), nonFiniteBit(b2), nonFiniteBit(b3)
-		n0, n1, n2, n3 = n0+int(f0), n1+int(f1), n2+int(f2), n3+int(f3)
-		m0, m1, m2, m3 = max(m0, b0&(f0-1)), max(m1, b1&(f1-1)), max(m2, b2&(f2-1)), max(m3, b3&(f3-1))
+		m0, m1 = max(m0, math.Float32bits(v[0])&absBits), max(m1, math.Float32bits(v[1])&absBits)
+		m2, m3 = max(m2, math.Float32bits(v[2])&absBits), max(m3, math.Float32bits(v[3])&absBits)
 	}
 	for ; i < len(x); i++ {
-		b := math.Float32bits(x[i]) & absBits
-		f := nonFiniteBit(b)
-		n0 += int(f)
-		m0 = max(m0, b&(f-1))
+		m0 = max(m0, math.Float32bits(x[i])&absBits)
 	}
-	return n0 + n1 + n2 + n3, float64(math.Float32frombits(max(m0, m1, m2, m3)))
+	return max(m0, m1, m2, m3)
 }
+
+const (
+	absBits = 0x7fffffff // clears a float32's sign bit
+	infBits = 0x7f800000 // +Inf; NaNs lie above
+)
 
 // scanChunk is the number of values one work item of the scan reads.
 const scanChunk = 1 << 18
-
-// absBits clears a float32's sign bit.
-const absBits = 0x7fffffff
-
-// nonFiniteBit is 1 for the magnitude bits of NaN and ±Inf (0x7f800000
-// and up), else 0.
-func nonFiniteBit(b uint32) uint32 { return (b + (0x80000000 - 0x7f800000)) >> 31 }
 
 // directShare is the largest share of the outputs that blocks may compute
 // by the direct sum before the whole call runs the direct method.
