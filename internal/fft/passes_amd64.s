@@ -346,11 +346,11 @@ done:
 	VZEROUPPER
 	RET
 
-// func realPostAVX2(dst []complex64, z []complex64, w []complex64, c []float32, h int, gs int)
+// func realPostAVX2(dst []complex64, x []complex64, w []complex64, c []float32, h int, gs int)
 // Requires: AVX, FMA3
 TEXT ·realPostAVX2(SB), NOSPLIT, $0-112
 	MOVQ         dst_base+0(FP), AX
-	MOVQ         z_base+24(FP), CX
+	MOVQ         x_base+24(FP), CX
 	MOVQ         w_base+48(FP), DX
 	MOVQ         c_base+72(FP), BX
 	MOVQ         h+96(FP), SI
@@ -360,14 +360,15 @@ TEXT ·realPostAVX2(SB), NOSPLIT, $0-112
 	VBROADCASTSD 8(BX), Y1
 	VBROADCASTSS 8(BX), Y2
 	MOVQ         SI, BX
-	DECQ         BX
-	IMULQ        DI, BX
-	ADDQ         CX, BX
+	SUBQ         $0x00000001, BX
+	MOVQ         BX, SI
+	IMULQ        DI, SI
+	ADDQ         CX, SI
 	ADDQ         DI, CX
 	ADDQ         DI, AX
-	DECQ         SI
-	JLE          done
 	ADDQ         $0x00000008, DX
+	TESTQ        BX, BX
+	JLE          done
 
 k:
 	VBROADCASTSS (DX), Y3
@@ -376,7 +377,7 @@ k:
 
 v:
 	VMOVUPS        (CX)(R8*1), Y5
-	VMULPS         (BX)(R8*1), Y0, Y6
+	VMULPS         (SI)(R8*1), Y0, Y6
 	VADDPS         Y6, Y5, Y7
 	VSUBPS         Y6, Y5, Y5
 	VPERMILPS      $0xb1, Y5, Y5
@@ -391,21 +392,21 @@ v:
 	JL             v
 	ADDQ           DI, CX
 	ADDQ           DI, AX
-	SUBQ           DI, BX
+	SUBQ           DI, SI
 	ADDQ           $0x00000008, DX
-	DECQ           SI
+	DECQ           BX
 	JNZ            k
 
 done:
 	VZEROUPPER
 	RET
 
-// func realPreAVX2(dst []complex64, x []complex64, iw []complex64, c []float32, h int, gs int)
+// func realPreAVX2(dst []complex64, x []complex64, w []complex64, c []float32, h int, gs int)
 // Requires: AVX, FMA3
 TEXT ·realPreAVX2(SB), NOSPLIT, $0-112
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         x_base+24(FP), CX
-	MOVQ         iw_base+48(FP), DX
+	MOVQ         w_base+48(FP), DX
 	MOVQ         c_base+72(FP), BX
 	MOVQ         h+96(FP), SI
 	MOVQ         gs+104(FP), DI
@@ -413,9 +414,11 @@ TEXT ·realPreAVX2(SB), NOSPLIT, $0-112
 	VBROADCASTSD (BX), Y0
 	VBROADCASTSD 16(BX), Y1
 	MOVQ         SI, BX
-	IMULQ        DI, BX
-	ADDQ         CX, BX
-	TESTQ        SI, SI
+	SUBQ         $0x00000000, BX
+	MOVQ         BX, SI
+	IMULQ        DI, SI
+	ADDQ         CX, SI
+	TESTQ        BX, BX
 	JLE          done
 
 k:
@@ -425,7 +428,7 @@ k:
 
 v:
 	VMOVUPS        (CX)(R8*1), Y4
-	VMULPS         (BX)(R8*1), Y0, Y5
+	VMULPS         (SI)(R8*1), Y0, Y5
 	VADDPS         Y5, Y4, Y6
 	VSUBPS         Y5, Y4, Y4
 	VPERMILPS      $0xb1, Y4, Y5
@@ -439,9 +442,9 @@ v:
 	JL             v
 	ADDQ           DI, CX
 	ADDQ           DI, AX
-	SUBQ           DI, BX
+	SUBQ           DI, SI
 	ADDQ           $0x00000008, DX
-	DECQ           SI
+	DECQ           BX
 	JNZ            k
 
 done:
@@ -781,11 +784,11 @@ done:
 	VZEROUPPER
 	RET
 
-// func realPostAVX512(dst []complex64, z []complex64, w []complex64, c []float32, h int, gs int)
+// func realPostAVX512(dst []complex64, x []complex64, w []complex64, c []float32, h int, gs int)
 // Requires: AVX, AVX512F
 TEXT ·realPostAVX512(SB), NOSPLIT, $0-112
 	MOVQ         dst_base+0(FP), AX
-	MOVQ         z_base+24(FP), CX
+	MOVQ         x_base+24(FP), CX
 	MOVQ         w_base+48(FP), DX
 	MOVQ         c_base+72(FP), BX
 	MOVQ         h+96(FP), SI
@@ -795,14 +798,15 @@ TEXT ·realPostAVX512(SB), NOSPLIT, $0-112
 	VBROADCASTSD 8(BX), Z1
 	VBROADCASTSS 8(BX), Z2
 	MOVQ         SI, BX
-	DECQ         BX
-	IMULQ        DI, BX
-	ADDQ         CX, BX
+	SUBQ         $0x00000001, BX
+	MOVQ         BX, SI
+	IMULQ        DI, SI
+	ADDQ         CX, SI
 	ADDQ         DI, CX
 	ADDQ         DI, AX
-	DECQ         SI
-	JLE          done
 	ADDQ         $0x00000008, DX
+	TESTQ        BX, BX
+	JLE          done
 
 k:
 	VBROADCASTSS (DX), Z3
@@ -811,7 +815,7 @@ k:
 
 v:
 	VMOVUPS        (CX)(R8*1), Z5
-	VMULPS         (BX)(R8*1), Z0, Z6
+	VMULPS         (SI)(R8*1), Z0, Z6
 	VADDPS         Z6, Z5, Z7
 	VSUBPS         Z6, Z5, Z5
 	VPERMILPS      $0xb1, Z5, Z5
@@ -826,21 +830,21 @@ v:
 	JL             v
 	ADDQ           DI, CX
 	ADDQ           DI, AX
-	SUBQ           DI, BX
+	SUBQ           DI, SI
 	ADDQ           $0x00000008, DX
-	DECQ           SI
+	DECQ           BX
 	JNZ            k
 
 done:
 	VZEROUPPER
 	RET
 
-// func realPreAVX512(dst []complex64, x []complex64, iw []complex64, c []float32, h int, gs int)
+// func realPreAVX512(dst []complex64, x []complex64, w []complex64, c []float32, h int, gs int)
 // Requires: AVX, AVX512F
 TEXT ·realPreAVX512(SB), NOSPLIT, $0-112
 	MOVQ         dst_base+0(FP), AX
 	MOVQ         x_base+24(FP), CX
-	MOVQ         iw_base+48(FP), DX
+	MOVQ         w_base+48(FP), DX
 	MOVQ         c_base+72(FP), BX
 	MOVQ         h+96(FP), SI
 	MOVQ         gs+104(FP), DI
@@ -848,9 +852,11 @@ TEXT ·realPreAVX512(SB), NOSPLIT, $0-112
 	VBROADCASTSD (BX), Z0
 	VBROADCASTSD 16(BX), Z1
 	MOVQ         SI, BX
-	IMULQ        DI, BX
-	ADDQ         CX, BX
-	TESTQ        SI, SI
+	SUBQ         $0x00000000, BX
+	MOVQ         BX, SI
+	IMULQ        DI, SI
+	ADDQ         CX, SI
+	TESTQ        BX, BX
 	JLE          done
 
 k:
@@ -860,7 +866,7 @@ k:
 
 v:
 	VMOVUPS        (CX)(R8*1), Z4
-	VMULPS         (BX)(R8*1), Z0, Z5
+	VMULPS         (SI)(R8*1), Z0, Z5
 	VADDPS         Z5, Z4, Z6
 	VSUBPS         Z5, Z4, Z4
 	VPERMILPS      $0xb1, Z4, Z5
@@ -874,9 +880,9 @@ v:
 	JL             v
 	ADDQ           DI, CX
 	ADDQ           DI, AX
-	SUBQ           DI, BX
+	SUBQ           DI, SI
 	ADDQ           $0x00000008, DX
-	DECQ           SI
+	DECQ           BX
 	JNZ            k
 
 done:

@@ -20,10 +20,10 @@ func pass5AVX2(dst []complex64, src []complex64, tw []complex64, c []float32, m 
 func mulSpectraAVX2(dst []complex64, a []complex64, b []complex64)
 
 // realPostAVX2 is realPostGo for k in [1, h), gs a multiple of 8, in AVX2.
-func realPostAVX2(dst []complex64, z []complex64, w []complex64, c []float32, h int, gs int)
+func realPostAVX2(dst []complex64, x []complex64, w []complex64, c []float32, h int, gs int)
 
 // realPreAVX2 is realPreGo, gs a multiple of 8, in AVX2.
-func realPreAVX2(dst []complex64, x []complex64, iw []complex64, c []float32, h int, gs int)
+func realPreAVX2(dst []complex64, x []complex64, w []complex64, c []float32, h int, gs int)
 
 // pass2AVX512 is pass2 over vl sequences, vl a multiple of 8, in AVX512.
 func pass2AVX512(dst []complex64, src []complex64, tw []complex64, c []float32, m int, ns int, vl int)
@@ -41,10 +41,10 @@ func pass5AVX512(dst []complex64, src []complex64, tw []complex64, c []float32, 
 func mulSpectraAVX512(dst []complex64, a []complex64, b []complex64)
 
 // realPostAVX512 is realPostGo for k in [1, h), gs a multiple of 8, in AVX512.
-func realPostAVX512(dst []complex64, z []complex64, w []complex64, c []float32, h int, gs int)
+func realPostAVX512(dst []complex64, x []complex64, w []complex64, c []float32, h int, gs int)
 
 // realPreAVX512 is realPreGo, gs a multiple of 8, in AVX512.
-func realPreAVX512(dst []complex64, x []complex64, iw []complex64, c []float32, h int, gs int)
+func realPreAVX512(dst []complex64, x []complex64, w []complex64, c []float32, h int, gs int)
 
 // transposeAVX512 is transposeGo over whole 8×8 blocks, in AVX512.
 func transposeAVX512(dst []complex64, ds int, src []complex64, ss int, rows int, cols int)

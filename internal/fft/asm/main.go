@@ -316,62 +316,21 @@ func mulSpectra(s isa) {
 //
 // element k being the gs values at k·gs. c = {1, −1, 0.5, −0.5}.
 func realPost(s isa) {
-	name := "realPost" + s.name
-	TEXT(name, NOSPLIT, "func(dst, z, w []complex64, c []float32, h, gs int)")
-	Doc(name + " is realPostGo for k in [1, h), gs a multiple of 8, in " + s.name + ".")
-	out := Load(Param("dst").Base(), GP64())
-	zk := Load(Param("z").Base(), GP64())
-	wp := Load(Param("w").Base(), GP64())
-	cp := Load(Param("c").Base(), GP64())
-	h := Load(Param("h"), GP64())
-	gsb := Load(Param("gs"), GP64())
-	SHLQ(U8(3), gsb)
-	conj, halfpm, half := s.vec(), s.vec(), s.vec()
-	VBROADCASTSD(Mem{Base: cp}, conj)
-	VBROADCASTSD(Mem{Base: cp, Disp: 8}, halfpm)
-	VBROADCASTSS(Mem{Base: cp, Disp: 8}, half)
-	// zc walks down from element h−1 while zk and out walk up from 1.
-	zc := GP64()
-	MOVQ(h, zc)
-	DECQ(zc)
-	IMULQ(gsb, zc)
-	ADDQ(zk, zc)
-	ADDQ(gsb, zk)
-	ADDQ(gsb, out)
-	kleft := GP64()
-	MOVQ(h, kleft)
-	DECQ(kleft)
-	JLE(LabelRef("done"))
-	ADDQ(U32(8), wp)
-	v := GP64()
-	Label("k")
-	wr, wi := s.vec(), s.vec()
-	VBROADCASTSS(Mem{Base: wp}, wr)
-	VBROADCASTSS(Mem{Base: wp, Disp: 4}, wi)
-	XORQ(v, v)
-	Label("v")
-	a, b, e := s.vec(), s.vec(), s.vec()
-	VMOVUPS(Mem{Base: zk, Index: v, Scale: 1}, a)
-	VMULPS(Mem{Base: zc, Index: v, Scale: 1}, conj, b)
-	VADDPS(b, a, e)
-	VSUBPS(b, a, a)
-	VPERMILPS(U8(0xb1), a, a)
-	VMULPS(halfpm, a, a) // o = −i·d/2
-	o := cmulTo(s, a, wr, wi)
-	VFMADD231PS(half, e, o)
-	VMOVUPS(o, Mem{Base: out, Index: v, Scale: 1})
-	ADDQ(U32(s.bytes), v)
-	CMPQ(v, gsb)
-	JL(LabelRef("v"))
-	ADDQ(gsb, zk)
-	ADDQ(gsb, out)
-	SUBQ(gsb, zc)
-	ADDQ(U32(8), wp)
-	DECQ(kleft)
-	JNZ(LabelRef("k"))
-	Label("done")
-	VZEROUPPER()
-	RET()
+	var halfpm, half reg.VecVirtual
+	mirrorLoop(s, "realPost", "realPostGo for k in [1, h)", 1, func(cp reg.Register) {
+		halfpm, half = s.vec(), s.vec()
+		VBROADCASTSD(Mem{Base: cp, Disp: 8}, halfpm)
+		VBROADCASTSS(Mem{Base: cp, Disp: 8}, half)
+	}, func(a, b, wr, wi reg.VecVirtual) reg.VecVirtual {
+		e := s.vec()
+		VADDPS(b, a, e)
+		VSUBPS(b, a, a)
+		VPERMILPS(U8(0xb1), a, a)
+		VMULPS(halfpm, a, a) // o = −i·d/2
+		o := cmulTo(s, a, wr, wi)
+		VFMADD231PS(half, e, o)
+		return o
+	})
 }
 
 // realPre generates the real inverse transform's pre-processing in the
@@ -382,25 +341,53 @@ func realPost(s isa) {
 //
 // c = {1, −1, 0.5, −0.5, −1, 1}.
 func realPre(s isa) {
-	name := "realPre" + s.name
-	TEXT(name, NOSPLIT, "func(dst, x, iw []complex64, c []float32, h, gs int)")
-	Doc(name + " is realPreGo, gs a multiple of 8, in " + s.name + ".")
+	var mp reg.VecVirtual
+	mirrorLoop(s, "realPre", "realPreGo", 0, func(cp reg.Register) {
+		mp = s.vec()
+		VBROADCASTSD(Mem{Base: cp, Disp: 16}, mp)
+	}, func(a, b, wr, wi reg.VecVirtual) reg.VecVirtual {
+		e := s.vec()
+		VADDPS(b, a, e)
+		VSUBPS(b, a, a)
+		o := cmulTo(s, a, wr, wi)
+		VPERMILPS(U8(0xb1), o, o)
+		VFMADD231PS(mp, o, e) // e + i·o: (−im, re)
+		return e
+	})
+}
+
+// mirrorLoop generates func(dst, x, w []complex64, c []float32, h, gs int)
+// setting, for k in [k0, h) and every lane, dst[k] = body(x[k],
+// conj x[h−k], w[k]): element k is the gs values at k·gs (gs a multiple of
+// 8), w[k] comes broadcast as its real and imaginary parts, and c starts
+// with the conjugation's lane-pair multipliers {1, −1}; setup loads the
+// body's other constants from c.
+func mirrorLoop(s isa, name, twin string, k0 int, setup func(cp reg.Register), body func(a, b, wr, wi reg.VecVirtual) reg.VecVirtual) {
+	name += s.name
+	TEXT(name, NOSPLIT, "func(dst, x, w []complex64, c []float32, h, gs int)")
+	Doc(fmt.Sprintf("%s is %s, gs a multiple of 8, in %s.", name, twin, s.name))
 	out := Load(Param("dst").Base(), GP64())
 	xk := Load(Param("x").Base(), GP64())
-	wp := Load(Param("iw").Base(), GP64())
+	wp := Load(Param("w").Base(), GP64())
 	cp := Load(Param("c").Base(), GP64())
 	h := Load(Param("h"), GP64())
 	gsb := Load(Param("gs"), GP64())
 	SHLQ(U8(3), gsb)
-	conj, mp := s.vec(), s.vec()
+	conj := s.vec()
 	VBROADCASTSD(Mem{Base: cp}, conj)
-	VBROADCASTSD(Mem{Base: cp, Disp: 16}, mp)
-	xc := GP64()
-	MOVQ(h, xc)
+	setup(cp)
+	// xc walks down from element h−k0 while xk and out walk up from k0.
+	kleft, xc := GP64(), GP64()
+	MOVQ(h, kleft)
+	SUBQ(U32(k0), kleft)
+	MOVQ(kleft, xc)
 	IMULQ(gsb, xc)
 	ADDQ(xk, xc)
-	kleft := GP64()
-	MOVQ(h, kleft)
+	if k0 > 0 {
+		ADDQ(gsb, xk)
+		ADDQ(gsb, out)
+		ADDQ(U32(8), wp)
+	}
 	TESTQ(kleft, kleft)
 	JLE(LabelRef("done"))
 	v := GP64()
@@ -410,15 +397,10 @@ func realPre(s isa) {
 	VBROADCASTSS(Mem{Base: wp, Disp: 4}, wi)
 	XORQ(v, v)
 	Label("v")
-	a, b, e := s.vec(), s.vec(), s.vec()
+	a, b := s.vec(), s.vec()
 	VMOVUPS(Mem{Base: xk, Index: v, Scale: 1}, a)
 	VMULPS(Mem{Base: xc, Index: v, Scale: 1}, conj, b)
-	VADDPS(b, a, e)
-	VSUBPS(b, a, a)
-	o := cmulTo(s, a, wr, wi)
-	VPERMILPS(U8(0xb1), o, o)
-	VFMADD231PS(mp, o, e) // e + i·o: (−im, re)
-	VMOVUPS(e, Mem{Base: out, Index: v, Scale: 1})
+	VMOVUPS(body(a, b, wr, wi), Mem{Base: out, Index: v, Scale: 1})
 	ADDQ(U32(s.bytes), v)
 	CMPQ(v, gsb)
 	JL(LabelRef("v"))
