@@ -15,7 +15,7 @@ func init() {
 	if cpu.X86.HasAVX2 && cpu.X86.HasFMA {
 		simdSets = append(simdSets, simdSet{"AVX2",
 			map[int]passFunc{2: pass2AVX2, 3: pass3AVX2, 4: pass4AVX2, 5: pass5AVX2}, mulSpectraAVX2,
-			realPostAVX2, realPreAVX2, nil})
+			realPostAVX2, realPreAVX2, transposeAVX2})
 	}
 	if len(simdSets) > 0 {
 		simd = simdSets[0]

@@ -889,6 +889,109 @@ done:
 	VZEROUPPER
 	RET
 
+// func transposeAVX2(dst []complex64, ds int, src []complex64, ss int, rows int, cols int)
+// Requires: AVX
+TEXT ·transposeAVX2(SB), NOSPLIT, $0-80
+	MOVQ dst_base+0(FP), AX
+	MOVQ ds+24(FP), CX
+	MOVQ src_base+32(FP), DX
+	MOVQ ss+56(FP), BX
+	MOVQ rows+64(FP), SI
+	MOVQ cols+72(FP), DI
+	SHLQ $0x03, CX
+	SHLQ $0x03, BX
+	SHRQ $0x03, SI
+	JZ   done
+	SHRQ $0x03, DI
+	JZ   done
+	LEAQ (CX)(CX*2), R8
+	LEAQ (BX)(BX*2), R9
+
+rowBlock:
+	MOVQ DX, R10
+	MOVQ AX, R11
+	MOVQ DI, R14
+
+colBlock:
+	LEAQ       (R10)(BX*4), R12
+	LEAQ       (R11)(CX*4), R13
+	VMOVUPS    (R10), Y0
+	VMOVUPS    (R10)(BX*1), Y1
+	VMOVUPS    (R10)(BX*2), Y2
+	VMOVUPS    (R10)(R9*1), Y3
+	VUNPCKLPD  Y1, Y0, Y4
+	VUNPCKHPD  Y1, Y0, Y0
+	VUNPCKLPD  Y3, Y2, Y1
+	VUNPCKHPD  Y3, Y2, Y2
+	VPERM2F128 $0x20, Y1, Y4, Y3
+	VPERM2F128 $0x31, Y1, Y4, Y1
+	VMOVUPS    Y3, (R11)
+	VMOVUPS    Y1, (R11)(CX*2)
+	VPERM2F128 $0x20, Y2, Y0, Y1
+	VPERM2F128 $0x31, Y2, Y0, Y0
+	VMOVUPS    Y1, (R11)(CX*1)
+	VMOVUPS    Y0, (R11)(R8*1)
+	VMOVUPS    32(R10), Y0
+	VMOVUPS    32(R10)(BX*1), Y1
+	VMOVUPS    32(R10)(BX*2), Y2
+	VMOVUPS    32(R10)(R9*1), Y3
+	VUNPCKLPD  Y1, Y0, Y4
+	VUNPCKHPD  Y1, Y0, Y0
+	VUNPCKLPD  Y3, Y2, Y1
+	VUNPCKHPD  Y3, Y2, Y2
+	VPERM2F128 $0x20, Y1, Y4, Y3
+	VPERM2F128 $0x31, Y1, Y4, Y1
+	VMOVUPS    Y3, (R13)
+	VMOVUPS    Y1, (R13)(CX*2)
+	VPERM2F128 $0x20, Y2, Y0, Y1
+	VPERM2F128 $0x31, Y2, Y0, Y0
+	VMOVUPS    Y1, (R13)(CX*1)
+	VMOVUPS    Y0, (R13)(R8*1)
+	VMOVUPS    (R12), Y0
+	VMOVUPS    (R12)(BX*1), Y1
+	VMOVUPS    (R12)(BX*2), Y2
+	VMOVUPS    (R12)(R9*1), Y3
+	VUNPCKLPD  Y1, Y0, Y4
+	VUNPCKHPD  Y1, Y0, Y0
+	VUNPCKLPD  Y3, Y2, Y1
+	VUNPCKHPD  Y3, Y2, Y2
+	VPERM2F128 $0x20, Y1, Y4, Y3
+	VPERM2F128 $0x31, Y1, Y4, Y1
+	VMOVUPS    Y3, 32(R11)
+	VMOVUPS    Y1, 32(R11)(CX*2)
+	VPERM2F128 $0x20, Y2, Y0, Y1
+	VPERM2F128 $0x31, Y2, Y0, Y0
+	VMOVUPS    Y1, 32(R11)(CX*1)
+	VMOVUPS    Y0, 32(R11)(R8*1)
+	VMOVUPS    32(R12), Y0
+	VMOVUPS    32(R12)(BX*1), Y1
+	VMOVUPS    32(R12)(BX*2), Y2
+	VMOVUPS    32(R12)(R9*1), Y3
+	VUNPCKLPD  Y1, Y0, Y4
+	VUNPCKHPD  Y1, Y0, Y0
+	VUNPCKLPD  Y3, Y2, Y1
+	VUNPCKHPD  Y3, Y2, Y2
+	VPERM2F128 $0x20, Y1, Y4, Y3
+	VPERM2F128 $0x31, Y1, Y4, Y1
+	VMOVUPS    Y3, 32(R13)
+	VMOVUPS    Y1, 32(R13)(CX*2)
+	VPERM2F128 $0x20, Y2, Y0, Y1
+	VPERM2F128 $0x31, Y2, Y0, Y0
+	VMOVUPS    Y1, 32(R13)(CX*1)
+	VMOVUPS    Y0, 32(R13)(R8*1)
+	ADDQ       $0x00000040, R10
+	LEAQ       (R13)(CX*4), R11
+	DECQ       R14
+	JNZ        colBlock
+	LEAQ       (DX)(BX*8), DX
+	ADDQ       $0x00000040, AX
+	DECQ       SI
+	JNZ        rowBlock
+
+done:
+	VZEROUPPER
+	RET
+
 // func transposeAVX512(dst []complex64, ds int, src []complex64, ss int, rows int, cols int)
 // Requires: AVX, AVX512F
 TEXT ·transposeAVX512(SB), NOSPLIT, $0-80

@@ -46,5 +46,8 @@ func realPostAVX512(dst []complex64, x []complex64, w []complex64, c []float32, 
 // realPreAVX512 is realPreGo, gs a multiple of 8, in AVX512.
 func realPreAVX512(dst []complex64, x []complex64, w []complex64, c []float32, h int, gs int)
 
+// transposeAVX2 is transposeGo over whole 8×8 blocks, in AVX2.
+func transposeAVX2(dst []complex64, ds int, src []complex64, ss int, rows int, cols int)
+
 // transposeAVX512 is transposeGo over whole 8×8 blocks, in AVX512.
 func transposeAVX512(dst []complex64, ds int, src []complex64, ss int, rows int, cols int)

@@ -51,7 +51,8 @@ func main() {
 		realPost(s)
 		realPre(s)
 	}
-	transpose()
+	transpose(avx2)
+	transpose(avx512)
 	Generate()
 }
 
@@ -417,11 +418,12 @@ func mirrorLoop(s isa, name, twin string, k0 int, setup func(cp reg.Register), b
 
 // transpose generates dst[c·ds + r] = src[r·ss + c] for r < rows and
 // c < cols rounded down to multiples of 8 (complex64 values, strides in
-// values), by 8×8 blocks transposed in AVX-512 registers; the caller
+// values), by 8×8 blocks transposed in registers (AVX2: as four 4×4); the caller
 // does the rest.
-func transpose() {
-	TEXT("transposeAVX512", NOSPLIT, "func(dst []complex64, ds int, src []complex64, ss int, rows, cols int)")
-	Doc("transposeAVX512 is transposeGo over whole 8×8 blocks, in AVX512.")
+func transpose(s isa) {
+	name := "transpose" + s.name
+	TEXT(name, NOSPLIT, "func(dst []complex64, ds int, src []complex64, ss int, rows, cols int)")
+	Doc(name + " is transposeGo over whole 8×8 blocks, in " + s.name + ".")
 	dst := Load(Param("dst").Base(), GP64())
 	dsb := Load(Param("ds"), GP64())
 	src := Load(Param("src").Base(), GP64())
@@ -458,10 +460,63 @@ func transpose() {
 		}
 		return Mem{Base: b, Index: stride, Scale: uint8(j)}
 	}
+	if s.bytes == 64 {
+		transpose8(sp, sp4, ssb, ss3, dp, dp4, dsb, ds3, at)
+	} else {
+		// Four 4×4 blocks: rows rb… of the source to columns rb… of the
+		// destination.
+		for _, rb := range []int{0, 4} {
+			for _, cb := range []int{0, 4} {
+				r := make([]reg.VecVirtual, 4)
+				for j := range r {
+					r[j] = YMM()
+					m := at(sp, sp4, ssb, ss3, rb+j)
+					m.Disp = 8 * cb
+					VMOVUPS(m, r[j])
+				}
+				t := make([]reg.VecVirtual, 4)
+				for i := 0; i < 2; i++ {
+					t[2*i], t[2*i+1] = YMM(), YMM()
+					VUNPCKLPD(r[2*i+1], r[2*i], t[2*i])
+					VUNPCKHPD(r[2*i+1], r[2*i], t[2*i+1])
+				}
+				// t0 = (a0 b0 | a2 b2), t1 = (a1 b1 | a3 b3), t2 and t3 the
+				// same of rows c, d: columns 0 and 2 from t0/t2, 1 and 3
+				// from t1/t3.
+				for i, col := range [][2]int{{0, 2}, {1, 3}} {
+					lo, hi := YMM(), YMM()
+					VPERM2F128(U8(0x20), t[i+2], t[i], lo)
+					VPERM2F128(U8(0x31), t[i+2], t[i], hi)
+					for k, x := range []reg.VecVirtual{lo, hi} {
+						m := at(dp, dp4, dsb, ds3, cb+col[k])
+						m.Disp = 8 * rb
+						VMOVUPS(x, m)
+					}
+				}
+			}
+		}
+	}
+	ADDQ(U32(64), sp)
+	LEAQ(Mem{Base: dp4, Index: dsb, Scale: 4}, dp)
+	DECQ(cleft)
+	JNZ(LabelRef("colBlock"))
+	LEAQ(Mem{Base: src, Index: ssb, Scale: 8}, src)
+	ADDQ(U32(64), dst)
+	DECQ(rows)
+	JNZ(LabelRef("rowBlock"))
+	Label("done")
+	VZEROUPPER()
+	RET()
+}
+
+// transpose8 transposes the 8×8 block of complex64 values whose source
+// rows at(sp, sp4, ss, ss3, j) and destination rows at(dp, …, c) it is
+// given, in AVX-512 registers.
+func transpose8(sp, sp4, ss, ss3, dp, dp4, ds, ds3 reg.Register, at func(base, base4, stride, stride3 reg.Register, j int) Mem) {
 	r := make([]reg.VecVirtual, 8)
 	for j := range r {
 		r[j] = ZMM()
-		VMOVUPS(at(sp, sp4, ssb, ss3, j), r[j])
+		VMOVUPS(at(sp, sp4, ss, ss3, j), r[j])
 	}
 	// t[2i] = (r2i_0, r2i+1_0, r2i_2, r2i+1_2, …), t[2i+1] the odd columns.
 	t := make([]reg.VecVirtual, 8)
@@ -489,18 +544,7 @@ func transpose() {
 		lo, hi := ZMM(), ZMM()
 		VSHUFF64X2(U8(0x88), u[i+4], u[i], lo)
 		VSHUFF64X2(U8(0xdd), u[i+4], u[i], hi)
-		VMOVUPS(lo, at(dp, dp4, dsb, ds3, col[0]))
-		VMOVUPS(hi, at(dp, dp4, dsb, ds3, col[1]))
+		VMOVUPS(lo, at(dp, dp4, ds, ds3, col[0]))
+		VMOVUPS(hi, at(dp, dp4, ds, ds3, col[1]))
 	}
-	ADDQ(U32(64), sp)
-	LEAQ(Mem{Base: dp4, Index: dsb, Scale: 4}, dp)
-	DECQ(cleft)
-	JNZ(LabelRef("colBlock"))
-	LEAQ(Mem{Base: src, Index: ssb, Scale: 8}, src)
-	ADDQ(U32(64), dst)
-	DECQ(rows)
-	JNZ(LabelRef("rowBlock"))
-	Label("done")
-	VZEROUPPER()
-	RET()
 }
