@@ -27,7 +27,7 @@
 // pre- and post-processing, the spectrum product (MulInto) and the rows'
 // transposes (8×8 blocks of complex64 in registers) are assembly generated
 // by asm/ (an avo program in a module of its own; go generate runs it):
-// AVX-512F, else AVX2 with FMA (transposes in Go), chosen at run time with
+// AVX-512F, else AVX2 with FMA, chosen at run time with
 // golang.org/x/sys/cpu. They vectorise across sequences: complex64 values
 // stay interleaved, 8 (AVX-512) or 4 (AVX2) to a vector, a complex
 // product being a swap, a multiply and one VFMADDSUB. Where they run,
