@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"math"
 	"math/rand/v2"
+	"slices"
 	"testing"
 )
 
@@ -200,4 +201,54 @@ func TestRealNDEachSIMD(t *testing.T) {
 			TestRealAgainstGonum(t)
 		})
 	}
+}
+
+// TestSIMDSetsSameBits: every instruction set does the same operations on
+// each lane, so AVX2 and AVX-512 transforms agree bit for bit (the Go
+// twins round differently).
+func TestSIMDSetsSameBits(t *testing.T) {
+	if len(simdSets) < 2 {
+		t.Skip("fewer than two instruction sets on this CPU")
+	}
+	saved := simd
+	defer func() { simd = saved }()
+	rng := rand.New(rand.NewPCG(8, 8))
+	for _, shape := range [][]int{{720, 288}, {45, 14}, {12800}} {
+		var first []complex64
+		var firstBack []float32
+		src := make([]float32, product(shape)*3)
+		for i := range src {
+			src[i] = float32(rng.Float64()*2 - 1)
+		}
+		for _, set := range simdSets {
+			simd = set
+			plan := NewRealND(3, shape, 2)
+			spec := make([]complex64, plan.SpectrumLen())
+			plan.Forward(spec, src)
+			back := make([]float32, plan.Len())
+			plan.Inverse(back, slices.Clone(spec))
+			if first == nil {
+				first, firstBack = spec, back
+				continue
+			}
+			for i, v := range back {
+				if math.Float32bits(v) != math.Float32bits(firstBack[i]) {
+					t.Fatalf("%v inverse: %s value %d is %v, %s gave %v", shape, set.name, i, v, simdSets[0].name, firstBack[i])
+				}
+			}
+			for i := range spec {
+				if math.Float32bits(real(spec[i])) != math.Float32bits(real(first[i])) || math.Float32bits(imag(spec[i])) != math.Float32bits(imag(first[i])) {
+					t.Fatalf("%v: %s value %d is %v, %s gave %v", shape, set.name, i, spec[i], simdSets[0].name, first[i])
+				}
+			}
+		}
+	}
+}
+
+func product(shape []int) int {
+	p := 1
+	for _, n := range shape {
+		p *= n
+	}
+	return p
 }
