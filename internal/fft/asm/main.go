@@ -1,15 +1,18 @@
-// Command asm generates the FFT's SIMD passes (passes_amd64.s and the Go
-// declarations in stubs_amd64.go) with avo. Run it through go generate in
-// the fft package. It lives in a module of its own so that avo is a
-// dependency of the generator only, not of ndconv.
+// Command asm generates the FFT's SIMD loops (passes_amd64.s and the Go
+// declarations in stubs_amd64.go) with avo, in AVX-512F and AVX2+FMA. Run
+// it through go generate in the fft package. It lives in a module of its
+// own so that avo is a dependency of the generator only, not of ndconv.
 //
-// Each function is one whole Stockham pass of radix 2, 3, 4 or 5 over
-// sequences in the vector layout (x[i*vl + v] is element i of sequence v),
-// vectorised across the vl sequences: complex64 values stay interleaved,
-// a vector holding 8 (AVX-512) or 4 (AVX2) of them, so that vl must be a
-// multiple of 8. The butterflies are the pure-Go passes' (pass2 … pass5 in
-// stockham.go) with fused multiply-adds where those round twice, so the
-// results differ from them by rounding only.
+// The passes are whole Stockham passes of radix 2, 3, 4 or 5 over
+// sequences in the vector layout (x[i*vl + v] is element i of sequence
+// v), vectorised across the vl sequences: complex64 values stay
+// interleaved, a vector holding 8 (AVX-512) or 4 (AVX2) of them, so that
+// vl must be a multiple of 8. The butterflies are the pure-Go passes'
+// (pass2 … pass5 in stockham.go) with fused multiply-adds where those
+// round twice, so the results differ from them by rounding only. Beside
+// them: the spectrum product (MulInto), the real transforms' pre- and
+// post-processing in the same layout (realPreGo, realPostGo) and the 8×8
+// block transposes that move rows into and out of it (transposeGo).
 package main
 
 import (
