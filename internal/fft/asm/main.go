@@ -97,16 +97,7 @@ func pass(s isa, radix int) {
 		LEAQ(Mem{Base: inStride, Index: inStride, Scale: 2}, in3)
 		LEAQ(Mem{Base: outStride, Index: outStride, Scale: 2}, out3)
 	}
-	// element p of a butterfly: base + p·stride.
-	at := func(base, stride, stride3 reg.Register, p int) Mem {
-		switch p {
-		case 0:
-			return Mem{Base: base}
-		case 3:
-			return Mem{Base: base, Index: stride3, Scale: 1}
-		}
-		return Mem{Base: base, Index: stride, Scale: uint8(p)}
-	}
+	at := strided
 	// The outputs of one b advance by vb per k; the next b starts
 	// (radix−1)·outStride further on.
 	outSkip := GP64()
@@ -175,6 +166,18 @@ func pass(s isa, radix int) {
 	JNZ(LabelRef("block"))
 	VZEROUPPER()
 	RET()
+}
+
+// strided addresses element p ≤ 4 of a run: base + p·stride, with
+// stride3 = 3·stride (x86 scales only by 1, 2, 4, 8).
+func strided(base, stride, stride3 reg.Register, p int) Mem {
+	switch p {
+	case 0:
+		return Mem{Base: base}
+	case 3:
+		return Mem{Base: base, Index: stride3, Scale: 1}
+	}
+	return Mem{Base: base, Index: stride, Scale: uint8(p)}
 }
 
 // cmul sets x = x·(wr + i·wi), wr and wi broadcast: x·wr ∓ swap(x)·wi,
@@ -450,18 +453,12 @@ func transpose(s isa) {
 	Label("colBlock")
 	LEAQ(Mem{Base: sp, Index: ssb, Scale: 4}, sp4)
 	LEAQ(Mem{Base: dp, Index: dsb, Scale: 4}, dp4)
+	// row j < 8 of a block: base + j·stride, base4 = base + 4·stride.
 	at := func(base, base4, stride, stride3 reg.Register, j int) Mem {
-		b := base
 		if j >= 4 {
-			b, j = base4, j-4
+			return strided(base4, stride, stride3, j-4)
 		}
-		switch j {
-		case 0:
-			return Mem{Base: b}
-		case 3:
-			return Mem{Base: b, Index: stride3, Scale: 1}
-		}
-		return Mem{Base: b, Index: stride, Scale: uint8(j)}
+		return strided(base, stride, stride3, j)
 	}
 	if s.bytes == 64 {
 		transpose8(sp, sp4, ssb, ss3, dp, dp4, dsb, ds3, at)
