@@ -22,6 +22,8 @@ TEXT ·pass2AVX2(SB), NOSPLIT, $0-120
 	VBROADCASTSD (DX), Y0
 	MOVQ         tw_base+48(FP), DX
 	MOVQ         BX, R11
+	CMPQ         SI, $0x01
+	JE           untwiddled
 
 block:
 	MOVQ DX, BX
@@ -56,6 +58,26 @@ v:
 	VZEROUPPER
 	RET
 
+untwiddled:
+	MOVQ DI, R13
+
+untwiddledV:
+	VMOVUPS (CX), Y0
+	VMOVUPS (CX)(R8*1), Y1
+	VADDPS  Y1, Y0, Y2
+	VMOVUPS Y2, (AX)
+	VSUBPS  Y1, Y0, Y0
+	VMOVUPS Y0, (AX)(R9*1)
+	ADDQ    $0x00000020, CX
+	ADDQ    $0x00000020, AX
+	SUBQ    $0x00000020, R13
+	JNZ     untwiddledV
+	ADDQ    R10, AX
+	DECQ    R11
+	JNZ     untwiddled
+	VZEROUPPER
+	RET
+
 // func pass3AVX2(dst []complex64, src []complex64, tw []complex64, c []float32, m int, ns int, vl int)
 // Requires: AVX, FMA3
 TEXT ·pass3AVX2(SB), NOSPLIT, $0-120
@@ -77,6 +99,8 @@ TEXT ·pass3AVX2(SB), NOSPLIT, $0-120
 	VMULPS       Y0, Y2, Y2
 	MOVQ         tw_base+48(FP), DX
 	MOVQ         BX, R11
+	CMPQ         SI, $0x01
+	JE           untwiddled
 
 block:
 	MOVQ DX, BX
@@ -125,6 +149,34 @@ v:
 	VZEROUPPER
 	RET
 
+untwiddled:
+	MOVQ DI, R13
+
+untwiddledV:
+	VMOVUPS     (CX), Y0
+	VMOVUPS     (CX)(R8*1), Y3
+	VMOVUPS     (CX)(R8*2), Y4
+	VADDPS      Y4, Y3, Y5
+	VSUBPS      Y4, Y3, Y3
+	VADDPS      Y5, Y0, Y4
+	VMOVUPS     Y4, (AX)
+	VFMADD231PS Y1, Y5, Y0
+	VPERMILPS   $0xb1, Y3, Y3
+	VMULPS      Y2, Y3, Y3
+	VADDPS      Y3, Y0, Y4
+	VMOVUPS     Y4, (AX)(R9*1)
+	VSUBPS      Y3, Y0, Y0
+	VMOVUPS     Y0, (AX)(R9*2)
+	ADDQ        $0x00000020, CX
+	ADDQ        $0x00000020, AX
+	SUBQ        $0x00000020, R13
+	JNZ         untwiddledV
+	ADDQ        R10, AX
+	DECQ        R11
+	JNZ         untwiddled
+	VZEROUPPER
+	RET
+
 // func pass4AVX2(dst []complex64, src []complex64, tw []complex64, c []float32, m int, ns int, vl int)
 // Requires: AVX, FMA3
 TEXT ·pass4AVX2(SB), NOSPLIT, $0-120
@@ -145,6 +197,8 @@ TEXT ·pass4AVX2(SB), NOSPLIT, $0-120
 	VBROADCASTSD (DX), Y0
 	MOVQ         tw_base+48(FP), DX
 	MOVQ         BX, R13
+	CMPQ         SI, $0x01
+	JE           untwiddled
 
 block:
 	MOVQ DX, BX
@@ -203,6 +257,38 @@ v:
 	VZEROUPPER
 	RET
 
+untwiddled:
+	MOVQ DI, R15
+
+untwiddledV:
+	VMOVUPS      (CX), Y1
+	VMOVUPS      (CX)(R8*1), Y2
+	VMOVUPS      (CX)(R8*2), Y3
+	VMOVUPS      (CX)(R10*1), Y4
+	VADDPS       Y3, Y1, Y5
+	VSUBPS       Y3, Y1, Y1
+	VADDPS       Y4, Y2, Y3
+	VSUBPS       Y4, Y2, Y2
+	VPERMILPS    $0xb1, Y2, Y2
+	VADDPS       Y3, Y5, Y4
+	VMOVUPS      Y4, (AX)
+	VSUBPS       Y3, Y5, Y5
+	VMOVUPS      Y5, (AX)(R9*2)
+	VMOVAPS      Y1, Y4
+	VFMADD231PS  Y0, Y2, Y4
+	VMOVUPS      Y4, (AX)(R9*1)
+	VFNMADD231PS Y0, Y2, Y1
+	VMOVUPS      Y1, (AX)(R11*1)
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000020, R15
+	JNZ          untwiddledV
+	ADDQ         R12, AX
+	DECQ         R13
+	JNZ          untwiddled
+	VZEROUPPER
+	RET
+
 // func pass5AVX2(dst []complex64, src []complex64, tw []complex64, c []float32, m int, ns int, vl int)
 // Requires: AVX, FMA3
 TEXT ·pass5AVX2(SB), NOSPLIT, $0-120
@@ -229,6 +315,8 @@ TEXT ·pass5AVX2(SB), NOSPLIT, $0-120
 	VMULPS       Y0, Y4, Y4
 	MOVQ         tw_base+48(FP), DX
 	MOVQ         BX, R13
+	CMPQ         SI, $0x01
+	JE           untwiddled
 
 block:
 	MOVQ DX, BX
@@ -304,6 +392,52 @@ v:
 	ADDQ           R12, AX
 	SUBQ           SI, R13
 	JNZ            block
+	VZEROUPPER
+	RET
+
+untwiddled:
+	MOVQ DI, R15
+
+untwiddledV:
+	VMOVUPS      (CX), Y0
+	VMOVUPS      (CX)(R8*1), Y5
+	VMOVUPS      (CX)(R8*2), Y6
+	VMOVUPS      (CX)(R10*1), Y7
+	VMOVUPS      (CX)(R8*4), Y8
+	VADDPS       Y8, Y5, Y9
+	VADDPS       Y7, Y6, Y10
+	VSUBPS       Y8, Y5, Y5
+	VSUBPS       Y7, Y6, Y6
+	VADDPS       Y9, Y0, Y7
+	VADDPS       Y10, Y7, Y7
+	VMOVUPS      Y7, (AX)
+	VMOVAPS      Y0, Y8
+	VFMADD231PS  Y1, Y9, Y8
+	VFMADD231PS  Y3, Y10, Y8
+	VMOVAPS      Y0, Y0
+	VFMADD231PS  Y3, Y9, Y0
+	VFMADD231PS  Y1, Y10, Y0
+	VPERMILPS    $0xb1, Y5, Y5
+	VPERMILPS    $0xb1, Y6, Y6
+	VMULPS       Y2, Y5, Y9
+	VFMADD231PS  Y4, Y6, Y9
+	VADDPS       Y9, Y8, Y7
+	VMOVUPS      Y7, (AX)(R9*1)
+	VSUBPS       Y9, Y8, Y8
+	VMOVUPS      Y8, (AX)(R9*4)
+	VMULPS       Y4, Y5, Y9
+	VFNMADD231PS Y2, Y6, Y9
+	VADDPS       Y9, Y0, Y7
+	VMOVUPS      Y7, (AX)(R9*2)
+	VSUBPS       Y9, Y0, Y0
+	VMOVUPS      Y0, (AX)(R11*1)
+	ADDQ         $0x00000020, CX
+	ADDQ         $0x00000020, AX
+	SUBQ         $0x00000020, R15
+	JNZ          untwiddledV
+	ADDQ         R12, AX
+	DECQ         R13
+	JNZ          untwiddled
 	VZEROUPPER
 	RET
 
@@ -469,6 +603,8 @@ TEXT ·pass2AVX512(SB), NOSPLIT, $0-120
 	VBROADCASTSD (DX), Z0
 	MOVQ         tw_base+48(FP), DX
 	MOVQ         BX, R11
+	CMPQ         SI, $0x01
+	JE           untwiddled
 
 block:
 	MOVQ DX, BX
@@ -503,6 +639,26 @@ v:
 	VZEROUPPER
 	RET
 
+untwiddled:
+	MOVQ DI, R13
+
+untwiddledV:
+	VMOVUPS (CX), Z0
+	VMOVUPS (CX)(R8*1), Z1
+	VADDPS  Z1, Z0, Z2
+	VMOVUPS Z2, (AX)
+	VSUBPS  Z1, Z0, Z0
+	VMOVUPS Z0, (AX)(R9*1)
+	ADDQ    $0x00000040, CX
+	ADDQ    $0x00000040, AX
+	SUBQ    $0x00000040, R13
+	JNZ     untwiddledV
+	ADDQ    R10, AX
+	DECQ    R11
+	JNZ     untwiddled
+	VZEROUPPER
+	RET
+
 // func pass3AVX512(dst []complex64, src []complex64, tw []complex64, c []float32, m int, ns int, vl int)
 // Requires: AVX, AVX512F
 TEXT ·pass3AVX512(SB), NOSPLIT, $0-120
@@ -524,6 +680,8 @@ TEXT ·pass3AVX512(SB), NOSPLIT, $0-120
 	VMULPS       Z0, Z2, Z2
 	MOVQ         tw_base+48(FP), DX
 	MOVQ         BX, R11
+	CMPQ         SI, $0x01
+	JE           untwiddled
 
 block:
 	MOVQ DX, BX
@@ -572,6 +730,34 @@ v:
 	VZEROUPPER
 	RET
 
+untwiddled:
+	MOVQ DI, R13
+
+untwiddledV:
+	VMOVUPS     (CX), Z0
+	VMOVUPS     (CX)(R8*1), Z3
+	VMOVUPS     (CX)(R8*2), Z4
+	VADDPS      Z4, Z3, Z5
+	VSUBPS      Z4, Z3, Z3
+	VADDPS      Z5, Z0, Z4
+	VMOVUPS     Z4, (AX)
+	VFMADD231PS Z1, Z5, Z0
+	VPERMILPS   $0xb1, Z3, Z3
+	VMULPS      Z2, Z3, Z3
+	VADDPS      Z3, Z0, Z4
+	VMOVUPS     Z4, (AX)(R9*1)
+	VSUBPS      Z3, Z0, Z0
+	VMOVUPS     Z0, (AX)(R9*2)
+	ADDQ        $0x00000040, CX
+	ADDQ        $0x00000040, AX
+	SUBQ        $0x00000040, R13
+	JNZ         untwiddledV
+	ADDQ        R10, AX
+	DECQ        R11
+	JNZ         untwiddled
+	VZEROUPPER
+	RET
+
 // func pass4AVX512(dst []complex64, src []complex64, tw []complex64, c []float32, m int, ns int, vl int)
 // Requires: AVX, AVX512F
 TEXT ·pass4AVX512(SB), NOSPLIT, $0-120
@@ -592,6 +778,8 @@ TEXT ·pass4AVX512(SB), NOSPLIT, $0-120
 	VBROADCASTSD (DX), Z0
 	MOVQ         tw_base+48(FP), DX
 	MOVQ         BX, R13
+	CMPQ         SI, $0x01
+	JE           untwiddled
 
 block:
 	MOVQ DX, BX
@@ -650,6 +838,38 @@ v:
 	VZEROUPPER
 	RET
 
+untwiddled:
+	MOVQ DI, R15
+
+untwiddledV:
+	VMOVUPS      (CX), Z1
+	VMOVUPS      (CX)(R8*1), Z2
+	VMOVUPS      (CX)(R8*2), Z3
+	VMOVUPS      (CX)(R10*1), Z4
+	VADDPS       Z3, Z1, Z5
+	VSUBPS       Z3, Z1, Z1
+	VADDPS       Z4, Z2, Z3
+	VSUBPS       Z4, Z2, Z2
+	VPERMILPS    $0xb1, Z2, Z2
+	VADDPS       Z3, Z5, Z4
+	VMOVUPS      Z4, (AX)
+	VSUBPS       Z3, Z5, Z5
+	VMOVUPS      Z5, (AX)(R9*2)
+	VMOVAPS      Z1, Z4
+	VFMADD231PS  Z0, Z2, Z4
+	VMOVUPS      Z4, (AX)(R9*1)
+	VFNMADD231PS Z0, Z2, Z1
+	VMOVUPS      Z1, (AX)(R11*1)
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000040, R15
+	JNZ          untwiddledV
+	ADDQ         R12, AX
+	DECQ         R13
+	JNZ          untwiddled
+	VZEROUPPER
+	RET
+
 // func pass5AVX512(dst []complex64, src []complex64, tw []complex64, c []float32, m int, ns int, vl int)
 // Requires: AVX, AVX512F
 TEXT ·pass5AVX512(SB), NOSPLIT, $0-120
@@ -676,6 +896,8 @@ TEXT ·pass5AVX512(SB), NOSPLIT, $0-120
 	VMULPS       Z0, Z4, Z4
 	MOVQ         tw_base+48(FP), DX
 	MOVQ         BX, R13
+	CMPQ         SI, $0x01
+	JE           untwiddled
 
 block:
 	MOVQ DX, BX
@@ -751,6 +973,52 @@ v:
 	ADDQ           R12, AX
 	SUBQ           SI, R13
 	JNZ            block
+	VZEROUPPER
+	RET
+
+untwiddled:
+	MOVQ DI, R15
+
+untwiddledV:
+	VMOVUPS      (CX), Z0
+	VMOVUPS      (CX)(R8*1), Z5
+	VMOVUPS      (CX)(R8*2), Z6
+	VMOVUPS      (CX)(R10*1), Z7
+	VMOVUPS      (CX)(R8*4), Z8
+	VADDPS       Z8, Z5, Z9
+	VADDPS       Z7, Z6, Z10
+	VSUBPS       Z8, Z5, Z5
+	VSUBPS       Z7, Z6, Z6
+	VADDPS       Z9, Z0, Z7
+	VADDPS       Z10, Z7, Z7
+	VMOVUPS      Z7, (AX)
+	VMOVAPS      Z0, Z8
+	VFMADD231PS  Z1, Z9, Z8
+	VFMADD231PS  Z3, Z10, Z8
+	VMOVAPS      Z0, Z0
+	VFMADD231PS  Z3, Z9, Z0
+	VFMADD231PS  Z1, Z10, Z0
+	VPERMILPS    $0xb1, Z5, Z5
+	VPERMILPS    $0xb1, Z6, Z6
+	VMULPS       Z2, Z5, Z9
+	VFMADD231PS  Z4, Z6, Z9
+	VADDPS       Z9, Z8, Z7
+	VMOVUPS      Z7, (AX)(R9*1)
+	VSUBPS       Z9, Z8, Z8
+	VMOVUPS      Z8, (AX)(R9*4)
+	VMULPS       Z4, Z5, Z9
+	VFNMADD231PS Z2, Z6, Z9
+	VADDPS       Z9, Z0, Z7
+	VMOVUPS      Z7, (AX)(R9*2)
+	VSUBPS       Z9, Z0, Z0
+	VMOVUPS      Z0, (AX)(R11*1)
+	ADDQ         $0x00000040, CX
+	ADDQ         $0x00000040, AX
+	SUBQ         $0x00000040, R15
+	JNZ          untwiddledV
+	ADDQ         R12, AX
+	DECQ         R13
+	JNZ          untwiddled
 	VZEROUPPER
 	RET
 

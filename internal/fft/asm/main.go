@@ -121,6 +121,9 @@ func pass(s isa, radix int) {
 	bleft := GP64() // input elements left: m, less ns per b
 	MOVQ(m, bleft)
 	kleft, vleft := GP64(), GP64()
+	store := func(q int, x reg.VecVirtual) { VMOVUPS(x, at(out, outStride, out3, q)) }
+	CMPQ(ns, U8(1))
+	JE(LabelRef("untwiddled"))
 
 	Label("block")
 	MOVQ(twBase, twp)
@@ -151,7 +154,6 @@ func pass(s isa, radix int) {
 			cmul(s, a[p], wr[p], wi[p])
 		}
 	}
-	store := func(q int, x reg.VecVirtual) { VMOVUPS(x, at(out, outStride, out3, q)) }
 	butterfly(s, radix, a, pm, cosv, sinpm, store)
 	ADDQ(U32(s.bytes), in)
 	ADDQ(U32(s.bytes), out)
@@ -164,6 +166,26 @@ func pass(s isa, radix int) {
 	ADDQ(outSkip, out)
 	SUBQ(ns, bleft)
 	JNZ(LabelRef("block"))
+	VZEROUPPER()
+	RET()
+
+	// The first pass (ns = 1): every twiddle is 1 and each b has one k.
+	Label("untwiddled")
+	MOVQ(vb, vleft)
+	Label("untwiddledV")
+	u := make([]reg.VecVirtual, radix)
+	for p := range radix {
+		u[p] = s.vec()
+		VMOVUPS(at(in, inStride, in3, p), u[p])
+	}
+	butterfly(s, radix, u, pm, cosv, sinpm, store)
+	ADDQ(U32(s.bytes), in)
+	ADDQ(U32(s.bytes), out)
+	SUBQ(U32(s.bytes), vleft)
+	JNZ(LabelRef("untwiddledV"))
+	ADDQ(outSkip, out)
+	DECQ(bleft)
+	JNZ(LabelRef("untwiddled"))
 	VZEROUPPER()
 	RET()
 }
