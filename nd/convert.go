@@ -50,6 +50,10 @@ func LoadStrided[F Float](dst []F, src any, off, stride int) {
 }
 
 func load[F Float, T uint8 | int8 | uint16 | int16 | uint32 | int32 | uint64 | int64 | float32 | float64](dst []F, src []T, off, stride int) {
+	if same, ok := any(src).([]F); ok && stride == 1 {
+		copy(dst, same[off:off+len(dst)])
+		return
+	}
 	if stride == 1 {
 		for i, v := range src[off : off+len(dst)] {
 			dst[i] = F(v)

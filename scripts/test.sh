@@ -5,7 +5,7 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 go test ./...
 # The pure-Go twins of the SIMD loops, which other architectures run.
-go test -tags noasm ./cpu/... ./kernels .
+go test -tags noasm ./cpu/... ./kernels ./internal/fft .
 fuzztime=${FUZZTIME:-10s}
 if [ "$fuzztime" != "0" ]; then
 	# Every func FuzzXxx in a _test.go file, run in its package.

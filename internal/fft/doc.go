@@ -21,6 +21,26 @@
 // groups of rowGroup into that layout, transformed, and transposed back.
 // Twiddle factors are computed in float64 and rounded once to float32.
 //
+// # SIMD
+//
+// On amd64 the passes of radix 2, 3, 4 and 5, the real transforms'
+// pre- and post-processing, the spectrum product (MulInto) and the rows'
+// transposes (8×8 blocks of complex64 in registers) are assembly generated
+// by asm/ (an avo program in a module of its own; go generate runs it):
+// AVX-512F, else AVX2 with FMA, chosen at run time with
+// golang.org/x/sys/cpu. They vectorise across sequences: complex64 values
+// stay interleaved, 8 (AVX-512) or 4 (AVX2) to a vector, a complex
+// product being a swap, a multiply and one VFMADDSUB. Where they run,
+// rows and column chunks are laid out at a multiple of 8 sequences (the
+// extra lanes are transformed and ignored) so that every pass takes
+// them; radix 7 and larger odd factors run in Go. The pure-Go loops
+// (stage.pass2 … pass5, realPostGo, realPreGo, transposeGo, mul) are the
+// twins: the noasm build tag, or any other architecture, selects them
+// everywhere. The assembly fuses multiply-adds where the Go loops round
+// twice, so the two differ by rounding, within the bounds below; the tests
+// compare every instruction set with the twins and run the transform
+// tests with each.
+//
 // # Conventions
 //
 // Plans are objects, as in gonum's dsp/fourier: NewX does all
@@ -39,3 +59,5 @@
 // (against gonum's dsp/fourier) to it; measured errors are below a third
 // of it.
 package fft
+
+//go:generate sh -c "cd asm && go run . -out ../passes_amd64.s -stubs ../stubs_amd64.go -pkg fft"

@@ -134,7 +134,8 @@ func (t *RealND) columns(x []complex64, d int, inverse bool) {
 		vl *= s
 	}
 	chunks := ceilDiv(vl, columnChunk(n))
-	chunk := ceilDiv(vl, chunks)
+	chunk := lanesFor(ceilDiv(vl, chunks))
+	chunks = ceilDiv(vl, chunk)
 	st := &t.axes[d]
 	for len(t.colScratch) < t.workers {
 		t.colScratch = append(t.colScratch, nil)
@@ -142,18 +143,21 @@ func (t *RealND) columns(x []complex64, d int, inverse bool) {
 	parallelFor(t.workers, outer*chunks, func(w, item int) {
 		o, c := item/chunks, item%chunks
 		c0, c1 := c*chunk, min(vl, (c+1)*chunk)
+		// The chunk's g columns sit at a stride of gs (the lanes past g
+		// hold stale values, transformed on their own).
 		g := c1 - c0
+		gs := lanesFor(g)
 		if len(t.colScratch[w]) < 2*n*chunk {
 			t.colScratch[w] = make([]complex64, 2*n*chunk)
 		}
-		local, work := t.colScratch[w][:n*g], t.colScratch[w][n*chunk:][:n*g]
+		local, work := t.colScratch[w][:n*gs], t.colScratch[w][n*chunk:][:n*gs]
 		base := o * n * vl
 		for i := range n {
-			copy(local[i*g:(i+1)*g], x[base+i*vl+c0:base+i*vl+c1])
+			copy(local[i*gs:i*gs+g], x[base+i*vl+c0:base+i*vl+c1])
 		}
-		st.run(local, work, g, 0, g, inverse)
+		st.run(local, work, gs, 0, gs, inverse)
 		for i := range n {
-			copy(x[base+i*vl+c0:base+i*vl+c1], local[i*g:(i+1)*g])
+			copy(x[base+i*vl+c0:base+i*vl+c1], local[i*gs:i*gs+g])
 		}
 	})
 }

@@ -1,5 +1,7 @@
 package fft
 
+import "unsafe"
+
 // rowGroup is how many rows the real transforms take at once: transposed
 // into the vector layout, 16 rows of complex64 fill two cache lines per
 // element, enough for the inner loops to run long.
@@ -32,69 +34,65 @@ func newRealRows(n int) realRows {
 
 // scratchLen is the length of each of the two scratch slices forward and
 // inverse need for g ≤ rowGroup rows.
-func (r *realRows) scratchLen(g int) int { return max(r.h+1, r.half.n) * g }
+func (r *realRows) scratchLen(g int) int { return max(r.h+1, r.half.n) * lanesFor(g) }
 
 // forward transforms g rows: row i of src at src[i*ss:][:n], its
 // coefficients to dst[i*ds:][:h+1].
+//
+// The g rows are laid out as sequences at a stride of lanesFor(g) (the
+// lanes past g hold whatever the scratch held: every lane is transformed
+// on its own).
 func (r *realRows) forward(dst []complex64, ds int, src []float32, ss, g int, z, work []complex64) {
-	h := r.h
+	h, gs := r.h, lanesFor(g)
 	if r.n%2 == 1 {
 		n := r.n
 		for t := range n {
 			for i := range g {
-				z[t*g+i] = complex(src[i*ss+t], 0)
+				z[t*gs+i] = complex(src[i*ss+t], 0)
 			}
 		}
-		r.half.run(z[:n*g], work[:n*g], g, 0, g, false)
+		r.half.run(z[:n*gs], work[:n*gs], gs, 0, gs, false)
 		for k := 0; k <= h; k++ {
 			for i := range g {
-				dst[i*ds+k] = z[k*g+i]
+				dst[i*ds+k] = z[k*gs+i]
 			}
 		}
 		return
 	}
-	for i := range g {
-		row := src[i*ss:][:2*h]
-		for k := range h {
-			z[k*g+i] = complex(row[2*k], row[2*k+1])
-		}
+	// The rows' even and odd samples as complex sequences, transformed,
+	// then each coefficient from the pair k, h−k of theirs.
+	transpose(z, gs, asComplex(src), ss/2, g, h)
+	r.half.run(z[:h*gs], work[:h*gs], gs, 0, gs, false)
+	realPostGo(work, z, r.w, h, gs, 0, 1)
+	realPostGo(work, z, r.w, h, gs, h, h+1)
+	if simd.post != nil {
+		simd.post(work, z, r.w, realConstants, h, gs)
+	} else {
+		realPostGo(work, z, r.w, h, gs, 1, h)
 	}
-	r.half.run(z[:h*g], work[:h*g], g, 0, g, false)
-	// X[k] = E + W^k·O with E = (Z[k] + conj Z[h−k])/2 the even samples'
-	// coefficients and O = −i·(Z[k] − conj Z[h−k])/2 the odd ones'.
-	for k := 0; k <= h; k++ {
-		zk, zc := z[(k%h)*g:][:g], z[((h-k)%h)*g:][:g]
-		w := r.w[k]
-		for i := range g {
-			a, b := zk[i], zc[i]
-			b = complex(real(b), -imag(b))
-			e, d := a+b, a-b
-			o := complex(0.5*imag(d), -0.5*real(d))
-			dst[i*ds+k] = complex(0.5*real(e), 0.5*imag(e)) + mul(w, o)
-		}
-	}
+	transpose(dst, ds, work, gs, h+1, g)
 }
 
 // inverse transforms g rows of h+1 coefficients (src[i*ss:]) back to n
 // real values each (dst[i*ds:]), unnormalised: n times the sequence.
 func (r *realRows) inverse(dst []float32, ds int, src []complex64, ss, g int, z, work []complex64) {
-	h := r.h
+	h, gs := r.h, lanesFor(g)
 	if r.n%2 == 1 {
 		n := r.n
 		for k := range n {
 			for i := range g {
 				if k <= h {
-					z[k*g+i] = src[i*ss+k]
+					z[k*gs+i] = src[i*ss+k]
 				} else {
 					c := src[i*ss+n-k]
-					z[k*g+i] = complex(real(c), -imag(c))
+					z[k*gs+i] = complex(real(c), -imag(c))
 				}
 			}
 		}
-		r.half.run(z[:n*g], work[:n*g], g, 0, g, true)
+		r.half.run(z[:n*gs], work[:n*gs], gs, 0, gs, true)
 		for t := range n {
 			for i := range g {
-				dst[i*ds+t] = real(z[t*g+i])
+				dst[i*ds+t] = real(z[t*gs+i])
 			}
 		}
 		return
@@ -102,23 +100,19 @@ func (r *realRows) inverse(dst []float32, ds int, src []complex64, ss, g int, z,
 	// Z[k] = E + i·O with E = X[k] + conj X[h−k] and O = (X[k] − conj
 	// X[h−k])·W^−k: twice the forward's Z, which makes the half-length
 	// inverse n times the sequence.
-	for i := range g {
-		row := src[i*ss:][:h+1]
-		for k := range h {
-			a, b := row[k], row[h-k]
-			b = complex(real(b), -imag(b))
-			e, o := a+b, mul(a-b, r.iw[k])
-			z[k*g+i] = e + complex(-imag(o), real(o))
-		}
+	transpose(work, gs, src, ss, g, h+1)
+	if simd.pre != nil {
+		simd.pre(z, work, r.iw, realConstants, h, gs)
+	} else {
+		realPreGo(z, work, r.iw, h, gs)
 	}
-	r.half.run(z[:h*g], work[:h*g], g, 0, g, true)
-	for i := range g {
-		row := dst[i*ds:][:2*h]
-		for k := range h {
-			v := z[k*g+i]
-			row[2*k], row[2*k+1] = real(v), imag(v)
-		}
-	}
+	r.half.run(z[:h*gs], work[:h*gs], gs, 0, gs, true)
+	transpose(asComplex(dst), ds/2, z, gs, h, g)
+}
+
+// asComplex views float32 pairs as complex64 values.
+func asComplex(x []float32) []complex64 {
+	return unsafe.Slice((*complex64)(unsafe.Pointer(unsafe.SliceData(x))), len(x)/2)
 }
 
 // RealFFT is a plan for real sequences of one length.

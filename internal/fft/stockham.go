@@ -11,6 +11,10 @@ type stage struct {
 	tw, itw []complex64
 	// cos and sin of 2π·m/radix, for the odd-radix butterfly.
 	cos, sin []float32
+	// fc and ic are the SIMD passes' constants, forward and inverse: sign
+	// and −sign of the ∓i rotation, then for odd radices cos and sin of
+	// 2π·q/radix for q = 1 … (radix−1)/2.
+	fc, ic []float32
 }
 
 // stages is the pass list of a length-n transform.
@@ -65,6 +69,20 @@ func newStages(n int) stages {
 				st.cos[m], st.sin[m] = float32(c), float32(sn)
 			}
 		}
+		for _, sign := range []float32{1, -1} {
+			c := []float32{sign, -sign}
+			for q := 1; 2*q < r && r%2 == 1; q++ {
+				c = append(c, st.cos[q])
+			}
+			for q := 1; 2*q < r && r%2 == 1; q++ {
+				c = append(c, st.sin[q])
+			}
+			if sign > 0 {
+				st.fc = c
+			} else {
+				st.ic = c
+			}
+		}
 		s.list = append(s.list, st)
 		span *= r
 	}
@@ -101,8 +119,18 @@ func unitRoot(k, n int) (c, s float64) {
 // using work (as long as x) for the passes; the result is left in x.
 func (s *stages) run(x, work []complex64, vl, v0, v1 int, inverse bool) {
 	src, dst := x, work
+	vector := v0 == 0 && v1 == vl && vl%vectorLanes == 0
 	for i := range s.list {
 		st := &s.list[i]
+		if f := simd.passes[st.radix]; vector && f != nil {
+			if inverse {
+				f(dst[:s.n*vl], src[:s.n*vl], st.itw, st.ic, s.n/st.radix, st.span, vl)
+			} else {
+				f(dst[:s.n*vl], src[:s.n*vl], st.tw, st.fc, s.n/st.radix, st.span, vl)
+			}
+			src, dst = dst, src
+			continue
+		}
 		switch st.radix {
 		case 2:
 			st.pass2(dst, src, s.n, vl, v0, v1, inverse)
@@ -259,7 +287,12 @@ func mul(a, b complex64) complex64 {
 // pointwise product of two spectra.
 func MulInto(dst, a, b []complex64) {
 	a, b = a[:len(dst)], b[:len(dst)]
-	for i := range dst {
+	done := 0
+	if simd.mul != nil {
+		simd.mul(dst, a, b)
+		done = len(dst) / vectorLanes * vectorLanes
+	}
+	for i := done; i < len(dst); i++ {
 		dst[i] = mul(a[i], b[i])
 	}
 }
