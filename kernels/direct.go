@@ -41,7 +41,8 @@ type DirectOptions struct {
 	// zero picks DefaultTiledShape.
 	Tiled TiledShape
 	// Rows selects rows.cl with this decomposition where it serves the
-	// problem (the tuner's choice; zero: tiled.cl).
+	// problem (the tuner's choice); zero, with Tiled zero too, lets
+	// NewDirect choose (defaultRowsShape).
 	Rows RowsShape
 	// Untiled selects direct.cl, the simple implementation, even where
 	// tiled.cl would serve (tests, and the tuner's baseline).
@@ -114,8 +115,12 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 		fmt.Sprintf("TILED=%d", b2i(tiled)),
 	)
 	slices.Sort(l.Defines)
-	if !opt.Untiled && opt.Rows != (RowsShape{}) {
-		if r := newRows(p, opt.Rows, opt.MaxParamBytes, outerTaps, y, x, c, l); r != nil {
+	rows := opt.Rows
+	if rows == (RowsShape{}) && opt.Tiled == (TiledShape{}) {
+		rows = defaultRowsShape(p, outerTaps, y, x, c)
+	}
+	if !opt.Untiled && rows != (RowsShape{}) {
+		if r := newRows(p, rows, opt.MaxParamBytes, outerTaps, y, x, c, l); r != nil {
 			return r, nil
 		}
 	}
