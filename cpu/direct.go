@@ -49,16 +49,20 @@ type direct[F nd.Float] struct {
 	rowBlocks, colBlocks int
 	planes, tiles        int
 	taps                 []tapList[F] // per bank kernel
-	cval                 F
-	scratch              []directScratch[F]
+	// A bank of several kernels runs bankRows output rows at a time, in
+	// groups of simd.BankSets accumulator sets (bankRows rows × the
+	// group's kernels): each source vector is loaded once for every kernel
+	// of the group.
+	bankRows, groupKernels int
+	groups                 []*simd.Steps[F]
+	cval                   F
+	scratch                []directScratch[F]
 }
 
 // tapList is a kernel's nonzero taps in row-major order, each as its
 // weight and the offset of its input within the padded rows, relative to
-// the output's position; and the same taps as simd.Block's steps for
-// simd.BlockRows output rows at once: one step per input offset relative to
-// the first row, adding it to every row that has a nonzero tap there, so
-// each row still takes its taps in row-major order.
+// the output's position; and, for a single kernel, the same taps as
+// simd.Block's steps for simd.BlockRows output rows at once (blockSteps).
 type tapList[F nd.Float] struct {
 	offs  []int
 	w     []F
@@ -68,6 +72,8 @@ type tapList[F nd.Float] struct {
 type directScratch[F nd.Float] struct {
 	rows []F
 	acc  [][]F
+	bank []F   // the bank groups' accumulator sets, simd.BankSets per group
+	sets [][]F // one row of bank: each kernel's set
 	halo []haloPos
 }
 
@@ -121,10 +127,24 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 		d.planeTaps *= g.kernel[a]
 	}
 
+	// A bank runs its kernels in groups of up to simd.BankSets, with as
+	// many rows at once as fill the group's sets.
+	bank := len(p.Kernels)
+	if bank > 1 {
+		d.groupKernels = min(bank, simd.BankSets)
+		d.bankRows = simd.BankSets / d.groupKernels
+	}
+
 	// Columns: up to 2048 samples, fewer where a tall or deep kernel would
-	// otherwise leave the padded rows room for too few output rows.
+	// otherwise leave the padded rows room for too few output rows. A
+	// bank's kernels all read the same padded rows, so it needs fewer rows
+	// to repay their conversion.
+	minRows := minTileRows
+	if bank > 1 {
+		minRows = max(d.bankRows, minTileRows/bank)
+	}
 	d.tileCols = max(1, min(cols, 2048/g.c))
-	if fit := tileBudget/(d.planeTaps*(minTileRows+kRows-1))/g.c - kCols + 1; fit < d.tileCols {
+	if fit := tileBudget/(d.planeTaps*(minRows+kRows-1))/g.c - kCols + 1; fit < d.tileCols {
 		d.tileCols = max(1, min(d.tileCols, max(fit, 64/g.c)))
 	}
 	d.bufCols = (d.tileCols + kCols - 1) * g.c
@@ -158,31 +178,52 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 			l.offs = append(l.offs, (pt*d.bufRows+r)*d.pitch+c*g.c)
 			l.w = append(l.w, F(v))
 		}
-		var steps []int
-		var bw []F
-		for pt := 0; pt < d.planeTaps; pt++ {
-			for r := 0; r < kRows+simd.BlockRows-1; r++ {
-				for c := 0; c < kCols; c++ {
-					mask, w := 0, make([]F, simd.BlockRows)
-					for i := range w {
-						if kr := r - i; kr >= 0 && kr < kRows {
-							w[i] = F(k.Dense[(pt*kRows+kr)*kCols+c])
-						}
-						if w[i] != 0 {
-							mask |= 1 << i
+		if bank == 1 {
+			l.steps = d.blockSteps(p.Kernels, simd.BlockRows, simd.BlockRows)
+		}
+		d.taps = append(d.taps, l)
+	}
+	for k := 0; bank > 1 && k < bank; k += d.groupKernels {
+		d.groups = append(d.groups, d.blockSteps(p.Kernels[k:min(k+d.groupKernels, bank)], d.bankRows, simd.BankSets))
+	}
+	return d
+}
+
+// blockSteps prepares simd.Block's steps for rows output rows of each of
+// kernels at once, as sets accumulator sets, set i·len(kernels)+b being
+// row i of kernel b: one step per input offset relative to the first row,
+// adding it to every set whose kernel has a nonzero tap there (the weights
+// packed by set, once per plan), so each set still takes its taps in
+// row-major order.
+func (d *direct[F]) blockSteps(kernels []nd.Weights, rows, sets int) *simd.Steps[F] {
+	n := len(d.g.kernel)
+	kRows, kCols := d.g.kernel[n-2], d.g.kernel[n-1]
+	var steps []int
+	var bw []F
+	for pt := 0; pt < d.planeTaps; pt++ {
+		for r := 0; r < kRows+rows-1; r++ {
+			for c := 0; c < kCols; c++ {
+				mask, w := 0, make([]F, sets)
+				for i := range rows {
+					kr := r - i
+					if kr < 0 || kr >= kRows {
+						continue
+					}
+					for b, k := range kernels {
+						set := i*len(kernels) + b
+						if w[set] = F(k.Dense[(pt*kRows+kr)*kCols+c]); w[set] != 0 {
+							mask |= 1 << set
 						}
 					}
-					if mask != 0 {
-						steps = append(steps, ((pt*d.bufRows+r)*d.pitch+c*g.c)<<8|mask)
-						bw = append(bw, w...)
-					}
+				}
+				if mask != 0 {
+					steps = append(steps, ((pt*d.bufRows+r)*d.pitch+c*d.g.c)<<8|mask)
+					bw = append(bw, w...)
 				}
 			}
 		}
-		l.steps = simd.NewSteps(steps, bw)
-		d.taps = append(d.taps, l)
 	}
-	return d
+	return simd.NewSteps(sets, steps, bw)
 }
 
 // rowPitch spaces padded rows by whole cache lines of float64s, and never
@@ -202,6 +243,8 @@ func (d *direct[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 		for range d.taps {
 			s.acc = append(s.acc, make([]F, simd.BlockRows*d.tileCols*d.g.c))
 		}
+		s.bank = make([]F, len(d.groups)*simd.BankSets*d.tileCols*d.g.c)
+		s.sets = make([][]F, len(d.taps))
 		d.scratch = append(d.scratch, s)
 	}
 	t := &tracker{progress: d.opt.Progress, total: int64(d.tiles)}
@@ -266,7 +309,19 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 	}
 	rowLen, width := g.out[n-1]*g.c, cols*g.c
 	r := 0
-	for ; r+simd.BlockRows <= rows; r += simd.BlockRows {
+	for ; len(d.groups) > 0 && r+d.bankRows <= rows; r += d.bankRows {
+		for gi, st := range d.groups {
+			simd.Block(s.bank[gi*simd.BankSets*width:][:simd.BankSets*width], width, width, s.rows[r*d.pitch:], st)
+		}
+		for i := range d.bankRows {
+			for b := range bank {
+				set := (b/d.groupKernels)*simd.BankSets + i*d.groupKernels + b%d.groupKernels
+				s.sets[b] = s.bank[set*width:][:width]
+			}
+			interleave(dst.Data, (outBase*g.c+(r+i)*rowLen+x0*g.c)*bank, s.sets)
+		}
+	}
+	for ; len(d.groups) == 0 && r+simd.BlockRows <= rows; r += simd.BlockRows {
 		off := (outBase*g.c + r*rowLen + x0*g.c) * bank
 		for b, l := range d.taps {
 			if direct != nil {
@@ -298,3 +353,22 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 // maxRank bounds the number of axes, so per-tile index arrays live on the
 // stack.
 const maxRank = nd.MaxRank
+
+// interleave stores the rows of sets, one per kernel of a bank, into dst
+// from element off on, interleaved: dst[off+x·len(sets)+b] = sets[b][x].
+func interleave[F nd.Float](dst any, off int, sets [][]F) {
+	bank, width := len(sets), len(sets[0])
+	out := into[F](dst, off, 1, bank*width)
+	if out == nil {
+		for b, row := range sets {
+			store(dst, off+b, bank, row)
+		}
+		return
+	}
+	for b, row := range sets {
+		row = row[:width]
+		for x, v := range row {
+			out[x*bank+b] = v
+		}
+	}
+}
