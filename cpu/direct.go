@@ -72,8 +72,7 @@ type tapList[F nd.Float] struct {
 type directScratch[F nd.Float] struct {
 	rows []F
 	acc  [][]F
-	bank []F   // the bank groups' accumulator sets, simd.BankSets per group
-	sets [][]F // one row of bank: each kernel's set
+	bank []F // the bank groups' accumulator sets, simd.BankSets per group
 	halo []haloPos
 }
 
@@ -244,7 +243,6 @@ func (d *direct[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 			s.acc = append(s.acc, make([]F, simd.BlockRows*d.tileCols*d.g.c))
 		}
 		s.bank = make([]F, len(d.groups)*simd.BankSets*d.tileCols*d.g.c)
-		s.sets = make([][]F, len(d.taps))
 		d.scratch = append(d.scratch, s)
 	}
 	t := &tracker{progress: d.opt.Progress, total: int64(d.tiles)}
@@ -314,11 +312,7 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 			simd.Block(s.bank[gi*simd.BankSets*width:][:simd.BankSets*width], width, width, s.rows[r*d.pitch:], st)
 		}
 		for i := range d.bankRows {
-			for b := range bank {
-				set := (b/d.groupKernels)*simd.BankSets + i*d.groupKernels + b%d.groupKernels
-				s.sets[b] = s.bank[set*width:][:width]
-			}
-			interleave(dst.Data, (outBase*g.c+(r+i)*rowLen+x0*g.c)*bank, s.sets)
+			d.storeBank(dst.Data, (outBase*g.c+(r+i)*rowLen+x0*g.c)*bank, s, i, width)
 		}
 	}
 	for ; len(d.groups) == 0 && r+simd.BlockRows <= rows; r += simd.BlockRows {
@@ -354,21 +348,30 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 // stack.
 const maxRank = nd.MaxRank
 
-// interleave stores the rows of sets, one per kernel of a bank, into dst
-// from element off on, interleaved: dst[off+x·len(sets)+b] = sets[b][x].
-func interleave[F nd.Float](dst any, off int, sets [][]F) {
-	bank, width := len(sets), len(sets[0])
+// storeBank stores row i of every bank group's accumulator sets into dst
+// from element off on, interleaved as the output is, kernel fastest:
+// dst[off+x·bank+b] = kernel b's output x. Whole groups of float32s go
+// through simd.Transpose8.
+func (d *direct[F]) storeBank(dst any, off int, s *directScratch[F], i, width int) {
+	bank := len(d.taps)
 	out := into[F](dst, off, 1, bank*width)
-	if out == nil {
-		for b, row := range sets {
-			store(dst, off+b, bank, row)
+	out32, _ := any(out).([]float32)
+	for b := 0; b < bank; b += d.groupKernels {
+		sets := s.bank[((b/d.groupKernels)*simd.BankSets+i*d.groupKernels)*width:]
+		n := min(d.groupKernels, bank-b)
+		if out32 != nil && n == simd.BankSets {
+			simd.Transpose8(out32[b:], bank, any(sets).([]float32), width, width)
+			continue
 		}
-		return
-	}
-	for b, row := range sets {
-		row = row[:width]
-		for x, v := range row {
-			out[x*bank+b] = v
+		for k := range n {
+			row := sets[k*width:][:width]
+			if out == nil {
+				store(dst, off+b+k, bank, row)
+				continue
+			}
+			for x, v := range row {
+				out[x*bank+b+k] = v
+			}
 		}
 	}
 }

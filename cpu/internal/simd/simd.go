@@ -137,6 +137,23 @@ func Axpy[F nd.Float](y, x []F, a F) {
 	}
 }
 
+// Transpose8 interleaves 8 rows of n float32s into dst:
+// dst[x·stride+i] = src[i·pitch+x] for i < 8 and x < n, which is how a
+// bank's accumulator sets are stored in the output's kernel-fastest
+// layout. It panics unless 8 ≤ stride, n ≤ pitch and the runs lie in dst
+// and src.
+func Transpose8(dst []float32, stride int, src []float32, pitch, n int) {
+	if n <= 0 {
+		return
+	}
+	if stride < 8 || pitch < n || (n-1)*stride+8 > len(dst) || 7*pitch+n > len(src) {
+		panic(fmt.Sprintf("simd: transpose of 8 rows of %d at pitch %d (%d values) into stride %d (%d values)", n, pitch, len(src), stride, len(dst)))
+	}
+	whole := n &^ 7
+	transpose8(dst, stride, src, pitch, whole)
+	transpose8Go(dst[whole*stride:], stride, src[whole:], pitch, n-whole)
+}
+
 // LoadUint8 widens src into dst: dst[i] = float32(src[i]), exactly. It
 // panics if len(src) < len(dst).
 func LoadUint8(dst []float32, src []uint8) { loadUint8(dst, src[:len(dst)]) }
@@ -165,6 +182,7 @@ var (
 	storeUint8        = storeUint8Go
 	storeUint16       = storeUint16Go
 	fmaPeak           = fmaPeakGo
+	transpose8        = transpose8Go
 )
 
 // FMAPeak runs rounds of independent float32 multiply-add chains in the
@@ -322,6 +340,22 @@ func axpy32Go(y, x []float32, a float32) {
 			r = nd.FMA32(a, v, y[i])
 		}
 		y[i] = r
+	}
+}
+
+// transpose8Go is the reference loop of Transpose8:
+//
+//	for x := range n {
+//		for i := range 8 {
+//			dst[x*stride+i] = src[i*pitch+x]
+//		}
+//	}
+func transpose8Go(dst []float32, stride int, src []float32, pitch, n int) {
+	for x := range n {
+		out := dst[x*stride:][:8]
+		for i := range out {
+			out[i] = src[i*pitch+x]
+		}
 	}
 }
 

@@ -12,6 +12,9 @@ var (
 )
 
 func init() {
+	if useAVX512 || useAVX2 {
+		transpose8 = transpose8AVX
+	}
 	switch {
 	case useAVX512:
 		taps32, setTaps32, row32, axpy32 = tapsAVX512F32, setTapsAVX512F32, rowAVX512F32, axpyAVX512F32

@@ -5262,3 +5262,87 @@ round:
 return:
 	VZEROUPPER
 	RET
+
+// func transpose8AVX(dst []float32, stride int, src []float32, pitch int, n int)
+// Requires: AVX
+TEXT ·transpose8AVX(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ src_base+32(FP), DX
+	MOVQ pitch+56(FP), BX
+	SHLQ $0x02, BX
+	MOVQ n+64(FP), SI
+	XORQ DI, DI
+
+block:
+	MOVQ       SI, R8
+	SUBQ       DI, R8
+	CMPQ       R8, $0x00000008
+	JL         blockDone
+	LEAQ       (DX)(DI*4), R8
+	VMOVUPS    (R8), Y0
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y1
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y2
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y3
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y4
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y5
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y6
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y7
+	ADDQ       BX, R8
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y0
+	VUNPCKLPS  Y3, Y2, Y1
+	VUNPCKHPS  Y3, Y2, Y2
+	VUNPCKLPS  Y5, Y4, Y3
+	VUNPCKHPS  Y5, Y4, Y4
+	VUNPCKLPS  Y7, Y6, Y5
+	VUNPCKHPS  Y7, Y6, Y6
+	VSHUFPS    $0x44, Y1, Y8, Y7
+	VSHUFPS    $0xee, Y1, Y8, Y1
+	VSHUFPS    $0x44, Y2, Y0, Y8
+	VSHUFPS    $0xee, Y2, Y0, Y0
+	VSHUFPS    $0x44, Y5, Y3, Y2
+	VSHUFPS    $0xee, Y5, Y3, Y3
+	VSHUFPS    $0x44, Y6, Y4, Y5
+	VSHUFPS    $0xee, Y6, Y4, Y4
+	VPERM2F128 $0x20, Y2, Y7, Y6
+	VPERM2F128 $0x31, Y2, Y7, Y2
+	VPERM2F128 $0x20, Y3, Y1, Y7
+	VPERM2F128 $0x31, Y3, Y1, Y1
+	VPERM2F128 $0x20, Y5, Y8, Y3
+	VPERM2F128 $0x31, Y5, Y8, Y5
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y0
+	MOVQ       DI, R8
+	IMULQ      CX, R8
+	ADDQ       AX, R8
+	VMOVUPS    Y6, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y7, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y3, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y8, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y2, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y1, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y5, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y0, (R8)
+	ADDQ       CX, R8
+	ADDQ       $0x00000008, DI
+	JMP        block
+
+blockDone:
+	VZEROUPPER
+	RET

@@ -226,6 +226,29 @@ func same[F nd.Float](a, b F) bool {
 	return math.Float64bits(float64(a)) == math.Float64bits(float64(b))
 }
 
+// TestTranspose8 compares Transpose8 with transpose8Go for every length
+// 0..maxLength at alignments 0–3, with the values between the rows' runs
+// in dst (stride > 8) and around them left alone.
+func TestTranspose8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 3))
+	for align := 0; align < 4; align++ {
+		for n := 0; n <= maxLength; n++ {
+			stride, pitch := 8+rng.IntN(3)*8+rng.IntN(2), n+rng.IntN(4)
+			src := randomValues[float32](rng, align+8*pitch+1)[align:]
+			size := guard + n*stride + guard
+			buf := randomValues[float32](rng, align+size)[align:]
+			want := append([]float32(nil), buf...)
+			transpose8Go(want[guard:], stride, src, pitch, n)
+			Transpose8(buf[guard:], stride, src, pitch, n)
+			for i := range buf {
+				if !same(buf[i], want[i]) {
+					t.Fatalf("length %d, stride %d, alignment %d, value %d: %v, want %v", n, stride, align, i, buf[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 func TestPanics(t *testing.T) {
 	for name, f := range map[string]func(){
 		"offset":     func() { Taps(make([]float32, 4), make([]float32, 5), []int{2}, []float32{1}) },
@@ -239,8 +262,9 @@ func TestPanics(t *testing.T) {
 		"block step": func() {
 			Block(make([]float32, 4*8), 8, 4, make([]float32, 8), NewSteps(BlockRows, []int{5<<8 | 1}, make([]float32, BlockRows)))
 		},
-		"steps": func() { NewSteps(BlockRows, []int{1, 2}, make([]float32, BlockRows)) },
-		"sets":  func() { NewSteps(3, []int{1}, make([]float32, 3)) },
+		"steps":     func() { NewSteps(BlockRows, []int{1, 2}, make([]float32, BlockRows)) },
+		"sets":      func() { NewSteps(3, []int{1}, make([]float32, 3)) },
+		"transpose": func() { Transpose8(make([]float32, 8*3), 8, make([]float32, 8*4), 4, 4) },
 		"bank rows": func() {
 			Block(make([]float32, 7*8+3), 8, 4, make([]float32, 8), NewSteps(BankSets, []int{1}, make([]float32, BankSets)))
 		},

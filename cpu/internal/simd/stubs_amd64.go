@@ -105,3 +105,6 @@ func storeUint16AVX512(dst []uint16, src []float32)
 
 // fmaPeakAVX512 runs n rounds of 12 independent vector multiply-adds.
 func fmaPeakAVX512(n int)
+
+// transpose8AVX is transpose8Go for whole blocks of 8 columns.
+func transpose8AVX(dst []float32, stride int, src []float32, pitch int, n int)

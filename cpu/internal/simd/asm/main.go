@@ -95,6 +95,7 @@ func main() {
 		}
 		peak(s)
 	}
+	transpose8()
 	Generate()
 }
 
@@ -666,5 +667,62 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 		INCQ(x)
 		JMP(LabelRef("scalar"))
 	}
+	ret()
+}
+
+// transpose8 generates the interleaving of 8 rows of float32s:
+// dst[x·stride+i] = src[i·pitch+x] for i < 8 and x < n rounded down to a
+// multiple of 8, as 8×8 transposes in ymm registers (AVX, which every CPU
+// with the loops above has): a bank's accumulator sets stored as the
+// output's kernel-fastest layout.
+func transpose8() {
+	name := "transpose8AVX"
+	TEXT(name, NOSPLIT, "func(dst []float32, stride int, src []float32, pitch, n int)")
+	Doc(name + " is transpose8Go for whole blocks of 8 columns.")
+	dp := Load(Param("dst").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride) // in bytes
+	sp := Load(Param("src").Base(), GP64())
+	pitch := Load(Param("pitch"), GP64())
+	SHLQ(U8(2), pitch)
+	n := Load(Param("n"), GP64())
+	x, rest, p, q := GP64(), GP64(), GP64(), GP64()
+	XORQ(x, x)
+	blocks("block", n, x, rest, 8, func() {
+		var r [8]reg.VecVirtual
+		LEAQ(Mem{Base: sp, Index: x, Scale: 4}, p)
+		for i := range r {
+			r[i] = YMM()
+			VMOVUPS(Mem{Base: p}, r[i])
+			ADDQ(pitch, p)
+		}
+		// Pairs, then quads, interleaved within 128-bit lanes; then the
+		// lanes exchanged: column j of the rows is o[j].
+		var t, u, o [8]reg.VecVirtual
+		for i := 0; i < 8; i += 2 {
+			t[i], t[i+1] = YMM(), YMM()
+			VUNPCKLPS(r[i+1], r[i], t[i])
+			VUNPCKHPS(r[i+1], r[i], t[i+1])
+		}
+		for h := 0; h < 8; h += 4 {
+			for k := 0; k < 2; k++ {
+				u[h+2*k], u[h+2*k+1] = YMM(), YMM()
+				VSHUFPS(U8(0x44), t[h+2+k], t[h+k], u[h+2*k])
+				VSHUFPS(U8(0xEE), t[h+2+k], t[h+k], u[h+2*k+1])
+			}
+		}
+		for j := 0; j < 4; j++ {
+			o[j], o[j+4] = YMM(), YMM()
+			VPERM2F128(U8(0x20), u[4+j], u[j], o[j])
+			VPERM2F128(U8(0x31), u[4+j], u[j], o[j+4])
+		}
+		MOVQ(x, q)
+		IMULQ(stride, q)
+		ADDQ(dp, q)
+		for j := range o {
+			VMOVUPS(o[j], Mem{Base: q})
+			ADDQ(stride, q)
+		}
+	})
 	ret()
 }
