@@ -82,6 +82,13 @@ func BenchmarkSeparable(b *testing.B) {
 	for _, k := range []int{7, 15, 31} {
 		b.Run(fmt.Sprintf("2048x2048/k%d", k), func(b *testing.B) { benchmarkProblem(b, 2048, k, true, NewSeparable) })
 	}
+	// The CPU table's small separable cases: its 2-D anchors and S003.
+	for _, k := range []int{7, 15, 31} {
+		b.Run(fmt.Sprintf("1024x1024/k%d", k), func(b *testing.B) { benchmarkProblem(b, 1024, k, true, NewSeparable) })
+	}
+	b.Run("240x320/k31", func(b *testing.B) { benchmarkShape(b, nd.Float32, []int{240, 320}, 31, true, NewSeparable) })
+	b.Run("240x320x4/k31", func(b *testing.B) { benchmarkShape(b, nd.Float32, []int{240, 320, 4}, 31, true, NewSeparable) })
+	b.Run("u8-240x320/k31", func(b *testing.B) { benchmarkShape(b, nd.Uint8, []int{240, 320}, 31, true, NewSeparable) })
 }
 
 // BenchmarkChannels: RGBA float32 (the channels fold into the rows) and
