@@ -30,7 +30,6 @@ func benchmarkShape(b *testing.B, dt nd.DType, shape []int, k int, separable boo
 // with a random kernel of shape kshape.
 func benchmarkKernel(b *testing.B, dt nd.DType, shape, kshape []int, separable bool, method func(*nd.Problem, Options) (Executable, error)) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	k := kshape[0]
 	kernel := enginetest.RandomKernel(rng, false, kshape...)
 	if separable {
 		kernel = enginetest.RandomFactors(rng, kshape...)
@@ -60,7 +59,7 @@ func benchmarkKernel(b *testing.B, dt nd.DType, shape, kshape []int, separable b
 		}
 	}
 	reportCPU(b, cpu)
-	b.ReportMetric(float64(n*k*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
+	b.ReportMetric(float64(n*product(kshape))*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
 }
 
 // reportCPU reports the process's CPU time per operation since start, all
@@ -76,6 +75,11 @@ func BenchmarkDirect(b *testing.B) {
 	for _, k := range []int{3, 5, 7, 15, 31} {
 		b.Run(fmt.Sprintf("2048x2048/k%d", k), func(b *testing.B) { benchmarkProblem(b, 2048, k, false, newDirectMethod) })
 	}
+	// The CPU table's 1-D anchor with its longest kernel, at 1/8 of its
+	// length.
+	b.Run("1d-4194304/k1023", func(b *testing.B) {
+		benchmarkKernel(b, nd.Float32, []int{1 << 22}, []int{1023}, false, newDirectMethod)
+	})
 }
 
 func BenchmarkSeparable(b *testing.B) {
