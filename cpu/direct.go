@@ -2,6 +2,9 @@ package cpu
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"unsafe"
 
 	"github.com/ndconv/ndconv/cpu/internal/simd"
 	"github.com/ndconv/ndconv/nd"
@@ -19,8 +22,10 @@ type Executable interface {
 // converted once into padded rows whose halo holds the border's values, and
 // each output row is computed by one run of the kernel's nonzero taps (in
 // row-major order, as offsets into the padded rows) over it, vectorised
-// across the row. Every kernel of a bank reads the same converted rows, and
-// the results are interleaved as out[voxel*K + i].
+// across the row. Every kernel of a bank reads the same converted rows, in
+// groups of simd.BankSets kernels × rows computed at once (each source
+// vector loaded once for the whole group), and the results are interleaved
+// as out[voxel*K + i].
 func NewDirect(p *nd.Problem, opt Options) Executable {
 	if p.Wide {
 		return newDirect[float64](p, opt)
@@ -55,8 +60,13 @@ type direct[F nd.Float] struct {
 	// of the group.
 	bankRows, groupKernels int
 	groups                 []*simd.Steps[F]
-	cval                   F
-	scratch                []directScratch[F]
+	// A long kernel of one row (1-D) runs simd.BankSets consecutive
+	// segments of segment outputs at once: each source vector is loaded
+	// once for every segment whose windows hold it.
+	segment  int
+	segments *simd.Steps[F]
+	cval     F
+	scratch  []directScratch[F]
 }
 
 // tapList is a kernel's nonzero taps in row-major order, each as its
@@ -182,6 +192,9 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 		}
 		d.taps = append(d.taps, l)
 	}
+	if seg := segmentLen[F](); blockedLoops && bank == 1 && kRows == 1 && d.planeTaps == 1 && kCols >= 4*seg {
+		d.segment, d.segments = seg, segmentSteps(d.taps[0], seg)
+	}
 	for k := 0; bank > 1 && k < bank; k += d.groupKernels {
 		d.groups = append(d.groups, d.blockSteps(p.Kernels[k:min(k+d.groupKernels, bank)], d.bankRows, simd.BankSets))
 	}
@@ -223,6 +236,43 @@ func (d *direct[F]) blockSteps(kernels []nd.Weights, rows, sets int) *simd.Steps
 		}
 	}
 	return simd.NewSteps(sets, steps, bw)
+}
+
+// segmentLen is the outputs per segment of a long 1-D kernel's blocks: one
+// pass of the widest bank loop (3 vectors of AVX-512).
+func segmentLen[F nd.Float]() int {
+	var f F
+	return 3 * 64 / int(unsafe.Sizeof(f))
+}
+
+// segmentSteps prepares l's taps as simd.Block's steps for simd.BankSets
+// segments of seg consecutive outputs, set i being the outputs i·seg…: one
+// step per source offset, adding it to every segment that has a tap there,
+// in increasing order of offset, which is each segment's tap order.
+func segmentSteps[F nd.Float](l tapList[F], seg int) *simd.Steps[F] {
+	w := map[int][]F{}
+	for i := range simd.BankSets {
+		for t, o := range l.offs {
+			at := i*seg + o
+			if w[at] == nil {
+				w[at] = make([]F, simd.BankSets)
+			}
+			w[at][i] = l.w[t]
+		}
+	}
+	var steps []int
+	var bw []F
+	for _, at := range slices.Sorted(maps.Keys(w)) {
+		mask := 0
+		for i, v := range w[at] {
+			if v != 0 {
+				mask |= 1 << i
+			}
+		}
+		steps = append(steps, at<<8|mask)
+		bw = append(bw, w[at]...)
+	}
+	return simd.NewSteps(simd.BankSets, steps, bw)
 }
 
 // rowPitch spaces padded rows by whole cache lines of float64s, and never
@@ -336,7 +386,11 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 			if direct != nil {
 				acc = direct[off : off+width]
 			}
-			simd.SetTaps(acc, s.rows[r*d.pitch:], l.offs, l.w)
+			x := 0
+			for span := simd.BankSets * d.segment; d.segments != nil && x+span <= width; x += span {
+				simd.Block(acc[x:], d.segment, d.segment, s.rows[r*d.pitch+x:], d.segments)
+			}
+			simd.SetTaps(acc[x:], s.rows[r*d.pitch+x:], l.offs, l.w)
 			if direct == nil {
 				store(dst.Data, off+b, bank, acc)
 			}

@@ -159,7 +159,7 @@ func TestBankSameBits(t *testing.T) {
 // blocks of simd.BankSets outputs, factors with zero taps next to
 // infinities and NaNs, every border, banks, float and integer outputs.
 func TestSlabBlocksSameBits(t *testing.T) {
-	defer func() { slabBlocks = true }()
+	defer func() { blockedLoops = true }()
 	rng := rand.New(rand.NewPCG(15, 4))
 	cases := []struct{ shape, kernel []int }{
 		{[]int{40, 37}, []int{5, 4}},
@@ -186,7 +186,7 @@ func TestSlabBlocksSameBits(t *testing.T) {
 			}
 			var got [2]nd.Array
 			for i, blocks := range []bool{true, false} {
-				slabBlocks = blocks
+				blockedLoops = blocks
 				got[i], _ = nd.New(out, p.FullShape()...)
 				e, err := NewSeparable(p, Options{Workers: 2})
 				if err != nil {
@@ -201,6 +201,56 @@ func TestSlabBlocksSameBits(t *testing.T) {
 				t.Errorf("%s: blocked slab passes differ from the tap-by-tap loop", name)
 			}
 			if msg := (enginetest.Case{Spec: spec, Input: in}).Check(got[0], (enginetest.Case{Spec: spec, Input: in}).Want()); msg != "" {
+				t.Errorf("%s: %s", name, msg)
+			}
+		}
+	}
+}
+
+// TestSegmentsSameBits checks long 1-D kernels, run as blocks of segments
+// (simd.Block), against the tap-by-tap loop, bit for bit, and against the
+// reference: float32 and float64 accumulators, channels, zero taps next to
+// infinities and NaNs, rows with and without a remainder after the blocks.
+func TestSegmentsSameBits(t *testing.T) {
+	defer func() { blockedLoops = true }()
+	rng := rand.New(rand.NewPCG(15, 5))
+	cases := []struct {
+		in            nd.DType
+		shape, kernel []int
+	}{
+		{nd.Float32, []int{5000}, []int{300}},
+		{nd.Float32, []int{1100, 3}, []int{250, 1}},
+		{nd.Float64, []int{2000}, []int{150}},
+		{nd.Float32, []int{4, 900}, []int{1, 200}},
+	}
+	for n, c := range cases {
+		for _, out := range []nd.DType{c.in, nd.Uint8} {
+			in := enginetest.RandomArray(rng, c.in, c.shape...)
+			for range 2 {
+				i := rng.IntN(product(c.shape))
+				nd.Store(in.Data, i, 1, []float64{math.NaN()})
+				nd.Store(in.Data, i/2, 1, []float64{math.Inf(1)})
+			}
+			k := enginetest.RandomKernel(rng, true, c.kernel...)
+			spec := nd.Spec{Shape: in.Shape, In: c.in, Out: out, Kernels: []nd.Kernel{k}, Border: []nd.Border{nd.Reflect, nd.Constant, nd.Wrap, nd.Nearest}[n], CVal: 2}
+			p, err := spec.Normalize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var got [2]nd.Array
+			for i, blocks := range []bool{true, false} {
+				blockedLoops = blocks
+				got[i], _ = nd.New(out, p.FullShape()...)
+				if err := NewDirect(p, Options{Workers: 2}).Execute(context.Background(), got[i], in); err != nil {
+					t.Fatal(err)
+				}
+			}
+			name := fmt.Sprintf("%v %v %v, %v output", c.in, c.shape, c.kernel, out)
+			if !bytes.Equal(got[0].Bytes(), got[1].Bytes()) {
+				t.Errorf("%s: segment blocks differ from the tap-by-tap loop", name)
+			}
+			cs := enginetest.Case{Spec: spec, Input: in}
+			if msg := cs.Check(got[0], cs.Want()); msg != "" {
 				t.Errorf("%s: %s", name, msg)
 			}
 		}

@@ -14,9 +14,11 @@ import (
 // the kernel spans, each with that axis's factor — along the last axis, or
 // one followed only by a few samples per position (colour channels), a row
 // pass over padded rows whose taps sit those samples apart; along any other
-// axis a pass that adds whole contiguous slabs, so no transpose is needed. Intermediates are kept in the
-// accumulator type; only the last pass rounds into the output dtype. Every
-// kernel of p must have factors.
+// axis a pass that adds whole contiguous slabs, so no transpose is needed,
+// simd.BankSets consecutive outputs at a time where their windows lie
+// inside the input (each slab loaded once for all of them). Intermediates
+// are kept in the accumulator type; only the last pass rounds into the
+// output dtype. Every kernel of p must have factors.
 //
 // A problem whose intermediates would exceed separableScratchLimit runs
 // chunk by chunk (package chunk), with the same result.
@@ -44,9 +46,9 @@ func newWholeSeparable(p *nd.Problem, opt Options) (Executable, error) {
 // slabChunk is the number of values of a slab one work item adds at a time.
 const slabChunk = 4096
 
-// slabBlocks lets slab passes run simd.Block; tests turn it off to compare
-// with the tap-by-tap loop.
-var slabBlocks = true
+// blockedLoops lets separable slab passes and long 1-D kernels run
+// simd.Block; tests turn it off to compare with the tap-by-tap loops.
+var blockedLoops = true
 
 // slabRows is the number of consecutive outputs along the pass axis one work
 // item computes, so the slabs they share stay in cache.
@@ -259,7 +261,7 @@ func (s *separable[F]) slabPass(scratch []F, from, to any, stride, offset int, i
 	// Runs of simd.BankSets outputs whose windows lie inside the input
 	// run through Block, straight from the slabs.
 	shift := s.p.Shift[d]
-	for src, ok := from.([]F); ok && slabBlocks && i+simd.BankSets <= min(m, i0+slabRows) && i-shift >= 0 && i+simd.BankSets+len(taps.w)-1-shift <= n; i += simd.BankSets {
+	for src, ok := from.([]F); ok && blockedLoops && i+simd.BankSets <= min(m, i0+slabRows) && i-shift >= 0 && i+simd.BankSets+len(taps.w)-1-shift <= n; i += simd.BankSets {
 		at := ((outer*m+i)*inner+c0)*stride + offset
 		slabs := src[(outer*n+i-shift)*inner+c0:]
 		if out := into[F](to, at, stride, (simd.BankSets-1)*inner+size); out != nil {
