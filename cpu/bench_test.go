@@ -4,7 +4,6 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
-	"time"
 
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/ref"
@@ -47,7 +46,15 @@ func benchmarkKernel(b *testing.B, dt nd.DType, shape, kshape []int, separable b
 	}
 	n := product(shape)
 	b.SetBytes(int64(n * (src.DType().Size() + dst.DType().Size())))
-	// One untimed run first: the output's pages and the scratch memory.
+	timeExecute(b, e, dst, src, n*product(kshape))
+}
+
+// timeExecute times e on src into dst after one untimed run (the output's
+// pages and the scratch memory), and reports, besides ns/op, the process's
+// CPU time per operation, all workers together (the figure to compare on a
+// shared machine, where wall time moves with other loads), and taps, the
+// multiply-adds of one execution, per second.
+func timeExecute(b *testing.B, e Executable, dst, src nd.Array, taps int) {
 	if err := e.Execute(b.Context(), dst, src); err != nil {
 		b.Fatal(err)
 	}
@@ -58,15 +65,8 @@ func benchmarkKernel(b *testing.B, dt nd.DType, shape, kshape []int, separable b
 			b.Fatal(err)
 		}
 	}
-	reportCPU(b, cpu)
-	b.ReportMetric(float64(n*product(kshape))*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
-}
-
-// reportCPU reports the process's CPU time per operation since start, all
-// workers together: the figure to compare on a shared machine, where wall
-// time moves with other loads.
-func reportCPU(b *testing.B, start time.Duration) {
-	b.ReportMetric(float64(processCPU()-start)/float64(b.N)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(processCPU()-cpu)/float64(b.N)/1e6, "cpu-ms/op")
+	b.ReportMetric(float64(taps)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
 }
 
 func newDirectMethod(p *nd.Problem, o Options) (Executable, error) { return NewDirect(p, o), nil }
@@ -164,20 +164,8 @@ func BenchmarkBank(b *testing.B) {
 			if err != nil {
 				b.Fatal(err)
 			}
-			dst, _ := nd.New(p.Out, append(p.OutShape, bank)...)
-			e := NewDirect(p, Options{})
-			if err := e.Execute(b.Context(), dst, src); err != nil {
-				b.Fatal(err)
-			}
-			b.ResetTimer()
-			cpu := processCPU()
-			for b.Loop() {
-				if err := e.Execute(b.Context(), dst, src); err != nil {
-					b.Fatal(err)
-				}
-			}
-			reportCPU(b, cpu)
-			b.ReportMetric(float64(product(p.OutShape)*bank*343)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
+			dst, _ := nd.New(p.Out, p.FullShape()...)
+			timeExecute(b, NewDirect(p, Options{}), dst, src, product(p.OutShape)*bank*343)
 		})
 	}
 }

@@ -159,7 +159,6 @@ func TestBankSameBits(t *testing.T) {
 // blocks of simd.BankSets outputs, factors with zero taps next to
 // infinities and NaNs, every border, banks, float and integer outputs.
 func TestSlabBlocksSameBits(t *testing.T) {
-	defer func() { blockedLoops = true }()
 	rng := rand.New(rand.NewPCG(15, 4))
 	cases := []struct{ shape, kernel []int }{
 		{[]int{40, 37}, []int{5, 4}},
@@ -180,29 +179,7 @@ func TestSlabBlocksSameBits(t *testing.T) {
 				k.Factors[0][rng.IntN(len(k.Factors[0]))] = 0
 				spec.Kernels = append(spec.Kernels, k)
 			}
-			p, err := spec.Normalize()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got [2]nd.Array
-			for i, blocks := range []bool{true, false} {
-				blockedLoops = blocks
-				got[i], _ = nd.New(out, p.FullShape()...)
-				e, err := NewSeparable(p, Options{Workers: 2})
-				if err != nil {
-					t.Fatal(err)
-				}
-				if err := e.Execute(context.Background(), got[i], in); err != nil {
-					t.Fatal(err)
-				}
-			}
-			name := fmt.Sprintf("%v %v, %v output", c.shape, c.kernel, out)
-			if !bytes.Equal(got[0].Bytes(), got[1].Bytes()) {
-				t.Errorf("%s: blocked slab passes differ from the tap-by-tap loop", name)
-			}
-			if msg := (enginetest.Case{Spec: spec, Input: in}).Check(got[0], (enginetest.Case{Spec: spec, Input: in}).Want()); msg != "" {
-				t.Errorf("%s: %s", name, msg)
-			}
+			compareBlocked(t, fmt.Sprintf("%v %v, %v output", c.shape, c.kernel, out), spec, in, NewSeparable)
 		}
 	}
 }
@@ -212,7 +189,6 @@ func TestSlabBlocksSameBits(t *testing.T) {
 // reference: float32 and float64 accumulators, channels, zero taps next to
 // infinities and NaNs, rows with and without a remainder after the blocks.
 func TestSegmentsSameBits(t *testing.T) {
-	defer func() { blockedLoops = true }()
 	rng := rand.New(rand.NewPCG(15, 5))
 	cases := []struct {
 		in            nd.DType
@@ -233,26 +209,38 @@ func TestSegmentsSameBits(t *testing.T) {
 			}
 			k := enginetest.RandomKernel(rng, true, c.kernel...)
 			spec := nd.Spec{Shape: in.Shape, In: c.in, Out: out, Kernels: []nd.Kernel{k}, Border: []nd.Border{nd.Reflect, nd.Constant, nd.Wrap, nd.Nearest}[n], CVal: 2}
-			p, err := spec.Normalize()
-			if err != nil {
-				t.Fatal(err)
-			}
-			var got [2]nd.Array
-			for i, blocks := range []bool{true, false} {
-				blockedLoops = blocks
-				got[i], _ = nd.New(out, p.FullShape()...)
-				if err := NewDirect(p, Options{Workers: 2}).Execute(context.Background(), got[i], in); err != nil {
-					t.Fatal(err)
-				}
-			}
-			name := fmt.Sprintf("%v %v %v, %v output", c.in, c.shape, c.kernel, out)
-			if !bytes.Equal(got[0].Bytes(), got[1].Bytes()) {
-				t.Errorf("%s: segment blocks differ from the tap-by-tap loop", name)
-			}
-			cs := enginetest.Case{Spec: spec, Input: in}
-			if msg := cs.Check(got[0], cs.Want()); msg != "" {
-				t.Errorf("%s: %s", name, msg)
-			}
+			compareBlocked(t, fmt.Sprintf("%v %v %v, %v output", c.in, c.shape, c.kernel, out), spec, in, newDirectMethod)
 		}
+	}
+}
+
+// compareBlocked runs spec on in with the engine's register-blocked loops
+// and without them (blockedLoops), and checks that the outputs are the same
+// bytes and agree with the reference.
+func compareBlocked(t *testing.T, name string, spec nd.Spec, in nd.Array, method func(*nd.Problem, Options) (Executable, error)) {
+	t.Helper()
+	defer func() { blockedLoops = true }()
+	p, err := spec.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [2]nd.Array
+	for i, blocks := range []bool{true, false} {
+		blockedLoops = blocks
+		got[i], _ = nd.New(p.Out, p.FullShape()...)
+		e, err := method(p, Options{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Execute(context.Background(), got[i], in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got[0].Bytes(), got[1].Bytes()) {
+		t.Errorf("%s: the blocked loops differ from the tap-by-tap loops", name)
+	}
+	c := enginetest.Case{Spec: spec, Input: in}
+	if msg := c.Check(got[0], c.Want()); msg != "" {
+		t.Errorf("%s: %s", name, msg)
 	}
 }
