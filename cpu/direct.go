@@ -413,8 +413,15 @@ func (d *direct[F]) storeBank(dst any, off int, s *directScratch[F], i, width in
 	for b := 0; b < bank; b += d.groupKernels {
 		sets := s.bank[((b/d.groupKernels)*simd.BankSets+i*d.groupKernels)*width:]
 		n := min(d.groupKernels, bank-b)
-		if out32 != nil && n == simd.BankSets {
+		switch {
+		case out32 != nil && n == simd.BankSets:
 			simd.Transpose8(out32[b:], bank, any(sets).([]float32), width, width)
+			continue
+		case out != nil && bank == 2:
+			interleave2(out, sets[:width], sets[width:][:width])
+			continue
+		case out != nil && bank == 4:
+			interleave4(out, sets[:width], sets[width:][:width], sets[2*width:][:width], sets[3*width:][:width])
 			continue
 		}
 		for k := range n {
@@ -427,5 +434,24 @@ func (d *direct[F]) storeBank(dst any, off int, s *directScratch[F], i, width in
 				out[x*bank+b+k] = v
 			}
 		}
+	}
+}
+
+// interleave2 and interleave4 store the rows of a bank of 2 or 4 kernels
+// into out, kernel fastest, writing out in order.
+func interleave2[F nd.Float](out, r0, r1 []F) {
+	r1 = r1[:len(r0)]
+	out = out[:2*len(r0)]
+	for x, v := range r0 {
+		out[2*x], out[2*x+1] = v, r1[x]
+	}
+}
+
+func interleave4[F nd.Float](out, r0, r1, r2, r3 []F) {
+	r1, r2, r3 = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)]
+	out = out[:4*len(r0)]
+	for x, v := range r0 {
+		o := out[4*x:][:4]
+		o[0], o[1], o[2], o[3] = v, r1[x], r2[x], r3[x]
 	}
 }

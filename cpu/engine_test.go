@@ -111,7 +111,7 @@ func TestSeparableChunked(t *testing.T) {
 // and integer outputs.
 func TestBankSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 2))
-	for _, bank := range []int{2, 3, 5, 8, 9, 17} {
+	for _, bank := range []int{2, 3, 4, 5, 8, 9, 17} {
 		for _, out := range []nd.DType{nd.Float32, nd.Uint8} {
 			in := enginetest.RandomArray(rng, nd.Float32, 6, 9, 70)
 			data := in.Data.([]float32)
