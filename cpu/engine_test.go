@@ -112,16 +112,19 @@ func TestSeparableChunked(t *testing.T) {
 func TestBankSameBits(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 2))
 	for _, bank := range []int{2, 3, 4, 5, 8, 9, 17} {
-		for _, out := range []nd.DType{nd.Float32, nd.Uint8} {
-			in := enginetest.RandomArray(rng, nd.Float32, 6, 9, 70)
-			data := in.Data.([]float32)
-			data[rng.IntN(len(data))] = float32(math.NaN())
-			data[rng.IntN(len(data))] = float32(math.Inf(1))
-			spec := nd.Spec{Shape: in.Shape, In: nd.Float32, Out: out, Border: nd.Reflect}
+		for _, out := range []nd.DType{nd.Float32, nd.Uint8, nd.Float64} {
+			dt := nd.Float32
+			if out == nd.Float64 {
+				dt = nd.Float64 // float64 accumulators
+			}
+			in := enginetest.RandomArray(rng, dt, 6, 9, 70)
+			nd.Store(in.Data, rng.IntN(6*9*70), 1, []float64{math.NaN()})
+			nd.Store(in.Data, rng.IntN(6*9*70), 1, []float64{math.Inf(1)})
+			spec := nd.Spec{Shape: in.Shape, In: dt, Out: out, Border: nd.Reflect}
 			for range bank {
 				spec.Kernels = append(spec.Kernels, enginetest.RandomKernel(rng, true, 3, 4, 5))
 			}
-			name := fmt.Sprintf("bank %d, %v output", bank, out)
+			name := fmt.Sprintf("bank %d, %v input, %v output", bank, dt, out)
 			p, err := spec.Normalize()
 			if err != nil {
 				t.Fatal(err)
@@ -167,19 +170,22 @@ func TestSlabBlocksSameBits(t *testing.T) {
 		{[]int{45, 9, 40}, []int{11, 1, 1}},
 	}
 	for n, c := range cases {
-		for _, out := range []nd.DType{nd.Float32, nd.Uint8} {
+		for _, out := range []nd.DType{nd.Float32, nd.Uint8, nd.Float64} {
 			border := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}[n%5]
-			in := enginetest.RandomArray(rng, nd.Float32, c.shape...)
-			data := in.Data.([]float32)
-			data[rng.IntN(len(data))] = float32(math.NaN())
-			data[rng.IntN(len(data))] = float32(math.Inf(-1))
-			spec := nd.Spec{Shape: in.Shape, In: nd.Float32, Out: out, Border: border, CVal: 0.5, Mode: []nd.Mode{nd.Same, nd.Valid, nd.Full}[n%3]}
+			dt := nd.Float32
+			if out == nd.Float64 {
+				dt = nd.Float64 // float64 accumulators
+			}
+			in := enginetest.RandomArray(rng, dt, c.shape...)
+			nd.Store(in.Data, rng.IntN(product(c.shape)), 1, []float64{math.NaN()})
+			nd.Store(in.Data, rng.IntN(product(c.shape)), 1, []float64{math.Inf(-1)})
+			spec := nd.Spec{Shape: in.Shape, In: dt, Out: out, Border: border, CVal: 0.5, Mode: []nd.Mode{nd.Same, nd.Valid, nd.Full}[n%3]}
 			for range 1 + n%2 {
 				k := enginetest.RandomFactors(rng, c.kernel...)
 				k.Factors[0][rng.IntN(len(k.Factors[0]))] = 0
 				spec.Kernels = append(spec.Kernels, k)
 			}
-			compareBlocked(t, fmt.Sprintf("%v %v, %v output", c.shape, c.kernel, out), spec, in, NewSeparable)
+			compareBlocked(t, fmt.Sprintf("%v %v, %v input, %v output", c.shape, c.kernel, dt, out), spec, in, NewSeparable)
 		}
 	}
 }
