@@ -30,7 +30,6 @@ func benchmarkShape(b *testing.B, dt nd.DType, shape []int, k int, separable boo
 // with a random kernel of shape kshape.
 func benchmarkKernel(b *testing.B, dt nd.DType, shape, kshape []int, separable bool, method func(*nd.Problem, Options) (Executable, error)) {
 	rng := rand.New(rand.NewPCG(1, 1))
-	k := kshape[0]
 	kernel := enginetest.RandomKernel(rng, false, kshape...)
 	if separable {
 		kernel = enginetest.RandomFactors(rng, kshape...)
@@ -48,7 +47,15 @@ func benchmarkKernel(b *testing.B, dt nd.DType, shape, kshape []int, separable b
 	}
 	n := product(shape)
 	b.SetBytes(int64(n * (src.DType().Size() + dst.DType().Size())))
-	// One untimed run first: the output's pages and the scratch memory.
+	timeExecute(b, e, dst, src, n*product(kshape))
+}
+
+// timeExecute times e on src into dst after one untimed run (the output's
+// pages and the scratch memory), and reports, besides ns/op, the process's
+// CPU time per operation, all workers together (the figure to compare on a
+// shared machine, where wall time moves with other loads), and taps, the
+// multiply-adds of one execution, per second.
+func timeExecute(b *testing.B, e Executable, dst, src nd.Array, taps int) {
 	if err := e.Execute(b.Context(), dst, src); err != nil {
 		b.Fatal(err)
 	}
@@ -60,7 +67,7 @@ func benchmarkKernel(b *testing.B, dt nd.DType, shape, kshape []int, separable b
 		}
 	}
 	reportCPU(b, cpu)
-	b.ReportMetric(float64(n*k*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
+	b.ReportMetric(float64(taps)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
 }
 
 // reportCPU reports the process CPU time per operation since start (all
@@ -78,12 +85,24 @@ func BenchmarkDirect(b *testing.B) {
 	for _, k := range []int{3, 5, 7, 15, 31} {
 		b.Run(fmt.Sprintf("2048x2048/k%d", k), func(b *testing.B) { benchmarkProblem(b, 2048, k, false, newDirectMethod) })
 	}
+	// The CPU table's 1-D anchor with its longest kernel, at 1/8 of its
+	// length.
+	b.Run("1d-4194304/k1023", func(b *testing.B) {
+		benchmarkKernel(b, nd.Float32, []int{1 << 22}, []int{1023}, false, newDirectMethod)
+	})
 }
 
 func BenchmarkSeparable(b *testing.B) {
 	for _, k := range []int{7, 15, 31} {
 		b.Run(fmt.Sprintf("2048x2048/k%d", k), func(b *testing.B) { benchmarkProblem(b, 2048, k, true, NewSeparable) })
 	}
+	// The CPU table's small separable cases: its 2-D anchors and S003.
+	for _, k := range []int{7, 15, 31} {
+		b.Run(fmt.Sprintf("1024x1024/k%d", k), func(b *testing.B) { benchmarkProblem(b, 1024, k, true, NewSeparable) })
+	}
+	b.Run("240x320/k31", func(b *testing.B) { benchmarkShape(b, nd.Float32, []int{240, 320}, 31, true, NewSeparable) })
+	b.Run("240x320x4/k31", func(b *testing.B) { benchmarkShape(b, nd.Float32, []int{240, 320, 4}, 31, true, NewSeparable) })
+	b.Run("u8-240x320/k31", func(b *testing.B) { benchmarkShape(b, nd.Uint8, []int{240, 320}, 31, true, NewSeparable) })
 }
 
 // BenchmarkChannels: RGBA float32 (the channels fold into the rows) and
@@ -143,4 +162,26 @@ func BenchmarkFFT1D(b *testing.B) {
 		}
 	}
 	reportCPU(b, cpu)
+}
+
+// BenchmarkBank is the seed-000 workload at the CPU table's scale: a 128³
+// uint8 volume, a bank of 7³ kernels, valid region, float32 output
+// interleaved by kernel. Gtaps/s counts every kernel's taps.
+func BenchmarkBank(b *testing.B) {
+	for _, bank := range []int{1, 2, 4, 8, 16, 32} {
+		b.Run(fmt.Sprintf("u8-128x128x128/k7x7x7/bank%d", bank), func(b *testing.B) {
+			rng := rand.New(rand.NewPCG(1, 1))
+			src := enginetest.RandomArray(rng, nd.Uint8, 128, 128, 128)
+			spec := nd.Spec{Shape: src.Shape, In: nd.Uint8, Out: nd.Float32, Mode: nd.Valid}
+			for range bank {
+				spec.Kernels = append(spec.Kernels, enginetest.RandomKernel(rng, false, 7, 7, 7))
+			}
+			p, err := spec.Normalize()
+			if err != nil {
+				b.Fatal(err)
+			}
+			dst, _ := nd.New(p.Out, p.FullShape()...)
+			timeExecute(b, NewDirect(p, Options{}), dst, src, product(p.OutShape)*bank*343)
+		})
+	}
 }

@@ -2,6 +2,9 @@ package cpu
 
 import (
 	"context"
+	"maps"
+	"slices"
+	"unsafe"
 
 	"github.com/ndconv/ndconv/cpu/internal/simd"
 	"github.com/ndconv/ndconv/nd"
@@ -19,8 +22,10 @@ type Executable interface {
 // converted once into padded rows whose halo holds the border's values, and
 // each output row is computed by one run of the kernel's nonzero taps (in
 // row-major order, as offsets into the padded rows) over it, vectorised
-// across the row. Every kernel of a bank reads the same converted rows, and
-// the results are interleaved as out[voxel*K + i].
+// across the row. Every kernel of a bank reads the same converted rows, in
+// groups of simd.BankSets kernels × rows computed at once (each source
+// vector loaded once for the whole group), and the results are interleaved
+// as out[voxel*K + i].
 func NewDirect(p *nd.Problem, opt Options) Executable {
 	if p.Wide {
 		return newDirect[float64](p, opt)
@@ -49,16 +54,25 @@ type direct[F nd.Float] struct {
 	rowBlocks, colBlocks int
 	planes, tiles        int
 	taps                 []tapList[F] // per bank kernel
-	cval                 F
-	scratch              []directScratch[F]
+	// A bank of several kernels runs bankRows output rows at a time, in
+	// groups of simd.BankSets accumulator sets (bankRows rows × the
+	// group's kernels): each source vector is loaded once for every kernel
+	// of the group.
+	bankRows, groupKernels int
+	groups                 []*simd.Steps[F]
+	// A long kernel of one row (1-D) runs simd.BankSets consecutive
+	// segments of segment outputs at once: each source vector is loaded
+	// once for every segment whose windows hold it.
+	segment  int
+	segments *simd.Steps[F]
+	cval     F
+	scratch  []directScratch[F]
 }
 
 // tapList is a kernel's nonzero taps in row-major order, each as its
 // weight and the offset of its input within the padded rows, relative to
-// the output's position; and the same taps as simd.Block's steps for
-// simd.BlockRows output rows at once: one step per input offset relative to
-// the first row, adding it to every row that has a nonzero tap there, so
-// each row still takes its taps in row-major order.
+// the output's position; and, for a single kernel, the same taps as
+// simd.Block's steps for simd.BlockRows output rows at once (blockSteps).
 type tapList[F nd.Float] struct {
 	offs  []int
 	w     []F
@@ -68,6 +82,7 @@ type tapList[F nd.Float] struct {
 type directScratch[F nd.Float] struct {
 	rows []F
 	acc  [][]F
+	bank []F // the bank groups' accumulator sets, simd.BankSets per group
 	halo []haloPos
 }
 
@@ -121,10 +136,24 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 		d.planeTaps *= g.kernel[a]
 	}
 
+	// A bank runs its kernels in groups of up to simd.BankSets, with as
+	// many rows at once as fill the group's sets.
+	bank := len(p.Kernels)
+	if bank > 1 {
+		d.groupKernels = min(bank, simd.BankSets)
+		d.bankRows = simd.BankSets / d.groupKernels
+	}
+
 	// Columns: up to 2048 samples, fewer where a tall or deep kernel would
-	// otherwise leave the padded rows room for too few output rows.
+	// otherwise leave the padded rows room for too few output rows. A
+	// bank's kernels all read the same padded rows, so it needs fewer rows
+	// to repay their conversion.
+	minRows := minTileRows
+	if bank > 1 {
+		minRows = max(d.bankRows, minTileRows/bank)
+	}
 	d.tileCols = max(1, min(cols, 2048/g.c))
-	if fit := tileBudget/(d.planeTaps*(minTileRows+kRows-1))/g.c - kCols + 1; fit < d.tileCols {
+	if fit := tileBudget/(d.planeTaps*(minRows+kRows-1))/g.c - kCols + 1; fit < d.tileCols {
 		d.tileCols = max(1, min(d.tileCols, max(fit, 64/g.c)))
 	}
 	d.bufCols = (d.tileCols + kCols - 1) * g.c
@@ -158,31 +187,92 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 			l.offs = append(l.offs, (pt*d.bufRows+r)*d.pitch+c*g.c)
 			l.w = append(l.w, F(v))
 		}
-		var steps []int
-		var bw []F
-		for pt := 0; pt < d.planeTaps; pt++ {
-			for r := 0; r < kRows+simd.BlockRows-1; r++ {
-				for c := 0; c < kCols; c++ {
-					mask, w := 0, make([]F, simd.BlockRows)
-					for i := range w {
-						if kr := r - i; kr >= 0 && kr < kRows {
-							w[i] = F(k.Dense[(pt*kRows+kr)*kCols+c])
-						}
-						if w[i] != 0 {
-							mask |= 1 << i
+		if bank == 1 {
+			l.steps = d.blockSteps(p.Kernels, simd.BlockRows, simd.BlockRows)
+		}
+		d.taps = append(d.taps, l)
+	}
+	if seg := segmentLen[F](); blockedLoops && bank == 1 && kRows == 1 && d.planeTaps == 1 && kCols >= 4*seg {
+		d.segment, d.segments = seg, segmentSteps(d.taps[0], seg)
+	}
+	for k := 0; bank > 1 && k < bank; k += d.groupKernels {
+		d.groups = append(d.groups, d.blockSteps(p.Kernels[k:min(k+d.groupKernels, bank)], d.bankRows, simd.BankSets))
+	}
+	return d
+}
+
+// blockSteps prepares simd.Block's steps for rows output rows of each of
+// kernels at once, as sets accumulator sets, set i·len(kernels)+b being
+// row i of kernel b: one step per input offset relative to the first row,
+// adding it to every set whose kernel has a nonzero tap there (the weights
+// packed by set, once per plan), so each set still takes its taps in
+// row-major order.
+func (d *direct[F]) blockSteps(kernels []nd.Weights, rows, sets int) *simd.Steps[F] {
+	n := len(d.g.kernel)
+	kRows, kCols := d.g.kernel[n-2], d.g.kernel[n-1]
+	var steps []int
+	var bw []F
+	for pt := 0; pt < d.planeTaps; pt++ {
+		for r := 0; r < kRows+rows-1; r++ {
+			for c := 0; c < kCols; c++ {
+				mask, w := 0, make([]F, sets)
+				for i := range rows {
+					kr := r - i
+					if kr < 0 || kr >= kRows {
+						continue
+					}
+					for b, k := range kernels {
+						set := i*len(kernels) + b
+						if w[set] = F(k.Dense[(pt*kRows+kr)*kCols+c]); w[set] != 0 {
+							mask |= 1 << set
 						}
 					}
-					if mask != 0 {
-						steps = append(steps, ((pt*d.bufRows+r)*d.pitch+c*g.c)<<8|mask)
-						bw = append(bw, w...)
-					}
+				}
+				if mask != 0 {
+					steps = append(steps, ((pt*d.bufRows+r)*d.pitch+c*d.g.c)<<8|mask)
+					bw = append(bw, w...)
 				}
 			}
 		}
-		l.steps = simd.NewSteps(steps, bw)
-		d.taps = append(d.taps, l)
 	}
-	return d
+	return simd.NewSteps(sets, steps, bw)
+}
+
+// segmentLen is the outputs per segment of a long 1-D kernel's blocks: one
+// pass of the widest bank loop (3 vectors of AVX-512).
+func segmentLen[F nd.Float]() int {
+	var f F
+	return 3 * 64 / int(unsafe.Sizeof(f))
+}
+
+// segmentSteps prepares l's taps as simd.Block's steps for simd.BankSets
+// segments of seg consecutive outputs, set i being the outputs i·seg…: one
+// step per source offset, adding it to every segment that has a tap there,
+// in increasing order of offset, which is each segment's tap order.
+func segmentSteps[F nd.Float](l tapList[F], seg int) *simd.Steps[F] {
+	w := map[int][]F{}
+	for i := range simd.BankSets {
+		for t, o := range l.offs {
+			at := i*seg + o
+			if w[at] == nil {
+				w[at] = make([]F, simd.BankSets)
+			}
+			w[at][i] = l.w[t]
+		}
+	}
+	var steps []int
+	var bw []F
+	for _, at := range slices.Sorted(maps.Keys(w)) {
+		mask := 0
+		for i, v := range w[at] {
+			if v != 0 {
+				mask |= 1 << i
+			}
+		}
+		steps = append(steps, at<<8|mask)
+		bw = append(bw, w[at]...)
+	}
+	return simd.NewSteps(simd.BankSets, steps, bw)
 }
 
 // rowPitch spaces padded rows by whole cache lines of float64s, and never
@@ -202,6 +292,7 @@ func (d *direct[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 		for range d.taps {
 			s.acc = append(s.acc, make([]F, simd.BlockRows*d.tileCols*d.g.c))
 		}
+		s.bank = make([]F, len(d.groups)*simd.BankSets*d.tileCols*d.g.c)
 		d.scratch = append(d.scratch, s)
 	}
 	t := &tracker{progress: d.opt.Progress, total: int64(d.tiles)}
@@ -266,7 +357,15 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 	}
 	rowLen, width := g.out[n-1]*g.c, cols*g.c
 	r := 0
-	for ; r+simd.BlockRows <= rows; r += simd.BlockRows {
+	for ; len(d.groups) > 0 && r+d.bankRows <= rows; r += d.bankRows {
+		for gi, st := range d.groups {
+			simd.Block(s.bank[gi*simd.BankSets*width:][:simd.BankSets*width], width, width, s.rows[r*d.pitch:], st)
+		}
+		for i := range d.bankRows {
+			d.storeBank(dst.Data, (outBase*g.c+(r+i)*rowLen+x0*g.c)*bank, s, i, width)
+		}
+	}
+	for ; len(d.groups) == 0 && r+simd.BlockRows <= rows; r += simd.BlockRows {
 		off := (outBase*g.c + r*rowLen + x0*g.c) * bank
 		for b, l := range d.taps {
 			if direct != nil {
@@ -287,7 +386,11 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 			if direct != nil {
 				acc = direct[off : off+width]
 			}
-			simd.SetTaps(acc, s.rows[r*d.pitch:], l.offs, l.w)
+			x := 0
+			for span := simd.BankSets * d.segment; d.segments != nil && x+span <= width; x += span {
+				simd.Block(acc[x:], d.segment, d.segment, s.rows[r*d.pitch+x:], d.segments)
+			}
+			simd.SetTaps(acc[x:], s.rows[r*d.pitch+x:], l.offs, l.w)
 			if direct == nil {
 				store(dst.Data, off+b, bank, acc)
 			}
@@ -298,3 +401,57 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 // maxRank bounds the number of axes, so per-tile index arrays live on the
 // stack.
 const maxRank = nd.MaxRank
+
+// storeBank stores row i of every bank group's accumulator sets into dst
+// from element off on, interleaved as the output is, kernel fastest:
+// dst[off+x·bank+b] = kernel b's output x. Whole groups of float32s go
+// through simd.Transpose8.
+func (d *direct[F]) storeBank(dst any, off int, s *directScratch[F], i, width int) {
+	bank := len(d.taps)
+	out := into[F](dst, off, 1, bank*width)
+	out32, _ := any(out).([]float32)
+	for b := 0; b < bank; b += d.groupKernels {
+		sets := s.bank[((b/d.groupKernels)*simd.BankSets+i*d.groupKernels)*width:]
+		n := min(d.groupKernels, bank-b)
+		switch {
+		case out32 != nil && n == simd.BankSets:
+			simd.Transpose8(out32[b:], bank, any(sets).([]float32), width, width)
+			continue
+		case out != nil && bank == 2:
+			interleave2(out, sets[:width], sets[width:][:width])
+			continue
+		case out != nil && bank == 4:
+			interleave4(out, sets[:width], sets[width:][:width], sets[2*width:][:width], sets[3*width:][:width])
+			continue
+		}
+		for k := range n {
+			row := sets[k*width:][:width]
+			if out == nil {
+				store(dst, off+b+k, bank, row)
+				continue
+			}
+			for x, v := range row {
+				out[x*bank+b+k] = v
+			}
+		}
+	}
+}
+
+// interleave2 and interleave4 store the rows of a bank of 2 or 4 kernels
+// into out, kernel fastest, writing out in order.
+func interleave2[F nd.Float](out, r0, r1 []F) {
+	r1 = r1[:len(r0)]
+	out = out[:2*len(r0)]
+	for x, v := range r0 {
+		out[2*x], out[2*x+1] = v, r1[x]
+	}
+}
+
+func interleave4[F nd.Float](out, r0, r1, r2, r3 []F) {
+	r1, r2, r3 = r1[:len(r0)], r2[:len(r0)], r3[:len(r0)]
+	out = out[:4*len(r0)]
+	for x, v := range r0 {
+		o := out[4*x:][:4]
+		o[0], o[1], o[2], o[3] = v, r1[x], r2[x], r3[x]
+	}
+}

@@ -13,7 +13,11 @@
 // very large runs chunk by chunk (package chunk).
 //
 // Direct tiles run four output rows at a time (register blocking), and fold
-// a few interleaved samples per position (colour channels) into the rows.
+// a few interleaved samples per position (colour channels) into the rows. A
+// filter bank runs inside the register block: eight accumulator sets, its
+// kernels × a few rows, each source vector loaded once for all of them.
+// Separable slab passes (along any axis but the last) compute eight
+// consecutive outputs at a time the same way.
 // cpu/PERF.md records what was measured and what limits it.
 //
 // The inner loops — a run of taps over rows of accumulators, a scaled row

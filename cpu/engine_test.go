@@ -3,6 +3,9 @@ package cpu
 import (
 	"bytes"
 	"context"
+	"fmt"
+	"math"
+	"math/rand/v2"
 	"testing"
 
 	"github.com/ndconv/ndconv/internal/enginetest"
@@ -98,4 +101,152 @@ func TestSeparableChunked(t *testing.T) {
 		t.Errorf("only %d cases ran in several chunks", split)
 	}
 	t.Logf("%d cases in several chunks", split)
+}
+
+// TestBankSameBits checks the bank loop (kernels × rows as one register
+// block, in groups of simd.BankSets) against each kernel run alone, bit for
+// bit: banks of one group, of several and of a partial one; zero taps next
+// to infinities and NaNs, which only skipping them keeps out of the sums;
+// rows long enough for every pass of the loop and its masked tail; float
+// and integer outputs.
+func TestBankSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 2))
+	for _, bank := range []int{2, 3, 4, 5, 8, 9, 17} {
+		for _, out := range []nd.DType{nd.Float32, nd.Uint8, nd.Float64} {
+			dt := nd.Float32
+			if out == nd.Float64 {
+				dt = nd.Float64 // float64 accumulators
+			}
+			in := enginetest.RandomArray(rng, dt, 6, 9, 70)
+			nd.Store(in.Data, rng.IntN(6*9*70), 1, []float64{math.NaN()})
+			nd.Store(in.Data, rng.IntN(6*9*70), 1, []float64{math.Inf(1)})
+			spec := nd.Spec{Shape: in.Shape, In: dt, Out: out, Border: nd.Reflect}
+			for range bank {
+				spec.Kernels = append(spec.Kernels, enginetest.RandomKernel(rng, true, 3, 4, 5))
+			}
+			name := fmt.Sprintf("bank %d, %v input, %v output", bank, dt, out)
+			p, err := spec.Normalize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			got, _ := nd.New(out, p.FullShape()...)
+			if err := NewDirect(p, Options{Workers: 2}).Execute(context.Background(), got, in); err != nil {
+				t.Fatal(err)
+			}
+			size := out.Size()
+			for b, k := range spec.Kernels {
+				one := spec
+				one.Kernels = []nd.Kernel{k}
+				q, err := one.Normalize()
+				if err != nil {
+					t.Fatal(err)
+				}
+				want, _ := nd.New(out, q.FullShape()...)
+				if err := NewDirect(q, Options{Workers: 2}).Execute(context.Background(), want, in); err != nil {
+					t.Fatal(err)
+				}
+				for i := range product(q.OutShape) {
+					g := got.Bytes()[(i*bank+b)*size:][:size]
+					if w := want.Bytes()[i*size:][:size]; !bytes.Equal(g, w) {
+						t.Fatalf("%s: kernel %d, output %d: bytes %x, alone %x", name, b, i, g, w)
+					}
+				}
+			}
+		}
+	}
+}
+
+// TestSlabBlocksSameBits checks the separable method's register-blocked
+// slab passes against its tap-by-tap loop, bit for bit, and against the
+// reference: volumes and images long enough along the slab axes for
+// blocks of simd.BankSets outputs, factors with zero taps next to
+// infinities and NaNs, every border, banks, float and integer outputs.
+func TestSlabBlocksSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 4))
+	cases := []struct{ shape, kernel []int }{
+		{[]int{40, 37}, []int{5, 4}},
+		{[]int{33, 21, 3}, []int{7, 3, 1}},
+		{[]int{26, 19, 24}, []int{3, 9, 2}},
+		{[]int{45, 9, 40}, []int{11, 1, 1}},
+	}
+	for n, c := range cases {
+		for _, out := range []nd.DType{nd.Float32, nd.Uint8, nd.Float64} {
+			border := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}[n%5]
+			dt := nd.Float32
+			if out == nd.Float64 {
+				dt = nd.Float64 // float64 accumulators
+			}
+			in := enginetest.RandomArray(rng, dt, c.shape...)
+			nd.Store(in.Data, rng.IntN(product(c.shape)), 1, []float64{math.NaN()})
+			nd.Store(in.Data, rng.IntN(product(c.shape)), 1, []float64{math.Inf(-1)})
+			spec := nd.Spec{Shape: in.Shape, In: dt, Out: out, Border: border, CVal: 0.5, Mode: []nd.Mode{nd.Same, nd.Valid, nd.Full}[n%3]}
+			for range 1 + n%2 {
+				k := enginetest.RandomFactors(rng, c.kernel...)
+				k.Factors[0][rng.IntN(len(k.Factors[0]))] = 0
+				spec.Kernels = append(spec.Kernels, k)
+			}
+			compareBlocked(t, fmt.Sprintf("%v %v, %v input, %v output", c.shape, c.kernel, dt, out), spec, in, NewSeparable)
+		}
+	}
+}
+
+// TestSegmentsSameBits checks long 1-D kernels, run as blocks of segments
+// (simd.Block), against the tap-by-tap loop, bit for bit, and against the
+// reference: float32 and float64 accumulators, channels, zero taps next to
+// infinities and NaNs, rows with and without a remainder after the blocks.
+func TestSegmentsSameBits(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 5))
+	cases := []struct {
+		in            nd.DType
+		shape, kernel []int
+	}{
+		{nd.Float32, []int{5000}, []int{300}},
+		{nd.Float32, []int{1100, 3}, []int{250, 1}},
+		{nd.Float64, []int{2000}, []int{150}},
+		{nd.Float32, []int{4, 900}, []int{1, 200}},
+	}
+	for n, c := range cases {
+		for _, out := range []nd.DType{c.in, nd.Uint8} {
+			in := enginetest.RandomArray(rng, c.in, c.shape...)
+			for range 2 {
+				i := rng.IntN(product(c.shape))
+				nd.Store(in.Data, i, 1, []float64{math.NaN()})
+				nd.Store(in.Data, i/2, 1, []float64{math.Inf(1)})
+			}
+			k := enginetest.RandomKernel(rng, true, c.kernel...)
+			spec := nd.Spec{Shape: in.Shape, In: c.in, Out: out, Kernels: []nd.Kernel{k}, Border: []nd.Border{nd.Reflect, nd.Constant, nd.Wrap, nd.Nearest}[n], CVal: 2}
+			compareBlocked(t, fmt.Sprintf("%v %v %v, %v output", c.in, c.shape, c.kernel, out), spec, in, newDirectMethod)
+		}
+	}
+}
+
+// compareBlocked runs spec on in with the engine's register-blocked loops
+// and without them (blockedLoops), and checks that the outputs are the same
+// bytes and agree with the reference.
+func compareBlocked(t *testing.T, name string, spec nd.Spec, in nd.Array, method func(*nd.Problem, Options) (Executable, error)) {
+	t.Helper()
+	defer func() { blockedLoops = true }()
+	p, err := spec.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var got [2]nd.Array
+	for i, blocks := range []bool{true, false} {
+		blockedLoops = blocks
+		got[i], _ = nd.New(p.Out, p.FullShape()...)
+		e, err := method(p, Options{Workers: 2})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := e.Execute(context.Background(), got[i], in); err != nil {
+			t.Fatal(err)
+		}
+	}
+	if !bytes.Equal(got[0].Bytes(), got[1].Bytes()) {
+		t.Errorf("%s: the blocked loops differ from the tap-by-tap loops", name)
+	}
+	c := enginetest.Case{Spec: spec, Input: in}
+	if msg := c.Check(got[0], c.Want()); msg != "" {
+		t.Errorf("%s: %s", name, msg)
+	}
 }

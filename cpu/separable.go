@@ -14,9 +14,11 @@ import (
 // the kernel spans, each with that axis's factor — along the last axis, or
 // one followed only by a few samples per position (colour channels), a row
 // pass over padded rows whose taps sit those samples apart; along any other
-// axis a pass that adds whole contiguous slabs, so no transpose is needed. Intermediates are kept in the
-// accumulator type; only the last pass rounds into the output dtype. Every
-// kernel of p must have factors.
+// axis a pass that adds whole contiguous slabs, so no transpose is needed,
+// simd.BankSets consecutive outputs at a time where their windows lie
+// inside the input (each slab loaded once for all of them). Intermediates
+// are kept in the accumulator type; only the last pass rounds into the
+// output dtype. Every kernel of p must have factors.
 //
 // A problem whose intermediates would exceed separableScratchLimit runs
 // chunk by chunk (package chunk), with the same result.
@@ -44,6 +46,10 @@ func newWholeSeparable(p *nd.Problem, opt Options) (Executable, error) {
 // slabChunk is the number of values of a slab one work item adds at a time.
 const slabChunk = 4096
 
+// blockedLoops lets separable slab passes and long 1-D kernels run
+// simd.Block; tests turn it off to compare with the tap-by-tap loops.
+var blockedLoops = true
+
 // slabRows is the number of consecutive outputs along the pass axis one work
 // item computes, so the slabs they share stay in cache.
 const slabRows = 16
@@ -56,14 +62,20 @@ type separable[F nd.Float] struct {
 	shapes  [][]int        // shapes[i] is the input shape of pass i; shapes[len] the output
 	taps    [][]sepTaps[F] // per bank kernel, per pass
 	items   []int          // work items per pass
+	pads    []padMap       // per row pass: its rows' halo, mapped once
 	buffers [2][]F
 	scratch [][]F // per worker: a padded row or slab, and an accumulator
 }
 
 type sepTaps[F nd.Float] struct {
-	row  rowTaps[F]
-	w    []F // all taps, for slab passes
-	cval F   // the value outside this pass's input, for the constant border
+	row rowTaps[F]
+	w   []F // all taps, for slab passes
+	// slab is a slab pass's taps as simd.Block's steps for simd.BankSets
+	// consecutive outputs at once, each input slab loaded once for all of
+	// them: step r adds slab r (relative to the first output's first
+	// slab) to every output whose window holds it with a nonzero tap.
+	slab *simd.Steps[F]
+	cval F // the value outside this pass's input, for the constant border
 }
 
 func newSeparable[F nd.Float](p *nd.Problem, opt Options) *separable[F] {
@@ -107,13 +119,18 @@ func newSeparable[F nd.Float](p *nd.Problem, opt Options) *separable[F] {
 				w[i] = F(v)
 				sum += v
 			}
-			passTaps = append(passTaps, sepTaps[F]{row: row, w: w, cval: F(cval)})
+			t := sepTaps[F]{row: row, w: w, cval: F(cval)}
+			if s.groups[i] == 0 {
+				t.slab = slabSteps(w, product(s.shapes[i][d+1:]))
+			}
+			passTaps = append(passTaps, t)
 			cval *= sum
 		}
 		s.taps = append(s.taps, passTaps)
 	}
 	for i, d := range s.passes {
 		in, out := s.shapes[i], s.shapes[i+1]
+		s.pads = append(s.pads, newPadMap(-p.Shift[d], in[d], out[d]+p.KShape[d]-1, p.Border, nil))
 		if group := s.groups[i]; group > 0 {
 			s.items = append(s.items, ceilDiv(product(out[:d]), rowsPerItem(out[d]*group)))
 		} else {
@@ -122,6 +139,26 @@ func newSeparable[F nd.Float](p *nd.Problem, opt Options) *separable[F] {
 		}
 	}
 	return s
+}
+
+// slabSteps prepares the steps of sepTaps.slab for the taps w over slabs
+// inner values apart.
+func slabSteps[F nd.Float](w []F, inner int) *simd.Steps[F] {
+	var steps []int
+	var bw []F
+	for r := 0; r < len(w)+simd.BankSets-1; r++ {
+		mask, sw := 0, make([]F, simd.BankSets)
+		for i := range sw {
+			if j := r - i; j >= 0 && j < len(w) && w[j] != 0 {
+				sw[i], mask = w[j], mask|1<<i
+			}
+		}
+		if mask != 0 {
+			steps = append(steps, r*inner<<8|mask)
+			bw = append(bw, sw...)
+		}
+	}
+	return simd.NewSteps(simd.BankSets, steps, bw)
 }
 
 // rowGroup is the number of samples per position of a row pass along axis
@@ -152,7 +189,7 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 		for i, d := range s.passes {
 			longest = max(longest, (s.shapes[i+1][d]+s.p.KShape[d]-1)*max(1, s.groups[i]))
 		}
-		s.scratch = append(s.scratch, make([]F, 2*longest))
+		s.scratch = append(s.scratch, make([]F, max(2*longest, simd.BankSets*slabChunk)))
 	}
 	t := &tracker{progress: s.opt.Progress}
 	for _, n := range s.items {
@@ -173,7 +210,7 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 			var err error
 			if group := s.groups[i]; group > 0 {
 				err = parallel(ctx, workers, s.items[i], t, func(w, item int) {
-					s.rowPass(s.scratch[w], from, to, stride, offset, in, out, d, group, taps, item)
+					s.rowPass(s.scratch[w], from, to, stride, offset, in, out, d, group, &s.pads[i], taps, item)
 				})
 			} else {
 				err = parallel(ctx, workers, s.items[i], t, func(w, item int) {
@@ -191,15 +228,14 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 
 // rowPass filters a group of lines along axis d, each position of a line
 // holding group contiguous samples.
-func (s *separable[F]) rowPass(scratch []F, from, to any, stride, offset int, in, out []int, d, group int, taps *sepTaps[F], item int) {
+func (s *separable[F]) rowPass(scratch []F, from, to any, stride, offset int, in, out []int, d, group int, pad *padMap, taps *sepTaps[F], item int) {
 	n, m := in[d], out[d]
-	k, shift := s.p.KShape[d], s.p.Shift[d]
+	k := s.p.KShape[d]
 	row, acc := scratch[:(m+k-1)*group], scratch[(m+k-1)*group:][:m*group]
 	per := rowsPerItem(m * group)
 	lines := product(out[:d])
-	pad := newPadMap(-shift, n, m+k-1, s.p.Border, nil)
 	for line := item * per; line < min(lines, (item+1)*per); line++ {
-		loadPadded(row, from, line*n*group, group, &pad, taps.cval)
+		loadPadded(row, from, line*n*group, group, pad, taps.cval)
 		at := line*m*group*stride + offset
 		if out := into[F](to, at, stride, len(acc)); out != nil {
 			taps.row.set(out, row)
@@ -221,8 +257,25 @@ func (s *separable[F]) slabPass(scratch []F, from, to any, stride, offset int, i
 	i0 := item / chunks % blocks * slabRows
 	outer := item / (chunks * blocks)
 	size := min(slabChunk, inner-c0)
+	i := i0
+	// Runs of simd.BankSets outputs whose windows lie inside the input
+	// run through Block, straight from the slabs.
+	shift := s.p.Shift[d]
+	for src, ok := from.([]F); ok && blockedLoops && i+simd.BankSets <= min(m, i0+slabRows) && i-shift >= 0 && i+simd.BankSets+len(taps.w)-1-shift <= n; i += simd.BankSets {
+		at := ((outer*m+i)*inner+c0)*stride + offset
+		slabs := src[(outer*n+i-shift)*inner+c0:]
+		if out := into[F](to, at, stride, (simd.BankSets-1)*inner+size); out != nil {
+			simd.Block(out, inner, size, slabs, taps.slab)
+			continue
+		}
+		acc := scratch[:simd.BankSets*size]
+		simd.Block(acc, size, size, slabs, taps.slab)
+		for r := range simd.BankSets {
+			store(to, at+r*inner*stride, stride, acc[r*size:][:size])
+		}
+	}
 	tmp := scratch[slabChunk:][:size]
-	for i := i0; i < min(m, i0+slabRows); i++ {
+	for ; i < min(m, i0+slabRows); i++ {
 		at := ((outer*m+i)*inner+c0)*stride + offset
 		acc := into[F](to, at, stride, size)
 		direct := acc != nil

@@ -51,7 +51,7 @@ func BenchmarkBlock(b *testing.B) {
 					steps = append(steps, (r*pitch+c)<<8|mask)
 				}
 			}
-			st := NewSteps(steps, w)
+			st := NewSteps(BlockRows, steps, w)
 			for b.Loop() {
 				Block(out, n, n, src, st)
 			}
@@ -68,4 +68,31 @@ func BenchmarkFMAPeak(b *testing.B) {
 		madds += FMAPeak(1 << 16)
 	}
 	b.ReportMetric(float64(madds)/b.Elapsed().Seconds()/1e9, "Gmadds/s")
+}
+
+// BenchmarkBank is BenchmarkBlock for a bank of BankSets k×k kernels over
+// one output row: each source vector is loaded once for every kernel.
+func BenchmarkBank(b *testing.B) {
+	for _, k := range []int{3, 7} {
+		b.Run(fmt.Sprintf("k%d", k), func(b *testing.B) {
+			const n, pitch = 512, 512 + 24
+			src := make([]float32, (k+1)*pitch)
+			out := make([]float32, BankSets*n)
+			var steps []int
+			var w []float32
+			for r := range k {
+				for c := range k {
+					steps = append(steps, (r*pitch+c)<<8|(1<<BankSets-1))
+					for range BankSets {
+						w = append(w, 0.5)
+					}
+				}
+			}
+			st := NewSteps(BankSets, steps, w)
+			for b.Loop() {
+				Block(out, n, n, src, st)
+			}
+			b.ReportMetric(float64(BankSets*n*k*k)*float64(b.N)/b.Elapsed().Seconds()/1e9, "Gtaps/s")
+		})
+	}
 }

@@ -1,10 +1,13 @@
 // Package simd owns the CPU engine's vector inner loops, for float32 and
 // float64: a run of taps applied to a row of accumulators (Taps, SetTaps,
-// Row), the same for several output rows at once with each source vector
-// loaded once (Block, register blocking), and a scaled row added to another
+// Row), the same for several sets of outputs at once with each source
+// vector loaded once (Block, register blocking: BlockRows output rows, or
+// BankSets sets that are a filter bank's kernels × rows, or consecutive
+// outputs of a separable slab pass), and a scaled row added to another
 // (Axpy); also the uint8/uint16 rows' widening and rounding, saturating
-// narrowing (LoadUint8, StoreUint8, …) and the roofline's FMA loop
-// (FMAPeak).
+// narrowing (LoadUint8, StoreUint8, …), the interleaving of a bank's
+// results into its kernel-fastest layout (Transpose8) and the roofline's
+// FMA loop (FMAPeak).
 //
 // Every loop vectorises across outputs, never across taps: each output
 // applies its taps one after the other, in the order given, each as one

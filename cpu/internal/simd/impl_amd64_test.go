@@ -7,12 +7,12 @@ package simd
 func asmKernels32(logf func(string, ...any)) []kernels[float32] {
 	var k []kernels[float32]
 	if useAVX2 {
-		k = append(k, kernels[float32]{"AVX2", tapsAVX2F32, setTapsAVX2F32, rowAVX2F32, axpyAVX2F32, blockAVX2F32})
+		k = append(k, kernels[float32]{"AVX2", tapsAVX2F32, setTapsAVX2F32, rowAVX2F32, axpyAVX2F32, blockAVX2F32, bankAVX2F32})
 	} else {
 		logf("skipping AVX2: the CPU lacks AVX2 or FMA")
 	}
 	if useAVX512 {
-		k = append(k, kernels[float32]{"AVX512", tapsAVX512F32, setTapsAVX512F32, rowAVX512F32, axpyAVX512F32, blockAVX512F32})
+		k = append(k, kernels[float32]{"AVX512", tapsAVX512F32, setTapsAVX512F32, rowAVX512F32, axpyAVX512F32, blockAVX512F32, bankAVX512F32})
 	} else {
 		logf("skipping AVX-512: the CPU lacks AVX-512F or BMI2")
 	}
@@ -22,10 +22,10 @@ func asmKernels32(logf func(string, ...any)) []kernels[float32] {
 func asmKernels64(logf func(string, ...any)) []kernels[float64] {
 	var k []kernels[float64]
 	if useAVX2 {
-		k = append(k, kernels[float64]{"AVX2", tapsAVX2F64, setTapsAVX2F64, rowAVX2F64, axpyAVX2F64, blockAVX2F64})
+		k = append(k, kernels[float64]{"AVX2", tapsAVX2F64, setTapsAVX2F64, rowAVX2F64, axpyAVX2F64, blockAVX2F64, bankAVX2F64})
 	}
 	if useAVX512 {
-		k = append(k, kernels[float64]{"AVX512", tapsAVX512F64, setTapsAVX512F64, rowAVX512F64, axpyAVX512F64, blockAVX512F64})
+		k = append(k, kernels[float64]{"AVX512", tapsAVX512F64, setTapsAVX512F64, rowAVX512F64, axpyAVX512F64, blockAVX512F64, bankAVX512F64})
 	}
 	return k
 }

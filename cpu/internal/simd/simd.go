@@ -37,26 +37,34 @@ func SetTaps[F nd.Float](acc, src []F, offs []int, w []F) {
 	}
 }
 
-// BlockRows is the number of output rows Block computes at once.
-const BlockRows = 4
+// BlockRows is the number of output rows Block computes at once with
+// steps prepared for them, and BankSets the number of accumulator sets it
+// computes at once with steps prepared for a bank (its kernels, or its
+// kernels × a few rows).
+const BlockRows, BankSets = 4, 8
 
-// Steps is a prepared list of Block's steps: step s loads the source
-// vectors at src[steps[s]>>8 + x] and adds them, weighted by
-// w[s·BlockRows+i], to every output row i whose bit is set in
-// steps[s]&0xff.
+// Steps is a prepared list of Block's steps for sets accumulator sets
+// (BlockRows or BankSets): step s loads the source vectors at
+// src[steps[s]>>8 + x] and adds them, weighted by w[s·sets+i], to every
+// set i whose bit is set in steps[s]&0xff.
 type Steps[F nd.Float] struct {
+	sets  int
 	steps []int
 	w     []F
 	reach int // the largest source offset of a step
 }
 
-// NewSteps prepares steps and their weights for Block. It panics unless
-// len(w) = BlockRows·len(steps) and no step is negative.
-func NewSteps[F nd.Float](steps []int, w []F) *Steps[F] {
-	if len(w) != BlockRows*len(steps) {
-		panic(fmt.Sprintf("simd: %d weights for %d block steps", len(w), len(steps)))
+// NewSteps prepares steps and their weights for Block over sets
+// accumulator sets. It panics unless sets is BlockRows or BankSets,
+// len(w) = sets·len(steps) and no step is negative.
+func NewSteps[F nd.Float](sets int, steps []int, w []F) *Steps[F] {
+	if sets != BlockRows && sets != BankSets {
+		panic(fmt.Sprintf("simd: block steps for %d sets", sets))
 	}
-	s := &Steps[F]{steps: steps, w: w}
+	if len(w) != sets*len(steps) {
+		panic(fmt.Sprintf("simd: %d weights for %d block steps of %d sets", len(w), len(steps), sets))
+	}
+	s := &Steps[F]{sets: sets, steps: steps, w: w}
 	for _, st := range steps {
 		if st < 0 {
 			panic(fmt.Sprintf("simd: negative block step %d", st))
@@ -66,14 +74,17 @@ func NewSteps[F nd.Float](steps []int, w []F) *Steps[F] {
 	return s
 }
 
-// Block is SetTaps for BlockRows output rows at once, row i being
-// out[i·outPitch:][:n], each source vector loaded once for every row that
-// uses it (register blocking). Each row takes the taps of st in step order,
-// from +0. It panics unless the rows lie in out and every step's source
-// run lies in src.
+// Sets is the number of accumulator sets st was prepared for.
+func (st *Steps[F]) Sets() int { return st.sets }
+
+// Block is SetTaps for st.Sets() sets of outputs at once, set i being
+// out[i·outPitch:][:n], each source vector loaded once for every set that
+// uses it (register blocking): output rows, or a bank's kernels. Each set
+// takes the taps of st in step order, from +0. It panics unless the sets
+// lie in out and every step's source run lies in src.
 func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
-	if n < 0 || outPitch < n || (BlockRows-1)*outPitch+n > len(out) {
-		panic(fmt.Sprintf("simd: block of %d rows of %d at pitch %d in %d values", BlockRows, n, outPitch, len(out)))
+	if n < 0 || outPitch < n || (st.sets-1)*outPitch+n > len(out) {
+		panic(fmt.Sprintf("simd: block of %d sets of %d at pitch %d in %d values", st.sets, n, outPitch, len(out)))
 	}
 	if len(st.steps) > 0 && st.reach > len(src)-n {
 		panic(fmt.Sprintf("simd: block step at %d out of a source of %d for %d outputs", st.reach, len(src), n))
@@ -81,9 +92,14 @@ func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
 	if n == 0 {
 		return
 	}
-	if is32[F]() {
+	switch {
+	case is32[F]() && st.sets == BankSets:
+		bank32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w))
+	case is32[F]():
 		block32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w))
-	} else {
+	case st.sets == BankSets:
+		bank64(f64s(out), outPitch, n, f64s(src), st.steps, f64s(st.w))
+	default:
 		block64(f64s(out), outPitch, n, f64s(src), st.steps, f64s(st.w))
 	}
 }
@@ -121,6 +137,23 @@ func Axpy[F nd.Float](y, x []F, a F) {
 	}
 }
 
+// Transpose8 interleaves 8 rows of n float32s into dst:
+// dst[x·stride+i] = src[i·pitch+x] for i < 8 and x < n, which is how a
+// bank's accumulator sets are stored in the output's kernel-fastest
+// layout. It panics unless 8 ≤ stride, n ≤ pitch and the runs lie in dst
+// and src.
+func Transpose8(dst []float32, stride int, src []float32, pitch, n int) {
+	if n <= 0 {
+		return
+	}
+	if stride < 8 || pitch < n || (n-1)*stride+8 > len(dst) || 7*pitch+n > len(src) {
+		panic(fmt.Sprintf("simd: transpose of 8 rows of %d at pitch %d (%d values) into stride %d (%d values)", n, pitch, len(src), stride, len(dst)))
+	}
+	whole := n &^ 7
+	transpose8(dst, stride, src, pitch, whole)
+	transpose8Go(dst[whole*stride:], stride, src[whole:], pitch, n-whole)
+}
+
 // LoadUint8 widens src into dst: dst[i] = float32(src[i]), exactly. It
 // panics if len(src) < len(dst).
 func LoadUint8(dst []float32, src []uint8) { loadUint8(dst, src[:len(dst)]) }
@@ -142,12 +175,14 @@ var (
 	taps64, setTaps64 = tapsGo[float64], setTapsGo[float64]
 	row32, row64      = rowGo[float32], rowGo[float64]
 	block32, block64  = blockGo[float32], blockGo[float64]
+	bank32, bank64    = bankGo[float32], bankGo[float64]
 	axpy32, axpy64    = axpyGo[float32], axpyGo[float64]
 	loadUint8         = loadUint8Go
 	loadUint16        = loadUint16Go
 	storeUint8        = storeUint8Go
 	storeUint16       = storeUint16Go
 	fmaPeak           = fmaPeakGo
+	transpose8        = transpose8Go
 )
 
 // FMAPeak runs rounds of independent float32 multiply-add chains in the
@@ -229,31 +264,40 @@ func setTapsGo[F nd.Float](acc, src []F, offs []int, w []F) {
 	tapsGo(acc, src, offs, w)
 }
 
-// blockGo is the reference loop of Block:
+// blockGo is the reference loop of Block for BlockRows sets, and bankGo
+// for BankSets; setsGo is both, for any number of sets:
 //
-//	for i := range BlockRows {
+//	for i := range sets {
 //		clear(out[i*outPitch:][:n])
 //	}
 //	for s, st := range steps {
-//		for i := range BlockRows {
+//		for i := range sets {
 //			if st>>i&1 != 0 {
 //				for x := range n {
-//					out[i*outPitch+x] = nd.FMA(w[s*BlockRows+i], src[st>>8+x], out[i*outPitch+x])
+//					out[i*outPitch+x] = nd.FMA(w[s*sets+i], src[st>>8+x], out[i*outPitch+x])
 //				}
 //			}
 //		}
 //	}
-func blockGo[F nd.Float](out []F, outPitch, n int, src []F, steps []int, w []F) {
-	for i := range BlockRows {
+func setsGo[F nd.Float](sets int, out []F, outPitch, n int, src []F, steps []int, w []F) {
+	for i := range sets {
 		clear(out[i*outPitch:][:n])
 	}
 	for s, st := range steps {
-		for i := range BlockRows {
+		for i := range sets {
 			if st>>i&1 != 0 {
-				axpyGo(out[i*outPitch:][:n], src[st>>8:], w[s*BlockRows+i])
+				axpyGo(out[i*outPitch:][:n], src[st>>8:], w[s*sets+i])
 			}
 		}
 	}
+}
+
+func blockGo[F nd.Float](out []F, outPitch, n int, src []F, steps []int, w []F) {
+	setsGo(BlockRows, out, outPitch, n, src, steps, w)
+}
+
+func bankGo[F nd.Float](out []F, outPitch, n int, src []F, steps []int, w []F) {
+	setsGo(BankSets, out, outPitch, n, src, steps, w)
 }
 
 // rowGo is the reference loop of Row:
@@ -296,6 +340,22 @@ func axpy32Go(y, x []float32, a float32) {
 			r = nd.FMA32(a, v, y[i])
 		}
 		y[i] = r
+	}
+}
+
+// transpose8Go is the reference loop of Transpose8:
+//
+//	for x := range n {
+//		for i := range 8 {
+//			dst[x*stride+i] = src[i*pitch+x]
+//		}
+//	}
+func transpose8Go(dst []float32, stride int, src []float32, pitch, n int) {
+	for x := range n {
+		out := dst[x*stride:][:8]
+		for i := range out {
+			out[i] = src[i*pitch+x]
+		}
 	}
 }
 

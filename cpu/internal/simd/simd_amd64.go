@@ -12,11 +12,15 @@ var (
 )
 
 func init() {
+	if useAVX512 || useAVX2 {
+		transpose8 = transpose8AVX
+	}
 	switch {
 	case useAVX512:
 		taps32, setTaps32, row32, axpy32 = tapsAVX512F32, setTapsAVX512F32, rowAVX512F32, axpyAVX512F32
 		taps64, setTaps64, row64, axpy64 = tapsAVX512F64, setTapsAVX512F64, rowAVX512F64, axpyAVX512F64
 		block32, block64 = blockAVX512F32, blockAVX512F64
+		bank32, bank64 = bankAVX512F32, bankAVX512F64
 		loadUint8, loadUint16 = loadUint8AVX512, loadUint16AVX512
 		storeUint8, storeUint16 = storeUint8AVX512, storeUint16AVX512
 		fmaPeak = func(rounds int) int64 { fmaPeakAVX512(rounds); return int64(rounds) * 12 * 16 }
@@ -24,6 +28,7 @@ func init() {
 		taps32, setTaps32, row32, axpy32 = tapsAVX2F32, setTapsAVX2F32, rowAVX2F32, axpyAVX2F32
 		taps64, setTaps64, row64, axpy64 = tapsAVX2F64, setTapsAVX2F64, rowAVX2F64, axpyAVX2F64
 		block32, block64 = blockAVX2F32, blockAVX2F64
+		bank32, bank64 = bankAVX2F32, bankAVX2F64
 		loadUint8, loadUint16 = loadUint8AVX2, loadUint16AVX2
 		storeUint8, storeUint16 = storeUint8AVX2, storeUint16AVX2
 		fmaPeak = func(rounds int) int64 { fmaPeakAVX2(rounds); return int64(rounds) * 12 * 8 }

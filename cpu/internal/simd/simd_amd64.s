@@ -521,29 +521,29 @@ block2BodyStep:
 	LEAQ         (BX)(R13*4), R13
 	VMOVUPS      (R13), Y9
 	VMOVUPS      32(R13), Y10
-	BTQ          $0x00, R14
-	JCC          block2BodySkip0
+	TESTQ        $0x00000001, R14
+	JEQ          block2BodySkip0
 	VBROADCASTSS (R11), Y0
 	VFMADD231PS  Y9, Y0, Y1
 	VFMADD231PS  Y10, Y0, Y2
 
 block2BodySkip0:
-	BTQ          $0x01, R14
-	JCC          block2BodySkip1
+	TESTQ        $0x00000002, R14
+	JEQ          block2BodySkip1
 	VBROADCASTSS 4(R11), Y0
 	VFMADD231PS  Y9, Y0, Y3
 	VFMADD231PS  Y10, Y0, Y4
 
 block2BodySkip1:
-	BTQ          $0x02, R14
-	JCC          block2BodySkip2
+	TESTQ        $0x00000004, R14
+	JEQ          block2BodySkip2
 	VBROADCASTSS 8(R11), Y0
 	VFMADD231PS  Y9, Y0, Y5
 	VFMADD231PS  Y10, Y0, Y6
 
 block2BodySkip2:
-	BTQ          $0x03, R14
-	JCC          block2BodySkip3
+	TESTQ        $0x00000008, R14
+	JEQ          block2BodySkip3
 	VBROADCASTSS 12(R11), Y0
 	VFMADD231PS  Y9, Y0, Y7
 	VFMADD231PS  Y10, Y0, Y8
@@ -594,26 +594,26 @@ block1BodyStep:
 	ADDQ         R9, R13
 	LEAQ         (BX)(R13*4), R13
 	VMOVUPS      (R13), Y9
-	BTQ          $0x00, R14
-	JCC          block1BodySkip0
+	TESTQ        $0x00000001, R14
+	JEQ          block1BodySkip0
 	VBROADCASTSS (R11), Y0
 	VFMADD231PS  Y9, Y0, Y1
 
 block1BodySkip0:
-	BTQ          $0x01, R14
-	JCC          block1BodySkip1
+	TESTQ        $0x00000002, R14
+	JEQ          block1BodySkip1
 	VBROADCASTSS 4(R11), Y0
 	VFMADD231PS  Y9, Y0, Y3
 
 block1BodySkip1:
-	BTQ          $0x02, R14
-	JCC          block1BodySkip2
+	TESTQ        $0x00000004, R14
+	JEQ          block1BodySkip2
 	VBROADCASTSS 8(R11), Y0
 	VFMADD231PS  Y9, Y0, Y5
 
 block1BodySkip2:
-	BTQ          $0x03, R14
-	JCC          block1BodySkip3
+	TESTQ        $0x00000008, R14
+	JEQ          block1BodySkip3
 	VBROADCASTSS 12(R11), Y0
 	VFMADD231PS  Y9, Y0, Y7
 
@@ -657,26 +657,26 @@ scalarBodyStep:
 	ADDQ        R9, R13
 	LEAQ        (BX)(R13*4), R13
 	VMOVSS      (R13), X9
-	BTQ         $0x00, R14
-	JCC         scalarBodySkip0
+	TESTQ       $0x00000001, R14
+	JEQ         scalarBodySkip0
 	VMOVSS      (R11), X0
 	VFMADD231SS X9, X0, X1
 
 scalarBodySkip0:
-	BTQ         $0x01, R14
-	JCC         scalarBodySkip1
+	TESTQ       $0x00000002, R14
+	JEQ         scalarBodySkip1
 	VMOVSS      4(R11), X0
 	VFMADD231SS X9, X0, X3
 
 scalarBodySkip1:
-	BTQ         $0x02, R14
-	JCC         scalarBodySkip2
+	TESTQ       $0x00000004, R14
+	JEQ         scalarBodySkip2
 	VMOVSS      8(R11), X0
 	VFMADD231SS X9, X0, X5
 
 scalarBodySkip2:
-	BTQ         $0x03, R14
-	JCC         scalarBodySkip3
+	TESTQ       $0x00000008, R14
+	JEQ         scalarBodySkip3
 	VMOVSS      12(R11), X0
 	VFMADD231SS X9, X0, X7
 
@@ -695,6 +695,222 @@ scalarBodyStepsDone:
 	VMOVSS X5, (R10)
 	ADDQ   CX, R10
 	VMOVSS X7, (R10)
+	ADDQ   CX, R10
+	INCQ   R9
+	JMP    scalar
+
+return:
+	VZEROUPPER
+	RET
+
+// func bankAVX2F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32)
+// Requires: AVX, FMA3
+TEXT ·bankAVX2F32(SB), NOSPLIT, $0-112
+	MOVQ out_base+0(FP), AX
+	MOVQ outPitch+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ n+32(FP), DX
+	MOVQ src_base+40(FP), BX
+	MOVQ steps_base+64(FP), SI
+	MOVQ steps_len+72(FP), DI
+	MOVQ w_base+88(FP), R8
+	XORQ R9, R9
+
+block1:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000008
+	JL     block1Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+block1BodyStep:
+	CMPQ         R12, $0x00
+	JE           block1BodyStepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*4), R13
+	VMOVUPS      (R13), Y9
+	TESTQ        $0x00000001, R14
+	JEQ          block1BodySkip0
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y9, Y0, Y1
+
+block1BodySkip0:
+	TESTQ        $0x00000002, R14
+	JEQ          block1BodySkip1
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y9, Y0, Y2
+
+block1BodySkip1:
+	TESTQ        $0x00000004, R14
+	JEQ          block1BodySkip2
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y9, Y0, Y3
+
+block1BodySkip2:
+	TESTQ        $0x00000008, R14
+	JEQ          block1BodySkip3
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y9, Y0, Y4
+
+block1BodySkip3:
+	TESTQ        $0x00000010, R14
+	JEQ          block1BodySkip4
+	VBROADCASTSS 16(R11), Y0
+	VFMADD231PS  Y9, Y0, Y5
+
+block1BodySkip4:
+	TESTQ        $0x00000020, R14
+	JEQ          block1BodySkip5
+	VBROADCASTSS 20(R11), Y0
+	VFMADD231PS  Y9, Y0, Y6
+
+block1BodySkip5:
+	TESTQ        $0x00000040, R14
+	JEQ          block1BodySkip6
+	VBROADCASTSS 24(R11), Y0
+	VFMADD231PS  Y9, Y0, Y7
+
+block1BodySkip6:
+	TESTQ        $0x00000080, R14
+	JEQ          block1BodySkip7
+	VBROADCASTSS 28(R11), Y0
+	VFMADD231PS  Y9, Y0, Y8
+
+block1BodySkip7:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  block1BodyStep
+
+block1BodyStepsDone:
+	LEAQ    (AX)(R9*4), R10
+	VMOVUPS Y1, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y2, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y3, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y4, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y5, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y6, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y7, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y8, (R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000008, R9
+	JMP     block1
+
+block1Done:
+scalar:
+	CMPQ   R9, DX
+	JGE    return
+	VXORPS X1, X1, X1
+	VXORPS X2, X2, X2
+	VXORPS X3, X3, X3
+	VXORPS X4, X4, X4
+	VXORPS X5, X5, X5
+	VXORPS X6, X6, X6
+	VXORPS X7, X7, X7
+	VXORPS X8, X8, X8
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+scalarBodyStep:
+	CMPQ        R12, $0x00
+	JE          scalarBodyStepsDone
+	MOVQ        (R10), R13
+	MOVQ        R13, R14
+	SHRQ        $0x08, R13
+	ADDQ        R9, R13
+	LEAQ        (BX)(R13*4), R13
+	VMOVSS      (R13), X9
+	TESTQ       $0x00000001, R14
+	JEQ         scalarBodySkip0
+	VMOVSS      (R11), X0
+	VFMADD231SS X9, X0, X1
+
+scalarBodySkip0:
+	TESTQ       $0x00000002, R14
+	JEQ         scalarBodySkip1
+	VMOVSS      4(R11), X0
+	VFMADD231SS X9, X0, X2
+
+scalarBodySkip1:
+	TESTQ       $0x00000004, R14
+	JEQ         scalarBodySkip2
+	VMOVSS      8(R11), X0
+	VFMADD231SS X9, X0, X3
+
+scalarBodySkip2:
+	TESTQ       $0x00000008, R14
+	JEQ         scalarBodySkip3
+	VMOVSS      12(R11), X0
+	VFMADD231SS X9, X0, X4
+
+scalarBodySkip3:
+	TESTQ       $0x00000010, R14
+	JEQ         scalarBodySkip4
+	VMOVSS      16(R11), X0
+	VFMADD231SS X9, X0, X5
+
+scalarBodySkip4:
+	TESTQ       $0x00000020, R14
+	JEQ         scalarBodySkip5
+	VMOVSS      20(R11), X0
+	VFMADD231SS X9, X0, X6
+
+scalarBodySkip5:
+	TESTQ       $0x00000040, R14
+	JEQ         scalarBodySkip6
+	VMOVSS      24(R11), X0
+	VFMADD231SS X9, X0, X7
+
+scalarBodySkip6:
+	TESTQ       $0x00000080, R14
+	JEQ         scalarBodySkip7
+	VMOVSS      28(R11), X0
+	VFMADD231SS X9, X0, X8
+
+scalarBodySkip7:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  scalarBodyStep
+
+scalarBodyStepsDone:
+	LEAQ   (AX)(R9*4), R10
+	VMOVSS X1, (R10)
+	ADDQ   CX, R10
+	VMOVSS X2, (R10)
+	ADDQ   CX, R10
+	VMOVSS X3, (R10)
+	ADDQ   CX, R10
+	VMOVSS X4, (R10)
+	ADDQ   CX, R10
+	VMOVSS X5, (R10)
+	ADDQ   CX, R10
+	VMOVSS X6, (R10)
+	ADDQ   CX, R10
+	VMOVSS X7, (R10)
+	ADDQ   CX, R10
+	VMOVSS X8, (R10)
 	ADDQ   CX, R10
 	INCQ   R9
 	JMP    scalar
@@ -1220,29 +1436,29 @@ block2BodyStep:
 	LEAQ         (BX)(R13*8), R13
 	VMOVUPD      (R13), Y9
 	VMOVUPD      32(R13), Y10
-	BTQ          $0x00, R14
-	JCC          block2BodySkip0
+	TESTQ        $0x00000001, R14
+	JEQ          block2BodySkip0
 	VBROADCASTSD (R11), Y0
 	VFMADD231PD  Y9, Y0, Y1
 	VFMADD231PD  Y10, Y0, Y2
 
 block2BodySkip0:
-	BTQ          $0x01, R14
-	JCC          block2BodySkip1
+	TESTQ        $0x00000002, R14
+	JEQ          block2BodySkip1
 	VBROADCASTSD 8(R11), Y0
 	VFMADD231PD  Y9, Y0, Y3
 	VFMADD231PD  Y10, Y0, Y4
 
 block2BodySkip1:
-	BTQ          $0x02, R14
-	JCC          block2BodySkip2
+	TESTQ        $0x00000004, R14
+	JEQ          block2BodySkip2
 	VBROADCASTSD 16(R11), Y0
 	VFMADD231PD  Y9, Y0, Y5
 	VFMADD231PD  Y10, Y0, Y6
 
 block2BodySkip2:
-	BTQ          $0x03, R14
-	JCC          block2BodySkip3
+	TESTQ        $0x00000008, R14
+	JEQ          block2BodySkip3
 	VBROADCASTSD 24(R11), Y0
 	VFMADD231PD  Y9, Y0, Y7
 	VFMADD231PD  Y10, Y0, Y8
@@ -1293,26 +1509,26 @@ block1BodyStep:
 	ADDQ         R9, R13
 	LEAQ         (BX)(R13*8), R13
 	VMOVUPD      (R13), Y9
-	BTQ          $0x00, R14
-	JCC          block1BodySkip0
+	TESTQ        $0x00000001, R14
+	JEQ          block1BodySkip0
 	VBROADCASTSD (R11), Y0
 	VFMADD231PD  Y9, Y0, Y1
 
 block1BodySkip0:
-	BTQ          $0x01, R14
-	JCC          block1BodySkip1
+	TESTQ        $0x00000002, R14
+	JEQ          block1BodySkip1
 	VBROADCASTSD 8(R11), Y0
 	VFMADD231PD  Y9, Y0, Y3
 
 block1BodySkip1:
-	BTQ          $0x02, R14
-	JCC          block1BodySkip2
+	TESTQ        $0x00000004, R14
+	JEQ          block1BodySkip2
 	VBROADCASTSD 16(R11), Y0
 	VFMADD231PD  Y9, Y0, Y5
 
 block1BodySkip2:
-	BTQ          $0x03, R14
-	JCC          block1BodySkip3
+	TESTQ        $0x00000008, R14
+	JEQ          block1BodySkip3
 	VBROADCASTSD 24(R11), Y0
 	VFMADD231PD  Y9, Y0, Y7
 
@@ -1356,26 +1572,26 @@ scalarBodyStep:
 	ADDQ        R9, R13
 	LEAQ        (BX)(R13*8), R13
 	VMOVSD      (R13), X9
-	BTQ         $0x00, R14
-	JCC         scalarBodySkip0
+	TESTQ       $0x00000001, R14
+	JEQ         scalarBodySkip0
 	VMOVSD      (R11), X0
 	VFMADD231SD X9, X0, X1
 
 scalarBodySkip0:
-	BTQ         $0x01, R14
-	JCC         scalarBodySkip1
+	TESTQ       $0x00000002, R14
+	JEQ         scalarBodySkip1
 	VMOVSD      8(R11), X0
 	VFMADD231SD X9, X0, X3
 
 scalarBodySkip1:
-	BTQ         $0x02, R14
-	JCC         scalarBodySkip2
+	TESTQ       $0x00000004, R14
+	JEQ         scalarBodySkip2
 	VMOVSD      16(R11), X0
 	VFMADD231SD X9, X0, X5
 
 scalarBodySkip2:
-	BTQ         $0x03, R14
-	JCC         scalarBodySkip3
+	TESTQ       $0x00000008, R14
+	JEQ         scalarBodySkip3
 	VMOVSD      24(R11), X0
 	VFMADD231SD X9, X0, X7
 
@@ -1394,6 +1610,222 @@ scalarBodyStepsDone:
 	VMOVSD X5, (R10)
 	ADDQ   CX, R10
 	VMOVSD X7, (R10)
+	ADDQ   CX, R10
+	INCQ   R9
+	JMP    scalar
+
+return:
+	VZEROUPPER
+	RET
+
+// func bankAVX2F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
+// Requires: AVX, FMA3
+TEXT ·bankAVX2F64(SB), NOSPLIT, $0-112
+	MOVQ out_base+0(FP), AX
+	MOVQ outPitch+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ n+32(FP), DX
+	MOVQ src_base+40(FP), BX
+	MOVQ steps_base+64(FP), SI
+	MOVQ steps_len+72(FP), DI
+	MOVQ w_base+88(FP), R8
+	XORQ R9, R9
+
+block1:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000004
+	JL     block1Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+block1BodyStep:
+	CMPQ         R12, $0x00
+	JE           block1BodyStepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*8), R13
+	VMOVUPD      (R13), Y9
+	TESTQ        $0x00000001, R14
+	JEQ          block1BodySkip0
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y9, Y0, Y1
+
+block1BodySkip0:
+	TESTQ        $0x00000002, R14
+	JEQ          block1BodySkip1
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y9, Y0, Y2
+
+block1BodySkip1:
+	TESTQ        $0x00000004, R14
+	JEQ          block1BodySkip2
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y9, Y0, Y3
+
+block1BodySkip2:
+	TESTQ        $0x00000008, R14
+	JEQ          block1BodySkip3
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y9, Y0, Y4
+
+block1BodySkip3:
+	TESTQ        $0x00000010, R14
+	JEQ          block1BodySkip4
+	VBROADCASTSD 32(R11), Y0
+	VFMADD231PD  Y9, Y0, Y5
+
+block1BodySkip4:
+	TESTQ        $0x00000020, R14
+	JEQ          block1BodySkip5
+	VBROADCASTSD 40(R11), Y0
+	VFMADD231PD  Y9, Y0, Y6
+
+block1BodySkip5:
+	TESTQ        $0x00000040, R14
+	JEQ          block1BodySkip6
+	VBROADCASTSD 48(R11), Y0
+	VFMADD231PD  Y9, Y0, Y7
+
+block1BodySkip6:
+	TESTQ        $0x00000080, R14
+	JEQ          block1BodySkip7
+	VBROADCASTSD 56(R11), Y0
+	VFMADD231PD  Y9, Y0, Y8
+
+block1BodySkip7:
+	ADDQ $0x08, R10
+	ADDQ $0x00000040, R11
+	DECQ R12
+	JMP  block1BodyStep
+
+block1BodyStepsDone:
+	LEAQ    (AX)(R9*8), R10
+	VMOVUPD Y1, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y2, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y3, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y4, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y5, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y6, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y7, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y8, (R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000004, R9
+	JMP     block1
+
+block1Done:
+scalar:
+	CMPQ   R9, DX
+	JGE    return
+	VXORPS X1, X1, X1
+	VXORPS X2, X2, X2
+	VXORPS X3, X3, X3
+	VXORPS X4, X4, X4
+	VXORPS X5, X5, X5
+	VXORPS X6, X6, X6
+	VXORPS X7, X7, X7
+	VXORPS X8, X8, X8
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+scalarBodyStep:
+	CMPQ        R12, $0x00
+	JE          scalarBodyStepsDone
+	MOVQ        (R10), R13
+	MOVQ        R13, R14
+	SHRQ        $0x08, R13
+	ADDQ        R9, R13
+	LEAQ        (BX)(R13*8), R13
+	VMOVSD      (R13), X9
+	TESTQ       $0x00000001, R14
+	JEQ         scalarBodySkip0
+	VMOVSD      (R11), X0
+	VFMADD231SD X9, X0, X1
+
+scalarBodySkip0:
+	TESTQ       $0x00000002, R14
+	JEQ         scalarBodySkip1
+	VMOVSD      8(R11), X0
+	VFMADD231SD X9, X0, X2
+
+scalarBodySkip1:
+	TESTQ       $0x00000004, R14
+	JEQ         scalarBodySkip2
+	VMOVSD      16(R11), X0
+	VFMADD231SD X9, X0, X3
+
+scalarBodySkip2:
+	TESTQ       $0x00000008, R14
+	JEQ         scalarBodySkip3
+	VMOVSD      24(R11), X0
+	VFMADD231SD X9, X0, X4
+
+scalarBodySkip3:
+	TESTQ       $0x00000010, R14
+	JEQ         scalarBodySkip4
+	VMOVSD      32(R11), X0
+	VFMADD231SD X9, X0, X5
+
+scalarBodySkip4:
+	TESTQ       $0x00000020, R14
+	JEQ         scalarBodySkip5
+	VMOVSD      40(R11), X0
+	VFMADD231SD X9, X0, X6
+
+scalarBodySkip5:
+	TESTQ       $0x00000040, R14
+	JEQ         scalarBodySkip6
+	VMOVSD      48(R11), X0
+	VFMADD231SD X9, X0, X7
+
+scalarBodySkip6:
+	TESTQ       $0x00000080, R14
+	JEQ         scalarBodySkip7
+	VMOVSD      56(R11), X0
+	VFMADD231SD X9, X0, X8
+
+scalarBodySkip7:
+	ADDQ $0x08, R10
+	ADDQ $0x00000040, R11
+	DECQ R12
+	JMP  scalarBodyStep
+
+scalarBodyStepsDone:
+	LEAQ   (AX)(R9*8), R10
+	VMOVSD X1, (R10)
+	ADDQ   CX, R10
+	VMOVSD X2, (R10)
+	ADDQ   CX, R10
+	VMOVSD X3, (R10)
+	ADDQ   CX, R10
+	VMOVSD X4, (R10)
+	ADDQ   CX, R10
+	VMOVSD X5, (R10)
+	ADDQ   CX, R10
+	VMOVSD X6, (R10)
+	ADDQ   CX, R10
+	VMOVSD X7, (R10)
+	ADDQ   CX, R10
+	VMOVSD X8, (R10)
 	ADDQ   CX, R10
 	INCQ   R9
 	JMP    scalar
@@ -2159,8 +2591,8 @@ block4BodyStep:
 	VMOVUPS      64(R13), Z18
 	VMOVUPS      128(R13), Z19
 	VMOVUPS      192(R13), Z20
-	BTQ          $0x00, R14
-	JCC          block4BodySkip0
+	TESTQ        $0x00000001, R14
+	JEQ          block4BodySkip0
 	VBROADCASTSS (R11), Z0
 	VFMADD231PS  Z17, Z0, Z1
 	VFMADD231PS  Z18, Z0, Z2
@@ -2168,8 +2600,8 @@ block4BodyStep:
 	VFMADD231PS  Z20, Z0, Z4
 
 block4BodySkip0:
-	BTQ          $0x01, R14
-	JCC          block4BodySkip1
+	TESTQ        $0x00000002, R14
+	JEQ          block4BodySkip1
 	VBROADCASTSS 4(R11), Z0
 	VFMADD231PS  Z17, Z0, Z5
 	VFMADD231PS  Z18, Z0, Z6
@@ -2177,8 +2609,8 @@ block4BodySkip0:
 	VFMADD231PS  Z20, Z0, Z8
 
 block4BodySkip1:
-	BTQ          $0x02, R14
-	JCC          block4BodySkip2
+	TESTQ        $0x00000004, R14
+	JEQ          block4BodySkip2
 	VBROADCASTSS 8(R11), Z0
 	VFMADD231PS  Z17, Z0, Z9
 	VFMADD231PS  Z18, Z0, Z10
@@ -2186,8 +2618,8 @@ block4BodySkip1:
 	VFMADD231PS  Z20, Z0, Z12
 
 block4BodySkip2:
-	BTQ          $0x03, R14
-	JCC          block4BodySkip3
+	TESTQ        $0x00000008, R14
+	JEQ          block4BodySkip3
 	VBROADCASTSS 12(R11), Z0
 	VFMADD231PS  Z17, Z0, Z13
 	VFMADD231PS  Z18, Z0, Z14
@@ -2251,26 +2683,26 @@ tail1Step:
 	ADDQ         R9, R13
 	LEAQ         (BX)(R13*4), R13
 	VMOVUPS.Z    (R13), K1, Z17
-	BTQ          $0x00, R14
-	JCC          tail1Skip0
+	TESTQ        $0x00000001, R14
+	JEQ          tail1Skip0
 	VBROADCASTSS (R11), Z0
 	VFMADD231PS  Z17, Z0, Z1
 
 tail1Skip0:
-	BTQ          $0x01, R14
-	JCC          tail1Skip1
+	TESTQ        $0x00000002, R14
+	JEQ          tail1Skip1
 	VBROADCASTSS 4(R11), Z0
 	VFMADD231PS  Z17, Z0, Z5
 
 tail1Skip1:
-	BTQ          $0x02, R14
-	JCC          tail1Skip2
+	TESTQ        $0x00000004, R14
+	JEQ          tail1Skip2
 	VBROADCASTSS 8(R11), Z0
 	VFMADD231PS  Z17, Z0, Z9
 
 tail1Skip2:
-	BTQ          $0x03, R14
-	JCC          tail1Skip3
+	TESTQ        $0x00000008, R14
+	JEQ          tail1Skip3
 	VBROADCASTSS 12(R11), Z0
 	VFMADD231PS  Z17, Z0, Z13
 
@@ -2322,29 +2754,29 @@ tail2Step:
 	LEAQ         (BX)(R13*4), R13
 	VMOVUPS      (R13), Z17
 	VMOVUPS.Z    64(R13), K1, Z18
-	BTQ          $0x00, R14
-	JCC          tail2Skip0
+	TESTQ        $0x00000001, R14
+	JEQ          tail2Skip0
 	VBROADCASTSS (R11), Z0
 	VFMADD231PS  Z17, Z0, Z1
 	VFMADD231PS  Z18, Z0, Z2
 
 tail2Skip0:
-	BTQ          $0x01, R14
-	JCC          tail2Skip1
+	TESTQ        $0x00000002, R14
+	JEQ          tail2Skip1
 	VBROADCASTSS 4(R11), Z0
 	VFMADD231PS  Z17, Z0, Z5
 	VFMADD231PS  Z18, Z0, Z6
 
 tail2Skip1:
-	BTQ          $0x02, R14
-	JCC          tail2Skip2
+	TESTQ        $0x00000004, R14
+	JEQ          tail2Skip2
 	VBROADCASTSS 8(R11), Z0
 	VFMADD231PS  Z17, Z0, Z9
 	VFMADD231PS  Z18, Z0, Z10
 
 tail2Skip2:
-	BTQ          $0x03, R14
-	JCC          tail2Skip3
+	TESTQ        $0x00000008, R14
+	JEQ          tail2Skip3
 	VBROADCASTSS 12(R11), Z0
 	VFMADD231PS  Z17, Z0, Z13
 	VFMADD231PS  Z18, Z0, Z14
@@ -2406,32 +2838,32 @@ tail3Step:
 	VMOVUPS      (R13), Z17
 	VMOVUPS      64(R13), Z18
 	VMOVUPS.Z    128(R13), K1, Z19
-	BTQ          $0x00, R14
-	JCC          tail3Skip0
+	TESTQ        $0x00000001, R14
+	JEQ          tail3Skip0
 	VBROADCASTSS (R11), Z0
 	VFMADD231PS  Z17, Z0, Z1
 	VFMADD231PS  Z18, Z0, Z2
 	VFMADD231PS  Z19, Z0, Z3
 
 tail3Skip0:
-	BTQ          $0x01, R14
-	JCC          tail3Skip1
+	TESTQ        $0x00000002, R14
+	JEQ          tail3Skip1
 	VBROADCASTSS 4(R11), Z0
 	VFMADD231PS  Z17, Z0, Z5
 	VFMADD231PS  Z18, Z0, Z6
 	VFMADD231PS  Z19, Z0, Z7
 
 tail3Skip1:
-	BTQ          $0x02, R14
-	JCC          tail3Skip2
+	TESTQ        $0x00000004, R14
+	JEQ          tail3Skip2
 	VBROADCASTSS 8(R11), Z0
 	VFMADD231PS  Z17, Z0, Z9
 	VFMADD231PS  Z18, Z0, Z10
 	VFMADD231PS  Z19, Z0, Z11
 
 tail3Skip2:
-	BTQ          $0x03, R14
-	JCC          tail3Skip3
+	TESTQ        $0x00000008, R14
+	JEQ          tail3Skip3
 	VBROADCASTSS 12(R11), Z0
 	VFMADD231PS  Z17, Z0, Z13
 	VFMADD231PS  Z18, Z0, Z14
@@ -2501,8 +2933,8 @@ tail4Step:
 	VMOVUPS      64(R13), Z18
 	VMOVUPS      128(R13), Z19
 	VMOVUPS.Z    192(R13), K1, Z20
-	BTQ          $0x00, R14
-	JCC          tail4Skip0
+	TESTQ        $0x00000001, R14
+	JEQ          tail4Skip0
 	VBROADCASTSS (R11), Z0
 	VFMADD231PS  Z17, Z0, Z1
 	VFMADD231PS  Z18, Z0, Z2
@@ -2510,8 +2942,8 @@ tail4Step:
 	VFMADD231PS  Z20, Z0, Z4
 
 tail4Skip0:
-	BTQ          $0x01, R14
-	JCC          tail4Skip1
+	TESTQ        $0x00000002, R14
+	JEQ          tail4Skip1
 	VBROADCASTSS 4(R11), Z0
 	VFMADD231PS  Z17, Z0, Z5
 	VFMADD231PS  Z18, Z0, Z6
@@ -2519,8 +2951,8 @@ tail4Skip0:
 	VFMADD231PS  Z20, Z0, Z8
 
 tail4Skip1:
-	BTQ          $0x02, R14
-	JCC          tail4Skip2
+	TESTQ        $0x00000004, R14
+	JEQ          tail4Skip2
 	VBROADCASTSS 8(R11), Z0
 	VFMADD231PS  Z17, Z0, Z9
 	VFMADD231PS  Z18, Z0, Z10
@@ -2528,8 +2960,8 @@ tail4Skip1:
 	VFMADD231PS  Z20, Z0, Z12
 
 tail4Skip2:
-	BTQ          $0x03, R14
-	JCC          tail4Skip3
+	TESTQ        $0x00000008, R14
+	JEQ          tail4Skip3
 	VBROADCASTSS 12(R11), Z0
 	VFMADD231PS  Z17, Z0, Z13
 	VFMADD231PS  Z18, Z0, Z14
@@ -2563,6 +2995,553 @@ tail4StepsDone:
 	VMOVUPS Z14, 64(AX)
 	VMOVUPS Z15, 128(AX)
 	VMOVUPS Z16, K1, 192(AX)
+	ADDQ    CX, AX
+	JMP     return
+
+return:
+	VZEROUPPER
+	RET
+
+// func bankAVX512F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·bankAVX512F32(SB), NOSPLIT, $0-112
+	MOVQ out_base+0(FP), AX
+	MOVQ outPitch+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ n+32(FP), DX
+	MOVQ src_base+40(FP), BX
+	MOVQ steps_base+64(FP), SI
+	MOVQ steps_len+72(FP), DI
+	MOVQ w_base+88(FP), R8
+	XORQ R9, R9
+
+block3:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000030
+	JL     block3Done
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+block3BodyStep:
+	CMPQ         R12, $0x00
+	JE           block3BodyStepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*4), R13
+	VMOVUPS      (R13), Z25
+	VMOVUPS      64(R13), Z26
+	VMOVUPS      128(R13), Z27
+	TESTQ        $0x00000001, R14
+	JEQ          block3BodySkip0
+	VBROADCASTSS (R11), Z0
+	VFMADD231PS  Z25, Z0, Z1
+	VFMADD231PS  Z26, Z0, Z2
+	VFMADD231PS  Z27, Z0, Z3
+
+block3BodySkip0:
+	TESTQ        $0x00000002, R14
+	JEQ          block3BodySkip1
+	VBROADCASTSS 4(R11), Z0
+	VFMADD231PS  Z25, Z0, Z4
+	VFMADD231PS  Z26, Z0, Z5
+	VFMADD231PS  Z27, Z0, Z6
+
+block3BodySkip1:
+	TESTQ        $0x00000004, R14
+	JEQ          block3BodySkip2
+	VBROADCASTSS 8(R11), Z0
+	VFMADD231PS  Z25, Z0, Z7
+	VFMADD231PS  Z26, Z0, Z8
+	VFMADD231PS  Z27, Z0, Z9
+
+block3BodySkip2:
+	TESTQ        $0x00000008, R14
+	JEQ          block3BodySkip3
+	VBROADCASTSS 12(R11), Z0
+	VFMADD231PS  Z25, Z0, Z10
+	VFMADD231PS  Z26, Z0, Z11
+	VFMADD231PS  Z27, Z0, Z12
+
+block3BodySkip3:
+	TESTQ        $0x00000010, R14
+	JEQ          block3BodySkip4
+	VBROADCASTSS 16(R11), Z0
+	VFMADD231PS  Z25, Z0, Z13
+	VFMADD231PS  Z26, Z0, Z14
+	VFMADD231PS  Z27, Z0, Z15
+
+block3BodySkip4:
+	TESTQ        $0x00000020, R14
+	JEQ          block3BodySkip5
+	VBROADCASTSS 20(R11), Z0
+	VFMADD231PS  Z25, Z0, Z16
+	VFMADD231PS  Z26, Z0, Z17
+	VFMADD231PS  Z27, Z0, Z18
+
+block3BodySkip5:
+	TESTQ        $0x00000040, R14
+	JEQ          block3BodySkip6
+	VBROADCASTSS 24(R11), Z0
+	VFMADD231PS  Z25, Z0, Z19
+	VFMADD231PS  Z26, Z0, Z20
+	VFMADD231PS  Z27, Z0, Z21
+
+block3BodySkip6:
+	TESTQ        $0x00000080, R14
+	JEQ          block3BodySkip7
+	VBROADCASTSS 28(R11), Z0
+	VFMADD231PS  Z25, Z0, Z22
+	VFMADD231PS  Z26, Z0, Z23
+	VFMADD231PS  Z27, Z0, Z24
+
+block3BodySkip7:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  block3BodyStep
+
+block3BodyStepsDone:
+	LEAQ    (AX)(R9*4), R10
+	VMOVUPS Z1, (R10)
+	VMOVUPS Z2, 64(R10)
+	VMOVUPS Z3, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPS Z4, (R10)
+	VMOVUPS Z5, 64(R10)
+	VMOVUPS Z6, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPS Z7, (R10)
+	VMOVUPS Z8, 64(R10)
+	VMOVUPS Z9, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPS Z10, (R10)
+	VMOVUPS Z11, 64(R10)
+	VMOVUPS Z12, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPS Z13, (R10)
+	VMOVUPS Z14, 64(R10)
+	VMOVUPS Z15, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPS Z16, (R10)
+	VMOVUPS Z17, 64(R10)
+	VMOVUPS Z18, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPS Z19, (R10)
+	VMOVUPS Z20, 64(R10)
+	VMOVUPS Z21, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPS Z22, (R10)
+	VMOVUPS Z23, 64(R10)
+	VMOVUPS Z24, 128(R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000030, R9
+	JMP     block3
+
+block3Done:
+	CMPQ   R10, $0x00
+	JE     return
+	CMPQ   R10, $0x00000010
+	JG     notTail1
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z1, Z1, Z1
+	VPXORD Z4, Z4, Z4
+	VPXORD Z7, Z7, Z7
+	VPXORD Z10, Z10, Z10
+	VPXORD Z13, Z13, Z13
+	VPXORD Z16, Z16, Z16
+	VPXORD Z19, Z19, Z19
+	VPXORD Z22, Z22, Z22
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+tail1Step:
+	CMPQ         R12, $0x00
+	JE           tail1StepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*4), R13
+	VMOVUPS.Z    (R13), K1, Z25
+	TESTQ        $0x00000001, R14
+	JEQ          tail1Skip0
+	VBROADCASTSS (R11), Z0
+	VFMADD231PS  Z25, Z0, Z1
+
+tail1Skip0:
+	TESTQ        $0x00000002, R14
+	JEQ          tail1Skip1
+	VBROADCASTSS 4(R11), Z0
+	VFMADD231PS  Z25, Z0, Z4
+
+tail1Skip1:
+	TESTQ        $0x00000004, R14
+	JEQ          tail1Skip2
+	VBROADCASTSS 8(R11), Z0
+	VFMADD231PS  Z25, Z0, Z7
+
+tail1Skip2:
+	TESTQ        $0x00000008, R14
+	JEQ          tail1Skip3
+	VBROADCASTSS 12(R11), Z0
+	VFMADD231PS  Z25, Z0, Z10
+
+tail1Skip3:
+	TESTQ        $0x00000010, R14
+	JEQ          tail1Skip4
+	VBROADCASTSS 16(R11), Z0
+	VFMADD231PS  Z25, Z0, Z13
+
+tail1Skip4:
+	TESTQ        $0x00000020, R14
+	JEQ          tail1Skip5
+	VBROADCASTSS 20(R11), Z0
+	VFMADD231PS  Z25, Z0, Z16
+
+tail1Skip5:
+	TESTQ        $0x00000040, R14
+	JEQ          tail1Skip6
+	VBROADCASTSS 24(R11), Z0
+	VFMADD231PS  Z25, Z0, Z19
+
+tail1Skip6:
+	TESTQ        $0x00000080, R14
+	JEQ          tail1Skip7
+	VBROADCASTSS 28(R11), Z0
+	VFMADD231PS  Z25, Z0, Z22
+
+tail1Skip7:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  tail1Step
+
+tail1StepsDone:
+	LEAQ    (AX)(R9*4), AX
+	VMOVUPS Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z7, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z13, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z16, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z19, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPS Z22, K1, (AX)
+	ADDQ    CX, AX
+	JMP     return
+
+notTail1:
+	CMPQ   R10, $0x00000020
+	JG     notTail2
+	SUBQ   $0x00000010, R10
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+tail2Step:
+	CMPQ         R12, $0x00
+	JE           tail2StepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*4), R13
+	VMOVUPS      (R13), Z25
+	VMOVUPS.Z    64(R13), K1, Z26
+	TESTQ        $0x00000001, R14
+	JEQ          tail2Skip0
+	VBROADCASTSS (R11), Z0
+	VFMADD231PS  Z25, Z0, Z1
+	VFMADD231PS  Z26, Z0, Z2
+
+tail2Skip0:
+	TESTQ        $0x00000002, R14
+	JEQ          tail2Skip1
+	VBROADCASTSS 4(R11), Z0
+	VFMADD231PS  Z25, Z0, Z4
+	VFMADD231PS  Z26, Z0, Z5
+
+tail2Skip1:
+	TESTQ        $0x00000004, R14
+	JEQ          tail2Skip2
+	VBROADCASTSS 8(R11), Z0
+	VFMADD231PS  Z25, Z0, Z7
+	VFMADD231PS  Z26, Z0, Z8
+
+tail2Skip2:
+	TESTQ        $0x00000008, R14
+	JEQ          tail2Skip3
+	VBROADCASTSS 12(R11), Z0
+	VFMADD231PS  Z25, Z0, Z10
+	VFMADD231PS  Z26, Z0, Z11
+
+tail2Skip3:
+	TESTQ        $0x00000010, R14
+	JEQ          tail2Skip4
+	VBROADCASTSS 16(R11), Z0
+	VFMADD231PS  Z25, Z0, Z13
+	VFMADD231PS  Z26, Z0, Z14
+
+tail2Skip4:
+	TESTQ        $0x00000020, R14
+	JEQ          tail2Skip5
+	VBROADCASTSS 20(R11), Z0
+	VFMADD231PS  Z25, Z0, Z16
+	VFMADD231PS  Z26, Z0, Z17
+
+tail2Skip5:
+	TESTQ        $0x00000040, R14
+	JEQ          tail2Skip6
+	VBROADCASTSS 24(R11), Z0
+	VFMADD231PS  Z25, Z0, Z19
+	VFMADD231PS  Z26, Z0, Z20
+
+tail2Skip6:
+	TESTQ        $0x00000080, R14
+	JEQ          tail2Skip7
+	VBROADCASTSS 28(R11), Z0
+	VFMADD231PS  Z25, Z0, Z22
+	VFMADD231PS  Z26, Z0, Z23
+
+tail2Skip7:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  tail2Step
+
+tail2StepsDone:
+	LEAQ    (AX)(R9*4), AX
+	VMOVUPS Z1, (AX)
+	VMOVUPS Z2, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z7, (AX)
+	VMOVUPS Z8, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z11, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z13, (AX)
+	VMOVUPS Z14, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z16, (AX)
+	VMOVUPS Z17, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z19, (AX)
+	VMOVUPS Z20, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z22, (AX)
+	VMOVUPS Z23, K1, 64(AX)
+	ADDQ    CX, AX
+	JMP     return
+
+notTail2:
+	SUBQ   $0x00000020, R10
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+tail3Step:
+	CMPQ         R12, $0x00
+	JE           tail3StepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*4), R13
+	VMOVUPS      (R13), Z25
+	VMOVUPS      64(R13), Z26
+	VMOVUPS.Z    128(R13), K1, Z27
+	TESTQ        $0x00000001, R14
+	JEQ          tail3Skip0
+	VBROADCASTSS (R11), Z0
+	VFMADD231PS  Z25, Z0, Z1
+	VFMADD231PS  Z26, Z0, Z2
+	VFMADD231PS  Z27, Z0, Z3
+
+tail3Skip0:
+	TESTQ        $0x00000002, R14
+	JEQ          tail3Skip1
+	VBROADCASTSS 4(R11), Z0
+	VFMADD231PS  Z25, Z0, Z4
+	VFMADD231PS  Z26, Z0, Z5
+	VFMADD231PS  Z27, Z0, Z6
+
+tail3Skip1:
+	TESTQ        $0x00000004, R14
+	JEQ          tail3Skip2
+	VBROADCASTSS 8(R11), Z0
+	VFMADD231PS  Z25, Z0, Z7
+	VFMADD231PS  Z26, Z0, Z8
+	VFMADD231PS  Z27, Z0, Z9
+
+tail3Skip2:
+	TESTQ        $0x00000008, R14
+	JEQ          tail3Skip3
+	VBROADCASTSS 12(R11), Z0
+	VFMADD231PS  Z25, Z0, Z10
+	VFMADD231PS  Z26, Z0, Z11
+	VFMADD231PS  Z27, Z0, Z12
+
+tail3Skip3:
+	TESTQ        $0x00000010, R14
+	JEQ          tail3Skip4
+	VBROADCASTSS 16(R11), Z0
+	VFMADD231PS  Z25, Z0, Z13
+	VFMADD231PS  Z26, Z0, Z14
+	VFMADD231PS  Z27, Z0, Z15
+
+tail3Skip4:
+	TESTQ        $0x00000020, R14
+	JEQ          tail3Skip5
+	VBROADCASTSS 20(R11), Z0
+	VFMADD231PS  Z25, Z0, Z16
+	VFMADD231PS  Z26, Z0, Z17
+	VFMADD231PS  Z27, Z0, Z18
+
+tail3Skip5:
+	TESTQ        $0x00000040, R14
+	JEQ          tail3Skip6
+	VBROADCASTSS 24(R11), Z0
+	VFMADD231PS  Z25, Z0, Z19
+	VFMADD231PS  Z26, Z0, Z20
+	VFMADD231PS  Z27, Z0, Z21
+
+tail3Skip6:
+	TESTQ        $0x00000080, R14
+	JEQ          tail3Skip7
+	VBROADCASTSS 28(R11), Z0
+	VFMADD231PS  Z25, Z0, Z22
+	VFMADD231PS  Z26, Z0, Z23
+	VFMADD231PS  Z27, Z0, Z24
+
+tail3Skip7:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	DECQ R12
+	JMP  tail3Step
+
+tail3StepsDone:
+	LEAQ    (AX)(R9*4), AX
+	VMOVUPS Z1, (AX)
+	VMOVUPS Z2, 64(AX)
+	VMOVUPS Z3, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z4, (AX)
+	VMOVUPS Z5, 64(AX)
+	VMOVUPS Z6, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z7, (AX)
+	VMOVUPS Z8, 64(AX)
+	VMOVUPS Z9, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z10, (AX)
+	VMOVUPS Z11, 64(AX)
+	VMOVUPS Z12, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z13, (AX)
+	VMOVUPS Z14, 64(AX)
+	VMOVUPS Z15, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z16, (AX)
+	VMOVUPS Z17, 64(AX)
+	VMOVUPS Z18, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z19, (AX)
+	VMOVUPS Z20, 64(AX)
+	VMOVUPS Z21, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPS Z22, (AX)
+	VMOVUPS Z23, 64(AX)
+	VMOVUPS Z24, K1, 128(AX)
 	ADDQ    CX, AX
 	JMP     return
 
@@ -3105,8 +4084,8 @@ block4BodyStep:
 	VMOVUPD      64(R13), Z18
 	VMOVUPD      128(R13), Z19
 	VMOVUPD      192(R13), Z20
-	BTQ          $0x00, R14
-	JCC          block4BodySkip0
+	TESTQ        $0x00000001, R14
+	JEQ          block4BodySkip0
 	VBROADCASTSD (R11), Z0
 	VFMADD231PD  Z17, Z0, Z1
 	VFMADD231PD  Z18, Z0, Z2
@@ -3114,8 +4093,8 @@ block4BodyStep:
 	VFMADD231PD  Z20, Z0, Z4
 
 block4BodySkip0:
-	BTQ          $0x01, R14
-	JCC          block4BodySkip1
+	TESTQ        $0x00000002, R14
+	JEQ          block4BodySkip1
 	VBROADCASTSD 8(R11), Z0
 	VFMADD231PD  Z17, Z0, Z5
 	VFMADD231PD  Z18, Z0, Z6
@@ -3123,8 +4102,8 @@ block4BodySkip0:
 	VFMADD231PD  Z20, Z0, Z8
 
 block4BodySkip1:
-	BTQ          $0x02, R14
-	JCC          block4BodySkip2
+	TESTQ        $0x00000004, R14
+	JEQ          block4BodySkip2
 	VBROADCASTSD 16(R11), Z0
 	VFMADD231PD  Z17, Z0, Z9
 	VFMADD231PD  Z18, Z0, Z10
@@ -3132,8 +4111,8 @@ block4BodySkip1:
 	VFMADD231PD  Z20, Z0, Z12
 
 block4BodySkip2:
-	BTQ          $0x03, R14
-	JCC          block4BodySkip3
+	TESTQ        $0x00000008, R14
+	JEQ          block4BodySkip3
 	VBROADCASTSD 24(R11), Z0
 	VFMADD231PD  Z17, Z0, Z13
 	VFMADD231PD  Z18, Z0, Z14
@@ -3197,26 +4176,26 @@ tail1Step:
 	ADDQ         R9, R13
 	LEAQ         (BX)(R13*8), R13
 	VMOVUPD.Z    (R13), K1, Z17
-	BTQ          $0x00, R14
-	JCC          tail1Skip0
+	TESTQ        $0x00000001, R14
+	JEQ          tail1Skip0
 	VBROADCASTSD (R11), Z0
 	VFMADD231PD  Z17, Z0, Z1
 
 tail1Skip0:
-	BTQ          $0x01, R14
-	JCC          tail1Skip1
+	TESTQ        $0x00000002, R14
+	JEQ          tail1Skip1
 	VBROADCASTSD 8(R11), Z0
 	VFMADD231PD  Z17, Z0, Z5
 
 tail1Skip1:
-	BTQ          $0x02, R14
-	JCC          tail1Skip2
+	TESTQ        $0x00000004, R14
+	JEQ          tail1Skip2
 	VBROADCASTSD 16(R11), Z0
 	VFMADD231PD  Z17, Z0, Z9
 
 tail1Skip2:
-	BTQ          $0x03, R14
-	JCC          tail1Skip3
+	TESTQ        $0x00000008, R14
+	JEQ          tail1Skip3
 	VBROADCASTSD 24(R11), Z0
 	VFMADD231PD  Z17, Z0, Z13
 
@@ -3268,29 +4247,29 @@ tail2Step:
 	LEAQ         (BX)(R13*8), R13
 	VMOVUPD      (R13), Z17
 	VMOVUPD.Z    64(R13), K1, Z18
-	BTQ          $0x00, R14
-	JCC          tail2Skip0
+	TESTQ        $0x00000001, R14
+	JEQ          tail2Skip0
 	VBROADCASTSD (R11), Z0
 	VFMADD231PD  Z17, Z0, Z1
 	VFMADD231PD  Z18, Z0, Z2
 
 tail2Skip0:
-	BTQ          $0x01, R14
-	JCC          tail2Skip1
+	TESTQ        $0x00000002, R14
+	JEQ          tail2Skip1
 	VBROADCASTSD 8(R11), Z0
 	VFMADD231PD  Z17, Z0, Z5
 	VFMADD231PD  Z18, Z0, Z6
 
 tail2Skip1:
-	BTQ          $0x02, R14
-	JCC          tail2Skip2
+	TESTQ        $0x00000004, R14
+	JEQ          tail2Skip2
 	VBROADCASTSD 16(R11), Z0
 	VFMADD231PD  Z17, Z0, Z9
 	VFMADD231PD  Z18, Z0, Z10
 
 tail2Skip2:
-	BTQ          $0x03, R14
-	JCC          tail2Skip3
+	TESTQ        $0x00000008, R14
+	JEQ          tail2Skip3
 	VBROADCASTSD 24(R11), Z0
 	VFMADD231PD  Z17, Z0, Z13
 	VFMADD231PD  Z18, Z0, Z14
@@ -3352,32 +4331,32 @@ tail3Step:
 	VMOVUPD      (R13), Z17
 	VMOVUPD      64(R13), Z18
 	VMOVUPD.Z    128(R13), K1, Z19
-	BTQ          $0x00, R14
-	JCC          tail3Skip0
+	TESTQ        $0x00000001, R14
+	JEQ          tail3Skip0
 	VBROADCASTSD (R11), Z0
 	VFMADD231PD  Z17, Z0, Z1
 	VFMADD231PD  Z18, Z0, Z2
 	VFMADD231PD  Z19, Z0, Z3
 
 tail3Skip0:
-	BTQ          $0x01, R14
-	JCC          tail3Skip1
+	TESTQ        $0x00000002, R14
+	JEQ          tail3Skip1
 	VBROADCASTSD 8(R11), Z0
 	VFMADD231PD  Z17, Z0, Z5
 	VFMADD231PD  Z18, Z0, Z6
 	VFMADD231PD  Z19, Z0, Z7
 
 tail3Skip1:
-	BTQ          $0x02, R14
-	JCC          tail3Skip2
+	TESTQ        $0x00000004, R14
+	JEQ          tail3Skip2
 	VBROADCASTSD 16(R11), Z0
 	VFMADD231PD  Z17, Z0, Z9
 	VFMADD231PD  Z18, Z0, Z10
 	VFMADD231PD  Z19, Z0, Z11
 
 tail3Skip2:
-	BTQ          $0x03, R14
-	JCC          tail3Skip3
+	TESTQ        $0x00000008, R14
+	JEQ          tail3Skip3
 	VBROADCASTSD 24(R11), Z0
 	VFMADD231PD  Z17, Z0, Z13
 	VFMADD231PD  Z18, Z0, Z14
@@ -3447,8 +4426,8 @@ tail4Step:
 	VMOVUPD      64(R13), Z18
 	VMOVUPD      128(R13), Z19
 	VMOVUPD.Z    192(R13), K1, Z20
-	BTQ          $0x00, R14
-	JCC          tail4Skip0
+	TESTQ        $0x00000001, R14
+	JEQ          tail4Skip0
 	VBROADCASTSD (R11), Z0
 	VFMADD231PD  Z17, Z0, Z1
 	VFMADD231PD  Z18, Z0, Z2
@@ -3456,8 +4435,8 @@ tail4Step:
 	VFMADD231PD  Z20, Z0, Z4
 
 tail4Skip0:
-	BTQ          $0x01, R14
-	JCC          tail4Skip1
+	TESTQ        $0x00000002, R14
+	JEQ          tail4Skip1
 	VBROADCASTSD 8(R11), Z0
 	VFMADD231PD  Z17, Z0, Z5
 	VFMADD231PD  Z18, Z0, Z6
@@ -3465,8 +4444,8 @@ tail4Skip0:
 	VFMADD231PD  Z20, Z0, Z8
 
 tail4Skip1:
-	BTQ          $0x02, R14
-	JCC          tail4Skip2
+	TESTQ        $0x00000004, R14
+	JEQ          tail4Skip2
 	VBROADCASTSD 16(R11), Z0
 	VFMADD231PD  Z17, Z0, Z9
 	VFMADD231PD  Z18, Z0, Z10
@@ -3474,8 +4453,8 @@ tail4Skip1:
 	VFMADD231PD  Z20, Z0, Z12
 
 tail4Skip2:
-	BTQ          $0x03, R14
-	JCC          tail4Skip3
+	TESTQ        $0x00000008, R14
+	JEQ          tail4Skip3
 	VBROADCASTSD 24(R11), Z0
 	VFMADD231PD  Z17, Z0, Z13
 	VFMADD231PD  Z18, Z0, Z14
@@ -3509,6 +4488,553 @@ tail4StepsDone:
 	VMOVUPD Z14, 64(AX)
 	VMOVUPD Z15, 128(AX)
 	VMOVUPD Z16, K1, 192(AX)
+	ADDQ    CX, AX
+	JMP     return
+
+return:
+	VZEROUPPER
+	RET
+
+// func bankAVX512F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
+// Requires: AVX, AVX512F, BMI2
+TEXT ·bankAVX512F64(SB), NOSPLIT, $0-112
+	MOVQ out_base+0(FP), AX
+	MOVQ outPitch+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ n+32(FP), DX
+	MOVQ src_base+40(FP), BX
+	MOVQ steps_base+64(FP), SI
+	MOVQ steps_len+72(FP), DI
+	MOVQ w_base+88(FP), R8
+	XORQ R9, R9
+
+block3:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000018
+	JL     block3Done
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+block3BodyStep:
+	CMPQ         R12, $0x00
+	JE           block3BodyStepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*8), R13
+	VMOVUPD      (R13), Z25
+	VMOVUPD      64(R13), Z26
+	VMOVUPD      128(R13), Z27
+	TESTQ        $0x00000001, R14
+	JEQ          block3BodySkip0
+	VBROADCASTSD (R11), Z0
+	VFMADD231PD  Z25, Z0, Z1
+	VFMADD231PD  Z26, Z0, Z2
+	VFMADD231PD  Z27, Z0, Z3
+
+block3BodySkip0:
+	TESTQ        $0x00000002, R14
+	JEQ          block3BodySkip1
+	VBROADCASTSD 8(R11), Z0
+	VFMADD231PD  Z25, Z0, Z4
+	VFMADD231PD  Z26, Z0, Z5
+	VFMADD231PD  Z27, Z0, Z6
+
+block3BodySkip1:
+	TESTQ        $0x00000004, R14
+	JEQ          block3BodySkip2
+	VBROADCASTSD 16(R11), Z0
+	VFMADD231PD  Z25, Z0, Z7
+	VFMADD231PD  Z26, Z0, Z8
+	VFMADD231PD  Z27, Z0, Z9
+
+block3BodySkip2:
+	TESTQ        $0x00000008, R14
+	JEQ          block3BodySkip3
+	VBROADCASTSD 24(R11), Z0
+	VFMADD231PD  Z25, Z0, Z10
+	VFMADD231PD  Z26, Z0, Z11
+	VFMADD231PD  Z27, Z0, Z12
+
+block3BodySkip3:
+	TESTQ        $0x00000010, R14
+	JEQ          block3BodySkip4
+	VBROADCASTSD 32(R11), Z0
+	VFMADD231PD  Z25, Z0, Z13
+	VFMADD231PD  Z26, Z0, Z14
+	VFMADD231PD  Z27, Z0, Z15
+
+block3BodySkip4:
+	TESTQ        $0x00000020, R14
+	JEQ          block3BodySkip5
+	VBROADCASTSD 40(R11), Z0
+	VFMADD231PD  Z25, Z0, Z16
+	VFMADD231PD  Z26, Z0, Z17
+	VFMADD231PD  Z27, Z0, Z18
+
+block3BodySkip5:
+	TESTQ        $0x00000040, R14
+	JEQ          block3BodySkip6
+	VBROADCASTSD 48(R11), Z0
+	VFMADD231PD  Z25, Z0, Z19
+	VFMADD231PD  Z26, Z0, Z20
+	VFMADD231PD  Z27, Z0, Z21
+
+block3BodySkip6:
+	TESTQ        $0x00000080, R14
+	JEQ          block3BodySkip7
+	VBROADCASTSD 56(R11), Z0
+	VFMADD231PD  Z25, Z0, Z22
+	VFMADD231PD  Z26, Z0, Z23
+	VFMADD231PD  Z27, Z0, Z24
+
+block3BodySkip7:
+	ADDQ $0x08, R10
+	ADDQ $0x00000040, R11
+	DECQ R12
+	JMP  block3BodyStep
+
+block3BodyStepsDone:
+	LEAQ    (AX)(R9*8), R10
+	VMOVUPD Z1, (R10)
+	VMOVUPD Z2, 64(R10)
+	VMOVUPD Z3, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPD Z4, (R10)
+	VMOVUPD Z5, 64(R10)
+	VMOVUPD Z6, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPD Z7, (R10)
+	VMOVUPD Z8, 64(R10)
+	VMOVUPD Z9, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPD Z10, (R10)
+	VMOVUPD Z11, 64(R10)
+	VMOVUPD Z12, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPD Z13, (R10)
+	VMOVUPD Z14, 64(R10)
+	VMOVUPD Z15, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPD Z16, (R10)
+	VMOVUPD Z17, 64(R10)
+	VMOVUPD Z18, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPD Z19, (R10)
+	VMOVUPD Z20, 64(R10)
+	VMOVUPD Z21, 128(R10)
+	ADDQ    CX, R10
+	VMOVUPD Z22, (R10)
+	VMOVUPD Z23, 64(R10)
+	VMOVUPD Z24, 128(R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000018, R9
+	JMP     block3
+
+block3Done:
+	CMPQ   R10, $0x00
+	JE     return
+	CMPQ   R10, $0x00000008
+	JG     notTail1
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z1, Z1, Z1
+	VPXORD Z4, Z4, Z4
+	VPXORD Z7, Z7, Z7
+	VPXORD Z10, Z10, Z10
+	VPXORD Z13, Z13, Z13
+	VPXORD Z16, Z16, Z16
+	VPXORD Z19, Z19, Z19
+	VPXORD Z22, Z22, Z22
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+tail1Step:
+	CMPQ         R12, $0x00
+	JE           tail1StepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*8), R13
+	VMOVUPD.Z    (R13), K1, Z25
+	TESTQ        $0x00000001, R14
+	JEQ          tail1Skip0
+	VBROADCASTSD (R11), Z0
+	VFMADD231PD  Z25, Z0, Z1
+
+tail1Skip0:
+	TESTQ        $0x00000002, R14
+	JEQ          tail1Skip1
+	VBROADCASTSD 8(R11), Z0
+	VFMADD231PD  Z25, Z0, Z4
+
+tail1Skip1:
+	TESTQ        $0x00000004, R14
+	JEQ          tail1Skip2
+	VBROADCASTSD 16(R11), Z0
+	VFMADD231PD  Z25, Z0, Z7
+
+tail1Skip2:
+	TESTQ        $0x00000008, R14
+	JEQ          tail1Skip3
+	VBROADCASTSD 24(R11), Z0
+	VFMADD231PD  Z25, Z0, Z10
+
+tail1Skip3:
+	TESTQ        $0x00000010, R14
+	JEQ          tail1Skip4
+	VBROADCASTSD 32(R11), Z0
+	VFMADD231PD  Z25, Z0, Z13
+
+tail1Skip4:
+	TESTQ        $0x00000020, R14
+	JEQ          tail1Skip5
+	VBROADCASTSD 40(R11), Z0
+	VFMADD231PD  Z25, Z0, Z16
+
+tail1Skip5:
+	TESTQ        $0x00000040, R14
+	JEQ          tail1Skip6
+	VBROADCASTSD 48(R11), Z0
+	VFMADD231PD  Z25, Z0, Z19
+
+tail1Skip6:
+	TESTQ        $0x00000080, R14
+	JEQ          tail1Skip7
+	VBROADCASTSD 56(R11), Z0
+	VFMADD231PD  Z25, Z0, Z22
+
+tail1Skip7:
+	ADDQ $0x08, R10
+	ADDQ $0x00000040, R11
+	DECQ R12
+	JMP  tail1Step
+
+tail1StepsDone:
+	LEAQ    (AX)(R9*8), AX
+	VMOVUPD Z1, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z4, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z7, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z10, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z13, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z16, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z19, K1, (AX)
+	ADDQ    CX, AX
+	VMOVUPD Z22, K1, (AX)
+	ADDQ    CX, AX
+	JMP     return
+
+notTail1:
+	CMPQ   R10, $0x00000010
+	JG     notTail2
+	SUBQ   $0x00000008, R10
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+tail2Step:
+	CMPQ         R12, $0x00
+	JE           tail2StepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*8), R13
+	VMOVUPD      (R13), Z25
+	VMOVUPD.Z    64(R13), K1, Z26
+	TESTQ        $0x00000001, R14
+	JEQ          tail2Skip0
+	VBROADCASTSD (R11), Z0
+	VFMADD231PD  Z25, Z0, Z1
+	VFMADD231PD  Z26, Z0, Z2
+
+tail2Skip0:
+	TESTQ        $0x00000002, R14
+	JEQ          tail2Skip1
+	VBROADCASTSD 8(R11), Z0
+	VFMADD231PD  Z25, Z0, Z4
+	VFMADD231PD  Z26, Z0, Z5
+
+tail2Skip1:
+	TESTQ        $0x00000004, R14
+	JEQ          tail2Skip2
+	VBROADCASTSD 16(R11), Z0
+	VFMADD231PD  Z25, Z0, Z7
+	VFMADD231PD  Z26, Z0, Z8
+
+tail2Skip2:
+	TESTQ        $0x00000008, R14
+	JEQ          tail2Skip3
+	VBROADCASTSD 24(R11), Z0
+	VFMADD231PD  Z25, Z0, Z10
+	VFMADD231PD  Z26, Z0, Z11
+
+tail2Skip3:
+	TESTQ        $0x00000010, R14
+	JEQ          tail2Skip4
+	VBROADCASTSD 32(R11), Z0
+	VFMADD231PD  Z25, Z0, Z13
+	VFMADD231PD  Z26, Z0, Z14
+
+tail2Skip4:
+	TESTQ        $0x00000020, R14
+	JEQ          tail2Skip5
+	VBROADCASTSD 40(R11), Z0
+	VFMADD231PD  Z25, Z0, Z16
+	VFMADD231PD  Z26, Z0, Z17
+
+tail2Skip5:
+	TESTQ        $0x00000040, R14
+	JEQ          tail2Skip6
+	VBROADCASTSD 48(R11), Z0
+	VFMADD231PD  Z25, Z0, Z19
+	VFMADD231PD  Z26, Z0, Z20
+
+tail2Skip6:
+	TESTQ        $0x00000080, R14
+	JEQ          tail2Skip7
+	VBROADCASTSD 56(R11), Z0
+	VFMADD231PD  Z25, Z0, Z22
+	VFMADD231PD  Z26, Z0, Z23
+
+tail2Skip7:
+	ADDQ $0x08, R10
+	ADDQ $0x00000040, R11
+	DECQ R12
+	JMP  tail2Step
+
+tail2StepsDone:
+	LEAQ    (AX)(R9*8), AX
+	VMOVUPD Z1, (AX)
+	VMOVUPD Z2, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z4, (AX)
+	VMOVUPD Z5, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z7, (AX)
+	VMOVUPD Z8, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z10, (AX)
+	VMOVUPD Z11, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z13, (AX)
+	VMOVUPD Z14, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z16, (AX)
+	VMOVUPD Z17, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z19, (AX)
+	VMOVUPD Z20, K1, 64(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z22, (AX)
+	VMOVUPD Z23, K1, 64(AX)
+	ADDQ    CX, AX
+	JMP     return
+
+notTail2:
+	SUBQ   $0x00000010, R10
+	MOVQ   $0x00000001, DX
+	SHLXQ  R10, DX, DX
+	DECQ   DX
+	KMOVW  DX, K1
+	VPXORD Z1, Z1, Z1
+	VPXORD Z2, Z2, Z2
+	VPXORD Z3, Z3, Z3
+	VPXORD Z4, Z4, Z4
+	VPXORD Z5, Z5, Z5
+	VPXORD Z6, Z6, Z6
+	VPXORD Z7, Z7, Z7
+	VPXORD Z8, Z8, Z8
+	VPXORD Z9, Z9, Z9
+	VPXORD Z10, Z10, Z10
+	VPXORD Z11, Z11, Z11
+	VPXORD Z12, Z12, Z12
+	VPXORD Z13, Z13, Z13
+	VPXORD Z14, Z14, Z14
+	VPXORD Z15, Z15, Z15
+	VPXORD Z16, Z16, Z16
+	VPXORD Z17, Z17, Z17
+	VPXORD Z18, Z18, Z18
+	VPXORD Z19, Z19, Z19
+	VPXORD Z20, Z20, Z20
+	VPXORD Z21, Z21, Z21
+	VPXORD Z22, Z22, Z22
+	VPXORD Z23, Z23, Z23
+	VPXORD Z24, Z24, Z24
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	MOVQ   DI, R12
+
+tail3Step:
+	CMPQ         R12, $0x00
+	JE           tail3StepsDone
+	MOVQ         (R10), R13
+	MOVQ         R13, R14
+	SHRQ         $0x08, R13
+	ADDQ         R9, R13
+	LEAQ         (BX)(R13*8), R13
+	VMOVUPD      (R13), Z25
+	VMOVUPD      64(R13), Z26
+	VMOVUPD.Z    128(R13), K1, Z27
+	TESTQ        $0x00000001, R14
+	JEQ          tail3Skip0
+	VBROADCASTSD (R11), Z0
+	VFMADD231PD  Z25, Z0, Z1
+	VFMADD231PD  Z26, Z0, Z2
+	VFMADD231PD  Z27, Z0, Z3
+
+tail3Skip0:
+	TESTQ        $0x00000002, R14
+	JEQ          tail3Skip1
+	VBROADCASTSD 8(R11), Z0
+	VFMADD231PD  Z25, Z0, Z4
+	VFMADD231PD  Z26, Z0, Z5
+	VFMADD231PD  Z27, Z0, Z6
+
+tail3Skip1:
+	TESTQ        $0x00000004, R14
+	JEQ          tail3Skip2
+	VBROADCASTSD 16(R11), Z0
+	VFMADD231PD  Z25, Z0, Z7
+	VFMADD231PD  Z26, Z0, Z8
+	VFMADD231PD  Z27, Z0, Z9
+
+tail3Skip2:
+	TESTQ        $0x00000008, R14
+	JEQ          tail3Skip3
+	VBROADCASTSD 24(R11), Z0
+	VFMADD231PD  Z25, Z0, Z10
+	VFMADD231PD  Z26, Z0, Z11
+	VFMADD231PD  Z27, Z0, Z12
+
+tail3Skip3:
+	TESTQ        $0x00000010, R14
+	JEQ          tail3Skip4
+	VBROADCASTSD 32(R11), Z0
+	VFMADD231PD  Z25, Z0, Z13
+	VFMADD231PD  Z26, Z0, Z14
+	VFMADD231PD  Z27, Z0, Z15
+
+tail3Skip4:
+	TESTQ        $0x00000020, R14
+	JEQ          tail3Skip5
+	VBROADCASTSD 40(R11), Z0
+	VFMADD231PD  Z25, Z0, Z16
+	VFMADD231PD  Z26, Z0, Z17
+	VFMADD231PD  Z27, Z0, Z18
+
+tail3Skip5:
+	TESTQ        $0x00000040, R14
+	JEQ          tail3Skip6
+	VBROADCASTSD 48(R11), Z0
+	VFMADD231PD  Z25, Z0, Z19
+	VFMADD231PD  Z26, Z0, Z20
+	VFMADD231PD  Z27, Z0, Z21
+
+tail3Skip6:
+	TESTQ        $0x00000080, R14
+	JEQ          tail3Skip7
+	VBROADCASTSD 56(R11), Z0
+	VFMADD231PD  Z25, Z0, Z22
+	VFMADD231PD  Z26, Z0, Z23
+	VFMADD231PD  Z27, Z0, Z24
+
+tail3Skip7:
+	ADDQ $0x08, R10
+	ADDQ $0x00000040, R11
+	DECQ R12
+	JMP  tail3Step
+
+tail3StepsDone:
+	LEAQ    (AX)(R9*8), AX
+	VMOVUPD Z1, (AX)
+	VMOVUPD Z2, 64(AX)
+	VMOVUPD Z3, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z4, (AX)
+	VMOVUPD Z5, 64(AX)
+	VMOVUPD Z6, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z7, (AX)
+	VMOVUPD Z8, 64(AX)
+	VMOVUPD Z9, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z10, (AX)
+	VMOVUPD Z11, 64(AX)
+	VMOVUPD Z12, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z13, (AX)
+	VMOVUPD Z14, 64(AX)
+	VMOVUPD Z15, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z16, (AX)
+	VMOVUPD Z17, 64(AX)
+	VMOVUPD Z18, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z19, (AX)
+	VMOVUPD Z20, 64(AX)
+	VMOVUPD Z21, K1, 128(AX)
+	ADDQ    CX, AX
+	VMOVUPD Z22, (AX)
+	VMOVUPD Z23, 64(AX)
+	VMOVUPD Z24, K1, 128(AX)
 	ADDQ    CX, AX
 	JMP     return
 
@@ -3734,5 +5260,89 @@ round:
 	JMP         round
 
 return:
+	VZEROUPPER
+	RET
+
+// func transpose8AVX(dst []float32, stride int, src []float32, pitch int, n int)
+// Requires: AVX
+TEXT ·transpose8AVX(SB), NOSPLIT, $0-72
+	MOVQ dst_base+0(FP), AX
+	MOVQ stride+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ src_base+32(FP), DX
+	MOVQ pitch+56(FP), BX
+	SHLQ $0x02, BX
+	MOVQ n+64(FP), SI
+	XORQ DI, DI
+
+block:
+	MOVQ       SI, R8
+	SUBQ       DI, R8
+	CMPQ       R8, $0x00000008
+	JL         blockDone
+	LEAQ       (DX)(DI*4), R8
+	VMOVUPS    (R8), Y0
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y1
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y2
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y3
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y4
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y5
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y6
+	ADDQ       BX, R8
+	VMOVUPS    (R8), Y7
+	ADDQ       BX, R8
+	VUNPCKLPS  Y1, Y0, Y8
+	VUNPCKHPS  Y1, Y0, Y0
+	VUNPCKLPS  Y3, Y2, Y1
+	VUNPCKHPS  Y3, Y2, Y2
+	VUNPCKLPS  Y5, Y4, Y3
+	VUNPCKHPS  Y5, Y4, Y4
+	VUNPCKLPS  Y7, Y6, Y5
+	VUNPCKHPS  Y7, Y6, Y6
+	VSHUFPS    $0x44, Y1, Y8, Y7
+	VSHUFPS    $0xee, Y1, Y8, Y1
+	VSHUFPS    $0x44, Y2, Y0, Y8
+	VSHUFPS    $0xee, Y2, Y0, Y0
+	VSHUFPS    $0x44, Y5, Y3, Y2
+	VSHUFPS    $0xee, Y5, Y3, Y3
+	VSHUFPS    $0x44, Y6, Y4, Y5
+	VSHUFPS    $0xee, Y6, Y4, Y4
+	VPERM2F128 $0x20, Y2, Y7, Y6
+	VPERM2F128 $0x31, Y2, Y7, Y2
+	VPERM2F128 $0x20, Y3, Y1, Y7
+	VPERM2F128 $0x31, Y3, Y1, Y1
+	VPERM2F128 $0x20, Y5, Y8, Y3
+	VPERM2F128 $0x31, Y5, Y8, Y5
+	VPERM2F128 $0x20, Y4, Y0, Y8
+	VPERM2F128 $0x31, Y4, Y0, Y0
+	MOVQ       DI, R8
+	IMULQ      CX, R8
+	ADDQ       AX, R8
+	VMOVUPS    Y6, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y7, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y3, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y8, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y2, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y1, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y5, (R8)
+	ADDQ       CX, R8
+	VMOVUPS    Y0, (R8)
+	ADDQ       CX, R8
+	ADDQ       $0x00000008, DI
+	JMP        block
+
+blockDone:
 	VZEROUPPER
 	RET

@@ -16,6 +16,7 @@ type kernels[F nd.Float] struct {
 	row   func(acc, src, w []F)
 	axpy  func(y, x []F, a F)
 	block func(out []F, outPitch, n int, src []F, steps []int, w []F)
+	bank  func(out []F, outPitch, n int, src []F, steps []int, w []F)
 }
 
 // maxLength covers every block width of every instruction set (the widest
@@ -26,11 +27,11 @@ const maxLength = 2*128 + 40
 const guard = 5
 
 func TestLoops32(t *testing.T) {
-	testLoops(t, append(asmKernels32(t.Logf), kernels[float32]{"dispatch", Taps[float32], SetTaps[float32], Row[float32], Axpy[float32], blockPrepared[float32]}))
+	testLoops(t, append(asmKernels32(t.Logf), kernels[float32]{"dispatch", Taps[float32], SetTaps[float32], Row[float32], Axpy[float32], blockPrepared[float32], bankPrepared[float32]}))
 }
 
 func TestLoops64(t *testing.T) {
-	testLoops(t, append(asmKernels64(t.Logf), kernels[float64]{"dispatch", Taps[float64], SetTaps[float64], Row[float64], Axpy[float64], blockPrepared[float64]}))
+	testLoops(t, append(asmKernels64(t.Logf), kernels[float64]{"dispatch", Taps[float64], SetTaps[float64], Row[float64], Axpy[float64], blockPrepared[float64], bankPrepared[float64]}))
 }
 
 // testLoops compares each implementation with the pure-Go loops, bit for
@@ -73,7 +74,8 @@ func testLoops[F nd.Float](t *testing.T, impls []kernels[F]) {
 				check("taps", func(acc []F) { k.taps(acc, src, offs, w) }, func(acc []F) { tapsGo(acc, src, offs, w) })
 				check("set taps", func(acc []F) { k.set(acc, src, offs, w) }, func(acc []F) { setTapsGo(acc, src, offs, w) })
 				check("row", func(acc []F) { k.row(acc, src, w) }, func(acc []F) { rowGo(acc, src, w) })
-				checkBlock(t, k, rng, n, align, src)
+				checkBlock(t, k.name+" block", BlockRows, k.block, rng, n, align, src)
+				checkBlock(t, k.name+" bank", BankSets, k.bank, rng, n, align, src)
 				check("axpy", func(acc []F) { k.axpy(acc, src, w[0]) }, func(acc []F) { axpyGo(acc, src, w[0]) })
 			}
 		}
@@ -160,31 +162,35 @@ func storeInputs(rng *rand.Rand, n int) []float32 {
 	return s
 }
 
-// blockPrepared is Block with the steps prepared on the spot, in the form
-// of the assembly loops.
+// blockPrepared and bankPrepared are Block with the steps prepared on the
+// spot, in the form of the assembly loops.
 func blockPrepared[F nd.Float](out []F, outPitch, n int, src []F, steps []int, w []F) {
-	Block(out, outPitch, n, src, NewSteps(steps, w))
+	Block(out, outPitch, n, src, NewSteps(BlockRows, steps, w))
 }
 
-// checkBlock compares k.block with blockGo on BlockRows rows of n outputs
-// at alignment align, with sentinels around and between the rows.
-func checkBlock[F nd.Float](t *testing.T, k kernels[F], rng *rand.Rand, n, align int, src []F) {
+func bankPrepared[F nd.Float](out []F, outPitch, n int, src []F, steps []int, w []F) {
+	Block(out, outPitch, n, src, NewSteps(BankSets, steps, w))
+}
+
+// checkBlock compares block with setsGo on sets rows of n outputs at
+// alignment align, with sentinels around and between the rows.
+func checkBlock[F nd.Float](t *testing.T, what string, sets int, block func(out []F, outPitch, n int, src []F, steps []int, w []F), rng *rand.Rand, n, align int, src []F) {
 	t.Helper()
 	nsteps := rng.IntN(10)
 	steps := make([]int, nsteps)
 	for i := range steps {
-		steps[i] = rng.IntN(len(src)-n+1)<<8 | rng.IntN(1<<BlockRows)
+		steps[i] = rng.IntN(len(src)-n+1)<<8 | rng.IntN(1<<sets)
 	}
-	w := randomValues[F](rng, BlockRows*nsteps)
+	w := randomValues[F](rng, sets*nsteps)
 	pitch := n + guard
-	size := guard + (BlockRows-1)*pitch + n + guard
+	size := guard + (sets-1)*pitch + n + guard
 	buf := randomValues[F](rng, align+size)[align:]
 	want := append([]F(nil), buf...)
-	blockGo(want[guard:], pitch, n, src, steps, w)
-	k.block(buf[guard:], pitch, n, src, steps, w)
+	setsGo(sets, want[guard:], pitch, n, src, steps, w)
+	block(buf[guard:], pitch, n, src, steps, w)
 	for i := range buf {
 		if !same(buf[i], want[i]) {
-			t.Fatalf("%s block, length %d, alignment %d, value %d of the rows and guards: %v, want %v", k.name, n, align, i, buf[i], want[i])
+			t.Fatalf("%s, length %d, alignment %d, value %d of the rows and guards: %v, want %v", what, n, align, i, buf[i], want[i])
 		}
 	}
 }
@@ -220,6 +226,29 @@ func same[F nd.Float](a, b F) bool {
 	return math.Float64bits(float64(a)) == math.Float64bits(float64(b))
 }
 
+// TestTranspose8 compares Transpose8 with transpose8Go for every length
+// 0..maxLength at alignments 0–3, with the values between the rows' runs
+// in dst (stride > 8) and around them left alone.
+func TestTranspose8(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 3))
+	for align := 0; align < 4; align++ {
+		for n := 0; n <= maxLength; n++ {
+			stride, pitch := 8+rng.IntN(3)*8+rng.IntN(2), n+rng.IntN(4)
+			src := randomValues[float32](rng, align+8*pitch+1)[align:]
+			size := guard + n*stride + guard
+			buf := randomValues[float32](rng, align+size)[align:]
+			want := append([]float32(nil), buf...)
+			transpose8Go(want[guard:], stride, src, pitch, n)
+			Transpose8(buf[guard:], stride, src, pitch, n)
+			for i := range buf {
+				if !same(buf[i], want[i]) {
+					t.Fatalf("length %d, stride %d, alignment %d, value %d: %v, want %v", n, stride, align, i, buf[i], want[i])
+				}
+			}
+		}
+	}
+}
+
 func TestPanics(t *testing.T) {
 	for name, f := range map[string]func(){
 		"offset":     func() { Taps(make([]float32, 4), make([]float32, 5), []int{2}, []float32{1}) },
@@ -228,12 +257,17 @@ func TestPanics(t *testing.T) {
 		"row":        func() { Row(make([]float64, 4), make([]float64, 5), []float64{1, 2, 3}) },
 		"axpy":       func() { Axpy(make([]float64, 4), make([]float64, 3), 1) },
 		"block rows": func() {
-			Block(make([]float32, 3*8+3), 8, 4, make([]float32, 8), NewSteps([]int{1}, make([]float32, BlockRows)))
+			Block(make([]float32, 3*8+3), 8, 4, make([]float32, 8), NewSteps(BlockRows, []int{1}, make([]float32, BlockRows)))
 		},
 		"block step": func() {
-			Block(make([]float32, 4*8), 8, 4, make([]float32, 8), NewSteps([]int{5<<8 | 1}, make([]float32, BlockRows)))
+			Block(make([]float32, 4*8), 8, 4, make([]float32, 8), NewSteps(BlockRows, []int{5<<8 | 1}, make([]float32, BlockRows)))
 		},
-		"steps": func() { NewSteps([]int{1, 2}, make([]float32, BlockRows)) },
+		"steps":     func() { NewSteps(BlockRows, []int{1, 2}, make([]float32, BlockRows)) },
+		"sets":      func() { NewSteps(3, []int{1}, make([]float32, 3)) },
+		"transpose": func() { Transpose8(make([]float32, 8*3), 8, make([]float32, 8*4), 4, 4) },
+		"bank rows": func() {
+			Block(make([]float32, 7*8+3), 8, 4, make([]float32, 8), NewSteps(BankSets, []int{1}, make([]float32, BankSets)))
+		},
 	} {
 		func() {
 			defer func() {

@@ -16,8 +16,11 @@ func rowAVX2F32(acc []float32, src []float32, w []float32)
 // axpyAVX2F32 is axpyGo in AVX2.
 func axpyAVX2F32(y []float32, x []float32, a float32)
 
-// blockAVX2F32 is blockGo in AVX2.
+// blockAVX2F32 is blockGo in AVX2 for 4 sets.
 func blockAVX2F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32)
+
+// bankAVX2F32 is blockGo in AVX2 for 8 sets.
+func bankAVX2F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32)
 
 // tapsAVX2F64 is tapsGo in AVX2.
 func tapsAVX2F64(acc []float64, src []float64, offs []int, w []float64)
@@ -31,8 +34,11 @@ func rowAVX2F64(acc []float64, src []float64, w []float64)
 // axpyAVX2F64 is axpyGo in AVX2.
 func axpyAVX2F64(y []float64, x []float64, a float64)
 
-// blockAVX2F64 is blockGo in AVX2.
+// blockAVX2F64 is blockGo in AVX2 for 4 sets.
 func blockAVX2F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
+
+// bankAVX2F64 is blockGo in AVX2 for 8 sets.
+func bankAVX2F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
 
 // loadUint8AVX2 is loadUint8Go in AVX2.
 func loadUint8AVX2(dst []float32, src []uint8)
@@ -61,8 +67,11 @@ func rowAVX512F32(acc []float32, src []float32, w []float32)
 // axpyAVX512F32 is axpyGo in AVX512.
 func axpyAVX512F32(y []float32, x []float32, a float32)
 
-// blockAVX512F32 is blockGo in AVX512.
+// blockAVX512F32 is blockGo in AVX512 for 4 sets.
 func blockAVX512F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32)
+
+// bankAVX512F32 is blockGo in AVX512 for 8 sets.
+func bankAVX512F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32)
 
 // tapsAVX512F64 is tapsGo in AVX512.
 func tapsAVX512F64(acc []float64, src []float64, offs []int, w []float64)
@@ -76,8 +85,11 @@ func rowAVX512F64(acc []float64, src []float64, w []float64)
 // axpyAVX512F64 is axpyGo in AVX512.
 func axpyAVX512F64(y []float64, x []float64, a float64)
 
-// blockAVX512F64 is blockGo in AVX512.
+// blockAVX512F64 is blockGo in AVX512 for 4 sets.
 func blockAVX512F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
+
+// bankAVX512F64 is blockGo in AVX512 for 8 sets.
+func bankAVX512F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
 
 // loadUint8AVX512 is loadUint8Go in AVX512.
 func loadUint8AVX512(dst []float32, src []uint8)
@@ -93,3 +105,6 @@ func storeUint16AVX512(dst []uint16, src []float32)
 
 // fmaPeakAVX512 runs n rounds of 12 independent vector multiply-adds.
 func fmaPeakAVX512(n int)
+
+// transpose8AVX is transpose8Go for whole blocks of 8 columns.
+func transpose8AVX(dst []float32, stride int, src []float32, pitch int, n int)

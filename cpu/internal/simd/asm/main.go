@@ -12,6 +12,7 @@ package main
 import (
 	"fmt"
 	"math"
+	"slices"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -24,10 +25,11 @@ type isa struct {
 	bytes  int // vector width
 	masked bool
 	blocks []int // vectors per block of outputs, widest first
-	// blockVectors is the vectors per output row of the register-blocked
-	// loop: blockRows × blockVectors accumulators, as many source vectors
-	// and a weight fit in the vector registers.
-	blockVectors int
+	// blockVectors and bankVectors are the vectors per accumulator set of
+	// the register-blocked loops: sets × vectors accumulators, as many
+	// source vectors and a weight fit in the vector registers (32 with
+	// AVX-512, 16 with AVX2).
+	blockVectors, bankVectors int
 }
 
 // elem is one floating-point type and its instructions.
@@ -43,8 +45,8 @@ type elem struct {
 }
 
 var (
-	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 2}
-	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}, blockVectors: 4}
+	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 2, bankVectors: 1}
+	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}, blockVectors: 4, bankVectors: 3}
 	f32    = elem{name: "F32", gotype: "float32", size: 4, broadcast: VBROADCASTSS, fma: VFMADD231PS,
 		move: VMOVUPS, loadMasked: VMOVUPS_Z, moveScalar: VMOVSS, fmaScalar: VFMADD231SS}
 	f64 = elem{name: "F64", gotype: "float64", size: 8, broadcast: VBROADCASTSD, fma: VFMADD231PD,
@@ -84,7 +86,8 @@ func main() {
 			taps(s, e, false, false)
 			taps(s, e, true, true)
 			axpy(s, e)
-			block(s, e)
+			block(s, e, "block", blockRows, s.blockVectors)
+			block(s, e, "bank", bankSets, s.bankVectors)
 		}
 		for _, i := range []integer{u8, u16} {
 			widen(s, i)
@@ -92,6 +95,7 @@ func main() {
 		}
 		peak(s)
 	}
+	transpose8()
 	Generate()
 }
 
@@ -503,18 +507,21 @@ func peak(s isa) {
 }
 
 // blockRows is the number of output rows the register-blocked loop
-// computes at once (simd.BlockRows).
-const blockRows = 4
+// computes at once (simd.BlockRows), and bankSets the number of
+// accumulator sets of the bank loop (simd.BankSets): a bank's kernels,
+// or its kernels × a few rows.
+const blockRows, bankSets = 4, 8
 
-// block generates the register-blocked loop: blockRows output rows of n
-// values, row i at out[i·outPitch:], all starting from +0; for each step s
+// block generates a register-blocked loop over sets accumulator sets of n
+// values, set i at out[i·outPitch:], all starting from +0; for each step s
 // in order, the source vectors at src[steps[s]>>8 + x] are loaded once and,
-// for each row i whose bit is set in steps[s]&0xff, added with weight
-// w[s·blockRows+i]: out[i][x] = fma(w, src[…+x], out[i][x]).
-func block(s isa, e elem) {
-	name := fmt.Sprintf("block%s%s", s.name, e.name)
+// for each set i whose bit is set in steps[s]&0xff, added with weight
+// w[s·sets+i]: out[i][x] = fma(w, src[…+x], out[i][x]). The sets are
+// output rows (block) or a bank's kernels and rows (bank).
+func block(s isa, e elem, kind string, sets, vectors int) {
+	name := fmt.Sprintf("%s%s%s", kind, s.name, e.name)
 	TEXT(name, NOSPLIT, fmt.Sprintf("func(out []%s, outPitch, n int, src []%s, steps []int, w []%s)", e.gotype, e.gotype, e.gotype))
-	Doc(name + " is blockGo in " + s.name + ".")
+	Doc(name + " is blockGo in " + s.name + fmt.Sprintf(" for %d sets.", sets))
 	outp := Load(Param("out").Base(), GP64())
 	pitch := Load(Param("outPitch"), GP64())
 	SHLQ(U8(map[int]int{4: 2, 8: 3}[e.size]), pitch) // in bytes
@@ -533,20 +540,20 @@ func block(s isa, e elem) {
 	// The registers of the widest pass, allocated once: every pass uses
 	// the first of them (fewer virtual registers keep avo's allocator
 	// within the register file).
-	accAll := make([][]reg.Register, blockRows)
+	accAll := make([][]reg.Register, sets)
 	for i := range accAll {
-		for range s.blockVectors {
+		for range vectors {
 			accAll[i] = append(accAll[i], s.vec())
 		}
 	}
-	inAll := make([]reg.Register, s.blockVectors)
+	inAll := make([]reg.Register, vectors)
 	for j := range inAll {
 		inAll[j] = s.vec()
 	}
 	sp, wq, left, p, m := GP64(), GP64(), GP64(), GP64(), GP64()
 
 	run := func(prefix string, v int, k reg.Register, scalar bool) {
-		acc := make([][]reg.Register, blockRows)
+		acc := make([][]reg.Register, sets)
 		for i := range acc {
 			for j := range v {
 				a := accAll[i][j]
@@ -589,8 +596,8 @@ func block(s isa, e elem) {
 		}
 		for i := range acc {
 			skip := fmt.Sprintf("%sSkip%d", prefix, i)
-			BTQ(U8(i), m)
-			JCC(LabelRef(skip))
+			TESTQ(U32(1<<i), m) // fuses with the jump, unlike BTQ
+			JEQ(LabelRef(skip))
 			if scalar {
 				e.moveScalar(Mem{Base: wq, Disp: i * e.size}, wv.AsX())
 				for j := range in {
@@ -605,7 +612,7 @@ func block(s isa, e elem) {
 			Label(skip)
 		}
 		ADDQ(U8(8), sp)
-		ADDQ(U32(blockRows*e.size), wq)
+		ADDQ(U32(sets*e.size), wq)
 		DECQ(left)
 		JMP(LabelRef(prefix + "Step"))
 		Label(prefix + "StepsDone")
@@ -626,10 +633,10 @@ func block(s isa, e elem) {
 		}
 	}
 	if s.masked {
-		// After the full blocks, fewer than blockVectors·lanes outputs
+		// After the full blocks, fewer than vectors·lanes outputs
 		// remain: one pass over the steps with as many vectors as they
 		// need, the last one masked.
-		v := s.blockVectors
+		v := vectors
 		blocks(fmt.Sprintf("block%d", v), n, x, rest, v*lanes, func() { run(fmt.Sprintf("block%dBody", v), v, nil, false) })
 		CMPQ(rest, Imm(0))
 		JE(LabelRef("return"))
@@ -649,7 +656,7 @@ func block(s isa, e elem) {
 			Label(next)
 		}
 	} else {
-		for _, v := range []int{s.blockVectors, 1} {
+		for _, v := range slices.Compact([]int{vectors, 1}) {
 			prefix := fmt.Sprintf("block%d", v)
 			blocks(prefix, n, x, rest, v*lanes, func() { run(prefix+"Body", v, nil, false) })
 		}
@@ -660,5 +667,62 @@ func block(s isa, e elem) {
 		INCQ(x)
 		JMP(LabelRef("scalar"))
 	}
+	ret()
+}
+
+// transpose8 generates the interleaving of 8 rows of float32s:
+// dst[x·stride+i] = src[i·pitch+x] for i < 8 and x < n rounded down to a
+// multiple of 8, as 8×8 transposes in ymm registers (AVX, which every CPU
+// with the loops above has): a bank's accumulator sets stored as the
+// output's kernel-fastest layout.
+func transpose8() {
+	name := "transpose8AVX"
+	TEXT(name, NOSPLIT, "func(dst []float32, stride int, src []float32, pitch, n int)")
+	Doc(name + " is transpose8Go for whole blocks of 8 columns.")
+	dp := Load(Param("dst").Base(), GP64())
+	stride := Load(Param("stride"), GP64())
+	SHLQ(U8(2), stride) // in bytes
+	sp := Load(Param("src").Base(), GP64())
+	pitch := Load(Param("pitch"), GP64())
+	SHLQ(U8(2), pitch)
+	n := Load(Param("n"), GP64())
+	x, rest, p, q := GP64(), GP64(), GP64(), GP64()
+	XORQ(x, x)
+	blocks("block", n, x, rest, 8, func() {
+		var r [8]reg.VecVirtual
+		LEAQ(Mem{Base: sp, Index: x, Scale: 4}, p)
+		for i := range r {
+			r[i] = YMM()
+			VMOVUPS(Mem{Base: p}, r[i])
+			ADDQ(pitch, p)
+		}
+		// Pairs, then quads, interleaved within 128-bit lanes; then the
+		// lanes exchanged: column j of the rows is o[j].
+		var t, u, o [8]reg.VecVirtual
+		for i := 0; i < 8; i += 2 {
+			t[i], t[i+1] = YMM(), YMM()
+			VUNPCKLPS(r[i+1], r[i], t[i])
+			VUNPCKHPS(r[i+1], r[i], t[i+1])
+		}
+		for h := 0; h < 8; h += 4 {
+			for k := 0; k < 2; k++ {
+				u[h+2*k], u[h+2*k+1] = YMM(), YMM()
+				VSHUFPS(U8(0x44), t[h+2+k], t[h+k], u[h+2*k])
+				VSHUFPS(U8(0xEE), t[h+2+k], t[h+k], u[h+2*k+1])
+			}
+		}
+		for j := 0; j < 4; j++ {
+			o[j], o[j+4] = YMM(), YMM()
+			VPERM2F128(U8(0x20), u[4+j], u[j], o[j])
+			VPERM2F128(U8(0x31), u[4+j], u[j], o[j+4])
+		}
+		MOVQ(x, q)
+		IMULQ(stride, q)
+		ADDQ(dp, q)
+		for j := range o {
+			VMOVUPS(o[j], Mem{Base: q})
+			ADDQ(stride, q)
+		}
+	})
 	ret()
 }
