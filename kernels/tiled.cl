@@ -101,6 +101,37 @@ INLINE ACC_T tiled_load(__global const IN_T* restrict in, idx_t src, idx_t py, i
 #endif
 }
 
+#if VECTOR_LOADS
+// put4 stores chunk j of tile row r (4 input values read from LEAD
+// elements before the row's first, at an aligned address) into the tile,
+// converted once; values outside the row's ROW_ELEMS are dropped.
+INLINE void put4(LOCAL_PTR ACC_T* restrict tile, int r, int j, IN_T4 v)
+{
+	LOCAL_PTR ACC_T* t = tile + r * ROW_PITCH;
+	const int q = 4 * j - LEAD;
+	if (q >= 0) {
+		t[SKEW(q)] = to_acc(v.x);
+	}
+	if (q + 1 >= 0 && q + 1 < ROW_ELEMS) {
+		t[SKEW(q + 1)] = to_acc(v.y);
+	}
+	if (q + 2 >= 0 && q + 2 < ROW_ELEMS) {
+		t[SKEW(q + 2)] = to_acc(v.z);
+	}
+	if (q + 3 < ROW_ELEMS) {
+		t[SKEW(q + 3)] = to_acc(v.w);
+	}
+}
+
+// vector_staging reports whether a tile whose footprint starts at element
+// fe0 of its rows (and lies inside the plane: inside_yx) is read by
+// aligned 4-vectors.
+INLINE int vector_staging(int inside_yx, idx_t fe0, idx_t in_row)
+{
+	return inside_yx && fe0 - LEAD >= 0 && fe0 - LEAD + 4 * NCHUNK <= in_row;
+}
+#endif
+
 // stage_tile stages input plane src's tile of this work-group — TILE_ROWS
 // rows from fy0, ROW_ELEMS elements from fe0, each converted to ACC_T once
 // — into tile's skewed rows. inside_yx: the footprint lies wholly inside
@@ -110,25 +141,11 @@ INLINE void stage_tile(LOCAL_PTR ACC_T* restrict tile, __global const IN_T* rest
 {
 	const idx_t in_row = in_x * C;
 #if VECTOR_LOADS
-	if (inside_yx && src >= 0 && fe0 - LEAD >= 0 && fe0 - LEAD + 4 * NCHUNK <= in_row) {
+	if (src >= 0 && vector_staging(inside_yx, fe0, in_row)) {
 		__global const IN_T* base = in + (src * in_y + fy0) * in_row + fe0 - LEAD;
 		for (int i = lid; i < TILE_ROWS * NCHUNK; i += TX * TY) {
 			const int r = i / NCHUNK, j = i - r * NCHUNK;
-			const IN_T4 v = LOAD4_IN(base + (idx_t)r * in_row + 4 * j);
-			LOCAL_PTR ACC_T* t = tile + r * ROW_PITCH;
-			const int q = 4 * j - LEAD;
-			if (q >= 0) {
-				t[SKEW(q)] = to_acc(v.x);
-			}
-			if (q + 1 >= 0 && q + 1 < ROW_ELEMS) {
-				t[SKEW(q + 1)] = to_acc(v.y);
-			}
-			if (q + 2 >= 0 && q + 2 < ROW_ELEMS) {
-				t[SKEW(q + 2)] = to_acc(v.z);
-			}
-			if (q + 3 < ROW_ELEMS) {
-				t[SKEW(q + 3)] = to_acc(v.w);
-			}
+			put4(tile, r, j, LOAD4_IN(base + (idx_t)r * in_row + 4 * j));
 		}
 	} else
 #endif
@@ -273,6 +290,53 @@ __kernel void correlate_tiled(
 }
 
 #if ROLL_Z
+#if VECTOR_LOADS
+// The 4-vectors each work-item reads of a tile, and their reading into
+// registers: correlate_rolling reads the next plane's tile while it
+// computes on the current one, and stores it into local memory after
+// (put_fetched), so the loads' latency hides behind the fma.
+#define FETCH_N ((TILE_ROWS * NCHUNK + TX * TY - 1) / (TX * TY))
+
+INLINE void fetch_tile(IN_T4 pf[FETCH_N], __global const IN_T* restrict in, idx_t src, idx_t fy0, idx_t fe0,
+	idx_t in_y, idx_t in_row, int lid)
+{
+	__global const IN_T* base = in + (src * in_y + fy0) * in_row + fe0 - LEAD;
+#pragma unroll
+	for (int f = 0; f < FETCH_N; f++) {
+		const int i = lid + f * TX * TY;
+		if (i < TILE_ROWS * NCHUNK) {
+			const int r = i / NCHUNK, j = i - r * NCHUNK;
+			pf[f] = LOAD4_IN(base + (idx_t)r * in_row + 4 * j);
+		}
+	}
+}
+
+INLINE void put_fetched(LOCAL_PTR ACC_T* restrict tile, IN_T4 pf[FETCH_N], int lid)
+{
+#pragma unroll
+	for (int f = 0; f < FETCH_N; f++) {
+		const int i = lid + f * TX * TY;
+		if (i < TILE_ROWS * NCHUNK) {
+			const int r = i / NCHUNK, j = i - r * NCHUNK;
+			put4(tile, r, j, pf[f]);
+		}
+	}
+}
+#endif
+
+// roll_source is the input plane that virtual plane v (output plane v − t
+// for outer tap t) reads: v − shift mapped by the border rule, or −1 for a
+// plane wholly outside (constant border).
+INLINE idx_t roll_source(idx_t v, idx_t z_shift, idx_t z_in)
+{
+	const idx_t p = v - z_shift;
+#if BORDER == BORDER_CONSTANT
+	return inside(p, z_in) ? p : -1;
+#else
+	return (idx_t)border_index(p, z_in);
+#endif
+}
+
 // correlate_rolling is correlate_tiled for problems with one outer axis
 // (volumes: Z, Y, X·C) whose kernel spans it (KZ > 1): instead of staging
 // every input plane once per outer tap, a work-group walks down a chunk of
@@ -328,15 +392,34 @@ __kernel void correlate_rolling(
 			}
 		}
 	}
-	for (idx_t v = zo0; v < zo1 + KZ - 1; v++) {
-		const idx_t p = v - z_shift; // input plane v's position along Z
-#if BORDER == BORDER_CONSTANT
-		const idx_t src = inside(p, z_in) ? p : -1;
-#else
-		const idx_t src = (idx_t)border_index(p, z_in);
+	const idx_t v_end = zo1 + KZ - 1;
+#if VECTOR_LOADS
+	// Interior tiles read each plane by 4-vectors into registers one plane
+	// ahead; others (and planes wholly outside) stage as correlate_tiled.
+	const int fetch = vector_staging(inside_yx, fe0, in_row);
+	IN_T4 pf[FETCH_N];
+	idx_t next = roll_source(zo0, z_shift, z_in);
+	if (fetch && next >= 0) {
+		fetch_tile(pf, in, next, fy0, fe0, in_y, in_row, lid);
+	}
 #endif
-		stage_tile(tile, in, src, fy0, fe0, inside_yx, in_y, in_x, lid, cval);
+	for (idx_t v = zo0; v < v_end; v++) {
+#if VECTOR_LOADS
+		const idx_t src = next;
+		if (fetch && src >= 0) {
+			put_fetched(tile, pf, lid);
+		} else {
+			stage_tile(tile, in, src, fy0, fe0, inside_yx, in_y, in_x, lid, cval);
+		}
 		barrier(CLK_LOCAL_MEM_FENCE);
+		next = roll_source(v + 1, z_shift, z_in);
+		if (fetch && next >= 0 && v + 1 < v_end) {
+			fetch_tile(pf, in, next, fy0, fe0, in_y, in_row, lid);
+		}
+#else
+		stage_tile(tile, in, roll_source(v, z_shift, z_in), fy0, fe0, inside_yx, in_y, in_x, lid, cval);
+		barrier(CLK_LOCAL_MEM_FENCE);
+#endif
 #if UNROLL_ROWS
 #pragma unroll
 #else
