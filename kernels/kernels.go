@@ -9,11 +9,11 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-//go:embed portability.h common.cl direct.cl tiled.cl separable.cl sepfused.cl roofline.cl
+//go:embed portability.h common.cl direct.cl tiled.cl separable.cl sepfused.cl roofline.cl fftconv.cl fft.cl
 var sources embed.FS
 
 // standalone families need none of common.cl's helpers (nor its defines).
-var standalone = map[string]bool{"roofline": true}
+var standalone = map[string]bool{"roofline": true, "fft": true}
 
 // Source returns the complete source of a kernel family ("direct"): the
 // portability header, the shared helpers and the family itself, so that a

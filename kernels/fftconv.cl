@@ -1,0 +1,163 @@
+// fftconv.cl: the device's half of FFT convolution around the transforms
+// (internal/fftconv decides the overlap-save blocks; kernels.NewFFTConv
+// describes them in GEO): gather a batch of blocks of the border-extended
+// input into the transform buffer, multiply each block's spectrum by a
+// kernel's, and scatter the blocks' valid outputs rounded into OUT_T.
+//
+// Blocks are numbered as fftconv.Geometry.Region numbers them: the batch
+// index slowest, the last transformed axis fastest. A batch holds the
+// nblocks blocks from first on; block b of the batch occupies values
+// b·BLOCK_VALUES … (b+1)·BLOCK_VALUES − 1 of the transform buffer, C order
+// over the transform lengths, real values (REAL_BLOCKS: cuFFT's
+// real-to-complex layout) or complex values with zero imaginary parts
+// (fft.cl's complex transforms).
+//
+// geo, NAXES entries of 8 longs per transformed axis (transform length,
+// outputs per block, blocks, shift, input length, input stride, output
+// length, output stride), then NBATCH entries of 3 longs per other axis
+// (output length, input stride, output stride).
+//
+// Defines: IN_T, OUT_T, ACC_T (float), OUT_INTEGER, OUT_MIN, OUT_MAX,
+// BORDER, NAXES, NBATCH, REAL_BLOCKS, BLOCK_VALUES (Π lengths),
+// BLOCK_OUTPUTS (Π outputs per block).
+
+#if REAL_BLOCKS
+typedef float block_t;
+#define BLOCK_VALUE(v) (v)
+#define BLOCK_REAL(b) (b)
+#else
+typedef float2 block_t;
+#define BLOCK_VALUE(v) MAKE_FLOAT2((v), 0.0f)
+#define BLOCK_REAL(b) ((b).x)
+#endif
+
+#define GEO_AXIS(i, f) (geo[8 * (i) + (f)])
+#define GEO_BATCH(j, f) (geo[8 * NAXES + 3 * (j) + (f)])
+
+// out_extent is a block's output count along an axis: `block`, fewer in
+// the last block, which ends at the output's extent n.
+INLINE long out_extent(long block, long n, long start) {
+	return n - start < block ? n - start : block;
+}
+
+// fftconv_gather writes the extended input of every block of the batch:
+// the values the block's outputs read (OutCount + K − 1 along each
+// transformed axis, by the border rule), zero beyond them.
+__kernel void fftconv_gather(
+	__global const IN_T* restrict in,
+	__global block_t* restrict blocks,
+	__constant long* restrict geo,
+	const long first, const long nblocks,
+	const float cval)
+{
+	const long total = nblocks * BLOCK_VALUES;
+	const long step = (long)get_local_size(0) * get_num_groups(0);
+	for (long index = get_global_id(0); index < total; index += step) {
+		long e = index % BLOCK_VALUES;
+		long b = first + index / BLOCK_VALUES;
+		long at = 0;
+		int read = 1, outside = 0;
+		for (int i = NAXES - 1; i >= 0; i--) {
+			const long length = GEO_AXIS(i, 0), block = GEO_AXIS(i, 1), count = GEO_AXIS(i, 2);
+			const long t = e % length, which = b % count;
+			e /= length;
+			b /= count;
+			const long out_start = which * block;
+			const long out_count = out_extent(block, GEO_AXIS(i, 6), out_start);
+			if (t >= out_count + length - block) {
+				read = 0; // past the values the block's outputs read
+			}
+			const long p = out_start - GEO_AXIS(i, 3) + t, n = GEO_AXIS(i, 4);
+#if BORDER == BORDER_CONSTANT
+			if (!inside(p, n)) {
+				outside = 1;
+			} else {
+				at += p * GEO_AXIS(i, 5);
+			}
+#else
+			at += border_index(p, n) * GEO_AXIS(i, 5);
+#endif
+		}
+		for (int j = NBATCH - 1; j >= 0; j--) {
+			at += (b % GEO_BATCH(j, 0)) * GEO_BATCH(j, 1);
+			b /= GEO_BATCH(j, 0);
+		}
+		float v = 0.0f;
+		if (read) {
+			v = outside ? cval : (float)in[at];
+		}
+		blocks[index] = BLOCK_VALUE(v);
+	}
+}
+
+// fftconv_kernel_spectrum turns a kernel block's spectrum (n complex
+// values) into what multiplies every block's: conjugated (correlation,
+// not convolution) and scaled by 1/P (the inverse transform is
+// unnormalised).
+__kernel void fftconv_kernel_spectrum(__global float2* restrict spectrum, const long n, const float scale)
+{
+	const long step = (long)get_local_size(0) * get_num_groups(0);
+	for (long i = get_global_id(0); i < n; i += step) {
+		const float2 v = spectrum[i];
+		spectrum[i] = MAKE_FLOAT2(scale * v.x, -scale * v.y);
+	}
+}
+
+// fftconv_multiply multiplies the spectra of nblocks blocks (per_block
+// complex values each) by the kernel's.
+__kernel void fftconv_multiply(
+	__global const float2* restrict spectra,
+	__global const float2* restrict kernel_spectrum,
+	__global float2* restrict product,
+	const long per_block, const long nblocks)
+{
+	const long total = nblocks * per_block;
+	const long step = (long)get_local_size(0) * get_num_groups(0);
+	for (long i = get_global_id(0); i < total; i += step) {
+		const float2 a = spectra[i], w = kernel_spectrum[i % per_block];
+		product[i] = MAKE_FLOAT2(a.x * w.x - a.y * w.y, a.x * w.y + a.y * w.x);
+	}
+}
+
+// fftconv_scatter stores the valid outputs of every block of the batch,
+// the inverse transform's first OutCount values along each transformed
+// axis, for kernel k of a bank of `bank`: out[voxel·bank + k], rounded and
+// saturated as the direct method's.
+__kernel void fftconv_scatter(
+	__global const block_t* restrict blocks,
+	__global OUT_T* restrict out,
+	__constant long* restrict geo,
+	const long first, const long nblocks,
+	const long k, const long bank)
+{
+	const long total = nblocks * BLOCK_OUTPUTS;
+	const long step = (long)get_local_size(0) * get_num_groups(0);
+	for (long index = get_global_id(0); index < total; index += step) {
+		long e = index % BLOCK_OUTPUTS;
+		const long blk = index / BLOCK_OUTPUTS;
+		long b = first + blk;
+		long at = 0, from = 0, stride = 1;
+		int valid = 1;
+		for (int i = NAXES - 1; i >= 0; i--) {
+			const long length = GEO_AXIS(i, 0), block = GEO_AXIS(i, 1), count = GEO_AXIS(i, 2);
+			const long t = e % block, which = b % count;
+			e /= block;
+			b /= count;
+			const long out_start = which * block;
+			if (t >= out_extent(block, GEO_AXIS(i, 6), out_start)) {
+				valid = 0;
+			}
+			at += (out_start + t) * GEO_AXIS(i, 7);
+			from += t * stride;
+			stride *= length;
+		}
+		if (!valid) {
+			continue;
+		}
+		for (int j = NBATCH - 1; j >= 0; j--) {
+			at += (b % GEO_BATCH(j, 0)) * GEO_BATCH(j, 2);
+			b /= GEO_BATCH(j, 0);
+		}
+		out[at * bank + k] = to_output(BLOCK_REAL(blocks[blk * BLOCK_VALUES + from]));
+	}
+}
