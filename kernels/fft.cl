@@ -17,8 +17,8 @@
 // of C-ordered blocks, stride being the product of the lengths after it.
 //
 // fft_local holds one line in local memory through all its passes
-// (FFT_N, the length, defined); fft_pass is one pass over every line in
-// global memory, any length.
+// (lengths up to FFT_LOCAL_MAX, defined); fft_pass is one pass over every
+// line in global memory, any length.
 
 #define FFT_MAX_RADIX 7
 
@@ -126,45 +126,45 @@ __kernel void fft_pass(
 	}
 }
 
-#ifdef FFT_N
-// fft_local transforms whole lines of length FFT_N in place, one
-// work-group per line at a time, every pass in local memory.
+#ifdef FFT_LOCAL_MAX
+// fft_local transforms whole lines of length n ≤ FFT_LOCAL_MAX in place,
+// one work-group per line at a time, every pass in local memory.
 __kernel void fft_local(
 	__global float2* restrict data,
 	__global const float2* restrict roots,
-	const long lines, const long stride,
+	const long n, const long lines, const long stride,
 	const int inverse)
 {
-	__local float2 buf[2 * FFT_N];
+	__local float2 buf[2 * FFT_LOCAL_MAX];
 	const long lid = get_local_id(0), lsize = get_local_size(0);
 	for (long line = get_group_id(0); line < lines; line += get_num_groups(0)) {
-		const long base = line / stride * FFT_N * stride + line % stride;
-		for (long t = lid; t < FFT_N; t += lsize) {
+		const long base = line / stride * n * stride + line % stride;
+		for (long t = lid; t < n; t += lsize) {
 			buf[t] = data[base + t * stride];
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);
-		long from = 0, to = FFT_N;
-		for (long p = 1; p < FFT_N;) {
-			const int radix = fft_radix(FFT_N / p);
-			const long butterflies = FFT_N / radix;
+		long from = 0, to = n;
+		for (long p = 1; p < n;) {
+			const int radix = fft_radix(n / p);
+			const long butterflies = n / radix;
 			for (long j = lid; j < butterflies; j += lsize) {
 				float2 u[FFT_MAX_RADIX];
 				for (int r = 0; r < radix; r++) {
 					u[r] = buf[from + j + r * butterflies];
 				}
 				const long k = j % p;
-				fft_butterfly(u, radix, k, p, FFT_N, roots, inverse);
+				fft_butterfly(u, radix, k, p, n, roots, inverse);
 				const long o = (j - k) * radix + k;
 				for (int r = 0; r < radix; r++) {
 					buf[to + o + r * p] = u[r];
 				}
 			}
 			barrier(CLK_LOCAL_MEM_FENCE);
-			from = FFT_N - from;
-			to = FFT_N - to;
+			from = n - from;
+			to = n - to;
 			p *= radix;
 		}
-		for (long t = lid; t < FFT_N; t += lsize) {
+		for (long t = lid; t < n; t += lsize) {
 			data[base + t * stride] = buf[from + t];
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);

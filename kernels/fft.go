@@ -43,8 +43,8 @@ type FFTConv struct {
 	Batch, Batches int
 	// BlockValues are the values of one block (Π Length: real or
 	// complex); SpectrumValues the complex values of its spectrum
-	// (fewer for real blocks).
-	BlockValues, SpectrumValues int
+	// (fewer for real blocks); Outputs a whole block's outputs (Π Block).
+	BlockValues, SpectrumValues, Outputs int
 	// Defines specialise fftconv.cl; Geo is its geo argument.
 	Defines []string
 	Geo     []int64
@@ -151,6 +151,11 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 	}
 	f.Batches = (g.TotalBlocks() + f.Batch - 1) / f.Batch
 
+	outputs := 1
+	for _, b := range g.Block {
+		outputs *= b
+	}
+	f.Geo = []int64{int64(len(g.Axes)), int64(len(g.Batch)), int64(g.Size()), int64(outputs)}
 	outStrides, inStrides := nd.Strides(p.OutShape), nd.Strides(p.InShape)
 	for i, a := range g.Axes {
 		f.Geo = append(f.Geo, int64(g.Length[i]), int64(g.Block[i]), int64(g.Blocks[i]), int64(p.Shift[a]),
@@ -159,15 +164,8 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 	for j, a := range g.Batch {
 		f.Geo = append(f.Geo, int64(g.BatchShape[j]), int64(inStrides[a]), int64(outStrides[a]))
 	}
-	outputs := 1
-	for _, b := range g.Block {
-		outputs *= b
-	}
-	f.Defines = append(typeDefines(p),
-		fmt.Sprintf("BORDER=%d", p.Border),
-		fmt.Sprintf("NAXES=%d", len(g.Axes)), fmt.Sprintf("NBATCH=%d", len(g.Batch)),
-		fmt.Sprintf("REAL_BLOCKS=%d", b2i(opt.RealBlocks)),
-		fmt.Sprintf("BLOCK_VALUES=%dL", g.Size()), fmt.Sprintf("BLOCK_OUTPUTS=%dL", outputs))
+	f.Outputs = outputs
+	f.Defines = append(typeDefines(p), fmt.Sprintf("BORDER=%d", p.Border), fmt.Sprintf("REAL_BLOCKS=%d", b2i(opt.RealBlocks)))
 	slices.Sort(f.Defines)
 
 	for _, k := range p.Kernels {
@@ -188,16 +186,26 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 			return nil, err
 		}
 		t := FFTTransform{Length: n, Stride: stride, Lines: f.Batch * g.Size() / n, Passes: passes}
-		if stride == 1 && 2*8*n <= opt.MaxLocalBytes {
-			// Unit stride: a work-group reads and writes whole lines.
+		// Unit stride: a work-group reads and writes whole lines. Its
+		// local buffers are sized by the next power of two, so that few
+		// builds serve every length.
+		if capacity := max(64, nextPow2(n)); stride == 1 && 2*8*capacity <= opt.MaxLocalBytes {
 			t.Local = true
-			t.LocalDefines = []string{fmt.Sprintf("FFT_N=%d", n)}
+			t.LocalDefines = []string{fmt.Sprintf("FFT_LOCAL_MAX=%d", capacity)}
 			t.LocalSize = min(256, max(32, (n/4+31)/32*32))
 		}
 		f.Transforms = append(f.Transforms, t)
 		stride *= n
 	}
 	return f, nil
+}
+
+func nextPow2(n int) int {
+	p := 1
+	for p < n {
+		p *= 2
+	}
+	return p
 }
 
 // Scratch reports whether a transform runs by fft_pass and so needs a

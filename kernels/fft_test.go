@@ -150,12 +150,12 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 	def := map[string]int{}
 	for _, d := range f.Defines {
 		name, value, _ := strings.Cut(d, "=")
-		def[name], _ = strconv.Atoi(strings.TrimSuffix(value, "L"))
+		def[name], _ = strconv.Atoi(value)
 	}
-	naxes, nbatch, real := def["NAXES"], def["NBATCH"], def["REAL_BLOCKS"] == 1
-	size, outputs, ssize := def["BLOCK_VALUES"], def["BLOCK_OUTPUTS"], f.SpectrumValues
-	geo := func(i, field int) int { return int(f.Geo[8*i+field]) }
-	batchGeo := func(j, field int) int { return int(f.Geo[8*naxes+3*j+field]) }
+	naxes, nbatch, real := int(f.Geo[0]), int(f.Geo[1]), def["REAL_BLOCKS"] == 1
+	size, outputs, ssize := int(f.Geo[2]), int(f.Geo[3]), f.SpectrumValues
+	geo := func(i, field int) int { return int(f.Geo[4+8*i+field]) }
+	batchGeo := func(j, field int) int { return int(f.Geo[4+8*naxes+3*j+field]) }
 	in := src.Float64s()
 	dst, _ := nd.New(p.Out, p.FullShape()...)
 	g := f.Geometry

@@ -12,14 +12,16 @@
 // real-to-complex layout) or complex values with zero imaginary parts
 // (fft.cl's complex transforms).
 //
-// geo, NAXES entries of 8 longs per transformed axis (transform length,
-// outputs per block, blocks, shift, input length, input stride, output
-// length, output stride), then NBATCH entries of 3 longs per other axis
-// (output length, input stride, output stride).
+// geo: a header of 4 longs (NAXES transformed axes, NBATCH other axes,
+// BLOCK_VALUES = Π lengths, BLOCK_OUTPUTS = Π outputs per block), then
+// 8 longs per transformed axis (transform length, outputs per block,
+// blocks, shift, input length, input stride, output length, output
+// stride), then 3 longs per other axis (output length, input stride,
+// output stride). The geometry is an argument, not defines, so that one
+// build serves every problem of the same types and border.
 //
 // Defines: IN_T, OUT_T, ACC_T (float), OUT_INTEGER, OUT_MIN, OUT_MAX,
-// BORDER, NAXES, NBATCH, REAL_BLOCKS, BLOCK_VALUES (Π lengths),
-// BLOCK_OUTPUTS (Π outputs per block).
+// BORDER, REAL_BLOCKS.
 
 #if REAL_BLOCKS
 typedef float block_t;
@@ -31,8 +33,12 @@ typedef float2 block_t;
 #define BLOCK_REAL(b) ((b).x)
 #endif
 
-#define GEO_AXIS(i, f) (geo[8 * (i) + (f)])
-#define GEO_BATCH(j, f) (geo[8 * NAXES + 3 * (j) + (f)])
+#define NAXES ((int)geo[0])
+#define NBATCH ((int)geo[1])
+#define BLOCK_VALUES (geo[2])
+#define BLOCK_OUTPUTS (geo[3])
+#define GEO_AXIS(i, f) (geo[4 + 8 * (i) + (f)])
+#define GEO_BATCH(j, f) (geo[4 + 8 * NAXES + 3 * (j) + (f)])
 
 // out_extent is a block's output count along an axis: `block`, fewer in
 // the last block, which ends at the output's extent n.

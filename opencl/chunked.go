@@ -15,14 +15,7 @@ import (
 // its memory, so that no buffer passes what one allocation allows. A
 // problem that fits is one chunk.
 func (e *Engine) chunks() ([]chunk.Chunk, error) {
-	budget := e.opt.MemoryBudget
-	if budget <= 0 {
-		info := e.dev.Info()
-		budget = info.GlobalMemory / 10 * 7
-		if info.MaxAlloc > 0 {
-			budget = min(budget, info.MaxAlloc)
-		}
-	}
+	budget := memoryBudget(e.dev.Info(), e.opt.MemoryBudget)
 	var scratch func(*nd.Problem) int64
 	if e.family == "separable" {
 		opt := separableOptions(e.dev.Info(), e.opt.Tuning)

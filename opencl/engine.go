@@ -172,12 +172,8 @@ func (e *Engine) Close() error {
 // the family's kernels run, and the output read back into dst; a problem
 // larger than the memory budget runs chunk by chunk.
 func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
-	p := e.p
-	if src.DType() != p.In || !slices.Equal(src.Shape, p.InShape) {
-		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("array %v %v, the plan takes %v %v", src.DType(), src.Shape, p.In, p.InShape)}
-	}
-	if dst.DType() != p.Out || !slices.Equal(dst.Shape, p.FullShape()) {
-		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("array %v %v, the plan gives %v %v", dst.DType(), dst.Shape, p.Out, p.FullShape())}
+	if err := checkArrays(e.p, dst, src); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -217,6 +213,18 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	}
 	if e.opt.Progress != nil {
 		e.opt.Progress.Report(1, 1)
+	}
+	return nil
+}
+
+// checkArrays checks that src and dst have p's input and output dtypes
+// and shapes (the output's with the bank axis).
+func checkArrays(p *nd.Problem, dst, src nd.Array) error {
+	if src.DType() != p.In || !slices.Equal(src.Shape, p.InShape) {
+		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("array %v %v, the plan takes %v %v", src.DType(), src.Shape, p.In, p.InShape)}
+	}
+	if dst.DType() != p.Out || !slices.Equal(dst.Shape, p.FullShape()) {
+		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("array %v %v, the plan gives %v %v", dst.DType(), dst.Shape, p.Out, p.FullShape())}
 	}
 	return nil
 }

@@ -153,9 +153,17 @@ var Implementations = slices.Concat(
 	methods("opencl",
 		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewDirect(p, openclOptions(opt)) },
 		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewSeparable(p, openclOptions(opt)) }),
-	[]Implementation{{Device: "cpu", Method: FFT, Supports: func(p *nd.Problem) bool { return cpu.FFTSupported(p) == nil }, Cost: FFTCost,
-		Prepare: func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }}},
+	[]Implementation{
+		fftOn("cpu", func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }),
+		fftOn("opencl", func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewFFT(p, openclOptions(opt)) }),
+	},
 )
+
+// fftOn is a device's FFT implementation: every device shares
+// internal/fftconv's decomposition, its support test and its cost.
+func fftOn(device string, prepare func(*nd.Problem, Options) (Runner, error)) Implementation {
+	return Implementation{Device: device, Method: FFT, Supports: func(p *nd.Problem) bool { return fftconv.Supported(p) == nil }, Cost: FFTCost, Prepare: prepare}
+}
 
 // fastMargin is how much cheaper than the best exact method a method of
 // the fast family (FFT) must be estimated before auto takes it: results
