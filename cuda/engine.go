@@ -126,6 +126,14 @@ func (e *Engine) Close() error {
 		e.staged.Free()
 		e.staged = nil
 	}
+	if c, ok := e.method.(interface{ close() }); ok {
+		// Methods that keep device state (FFT's plans and buffers)
+		// release it once the stream is done with it.
+		if e.stream != nil {
+			e.stream.Synchronize()
+		}
+		c.close()
+	}
 	if e.stream != nil {
 		e.stream.Close()
 		e.stream = nil

@@ -194,25 +194,32 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	if len(e.steps) == 0 { // an empty output: nothing to compute
 		return nil
 	}
+	return hostRoundTrip(e.dev, e.queue, &e.in, &e.out, dst, src, e.opt.Progress, func(in, out *Buffer) error { return e.run(ctx, in, out) })
+}
+
+// hostRoundTrip is how an engine runs on host arrays: src uploaded into
+// *in, run from *in to *out on q, *out read back into dst, progress
+// reported. The buffers grow as needed and stay for the next call.
+func hostRoundTrip(dev *Device, q *Queue, in, out **Buffer, dst, src nd.Array, progress nd.Progress, run func(in, out *Buffer) error) error {
 	inBytes, outBytes := src.Bytes(), dst.Bytes()
 	var err error
-	if e.in, err = ensureBuffer(e.dev, e.in, len(inBytes)); err != nil {
+	if *in, err = ensureBuffer(dev, *in, len(inBytes)); err != nil {
 		return err
 	}
-	if e.out, err = ensureBuffer(e.dev, e.out, len(outBytes)); err != nil {
+	if *out, err = ensureBuffer(dev, *out, len(outBytes)); err != nil {
 		return err
 	}
-	if err := e.in.Write(e.queue, 0, inBytes); err != nil {
+	if err := (*in).Write(q, 0, inBytes); err != nil {
 		return err
 	}
-	if err := e.run(ctx, e.in, e.out); err != nil {
+	if err := run(*in, *out); err != nil {
 		return err
 	}
-	if err := e.out.Read(e.queue, outBytes, 0); err != nil {
+	if err := (*out).Read(q, outBytes, 0); err != nil {
 		return err
 	}
-	if e.opt.Progress != nil {
-		e.opt.Progress.Report(1, 1)
+	if progress != nil {
+		progress.Report(1, 1)
 	}
 	return nil
 }
@@ -229,11 +236,8 @@ func checkArrays(p *nd.Problem, dst, src nd.Array) error {
 	return nil
 }
 
-// ExecuteBuffers correlates data already on the device: src holds the
-// problem's input (its dtype, C order), dst receives the output. Nothing
-// moves between host and device; it returns when the kernels are done.
-func (e *Engine) ExecuteBuffers(ctx context.Context, dst, src *Buffer) error {
-	p := e.p
+// checkBuffers checks that src and dst hold p's input and output.
+func checkBuffers(p *nd.Problem, dst, src *Buffer) error {
 	inElems, _ := nd.NumElements(p.InShape)
 	outElems, _ := nd.NumElements(p.FullShape())
 	if src.Size() < inElems*p.In.Size() {
@@ -241,6 +245,16 @@ func (e *Engine) ExecuteBuffers(ctx context.Context, dst, src *Buffer) error {
 	}
 	if dst.Size() < outElems*p.Out.Size() {
 		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("a %d-byte buffer, the plan writes %d", dst.Size(), outElems*p.Out.Size())}
+	}
+	return nil
+}
+
+// ExecuteBuffers correlates data already on the device: src holds the
+// problem's input (its dtype, C order), dst receives the output. Nothing
+// moves between host and device; it returns when the kernels are done.
+func (e *Engine) ExecuteBuffers(ctx context.Context, dst, src *Buffer) error {
+	if err := checkBuffers(e.p, dst, src); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -165,39 +165,15 @@ func (e *FFTEngine) Execute(ctx context.Context, dst, src nd.Array) error {
 	if err := e.prepare(); err != nil {
 		return err
 	}
-	inBytes, outBytes := src.Bytes(), dst.Bytes()
-	var err error
-	if e.in, err = ensureBuffer(e.dev, e.in, len(inBytes)); err != nil {
-		return err
-	}
-	if e.out, err = ensureBuffer(e.dev, e.out, len(outBytes)); err != nil {
-		return err
-	}
-	if err := e.in.Write(e.queue, 0, inBytes); err != nil {
-		return err
-	}
-	if err := e.run(ctx, e.in, e.out); err != nil {
-		return err
-	}
-	if err := e.out.Read(e.queue, outBytes, 0); err != nil {
-		return err
-	}
-	if e.opt.Progress != nil {
-		e.opt.Progress.Report(1, 1)
-	}
-	return nil
+	return hostRoundTrip(e.dev, e.queue, &e.in, &e.out, dst, src, e.opt.Progress, func(in, out *Buffer) error { return e.run(ctx, in, out) })
 }
 
 // ExecuteBuffers correlates data already on the device: src holds the
 // problem's input, dst receives the output. The input is read back once
 // to look for NaN, Inf and overflow (the kernel time excludes it).
 func (e *FFTEngine) ExecuteBuffers(ctx context.Context, dst, src *Buffer) error {
-	inBytes, outBytes := fftBytes(e.p)
-	if int64(src.Size()) < inBytes {
-		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("a %d-byte buffer, the plan reads %d", src.Size(), inBytes)}
-	}
-	if int64(dst.Size()) < outBytes {
-		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("a %d-byte buffer, the plan writes %d", dst.Size(), outBytes)}
+	if err := checkBuffers(e.p, dst, src); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
