@@ -166,6 +166,10 @@ func (e *FFTEngine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) 
 // and kernel spectra, beside the input and output the slabs budget for.
 const fftBudget = 1 << 30
 
+// maxFFTStates bounds the block shapes whose buffers an engine keeps (the
+// whole problem's, or the slabs' few geometries: first, middle, last).
+const maxFFTStates = 3
+
 // fftMethod is FFT convolution as the engine's method: per problem (the
 // whole, or a slab's), its plan, cuFFT plans, spectra and buffers, made
 // once and kept until the engine closes.
@@ -230,6 +234,13 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: true, Budget: fftBudget})
 	if err != nil || f == nil {
 		return nil, err
+	}
+	if len(m.states) >= maxFFTStates {
+		// Slabs of many geometries: keep the memory of a few.
+		if err := e.stream.Synchronize(); err != nil {
+			return nil, err
+		}
+		m.close()
 	}
 	s := &fftState{conv: f}
 	if err := m.build(e, s); err != nil {

@@ -41,6 +41,9 @@ type FFTConv struct {
 	// Batch is the blocks transformed together; Batches how many batches
 	// cover the blocks.
 	Batch, Batches int
+	// PerSlot is the blocks one transform carries: 1 for real blocks, 2
+	// for complex ones (one in the real parts, one in the imaginary).
+	PerSlot int
 	// BlockValues are the values of one block (Π Length: real or
 	// complex); SpectrumValues the complex values of its spectrum
 	// (fewer for real blocks); Outputs a whole block's outputs (Π Block).
@@ -128,24 +131,24 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 	if budget <= 0 {
 		budget = fftconv.DefaultBudget
 	}
-	f := &FFTConv{Geometry: g, BlockValues: g.Size(), SpectrumValues: g.Size(), CVal: float32(p.CVal)}
+	f := &FFTConv{Geometry: g, BlockValues: g.Size(), SpectrumValues: g.Size(), PerSlot: 2, CVal: float32(p.CVal)}
 	if opt.RealBlocks {
-		f.SpectrumValues = g.SpectrumSize()
+		f.SpectrumValues, f.PerSlot = g.SpectrumSize(), 1
 	}
-	// Per block: the gathered block, its spectra and their product (and,
-	// for fft_pass, a scratch buffer as large), beside the kernels'
+	// Per transform: the gathered blocks, their spectra and the product
+	// (and, for fft_pass, a scratch buffer as large), beside the kernels'
 	// spectra.
-	perBlock := int64(f.SpectrumValues) * 16
+	perSlot := int64(f.SpectrumValues) * 16
 	if opt.RealBlocks {
-		perBlock += int64(f.BlockValues) * 4
+		perSlot += int64(f.BlockValues) * 4
 	} else {
-		perBlock += int64(f.BlockValues) * 8
+		perSlot += int64(f.BlockValues) * 8
 	}
 	fixed := int64(len(p.Kernels)) * int64(f.SpectrumValues) * 8
-	if fixed+perBlock > budget {
-		return nil, fmt.Errorf("kernels: FFT blocks of %v need %d MiB, more than the budget of %d MiB", g.Length, (fixed+perBlock)>>20, budget>>20)
+	if fixed+perSlot > budget {
+		return nil, fmt.Errorf("kernels: FFT blocks of %v need %d MiB, more than the budget of %d MiB", g.Length, (fixed+perSlot)>>20, budget>>20)
 	}
-	f.Batch = int(min(int64(g.TotalBlocks()), (budget-fixed)/perBlock))
+	f.Batch = int(min(int64(g.TotalBlocks()), (budget-fixed)/perSlot*int64(f.PerSlot)))
 	if opt.MaxBatch > 0 {
 		f.Batch = min(f.Batch, opt.MaxBatch)
 	}
@@ -185,7 +188,7 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 		if err != nil {
 			return nil, err
 		}
-		t := FFTTransform{Length: n, Stride: stride, Lines: f.Batch * g.Size() / n, Passes: passes}
+		t := FFTTransform{Length: n, Stride: stride, Lines: f.Slots(f.Batch) * g.Size() / n, Passes: passes}
 		// Unit stride: a work-group reads and writes whole lines. Its
 		// local buffers are sized by the next power of two, so that few
 		// builds serve every length.
@@ -218,6 +221,9 @@ func (f *FFTConv) Scratch() bool {
 	}
 	return false
 }
+
+// Slots is the transforms that count blocks take.
+func (f *FFTConv) Slots(count int) int { return (count + f.PerSlot - 1) / f.PerSlot }
 
 // BatchBlocks is the blocks of batch i: first, count.
 func (f *FFTConv) BatchBlocks(i int) (first, count int) {

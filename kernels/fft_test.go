@@ -156,50 +156,67 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 	size, outputs, ssize := int(f.Geo[2]), int(f.Geo[3]), f.SpectrumValues
 	geo := func(i, field int) int { return int(f.Geo[4+8*i+field]) }
 	batchGeo := func(j, field int) int { return int(f.Geo[4+8*naxes+3*j+field]) }
+	// blockAt is fftconv.cl's BLOCK_AT: where value e of block b of a
+	// batch is, in floats.
+	blockAt := func(b, e int) int {
+		if real {
+			return b*size + e
+		}
+		return (b/2*size+e)*2 + b%2
+	}
+	if real != (f.PerSlot == 1) {
+		t.Fatalf("REAL_BLOCKS=%v with %d blocks per transform", real, f.PerSlot)
+	}
 	in := src.Float64s()
 	dst, _ := nd.New(p.Out, p.FullShape()...)
 	g := f.Geometry
+	slots := f.Slots(f.Batch)
 	var rnd *fft.RealND
 	if real {
-		rnd = fft.NewRealND(f.Batch, g.Length, 1)
+		rnd = fft.NewRealND(slots, g.Length, 1)
 	}
-	forward := func(blocks []complex64) []complex64 {
+	// forward transforms a batch's floats (real blocks, or complex ones
+	// as interleaved pairs) into spectra; inverse back into floats.
+	forward := func(raw []float32) []complex64 {
 		if !real {
+			blocks := make([]complex64, len(raw)/2)
+			for i := range blocks {
+				blocks[i] = complex(raw[2*i], raw[2*i+1])
+			}
 			for _, tr := range f.Transforms {
+				tr.Lines = len(blocks) / tr.Length // the batch's slots only
 				emulateTransform(tr, blocks, false)
 			}
 			return blocks
 		}
-		re := make([]float32, len(blocks))
-		for i, v := range blocks {
-			re[i] = real32(v)
-		}
-		spec := make([]complex64, f.Batch*ssize)
-		rnd.Forward(spec, re)
+		spec := make([]complex64, slots*ssize)
+		rnd.Forward(spec, raw)
 		return spec
 	}
-	inverse := func(spec []complex64) []complex64 {
+	inverse := func(spec []complex64) []float32 {
 		if !real {
 			for _, tr := range f.Transforms {
+				tr.Lines = len(spec) / tr.Length
 				emulateTransform(tr, spec, true)
 			}
-			return spec
+			raw := make([]float32, 2*len(spec))
+			for i, v := range spec {
+				raw[2*i], raw[2*i+1] = real32(v), imag(v)
+			}
+			return raw
 		}
-		re := make([]float32, f.Batch*size)
-		rnd.Inverse(re, spec)
-		out := make([]complex64, len(re))
-		for i, v := range re {
-			out[i] = complex(v, 0)
-		}
-		return out
+		raw := make([]float32, slots*size)
+		rnd.Inverse(raw, spec)
+		return raw
 	}
+	floats := slots * size * f.PerSlot // real: P per slot; complex: 2P
 	var spectra [][]complex64
 	for _, k := range f.Kernels {
-		blocks := make([]complex64, f.Batch*size)
+		raw := make([]float32, floats)
 		for i, v := range k {
-			blocks[i] = complex(v, 0)
+			raw[blockAt(0, i)] = v
 		}
-		spec := forward(blocks)[:ssize]
+		spec := forward(raw)[:ssize]
 		scale := 1 / float32(size)
 		for i, v := range spec {
 			spec[i] = complex(scale*real32(v), -scale*imag(v))
@@ -209,9 +226,13 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 	bank := len(p.Kernels)
 	for batch := range f.Batches {
 		first, count := f.BatchBlocks(batch)
-		blocks := make([]complex64, f.Batch*size)
-		for index := range count * size {
-			e, b := index%size, first+index/size
+		raw := make([]float32, floats)
+		for i := range raw {
+			raw[i] = float32(math.NaN()) // stale: the gather must write every value a transform reads
+		}
+		for index := range f.Slots(count) * f.PerSlot * size {
+			e0, blk := index%size, index/size
+			e, b := e0, first+blk
 			at, read, outside := 0, true, false
 			for i := naxes - 1; i >= 0; i-- {
 				length, block, cnt := geo(i, 0), geo(i, 1), geo(i, 2)
@@ -233,18 +254,22 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 				b /= batchGeo(j, 0)
 			}
 			v := float32(0)
-			if read {
+			if read && blk < count {
 				v = f.CVal
 				if !outside {
 					v = float32(in[at])
 				}
 			}
-			blocks[index] = complex(v, 0)
+			raw[blockAt(blk, e0)] = v
 		}
-		spec := forward(blocks)
+		if !real {
+			// Slots past the batch's blocks are not transformed.
+			raw = raw[:f.Slots(count)*size*2]
+		}
+		spec := forward(raw)
 		for k, w := range spectra {
 			prod := make([]complex64, len(spec))
-			for i := range count * ssize {
+			for i := range f.Slots(count) * ssize {
 				prod[i] = cmul32(spec[i], w[i%ssize])
 			}
 			back := inverse(prod)
@@ -271,7 +296,7 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 					at += b % batchGeo(j, 0) * batchGeo(j, 2)
 					b /= batchGeo(j, 0)
 				}
-				nd.Store(dst.Data, at*bank+k, 1, []float32{real32(back[blk*size+from])})
+				nd.Store(dst.Data, at*bank+k, 1, []float32{back[blockAt(blk, from)]})
 			}
 		}
 	}

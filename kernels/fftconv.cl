@@ -6,11 +6,14 @@
 //
 // Blocks are numbered as fftconv.Geometry.Region numbers them: the batch
 // index slowest, the last transformed axis fastest. A batch holds the
-// nblocks blocks from first on; block b of the batch occupies values
-// b·BLOCK_VALUES … (b+1)·BLOCK_VALUES − 1 of the transform buffer, C order
-// over the transform lengths, real values (REAL_BLOCKS: cuFFT's
-// real-to-complex layout) or complex values with zero imaginary parts
-// (fft.cl's complex transforms).
+// nblocks blocks from first on, C order over the transform lengths
+// within each (BLOCK_AT): real values, block after block (REAL_BLOCKS:
+// cuFFT's real-to-complex layout), or two blocks per complex block, the
+// even one in the real parts and the odd one in the imaginary parts
+// (fft.cl's complex transforms): the transforms are linear and a real
+// kernel's spectrum multiplies both alike, so the inverse's real and
+// imaginary parts are the two blocks' results — one complex transform
+// does the work of two real ones.
 //
 // geo: a header of 4 longs (NAXES transformed axes, NBATCH other axes,
 // BLOCK_VALUES = Π lengths, BLOCK_OUTPUTS = Π outputs per block), then
@@ -24,13 +27,12 @@
 // BORDER, REAL_BLOCKS.
 
 #if REAL_BLOCKS
-typedef float block_t;
-#define BLOCK_VALUE(v) (v)
-#define BLOCK_REAL(b) (b)
+#define BLOCK_AT(b, e) ((b) * BLOCK_VALUES + (e))
+#define BLOCKS_GATHERED(n) (n)
 #else
-typedef float2 block_t;
-#define BLOCK_VALUE(v) MAKE_FLOAT2((v), 0.0f)
-#define BLOCK_REAL(b) ((b).x)
+#define BLOCK_AT(b, e) ((((b) / 2) * BLOCK_VALUES + (e)) * 2 + (b) % 2)
+// An odd count leaves the last imaginary parts to zero.
+#define BLOCKS_GATHERED(n) (((n) + 1) / 2 * 2)
 #endif
 
 #define NAXES ((int)geo[0])
@@ -51,16 +53,16 @@ INLINE long out_extent(long block, long n, long start) {
 // transformed axis, by the border rule), zero beyond them.
 __kernel void fftconv_gather(
 	__global const IN_T* restrict in,
-	__global block_t* restrict blocks,
+	__global float* restrict blocks,
 	__constant long* restrict geo,
 	const long first, const long nblocks,
 	const float cval)
 {
-	const long total = nblocks * BLOCK_VALUES;
+	const long total = BLOCKS_GATHERED(nblocks) * BLOCK_VALUES;
 	const long step = (long)get_local_size(0) * get_num_groups(0);
 	for (long index = get_global_id(0); index < total; index += step) {
-		long e = index % BLOCK_VALUES;
-		long b = first + index / BLOCK_VALUES;
+		const long e0 = index % BLOCK_VALUES, blk = index / BLOCK_VALUES;
+		long e = e0, b = first + blk;
 		long at = 0;
 		int read = 1, outside = 0;
 		for (int i = NAXES - 1; i >= 0; i--) {
@@ -89,10 +91,10 @@ __kernel void fftconv_gather(
 			b /= GEO_BATCH(j, 0);
 		}
 		float v = 0.0f;
-		if (read) {
+		if (read && blk < nblocks) {
 			v = outside ? cval : (float)in[at];
 		}
-		blocks[index] = BLOCK_VALUE(v);
+		blocks[BLOCK_AT(blk, e0)] = v;
 	}
 }
 
@@ -130,7 +132,7 @@ __kernel void fftconv_multiply(
 // axis, for kernel k of a bank of `bank`: out[voxel·bank + k], rounded and
 // saturated as the direct method's.
 __kernel void fftconv_scatter(
-	__global const block_t* restrict blocks,
+	__global const float* restrict blocks,
 	__global OUT_T* restrict out,
 	__constant long* restrict geo,
 	const long first, const long nblocks,
@@ -164,6 +166,6 @@ __kernel void fftconv_scatter(
 			at += (b % GEO_BATCH(j, 0)) * GEO_BATCH(j, 2);
 			b /= GEO_BATCH(j, 0);
 		}
-		out[at * bank + k] = to_output(BLOCK_REAL(blocks[blk * BLOCK_VALUES + from]));
+		out[at * bank + k] = to_output(blocks[BLOCK_AT(blk, from)]);
 	}
 }

@@ -71,4 +71,12 @@
 // that accumulates in float64 on a device without fp64 is refused with an
 // *UnsupportedError. Setting NDCONV_OPENCL_SYNC=1 makes every launch wait
 // for its kernel and report the kernel's failure against its name.
+//
+// NewFFT returns an *FFTEngine: FFT convolution by kernels.NewFFTConv's
+// plan (internal/fftconv's blocks, the CPU engine's), fftconv.cl's gather,
+// spectrum products and scatter around fft.cl's Stockham transforms,
+// batch by batch within the memory budget. Inputs with NaN or Inf, or
+// magnitudes a float32 transform could overflow, run the direct engine.
+// Unlike the direct and separable engines it does not chunk: the input
+// and output must fit the device.
 package opencl

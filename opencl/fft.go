@@ -59,6 +59,10 @@ func NewFFT(p *nd.Problem, opt EngineOptions) (*FFTEngine, error) {
 	info := dev.Info()
 	inBytes, outBytes := fftBytes(p)
 	budget := memoryBudget(info, opt.MemoryBudget) - inBytes - outBytes
+	if budget <= 0 {
+		dev.Close()
+		return nil, fmt.Errorf("opencl: FFT method: the input and output (%d MiB) leave none of the memory budget for the blocks; the FFT engine does not chunk", (inBytes+outBytes)>>20)
+	}
 	plan, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{
 		Budget:        min(budget, fftconv.DefaultBudget),
 		MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)),
@@ -310,7 +314,7 @@ func (e *FFTEngine) prepare() error {
 	if e.geo, err = e.dev.AllocCopy(nd.AsBytes(f.Geo)); err != nil {
 		return err
 	}
-	batchBytes := f.Batch * f.BlockValues * 8
+	batchBytes := f.Slots(f.Batch) * f.BlockValues * 8
 	if e.blocks, err = e.dev.Alloc(batchBytes); err != nil {
 		return err
 	}
@@ -363,11 +367,11 @@ func (e *FFTEngine) grid(k *Kernel, total int64, args ...any) error {
 }
 
 // transform runs the forward (inverse 0) or inverse (1) transform of
-// count blocks in data, in place.
-func (e *FFTEngine) transform(data *Buffer, count int, inverse int32) error {
+// slots complex blocks in data, in place.
+func (e *FFTEngine) transform(data *Buffer, slots int, inverse int32) error {
 	f := e.plan
 	for i, t := range f.Transforms {
-		lines := int64(count * f.BlockValues / t.Length)
+		lines := int64(slots * f.BlockValues / t.Length)
 		roots := e.roots[t.Length]
 		if k := e.local[i]; k != nil {
 			size := min(t.LocalSize, k.MaxWorkGroupSize())
@@ -388,7 +392,7 @@ func (e *FFTEngine) transform(data *Buffer, count int, inverse int32) error {
 			from, to = to, from
 		}
 		if from != data {
-			n := count * f.BlockValues * 8
+			n := slots * f.BlockValues * 8
 			if err := from.CopyTo(e.queue, data, 0, 0, n); err != nil {
 				return err
 			}
@@ -407,19 +411,19 @@ func (e *FFTEngine) run(ctx context.Context, in, out *Buffer) error {
 			break
 		}
 		first, count := f.BatchBlocks(b)
-		n := int64(count)
-		if err = e.grid(e.conv["fftconv_gather"], n*int64(f.BlockValues), in, e.blocks, e.geo, int64(first), n, f.CVal); err != nil {
+		n, slots := int64(count), f.Slots(count)
+		if err = e.grid(e.conv["fftconv_gather"], int64(slots*f.PerSlot*f.BlockValues), in, e.blocks, e.geo, int64(first), n, f.CVal); err != nil {
 			break
 		}
-		if err = e.transform(e.blocks, count, 0); err != nil {
+		if err = e.transform(e.blocks, slots, 0); err != nil {
 			break
 		}
 		for k, spec := range e.spectra {
 			per := int64(f.SpectrumValues)
-			if err = e.grid(e.conv["fftconv_multiply"], n*per, e.blocks, spec, e.product, per, n); err != nil {
+			if err = e.grid(e.conv["fftconv_multiply"], int64(slots)*per, e.blocks, spec, e.product, per, int64(slots)); err != nil {
 				break
 			}
-			if err = e.transform(e.product, count, 1); err != nil {
+			if err = e.transform(e.product, slots, 1); err != nil {
 				break
 			}
 			if err = e.grid(e.conv["fftconv_scatter"], n*int64(f.Outputs), e.product, out, e.geo, int64(first), n, int64(k), bank); err != nil {
