@@ -142,7 +142,7 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 	if opt.RealBlocks {
 		perSlot += int64(f.BlockValues) * 4
 	} else {
-		perSlot += int64(f.BlockValues) * 8
+		perSlot += int64(f.BlockValues) * 16
 	}
 	fixed := int64(len(p.Kernels)) * int64(f.SpectrumValues) * 8
 	if fixed+perSlot > budget {

@@ -130,15 +130,26 @@ func (e *FFTEngine) Close() error {
 	if e.direct != nil {
 		errs = append(errs, e.direct.Close())
 	}
-	errs = append(errs, e.queue.Close())
-	bufs := append([]*Buffer{e.geo, e.blocks, e.product, e.scratch, e.in, e.out}, e.spectra...)
+	errs = append(errs, e.queue.Close(), e.releaseBuffers())
+	for _, b := range []*Buffer{e.in, e.out} {
+		errs = append(errs, b.Free())
+	}
+	errs = append(errs, e.dev.Close())
+	return errors.Join(errs...)
+}
+
+// releaseBuffers frees what prepare made (all of it, or what a failed
+// prepare left); e.mu is held.
+func (e *FFTEngine) releaseBuffers() error {
+	var errs []error
+	bufs := append([]*Buffer{e.geo, e.blocks, e.product, e.scratch}, e.spectra...)
 	for _, b := range e.roots {
 		bufs = append(bufs, b)
 	}
 	for _, b := range bufs {
 		errs = append(errs, b.Free())
 	}
-	errs = append(errs, e.dev.Close())
+	e.geo, e.blocks, e.product, e.scratch, e.spectra, e.roots = nil, nil, nil, nil, nil, nil
 	return errors.Join(errs...)
 }
 
@@ -266,6 +277,9 @@ func (e *FFTEngine) prepare() error {
 	}
 	if e.ready {
 		return nil
+	}
+	if err := e.releaseBuffers(); err != nil { // a failed earlier try's
+		return err
 	}
 	f := e.plan
 	convSrc, err := kernels.Source("fftconv")

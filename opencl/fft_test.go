@@ -39,8 +39,8 @@ func TestFFTBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	// Room for the kernels' spectra and five blocks (three complex
-	// buffers of each).
+	// Room for the kernels' spectra and a few transforms (four complex
+	// buffers of a block's size each, two blocks per transform).
 	inBytes, outBytes := fftBytes(p)
 	opt := testOptions()
 	opt.MemoryBudget = inBytes + outBytes + int64(2+5*3)*int64(g.Size())*8
