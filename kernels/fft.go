@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"fmt"
+	"math"
 	"slices"
 
 	"github.com/ndconv/ndconv/internal/fft"
@@ -24,6 +25,9 @@ type FFTConvOptions struct {
 	MaxLocalBytes int
 	// MaxBatch, when positive, caps the blocks per batch (tests).
 	MaxBatch int
+	// Index64 computes every index in 64 bits even where 32 would do
+	// (tests of the 64-bit kernels on small problems).
+	Index64 bool
 }
 
 // FFTConv is FFT convolution of one problem as GPU work, for a backend to
@@ -168,7 +172,8 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 		f.Geo = append(f.Geo, int64(g.BatchShape[j]), int64(inStrides[a]), int64(outStrides[a]))
 	}
 	f.Outputs = outputs
-	f.Defines = append(typeDefines(p), fmt.Sprintf("BORDER=%d", p.Border), fmt.Sprintf("REAL_BLOCKS=%d", b2i(opt.RealBlocks)))
+	f.Defines = append(typeDefines(p), fmt.Sprintf("BORDER=%d", p.Border), fmt.Sprintf("REAL_BLOCKS=%d", b2i(opt.RealBlocks)),
+		fmt.Sprintf("IDX32=%d", b2i(!opt.Index64 && f.indexFits(p))))
 	slices.Sort(f.Defines)
 
 	for _, k := range p.Kernels {
@@ -201,6 +206,20 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 		stride *= n
 	}
 	return f, nil
+}
+
+// indexLimit is the largest index fftconv.cl may compute in an int: a
+// grid-stride loop steps past its total by up to GridLocal·maxGridGroups.
+const indexLimit = math.MaxInt32 - GridLocal*maxGridGroups
+
+// indexFits reports whether every index fftconv.cl computes fits an int:
+// the input's and output's elements (with the bank), the batch's values
+// (two floats per complex value) and outputs, the block numbers.
+func (f *FFTConv) indexFits(p *nd.Problem) bool {
+	in, out := int64(product(p.InShape)), int64(product(p.OutShape))*int64(len(p.Kernels))
+	batch := int64(f.Slots(f.Batch)) * int64(f.BlockValues) * 2
+	outputs := int64(f.Batch) * int64(f.Outputs)
+	return max(in, out, batch, outputs, int64(f.Geometry.TotalBlocks())+2) < indexLimit
 }
 
 func nextPow2(n int) int {

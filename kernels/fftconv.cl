@@ -35,16 +35,19 @@
 #define BLOCKS_GATHERED(n) (((n) + 1) / 2 * 2)
 #endif
 
+// Index arithmetic is in idx_t (common.cl): int where the host found
+// every index of the problem and a batch fits (IDX32), which makes the
+// per-value divisions several times cheaper on GPUs.
 #define NAXES ((int)geo[0])
 #define NBATCH ((int)geo[1])
-#define BLOCK_VALUES (geo[2])
-#define BLOCK_OUTPUTS (geo[3])
-#define GEO_AXIS(i, f) (geo[4 + 8 * (i) + (f)])
-#define GEO_BATCH(j, f) (geo[4 + 8 * NAXES + 3 * (j) + (f)])
+#define BLOCK_VALUES ((idx_t)geo[2])
+#define BLOCK_OUTPUTS ((idx_t)geo[3])
+#define GEO_AXIS(i, f) ((idx_t)geo[4 + 8 * (i) + (f)])
+#define GEO_BATCH(j, f) ((idx_t)geo[4 + 8 * NAXES + 3 * (j) + (f)])
 
 // out_extent is a block's output count along an axis: `block`, fewer in
 // the last block, which ends at the output's extent n.
-INLINE long out_extent(long block, long n, long start) {
+INLINE idx_t out_extent(idx_t block, idx_t n, idx_t start) {
 	return n - start < block ? n - start : block;
 }
 
@@ -58,24 +61,24 @@ __kernel void fftconv_gather(
 	const long first, const long nblocks,
 	const float cval)
 {
-	const long total = BLOCKS_GATHERED(nblocks) * BLOCK_VALUES;
-	const long step = (long)get_local_size(0) * get_num_groups(0);
-	for (long index = get_global_id(0); index < total; index += step) {
-		const long e0 = index % BLOCK_VALUES, blk = index / BLOCK_VALUES;
-		long e = e0, b = first + blk;
-		long at = 0;
+	const idx_t total = BLOCKS_GATHERED(nblocks) * BLOCK_VALUES;
+	const idx_t step = (idx_t)get_local_size(0) * get_num_groups(0);
+	for (idx_t index = get_global_id(0); index < total; index += step) {
+		const idx_t e0 = index % BLOCK_VALUES, blk = index / BLOCK_VALUES;
+		idx_t e = e0, b = (idx_t)first + blk;
+		idx_t at = 0;
 		int read = 1, outside = 0;
 		for (int i = NAXES - 1; i >= 0; i--) {
-			const long length = GEO_AXIS(i, 0), block = GEO_AXIS(i, 1), count = GEO_AXIS(i, 2);
-			const long t = e % length, which = b % count;
+			const idx_t length = GEO_AXIS(i, 0), block = GEO_AXIS(i, 1), count = GEO_AXIS(i, 2);
+			const idx_t t = e % length, which = b % count;
 			e /= length;
 			b /= count;
-			const long out_start = which * block;
-			const long out_count = out_extent(block, GEO_AXIS(i, 6), out_start);
+			const idx_t out_start = which * block;
+			const idx_t out_count = out_extent(block, GEO_AXIS(i, 6), out_start);
 			if (t >= out_count + length - block) {
 				read = 0; // past the values the block's outputs read
 			}
-			const long p = out_start - GEO_AXIS(i, 3) + t, n = GEO_AXIS(i, 4);
+			const idx_t p = out_start - GEO_AXIS(i, 3) + t, n = GEO_AXIS(i, 4);
 #if BORDER == BORDER_CONSTANT
 			if (!inside(p, n)) {
 				outside = 1;
@@ -83,7 +86,7 @@ __kernel void fftconv_gather(
 				at += p * GEO_AXIS(i, 5);
 			}
 #else
-			at += border_index(p, n) * GEO_AXIS(i, 5);
+			at += (idx_t)border_index(p, n) * GEO_AXIS(i, 5);
 #endif
 		}
 		for (int j = NBATCH - 1; j >= 0; j--) {
@@ -119,9 +122,9 @@ __kernel void fftconv_multiply(
 	__global float2* restrict product,
 	const long per_block, const long nblocks)
 {
-	const long total = nblocks * per_block;
-	const long step = (long)get_local_size(0) * get_num_groups(0);
-	for (long i = get_global_id(0); i < total; i += step) {
+	const idx_t total = nblocks * per_block;
+	const idx_t step = (idx_t)get_local_size(0) * get_num_groups(0);
+	for (idx_t i = get_global_id(0); i < total; i += step) {
 		const float2 a = spectra[i], w = kernel_spectrum[i % per_block];
 		product[i] = MAKE_FLOAT2(a.x * w.x - a.y * w.y, a.x * w.y + a.y * w.x);
 	}
@@ -138,20 +141,20 @@ __kernel void fftconv_scatter(
 	const long first, const long nblocks,
 	const long k, const long bank)
 {
-	const long total = nblocks * BLOCK_OUTPUTS;
-	const long step = (long)get_local_size(0) * get_num_groups(0);
-	for (long index = get_global_id(0); index < total; index += step) {
-		long e = index % BLOCK_OUTPUTS;
-		const long blk = index / BLOCK_OUTPUTS;
-		long b = first + blk;
-		long at = 0, from = 0, stride = 1;
+	const idx_t total = nblocks * BLOCK_OUTPUTS;
+	const idx_t step = (idx_t)get_local_size(0) * get_num_groups(0);
+	for (idx_t index = get_global_id(0); index < total; index += step) {
+		idx_t e = index % BLOCK_OUTPUTS;
+		const idx_t blk = index / BLOCK_OUTPUTS;
+		idx_t b = (idx_t)first + blk;
+		idx_t at = 0, from = 0, stride = 1;
 		int valid = 1;
 		for (int i = NAXES - 1; i >= 0; i--) {
-			const long length = GEO_AXIS(i, 0), block = GEO_AXIS(i, 1), count = GEO_AXIS(i, 2);
-			const long t = e % block, which = b % count;
+			const idx_t length = GEO_AXIS(i, 0), block = GEO_AXIS(i, 1), count = GEO_AXIS(i, 2);
+			const idx_t t = e % block, which = b % count;
 			e /= block;
 			b /= count;
-			const long out_start = which * block;
+			const idx_t out_start = which * block;
 			if (t >= out_extent(block, GEO_AXIS(i, 6), out_start)) {
 				valid = 0;
 			}

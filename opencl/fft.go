@@ -46,6 +46,10 @@ type FFTEngine struct {
 	closed     bool
 }
 
+// fftIndex64 makes NewFFT's kernels compute every index in 64 bits (the
+// tests' way to run that variant on small problems).
+var fftIndex64 = false
+
 // NewFFT prepares p for FFT convolution on opencl:opt.Platform:opt.Device.
 // Kernels are built, spectra made and buffers allocated when first used.
 func NewFFT(p *nd.Problem, opt EngineOptions) (*FFTEngine, error) {
@@ -66,6 +70,7 @@ func NewFFT(p *nd.Problem, opt EngineOptions) (*FFTEngine, error) {
 	plan, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{
 		Budget:        min(budget, fftconv.DefaultBudget),
 		MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)),
+		Index64:       fftIndex64,
 	})
 	if err != nil {
 		dev.Close()

@@ -2,6 +2,7 @@ package opencl
 
 import (
 	"context"
+	"slices"
 	"testing"
 
 	"github.com/ndconv/ndconv/internal/enginetest"
@@ -58,6 +59,24 @@ func TestFFTBatches(t *testing.T) {
 	}
 	if msg := gputest.CheckFFT(c, dst); msg != "" {
 		t.Fatalf("%d batches of %d blocks: %s", e.plan.Batches, e.plan.Batch, msg)
+	}
+	// The same with 64-bit indices: the same arithmetic, the same bits.
+	fftIndex64 = true
+	wide, err := NewFFT(p, opt)
+	fftIndex64 = false
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer wide.Close()
+	if !slices.Contains(wide.plan.Defines, "IDX32=0") || !slices.Contains(e.plan.Defines, "IDX32=1") {
+		t.Fatalf("index widths: %v, %v", e.plan.Defines, wide.plan.Defines)
+	}
+	dst64, _ := nd.New(p.Out, p.FullShape()...)
+	if err := wide.Execute(context.Background(), dst64, in); err != nil {
+		t.Fatal(err)
+	}
+	if !slices.Equal(dst.Bytes(), dst64.Bytes()) {
+		t.Error("64-bit indices give other bits than 32-bit ones")
 	}
 	// The same on device buffers.
 	src, err := e.Device().AllocCopy(in.Bytes())
