@@ -76,7 +76,6 @@ func FFTLargeCases() []enginetest.Case {
 	return cases
 }
 
-
 // FFTBatchCase is a 1-D bank over channels with many blocks: small
 // budgets split it into batches (and, on CUDA, slabs).
 func FFTBatchCase() enginetest.Case {
