@@ -13,7 +13,7 @@ import (
 // FFTTableCases are the case table's problems the FFT takes: every group but
 // the shape sweeps whole (every fourth of the dtype ones, every sixth of
 // the factor ones), every tenth of the shape sweeps (borders, modes,
-// origins), all where all is set. About 70 cases, a few dozen
+// origins); with all, every one. About 70 cases, a few dozen
 // builds: under two minutes on PoCL with cold caches.
 func FFTTableCases(all bool) []enginetest.Case {
 	var cases []enginetest.Case
@@ -83,4 +83,26 @@ func FFTBatchCase() enginetest.Case {
 	in := enginetest.RandomArray(rng, nd.Float32, 100000, 2)
 	return enginetest.Case{Name: "1d-bank-channels", Spec: nd.Spec{Shape: in.Shape, In: nd.Float32, Border: nd.Wrap, Axes: []int{0},
 		Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 101), enginetest.RandomKernel(rng, false, 101)}}, Input: in}
+}
+
+// CheckFFT checks a GPU engine's FFT convolution of c: within fftconv's
+// error bound of the reference where the input is finite and small enough
+// to transform, and bit for bit the CPU's direct method where it is not
+// (the GPU engines run the direct method for such inputs). It returns ""
+// or the first mismatch.
+func CheckFFT(c enginetest.Case, got nd.Array) string {
+	p, err := c.Spec.Normalize()
+	if err != nil {
+		return err.Error()
+	}
+	g, err := fftconv.New(p, fftconv.Options{Workers: 1})
+	if err != nil {
+		return err.Error()
+	}
+	absSum := fftconv.AbsSum(p)
+	nonFinite, maxAbs := fftconv.ScanInput(p, c.Input)
+	if nonFinite > 0 || g.Overflows(absSum, maxAbs) {
+		return SameBitsAsCPU(c, "direct", got)
+	}
+	return c.CheckBound(got, c.Want(), g.ErrorBound(absSum, c.MaxAbs()))
 }

@@ -7,7 +7,6 @@ import (
 
 	"github.com/ndconv/ndconv/cpu"
 	"github.com/ndconv/ndconv/internal/enginetest"
-	"github.com/ndconv/ndconv/internal/fftconv"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -49,26 +48,4 @@ func SameBitsAsCPU(c enginetest.Case, method string, got nd.Array) string {
 		}
 	}
 	return ""
-}
-
-// CheckFFT checks a GPU engine's FFT convolution of c: within fftconv's
-// error bound of the reference where the input is finite and small enough
-// to transform, and bit for bit the CPU's direct method where it is not
-// (the GPU engines run the direct method for such inputs). It returns ""
-// or the first mismatch.
-func CheckFFT(c enginetest.Case, got nd.Array) string {
-	p, err := c.Spec.Normalize()
-	if err != nil {
-		return err.Error()
-	}
-	g, err := fftconv.New(p, fftconv.Options{Workers: 1})
-	if err != nil {
-		return err.Error()
-	}
-	absSum := fftconv.AbsSum(p)
-	nonFinite, maxAbs := fftconv.ScanInput(p, c.Input)
-	if nonFinite > 0 || g.Overflows(absSum, maxAbs) {
-		return SameBitsAsCPU(c, "direct", got)
-	}
-	return c.CheckBound(got, c.Want(), g.ErrorBound(absSum, c.MaxAbs()))
 }
