@@ -35,9 +35,7 @@ func (e *Engine) chunks() ([]chunk.Chunk, error) {
 }
 
 // executeChunks runs a split problem chunk by chunk, each chunk's
-// sub-problem on an engine of this engine's family; chunks of one geometry
-// (all but those at the edges) share an engine and its built kernels. It
-// reports chunks done out of the total as progress.
+// sub-problem on an engine of this engine's family.
 func (e *Engine) executeChunks(ctx context.Context, chunks []chunk.Chunk, dst, src nd.Array) error {
 	opt := e.opt
 	opt.Progress = nil
@@ -45,22 +43,40 @@ func (e *Engine) executeChunks(ctx context.Context, chunks []chunk.Chunk, dst, s
 	if e.family == "separable" {
 		newEngine = NewSeparable
 	}
-	var engines []*Engine
+	return runChunks(ctx, chunks, dst, src, e.opt.Progress, func(p *nd.Problem) (*Engine, error) { return newEngine(p, opt) })
+}
+
+// chunkEngine is what runChunks needs of an engine.
+type chunkEngine interface {
+	Execute(ctx context.Context, dst, src nd.Array) error
+	Close() error
+}
+
+// runChunks runs a split problem chunk by chunk, each chunk's sub-problem
+// on an engine newEngine makes; chunks of one geometry (all but those at
+// the edges) share an engine and its built kernels. It reports chunks done
+// out of the total as progress.
+func runChunks[E chunkEngine](ctx context.Context, chunks []chunk.Chunk, dst, src nd.Array, progress nd.Progress, newEngine func(*nd.Problem) (E, error)) error {
+	type sub struct {
+		p *nd.Problem
+		e E
+	}
+	var engines []sub
 	defer func() {
-		for _, sub := range engines {
-			sub.Close()
+		for _, s := range engines {
+			s.e.Close()
 		}
 	}()
-	return chunk.Run(ctx, chunks, src, e.opt.Progress, func(ctx context.Context, c *chunk.Chunk, src nd.Array) error {
-		i := slices.IndexFunc(engines, func(sub *Engine) bool { return chunk.SameGeometry(sub.p, c.Problem) })
+	return chunk.Run(ctx, chunks, src, progress, func(ctx context.Context, c *chunk.Chunk, src nd.Array) error {
+		i := slices.IndexFunc(engines, func(s sub) bool { return chunk.SameGeometry(s.p, c.Problem) })
 		if i < 0 {
-			sub, err := newEngine(c.Problem, opt)
+			e, err := newEngine(c.Problem)
 			if err != nil {
 				return err
 			}
-			engines = append(engines, sub)
+			engines = append(engines, sub{c.Problem, e})
 			i = len(engines) - 1
 		}
-		return engines[i].Execute(ctx, c.Output(dst), src)
+		return engines[i].e.Execute(ctx, c.Output(dst), src)
 	})
 }

@@ -77,6 +77,6 @@
 // spectrum products and scatter around fft.cl's Stockham transforms,
 // batch by batch within the memory budget. Inputs with NaN or Inf, or
 // magnitudes a float32 transform could overflow, run the direct engine.
-// Unlike the direct and separable engines it does not chunk: the input
-// and output must fit the device.
+// A quarter of the memory budget (at most fftconv.DefaultBudget) holds
+// the blocks; inputs and outputs larger than the rest run in chunks.
 package opencl

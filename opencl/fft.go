@@ -7,6 +7,7 @@ import (
 	"sync"
 	"time"
 
+	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/internal/fftconv"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
@@ -19,13 +20,18 @@ import (
 // fftconv.Geometry.ErrorBound; an input holding NaN or Inf, or values so
 // large that a float32 transform could overflow (or an infinite cval),
 // runs the direct method instead, whose bits those outputs must carry.
-// Any goroutine may call Execute; one execution runs at a time.
+// Host arrays larger than the memory budget leaves for them run in
+// chunks (package chunk), as the other engines' do. Any goroutine may
+// call Execute; one execution runs at a time.
 type FFTEngine struct {
 	dev    *Device
 	p      *nd.Problem
 	opt    EngineOptions
 	plan   *kernels.FFTConv
 	absSum float64
+	// dataBudget bounds the input and output on the device; larger
+	// problems run in chunks.
+	dataBudget int64
 
 	mu         sync.Mutex
 	direct     *Engine // the fallback, made when first needed
@@ -46,9 +52,13 @@ type FFTEngine struct {
 	closed     bool
 }
 
-// fftIndex64 makes NewFFT's kernels compute every index in 64 bits (the
-// tests' way to run that variant on small problems).
-var fftIndex64 = false
+// fftIndex64 makes NewFFT's kernels compute every index in 64 bits, and
+// fftMaxBatch caps its blocks per batch: the tests' way to run those
+// variants on small problems.
+var (
+	fftIndex64  = false
+	fftMaxBatch = 0
+)
 
 // NewFFT prepares p for FFT convolution on opencl:opt.Platform:opt.Device.
 // Kernels are built, spectra made and buffers allocated when first used.
@@ -61,22 +71,22 @@ func NewFFT(p *nd.Problem, opt EngineOptions) (*FFTEngine, error) {
 		return nil, err
 	}
 	info := dev.Info()
-	inBytes, outBytes := fftBytes(p)
-	budget := memoryBudget(info, opt.MemoryBudget) - inBytes - outBytes
-	if budget <= 0 {
-		dev.Close()
-		return nil, fmt.Errorf("opencl: FFT method: the input and output (%d MiB) leave none of the memory budget for the blocks; the FFT engine does not chunk", (inBytes+outBytes)>>20)
-	}
+	// A quarter of the budget (at most fftconv.DefaultBudget) for the
+	// blocks; the rest for the input and output, chunk by chunk where
+	// they do not fit.
+	budget := memoryBudget(info, opt.MemoryBudget)
+	work := min(budget/4, fftconv.DefaultBudget)
 	plan, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{
-		Budget:        min(budget, fftconv.DefaultBudget),
+		Budget:        work,
 		MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)),
 		Index64:       fftIndex64,
+		MaxBatch:      fftMaxBatch,
 	})
 	if err != nil {
 		dev.Close()
 		return nil, fmt.Errorf("opencl: FFT method: %w", err)
 	}
-	return &FFTEngine{dev: dev, p: p, opt: opt, plan: plan, absSum: fftconv.AbsSum(p)}, nil
+	return &FFTEngine{dev: dev, p: p, opt: opt, plan: plan, absSum: fftconv.AbsSum(p), dataBudget: budget - work}, nil
 }
 
 // fftBytes are the bytes of p's input and output (with the bank).
@@ -173,6 +183,15 @@ func (e *FFTEngine) Execute(ctx context.Context, dst, src nd.Array) error {
 			return err
 		}
 		return d.Execute(ctx, dst, src)
+	}
+	chunks, err := chunk.Split(e.p, chunk.Budget{Bytes: e.dataBudget})
+	if err != nil {
+		return err
+	}
+	if len(chunks) > 1 {
+		opt := e.opt
+		opt.Progress = nil
+		return runChunks(ctx, chunks, dst, src, e.opt.Progress, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, opt) })
 	}
 	e.mu.Lock()
 	defer e.mu.Unlock()

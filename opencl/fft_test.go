@@ -5,8 +5,8 @@ import (
 	"slices"
 	"testing"
 
+	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/internal/enginetest"
-	"github.com/ndconv/ndconv/internal/fftconv"
 	"github.com/ndconv/ndconv/internal/gputest"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -26,8 +26,9 @@ func TestFFTTable(t *testing.T) {
 	t.Logf("%d cases on %s; program cache %+v", len(cases), dev.Info().Name, dev.CacheStats())
 }
 
-// TestFFTBatches forces small budgets, so that the blocks run in many
-// batches (the last one partial), and runs on device buffers.
+// TestFFTBatches caps the blocks per batch, so that they run in many
+// batches (the last one partial), with 32- and 64-bit indices, and on
+// device buffers.
 func TestFFTBatches(t *testing.T) {
 	testDevice(t)
 	c := gputest.FFTBatchCase()
@@ -36,15 +37,9 @@ func TestFFTBatches(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	g, err := fftconv.New(p, fftconv.Options{Workers: 1})
-	if err != nil {
-		t.Fatal(err)
-	}
-	// Room for the kernels' spectra and a few transforms (four complex
-	// buffers of a block's size each, two blocks per transform).
-	inBytes, outBytes := fftBytes(p)
 	opt := testOptions()
-	opt.MemoryBudget = inBytes + outBytes + int64(2+5*3)*int64(g.Size())*8
+	fftMaxBatch = 5
+	defer func() { fftMaxBatch = 0 }()
 	e, err := NewFFT(p, opt)
 	if err != nil {
 		t.Fatal(err)
@@ -106,5 +101,34 @@ func TestFFTBatches(t *testing.T) {
 	}
 	if msg := gputest.CheckFFT(c, again); msg != "" {
 		t.Fatalf("on device buffers: %s", msg)
+	}
+}
+
+// TestFFTChunks: an input and output larger than the memory budget leaves
+// them run chunk by chunk.
+func TestFFTChunks(t *testing.T) {
+	testDevice(t)
+	c := gputest.FFTBatchCase()
+	p, err := c.Spec.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	inBytes, outBytes := fftBytes(p)
+	opt := testOptions()
+	opt.MemoryBudget = (inBytes + outBytes) / 2
+	e, err := NewFFT(p, opt)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if chunks, err := chunk.Split(p, chunk.Budget{Bytes: e.dataBudget}); err != nil || len(chunks) < 2 {
+		t.Fatalf("%d chunks (%v): the budget does not split the problem", len(chunks), err)
+	}
+	dst, _ := nd.New(p.Out, p.FullShape()...)
+	if err := e.Execute(context.Background(), dst, c.Input); err != nil {
+		t.Fatal(err)
+	}
+	if msg := gputest.CheckFFT(c, dst); msg != "" {
+		t.Fatal(msg)
 	}
 }
