@@ -74,12 +74,8 @@ func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 			spec[i] = complex(scale*real(v), -scale*imag(v))
 		}
 		e.spectra = append(e.spectra, spec)
-		abs := 0.0
-		for _, v := range k.Dense {
-			abs += math.Abs(float64(float32(v)))
-		}
-		e.absSum = max(e.absSum, abs)
 	}
+	e.absSum = fftconv.AbsSum(p)
 	return e, nil
 }
 
@@ -159,10 +155,6 @@ func nonzeroTaps(g *fftconv.Geometry, w []float64) []fftTap {
 	return taps
 }
 
-// overflowMargin keeps every value inside the float32 transforms, each of
-// which can grow a block's values by its size, far from float32's range.
-const overflowMargin = 1e30
-
 func (e *fftConv) Execute(ctx context.Context, dst, src nd.Array) error {
 	nonFinite, direct := e.scan(src)
 	e.patch = nonFinite > 0
@@ -208,7 +200,7 @@ func (e *fftConv) scan(src nd.Array) (nonFinite int, direct bool) {
 	for _, t := range e.taps {
 		taps = max(taps, len(t))
 	}
-	return nonFinite, math.IsInf(maxAbs, 0) || maxAbs*e.absSum*float64(e.g.Size()) > overflowMargin ||
+	return nonFinite, e.g.Overflows(e.absSum, maxAbs) ||
 		float64(nonFinite)*float64(taps) > directShare*float64(product(e.p.OutShape))
 }
 

@@ -14,10 +14,12 @@
 // libraries are searched for by soname (LD_LIBRARY_PATH, ld.so.cache), then
 // in the usual CUDA directories; NDCONV_LIBCUDA and NDCONV_LIBNVRTC name a
 // library's full path instead. Every symbol is resolved up front, and a
-// missing one is reported by name (*LibraryError). A new library (cuFFT)
-// is one dynlib.Spec and one symbol table handed to dynlib.Open and
-// Library.Bind: the search, dlopen and the calls are internal/dynlib's,
-// shared with the OpenCL backend.
+// missing one is reported by name (*LibraryError). cuFFT (libcufft.so.12,
+// else .11; NDCONV_LIBCUFFT) is one more dynlib.Spec and symbol table
+// (cufft.go), loaded only when FFT convolution is asked for; without it
+// FFTSupported says "FFT unavailable because …" and the planner falls
+// back. The search, dlopen and the calls are internal/dynlib's, shared
+// with the OpenCL backend.
 //
 // # Calls and contexts
 //

@@ -153,6 +153,14 @@ func (e *Engine) Close() error {
 		e.onDev.pr.free()
 		e.onDev = nil
 	}
+	if c, ok := e.method.(interface{ close() }); ok {
+		// Methods that keep device state (FFT's plans and buffers)
+		// release it once the stream is done with it.
+		if e.stream != nil {
+			e.stream.Synchronize()
+		}
+		c.close()
+	}
 	if e.stream != nil {
 		errs = append(errs, e.stream.Close())
 		e.stream = nil

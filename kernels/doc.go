@@ -10,6 +10,13 @@
 //
 // A family's Go builder (NewDirect for direct.cl) turns a normalised
 // nd.Problem into a Launch: the source, the defines, the weights and
-// geometry to upload, and the work sizes. It depends only on nd, so both
-// backends — and tests without a GPU — use it.
+// geometry to upload, and the work sizes. It depends only on nd (and, for
+// FFT convolution, internal/fftconv's device-neutral decomposition), so
+// both backends — and tests without a GPU — use it.
+//
+// FFT convolution is two families that take their own arguments rather
+// than a Launch's: fftconv.cl (gather by the border rule, spectrum
+// products, scatter with the direct path's rounding; every backend) and
+// fft.cl (Stockham transforms in local memory or pass by pass, where no
+// vendor FFT serves), planned by NewFFTConv.
 package kernels

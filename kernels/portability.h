@@ -20,6 +20,7 @@
 // declaration means __shared__ in CUDA, where such pointers are plain).
 #define LOCAL_PTR
 #define INLINE __device__ __forceinline__
+#define MAKE_FLOAT2(x, y) make_float2((x), (y))
 
 typedef unsigned char uchar;
 typedef unsigned short ushort;
@@ -47,6 +48,7 @@ INLINE double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
 
 #define INLINE inline
 #define LOCAL_PTR __local
+#define MAKE_FLOAT2(x, y) ((float2)((x), (y)))
 #ifdef ACC_DOUBLE
 #pragma OPENCL EXTENSION cl_khr_fp64 : enable
 #endif

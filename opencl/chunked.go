@@ -24,14 +24,7 @@ const pipelineDepth = 3
 // and 70% of its memory, so that no buffer passes what one allocation
 // allows — and large problems in pieces whose transfers overlap.
 func (e *Engine) chunks() ([]chunk.Chunk, error) {
-	budget := e.opt.MemoryBudget
-	if budget <= 0 {
-		info := e.dev.Info()
-		budget = info.GlobalMemory / 10 * 7
-		if info.MaxAlloc > 0 {
-			budget = min(budget, info.MaxAlloc*pipelineDepth)
-		}
-	}
+	budget := memoryBudget(e.dev.Info(), e.opt.MemoryBudget, pipelineDepth)
 	var scratch func(*nd.Problem) int64
 	if e.family == "separable" {
 		opt := separableOptions(e.dev.Info(), e.opt.Tuning)
@@ -275,4 +268,39 @@ func (e *Engine) spans(s *slot, i int, origin *uint64) []chunk.Span {
 	add(chunk.Kernel, s.kernels[0], s.kernels[len(s.kernels)-1])
 	add(chunk.CopyOut, s.read, s.read)
 	return out
+}
+
+// chunkEngine is what runChunks needs of an engine.
+type chunkEngine interface {
+	Execute(ctx context.Context, dst, src nd.Array) error
+	Close() error
+}
+
+// runChunks runs a split problem chunk by chunk, each chunk's sub-problem
+// on an engine newEngine makes; chunks of one geometry (all but those at
+// the edges) share an engine and its built kernels. It reports chunks done
+// out of the total as progress.
+func runChunks[E chunkEngine](ctx context.Context, chunks []chunk.Chunk, dst, src nd.Array, progress nd.Progress, newEngine func(*nd.Problem) (E, error)) error {
+	type sub struct {
+		p *nd.Problem
+		e E
+	}
+	var engines []sub
+	defer func() {
+		for _, s := range engines {
+			s.e.Close()
+		}
+	}()
+	return chunk.Run(ctx, chunks, src, progress, func(ctx context.Context, c *chunk.Chunk, src nd.Array) error {
+		i := slices.IndexFunc(engines, func(s sub) bool { return chunk.SameGeometry(s.p, c.Problem) })
+		if i < 0 {
+			e, err := newEngine(c.Problem)
+			if err != nil {
+				return err
+			}
+			engines = append(engines, sub{c.Problem, e})
+			i = len(engines) - 1
+		}
+		return engines[i].e.Execute(ctx, c.Output(dst), src)
+	})
 }

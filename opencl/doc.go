@@ -80,4 +80,12 @@
 // a device without fp64 is refused with an *UnsupportedError. Setting
 // NDCONV_OPENCL_SYNC=1 makes every launch wait for its kernel and report
 // the kernel's failure against its name.
+//
+// NewFFT returns an *FFTEngine: FFT convolution by kernels.NewFFTConv's
+// plan (internal/fftconv's blocks, the CPU engine's), fftconv.cl's gather,
+// spectrum products and scatter around fft.cl's Stockham transforms,
+// batch by batch within the memory budget. Inputs with NaN or Inf, or
+// magnitudes a float32 transform could overflow, run the direct engine.
+// A quarter of the memory budget (at most fftconv.DefaultBudget) holds
+// the blocks; inputs and outputs larger than the rest run in chunks.
 package opencl

@@ -184,12 +184,8 @@ func (e *Engine) Close() error {
 // the family's kernels run, and the output read back into dst; a problem
 // larger than the memory budget runs chunk by chunk.
 func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
-	p := e.p
-	if src.DType() != p.In || !slices.Equal(src.Shape, p.InShape) {
-		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("array %v %v, the plan takes %v %v", src.DType(), src.Shape, p.In, p.InShape)}
-	}
-	if dst.DType() != p.Out || !slices.Equal(dst.Shape, p.FullShape()) {
-		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("array %v %v, the plan gives %v %v", dst.DType(), dst.Shape, p.Out, p.FullShape())}
+	if err := checkArrays(e.p, dst, src); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err
@@ -214,25 +210,57 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	if len(e.steps) == 0 { // an empty output: nothing to compute
 		return nil
 	}
+	return hostRoundTrip(e.dev, e.queue, &e.in, &e.out, dst, src, e.opt.Progress, func(in, out *Buffer) error { return e.run(ctx, in, out) })
+}
+
+// hostRoundTrip is how an engine runs on host arrays: src uploaded into
+// *in, run from *in to *out on q, *out read back into dst, progress
+// reported. The buffers grow as needed and stay for the next call.
+func hostRoundTrip(dev *Device, q *Queue, in, out **Buffer, dst, src nd.Array, progress nd.Progress, run func(in, out *Buffer) error) error {
 	inBytes, outBytes := src.Bytes(), dst.Bytes()
 	var err error
-	if e.in, err = ensureBuffer(e.dev, e.in, len(inBytes)); err != nil {
+	if *in, err = ensureBuffer(dev, *in, len(inBytes)); err != nil {
 		return err
 	}
-	if e.out, err = ensureBuffer(e.dev, e.out, len(outBytes)); err != nil {
+	if *out, err = ensureBuffer(dev, *out, len(outBytes)); err != nil {
 		return err
 	}
-	if err := e.in.Write(e.queue, 0, inBytes); err != nil {
+	if err := (*in).Write(q, 0, inBytes); err != nil {
 		return err
 	}
-	if err := e.run(ctx, e.in, e.out); err != nil {
+	if err := run(*in, *out); err != nil {
 		return err
 	}
-	if err := e.out.Read(e.queue, outBytes, 0); err != nil {
+	if err := (*out).Read(q, outBytes, 0); err != nil {
 		return err
 	}
-	if e.opt.Progress != nil {
-		e.opt.Progress.Report(1, 1)
+	if progress != nil {
+		progress.Report(1, 1)
+	}
+	return nil
+}
+
+// checkArrays checks that src and dst have p's input and output dtypes
+// and shapes (the output's with the bank axis).
+func checkArrays(p *nd.Problem, dst, src nd.Array) error {
+	if src.DType() != p.In || !slices.Equal(src.Shape, p.InShape) {
+		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("array %v %v, the plan takes %v %v", src.DType(), src.Shape, p.In, p.InShape)}
+	}
+	if dst.DType() != p.Out || !slices.Equal(dst.Shape, p.FullShape()) {
+		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("array %v %v, the plan gives %v %v", dst.DType(), dst.Shape, p.Out, p.FullShape())}
+	}
+	return nil
+}
+
+// checkBuffers checks that src and dst hold p's input and output.
+func checkBuffers(p *nd.Problem, dst, src *Buffer) error {
+	inElems, _ := nd.NumElements(p.InShape)
+	outElems, _ := nd.NumElements(p.FullShape())
+	if src.Size() < inElems*p.In.Size() {
+		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("a %d-byte buffer, the plan reads %d", src.Size(), inElems*p.In.Size())}
+	}
+	if dst.Size() < outElems*p.Out.Size() {
+		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("a %d-byte buffer, the plan writes %d", dst.Size(), outElems*p.Out.Size())}
 	}
 	return nil
 }
@@ -241,14 +269,8 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 // problem's input (its dtype, C order), dst receives the output. Nothing
 // moves between host and device; it returns when the kernels are done.
 func (e *Engine) ExecuteBuffers(ctx context.Context, dst, src *Buffer) error {
-	p := e.p
-	inElems, _ := nd.NumElements(p.InShape)
-	outElems, _ := nd.NumElements(p.FullShape())
-	if src.Size() < inElems*p.In.Size() {
-		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("a %d-byte buffer, the plan reads %d", src.Size(), inElems*p.In.Size())}
-	}
-	if dst.Size() < outElems*p.Out.Size() {
-		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("a %d-byte buffer, the plan writes %d", dst.Size(), outElems*p.Out.Size())}
+	if err := checkBuffers(e.p, dst, src); err != nil {
+		return err
 	}
 	if err := ctx.Err(); err != nil {
 		return err

@@ -145,8 +145,10 @@ type Implementation struct {
 	Device   string // the Device.Kind it runs on
 	Method   Method
 	Supports func(*nd.Problem) bool
-	Cost     func(*nd.Problem) float64 // in multiply-adds, comparable across implementations
-	Prepare  func(*nd.Problem, Options) (Runner, error)
+	// Why, where set, says why Supports refuses a problem.
+	Why     func(*nd.Problem) error
+	Cost    func(*nd.Problem) float64 // in multiply-adds, comparable across implementations
+	Prepare func(*nd.Problem, Options) (Runner, error)
 }
 
 // Implementations lists every implementation the planner chooses among.
@@ -160,9 +162,19 @@ var Implementations = slices.Concat(
 	methods("opencl",
 		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewDirect(p, openclOptions(opt)) },
 		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewSeparable(p, openclOptions(opt)) }),
-	[]Implementation{{Device: "cpu", Method: FFT, Supports: func(p *nd.Problem) bool { return cpu.FFTSupported(p) == nil }, Cost: FFTCost,
-		Prepare: func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }}},
+	[]Implementation{
+		fftOn("cpu", fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }),
+		fftOn("cuda", cuda.FFTSupported, func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewFFT(p, cudaOptions(opt)) }),
+		fftOn("opencl", fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewFFT(p, openclOptions(opt)) }),
+	},
 )
+
+// fftOn is a device's FFT implementation: every device shares
+// internal/fftconv's decomposition and its cost; why may add the
+// backend's own limits (cuFFT's) to fftconv.Supported.
+func fftOn(device string, why func(*nd.Problem) error, prepare func(*nd.Problem, Options) (Runner, error)) Implementation {
+	return Implementation{Device: device, Method: FFT, Supports: func(p *nd.Problem) bool { return why(p) == nil }, Why: why, Cost: FFTCost, Prepare: prepare}
+}
 
 // fastMargin is how much cheaper than the best exact method a method of
 // the fast family (FFT) must be estimated before auto takes it: results
@@ -289,6 +301,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	// problem alone, so it is the same on every device.
 	var best, fast *Implementation
 	var bestCost, fastCost float64
+	var refused error // why the method asked for cannot run p
 	onDevice, ofMethod := false, false
 	for i := range Implementations {
 		impl := &Implementations[i]
@@ -300,7 +313,13 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 			continue
 		}
 		ofMethod = true
-		if !impl.Supports(p) || opt.Exact && !impl.Method.Exact() {
+		if !impl.Supports(p) {
+			if impl.Why != nil && opt.Method != Auto {
+				refused = impl.Why(p)
+			}
+			continue
+		}
+		if opt.Exact && !impl.Method.Exact() {
 			continue
 		}
 		cost := impl.Cost(p)
@@ -323,8 +342,8 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		return nil, &nd.UnsupportedError{What: "method", Value: opt.Method.String(), Supported: "on " + dev.Kind + ": " + methodsOn(dev.Kind)}
 	case best == nil && opt.Method == Separable:
 		return nil, &nd.ArgumentError{Arg: "method", Msg: "separable needs kernels given as 1-D factors or exactly rank-1"}
-	case best == nil && opt.Method == FFT && fftconv.Supported(p) != nil:
-		return nil, &nd.ArgumentError{Arg: "method", Msg: "fft cannot run this problem: " + fftconv.Supported(p).Error()}
+	case best == nil && refused != nil:
+		return nil, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " cannot run this problem on " + dev.Kind + ": " + refused.Error()}
 	case best == nil:
 		return nil, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " cannot run this problem on " + dev.Kind}
 	}

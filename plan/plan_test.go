@@ -3,11 +3,13 @@ package plan
 import (
 	"errors"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 
 	"github.com/ndconv/ndconv/internal/fft"
 	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/opencl"
 )
 
 func TestParseDevice(t *testing.T) {
@@ -133,5 +135,40 @@ func TestAutoFFT(t *testing.T) {
 	p, _ = wide.Normalize()
 	if _, err := New(p, Options{Device: Device{Kind: "cpu"}, Method: FFT}); err == nil || !strings.Contains(err.Error(), "float64") {
 		t.Errorf("fft on float64: %v", err)
+	}
+}
+
+// TestFFTOnEveryDevice: each backend offers FFT with the shared cost, so
+// that auto weighs it the same way everywhere; forced on OpenCL (PoCL in
+// CI) it prepares the OpenCL FFT engine, and Exact refuses it.
+func TestFFTOnEveryDevice(t *testing.T) {
+	for _, kind := range []string{"cpu", "cuda", "opencl"} {
+		i := slices.IndexFunc(Implementations, func(impl Implementation) bool { return impl.Device == kind && impl.Method == FFT })
+		if i < 0 {
+			t.Errorf("no FFT on %s", kind)
+			continue
+		}
+		spec := dense([]int{2048, 2048}, 31*31)
+		p, _ := spec.Normalize()
+		if impl := Implementations[i]; impl.Cost(p) != FFTCost(p) || impl.Why == nil {
+			t.Errorf("FFT on %s: cost %v, want FFTCost %v; Why %v", kind, impl.Cost(p), FFTCost(p), impl.Why != nil)
+		}
+	}
+	if opencl.Available() != nil {
+		t.Skip("no OpenCL device")
+	}
+	small := dense([]int{64, 64}, 9)
+	p, _ := small.Normalize()
+	dev := Device{Kind: "opencl", AnyOpenCL: true}
+	e, err := New(p, Options{Device: dev, Method: FFT, NoTuningCache: true})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer e.Close()
+	if _, ok := e.Runner().(*opencl.FFTEngine); !ok || e.Method != FFT {
+		t.Errorf("forced fft on opencl: %v, %T", e.Method, e.Runner())
+	}
+	if _, err := New(p, Options{Device: dev, Method: FFT, Exact: true}); err == nil {
+		t.Error("fft under exact on opencl was accepted")
 	}
 }

@@ -405,3 +405,15 @@ func (st *stage) pass7(dst, src []complex64, n, vl, v0, v1 int, inverse bool) {
 		}
 	}
 }
+
+// Roots returns the n-th roots of unity e^(−2πi·m/n), m = 0 … n−1, each
+// computed in float64 and rounded once: the twiddle table of the GPU
+// transforms (kernels/fft.cl), as accurate as this package's own.
+func Roots(n int) []complex64 {
+	out := make([]complex64, n)
+	for m := range out {
+		c, s := unitRoot(m, n)
+		out[m] = complex(float32(c), float32(-s))
+	}
+	return out
+}

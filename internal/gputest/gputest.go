@@ -111,6 +111,12 @@ func Run[E Engine](c enginetest.Case, newEngine func(*nd.Problem) (E, error)) (n
 // goroutine i mod n) and returns the failures, each "<case>: <error or
 // mismatch with the reference>", in no particular order.
 func Spread(cases []enginetest.Case, n int, run func(enginetest.Case) (nd.Array, error)) []string {
+	return SpreadCheck(cases, n, run, func(c enginetest.Case, got nd.Array) string { return c.Check(got, c.Want()) })
+}
+
+// SpreadCheck is Spread with another comparison than the exact family's
+// (CheckFFT's, for the FFT method).
+func SpreadCheck(cases []enginetest.Case, n int, run func(enginetest.Case) (nd.Array, error), check func(enginetest.Case, nd.Array) string) []string {
 	var mu sync.Mutex
 	var failures []string
 	fail := func(s string) {
@@ -128,7 +134,7 @@ func Spread(cases []enginetest.Case, n int, run func(enginetest.Case) (nd.Array,
 				got, err := run(c)
 				if err != nil {
 					fail(fmt.Sprintf("%s: %v", c.Name, err))
-				} else if msg := c.Check(got, c.Want()); msg != "" {
+				} else if msg := check(c, got); msg != "" {
 					fail(c.Name + ": " + msg)
 				}
 			}

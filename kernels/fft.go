@@ -1,0 +1,264 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ndconv/ndconv/internal/fft"
+	"github.com/ndconv/ndconv/internal/fftconv"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// FFTConvOptions are what NewFFTConv plans within.
+type FFTConvOptions struct {
+	// Budget is the device memory, in bytes, for a batch's block buffers
+	// and the kernel spectra (0: fftconv.DefaultBudget).
+	Budget int64
+	// RealBlocks: the backend transforms real blocks with a library
+	// (cuFFT's real-to-complex and complex-to-real, spectra of
+	// fftconv.Geometry.SpectrumSize values); otherwise blocks are complex
+	// and fft.cl transforms them (Transforms).
+	RealBlocks bool
+	// MaxLocalBytes is the local memory fft_local may declare for a line
+	// (two buffers of its length); 0 runs every transform by fft_pass.
+	MaxLocalBytes int
+	// MaxBatch, when positive, caps the blocks per batch (tests).
+	MaxBatch int
+	// Index64 computes every index in 64 bits even where 32 would do
+	// (tests of the 64-bit kernels on small problems).
+	Index64 bool
+}
+
+// FFTConv is FFT convolution of one problem as GPU work, for a backend to
+// run batch by batch: for each batch of Batch blocks (from block
+// first = i·Batch on, the last batch holding the rest) fftconv_gather
+// fills the block buffer, the forward transform (Transforms, or the
+// library's) makes their spectra; then for each kernel k of the bank
+// fftconv_multiply takes the product with the kernel's spectrum, the
+// inverse transform brings it back, and fftconv_scatter stores the valid
+// outputs. The kernels' spectra are made once, before: each kernel's
+// block (Kernels) goes through the same forward transform, then
+// fftconv_kernel_spectrum.
+type FFTConv struct {
+	Geometry *fftconv.Geometry
+	// Batch is the blocks transformed together; Batches how many batches
+	// cover the blocks.
+	Batch, Batches int
+	// PerSlot is the blocks one transform carries: 1 for real blocks, 2
+	// for complex ones (one in the real parts, one in the imaginary).
+	PerSlot int
+	// BlockValues are the values of one block (Π Length: real or
+	// complex); SpectrumValues the complex values of its spectrum
+	// (fewer for real blocks); Outputs a whole block's outputs (Π Block).
+	BlockValues, SpectrumValues, Outputs int
+	// Defines specialise fftconv.cl; Geo is its geo argument.
+	Defines []string
+	Geo     []int64
+	// CVal is the value outside the input with the constant border.
+	CVal float32
+	// Kernels are each bank kernel's block: its weights at the origin of
+	// a zero block, as float32.
+	Kernels [][]float32
+	// Transforms are fft.cl's transforms of a batch (complex blocks
+	// only), one per transformed axis, last axis first.
+	Transforms []FFTTransform
+}
+
+// FFTTransform is one batched 1-D transform of fft.cl: Lines lines of
+// Length values Stride apart (a whole batch's lines along one axis), by
+// fft_local where Local (whole lines in local memory; LocalDefines
+// specialise it) or else by Passes of fft_pass, ping-ponging with a
+// scratch buffer.
+type FFTTransform struct {
+	Length, Stride, Lines int
+	Local                 bool
+	LocalDefines          []string
+	LocalSize             int // fft_local's work-group size
+	Passes                []FFTPass
+}
+
+// FFTPass is one Stockham pass: sub-transforms of length P done, Radix
+// next.
+type FFTPass struct{ P, Radix int }
+
+// FFTRadices are the radices of fft.cl's passes in the order it takes
+// them (fft_radix): what remains of the length chooses the next.
+func FFTRadices(n int) ([]FFTPass, error) {
+	var passes []FFTPass
+	for p := 1; p < n; {
+		m := n / p
+		r := 0
+		for _, c := range []int{4, 2, 3, 5, 7} {
+			if m%c == 0 {
+				r = c
+				break
+			}
+		}
+		if r == 0 {
+			return nil, fmt.Errorf("kernels: fft.cl transforms lengths 2^a·3^b·5^c·7^d, not %d", n)
+		}
+		passes = append(passes, FFTPass{P: p, Radix: r})
+		p *= r
+	}
+	return passes, nil
+}
+
+// FFTRoots is the twiddle table of fft.cl for length n: e^(−2πi·m/n) as
+// interleaved float32 (real, imaginary) pairs.
+func FFTRoots(n int) []float32 {
+	roots := fft.Roots(n)
+	out := make([]float32, 2*n)
+	for i, v := range roots {
+		out[2*i], out[2*i+1] = real(v), imag(v)
+	}
+	return out
+}
+
+// NewFFTConv plans p's FFT convolution on a GPU: internal/fftconv's
+// blocks (the decomposition every device shares), as many per batch as
+// the budget holds. It returns nil, nil for an empty output.
+func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
+	if err := CheckDTypes(p); err != nil {
+		return nil, err
+	}
+	if slices.Contains(p.OutShape, 0) || slices.Contains(p.InShape, 0) {
+		return nil, nil
+	}
+	// The decomposition every device shares (the CPU engine's, which
+	// plan.FFTCost estimates); the budget then sets only the batches.
+	g, err := fftconv.New(p, fftconv.Options{Workers: 1})
+	if err != nil {
+		return nil, err
+	}
+	budget := opt.Budget
+	if budget <= 0 {
+		budget = fftconv.DefaultBudget
+	}
+	f := &FFTConv{Geometry: g, BlockValues: g.Size(), SpectrumValues: g.Size(), PerSlot: 2, CVal: float32(p.CVal)}
+	if opt.RealBlocks {
+		f.SpectrumValues, f.PerSlot = g.SpectrumSize(), 1
+	}
+	// Per transform: the gathered blocks, their spectra and the product
+	// (and, for fft_pass, a scratch buffer as large), beside the kernels'
+	// spectra.
+	perSlot := int64(f.SpectrumValues) * 16
+	if opt.RealBlocks {
+		perSlot += int64(f.BlockValues) * 4
+	} else {
+		perSlot += int64(f.BlockValues) * 16
+	}
+	fixed := int64(len(p.Kernels)) * int64(f.SpectrumValues) * 8
+	if fixed+perSlot > budget {
+		return nil, fmt.Errorf("kernels: FFT blocks of %v need %d MiB, more than the budget of %d MiB", g.Length, (fixed+perSlot)>>20, budget>>20)
+	}
+	f.Batch = int(min(int64(g.TotalBlocks()), (budget-fixed)/perSlot*int64(f.PerSlot)))
+	if opt.MaxBatch > 0 {
+		f.Batch = min(f.Batch, opt.MaxBatch)
+	}
+	f.Batches = (g.TotalBlocks() + f.Batch - 1) / f.Batch
+
+	outputs := 1
+	for _, b := range g.Block {
+		outputs *= b
+	}
+	f.Geo = []int64{int64(len(g.Axes)), int64(len(g.Batch)), int64(g.Size()), int64(outputs)}
+	outStrides, inStrides := nd.Strides(p.OutShape), nd.Strides(p.InShape)
+	for i, a := range g.Axes {
+		f.Geo = append(f.Geo, int64(g.Length[i]), int64(g.Block[i]), int64(g.Blocks[i]), int64(p.Shift[a]),
+			int64(p.InShape[a]), int64(inStrides[a]), int64(p.OutShape[a]), int64(outStrides[a]))
+	}
+	for j, a := range g.Batch {
+		f.Geo = append(f.Geo, int64(g.BatchShape[j]), int64(inStrides[a]), int64(outStrides[a]))
+	}
+	f.Outputs = outputs
+	f.Defines = append(typeDefines(p), fmt.Sprintf("BORDER=%d", p.Border), fmt.Sprintf("REAL_BLOCKS=%d", b2i(opt.RealBlocks)),
+		fmt.Sprintf("IDX32=%d", b2i(!opt.Index64 && f.indexFits(p))))
+	slices.Sort(f.Defines)
+
+	for _, k := range p.Kernels {
+		block := make([]float32, g.Size())
+		for i, v := range g.KernelBlock(k.Dense) {
+			block[i] = float32(v)
+		}
+		f.Kernels = append(f.Kernels, block)
+	}
+	if opt.RealBlocks {
+		return f, nil
+	}
+	stride := 1
+	for i := len(g.Length) - 1; i >= 0; i-- {
+		n := g.Length[i]
+		passes, err := FFTRadices(n)
+		if err != nil {
+			return nil, err
+		}
+		t := FFTTransform{Length: n, Stride: stride, Lines: f.Slots(f.Batch) * g.Size() / n, Passes: passes}
+		// Unit stride: a work-group reads and writes whole lines. Its
+		// local buffers are sized by the next power of two, so that few
+		// builds serve every length.
+		if capacity := max(64, nextPow2(n)); stride == 1 && 2*8*capacity <= opt.MaxLocalBytes {
+			t.Local = true
+			t.LocalDefines = []string{fmt.Sprintf("FFT_LOCAL_MAX=%d", capacity)}
+			t.LocalSize = min(256, max(32, (n/4+31)/32*32))
+		}
+		f.Transforms = append(f.Transforms, t)
+		stride *= n
+	}
+	return f, nil
+}
+
+// indexLimit is the largest index fftconv.cl may compute in an int: a
+// grid-stride loop steps past its total by up to GridLocal·maxGridGroups.
+const indexLimit = math.MaxInt32 - GridLocal*maxGridGroups
+
+// indexFits reports whether every index fftconv.cl computes fits an int:
+// the input's and output's elements (with the bank), the batch's values
+// (two floats per complex value) and outputs, the block numbers.
+func (f *FFTConv) indexFits(p *nd.Problem) bool {
+	in, out := int64(product(p.InShape)), int64(product(p.OutShape))*int64(len(p.Kernels))
+	batch := int64(f.Slots(f.Batch)) * int64(f.BlockValues) * 2
+	outputs := int64(f.Batch) * int64(f.Outputs)
+	return max(in, out, batch, outputs, int64(f.Geometry.TotalBlocks())+2) < indexLimit
+}
+
+func nextPow2(n int) int {
+	p := 1
+	for p < n {
+		p *= 2
+	}
+	return p
+}
+
+// Scratch reports whether a transform runs by fft_pass and so needs a
+// scratch buffer as large as the blocks'.
+func (f *FFTConv) Scratch() bool {
+	for _, t := range f.Transforms {
+		if !t.Local {
+			return true
+		}
+	}
+	return false
+}
+
+// Slots is the transforms that count blocks take.
+func (f *FFTConv) Slots(count int) int { return (count + f.PerSlot - 1) / f.PerSlot }
+
+// BatchBlocks is the blocks of batch i: first, count.
+func (f *FFTConv) BatchBlocks(i int) (first, count int) {
+	first = i * f.Batch
+	return first, min(f.Batch, f.Geometry.TotalBlocks()-first)
+}
+
+// GridLocal is the work-group size of the grid-stride kernels
+// (fftconv.cl's, fft_pass).
+const GridLocal = 256
+
+// maxGridGroups caps their groups: beyond it each work-item loops.
+const maxGridGroups = 1 << 16
+
+// GridGroups is the work-groups a grid-stride kernel over total items
+// takes.
+func GridGroups(total int64) int {
+	return int(max(1, min(maxGridGroups, (total+GridLocal-1)/GridLocal)))
+}
