@@ -56,7 +56,16 @@ func TestFFTSupportedExplains(t *testing.T) {
 // reference, the direct method's bits where the input holds NaN or Inf.
 func TestGPUFFTTable(t *testing.T) {
 	fftDevice(t)
-	cases := append(gputest.FFTTableCases(true), gputest.FFTLargeCases()...)
+	var cases []enginetest.Case
+	for _, c := range append(gputest.FFTTableCases(true), gputest.FFTLargeCases()...) {
+		// Kernels spanning more than cuFFT's 3 axes are refused with the
+		// reason (TestFFTSupportedExplains); the planner runs them
+		// otherwise.
+		if p, err := c.Spec.Normalize(); err == nil && FFTSupported(p) != nil {
+			continue
+		}
+		cases = append(cases, c)
+	}
 	failures := gputest.SpreadCheck(cases, 2, func(c enginetest.Case) (nd.Array, error) {
 		return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, EngineOptions{}) })
 	}, gputest.CheckFFT)
