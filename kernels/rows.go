@@ -29,6 +29,9 @@ const (
 	rowsSpanBudget = 40
 )
 
+// rowsMinOutputs is the smallest image rows.cl serves untuned (4096²).
+const rowsMinOutputs = 1 << 24
+
 // rowsFit reports whether rows.cl serves a canonical problem with shape s:
 // no outer kernel taps (images and batches), and its registers within
 // budget.
@@ -87,12 +90,14 @@ func newRows(p *nd.Problem, s RowsShape, maxParamBytes, outerTaps int, y, x axis
 }
 
 // defaultRowsShape is rows.cl's decomposition for the problems it serves
-// best untuned — single images with kernels of at most 3×3, where
-// tiled.cl's staging and set-up outweigh the taps — and zero for the
-// rest. Measured on the H100 (8192², tuned): uint8 3×3 0.154 → 0.095 ms
-// with 8 outputs per work-item, float32 3×3 0.219 → 0.209 ms with 4.
+// best untuned — large single images (rowsMinOutputs) with kernels of at
+// most 3×3, where tiled.cl's staging and set-up outweigh the taps — and
+// zero for the rest. Measured on the H100 (8192², tuned): uint8 3×3 0.154
+// → 0.095 ms with 8 outputs per work-item, float32 3×3 0.219 → 0.209 ms
+// with 4; but 2048² float32 2×2 and 3×3 took 0.0179 and 0.0182 ms against
+// tiled.cl's 0.0148 and 0.0167 (256 work-groups of 32 rows: too few).
 func defaultRowsShape(p *nd.Problem, outerTaps int, y, x axis, c int) RowsShape {
-	if outerTaps != 1 || len(p.Kernels) != 1 || c != 1 || y.k*x.k > 9 || y.k < 2 || y.out < 64 {
+	if outerTaps != 1 || len(p.Kernels) != 1 || c != 1 || y.k*x.k > 9 || y.k < 2 || y.out*x.out < rowsMinOutputs {
 		return RowsShape{}
 	}
 	if p.In.Size() == 1 {
