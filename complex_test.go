@@ -13,12 +13,10 @@ import (
 
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/cpu"
-	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/ref"
 	"github.com/ndconv/ndconv/nd"
-	"github.com/ndconv/ndconv/opencl"
 )
 
 // TestComplexAgainstReference runs random complex problems (complex data,
@@ -305,16 +303,7 @@ func TestScipyComplexFixtures(t *testing.T) {
 // their real parts, through the plan layer, and give the CPU's bits there
 // (OpenCL runs on PoCL in CI; CUDA where there is one).
 func TestComplexOnEveryDevice(t *testing.T) {
-	devices := []string{}
-	if opencl.Available() == nil {
-		devices = append(devices, "opencl")
-	}
-	if cuda.Available() == nil {
-		devices = append(devices, "cuda")
-	}
-	if len(devices) == 0 {
-		t.Skip("no GPU backend here")
-	}
+	devices := gpuDevices(t)
 	rng := rand.New(rand.NewPCG(5, 5))
 	rank1 := ndconv.Kernel{Shape: []int{3, 5}, Weights: ndconv.SeparableKernel(randomFloats(rng, 3), randomFloats(rng, 5)).Dense(),
 		Imag: ndconv.SeparableKernel(randomFloats(rng, 3), randomFloats(rng, 5)).Dense()}

@@ -299,42 +299,14 @@ func TestEngineTiming(t *testing.T) {
 		e.Close()
 	}
 }
+
 // TestEngineRolling runs the table's volumes, and a quarter of its images,
 // through correlate_rolling in chunks of 1, 2 and 3 planes or rows (each
 // chunk's first ones feed outputs of the chunk before, which it must drop)
 // and checks them against the reference and the CPU engine's bits.
 func TestEngineRolling(t *testing.T) {
 	testDevice(t)
-	runs, images := 0, 0
-	for _, c := range engineCases(t) {
-		p, err := c.Spec.Normalize()
-		if err != nil {
-			t.Fatalf("%s: %v", c.Name, err)
-		}
-		checks, image := kernels.RollingChecks(p)
-		if image && len(checks) > 0 {
-			// Images walked by rows: every fourth, to bound the
-			// programs built.
-			if images++; images%4 != 1 {
-				continue
-			}
-		}
-		for _, tuning := range checks {
-			runs++
-			got, err := runCase(c, EngineOptions{Tuning: tuning})
-			if err != nil {
-				t.Fatalf("%s, %+v: %v", c.Name, tuning, err)
-			}
-			if msg := c.Check(got, c.Want()); msg != "" {
-				t.Fatalf("%s, %+v: %s", c.Name, tuning, msg)
-			}
-			if msg := gputest.SameBitsAsCPU(c, "direct", got); msg != "" {
-				t.Fatalf("%s, %+v: %s", c.Name, tuning, msg)
-			}
-		}
-	}
-	if runs == 0 {
-		t.Fatal("no case ran correlate_rolling")
-	}
-	t.Logf("%d rolling runs", runs)
+	gputest.CheckRolling(t, engineCases(t), func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+		return runCase(c, EngineOptions{Tuning: tuning})
+	})
 }

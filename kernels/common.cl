@@ -165,3 +165,21 @@ struct taps_t {
 #else
 #define NONZERO(i, w) ((w) != (ACC_T)0)
 #endif
+
+// 4-vector loads of the input (VECTOR_LOADS) and stores of the output
+// (VECTOR_STORES), where the host found the rows 4-aligned; IN_T4 and
+// OUT_T4 are the element types' 4-vectors.
+#if VECTOR_LOADS
+#ifdef __CUDACC__
+#define LOAD4_IN(p) (*(const IN_T4*)(p))
+#else
+#define LOAD4_IN(p) vload4(0, p)
+#endif
+#endif
+#if VECTOR_STORES
+#ifdef __CUDACC__
+#define STORE4(p, v) (*(OUT_T4*)(p) = (v))
+#else
+#define STORE4(p, v) vstore4((v), 0, (p))
+#endif
+#endif

@@ -28,20 +28,6 @@
 // The input values a work-item reads per row.
 #define SPAN (RX + (KX - 1) * C)
 
-#if VECTOR_STORES
-#ifdef __CUDACC__
-#define ROWS_STORE4(p, v) (*(OUT_T4*)(p) = (v))
-#else
-#define ROWS_STORE4(p, v) vstore4((v), 0, (p))
-#endif
-#endif
-#if VECTOR_LOADS
-#ifdef __CUDACC__
-#define ROWS_LOAD4(p) (*(const IN_T4*)(p))
-#else
-#define ROWS_LOAD4(p) vload4(0, p)
-#endif
-#endif
 
 __kernel void correlate_rows(
 	__global const IN_T* restrict in,
@@ -105,7 +91,7 @@ __kernel void correlate_rows(
 					}
 #pragma unroll
 					for (int m = 0; m < RX / 4; m++) {
-						const IN_T4 w4 = ROWS_LOAD4(row + e + 4 * m);
+						const IN_T4 w4 = LOAD4_IN(row + e + 4 * m);
 						x[SHIFT_X * C + 4 * m] = to_acc(w4.x);
 						x[SHIFT_X * C + 4 * m + 1] = to_acc(w4.y);
 						x[SHIFT_X * C + 4 * m + 2] = to_acc(w4.z);
@@ -165,7 +151,7 @@ __kernel void correlate_rows(
 						w4.y = to_output(acc[0][(q + 1) / BANK][(q + 1) % BANK]);
 						w4.z = to_output(acc[0][(q + 2) / BANK][(q + 2) % BANK]);
 						w4.w = to_output(acc[0][(q + 3) / BANK][(q + 3) % BANK]);
-						ROWS_STORE4(o + q, w4);
+						STORE4(o + q, w4);
 					}
 				} else
 #endif

@@ -74,16 +74,7 @@ func newRows(p *nd.Problem, s RowsShape, maxParamBytes, outerTaps int, y, x axis
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
 	defs = append(defs, nonzeroDefines(l.Taps)...)
 	defs = append(defs, t.tapsInParams(maxParamBytes, accBytes(p)))
-	if vec, ok := vector4(p.In); ok && s.RX%4 == 0 && (x.in*c)%4 == 0 {
-		defs = append(defs, "VECTOR_LOADS=1", "IN_T4="+vec)
-	} else {
-		defs = append(defs, "VECTOR_LOADS=0")
-	}
-	if vec, ok := vector4(p.Out); ok && (s.RX*bank)%4 == 0 && (outRow*bank)%4 == 0 {
-		defs = append(defs, "VECTOR_STORES=1", "OUT_T4="+vec)
-	} else {
-		defs = append(defs, "VECTOR_STORES=0")
-	}
+	defs = append(defs, vectorDefines(p, s.RX%4 == 0 && (x.in*c)%4 == 0, (s.RX*bank)%4 == 0 && (outRow*bank)%4 == 0)...)
 	slices.Sort(defs)
 	t.Defines = defs
 	return &t

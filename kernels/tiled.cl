@@ -51,27 +51,13 @@
 #define IN_ROWS (RY + KY - 1)
 
 
-// Stores of 4 consecutive outputs as one vector where the host found the
-// output rows 4-aligned (OUT_T4 is OUT_T's 4-vector type).
-#if VECTOR_STORES
-#ifdef __CUDACC__
-#define STORE4(p, v) (*(OUT_T4*)(p) = (v))
-#else
-#define STORE4(p, v) vstore4((v), 0, (p))
-#endif
-#endif
-
 // Staging by 4-vectors (VECTOR_LOADS, where the host found input rows
-// 4-aligned): a row's run starts LEAD elements before the tile's first
-// input element, at a 4-aligned address, and is read in NCHUNK vectors.
+// 4-aligned; LOAD4_IN in common.cl): a row's run starts LEAD elements
+// before the tile's first input element, at a 4-aligned address, and is
+// read in NCHUNK vectors.
 #if VECTOR_LOADS
 #define LEAD ((4 - (SHIFT_X * C) % 4) % 4)
 #define NCHUNK ((LEAD + ROW_ELEMS + 3) / 4)
-#ifdef __CUDACC__
-#define LOAD4_IN(p) (*(const IN_T4*)(p))
-#else
-#define LOAD4_IN(p) vload4(0, p)
-#endif
 #endif
 
 // A work-item's walk reads RX + (KX − 1)·C values of each input row it

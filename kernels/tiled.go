@@ -216,16 +216,7 @@ func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, 
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
 	defs = append(defs, nonzeroDefines(l.Taps)...)
 	defs = append(defs, t.tapsInParams(opt.MaxParamBytes, accSize))
-	if vec, ok := vector4(p.In); ok && (x.in*c)%4 == 0 {
-		defs = append(defs, "VECTOR_LOADS=1", "IN_T4="+vec)
-	} else {
-		defs = append(defs, "VECTOR_LOADS=0")
-	}
-	if vec, ok := vector4(p.Out); ok && (s.RX*bank)%4 == 0 && (outRow*bank)%4 == 0 {
-		defs = append(defs, "VECTOR_STORES=1", "OUT_T4="+vec)
-	} else {
-		defs = append(defs, "VECTOR_STORES=0")
-	}
+	defs = append(defs, vectorDefines(p, (x.in*c)%4 == 0, (s.RX*bank)%4 == 0 && (outRow*bank)%4 == 0)...)
 	slices.Sort(defs)
 	t.Defines = defs
 	return &t
@@ -273,6 +264,24 @@ func nonzeroDefines(taps []float64) []string {
 	defs := []string{"ALL_NONZERO=0"}
 	for i, w := range words {
 		defs = append(defs, fmt.Sprintf("NZ%d=0x%xUL", i, w))
+	}
+	return defs
+}
+
+// vectorDefines are VECTOR_LOADS (and IN_T4) where the input's rows
+// allow 4-vector loads (loads) and its dtype has a 4-vector type, and
+// VECTOR_STORES (and OUT_T4) the same of the output (stores).
+func vectorDefines(p *nd.Problem, loads, stores bool) []string {
+	var defs []string
+	if vec, ok := vector4(p.In); ok && loads {
+		defs = append(defs, "VECTOR_LOADS=1", "IN_T4="+vec)
+	} else {
+		defs = append(defs, "VECTOR_LOADS=0")
+	}
+	if vec, ok := vector4(p.Out); ok && stores {
+		defs = append(defs, "VECTOR_STORES=1", "OUT_T4="+vec)
+	} else {
+		defs = append(defs, "VECTOR_STORES=0")
 	}
 	return defs
 }

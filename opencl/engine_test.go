@@ -381,38 +381,9 @@ func TestEngineTiming(t *testing.T) {
 // drop) and checks them against the reference and the CPU engine's bits.
 func TestEngineRolling(t *testing.T) {
 	testDevice(t)
-	runs, images := 0, 0
-	for _, c := range engineCases(t) {
-		p, err := c.Spec.Normalize()
-		if err != nil {
-			t.Fatalf("%s: %v", c.Name, err)
-		}
-		checks, image := kernels.RollingChecks(p)
-		if image && len(checks) > 0 {
-			// Images walked by rows: every fourth, to bound the
-			// programs built.
-			if images++; images%4 != 1 {
-				continue
-			}
-		}
-		for _, tuning := range checks {
-			runs++
-			opt := testOptions()
-			opt.Tuning = tuning
-			got, err := gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewDirect(p, opt) })
-			if err != nil {
-				t.Fatalf("%s, %+v: %v", c.Name, tuning, err)
-			}
-			if msg := c.Check(got, c.Want()); msg != "" {
-				t.Fatalf("%s, %+v: %s", c.Name, tuning, msg)
-			}
-			if msg := gputest.SameBitsAsCPU(c, "direct", got); msg != "" {
-				t.Fatalf("%s, %+v: %s", c.Name, tuning, msg)
-			}
-		}
-	}
-	if runs == 0 {
-		t.Fatal("no case ran correlate_rolling")
-	}
-	t.Logf("%d rolling runs", runs)
+	gputest.CheckRolling(t, engineCases(t), func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+		opt := testOptions()
+		opt.Tuning = tuning
+		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewDirect(p, opt) })
+	})
 }

@@ -262,7 +262,8 @@ func (e *Executable) Runner() Runner { return e.run }
 // New chooses a device and method for p — the cheapest implementation that
 // supports it, among those the options allow — and prepares it. A complex
 // problem runs as its real parts (nd.RealParts) on whichever device and
-// method the first part gets.
+// method the first part gets; a float16 one on a GPU as its float32 twin
+// (newHalf).
 func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if p.Complex() {
 		return newComplex(p, opt)
@@ -283,6 +284,10 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		if dev.AnyOpenCL {
 			dev = ResolveOpenCL()
 		}
+	}
+	if (dev.Kind == "cuda" || dev.Kind == "opencl") && (p.In == nd.Float16 || p.Out == nd.Float16) {
+		opt.Device = dev
+		return newHalf(p, opt)
 	}
 	if dev.Kind == "cuda" || dev.Kind == "opencl" {
 		if err := kernels.CheckDTypes(p); err != nil {
