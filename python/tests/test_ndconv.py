@@ -104,12 +104,18 @@ def test_devices(device):
         assert np.array_equal(ndconv.correlate(x, w, output="float64", mode="wrap", device=device, method="direct"), cpu)
 
 
-def test_float16_refused_on_gpus():
+def test_float16_on_gpus():
+    # float16 runs on the GPUs as its float32 twin, with the CPU's bits.
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((13, 17)).astype(np.float16)
+    w = np.round(rng.standard_normal((3, 5)), 3)
+    cpu = ndconv.correlate(x, w, mode="reflect", device="cpu", method="direct")
+    assert cpu.dtype == np.float16
     for device in devices():
         if device == "cpu":
             continue
-        with pytest.raises(ValueError, match="float16"):
-            ndconv.correlate(np.ones((4, 4), np.float16), np.ones((3, 3)), device=device)
+        got = ndconv.correlate(x, w, mode="reflect", device=device, method="direct")
+        assert got.dtype == np.float16 and np.array_equal(got.view(np.uint16), cpu.view(np.uint16))
 
 
 @pytest.mark.parametrize("dtype", ["uint8", "int16", "float16", "float32", "float64"])
