@@ -176,26 +176,7 @@ func (e *fftConv) Execute(ctx context.Context, dst, src nd.Array) error {
 // values' windows cover more than directShare of the outputs, or where a
 // magnitude could overflow float32 inside a transform.
 func (e *fftConv) scan(src nd.Array) (nonFinite int, direct bool) {
-	maxAbs := 0.0
-	if e.p.Border == nd.Constant {
-		maxAbs = math.Abs(e.p.CVal)
-	}
-	switch d := src.Data.(type) {
-	case []float32:
-		// In chunks on every worker: the same sums whatever their number.
-		chunks := ceilDiv(len(d), scanChunk)
-		bad, maxes := make([]int, chunks), make([]float64, chunks)
-		parallel(context.Background(), e.opt.workers(), chunks, &tracker{}, func(_, c int) {
-			bad[c], maxes[c] = scanFloat32(d[c*scanChunk : min(len(d), (c+1)*scanChunk)])
-		})
-		for c := range chunks {
-			nonFinite += bad[c]
-			maxAbs = max(maxAbs, maxes[c])
-		}
-	default:
-		_, hi := src.DType().Range()
-		maxAbs = max(maxAbs, hi)
-	}
+	nonFinite, maxAbs := fftconv.ScanInput(e.p, src, e.opt.workers())
 	taps := 0
 	for _, t := range e.taps {
 		taps = max(taps, len(t))
@@ -203,50 +184,6 @@ func (e *fftConv) scan(src nd.Array) (nonFinite int, direct bool) {
 	return nonFinite, e.g.Overflows(e.absSum, maxAbs) ||
 		float64(nonFinite)*float64(taps) > directShare*float64(product(e.p.OutShape))
 }
-
-// scanFloat32 returns how many of x are NaN or ±Inf and the largest
-// magnitude of the others. It works on the bits: with the sign cleared, a
-// float32's bits order as its magnitude does, and NaN and Inf are the
-// values from infBits up. The common case, every value finite, takes one
-// pass of a bitwise max; only then are the non-finite values counted.
-func scanFloat32(x []float32) (nonFinite int, maxAbs float64) {
-	if m := maxAbsBits(x); m < infBits {
-		return 0, float64(math.Float32frombits(m))
-	}
-	m := uint32(0)
-	for _, v := range x {
-		if b := math.Float32bits(v) & absBits; b >= infBits {
-			nonFinite++
-		} else {
-			m = max(m, b)
-		}
-	}
-	return nonFinite, float64(math.Float32frombits(m))
-}
-
-// maxAbsBits is the largest of x's values' bits with the sign cleared,
-// in four independent lanes held in registers.
-func maxAbsBits(x []float32) uint32 {
-	var m0, m1, m2, m3 uint32
-	i := 0
-	for ; i+4 <= len(x); i += 4 {
-		v := x[i : i+4 : i+4]
-		m0, m1 = max(m0, math.Float32bits(v[0])&absBits), max(m1, math.Float32bits(v[1])&absBits)
-		m2, m3 = max(m2, math.Float32bits(v[2])&absBits), max(m3, math.Float32bits(v[3])&absBits)
-	}
-	for ; i < len(x); i++ {
-		m0 = max(m0, math.Float32bits(x[i])&absBits)
-	}
-	return max(m0, m1, m2, m3)
-}
-
-const (
-	absBits = 0x7fffffff // clears a float32's sign bit
-	infBits = 0x7f800000 // +Inf; NaNs lie above
-)
-
-// scanChunk is the number of values one work item of the scan reads.
-const scanChunk = 1 << 18
 
 // directShare is the largest share of the outputs that blocks may compute
 // by the direct sum before the whole call runs the direct method.

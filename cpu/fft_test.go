@@ -239,34 +239,3 @@ func TestFFTSameBitsAnyWorkers(t *testing.T) {
 	}
 }
 
-// TestScanFloat32 checks the bitwise scan against math on values around
-// every class: zeros of both signs, subnormals, the largest finite value,
-// ±Inf and NaNs of several payloads, at every position of the four lanes
-// and the tail.
-func TestScanFloat32(t *testing.T) {
-	specials := []float32{0, float32(math.Copysign(0, -1)), math.SmallestNonzeroFloat32, -math.MaxFloat32, math.MaxFloat32,
-		float32(math.Inf(1)), float32(math.Inf(-1)), float32(math.NaN()), math.Float32frombits(0xffc00001), -3.5, 1e-30}
-	for n := range 11 {
-		for _, v := range specials {
-			for at := range n {
-				x := make([]float32, n)
-				for i := range x {
-					x[i] = float32(i) - 2.25
-				}
-				x[at] = v
-				wantBad, wantMax := 0, 0.0
-				for _, y := range x {
-					a := math.Abs(float64(y))
-					if math.IsNaN(a) || math.IsInf(a, 0) {
-						wantBad++
-					} else {
-						wantMax = max(wantMax, a)
-					}
-				}
-				if bad, m := scanFloat32(x); bad != wantBad || m != wantMax {
-					t.Fatalf("%v: %d non-finite, max %v; want %d, %v", x, bad, m, wantBad, wantMax)
-				}
-			}
-		}
-	}
-}

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
@@ -85,7 +86,7 @@ func (e *FFTEngine) Close() error {
 
 // needsDirect reports whether src must run by the direct method.
 func (e *FFTEngine) needsDirect(src nd.Array) bool {
-	nonFinite, maxAbs := fftconv.ScanInput(e.p, src)
+	nonFinite, maxAbs := fftconv.ScanInput(e.p, src, runtime.GOMAXPROCS(0))
 	return nonFinite > 0 || e.g.Overflows(e.absSum, maxAbs)
 }
 

@@ -4,6 +4,7 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"sync"
 	"time"
 
@@ -258,7 +259,7 @@ func (e *FFTEngine) needsDirect(src nd.Array) bool {
 	if e.plan == nil {
 		return false
 	}
-	nonFinite, maxAbs := fftconv.ScanInput(e.p, src)
+	nonFinite, maxAbs := fftconv.ScanInput(e.p, src, runtime.GOMAXPROCS(0))
 	return nonFinite > 0 || e.plan.Geometry.Overflows(e.absSum, maxAbs)
 }
 
