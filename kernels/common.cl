@@ -139,6 +139,11 @@ typedef int idx_t;
 typedef long idx_t;
 #endif
 
+// position_of is the position of element pe of a row of C samples per
+// position — floor(pe / C), pe may be negative (left of the row) — which
+// the border rule then maps.
+#define position_of(pe) ((pe) >= 0 ? (pe) / C : -((-(pe) + C - 1) / C))
+
 // The weights: by value among the kernel's parameters on CUDA where the
 // host put them there (TAPS_IN_PARAMS: each fma takes its weight straight
 // from the constant bank), else a __constant buffer; TAP(i) reads one.

@@ -81,7 +81,7 @@ __kernel void correlate_direct(
 				const long py = y0 + r - SHIFT_Y;
 				for (int i = lx; i < ROW_ELEMS; i += TILE_X) {
 					const long pe = e0 + i - SHIFT_X * C;
-					const long px = pe >= 0 ? pe / C : -((-pe + C - 1) / C); // floor division
+					const long px = position_of(pe);
 					tile[r][i] = load_input(in, src, py, px, pe - px * C, in_y, in_x, cval);
 				}
 			}

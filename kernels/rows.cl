@@ -111,7 +111,7 @@ __kernel void correlate_rows(
 #pragma unroll
 					for (int q = 0; q < SPAN; q++) {
 						const idx_t pe = fe + q;
-						const idx_t px = pe >= 0 ? pe / C : -((-pe + C - 1) / C); // floor division
+						const idx_t px = position_of(pe);
 						const idx_t ch = pe - px * C;
 #if BORDER == BORDER_CONSTANT
 						x[q] = inside(px, in_x) ? to_acc(row[px * C + ch]) : cval;

@@ -81,7 +81,7 @@ INLINE void fetch_row(ACC_T* v, __global const IN_T* restrict src, idx_t y0, int
 				v[m] = to_acc(line[fe0 + q]);
 			} else {
 				const idx_t pe = fe0 + q;
-				const idx_t px = pe >= 0 ? pe / C : -((-pe + C - 1) / C); // floor division
+				const idx_t px = position_of(pe);
 				const idx_t c = pe - px * C;
 #if BORDER == BORDER_CONSTANT
 				v[m] = (px >= 0 && px < nx) ? to_acc(line[px * C + c]) : cval;

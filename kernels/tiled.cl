@@ -145,7 +145,7 @@ INLINE void stage_tile(LOCAL_PTR ACC_T* restrict tile, __global const IN_T* rest
 		for (int i = lid; i < TILE_ROWS * ROW_ELEMS; i += TX * TY) {
 			const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
 			const idx_t pe = fe0 + q;
-			const idx_t px = pe >= 0 ? pe / C : -((-pe + C - 1) / C); // floor division
+			const idx_t px = position_of(pe);
 			tile[r * ROW_PITCH + SKEW(q)] = tiled_load(in, src, fy0 + r, px, pe - px * C, in_y, in_x, cval);
 		}
 	}
