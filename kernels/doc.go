@@ -8,6 +8,17 @@
 // border rule and the rounding into integer outputs, mirroring package nd,
 // which the backends' tests compare against.
 //
+// The direct method has three implementations, all adding the same
+// products in the same order: tiled.cl (register-blocked work-items over a
+// tile staged in local memory; for volumes, correlate_rolling walks the
+// planes, each staged once for the KZ outputs that read it), rows.cl
+// (work-items walking down image columns with no local memory, for large
+// images with small kernels) and direct.cl (the plain fallback). The
+// separable method runs separable.cl's passes or sepfused.cl's fused
+// strips. NewDirect and NewSeparable choose by the problem, or take the
+// tuner's work decomposition (Tuning, TuningCandidates); kernels/PERF.md
+// keeps each variant's prediction, measurement and profile.
+//
 // A family's Go builder (NewDirect for direct.cl) turns a normalised
 // nd.Problem into a Launch: the source, the defines, the weights and
 // geometry to upload, and the work sizes. It depends only on nd (and, for
