@@ -8,7 +8,10 @@ import (
 	"fmt"
 	"io"
 	"os"
+	"runtime"
 	"strings"
+	"sync"
+	"sync/atomic"
 
 	"golang.org/x/image/tiff/lzw"
 
@@ -100,13 +103,61 @@ func Read(r io.ReaderAt, size int64) (Image, error) {
 	if err != nil {
 		return Image{}, err
 	}
-	var buf chunkBuffers
-	for i, p := range pages {
-		if err := p.decode(s, a.Data, i, &buf); err != nil {
-			return Image{}, err
-		}
+	if err := decodePages(s, pages, a.Data); err != nil {
+		return Image{}, err
 	}
 	return Image{Array: a, Channels: p0.channels()}, nil
+}
+
+// decodePages decodes every chunk (strip or tile) of the pages into dst on
+// all cores: chunks are compressed independently and land on disjoint
+// samples, so Deflate, LZW and PackBits files decode in parallel. Every
+// chunk is decoded; the error reported is the first in file order, so a
+// corrupt file names the same chunk however the work was spread.
+func decodePages(s *source, pages []*page, dst any) error {
+	type chunk struct {
+		p        *page
+		index, k int
+	}
+	var chunks []chunk
+	for i, p := range pages {
+		for k := range p.offsets {
+			chunks = append(chunks, chunk{p, i, k})
+		}
+	}
+	errs := make([]error, len(chunks))
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	for range max(1, min(runtime.GOMAXPROCS(0), len(chunks))) {
+		wg.Go(func() {
+			var buf chunkBuffers // each worker's own
+			for j := int(next.Add(1) - 1); j < len(chunks); j = int(next.Add(1) - 1) {
+				c := chunks[j]
+				errs[j] = c.p.decodeChunk(s, dst, c.index, c.k, &buf)
+			}
+		})
+	}
+	wg.Wait()
+	if err := firstError(errs); err != nil {
+		return err
+	}
+	for i, p := range pages {
+		if p.photometric == photometricMinIsWhite {
+			pixels := p.width * p.height
+			invertFirstChannel(dst, i*pixels, pixels, max(p.channels(), 1), 1<<(8*p.sample.size)-1)
+		}
+	}
+	return nil
+}
+
+// firstError is the first non-nil error of errs, or nil.
+func firstError(errs []error) error {
+	for _, err := range errs {
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 func shapeString(shape []int) string {
@@ -130,34 +181,26 @@ func grow(b []byte, n int) []byte {
 	return b[:n]
 }
 
-// decode decodes the page into page index of dst, an array's data.
-func (p *page) decode(s *source, dst any, index int, buf *chunkBuffers) error {
-	for k := range p.offsets {
-		name := fmt.Sprintf("IFD %d: %s %d", p.ifd, p.chunkName(), k)
-		n := p.chunkBytes(k)
-		var err error
-		if p.compression == compressionNone {
-			// readLayout checked that the chunk holds at least n bytes.
-			buf.decoded, err = s.readAt(buf.decoded, p.offsets[k], uint64(n), name)
-		} else {
-			if buf.raw, err = s.readAt(buf.raw, p.offsets[k], p.counts[k], name); err == nil {
-				buf.decoded = grow(buf.decoded, n)
-				err = p.decompress(buf.decoded, buf.raw, name)
-			}
-		}
-		if err != nil {
-			return err
-		}
-		p.undoPredictor(buf, k, s.order)
-		if err := p.place(dst, index, k, buf.decoded, s.order); err != nil {
-			return err
+// decodeChunk decodes chunk k of the page into page index of dst, an
+// array's data, through buf's reusable buffers.
+func (p *page) decodeChunk(s *source, dst any, index, k int, buf *chunkBuffers) error {
+	name := fmt.Sprintf("IFD %d: %s %d", p.ifd, p.chunkName(), k)
+	n := p.chunkBytes(k)
+	var err error
+	if p.compression == compressionNone {
+		// readLayout checked that the chunk holds at least n bytes.
+		buf.decoded, err = s.readAt(buf.decoded, p.offsets[k], uint64(n), name)
+	} else {
+		if buf.raw, err = s.readAt(buf.raw, p.offsets[k], p.counts[k], name); err == nil {
+			buf.decoded = grow(buf.decoded, n)
+			err = p.decompress(buf.decoded, buf.raw, name)
 		}
 	}
-	if p.photometric == photometricMinIsWhite {
-		pixels := p.width * p.height
-		invertFirstChannel(dst, index*pixels, pixels, max(p.channels(), 1), 1<<(8*p.sample.size)-1)
+	if err != nil {
+		return err
 	}
-	return nil
+	p.undoPredictor(buf, k, s.order)
+	return p.place(dst, index, k, buf.decoded, s.order)
 }
 
 // decompress fills dst, whose length is the decoded size of the chunk,
