@@ -238,4 +238,3 @@ func TestFFTSameBitsAnyWorkers(t *testing.T) {
 		}
 	}
 }
-
