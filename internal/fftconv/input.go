@@ -20,7 +20,7 @@ func ScanInput(p *nd.Problem, src nd.Array, workers int) (nonFinite int, maxAbs 
 	}
 	switch d := src.Data.(type) {
 	case []float32:
-		chunks := (len(d) + scanChunk - 1) / scanChunk
+		chunks := ceilDiv(len(d), scanChunk)
 		bad, maxes := make([]int, chunks), make([]float64, chunks)
 		var next atomic.Int64
 		var wg sync.WaitGroup
