@@ -306,7 +306,16 @@ func TestEngineTiming(t *testing.T) {
 // and checks them against the reference and the CPU engine's bits.
 func TestEngineRolling(t *testing.T) {
 	testDevice(t)
-	gputest.CheckRolling(t, engineCases(t), func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, engineCases(t), kernels.RollingChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCase(c, EngineOptions{Tuning: tuning})
+	})
+}
+
+// TestEngineSepRing runs sepring.cl in narrow strips of few rounds on
+// every case whose separable passes fuse.
+func TestEngineSepRing(t *testing.T) {
+	testDevice(t)
+	gputest.CheckTunings(t, engineCases(t), kernels.SepRingChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)
 	})
 }

@@ -77,8 +77,11 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	// The first two passes fuse into one sepfused.cl launch when they run
 	// along adjacent axes (the last kernel axis X and the one before it, Y)
 	// and its rows fit local memory.
-	fused := !opt.Unfused && fusable(passes) &&
-		sepFusedLocalBytes(p, passes[0]) <= opt.MaxLocalBytes &&
+	localBytes := sepFusedLocalBytes(p, passes[0])
+	if opt.Fused.Ring && len(passes) > 1 {
+		localBytes = sepRingLocalBytes(opt.Fused, p.KShape[passes[0]], p.KShape[passes[1]], product(p.InShape[passes[0]+1:]), accBytes(p))
+	}
+	fused := !opt.Unfused && fusable(passes) && localBytes <= opt.MaxLocalBytes &&
 		(opt.Fused != (SepFusedShape{}) || product(p.OutShape) >= MinFusedOutputs)
 	s := &Separable{}
 	shape := slices.Clone(p.InShape)
@@ -186,11 +189,14 @@ func newPass(q *nd.Problem, in, out []int, d int, f []float64, cval float64, str
 	return l
 }
 
-// SepFusedShape is sepfused.cl's work decomposition: work-groups of TX
-// work-items, each owning RX consecutive elements of a strip walking SEG
-// output rows.
+// SepFusedShape is the fused passes' work decomposition: work-groups of TX
+// work-items walking strips of SEG output rows. In sepfused.cl each
+// work-item owns RX consecutive elements of the strip; with Ring, in
+// sepring.cl, it owns one column (the strip is TX wide) and its X-pass
+// pieces are RX elements long.
 type SepFusedShape struct {
 	TX, RX, SEG int
+	Ring        bool `json:",omitempty"`
 }
 
 // MinFusedOutputs: smaller problems run their passes unfused, which
@@ -233,6 +239,9 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 		}
 		sh.SEG = wholeRounds(sh.SEG, ky)
 	}
+	if sh.Ring {
+		return newSepRing(q, opt, in, x, fx, shiftX, fy, shiftY, cval, stride, offset, sh)
+	}
 	taps := append(append(slices.Clone(fx), fy...), cval*sum(fx))
 	l := &Launch{Family: "sepfused", Name: "correlate_sepfused", Wide: q.Wide, CVal: cval,
 		Taps: taps, Outer: []int32{0},
@@ -257,6 +266,65 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accSize))
 	slices.Sort(l.Defines)
 	return l
+}
+
+// newSepRing specialises sepring.cl: newSepFused's arguments, with the
+// strip TX elements wide and X-pass pieces of RX (dividing TX).
+func newSepRing(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset int, sh SepFusedShape) *Launch {
+	y := x - 1
+	c := product(in[x+1:])
+	planes := product(in[:y])
+	ny, nx, my, mx := in[y], in[x], q.OutShape[y], q.OutShape[x]
+	kx, ky := len(fx), len(fy)
+	taps := append(append(slices.Clone(fx), fy...), cval*sum(fx))
+	l := &Launch{Family: "sepring", Name: "correlate_sepring", Wide: q.Wide, CVal: cval,
+		Taps: taps, Outer: []int32{0},
+		Local:  [3]int{sh.TX, 1, 1},
+		Groups: [3]int{ceilDiv(mx*c, sh.TX), ceilDiv(my, sh.SEG), min(planes, 65535)},
+		Scalars: []int64{int64(ny), int64(nx), int64(my), int64(mx), int64(planes),
+			int64(stride), int64(offset)},
+		FusedShape: sh,
+	}
+	accSize := accBytes(q)
+	stagePitch, interPitch := sepRingPitches(sh, kx, c)
+	l.LocalBytes = ky * (stagePitch + interPitch) * accSize
+	maxIndex := max(int64(product(in)), int64(product(q.OutShape))*int64(stride)) + int64(sh.TX+kx*c)*int64(stride)
+	l.Defines = append(typeDefines(q),
+		fmt.Sprintf("BORDER=%d", q.Border),
+		fmt.Sprintf("KX=%d", kx), fmt.Sprintf("KY=%d", ky),
+		fmt.Sprintf("SHIFT_X=%d", shiftX), fmt.Sprintf("SHIFT_Y=%d", shiftY),
+		fmt.Sprintf("C=%d", c),
+		fmt.Sprintf("TX=%d", sh.TX), fmt.Sprintf("RX=%d", sh.RX), fmt.Sprintf("SEG=%d", sh.SEG),
+		fmt.Sprintf("STAGE_PITCH=%d", stagePitch), fmt.Sprintf("INTER_PITCH=%d", interPitch),
+		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
+		fmt.Sprintf("TAPS_N=%d", len(taps)))
+	l.Defines = append(l.Defines, nonzeroDefines(taps[:kx+ky])...)
+	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accSize))
+	slices.Sort(l.Defines)
+	return l
+}
+
+// sepRingMaxTaps bounds the Y factors sepring.cl serves: its KY-register
+// ring would crowd out the X pass's sums beyond.
+//
+// sepring.cl is a tuner candidate, never the default: on the H100
+// (2026-11-25) its default shape ran 8192² 31-tap 0.635 ms against
+// sepfused.cl's 0.451 tuned, 15-tap 0.451 against 0.287 (kernels/PERF.md).
+const sepRingMaxTaps = 32
+
+// sepRingPitches are sepring.cl's local row pitches (staged input rows,
+// intermediate rows): at least a row, and one more than a multiple of 32
+// so that work-items on consecutive rows read different banks.
+func sepRingPitches(sh SepFusedShape, kx, c int) (stage, inter int) {
+	odd := func(n int) int { return (n+30)/32*32 + 1 }
+	return odd(sh.TX + (kx-1)*c), odd(sh.TX)
+}
+
+// sepRingLocalBytes is sepring.cl's local memory: KY staged and KY
+// intermediate rows.
+func sepRingLocalBytes(sh SepFusedShape, kx, ky, c, accSize int) int {
+	s, i := sepRingPitches(sh, kx, c)
+	return ky * (s + i) * accSize
 }
 
 // wholeRounds is the number of output rows per strip nearest rows that

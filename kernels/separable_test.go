@@ -37,7 +37,7 @@ func emulateSeparable[F nd.Float](t *testing.T, s *Separable, p *nd.Problem, in 
 			name, value, _ := strings.Cut(d, "=")
 			def[name], _ = strconv.Atoi(value)
 		}
-		if l.Family == "sepfused" {
+		if l.Family == "sepfused" || l.Family == "sepring" {
 			emulateSepFused(t, l, def, p, buffer(step.From), buffer(step.To))
 			continue
 		}

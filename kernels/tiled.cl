@@ -186,7 +186,15 @@ INLINE void store_block(__global OUT_T* restrict out, ACC_T acc[RY][RX][BANK], i
 	}
 }
 
-__kernel void correlate_tiled(
+// GROUP_BOUNDS: with MIN_GROUPS, CUDA keeps a work-item's registers few
+// enough for that many work-groups per multiprocessor.
+#if defined(__CUDACC__) && MIN_GROUPS > 0
+#define GROUP_BOUNDS __launch_bounds__(TX * TY, MIN_GROUPS)
+#else
+#define GROUP_BOUNDS
+#endif
+
+__kernel void GROUP_BOUNDS correlate_tiled(
 	__global const IN_T* restrict in,
 	__global OUT_T* restrict out,
 	TAPS_PARAM,
@@ -338,7 +346,7 @@ INLINE idx_t roll_source(idx_t v, idx_t z_shift, idx_t z_in)
 //
 // outer holds the Z axis: input length, output length, KZ, shift, and then
 // the chunk length (a run-time value, so chunkings share one program).
-__kernel void correlate_rolling(
+__kernel void GROUP_BOUNDS correlate_rolling(
 	__global const IN_T* restrict in,
 	__global OUT_T* restrict out,
 	TAPS_PARAM,

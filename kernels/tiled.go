@@ -26,12 +26,19 @@ import (
 type TiledShape struct {
 	TX, TY, RX, RY int
 	ZChunk         int `json:",omitzero"`
+	// MinGroups asks CUDA to keep each work-item's registers few enough
+	// for this many work-groups per multiprocessor (__launch_bounds__);
+	// 0 leaves it to the compiler. OpenCL has no such hint.
+	MinGroups int `json:",omitzero"`
 }
 
 func (s TiledShape) String() string {
 	d := fmt.Sprintf("%dx%d threads, %dx%d outputs each", s.TX, s.TY, s.RX, s.RY)
 	if s.ZChunk > 0 {
 		d += fmt.Sprintf(", rolling over %d planes", s.ZChunk)
+	}
+	if s.MinGroups > 0 {
+		d += fmt.Sprintf(", %d work-groups per multiprocessor", s.MinGroups)
 	}
 	return d
 }
@@ -225,6 +232,9 @@ func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, 
 		fmt.Sprintf("ROLL_Z=%d", b2i(roll)), fmt.Sprintf("KZ=%d", kz),
 		fmt.Sprintf("UNROLL_OUTER=%d", b2i(outerTaps > 1 && outerTaps*rowsFMA <= unrollOuterBudget)),
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
+	if s.MinGroups > 0 {
+		defs = append(defs, fmt.Sprintf("MIN_GROUPS=%d", s.MinGroups))
+	}
 	defs = append(defs, nonzeroDefines(l.Taps)...)
 	defs = append(defs, t.tapsInParams(opt.MaxParamBytes, accSize))
 	defs = append(defs, vectorDefines(p, (x.in*c)%4 == 0, (s.RX*bank)%4 == 0 && (outRow*bank)%4 == 0)...)
@@ -325,6 +335,16 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 				}
 			}
 		}
+		// sepring.cl: strips of TX columns, X-pass pieces of RX dividing TX.
+		if ky <= sepRingMaxTaps && !p.Wide {
+			for _, tx := range []int{64, 128, 256} {
+				for _, rx := range []int{4, 8, 16} {
+					for _, rows := range []int{64, 128, 256, 512} {
+						out = append(out, Tuning{Fused: SepFusedShape{TX: tx, RX: rx, SEG: wholeRounds(rows, ky), Ring: true}})
+					}
+				}
+			}
+		}
 		return out
 	}
 	outer, y, _, _ := canonical(problemAxes(p))
@@ -376,6 +396,14 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 						s.ZChunk = z
 						out = append(out, Tuning{Tiled: s})
 					}
+					// The rolling kernel's KZ slots push registers past
+					// what two work-groups per multiprocessor allow
+					// (S000: 168); a bound trades that for spills.
+					if ty*32 <= 256 {
+						s.ZChunk, s.MinGroups = 0, 2
+						out = append(out, Tuning{Tiled: s})
+						s.MinGroups = 0
+					}
 				}
 			}
 		}
@@ -401,6 +429,9 @@ func RollingChecks(p *nd.Problem) (checks []Tuning, image bool) {
 			}
 			s.TY = 2 // small tiles: several work-groups in Y on small inputs
 			s.ZChunk = z
+			if z == 2 {
+				s.MinGroups = 2 // CUDA's register bound compiles and computes alike
+			}
 			checks = append(checks, Tuning{Tiled: s})
 		case len(outer) == 0 && y.k > 1 && y.out > 1:
 			image = true
@@ -413,4 +444,24 @@ func RollingChecks(p *nd.Problem) (checks []Tuning, image bool) {
 		}
 	}
 	return checks, image
+}
+
+// SepRingChecks are sepring.cl decompositions for the backends' tests of
+// p's separable method where its passes fuse: strips of 8 and 16 columns
+// (so that small images have several, and X-pass pieces that do and do not
+// fill the work-items) of one and of three rounds; nil elsewhere. image is
+// false: every such case runs.
+func SepRingChecks(p *nd.Problem) (checks []Tuning, image bool) {
+	if !p.Separable() || p.Wide || !fusable(separablePasses(p)) {
+		return nil, false
+	}
+	ky := p.KShape[separablePasses(p)[1]]
+	if ky > sepRingMaxTaps {
+		return nil, false
+	}
+	for _, s := range []SepFusedShape{{TX: 8, RX: 4, SEG: 1}, {TX: 16, RX: 2, SEG: 2*ky + 1}} {
+		s.Ring = true
+		checks = append(checks, Tuning{Fused: s})
+	}
+	return checks, false
 }

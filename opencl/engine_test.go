@@ -381,9 +381,20 @@ func TestEngineTiming(t *testing.T) {
 // drop) and checks them against the reference and the CPU engine's bits.
 func TestEngineRolling(t *testing.T) {
 	testDevice(t)
-	gputest.CheckRolling(t, engineCases(t), func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, engineCases(t), kernels.RollingChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		opt := testOptions()
 		opt.Tuning = tuning
 		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewDirect(p, opt) })
+	})
+}
+
+// TestEngineSepRing runs sepring.cl in narrow strips of few rounds on
+// every case whose separable passes fuse.
+func TestEngineSepRing(t *testing.T) {
+	testDevice(t)
+	gputest.CheckTunings(t, engineCases(t), kernels.SepRingChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+		opt := testOptions()
+		opt.Tuning = tuning
+		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewSeparable(p, opt) })
 	})
 }

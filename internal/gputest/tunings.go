@@ -1,0 +1,51 @@
+package gputest
+
+import (
+	"testing"
+
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// CheckTunings runs each case with every decomposition checks gives for
+// its problem (kernels.RollingChecks: the walking kernels in chunks of 1, 2
+// and 3 planes or rows; kernels.SepRingChecks: sepring.cl in narrow
+// strips of few rounds) through run, a backend's engine of the given
+// method ("direct" or "separable") with that tuning. Where checks reports
+// an image, a quarter of the images run, to bound the programs built.
+// Each result must meet the reference and equal the CPU engine's bits.
+func CheckTunings(t *testing.T, cases []enginetest.Case, checks func(*nd.Problem) ([]kernels.Tuning, bool), method string,
+	run func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error)) {
+	t.Helper()
+	runs, images := 0, 0
+	for _, c := range cases {
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		tunings, image := checks(p)
+		if image && len(tunings) > 0 {
+			if images++; images%4 != 1 {
+				continue
+			}
+		}
+		for _, tuning := range tunings {
+			runs++
+			got, err := run(c, tuning)
+			if err != nil {
+				t.Fatalf("%s, %+v: %v", c.Name, tuning, err)
+			}
+			if msg := c.Check(got, c.Want()); msg != "" {
+				t.Fatalf("%s, %+v: %s", c.Name, tuning, msg)
+			}
+			if msg := SameBitsAsCPU(c, method, got); msg != "" {
+				t.Fatalf("%s, %+v: %s", c.Name, tuning, msg)
+			}
+		}
+	}
+	if runs == 0 {
+		t.Fatal("no case ran the decompositions checked")
+	}
+	t.Logf("%d runs of the decompositions checked", runs)
+}
