@@ -50,8 +50,9 @@ const maxStaticShared = 48 << 10
 const maxParamTapBytes = 30 << 10
 
 // Engine executes one normalised problem with one method's kernel family:
-// data in host memory through a pipeline of pinned staging buffers and
-// streams, or device arrays directly. It keeps its compiled kernels, their
+// data in host memory through a pipeline of streams (copied through
+// pinned staging buffers, or straight from and to arrays it has
+// registered), or device arrays directly. It keeps its compiled kernels, their
 // parameters on the device and its staging memory between executions; one
 // execution runs at a time.
 type Engine struct {

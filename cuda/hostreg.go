@@ -119,40 +119,65 @@ func newHostRegs(locker pageLocker) *hostRegs {
 	return &hostRegs{locker: locker, limit: hostRegLimit, page: uintptr(os.Getpagesize())}
 }
 
-// acquire returns the registration covering b, the bytes of the array
-// data, for owner's execution, registering b if this is its second
-// sighting; nil means copy b through staging. A registration returned is
-// held until release.
-func (h *hostRegs) acquire(owner, data any, b []byte) *hostReg {
-	if len(b) == 0 {
-		return nil
-	}
-	first := unsafe.Pointer(&b[0])
-	lo := uintptr(first)
-	hi := lo + uintptr(len(b))
+// hostArray is an array offered to acquire: its data (what a
+// registration holds alive) and its bytes; no bytes, none offered.
+type hostArray struct {
+	data any
+	b    []byte
+}
+
+// acquire returns the registrations covering arrays, for owner's
+// execution, registering those seen for the second time; a nil one means
+// copy that array through staging. The registrations returned are held
+// until release.
+func (h *hostRegs) acquire(owner any, arrays ...hostArray) []*hostReg {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	r := h.find(lo, hi)
-	if r == nil {
-		s := h.sighting(first, lo, hi)
-		if s == nil || s.refused {
-			return nil
+	// Register all, then hold: registering one array may merge another's
+	// registration, still idle, into its own.
+	for _, a := range arrays {
+		if len(a.b) > 0 {
+			h.registerOnReuse(a)
 		}
-		var retry bool
-		if r, retry = h.register(lo, hi, data); r == nil {
-			s.refused = !retry
-			return nil
+	}
+	regs := make([]*hostReg, len(arrays))
+	for i, a := range arrays {
+		if len(a.b) == 0 {
+			continue
 		}
-		h.sightings = slices.DeleteFunc(h.sightings, func(t sighting) bool { return t.lo == lo && t.hi == hi })
+		lo, hi := byteRange(a.b)
+		if r := h.find(lo, hi); r != nil {
+			h.touch(r)
+			r.inUse++
+			r.owners[owner] = struct{}{}
+			regs[i] = r
+		}
 	}
-	h.touch(r)
-	r.inUse++
-	if r.owners == nil {
-		r.owners = map[any]struct{}{}
+	return regs
+}
+
+// registerOnReuse registers a if it is not and this is its second
+// sighting.
+func (h *hostRegs) registerOnReuse(a hostArray) {
+	lo, hi := byteRange(a.b)
+	if h.find(lo, hi) != nil {
+		return
 	}
-	r.owners[owner] = struct{}{}
-	runtime.KeepAlive(data)
-	return r
+	s := h.sighting(unsafe.Pointer(&a.b[0]), lo, hi)
+	if s == nil || s.refused {
+		return
+	}
+	if r, retry := h.register(lo, hi, a.data); r == nil {
+		s.refused = !retry
+		return
+	}
+	h.sightings = slices.DeleteFunc(h.sightings, func(t sighting) bool { return t.lo == lo && t.hi == hi })
+}
+
+// byteRange is the addresses of b, not empty: [lo, hi).
+func byteRange(b []byte) (lo, hi uintptr) {
+	lo = uintptr(unsafe.Pointer(&b[0]))
+	return lo, lo + uintptr(len(b))
 }
 
 // release ends an execution's use of registrations from acquire (nil ones

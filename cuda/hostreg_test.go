@@ -73,9 +73,9 @@ func pages(n int) []byte { return make([]byte, n*pageSize()) }
 // use acquires b for owner and releases it at once, reporting whether it
 // was registered.
 func use(h *hostRegs, owner any, b []byte) bool {
-	r := h.acquire(owner, b, b)
-	h.release(r)
-	return r != nil
+	r := h.acquire(owner, hostArray{b, b})
+	h.release(r...)
+	return r[0] != nil
 }
 
 // TestHostRegsSecondSight: an array is registered the second time it is
@@ -116,18 +116,18 @@ func TestHostRegsLRU(t *testing.T) {
 		t.Fatalf("after z: x %v y %v z %v, %d bytes", f.covers(x), f.covers(y), f.covers(z), h.bytes)
 	}
 	// x in use, z idle: y evicts z.
-	held := h.acquire(1, x, x)
+	held := h.acquire(1, hostArray{x, x})
 	use(h, 1, y)
 	if !use(h, 1, y) || !f.covers(x) || f.covers(z) {
 		t.Fatalf("with x in use: x %v y %v z %v", f.covers(x), f.covers(y), f.covers(z))
 	}
 	// x and y in use: z does not fit now, and does once they are released.
-	held2 := h.acquire(1, y, y)
+	held2 := h.acquire(1, hostArray{y, y})
 	use(h, 1, z)
 	if use(h, 1, z) {
 		t.Fatal("registered beyond the limit")
 	}
-	h.release(held, held2)
+	h.release(append(held, held2...)...)
 	if !use(h, 1, z) {
 		t.Error("not registered once room was made")
 	}
@@ -147,12 +147,12 @@ func TestHostRegsOverlap(t *testing.T) {
 	v1, v2 := a[:20*page+100], a[10*page+3:40*page]
 	use(h, 1, v1)
 	use(h, 1, v1)
-	held := h.acquire(1, v1, v1)
+	held := h.acquire(1, hostArray{v1, v1})
 	use(h, 2, v2)
 	if use(h, 2, v2) {
 		t.Fatal("merged with a registration in use")
 	}
-	h.release(held)
+	h.release(held...)
 	if !use(h, 2, v2) || len(f.locked) != 1 || !f.covers(a[:40*page]) {
 		t.Fatalf("not merged: %v", f.locked)
 	}
@@ -163,6 +163,20 @@ func TestHostRegsOverlap(t *testing.T) {
 		t.Errorf("closing one owner of the merged registration: %v, %v", err, f.locked)
 	}
 	runtime.KeepAlive(a)
+
+	// Two arrays of one execution on a shared page (an input and an
+	// output cut from one buffer): both registered, as one range.
+	b := pages(16)
+	in, out := hostArray{b, b[:5*page+9]}, hostArray{b, b[5*page+9 : 9*page]}
+	h.acquire(4, in, out)
+	regs := h.acquire(4, in, out)
+	if regs[0] == nil || regs[0] != regs[1] || regs[0].inUse != 2 || !f.covers(b[:9*page]) {
+		t.Errorf("an input and output sharing a page: %v, %v", regs, f.locked)
+	}
+	h.release(regs...)
+	if regs[0].inUse != 0 {
+		t.Errorf("in use %d times after release", regs[0].inUse)
+	}
 }
 
 // TestHostRegsFailure: a registration the driver refuses leaves the array

@@ -193,11 +193,12 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 	pl, chunks := e.pipe, e.pieces
 	inSize, outSize := e.p.In.Size(), e.p.Out.Size()
 	srcBytes, dstBytes := src.Bytes(), dst.Bytes()
-	srcReg, dstReg := e.registered(src.Data, srcBytes), e.registered(dst.Data, dstBytes)
+	regs := e.registered(hostArray{src.Data, srcBytes}, hostArray{dst.Data, dstBytes})
+	srcReg, dstReg := regs[0], regs[1]
 	// Copies from and to the arrays are in flight until Run returns: after
 	// the last drain, or after Abort has synchronized the streams.
 	defer func() {
-		e.dev.hostRegs.release(srcReg, dstReg)
+		e.dev.hostRegs.release(regs...)
 		runtime.KeepAlive(src.Data)
 		runtime.KeepAlive(dst.Data)
 	}()
@@ -278,14 +279,17 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 	return err
 }
 
-// registered returns the registration covering an array's bytes b for
-// this execution (acquired: the caller releases it), or nil where the
-// array goes through staging.
-func (e *Engine) registered(data any, b []byte) *hostReg {
-	if e.opt.Staging || len(b) < e.registerMin {
-		return nil
+// registered returns the registrations covering arrays for this
+// execution (acquired: the caller releases them), nil for each array that
+// goes through staging: all of them under EngineOptions.Staging, and
+// those below the engine's registerMin.
+func (e *Engine) registered(arrays ...hostArray) []*hostReg {
+	for i := range arrays {
+		if e.opt.Staging || len(arrays[i].b) < e.registerMin {
+			arrays[i].b = nil
+		}
 	}
-	return e.dev.hostRegs.acquire(e, data, b)
+	return e.dev.hostRegs.acquire(e, arrays...)
 }
 
 // A chunk's input copied from registered memory is its runs (chunk.Runs)
