@@ -61,7 +61,8 @@ type Engine struct {
 	opt    EngineOptions
 	method method
 
-	registerMin int // the smallest array Execute registers, in bytes
+	registerMin   int // the smallest array Execute registers, in bytes
+	directCopyMin int // the shortest input run copied straight from registered memory
 
 	mu     sync.Mutex
 	stream *Stream         // the kernels' stream
@@ -144,7 +145,8 @@ func newEngine(p *nd.Problem, opt EngineOptions, m method) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{dev: dev, p: p, opt: opt, method: m, registerMin: hostRegMinBytes}, nil
+	return &Engine{dev: dev, p: p, opt: opt, method: m,
+		registerMin: hostRegMinBytes, directCopyMin: minDirectCopy}, nil
 }
 
 // Close releases the pipeline, the prepared launches, the host memory

@@ -219,7 +219,7 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 			}
 			inN, outN := c.InElems*inSize, c.OutElems*outSize
 			copyIn := func() error { return s.in.CopyFromHostAsync(0, s.stageIn.Bytes()[:inN], pl.copyIn) }
-			if srcReg != nil && pl.input(i, c, inSize).direct {
+			if srcReg != nil && pl.input(i, c, inSize, e.directCopyMin).direct {
 				copyIn = func() error { return pl.inputs[i].copy(s, srcBytes, pl.copyIn) }
 			} else {
 				c.Gather(s.stageIn.Bytes(), srcBytes, inSize)
@@ -362,9 +362,9 @@ func (in *chunkInput) copy(s *slot, src []byte, st *Stream) error {
 }
 
 // input returns chunk i's chunkInput, sorting its runs on first use.
-func (pl *pipeline) input(i int, c *chunk.Chunk, size int) *chunkInput {
+func (pl *pipeline) input(i int, c *chunk.Chunk, size, minDirect int) *chunkInput {
 	if pl.inputs[i] == nil {
-		in := newChunkInput(c, size, minDirectCopy)
+		in := newChunkInput(c, size, minDirect)
 		pl.inputs[i] = &in
 	}
 	return pl.inputs[i]

@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -174,7 +175,8 @@ func registeredNow(d *Device, b []byte) (covered, idle bool) {
 // arrays (rows of 21 elements: no run is aligned), three times on one
 // engine that registers arrays of any size: the first run copies through
 // staging, the second registers src and dst, the third finds them in the
-// cache. Every run must give the CPU engine's bits, leave the bytes around
+// cache; with every input run copied straight from src, only the longer
+// ones, and none. Every run must give the CPU engine's bits, leave the bytes around
 // dst untouched and record a well-ordered timeline; src and dst must be
 // registered from the second run on (so that it is the registered path
 // that is tested), no registration in use after a run, and none left
@@ -197,30 +199,40 @@ func TestEngineRegistered(t *testing.T) {
 		c.Input = src
 		out, _ := nd.New(p.Out, p.FullShape()...)
 		dst, dstBacking := inBacking(out, 3+i%4)
-		var timeline chunk.Timeline
-		e, err := newFn(p, EngineOptions{PieceBytes: smallPieces, Timeline: &timeline})
-		if err != nil {
-			t.Fatal(err)
-		}
-		e.registerMin = 1
-		n, _ := pieces(e)
-		for run := range 3 {
-			timeline.Reset()
-			guard(dstBacking.Bytes())
-			if err := e.Execute(context.Background(), dst, src); err != nil {
-				t.Fatalf("%s, run %d: %v", c.Name, run, err)
+		// Every input run copied straight from src, those of 64 bytes
+		// or more (float32 rows, not uint8 ones), and none (each chunk's
+		// input gathered into staging, its output still straight to dst).
+		for _, directMin := range []int{1, 64, math.MaxInt} {
+			name := fmt.Sprintf("%s, runs of %d bytes or more straight", c.Name, directMin)
+			var timeline chunk.Timeline
+			e, err := newFn(p, EngineOptions{PieceBytes: smallPieces, Timeline: &timeline})
+			if err != nil {
+				t.Fatal(err)
 			}
-			if msg := gputest.SameBitsAsCPU(c, method, dst); msg != "" {
-				t.Errorf("%s, run %d (%d chunks): %s", c.Name, run, n, msg)
+			e.registerMin, e.directCopyMin = 1, directMin
+			n, _ := pieces(e)
+			for run := range 3 {
+				timeline.Reset()
+				guard(dstBacking.Bytes())
+				if err := e.Execute(context.Background(), dst, src); err != nil {
+					t.Fatalf("%s, run %d: %v", name, run, err)
+				}
+				if msg := gputest.SameBitsAsCPU(c, method, dst); msg != "" {
+					t.Errorf("%s, run %d (%d chunks): %s", name, run, n, msg)
+				}
+				if !guarded(dstBacking, dst) {
+					t.Errorf("%s, run %d: bytes around the output changed", name, run)
+				}
+				gputest.CheckTimeline(t, name, timeline.Spans(), n)
+				srcIn, idle := registeredNow(d, src.Bytes())
+				dstIn, _ := registeredNow(d, dst.Bytes())
+				if run > 0 && (!srcIn || !dstIn) || !idle {
+					t.Errorf("%s, run %d: src registered %v, dst %v, all idle %v", name, run, srcIn, dstIn, idle)
+				}
 			}
-			if !guarded(dstBacking, dst) {
-				t.Errorf("%s, run %d: bytes around the output changed", c.Name, run)
-			}
-			gputest.CheckTimeline(t, c.Name, timeline.Spans(), n)
-			srcIn, idle := registeredNow(d, src.Bytes())
-			dstIn, _ := registeredNow(d, dst.Bytes())
-			if run > 0 && (!srcIn || !dstIn) || !idle {
-				t.Errorf("%s, run %d: src registered %v, dst %v, all idle %v", c.Name, run, srcIn, dstIn, idle)
+			e.Close()
+			if srcIn, _ := registeredNow(d, src.Bytes()); srcIn {
+				t.Errorf("%s: src still registered after Close", name)
 			}
 		}
 		staged, err := newFn(p, EngineOptions{PieceBytes: smallPieces, Staging: true})
@@ -232,10 +244,6 @@ func TestEngineRegistered(t *testing.T) {
 			t.Errorf("%s: the staging path gives other bytes (%v)", c.Name, err)
 		}
 		staged.Close()
-		e.Close()
-		if srcIn, _ := registeredNow(d, src.Bytes()); srcIn {
-			t.Errorf("%s: src still registered after Close", c.Name)
-		}
 	}
 	rng := rand.New(rand.NewPCG(16, 8))
 	spec := nd.Spec{Shape: []int{40, 21}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 5, 3)}, Border: nd.Mirror}
