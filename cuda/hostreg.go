@@ -94,6 +94,7 @@ type hostRegs struct {
 	entries   []*hostReg // least recently used first
 	bytes     int64
 	sightings []sighting // newest last
+	failed    error      // the last registration refused, for tests and debugging
 }
 
 // hostReg is one registered range, [lo, hi), page-aligned.
@@ -276,6 +277,7 @@ func (h *hostRegs) register(lo, hi uintptr, data any) (r *hostReg, retry bool) {
 		}
 	}
 	if err := h.locker.lockPages(r.lo, int(r.size())); err != nil {
+		h.failed = err
 		return nil, false
 	}
 	h.entries = append(h.entries, r)

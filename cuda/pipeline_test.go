@@ -159,14 +159,15 @@ func guarded(backing, view nd.Array) bool {
 }
 
 // registeredNow reports whether the device has a registration covering b,
-// and that no registration is in use.
-func registeredNow(d *Device, b []byte) (covered, idle bool) {
+// whether no registration is in use, and the last registration the
+// driver refused (why an array that should be registered is not).
+func registeredNow(d *Device, b []byte) (covered, idle bool, failed error) {
 	h := d.hostRegs
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	lo, hi := byteRange(b)
 	idle = !slices.ContainsFunc(h.entries, func(r *hostReg) bool { return r.inUse != 0 })
-	return h.find(lo, hi) != nil, idle
+	return h.find(lo, hi) != nil, idle, h.failed
 }
 
 // TestEngineRegistered runs the pipeline cases (every border and output
@@ -224,14 +225,14 @@ func TestEngineRegistered(t *testing.T) {
 					t.Errorf("%s, run %d: bytes around the output changed", name, run)
 				}
 				gputest.CheckTimeline(t, name, timeline.Spans(), n)
-				srcIn, idle := registeredNow(d, src.Bytes())
-				dstIn, _ := registeredNow(d, dst.Bytes())
+				srcIn, idle, _ := registeredNow(d, src.Bytes())
+				dstIn, _, failed := registeredNow(d, dst.Bytes())
 				if run > 0 && (!srcIn || !dstIn) || !idle {
-					t.Errorf("%s, run %d: src registered %v, dst %v, all idle %v", name, run, srcIn, dstIn, idle)
+					t.Errorf("%s, run %d: src registered %v, dst %v, all idle %v (the last registration refused: %v)", name, run, srcIn, dstIn, idle, failed)
 				}
 			}
 			e.Close()
-			if srcIn, _ := registeredNow(d, src.Bytes()); srcIn {
+			if srcIn, _, _ := registeredNow(d, src.Bytes()); srcIn {
 				t.Errorf("%s: src still registered after Close", name)
 			}
 		}
@@ -256,7 +257,7 @@ func TestEngineRegistered(t *testing.T) {
 		}
 		return e, err
 	})
-	if srcIn, idle := registeredNow(d, src.Bytes()); srcIn || !idle {
+	if srcIn, idle, _ := registeredNow(d, src.Bytes()); srcIn || !idle {
 		t.Errorf("after the cancelled engine's Close: src registered %v, all idle %v", srcIn, idle)
 	}
 }
@@ -305,10 +306,10 @@ func TestEngineRegisteredTransfers(t *testing.T) {
 		path := "staging"
 		if !staging {
 			path = "registered"
-			srcIn, _ := registeredNow(d, c.Input.Bytes())
-			dstIn, _ := registeredNow(d, got.Bytes())
+			srcIn, _, _ := registeredNow(d, c.Input.Bytes())
+			dstIn, _, failed := registeredNow(d, got.Bytes())
 			if !srcIn || !dstIn {
-				t.Errorf("after warming up: src registered %v, dst %v", srcIn, dstIn)
+				t.Errorf("after warming up: src registered %v, dst %v (the last registration refused: %v)", srcIn, dstIn, failed)
 			}
 		}
 		if msg := gputest.SameBitsAsCPU(c, "separable", got); msg != "" {
