@@ -198,8 +198,8 @@ func TestHostRegsFailure(t *testing.T) {
 				t.Errorf("%s: registered", tc.name)
 			}
 		}
-		if f.locks != 1 {
-			t.Errorf("%s: %d attempts, want 1", tc.name, f.locks)
+		if f.locks != 1 || h.failed == nil {
+			t.Errorf("%s: %d attempts, want 1; the refusal kept: %v", tc.name, f.locks, h.failed)
 		}
 	}
 }
