@@ -36,7 +36,12 @@ import (
 //     pages, and were the object freed, the runtime could release its
 //     pages to the OS (MADV_DONTNEED) and later place another object at
 //     the same addresses on fresh pages, which a registration kept by
-//     address would then copy stale bytes to and from. While the arrays
+//     address would then copy stale bytes to and from — and so would
+//     every other copy in the process from those addresses (Upload, a
+//     synchronous copy), since the driver looks its pinned pages up by
+//     address. Unregistering when the GC frees an array (a cleanup) would
+//     come too late: the cleanup runs after the memory may be reused.
+//     While the arrays
 //     live, their pages are never released (Go neither moves heap objects
 //     nor returns pages holding live ones), so any array inside a
 //     registered range — a view of a registered array, or another object
@@ -46,6 +51,12 @@ import (
 //     arrays, memory-mapped files) is never registered: nothing here can
 //     keep it mapped, and freed and mapped again at the same address it
 //     would be exactly the stale case above.
+//
+// Registrations are of whole pages, and the driver refuses one that
+// overlaps another, so a range overlapping registered ones is registered
+// as their union (views of one buffer; an input and an output sharing a
+// page), and acquire registers all of an execution's arrays before it
+// holds any.
 //
 // Copies from registered memory are asynchronous; the pipeline holds a
 // registration (inUse) until its streams are synchronized, and the arrays
