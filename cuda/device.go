@@ -211,8 +211,9 @@ type Device struct {
 	life   sync.RWMutex // shared by every operation, exclusive for the last Close
 	closed bool
 
-	pool    *Pool
-	modules moduleCache
+	pool     *Pool
+	modules  moduleCache
+	hostRegs *hostRegs // registered host memory, shared by the engines
 }
 
 // registry holds the one Device per ordinal, with its count of Opens.
@@ -253,18 +254,21 @@ func openDevice(index int) (*Device, error) {
 	}
 	d := &Device{index: index, dev: dev, ctx: ctx, info: info}
 	d.pool = &Pool{dev: d, limit: info.TotalMemory / 4}
+	d.hostRegs = newHostRegs(d)
 	return d, nil
 }
 
 // Close balances one Open. The last Close unloads the cached modules,
-// frees the pool's memory and releases the primary context: buffers still
+// frees the pool's memory, unregisters the host memory the engines
+// registered and releases the primary context: buffers still
 // allocated on the device go with it, and every later call on d returns
 // ErrClosed. Closing more often than opening does nothing.
 func (d *Device) Close() error { return registry.Close(d.index, d, d.release) }
 
 // release is the last Close's.
 func (d *Device) release() error {
-	d.life.Lock() // waits for the operations in flight
+	registered := d.hostRegs.drain() // before life: registering holds the cache's lock inside do
+	d.life.Lock()                    // waits for the operations in flight
 	defer d.life.Unlock()
 	d.closed = true
 	runtime.LockOSThread()
@@ -278,6 +282,9 @@ func (d *Device) release() error {
 		}
 		for _, p := range d.pool.drain() {
 			errs = append(errs, cuMemFree(p))
+		}
+		for _, addr := range registered {
+			errs = append(errs, cuMemHostUnregister(addr))
 		}
 	}
 	errs = append(errs, cuDevicePrimaryCtxRelease(d.dev))

@@ -88,7 +88,14 @@
 // the copy's event (Stream.WaitEvent), copied out on a third stream after
 // the kernels' event, three chunks in flight — so that chunk i+1 is copied
 // in and chunk i−1 copied out while chunk i computes — and equal bit for
-// bit to the whole problem. EngineOptions.Timeline records each chunk's
+// bit to the whole problem. An array Execute sees a second time is
+// registered (cuMemHostRegister) and from then on copied straight from and
+// to the caller's memory, with no copy on the host: each device keeps a
+// cache of registrations, bounded in bytes and evicted least recently
+// used, that holds the arrays alive and is released as the engines close;
+// only Go heap memory is registered, and any failure keeps an array on the
+// staging path (hostreg.go says why it is sound). EngineOptions.Staging
+// keeps every array there. EngineOptions.Timeline records each chunk's
 // stages by CUDA events; MeasureTransfers measures the pinned transfer
 // rates they are held against.
 //

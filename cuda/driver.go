@@ -41,6 +41,8 @@ type driverEntryPoints struct {
 	cuMemsetD8Async           uintptr // CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, CUstream s)
 	cuMemHostAlloc            uintptr // CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 	cuMemFreeHost             uintptr // CUresult cuMemFreeHost(void *p)
+	cuMemHostRegister         uintptr // CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+	cuMemHostUnregister       uintptr // CUresult cuMemHostUnregister(void *p)
 	cuStreamCreate            uintptr // CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	cuStreamSynchronize       uintptr // CUresult cuStreamSynchronize(CUstream hStream)
 	cuStreamDestroy           uintptr // CUresult cuStreamDestroy_v2(CUstream hStream)
@@ -93,6 +95,8 @@ func driverSymbols() []dynlib.Symbol {
 		{"cuMemsetD8Async", &drv.cuMemsetD8Async},
 		{"cuMemHostAlloc", &drv.cuMemHostAlloc},
 		{"cuMemFreeHost", &drv.cuMemFreeHost},
+		{"cuMemHostRegister_v2", &drv.cuMemHostRegister},
+		{"cuMemHostUnregister", &drv.cuMemHostUnregister},
 		{"cuStreamCreate", &drv.cuStreamCreate},
 		{"cuStreamSynchronize", &drv.cuStreamSynchronize},
 		{"cuStreamDestroy_v2", &drv.cuStreamDestroy},
@@ -323,6 +327,18 @@ func cuMemHostAlloc(n int) (unsafe.Pointer, error) {
 
 func cuMemFreeHost(p unsafe.Pointer) error {
 	return check("cuMemFreeHost", ccall(drv.cuMemFreeHost, uintptr(p)))
+}
+
+// cuMemHostRegister page-locks n bytes of ordinary host memory at addr
+// for this context's copies (flags 0: not portable, not mapped, read and
+// written). The memory is the caller's, passed as an address: the caller
+// keeps it alive and mapped until cuMemHostUnregister.
+func cuMemHostRegister(addr uintptr, n int) error {
+	return check("cuMemHostRegister", ccall(drv.cuMemHostRegister, addr, uintptr(n), 0))
+}
+
+func cuMemHostUnregister(addr uintptr) error {
+	return check("cuMemHostUnregister", ccall(drv.cuMemHostUnregister, addr))
 }
 
 func cuStreamCreate(flags int) (uintptr, error) {

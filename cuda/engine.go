@@ -33,6 +33,11 @@ type EngineOptions struct {
 	// Timeline, when set, receives each execution's copies and kernels,
 	// chunk by chunk, timed by CUDA events.
 	Timeline *chunk.Timeline
+	// Staging copies every execution's data through the pipeline's
+	// pinned staging, never registering the caller's arrays for direct
+	// copies (cuMemHostRegister; see Execute): to compare the two paths,
+	// or to leave the caller's memory pageable.
+	Staging bool
 }
 
 // maxStaticShared is the static shared memory a tile may declare: CUDA
@@ -45,8 +50,9 @@ const maxStaticShared = 48 << 10
 const maxParamTapBytes = 30 << 10
 
 // Engine executes one normalised problem with one method's kernel family:
-// data in host memory through a pipeline of pinned staging buffers and
-// streams, or device arrays directly. It keeps its compiled kernels, their
+// data in host memory through a pipeline of streams (copied through
+// pinned staging buffers, or straight from and to arrays it has
+// registered), or device arrays directly. It keeps its compiled kernels, their
 // parameters on the device and its staging memory between executions; one
 // execution runs at a time.
 type Engine struct {
@@ -54,6 +60,9 @@ type Engine struct {
 	p      *nd.Problem
 	opt    EngineOptions
 	method method
+
+	registerMin   int // the smallest array Execute registers, in bytes
+	directCopyMin int // the shortest input run copied straight from registered memory
 
 	mu     sync.Mutex
 	stream *Stream         // the kernels' stream
@@ -136,10 +145,12 @@ func newEngine(p *nd.Problem, opt EngineOptions, m method) (*Engine, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Engine{dev: dev, p: p, opt: opt, method: m}, nil
+	return &Engine{dev: dev, p: p, opt: opt, method: m,
+		registerMin: hostRegMinBytes, directCopyMin: minDirectCopy}, nil
 }
 
-// Close releases the pipeline, the prepared launches and the device.
+// Close releases the pipeline, the prepared launches, the host memory
+// registered for it that no other engine uses, and the device.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -149,6 +160,7 @@ func (e *Engine) Close() error {
 	}
 	errs = append(errs, e.pipe.close())
 	e.pipe = nil
+	errs = append(errs, e.dev.hostRegs.close(e))
 	if e.onDev != nil {
 		e.onDev.pr.free()
 		e.onDev = nil
@@ -171,7 +183,12 @@ func (e *Engine) Close() error {
 
 // Execute correlates host arrays through the pipeline (executePipelined):
 // in chunks when the problem is large or beyond the memory budget, each
-// chunk's transfers overlapping other chunks' kernels.
+// chunk's transfers overlapping other chunks' kernels. An array of 1 MiB
+// or more that Execute sees a second time (the same Go object, or a view
+// of one already registered) is page-locked (cuMemHostRegister) and
+// copied straight to and from the device from then on; the engine keeps
+// it alive and locked until Close, unless other arrays push it out
+// (hostreg.go). Memory outside the Go heap always goes through staging.
 func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	e.mu.Lock()
 	defer e.mu.Unlock()

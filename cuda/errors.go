@@ -49,6 +49,13 @@ const (
 	nvrtcCodeCompilation   = 6
 )
 
+// CUresult codes of registering host memory (cuMemHostRegister), which a
+// failure answers by copying through staging.
+const (
+	CodeHostMemoryAlreadyRegistered = 712
+	CodeHostMemoryNotRegistered     = 713
+)
+
 // IsOutOfMemory reports whether err is, or wraps, a CUDA out-of-memory
 // error, the one failure a caller can answer by working in smaller pieces.
 func IsOutOfMemory(err error) bool {
@@ -83,6 +90,9 @@ var knownResults = map[int][2]string{
 	803:                {"CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "system has unsupported display driver / cuda driver combination"},
 	804:                {"CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "forward compatibility was attempted on non supported HW"},
 	CodeUnknown:        {"CUDA_ERROR_UNKNOWN", "unknown error"},
+
+	CodeHostMemoryAlreadyRegistered: {"CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped"},
+	CodeHostMemoryNotRegistered:     {"CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region"},
 }
 
 // nvrtcResultNames mirrors nvrtc.h's nvrtcResult, for when

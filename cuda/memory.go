@@ -102,8 +102,9 @@ func (b *Buffer) CopyFromHost(off int, src []byte) error {
 
 // CopyFromHostAsync queues a copy of src to the buffer at off on stream s
 // (nil: the default stream). The copy overlaps other work only when src is
-// pinned (HostBuffer memory), which must then stay untouched until the
-// stream is synchronized; from ordinary Go memory the driver copies src out
+// pinned (HostBuffer memory, or memory the engine has registered: see
+// hostreg.go), which must then stay untouched and alive until the stream
+// is synchronized; from ordinary Go memory the driver copies src out
 // before returning.
 func (b *Buffer) CopyFromHostAsync(off int, src []byte, s *Stream) error {
 	return b.copyFromHost("CopyFromHostAsync", off, src, s, true)
@@ -127,8 +128,9 @@ func (b *Buffer) CopyToHost(dst []byte, off int) error {
 }
 
 // CopyToHostAsync queues a copy of len(dst) bytes at off into dst on
-// stream s. Into pinned memory it returns at once and dst is valid after
-// the stream is synchronized; into Go memory it returns when done.
+// stream s. Into pinned or registered memory it returns at once and dst
+// is valid (and must stay alive) until the stream is synchronized; into
+// other Go memory it returns when done.
 func (b *Buffer) CopyToHostAsync(dst []byte, off int, s *Stream) error {
 	return b.copyToHost("CopyToHostAsync", dst, off, s, true)
 }

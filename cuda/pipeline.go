@@ -3,6 +3,7 @@ package cuda
 import (
 	"context"
 	"errors"
+	"runtime"
 	"slices"
 	"time"
 
@@ -36,11 +37,13 @@ type pipeline struct {
 	slots           [pipelineDepth]slot
 	temps           [2]*Buffer
 	geometries      []geometry
-	origin          *Event // recorded before the first copy when timing
+	origin          *Event        // recorded before the first copy when timing
+	inputs          []*chunkInput // each chunk's copies from registered memory, once sorted
 }
 
 // slot holds one chunk in flight: its input and output on the device,
-// its pinned staging, and the events of its copies and kernels.
+// its pinned staging (for arrays that are not registered, and the short
+// runs of those that are), and the events of its copies and kernels.
 type slot struct {
 	in, out           *Buffer
 	stageIn, stageOut *HostBuffer
@@ -58,7 +61,7 @@ type geometry struct {
 // newPipeline creates the streams, events, slots and temporaries for the
 // chunks.
 func (e *Engine) newPipeline(chunks []chunk.Chunk) (pl *pipeline, err error) {
-	pl = &pipeline{}
+	pl = &pipeline{inputs: make([]*chunkInput, len(chunks))}
 	defer func() {
 		if err != nil {
 			pl.close()
@@ -180,10 +183,25 @@ func (pl *pipeline) close() error {
 // out while chunk i computes, and the host's copies run meanwhile. Chunks
 // compute in order on one stream, so one set of temporaries serves them
 // all.
+//
+// Where src or dst is registered (hostreg.go), its copies skip the host:
+// a chunk's input runs are copied straight from src (see chunkInput) and
+// its output straight into dst, so the copy engines run at the pinned
+// rate with nothing on the host in their way. The bits are the same
+// either way: the same bytes land in the same places.
 func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error {
 	pl, chunks := e.pipe, e.pieces
 	inSize, outSize := e.p.In.Size(), e.p.Out.Size()
 	srcBytes, dstBytes := src.Bytes(), dst.Bytes()
+	regs := e.registered(hostArray{src.Data, srcBytes}, hostArray{dst.Data, dstBytes})
+	srcReg, dstReg := regs[0], regs[1]
+	// Copies from and to the arrays are in flight until Run returns: after
+	// the last drain, or after Abort has synchronized the streams.
+	defer func() {
+		e.dev.hostRegs.release(regs...)
+		runtime.KeepAlive(src.Data)
+		runtime.KeepAlive(dst.Data)
+	}()
 	timing := e.opt.Timeline != nil
 	var spans []chunk.Span
 	if timing {
@@ -200,7 +218,16 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 				return err
 			}
 			inN, outN := c.InElems*inSize, c.OutElems*outSize
-			c.Gather(s.stageIn.Bytes(), srcBytes, inSize)
+			copyIn := func() error { return s.in.CopyFromHostAsync(0, s.stageIn.Bytes()[:inN], pl.copyIn) }
+			if srcReg != nil && pl.input(i, c, inSize, e.directCopyMin).direct {
+				copyIn = func() error { return pl.inputs[i].copy(s, srcBytes, pl.copyIn) }
+			} else {
+				c.Gather(s.stageIn.Bytes(), srcBytes, inSize)
+			}
+			outHost := s.stageOut.Bytes()[:outN]
+			if dstReg != nil {
+				outHost = dstBytes[c.OutOffset*outSize:][:outN]
+			}
 			// The start events only matter to the timeline.
 			record := func(ev int, st *Stream) error {
 				if !timing && (ev == copyInStart || ev == kernelStart || ev == copyOutStart) {
@@ -208,10 +235,7 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 				}
 				return s.events[ev].Record(st)
 			}
-			err = errors.Join(
-				record(copyInStart, pl.copyIn),
-				s.in.CopyFromHostAsync(0, s.stageIn.Bytes()[:inN], pl.copyIn),
-				record(copyInEnd, pl.copyIn))
+			err = errors.Join(record(copyInStart, pl.copyIn), copyIn(), record(copyInEnd, pl.copyIn))
 			if err == nil {
 				err = e.stream.WaitEvent(s.events[copyInEnd])
 			}
@@ -224,7 +248,7 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 			if err == nil {
 				err = errors.Join(
 					record(copyOutStart, pl.copyOut),
-					s.out.CopyToHostAsync(s.stageOut.Bytes()[:outN], 0, pl.copyOut),
+					s.out.CopyToHostAsync(outHost, 0, pl.copyOut),
 					record(copyOutEnd, pl.copyOut))
 			}
 			return err
@@ -234,8 +258,10 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 			if err := s.events[copyOutEnd].Synchronize(); err != nil {
 				return err
 			}
-			n := c.OutElems * outSize
-			chunk.Copy(dstBytes[c.OutOffset*outSize:][:n], s.stageOut.Bytes()[:n])
+			if dstReg == nil {
+				n := c.OutElems * outSize
+				chunk.Copy(dstBytes[c.OutOffset*outSize:][:n], s.stageOut.Bytes()[:n])
+			}
 			if timing {
 				spans = append(spans, pl.spans(s, i)...)
 			}
@@ -251,6 +277,97 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 		e.opt.Timeline.Add(spans...)
 	}
 	return err
+}
+
+// registered returns the registrations covering arrays for this
+// execution (acquired: the caller releases them), nil for each array that
+// goes through staging: all of them under EngineOptions.Staging, and
+// those below the engine's registerMin.
+func (e *Engine) registered(arrays ...hostArray) []*hostReg {
+	for i := range arrays {
+		if e.opt.Staging || len(arrays[i].b) < e.registerMin {
+			arrays[i].b = nil
+		}
+	}
+	return e.dev.hostRegs.acquire(e, arrays...)
+}
+
+// A chunk's input copied from registered memory is its runs (chunk.Runs)
+// copied straight from the caller's array, but for runs shorter than
+// minDirectCopy: each copy costs microseconds of driver time and a DMA
+// setup, more than the host takes to copy a short run, so short runs —
+// the single rows a border maps at a chunk's edge — are gathered into the
+// slot's staging at their place and copied from there, consecutive ones
+// as one copy. A chunk with more than maxGathered bytes of short runs or
+// more than maxChunkCopies copies goes through staging whole, gathered on
+// all the cores.
+const (
+	minDirectCopy  = 32 << 10
+	maxGathered    = 1 << 20
+	maxChunkCopies = 64
+)
+
+// byteRun is n bytes from offset from to offset to.
+type byteRun struct{ from, to, n int }
+
+// chunkInput is how one chunk's input is copied from registered memory.
+type chunkInput struct {
+	direct  bool      // false: through staging whole
+	copies  []byteRun // from the caller's array to the device
+	gathers []byteRun // from the caller's array into staging
+	staged  []byteRun // from staging to the device (from = to)
+}
+
+// newChunkInput sorts chunk c's runs (elements of size bytes) into copies
+// of minDirect bytes or more and gathers.
+func newChunkInput(c *chunk.Chunk, size, minDirect int) chunkInput {
+	var in chunkInput
+	gathered := 0
+	c.Runs(func(from, to, n int) {
+		r := byteRun{from * size, to * size, n * size}
+		if r.n >= minDirect {
+			in.copies = append(in.copies, r)
+			return
+		}
+		in.gathers = append(in.gathers, r)
+		gathered += r.n
+		if k := len(in.staged) - 1; k >= 0 && in.staged[k].to+in.staged[k].n == r.to {
+			in.staged[k].n += r.n
+		} else {
+			in.staged = append(in.staged, byteRun{r.to, r.to, r.n})
+		}
+	})
+	in.direct = gathered <= maxGathered && len(in.copies)+len(in.staged) <= maxChunkCopies
+	return in
+}
+
+// copy gathers the short runs into slot s's staging and queues the
+// chunk's copies on stream st.
+func (in *chunkInput) copy(s *slot, src []byte, st *Stream) error {
+	stage := s.stageIn.Bytes()
+	for _, r := range in.gathers {
+		copy(stage[r.to:r.to+r.n], src[r.from:r.from+r.n])
+	}
+	for _, r := range in.copies {
+		if err := s.in.CopyFromHostAsync(r.to, src[r.from:r.from+r.n], st); err != nil {
+			return err
+		}
+	}
+	for _, r := range in.staged {
+		if err := s.in.CopyFromHostAsync(r.to, stage[r.from:r.from+r.n], st); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// input returns chunk i's chunkInput, sorting its runs on first use.
+func (pl *pipeline) input(i int, c *chunk.Chunk, size, minDirect int) *chunkInput {
+	if pl.inputs[i] == nil {
+		in := newChunkInput(c, size, minDirect)
+		pl.inputs[i] = &in
+	}
+	return pl.inputs[i]
 }
 
 // spans reads a drained slot's events, chunk i's, against the origin: its

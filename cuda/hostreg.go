@@ -1,0 +1,350 @@
+package cuda
+
+import (
+	"errors"
+	"os"
+	"runtime"
+	"slices"
+	"sync"
+	"unsafe"
+	"weak"
+)
+
+// Registered host memory. cuMemHostRegister page-locks memory the caller
+// allocated, so that the copy engines read and write it directly, at the
+// pinned rate, with no copy through staging on the host. Pinning costs
+// time (the kernel faults in and locks every page: milliseconds per ten
+// megabytes) and holds memory the OS can no longer move or swap, so a
+// device keeps a small cache of registrations (hostRegs), bounded in
+// bytes, that the engines' pipelines share.
+//
+// What is registered, and why it stays valid:
+//
+//   - Only memory of the Go heap (goHeap), and only on reuse: an array is
+//     registered the second time the same object is executed (a weak
+//     pointer from the first sighting tells the same object from a new one
+//     at a recycled address). A single execution gains nothing from
+//     registering: the pages are touched once either way, and pinning them
+//     costs about what gathering them into staging does, before any copy
+//     can start instead of overlapped with the copies; every execution
+//     after the first gains the whole host copy. Large arrays get no
+//     exception: they are where pinning costs most and a single use gains
+//     least.
+//   - A registration holds the arrays whose pages it covers (keep), so the
+//     GC cannot free them while it exists. That is what makes the cache's
+//     key, the address range, sound: cuMemHostRegister locks physical
+//     pages, and were the object freed, the runtime could release its
+//     pages to the OS (MADV_DONTNEED) and later place another object at
+//     the same addresses on fresh pages, which a registration kept by
+//     address would then copy stale bytes to and from — and so would
+//     every other copy in the process from those addresses (Upload, a
+//     synchronous copy), since the driver looks its pinned pages up by
+//     address. Unregistering when the GC frees an array (a cleanup) would
+//     come too late: the cleanup runs after the memory may be reused.
+//     While the arrays
+//     live, their pages are never released (Go neither moves heap objects
+//     nor returns pages holding live ones), so any array inside a
+//     registered range — a view of a registered array, or another object
+//     on a page a registered array shares — lies on the same locked pages,
+//     and the registration serves it.
+//   - Memory outside the Go heap (C memory through the C API, numpy
+//     arrays, memory-mapped files) is never registered: nothing here can
+//     keep it mapped, and freed and mapped again at the same address it
+//     would be exactly the stale case above.
+//
+// Registrations are of whole pages, and the driver refuses one that
+// overlaps another, so a range overlapping registered ones is registered
+// as their union (views of one buffer; an input and an output sharing a
+// page), and acquire registers all of an execution's arrays before it
+// holds any.
+//
+// Copies from registered memory are asynchronous; the pipeline holds a
+// registration (inUse) until its streams are synchronized, and the arrays
+// stay alive meanwhile both through keep and through the pipeline's
+// runtime.KeepAlive. Any failure to register — the range already
+// registered elsewhere (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED), the
+// driver refusing, no room under the limit — leaves the array on the
+// staging path, never an error to the caller.
+
+// hostRegMinBytes is the smallest array the pipeline offers for
+// registration: below it, staging copies take microseconds and a
+// registration would cost more driver calls than it saves.
+const hostRegMinBytes = 1 << 20
+
+// hostRegLimit bounds the bytes a device keeps registered (and so holds
+// alive) at once; registering more evicts the least recently used.
+const hostRegLimit = 2 << 30
+
+// maxSightings is how many arrays seen once a device remembers, waiting
+// for their second execution.
+const maxSightings = 16
+
+// pageLocker page-locks host memory for a device's copies: the Device
+// (cuMemHostRegister, cuMemHostUnregister), or a fake in tests.
+type pageLocker interface {
+	lockPages(addr uintptr, n int) error
+	unlockPages(addr uintptr) error
+}
+
+func (d *Device) lockPages(addr uintptr, n int) error {
+	return d.do(func() error { return cuMemHostRegister(addr, n) })
+}
+
+func (d *Device) unlockPages(addr uintptr) error {
+	return d.do(func() error { return cuMemHostUnregister(addr) })
+}
+
+// hostRegs is a device's cache of registered host memory, shared by its
+// engines: disjoint page-aligned ranges, each registered once.
+type hostRegs struct {
+	locker pageLocker
+	limit  int64   // bytes registered at most
+	page   uintptr // the OS page size, a power of two
+
+	mu        sync.Mutex
+	entries   []*hostReg // least recently used first
+	bytes     int64
+	sightings []sighting // newest last
+	failed    error      // the last registration refused, for tests and debugging
+}
+
+// hostReg is one registered range, [lo, hi), page-aligned.
+type hostReg struct {
+	lo, hi uintptr
+	keep   []any            // the arrays whose pages these are, held alive
+	owners map[any]struct{} // the engines that used it, until they close
+	inUse  int              // executions with copies from or to it in flight
+}
+
+func (r *hostReg) size() int64 { return int64(r.hi - r.lo) }
+
+// sighting is an array executed once, not registered: its range and a
+// weak pointer to its first byte, which tells the same object seen again
+// from another at the same addresses.
+type sighting struct {
+	lo, hi  uintptr
+	obj     weak.Pointer[byte]
+	refused bool // registering it failed: not tried again while it lives
+}
+
+func newHostRegs(locker pageLocker) *hostRegs {
+	return &hostRegs{locker: locker, limit: hostRegLimit, page: uintptr(os.Getpagesize())}
+}
+
+// hostArray is an array offered to acquire: its data (what a
+// registration holds alive) and its bytes; no bytes, none offered.
+type hostArray struct {
+	data any
+	b    []byte
+}
+
+// acquire returns the registrations covering arrays, for owner's
+// execution, registering those seen for the second time; a nil one means
+// copy that array through staging. The registrations returned are held
+// until release.
+func (h *hostRegs) acquire(owner any, arrays ...hostArray) []*hostReg {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	// Register all, then hold: registering one array may merge another's
+	// registration, still idle, into its own.
+	for _, a := range arrays {
+		if len(a.b) > 0 {
+			h.registerOnReuse(a)
+		}
+	}
+	regs := make([]*hostReg, len(arrays))
+	for i, a := range arrays {
+		if len(a.b) == 0 {
+			continue
+		}
+		lo, hi := byteRange(a.b)
+		if r := h.find(lo, hi); r != nil {
+			h.touch(r)
+			r.inUse++
+			r.owners[owner] = struct{}{}
+			regs[i] = r
+		}
+	}
+	return regs
+}
+
+// registerOnReuse registers a if it is not and this is its second
+// sighting.
+func (h *hostRegs) registerOnReuse(a hostArray) {
+	lo, hi := byteRange(a.b)
+	if h.find(lo, hi) != nil {
+		return
+	}
+	s := h.sighting(unsafe.Pointer(&a.b[0]), lo, hi)
+	if s == nil || s.refused {
+		return
+	}
+	if r, retry := h.register(lo, hi, a.data); r == nil {
+		s.refused = !retry
+		return
+	}
+	h.sightings = slices.DeleteFunc(h.sightings, func(t sighting) bool { return t.lo == lo && t.hi == hi })
+}
+
+// byteRange is the addresses of b, not empty: [lo, hi).
+func byteRange(b []byte) (lo, hi uintptr) {
+	lo = uintptr(unsafe.Pointer(&b[0]))
+	return lo, lo + uintptr(len(b))
+}
+
+// release ends an execution's use of registrations from acquire (nil ones
+// are skipped), once nothing is in flight from or to them.
+func (h *hostRegs) release(rs ...*hostReg) {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	for _, r := range rs {
+		if r != nil {
+			r.inUse--
+		}
+	}
+}
+
+// find returns the registration containing [lo, hi), or nil.
+func (h *hostRegs) find(lo, hi uintptr) *hostReg {
+	for _, r := range h.entries {
+		if r.lo <= lo && hi <= r.hi {
+			return r
+		}
+	}
+	return nil
+}
+
+// touch makes r the most recently used.
+func (h *hostRegs) touch(r *hostReg) {
+	if i := slices.Index(h.entries, r); i >= 0 {
+		h.entries = append(slices.Delete(h.entries, i, i+1), r)
+	}
+}
+
+// sighting returns the sighting of the live object at [lo, hi) when it
+// was seen before; else it records this one (Go heap memory only) and
+// returns nil.
+func (h *hostRegs) sighting(first unsafe.Pointer, lo, hi uintptr) *sighting {
+	for i := range h.sightings {
+		s := &h.sightings[i]
+		if s.lo == lo && s.hi == hi {
+			if s.obj.Value() != nil { // the same object: two live objects never share an address
+				return s
+			}
+			h.sightings = slices.Delete(h.sightings, i, i+1) // another object, since freed
+			break
+		}
+	}
+	if !goHeap(first) {
+		return nil
+	}
+	if len(h.sightings) == maxSightings {
+		h.sightings = slices.Delete(h.sightings, 0, 1)
+	}
+	h.sightings = append(h.sightings, sighting{lo: lo, hi: hi, obj: weak.Make((*byte)(first))})
+	return nil
+}
+
+// register page-locks the pages of [lo, hi), merged with the
+// registrations they overlap (cuMemHostRegister refuses a range that
+// overlaps a registered one), evicting the least recently used idle ones
+// to stay within the limit. It returns nil and whether trying again later
+// may succeed (a registration in use was in the way, or no room yet) when
+// it does not register.
+func (h *hostRegs) register(lo, hi uintptr, data any) (r *hostReg, retry bool) {
+	r = &hostReg{lo: lo &^ (h.page - 1), hi: (hi + h.page - 1) &^ (h.page - 1), keep: []any{data}, owners: map[any]struct{}{}}
+	var merged []*hostReg
+	for grown := true; grown; {
+		grown = false
+		for _, e := range h.entries {
+			if e.lo < r.hi && r.lo < e.hi && !slices.Contains(merged, e) {
+				if e.inUse > 0 {
+					return nil, true
+				}
+				merged = append(merged, e)
+				r.lo, r.hi, grown = min(r.lo, e.lo), max(r.hi, e.hi), true
+			}
+		}
+	}
+	need := r.size()
+	for _, e := range merged {
+		need -= e.size()
+	}
+	if r.size() > h.limit {
+		return nil, false
+	}
+	for h.bytes+need > h.limit {
+		i := slices.IndexFunc(h.entries, func(e *hostReg) bool { return e.inUse == 0 && !slices.Contains(merged, e) })
+		if i < 0 {
+			return nil, true
+		}
+		h.drop(h.entries[i])
+	}
+	for _, e := range merged {
+		h.drop(e)
+		r.keep = append(r.keep, e.keep...)
+		for o := range e.owners {
+			r.owners[o] = struct{}{}
+		}
+	}
+	if err := h.locker.lockPages(r.lo, int(r.size())); err != nil {
+		h.failed = err
+		return nil, false
+	}
+	h.entries = append(h.entries, r)
+	h.bytes += r.size()
+	return r, false
+}
+
+// drop unregisters r and forgets it. An error leaves the pages locked
+// until the context goes; nothing copies through r again.
+func (h *hostRegs) drop(r *hostReg) error {
+	h.entries = slices.DeleteFunc(h.entries, func(e *hostReg) bool { return e == r })
+	h.bytes -= r.size()
+	return h.locker.unlockPages(r.lo)
+}
+
+// close forgets owner (an engine being closed): the registrations no
+// other engine has used are unregistered, and the arrays they held are
+// the GC's again.
+func (h *hostRegs) close(owner any) error {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var errs []error
+	for _, r := range slices.Clone(h.entries) {
+		delete(r.owners, owner)
+		if len(r.owners) == 0 && r.inUse == 0 {
+			errs = append(errs, h.drop(r))
+		}
+	}
+	return errors.Join(errs...)
+}
+
+// drain forgets every registration and returns their addresses, for the
+// device's last Close to unregister.
+func (h *hostRegs) drain() []uintptr {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	var addrs []uintptr
+	for _, r := range h.entries {
+		addrs = append(addrs, r.lo)
+	}
+	h.entries, h.bytes, h.sightings = nil, 0, nil
+	return addrs
+}
+
+// goHeap reports whether p points into an object of the Go heap.
+// runtime.AddCleanup finds the object p is in and panics where there is
+// none (C memory, a memory-mapped file, a goroutine's stack), and returns
+// the zero Cleanup for memory the linker allocated; the cleanup, never
+// meant to run, is stopped at once.
+func goHeap(p unsafe.Pointer) (ok bool) {
+	defer func() {
+		if recover() != nil {
+			ok = false
+		}
+	}()
+	c := runtime.AddCleanup((*byte)(p), func(int) {}, 0)
+	c.Stop()
+	return c != runtime.Cleanup{}
+}
