@@ -167,6 +167,10 @@ func (e *FFTEngine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) 
 // and kernel spectra, beside the input and output the slabs budget for.
 const fftBudget = 1 << 30
 
+// fftMaxBatch, when positive, caps the blocks per batch: the tests' way
+// to run partial batches on small problems.
+var fftMaxBatch = 0
+
 // maxFFTStates bounds the block shapes whose buffers an engine keeps (the
 // whole problem's, or the slabs' few geometries: first, middle, last).
 const maxFFTStates = 3
@@ -221,7 +225,7 @@ func stateKey(p *nd.Problem) string {
 func (m *fftMethod) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
 
 func (m *fftMethod) describe(e *Engine, p *nd.Problem) string {
-	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: true, Budget: fftBudget})
+	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: true, Budget: fftBudget, MaxBatch: fftMaxBatch})
 	if err != nil || f == nil {
 		return "cuFFT"
 	}
@@ -234,7 +238,7 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 	if s := m.states[key]; s != nil {
 		return s, nil
 	}
-	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: true, Budget: fftBudget})
+	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: true, Budget: fftBudget, MaxBatch: fftMaxBatch})
 	if err != nil || f == nil {
 		return nil, err
 	}
@@ -336,6 +340,16 @@ func launchGrid(e *Engine, fn *Function, total int64, args ...any) error {
 	return fn.Launch(grid, [3]uint32{kernels.GridLocal, 1, 1}, 0, e.stream, args...)
 }
 
+// launchRows launches fftconv.cl's gather or scatter over grid on the
+// engine's stream.
+func launchRows(e *Engine, fn *Function, grid kernels.FFTGrid, args ...any) error {
+	var groups, local [3]uint32
+	for i := range 3 {
+		groups[i], local[i] = uint32(grid.Groups[i]), uint32(grid.Local[i])
+	}
+	return fn.Launch(groups, local, 0, e.stream, args...)
+}
+
 func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*Buffer) (*prepared, error) {
 	pr := &prepared{}
 	if slices.Contains(p.OutShape, 0) {
@@ -351,7 +365,7 @@ func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*B
 		first, count := f.BatchBlocks(b)
 		n := int64(count)
 		pr.launches = append(pr.launches, func() error {
-			if err := launchGrid(e, s.gather, n*int64(f.BlockValues), in, s.blocks, s.geo, int64(first), n, f.CVal); err != nil {
+			if err := launchRows(e, s.gather, f.GatherGrid(count), in, s.blocks, s.geo, int64(first), n, f.CVal); err != nil {
 				return err
 			}
 			if err := s.forward.exec(s.blocks.Ptr(), s.spec.Ptr()); err != nil {
@@ -365,7 +379,7 @@ func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*B
 				if err := s.inverse.exec(s.pr.Ptr(), s.blocks.Ptr()); err != nil {
 					return err
 				}
-				if err := launchGrid(e, s.scatter, n*int64(f.Outputs), s.blocks, out, s.geo, int64(first), n, int64(k), bank); err != nil {
+				if err := launchRows(e, s.scatter, f.ScatterGrid(count), s.blocks, out, s.geo, int64(first), n, int64(k), bank); err != nil {
 					return err
 				}
 			}

@@ -75,6 +75,21 @@ func TestGPUFFTTable(t *testing.T) {
 	t.Logf("%d cases, cuFFT %d from %s", len(cases), cufftState.version, cufftState.path)
 }
 
+// TestGPUFFTRows runs gputest.FFTRowCases in batches of an odd count of
+// blocks that leave the last batch partial: within fftconv's bound of the
+// reference.
+func TestGPUFFTRows(t *testing.T) {
+	fftDevice(t)
+	failures := gputest.FFTRowFailures(func(c enginetest.Case, batch int) (nd.Array, error) {
+		fftMaxBatch = batch
+		defer func() { fftMaxBatch = 0 }()
+		return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, EngineOptions{}) })
+	})
+	for _, f := range failures {
+		t.Error(f)
+	}
+}
+
 // TestGPUFFTSlabs runs a problem larger than the memory budget: slab by
 // slab, each slab's blocks in batches.
 func TestGPUFFTSlabs(t *testing.T) {

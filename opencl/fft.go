@@ -367,12 +367,8 @@ func (e *FFTEngine) prepare() error {
 	}
 	// Each kernel's spectrum: its block through the forward transform,
 	// conjugated and scaled.
-	for _, k := range f.Kernels {
-		block := make([]float32, 2*len(k))
-		for i, v := range k {
-			block[2*i] = v
-		}
-		spec, err := e.dev.AllocCopy(nd.AsBytes(block))
+	for k := range f.Kernels {
+		spec, err := e.dev.AllocCopy(nd.AsBytes(f.KernelSlot(k)))
 		if err != nil {
 			return err
 		}
@@ -398,6 +394,20 @@ func (e *FFTEngine) prepare() error {
 func (e *FFTEngine) grid(k *Kernel, total int64, args ...any) error {
 	groups := kernels.GridGroups(total)
 	ev, err := k.Enqueue(e.queue, [3]int{groups * kernels.GridLocal, 1, 1}, [3]int{kernels.GridLocal, 1, 1}, args...)
+	if err != nil {
+		return err
+	}
+	e.events = append(e.events, ev)
+	return nil
+}
+
+// rows queues fftconv.cl's gather or scatter over grid.
+func (e *FFTEngine) rows(k *Kernel, grid kernels.FFTGrid, args ...any) error {
+	var global [3]int
+	for i, n := range grid.Groups {
+		global[i] = n * grid.Local[i]
+	}
+	ev, err := k.Enqueue(e.queue, global, grid.Local, args...)
 	if err != nil {
 		return err
 	}
@@ -451,7 +461,7 @@ func (e *FFTEngine) run(ctx context.Context, in, out *Buffer) error {
 		}
 		first, count := f.BatchBlocks(b)
 		n, slots := int64(count), f.Slots(count)
-		if err = e.grid(e.conv["fftconv_gather"], int64(slots*f.PerSlot*f.BlockValues), in, e.blocks, e.geo, int64(first), n, f.CVal); err != nil {
+		if err = e.rows(e.conv["fftconv_gather"], f.GatherGrid(count), in, e.blocks, e.geo, int64(first), n, f.CVal); err != nil {
 			break
 		}
 		if err = e.transform(e.blocks, slots, 0); err != nil {
@@ -465,7 +475,7 @@ func (e *FFTEngine) run(ctx context.Context, in, out *Buffer) error {
 			if err = e.transform(e.product, slots, 1); err != nil {
 				break
 			}
-			if err = e.grid(e.conv["fftconv_scatter"], n*int64(f.Outputs), e.product, out, e.geo, int64(first), n, int64(k), bank); err != nil {
+			if err = e.rows(e.conv["fftconv_scatter"], f.ScatterGrid(count), e.product, out, e.geo, int64(first), n, int64(k), bank); err != nil {
 				break
 			}
 		}
