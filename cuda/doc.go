@@ -94,4 +94,7 @@
 //
 // Setting NDCONV_CUDA_SYNC=1 makes every Launch wait for its kernel and
 // report the kernel's own faults against its name, for debugging.
+// NDCONV_CUDA_FFT_PAIRED=1 (or 0) makes the FFT method pair two real
+// blocks per complex cuFFT transform for every problem (or none), where
+// by default only 1-D problems do (pairedBlocks says why).
 package cuda

@@ -38,9 +38,10 @@ func FFTSupported(p *nd.Problem) error {
 
 // FFTEngine executes one problem by FFT convolution: internal/fftconv's
 // blocks, gathered and scattered by kernels/fftconv.cl (through NVRTC),
-// transformed by cuFFT's real-to-complex and complex-to-real plans (made
-// once per block shape, on the engine's stream, work areas from the
-// device's pool), batch by batch; slab by slab, as the other methods, when
+// transformed by cuFFT's plans (made once per block shape, on the engine's
+// stream, work areas from the device's pool: real-to-complex and back, or
+// complex-to-complex for two real blocks at once where pairedBlocks says
+// so), batch by batch; slab by slab, as the other methods, when
 // the input and output do not fit the memory budget. Results differ from
 // the direct method by rounding, within fftconv.Geometry.ErrorBound. An
 // input holding NaN or Inf, or values so large that a float32 transform
@@ -184,7 +185,11 @@ type fftMethod struct {
 
 // fftState is what one problem's FFT convolution keeps on the device.
 type fftState struct {
-	conv                  *kernels.FFTConv
+	conv *kernels.FFTConv
+	// paired: two real blocks per complex one through cuFFT's
+	// complex-to-complex plans, else real blocks through its
+	// real-to-complex ones (pairedBlocks chooses).
+	paired                bool
 	forward, inverse      *fftPlan
 	gather, mul, scatter  *Function
 	geo, blocks, spec, pr *Buffer
@@ -224,12 +229,49 @@ func stateKey(p *nd.Problem) string {
 // temporaries.
 func (m *fftMethod) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
 
+// pairedBlocks chooses how p's blocks go through cuFFT. cuFFT does a
+// real-to-complex transform of one axis as a half-length complex one plus
+// a pass over the whole spectrum (and complex-to-real the reverse): on the
+// H100, 2.0 of the 7.9 ms of a 2²⁸-sample 1-D convolution with 1023 taps
+// went to those passes. Two real blocks in one complex block (the real
+// and imaginary parts) move the same bytes per block without them, so 1-D
+// problems pair their blocks. Over 2 and 3 axes cuFFT fuses the real
+// pass with the last axis's transform, and real blocks keep the other
+// axes' passes at half the data: they stay real. NDCONV_CUDA_FFT_PAIRED=1
+// pairs every problem's blocks, =0 none (to compare them on a device).
+func pairedBlocks(p *nd.Problem) bool {
+	switch lookupEnv("NDCONV_CUDA_FFT_PAIRED") {
+	case "1":
+		return true
+	case "0":
+		return false
+	}
+	axes := 0
+	for _, k := range p.KShape {
+		if k > 1 {
+			axes++
+		}
+	}
+	return axes == 1
+}
+
+// newFFTConv plans p's blocks for cuFFT in the layout pairedBlocks
+// chooses.
+func newFFTConv(p *nd.Problem) (*kernels.FFTConv, error) {
+	paired := pairedBlocks(p)
+	return kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: !paired, Library: true, Budget: fftBudget, MaxBatch: fftMaxBatch})
+}
+
 func (m *fftMethod) describe(e *Engine, p *nd.Problem) string {
-	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: true, Budget: fftBudget, MaxBatch: fftMaxBatch})
+	f, err := newFFTConv(p)
 	if err != nil || f == nil {
 		return "cuFFT"
 	}
-	return fmt.Sprintf("cuFFT blocks of %v, %d per batch", f.Geometry.Length, f.Batch)
+	kind := "real-to-complex"
+	if f.PerSlot == 2 {
+		kind = "paired complex"
+	}
+	return fmt.Sprintf("cuFFT %s blocks of %v, %d per batch", kind, f.Geometry.Length, f.Batch)
 }
 
 // state returns p's state, making it on first use; e.mu is held.
@@ -238,7 +280,7 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 	if s := m.states[key]; s != nil {
 		return s, nil
 	}
-	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: true, Budget: fftBudget, MaxBatch: fftMaxBatch})
+	f, err := newFFTConv(p)
 	if err != nil || f == nil {
 		return nil, err
 	}
@@ -249,7 +291,7 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 		}
 		m.close()
 	}
-	s := &fftState{conv: f}
+	s := &fftState{conv: f, paired: f.PerSlot == 2}
 	if err := m.build(e, s); err != nil {
 		e.stream.Synchronize()
 		s.free()
@@ -261,7 +303,8 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 
 // build compiles the kernels, makes the plans and buffers, and the
 // kernels' spectra: each kernel's block through the forward plan (in the
-// batch's first slot), conjugated and scaled.
+// batch's first slot), conjugated and scaled. A batch of paired blocks
+// is Slots(Batch) complex transforms, its buffers of complex values.
 func (m *fftMethod) build(e *Engine, s *fftState) error {
 	f := s.conv
 	src, err := kernels.Source("fftconv")
@@ -281,18 +324,22 @@ func (m *fftMethod) build(e *Engine, s *fftState) error {
 	if err != nil {
 		return err
 	}
-	lengths := f.Geometry.Length
-	if s.forward, err = e.dev.newFFTPlan(lengths, f.Batch, false, e.stream); err != nil {
+	lengths, slots := f.Geometry.Length, f.Slots(f.Batch)
+	forward, inverse, blockBytes := realForward, realInverse, 4
+	if s.paired {
+		forward, inverse, blockBytes = complexForward, complexInverse, 8
+	}
+	if s.forward, err = e.dev.newFFTPlan(lengths, slots, forward, e.stream); err != nil {
 		return err
 	}
-	if s.inverse, err = e.dev.newFFTPlan(lengths, f.Batch, true, e.stream); err != nil {
+	if s.inverse, err = e.dev.newFFTPlan(lengths, slots, inverse, e.stream); err != nil {
 		return err
 	}
 	if s.geo, err = e.upload(Bytes(f.Geo)); err != nil {
 		return err
 	}
-	realBytes, specBytes := f.Batch*f.BlockValues*4, f.Batch*f.SpectrumValues*8
-	if s.blocks, err = e.dev.Pool().Get(realBytes); err != nil {
+	batchBytes, specBytes := slots*f.BlockValues*blockBytes, slots*f.SpectrumValues*8
+	if s.blocks, err = e.dev.Pool().Get(batchBytes); err != nil {
 		return err
 	}
 	if s.spec, err = e.dev.Pool().Get(specBytes); err != nil {
@@ -303,12 +350,13 @@ func (m *fftMethod) build(e *Engine, s *fftState) error {
 	}
 	// Finite values in every slot: a partial batch transforms stale slots
 	// too (each transform of the batch is independent of the others).
-	if err := s.blocks.MemsetAsync(0, realBytes, 0, e.stream); err != nil {
+	if err := s.blocks.MemsetAsync(0, batchBytes, 0, e.stream); err != nil {
 		return err
 	}
 	n := int64(f.SpectrumValues)
-	for _, k := range f.Kernels {
-		if err := s.blocks.CopyFromHostAsync(0, Bytes(k), e.stream); err != nil {
+	for k := range f.Kernels {
+		block := f.KernelSlot(k)
+		if err := s.blocks.CopyFromHostAsync(0, Bytes(block), e.stream); err != nil {
 			return err
 		}
 		if err := s.forward.exec(s.blocks.Ptr(), s.spec.Ptr()); err != nil {
@@ -329,6 +377,7 @@ func (m *fftMethod) build(e *Engine, s *fftState) error {
 		if err := e.stream.Synchronize(); err != nil {
 			return err
 		}
+		runtime.KeepAlive(block)
 	}
 	return nil
 }
@@ -363,7 +412,7 @@ func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*B
 	bank := int64(len(f.Kernels))
 	for b := range f.Batches {
 		first, count := f.BatchBlocks(b)
-		n := int64(count)
+		n, slots := int64(count), int64(f.Slots(count))
 		pr.launches = append(pr.launches, func() error {
 			if err := launchRows(e, s.gather, f.GatherGrid(count), in, s.blocks, s.geo, int64(first), n, f.CVal); err != nil {
 				return err
@@ -373,7 +422,7 @@ func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*B
 			}
 			per := int64(f.SpectrumValues)
 			for k, spectrum := range s.spectra {
-				if err := launchGrid(e, s.mul, n*per, s.spec, spectrum, s.pr, per, n); err != nil {
+				if err := launchGrid(e, s.mul, slots*per, s.spec, spectrum, s.pr, per, slots); err != nil {
 					return err
 				}
 				if err := s.inverse.exec(s.pr.Ptr(), s.blocks.Ptr()); err != nil {

@@ -75,18 +75,58 @@ func TestGPUFFTTable(t *testing.T) {
 	t.Logf("%d cases, cuFFT %d from %s", len(cases), cufftState.version, cufftState.path)
 }
 
-// TestGPUFFTRows runs gputest.FFTRowCases in batches of an odd count of
-// blocks that leave the last batch partial: within fftconv's bound of the
-// reference.
-func TestGPUFFTRows(t *testing.T) {
+// TestPairedBlocks runs without a GPU: 1-D problems pair their blocks in
+// complex cuFFT transforms, 2-D and 3-D ones stay real, and
+// NDCONV_CUDA_FFT_PAIRED overrides both; the plan follows.
+func TestPairedBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	one := nd.Spec{Shape: []int{5000, 3}, In: nd.Float32, Axes: []int{0}, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 63)}}
+	two := nd.Spec{Shape: []int{64, 64}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 9, 9)}}
+	for _, c := range []struct {
+		env  string
+		spec nd.Spec
+		want bool
+	}{{"", one, true}, {"", two, false}, {"0", one, false}, {"1", two, true}} {
+		t.Setenv("NDCONV_CUDA_FFT_PAIRED", c.env)
+		p, err := c.spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, err := newFFTConv(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := pairedBlocks(p); got != c.want || (f.PerSlot == 2) != c.want || f.Transforms != nil {
+			t.Errorf("NDCONV_CUDA_FFT_PAIRED=%q, kernel %v: paired %v (%d blocks per slot, %d fft.cl transforms), want %v", c.env, p.KShape, got, f.PerSlot, len(f.Transforms), c.want)
+		}
+	}
+}
+
+// TestGPUFFTLayouts runs the row cases (gputest.FFTRowFailures: odd
+// partial batches) and the large ones with each problem's blocks paired
+// in complex transforms, then all real: both layouts on every shape,
+// whatever pairedBlocks would choose.
+func TestGPUFFTLayouts(t *testing.T) {
 	fftDevice(t)
-	failures := gputest.FFTRowFailures(func(c enginetest.Case, batch int) (nd.Array, error) {
-		fftMaxBatch = batch
-		defer func() { fftMaxBatch = 0 }()
-		return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, EngineOptions{}) })
-	})
-	for _, f := range failures {
-		t.Error(f)
+	for _, paired := range []string{"1", "0"} {
+		t.Setenv("NDCONV_CUDA_FFT_PAIRED", paired)
+		failures := gputest.FFTRowFailures(func(c enginetest.Case, batch int) (nd.Array, error) {
+			fftMaxBatch = batch
+			defer func() { fftMaxBatch = 0 }()
+			return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, EngineOptions{}) })
+		})
+		var cases []enginetest.Case
+		for _, c := range gputest.FFTLargeCases() {
+			if p, err := c.Spec.Normalize(); err == nil && FFTSupported(p) == nil {
+				cases = append(cases, c)
+			}
+		}
+		failures = append(failures, gputest.SpreadCheck(cases, 2, func(c enginetest.Case) (nd.Array, error) {
+			return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, EngineOptions{}) })
+		}, gputest.CheckFFT)...)
+		for _, f := range failures {
+			t.Errorf("NDCONV_CUDA_FFT_PAIRED=%s: %s", paired, f)
+		}
 	}
 }
 
