@@ -87,6 +87,49 @@ type FFTTransform struct {
 // next.
 type FFTPass struct{ P, Radix int }
 
+// FFTStep is one launch of fft.cl's transforms over a batch, in place in
+// the data buffer: fft_local of transform Transform (its build,
+// LocalDefines) on Lines lines, Groups work-groups of LocalSize; or one
+// fft_pass of it over Lines lines, Items work-items by GridGroups,
+// reading the data and writing the scratch buffer or (FromScratch) the
+// reverse; or (CopyBack) a copy of Bytes from the scratch buffer into the
+// data, after an odd count of passes.
+type FFTStep struct {
+	Transform   int
+	Local       bool
+	LocalSize   int
+	Groups      int
+	Pass        FFTPass
+	Items       int64
+	FromScratch bool
+	CopyBack    bool
+	Lines       int64
+	Bytes       int
+}
+
+// TransformSteps are the launches that transform slots complex blocks
+// of a batch in place, forward or inverse alike (an argument of the
+// kernels): every backend running fft.cl launches these, in order.
+func (f *FFTConv) TransformSteps(slots int) []FFTStep {
+	var steps []FFTStep
+	for i, t := range f.Transforms {
+		lines := int64(slots * f.BlockValues / t.Length)
+		if t.Local {
+			steps = append(steps, FFTStep{Transform: i, Local: true, LocalSize: t.LocalSize, Groups: int(min(lines, 1<<16)), Lines: lines})
+			continue
+		}
+		fromScratch := false
+		for _, pass := range t.Passes {
+			steps = append(steps, FFTStep{Transform: i, Pass: pass, Items: lines * int64(t.Length/pass.Radix), FromScratch: fromScratch, Lines: lines})
+			fromScratch = !fromScratch
+		}
+		if fromScratch {
+			steps = append(steps, FFTStep{Transform: i, CopyBack: true, Bytes: slots * f.BlockValues * 8})
+		}
+	}
+	return steps
+}
+
 // FFTRadices are the radices of fft.cl's passes in the order it takes
 // them (fft_radix): what remains of the length chooses the next.
 func FFTRadices(n int) ([]FFTPass, error) {

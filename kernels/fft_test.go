@@ -61,31 +61,60 @@ func emulateButterfly(u []complex64, radix, k, p, n int, roots []float32, invers
 	}
 }
 
+// emulatePass is fft_pass: one pass of t over its lines, src to dst.
+func emulatePass(t FFTTransform, pass FFTPass, lines int, src, dst []complex64, inverse bool) {
+	n, roots := t.Length, FFTRoots(t.Length)
+	butterflies := n / pass.Radix
+	var u [7]complex64
+	for index := range lines * butterflies {
+		inner, rest := index%t.Stride, index/t.Stride
+		j := rest % butterflies
+		base := rest/butterflies*n*t.Stride + inner
+		for r := range pass.Radix {
+			u[r] = src[base+(j+r*butterflies)*t.Stride]
+		}
+		k := j % pass.P
+		emulateButterfly(u[:pass.Radix], pass.Radix, k, pass.P, n, roots, inverse)
+		o := (j-k)*pass.Radix + k
+		for r := range pass.Radix {
+			dst[base+(o+r*pass.P)*t.Stride] = u[r]
+		}
+	}
+}
+
 // emulateTransform runs t's passes (fft_pass's indexing; fft_local
 // computes the same values in local memory) over data.
 func emulateTransform(t FFTTransform, data []complex64, inverse bool) {
-	n, roots := t.Length, FFTRoots(t.Length)
 	src, dst := data, make([]complex64, len(data))
 	for _, pass := range t.Passes {
-		butterflies := n / pass.Radix
-		var u [7]complex64
-		for index := range t.Lines * butterflies {
-			inner, rest := index%t.Stride, index/t.Stride
-			j := rest % butterflies
-			base := rest/butterflies*n*t.Stride + inner
-			for r := range pass.Radix {
-				u[r] = src[base+(j+r*butterflies)*t.Stride]
-			}
-			k := j % pass.P
-			emulateButterfly(u[:pass.Radix], pass.Radix, k, pass.P, n, roots, inverse)
-			o := (j-k)*pass.Radix + k
-			for r := range pass.Radix {
-				dst[base+(o+r*pass.P)*t.Stride] = u[r]
-			}
-		}
+		emulatePass(t, pass, t.Lines, src, dst, inverse)
 		src, dst = dst, src
 	}
 	copy(data, src)
+}
+
+// emulateSteps runs f.TransformSteps(slots) over data, as a backend
+// launches them: fft_local as its passes in place, fft_pass between data
+// and a scratch buffer, the copies back.
+func emulateSteps(f *FFTConv, slots int, data []complex64, inverse bool) {
+	scratch := make([]complex64, len(data))
+	for i := range scratch {
+		scratch[i] = complex(float32(math.NaN()), 0) // a step reading what none wrote shows
+	}
+	for _, st := range f.TransformSteps(slots) {
+		t := f.Transforms[st.Transform]
+		t.Lines = int(st.Lines)
+		switch {
+		case st.CopyBack:
+			copy(data, scratch[:st.Bytes/8])
+		case st.Local:
+			emulateTransform(t, data, inverse)
+		case st.FromScratch:
+			emulatePass(t, st.Pass, t.Lines, scratch, data, inverse)
+		default:
+			emulatePass(t, st.Pass, t.Lines, data, scratch, inverse)
+		}
+	}
 }
 
 // TestFFTPasses holds fft.cl's transforms of every fast length up to 1000
@@ -235,10 +264,7 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 			for i := range blocks {
 				blocks[i] = complex(raw[2*i], raw[2*i+1])
 			}
-			for _, tr := range f.Transforms {
-				tr.Lines = len(blocks) / tr.Length // the batch's slots only
-				emulateTransform(tr, blocks, false)
-			}
+			emulateSteps(f, len(blocks)/size, blocks, false) // the batch's slots only
 			return blocks
 		}
 		spec := make([]complex64, slots*ssize)
@@ -247,10 +273,7 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 	}
 	inverse := func(spec []complex64) []float32 {
 		if !real {
-			for _, tr := range f.Transforms {
-				tr.Lines = len(spec) / tr.Length
-				emulateTransform(tr, spec, true)
-			}
+			emulateSteps(f, len(spec)/size, spec, true)
 			raw := make([]float32, 2*len(spec))
 			for i, v := range spec {
 				raw[2*i], raw[2*i+1] = real32(v), imag(v)

@@ -416,33 +416,31 @@ func (e *FFTEngine) rows(k *Kernel, grid kernels.FFTGrid, args ...any) error {
 }
 
 // transform runs the forward (inverse 0) or inverse (1) transform of
-// slots complex blocks in data, in place.
+// slots complex blocks in data, in place: kernels.FFTConv.TransformSteps.
 func (e *FFTEngine) transform(data *Buffer, slots int, inverse int32) error {
 	f := e.plan
-	for i, t := range f.Transforms {
-		lines := int64(slots * f.BlockValues / t.Length)
+	for _, st := range f.TransformSteps(slots) {
+		t := f.Transforms[st.Transform]
 		roots := e.roots[t.Length]
-		if k := e.local[i]; k != nil {
-			size := min(t.LocalSize, k.MaxWorkGroupSize())
-			groups := int(min(lines, 1<<16))
-			ev, err := k.Enqueue(e.queue, [3]int{groups * size, 1, 1}, [3]int{size, 1, 1}, data, roots, int64(t.Length), lines, int64(t.Stride), inverse)
+		switch {
+		case st.CopyBack:
+			if err := e.scratch.CopyTo(e.queue, data, 0, 0, st.Bytes); err != nil {
+				return err
+			}
+		case st.Local:
+			k := e.local[st.Transform]
+			size := min(st.LocalSize, k.MaxWorkGroupSize())
+			ev, err := k.Enqueue(e.queue, [3]int{st.Groups * size, 1, 1}, [3]int{size, 1, 1}, data, roots, int64(t.Length), st.Lines, int64(t.Stride), inverse)
 			if err != nil {
 				return err
 			}
 			e.events = append(e.events, ev)
-			continue
-		}
-		from, to := data, e.scratch
-		for _, pass := range t.Passes {
-			total := lines * int64(t.Length/pass.Radix)
-			if err := e.grid(e.pass, total, from, to, roots, int64(t.Length), int64(pass.P), int64(pass.Radix), int64(t.Stride), lines, inverse); err != nil {
-				return err
+		default:
+			from, to := data, e.scratch
+			if st.FromScratch {
+				from, to = to, from
 			}
-			from, to = to, from
-		}
-		if from != data {
-			n := slots * f.BlockValues * 8
-			if err := from.CopyTo(e.queue, data, 0, 0, n); err != nil {
+			if err := e.grid(e.pass, st.Items, from, to, roots, int64(t.Length), int64(st.Pass.P), int64(st.Pass.Radix), int64(t.Stride), st.Lines, inverse); err != nil {
 				return err
 			}
 		}
