@@ -19,12 +19,13 @@
 // Gather and scatter walk rows: the values of a block along the last
 // transformed axis, contiguous in the slot and (but for the batch axes'
 // stride) in the input and output. Work-group (lx, ly): lx work-items
-// along a row, each taking CHUNK values lx apart at a time, ly rows; kernels.FFTConv.GatherGrid and ScatterGrid size
-// the grid, whose z index is the slot and y index the row (each loops
-// where the grid holds fewer). A work-item finds its slot's blocks once,
-// and each row's place in the input or output once; along the row it only
-// adds — the border rule is applied at the row's ends only, and no value
-// costs a division.
+// along a row, each taking CHUNK values lx apart at a time, ly rows;
+// kernels.FFTConv.GatherGrid and ScatterGrid size the grid, whose z index
+// is the slot and y index the row (each loops where the grid holds
+// fewer). A work-item finds its slot's blocks once, and each row's place
+// in the input or output once; along the row it only adds and compares —
+// the border rule maps positions only past the input's ends — and no
+// value costs a division.
 //
 // geo: a header of 4 longs (NAXES transformed axes, NBATCH other axes,
 // BLOCK_VALUES = Π lengths, BLOCK_OUTPUTS = Π outputs per block), then
@@ -95,6 +96,33 @@ INLINE fft_block block_of(__constant long* restrict geo, idx_t b, int live) {
 		b /= n;
 	}
 	return blk;
+}
+
+// row_walk is a work-item's place in a gather or scatter launch: along a
+// row from value x0 every lx, rows from row0 every row_step, over the
+// batch's slots.
+typedef struct {
+	idx_t lx, x0, row0, row_step, slots;
+} row_walk;
+
+INLINE row_walk row_walk_of(long nblocks) {
+	row_walk w;
+	w.lx = get_local_size(0);
+	w.x0 = get_local_id(0);
+	w.row0 = (idx_t)get_group_id(1) * get_local_size(1) + get_local_id(1);
+	w.row_step = (idx_t)get_num_groups(1) * get_local_size(1);
+	w.slots = ((idx_t)nblocks + PER_SLOT - 1) / PER_SLOT;
+	return w;
+}
+
+// slot_blocks locates the blocks of a batch's slot: PER_SLOT of them, from
+// block first + slot·PER_SLOT on, those past the batch's nblocks not live.
+INLINE void slot_blocks(__constant long* restrict geo, idx_t first, idx_t nblocks, idx_t slot, fft_block* blk) {
+#pragma unroll
+	for (int h = 0; h < PER_SLOT; h++) {
+		const idx_t b = slot * PER_SLOT + h;
+		blk[h] = block_of(geo, first + b, b < nblocks);
+	}
 }
 
 // row_coords splits row (C order over the first NAXES − 1 transformed
@@ -183,18 +211,12 @@ __kernel void fftconv_gather(
 	const float cval)
 {
 	const idx_t length = GEO_AXIS(LAST, 0), n = GEO_AXIS(LAST, 4), stride = GEO_AXIS(LAST, 5);
-	const idx_t rows = BLOCK_VALUES / length, slots = ((idx_t)nblocks + PER_SLOT - 1) / PER_SLOT;
-	const idx_t lx = get_local_size(0), x0 = get_local_id(0);
-	const idx_t row0 = (idx_t)get_group_id(1) * get_local_size(1) + get_local_id(1);
-	const idx_t row_step = (idx_t)get_num_groups(1) * get_local_size(1);
-	for (idx_t slot = get_group_id(2); slot < slots; slot += get_num_groups(2)) {
+	const idx_t rows = BLOCK_VALUES / length;
+	const row_walk w = row_walk_of(nblocks);
+	for (idx_t slot = get_group_id(2); slot < w.slots; slot += get_num_groups(2)) {
 		fft_block blk[PER_SLOT];
-#pragma unroll
-		for (int h = 0; h < PER_SLOT; h++) {
-			const idx_t b = slot * PER_SLOT + h;
-			blk[h] = block_of(geo, (idx_t)first + b, b < (idx_t)nblocks);
-		}
-		for (idx_t row = row0; row < rows; row += row_step) {
+		slot_blocks(geo, first, nblocks, slot, blk);
+		for (idx_t row = w.row0; row < rows; row += w.row_step) {
 			idx_t t[NAXES];
 			row_coords(geo, row, 0, t);
 			gather_row r[PER_SLOT];
@@ -203,19 +225,19 @@ __kernel void fftconv_gather(
 				r[h] = gather_row_of(geo, &blk[h], t);
 			}
 			__global slot_t* dst = blocks + slot * BLOCK_VALUES + row * length;
-			for (idx_t x = x0; x < length; x += CHUNK * lx) {
+			for (idx_t x = w.x0; x < length; x += CHUNK * w.lx) {
 				float v[CHUNK][PER_SLOT];
 #pragma unroll
 				for (int u = 0; u < CHUNK; u++) {
 #pragma unroll
 					for (int h = 0; h < PER_SLOT; h++) {
-						v[u][h] = gather_value(in, &r[h], x + u * lx, n, stride, cval);
+						v[u][h] = gather_value(in, &r[h], x + u * w.lx, n, stride, cval);
 					}
 				}
 #pragma unroll
 				for (int u = 0; u < CHUNK; u++) {
-					if (x + u * lx < length) {
-						dst[x + u * lx] = MAKE_SLOT(v[u]);
+					if (x + u * w.lx < length) {
+						dst[x + u * w.lx] = MAKE_SLOT(v[u]);
 					}
 				}
 			}
@@ -264,18 +286,12 @@ __kernel void fftconv_scatter(
 	const long k, const long bank)
 {
 	const idx_t width = GEO_AXIS(LAST, 1), ostride = GEO_AXIS(LAST, 7);
-	const idx_t rows = BLOCK_OUTPUTS / width, slots = ((idx_t)nblocks + PER_SLOT - 1) / PER_SLOT;
-	const idx_t lx = get_local_size(0), x0 = get_local_id(0);
-	const idx_t row0 = (idx_t)get_group_id(1) * get_local_size(1) + get_local_id(1);
-	const idx_t row_step = (idx_t)get_num_groups(1) * get_local_size(1);
-	for (idx_t slot = get_group_id(2); slot < slots; slot += get_num_groups(2)) {
+	const idx_t rows = BLOCK_OUTPUTS / width;
+	const row_walk w = row_walk_of(nblocks);
+	for (idx_t slot = get_group_id(2); slot < w.slots; slot += get_num_groups(2)) {
 		fft_block blk[PER_SLOT];
-#pragma unroll
-		for (int h = 0; h < PER_SLOT; h++) {
-			const idx_t b = slot * PER_SLOT + h;
-			blk[h] = block_of(geo, (idx_t)first + b, b < (idx_t)nblocks);
-		}
-		for (idx_t row = row0; row < rows; row += row_step) {
+		slot_blocks(geo, first, nblocks, slot, blk);
+		for (idx_t row = w.row0; row < rows; row += w.row_step) {
 			idx_t t[NAXES];
 			row_coords(geo, row, 1, t);
 			// The row's values in the slot, and per block its first
@@ -299,20 +315,20 @@ __kernel void fftconv_scatter(
 				most = valid[h] > most ? valid[h] : most;
 			}
 			__global const slot_t* src = blocks + slot * BLOCK_VALUES + from;
-			for (idx_t x = x0; x < most; x += CHUNK * lx) {
+			for (idx_t x = w.x0; x < most; x += CHUNK * w.lx) {
 				slot_t s[CHUNK];
 #pragma unroll
 				for (int u = 0; u < CHUNK; u++) {
-					if (x + u * lx < most) {
-						s[u] = src[x + u * lx];
+					if (x + u * w.lx < most) {
+						s[u] = src[x + u * w.lx];
 					}
 				}
 #pragma unroll
 				for (int u = 0; u < CHUNK; u++) {
 #pragma unroll
 					for (int h = 0; h < PER_SLOT; h++) {
-						if (x + u * lx < valid[h]) {
-							out[(at[h] + (x + u * lx) * ostride) * bank + k] = to_output(SLOT_PART(s[u], h));
+						if (x + u * w.lx < valid[h]) {
+							out[(at[h] + (x + u * w.lx) * ostride) * bank + k] = to_output(SLOT_PART(s[u], h));
 						}
 					}
 				}
