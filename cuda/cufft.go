@@ -26,6 +26,9 @@ var cufft struct {
 	cufftExecR2C      uintptr // cufftResult cufftExecR2C(cufftHandle plan, cufftReal *idata, cufftComplex *odata)
 	cufftExecC2R      uintptr // cufftResult cufftExecC2R(cufftHandle plan, cufftComplex *idata, cufftReal *odata)
 	cufftDestroy      uintptr // cufftResult cufftDestroy(cufftHandle plan)
+	// cufftResult cufftExecC2C(cufftHandle plan, cufftComplex *idata,
+	//     cufftComplex *odata, int direction)
+	cufftExecC2C uintptr
 }
 
 func cufftSymbols() []dynlib.Symbol {
@@ -38,6 +41,7 @@ func cufftSymbols() []dynlib.Symbol {
 		{"cufftSetStream", &cufft.cufftSetStream},
 		{"cufftExecR2C", &cufft.cufftExecR2C},
 		{"cufftExecC2R", &cufft.cufftExecC2R},
+		{"cufftExecC2C", &cufft.cufftExecC2C},
 		{"cufftDestroy", &cufft.cufftDestroy},
 	}
 }
@@ -111,30 +115,56 @@ func cufftCheck(call string, r uintptr) error {
 	return &Error{Call: call, Code: code, Name: name}
 }
 
-// cufftType values (cufft.h).
+// cufftType values and the directions of cufftExecC2C (cufft.h).
 const (
 	cufftR2C = 0x2a
 	cufftC2R = 0x2c
+	cufftC2C = 0x29
+
+	cufftForward = -1
+	cufftInverse = 1
 )
+
+// fftKind is what an fftPlan transforms.
+type fftKind int
+
+const (
+	realForward    fftKind = iota // real-to-complex
+	realInverse                   // complex-to-real
+	complexForward                // complex-to-complex, e^(−2πi·jk/n)
+	complexInverse                // complex-to-complex, e^(+2πi·jk/n)
+)
+
+// cufftType is the plan type of a kind.
+func (k fftKind) cufftType() uintptr {
+	switch k {
+	case realForward:
+		return cufftR2C
+	case realInverse:
+		return cufftC2R
+	}
+	return cufftC2C
+}
 
 // maxFFTRank is the most axes cufftMakePlanMany transforms together.
 const maxFFTRank = 3
 
-// fftPlan is a cuFFT plan of batch real transforms of the given lengths
-// (C order, contiguous: real blocks of Π lengths values, spectra of
-// Π lengths / last · (last/2 + 1) complex values), forward
-// (real-to-complex) or inverse (complex-to-real), unnormalised, running
-// on one stream with a work area from the device's pool.
+// fftPlan is a cuFFT plan of batch transforms of the given lengths (C
+// order, contiguous), unnormalised, running on one stream with a work
+// area from the device's pool: real ones (blocks of Π lengths real
+// values, spectra of Π lengths / last · (last/2 + 1) complex values),
+// forward (real-to-complex) or inverse (complex-to-real), or complex ones
+// (Π lengths complex values each way).
 type fftPlan struct {
 	dev     *Device
 	handle  int32 // valid where created
 	created bool
 	work    *Buffer
-	inverse bool
+	kind    fftKind
 }
 
 // newFFTPlan makes a plan on d for stream s.
-func (d *Device) newFFTPlan(lengths []int, batch int, inverse bool, s *Stream) (*fftPlan, error) {
+func (d *Device) newFFTPlan(lengths []int, batch int, kind fftKind, s *Stream) (*fftPlan, error) {
 	if err := loadCUFFT(); err != nil {
 		return nil, err
 	}
@@ -145,11 +175,7 @@ func (d *Device) newFFTPlan(lengths []int, batch int, inverse bool, s *Stream) (
 	for i, l := range lengths {
 		n[i] = int32(l)
 	}
-	kind := uintptr(cufftR2C)
-	if inverse {
-		kind = cufftC2R
-	}
-	p := &fftPlan{dev: d, inverse: inverse}
+	p := &fftPlan{dev: d, kind: kind}
 	var workSize uint64
 	err := d.do(func() error {
 		if err := cufftCheck("cufftCreate", ccall(cufft.cufftCreate, uintptr(unsafe.Pointer(&p.handle)))); err != nil {
@@ -162,7 +188,7 @@ func (d *Device) newFFTPlan(lengths []int, batch int, inverse bool, s *Stream) (
 		}
 		// NULL embeddings: the default, contiguous layout.
 		return cufftCheck("cufftMakePlanMany", ccall(cufft.cufftMakePlanMany, uintptr(p.handle), uintptr(len(n)), uintptr(unsafe.Pointer(&n[0])),
-			0, 1, 0, 0, 1, 0, kind, uintptr(batch), uintptr(unsafe.Pointer(&workSize))))
+			0, 1, 0, 0, 1, 0, kind.cufftType(), uintptr(batch), uintptr(unsafe.Pointer(&workSize))))
 	})
 	if err != nil {
 		p.destroy()
@@ -188,10 +214,17 @@ func (d *Device) newFFTPlan(lengths []int, batch int, inverse bool, s *Stream) (
 // exec queues the transform from in to out on the plan's stream.
 func (p *fftPlan) exec(in, out DevicePtr) error {
 	return p.dev.do(func() error {
-		if p.inverse {
+		switch p.kind {
+		case realForward:
+			return cufftCheck("cufftExecR2C", ccall(cufft.cufftExecR2C, uintptr(p.handle), uintptr(in), uintptr(out)))
+		case realInverse:
 			return cufftCheck("cufftExecC2R", ccall(cufft.cufftExecC2R, uintptr(p.handle), uintptr(in), uintptr(out)))
 		}
-		return cufftCheck("cufftExecR2C", ccall(cufft.cufftExecR2C, uintptr(p.handle), uintptr(in), uintptr(out)))
+		direction := cufftForward
+		if p.kind == complexInverse {
+			direction = cufftInverse
+		}
+		return cufftCheck("cufftExecC2C", ccall(cufft.cufftExecC2C, uintptr(p.handle), uintptr(in), uintptr(out), uintptr(int64(direction))))
 	})
 }
 

@@ -101,4 +101,10 @@
 //
 // Setting NDCONV_CUDA_SYNC=1 makes every Launch wait for its kernel and
 // report the kernel's own faults against its name, for debugging.
+// NDCONV_CUDA_FFT_LAYOUT=real, paired or fftcl makes the FFT method
+// transform every problem's blocks (of at most 3 axes) one way: real
+// blocks by cuFFT's real-to-complex plans, two real blocks per complex one
+// by its complex-to-complex plans, or those by kernels/fft.cl; by default
+// 1-D problems pair, 2-D and 3-D ones stay real, and kernels spanning
+// more axes than cuFFT's 3 take fft.cl (chooseLayout says why).
 package cuda

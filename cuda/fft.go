@@ -15,8 +15,9 @@ import (
 )
 
 // FFTSupported reports whether NewFFT can run p here, and why not: the
-// float32 FFT must take the problem (fftconv.Supported), cuFFT must load,
-// and it transforms at most three axes together.
+// float32 FFT must take the problem (fftconv.Supported) and cuFFT must
+// load. Kernels spanning more axes than cuFFT transforms together run
+// through fft.cl's transforms (chooseLayout).
 func FFTSupported(p *nd.Problem) error {
 	if err := fftconv.Supported(p); err != nil {
 		return err
@@ -24,23 +25,15 @@ func FFTSupported(p *nd.Problem) error {
 	if err := loadCUFFT(); err != nil {
 		return fmt.Errorf("FFT unavailable because %w", err)
 	}
-	axes := 0
-	for _, k := range p.KShape {
-		if k > 1 {
-			axes++
-		}
-	}
-	if axes > maxFFTRank {
-		return fmt.Errorf("FFT unavailable because cuFFT transforms at most %d axes, and the kernel spans %d", maxFFTRank, axes)
-	}
 	return nil
 }
 
 // FFTEngine executes one problem by FFT convolution: internal/fftconv's
 // blocks, gathered and scattered by kernels/fftconv.cl (through NVRTC),
-// transformed by cuFFT's real-to-complex and complex-to-real plans (made
-// once per block shape, on the engine's stream, work areas from the
-// device's pool), batch by batch; slab by slab, as the other methods, when
+// transformed by cuFFT's plans (made once per block shape, on the engine's
+// stream, work areas from the device's pool: real-to-complex and back, or
+// complex-to-complex for two real blocks at once) or by kernels/fft.cl,
+// as chooseLayout decides, batch by batch; slab by slab, as the other methods, when
 // the input and output do not fit the memory budget. Results differ from
 // the direct method by rounding, within fftconv.Geometry.ErrorBound. An
 // input holding NaN or Inf, or values so large that a float32 transform
@@ -167,6 +160,10 @@ func (e *FFTEngine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) 
 // and kernel spectra, beside the input and output the slabs budget for.
 const fftBudget = 1 << 30
 
+// fftMaxBatch, when positive, caps the blocks per batch: the tests' way
+// to run partial batches on small problems.
+var fftMaxBatch = 0
+
 // maxFFTStates bounds the block shapes whose buffers an engine keeps (the
 // whole problem's, or the slabs' few geometries: first, middle, last).
 const maxFFTStates = 3
@@ -180,24 +177,91 @@ type fftMethod struct {
 
 // fftState is what one problem's FFT convolution keeps on the device.
 type fftState struct {
-	conv                  *kernels.FFTConv
-	forward, inverse      *fftPlan
-	gather, mul, scatter  *Function
-	geo, blocks, spec, pr *Buffer
-	spectra               []*Buffer
+	conv   *kernels.FFTConv
+	layout fftLayout // chooseLayout's
+	// cuFFT's plans (real and paired layouts), or fft.cl's kernels and
+	// buffers (portable).
+	forwardPlan, inversePlan *fftPlan
+	fftcl                    *fftclTransforms
+	gather, mul, scatter     *Function
+	geo, blocks, spec, pr    *Buffer
+	spectra                  []*Buffer
+}
+
+// fftclTransforms are fft.cl's kernels and buffers: fft_pass, each
+// transform's fft_local build (or nil), the twiddle tables by length, the
+// passes' scratch buffer (nil where every transform runs by fft_local).
+type fftclTransforms struct {
+	pass    *Function
+	local   []*Function
+	roots   map[int]*Buffer
+	scratch *Buffer
 }
 
 func (s *fftState) free() {
-	for _, b := range append([]*Buffer{s.geo, s.blocks, s.spec, s.pr}, s.spectra...) {
+	bufs := append([]*Buffer{s.geo, s.blocks, s.spec, s.pr}, s.spectra...)
+	if t := s.fftcl; t != nil {
+		bufs = append(bufs, t.scratch)
+		for _, b := range t.roots {
+			bufs = append(bufs, b)
+		}
+	}
+	for _, b := range bufs {
 		if b != nil {
 			b.Free()
 		}
 	}
-	for _, p := range []*fftPlan{s.forward, s.inverse} {
+	for _, p := range []*fftPlan{s.forwardPlan, s.inversePlan} {
 		if p != nil {
 			p.destroy()
 		}
 	}
+}
+
+// forward queues the forward transform of a batch's slots gathered in
+// s.blocks and returns where their spectra are: s.spec (cuFFT, every
+// slot of the plan) or s.blocks (fft.cl, in place, the first slots).
+func (s *fftState) forward(e *Engine, slots int) (*Buffer, error) {
+	if s.layout == portableLayout {
+		return s.blocks, s.fftcl.run(e, s.conv, s.blocks, slots, 0)
+	}
+	return s.spec, s.forwardPlan.exec(s.blocks.Ptr(), s.spec.Ptr())
+}
+
+// inverse queues the inverse transform of a product in s.pr and returns
+// where the blocks are: s.blocks (cuFFT) or s.pr (fft.cl, in place).
+func (s *fftState) inverse(e *Engine, slots int) (*Buffer, error) {
+	if s.layout == portableLayout {
+		return s.pr, s.fftcl.run(e, s.conv, s.pr, slots, 1)
+	}
+	return s.blocks, s.inversePlan.exec(s.pr.Ptr(), s.blocks.Ptr())
+}
+
+// run queues kernels.FFTConv.TransformSteps over slots complex blocks in
+// data, in place: forward (inverse 0) or inverse (1).
+func (t *fftclTransforms) run(e *Engine, f *kernels.FFTConv, data *Buffer, slots int, inverse int32) error {
+	for _, st := range f.TransformSteps(slots) {
+		tr := f.Transforms[st.Transform]
+		roots := t.roots[tr.Length]
+		var err error
+		switch {
+		case st.CopyBack:
+			err = data.CopyFromAsync(0, t.scratch, 0, st.Bytes, e.stream)
+		case st.Local:
+			grid, block := [3]uint32{uint32(st.Groups), 1, 1}, [3]uint32{uint32(st.LocalSize), 1, 1}
+			err = t.local[st.Transform].Launch(grid, block, 0, e.stream, data, roots, int64(tr.Length), st.Lines, int64(tr.Stride), inverse)
+		default:
+			from, to := data, t.scratch
+			if st.FromScratch {
+				from, to = to, from
+			}
+			err = launchGrid(e, t.pass, st.Items, from, to, roots, int64(tr.Length), int64(st.Pass.P), int64(st.Pass.Radix), int64(tr.Stride), st.Lines, inverse)
+		}
+		if err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // close releases every state; the engine's stream is idle.
@@ -220,12 +284,69 @@ func stateKey(p *nd.Problem) string {
 // temporaries.
 func (m *fftMethod) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
 
+// fftLayout is how a problem's blocks are transformed on CUDA.
+type fftLayout int
+
+const (
+	realLayout     fftLayout = iota // real blocks, cuFFT's real-to-complex and back
+	pairedLayout                    // two real blocks per complex one, cuFFT's complex-to-complex
+	portableLayout                  // paired blocks, fft.cl's transforms (as on OpenCL)
+)
+
+var layoutNames = map[string]fftLayout{"real": realLayout, "paired": pairedLayout, "fftcl": portableLayout}
+
+// chooseLayout chooses how p's blocks are transformed. cuFFT does a
+// real-to-complex transform of one axis as a half-length complex one plus
+// a pass over the whole spectrum (and complex-to-real the reverse): on the
+// H100, 2.0 of the 7.9 ms of a 2²⁸-sample 1-D convolution with 1023 taps
+// went to those passes. Two real blocks in one complex block (the real
+// and imaginary parts) move the same bytes per block without them, so 1-D
+// problems pair their blocks. Over 2 and 3 axes cuFFT fuses the real
+// pass with the last axis's transform, and real blocks keep the other
+// axes' passes at half the data: they stay real. cuFFT transforms at most
+// 3 axes together; kernels spanning more run through fft.cl's transforms,
+// the kernels OpenCL runs. NDCONV_CUDA_FFT_LAYOUT=real, paired or fftcl
+// forces a layout on problems of at most 3 axes (to compare them on a
+// device).
+func chooseLayout(p *nd.Problem) fftLayout {
+	axes := 0
+	for _, k := range p.KShape {
+		if k > 1 {
+			axes++
+		}
+	}
+	if axes > maxFFTRank {
+		return portableLayout
+	}
+	if l, ok := layoutNames[lookupEnv("NDCONV_CUDA_FFT_LAYOUT")]; ok {
+		return l
+	}
+	if axes == 1 {
+		return pairedLayout
+	}
+	return realLayout
+}
+
+// newFFTConv plans p's blocks in the layout chooseLayout chooses.
+func newFFTConv(p *nd.Problem) (*kernels.FFTConv, fftLayout, error) {
+	layout := chooseLayout(p)
+	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{
+		RealBlocks:    layout == realLayout,
+		Library:       layout != portableLayout,
+		MaxLocalBytes: maxStaticShared, // fft_local's buffers are static shared memory
+		Budget:        fftBudget,
+		MaxBatch:      fftMaxBatch,
+	})
+	return f, layout, err
+}
+
 func (m *fftMethod) describe(e *Engine, p *nd.Problem) string {
-	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: true, Budget: fftBudget})
+	f, layout, err := newFFTConv(p)
 	if err != nil || f == nil {
 		return "cuFFT"
 	}
-	return fmt.Sprintf("cuFFT blocks of %v, %d per batch", f.Geometry.Length, f.Batch)
+	kind := [...]string{realLayout: "cuFFT real-to-complex", pairedLayout: "cuFFT paired complex", portableLayout: "fft.cl paired complex"}[layout]
+	return fmt.Sprintf("%s blocks of %v, %d per batch", kind, f.Geometry.Length, f.Batch)
 }
 
 // state returns p's state, making it on first use; e.mu is held.
@@ -234,7 +355,7 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 	if s := m.states[key]; s != nil {
 		return s, nil
 	}
-	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: true, Budget: fftBudget})
+	f, layout, err := newFFTConv(p)
 	if err != nil || f == nil {
 		return nil, err
 	}
@@ -245,7 +366,7 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 		}
 		m.close()
 	}
-	s := &fftState{conv: f}
+	s := &fftState{conv: f, layout: layout}
 	if err := m.build(e, s); err != nil {
 		e.stream.Synchronize()
 		s.free()
@@ -255,9 +376,11 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 	return s, nil
 }
 
-// build compiles the kernels, makes the plans and buffers, and the
-// kernels' spectra: each kernel's block through the forward plan (in the
-// batch's first slot), conjugated and scaled.
+// build compiles the kernels, makes the transforms (cuFFT's plans or
+// fft.cl's kernels) and buffers, and the kernels' spectra: each kernel's
+// block through the forward transform (in the batch's first slot),
+// conjugated and scaled. Paired blocks are Slots(Batch) complex
+// transforms, their buffers of complex values.
 func (m *fftMethod) build(e *Engine, s *fftState) error {
 	f := s.conv
 	src, err := kernels.Source("fftconv")
@@ -277,37 +400,49 @@ func (m *fftMethod) build(e *Engine, s *fftState) error {
 	if err != nil {
 		return err
 	}
-	lengths := f.Geometry.Length
-	if s.forward, err = e.dev.newFFTPlan(lengths, f.Batch, false, e.stream); err != nil {
-		return err
+	slots := f.Slots(f.Batch)
+	blockBytes := 8
+	switch s.layout {
+	case realLayout:
+		blockBytes = 4
+		err = s.makePlans(e, realForward, realInverse, slots)
+	case pairedLayout:
+		err = s.makePlans(e, complexForward, complexInverse, slots)
+	default:
+		err = s.buildFFTCL(e, slots)
 	}
-	if s.inverse, err = e.dev.newFFTPlan(lengths, f.Batch, true, e.stream); err != nil {
+	if err != nil {
 		return err
 	}
 	if s.geo, err = e.upload(Bytes(f.Geo)); err != nil {
 		return err
 	}
-	realBytes, specBytes := f.Batch*f.BlockValues*4, f.Batch*f.SpectrumValues*8
-	if s.blocks, err = e.dev.Pool().Get(realBytes); err != nil {
+	batchBytes, specBytes := slots*f.BlockValues*blockBytes, slots*f.SpectrumValues*8
+	if s.blocks, err = e.dev.Pool().Get(batchBytes); err != nil {
 		return err
 	}
-	if s.spec, err = e.dev.Pool().Get(specBytes); err != nil {
-		return err
+	if s.layout != portableLayout { // fft.cl transforms in place
+		if s.spec, err = e.dev.Pool().Get(specBytes); err != nil {
+			return err
+		}
 	}
 	if s.pr, err = e.dev.Pool().Get(specBytes); err != nil {
 		return err
 	}
 	// Finite values in every slot: a partial batch transforms stale slots
-	// too (each transform of the batch is independent of the others).
-	if err := s.blocks.MemsetAsync(0, realBytes, 0, e.stream); err != nil {
+	// too with cuFFT (each transform of the batch is independent of the
+	// others).
+	if err := s.blocks.MemsetAsync(0, batchBytes, 0, e.stream); err != nil {
 		return err
 	}
 	n := int64(f.SpectrumValues)
-	for _, k := range f.Kernels {
-		if err := s.blocks.CopyFromHostAsync(0, Bytes(k), e.stream); err != nil {
+	for k := range f.Kernels {
+		block := f.KernelSlot(k)
+		if err := s.blocks.CopyFromHostAsync(0, Bytes(block), e.stream); err != nil {
 			return err
 		}
-		if err := s.forward.exec(s.blocks.Ptr(), s.spec.Ptr()); err != nil {
+		spec, err := s.forward(e, 1)
+		if err != nil {
 			return err
 		}
 		spectrum, err := e.dev.Pool().Get(int(n) * 8)
@@ -315,7 +450,7 @@ func (m *fftMethod) build(e *Engine, s *fftState) error {
 			return err
 		}
 		s.spectra = append(s.spectra, spectrum)
-		if err := spectrum.CopyFromAsync(0, s.spec, 0, int(n)*8, e.stream); err != nil {
+		if err := spectrum.CopyFromAsync(0, spec, 0, int(n)*8, e.stream); err != nil {
 			return err
 		}
 		if err := launchGrid(e, kspec, n, spectrum, n, 1/float32(f.BlockValues)); err != nil {
@@ -325,8 +460,60 @@ func (m *fftMethod) build(e *Engine, s *fftState) error {
 		if err := e.stream.Synchronize(); err != nil {
 			return err
 		}
+		runtime.KeepAlive(block)
 	}
 	return nil
+}
+
+// makePlans makes cuFFT's forward and inverse plans of a batch.
+func (s *fftState) makePlans(e *Engine, forward, inverse fftKind, slots int) error {
+	var err error
+	lengths := s.conv.Geometry.Length
+	if s.forwardPlan, err = e.dev.newFFTPlan(lengths, slots, forward, e.stream); err != nil {
+		return err
+	}
+	s.inversePlan, err = e.dev.newFFTPlan(lengths, slots, inverse, e.stream)
+	return err
+}
+
+// buildFFTCL compiles fft.cl's kernels (fft_pass, and fft_local per
+// transform that takes it) and makes the twiddle tables and the scratch
+// buffer of a batch.
+func (s *fftState) buildFFTCL(e *Engine, slots int) error {
+	f := s.conv
+	src, err := kernels.Source("fft")
+	if err != nil {
+		return err
+	}
+	mod, err := e.dev.Module(src, "fft.cu", nil)
+	if err != nil {
+		return err
+	}
+	t := &fftclTransforms{local: make([]*Function, len(f.Transforms)), roots: map[int]*Buffer{}}
+	s.fftcl = t
+	if t.pass, err = mod.Function("fft_pass"); err != nil {
+		return err
+	}
+	for i, tr := range f.Transforms {
+		if tr.Local {
+			local, err := e.dev.Module(src, "fft.cu", tr.LocalDefines)
+			if err != nil {
+				return err
+			}
+			if t.local[i], err = local.Function("fft_local"); err != nil {
+				return err
+			}
+		}
+		if t.roots[tr.Length] == nil {
+			if t.roots[tr.Length], err = e.upload(Bytes(kernels.FFTRoots(tr.Length))); err != nil {
+				return err
+			}
+		}
+	}
+	if f.Scratch() {
+		t.scratch, err = e.dev.Pool().Get(slots * f.BlockValues * 8)
+	}
+	return err
 }
 
 // launchGrid launches a grid-stride kernel over total items on the
@@ -334,6 +521,16 @@ func (m *fftMethod) build(e *Engine, s *fftState) error {
 func launchGrid(e *Engine, fn *Function, total int64, args ...any) error {
 	grid := [3]uint32{uint32(kernels.GridGroups(total)), 1, 1}
 	return fn.Launch(grid, [3]uint32{kernels.GridLocal, 1, 1}, 0, e.stream, args...)
+}
+
+// launchRows launches fftconv.cl's gather or scatter over grid on the
+// engine's stream.
+func launchRows(e *Engine, fn *Function, grid kernels.FFTGrid, args ...any) error {
+	var groups, local [3]uint32
+	for i := range 3 {
+		groups[i], local[i] = uint32(grid.Groups[i]), uint32(grid.Local[i])
+	}
+	return fn.Launch(groups, local, 0, e.stream, args...)
 }
 
 func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*Buffer) (*prepared, error) {
@@ -349,23 +546,25 @@ func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*B
 	bank := int64(len(f.Kernels))
 	for b := range f.Batches {
 		first, count := f.BatchBlocks(b)
-		n := int64(count)
+		n, slots := int64(count), f.Slots(count)
 		pr.launches = append(pr.launches, func() error {
-			if err := launchGrid(e, s.gather, n*int64(f.BlockValues), in, s.blocks, s.geo, int64(first), n, f.CVal); err != nil {
+			if err := launchRows(e, s.gather, f.GatherGrid(count), in, s.blocks, s.geo, int64(first), n, f.CVal); err != nil {
 				return err
 			}
-			if err := s.forward.exec(s.blocks.Ptr(), s.spec.Ptr()); err != nil {
+			spec, err := s.forward(e, slots)
+			if err != nil {
 				return err
 			}
 			per := int64(f.SpectrumValues)
 			for k, spectrum := range s.spectra {
-				if err := launchGrid(e, s.mul, n*per, s.spec, spectrum, s.pr, per, n); err != nil {
+				if err := launchGrid(e, s.mul, int64(slots)*per, spec, spectrum, s.pr, per, int64(slots)); err != nil {
 					return err
 				}
-				if err := s.inverse.exec(s.pr.Ptr(), s.blocks.Ptr()); err != nil {
+				blocks, err := s.inverse(e, slots)
+				if err != nil {
 					return err
 				}
-				if err := launchGrid(e, s.scatter, n*int64(f.Outputs), s.blocks, out, s.geo, int64(first), n, int64(k), bank); err != nil {
+				if err := launchRows(e, s.scatter, f.ScatterGrid(count), blocks, out, s.geo, int64(first), n, int64(k), bank); err != nil {
 					return err
 				}
 			}

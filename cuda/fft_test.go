@@ -46,26 +46,18 @@ func TestFFTSupportedExplains(t *testing.T) {
 		t.Error("a float64 problem was accepted")
 	}
 	four := nd.Spec{Shape: []int{4, 4, 4, 4}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rand.New(rand.NewPCG(1, 1)), false, 2, 2, 2, 2)}}
-	if p, _ = four.Normalize(); FFTSupported(p) == nil {
-		t.Error("a kernel spanning 4 axes was accepted")
+	if p, _ = four.Normalize(); (FFTSupported(p) == nil) != (CUFFTAvailable() == nil) {
+		t.Errorf("a kernel spanning 4 axes: %v", FFTSupported(p))
 	}
 }
 
-// TestGPUFFTTable runs FFT convolution (cuFFT) of every case of the table
-// the FFT takes and the larger ones: within fftconv's bound of the
-// reference, the direct method's bits where the input holds NaN or Inf.
+// TestGPUFFTTable runs FFT convolution (cuFFT; fft.cl for kernels
+// spanning more than 3 axes) of every case of the table the FFT takes and
+// the larger ones: within fftconv's bound of the reference, the direct
+// method's bits where the input holds NaN or Inf.
 func TestGPUFFTTable(t *testing.T) {
 	fftDevice(t)
-	var cases []enginetest.Case
-	for _, c := range append(gputest.FFTTableCases(true), gputest.FFTLargeCases()...) {
-		// Kernels spanning more than cuFFT's 3 axes are refused with the
-		// reason (TestFFTSupportedExplains); the planner runs them
-		// otherwise.
-		if p, err := c.Spec.Normalize(); err == nil && FFTSupported(p) != nil {
-			continue
-		}
-		cases = append(cases, c)
-	}
+	cases := append(gputest.FFTTableCases(true), gputest.FFTLargeCases()...)
 	failures := gputest.SpreadCheck(cases, 2, func(c enginetest.Case) (nd.Array, error) {
 		return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, EngineOptions{}) })
 	}, gputest.CheckFFT)
@@ -73,6 +65,67 @@ func TestGPUFFTTable(t *testing.T) {
 		t.Error(f)
 	}
 	t.Logf("%d cases, cuFFT %d from %s", len(cases), cufftState.version, cufftState.path)
+}
+
+// TestChooseLayout runs without a GPU: 1-D problems pair their blocks
+// in cuFFT's complex transforms, 2-D and 3-D ones stay real, kernels
+// spanning more than 3 axes take fft.cl's transforms, and
+// NDCONV_CUDA_FFT_LAYOUT overrides the first two; the plan follows.
+func TestChooseLayout(t *testing.T) {
+	rng := rand.New(rand.NewPCG(2, 2))
+	one := nd.Spec{Shape: []int{5000, 3}, In: nd.Float32, Axes: []int{0}, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 63)}}
+	two := nd.Spec{Shape: []int{64, 64}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 9, 9)}}
+	four := nd.Spec{Shape: []int{6, 7, 8, 9}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 2, 3, 2, 3)}}
+	for _, c := range []struct {
+		env  string
+		spec nd.Spec
+		want fftLayout
+	}{
+		{"", one, pairedLayout}, {"", two, realLayout}, {"", four, portableLayout},
+		{"real", one, realLayout}, {"paired", two, pairedLayout}, {"fftcl", two, portableLayout}, {"real", four, portableLayout},
+	} {
+		t.Setenv("NDCONV_CUDA_FFT_LAYOUT", c.env)
+		p, err := c.spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		f, layout, err := newFFTConv(p)
+		if err != nil {
+			t.Fatal(err)
+		}
+		perSlot, transforms := 2, false
+		switch c.want {
+		case realLayout:
+			perSlot = 1
+		case portableLayout:
+			transforms = true
+		}
+		if layout != c.want || f.PerSlot != perSlot || (len(f.Transforms) > 0) != transforms {
+			t.Errorf("NDCONV_CUDA_FFT_LAYOUT=%q, kernel %v: layout %d (%d blocks per slot, %d fft.cl transforms), want %d", c.env, p.KShape, layout, f.PerSlot, len(f.Transforms), c.want)
+		}
+	}
+}
+
+// TestGPUFFTLayouts runs the row cases (gputest.FFTRowFailures: odd
+// partial batches) and the large ones in every layout: paired blocks in
+// cuFFT's complex transforms, real ones, paired ones in fft.cl's
+// transforms, whatever chooseLayout would choose.
+func TestGPUFFTLayouts(t *testing.T) {
+	fftDevice(t)
+	for _, layout := range []string{"paired", "real", "fftcl"} {
+		t.Setenv("NDCONV_CUDA_FFT_LAYOUT", layout)
+		failures := gputest.FFTRowFailures(func(c enginetest.Case, batch int) (nd.Array, error) {
+			fftMaxBatch = batch
+			defer func() { fftMaxBatch = 0 }()
+			return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, EngineOptions{}) })
+		})
+		failures = append(failures, gputest.SpreadCheck(gputest.FFTLargeCases(), 2, func(c enginetest.Case) (nd.Array, error) {
+			return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, EngineOptions{}) })
+		}, gputest.CheckFFT)...)
+		for _, f := range failures {
+			t.Errorf("NDCONV_CUDA_FFT_LAYOUT=%s: %s", layout, f)
+		}
+	}
 }
 
 // TestGPUFFTSlabs runs a problem larger than the memory budget: slab by

@@ -27,7 +27,10 @@
 //
 // FFT convolution is two families that take their own arguments rather
 // than a Launch's: fftconv.cl (gather by the border rule, spectrum
-// products, scatter with the direct path's rounding; every backend) and
-// fft.cl (Stockham transforms in local memory or pass by pass, where no
-// vendor FFT serves), planned by NewFFTConv.
+// products, scatter with the direct path's rounding; every backend, its
+// row launches sized by FFTConv.GatherGrid and ScatterGrid) and fft.cl
+// (Stockham transforms in local memory or pass by pass, where no vendor
+// FFT serves: every OpenCL device, and CUDA for kernels spanning more axes
+// than cuFFT's 3; launched as FFTConv.TransformSteps lists them), planned
+// by NewFFTConv.
 package kernels

@@ -17,9 +17,14 @@ type FFTConvOptions struct {
 	Budget int64
 	// RealBlocks: the backend transforms real blocks with a library
 	// (cuFFT's real-to-complex and complex-to-real, spectra of
-	// fftconv.Geometry.SpectrumSize values); otherwise blocks are complex
-	// and fft.cl transforms them (Transforms).
+	// fftconv.Geometry.SpectrumSize values); otherwise blocks are complex,
+	// two real ones in each, and fft.cl transforms them (Transforms) —
+	// or, with Library, the backend's complex-to-complex transforms.
 	RealBlocks bool
+	// Library: a library transforms the blocks (RealBlocks, or complex
+	// ones), so neither fft.cl's transforms nor their scratch buffer are
+	// planned.
+	Library bool
 	// MaxLocalBytes is the local memory fft_local may declare for a line
 	// (two buffers of its length); 0 runs every transform by fft_pass.
 	MaxLocalBytes int
@@ -82,6 +87,49 @@ type FFTTransform struct {
 // next.
 type FFTPass struct{ P, Radix int }
 
+// FFTStep is one launch of fft.cl's transforms over a batch, in place in
+// the data buffer: fft_local of transform Transform (its build,
+// LocalDefines) on Lines lines, Groups work-groups of LocalSize; or one
+// fft_pass of it over Lines lines, Items work-items by GridGroups,
+// reading the data and writing the scratch buffer or (FromScratch) the
+// reverse; or (CopyBack) a copy of Bytes from the scratch buffer into the
+// data, after an odd count of passes.
+type FFTStep struct {
+	Transform   int
+	Local       bool
+	LocalSize   int
+	Groups      int
+	Pass        FFTPass
+	Items       int64
+	FromScratch bool
+	CopyBack    bool
+	Lines       int64
+	Bytes       int
+}
+
+// TransformSteps are the launches that transform slots complex blocks
+// of a batch in place, forward or inverse alike (an argument of the
+// kernels): every backend running fft.cl launches these, in order.
+func (f *FFTConv) TransformSteps(slots int) []FFTStep {
+	var steps []FFTStep
+	for i, t := range f.Transforms {
+		lines := int64(slots * f.BlockValues / t.Length)
+		if t.Local {
+			steps = append(steps, FFTStep{Transform: i, Local: true, LocalSize: t.LocalSize, Groups: int(min(lines, 1<<16)), Lines: lines})
+			continue
+		}
+		fromScratch := false
+		for _, pass := range t.Passes {
+			steps = append(steps, FFTStep{Transform: i, Pass: pass, Items: lines * int64(t.Length/pass.Radix), FromScratch: fromScratch, Lines: lines})
+			fromScratch = !fromScratch
+		}
+		if fromScratch {
+			steps = append(steps, FFTStep{Transform: i, CopyBack: true, Bytes: slots * f.BlockValues * 8})
+		}
+	}
+	return steps
+}
+
 // FFTRadices are the radices of fft.cl's passes in the order it takes
 // them (fft_radix): what remains of the length chooses the next.
 func FFTRadices(n int) ([]FFTPass, error) {
@@ -143,9 +191,12 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 	// (and, for fft_pass, a scratch buffer as large), beside the kernels'
 	// spectra.
 	perSlot := int64(f.SpectrumValues) * 16
-	if opt.RealBlocks {
+	switch {
+	case opt.RealBlocks:
 		perSlot += int64(f.BlockValues) * 4
-	} else {
+	case opt.Library:
+		perSlot += int64(f.BlockValues) * 8
+	default:
 		perSlot += int64(f.BlockValues) * 16
 	}
 	fixed := int64(len(p.Kernels)) * int64(f.SpectrumValues) * 8
@@ -173,7 +224,8 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 	}
 	f.Outputs = outputs
 	f.Defines = append(typeDefines(p), fmt.Sprintf("BORDER=%d", p.Border), fmt.Sprintf("REAL_BLOCKS=%d", b2i(opt.RealBlocks)),
-		fmt.Sprintf("IDX32=%d", b2i(!opt.Index64 && f.indexFits(p))))
+		fmt.Sprintf("IDX32=%d", b2i(!opt.Index64 && f.indexFits(p))),
+		fmt.Sprintf("NAXES=%d", len(g.Axes)), fmt.Sprintf("NBATCH=%d", len(g.Batch)))
 	slices.Sort(f.Defines)
 
 	for _, k := range p.Kernels {
@@ -183,7 +235,7 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 		}
 		f.Kernels = append(f.Kernels, block)
 	}
-	if opt.RealBlocks {
+	if opt.RealBlocks || opt.Library {
 		return f, nil
 	}
 	stride := 1
@@ -206,6 +258,21 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 		stride *= n
 	}
 	return f, nil
+}
+
+// KernelSlot is kernel k's block as the first slot of a batch holds it:
+// its real values (RealBlocks), or the real parts of complex values whose
+// imaginary parts are zero. Its forward transform is the spectrum
+// fftconv_kernel_spectrum turns into the product's factor.
+func (f *FFTConv) KernelSlot(k int) []float32 {
+	if f.PerSlot == 1 {
+		return f.Kernels[k]
+	}
+	slot := make([]float32, 2*len(f.Kernels[k]))
+	for i, v := range f.Kernels[k] {
+		slot[2*i] = v
+	}
+	return slot
 }
 
 // indexLimit is the largest index fftconv.cl may compute in an int: a
@@ -248,6 +315,53 @@ func (f *FFTConv) Slots(count int) int { return (count + f.PerSlot - 1) / f.PerS
 func (f *FFTConv) BatchBlocks(i int) (first, count int) {
 	first = i * f.Batch
 	return first, min(f.Batch, f.Geometry.TotalBlocks()-first)
+}
+
+// FFTGrid is a launch of fftconv_gather or fftconv_scatter: Groups
+// work-groups of Local work-items (x fastest; a backend's global size is
+// their product per dimension).
+type FFTGrid struct{ Groups, Local [3]int }
+
+// rowsPerItem is how many rows of a slot a work-item of the gather and
+// scatter walks: enough that finding the slot's blocks (divisions by the
+// geometry) costs little per value, few enough that the grid fills a GPU.
+const rowsPerItem = 8
+
+// maxGridYZ is the most work-groups along y and z on every backend
+// (CUDA's limit); the kernels loop where the grid holds fewer.
+const maxGridYZ = 65535
+
+// rowChunk is fftconv.cl's CHUNK: the values of a row a work-item loads
+// at once.
+const rowChunk = 4
+
+// rowGrid spreads slots slots of rows rows, each of width values, over
+// work-groups: along x as few work-items (whole warps, at most
+// GridLocal) as cover a row in the fewest chunks of rowChunk values each,
+// along y the rows that fill the rest of GridLocal, rowsPerItem rows per
+// work-item; along z one slot per work-group.
+func rowGrid(width, rows, slots int) FFTGrid {
+	chunks := ceilDiv(width, GridLocal*rowChunk)
+	lx := ceilDiv(ceilDiv(width, chunks*rowChunk), 32) * 32
+	ly := max(1, min(GridLocal/lx, rows))
+	gy := min(maxGridYZ, ceilDiv(rows, ly*rowsPerItem))
+	return FFTGrid{Groups: [3]int{1, gy, min(maxGridYZ, max(1, slots))}, Local: [3]int{lx, ly, 1}}
+}
+
+// GatherGrid is the fftconv_gather launch for a batch of count blocks:
+// rows along the last transformed axis of Length values.
+func (f *FFTConv) GatherGrid(count int) FFTGrid {
+	g := f.Geometry
+	last := g.Length[len(g.Length)-1]
+	return rowGrid(last, f.BlockValues/last, f.Slots(count))
+}
+
+// ScatterGrid is the fftconv_scatter launch for a batch of count blocks:
+// rows of Block outputs.
+func (f *FFTConv) ScatterGrid(count int) FFTGrid {
+	g := f.Geometry
+	last := g.Block[len(g.Block)-1]
+	return rowGrid(last, f.Outputs/last, f.Slots(count))
 }
 
 // GridLocal is the work-group size of the grid-stride kernels

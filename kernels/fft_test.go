@@ -61,31 +61,60 @@ func emulateButterfly(u []complex64, radix, k, p, n int, roots []float32, invers
 	}
 }
 
+// emulatePass is fft_pass: one pass of t over its lines, src to dst.
+func emulatePass(t FFTTransform, pass FFTPass, lines int, src, dst []complex64, inverse bool) {
+	n, roots := t.Length, FFTRoots(t.Length)
+	butterflies := n / pass.Radix
+	var u [7]complex64
+	for index := range lines * butterflies {
+		inner, rest := index%t.Stride, index/t.Stride
+		j := rest % butterflies
+		base := rest/butterflies*n*t.Stride + inner
+		for r := range pass.Radix {
+			u[r] = src[base+(j+r*butterflies)*t.Stride]
+		}
+		k := j % pass.P
+		emulateButterfly(u[:pass.Radix], pass.Radix, k, pass.P, n, roots, inverse)
+		o := (j-k)*pass.Radix + k
+		for r := range pass.Radix {
+			dst[base+(o+r*pass.P)*t.Stride] = u[r]
+		}
+	}
+}
+
 // emulateTransform runs t's passes (fft_pass's indexing; fft_local
 // computes the same values in local memory) over data.
 func emulateTransform(t FFTTransform, data []complex64, inverse bool) {
-	n, roots := t.Length, FFTRoots(t.Length)
 	src, dst := data, make([]complex64, len(data))
 	for _, pass := range t.Passes {
-		butterflies := n / pass.Radix
-		var u [7]complex64
-		for index := range t.Lines * butterflies {
-			inner, rest := index%t.Stride, index/t.Stride
-			j := rest % butterflies
-			base := rest/butterflies*n*t.Stride + inner
-			for r := range pass.Radix {
-				u[r] = src[base+(j+r*butterflies)*t.Stride]
-			}
-			k := j % pass.P
-			emulateButterfly(u[:pass.Radix], pass.Radix, k, pass.P, n, roots, inverse)
-			o := (j-k)*pass.Radix + k
-			for r := range pass.Radix {
-				dst[base+(o+r*pass.P)*t.Stride] = u[r]
-			}
-		}
+		emulatePass(t, pass, t.Lines, src, dst, inverse)
 		src, dst = dst, src
 	}
 	copy(data, src)
+}
+
+// emulateSteps runs f.TransformSteps(slots) over data, as a backend
+// launches them: fft_local as its passes in place, fft_pass between data
+// and a scratch buffer, the copies back.
+func emulateSteps(f *FFTConv, slots int, data []complex64, inverse bool) {
+	scratch := make([]complex64, len(data))
+	for i := range scratch {
+		scratch[i] = complex(float32(math.NaN()), 0) // a step reading what none wrote shows
+	}
+	for _, st := range f.TransformSteps(slots) {
+		t := f.Transforms[st.Transform]
+		t.Lines = int(st.Lines)
+		switch {
+		case st.CopyBack:
+			copy(data, scratch[:st.Bytes/8])
+		case st.Local:
+			emulateTransform(t, data, inverse)
+		case st.FromScratch:
+			emulatePass(t, st.Pass, t.Lines, scratch, data, inverse)
+		default:
+			emulatePass(t, st.Pass, t.Lines, data, scratch, inverse)
+		}
+	}
 }
 
 // TestFFTPasses holds fft.cl's transforms of every fast length up to 1000
@@ -156,18 +185,70 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 	size, outputs, ssize := int(f.Geo[2]), int(f.Geo[3]), f.SpectrumValues
 	geo := func(i, field int) int { return int(f.Geo[4+8*i+field]) }
 	batchGeo := func(j, field int) int { return int(f.Geo[4+8*naxes+3*j+field]) }
-	// blockAt is fftconv.cl's BLOCK_AT: where value e of block b of a
-	// batch is, in floats.
-	blockAt := func(b, e int) int {
-		if real {
-			return b*size + e
+	if def["NAXES"] != naxes || def["NBATCH"] != nbatch {
+		t.Fatalf("defines %v for a geometry of %d and %d axes", f.Defines, naxes, nbatch)
+	}
+	in := src.Float64s()
+	// blockOf, rowCoords, gatherRowOf and gatherValue are fftconv.cl's
+	// block_of, row_coords, gather_row_of and gather_value.
+	blockOf := func(b int, live bool) emulatedBlock {
+		blk := emulatedBlock{start: make([]int, naxes), count: make([]int, naxes), live: live}
+		for i := naxes - 1; i >= 0; i-- {
+			blk.start[i] = b % geo(i, 2) * geo(i, 1)
+			blk.count[i] = min(geo(i, 1), geo(i, 6)-blk.start[i])
+			b /= geo(i, 2)
 		}
-		return (b/2*size+e)*2 + b%2
+		for j := nbatch - 1; j >= 0; j-- {
+			at := b % batchGeo(j, 0)
+			blk.inAt += at * batchGeo(j, 1)
+			blk.outAt += at * batchGeo(j, 2)
+			b /= batchGeo(j, 0)
+		}
+		return blk
+	}
+	rowCoords := func(row, field int) []int {
+		t := make([]int, naxes)
+		for i := naxes - 2; i > 0; i-- {
+			t[i] = row % geo(i, field)
+			row /= geo(i, field)
+		}
+		t[0] = row
+		return t
+	}
+	gatherRowOf := func(blk *emulatedBlock, t []int) emulatedRow {
+		r := emulatedRow{base: blk.inAt}
+		read := blk.live
+		for i := range naxes - 1 {
+			if t[i] >= blk.count[i]+geo(i, 0)-geo(i, 1) {
+				read = false
+			}
+			if m, ok := p.Border.Index(blk.start[i]-geo(i, 3)+t[i], geo(i, 4)); ok {
+				r.base += m * geo(i, 5)
+			} else {
+				r.outside = true
+			}
+		}
+		last := naxes - 1
+		r.p0 = blk.start[last] - geo(last, 3)
+		if read {
+			r.reads = blk.count[last] + geo(last, 0) - geo(last, 1)
+		}
+		return r
+	}
+	gatherValue := func(r *emulatedRow, x int) float32 {
+		last := naxes - 1
+		if x >= r.reads {
+			return 0
+		}
+		m, ok := p.Border.Index(r.p0+x, geo(last, 4))
+		if r.outside || !ok {
+			return f.CVal
+		}
+		return float32(in[r.base+m*geo(last, 5)])
 	}
 	if real != (f.PerSlot == 1) {
 		t.Fatalf("REAL_BLOCKS=%v with %d blocks per transform", real, f.PerSlot)
 	}
-	in := src.Float64s()
 	dst, _ := nd.New(p.Out, p.FullShape()...)
 	g := f.Geometry
 	slots := f.Slots(f.Batch)
@@ -183,10 +264,7 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 			for i := range blocks {
 				blocks[i] = complex(raw[2*i], raw[2*i+1])
 			}
-			for _, tr := range f.Transforms {
-				tr.Lines = len(blocks) / tr.Length // the batch's slots only
-				emulateTransform(tr, blocks, false)
-			}
+			emulateSteps(f, len(blocks)/size, blocks, false) // the batch's slots only
 			return blocks
 		}
 		spec := make([]complex64, slots*ssize)
@@ -195,10 +273,7 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 	}
 	inverse := func(spec []complex64) []float32 {
 		if !real {
-			for _, tr := range f.Transforms {
-				tr.Lines = len(spec) / tr.Length
-				emulateTransform(tr, spec, true)
-			}
+			emulateSteps(f, len(spec)/size, spec, true)
 			raw := make([]float32, 2*len(spec))
 			for i, v := range spec {
 				raw[2*i], raw[2*i+1] = real32(v), imag(v)
@@ -211,11 +286,9 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 	}
 	floats := slots * size * f.PerSlot // real: P per slot; complex: 2P
 	var spectra [][]complex64
-	for _, k := range f.Kernels {
+	for k := range f.Kernels {
 		raw := make([]float32, floats)
-		for i, v := range k {
-			raw[blockAt(0, i)] = v
-		}
+		copy(raw, f.KernelSlot(k))
 		spec := forward(raw)[:ssize]
 		scale := 1 / float32(size)
 		for i, v := range spec {
@@ -230,38 +303,21 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 		for i := range raw {
 			raw[i] = float32(math.NaN()) // stale: the gather must write every value a transform reads
 		}
-		for index := range f.Slots(count) * f.PerSlot * size {
-			e0, blk := index%size, index/size
-			e, b := e0, first+blk
-			at, read, outside := 0, true, false
-			for i := naxes - 1; i >= 0; i-- {
-				length, block, cnt := geo(i, 0), geo(i, 1), geo(i, 2)
-				tt, which := e%length, b%cnt
-				e, b = e/length, b/cnt
-				start := which * block
-				if tt >= min(block, geo(i, 6)-start)+length-block {
-					read = false
-				}
-				q := start - geo(i, 3) + tt
-				if m, ok := p.Border.Index(q, geo(i, 4)); ok {
-					at += m * geo(i, 5)
-				} else {
-					outside = true
+		// fftconv_gather, work-item by work-item.
+		length := geo(naxes-1, 0)
+		eachItem(f.GatherGrid(count), f.Slots(count), size/length, func(slot, row, x0, lx int) {
+			var r [2]emulatedRow
+			for h := range f.PerSlot {
+				b := slot*f.PerSlot + h
+				blk := blockOf(first+b, b < count)
+				r[h] = gatherRowOf(&blk, rowCoords(row, 0))
+			}
+			for x := x0; x < length; x += lx {
+				for h := range f.PerSlot {
+					raw[(slot*size+row*length+x)*f.PerSlot+h] = gatherValue(&r[h], x)
 				}
 			}
-			for j := nbatch - 1; j >= 0; j-- {
-				at += b % batchGeo(j, 0) * batchGeo(j, 1)
-				b /= batchGeo(j, 0)
-			}
-			v := float32(0)
-			if read && blk < count {
-				v = f.CVal
-				if !outside {
-					v = float32(in[at])
-				}
-			}
-			raw[blockAt(blk, e0)] = v
-		}
+		})
 		if !real {
 			// Slots past the batch's blocks are not transformed.
 			raw = raw[:f.Slots(count)*size*2]
@@ -273,34 +329,74 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 				prod[i] = cmul32(spec[i], w[i%ssize])
 			}
 			back := inverse(prod)
-			for index := range count * outputs {
-				e, blk := index%outputs, index/outputs
-				b := first + blk
-				at, from, stride, valid := 0, 0, 1, true
-				for i := naxes - 1; i >= 0; i-- {
-					length, block, cnt := geo(i, 0), geo(i, 1), geo(i, 2)
-					tt, which := e%block, b%cnt
-					e, b = e/block, b/cnt
-					start := which * block
-					if tt >= min(block, geo(i, 6)-start) {
-						valid = false
+			// fftconv_scatter, work-item by work-item.
+			width := geo(naxes-1, 1)
+			eachItem(f.ScatterGrid(count), f.Slots(count), outputs/width, func(slot, row, x0, lx int) {
+				t := rowCoords(row, 1)
+				from := 0
+				for i := range naxes - 1 {
+					from = (from + t[i]) * geo(i+1, 0)
+				}
+				var at, valid [2]int
+				most := 0
+				for h := range f.PerSlot {
+					b := slot*f.PerSlot + h
+					blk := blockOf(first+b, b < count)
+					at[h] = blk.outAt + blk.start[naxes-1]*geo(naxes-1, 7)
+					live := blk.live
+					for i := range naxes - 1 {
+						live = live && t[i] < blk.count[i]
+						at[h] += (blk.start[i] + t[i]) * geo(i, 7)
 					}
-					at += (start + tt) * geo(i, 7)
-					from += tt * stride
-					stride *= length
+					if live {
+						valid[h] = blk.count[naxes-1]
+					}
+					most = max(most, valid[h])
 				}
-				if !valid {
-					continue
+				for x := x0; x < most; x += lx {
+					for h := range f.PerSlot {
+						if x < valid[h] {
+							v := back[(slot*size+from+x)*f.PerSlot+h]
+							nd.Store(dst.Data, (at[h]+x*geo(naxes-1, 7))*bank+k, 1, []float32{v})
+						}
+					}
 				}
-				for j := nbatch - 1; j >= 0; j-- {
-					at += b % batchGeo(j, 0) * batchGeo(j, 2)
-					b /= batchGeo(j, 0)
-				}
-				nd.Store(dst.Data, at*bank+k, 1, []float32{back[blockAt(blk, from)]})
-			}
+			})
 		}
 	}
 	return dst
+}
+
+// eachItem runs body for every work-item of grid over slots slots of rows
+// rows, looping as fftconv.cl's kernels do: (slot, row, first value of the
+// row, step along it).
+func eachItem(grid FFTGrid, slots, rows int, body func(slot, row, x0, lx int)) {
+	lx, ly := grid.Local[0], grid.Local[1]
+	for gz := range grid.Groups[2] {
+		for gy := range grid.Groups[1] {
+			for y := range ly {
+				for x0 := range lx {
+					for slot := gz; slot < slots; slot += grid.Groups[2] {
+						for row := gy*ly + y; row < rows; row += grid.Groups[1] * ly {
+							body(slot, row, x0, lx)
+						}
+					}
+				}
+			}
+		}
+	}
+}
+
+// emulatedBlock is fftconv.cl's fft_block, emulatedRow its gather_row.
+type emulatedBlock struct {
+	start, count []int
+	inAt, outAt  int
+	live         bool
+}
+
+type emulatedRow struct {
+	base, p0, reads int
+	outside         bool
 }
 
 func real32(v complex64) float32 { return real(v) }
@@ -333,18 +429,33 @@ func TestFFTConvEmulated(t *testing.T) {
 		if nonFinite, _ := fftconv.ScanInput(p, c.Input, 1); nonFinite > 0 {
 			continue // the backends run the direct method for these
 		}
-		real := i%2 == 1
-		f, err := NewFFTConv(p, FFTConvOptions{RealBlocks: real, MaxBatch: 1 + i%3, MaxLocalBytes: 16 << 10})
+		// Real blocks (cuFFT's R2C), complex ones by fft.cl, complex ones
+		// by a library (cuFFT's C2C, for which fft.cl's transforms stand
+		// in here).
+		real, library := i%3 == 1, i%3 == 2
+		opt := FFTConvOptions{RealBlocks: real, Library: library, MaxBatch: 1 + i%4, MaxLocalBytes: 16 << 10}
+		f, err := NewFFTConv(p, opt)
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
 		if f == nil {
 			continue
 		}
+		if library {
+			if f.Transforms != nil || f.Scratch() {
+				t.Fatalf("%s: a library's transforms planned as fft.cl's", c.Name)
+			}
+			opt.Library = false
+			twin, err := NewFFTConv(p, opt)
+			if err != nil {
+				t.Fatalf("%s: %v", c.Name, err)
+			}
+			f.Transforms = twin.Transforms
+		}
 		got := emulateFFTConv(t, f, p, c.Input)
 		bound := f.Geometry.ErrorBound(fftconv.AbsSum(p), c.MaxAbs())
 		if msg := c.CheckBound(got, c.Want(), bound); msg != "" {
-			t.Errorf("%s (real blocks %v, %d batches of %d): %s", c.Name, real, f.Batches, f.Batch, msg)
+			t.Errorf("%s (real blocks %v, library %v, %d batches of %d): %s", c.Name, real, library, f.Batches, f.Batch, msg)
 		}
 		ran++
 	}

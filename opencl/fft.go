@@ -367,12 +367,8 @@ func (e *FFTEngine) prepare() error {
 	}
 	// Each kernel's spectrum: its block through the forward transform,
 	// conjugated and scaled.
-	for _, k := range f.Kernels {
-		block := make([]float32, 2*len(k))
-		for i, v := range k {
-			block[2*i] = v
-		}
-		spec, err := e.dev.AllocCopy(nd.AsBytes(block))
+	for k := range f.Kernels {
+		spec, err := e.dev.AllocCopy(nd.AsBytes(f.KernelSlot(k)))
 		if err != nil {
 			return err
 		}
@@ -405,34 +401,46 @@ func (e *FFTEngine) grid(k *Kernel, total int64, args ...any) error {
 	return nil
 }
 
+// rows queues fftconv.cl's gather or scatter over grid.
+func (e *FFTEngine) rows(k *Kernel, grid kernels.FFTGrid, args ...any) error {
+	var global [3]int
+	for i, n := range grid.Groups {
+		global[i] = n * grid.Local[i]
+	}
+	ev, err := k.Enqueue(e.queue, global, grid.Local, args...)
+	if err != nil {
+		return err
+	}
+	e.events = append(e.events, ev)
+	return nil
+}
+
 // transform runs the forward (inverse 0) or inverse (1) transform of
-// slots complex blocks in data, in place.
+// slots complex blocks in data, in place: kernels.FFTConv.TransformSteps.
 func (e *FFTEngine) transform(data *Buffer, slots int, inverse int32) error {
 	f := e.plan
-	for i, t := range f.Transforms {
-		lines := int64(slots * f.BlockValues / t.Length)
+	for _, st := range f.TransformSteps(slots) {
+		t := f.Transforms[st.Transform]
 		roots := e.roots[t.Length]
-		if k := e.local[i]; k != nil {
-			size := min(t.LocalSize, k.MaxWorkGroupSize())
-			groups := int(min(lines, 1<<16))
-			ev, err := k.Enqueue(e.queue, [3]int{groups * size, 1, 1}, [3]int{size, 1, 1}, data, roots, int64(t.Length), lines, int64(t.Stride), inverse)
+		switch {
+		case st.CopyBack:
+			if err := e.scratch.CopyTo(e.queue, data, 0, 0, st.Bytes); err != nil {
+				return err
+			}
+		case st.Local:
+			k := e.local[st.Transform]
+			size := min(st.LocalSize, k.MaxWorkGroupSize())
+			ev, err := k.Enqueue(e.queue, [3]int{st.Groups * size, 1, 1}, [3]int{size, 1, 1}, data, roots, int64(t.Length), st.Lines, int64(t.Stride), inverse)
 			if err != nil {
 				return err
 			}
 			e.events = append(e.events, ev)
-			continue
-		}
-		from, to := data, e.scratch
-		for _, pass := range t.Passes {
-			total := lines * int64(t.Length/pass.Radix)
-			if err := e.grid(e.pass, total, from, to, roots, int64(t.Length), int64(pass.P), int64(pass.Radix), int64(t.Stride), lines, inverse); err != nil {
-				return err
+		default:
+			from, to := data, e.scratch
+			if st.FromScratch {
+				from, to = to, from
 			}
-			from, to = to, from
-		}
-		if from != data {
-			n := slots * f.BlockValues * 8
-			if err := from.CopyTo(e.queue, data, 0, 0, n); err != nil {
+			if err := e.grid(e.pass, st.Items, from, to, roots, int64(t.Length), int64(st.Pass.P), int64(st.Pass.Radix), int64(t.Stride), st.Lines, inverse); err != nil {
 				return err
 			}
 		}
@@ -451,7 +459,7 @@ func (e *FFTEngine) run(ctx context.Context, in, out *Buffer) error {
 		}
 		first, count := f.BatchBlocks(b)
 		n, slots := int64(count), f.Slots(count)
-		if err = e.grid(e.conv["fftconv_gather"], int64(slots*f.PerSlot*f.BlockValues), in, e.blocks, e.geo, int64(first), n, f.CVal); err != nil {
+		if err = e.rows(e.conv["fftconv_gather"], f.GatherGrid(count), in, e.blocks, e.geo, int64(first), n, f.CVal); err != nil {
 			break
 		}
 		if err = e.transform(e.blocks, slots, 0); err != nil {
@@ -465,7 +473,7 @@ func (e *FFTEngine) run(ctx context.Context, in, out *Buffer) error {
 			if err = e.transform(e.product, slots, 1); err != nil {
 				break
 			}
-			if err = e.grid(e.conv["fftconv_scatter"], n*int64(f.Outputs), e.product, out, e.geo, int64(first), n, int64(k), bank); err != nil {
+			if err = e.rows(e.conv["fftconv_scatter"], f.ScatterGrid(count), e.product, out, e.geo, int64(first), n, int64(k), bank); err != nil {
 				break
 			}
 		}

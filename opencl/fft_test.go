@@ -132,3 +132,19 @@ func TestFFTChunks(t *testing.T) {
 		t.Fatal(msg)
 	}
 }
+
+// TestFFTRows runs gputest.FFTRowCases in batches of an odd count of
+// blocks (the last slot's imaginary parts stay zero) that leave the last
+// batch partial (gputest.FFTRowBatch): within fftconv's bound of the
+// reference.
+func TestFFTRows(t *testing.T) {
+	testDevice(t)
+	failures := gputest.FFTRowFailures(func(c enginetest.Case, batch int) (nd.Array, error) {
+		fftMaxBatch = batch
+		defer func() { fftMaxBatch = 0 }()
+		return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, testOptions()) })
+	})
+	for _, f := range failures {
+		t.Error(f)
+	}
+}

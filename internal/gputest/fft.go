@@ -1,6 +1,7 @@
 package gputest
 
 import (
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strings"
@@ -105,4 +106,94 @@ func CheckFFT(c enginetest.Case, got nd.Array) string {
 		return SameBitsAsCPU(c, "direct", got)
 	}
 	return c.CheckBound(got, c.Want(), g.ErrorBound(absSum, c.MaxAbs()))
+}
+
+// FFTRowCases stress the gather and scatter (fftconv.cl's rows): several
+// blocks along the transformed axes (every one but 3-D's last), the last
+// partial, under every
+// border, origin and mode; batch axes before and after the transformed
+// ones; a bank into uint8 outputs; 1-D and 3-D. Run in small batches of
+// an odd count of blocks, they also end in a partial batch.
+func FFTRowCases() []enginetest.Case {
+	rng := rand.New(rand.NewPCG(31, 32))
+	k := func(zeros bool, shape ...int) []nd.Kernel {
+		return []nd.Kernel{enginetest.RandomKernel(rng, zeros, shape...)}
+	}
+	// Each mode's image cut into several blocks along both axes.
+	image := enginetest.RandomArray(rng, nd.Float32, 181, 223)
+	wide := enginetest.RandomArray(rng, nd.Float32, 250, 300)
+	modes := []nd.Mode{nd.Same, nd.Full, nd.Valid, nd.Same, nd.Full}
+	origins := [][]int{{-4, 3}, {2, -1}, {0, 0}, {4, -3}, {-1, 2}}
+	var cases []enginetest.Case
+	for i, b := range []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant} {
+		in := image
+		if modes[i] == nd.Full {
+			in = wide
+		}
+		cases = append(cases, enginetest.Case{Name: "rows-2d-" + b.String() + "-" + modes[i].String(),
+			Spec: nd.Spec{Kernels: k(i%2 == 0, 9, 7), Border: b, CVal: -2.5, Mode: modes[i], Origin: origins[i]}, Input: in})
+	}
+	cases = append(cases,
+		enginetest.Case{Name: "rows-4d-batch-axes", Spec: nd.Spec{Kernels: k(false, 5, 3), Axes: []int{1, 2}, Border: nd.Constant, CVal: 3, Origin: []int{2, -1}, Mode: nd.Full},
+			Input: enginetest.RandomArray(rng, nd.Float32, 2, 161, 345, 3)},
+		enginetest.Case{Name: "rows-1d-channels-bank-uint8", Spec: nd.Spec{Kernels: append(k(false, 63), enginetest.RandomKernel(rng, true, 63)), Axes: []int{0}, Border: nd.Mirror, Origin: []int{-20}, Out: nd.Uint8},
+			Input: enginetest.RandomArray(rng, nd.Uint8, 5000, 2)},
+		enginetest.Case{Name: "rows-3d-valid", Spec: nd.Spec{Kernels: k(false, 5, 5, 5), Border: nd.Wrap, Mode: nd.Valid, Out: nd.Int16},
+			Input: enginetest.RandomArray(rng, nd.Int16, 70, 90, 80)},
+	)
+	for i := range cases {
+		cases[i].Spec.Shape, cases[i].Spec.In = cases[i].Input.Shape, cases[i].Input.DType()
+	}
+	return cases
+}
+
+// FFTRowBatch is the blocks per batch to run an FFTRowCase in: the
+// smallest odd count (from 3) that leaves the last batch partial. It
+// fails where the case does not cut at least two transformed axes (1-D:
+// its one) into several blocks, or has too few blocks for two batches.
+func FFTRowBatch(c enginetest.Case) (int, error) {
+	p, err := c.Spec.Normalize()
+	if err != nil {
+		return 0, err
+	}
+	g, err := fftconv.New(p, fftconv.Options{Workers: 1})
+	if err != nil {
+		return 0, err
+	}
+	several := 0
+	for _, n := range g.Blocks {
+		several += min(1, n-1)
+	}
+	batch := 3
+	for g.TotalBlocks()%batch == 0 {
+		batch += 2
+	}
+	if several < min(2, len(g.Blocks)) || g.TotalBlocks() < batch {
+		return 0, fmt.Errorf("%s: blocks %v in batches of %d: not every edge nor a partial batch", c.Name, g.Blocks, batch)
+	}
+	return batch, nil
+}
+
+// FFTRowFailures runs every FFTRowCase through run in batches of
+// FFTRowBatch blocks and checks it (CheckFFT): the failures, each
+// "<case>: <error or mismatch>".
+func FFTRowFailures(run func(c enginetest.Case, batch int) (nd.Array, error)) []string {
+	var failures []string
+	for _, c := range FFTRowCases() {
+		batch, err := FFTRowBatch(c)
+		if err != nil {
+			failures = append(failures, err.Error())
+			continue
+		}
+		got, err := run(c, batch)
+		if err == nil {
+			if msg := CheckFFT(c, got); msg != "" {
+				err = fmt.Errorf("batches of %d: %s", batch, msg)
+			}
+		}
+		if err != nil {
+			failures = append(failures, c.Name+": "+err.Error())
+		}
+	}
+	return failures
 }
