@@ -295,19 +295,17 @@ const (
 
 var layoutNames = map[string]fftLayout{"real": realLayout, "paired": pairedLayout, "fftcl": portableLayout}
 
-// chooseLayout chooses how p's blocks are transformed. cuFFT does a
-// real-to-complex transform of one axis as a half-length complex one plus
-// a pass over the whole spectrum (and complex-to-real the reverse): on the
-// H100, 2.0 of the 7.9 ms of a 2²⁸-sample 1-D convolution with 1023 taps
-// went to those passes. Two real blocks in one complex block (the real
-// and imaginary parts) move the same bytes per block without them, so 1-D
-// problems pair their blocks. Over 2 and 3 axes cuFFT fuses the real
-// pass with the last axis's transform, and real blocks keep the other
-// axes' passes at half the data: they stay real. cuFFT transforms at most
-// 3 axes together; kernels spanning more run through fft.cl's transforms,
-// the kernels OpenCL runs. NDCONV_CUDA_FFT_LAYOUT=real, paired or fftcl
-// forces a layout on problems of at most 3 axes (to compare them on a
-// device).
+// chooseLayout chooses how p's blocks are transformed. Two real blocks
+// go in one complex block (the real and imaginary parts) through cuFFT's
+// complex-to-complex transforms: measured on the H100 (2026-11-25, bench
+// --method fft, kernels/PERF.md) that beat cuFFT's real-to-complex ones on
+// every workload — 1-D 2²⁸ 1023 taps 5.12 against 6.46 ms (a 1-D real
+// transform is a half-length complex one plus a pass over the whole
+// spectrum), 2-D 8192² 31×31 1.56 against 1.81, 512³ 7³ 7.21 against
+// 7.43, S000 0.73 against 0.82. cuFFT transforms at most 3 axes together;
+// kernels spanning more run through fft.cl's transforms, the kernels
+// OpenCL runs. NDCONV_CUDA_FFT_LAYOUT=real, paired or fftcl forces a
+// layout on problems of at most 3 axes (to compare them on a device).
 func chooseLayout(p *nd.Problem) fftLayout {
 	axes := 0
 	for _, k := range p.KShape {
@@ -321,10 +319,7 @@ func chooseLayout(p *nd.Problem) fftLayout {
 	if l, ok := layoutNames[lookupEnv("NDCONV_CUDA_FFT_LAYOUT")]; ok {
 		return l
 	}
-	if axes == 1 {
-		return pairedLayout
-	}
-	return realLayout
+	return pairedLayout
 }
 
 // newFFTConv plans p's blocks in the layout chooseLayout chooses.

@@ -81,8 +81,8 @@ func TestChooseLayout(t *testing.T) {
 		spec nd.Spec
 		want fftLayout
 	}{
-		{"", one, pairedLayout}, {"", two, realLayout}, {"", four, portableLayout},
-		{"real", one, realLayout}, {"paired", two, pairedLayout}, {"fftcl", two, portableLayout}, {"real", four, portableLayout},
+		{"", one, pairedLayout}, {"", two, pairedLayout}, {"", four, portableLayout},
+		{"real", one, realLayout}, {"real", two, realLayout}, {"fftcl", two, portableLayout}, {"real", four, portableLayout},
 	} {
 		t.Setenv("NDCONV_CUDA_FFT_LAYOUT", c.env)
 		p, err := c.spec.Normalize()
