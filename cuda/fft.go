@@ -54,7 +54,7 @@ func NewFFT(p *nd.Problem, opt EngineOptions) (*FFTEngine, error) {
 	if err := FFTSupported(p); err != nil {
 		return nil, fmt.Errorf("cuda: FFT method: %w", err)
 	}
-	g, err := fftconv.New(p, fftconv.Options{Workers: 1})
+	g, err := fftconv.New(p, fftconv.Options{Workers: 1, Lengths: opt.Tuning.FFT.Slice()})
 	if err != nil {
 		return nil, fmt.Errorf("cuda: FFT method: %w", err)
 	}
@@ -323,7 +323,7 @@ func chooseLayout(p *nd.Problem) fftLayout {
 }
 
 // newFFTConv plans p's blocks in the layout chooseLayout chooses.
-func newFFTConv(p *nd.Problem) (*kernels.FFTConv, fftLayout, error) {
+func newFFTConv(p *nd.Problem, lengths []int) (*kernels.FFTConv, fftLayout, error) {
 	layout := chooseLayout(p)
 	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{
 		RealBlocks:    layout == realLayout,
@@ -331,12 +331,13 @@ func newFFTConv(p *nd.Problem) (*kernels.FFTConv, fftLayout, error) {
 		MaxLocalBytes: maxStaticShared, // fft_local's buffers are static shared memory
 		Budget:        fftBudget,
 		MaxBatch:      fftMaxBatch,
+		Lengths:       lengths,
 	})
 	return f, layout, err
 }
 
 func (m *fftMethod) describe(e *Engine, p *nd.Problem) string {
-	f, layout, err := newFFTConv(p)
+	f, layout, err := newFFTConv(p, e.opt.Tuning.FFT.Slice())
 	if err != nil || f == nil {
 		return "cuFFT"
 	}
@@ -350,7 +351,7 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 	if s := m.states[key]; s != nil {
 		return s, nil
 	}
-	f, layout, err := newFFTConv(p)
+	f, layout, err := newFFTConv(p, e.opt.Tuning.FFT.Slice())
 	if err != nil || f == nil {
 		return nil, err
 	}

@@ -89,7 +89,7 @@ func TestChooseLayout(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		f, layout, err := newFFTConv(p)
+		f, layout, err := newFFTConv(p, nil)
 		if err != nil {
 			t.Fatal(err)
 		}

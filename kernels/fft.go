@@ -30,6 +30,9 @@ type FFTConvOptions struct {
 	MaxLocalBytes int
 	// MaxBatch, when positive, caps the blocks per batch (tests).
 	MaxBatch int
+	// Lengths forces the transform lengths (a tuning's FFTShape); nil
+	// takes internal/fftconv's choice.
+	Lengths []int
 	// Index64 computes every index in 64 bits even where 32 would do
 	// (tests of the 64-bit kernels on small problems).
 	Index64 bool
@@ -175,7 +178,7 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 	}
 	// The decomposition every device shares (the CPU engine's, which
 	// plan.FFTCost estimates); the budget then sets only the batches.
-	g, err := fftconv.New(p, fftconv.Options{Workers: 1})
+	g, err := fftconv.New(p, fftconv.Options{Workers: 1, Lengths: opt.Lengths})
 	if err != nil {
 		return nil, err
 	}

@@ -463,3 +463,48 @@ func TestFFTConvEmulated(t *testing.T) {
 		t.Errorf("only %d cases ran", ran)
 	}
 }
+
+// TestFFTCandidates: lengths are powers of two at least twice the reach,
+// one per transformed axis, no two alike, and none for the 5-D kernels
+// FFTShape cannot hold.
+func TestFFTCandidates(t *testing.T) {
+	p, err := (&nd.Spec{Shape: []int{1 << 20}, In: nd.Float32, Kernels: []nd.Kernel{{Shape: []int{1023}, Weights: ones(1023)}}}).Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cands := FFTCandidates(p)
+	if len(cands) != 6 {
+		t.Fatalf("%d candidates for 1023 taps, want 6", len(cands))
+	}
+	for i, c := range cands {
+		l := c.FFT.Slice()
+		if len(l) != 1 || l[0]&(l[0]-1) != 0 || l[0] < 2*1022 || (i > 0 && l[0] <= cands[i-1].FFT.Lengths[0]) {
+			t.Errorf("candidate %d: lengths %v", i, l)
+		}
+	}
+	// A 7×7 kernel on a 20×20 image: no length beyond the extended extent.
+	p, err = (&nd.Spec{Shape: []int{20, 20}, In: nd.Float32, Kernels: []nd.Kernel{{Shape: []int{7, 7}, Weights: ones(49)}}}).Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	for _, c := range FFTCandidates(p) {
+		if l := c.FFT.Slice(); len(l) != 2 || l[0] > 32 || l[1] > 32 {
+			t.Errorf("20×20, 7×7: lengths %v", l)
+		}
+	}
+	five := nd.Kernel{Shape: []int{2, 2, 2, 2, 2}, Weights: ones(32)}
+	if p, err = (&nd.Spec{Shape: []int{4, 4, 4, 4, 4}, In: nd.Float32, Kernels: []nd.Kernel{five}}).Normalize(); err != nil {
+		t.Fatal(err)
+	}
+	if c := FFTCandidates(p); c != nil {
+		t.Errorf("5-D kernel: %d candidates", len(c))
+	}
+}
+
+func ones(n int) []float64 {
+	w := make([]float64, n)
+	for i := range w {
+		w[i] = 1
+	}
+	return w
+}

@@ -76,6 +76,26 @@ type Tuning struct {
 	Tiled TiledShape    `json:"tiled,omitzero"`
 	Fused SepFusedShape `json:"fused,omitzero"`
 	Rows  RowsShape     `json:"rows,omitzero"`
+	FFT   FFTShape      `json:"fft,omitzero"`
+}
+
+// FFTShape fixes the FFT method's transform lengths, one per transformed
+// axis (at most 4; zero leaves the choice to internal/fftconv's cost
+// model), as FFTW's wisdom fixes a plan.
+type FFTShape struct {
+	Lengths [4]int
+}
+
+// Slice is the forced lengths, or nil where none are.
+func (s FFTShape) Slice() []int {
+	n := 0
+	for n < len(s.Lengths) && s.Lengths[n] > 0 {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	return s.Lengths[:n:n]
 }
 
 // Describe names the launch's implementation for reports: its family and,

@@ -82,6 +82,7 @@ func NewFFT(p *nd.Problem, opt EngineOptions) (*FFTEngine, error) {
 		MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)),
 		Index64:       fftIndex64,
 		MaxBatch:      fftMaxBatch,
+		Lengths:       opt.Tuning.FFT.Slice(),
 	})
 	if err != nil {
 		dev.Close()

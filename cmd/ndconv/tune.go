@@ -37,7 +37,7 @@ or one with --shape, --dtype, --kernel, ….`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.device, "device", "cuda", "cuda|cuda:N|opencl|opencl:P:D")
-	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable")
+	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft (fft: the transform lengths)")
 	addWorkloadFlags(fl, &f.benchFlags)
 	fl.IntVar(&f.repeat, "repeat", 9, "timed repeats per candidate")
 	fl.StringVar(&f.cache, "cache", "", "the tuning cache file (default: $NDCONV_TUNING or the user cache directory)")
@@ -64,9 +64,6 @@ func runTune(cmd *cobra.Command, f tuneFlags) error {
 	method, err := plan.ParseMethod(f.method)
 	if err != nil {
 		return &usageError{err}
-	}
-	if method == plan.FFT {
-		return usagef("--method fft: tune measures the direct and separable kernels")
 	}
 	path := f.cache
 	if path == "" {
@@ -127,6 +124,9 @@ func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, 
 		return nil
 	}
 	candidates := kernels.TuningCandidates(p, chosen == plan.Separable)
+	if chosen == plan.FFT {
+		candidates = kernels.FFTCandidates(p)
+	}
 	best, bestMs := kernels.Tuning{}, base
 	for _, c := range candidates {
 		if ms, ok := median(c); ok && ms < bestMs {
