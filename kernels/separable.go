@@ -209,7 +209,7 @@ var MinFusedOutputs = 1 << 20
 // multiprocessors × 8); smaller problems get narrower, shorter strips.
 const targetGroups = 1056
 
-// newSepFused specialises sepfused.cl for the X pass along axis x (factor
+// newSepFused specialises sepfused.cl (sepring.cl for a Ring shape) for the X pass along axis x (factor
 // fx) and the Y pass along axis x−1 (factor fy) of q, reading an input of
 // the given shape; axes after x are interleaved samples, axes before x−1
 // are planes.
@@ -239,21 +239,31 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 		}
 		sh.SEG = wholeRounds(sh.SEG, ky)
 	}
+	// sepfused.cl's strips are TX·RX elements wide, sepring.cl's TX (a
+	// column per work-item, X-pass pieces of RX).
+	family, width := "sepfused", sh.TX*sh.RX
 	if sh.Ring {
-		return newSepRing(q, opt, in, x, fx, shiftX, fy, shiftY, cval, stride, offset, sh)
+		family, width = "sepring", sh.TX
 	}
 	taps := append(append(slices.Clone(fx), fy...), cval*sum(fx))
-	l := &Launch{Family: "sepfused", Name: "correlate_sepfused", Wide: q.Wide, CVal: cval,
+	l := &Launch{Family: family, Name: "correlate_" + family, Wide: q.Wide, CVal: cval,
 		Taps: taps, Outer: []int32{0},
 		Local:  [3]int{sh.TX, 1, 1},
-		Groups: [3]int{ceilDiv(mx*c, sh.TX*sh.RX), ceilDiv(my, sh.SEG), min(planes, 65535)},
+		Groups: [3]int{ceilDiv(mx*c, width), ceilDiv(my, sh.SEG), min(planes, 65535)},
 		Scalars: []int64{int64(ny), int64(nx), int64(my), int64(mx), int64(planes),
 			int64(stride), int64(offset)},
 		FusedShape: sh,
 	}
 	accSize := accBytes(q)
-	l.LocalBytes = sepFusedRowsBytes(sh, kx, c, accSize)
-	maxIndex := max(int64(product(in)), int64(product(q.OutShape))*int64(stride)) + int64(sh.TX*sh.RX+kx*c)*int64(stride)
+	var pitches []string
+	if sh.Ring {
+		stage, inter := sepRingPitches(sh, kx, c)
+		l.LocalBytes = sepRingLocalBytes(sh, kx, ky, c, accSize)
+		pitches = []string{fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter)}
+	} else {
+		l.LocalBytes = sepFusedRowsBytes(sh, kx, c, accSize)
+	}
+	maxIndex := max(int64(product(in)), int64(product(q.OutShape))*int64(stride)) + int64(width+kx*c)*int64(stride)
 	l.Defines = append(typeDefines(q),
 		fmt.Sprintf("BORDER=%d", q.Border),
 		fmt.Sprintf("KX=%d", kx), fmt.Sprintf("KY=%d", ky),
@@ -262,42 +272,7 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 		fmt.Sprintf("TX=%d", sh.TX), fmt.Sprintf("RX=%d", sh.RX), fmt.Sprintf("SEG=%d", sh.SEG),
 		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
 		fmt.Sprintf("TAPS_N=%d", len(taps)))
-	l.Defines = append(l.Defines, nonzeroDefines(taps[:kx+ky])...)
-	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accSize))
-	slices.Sort(l.Defines)
-	return l
-}
-
-// newSepRing specialises sepring.cl: newSepFused's arguments, with the
-// strip TX elements wide and X-pass pieces of RX (dividing TX).
-func newSepRing(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset int, sh SepFusedShape) *Launch {
-	y := x - 1
-	c := product(in[x+1:])
-	planes := product(in[:y])
-	ny, nx, my, mx := in[y], in[x], q.OutShape[y], q.OutShape[x]
-	kx, ky := len(fx), len(fy)
-	taps := append(append(slices.Clone(fx), fy...), cval*sum(fx))
-	l := &Launch{Family: "sepring", Name: "correlate_sepring", Wide: q.Wide, CVal: cval,
-		Taps: taps, Outer: []int32{0},
-		Local:  [3]int{sh.TX, 1, 1},
-		Groups: [3]int{ceilDiv(mx*c, sh.TX), ceilDiv(my, sh.SEG), min(planes, 65535)},
-		Scalars: []int64{int64(ny), int64(nx), int64(my), int64(mx), int64(planes),
-			int64(stride), int64(offset)},
-		FusedShape: sh,
-	}
-	accSize := accBytes(q)
-	stagePitch, interPitch := sepRingPitches(sh, kx, c)
-	l.LocalBytes = ky * (stagePitch + interPitch) * accSize
-	maxIndex := max(int64(product(in)), int64(product(q.OutShape))*int64(stride)) + int64(sh.TX+kx*c)*int64(stride)
-	l.Defines = append(typeDefines(q),
-		fmt.Sprintf("BORDER=%d", q.Border),
-		fmt.Sprintf("KX=%d", kx), fmt.Sprintf("KY=%d", ky),
-		fmt.Sprintf("SHIFT_X=%d", shiftX), fmt.Sprintf("SHIFT_Y=%d", shiftY),
-		fmt.Sprintf("C=%d", c),
-		fmt.Sprintf("TX=%d", sh.TX), fmt.Sprintf("RX=%d", sh.RX), fmt.Sprintf("SEG=%d", sh.SEG),
-		fmt.Sprintf("STAGE_PITCH=%d", stagePitch), fmt.Sprintf("INTER_PITCH=%d", interPitch),
-		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
-		fmt.Sprintf("TAPS_N=%d", len(taps)))
+	l.Defines = append(l.Defines, pitches...)
 	l.Defines = append(l.Defines, nonzeroDefines(taps[:kx+ky])...)
 	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accSize))
 	slices.Sort(l.Defines)
