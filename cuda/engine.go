@@ -210,14 +210,18 @@ type direct struct{}
 
 // separableOptions are the limits kernels.NewSeparable plans a CUDA launch
 // within, with the engine's tuning.
-func (e *Engine) separableOptions() kernels.SeparableOptions {
-	return kernels.SeparableOptions{MaxLocalBytes: maxStaticShared, MaxParamBytes: maxParamTapBytes, Fused: e.opt.Tuning.Fused}
+func (e *Engine) separableOptions() kernels.SeparableOptions { return separableOptions(e.opt.Tuning) }
+
+func separableOptions(t kernels.Tuning) kernels.SeparableOptions {
+	return kernels.SeparableOptions{MaxLocalBytes: maxStaticShared, MaxParamBytes: maxParamTapBytes, Fused: t.Fused}
 }
 
 // directOptions are the limits kernels.NewDirect plans a CUDA launch
 // within, with the engine's tuning.
-func (e *Engine) directOptions() kernels.DirectOptions {
-	return kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxParamBytes: maxParamTapBytes, Tiled: e.opt.Tuning.Tiled, Rows: e.opt.Tuning.Rows}
+func (e *Engine) directOptions() kernels.DirectOptions { return directOptions(e.opt.Tuning) }
+
+func directOptions(t kernels.Tuning) kernels.DirectOptions {
+	return kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxParamBytes: maxParamTapBytes, Tiled: t.Tiled, Rows: t.Rows}
 }
 
 func (direct) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*Buffer) (*prepared, error) {

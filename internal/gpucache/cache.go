@@ -130,3 +130,12 @@ func (c *Cache[T]) Drain() []T {
 	c.entries = nil
 	return vals
 }
+
+// Has reports whether key's artifact is built or being built in c, or
+// stored in store: a Get for it would then not build.
+func (c *Cache[T]) Has(store *Store, key Key) bool {
+	c.mu.Lock()
+	_, ok := c.entries[key]
+	c.mu.Unlock()
+	return ok || store.Has(key)
+}

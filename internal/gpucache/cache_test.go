@@ -193,3 +193,32 @@ func TestCacheBuildsOnce(t *testing.T) {
 		t.Errorf("second Drain = %v", d)
 	}
 }
+
+// TestCacheHas: Has answers what a Get would find without building —
+// nothing, then the artifact in memory, then (a new process) the file.
+func TestCacheHas(t *testing.T) {
+	t.Setenv(DirEnv, t.TempDir())
+	s := testStore
+	fb := &fakeBuilder{}
+	c := &Cache[*artifact]{}
+	if c.Has(s, testKey) || s.Has(testKey) {
+		t.Fatal("an empty cache has the key")
+	}
+	if _, err := c.Get(s, testKey, fb.build, fb.load); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Has(s, testKey) {
+		t.Error("a built artifact is not had")
+	}
+	if !(&Cache[*artifact]{}).Has(s, testKey) {
+		t.Error("a new process does not see the stored file")
+	}
+	dir, _ := s.Dir()
+	os.WriteFile(s.FileName(dir, testKey), []byte("short"), 0o644)
+	if s.Has(testKey) {
+		t.Error("a file shorter than the header counts as stored")
+	}
+	if fb.builds.Load() != 1 {
+		t.Errorf("Has built: %d builds", fb.builds.Load())
+	}
+}
