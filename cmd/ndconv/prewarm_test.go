@@ -1,0 +1,116 @@
+package main
+
+import (
+	"bytes"
+	"os"
+	"os/exec"
+	"path/filepath"
+	"strings"
+	"sync"
+	"testing"
+
+	"github.com/ndconv/ndconv/cuda"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// testHookBinary is ndconv built with the ndconv_testhook tag (stages and
+// notes on stderr), once, beside binaryPath.
+var testHookBinary = func() func(t *testing.T) string {
+	var once sync.Once
+	var out []byte
+	var err error
+	bin := ""
+	return func(t *testing.T) string {
+		t.Helper()
+		once.Do(func() {
+			bin = filepath.Join(filepath.Dir(binaryPath), "ndconv-testhook")
+			out, err = exec.Command("go", "build", "-tags", "ndconv_testhook", "-o", bin, ".").CombinedOutput()
+		})
+		if err != nil {
+			t.Fatalf("building with the test hook: %v\n%s", err, out)
+		}
+		return bin
+	}
+}()
+
+// runHooked runs the test-hook binary in dir: exit status, stdout, the
+// hook's notes and the other stderr lines.
+func runHooked(t *testing.T, dir string, args ...string) (code int, stdout string, notes, lines []string) {
+	t.Helper()
+	cmd := exec.Command(testHookBinary(t), args...)
+	cmd.Dir = dir
+	var out, errOut bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &out, &errOut
+	err := cmd.Run()
+	if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	} else if err != nil {
+		t.Fatal(err)
+	}
+	for _, l := range strings.Split(strings.TrimSpace(errOut.String()), "\n") {
+		if note, ok := strings.CutPrefix(l, "testhook: "); ok {
+			notes = append(notes, note)
+		} else if l != "" {
+			lines = append(lines, l)
+		}
+	}
+	return code, out.String(), notes, lines
+}
+
+// TestPrewarmOnlyForGPUs: --device cpu never starts a GPU; auto starts
+// its prewarm before reading and, where no GPU is usable (here), runs on
+// the CPU with the same bits and says why on the summary line; a named
+// GPU that is not here fails with one line, as without the prewarm.
+func TestPrewarmOnlyForGPUs(t *testing.T) {
+	dir := t.TempDir()
+	writeNPY(t, filepath.Join(dir, "in.npy"), ramp(nd.Float32, 64, 48))
+	writeText(t, filepath.Join(dir, "k.csv"), "1,2,1\n2,4,2\n1,2,1\n")
+
+	code, stdout, notes, lines := runHooked(t, dir, "correlate", "-k", "k.csv", "--device", "cpu", "in.npy", "cpu.npy")
+	if code != 0 || len(lines) != 0 {
+		t.Fatalf("--device cpu: exit %d, %q", code, lines)
+	}
+	for _, n := range notes {
+		if strings.HasPrefix(n, "prewarm") {
+			t.Errorf("--device cpu started a GPU: %q", notes)
+		}
+	}
+	if strings.Contains(stdout, "auto:") {
+		t.Errorf("--device cpu explains an auto choice: %q", stdout)
+	}
+
+	code, stdout, notes, lines = runHooked(t, dir, "correlate", "-k", "k.csv", "in.npy", "auto.npy")
+	if code != 0 || len(lines) != 0 {
+		t.Fatalf("auto: exit %d, %q", code, lines)
+	}
+	if i, j := indexOf(notes, "prewarm auto"), indexOf(notes, "reading"); i < 0 || j < 0 || i > j {
+		t.Errorf("auto: notes %q, want the prewarm before reading", notes)
+	}
+	if !strings.Contains(stdout, "; auto: ") || strings.Count(stdout, "\n") != 1 {
+		t.Errorf("auto: summary %q, want one line ending with the choice", stdout)
+	}
+	if hasGPU := cuda.Available() == nil; !hasGPU {
+		if !strings.Contains(stdout, "on cpu") {
+			t.Errorf("auto without a GPU: %q", stdout)
+		}
+		a, _ := os.ReadFile(filepath.Join(dir, "cpu.npy"))
+		b, _ := os.ReadFile(filepath.Join(dir, "auto.npy"))
+		if !bytes.Equal(a, b) {
+			t.Error("auto's output differs from the CPU's")
+		}
+		code, _, notes, lines = runHooked(t, dir, "correlate", "-k", "k.csv", "--device", "cuda", "in.npy", "cuda.npy")
+		if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "device cuda:0 unavailable") || indexOf(notes, "prewarm cuda:0") < 0 {
+			t.Errorf("--device cuda without CUDA: exit %d, %q, notes %q", code, lines, notes)
+		}
+		assertNoOutput(t, dir, "cuda.npy")
+	}
+}
+
+func indexOf(list []string, s string) int {
+	for i, v := range list {
+		if v == s {
+			return i
+		}
+	}
+	return -1
+}
