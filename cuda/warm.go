@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"fmt"
 	"time"
 
 	"github.com/ndconv/ndconv/internal/gpucache"
@@ -100,11 +101,19 @@ func pending(index int, launches []*kernels.Launch) (int, error) {
 	return n, nil
 }
 
-// CompileSeconds times one NVRTC compilation of source with defines for
-// the device, bypassing both caches: what a module missing from them
-// costs, as the tuner records it.
-func CompileSeconds(d *Device, source, name string, defines []string) (float64, error) {
+// CompileSeconds times one NVRTC compilation of the direct kernel for p
+// on d, bypassing both caches: what a module missing from them costs, as
+// the tuner records it.
+func CompileSeconds(d *Device, p *nd.Problem, opt EngineOptions) (float64, error) {
+	l, err := kernels.NewDirect(p, directOptions(opt.Tuning))
+	if err != nil || l == nil {
+		return 0, fmt.Errorf("cuda: no direct kernel to compile: %v", err)
+	}
+	src, err := kernels.Source(l.Family)
+	if err != nil {
+		return 0, err
+	}
 	start := time.Now()
-	_, err := compile(source, name, compileOptions(d.info.ComputeCapability.Arch(), defines))
+	_, err = compile(src, l.Family+".cu", compileOptions(d.info.ComputeCapability.Arch(), l.Defines))
 	return time.Since(start).Seconds(), err
 }

@@ -215,3 +215,15 @@ func (c Choice) String() string {
 
 // GPUFaster reports whether the GPU's estimate is below the CPU's.
 func (c Choice) GPUFaster() bool { return c.Compared && c.GPU.Seconds() < c.CPU.Seconds() }
+
+// String reads "82 G multiply-adds/s on 2 cores".
+func (r CPURates) String() string {
+	return fmt.Sprintf("%.3g G multiply-adds/s on %d cores", r.MaddsPerSecond/1e9, r.Cores)
+}
+
+// String names every rate, on one line.
+func (r GPURates) String() string {
+	return fmt.Sprintf("driver %s ms, context %s ms, compile %s ms per module, call %s ms, pinned %.3g/%.3g GB/s, end to end %.3g GB/s, kernel %.3g T multiply-adds/s, device copy %.4g GB/s",
+		msNumber(r.DriverSeconds), msNumber(r.ContextSeconds), msNumber(r.CompileSeconds), msNumber(r.CallSeconds),
+		r.HtoDBytesPerSecond/1e9, r.DtoHBytesPerSecond/1e9, r.StagedBytesPerSecond/1e9, r.KernelMaddsPerSecond/1e12, r.DeviceBytesPerSecond/1e9)
+}

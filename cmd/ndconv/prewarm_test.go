@@ -5,12 +5,14 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"runtime"
 	"strings"
 	"sync"
 	"testing"
 
 	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/plan"
 )
 
 // testHookBinary is ndconv built with the ndconv_testhook tag (stages and
@@ -113,4 +115,30 @@ func indexOf(list []string, s string) int {
 		}
 	}
 	return -1
+}
+
+// TestTuneRatesCPU: `tune --rates --device cpu` measures the CPU in
+// seconds and stores its rate in the cache, keeping entries already there;
+// the CPU without --rates is a usage error.
+func TestTuneRatesCPU(t *testing.T) {
+	dir := t.TempDir()
+	cachePath := filepath.Join(dir, "tuning.json")
+	writeText(t, cachePath, `{"version": 1, "entries": {"some gpu|direct": {}}}`)
+	code, stdout, stderr := ndconvCLI(t, dir, "tune", "--rates", "--device", "cpu", "--cache", cachePath)
+	if code != 0 || !strings.Contains(stdout, "rates: cpu ") || !strings.Contains(stdout, "G multiply-adds/s on ") {
+		t.Fatalf("exit %d, %q %q", code, stdout, stderr)
+	}
+	c, err := plan.OpenTuningCache(cachePath)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if r, ok := c.CPURates(); !ok || r.MaddsPerSecond <= 0 || r.Cores != runtime.NumCPU() {
+		t.Errorf("stored CPU rates %+v, %v", r, ok)
+	}
+	if c.Len() != 1 {
+		t.Errorf("the tuning entries were lost: %d left", c.Len())
+	}
+	if code, _, stderr := ndconvCLI(t, dir, "tune", "--device", "cpu", "--cache", cachePath); code != 2 {
+		t.Errorf("tune --device cpu without --rates: exit %d, %q", code, stderr)
+	}
 }
