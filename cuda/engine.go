@@ -82,6 +82,9 @@ type method interface {
 	temps(e *Engine, p *nd.Problem) (n, bytes int)
 	// describe names the implementations its launches use for p.
 	describe(e *Engine, p *nd.Problem) string
+	// modules lists the kernel modules (Family and Defines) its launches
+	// for p compile; it uses only e's options, not its device.
+	modules(e *Engine, p *nd.Problem) ([]*kernels.Launch, error)
 }
 
 // Implementation names the kernel implementations the engine launches
@@ -242,6 +245,14 @@ func (direct) describe(e *Engine, p *nd.Problem) string {
 
 func (direct) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
 
+func (direct) modules(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
+	l, err := kernels.NewDirect(p, e.directOptions())
+	if err != nil || l == nil {
+		return nil, err
+	}
+	return []*kernels.Launch{l}, nil
+}
+
 // separable is the separable kernel family: a pass per kernel axis and
 // bank kernel, through up to two temporaries from the pool.
 type separable struct{}
@@ -286,6 +297,18 @@ func (separable) temps(e *Engine, p *nd.Problem) (n, bytes int) {
 		return 0, 0
 	}
 	return s.Temps, s.TempElems * accSize(p)
+}
+
+func (separable) modules(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
+	s, err := kernels.NewSeparable(p, e.separableOptions())
+	if err != nil || s == nil {
+		return nil, err
+	}
+	var ls []*kernels.Launch
+	for _, step := range s.Steps {
+		ls = append(ls, step.Launch)
+	}
+	return ls, nil
 }
 
 func accSize(p *nd.Problem) int {
@@ -371,6 +394,11 @@ func (e *Engine) chunks() ([]chunk.Chunk, error) {
 		}
 		budget = info.FreeMemory / 10 * 7
 	}
+	return e.chunksWithin(budget)
+}
+
+// chunksWithin splits the problem as chunks does for a memory budget.
+func (e *Engine) chunksWithin(budget int64) ([]chunk.Chunk, error) {
 	chunks, err := chunk.Pieces(e.p, budget, pipelineDepth, e.opt.PieceBytes, func(q *nd.Problem) int64 {
 		n, bytes := e.method.temps(e, q)
 		return int64(n) * int64(bytes)

@@ -2,8 +2,10 @@ package cuda
 
 import (
 	"fmt"
+	"slices"
 	"time"
 
+	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/internal/gpucache"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
@@ -31,44 +33,31 @@ func IsOpen(index int) bool {
 }
 
 // DirectPending counts the modules an engine from NewDirect(p, opt) would
-// compile with NVRTC: those neither loaded on the open device nor in the
-// disk cache (CacheDir). It needs the driver and NVRTC (Available), no
-// context.
+// compile with NVRTC for its executions from host memory: those neither
+// loaded on the open device nor in the disk cache (CacheDir). It needs the
+// driver and NVRTC (Available), no context; the chunks are those of a
+// device with its whole memory free.
 func DirectPending(p *nd.Problem, opt EngineOptions) (int, error) {
-	l, err := kernels.NewDirect(p, directOptions(opt.Tuning))
-	if err != nil || l == nil {
-		return 0, err
-	}
-	return pending(opt.Device, []*kernels.Launch{l})
+	return pending(p, opt, direct{})
 }
 
 // SeparablePending is DirectPending for NewSeparable.
 func SeparablePending(p *nd.Problem, opt EngineOptions) (int, error) {
-	s, err := kernels.NewSeparable(p, separableOptions(opt.Tuning))
-	if err != nil || s == nil {
-		return 0, err
+	if !p.Separable() {
+		return 0, nil
 	}
-	var ls []*kernels.Launch
-	for _, step := range s.Steps {
-		ls = append(ls, step.Launch)
-	}
-	return pending(opt.Device, ls)
+	return pending(p, opt, separable{})
 }
 
-// FFTPending is DirectPending for NewFFT: its gather, multiply and scatter
-// module (cuFFT's plans are made, not compiled).
+// FFTPending is DirectPending for NewFFT.
 func FFTPending(p *nd.Problem, opt EngineOptions) (int, error) {
-	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: true, Budget: fftBudget})
-	if err != nil || f == nil {
-		return 0, err
-	}
-	return pending(opt.Device, []*kernels.Launch{{Family: "fftconv", Defines: f.Defines}})
+	return pending(p, opt, &fftMethod{})
 }
 
-// pending counts the distinct modules of launches that device index has
-// neither loaded nor on disk.
-func pending(index int, launches []*kernels.Launch) (int, error) {
-	info, err := StaticInfo(index)
+// pending counts the distinct modules of method m's launches for p that
+// device opt.Device has neither loaded nor on disk.
+func pending(p *nd.Problem, opt EngineOptions, m method) (int, error) {
+	info, err := StaticInfo(opt.Device)
 	if err != nil {
 		return 0, err
 	}
@@ -76,8 +65,17 @@ func pending(index int, launches []*kernels.Launch) (int, error) {
 	if err != nil {
 		return 0, err
 	}
+	budget := opt.MemoryBudget
+	if budget <= 0 {
+		budget = info.TotalMemory / 10 * 7
+	}
+	e := &Engine{p: p, opt: opt, method: m} // no device: options only
+	launches, err := e.moduleLaunches(budget)
+	if err != nil {
+		return 0, err
+	}
 	var loaded *moduleCache
-	if d, ok := registry.Lookup(index); ok {
+	if d, ok := registry.Lookup(opt.Device); ok {
 		loaded = &d.modules
 	}
 	arch := info.ComputeCapability.Arch()
@@ -99,6 +97,65 @@ func pending(index int, launches []*kernels.Launch) (int, error) {
 		n++
 	}
 	return n, nil
+}
+
+// moduleLaunches lists the launches naming the modules of every chunk
+// geometry the pipeline cuts the problem into within budget.
+func (e *Engine) moduleLaunches(budget int64) ([]*kernels.Launch, error) {
+	chunks, err := e.chunksWithin(budget)
+	if err != nil {
+		return nil, err
+	}
+	return e.chunkModules(chunks)
+}
+
+// chunkModules lists the launches naming the modules of chunks, one set per
+// chunk geometry.
+func (e *Engine) chunkModules(chunks []chunk.Chunk) ([]*kernels.Launch, error) {
+	var all []*kernels.Launch
+	var geometries []*nd.Problem
+	for _, c := range chunks {
+		if slices.ContainsFunc(geometries, func(q *nd.Problem) bool { return chunk.SameGeometry(q, c.Problem) }) {
+			continue
+		}
+		geometries = append(geometries, c.Problem)
+		ls, err := e.method.modules(e, c.Problem)
+		if err != nil {
+			return nil, err
+		}
+		all = append(all, ls...)
+	}
+	return all, nil
+}
+
+// Compile compiles now, or loads from the disk cache, every kernel module
+// the engine's executions from host memory will launch, so that the first
+// Execute finds them ready: a caller that knows the problem before its
+// data (an input file's header) overlaps the compilations with the read.
+func (e *Engine) Compile() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.pieces == nil {
+		chunks, err := e.chunks()
+		if err != nil {
+			return err
+		}
+		e.pieces = chunks
+	}
+	launches, err := e.chunkModules(e.pieces)
+	if err != nil {
+		return err
+	}
+	for _, l := range launches {
+		src, err := kernels.Source(l.Family)
+		if err != nil {
+			return err
+		}
+		if _, err := e.dev.Module(src, l.Family+".cu", l.Defines); err != nil {
+			return err
+		}
+	}
+	return nil
 }
 
 // CompileSeconds times one NVRTC compilation of the direct kernel for p

@@ -7,9 +7,10 @@ import (
 )
 
 // TestGPUPending: DirectPending counts the module a fresh cache lacks, and
-// none once an engine has compiled it — in this process (the device open)
-// and in a later one (the disk cache alone); StaticInfo agrees with the
-// open device without a context.
+// none once an engine's Compile has compiled it — in this process (the
+// device open) and in a later one (the disk cache alone); the first
+// Execute after Compile compiles nothing; StaticInfo agrees with the open
+// device without a context.
 func TestGPUPending(t *testing.T) {
 	d := testDevice(t)
 	testCacheDir(t)
@@ -29,10 +30,21 @@ func TestGPUPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
+	before := d.CacheStats()
+	if err := e.Compile(); err != nil {
+		t.Fatal(err)
+	}
+	compiled := d.CacheStats()
+	if compiled.Compiles != before.Compiles+1 {
+		t.Errorf("Compile compiled %d modules, want 1", compiled.Compiles-before.Compiles)
+	}
 	src, _ := nd.New(nd.Float32, 40, 56)
 	dst, _ := nd.New(nd.Float32, 40, 56)
 	if err := e.Execute(t.Context(), dst, src); err != nil {
 		t.Fatal(err)
+	}
+	if after := d.CacheStats(); after.Compiles != compiled.Compiles {
+		t.Errorf("the first Execute after Compile compiled %d modules", after.Compiles-compiled.Compiles)
 	}
 	e.Close()
 	if n, err := DirectPending(p, EngineOptions{}); err != nil || n != 0 {

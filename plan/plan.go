@@ -255,6 +255,23 @@ func (e *Executable) Execute(ctx context.Context, dst, src nd.Array) error {
 	return e.run.Execute(ctx, dst, src)
 }
 
+// Compile compiles now the GPU kernels the first Execute would compile
+// (cuda.Engine.Compile), so that a caller that knows the problem before
+// its data overlaps the compilations with reading them. Elsewhere (the
+// CPU, OpenCL's engines) it does nothing.
+func (e *Executable) Compile() error {
+	if e.closed {
+		return ErrClosed
+	}
+	if c, ok := e.run.(compiler); ok {
+		return c.Compile()
+	}
+	return nil
+}
+
+// compiler is a runner that compiles its kernels ahead (Compile).
+type compiler interface{ Compile() error }
+
 // ErrClosed is the error of executing a plan after its Close.
 var ErrClosed = errors.New("plan: the plan is closed")
 
@@ -305,7 +322,11 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	}
 	if (dev.Kind == "cuda" || dev.Kind == "opencl") && (p.In == nd.Float16 || p.Out == nd.Float16) {
 		opt.Device = dev
-		return newHalf(p, opt)
+		e, err := newHalf(p, opt)
+		if err == nil {
+			e.Choice = choice
+		}
+		return e, err
 	}
 	if dev.Kind == "cuda" || dev.Kind == "opencl" {
 		if err := kernels.CheckDTypes(p); err != nil {

@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -222,8 +223,10 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	}
 	// The GPU's driver and context (~350 ms on the H100 host) start while
 	// the input is read; auto then counts only what remains of the start.
-	warm := prewarm(job.opt.Device)
-	defer warm.Close()
+	// The hold is never let go: the process's exit releases the context
+	// sooner than the driver's release would, and a CPU run does not wait
+	// for a start still under way.
+	prewarm(job.opt.Device)
 	if streamable(job) {
 		if done, err := runStreamed(cmd, job, specs); done {
 			return err
@@ -231,6 +234,10 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	}
 	ctx := cmd.Context()
 	start := time.Now()
+	progress := newProgress(cmd.ErrOrStderr(), job.op.String(), job.quiet)
+	job.opt.Progress = progress.reporter()
+	early := planFromHeader(job, specs)
+	defer early.discard()
 	testHookStage("reading")
 	src, meta, err := readInput(ctx, job.input, job.raw)
 	if err != nil {
@@ -246,9 +253,10 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 		return usagef("%s: a filter bank of %d filters gives one output per filter in a trailing axis, which %s cannot hold; write .npy or .tif",
 			job.output, len(fs), filepath.Ext(job.output))
 	}
-	progress := newProgress(cmd.ErrOrStderr(), job.op.String(), job.quiet)
-	job.opt.Progress = progress.reporter()
-	p, err := ndconv.NewFilterPlan(job.op, src.Shape, src.DType(), job.opt, fs...)
+	p, err := early.take(ctx, src)
+	if p == nil && err == nil {
+		p, err = ndconv.NewFilterPlan(job.op, src.Shape, src.DType(), job.opt, fs...)
+	}
 	if err != nil {
 		return err
 	}
@@ -280,9 +288,78 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	return nil
 }
 
+// headerPlan is a plan built, and its GPU kernels compiled, from the
+// input file's header while the data are read: for a named GPU, where the
+// header comes apart from the data (.npy, .raw). Auto decides after the
+// read instead, when the prewarm has had the read's time: deciding from
+// the header would count start-up that the read hides.
+type headerPlan struct {
+	header imageio.Header
+	done   chan struct{}
+	plan   *ndconv.FilterPlan
+	err    error
+	taken  bool
+}
+
+// planFromHeader starts building the job's plan from the input's header,
+// or returns nil where it does not apply.
+func planFromHeader(job filterJob, specs []kernelSpec) *headerPlan {
+	dev, err := plan.ParseDevice(job.opt.Device)
+	if err != nil || (dev.Kind != "cuda" && dev.Kind != "opencl") {
+		return nil
+	}
+	h, ok := imageio.ReadHeader(job.input, job.raw)
+	if !ok {
+		return nil
+	}
+	hp := &headerPlan{header: h, done: make(chan struct{})}
+	go func() {
+		defer close(hp.done)
+		opt := job.opt
+		fs, err := buildFilters(specs, spatialAxes(&opt, specs, ndconv.Array{Shape: h.Shape}, imageio.Meta{}))
+		if err != nil {
+			hp.err = err
+			return
+		}
+		if hp.plan, hp.err = ndconv.NewFilterPlan(job.op, h.Shape, h.DType, opt, fs...); hp.err == nil {
+			hp.err = hp.plan.Compile()
+		}
+	}()
+	testHookNote("planning from the header")
+	return hp
+}
+
+// take waits for the plan and returns it if src is what the header said
+// (nil, nil otherwise: plan as usual), or the error building it met.
+func (hp *headerPlan) take(ctx context.Context, src ndconv.Array) (*ndconv.FilterPlan, error) {
+	if hp == nil || !slices.Equal(src.Shape, hp.header.Shape) || src.DType() != hp.header.DType {
+		return nil, nil
+	}
+	select {
+	case <-hp.done:
+	case <-ctx.Done():
+		return nil, context.Cause(ctx)
+	}
+	hp.taken = true
+	return hp.plan, hp.err
+}
+
+// discard closes a plan that was not taken, once it is built.
+func (hp *headerPlan) discard() {
+	if hp == nil || hp.taken {
+		return
+	}
+	go func() {
+		<-hp.done
+		if hp.plan != nil {
+			hp.plan.Close()
+		}
+	}()
+}
+
 // prewarm starts opening the device named in the background
 // (ndconv.Prewarm) unless it is the CPU, which never starts a GPU; the
-// result's Close lets go of it (nil does nothing).
+// result's Close would let go of it (nil does nothing).
 func prewarm(device string) *plan.Warm {
 	dev, err := plan.ParseDevice(device)
 	if err != nil || dev.Kind == "cpu" {

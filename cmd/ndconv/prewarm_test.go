@@ -11,7 +11,9 @@ import (
 	"testing"
 
 	"github.com/ndconv/ndconv/cuda"
+	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/opencl"
 	"github.com/ndconv/ndconv/plan"
 )
 
@@ -105,6 +107,45 @@ func TestPrewarmOnlyForGPUs(t *testing.T) {
 			t.Errorf("--device cuda without CUDA: exit %d, %q, notes %q", code, lines, notes)
 		}
 		assertNoOutput(t, dir, "cuda.npy")
+	}
+}
+
+// TestPlanFromHeader: for a named GPU and a .npy input, the plan is built
+// from the header while the data are read, and gives the CPU's bits (OpenCL:
+// PoCL here); a PNG, whose header is not read apart, plans after the read
+// (CUDA, absent here, then fails after the read).
+func TestPlanFromHeader(t *testing.T) {
+	if opencl.Available() != nil {
+		t.Skip("no OpenCL here")
+	}
+	dir := t.TempDir()
+	writeNPY(t, filepath.Join(dir, "in.npy"), ramp(nd.Float32, 40, 24))
+	writeText(t, filepath.Join(dir, "k.csv"), "1,2,1\n2,4,2\n1,2,1\n")
+	if code, _, _, lines := runHooked(t, dir, "correlate", "-k", "k.csv", "--device", "cpu", "in.npy", "cpu.npy"); code != 0 {
+		t.Fatalf("cpu: %d %q", code, lines)
+	}
+	code, stdout, notes, lines := runHooked(t, dir, "correlate", "-k", "k.csv", "--device", "opencl", "in.npy", "cl.npy")
+	if code != 0 || len(lines) != 0 || !strings.Contains(stdout, "on opencl:") {
+		t.Fatalf("opencl: exit %d, %q %q", code, stdout, lines)
+	}
+	if i, j := indexOf(notes, "planning from the header"), indexOf(notes, "reading"); i < 0 || i > j {
+		t.Errorf("notes %q: no plan from the header before reading", notes)
+	}
+	a, _ := os.ReadFile(filepath.Join(dir, "cpu.npy"))
+	b, _ := os.ReadFile(filepath.Join(dir, "cl.npy"))
+	if !bytes.Equal(a, b) {
+		t.Error("the plan from the header gives other bits than the CPU")
+	}
+	img, _ := nd.New(nd.Uint8, 12, 10)
+	if err := imageio.WriteFile(filepath.Join(dir, "img.png"), img, imageio.WriteOptions{}); err != nil {
+		t.Fatal(err)
+	}
+	if cuda.Available() == nil {
+		return
+	}
+	_, _, notes, _ = runHooked(t, dir, "correlate", "-k", "k.csv", "--device", "cuda", "img.png", "img-out.png")
+	if indexOf(notes, "planning from the header") >= 0 || indexOf(notes, "reading") < 0 {
+		t.Errorf("png: notes %q", notes)
 	}
 }
 
