@@ -23,6 +23,15 @@ type Warm struct {
 	close    func() error // the hold on the device, once open
 }
 
+// AutoPrewarmMinBytes is the smallest input file for which a caller should
+// prewarm auto's GPU. Below it auto keeps the problem on the CPU for any
+// kernel the CPU's FFT does not take more cheaply: at the H100 host's
+// rates (cost.go) the copies of 4 MiB in and out alone take 3.4 ms, in
+// which 16 cores run 2 G multiply-adds — a 45×45 kernel over 1 Mi float32
+// values. A start begun in vain costs the driver's time and memory, and
+// may hold up the exit of the CPU run.
+const AutoPrewarmMinBytes = 4 << 20
+
 // warming is the Warms in flight or done and not closed, by device, for
 // auto's estimates (warmth).
 var warming struct {

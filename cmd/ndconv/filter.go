@@ -3,6 +3,7 @@ package main
 import (
 	"context"
 	"fmt"
+	"os"
 	"path/filepath"
 	"slices"
 	"strconv"
@@ -226,7 +227,7 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	// The hold is never let go: the process's exit releases the context
 	// sooner than the driver's release would, and a CPU run does not wait
 	// for a start still under way.
-	prewarm(job.opt.Device)
+	prewarm(job.opt.Device, job.input)
 	if streamable(job) {
 		if done, err := runStreamed(cmd, job, specs); done {
 			return err
@@ -358,12 +359,18 @@ func (hp *headerPlan) discard() {
 }
 
 // prewarm starts opening the device named in the background
-// (ndconv.Prewarm) unless it is the CPU, which never starts a GPU; the
-// result's Close would let go of it (nil does nothing).
-func prewarm(device string) *plan.Warm {
+// (ndconv.Prewarm): a named GPU always, auto's GPU for an input of at
+// least plan.AutoPrewarmMinBytes, the CPU never. The result's Close would
+// let go of it (nil does nothing).
+func prewarm(device, input string) *plan.Warm {
 	dev, err := plan.ParseDevice(device)
 	if err != nil || dev.Kind == "cpu" {
 		return nil
+	}
+	if dev.Kind == "auto" {
+		if fi, err := os.Stat(input); err != nil || fi.Size() < plan.AutoPrewarmMinBytes {
+			return nil
+		}
 	}
 	testHookNote("prewarm " + dev.String())
 	w, _ := ndconv.Prewarm(device)

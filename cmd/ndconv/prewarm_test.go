@@ -37,12 +37,13 @@ var testHookBinary = func() func(t *testing.T) string {
 	}
 }()
 
-// runHooked runs the test-hook binary in dir: exit status, stdout, the
-// hook's notes and the other stderr lines.
+// runHooked runs the test-hook binary in dir, writing at full speed: exit
+// status, stdout, the hook's notes and the other stderr lines.
 func runHooked(t *testing.T, dir string, args ...string) (code int, stdout string, notes, lines []string) {
 	t.Helper()
 	cmd := exec.Command(testHookBinary(t), args...)
 	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NDCONV_TESTHOOK_FAST_WRITE=1")
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
@@ -62,12 +63,14 @@ func runHooked(t *testing.T, dir string, args ...string) (code int, stdout strin
 }
 
 // TestPrewarmOnlyForGPUs: --device cpu never starts a GPU; auto starts
-// its prewarm before reading and, where no GPU is usable (here), runs on
-// the CPU with the same bits and says why on the summary line; a named
-// GPU that is not here fails with one line, as without the prewarm.
+// its prewarm before reading an input of plan.AutoPrewarmMinBytes, none
+// for a small one, and where no GPU is usable (here) runs on the CPU with
+// the same bits and says why on the summary line; a named GPU that is not
+// here fails with one line, as without the prewarm.
 func TestPrewarmOnlyForGPUs(t *testing.T) {
 	dir := t.TempDir()
-	writeNPY(t, filepath.Join(dir, "in.npy"), ramp(nd.Float32, 64, 48))
+	writeNPY(t, filepath.Join(dir, "in.npy"), ramp(nd.Float32, 1024, plan.AutoPrewarmMinBytes/4/1024))
+	writeNPY(t, filepath.Join(dir, "small.npy"), ramp(nd.Float32, 64, 48))
 	writeText(t, filepath.Join(dir, "k.csv"), "1,2,1\n2,4,2\n1,2,1\n")
 
 	code, stdout, notes, lines := runHooked(t, dir, "correlate", "-k", "k.csv", "--device", "cpu", "in.npy", "cpu.npy")
@@ -81,6 +84,9 @@ func TestPrewarmOnlyForGPUs(t *testing.T) {
 	}
 	if strings.Contains(stdout, "auto:") {
 		t.Errorf("--device cpu explains an auto choice: %q", stdout)
+	}
+	if _, _, notes, _ := runHooked(t, dir, "correlate", "-k", "k.csv", "small.npy", "small-out.npy"); indexOf(notes, "prewarm auto") >= 0 {
+		t.Errorf("auto prewarmed for a small input: %q", notes)
 	}
 
 	code, stdout, notes, lines = runHooked(t, dir, "correlate", "-k", "k.csv", "in.npy", "auto.npy")
