@@ -139,12 +139,12 @@ func MeasureGPURates(ctx context.Context, dev Device) (GPURates, error) {
 	if err != nil {
 		return r, err
 	}
-	defer dsrc.Buf.Free()
+	defer dsrc.Free()
 	ddst, err := cuda.NewArray(d, p.Out, p.FullShape()...)
 	if err != nil {
 		return r, err
 	}
-	defer ddst.Buf.Free()
+	defer ddst.Free()
 	ms, err := e.TimeDevice(ddst, dsrc, 9)
 	if err != nil {
 		return r, err

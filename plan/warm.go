@@ -107,6 +107,9 @@ func (w *Warm) open(dev Device) {
 			closer = d.Close
 		}
 	}
+	if w.err != nil {
+		w.unregister() // never to open: auto counts a whole start again
+	}
 	w.mu.Lock()
 	defer w.mu.Unlock()
 	if w.released && closer != nil {
@@ -144,17 +147,29 @@ func (w *Warm) Close() error {
 		return nil
 	}
 	w.released = true
-	warming.Lock()
-	if warming.by[w.dev] == w {
-		delete(warming.by, w.dev)
-	}
-	warming.Unlock()
+	w.unregisterLocked()
 	if w.close == nil {
 		return nil
 	}
 	c := w.close
 	w.close = nil
 	return c()
+}
+
+// unregister takes w out of warming.
+func (w *Warm) unregister() {
+	w.mu.Lock()
+	defer w.mu.Unlock()
+	w.unregisterLocked()
+}
+
+// unregisterLocked is unregister with w.mu held.
+func (w *Warm) unregisterLocked() {
+	warming.Lock()
+	defer warming.Unlock()
+	if warming.by[w.dev] == w {
+		delete(warming.by, w.dev)
+	}
 }
 
 // warmth says how far dev is from ready: open already (by a plan, a

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/nd"
@@ -75,6 +76,9 @@ func TestPrewarmFailureLeavesCPU(t *testing.T) {
 	if err := w.Wait(); err == nil {
 		t.Error("a CUDA prewarm without CUDA succeeded")
 	}
+	if _, inFlight, _ := warmth(Device{Kind: "cuda"}); inFlight {
+		t.Error("a failed prewarm still counts as starting the device")
+	}
 	var ue *UnavailableError
 	if _, err := New(p, Options{Device: Device{Kind: "cuda"}}); !errors.As(err, &ue) {
 		t.Errorf("a CUDA plan after the failed prewarm: %v, want an UnavailableError", err)
@@ -107,5 +111,27 @@ func TestPrewarmJoins(t *testing.T) {
 	w.Close()
 	if !cuda.IsOpen(0) {
 		t.Error("closing the Warm closed the plan's device")
+	}
+}
+
+// TestWarmth: a prewarm under way counts the time since it started; once
+// closed it counts no more.
+func TestWarmth(t *testing.T) {
+	dev := Device{Kind: "cuda", Index: 7} // no such device: never open
+	w := &Warm{started: time.Now().Add(-200 * time.Millisecond), dev: dev, done: make(chan struct{})}
+	warming.Lock()
+	if warming.by == nil {
+		warming.by = map[Device]*Warm{}
+	}
+	warming.by[dev] = w
+	warming.Unlock()
+	open, inFlight, elapsed := warmth(dev)
+	if open || !inFlight || elapsed < 0.2 || elapsed > 60 {
+		t.Errorf("under way: open %v, in flight %v, %v s", open, inFlight, elapsed)
+	}
+	close(w.done)
+	w.Close()
+	if _, inFlight, _ := warmth(dev); inFlight {
+		t.Error("a closed Warm still counts")
 	}
 }
