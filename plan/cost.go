@@ -13,9 +13,13 @@ import (
 // arithmetic.
 //
 //	CPU:  cost / CPU rate (scaled to the workers used)
+//	    + memory  (the output and the method's temporaries, touched for the
+//	               first time: on a VM a page fault costs microseconds)
 //	GPU:  start (what remains of loading the driver and creating the context)
 //	    + compile (each kernel module in neither the process nor the disk cache)
-//	    + copies  (input in and output out at the measured transfer rates)
+//	    + copies  (input in and output out at the measured transfer rates,
+//	               end to end from a cold call: staging and the output's
+//	               first touch included)
 //	    + kernel  (cost at the kernel rate, or the bytes at the device's
 //	               copy rate where that is longer, plus the call's fixed cost)
 
@@ -26,6 +30,9 @@ type CPURates struct {
 	// units of Implementation.Cost.
 	MaddsPerSecond float64 `json:"madds_per_second"`
 	Cores          int     `json:"cores"`
+	// TouchBytesPerSecond is the rate at which fresh host memory is
+	// written for the first time (page faults).
+	TouchBytesPerSecond float64 `json:"touch_bytes_per_second,omitempty"`
 }
 
 // GPURates is what a GPU and its host sustain, measured by
@@ -43,8 +50,9 @@ type GPURates struct {
 	// launches, synchronisation.
 	CallSeconds float64 `json:"call_seconds"`
 	// HtoD and DtoH are the pinned transfer rates; Staged the end-to-end
-	// rate from pageable host memory through the pinned staging pieces and
-	// back, which the host's own copies bound.
+	// rate of a cold call from pageable host memory through the pinned
+	// staging pieces and back into a fresh output, which the host's own
+	// copies, the staging's allocation and the output's first touch bound.
 	HtoDBytesPerSecond   float64 `json:"htod_bytes_per_second"`
 	DtoHBytesPerSecond   float64 `json:"dtoh_bytes_per_second"`
 	StagedBytesPerSecond float64 `json:"staged_bytes_per_second"`
@@ -61,7 +69,9 @@ type GPURates struct {
 // 82 G multiply-adds per second in DirectCost's units on the 2-core AVX-512
 // development VM (`ndconv bench --device cpu --shape 2048,2048 --kernel 7x7`,
 // 2.62 ms, 2026-11-25, a shared machine: 3×3 gives 21, 15×15 56 per core),
-// so about 40 G per core.
+// so about 40 G per core. Fresh host memory there is first written at
+// 0.33 GB/s (3 µs a 4 KiB page: 64 MiB in 0.2 s), a cost a one-shot call
+// pays for its output and temporaries.
 //
 // The GPU: the H100 host (bench/results/2026-11-25-h100-v4 and issue 16):
 // a CLI call spends ~350 ms creating the CUDA context and 200–340 ms of
@@ -70,7 +80,10 @@ type GPURates struct {
 // one-shot call moved 2.5 GB/s; the direct kernels ran 8192² float32 7×7
 // in 0.275 ms (12.4 T multiply-adds per second in DirectCost's units) and
 // the device copies 2831 GB/s; about 2 ms of fixed cost per call.
-const defaultCPUMaddsPerCorePerSecond = 40e9
+const (
+	defaultCPUMaddsPerCorePerSecond = 40e9
+	defaultTouchBytesPerSecond      = 0.33e9
+)
 
 // DefaultGPURates are the H100 host's figures above; OpenCL GPUs get them
 // too until tuned.
@@ -89,7 +102,7 @@ var DefaultGPURates = GPURates{
 // DefaultCPURates is the development VM's per-core rate on every core here.
 func DefaultCPURates() CPURates {
 	n := runtime.NumCPU()
-	return CPURates{MaddsPerSecond: defaultCPUMaddsPerCorePerSecond * float64(n), Cores: n}
+	return CPURates{MaddsPerSecond: defaultCPUMaddsPerCorePerSecond * float64(n), Cores: n, TouchBytesPerSecond: defaultTouchBytesPerSecond}
 }
 
 // orDefault fills each unmeasured (zero) rate from d.
@@ -113,6 +126,7 @@ func (r GPURates) orDefault(d GPURates) GPURates {
 type Estimate struct {
 	Device   Device
 	Method   Method
+	Memory   float64 // the CPU's first touch of its output and temporaries
 	Start    float64 // what remains of loading the driver and creating the context
 	Compile  float64 // Compiles kernel modules the caches do not hold
 	Compiles int
@@ -121,14 +135,17 @@ type Estimate struct {
 }
 
 // Seconds is the whole estimate.
-func (e Estimate) Seconds() float64 { return e.Start + e.Compile + e.Copies + e.Kernel }
+func (e Estimate) Seconds() float64 { return e.Memory + e.Start + e.Compile + e.Copies + e.Kernel }
 
-// String reads "cpu 42 ms est." or, on a GPU, "cuda:0 410 ms est.
-// (context 350, compile 0, copies 40, kernel 2)".
+// String reads "cpu 42 ms est. (memory 30, compute 12)" or, on a GPU,
+// "cuda:0 410 ms est. (context 350, compile 0, copies 40, kernel 2)".
 func (e Estimate) String() string {
 	s := fmt.Sprintf("%v %s ms est.", e.Device, msNumber(e.Seconds()))
 	if e.Device.Kind == "cpu" {
-		return s
+		if e.Memory == 0 {
+			return s
+		}
+		return fmt.Sprintf("%s (memory %s, compute %s)", s, msNumber(e.Memory), msNumber(e.Kernel))
 	}
 	return fmt.Sprintf("%s (context %s, compile %s, copies %s, kernel %s)", s,
 		msNumber(e.Start), msNumber(e.Compile), msNumber(e.Copies), msNumber(e.Kernel))
@@ -146,14 +163,19 @@ func msNumber(s float64) string {
 	return fmt.Sprintf("%.0f", ms)
 }
 
-// cpuEstimate is cost multiply-adds on workers of the CPU's cores (0: all).
-func cpuEstimate(m Method, cost float64, r CPURates, workers int) Estimate {
+// cpuEstimate is cost multiply-adds on workers of the CPU's cores (0: all),
+// writing fresh bytes of host memory for the first time.
+func cpuEstimate(m Method, cost, fresh float64, r CPURates, workers int) Estimate {
 	cores := runtime.NumCPU()
 	if workers > 0 && workers < cores {
 		cores = workers
 	}
 	rate := r.MaddsPerSecond * float64(cores) / float64(max(r.Cores, 1))
-	return Estimate{Device: Device{Kind: "cpu"}, Method: m, Kernel: cost / rate}
+	e := Estimate{Device: Device{Kind: "cpu"}, Method: m, Kernel: cost / rate}
+	if r.TouchBytesPerSecond > 0 {
+		e.Memory = fresh / r.TouchBytesPerSecond
+	}
+	return e
 }
 
 // gpuWork is what a GPU estimate needs to know of the problem and the
@@ -216,9 +238,9 @@ func (c Choice) String() string {
 // GPUFaster reports whether the GPU's estimate is below the CPU's.
 func (c Choice) GPUFaster() bool { return c.Compared && c.GPU.Seconds() < c.CPU.Seconds() }
 
-// String reads "82 G multiply-adds/s on 2 cores".
+// String reads "82 G multiply-adds/s on 2 cores, fresh memory 0.33 GB/s".
 func (r CPURates) String() string {
-	return fmt.Sprintf("%.3g G multiply-adds/s on %d cores", r.MaddsPerSecond/1e9, r.Cores)
+	return fmt.Sprintf("%.3g G multiply-adds/s on %d cores, fresh memory %.3g GB/s", r.MaddsPerSecond/1e9, r.Cores, r.TouchBytesPerSecond/1e9)
 }
 
 // String names every rate, on one line.

@@ -48,11 +48,15 @@ func TestGPUEstimate(t *testing.T) {
 // TestCPUEstimate: the measured rate scaled to the workers used.
 func TestCPUEstimate(t *testing.T) {
 	r := CPURates{MaddsPerSecond: 4e9 * float64(runtime.NumCPU()), Cores: runtime.NumCPU()}
-	if e := cpuEstimate(Direct, 8e9, r, 0); !near(e.Seconds(), 2/float64(runtime.NumCPU())) || e.Start+e.Compile+e.Copies != 0 {
-		t.Errorf("all cores: %+v", e)
+	if e := cpuEstimate(Direct, 8e9, 1e9, r, 0); !near(e.Seconds(), 2/float64(runtime.NumCPU())) || e.Start+e.Compile+e.Copies+e.Memory != 0 {
+		t.Errorf("all cores, no touch rate: %+v", e)
 	}
-	if e := cpuEstimate(Direct, 8e9, r, 1); !near(e.Seconds(), 2) {
+	if e := cpuEstimate(Direct, 8e9, 0, r, 1); !near(e.Seconds(), 2) {
 		t.Errorf("one worker: %v s, want 2", e.Seconds())
+	}
+	r.TouchBytesPerSecond = 0.5e9 // a gigabyte of fresh memory: 2 s more
+	if e := cpuEstimate(Direct, 8e9, 1e9, r, 1); !near(e.Memory, 2) || !near(e.Seconds(), 4) || e.String() != "cpu 4000 ms est. (memory 2000, compute 2000)" {
+		t.Errorf("with fresh memory: %+v, %q", e, e.String())
 	}
 }
 
@@ -84,7 +88,7 @@ func TestChoice(t *testing.T) {
 	choice := func(pixels, taps float64, startLeft float64, compiles int) Choice {
 		cost := pixels * taps
 		return Choice{Compared: true,
-			CPU: cpuEstimate(Direct, cost, cpuRates, 0),
+			CPU: cpuEstimate(Direct, cost, 4*pixels, cpuRates, 0),
 			GPU: gpuEstimate(Device{Kind: "cuda"}, gpuWork{Method: Direct, Cost: cost, InBytes: 4 * pixels, OutBytes: 4 * pixels,
 				StartLeft: startLeft, PendingCompiles: compiles}, fakeGPU)}
 	}
@@ -150,7 +154,7 @@ func TestRatesRoundTrip(t *testing.T) {
 	if _, ok := c.CPURates(); ok {
 		t.Error("an empty cache has CPU rates")
 	}
-	cpuWant := CPURates{MaddsPerSecond: 123e9, Cores: 7}
+	cpuWant := CPURates{MaddsPerSecond: 123e9, Cores: 7, TouchBytesPerSecond: 2e9}
 	c.StoreCPURates(cpuWant)
 	c.gpus["cuda NVIDIA H100 sm_90 driver 13.0"] = fakeGPU // StoreGPURates needs the device
 	if err := c.StoreGPURates(Device{Kind: "cpu"}, fakeGPU); err == nil {
@@ -171,6 +175,10 @@ func TestRatesRoundTrip(t *testing.T) {
 	}
 	if got := (machineRates{again}).cpu(); got != cpuWant {
 		t.Errorf("auto reads CPU rates %+v", got)
+	}
+	again.StoreCPURates(CPURates{MaddsPerSecond: 1e9, Cores: 1}) // measured before the touch rate
+	if got := (machineRates{again}).cpu(); got.TouchBytesPerSecond != defaultTouchBytesPerSecond || got.MaddsPerSecond != 1e9 {
+		t.Errorf("an older measurement: %+v", got)
 	}
 	if rs := (machineRates{again}).allGPUs(); len(rs) != 2 || rs[1] != fakeGPU {
 		t.Errorf("every GPU's rates: %+v", rs)

@@ -486,8 +486,12 @@ func autoDevice(p *nd.Problem, opt Options) (Device, Choice) {
 		return cpuDev, Choice{Reason: "cpu"} // New reports the error
 	}
 	rates := ratesFor(opt)
-	cpuEst := cpuEstimate(cpuImpl.Method, cpuCost, rates.cpu(), opt.Workers)
 	in, out := problemBytes(p)
+	fresh := out
+	if cpuImpl.Method == Separable {
+		fresh += float64(cpu.SeparableScratchBytes(p))
+	}
+	cpuEst := cpuEstimate(cpuImpl.Method, cpuCost, fresh, rates.cpu(), opt.Workers)
 	// No GPU can beat the CPU where its copies and kernel alone, at the
 	// fastest rates known, take longer: the driver is then not loaded.
 	floor := math.Inf(1)
@@ -499,7 +503,7 @@ func autoDevice(p *nd.Problem, opt Options) (Device, Choice) {
 	}
 	gpu, ok := usableGPU()
 	if !ok {
-		return cpuDev, Choice{Reason: "cpu (no usable GPU)"}
+		return cpuDev, Choice{Reason: cpuEst.String() + ", no usable GPU"}
 	}
 	gpuOpt := opt
 	gpuOpt.Device = gpu

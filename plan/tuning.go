@@ -271,6 +271,9 @@ func ratesFor(opt Options) machineRates {
 func (m machineRates) cpu() CPURates {
 	if m.cache != nil {
 		if r, ok := m.cache.CPURates(); ok && r.MaddsPerSecond > 0 && r.Cores > 0 {
+			if r.TouchBytesPerSecond <= 0 {
+				r.TouchBytesPerSecond = defaultTouchBytesPerSecond
+			}
 			return r
 		}
 	}
