@@ -237,10 +237,13 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	start := time.Now()
 	progress := newProgress(cmd.ErrOrStderr(), job.op.String(), job.quiet)
 	job.opt.Progress = progress.reporter()
-	early := planFromHeader(job, specs)
+	// A plan from the header that fails (a GPU not here) stops the read.
+	readCtx, stopRead := context.WithCancelCause(ctx)
+	defer stopRead(nil)
+	early := planFromHeader(job, specs, stopRead)
 	defer early.discard()
 	testHookStage("reading")
-	src, meta, err := readInput(ctx, job.input, job.raw)
+	src, meta, err := readInput(readCtx, job.input, job.raw)
 	if err != nil {
 		return err
 	}
@@ -303,8 +306,9 @@ type headerPlan struct {
 }
 
 // planFromHeader starts building the job's plan from the input's header,
-// or returns nil where it does not apply.
-func planFromHeader(job filterJob, specs []kernelSpec) *headerPlan {
+// or returns nil where it does not apply. A failure calls fail with its
+// error, at once.
+func planFromHeader(job filterJob, specs []kernelSpec, fail context.CancelCauseFunc) *headerPlan {
 	dev, err := plan.ParseDevice(job.opt.Device)
 	if err != nil || (dev.Kind != "cuda" && dev.Kind != "opencl") {
 		return nil
@@ -320,10 +324,11 @@ func planFromHeader(job filterJob, specs []kernelSpec) *headerPlan {
 		fs, err := buildFilters(specs, spatialAxes(&opt, specs, ndconv.Array{Shape: h.Shape}, imageio.Meta{}))
 		if err != nil {
 			hp.err = err
-			return
-		}
-		if hp.plan, hp.err = ndconv.NewFilterPlan(job.op, h.Shape, h.DType, opt, fs...); hp.err == nil {
+		} else if hp.plan, hp.err = ndconv.NewFilterPlan(job.op, h.Shape, h.DType, opt, fs...); hp.err == nil {
 			hp.err = hp.plan.Compile()
+		}
+		if hp.err != nil {
+			fail(hp.err)
 		}
 	}()
 	testHookNote("planning from the header")
