@@ -210,3 +210,41 @@ func TestChoiceRecorded(t *testing.T) {
 		t.Errorf("a named device has a choice: %+v", e.Choice)
 	}
 }
+
+// TestAutoComparesWholeCalls: given a GPU (a stand-in: no backend is asked
+// to run anything), auto puts a problem there exactly when the estimate of
+// the whole call is lower — with a slow CPU measured, not with a faster one —
+// counting the context's creation and one compilation (what a backend that
+// cannot look in its cache counts) at the default rates.
+func TestAutoComparesWholeCalls(t *testing.T) {
+	defer func(f func() (Device, bool)) { usableGPU = f }(usableGPU)
+	usableGPU = func() (Device, bool) { return Device{Kind: "cuda"}, true }
+	spec := dense([]int{1024, 1024}, 49)
+	p, err := spec.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	cache, _ := OpenTuningCache("")
+	cache.StoreCPURates(CPURates{MaddsPerSecond: 1e7, Cores: runtime.NumCPU(), TouchBytesPerSecond: 1e12})
+	dev, c := autoDevice(p, Options{TuningCache: cache})
+	if dev.Kind != "cuda" || !c.Compared || !c.GPUFaster() {
+		t.Fatalf("a slow CPU: %v, %v", dev, c)
+	}
+	if c.GPU.Start != DefaultGPURates.ContextSeconds || c.GPU.Compile != DefaultGPURates.CompileSeconds || c.GPU.Method != Direct {
+		t.Errorf("the GPU's estimate %+v", c.GPU)
+	}
+	cache.StoreCPURates(CPURates{MaddsPerSecond: 1e9, Cores: runtime.NumCPU(), TouchBytesPerSecond: 1e12})
+	dev, c = autoDevice(p, Options{TuningCache: cache})
+	if dev.Kind != "cpu" || !c.Compared || c.GPUFaster() {
+		t.Errorf("a fast CPU: %v, %v", dev, c)
+	}
+	if c.CPU.Seconds() >= c.GPU.Seconds() {
+		t.Errorf("auto chose the CPU, slower by its own estimates: %v", c)
+	}
+	// Faster still: below the GPU's copies and kernel alone, the GPU is
+	// not even looked at.
+	cache.StoreCPURates(CPURates{MaddsPerSecond: 1e12, Cores: runtime.NumCPU(), TouchBytesPerSecond: 1e12})
+	if dev, c = autoDevice(p, Options{TuningCache: cache}); dev.Kind != "cpu" || c.Compared || !strings.Contains(c.Reason, "below any GPU's") {
+		t.Errorf("a very fast CPU: %v, %v", dev, c)
+	}
+}
