@@ -165,9 +165,11 @@ var Implementations = slices.Concat(
 		func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewSeparable(p, cudaOptions(opt)) }),
 		func(p *nd.Problem, opt Options) (int, error) { return cuda.DirectPending(p, cudaOptions(opt)) },
 		func(p *nd.Problem, opt Options) (int, error) { return cuda.SeparablePending(p, cudaOptions(opt)) }),
-	methods("opencl",
+	withPending(methods("opencl",
 		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewDirect(p, openclOptions(opt)) },
 		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewSeparable(p, openclOptions(opt)) }),
+		func(p *nd.Problem, opt Options) (int, error) { return opencl.DirectPending(p, openclOptions(opt)) },
+		func(p *nd.Problem, opt Options) (int, error) { return opencl.SeparablePending(p, openclOptions(opt)) }),
 	[]Implementation{
 		fftOn("cpu", fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }, nil),
 		fftOn("cuda", cuda.FFTSupported, func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewFFT(p, cudaOptions(opt)) },
@@ -256,9 +258,9 @@ func (e *Executable) Execute(ctx context.Context, dst, src nd.Array) error {
 }
 
 // Compile compiles now the GPU kernels the first Execute would compile
-// (cuda.Engine.Compile), so that a caller that knows the problem before
-// its data overlaps the compilations with reading them. Elsewhere (the
-// CPU, OpenCL's engines) it does nothing.
+// (cuda.Engine.Compile, opencl.Engine.Compile), so that a caller that
+// knows the problem before its data overlaps the compilations with reading
+// them. Elsewhere (the CPU, OpenCL's FFT) it does nothing.
 func (e *Executable) Compile() error {
 	if e.closed {
 		return ErrClosed
