@@ -79,7 +79,10 @@ type GPURates struct {
 // out, but end to end from pageable memory through the staging pieces a
 // one-shot call moved 2.5 GB/s; the direct kernels ran 8192² float32 7×7
 // in 0.275 ms (12.4 T multiply-adds per second in DirectCost's units) and
-// the device copies 2831 GB/s; about 2 ms of fixed cost per call.
+// the device copies 2831 GB/s; about 2 ms of fixed cost per call. The
+// driver's own start (loading libcuda and NVRTC, cuInit) was not timed
+// apart from the context's: 0.1 s is a guess until `ndconv tune` measures
+// it.
 const (
 	defaultCPUMaddsPerCorePerSecond = 40e9
 	defaultTouchBytesPerSecond      = 0.33e9
