@@ -7,6 +7,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -132,11 +133,15 @@ func TestAutoReadsMeasuredRates(t *testing.T) {
 	cache, _ := OpenTuningCache("")
 	cache.StoreCPURates(CPURates{MaddsPerSecond: 1e3, Cores: runtime.NumCPU()}) // a very slow CPU
 	dev, c = autoDevice(p, Options{TuningCache: cache})
-	if dev.Kind != "cpu" || strings.Contains(c.Reason, "below") {
+	if strings.Contains(c.Reason, "below") {
 		t.Errorf("at 1000 multiply-adds per second the GPU's floor is lower, yet: %v", c)
 	}
-	if usable := hasGPU(); !usable && !strings.Contains(c.Reason, "no usable GPU") {
-		t.Errorf("no GPU here, yet: %v", c)
+	if hasGPU() {
+		if dev.Kind == "cpu" || !c.GPUFaster() {
+			t.Errorf("at 1000 multiply-adds per second the CPU won: %v", c)
+		}
+	} else if dev.Kind != "cpu" || !strings.Contains(c.Reason, "no usable GPU") {
+		t.Errorf("no GPU here, yet: %v, %v", dev, c)
 	}
 }
 
@@ -230,16 +235,21 @@ func TestAutoComparesWholeCalls(t *testing.T) {
 	if dev.Kind != "cuda" || !c.Compared || !c.GPUFaster() {
 		t.Fatalf("a slow CPU: %v, %v", dev, c)
 	}
-	if c.GPU.Start != DefaultGPURates.ContextSeconds || c.GPU.Compile != DefaultGPURates.CompileSeconds || c.GPU.Method != Direct {
+	if c.GPU.Compile != float64(c.GPU.Compiles)*DefaultGPURates.CompileSeconds || c.GPU.Method != Direct {
 		t.Errorf("the GPU's estimate %+v", c.GPU)
 	}
-	cache.StoreCPURates(CPURates{MaddsPerSecond: 1e9, Cores: runtime.NumCPU(), TouchBytesPerSecond: 1e12})
-	dev, c = autoDevice(p, Options{TuningCache: cache})
-	if dev.Kind != "cpu" || !c.Compared || c.GPUFaster() {
-		t.Errorf("a fast CPU: %v, %v", dev, c)
+	if cuda.Available() != nil && (c.GPU.Start != DefaultGPURates.ContextSeconds || c.GPU.Compiles != 1) {
+		t.Errorf("no backend to ask: the GPU's estimate %+v, want a context and one compilation", c.GPU)
 	}
-	if c.CPU.Seconds() >= c.GPU.Seconds() {
-		t.Errorf("auto chose the CPU, slower by its own estimates: %v", c)
+	cache.StoreCPURates(CPURates{MaddsPerSecond: 1e9, Cores: runtime.NumCPU(), TouchBytesPerSecond: 1e12})
+	// 54 ms on the CPU against 625 ms for a cold GPU (where CUDA is here
+	// and warm, its estimate may be lower: auto must follow it either way).
+	dev, c = autoDevice(p, Options{TuningCache: cache})
+	if !c.Compared || (dev.Kind == "cuda") != (c.GPU.Seconds() < c.CPU.Seconds()) {
+		t.Errorf("a faster CPU: %v, %v", dev, c)
+	}
+	if cuda.Available() != nil && dev.Kind != "cpu" {
+		t.Errorf("a faster CPU lost to a cold GPU: %v", c)
 	}
 	// Faster still: below the GPU's copies and kernel alone, the GPU is
 	// not even looked at.
