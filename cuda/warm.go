@@ -74,29 +74,20 @@ func pending(p *nd.Problem, opt EngineOptions, m method) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var loaded *moduleCache
+	var loaded *moduleCache // nil: no device open, nothing in memory
 	if d, ok := registry.Lookup(opt.Device); ok {
 		loaded = &d.modules
 	}
 	arch := info.ComputeCapability.Arch()
-	seen := map[gpucache.Key]bool{}
-	n := 0
+	keys := make([]gpucache.Key, 0, len(launches))
 	for _, l := range launches {
 		src, err := kernels.Source(l.Family)
 		if err != nil {
 			return 0, err
 		}
-		key := moduleKeyOf(src, compileOptions(arch, l.Defines), arch, nvrtcVer, driver.version)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		if loaded != nil && loaded.Has(moduleStore, key) || loaded == nil && moduleStore.Has(key) {
-			continue
-		}
-		n++
+		keys = append(keys, moduleKeyOf(src, compileOptions(arch, l.Defines), arch, nvrtcVer, driver.version))
 	}
-	return n, nil
+	return loaded.Missing(moduleStore, keys), nil
 }
 
 // moduleLaunches lists the launches naming the modules of every chunk

@@ -43,12 +43,11 @@ func pending(p *nd.Problem, opt EngineOptions, family string) (int, error) {
 	if err != nil {
 		return 0, err
 	}
-	var built *programCache
+	var built *programCache // nil: no device open, nothing in memory
 	if d, ok := registry.Lookup([2]int{opt.Platform, opt.Device}); ok {
 		built = &d.programs
 	}
-	seen := map[gpucache.Key]bool{}
-	n := 0
+	keys := make([]gpucache.Key, 0, len(launches))
 	for _, l := range launches {
 		src, err := kernels.Source(l.Family)
 		if err != nil {
@@ -58,17 +57,9 @@ func pending(p *nd.Problem, opt EngineOptions, family string) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		key := programKeyOf(src, options, info)
-		if seen[key] {
-			continue
-		}
-		seen[key] = true
-		if built != nil && built.Has(programStore, key) || built == nil && programStore.Has(key) {
-			continue
-		}
-		n++
+		keys = append(keys, programKeyOf(src, options, info))
 	}
-	return n, nil
+	return built.Missing(programStore, keys), nil
 }
 
 // launchesOf lists the launches of an engine of family for p on the device

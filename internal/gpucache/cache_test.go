@@ -221,4 +221,12 @@ func TestCacheHas(t *testing.T) {
 	if fb.builds.Load() != 1 {
 		t.Errorf("Has built: %d builds", fb.builds.Load())
 	}
+	other := Key{1}
+	if n := c.Missing(s, []Key{testKey, other, other}); n != 1 {
+		t.Errorf("Missing: %d, want 1 (the other key, once)", n)
+	}
+	var none *Cache[*artifact] // no device open: the store alone
+	if n := none.Missing(s, []Key{testKey, other}); n != 2 {
+		t.Errorf("Missing with nothing in memory and a damaged file: %d, want 2", n)
+	}
 }
