@@ -220,16 +220,6 @@ func stateKey(p *nd.Problem) string {
 // temporaries.
 func (m *fftMethod) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
 
-// modules is the gather, multiply and scatter module (cuFFT's plans are
-// made, not compiled).
-func (m *fftMethod) modules(_ *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
-	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: true, Budget: fftBudget})
-	if err != nil || f == nil {
-		return nil, err
-	}
-	return []*kernels.Launch{{Family: "fftconv", Defines: f.Defines}}, nil
-}
-
 func (m *fftMethod) describe(e *Engine, p *nd.Problem) string {
 	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{RealBlocks: true, Budget: fftBudget})
 	if err != nil || f == nil {

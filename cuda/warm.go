@@ -49,10 +49,17 @@ func SeparablePending(p *nd.Problem, opt EngineOptions) (int, error) {
 	return pending(p, opt, separable{})
 }
 
-// FFTPending is DirectPending for NewFFT.
+// FFTPending is DirectPending for NewFFT, roughly: one module (its
+// gather, multiply and scatter kernels), whatever the caches hold — the
+// FFT engine chooses its kernels' specialisation as it builds.
 func FFTPending(p *nd.Problem, opt EngineOptions) (int, error) {
-	return pending(p, opt, &fftMethod{})
+	return 1, nil
 }
+
+// modules lists nothing for the FFT method: its engine compiles its
+// modules as it builds each block geometry (Compile leaves them to the
+// first Execute).
+func (m *fftMethod) modules(*Engine, *nd.Problem) ([]*kernels.Launch, error) { return nil, nil }
 
 // pending counts the distinct modules of method m's launches for p that
 // device opt.Device has neither loaded nor on disk.
