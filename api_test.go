@@ -376,3 +376,35 @@ func TestPlanClose(t *testing.T) {
 		}
 	}
 }
+
+// TestPrewarmAndChoice: Prewarm takes the device names NewPlan takes (a
+// bad one is an error, the CPU starts nothing); a plan made meanwhile runs,
+// and says why auto put it where it runs — and nothing where the device
+// was named.
+func TestPrewarmAndChoice(t *testing.T) {
+	if _, err := ndconv.Prewarm("tpu"); err == nil {
+		t.Error("Prewarm(tpu) did not fail")
+	}
+	for _, device := range []string{"cpu", "auto"} {
+		w, err := ndconv.Prewarm(device)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ndconv.NewPlan(ndconv.Correlation, []int{32, 32}, ndconv.Float32, ndconv.Options{Device: device}, ndconv.NewKernel([]int{3}, []float64{1, 2, 1}))
+		if err != nil {
+			t.Fatal(err)
+		}
+		src, _ := nd.New(nd.Float32, 32, 32)
+		if _, err := p.Execute(ctx, ndconv.Array{}, src); err != nil {
+			t.Error(err)
+		}
+		choice := p.DeviceChoice()
+		if device == "cpu" && choice != "" || device == "auto" && (len(choice) < 6 || choice[:6] != "auto: ") {
+			t.Errorf("%s: choice %q", device, choice)
+		}
+		p.Close()
+		if err := w.Close(); err != nil {
+			t.Error(err)
+		}
+	}
+}

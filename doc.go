@@ -14,6 +14,11 @@
 //	plan, err := ndconv.NewPlan(ndconv.Correlation, shape, ndconv.Float32, opts, kernels...)
 //	out, err = plan.Execute(ctx, out, in)
 //
+// A caller that reads its input from a file can start the GPU meanwhile
+// (Prewarm) and, knowing the shape from a header, build the plan and
+// compile its kernels before the data arrive (Plan.Compile). Under the
+// device "auto", Plan.DeviceChoice says why the plan runs where it does.
+//
 // Plan.ExecuteChunks runs a plan in halo'd chunks (package chunk) and hands
 // each chunk's output over in order, bit for bit Execute's, so that inputs
 // and outputs larger than memory (a memory-mapped input, an output file)

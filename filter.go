@@ -199,6 +199,28 @@ func (fp *FilterPlan) Device() string {
 	return fp.terms[0].Device()
 }
 
+// Compile compiles the GPU kernels of every plan now (Plan.Compile).
+func (fp *FilterPlan) Compile() error {
+	if fp.bank != nil {
+		return fp.bank.Compile()
+	}
+	for _, p := range fp.terms {
+		if err := p.Compile(); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// DeviceChoice says why auto chose the device (Plan.DeviceChoice): the
+// bank's, or the first filter's.
+func (fp *FilterPlan) DeviceChoice() string {
+	if fp.bank != nil {
+		return fp.bank.DeviceChoice()
+	}
+	return fp.terms[0].DeviceChoice()
+}
+
 // Execute filters src, which must have the planned shape and dtype.
 func (fp *FilterPlan) Execute(ctx context.Context, src Array) (Array, error) {
 	if fp.bank != nil {

@@ -91,6 +91,9 @@ type method interface {
 	temps(e *Engine, p *nd.Problem) (n, bytes int)
 	// describe names the implementations its launches use for p.
 	describe(e *Engine, p *nd.Problem) string
+	// modules lists the kernel modules (Family and Defines) its launches
+	// for p compile; it uses only e's options, not its device.
+	modules(e *Engine, p *nd.Problem) ([]*kernels.Launch, error)
 }
 
 // Implementation names the kernel implementations the engine launches
@@ -227,14 +230,18 @@ type direct struct{}
 
 // separableOptions are the limits kernels.NewSeparable plans a CUDA launch
 // within, with the engine's tuning.
-func (e *Engine) separableOptions() kernels.SeparableOptions {
-	return kernels.SeparableOptions{MaxLocalBytes: maxStaticShared, MaxParamBytes: maxParamTapBytes, Fused: e.opt.Tuning.Fused}
+func (e *Engine) separableOptions() kernels.SeparableOptions { return separableOptions(e.opt.Tuning) }
+
+func separableOptions(t kernels.Tuning) kernels.SeparableOptions {
+	return kernels.SeparableOptions{MaxLocalBytes: maxStaticShared, MaxParamBytes: maxParamTapBytes, Fused: t.Fused}
 }
 
 // directOptions are the limits kernels.NewDirect plans a CUDA launch
 // within, with the engine's tuning.
-func (e *Engine) directOptions() kernels.DirectOptions {
-	return kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxParamBytes: maxParamTapBytes, Tiled: e.opt.Tuning.Tiled, Rows: e.opt.Tuning.Rows}
+func (e *Engine) directOptions() kernels.DirectOptions { return directOptions(e.opt.Tuning) }
+
+func directOptions(t kernels.Tuning) kernels.DirectOptions {
+	return kernels.DirectOptions{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxParamBytes: maxParamTapBytes, Tiled: t.Tiled, Rows: t.Rows}
 }
 
 func (direct) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*Buffer) (*prepared, error) {
@@ -254,6 +261,14 @@ func (direct) describe(e *Engine, p *nd.Problem) string {
 }
 
 func (direct) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
+
+func (direct) modules(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
+	l, err := kernels.NewDirect(p, e.directOptions())
+	if err != nil || l == nil {
+		return nil, err
+	}
+	return []*kernels.Launch{l}, nil
+}
 
 // separable is the separable kernel family: a pass per kernel axis and
 // bank kernel, through up to two temporaries from the pool.
@@ -299,6 +314,18 @@ func (separable) temps(e *Engine, p *nd.Problem) (n, bytes int) {
 		return 0, 0
 	}
 	return s.Temps, s.TempElems * accSize(p)
+}
+
+func (separable) modules(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
+	s, err := kernels.NewSeparable(p, e.separableOptions())
+	if err != nil || s == nil {
+		return nil, err
+	}
+	var ls []*kernels.Launch
+	for _, step := range s.Steps {
+		ls = append(ls, step.Launch)
+	}
+	return ls, nil
 }
 
 func accSize(p *nd.Problem) int {
@@ -384,6 +411,11 @@ func (e *Engine) chunks() ([]chunk.Chunk, error) {
 		}
 		budget = info.FreeMemory / 10 * 7
 	}
+	return e.chunksWithin(budget)
+}
+
+// chunksWithin splits the problem as chunks does for a memory budget.
+func (e *Engine) chunksWithin(budget int64) ([]chunk.Chunk, error) {
 	chunks, err := chunk.Pieces(e.p, budget, pipelineDepth, e.opt.PieceBytes, func(q *nd.Problem) int64 {
 		n, bytes := e.method.temps(e, q)
 		return int64(n) * int64(bytes)

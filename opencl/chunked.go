@@ -24,23 +24,28 @@ const pipelineDepth = 3
 // and 70% of its memory, so that no buffer passes what one allocation
 // allows — and large problems in pieces whose transfers overlap.
 func (e *Engine) chunks() ([]chunk.Chunk, error) {
-	budget := memoryBudget(e.dev.Info(), e.opt.MemoryBudget, pipelineDepth)
+	return chunksOf(e.p, e.dev.Info(), e.opt, e.family)
+}
+
+// chunksOf is chunks for an engine of family on the device info describes.
+func chunksOf(p *nd.Problem, info Info, opt EngineOptions, family string) ([]chunk.Chunk, error) {
+	budget := memoryBudget(info, opt.MemoryBudget, pipelineDepth)
 	var scratch func(*nd.Problem) int64
-	if e.family == "separable" {
-		opt := separableOptions(e.dev.Info(), e.opt.Tuning)
+	if family == "separable" {
+		sopt := separableOptions(info, opt.Tuning)
 		acc := int64(4)
-		if e.p.Wide {
+		if p.Wide {
 			acc = 8
 		}
 		scratch = func(q *nd.Problem) int64 {
-			s, err := kernels.NewSeparable(q, opt)
+			s, err := kernels.NewSeparable(q, sopt)
 			if err != nil || s == nil {
 				return 0
 			}
 			return int64(s.Temps) * int64(s.TempElems) * acc
 		}
 	}
-	return chunk.Pieces(e.p, budget, pipelineDepth, e.opt.PieceBytes, scratch)
+	return chunk.Pieces(p, budget, pipelineDepth, opt.PieceBytes, scratch)
 }
 
 // pipeline is what a pipelined execution keeps between executions: a

@@ -547,3 +547,10 @@ func (b *Buffer) ReadAsync(q *Queue, dst *HostBuffer, offset, n int, wait []*Eve
 	}
 	return &Event{dev: b.dev, h: h}, nil
 }
+
+// IsOpen reports whether opencl:platform:device is open in this process
+// (its context made), without opening it.
+func IsOpen(platform, device int) bool {
+	_, ok := registry.Lookup([2]int{platform, device})
+	return ok
+}

@@ -84,18 +84,19 @@ func NewDirect(p *nd.Problem, opt EngineOptions) (*Engine, error) {
 	}
 	info := e.dev.Info()
 	e.plan = func() ([]kernels.Step, int, error) {
-		l, err := kernels.NewDirect(p, kernels.DirectOptions{
-			MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)),
-			MaxGroupsYZ:   maxGroupsYZ,
-			Tiled:         opt.Tuning.Tiled,
-			Rows:          opt.Tuning.Rows,
-		})
+		l, err := kernels.NewDirect(p, directOptions(info, opt.Tuning))
 		if err != nil || l == nil {
 			return nil, 0, err
 		}
 		return []kernels.Step{{Launch: l, From: kernels.Input, To: kernels.Output}}, 0, nil
 	}
 	return e, nil
+}
+
+// directOptions are the limits kernels.NewDirect plans within on a device,
+// with the engine's tuning.
+func directOptions(info Info, t kernels.Tuning) kernels.DirectOptions {
+	return kernels.DirectOptions{MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)), MaxGroupsYZ: maxGroupsYZ, Tiled: t.Tiled, Rows: t.Rows}
 }
 
 // NewSeparable prepares p for the separable kernel family

@@ -36,7 +36,7 @@ func newComplex(p *nd.Problem, opt Options) (*Executable, error) {
 			return nil, err
 		}
 	}
-	return &Executable{Problem: p, Device: re.Device, Method: re.Method, Tuning: re.Tuning, run: r}, nil
+	return &Executable{Problem: p, Device: re.Device, Method: re.Method, Tuning: re.Tuning, Choice: re.Choice, run: r}, nil
 }
 
 // complexRunner runs a complex problem's real parts and combines them. It
@@ -49,6 +49,13 @@ type complexRunner struct {
 	// and im.
 	xr, xi, a, b nd.Array
 	workers      int // goroutines splitting and combining
+}
+
+func (r *complexRunner) Compile() error {
+	if err := r.re.Compile(); err != nil || r.im == nil {
+		return err
+	}
+	return r.im.Compile()
 }
 
 func (r *complexRunner) Execute(ctx context.Context, dst, src nd.Array) error {

@@ -29,9 +29,7 @@ type Memory struct {
 func OpenMemory(dev Device) (*Memory, error) {
 	if dev.Kind == "" || dev.Kind == "auto" {
 		dev = Device{Kind: "cpu"}
-		if cuda.Available() == nil {
-			dev = Device{Kind: "cuda"}
-		} else if gpu, ok := openCLGPU(); ok {
+		if gpu, ok := usableGPU(); ok {
 			dev = gpu
 		}
 	}

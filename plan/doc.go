@@ -1,7 +1,17 @@
 // Package plan chooses how a normalised problem runs: the backend (the
-// device) and the method on it (direct, separable, and later FFT and the GPU
-// kernels), by a cost model, or as the caller forces. One nd.Problem becomes
-// one Executable; backends below it never re-derive semantics.
+// device) and the method on it (direct, separable, FFT), by a cost model,
+// or as the caller forces. One nd.Problem becomes one Executable; backends
+// below it never re-derive semantics.
+//
+// The method is the cheapest in multiply-adds (Implementation.Cost), the
+// same on every device for the exact family. The device, under auto, is
+// the one where the whole call is estimated faster (cost.go): on a GPU the
+// start still to come, the compilations the kernel caches lack, the copies
+// and the kernel; on the CPU its rate. The machine's rates come from the
+// tuning cache (tuning.go, filled by `ndconv tune`), else measured
+// defaults. Prewarm (warm.go) opens a GPU in the background, so that a
+// caller reading its input meanwhile finds it ready and auto counts only
+// what remains.
 //
 // Memory is an open device's memory for the root package's device API:
 // DeviceArrays there (host memory for the CPU, a cuda.Array, an OpenCL

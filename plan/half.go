@@ -43,6 +43,8 @@ type halfRunner struct {
 	workers int
 }
 
+func (r *halfRunner) Compile() error { return r.twin.Compile() }
+
 func (r *halfRunner) Execute(ctx context.Context, dst, src nd.Array) error {
 	x, y := src, dst
 	var err error

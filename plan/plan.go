@@ -149,6 +149,10 @@ type Implementation struct {
 	Why     func(*nd.Problem) error
 	Cost    func(*nd.Problem) float64 // in multiply-adds, comparable across implementations
 	Prepare func(*nd.Problem, Options) (Runner, error)
+	// Pending, where a GPU backend can tell, counts the kernel modules
+	// Prepare's runner would still compile (in neither the process nor
+	// the disk cache), without opening the device.
+	Pending func(*nd.Problem, Options) (int, error)
 }
 
 // Implementations lists every implementation the planner chooses among.
@@ -156,24 +160,29 @@ var Implementations = slices.Concat(
 	methods("cpu",
 		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewDirect(p, cpuOptions(opt)), nil },
 		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewSeparable(p, cpuOptions(opt)) }),
-	methods("cuda",
+	withPending(methods("cuda",
 		func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewDirect(p, cudaOptions(opt)) },
 		func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewSeparable(p, cudaOptions(opt)) }),
-	methods("opencl",
+		func(p *nd.Problem, opt Options) (int, error) { return cuda.DirectPending(p, cudaOptions(opt)) },
+		func(p *nd.Problem, opt Options) (int, error) { return cuda.SeparablePending(p, cudaOptions(opt)) }),
+	withPending(methods("opencl",
 		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewDirect(p, openclOptions(opt)) },
 		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewSeparable(p, openclOptions(opt)) }),
+		func(p *nd.Problem, opt Options) (int, error) { return opencl.DirectPending(p, openclOptions(opt)) },
+		func(p *nd.Problem, opt Options) (int, error) { return opencl.SeparablePending(p, openclOptions(opt)) }),
 	[]Implementation{
-		fftOn("cpu", fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }),
-		fftOn("cuda", cuda.FFTSupported, func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewFFT(p, cudaOptions(opt)) }),
-		fftOn("opencl", fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewFFT(p, openclOptions(opt)) }),
+		fftOn("cpu", fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }, nil),
+		fftOn("cuda", cuda.FFTSupported, func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewFFT(p, cudaOptions(opt)) },
+			func(p *nd.Problem, opt Options) (int, error) { return cuda.FFTPending(p, cudaOptions(opt)) }),
+		fftOn("opencl", fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewFFT(p, openclOptions(opt)) }, nil),
 	},
 )
 
 // fftOn is a device's FFT implementation: every device shares
 // internal/fftconv's decomposition and its cost; why may add the
 // backend's own limits (cuFFT's) to fftconv.Supported.
-func fftOn(device string, why func(*nd.Problem) error, prepare func(*nd.Problem, Options) (Runner, error)) Implementation {
-	return Implementation{Device: device, Method: FFT, Supports: func(p *nd.Problem) bool { return why(p) == nil }, Why: why, Cost: FFTCost, Prepare: prepare}
+func fftOn(device string, why func(*nd.Problem) error, prepare func(*nd.Problem, Options) (Runner, error), pending func(*nd.Problem, Options) (int, error)) Implementation {
+	return Implementation{Device: device, Method: FFT, Supports: func(p *nd.Problem) bool { return why(p) == nil }, Why: why, Cost: FFTCost, Prepare: prepare, Pending: pending}
 }
 
 // fastMargin is how much cheaper than the best exact method a method of
@@ -203,6 +212,13 @@ func methods(device string, direct, separable func(*nd.Problem, Options) (Runner
 	}
 }
 
+// withPending gives a device's direct and separable implementations (from
+// methods) their Pending.
+func withPending(impls []Implementation, direct, separable func(*nd.Problem, Options) (int, error)) []Implementation {
+	impls[0].Pending, impls[1].Pending = direct, separable
+	return impls
+}
+
 func cudaOptions(opt Options) cuda.EngineOptions {
 	return cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning, Timeline: opt.Timeline, PieceBytes: opt.PieceBytes}
 }
@@ -225,6 +241,9 @@ type Executable struct {
 	// Tuning is the GPU kernels' work decomposition the plan fixed (from
 	// the options or the tuning cache); zero where the kernels chose.
 	Tuning kernels.Tuning
+	// Choice is why auto chose Device (the estimates it compared); zero
+	// where the options named the device.
+	Choice Choice
 	run    Runner
 	closed bool
 }
@@ -237,6 +256,23 @@ func (e *Executable) Execute(ctx context.Context, dst, src nd.Array) error {
 	}
 	return e.run.Execute(ctx, dst, src)
 }
+
+// Compile compiles now the GPU kernels the first Execute would compile
+// (cuda.Engine.Compile, opencl.Engine.Compile), so that a caller that
+// knows the problem before its data overlaps the compilations with reading
+// them. Elsewhere (the CPU, OpenCL's FFT) it does nothing.
+func (e *Executable) Compile() error {
+	if e.closed {
+		return ErrClosed
+	}
+	if c, ok := e.run.(compiler); ok {
+		return c.Compile()
+	}
+	return nil
+}
+
+// compiler is a runner that compiles its kernels ahead (Compile).
+type compiler interface{ Compile() error }
 
 // ErrClosed is the error of executing a plan after its Close.
 var ErrClosed = errors.New("plan: the plan is closed")
@@ -269,8 +305,9 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		return newComplex(p, opt)
 	}
 	dev := opt.Device
+	var choice Choice
 	if dev.Kind == "" || dev.Kind == "auto" {
-		dev = autoDevice(p)
+		dev, choice = autoDevice(p, opt)
 	}
 	switch dev.Kind {
 	case "cuda":
@@ -287,7 +324,11 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	}
 	if (dev.Kind == "cuda" || dev.Kind == "opencl") && (p.In == nd.Float16 || p.Out == nd.Float16) {
 		opt.Device = dev
-		return newHalf(p, opt)
+		e, err := newHalf(p, opt)
+		if err == nil {
+			e.Choice = choice
+		}
+		return e, err
 	}
 	if dev.Kind == "cuda" || dev.Kind == "opencl" {
 		if err := kernels.CheckDTypes(p); err != nil {
@@ -301,16 +342,36 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if opt.Exact && opt.Method != Auto && !opt.Method.Exact() {
 		return nil, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " differs from the exact methods by rounding; --exact allows direct and separable only"}
 	}
-	// Auto takes the cheapest exact method, and a fast one only where it
-	// is clearly cheaper still: the exact family's choice depends on the
-	// problem alone, so it is the same on every device.
+	best, _, err := choose(p, dev.Kind, opt)
+	if err != nil {
+		return nil, err
+	}
+	if opt.Tuning == (kernels.Tuning{}) && !opt.NoTuningCache && (dev.Kind == "cuda" || dev.Kind == "opencl") {
+		cache := opt.TuningCache
+		if cache == nil {
+			cache = defaultTuning()
+		}
+		opt.Tuning, _ = cache.Lookup(dev, p, best.Method)
+	}
+	run, err := best.Prepare(p, opt)
+	if err != nil {
+		return nil, err
+	}
+	return &Executable{Problem: p, Device: dev, Method: best.Method, Tuning: opt.Tuning, Choice: choice, run: run}, nil
+}
+
+// choose is the implementation New prepares for p on the device kind, and
+// its cost: the cheapest exact method the options allow, and a fast one
+// only where it is clearly cheaper still. The exact family's choice
+// depends on the problem alone, so it is the same on every device.
+func choose(p *nd.Problem, kind string, opt Options) (*Implementation, float64, error) {
 	var best, fast *Implementation
 	var bestCost, fastCost float64
 	var refused error // why the method asked for cannot run p
 	onDevice, ofMethod := false, false
 	for i := range Implementations {
 		impl := &Implementations[i]
-		if impl.Device != dev.Kind {
+		if impl.Device != kind {
 			continue
 		}
 		onDevice = true
@@ -338,32 +399,21 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		}
 	}
 	if fast != nil && (best == nil || fastMargin*fastCost < bestCost) {
-		best = fast
+		best, bestCost = fast, fastCost
 	}
 	switch {
 	case !onDevice:
-		return nil, &UnavailableError{Device: dev, Reason: "this build has no " + dev.Kind + " backend yet"}
+		return nil, 0, &UnavailableError{Device: Device{Kind: kind}, Reason: "this build has no " + kind + " backend yet"}
 	case !ofMethod:
-		return nil, &nd.UnsupportedError{What: "method", Value: opt.Method.String(), Supported: "on " + dev.Kind + ": " + methodsOn(dev.Kind)}
+		return nil, 0, &nd.UnsupportedError{What: "method", Value: opt.Method.String(), Supported: "on " + kind + ": " + methodsOn(kind)}
 	case best == nil && opt.Method == Separable:
-		return nil, &nd.ArgumentError{Arg: "method", Msg: "separable needs kernels given as 1-D factors or exactly rank-1"}
+		return nil, 0, &nd.ArgumentError{Arg: "method", Msg: "separable needs kernels given as 1-D factors or exactly rank-1"}
 	case best == nil && refused != nil:
-		return nil, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " cannot run this problem on " + dev.Kind + ": " + refused.Error()}
+		return nil, 0, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " cannot run this problem on " + kind + ": " + refused.Error()}
 	case best == nil:
-		return nil, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " cannot run this problem on " + dev.Kind}
+		return nil, 0, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " cannot run this problem on " + kind}
 	}
-	if opt.Tuning == (kernels.Tuning{}) && !opt.NoTuningCache && (dev.Kind == "cuda" || dev.Kind == "opencl") {
-		cache := opt.TuningCache
-		if cache == nil {
-			cache = defaultTuning()
-		}
-		opt.Tuning, _ = cache.Lookup(dev, p, best.Method)
-	}
-	run, err := best.Prepare(p, opt)
-	if err != nil {
-		return nil, err
-	}
-	return &Executable{Problem: p, Device: dev, Method: best.Method, Tuning: opt.Tuning, run: run}, nil
+	return best, bestCost, nil
 }
 
 func methodsOn(kind string) string {
@@ -426,39 +476,75 @@ func product(s []int) int {
 	return n
 }
 
-// Estimates for choosing a device: the CPU engine's multiply-adds per
-// core (measured on the development machine), and the GPU's fixed cost per
-// call plus host transfers at the rate measured end to end on the H100
-// host (2.5 GB/s through the pinned staging pieces; the kernel itself is a
-// small part).
-const (
-	cpuMaddsPerCorePerSecond = 3e9
-	gpuCallSeconds           = 2e-3
-	gpuTransferBytesPerSec   = 2.5e9
-)
-
-// autoDevice picks the GPU when one is usable and the problem is large
-// enough to pay for moving its data there and back; the CPU otherwise.
-func autoDevice(p *nd.Problem) Device {
+// autoDevice picks the GPU when one is usable and the whole call is
+// estimated faster there (cost.go), the CPU otherwise, and says why.
+func autoDevice(p *nd.Problem, opt Options) (Device, Choice) {
 	cpuDev := Device{Kind: "cpu"}
-	cpuSeconds := DirectCost(p) / (cpuMaddsPerCorePerSecond * float64(runtime.NumCPU()))
-	if p.Separable() {
-		cpuSeconds = min(cpuSeconds, SeparableCost(p)/(cpuMaddsPerCorePerSecond*float64(runtime.NumCPU())))
+	if err := kernels.CheckDTypes(p); err != nil {
+		return cpuDev, Choice{Reason: "cpu (the GPU kernels do not take " + p.In.String() + " to " + p.Out.String() + ")"}
 	}
-	bytes := float64(product(p.InShape)*p.In.Size() + product(p.FullShape())*p.Out.Size())
-	gpuSeconds := gpuCallSeconds + bytes/gpuTransferBytesPerSec
-	if cpuSeconds < gpuSeconds || kernels.CheckDTypes(p) != nil {
-		return cpuDev
+	cpuImpl, cpuCost, err := choose(p, "cpu", opt)
+	if err != nil {
+		return cpuDev, Choice{Reason: "cpu"} // New reports the error
 	}
+	rates := ratesFor(opt)
+	in, out := problemBytes(p)
+	fresh := out
+	if cpuImpl.Method == Separable {
+		fresh += float64(cpu.SeparableScratchBytes(p))
+	}
+	cpuEst := cpuEstimate(cpuImpl.Method, cpuCost, fresh, rates.cpu(), opt.Workers)
+	// No GPU can beat the CPU where its copies and kernel alone, at the
+	// fastest rates known, take longer: the driver is then not loaded.
+	floor := math.Inf(1)
+	for _, r := range rates.allGPUs() {
+		floor = min(floor, gpuEstimate(Device{}, gpuWork{Cost: cpuCost, InBytes: in, OutBytes: out}, r).Seconds())
+	}
+	if cpuEst.Seconds() <= floor {
+		return cpuDev, Choice{Reason: fmt.Sprintf("%v below any GPU's copies and kernel (%s ms)", cpuEst, msNumber(floor))}
+	}
+	gpu, ok := usableGPU()
+	if !ok {
+		return cpuDev, Choice{Reason: cpuEst.String() + ", no usable GPU"}
+	}
+	gpuOpt := opt
+	gpuOpt.Device = gpu
+	gpuImpl, gpuCost, err := choose(p, gpu.Kind, gpuOpt)
+	if err != nil {
+		return cpuDev, Choice{Reason: fmt.Sprintf("cpu (%v cannot run it: %v)", gpu, err)}
+	}
+	r := rates.gpu(gpu)
+	open, warming, elapsed := warmth(gpu)
+	compiles := 1 // a backend that cannot tell counts one module
+	if gpuImpl.Pending != nil {
+		if n, err := gpuImpl.Pending(p, gpuOpt); err == nil {
+			compiles = n
+		}
+	}
+	c := Choice{CPU: cpuEst, Compared: true, GPU: gpuEstimate(gpu, gpuWork{
+		Method: gpuImpl.Method, Cost: gpuCost, InBytes: in, OutBytes: out,
+		StartLeft: startLeft(r, open, warming, elapsed), PendingCompiles: compiles,
+	}, r)}
+	if c.GPUFaster() {
+		return gpu, c
+	}
+	return cpuDev, c
+}
+
+// problemBytes is the size of p's input and output in host memory.
+func problemBytes(p *nd.Problem) (in, out float64) {
+	return float64(product(p.InShape) * p.In.Size()), float64(product(p.FullShape()) * p.Out.Size())
+}
+
+// usableGPU is the GPU auto would run on: CUDA's first device where CUDA
+// is available, else the first OpenCL GPU (a variable: tests give auto a
+// GPU where there is none). OpenCL only when it offers a
+// GPU: PoCL, OpenCL on the CPU, is slower than the CPU engine.
+var usableGPU = func() (Device, bool) {
 	if cuda.Available() == nil {
-		return Device{Kind: "cuda"}
+		return Device{Kind: "cuda"}, true
 	}
-	// OpenCL only when it offers a GPU: PoCL, OpenCL on the CPU, is slower
-	// than the CPU engine.
-	if gpu, ok := openCLGPU(); ok {
-		return gpu
-	}
-	return cpuDev
+	return openCLGPU()
 }
 
 // openCLGPU is the first OpenCL device that is a GPU, looked up once.

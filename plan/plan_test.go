@@ -65,7 +65,7 @@ func TestAutoSkipsOpenCLOnCPU(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if d := autoDevice(p); d.Kind == "opencl" {
+	if d, _ := autoDevice(p, Options{}); d.Kind == "opencl" {
 		t.Errorf("auto chose %v, a CPU OpenCL device", d)
 	}
 	if d := ResolveOpenCL(); d.Kind != "opencl" || d.AnyOpenCL {

@@ -25,12 +25,18 @@ type TuningCache struct {
 
 	mu      sync.Mutex
 	entries map[string]kernels.Tuning
+	cpu     *CPURates
+	gpus    map[string]GPURates
 }
 
-// tuningFile is the cache's JSON form.
+// tuningFile is the cache's JSON form. CPU and GPUs, the machine's rates
+// for auto's device choice (cost.go), came later: a file without them is
+// read as one with none measured.
 type tuningFile struct {
 	Version int                       `json:"version"`
 	Entries map[string]kernels.Tuning `json:"entries"`
+	CPU     *CPURates                 `json:"cpu,omitempty"`
+	GPUs    map[string]GPURates       `json:"gpus,omitempty"` // by device identity (TuningKey's)
 }
 
 const tuningVersion = 1
@@ -51,7 +57,7 @@ func DefaultTuningPath() string {
 // OpenTuningCache reads the cache at path; a missing file is an empty
 // cache, a damaged one an error (say which file).
 func OpenTuningCache(path string) (*TuningCache, error) {
-	c := &TuningCache{path: path, entries: map[string]kernels.Tuning{}}
+	c := &TuningCache{path: path, entries: map[string]kernels.Tuning{}, gpus: map[string]GPURates{}}
 	if path == "" {
 		return c, nil
 	}
@@ -68,6 +74,12 @@ func OpenTuningCache(path string) (*TuningCache, error) {
 	}
 	if f.Version == tuningVersion && f.Entries != nil {
 		c.entries = f.Entries
+	}
+	if f.Version == tuningVersion {
+		c.cpu = f.CPU
+		if f.GPUs != nil {
+			c.gpus = f.GPUs
+		}
 	}
 	return c, nil
 }
@@ -99,6 +111,64 @@ func (c *TuningCache) Store(dev Device, p *nd.Problem, m Method, t kernels.Tunin
 	return nil
 }
 
+// CPURates returns the CPU rates stored (StoreCPURates).
+func (c *TuningCache) CPURates() (CPURates, bool) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.cpu == nil {
+		return CPURates{}, false
+	}
+	return *c.cpu, true
+}
+
+// StoreCPURates records this machine's CPU rates (Save writes them out).
+func (c *TuningCache) StoreCPURates(r CPURates) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.cpu = &r
+}
+
+// GPURates returns the rates stored for dev (StoreGPURates).
+func (c *TuningCache) GPURates(dev Device) (GPURates, bool) {
+	c.mu.Lock()
+	n := len(c.gpus)
+	c.mu.Unlock()
+	if n == 0 {
+		return GPURates{}, false // no device query for an empty cache
+	}
+	id, ok := deviceIdentity(dev)
+	if !ok {
+		return GPURates{}, false
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	r, ok := c.gpus[id]
+	return r, ok
+}
+
+// StoreGPURates records dev's rates (Save writes them out).
+func (c *TuningCache) StoreGPURates(dev Device, r GPURates) error {
+	id, ok := deviceIdentity(dev)
+	if !ok {
+		return fmt.Errorf("plan: tuning cache: device %v cannot be identified", dev)
+	}
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	c.gpus[id] = r
+	return nil
+}
+
+// allGPURates is every GPU's rates stored.
+func (c *TuningCache) allGPURates() []GPURates {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	var rs []GPURates
+	for _, r := range c.gpus {
+		rs = append(rs, r)
+	}
+	return rs
+}
+
 // Len is the number of entries.
 func (c *TuningCache) Len() int {
 	c.mu.Lock()
@@ -110,7 +180,7 @@ func (c *TuningCache) Len() int {
 // so that a reader never sees half of it.
 func (c *TuningCache) Save() error {
 	c.mu.Lock()
-	b, err := json.MarshalIndent(tuningFile{Version: tuningVersion, Entries: c.entries}, "", "\t")
+	b, err := json.MarshalIndent(tuningFile{Version: tuningVersion, Entries: c.entries, CPU: c.cpu, GPUs: c.gpus}, "", "\t")
 	c.mu.Unlock()
 	if err != nil {
 		return err
@@ -149,15 +219,15 @@ func TuningKey(dev Device, p *nd.Problem, m Method) (string, bool) {
 		p.InShape, p.OutShape, p.KShape, len(p.Kernels), p.Border, p.Shift), true
 }
 
-// deviceIdentity is a GPU's model, architecture and driver.
+// deviceIdentity is a GPU's model, architecture and driver, asked of the
+// driver without a context.
 func deviceIdentity(dev Device) (string, bool) {
 	switch dev.Kind {
 	case "cuda":
-		infos, err := cuda.Devices()
-		if err != nil || dev.Index >= len(infos) {
+		i, err := cuda.StaticInfo(dev.Index)
+		if err != nil {
 			return "", false
 		}
-		i := infos[dev.Index]
 		return fmt.Sprintf("cuda %s %s driver %s", i.Name, i.ComputeCapability.Arch(), i.DriverVersion), true
 	case "opencl":
 		infos, err := opencl.Devices()
@@ -182,3 +252,49 @@ var defaultTuning = sync.OnceValue(func() *TuningCache {
 	}
 	return c
 })
+
+// machineRates are the rates auto's estimates use: the tuning cache's where
+// measured, else the defaults (cost.go). A nil cache has none measured.
+type machineRates struct{ cache *TuningCache }
+
+// ratesFor is the rates the options let a plan read.
+func ratesFor(opt Options) machineRates {
+	if opt.NoTuningCache {
+		return machineRates{}
+	}
+	if opt.TuningCache != nil {
+		return machineRates{opt.TuningCache}
+	}
+	return machineRates{defaultTuning()}
+}
+
+func (m machineRates) cpu() CPURates {
+	if m.cache != nil {
+		if r, ok := m.cache.CPURates(); ok && r.MaddsPerSecond > 0 && r.Cores > 0 {
+			if r.TouchBytesPerSecond <= 0 {
+				r.TouchBytesPerSecond = defaultTouchBytesPerSecond
+			}
+			return r
+		}
+	}
+	return DefaultCPURates()
+}
+
+func (m machineRates) gpu(dev Device) GPURates {
+	var r GPURates
+	if m.cache != nil {
+		r, _ = m.cache.GPURates(dev)
+	}
+	return r.orDefault(DefaultGPURates)
+}
+
+// allGPUs is the defaults and every GPU's measured rates.
+func (m machineRates) allGPUs() []GPURates {
+	rs := []GPURates{DefaultGPURates}
+	if m.cache != nil {
+		for _, r := range m.cache.allGPURates() {
+			rs = append(rs, r.orDefault(DefaultGPURates))
+		}
+	}
+	return rs
+}

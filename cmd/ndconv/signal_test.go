@@ -22,11 +22,7 @@ import (
 // output nor a temporary file.
 func TestSignalLeavesNothing(t *testing.T) {
 	dir := t.TempDir()
-	bin := filepath.Join(dir, "ndconv-testhook")
-	build := exec.Command("go", "build", "-tags", "ndconv_testhook", "-o", bin, ".")
-	if out, err := build.CombinedOutput(); err != nil {
-		t.Fatalf("building with the test hook: %v\n%s", err, out)
-	}
+	bin := testHookBinary(t)
 	writeNPY(t, filepath.Join(dir, "in.npy"), ramp(nd.Float32, 1024, 1024)) // 4 MiB out: several chunks
 	writeText(t, filepath.Join(dir, "k.csv"), "1,2,1\n2,4,2\n1,2,1\n")
 

@@ -88,9 +88,9 @@ func runStreamed(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, e
 		return true, err
 	}
 	if !job.quiet {
-		fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s %v %v: %s on %s, streamed in %d chunks, %.1f ms\n",
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s %v %v: %s on %s, streamed in %d chunks, %.1f ms%s\n",
 			job.op, src.DType(), src.Shape, filepath.Base(job.output), p.DType(), p.Shape(), p.Method(), p.Device(),
-			chunks, ms(time.Since(start)))
+			chunks, ms(time.Since(start)), choiceNote(p))
 	}
 	return true, nil
 }

@@ -14,3 +14,9 @@ func testHookStage(stage string) {
 	fmt.Fprintln(os.Stderr, "testhook:", stage)
 	time.Sleep(200 * time.Millisecond)
 }
+
+// testHookNote says "testhook: NOTE" on stderr: what the job did that the
+// tests cannot see otherwise (a GPU prewarm started).
+func testHookNote(note string) {
+	fmt.Fprintln(os.Stderr, "testhook:", note)
+}

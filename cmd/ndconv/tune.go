@@ -16,14 +16,21 @@ import (
 type tuneFlags struct {
 	benchFlags
 	cache string
+	rates bool
 }
 
 func newTuneCommand() *cobra.Command {
 	var f tuneFlags
 	cmd := &cobra.Command{
 		Use:   "tune",
-		Short: "Measure the GPU kernels' work decompositions for workloads and save the fastest",
-		Long: `tune times, on a GPU, every candidate work decomposition of the kernels
+		Short: "Measure this machine's rates and the GPU kernels' work decompositions, and save them",
+		Long: `tune first measures the rates auto's device choice rests on (a few
+seconds): the CPU engine's multiply-add rate on 2048² float32 7×7 and, on a
+CUDA GPU, the driver's and context's start, one NVRTC compilation, the
+pinned and end-to-end transfer rates, an execution's fixed cost and the
+direct kernel's rate on 4096² 7×7. With --rates it stops there (--device
+cpu measures the CPU alone); otherwise it goes on to time, on a GPU, every
+candidate work decomposition of the kernels
 (work-group shape, outputs per work-item, rows per strip) for each workload,
 beside the kernels' own choice, and saves the fastest in the tuning cache
 (--cache, default $NDCONV_TUNING or ndconv/tuning.json in the user cache
@@ -36,7 +43,8 @@ or one with --shape, --dtype, --kernel, ….`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTune(cmd, f) },
 	}
 	fl := cmd.Flags()
-	fl.StringVar(&f.device, "device", "cuda", "cuda|cuda:N|opencl|opencl:P:D")
+	fl.StringVar(&f.device, "device", "cuda", "cuda|cuda:N|opencl|opencl:P:D (cpu with --rates)")
+	fl.BoolVar(&f.rates, "rates", false, "measure only the machine's rates for auto (a few seconds), not the kernels' decompositions")
 	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft (fft: the transform lengths)")
 	addWorkloadFlags(fl, &f.benchFlags)
 	fl.IntVar(&f.repeat, "repeat", 9, "timed repeats per candidate")
@@ -58,8 +66,8 @@ func runTune(cmd *cobra.Command, f tuneFlags) error {
 	if dev.Kind == "opencl" && dev.AnyOpenCL {
 		dev = plan.ResolveOpenCL()
 	}
-	if dev.Kind != "cuda" && dev.Kind != "opencl" {
-		return usagef("--device %s: tune measures GPU kernels (cuda or opencl)", f.device)
+	if dev.Kind != "cuda" && dev.Kind != "opencl" && !(f.rates && dev.Kind == "cpu") {
+		return usagef("--device %s: tune measures GPU kernels (cuda or opencl; cpu with --rates)", f.device)
 	}
 	method, err := plan.ParseMethod(f.method)
 	if err != nil {
@@ -72,6 +80,18 @@ func runTune(cmd *cobra.Command, f tuneFlags) error {
 	cache, err := plan.OpenTuningCache(path)
 	if err != nil {
 		return err
+	}
+	// First, while nothing in this process has touched the GPU: its start
+	// is measured cold.
+	if err := tuneRates(cmd, cache, dev, f.workers); err != nil {
+		return err
+	}
+	if f.rates {
+		if err := cache.Save(); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "tuning cache %s: rates saved\n", path)
+		return nil
 	}
 	table := tabwriter.NewWriter(out, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(table, "workload\tmethod\tcandidates\tdefault ms\tbest ms\tspeed-up\tbest\t")
@@ -87,6 +107,32 @@ func runTune(cmd *cobra.Command, f tuneFlags) error {
 		return err
 	}
 	fmt.Fprintf(out, "tuning cache %s: %d entries\n", path, cache.Len())
+	return nil
+}
+
+// tuneRates measures the rates auto uses (plan.MeasureGPURates on a CUDA
+// GPU, plan.MeasureCPURates) into cache, and prints them.
+func tuneRates(cmd *cobra.Command, cache *plan.TuningCache, dev plan.Device, workers int) error {
+	out := cmd.OutOrStdout()
+	switch dev.Kind {
+	case "cuda":
+		r, err := plan.MeasureGPURates(cmd.Context(), dev)
+		if err != nil {
+			return err
+		}
+		if err := cache.StoreGPURates(dev, r); err != nil {
+			return err
+		}
+		fmt.Fprintf(out, "rates: %v %v\n", dev, r)
+	case "opencl":
+		fmt.Fprintf(out, "rates: %v keeps the default GPU rates (only CUDA GPUs are measured)\n", dev)
+	}
+	r, err := plan.MeasureCPURates(cmd.Context(), workers)
+	if err != nil {
+		return err
+	}
+	cache.StoreCPURates(r)
+	fmt.Fprintf(out, "rates: cpu %v\n", r)
 	return nil
 }
 

@@ -131,3 +131,18 @@ func TestUnavailableMessage(t *testing.T) {
 		}
 	}
 }
+
+func TestRegistryLookup(t *testing.T) {
+	var r Registry[int, *device]
+	if _, ok := r.Lookup(3); ok {
+		t.Fatal("an empty registry has a device")
+	}
+	d, _ := r.Open(3, func() (*device, error) { return &device{"d"}, nil })
+	if got, ok := r.Lookup(3); !ok || got != d {
+		t.Errorf("Lookup = %v, %v", got, ok)
+	}
+	r.Close(3, d, func() error { return nil }) // Lookup took no reference
+	if _, ok := r.Lookup(3); ok {
+		t.Error("Lookup kept the device open")
+	}
+}

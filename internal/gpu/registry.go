@@ -57,3 +57,15 @@ func (r *Registry[K, D]) Close(key K, dev D, release func() error) error {
 	delete(r.open, key)
 	return release()
 }
+
+// Lookup returns the device open under key, if any, without taking a
+// reference: for questions such as "is it warm?", not for use.
+func (r *Registry[K, D]) Lookup(key K) (D, bool) {
+	r.mu.Lock()
+	defer r.mu.Unlock()
+	if e := r.open[key]; e != nil {
+		return e.dev, true
+	}
+	var zero D
+	return zero, false
+}

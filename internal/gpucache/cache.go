@@ -130,3 +130,31 @@ func (c *Cache[T]) Drain() []T {
 	c.entries = nil
 	return vals
 }
+
+// Has reports whether key's artifact is built or being built in c, or
+// stored in store: a Get for it would then not build. A nil c has nothing
+// in memory (no device open).
+func (c *Cache[T]) Has(store *Store, key Key) bool {
+	if c == nil {
+		return store.Has(key)
+	}
+	c.mu.Lock()
+	_, ok := c.entries[key]
+	c.mu.Unlock()
+	return ok || store.Has(key)
+}
+
+// Missing counts the distinct keys that c (nil: none in memory) and store
+// both lack: the builds Gets for them all would make. A planner asks it
+// before choosing a device.
+func (c *Cache[T]) Missing(store *Store, keys []Key) int {
+	seen := map[Key]bool{}
+	n := 0
+	for _, k := range keys {
+		if !seen[k] && !c.Has(store, k) {
+			n++
+		}
+		seen[k] = true
+	}
+	return n
+}

@@ -193,3 +193,40 @@ func TestCacheBuildsOnce(t *testing.T) {
 		t.Errorf("second Drain = %v", d)
 	}
 }
+
+// TestCacheHas: Has answers what a Get would find without building —
+// nothing, then the artifact in memory, then (a new process) the file.
+func TestCacheHas(t *testing.T) {
+	t.Setenv(DirEnv, t.TempDir())
+	s := testStore
+	fb := &fakeBuilder{}
+	c := &Cache[*artifact]{}
+	if c.Has(s, testKey) || s.Has(testKey) {
+		t.Fatal("an empty cache has the key")
+	}
+	if _, err := c.Get(s, testKey, fb.build, fb.load); err != nil {
+		t.Fatal(err)
+	}
+	if !c.Has(s, testKey) {
+		t.Error("a built artifact is not had")
+	}
+	if !(&Cache[*artifact]{}).Has(s, testKey) {
+		t.Error("a new process does not see the stored file")
+	}
+	dir, _ := s.Dir()
+	os.WriteFile(s.FileName(dir, testKey), []byte("short"), 0o644)
+	if s.Has(testKey) {
+		t.Error("a file shorter than the header counts as stored")
+	}
+	if fb.builds.Load() != 1 {
+		t.Errorf("Has built: %d builds", fb.builds.Load())
+	}
+	other := Key{1}
+	if n := c.Missing(s, []Key{testKey, other, other}); n != 1 {
+		t.Errorf("Missing: %d, want 1 (the other key, once)", n)
+	}
+	var none *Cache[*artifact] // no device open: the store alone
+	if n := none.Missing(s, []Key{testKey, other}); n != 2 {
+		t.Errorf("Missing with nothing in memory and a damaged file: %d, want 2", n)
+	}
+}

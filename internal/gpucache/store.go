@@ -185,3 +185,15 @@ func (s *Store) Write(dir string, key Key, payload []byte) error {
 	}
 	return nil
 }
+
+// Has reports whether a file for key is in the store, by its name and size
+// alone (no read, no checksum): what a cost estimate asks before choosing
+// a device, where a damaged file found later only costs a build.
+func (s *Store) Has(key Key) bool {
+	dir, err := s.Dir()
+	if err != nil {
+		return false
+	}
+	fi, err := os.Stat(s.FileName(dir, key))
+	return err == nil && fi.Mode().IsRegular() && fi.Size() > int64(s.HeaderSize())
+}

@@ -1,0 +1,64 @@
+package cuda
+
+import (
+	"testing"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// TestGPUPending: DirectPending counts the module a fresh cache lacks, and
+// none once an engine's Compile has compiled it — in this process (the
+// device open) and in a later one (the disk cache alone); the first
+// Execute after Compile compiles nothing; StaticInfo agrees with the open
+// device without a context.
+func TestGPUPending(t *testing.T) {
+	d := testDevice(t)
+	testCacheDir(t)
+	dropModules(t, d)
+	w := make([]float64, 15)
+	for i := range w {
+		w[i] = float64(i + 1)
+	}
+	p, err := (&nd.Spec{Shape: []int{40, 56}, In: nd.Float32, Kernels: []nd.Kernel{{Shape: []int{3, 5}, Weights: w}}}).Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := DirectPending(p, EngineOptions{}); err != nil || n != 1 {
+		t.Fatalf("a fresh cache: %d pending, %v; want 1", n, err)
+	}
+	e, err := NewDirect(p, EngineOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	before := d.CacheStats()
+	if err := e.Compile(); err != nil {
+		t.Fatal(err)
+	}
+	compiled := d.CacheStats()
+	if compiled.Compiles != before.Compiles+1 {
+		t.Errorf("Compile compiled %d modules, want 1", compiled.Compiles-before.Compiles)
+	}
+	src, _ := nd.New(nd.Float32, 40, 56)
+	dst, _ := nd.New(nd.Float32, 40, 56)
+	if err := e.Execute(t.Context(), dst, src); err != nil {
+		t.Fatal(err)
+	}
+	if after := d.CacheStats(); after.Compiles != compiled.Compiles {
+		t.Errorf("the first Execute after Compile compiled %d modules", after.Compiles-compiled.Compiles)
+	}
+	e.Close()
+	if n, err := DirectPending(p, EngineOptions{}); err != nil || n != 0 {
+		t.Errorf("after compiling: %d pending, %v", n, err)
+	}
+	dropModules(t, d) // as a new process sees it: only the disk remembers
+	if n, err := DirectPending(p, EngineOptions{}); err != nil || n != 0 {
+		t.Errorf("from the disk cache: %d pending, %v", n, err)
+	}
+	info, err := StaticInfo(0)
+	if err != nil || info.Name != d.info.Name || info.ComputeCapability != d.ComputeCapability() {
+		t.Errorf("StaticInfo = %+v, %v", info, err)
+	}
+	if !IsOpen(0) {
+		t.Error("the shared device is not open")
+	}
+}
