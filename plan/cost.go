@@ -49,6 +49,11 @@ type GPURates struct {
 	// CallSeconds is an execution's fixed cost: streams, staging,
 	// launches, synchronisation.
 	CallSeconds float64 `json:"call_seconds"`
+	// ProcessSeconds is what a process's first plan on the GPU costs
+	// beyond start, compilation, copies and kernels, hidden neither by a
+	// prewarm nor by an open context: the engine's set-up and the
+	// teardown at exit (measured whole, not yet apart).
+	ProcessSeconds float64 `json:"process_seconds"`
 	// HtoD and DtoH are the pinned transfer rates; Staged the end-to-end
 	// rate of a cold call from pageable host memory through the pinned
 	// staging pieces and back into a fresh output, which the host's own
@@ -69,9 +74,12 @@ type GPURates struct {
 // 82 G multiply-adds per second in DirectCost's units on the 2-core AVX-512
 // development VM (`ndconv bench --device cpu --shape 2048,2048 --kernel 7x7`,
 // 2.62 ms, 2026-11-25, a shared machine: 3×3 gives 21, 15×15 56 per core),
-// so about 40 G per core. Fresh host memory there is first written at
-// 0.33 GB/s (3 µs a 4 KiB page: 64 MiB in 0.2 s), a cost a one-shot call
-// pays for its output and temporaries.
+// so about 40 G per core. Fresh host memory is first written at about 10
+// GB/s on the H100 host (scripts/check-auto.sh, 2026-11-25: the CPU's
+// 8192² calls took 8–36 ms beyond their multiply-adds for 64–576 MB of
+// output and temporaries), a cost a one-shot call pays; the development
+// VM pays far more (0.33 GB/s, 3 µs a 4 KiB page), which `ndconv tune
+// --rates --device cpu` measures.
 //
 // The GPU: the H100 host (bench/results/2026-11-25-h100-v4 and issue 16):
 // a CLI call spends ~350 ms creating the CUDA context and 200–340 ms of
@@ -82,10 +90,14 @@ type GPURates struct {
 // the device copies 2831 GB/s; about 2 ms of fixed cost per call. The
 // driver's own start (loading libcuda and NVRTC, cuInit) was not timed
 // apart from the context's: 0.1 s is a guess until `ndconv tune` measures
-// it.
+// it. Beyond all that, each one-shot CLI call on the GPU took 0.31–0.37 s
+// more than its read, computation and write, with the prewarm done and
+// the kernel cache warm (scripts/check-auto.sh, 2026-11-25: 512² 3×3 314
+// ms against 9 on the CPU; 8192² calls 324–365 ms over their parts):
+// ProcessSeconds 0.3.
 const (
 	defaultCPUMaddsPerCorePerSecond = 40e9
-	defaultTouchBytesPerSecond      = 0.33e9
+	defaultTouchBytesPerSecond      = 10e9
 )
 
 // DefaultGPURates are the H100 host's figures above; OpenCL GPUs get them
@@ -95,6 +107,7 @@ var DefaultGPURates = GPURates{
 	ContextSeconds:       0.35,
 	CompileSeconds:       0.27,
 	CallSeconds:          2e-3,
+	ProcessSeconds:       0.3,
 	HtoDBytesPerSecond:   54.3e9,
 	DtoHBytesPerSecond:   55.0e9,
 	StagedBytesPerSecond: 2.5e9,
@@ -112,7 +125,7 @@ func DefaultCPURates() CPURates {
 func (r GPURates) orDefault(d GPURates) GPURates {
 	for _, f := range []struct{ v, def *float64 }{
 		{&r.DriverSeconds, &d.DriverSeconds}, {&r.ContextSeconds, &d.ContextSeconds},
-		{&r.CompileSeconds, &d.CompileSeconds}, {&r.CallSeconds, &d.CallSeconds},
+		{&r.CompileSeconds, &d.CompileSeconds}, {&r.CallSeconds, &d.CallSeconds}, {&r.ProcessSeconds, &d.ProcessSeconds},
 		{&r.HtoDBytesPerSecond, &d.HtoDBytesPerSecond}, {&r.DtoHBytesPerSecond, &d.DtoHBytesPerSecond},
 		{&r.StagedBytesPerSecond, &d.StagedBytesPerSecond}, {&r.KernelMaddsPerSecond, &d.KernelMaddsPerSecond},
 		{&r.DeviceBytesPerSecond, &d.DeviceBytesPerSecond},
@@ -130,7 +143,7 @@ type Estimate struct {
 	Device   Device
 	Method   Method
 	Memory   float64 // the CPU's first touch of its output and temporaries
-	Start    float64 // what remains of loading the driver and creating the context
+	Start    float64 // what remains of loading the driver and creating the context (and a first plan's ProcessSeconds)
 	Compile  float64 // Compiles kernel modules the caches do not hold
 	Compiles int
 	Copies   float64 // host to device and back
@@ -189,6 +202,7 @@ type gpuWork struct {
 	InBytes         float64 // the input in host memory
 	OutBytes        float64 // the output, with a bank's axis
 	StartLeft       float64 // seconds of driver and context start still to come
+	FirstPlan       bool    // the process's first plan on this GPU (ProcessSeconds)
 	PendingCompiles int     // kernel modules the caches do not hold
 }
 
@@ -199,12 +213,19 @@ func gpuEstimate(dev Device, w gpuWork, r GPURates) Estimate {
 	return Estimate{
 		Device:   dev,
 		Method:   w.Method,
-		Start:    w.StartLeft,
+		Start:    w.StartLeft + b2f(w.FirstPlan)*r.ProcessSeconds,
 		Compiles: w.PendingCompiles,
 		Compile:  float64(w.PendingCompiles) * r.CompileSeconds,
 		Copies:   max(pinned, staged),
 		Kernel:   r.CallSeconds + max(w.Cost/r.KernelMaddsPerSecond, (w.InBytes+w.OutBytes)/r.DeviceBytesPerSecond),
 	}
+}
+
+func b2f(b bool) float64 {
+	if b {
+		return 1
+	}
+	return 0
 }
 
 // startLeft is what remains of starting a GPU: nothing once it is open;
@@ -248,7 +269,7 @@ func (r CPURates) String() string {
 
 // String names every rate, on one line.
 func (r GPURates) String() string {
-	return fmt.Sprintf("driver %s ms, context %s ms, compile %s ms per module, call %s ms, pinned %.3g/%.3g GB/s, end to end %.3g GB/s, kernel %.3g T multiply-adds/s, device copy %.4g GB/s",
-		msNumber(r.DriverSeconds), msNumber(r.ContextSeconds), msNumber(r.CompileSeconds), msNumber(r.CallSeconds),
+	return fmt.Sprintf("driver %s ms, context %s ms, first plan %s ms, compile %s ms per module, call %s ms, pinned %.3g/%.3g GB/s, end to end %.3g GB/s, kernel %.3g T multiply-adds/s, device copy %.4g GB/s",
+		msNumber(r.DriverSeconds), msNumber(r.ContextSeconds), msNumber(r.ProcessSeconds), msNumber(r.CompileSeconds), msNumber(r.CallSeconds),
 		r.HtoDBytesPerSecond/1e9, r.DtoHBytesPerSecond/1e9, r.StagedBytesPerSecond/1e9, r.KernelMaddsPerSecond/1e12, r.DeviceBytesPerSecond/1e9)
 }

@@ -17,6 +17,7 @@ var fakeGPU = GPURates{
 	ContextSeconds:       0.3,
 	CompileSeconds:       0.2,
 	CallSeconds:          0.001,
+	ProcessSeconds:       0.25,
 	HtoDBytesPerSecond:   10e9,
 	DtoHBytesPerSecond:   20e9,
 	StagedBytesPerSecond: 2e9,
@@ -238,8 +239,8 @@ func TestAutoComparesWholeCalls(t *testing.T) {
 	if c.GPU.Compile != float64(c.GPU.Compiles)*DefaultGPURates.CompileSeconds || c.GPU.Method != Direct {
 		t.Errorf("the GPU's estimate %+v", c.GPU)
 	}
-	if cuda.Available() != nil && (c.GPU.Start != DefaultGPURates.ContextSeconds || c.GPU.Compiles != 1) {
-		t.Errorf("no backend to ask: the GPU's estimate %+v, want a context and one compilation", c.GPU)
+	if cuda.Available() != nil && (c.GPU.Start != DefaultGPURates.ContextSeconds+DefaultGPURates.ProcessSeconds || c.GPU.Compiles != 1) {
+		t.Errorf("no backend to ask: the GPU's estimate %+v, want a context, a first plan's set-up and one compilation", c.GPU)
 	}
 	cache.StoreCPURates(CPURates{MaddsPerSecond: 1e9, Cores: runtime.NumCPU(), TouchBytesPerSecond: 1e12})
 	// 54 ms on the CPU against 625 ms for a cold GPU (where CUDA is here
@@ -256,5 +257,21 @@ func TestAutoComparesWholeCalls(t *testing.T) {
 	cache.StoreCPURates(CPURates{MaddsPerSecond: 1e12, Cores: runtime.NumCPU(), TouchBytesPerSecond: 1e12})
 	if dev, c = autoDevice(p, Options{TuningCache: cache}); dev.Kind != "cpu" || c.Compared || !strings.Contains(c.Reason, "below any GPU's") {
 		t.Errorf("a very fast CPU: %v, %v", dev, c)
+	}
+}
+
+// TestFirstPlan: a process's first plan on a GPU pays ProcessSeconds, a
+// later one does not.
+func TestFirstPlan(t *testing.T) {
+	dev := Device{Kind: "cuda", Index: 7}
+	w := gpuWork{Method: Direct, Cost: 1e9, InBytes: 1e6, OutBytes: 1e6, StartLeft: 0.1, FirstPlan: firstPlan(dev)}
+	if got := gpuEstimate(dev, w, fakeGPU).Start; got != 0.1+fakeGPU.ProcessSeconds {
+		t.Errorf("first plan: start %v", got)
+	}
+	markPlanned(dev)
+	defer planned.Delete(dev)
+	w.FirstPlan = firstPlan(dev)
+	if got := gpuEstimate(dev, w, fakeGPU).Start; got != 0.1 {
+		t.Errorf("a later plan: start %v", got)
 	}
 }

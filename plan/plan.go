@@ -357,6 +357,9 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if err != nil {
 		return nil, err
 	}
+	if dev.Kind == "cuda" || dev.Kind == "opencl" {
+		markPlanned(dev)
+	}
 	return &Executable{Problem: p, Device: dev, Method: best.Method, Tuning: opt.Tuning, Choice: choice, run: run}, nil
 }
 
@@ -523,7 +526,7 @@ func autoDevice(p *nd.Problem, opt Options) (Device, Choice) {
 	}
 	c := Choice{CPU: cpuEst, Compared: true, GPU: gpuEstimate(gpu, gpuWork{
 		Method: gpuImpl.Method, Cost: gpuCost, InBytes: in, OutBytes: out,
-		StartLeft: startLeft(r, open, warming, elapsed), PendingCompiles: compiles,
+		StartLeft: startLeft(r, open, warming, elapsed), FirstPlan: firstPlan(gpu), PendingCompiles: compiles,
 	}, r)}
 	if c.GPUFaster() {
 		return gpu, c

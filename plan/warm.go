@@ -193,3 +193,14 @@ func warmth(dev Device) (open, inFlight bool, elapsed float64) {
 	}
 	return false, true, time.Since(w.started).Seconds()
 }
+
+// planned records the GPUs this process has made a plan on: a later plan
+// no longer pays GPURates.ProcessSeconds.
+var planned sync.Map // Device → struct{}
+
+func markPlanned(dev Device) { planned.Store(dev, struct{}{}) }
+
+func firstPlan(dev Device) bool {
+	_, ok := planned.Load(dev)
+	return !ok
+}
