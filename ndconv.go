@@ -75,8 +75,12 @@ type Options struct {
 	// with Exact).
 	Exact bool
 	// Workers caps the CPU goroutines; 0 means all cores.
-	Workers  int
-	Progress Progress // receives progress of long operations; may be nil
+	Workers int
+	// DeviceMemory bounds the GPU memory one execution takes (input,
+	// output and temporaries, in bytes): a larger problem runs in chunks,
+	// bit-identical to running whole. 0 means 70% of the device's memory.
+	DeviceMemory int64
+	Progress     Progress // receives progress of long operations; may be nil
 }
 
 // Operation is correlation or convolution.
@@ -152,7 +156,8 @@ func NewPlan(op Operation, shape []int, dtype DType, opt Options, kernels ...Ker
 	if err != nil {
 		return nil, err
 	}
-	popt := plan.Options{Device: dev, Method: opt.Method, Exact: opt.Exact, Workers: opt.Workers, Progress: opt.Progress}
+	popt := plan.Options{Device: dev, Method: opt.Method, Exact: opt.Exact, Workers: opt.Workers, Progress: opt.Progress,
+		DeviceMemory: opt.DeviceMemory}
 	exec, err := plan.New(p, popt)
 	if err != nil {
 		return nil, err

@@ -131,6 +131,9 @@ type Options struct {
 	// by chunk.Pieces).
 	Timeline   *chunk.Timeline
 	PieceBytes int64
+	// DeviceMemory bounds the GPU memory an execution takes (the engines'
+	// MemoryBudget); 0 lets the engines choose.
+	DeviceMemory int64
 }
 
 // Runner executes a prepared problem; each backend's methods return one.
@@ -220,12 +223,13 @@ func withPending(impls []Implementation, direct, separable func(*nd.Problem, Opt
 }
 
 func cudaOptions(opt Options) cuda.EngineOptions {
-	return cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning, Timeline: opt.Timeline, PieceBytes: opt.PieceBytes}
+	return cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning, Timeline: opt.Timeline, PieceBytes: opt.PieceBytes,
+		MemoryBudget: opt.DeviceMemory}
 }
 
 func openclOptions(opt Options) opencl.EngineOptions {
 	return opencl.EngineOptions{Platform: opt.Device.Platform, Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning,
-		Timeline: opt.Timeline, PieceBytes: opt.PieceBytes}
+		Timeline: opt.Timeline, PieceBytes: opt.PieceBytes, MemoryBudget: opt.DeviceMemory}
 }
 
 func cpuOptions(opt Options) cpu.Options {

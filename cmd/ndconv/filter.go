@@ -45,6 +45,7 @@ type filterFlags struct {
 	quiet       bool
 	exact       bool
 	workers     int
+	deviceMem   string
 }
 
 // filterJob is a parsed convolve or correlate command line.
@@ -117,6 +118,7 @@ says otherwise.`,
 	fl.StringVar(&f.compression, "compression", "none", "compression of a .tif OUTPUT: none|deflate|lzw (with a predictor)")
 	fl.IntVar(&f.quality, "quality", imageio.DefaultJPEGQuality, "JPEG quality of a .jpg OUTPUT, 1 to 100")
 	fl.IntVar(&f.workers, "workers", 0, "CPU threads to use (default 0: all cores)")
+	fl.StringVar(&f.deviceMem, "device-memory", "", "GPU memory one execution may take, e.g. 4G (K, M, G, T: powers of 1024); larger problems run in chunks (default: 70% of the device's)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success, and no progress bar")
 	return cmd
 }
@@ -178,6 +180,9 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 		return opt, raw, usagef("--workers: %d is negative (0 means all cores)", f.workers)
 	}
 	opt.Workers = f.workers
+	if opt.DeviceMemory, err = parseBytes("--device-memory", f.deviceMem); err != nil {
+		return opt, raw, err
+	}
 	if f.gaborBank < 0 {
 		return opt, raw, usagef("--gabor-bank: %d orientations", f.gaborBank)
 	}
@@ -185,6 +190,27 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 		return opt, raw, usagef("no kernel: give one with -k SPEC")
 	}
 	return opt, raw, nil
+}
+
+// parseBytes reads a size in bytes with an optional K, M, G or T suffix
+// (powers of 1024; a trailing B or iB is allowed); "" is 0.
+func parseBytes(flag, s string) (int64, error) {
+	t := strings.ToUpper(strings.TrimSpace(s))
+	if t == "" {
+		return 0, nil
+	}
+	t = strings.TrimSuffix(strings.TrimSuffix(t, "B"), "I")
+	shift := 0
+	if n := len(t); n > 0 {
+		if i := strings.IndexByte("KMGT", t[n-1]); i >= 0 {
+			shift, t = 10*(i+1), t[:n-1]
+		}
+	}
+	v, err := strconv.ParseFloat(t, 64)
+	if err != nil || v <= 0 || v*float64(int64(1)<<shift) >= 1<<62 {
+		return 0, usagef("%s: %q is not a positive size (bytes, or with K, M, G or T)", flag, s)
+	}
+	return int64(v * float64(int64(1)<<shift)), nil
 }
 
 // parseInts reads a comma-separated list of integers; "" is an empty list.
