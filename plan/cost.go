@@ -2,6 +2,7 @@ package plan
 
 import (
 	"fmt"
+	"math"
 	"runtime"
 )
 
@@ -66,6 +67,29 @@ type GPURates struct {
 	// the device memory's copy rate (bytes read plus written).
 	KernelMaddsPerSecond float64 `json:"kernel_madds_per_second"`
 	DeviceBytesPerSecond float64 `json:"device_bytes_per_second"`
+	// FFTScale calibrates FFTCost (a model of the CPU engine's FFT) on
+	// this GPU: the FFT method's measured time per FFTCost unit over the
+	// direct method's per DirectCost unit, the geometric mean over the
+	// FFTScaleN workloads `ndconv tune --method fft` measured. Auto weighs
+	// the FFT method at FFTCost·FFTScale.
+	FFTScale  float64 `json:"fft_scale,omitempty"`
+	FFTScaleN int     `json:"fft_scale_n,omitempty"`
+}
+
+// AddFFTScale folds one workload's measured scale (fftMs/fftCost over
+// directMs/directCost) into r's geometric mean.
+func (r *GPURates) AddFFTScale(fftMs, fftCost, directMs, directCost float64) {
+	s := (fftMs / fftCost) / (directMs / directCost)
+	if !(s > 0) || math.IsInf(s, 0) {
+		return
+	}
+	if r.FFTScale <= 0 || r.FFTScaleN <= 0 {
+		r.FFTScale, r.FFTScaleN = s, 1
+		return
+	}
+	n := float64(r.FFTScaleN)
+	r.FFTScale = math.Exp((n*math.Log(r.FFTScale) + math.Log(s)) / (n + 1))
+	r.FFTScaleN++
 }
 
 // Defaults where nothing is measured.
@@ -80,6 +104,11 @@ type GPURates struct {
 // output and temporaries), a cost a one-shot call pays; the development
 // VM pays far more (0.33 GB/s, 3 µs a 4 KiB page), which `ndconv tune
 // --rates --device cpu` measures.
+//
+// FFTScale 0.74: the geometric mean of three H100 workloads, FFT (tuned
+// lengths, bench/results/2026-11-25-h100-v5) against the direct method
+// (8192² 31×31 1.52 against 4.39 ms: 0.64; 2²⁸ 1023 taps 4.65 against
+// 20.4: 0.56; 512³ 7³ 5.92 against 2.58: 1.16).
 //
 // The GPU: the H100 host (bench/results/2026-11-25-h100-v4 and issue 16):
 // a CLI call spends ~350 ms creating the CUDA context and 200–340 ms of
@@ -113,6 +142,7 @@ var DefaultGPURates = GPURates{
 	StagedBytesPerSecond: 2.5e9,
 	KernelMaddsPerSecond: 12.4e12,
 	DeviceBytesPerSecond: 2831e9,
+	FFTScale:             0.74,
 }
 
 // DefaultCPURates is the development VM's per-core rate on every core here.
@@ -128,7 +158,7 @@ func (r GPURates) orDefault(d GPURates) GPURates {
 		{&r.CompileSeconds, &d.CompileSeconds}, {&r.CallSeconds, &d.CallSeconds}, {&r.ProcessSeconds, &d.ProcessSeconds},
 		{&r.HtoDBytesPerSecond, &d.HtoDBytesPerSecond}, {&r.DtoHBytesPerSecond, &d.DtoHBytesPerSecond},
 		{&r.StagedBytesPerSecond, &d.StagedBytesPerSecond}, {&r.KernelMaddsPerSecond, &d.KernelMaddsPerSecond},
-		{&r.DeviceBytesPerSecond, &d.DeviceBytesPerSecond},
+		{&r.DeviceBytesPerSecond, &d.DeviceBytesPerSecond}, {&r.FFTScale, &d.FFTScale},
 	} {
 		if *f.v <= 0 {
 			*f.v = *f.def

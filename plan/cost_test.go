@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"github.com/ndconv/ndconv/opencl"
 	"math"
 	"path/filepath"
 	"runtime"
@@ -18,6 +19,8 @@ var fakeGPU = GPURates{
 	CompileSeconds:       0.2,
 	CallSeconds:          0.001,
 	ProcessSeconds:       0.25,
+	FFTScale:             0.5,
+	FFTScaleN:            2,
 	HtoDBytesPerSecond:   10e9,
 	DtoHBytesPerSecond:   20e9,
 	StagedBytesPerSecond: 2e9,
@@ -273,5 +276,55 @@ func TestFirstPlan(t *testing.T) {
 	w.FirstPlan = firstPlan(dev)
 	if got := gpuEstimate(dev, w, fakeGPU).Start; got != 0.1 {
 		t.Errorf("a later plan: start %v", got)
+	}
+}
+
+// TestFFTScale: AddFFTScale keeps the geometric mean of the workloads'
+// scales; an unmeasured device gets the default; auto weighs the GPU's FFT
+// by it.
+func TestFFTScale(t *testing.T) {
+	var r GPURates
+	r.AddFFTScale(1, 2, 1, 1) // FFT half as fast per unit: 0.5
+	r.AddFFTScale(2, 1, 1, 1) // twice: 2
+	if math.Abs(r.FFTScale-1) > 1e-12 || r.FFTScaleN != 2 {
+		t.Errorf("mean of 0.5 and 2: %v over %d", r.FFTScale, r.FFTScaleN)
+	}
+	r.AddFFTScale(1, 0, 1, 1) // no cost: ignored
+	if r.FFTScaleN != 2 {
+		t.Errorf("an infinite scale counted: %d", r.FFTScaleN)
+	}
+	if got := (GPURates{}).orDefault(DefaultGPURates).FFTScale; got != DefaultGPURates.FFTScale {
+		t.Errorf("default scale %v", got)
+	}
+}
+
+// TestFFTScaleChoosesMethod: on a GPU, auto's choice between the FFT and
+// the direct method follows the device's measured FFTScale.
+func TestFFTScaleChoosesMethod(t *testing.T) {
+	if opencl.Available() != nil {
+		t.Skip("no OpenCL device to identify")
+	}
+	spec := dense([]int{256, 256}, 31*31)
+	p, err := spec.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	dev := ResolveOpenCL()
+	for _, c := range []struct {
+		scale float64
+		want  Method
+	}{{0.01, FFT}, {1000, Direct}} {
+		cache, _ := OpenTuningCache("")
+		if err := cache.StoreGPURates(dev, GPURates{FFTScale: c.scale}); err != nil {
+			t.Skip(err)
+		}
+		opt := Options{Device: dev, TuningCache: cache}
+		best, _, err := choose(p, dev.Kind, opt)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if best.Method != c.want {
+			t.Errorf("FFTScale %v: %v, want %v", c.scale, best.Method, c.want)
+		}
 	}
 }

@@ -396,6 +396,9 @@ func choose(p *nd.Problem, kind string, opt Options) (*Implementation, float64, 
 			continue
 		}
 		cost := impl.Cost(p)
+		if impl.Method == FFT && (kind == "cuda" || kind == "opencl") {
+			cost *= ratesFor(opt).gpu(opt.Device).FFTScale // FFTCost models the CPU's FFT
+		}
 		switch {
 		case opt.Method == Auto && !impl.Method.Exact():
 			if fast == nil || cost < fastCost {

@@ -9,6 +9,7 @@ import (
 
 	"github.com/ndconv/ndconv/bench"
 	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/plan"
 )
 
@@ -186,6 +187,29 @@ func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, 
 		}
 		describe = fmt.Sprintf("%+v", best)
 	}
+	if chosen == plan.FFT && dev.Kind != "cpu" {
+		scale, err := calibrateFFT(cmd, cache, w, p, dev, bestMs, repeats)
+		if err != nil {
+			return err
+		}
+		if scale > 0 {
+			describe += fmt.Sprintf("; FFT scale now %.3g", scale)
+		}
+	}
 	fmt.Fprintf(table, "%s\t%v\t%d\t%.4g\t%.4g\t%.2f×\t%s\t\n", w.ID, chosen, len(candidates), base, bestMs, base/bestMs, describe)
 	return nil
+}
+
+// calibrateFFT times the direct method (as auto would run it, with the
+// tuning cache's entries as the process found them) on the workload the FFT method ran in fftMs, and folds the
+// two into the device's FFTScale (plan.GPURates.AddFFTScale), which it
+// returns (0: no direct time to calibrate against).
+func calibrateFFT(cmd *cobra.Command, cache *plan.TuningCache, w bench.Workload, p *nd.Problem, dev plan.Device, fftMs float64, repeats int) (float64, error) {
+	r, err := bench.Run(cmd.Context(), w, bench.Options{Device: dev, Method: plan.Direct, Repeats: repeats}, "", bench.Roofline{})
+	if err != nil || r.MsMedian == nil {
+		return 0, nil
+	}
+	rates, _ := cache.GPURates(dev)
+	rates.AddFFTScale(fftMs, plan.FFTCost(p), *r.MsMedian, plan.DirectCost(p))
+	return rates.FFTScale, cache.StoreGPURates(dev, rates)
 }
