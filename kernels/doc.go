@@ -15,7 +15,8 @@
 // (work-items walking down image columns with no local memory, for large
 // images with small kernels) and direct.cl (the plain fallback). The
 // separable method runs separable.cl's passes or sepfused.cl's fused
-// strips. NewDirect and NewSeparable choose by the problem, or take the
+// strips (sepring.cl, the same strips with the Y ring in registers and the
+// X pass blocked from staged rows, is a tuner candidate). NewDirect and NewSeparable choose by the problem, or take the
 // tuner's work decomposition (Tuning, TuningCandidates); kernels/PERF.md
 // keeps each variant's prediction, measurement and profile.
 //
