@@ -11,6 +11,7 @@ import (
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/fftconv"
 	"github.com/ndconv/ndconv/internal/gputest"
+	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -114,10 +115,10 @@ func TestGPUFFTLayouts(t *testing.T) {
 	fftDevice(t)
 	for _, layout := range []string{"paired", "real", "fftcl"} {
 		t.Setenv("NDCONV_CUDA_FFT_LAYOUT", layout)
-		failures := gputest.FFTRowFailures(func(c enginetest.Case, batch int) (nd.Array, error) {
+		failures := gputest.FFTRowFailures(func(c enginetest.Case, batch int, tuning kernels.Tuning) (nd.Array, error) {
 			fftMaxBatch = batch
 			defer func() { fftMaxBatch = 0 }()
-			return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, EngineOptions{}) })
+			return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, EngineOptions{Tuning: tuning}) })
 		})
 		failures = append(failures, gputest.SpreadCheck(gputest.FFTLargeCases(), 2, func(c enginetest.Case) (nd.Array, error) {
 			return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, EngineOptions{}) })

@@ -108,7 +108,11 @@ func (l *Launch) Describe() string {
 	case l.RowsShape != (RowsShape{}):
 		return l.Family + " " + l.RowsShape.String()
 	case l.FusedShape != (SepFusedShape{}):
-		return fmt.Sprintf("%s %d threads, %d outputs each, %d rows", l.Family, l.FusedShape.TX, l.FusedShape.RX, l.FusedShape.SEG)
+		d := fmt.Sprintf("%s %d threads, %d outputs each, %d rows", l.Family, l.FusedShape.TX, l.FusedShape.RX, l.FusedShape.SEG)
+		if l.FusedShape.Prefetch {
+			d += ", prefetching"
+		}
+		return d
 	}
 	return l.Family
 }

@@ -197,6 +197,9 @@ func newPass(q *nd.Problem, in, out []int, d int, f []float64, cval float64, str
 type SepFusedShape struct {
 	TX, RX, SEG int
 	Ring        bool `json:",omitempty"`
+	// Prefetch (Ring only): each round reads the next one's rows into
+	// registers before its Y pass.
+	Prefetch bool `json:",omitempty"`
 }
 
 // MinFusedOutputs: smaller problems run their passes unfused, which
@@ -259,7 +262,8 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 	if sh.Ring {
 		stage, inter := sepRingPitches(sh, kx, c)
 		l.LocalBytes = sepRingLocalBytes(sh, kx, ky, c, accSize)
-		pitches = []string{fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter)}
+		pitches = []string{fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter),
+			fmt.Sprintf("PREFETCH=%d", b2i(sh.Prefetch))}
 	} else {
 		l.LocalBytes = sepFusedRowsBytes(sh, kx, c, accSize)
 	}

@@ -14,7 +14,10 @@
 //
 //  1. stages its KY input rows with their X halo in local memory
 //     (coalesced reads, converted once; rows wholly outside the constant
-//     border are not read);
+//     border are not read) — the previous round stages them, after its Y
+//     pass, or with PREFETCH reads them into registers before its Y pass
+//     (their loads in flight while it computes, at the cost of KY·NLOAD
+//     registers) and stores them after;
 //  2. the X pass: KY rows × W/RX pieces of RX consecutive elements, spread
 //     over the work-items with consecutive work-items on consecutive rows
 //     (an odd row pitch makes their local reads conflict-free); each piece
@@ -44,7 +47,7 @@
 // BORDER, KX, KY, SHIFT_X, SHIFT_Y, C, TX (work-items = strip width W),
 // RX (X-pass outputs per piece, dividing TX), SEG (output rows per strip:
 // SEG + KY − 1 is a whole number of rounds), STAGE_PITCH and INTER_PITCH
-// (local row pitches, ≡ 1 mod 32), IDX32, TAPS_N, TAPS_IN_PARAMS,
+// (local row pitches, ≡ 1 mod 32), PREFETCH, IDX32, TAPS_N, TAPS_IN_PARAMS,
 // ALL_NONZERO or NZ0…NZ3. The weights are the X factor's KX, then the Y
 // factor's KY, then CVAL2.
 
@@ -69,6 +72,58 @@ INLINE int round_row_inside(idx_t py, idx_t ny) {
 #else
 	return 1;
 #endif
+}
+
+// fetch_rows reads this work-item's values of the KY input rows from py0
+// on, with their X halo by the border rule, into v (rows wholly outside
+// the constant border are not read: the X pass writes CVAL2 for them).
+INLINE void fetch_rows(ACC_T v[KY][NLOAD], __global const IN_T* restrict src, idx_t py0, int lx,
+	idx_t fe0, int inside_x, idx_t ny, idx_t nx, idx_t in_row, ACC_T cval)
+{
+#pragma unroll
+	for (int r = 0; r < KY; r++) {
+		const idx_t py = py0 + r;
+		if (round_row_inside(py, ny)) {
+#if BORDER == BORDER_CONSTANT
+			__global const IN_T* line = src + py * in_row;
+#else
+			__global const IN_T* line = src + (idx_t)border_index(py, ny) * in_row;
+#endif
+#pragma unroll
+			for (int m = 0; m < NLOAD; m++) {
+				const int q = lx + m * TX;
+				if (q < STAGE_ELEMS) {
+					if (inside_x) {
+						v[r][m] = to_acc(line[fe0 + q]);
+					} else {
+						const idx_t pe = fe0 + q;
+						const idx_t px = position_of(pe);
+						const idx_t c = pe - px * C;
+#if BORDER == BORDER_CONSTANT
+						v[r][m] = (px >= 0 && px < nx) ? to_acc(line[px * C + c]) : cval;
+#else
+						v[r][m] = to_acc(line[(idx_t)border_index(px, nx) * C + c]);
+#endif
+					}
+				}
+			}
+		}
+	}
+}
+
+// store_rows puts fetch_rows' values in the staged rows.
+INLINE void store_rows(LOCAL_PTR ACC_T* stage, ACC_T v[KY][NLOAD], int lx)
+{
+#pragma unroll
+	for (int r = 0; r < KY; r++) {
+#pragma unroll
+		for (int m = 0; m < NLOAD; m++) {
+			const int q = lx + m * TX;
+			if (q < STAGE_ELEMS) {
+				stage[r * STAGE_PITCH + q] = v[r][m];
+			}
+		}
+	}
 }
 
 __kernel void correlate_sepring(
@@ -100,44 +155,17 @@ __kernel void correlate_sepring(
 		for (int q = 0; q < KY; q++) {
 			acc[q] = (ACC_T)0;
 		}
+		// 1. Stage round 0's rows; each round stages the next one's.
+		{
+			ACC_T rows[KY][NLOAD];
+			fetch_rows(rows, src, y0 - SHIFT_Y, lx, fe0, inside_x, ny, nx, in_row, cval);
+			store_rows(stage, rows, lx);
+		}
 #pragma unroll 1
 		for (int round = 0; round < ROUNDS; round++) {
 			// The round's first input row.
 			const idx_t py0 = y0 - SHIFT_Y + (idx_t)round * KY;
-
-			// 1. Stage the round's KY input rows.
-#pragma unroll
-			for (int r = 0; r < KY; r++) {
-				const idx_t py = py0 + r;
-				if (round_row_inside(py, ny)) {
-#if BORDER == BORDER_CONSTANT
-					__global const IN_T* line = src + py * in_row;
-#else
-					__global const IN_T* line = src + (idx_t)border_index(py, ny) * in_row;
-#endif
-#pragma unroll
-					for (int m = 0; m < NLOAD; m++) {
-						const int q = lx + m * TX;
-						if (q < STAGE_ELEMS) {
-							ACC_T v;
-							if (inside_x) {
-								v = to_acc(line[fe0 + q]);
-							} else {
-								const idx_t pe = fe0 + q;
-								const idx_t px = position_of(pe);
-								const idx_t c = pe - px * C;
-#if BORDER == BORDER_CONSTANT
-								v = (px >= 0 && px < nx) ? to_acc(line[px * C + c]) : cval;
-#else
-								v = to_acc(line[(idx_t)border_index(px, nx) * C + c]);
-#endif
-							}
-							stage[r * STAGE_PITCH + q] = v;
-						}
-					}
-				}
-			}
-			barrier(CLK_LOCAL_MEM_FENCE);
+			barrier(CLK_LOCAL_MEM_FENCE); // the round's rows are staged
 
 			// 2. The X pass: piece p of row r is task r + p·KY.
 #pragma unroll
@@ -185,6 +213,13 @@ __kernel void correlate_sepring(
 			}
 			barrier(CLK_LOCAL_MEM_FENCE);
 
+#if PREFETCH
+			// The next round's loads are in flight during the Y pass.
+			ACC_T next[KY][NLOAD];
+			if (round + 1 < ROUNDS) {
+				fetch_rows(next, src, py0 + KY, lx, fe0, inside_x, ny, nx, in_row, cval);
+			}
+#endif
 			// 3. The Y pass down this work-item's column: step u of the
 			// round is strip step s = round·KY + u; output o = s − jy takes
 			// tap jy in slot (u − jy) mod KY. Outputs before the strip
@@ -213,10 +248,19 @@ __kernel void correlate_sepring(
 					acc[slot] = (ACC_T)0;
 				}
 			}
-			// The next round stages after every work-item's X pass has
-			// read this round's rows (the barrier above), and writes the
-			// intermediate rows after the barrier that follows its
-			// staging, once every Y pass has read them.
+			// 4. Stage the next round's rows: every work-item's X pass has
+			// read this round's (the barrier above); the next X pass writes
+			// the intermediate rows after the barrier at the loop's top,
+			// once every Y pass has read them.
+			if (round + 1 < ROUNDS) {
+#if PREFETCH
+				store_rows(stage, next, lx);
+#else
+				ACC_T rows[KY][NLOAD];
+				fetch_rows(rows, src, py0 + KY, lx, fe0, inside_x, ny, nx, in_row, cval);
+				store_rows(stage, rows, lx);
+#endif
+			}
 		}
 		// The next plane's first round writes where this plane's last was read.
 		barrier(CLK_LOCAL_MEM_FENCE);

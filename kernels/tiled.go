@@ -340,7 +340,9 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 			for _, tx := range []int{64, 128, 256} {
 				for _, rx := range []int{4, 8, 16} {
 					for _, rows := range []int{64, 128, 256, 512} {
-						out = append(out, Tuning{Fused: SepFusedShape{TX: tx, RX: rx, SEG: wholeRounds(rows, ky), Ring: true}})
+						for _, pre := range []bool{false, true} {
+							out = append(out, Tuning{Fused: SepFusedShape{TX: tx, RX: rx, SEG: wholeRounds(rows, ky), Ring: true, Prefetch: pre}})
+						}
 					}
 				}
 			}
@@ -483,7 +485,8 @@ func RollingChecks(p *nd.Problem) (checks []Tuning, image bool) {
 // SepRingChecks are sepring.cl decompositions for the backends' tests of
 // p's separable method where its passes fuse: strips of 8 and 16 columns
 // (so that small images have several, and X-pass pieces that do and do not
-// fill the work-items) of one and of three rounds; nil elsewhere. image is
+// fill the work-items) of one, three and four rounds, the last prefetching;
+// nil elsewhere. image is
 // false: every such case runs.
 func SepRingChecks(p *nd.Problem) (checks []Tuning, image bool) {
 	if !p.Separable() || p.Wide || !fusable(separablePasses(p)) {
@@ -493,7 +496,7 @@ func SepRingChecks(p *nd.Problem) (checks []Tuning, image bool) {
 	if ky > sepRingMaxTaps {
 		return nil, false
 	}
-	for _, s := range []SepFusedShape{{TX: 8, RX: 4, SEG: 1}, {TX: 16, RX: 2, SEG: 2*ky + 1}} {
+	for _, s := range []SepFusedShape{{TX: 8, RX: 4, SEG: 1}, {TX: 16, RX: 2, SEG: 2*ky + 1}, {TX: 8, RX: 2, SEG: 3*ky + 1, Prefetch: true}} {
 		s.Ring = true
 		checks = append(checks, Tuning{Fused: s})
 	}

@@ -8,6 +8,7 @@ import (
 	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/gputest"
+	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -139,10 +140,12 @@ func TestFFTChunks(t *testing.T) {
 // reference.
 func TestFFTRows(t *testing.T) {
 	testDevice(t)
-	failures := gputest.FFTRowFailures(func(c enginetest.Case, batch int) (nd.Array, error) {
+	failures := gputest.FFTRowFailures(func(c enginetest.Case, batch int, tuning kernels.Tuning) (nd.Array, error) {
 		fftMaxBatch = batch
 		defer func() { fftMaxBatch = 0 }()
-		return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, testOptions()) })
+		opt := testOptions()
+		opt.Tuning = tuning
+		return gputest.Run(c, func(p *nd.Problem) (*FFTEngine, error) { return NewFFT(p, opt) })
 	})
 	for _, f := range failures {
 		t.Error(f)

@@ -8,6 +8,7 @@ import (
 
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/fftconv"
+	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -147,18 +148,33 @@ func FFTRowCases() []enginetest.Case {
 	return cases
 }
 
-// FFTRowBatch is the blocks per batch to run an FFTRowCase in: the
-// smallest odd count (from 3) that leaves the last batch partial. It
-// fails where the case does not cut at least two transformed axes (1-D:
-// its one) into several blocks, or has too few blocks for two batches.
-func FFTRowBatch(c enginetest.Case) (int, error) {
+// FFTRowBatch is how to run an FFTRowCase: transform lengths forced to
+// the smallest powers of two of at least twice each kernel axis's extent
+// (whatever a cost model would pick, so that every axis is cut into
+// several blocks on every machine), and the blocks per batch, the smallest
+// odd count (from 3) that leaves the last batch partial. It fails where
+// the case does not cut at least two transformed axes (1-D: its one) into
+// several blocks, or has too few blocks for two batches.
+func FFTRowBatch(c enginetest.Case) (int, kernels.Tuning, error) {
+	var tuning kernels.Tuning
 	p, err := c.Spec.Normalize()
 	if err != nil {
-		return 0, err
+		return 0, tuning, err
 	}
-	g, err := fftconv.New(p, fftconv.Options{Workers: 1})
+	i := 0
+	for _, k := range p.KShape {
+		if k > 1 && i < len(tuning.FFT.Lengths) {
+			l := 1
+			for l < 2*k {
+				l *= 2
+			}
+			tuning.FFT.Lengths[i] = l
+			i++
+		}
+	}
+	g, err := fftconv.New(p, fftconv.Options{Workers: 1, Lengths: tuning.FFT.Slice()})
 	if err != nil {
-		return 0, err
+		return 0, tuning, err
 	}
 	several := 0
 	for _, n := range g.Blocks {
@@ -169,23 +185,24 @@ func FFTRowBatch(c enginetest.Case) (int, error) {
 		batch += 2
 	}
 	if several < min(2, len(g.Blocks)) || g.TotalBlocks() < batch {
-		return 0, fmt.Errorf("%s: blocks %v in batches of %d: not every edge nor a partial batch", c.Name, g.Blocks, batch)
+		return 0, tuning, fmt.Errorf("%s: blocks %v in batches of %d: not every edge nor a partial batch", c.Name, g.Blocks, batch)
 	}
-	return batch, nil
+	return batch, tuning, nil
 }
 
 // FFTRowFailures runs every FFTRowCase through run in batches of
-// FFTRowBatch blocks and checks it (CheckFFT): the failures, each
+// FFTRowBatch blocks of its transform lengths (a tuning to run with) and
+// checks it (CheckFFT): the failures, each
 // "<case>: <error or mismatch>".
-func FFTRowFailures(run func(c enginetest.Case, batch int) (nd.Array, error)) []string {
+func FFTRowFailures(run func(c enginetest.Case, batch int, tuning kernels.Tuning) (nd.Array, error)) []string {
 	var failures []string
 	for _, c := range FFTRowCases() {
-		batch, err := FFTRowBatch(c)
+		batch, tuning, err := FFTRowBatch(c)
 		if err != nil {
 			failures = append(failures, err.Error())
 			continue
 		}
-		got, err := run(c, batch)
+		got, err := run(c, batch, tuning)
 		if err == nil {
 			if msg := CheckFFT(c, got); msg != "" {
 				err = fmt.Errorf("batches of %d: %s", batch, msg)
