@@ -254,6 +254,7 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	// sooner than the driver's release would, and a CPU run does not wait
 	// for a start still under way.
 	prewarm(job.opt.Device, job.input)
+	trace("prewarm started")
 	if streamable(job) {
 		if done, err := runStreamed(cmd, job, specs); done {
 			return err
@@ -274,6 +275,7 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 		return err
 	}
 	read := time.Since(start)
+	trace("read")
 
 	fs, err := buildFilters(specs, spatialAxes(&job.opt, specs, src, meta))
 	if err != nil {
@@ -293,6 +295,7 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	if err := imageio.CheckDType(job.output, p.DType()); err != nil {
 		return &usageError{err}
 	}
+	trace("planned on " + p.Device())
 	start = time.Now()
 	testHookStage("computing")
 	out, err := p.Execute(ctx, src)
@@ -301,11 +304,13 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 		return err
 	}
 	compute := time.Since(start)
+	trace("computed")
 	start = time.Now()
 	job.write.Meta = meta
 	if err := imageio.WriteFileContext(ctx, job.output, out, job.write); err != nil {
 		return err
 	}
+	trace("written")
 	if !job.quiet {
 		method := p.Method()
 		if strings.Contains(method, plan.FFT.String()) {

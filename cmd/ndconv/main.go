@@ -24,6 +24,7 @@ func main() {
 	ctx, stop := signalContext()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, runFilter)
 	stop()
+	trace("exit")
 	os.Exit(code)
 }
 

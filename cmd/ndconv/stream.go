@@ -81,6 +81,7 @@ func runStreamed(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, e
 	if !p.Chunked() {
 		return false, nil
 	}
+	trace("mapped, planned on " + p.Device())
 	chunks := 0
 	err = imageio.WriteFileChunks(job.output, p.DType(), p.Shape(), func(write func(nd.Array) error) error {
 		return p.ExecuteChunks(cmd.Context(), src.Array, streamSetting("NDCONV_STREAM_CHUNK", defaultStreamChunk), func(_ int, out ndconv.Array) error {
@@ -94,6 +95,7 @@ func runStreamed(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, e
 	if err != nil {
 		return true, err
 	}
+	trace("streamed")
 	if !job.quiet {
 		fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s %v %v: %s on %s, streamed in %d chunks, %.1f ms%s\n",
 			job.op, src.DType(), src.Shape, filepath.Base(job.output), p.DType(), p.Shape(), p.Method(), p.Device(),
