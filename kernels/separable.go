@@ -212,10 +212,10 @@ var MinFusedOutputs = 1 << 20
 // multiprocessors × 8); smaller problems get narrower, shorter strips.
 const targetGroups = 1056
 
-// newSepFused specialises sepfused.cl (sepring.cl for a Ring shape) for the X pass along axis x (factor
-// fx) and the Y pass along axis x−1 (factor fy) of q, reading an input of
-// the given shape; axes after x are interleaved samples, axes before x−1
-// are planes.
+// newSepFused specialises sepfused.cl (sepring.cl for a Ring shape) for
+// the X pass along axis x (factor fx) and the Y pass along axis x−1
+// (factor fy) of q, reading an input of the given shape; axes after x are
+// interleaved samples, axes before x−1 are planes.
 func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset int) *Launch {
 	y := x - 1
 	c := product(in[x+1:])

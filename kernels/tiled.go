@@ -486,8 +486,7 @@ func RollingChecks(p *nd.Problem) (checks []Tuning, image bool) {
 // p's separable method where its passes fuse: strips of 8 and 16 columns
 // (so that small images have several, and X-pass pieces that do and do not
 // fill the work-items) of one, three and four rounds, the last prefetching;
-// nil elsewhere. image is
-// false: every such case runs.
+// nil elsewhere. image is false: every such case runs.
 func SepRingChecks(p *nd.Problem) (checks []Tuning, image bool) {
 	if !p.Separable() || p.Wide || !fusable(separablePasses(p)) {
 		return nil, false

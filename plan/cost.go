@@ -240,22 +240,19 @@ type gpuWork struct {
 func gpuEstimate(dev Device, w gpuWork, r GPURates) Estimate {
 	pinned := w.InBytes/r.HtoDBytesPerSecond + w.OutBytes/r.DtoHBytesPerSecond
 	staged := (w.InBytes + w.OutBytes) / r.StagedBytesPerSecond
+	start := w.StartLeft
+	if w.FirstPlan {
+		start += r.ProcessSeconds
+	}
 	return Estimate{
 		Device:   dev,
 		Method:   w.Method,
-		Start:    w.StartLeft + b2f(w.FirstPlan)*r.ProcessSeconds,
+		Start:    start,
 		Compiles: w.PendingCompiles,
 		Compile:  float64(w.PendingCompiles) * r.CompileSeconds,
 		Copies:   max(pinned, staged),
 		Kernel:   r.CallSeconds + max(w.Cost/r.KernelMaddsPerSecond, (w.InBytes+w.OutBytes)/r.DeviceBytesPerSecond),
 	}
-}
-
-func b2f(b bool) float64 {
-	if b {
-		return 1
-	}
-	return 0
 }
 
 // startLeft is what remains of starting a GPU: nothing once it is open;

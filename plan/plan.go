@@ -188,6 +188,9 @@ func fftOn(device string, why func(*nd.Problem) error, prepare func(*nd.Problem,
 	return Implementation{Device: device, Method: FFT, Supports: func(p *nd.Problem) bool { return why(p) == nil }, Why: why, Cost: FFTCost, Prepare: prepare, Pending: pending}
 }
 
+// isGPU reports whether a device kind is a GPU backend's (cuda, opencl).
+func isGPU(kind string) bool { return kind == "cuda" || kind == "opencl" }
+
 // fastMargin is how much cheaper than the best exact method a method of
 // the fast family (FFT) must be estimated before auto takes it: results
 // then differ by rounding, which only a clear gain pays for.
@@ -326,7 +329,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 			dev = ResolveOpenCL()
 		}
 	}
-	if (dev.Kind == "cuda" || dev.Kind == "opencl") && (p.In == nd.Float16 || p.Out == nd.Float16) {
+	if isGPU(dev.Kind) && (p.In == nd.Float16 || p.Out == nd.Float16) {
 		opt.Device = dev
 		e, err := newHalf(p, opt)
 		if err == nil {
@@ -334,7 +337,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		}
 		return e, err
 	}
-	if dev.Kind == "cuda" || dev.Kind == "opencl" {
+	if isGPU(dev.Kind) {
 		if err := kernels.CheckDTypes(p); err != nil {
 			return nil, err
 		}
@@ -350,7 +353,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Tuning == (kernels.Tuning{}) && !opt.NoTuningCache && (dev.Kind == "cuda" || dev.Kind == "opencl") {
+	if opt.Tuning == (kernels.Tuning{}) && !opt.NoTuningCache && isGPU(dev.Kind) {
 		cache := opt.TuningCache
 		if cache == nil {
 			cache = defaultTuning()
@@ -361,7 +364,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if err != nil {
 		return nil, err
 	}
-	if dev.Kind == "cuda" || dev.Kind == "opencl" {
+	if isGPU(dev.Kind) {
 		markPlanned(dev)
 	}
 	return &Executable{Problem: p, Device: dev, Method: best.Method, Tuning: opt.Tuning, Choice: choice, run: run}, nil
@@ -396,7 +399,7 @@ func choose(p *nd.Problem, kind string, opt Options) (*Implementation, float64, 
 			continue
 		}
 		cost := impl.Cost(p)
-		if impl.Method == FFT && (kind == "cuda" || kind == "opencl") {
+		if impl.Method == FFT && isGPU(kind) {
 			cost *= ratesFor(opt).gpu(opt.Device).FFTScale // FFTCost models the CPU's FFT
 		}
 		switch {

@@ -2,11 +2,8 @@ package main
 
 import (
 	"bytes"
-	"encoding/json"
 	"os"
-	"os/exec"
 	"path/filepath"
-	"strings"
 	"testing"
 
 	"github.com/ndconv/ndconv/cuda"
@@ -60,72 +57,5 @@ func TestDeviceMemory(t *testing.T) {
 	}
 	if ran == 0 {
 		t.Skip("no GPU backend here")
-	}
-}
-
-// TestTuneFFTCalibrates: tune --method fft on a GPU stores the device's
-// FFT scale, which auto's method choice reads.
-func TestTuneFFTCalibrates(t *testing.T) {
-	if opencl.Available() != nil {
-		t.Skip("no OpenCL here")
-	}
-	dir := t.TempDir()
-	code, stdout := runWithEnv(t, dir, nil, "tune", "--device", "opencl", "--method", "fft", "--shape", "96,96", "--kernel", "15x15",
-		"--repeat", "3", "--cache", "tc.json")
-	if code != 0 || !strings.Contains(stdout, "FFT scale now") {
-		t.Fatalf("exit %d: %s", code, stdout)
-	}
-	var cache struct {
-		GPUs map[string]struct {
-			FFTScale float64 `json:"fft_scale"`
-			N        int     `json:"fft_scale_n"`
-		} `json:"gpus"`
-	}
-	b, err := os.ReadFile(filepath.Join(dir, "tc.json"))
-	if err != nil {
-		t.Fatal(err)
-	}
-	if err := json.Unmarshal(b, &cache); err != nil {
-		t.Fatal(err)
-	}
-	for id, r := range cache.GPUs {
-		if !(r.FFTScale > 0) || r.N != 1 {
-			t.Errorf("%s: FFT scale %v over %d workloads", id, r.FFTScale, r.N)
-		}
-		return
-	}
-	t.Error("no GPU rates stored")
-}
-
-// TestTrace: NDCONV_TRACE prints the job's stages on stderr, in order,
-// and nothing without it.
-func TestTrace(t *testing.T) {
-	dir := t.TempDir()
-	writeNPY(t, filepath.Join(dir, "in.npy"), ramp(nd.Float32, 20, 30))
-	writeText(t, filepath.Join(dir, "k.csv"), "1,2,1\n")
-	for _, on := range []bool{true, false} {
-		cmd := exec.Command(binaryPath, "correlate", "-k", "k.csv", "--device", "cpu", "in.npy", "out.npy")
-		cmd.Dir, cmd.Env = dir, os.Environ()
-		if on {
-			cmd.Env = append(cmd.Env, "NDCONV_TRACE=1")
-		}
-		var stderr bytes.Buffer
-		cmd.Stderr = &stderr
-		if err := cmd.Run(); err != nil {
-			t.Fatal(err, stderr.String())
-		}
-		var stages []string
-		for _, line := range strings.Split(strings.TrimSpace(stderr.String()), "\n") {
-			if f := strings.Fields(line); len(f) >= 5 && f[1] == "trace" {
-				stages = append(stages, strings.Join(f[4:], " "))
-			}
-		}
-		want := []string{"prewarm started", "read", "planned on cpu", "computed", "written", "exit"}
-		if !on {
-			want = nil
-		}
-		if strings.Join(stages, "|") != strings.Join(want, "|") {
-			t.Errorf("NDCONV_TRACE %v: stages %q, want %q", on, stages, want)
-		}
 	}
 }

@@ -1,0 +1,45 @@
+package main
+
+import (
+	"encoding/json"
+	"os"
+	"path/filepath"
+	"strings"
+	"testing"
+
+	"github.com/ndconv/ndconv/opencl"
+)
+
+// TestTuneFFTCalibrates: tune --method fft on a GPU stores the device's
+// FFT scale, which auto's method choice reads.
+func TestTuneFFTCalibrates(t *testing.T) {
+	if opencl.Available() != nil {
+		t.Skip("no OpenCL here")
+	}
+	dir := t.TempDir()
+	code, stdout := runWithEnv(t, dir, nil, "tune", "--device", "opencl", "--method", "fft", "--shape", "96,96", "--kernel", "15x15",
+		"--repeat", "3", "--cache", "tc.json")
+	if code != 0 || !strings.Contains(stdout, "FFT scale now") {
+		t.Fatalf("exit %d: %s", code, stdout)
+	}
+	var cache struct {
+		GPUs map[string]struct {
+			FFTScale float64 `json:"fft_scale"`
+			N        int     `json:"fft_scale_n"`
+		} `json:"gpus"`
+	}
+	b, err := os.ReadFile(filepath.Join(dir, "tc.json"))
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := json.Unmarshal(b, &cache); err != nil {
+		t.Fatal(err)
+	}
+	for id, r := range cache.GPUs {
+		if !(r.FFTScale > 0) || r.N != 1 {
+			t.Errorf("%s: FFT scale %v over %d workloads", id, r.FFTScale, r.N)
+		}
+		return
+	}
+	t.Error("no GPU rates stored")
+}
