@@ -3,6 +3,7 @@ package ndconv_test
 import (
 	"bytes"
 	"context"
+	"errors"
 	"fmt"
 	"math/rand/v2"
 	"testing"
@@ -81,5 +82,27 @@ func TestExecuteChunksWholeRows(t *testing.T) {
 	})
 	if err != nil || chunks < 2 {
 		t.Errorf("%d chunks, %v", chunks, err)
+	}
+}
+
+// TestExecuteChunksSinkError: a sink's error stops the chunks (none is
+// handed over after it) and is what ExecuteChunks returns.
+func TestExecuteChunksSinkError(t *testing.T) {
+	rng := rand.New(rand.NewPCG(25, 26))
+	src := enginetest.RandomArray(rng, nd.Float32, 64, 16)
+	p, err := ndconv.NewPlan(ndconv.Correlation, src.Shape, nd.Float32, ndconv.Options{Device: "cpu"}, enginetest.RandomKernel(rng, false, 3, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	full := errors.New("disk full")
+	calls := 0
+	err = p.ExecuteChunks(context.Background(), src, 1000, func(off int, out ndconv.Array) error {
+		if calls++; calls == 2 {
+			return full
+		}
+		return nil
+	})
+	if !errors.Is(err, full) || calls != 2 {
+		t.Errorf("sink failing at its second chunk: %d calls, error %v", calls, err)
 	}
 }

@@ -311,6 +311,16 @@ func TestEngineRolling(t *testing.T) {
 	})
 }
 
+// TestEngineWindow runs the cases through tiled.cl's sliding window
+// (re-staged and rolling) and checks them against the reference and the
+// CPU engine's bits.
+func TestEngineWindow(t *testing.T) {
+	testDevice(t)
+	gputest.CheckTunings(t, engineCases(t), kernels.WindowChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+		return runCase(c, EngineOptions{Tuning: tuning})
+	})
+}
+
 // TestEngineSepRing runs sepring.cl in narrow strips of few rounds on
 // every case whose separable passes fuse.
 func TestEngineSepRing(t *testing.T) {

@@ -64,12 +64,39 @@
 // visits. Where the walk is unrolled, they are put in registers
 // first, each read from local memory once for all RY output rows, all
 // taps and all bank kernels; otherwise (large kernels, whose rows would
-// hold too many registers) ROW_VALUE reads local memory at each use.
+// hold too many registers) a window of RX values slides along the row
+// (WINDOW_X, where C ≤ RX), else ROW_VALUE reads local memory at each use.
+// Each output still receives its taps in order: rows in order, and within
+// a row jx in order (the window changes which loop is outermost, not the
+// order any accumulator sees).
 
 #if UNROLL_ROWS
 #define ROW_VALUE(row, q) (row_values[q])
 #else
 #define ROW_VALUE(row, q) ((row)[SKEW(q)])
+#endif
+
+#if WINDOW_X
+// window_start reads a row's values 0 … RX − 2 into the window; then
+// window_advance, before tap jx, the ones tap jx adds (up to jx·C + RX − 1),
+// so that WINDOW_VALUE(rx, jx), value rx + jx·C, is in its slot.
+INLINE void window_start(ACC_T win[RX], LOCAL_PTR const ACC_T* row)
+{
+#pragma unroll
+	for (int q = 0; q < RX - 1; q++) {
+		win[q % RX] = row[SKEW(q)];
+	}
+}
+
+INLINE void window_advance(ACC_T win[RX], LOCAL_PTR const ACC_T* row, int jx)
+{
+#pragma unroll
+	for (int q = jx == 0 ? RX - 1 : (jx - 1) * C + RX; q < jx * C + RX; q++) {
+		win[q % RX] = row[SKEW(q)];
+	}
+}
+
+#define WINDOW_VALUE(rx, jx) (win[((rx) + (jx) * C) % RX])
 #endif
 
 // tiled_load reads sample c of position (py, px) of input plane src by the
@@ -248,13 +275,42 @@ __kernel void GROUP_BOUNDS correlate_tiled(
 #endif
 			for (int i = 0; i < IN_ROWS; i++) {
 				LOCAL_PTR const ACC_T* row = mine + i * ROW_PITCH;
-#if UNROLL_ROWS
+#if UNROLL_ROWS && !WINDOW_X
 				ACC_T row_values[RX + (KX - 1) * C];
 #pragma unroll
 				for (int q = 0; q < RX + (KX - 1) * C; q++) {
 					row_values[q] = row[SKEW(q)];
 				}
 #endif
+#if WINDOW_X
+				// Tap jx reads the row's values jx·C … jx·C + RX − 1: a
+				// window of RX registers (a ring: value q in slot q % RX)
+				// that each tap moves C values on, each value read from
+				// local memory once.
+				ACC_T win[RX];
+				window_start(win, row);
+#pragma unroll
+				for (int jx = 0; jx < KX; jx++) {
+					window_advance(win, row, jx);
+#pragma unroll
+					for (int ry = 0; ry < RY; ry++) {
+						const int jy = i - ry; // the kernel row input row i is for output row ry
+						if (jy >= 0 && jy < KY) {
+#pragma unroll
+							for (int k = 0; k < BANK; k++) {
+								const int wi = wbase + (jy * KX + jx) * BANK + k;
+								const ACC_T w = TAP(wi);
+								if (NONZERO(wi, w)) {
+#pragma unroll
+									for (int rx = 0; rx < RX; rx++) {
+										acc[ry][rx][k] = fma_rn(w, WINDOW_VALUE(rx, jx), acc[ry][rx][k]);
+									}
+								}
+							}
+						}
+					}
+				}
+#else
 #pragma unroll
 				for (int ry = 0; ry < RY; ry++) {
 					const int jy = i - ry; // the kernel row input row i is for output row ry
@@ -275,6 +331,7 @@ __kernel void GROUP_BOUNDS correlate_tiled(
 						}
 					}
 				}
+#endif
 			}
 			barrier(CLK_LOCAL_MEM_FENCE);
 		}
@@ -421,13 +478,41 @@ __kernel void GROUP_BOUNDS correlate_rolling(
 #endif
 		for (int i = 0; i < IN_ROWS; i++) {
 			LOCAL_PTR const ACC_T* row = mine + i * ROW_PITCH;
-#if UNROLL_ROWS
+#if UNROLL_ROWS && !WINDOW_X
 			ACC_T row_values[RX + (KX - 1) * C];
 #pragma unroll
 			for (int q = 0; q < RX + (KX - 1) * C; q++) {
 				row_values[q] = row[SKEW(q)];
 			}
 #endif
+#if WINDOW_X
+			ACC_T win[RX];
+			window_start(win, row);
+#pragma unroll
+			for (int jx = 0; jx < KX; jx++) {
+				window_advance(win, row, jx);
+#pragma unroll
+				for (int ry = 0; ry < RY; ry++) {
+					const int jy = i - ry;
+					if (jy >= 0 && jy < KY) {
+#pragma unroll
+						for (int j = 0; j < KZ; j++) {
+#pragma unroll
+							for (int k = 0; k < BANK; k++) {
+								const int wi = (((KZ - 1 - j) * KY + jy) * KX + jx) * BANK + k;
+								const ACC_T w = TAP(wi);
+								if (NONZERO(wi, w)) {
+#pragma unroll
+									for (int rx = 0; rx < RX; rx++) {
+										acc[j][ry][rx][k] = fma_rn(w, WINDOW_VALUE(rx, jx), acc[j][ry][rx][k]);
+									}
+								}
+							}
+						}
+					}
+				}
+			}
+#else
 #pragma unroll
 			for (int ry = 0; ry < RY; ry++) {
 				const int jy = i - ry;
@@ -451,6 +536,7 @@ __kernel void GROUP_BOUNDS correlate_rolling(
 					}
 				}
 			}
+#endif
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);
 		if (v - (KZ - 1) >= zo0) {

@@ -30,6 +30,10 @@ type TiledShape struct {
 	// for this many work-groups per multiprocessor (__launch_bounds__);
 	// 0 leaves it to the compiler. OpenCL has no such hint.
 	MinGroups int `json:",omitzero"`
+	// Window makes each work-item slide a window of RX values along the
+	// input rows (one local read per value) even where its rows would fit
+	// registers whole; kernels too large for that always slide it.
+	Window bool `json:",omitzero"`
 }
 
 func (s TiledShape) String() string {
@@ -39,6 +43,9 @@ func (s TiledShape) String() string {
 	}
 	if s.MinGroups > 0 {
 		d += fmt.Sprintf(", %d work-groups per multiprocessor", s.MinGroups)
+	}
+	if s.Window {
+		d += ", sliding window"
 	}
 	return d
 }
@@ -223,12 +230,14 @@ func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, 
 		return strings.HasPrefix(d, "TILE_X=") || strings.HasPrefix(d, "TILE_Y=") || strings.HasPrefix(d, "TILED=")
 	})
 	rowsFMA := (s.RY + y.k - 1) * x.k * s.RX * s.RY * bank
+	unrollRows := rowsFMA*kz <= unrollBudget
 	outerTaps := len(l.Taps) / (y.k * x.k * bank)
 	defs = append(defs,
 		fmt.Sprintf("TX=%d", s.TX), fmt.Sprintf("TY=%d", s.TY),
 		fmt.Sprintf("RX=%d", s.RX), fmt.Sprintf("RY=%d", s.RY),
 		fmt.Sprintf("IDX32=%d", b2i(idx32)),
-		fmt.Sprintf("UNROLL_ROWS=%d", b2i(rowsFMA*kz <= unrollBudget)),
+		fmt.Sprintf("UNROLL_ROWS=%d", b2i(unrollRows)),
+		fmt.Sprintf("WINDOW_X=%d", b2i((s.Window || !unrollRows) && c <= s.RX)),
 		fmt.Sprintf("ROLL_Z=%d", b2i(roll)), fmt.Sprintf("KZ=%d", kz),
 		fmt.Sprintf("UNROLL_OUTER=%d", b2i(outerTaps > 1 && outerTaps*rowsFMA <= unrollOuterBudget)),
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
@@ -357,9 +366,11 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 	}
 	if y.out == 1 && y.k == 1 {
 		for _, tx := range []int{64, 128, 256} {
-			for _, rx := range []int{4, 8, 16} {
-				if rx*bank <= regs {
-					out = append(out, Tuning{Tiled: TiledShape{TX: tx, TY: 1, RX: rx, RY: 1}})
+			for _, rx := range []int{4, 8, 16, 32} {
+				for _, window := range []bool{false, true} {
+					if rx*bank <= regs {
+						out = append(out, Tuning{Tiled: TiledShape{TX: tx, TY: 1, RX: rx, RY: 1, Window: window}})
+					}
 				}
 			}
 		}
@@ -477,6 +488,36 @@ func RollingChecks(p *nd.Problem) (checks []Tuning, image bool) {
 			if s := (RowsShape{TX: 8, RX: 4, Chunk: z}); rowsFit(s, 1, y, x, c, bank, p.Wide) {
 				checks = append(checks, Tuning{Rows: s})
 			}
+		}
+	}
+	return checks, image
+}
+
+// WindowChecks are tiled.cl decompositions that slide the window (Window)
+// for the backends' tests: re-staged, and rolling over 2 planes or rows,
+// with 3 outputs per work-item (a ring whose slots do not divide the
+// taps' steps) or 4 where channels need more; nil where tiled.cl does not
+// serve p. image reports an image, of which tests may run a sample.
+func WindowChecks(p *nd.Problem) (checks []Tuning, image bool) {
+	outer, y, _, c := canonical(problemAxes(p))
+	bank := len(p.Kernels)
+	rx := max(3, c)
+	s := TiledShape{TX: 8, TY: 2, RX: rx, RY: 2, Window: true}
+	if rx*2*bank > 32 {
+		return nil, false
+	}
+	checks = append(checks, Tuning{Tiled: s})
+	switch {
+	case rollable(outer):
+		s.ZChunk = 2
+		if rollFits(s, outer[0].k, bank, p.Wide) {
+			checks = append(checks, Tuning{Tiled: s})
+		}
+	case len(outer) == 0 && y.k > 1 && y.out > 1:
+		image = true
+		s.TY, s.RY, s.ZChunk = 1, 1, 2
+		if rollFits(s, y.k, bank, p.Wide) {
+			checks = append(checks, Tuning{Tiled: s})
 		}
 	}
 	return checks, image

@@ -388,6 +388,18 @@ func TestEngineRolling(t *testing.T) {
 	})
 }
 
+// TestEngineWindow runs the cases through tiled.cl's sliding window
+// (re-staged and rolling) and checks them against the reference and the
+// CPU engine's bits.
+func TestEngineWindow(t *testing.T) {
+	testDevice(t)
+	gputest.CheckTunings(t, engineCases(t), kernels.WindowChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+		opt := testOptions()
+		opt.Tuning = tuning
+		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewDirect(p, opt) })
+	})
+}
+
 // TestEngineSepRing runs sepring.cl in narrow strips of few rounds on
 // every case whose separable passes fuse.
 func TestEngineSepRing(t *testing.T) {

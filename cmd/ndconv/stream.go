@@ -86,9 +86,12 @@ func runStreamed(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, e
 	err = imageio.WriteFileChunks(job.output, p.DType(), p.Shape(), func(write func(nd.Array) error) error {
 		return p.ExecuteChunks(cmd.Context(), src.Array, streamSetting("NDCONV_STREAM_CHUNK", defaultStreamChunk), func(_ int, out ndconv.Array) error {
 			chunks++
+			trace(fmt.Sprintf("chunk %d computed", chunks))
 			// The pages this chunk read need not stay resident.
 			src.Release()
-			return write(out)
+			err := write(out)
+			trace(fmt.Sprintf("chunk %d written", chunks))
+			return err
 		})
 	})
 	progress.finish()
