@@ -74,6 +74,9 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 		return nil, nil
 	}
 	passes := separablePasses(p)
+	if opt.Fused == (SepFusedShape{}) {
+		opt.Fused = defaultSepRing(p, passes)
+	}
 	// The first two passes fuse into one sepfused.cl launch when they run
 	// along adjacent axes (the last kernel axis X and the one before it, Y)
 	// and its rows fit local memory.
@@ -290,6 +293,31 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 // (2026-11-25) its default shape ran 8192² 31-tap 0.635 ms against
 // sepfused.cl's 0.451 tuned, 15-tap 0.451 against 0.287 (kernels/PERF.md).
 const sepRingMaxTaps = 32
+
+// defaultSepRing is sepring.cl's prefetching decomposition for the
+// problems it was measured to serve best untuned — large float32 images
+// (single channel, one kernel) with 15 to sepRingMaxTaps taps along Y —
+// and zero for the rest (sepfused.cl's default). H100, 8192²: 15 taps
+// 0.238 ms against sepfused.cl's 0.289 tuned, 31 taps 0.361 against
+// 0.451 (64 work-items, pieces of 8 and 16, 256 and 512 rows).
+func defaultSepRing(p *nd.Problem, passes []int) SepFusedShape {
+	if len(passes) != 2 || !fusable(passes) || p.Wide || len(p.Kernels) != 1 || product(p.OutShape) < sepRingMinOutputs {
+		return SepFusedShape{}
+	}
+	x := passes[0]
+	ky := p.KShape[passes[1]]
+	if product(p.InShape[x+1:]) != 1 || ky < 15 || ky > sepRingMaxTaps {
+		return SepFusedShape{}
+	}
+	if ky <= 16 {
+		return SepFusedShape{TX: 64, RX: 8, SEG: wholeRounds(256, ky), Ring: true, Prefetch: true}
+	}
+	return SepFusedShape{TX: 64, RX: 16, SEG: wholeRounds(512, ky), Ring: true, Prefetch: true}
+}
+
+// sepRingMinOutputs is the least image defaultSepRing serves (8192²,
+// where it was measured).
+const sepRingMinOutputs = 1 << 26
 
 // sepRingPitches are sepring.cl's local row pitches (staged input rows,
 // intermediate rows): at least a row, and one more than a multiple of 32

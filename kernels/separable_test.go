@@ -204,3 +204,46 @@ func TestSeparableTuningCandidates(t *testing.T) {
 		t.Errorf("only %d candidate launches tried", tried)
 	}
 }
+
+// TestDefaultSepRing: untuned, large float32 images with 15 to 32 Y taps
+// run sepring.cl prefetching; smaller images, shorter kernels, channels
+// and volumes keep sepfused.cl.
+func TestDefaultSepRing(t *testing.T) {
+	for _, tc := range []struct {
+		shape []int
+		k     int
+		ring  bool
+	}{
+		{[]int{8192, 8192}, 31, true},
+		{[]int{8192, 8192}, 15, true},
+		{[]int{8192, 8192}, 7, false},
+		{[]int{8192, 8192}, 33, false},
+		{[]int{2048, 2048}, 31, false},
+		{[]int{4096, 4096, 4}, 15, false},
+	} {
+		factors := make([][]float64, len(tc.shape))
+		kshape := make([]int, len(tc.shape))
+		for d := range factors {
+			kshape[d], factors[d] = 1, []float64{1}
+		}
+		for d := range 2 {
+			kshape[d] = tc.k
+			factors[d] = make([]float64, tc.k)
+			for i := range factors[d] {
+				factors[d][i] = float64(i + 1)
+			}
+		}
+		spec := nd.Spec{Shape: tc.shape, In: nd.Float32, Kernels: []nd.Kernel{{Shape: kshape, Factors: factors}}}
+		p, err := spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := s.Steps[0].Launch.Family == "sepring"; got != tc.ring {
+			t.Errorf("%v, %d taps: first launch %s (%+v)", tc.shape, tc.k, s.Steps[0].Launch.Family, s.Steps[0].Launch.FusedShape)
+		}
+	}
+}
