@@ -29,6 +29,68 @@
 #define SPAN (RX + (KX - 1) * C)
 
 
+// load_row reads the SPAN input values input row v (of plane src, −1 for
+// a plane wholly outside) gives this work-item, converted to ACC_T: straight
+// where they lie inside the row (inside_x), else by the border rule.
+INLINE void load_row(ACC_T x[SPAN], __global const IN_T* restrict in, idx_t src, idx_t v, idx_t fe, idx_t e,
+	int inside_x, idx_t in_y, idx_t in_x, ACC_T cval)
+{
+	const idx_t in_row = in_x * C;
+	const idx_t py = v - SHIFT_Y; // input row v's position
+#if BORDER == BORDER_CONSTANT
+	if (src < 0 || !inside(py, in_y)) {
+#pragma unroll
+		for (int q = 0; q < SPAN; q++) {
+			x[q] = cval;
+		}
+	} else
+#endif
+	{
+#if BORDER == BORDER_CONSTANT
+		__global const IN_T* row = in + (src * in_y + py) * in_row;
+#else
+		__global const IN_T* row = in + (src * in_y + (idx_t)border_index(py, in_y)) * in_row;
+#endif
+		if (inside_x) {
+#if VECTOR_LOADS
+#pragma unroll
+			for (int q = 0; q < SHIFT_X * C; q++) {
+				x[q] = to_acc(row[fe + q]);
+			}
+#pragma unroll
+			for (int m = 0; m < RX / 4; m++) {
+				const IN_T4 w4 = LOAD4_IN(row + e + 4 * m);
+				x[SHIFT_X * C + 4 * m] = to_acc(w4.x);
+				x[SHIFT_X * C + 4 * m + 1] = to_acc(w4.y);
+				x[SHIFT_X * C + 4 * m + 2] = to_acc(w4.z);
+				x[SHIFT_X * C + 4 * m + 3] = to_acc(w4.w);
+			}
+#pragma unroll
+			for (int q = SHIFT_X * C + RX; q < SPAN; q++) {
+				x[q] = to_acc(row[fe + q]);
+			}
+#else
+#pragma unroll
+			for (int q = 0; q < SPAN; q++) {
+				x[q] = to_acc(row[fe + q]);
+			}
+#endif
+		} else {
+#pragma unroll
+			for (int q = 0; q < SPAN; q++) {
+				const idx_t pe = fe + q;
+				const idx_t px = position_of(pe);
+				const idx_t ch = pe - px * C;
+#if BORDER == BORDER_CONSTANT
+				x[q] = inside(px, in_x) ? to_acc(row[px * C + ch]) : cval;
+#else
+				x[q] = to_acc(row[(idx_t)border_index(px, in_x) * C + ch]);
+#endif
+			}
+		}
+	}
+}
+
 __kernel void correlate_rows(
 	__global const IN_T* restrict in,
 	__global OUT_T* restrict out,
@@ -66,61 +128,21 @@ __kernel void correlate_rows(
 				}
 			}
 		}
+#if PREFETCH_ROWS
+		// Row v + 1 is read while row v's taps are added: its loads'
+		// latency hides behind the fma.
+		ACC_T x[SPAN];
+		load_row(x, in, src, y0, fe, e, inside_x, in_y, in_x, cval);
 		for (idx_t v = y0; v < y1 + KY - 1; v++) {
-			const idx_t py = v - SHIFT_Y; // input row v's position
-			ACC_T x[SPAN];
-#if BORDER == BORDER_CONSTANT
-			if (src < 0 || !inside(py, in_y)) {
-#pragma unroll
-				for (int q = 0; q < SPAN; q++) {
-					x[q] = cval;
-				}
-			} else
-#endif
-			{
-#if BORDER == BORDER_CONSTANT
-				__global const IN_T* row = in + (src * in_y + py) * in_row;
-#else
-				__global const IN_T* row = in + (src * in_y + (idx_t)border_index(py, in_y)) * in_row;
-#endif
-				if (inside_x) {
-#if VECTOR_LOADS
-#pragma unroll
-					for (int q = 0; q < SHIFT_X * C; q++) {
-						x[q] = to_acc(row[fe + q]);
-					}
-#pragma unroll
-					for (int m = 0; m < RX / 4; m++) {
-						const IN_T4 w4 = LOAD4_IN(row + e + 4 * m);
-						x[SHIFT_X * C + 4 * m] = to_acc(w4.x);
-						x[SHIFT_X * C + 4 * m + 1] = to_acc(w4.y);
-						x[SHIFT_X * C + 4 * m + 2] = to_acc(w4.z);
-						x[SHIFT_X * C + 4 * m + 3] = to_acc(w4.w);
-					}
-#pragma unroll
-					for (int q = SHIFT_X * C + RX; q < SPAN; q++) {
-						x[q] = to_acc(row[fe + q]);
-					}
-#else
-#pragma unroll
-					for (int q = 0; q < SPAN; q++) {
-						x[q] = to_acc(row[fe + q]);
-					}
-#endif
-				} else {
-#pragma unroll
-					for (int q = 0; q < SPAN; q++) {
-						const idx_t pe = fe + q;
-						const idx_t px = position_of(pe);
-						const idx_t ch = pe - px * C;
-#if BORDER == BORDER_CONSTANT
-						x[q] = inside(px, in_x) ? to_acc(row[px * C + ch]) : cval;
-#else
-						x[q] = to_acc(row[(idx_t)border_index(px, in_x) * C + ch]);
-#endif
-					}
-				}
+			ACC_T xn[SPAN];
+			if (v + 1 < y1 + KY - 1) {
+				load_row(xn, in, src, v + 1, fe, e, inside_x, in_y, in_x, cval);
 			}
+#else
+		for (idx_t v = y0; v < y1 + KY - 1; v++) {
+			ACC_T x[SPAN];
+			load_row(x, in, src, v, fe, e, inside_x, in_y, in_x, cval);
+#endif
 #pragma unroll
 			for (int jx = 0; jx < KX; jx++) {
 #pragma unroll
@@ -177,6 +199,12 @@ __kernel void correlate_rows(
 					}
 				}
 			}
+#if PREFETCH_ROWS
+#pragma unroll
+			for (int q = 0; q < SPAN; q++) {
+				x[q] = xn[q];
+			}
+#endif
 		}
 	}
 }
