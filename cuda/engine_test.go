@@ -39,14 +39,6 @@ func runCaseWith(c enginetest.Case, opt EngineOptions, newEngine func(*nd.Proble
 	return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return newEngine(p, opt) })
 }
 
-// fuseSmallProblems makes the separable method fuse its passes on the
-// case table's small problems too, so that they test sepfused.cl.
-func fuseSmallProblems(t *testing.T) {
-	saved := kernels.MinFusedOutputs
-	kernels.MinFusedOutputs = 0
-	t.Cleanup(func() { kernels.MinFusedOutputs = saved })
-}
-
 // TestEngineTable runs every case of the CPU engine's table and the random
 // cases on the GPU, with the direct method and, where the kernels are
 // separable, the separable one, and compares with the float64 reference as
@@ -54,7 +46,7 @@ func fuseSmallProblems(t *testing.T) {
 // for bit, since both add the same products in the same order.
 func TestEngineTable(t *testing.T) {
 	testDevice(t)
-	fuseSmallProblems(t)
+	gputest.FuseSmallProblems(t)
 	cases := engineCases(t)
 	failed, runs := 0, 0
 	fail := func(format string, args ...any) {
@@ -326,6 +318,20 @@ func TestEngineWindow(t *testing.T) {
 func TestEngineSepRing(t *testing.T) {
 	testDevice(t)
 	gputest.CheckTunings(t, engineCases(t), kernels.SepRingChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)
+	})
+}
+
+// TestEngineSep3 runs sep3.cl — the three passes of a 3-D separable
+// correlation in one kernel — in small tiles and short segments on the
+// 3-D separable set and every case of the table whose passes it runs.
+func TestEngineSep3(t *testing.T) {
+	testDevice(t)
+	// The zero tuning among the checks: sep3.cl's own decomposition, on
+	// the small volumes too.
+	gputest.FuseSmallProblems(t)
+	cases := append(enginetest.OnGPU(enginetest.Separable3D()), engineCases(t)...)
+	gputest.CheckTunings(t, cases, kernels.Sep3Checks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)
 	})
 }

@@ -16,9 +16,12 @@
 // images with small kernels) and direct.cl (the plain fallback). The
 // separable method runs separable.cl's passes or sepfused.cl's fused
 // strips (sepring.cl, the same strips with the Y ring in registers and the
-// X pass blocked from staged rows, is a tuner candidate). NewDirect and NewSeparable choose by the problem, or take the
-// tuner's work decomposition (Tuning, TuningCandidates); kernels/PERF.md
-// keeps each variant's prediction, measurement and profile.
+// X pass blocked from staged rows, is a tuner candidate); where its three
+// passes run along adjacent axes (3-D volumes), sep3.cl runs all three in
+// one kernel, walking the planes with the Z pass's ring in registers.
+// NewDirect and NewSeparable choose by the problem, or take the tuner's
+// work decomposition (Tuning, TuningCandidates); kernels/PERF.md keeps
+// each variant's prediction, measurement and profile.
 //
 // A family's Go builder (NewDirect for direct.cl) turns a normalised
 // nd.Problem into a Launch: the source, the defines, the weights and

@@ -63,19 +63,22 @@ type Launch struct {
 	// __constant pointer; only CUDA launches are built so.
 	TapsInParams bool
 	// Shape is tiled.cl's work decomposition, FusedShape sepfused.cl's,
-	// RowsShape rows.cl's (zero for other families).
+	// RowsShape rows.cl's, Sep3Shape sep3.cl's (zero for other families).
 	Shape      TiledShape
 	FusedShape SepFusedShape
 	RowsShape  RowsShape
+	Sep3Shape  Sep3Shape
 }
 
 // Tuning is what a tuner may fix of a problem's implementation: tiled.cl's
-// work decomposition for the direct method, sepfused.cl's for the
-// separable one. The zero value lets the builders choose.
+// or rows.cl's work decomposition for the direct method, sepfused.cl's or
+// sep3.cl's for the separable one. The zero value lets the builders
+// choose.
 type Tuning struct {
 	Tiled TiledShape    `json:"tiled,omitzero"`
 	Fused SepFusedShape `json:"fused,omitzero"`
 	Rows  RowsShape     `json:"rows,omitzero"`
+	Sep3  Sep3Shape     `json:"sep3,omitzero"`
 	FFT   FFTShape      `json:"fft,omitzero"`
 }
 
@@ -107,6 +110,8 @@ func (l *Launch) Describe() string {
 		return l.Family + " " + l.Shape.String()
 	case l.RowsShape != (RowsShape{}):
 		return l.Family + " " + l.RowsShape.String()
+	case l.Sep3Shape != (Sep3Shape{}):
+		return l.Family + " " + l.Sep3Shape.String()
 	case l.FusedShape != (SepFusedShape{}):
 		d := fmt.Sprintf("%s %d threads, %d outputs each, %d rows", l.Family, l.FusedShape.TX, l.FusedShape.RX, l.FusedShape.SEG)
 		if l.FusedShape.Prefetch {

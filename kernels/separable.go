@@ -54,15 +54,21 @@ type SeparableOptions struct {
 	// Fused forces sepfused.cl's decomposition (the tuner's choice); zero
 	// picks one from the problem's size.
 	Fused SepFusedShape
+	// Sep3 forces sep3.cl and its decomposition where the passes are Z, Y,
+	// X on adjacent axes (the tuner's choice); zero lets NewSeparable
+	// choose.
+	Sep3 Sep3Shape
 	// Unfused runs every pass with separable.cl (tests, the tuner's
 	// baseline).
 	Unfused bool
 }
 
 // NewSeparable specialises the separable method for p, whose kernels must
-// all have factors: the last two passes fused (sepfused.cl) where they run
-// along adjacent axes, every other pass with separable.cl. It returns nil,
-// nil when the output is empty.
+// all have factors: all three passes in one sep3.cl launch per bank kernel
+// where they run along three adjacent axes (Z, Y, X) and the problem is
+// large enough; otherwise the last two passes fused (sepfused.cl) where
+// they run along adjacent axes, every other pass with separable.cl. It
+// returns nil, nil when the output is empty.
 func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	if err := CheckDTypes(p); err != nil {
 		return nil, err
@@ -72,6 +78,9 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	}
 	if slices.Contains(p.OutShape, 0) || slices.Contains(p.InShape, 0) {
 		return nil, nil
+	}
+	if l := sep3Launches(p, opt); l != nil {
+		return l, nil
 	}
 	passes := separablePasses(p)
 	if opt.Fused == (SepFusedShape{}) {
@@ -370,4 +379,34 @@ func product(s []int) int {
 		n *= v
 	}
 	return n
+}
+
+// sep3Launches is p's separable method as sep3.cl launches, one per bank
+// kernel with no temporaries, or nil where sep3.cl does not serve: passes
+// not Z, Y, X on adjacent axes, a forced sepfused.cl shape or unfused
+// passes, a problem smaller than MinFusedOutputs (unless a shape is
+// forced), or a shape whose ring or local memory does not fit.
+func sep3Launches(p *nd.Problem, opt SeparableOptions) *Separable {
+	x, ok := sep3Axes(p)
+	if !ok || opt.Unfused || opt.Fused != (SepFusedShape{}) {
+		return nil
+	}
+	sh := opt.Sep3
+	if sh == (Sep3Shape{}) {
+		if product(p.OutShape) < MinFusedOutputs {
+			return nil
+		}
+		sh = defaultSep3Shape(p, x)
+	}
+	g := sep3GeometryOf(p, x)
+	if !sep3Fits(sh, g.kx, g.ky, g.kz, g.c, p.Wide, opt.MaxLocalBytes) ||
+		ceilDiv(p.OutShape[x-1], sh.TY*sh.RY) > 65535 {
+		return nil
+	}
+	s := &Separable{}
+	for b, k := range p.Kernels {
+		l := newSep3(p, opt, sh, x, k, len(p.Kernels), b)
+		s.Steps = append(s.Steps, Step{Launch: l, From: Input, To: Output})
+	}
+	return s
 }

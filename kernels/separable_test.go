@@ -41,6 +41,10 @@ func emulateSeparable[F nd.Float](t *testing.T, s *Separable, p *nd.Problem, in 
 			emulateSepFused(t, l, def, p, buffer(step.From), buffer(step.To))
 			continue
 		}
+		if l.Family == "sep3" {
+			emulateSep3(t, l, def, p, buffer(step.From), buffer(step.To))
+			continue
+		}
 		k, shift := def["K"], def["SHIFT"]
 		nIn, nOut, inner, total, stride, offset := int(l.Scalars[0]), int(l.Scalars[1]), int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4]), int(l.Scalars[5])
 		if k != len(l.Taps) {
@@ -183,7 +187,8 @@ func checkSeparableSteps(t *testing.T, c enginetest.Case, p *nd.Problem, s *Sepa
 }
 
 // TestSeparableTuningCandidates: every sepfused.cl decomposition `ndconv
-// tune` may choose gives the CPU engine's bits (emulated).
+// tune` may choose gives the CPU engine's bits (emulated; sep3.cl's:
+// TestSep3Candidates).
 func TestSeparableTuningCandidates(t *testing.T) {
 	tried := 0
 	for i, c := range engineCases() {
@@ -192,6 +197,9 @@ func TestSeparableTuningCandidates(t *testing.T) {
 			continue
 		}
 		for _, cand := range TuningCandidates(p, true) {
+			if cand.Sep3 != (Sep3Shape{}) {
+				continue
+			}
 			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, Fused: cand.Fused})
 			if err != nil || s == nil {
 				continue

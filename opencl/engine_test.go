@@ -141,11 +141,7 @@ func separableCases(t *testing.T) []enginetest.Case {
 // (a sixth of them unless NDCONV_OPENCL_ALL=1) against the reference.
 func TestEngineSeparable(t *testing.T) {
 	testDevice(t)
-	// Fuse the passes of the table's small problems too, so that they
-	// test sepfused.cl.
-	saved := kernels.MinFusedOutputs
-	kernels.MinFusedOutputs = 0
-	t.Cleanup(func() { kernels.MinFusedOutputs = saved })
+	gputest.FuseSmallProblems(t)
 	cases := separableCases(t)
 	runCases(t, cases, "separable", NewSeparable)
 	t.Logf("%d separable cases", len(cases))
@@ -405,6 +401,37 @@ func TestEngineWindow(t *testing.T) {
 func TestEngineSepRing(t *testing.T) {
 	testDevice(t)
 	gputest.CheckTunings(t, engineCases(t), kernels.SepRingChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+		opt := testOptions()
+		opt.Tuning = tuning
+		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewSeparable(p, opt) })
+	})
+}
+
+// TestEngineSep3 runs sep3.cl — the three passes of a 3-D separable
+// correlation in one kernel — in small tiles and short segments on the
+// 3-D separable set and every case of the table whose passes it runs:
+// each case in one of kernels.Sep3Checks' decompositions, in turn (a
+// specialisation takes PoCL seconds to build), or in all of them with
+// NDCONV_OPENCL_ALL=1.
+func TestEngineSep3(t *testing.T) {
+	testDevice(t)
+	// The zero tuning among the checks: sep3.cl's own decomposition, on
+	// the small volumes too.
+	gputest.FuseSmallProblems(t)
+	cases := append(enginetest.OnGPU(enginetest.Separable3D()), engineCases(t)...)
+	checks := kernels.Sep3Checks
+	if !allCases() {
+		turn := 0
+		checks = func(p *nd.Problem) ([]kernels.Tuning, bool) {
+			all, image := kernels.Sep3Checks(p)
+			if len(all) == 0 {
+				return nil, image
+			}
+			turn++
+			return all[turn%len(all):][:1], image
+		}
+	}
+	gputest.CheckTunings(t, cases, checks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		opt := testOptions()
 		opt.Tuning = tuning
 		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewSeparable(p, opt) })

@@ -308,3 +308,45 @@ func RandomComplex(seed uint64, n int) []Case {
 	}
 	return cases
 }
+
+// Separable3D returns cases whose kernels are separable along three
+// adjacent axes (the GPU's one-launch 3-D separable kernel): every border in
+// same, valid and full modes with origins and convolution, banks, channels
+// after the kernel axes, an outer axis before them, every accumulator and
+// small and large integer types, zero taps, volumes smaller than the
+// kernel along Z, and volumes long enough along Z for several segments.
+// Shapes are odd, so that tiles are partial.
+func Separable3D() []Case {
+	rng := rand.New(rand.NewPCG(3, 3))
+	var cases []Case
+	add := func(name string, s nd.Spec, in nd.Array) {
+		s.Shape, s.In = in.Shape, in.DType()
+		cases = append(cases, Case{Name: "sep3/" + name, Spec: s, Input: in})
+	}
+	borders := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}
+	for i, b := range borders {
+		for _, m := range []nd.Mode{nd.Same, nd.Valid, nd.Full} {
+			s := nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 3, 4, 5)}, Border: b, CVal: 2.5, Mode: m, Convolve: i%2 == 1}
+			if m == nd.Same {
+				s.Origin = []int{-1, 1, (i % 3) - 1}
+			}
+			add(fmt.Sprintf("%v/%v", b, m), s, RandomArray(rng, nd.Float32, 7, 9, 11))
+		}
+	}
+	bank := []nd.Kernel{RandomFactors(rng, 3, 3, 3), RandomFactors(rng, 3, 3, 3)}
+	add("bank2/uint8->float32", nd.Spec{Kernels: bank, Border: nd.Constant, CVal: 4, Out: nd.Float32}, RandomArray(rng, nd.Uint8, 6, 7, 8))
+	add("channels", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 3, 3, 3)}, Border: nd.Reflect}, RandomArray(rng, nd.Float32, 5, 6, 7, 3))
+	add("channels/constant", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 2, 3, 4)}, Border: nd.Constant, CVal: -1, Out: nd.Float64}, RandomArray(rng, nd.Uint16, 5, 6, 5, 2))
+	add("outer-axis", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 3, 2, 3)}, Axes: []int{1, 2, 3}, Border: nd.Wrap}, RandomArray(rng, nd.Float32, 3, 5, 6, 7))
+	add("uint8", nd.Spec{Kernels: []nd.Kernel{{Shape: []int{3, 3, 3}, Factors: [][]float64{{1, 2, 1}, {1, 2, 1}, {1, 2, 1}}}}, Border: nd.Reflect}, RandomArray(rng, nd.Uint8, 6, 9, 10))
+	add("uint16->int16", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 3, 5, 3)}, Border: nd.Mirror, Out: nd.Int16}, RandomArray(rng, nd.Uint16, 5, 8, 9))
+	add("float64", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 5, 3, 4)}, Border: nd.Constant, CVal: 1.5}, RandomArray(rng, nd.Float64, 8, 7, 9))
+	add("float64/mirror", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 4, 4, 4)}, Border: nd.Mirror, Mode: nd.Valid}, RandomArray(rng, nd.Float64, 6, 7, 9))
+	add("zero-taps", nd.Spec{Kernels: []nd.Kernel{{Shape: []int{3, 3, 3}, Factors: [][]float64{{1, 0, -1}, {0.5, 0, 0.25}, {1, 2, 0}}}}, Border: nd.Constant, CVal: 3}, RandomArray(rng, nd.Float32, 6, 7, 8))
+	for _, b := range []nd.Border{nd.Reflect, nd.Wrap, nd.Constant} {
+		add(fmt.Sprintf("kz-over-z/%v", b), nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 5, 3, 3)}, Border: b, CVal: -2}, RandomArray(rng, nd.Float32, 2, 6, 7))
+	}
+	add("long-z/reflect", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 7, 7, 7)}, Border: nd.Reflect}, RandomArray(rng, nd.Float32, 23, 13, 37))
+	add("long-z/constant", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 4, 5, 3)}, Border: nd.Constant, CVal: 1, Mode: nd.Full}, RandomArray(rng, nd.Uint8, 19, 11, 21))
+	return cases
+}

@@ -11,7 +11,8 @@ import (
 // CheckTunings runs each case with every decomposition checks gives for
 // its problem (kernels.RollingChecks: the walking kernels in chunks of 1, 2
 // and 3 planes or rows; kernels.SepRingChecks: sepring.cl in narrow
-// strips of few rounds) through run, a backend's engine of the given
+// strips of few rounds; kernels.Sep3Checks: sep3.cl in small tiles and
+// short segments) through run, a backend's engine of the given
 // method ("direct" or "separable") with that tuning. Where checks reports
 // an image, a quarter of the images run, to bound the programs built.
 // Each result must meet the reference and equal the CPU engine's bits.
@@ -48,4 +49,13 @@ func CheckTunings(t *testing.T, cases []enginetest.Case, checks func(*nd.Problem
 		t.Fatal("no case ran the decompositions checked")
 	}
 	t.Logf("%d runs of the decompositions checked", runs)
+}
+
+// FuseSmallProblems makes the separable method fuse its passes on the case
+// table's small problems too (kernels.MinFusedOutputs lowered for t), so
+// that they test sepfused.cl and sep3.cl.
+func FuseSmallProblems(t *testing.T) {
+	saved := kernels.MinFusedOutputs
+	kernels.MinFusedOutputs = 0
+	t.Cleanup(func() { kernels.MinFusedOutputs = saved })
 }
