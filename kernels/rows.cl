@@ -128,21 +128,9 @@ __kernel void correlate_rows(
 				}
 			}
 		}
-#if PREFETCH_ROWS
-		// Row v + 1 is read while row v's taps are added: its loads'
-		// latency hides behind the fma.
-		ACC_T x[SPAN];
-		load_row(x, in, src, y0, fe, e, inside_x, in_y, in_x, cval);
-		for (idx_t v = y0; v < y1 + KY - 1; v++) {
-			ACC_T xn[SPAN];
-			if (v + 1 < y1 + KY - 1) {
-				load_row(xn, in, src, v + 1, fe, e, inside_x, in_y, in_x, cval);
-			}
-#else
 		for (idx_t v = y0; v < y1 + KY - 1; v++) {
 			ACC_T x[SPAN];
 			load_row(x, in, src, v, fe, e, inside_x, in_y, in_x, cval);
-#endif
 #pragma unroll
 			for (int jx = 0; jx < KX; jx++) {
 #pragma unroll
@@ -199,12 +187,6 @@ __kernel void correlate_rows(
 					}
 				}
 			}
-#if PREFETCH_ROWS
-#pragma unroll
-			for (int q = 0; q < SPAN; q++) {
-				x[q] = xn[q];
-			}
-#endif
 		}
 	}
 }

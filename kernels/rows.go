@@ -15,16 +15,10 @@ import (
 // chooses it; zero leaves the problem to tiled.cl.
 type RowsShape struct {
 	TX, RX, Chunk int
-	// Prefetch reads each input row while the row before is added in.
-	Prefetch bool `json:",omitzero"`
 }
 
 func (s RowsShape) String() string {
-	d := fmt.Sprintf("%d threads, %d outputs each, %d rows", s.TX, s.RX, s.Chunk)
-	if s.Prefetch {
-		d += ", prefetching"
-	}
-	return d
+	return fmt.Sprintf("%d threads, %d outputs each, %d rows", s.TX, s.RX, s.Chunk)
 }
 
 // rowsAccBudget bounds rows.cl's accumulators per work-item, KY·RX·BANK
@@ -76,7 +70,6 @@ func newRows(p *nd.Problem, s RowsShape, maxParamBytes, outerTaps int, y, x axis
 	})
 	defs = append(defs,
 		fmt.Sprintf("TX=%d", s.TX), fmt.Sprintf("RX=%d", s.RX),
-		fmt.Sprintf("PREFETCH_ROWS=%d", b2i(s.Prefetch)),
 		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
 	defs = append(defs, nonzeroDefines(l.Taps)...)
@@ -115,11 +108,9 @@ func rowsCandidates(p *nd.Problem) []Tuning {
 	for _, tx := range []int{64, 128, 256} {
 		for _, rx := range []int{2, 4, 8} {
 			for _, chunk := range []int{32, 128, 512} {
-				for _, pre := range []bool{false, true} {
-					s := RowsShape{TX: tx, RX: rx, Chunk: chunk, Prefetch: pre}
-					if rowsFit(s, outerTaps, y, x, c, len(p.Kernels), p.Wide) {
-						out = append(out, Tuning{Rows: s})
-					}
+				s := RowsShape{TX: tx, RX: rx, Chunk: chunk}
+				if rowsFit(s, outerTaps, y, x, c, len(p.Kernels), p.Wide) {
+					out = append(out, Tuning{Rows: s})
 				}
 			}
 		}

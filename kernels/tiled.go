@@ -463,10 +463,9 @@ func FFTCandidates(p *nd.Problem) []Tuning {
 // RollingChecks are decompositions that make the walking kernels —
 // tiled.cl's correlate_rolling and rows.cl — cross chunk boundaries on p's
 // small test problems (chunks of 1, 2 and 3 planes or rows, so that each
-// chunk's first K−1 feed outputs it drops; rows.cl prefetching in chunks
-// of 1 and 3), for the backends' tests; nil where p is neither a volume
-// nor an image they serve. image reports an image (whose rows are
-// walked), of which tests may run a sample.
+// chunk's first K−1 feed outputs it drops), for the backends' tests; nil
+// where p is neither a volume nor an image they serve. image reports an
+// image (whose rows are walked), of which tests may run a sample.
 func RollingChecks(p *nd.Problem) (checks []Tuning, image bool) {
 	outer, y, x, c := canonical(problemAxes(p))
 	bank := len(p.Kernels)
@@ -488,7 +487,7 @@ func RollingChecks(p *nd.Problem) (checks []Tuning, image bool) {
 			if s := (TiledShape{TX: 8, TY: 1, RX: 2, RY: 1, ZChunk: z}); rollFits(s, y.k, bank, p.Wide) {
 				checks = append(checks, Tuning{Tiled: s})
 			}
-			if s := (RowsShape{TX: 8, RX: 4, Chunk: z, Prefetch: z != 2}); rowsFit(s, 1, y, x, c, bank, p.Wide) {
+			if s := (RowsShape{TX: 8, RX: 4, Chunk: z}); rowsFit(s, 1, y, x, c, bank, p.Wide) {
 				checks = append(checks, Tuning{Rows: s})
 			}
 		}
