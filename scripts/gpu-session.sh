@@ -6,8 +6,10 @@
 #   CGO_ENABLED=0 go test -c -o .gpu/opencl.test ./opencl
 #   CGO_ENABLED=0 go build -o .gpu/ndconv ./cmd/ndconv
 #   CGO_ENABLED=0 go test -c -o .gpu/ndconv.test .     # the device API (step devapi)
+#   CGO_ENABLED=0 go test -c -o .gpu/cli.test ./cmd/ndconv   # the CLI on GPUs (step cli)
+#   CGO_ENABLED=0 go build -tags ndconv_testhook -o .gpu/ndconv-hook ./cmd/ndconv
 #
-#   STEPS="cuda opencl memcheck compare tune bench results" ONLY='A-2d' bash scripts/gpu-session.sh
+#   STEPS="cuda opencl cli memcheck compare tune bench results" ONLY='A-2d' bash scripts/gpu-session.sh
 #
 # tune writes the tuning cache $NDCONV_TUNING (default /tmp/ndconv-tuning.json)
 # for the workloads TUNE_ONLY names, which bench and results then read;
@@ -43,6 +45,14 @@ if step devapi; then
 	OCL_ICD_VENDORS=/tmp/icd .gpu/ndconv.test -test.count=1 -test.run 'TestDevice|ExampleOpenDevice' -test.v >"$out/devapi.log" 2>&1
 	summary+=("device API: exit $? — $(grep -c '^--- PASS' "$out/devapi.log") pass, $(grep -c '^--- FAIL' "$out/devapi.log") fail")
 	grep -E '^(--- FAIL|FAIL|ok|PASS)|device_test' "$out/devapi.log" | head -20
+fi
+if step cli; then
+	# The CLI tests that run GPUs (--device-memory, prewarm, streaming), on
+	# the prebuilt binaries: the device has no Go to build them.
+	( cd cmd/ndconv && OCL_ICD_VENDORS=/tmp/icd NDCONV_CLI_BINARY=../../.gpu/ndconv NDCONV_CLI_HOOK_BINARY=../../.gpu/ndconv-hook \
+		../../.gpu/cli.test -test.count=1 -test.run "${CLI_RUN:-TestDeviceMemory|TestPrewarm|TestStreamed|TestTrace}" -test.v ) >"$out/cli.log" 2>&1
+	summary+=("cli: exit $? — $(grep -c '^--- PASS' "$out/cli.log") pass, $(grep -c '^--- FAIL' "$out/cli.log") fail")
+	grep -E '^(--- FAIL|FAIL|ok|PASS)' "$out/cli.log" | head -20
 fi
 if step memcheck; then
 	( cd cuda && compute-sanitizer --tool memcheck --print-limit 5 ../.gpu/cuda.test -test.short -test.count=1 -test.run 'EngineTable|EngineSlabs|EngineDeviceArrays|EnginePipelined' ) >"$out/memcheck.log" 2>&1

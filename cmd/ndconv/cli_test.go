@@ -21,19 +21,33 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-// binaryPath is the ndconv command built once for the tests that run it.
-var binaryPath string
+// binaryPath is the ndconv command built once for the tests that run it,
+// in cliTempDir.
+var binaryPath, cliTempDir string
+
+// On a machine without Go (the GPU host), NDCONV_CLI_BINARY and
+// NDCONV_CLI_HOOK_BINARY name prebuilt binaries (`go build -o … ./cmd/ndconv`,
+// the second with -tags ndconv_testhook), so that a test binary built here
+// (`go test -c`) runs the CLI tests there.
+var prebuiltHook = os.Getenv("NDCONV_CLI_HOOK_BINARY")
 
 func TestMain(m *testing.M) {
 	dir, err := os.MkdirTemp("", "ndconv-cli")
 	if err != nil {
 		panic(err)
 	}
+	cliTempDir = dir
 	binaryPath = filepath.Join(dir, "ndconv")
-	build := exec.Command("go", "build", "-o", binaryPath, ".")
-	build.Stderr = os.Stderr
-	if err := build.Run(); err != nil {
-		panic("building ndconv: " + err.Error())
+	if pre := os.Getenv("NDCONV_CLI_BINARY"); pre != "" {
+		if binaryPath, err = filepath.Abs(pre); err != nil {
+			panic(err)
+		}
+	} else {
+		build := exec.Command("go", "build", "-o", binaryPath, ".")
+		build.Stderr = os.Stderr
+		if err := build.Run(); err != nil {
+			panic("building ndconv: " + err.Error())
+		}
 	}
 	code := m.Run()
 	os.RemoveAll(dir)

@@ -18,7 +18,7 @@ import (
 )
 
 // testHookBinary is ndconv built with the ndconv_testhook tag (stages and
-// notes on stderr), once, beside binaryPath.
+// notes on stderr), once, in cliTempDir (or NDCONV_CLI_HOOK_BINARY).
 var testHookBinary = func() func(t *testing.T) string {
 	var once sync.Once
 	var out []byte
@@ -27,7 +27,11 @@ var testHookBinary = func() func(t *testing.T) string {
 	return func(t *testing.T) string {
 		t.Helper()
 		once.Do(func() {
-			bin = filepath.Join(filepath.Dir(binaryPath), "ndconv-testhook")
+			if prebuiltHook != "" {
+				bin, err = filepath.Abs(prebuiltHook)
+				return
+			}
+			bin = filepath.Join(cliTempDir, "ndconv-testhook")
 			out, err = exec.Command("go", "build", "-tags", "ndconv_testhook", "-o", bin, ".").CombinedOutput()
 		})
 		if err != nil {
