@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"io"
 	"text/tabwriter"
+	"time"
 
 	"github.com/spf13/cobra"
 
@@ -16,8 +17,9 @@ import (
 // tuneFlags are bench's workload flags plus where the cache lives.
 type tuneFlags struct {
 	benchFlags
-	cache string
-	rates bool
+	cache     string
+	rates     bool
+	timeLimit time.Duration
 }
 
 func newTuneCommand() *cobra.Command {
@@ -38,6 +40,9 @@ beside the kernels' own choice, and saves the fastest in the tuning cache
 directory), keyed by the device's model and driver and the problem. Later
 plans for the same problem on the same device read it, as FFTW reads its
 wisdom. Every candidate gives the same bits; only the speed differs.
+Each workload's line is printed, and the cache saved, as soon as it is
+done; --time-limit bounds the time one workload's candidates may take (as
+FFTW's planner time limit), keeping the fastest measured by then.
 
 Workloads are named as for bench: --workload seeds|anchors|all [--only RE],
 or one with --shape, --dtype, --kernel, ….`,
@@ -50,6 +55,7 @@ or one with --shape, --dtype, --kernel, ….`,
 	addWorkloadFlags(fl, &f.benchFlags)
 	fl.IntVar(&f.repeat, "repeat", 9, "timed repeats per candidate")
 	fl.StringVar(&f.cache, "cache", "", "the tuning cache file (default: $NDCONV_TUNING or the user cache directory)")
+	fl.DurationVar(&f.timeLimit, "time-limit", 0, "stop measuring a workload's candidates after this long, e.g. 60s (0: measure all)")
 	f.scale = 1
 	return cmd
 }
@@ -97,15 +103,16 @@ func runTune(cmd *cobra.Command, f tuneFlags) error {
 	table := tabwriter.NewWriter(out, 2, 8, 2, ' ', tabwriter.AlignRight)
 	fmt.Fprintln(table, "workload\tmethod\tcandidates\tdefault ms\tbest ms\tspeed-up\tbest\t")
 	for _, w := range ws {
-		if err := tuneWorkload(cmd, table, cache, w, dev, method, f.repeat); err != nil {
+		if err := tuneWorkload(cmd, table, cache, w, dev, method, f.repeat, f.timeLimit); err != nil {
 			return err
 		}
-	}
-	if err := table.Flush(); err != nil {
-		return err
-	}
-	if err := cache.Save(); err != nil {
-		return err
+		// A run cut short keeps the workloads done.
+		if err := table.Flush(); err != nil {
+			return err
+		}
+		if err := cache.Save(); err != nil {
+			return err
+		}
 	}
 	fmt.Fprintf(out, "tuning cache %s: %d entries\n", path, cache.Len())
 	return nil
@@ -140,7 +147,7 @@ func tuneRates(cmd *cobra.Command, cache *plan.TuningCache, dev plan.Device, wor
 // tuneWorkload times the kernels' own choice and every candidate for one
 // workload, and stores the fastest candidate when it beats the default by
 // more than the timing noise (2%).
-func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, w bench.Workload, dev plan.Device, method plan.Method, repeats int) error {
+func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, w bench.Workload, dev plan.Device, method plan.Method, repeats int, limit time.Duration) error {
 	spec, err := bench.Spec(w)
 	if err != nil {
 		return err
@@ -175,10 +182,19 @@ func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, 
 		candidates = kernels.FFTCandidates(p)
 	}
 	best, bestMs := kernels.Tuning{}, base
+	start, measured := time.Now(), 0
 	for _, c := range candidates {
+		if limit > 0 && time.Since(start) > limit {
+			break
+		}
+		measured++
 		if ms, ok := median(c); ok && ms < bestMs {
 			best, bestMs = c, ms
 		}
+	}
+	tried := fmt.Sprint(len(candidates))
+	if measured < len(candidates) {
+		tried = fmt.Sprintf("%d of %d", measured, len(candidates))
 	}
 	describe := "the kernels' own"
 	if bestMs < 0.98*base {
@@ -196,7 +212,7 @@ func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, 
 			describe += fmt.Sprintf("; FFT scale now %.3g", scale)
 		}
 	}
-	fmt.Fprintf(table, "%s\t%v\t%d\t%.4g\t%.4g\t%.2f×\t%s\t\n", w.ID, chosen, len(candidates), base, bestMs, base/bestMs, describe)
+	fmt.Fprintf(table, "%s\t%v\t%s\t%.4g\t%.4g\t%.2f×\t%s\t\n", w.ID, chosen, tried, base, bestMs, base/bestMs, describe)
 	return nil
 }
 

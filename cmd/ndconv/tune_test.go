@@ -43,3 +43,23 @@ func TestTuneFFTCalibrates(t *testing.T) {
 	}
 	t.Error("no GPU rates stored")
 }
+
+// TestTuneTimeLimit: --time-limit stops a workload's candidates early
+// (the line says how many of them were measured) and the cache is saved.
+func TestTuneTimeLimit(t *testing.T) {
+	if opencl.Available() != nil {
+		t.Skip("no OpenCL here")
+	}
+	dir := t.TempDir()
+	code, stdout := runWithEnv(t, dir, nil, "tune", "--device", "opencl", "--shape", "64,64", "--kernel", "3x3",
+		"--repeat", "1", "--time-limit", "1ns", "--cache", "tc.json")
+	if code != 0 || !strings.Contains(stdout, "0 of ") {
+		t.Fatalf("exit %d: %s", code, stdout)
+	}
+	if _, err := os.Stat(filepath.Join(dir, "tc.json")); err != nil {
+		t.Errorf("no cache saved: %v", err)
+	}
+	if code, _ := runWithEnv(t, dir, nil, "tune", "--device", "opencl", "--time-limit", "soon"); code != 2 {
+		t.Errorf("--time-limit soon: exit %d, want 2", code)
+	}
+}
