@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"reflect"
 	"slices"
 	"sync/atomic"
 
@@ -49,7 +48,7 @@ func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink 
 		}
 	}()
 	w := startChunkWriter(sink)
-	var outs [2]any // the output buffers, taking turns
+	var outs [2]nd.Array // the output buffers, taking turns
 	turn := 0
 	err = chunk.Run(ctx, chunks, src, p.opt.Progress, func(ctx context.Context, c *chunk.Chunk, src nd.Array) error {
 		if exec == nil || !chunk.SameGeometry(exec.Problem, c.Problem) {
@@ -80,18 +79,19 @@ func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink 
 }
 
 // reuse returns an array of dt and shape backed by *buf, allocating a
-// larger buffer (kept in *buf) where it is too small.
-func reuse(buf *any, dt nd.DType, shape []int) (nd.Array, error) {
+// larger buffer (kept in *buf, shaped as allocated) where it is too small.
+func reuse(buf *nd.Array, dt nd.DType, shape []int) (nd.Array, error) {
 	n, err := nd.NumElements(shape)
 	if err != nil {
 		return nd.Array{}, err
 	}
-	if *buf == nil || reflect.ValueOf(*buf).Len() < n {
-		a, err := nd.New(dt, shape...)
-		*buf = a.Data
-		return a, err
+	if buf.Data == nil || buf.Len() < n {
+		if *buf, err = nd.New(dt, shape...); err != nil {
+			return nd.Array{}, err
+		}
+		return *buf, nil
 	}
-	return nd.Array{Shape: slices.Clone(shape), Data: nd.SliceData(*buf, 0, n)}, nil
+	return nd.Array{Shape: slices.Clone(shape), Data: nd.SliceData(buf.Data, 0, n)}, nil
 }
 
 // chunkWriter calls a sink on a goroutine of its own, one chunk at a
