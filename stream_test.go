@@ -14,13 +14,25 @@ import (
 )
 
 // TestExecuteChunks checks that ExecuteChunks hands over chunks that, put
-// at their offsets, equal Execute's output bit for bit, for direct and
-// separable kernels, banks, every border and mode, under budgets from one
-// row to the whole problem.
+// at their offsets, equal the CPU's unchunked Execute bit for bit, for
+// direct and separable kernels, banks, every border and mode, under
+// budgets from one row to the whole problem, on every device here (GPUs
+// under the one budget that splits every problem: each new chunk geometry
+// builds its kernels anew).
 func TestExecuteChunks(t *testing.T) {
+	for _, dev := range testDevices(t) {
+		cases, budgets := 20, []int64{200, 1000, 1 << 20}
+		if dev != "cpu" {
+			cases, budgets = 10, []int64{200} // every border, mode, method and bank size
+		}
+		t.Run(dev, func(t *testing.T) { testExecuteChunks(t, dev, cases, budgets) })
+	}
+}
+
+func testExecuteChunks(t *testing.T, dev string, cases int, budgets []int64) {
 	rng := rand.New(rand.NewPCG(21, 22))
 	borders := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}
-	for i := range 20 {
+	for i := range cases {
 		shape := [][]int{{31, 7}, {9, 5, 4}, {50}}[i%3]
 		kshape := [][]int{{5, 3}, {3, 3}, {9}}[i%3]
 		var kernels []ndconv.Kernel
@@ -41,8 +53,14 @@ func TestExecuteChunks(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		for _, budget := range []int64{200, 1000, 1 << 20} {
-			name := fmt.Sprintf("%v/%v/%v/bank%d/budget%d", shape, opt.Border, opt.Mode, len(kernels), budget)
+		if dev != "cpu" {
+			opt.Device = dev
+			if p, err = ndconv.NewPlan(ndconv.Correlation, shape, nd.Uint16, opt, kernels...); err != nil {
+				t.Fatal(err)
+			}
+		}
+		for _, budget := range budgets {
+			name := fmt.Sprintf("%v/%v/%v/bank%d/budget%d on %s", shape, opt.Border, opt.Mode, len(kernels), budget, dev)
 			got, _ := nd.New(nd.Float32, p.Shape()...)
 			chunks := 0
 			err := p.ExecuteChunks(context.Background(), src, budget, func(off int, out ndconv.Array) error {

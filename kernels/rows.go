@@ -106,7 +106,10 @@ func rowsCandidates(p *nd.Problem) []Tuning {
 	}
 	var out []Tuning
 	for _, tx := range []int{64, 128, 256} {
-		for _, rx := range []int{2, 4, 8} {
+		// 16 outputs per work-item: uint8's 16 bytes of a row in
+		// flight per load phase (v6 ncu of 8: long-scoreboard stalls,
+		// DRAM 36%).
+		for _, rx := range []int{2, 4, 8, 16} {
 			for _, chunk := range []int{32, 128, 512} {
 				s := RowsShape{TX: tx, RX: rx, Chunk: chunk}
 				if rowsFit(s, outerTaps, y, x, c, len(p.Kernels), p.Wide) {

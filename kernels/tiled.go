@@ -487,7 +487,13 @@ func RollingChecks(p *nd.Problem) (checks []Tuning, image bool) {
 			if s := (TiledShape{TX: 8, TY: 1, RX: 2, RY: 1, ZChunk: z}); rollFits(s, y.k, bank, p.Wide) {
 				checks = append(checks, Tuning{Tiled: s})
 			}
-			if s := (RowsShape{TX: 8, RX: 4, Chunk: z}); rowsFit(s, 1, y, x, c, bank, p.Wide) {
+			// 16 outputs per work-item (4-vector loads and stores
+			// four times a row) in chunks of 2 rows.
+			rx := 4
+			if z == 2 {
+				rx = 16
+			}
+			if s := (RowsShape{TX: 8, RX: rx, Chunk: z}); rowsFit(s, 1, y, x, c, bank, p.Wide) {
 				checks = append(checks, Tuning{Rows: s})
 			}
 		}
