@@ -6,9 +6,12 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
+	"path/filepath"
 	"testing"
 
 	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -122,5 +125,46 @@ func TestExecuteChunksSinkError(t *testing.T) {
 	})
 	if !errors.Is(err, full) || calls != 2 {
 		t.Errorf("sink failing at its second chunk: %d calls, error %v", calls, err)
+	}
+}
+
+// TestExecuteChunksBeyondMemory plans a volume of more elements than
+// nd.MaxElements (a sparse mapped file, as the CLI streams one) and runs
+// its first chunks: planning and splitting allocate nothing of the whole.
+func TestExecuteChunksBeyondMemory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.raw")
+	shape := []int{1 << 11, 1 << 12, 1 << 12} // 2^35 uint8
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if _, err := f.WriteAt([]byte{9}, 1<<35-1); err != nil {
+		t.Skipf("no sparse file of 32 GiB here: %v", err)
+	}
+	f.Close()
+	m, err := imageio.MapFile(path, imageio.RawOptions{Shape: shape, DType: nd.Uint8})
+	if err != nil {
+		t.Skipf("no 32 GiB map here: %v", err)
+	}
+	defer m.Close()
+	p, err := ndconv.NewPlan(ndconv.Correlation, shape, nd.Uint8, ndconv.Options{Device: "cpu"}, ndconv.Kernel{Shape: []int{3, 1, 1}, Weights: []float64{1, 2, 3}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	stop := errors.New("enough")
+	chunks := 0
+	err = p.ExecuteChunks(context.Background(), m.Array, 1<<20, func(off int, out ndconv.Array) error {
+		if chunks++; off != 0 || out.Len() == 0 || out.Len() > 1<<22 {
+			t.Errorf("chunk at %d of %d elements", off, out.Len())
+		}
+		for _, v := range out.Data.([]uint8) {
+			if v != 0 {
+				t.Fatalf("a zero input gave %d", v)
+			}
+		}
+		return stop
+	})
+	if !errors.Is(err, stop) || chunks != 1 {
+		t.Errorf("%d chunks, %v", chunks, err)
 	}
 }

@@ -23,8 +23,8 @@ const (
 // overlap its kernels. A problem that fits and is below two pieces of
 // MinPieceBytes (when piece is 0) is one chunk.
 func Pieces(p *nd.Problem, budget int64, depth int, piece int64, scratch func(*nd.Problem) int64) ([]Chunk, error) {
-	in, _ := nd.NumElements(p.InShape)
-	out, _ := nd.NumElements(p.FullShape())
+	in, _ := nd.ShapeElements(p.InShape)
+	out, _ := nd.ShapeElements(p.FullShape())
 	total := int64(in)*int64(p.In.Size()) + int64(out)*int64(p.Out.Size())
 	if scratch != nil {
 		total += scratch(p)

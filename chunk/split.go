@@ -65,8 +65,8 @@ func Split(p *nd.Problem, b Budget) ([]Chunk, error) {
 
 // whole is the one chunk of a problem that is not split.
 func whole(p *nd.Problem) Chunk {
-	out, _ := nd.NumElements(p.FullShape())
-	in, _ := nd.NumElements(p.InShape)
+	out, _ := nd.ShapeElements(p.FullShape())
+	in, _ := nd.ShapeElements(p.InShape)
 	return Chunk{Problem: p, OutLo: make([]int, len(p.OutShape)), OutHi: slices.Clone(p.OutShape),
 		OutElems: out, Rows: make([][]int, len(p.InShape)), InElems: in, whole: p.InShape}
 }
@@ -156,8 +156,8 @@ func chunks(p *nd.Problem, s, r int) []Chunk {
 				c.OutOffset += lo * strides[d]
 			}
 			c.OutOffset *= bank
-			c.OutElems, _ = nd.NumElements(c.Problem.FullShape())
-			c.InElems, _ = nd.NumElements(c.Problem.InShape)
+			c.OutElems, _ = nd.ShapeElements(c.Problem.FullShape())
+			c.InElems, _ = nd.ShapeElements(c.Problem.InShape)
 			out = append(out, c)
 		}
 		for d := s - 1; d >= 0; d-- {

@@ -42,7 +42,7 @@ func ReadHeader(path string, raw RawOptions) (Header, bool) {
 		}
 		return Header{Shape: h.shape, DType: h.dtype}, true
 	case ".raw":
-		n, err := nd.NumElements(raw.Shape)
+		n, err := nd.ShapeElements(raw.Shape)
 		if len(raw.Shape) == 0 || !raw.DType.Valid() || err != nil || fi.Size() != int64(n)*int64(raw.DType.Size()) {
 			return Header{}, false
 		}

@@ -258,11 +258,13 @@ func parseNPYHeader(hdr []byte) (npyHeader, error) {
 		}
 		h.shape[i] = int(d.num)
 	}
-	if h.n, err = nd.NumElements(h.shape); err != nil {
+	// A header describes data that may be mapped and streamed; reading it
+	// into memory (readNPYData) bounds it by nd.MaxElements.
+	if h.n, err = nd.ShapeElements(h.shape); err != nil {
 		return h, &UnsupportedError{Format: ".npy", What: "shape", Value: shape.text,
-			Detail: fmt.Sprintf("more than %d elements", nd.MaxElements)}
+			Detail: fmt.Sprintf("more than %d elements", nd.MaxShapeElements)}
 	}
-	// n ≤ nd.MaxElements and the size ≤ 8, so this cannot overflow.
+	// n ≤ nd.MaxShapeElements and the size ≤ 16, so this cannot overflow.
 	h.nbytes = int64(h.n) * int64(h.dtype.Size())
 	return h, nil
 }
@@ -354,8 +356,12 @@ func describeDescr(kind byte, size int) string {
 	return "not a NumPy type string"
 }
 
-// readNPYData reads h.n elements.
+// readNPYData reads h.n elements into memory, at most nd.MaxElements.
 func readNPYData(r io.Reader, h npyHeader, known bool) (any, error) {
+	if h.n > nd.MaxElements {
+		return nil, &UnsupportedError{Format: ".npy", What: "shape", Value: fmt.Sprint(h.shape),
+			Detail: fmt.Sprintf("more than %d elements to read into memory (a .npy or .raw output streams it from a map)", nd.MaxElements)}
+	}
 	size := h.dtype.Size()
 	var buf []byte
 	if h.dtype != nd.Uint8 {

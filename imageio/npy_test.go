@@ -472,7 +472,7 @@ func TestReadNPYBad(t *testing.T) {
 		{"bool dim", dict("'<f4'", "False", "(True, 3)"), format, "non-integer length True"},
 		{"None dim", dict("'<f4'", "False", "(None,)"), format, "non-integer"},
 		{"huge dim", dict("'<f4'", "False", "(99999999999999999999999,)"), unsupported, "too large"},
-		{"10^15 elements", dict("'<f4'", "False", "(1000000000000000,)"), unsupported, "more than 17179869184 elements"},
+		{"10^15 elements", dict("'<f4'", "False", "(1000000000000000,)"), unsupported, "more than 1099511627776 elements"},
 		{"overflowing product", dict("'<u1'", "False", "(4294967296, 4294967296, 4294967296)"), unsupported, "more than"},
 		{"fortran_order int", dict("'<f4'", "1", "(2,)"), format, "not True or False"},
 		{"fortran_order string", dict("'<f4'", "'False'", "(2,)"), format, "not True or False"},
@@ -551,6 +551,11 @@ func TestReadNPYHugeClaim(t *testing.T) {
 		{"10^15 elements", func() io.Reader {
 			return onlyReader{bytes.NewReader(npyBytes(1, "{'descr': '<f8', 'fortran_order': False, 'shape': (1000000000000000,), }", nil))}
 		}, "more than"},
+		// 2^35 elements: a shape a map may stream (nd.MaxShapeElements),
+		// more than memory may hold (nd.MaxElements).
+		{"2^35 elements into memory", func() io.Reader {
+			return onlyReader{bytes.NewReader(npyBytes(1, "{'descr': '<u1', 'fortran_order': False, 'shape': (34359738368,), }", nil))}
+		}, "more than 17179869184 elements to read into memory"},
 	}
 	for _, c := range cases {
 		t.Run(c.name, func(t *testing.T) {

@@ -70,7 +70,7 @@ func mapArray(path string, raw RawOptions) (*MappedArray, error) {
 		if len(raw.Shape) == 0 || !raw.DType.Valid() {
 			return nil, &FormatError{Format: ".raw", Msg: "a .raw input needs --shape and --input-dtype"}
 		}
-		n, err := nd.NumElements(raw.Shape)
+		n, err := nd.ShapeElements(raw.Shape) // mapped, not allocated
 		if err != nil {
 			return nil, err
 		}
@@ -127,7 +127,7 @@ func WriteFileChunks(path string, dt nd.DType, shape []int, produce func(write f
 	if !npy && f.extensions[0] != ".raw" {
 		return &UnsupportedError{What: "format", Value: f.extensions[0], Detail: "written chunk by chunk: use .npy or .raw"}
 	}
-	total, err := nd.NumElements(shape)
+	total, err := nd.ShapeElements(shape) // written a piece at a time
 	if err != nil {
 		return err
 	}

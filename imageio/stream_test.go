@@ -129,3 +129,34 @@ func TestWriteFileChunks(t *testing.T) {
 		}
 	}
 }
+
+// TestMapFileBeyondMemory maps a sparse .raw file of more elements than
+// nd.MaxElements (a volume larger than memory, streamed chunk by chunk)
+// and reads a value at each end, while reading the same file whole is
+// refused with an error instead of an allocation.
+func TestMapFileBeyondMemory(t *testing.T) {
+	path := filepath.Join(t.TempDir(), "huge.raw")
+	shape := []int{2, 1 << 17, 1 << 17} // 2^35 uint8
+	f, err := os.Create(path)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// A sparse file: no disk blocks but the last one written.
+	if _, err := f.WriteAt([]byte{7}, 1<<35-1); err != nil {
+		t.Skipf("no sparse file of 32 GiB here: %v", err)
+	}
+	f.Close()
+	raw := RawOptions{Shape: shape, DType: nd.Uint8}
+	m, err := MapFile(path, raw)
+	if err != nil {
+		t.Skipf("no 32 GiB map here: %v", err)
+	}
+	defer m.Close()
+	data := m.Data.([]uint8)
+	if len(data) != 1<<35 || data[0] != 0 || data[len(data)-1] != 7 {
+		t.Errorf("mapped %d elements, ends %d and %d; want 2^35, 0 and 7", len(data), data[0], data[len(data)-1])
+	}
+	if _, _, err := ReadFile(path, raw); err == nil {
+		t.Error("reading 2^35 elements into memory: no error")
+	}
+}

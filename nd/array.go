@@ -10,6 +10,14 @@ import (
 // of exhausting memory. 1<<34 elements is 64 GiB of float32.
 const MaxElements = 1 << 34
 
+// MaxShapeElements bounds the number of elements of a shape ndconv
+// describes without allocating it whole — a problem, a file mapped or
+// written chunk by chunk, which streaming runs through memory a chunk at a
+// time — so that a volume larger than memory (a 3072³ uint8 volume has
+// 1.7 · MaxElements elements) runs, while every byte count of such a shape
+// (at most 16 bytes an element) stays far inside an int64.
+const MaxShapeElements = 1 << 40
+
 // Array is an n-dimensional C-order array. Data holds exactly
 // NumElements(Shape) values as a slice of one of the Element types
 // ([]uint8, []int8, …, []float64, []complex64, []complex128; float16 as
@@ -32,15 +40,27 @@ func (a Array) Len() int {
 }
 
 // NumElements returns the product of shape, or an error if an extent is
-// negative or the product exceeds MaxElements.
+// negative or the product exceeds MaxElements: the count of an array about
+// to be allocated.
 func NumElements(shape []int) (int, error) {
+	return elementsUpTo(shape, MaxElements)
+}
+
+// ShapeElements returns the product of shape, or an error if an extent is
+// negative or the product exceeds MaxShapeElements: the count of a shape
+// that is described, mapped or streamed, not allocated whole.
+func ShapeElements(shape []int) (int, error) {
+	return elementsUpTo(shape, MaxShapeElements)
+}
+
+func elementsUpTo(shape []int, limit int) (int, error) {
 	n := 1
 	for i, s := range shape {
 		if s < 0 {
 			return 0, argErrorf("shape", "axis %d has negative length %d", i, s)
 		}
-		if s != 0 && n > MaxElements/s {
-			return 0, argErrorf("shape", "%v has more than %d elements", shape, MaxElements)
+		if s != 0 && n > limit/s {
+			return 0, argErrorf("shape", "%v has more than %d elements", shape, limit)
 		}
 		n *= s
 	}
@@ -110,7 +130,7 @@ func (a Array) Check() error {
 	if !a.DType().Valid() {
 		return &UnsupportedError{What: "array data", Value: fmt.Sprintf("%T", a.Data), Supported: "a slice of " + DTypeNames() + " (float16 as []nd.Half)"}
 	}
-	n, err := NumElements(a.Shape)
+	n, err := ShapeElements(a.Shape) // the data exist already: mapped, perhaps
 	if err != nil {
 		return err
 	}

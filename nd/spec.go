@@ -235,7 +235,9 @@ func (s *Spec) Normalize() (*Problem, error) {
 		// scipy.ndimage refuses it too ("array type not supported").
 		return nil, &UnsupportedError{What: "dtype", Value: out.String(), Supported: "a complex output of complex data or weights"}
 	}
-	if _, err := NumElements(s.Shape); err != nil {
+	// A problem's input may be mapped and streamed chunk by chunk: its
+	// arrays are allocated (and bounded) where they are.
+	if _, err := ShapeElements(s.Shape); err != nil {
 		return nil, err
 	}
 	if len(s.Kernels) == 0 {

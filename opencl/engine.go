@@ -255,8 +255,8 @@ func checkArrays(p *nd.Problem, dst, src nd.Array) error {
 
 // checkBuffers checks that src and dst hold p's input and output.
 func checkBuffers(p *nd.Problem, dst, src *Buffer) error {
-	inElems, _ := nd.NumElements(p.InShape)
-	outElems, _ := nd.NumElements(p.FullShape())
+	inElems, _ := nd.ShapeElements(p.InShape)
+	outElems, _ := nd.ShapeElements(p.FullShape())
 	if src.Size() < inElems*p.In.Size() {
 		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("a %d-byte buffer, the plan reads %d", src.Size(), inElems*p.In.Size())}
 	}

@@ -93,8 +93,8 @@ func NewFFT(p *nd.Problem, opt EngineOptions) (*FFTEngine, error) {
 
 // fftBytes are the bytes of p's input and output (with the bank).
 func fftBytes(p *nd.Problem) (in, out int64) {
-	inElems, _ := nd.NumElements(p.InShape)
-	outElems, _ := nd.NumElements(p.FullShape())
+	inElems, _ := nd.ShapeElements(p.InShape)
+	outElems, _ := nd.ShapeElements(p.FullShape())
 	return int64(inElems * p.In.Size()), int64(outElems * p.Out.Size())
 }
 
