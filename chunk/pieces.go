@@ -39,52 +39,5 @@ func Pieces(p *nd.Problem, budget int64, depth int, piece int64, scratch func(*n
 			piece = max(piece, HaloFactor*halo)
 		}
 	}
-	chunks, err := Split(p, Budget{Bytes: min(piece, budget/int64(max(depth, 1))), Scratch: scratch})
-	if err != nil || total > budget {
-		return chunks, err
-	}
-	return ramp(p, chunks), nil
-}
-
-// RampMinChunks is the fewest runs along axis 0 that ramp cuts further.
-const RampMinChunks = 4
-
-// ramp cuts the first and the last of a problem's runs of rows along axis
-// 0 each into a quarter and the rest, the quarters outermost, when there
-// are at least RampMinChunks runs. A pipeline's copy-out stream starts
-// once the first chunk is in and computed, and ends once the last is
-// computed and out: small chunks at both ends shorten that fill and drain,
-// which the other copies do not hide (S002, 1500² in 7 pieces: the first
-// piece's copy-in and kernel, 0.06 of 0.31 ms a round). Chunks along later
-// axes, and problems cut for memory, stay as they are.
-func ramp(p *nd.Problem, cs []Chunk) []Chunk {
-	if len(cs) < RampMinChunks || len(p.OutShape) == 0 {
-		return cs
-	}
-	for _, c := range cs {
-		for d := 1; d < len(p.OutShape); d++ {
-			if c.OutLo[d] != 0 || c.OutHi[d] != p.OutShape[d] {
-				return cs
-			}
-		}
-	}
-	strides := nd.Strides(p.OutShape)
-	bank := len(p.Kernels)
-	// A quarter of a run of rows, its first (or last) rows: none where
-	// the run is shorter than 4 rows (a short last run is small already).
-	cut := func(c Chunk, quarterFirst bool) []Chunk {
-		lo, hi := c.OutLo[0], c.OutHi[0]
-		q := (hi - lo) / 4
-		switch {
-		case q == 0:
-			return []Chunk{c}
-		case quarterFirst:
-			return []Chunk{run(p, nil, 0, lo, lo+q, strides, bank), run(p, nil, 0, lo+q, hi, strides, bank)}
-		default:
-			return []Chunk{run(p, nil, 0, lo, hi-q, strides, bank), run(p, nil, 0, hi-q, hi, strides, bank)}
-		}
-	}
-	out := cut(cs[0], true)
-	out = append(out, cs[1:len(cs)-1]...)
-	return append(out, cut(cs[len(cs)-1], false)...)
+	return Split(p, Budget{Bytes: min(piece, budget/int64(max(depth, 1))), Scratch: scratch})
 }

@@ -135,6 +135,7 @@ func fits(p *nd.Problem, b Budget, s, r int) bool {
 
 // chunks enumerates the chunks of r output rows along axis s.
 func chunks(p *nd.Problem, s, r int) []Chunk {
+	rank := len(p.OutShape)
 	outer := 1 // output indices over the axes before s
 	for d := range s {
 		outer *= p.OutShape[d]
@@ -145,7 +146,19 @@ func chunks(p *nd.Problem, s, r int) []Chunk {
 	idx := make([]int, s)
 	for range outer {
 		for o0 := 0; o0 < p.OutShape[s]; o0 += r {
-			out = append(out, run(p, idx, s, o0, min(o0+r, p.OutShape[s]), strides, bank))
+			c := Chunk{OutLo: make([]int, rank), OutHi: slices.Clone(p.OutShape), Rows: make([][]int, rank), whole: p.InShape}
+			for d := range s {
+				c.OutLo[d], c.OutHi[d] = idx[d], idx[d]+1
+			}
+			c.OutLo[s], c.OutHi[s] = o0, min(o0+r, p.OutShape[s])
+			c.Problem = subProblem(p, &c)
+			for d, lo := range c.OutLo {
+				c.OutOffset += lo * strides[d]
+			}
+			c.OutOffset *= bank
+			c.OutElems, _ = nd.ShapeElements(c.Problem.FullShape())
+			c.InElems, _ = nd.ShapeElements(c.Problem.InShape)
+			out = append(out, c)
 		}
 		for d := s - 1; d >= 0; d-- {
 			if idx[d]++; idx[d] < p.OutShape[d] {
@@ -155,25 +168,6 @@ func chunks(p *nd.Problem, s, r int) []Chunk {
 		}
 	}
 	return out
-}
-
-// run is the chunk of output rows lo ≤ i < hi along axis s at index idx[d]
-// on each axis d before s.
-func run(p *nd.Problem, idx []int, s, lo, hi int, strides []int, bank int) Chunk {
-	rank := len(p.OutShape)
-	c := Chunk{OutLo: make([]int, rank), OutHi: slices.Clone(p.OutShape), Rows: make([][]int, rank), whole: p.InShape}
-	for d := range s {
-		c.OutLo[d], c.OutHi[d] = idx[d], idx[d]+1
-	}
-	c.OutLo[s], c.OutHi[s] = lo, hi
-	c.Problem = subProblem(p, &c)
-	for d, lo := range c.OutLo {
-		c.OutOffset += lo * strides[d]
-	}
-	c.OutOffset *= bank
-	c.OutElems, _ = nd.ShapeElements(c.Problem.FullShape())
-	c.InElems, _ = nd.ShapeElements(c.Problem.InShape)
-	return c
 }
 
 // subProblem sets c.Rows and returns the problem computing c's box.
