@@ -171,6 +171,37 @@ struct taps_t {
 #define NONZERO(i, w) ((w) != (ACC_T)0)
 #endif
 
+// X_PIECE(row, dst): the X pass of one piece of a staged row, shared by
+// the fused separable kernels (sepring.cl, sep3.cl): the RX outputs dst[0],
+// …, dst[RX − 1] of the staged values row[0 … RX + (KX − 1)·C), each the
+// sum from zero of its KX taps in order, one fma each (the CPU's pass).
+// Value q of the piece is tap (q − rx)/C of output rx; q ascends, so each
+// output's taps arrive in order. A macro, not a function, so that the taps
+// stay where TAP reads them (on CUDA, the kernel's parameters) and every
+// loop unrolls with compile-time indices.
+#define X_PIECE(row, dst) \
+	do { \
+		ACC_T sums_[RX]; \
+		_Pragma("unroll") for (int rx_ = 0; rx_ < RX; rx_++) { \
+			sums_[rx_] = (ACC_T)0; \
+		} \
+		_Pragma("unroll") for (int q_ = 0; q_ < RX + (KX - 1) * C; q_++) { \
+			const ACC_T v_ = (row)[q_]; \
+			_Pragma("unroll") for (int rx_ = 0; rx_ < RX; rx_++) { \
+				const int d_ = q_ - rx_; \
+				if (d_ >= 0 && d_ % C == 0 && d_ / C < KX) { \
+					const ACC_T w_ = TAP(d_ / C); \
+					if (NONZERO(d_ / C, w_)) { \
+						sums_[rx_] = fma_rn(w_, v_, sums_[rx_]); \
+					} \
+				} \
+			} \
+		} \
+		_Pragma("unroll") for (int rx_ = 0; rx_ < RX; rx_++) { \
+			(dst)[rx_] = sums_[rx_]; \
+		} \
+	} while (0)
+
 // 4-vector loads of the input (VECTOR_LOADS) and stores of the output
 // (VECTOR_STORES), where the host found the rows 4-aligned; IN_T4 and
 // OUT_T4 are the element types' 4-vectors.

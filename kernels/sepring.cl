@@ -176,33 +176,7 @@ __kernel void correlate_sepring(
 					LOCAL_PTR const ACC_T* row = stage + r * STAGE_PITCH + p * RX;
 					LOCAL_PTR ACC_T* dst = inter + r * INTER_PITCH + p * RX;
 					if (round_row_inside(py0 + r, ny)) {
-						ACC_T sums[RX];
-#pragma unroll
-						for (int rx = 0; rx < RX; rx++) {
-							sums[rx] = (ACC_T)0;
-						}
-						// Value q of the piece is tap (q − rx)/C of output
-						// rx; q ascends, so each output's taps arrive in
-						// order.
-#pragma unroll
-						for (int q = 0; q < SPAN; q++) {
-							const ACC_T v = row[q];
-#pragma unroll
-							for (int rx = 0; rx < RX; rx++) {
-								const int d = q - rx;
-								if (d >= 0 && d % C == 0 && d / C < KX) {
-									const int jx = d / C;
-									const ACC_T w = TAP(jx);
-									if (NONZERO(jx, w)) {
-										sums[rx] = fma_rn(w, v, sums[rx]);
-									}
-								}
-							}
-						}
-#pragma unroll
-						for (int rx = 0; rx < RX; rx++) {
-							dst[rx] = sums[rx];
-						}
+						X_PIECE(row, dst);
 					} else {
 #pragma unroll
 						for (int rx = 0; rx < RX; rx++) {
