@@ -44,6 +44,11 @@ INLINE float as_float(int x) { return __int_as_float(x); }
 INLINE int as_int(float x) { return __float_as_int(x); }
 INLINE double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
 
+// prefetch_l2 asks for the line holding p in the L2 cache, holding no
+// register until the later load: loads in flight beyond what registers and
+// occupancy allow (rows.cl's L2_AHEAD).
+INLINE void prefetch_l2(const void* p) { asm volatile("prefetch.global.L2 [%0];" ::"l"(p)); }
+
 #else // OpenCL C
 
 #define INLINE inline
@@ -56,5 +61,7 @@ INLINE double fma_rn(double a, double b, double c) { return __fma_rn(a, b, c); }
 // are the explicit fma_rn (OpenCL's fma is correctly rounded; mad is not).
 #pragma OPENCL FP_CONTRACT OFF
 #define fma_rn(a, b, c) fma(a, b, c)
+// OpenCL's prefetch: a hint an implementation may ignore.
+#define prefetch_l2(p) prefetch((p), 1)
 
 #endif

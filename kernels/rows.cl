@@ -19,8 +19,14 @@
 // bits as every other engine. A chunk's first KY − 1 rows also feed rows
 // before the chunk, which are dropped.
 //
+// With L2_AHEAD > 0, each work-item also asks for the input it will read
+// L2_AHEAD rows later in the L2 cache (prefetch_l2): uint8 3×3 keeps too few
+// bytes in flight per multiprocessor for DRAM's latency when every load
+// needs its registers (ncu: long-scoreboard stalls, DRAM 36%), and a
+// prefetch holds none.
+//
 // Defines: those of direct.cl and TX (work-items per group), RX (outputs
-// per work-item), IDX32, ALL_NONZERO or NZ0…NZ3, TAPS_N, TAPS_IN_PARAMS,
+// per work-item), L2_AHEAD, IDX32, ALL_NONZERO or NZ0…NZ3, TAPS_N, TAPS_IN_PARAMS,
 // VECTOR_LOADS and IN_T4 (the RX middle values of each row read as
 // 4-vectors: RX % 4 = 0 and input rows 4-aligned), VECTOR_STORES and
 // OUT_T4.
@@ -129,6 +135,14 @@ __kernel void correlate_rows(
 			}
 		}
 		for (idx_t v = y0; v < y1 + KY - 1; v++) {
+#if L2_AHEAD > 0
+			// The row read L2_AHEAD rows on (the border rules map rows
+			// only near the edges: those go unprefetched).
+			const idx_t pv = v + L2_AHEAD - SHIFT_Y;
+			if (inside_x && src >= 0 && pv < in_y && pv >= 0) {
+				prefetch_l2(in + (src * in_y + pv) * in_row + fe);
+			}
+#endif
 			ACC_T x[SPAN];
 			load_row(x, in, src, v, fe, e, inside_x, in_y, in_x, cval);
 #pragma unroll

@@ -15,10 +15,17 @@ import (
 // chooses it; zero leaves the problem to tiled.cl.
 type RowsShape struct {
 	TX, RX, Chunk int
+	// L2Ahead > 0 prefetches into the L2 cache the input row each
+	// work-item reads that many rows later.
+	L2Ahead int `json:",omitempty"`
 }
 
 func (s RowsShape) String() string {
-	return fmt.Sprintf("%d threads, %d outputs each, %d rows", s.TX, s.RX, s.Chunk)
+	text := fmt.Sprintf("%d threads, %d outputs each, %d rows", s.TX, s.RX, s.Chunk)
+	if s.L2Ahead > 0 {
+		text += fmt.Sprintf(", L2 prefetch %d rows ahead", s.L2Ahead)
+	}
+	return text
 }
 
 // rowsAccBudget bounds rows.cl's accumulators per work-item, KY·RX·BANK
@@ -69,7 +76,7 @@ func newRows(p *nd.Problem, s RowsShape, maxParamBytes, outerTaps int, y, x axis
 		return strings.HasPrefix(d, "TILE_X=") || strings.HasPrefix(d, "TILE_Y=") || strings.HasPrefix(d, "TILED=")
 	})
 	defs = append(defs,
-		fmt.Sprintf("TX=%d", s.TX), fmt.Sprintf("RX=%d", s.RX),
+		fmt.Sprintf("TX=%d", s.TX), fmt.Sprintf("RX=%d", s.RX), fmt.Sprintf("L2_AHEAD=%d", s.L2Ahead),
 		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
 	defs = append(defs, nonzeroDefines(l.Taps)...)
@@ -111,9 +118,11 @@ func rowsCandidates(p *nd.Problem) []Tuning {
 		// DRAM 36%).
 		for _, rx := range []int{2, 4, 8, 16} {
 			for _, chunk := range []int{32, 128, 512} {
-				s := RowsShape{TX: tx, RX: rx, Chunk: chunk}
-				if rowsFit(s, outerTaps, y, x, c, len(p.Kernels), p.Wide) {
-					out = append(out, Tuning{Rows: s})
+				for _, ahead := range []int{0, 4} {
+					s := RowsShape{TX: tx, RX: rx, Chunk: chunk, L2Ahead: ahead}
+					if rowsFit(s, outerTaps, y, x, c, len(p.Kernels), p.Wide) {
+						out = append(out, Tuning{Rows: s})
+					}
 				}
 			}
 		}

@@ -488,12 +488,13 @@ func RollingChecks(p *nd.Problem) (checks []Tuning, image bool) {
 				checks = append(checks, Tuning{Tiled: s})
 			}
 			// 16 outputs per work-item (4-vector loads and stores
-			// four times a row) in chunks of 2 rows.
+			// four times a row) in chunks of 2 rows; L2 prefetches 1
+			// and 2 rows ahead.
 			rx := 4
 			if z == 2 {
 				rx = 16
 			}
-			if s := (RowsShape{TX: 8, RX: rx, Chunk: z}); rowsFit(s, 1, y, x, c, bank, p.Wide) {
+			if s := (RowsShape{TX: 8, RX: rx, Chunk: z, L2Ahead: z - 1}); rowsFit(s, 1, y, x, c, bank, p.Wide) {
 				checks = append(checks, Tuning{Rows: s})
 			}
 		}
