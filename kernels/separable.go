@@ -58,6 +58,9 @@ type SeparableOptions struct {
 	// X on adjacent axes (the tuner's choice); zero lets NewSeparable
 	// choose.
 	Sep3 Sep3Shape
+	// SepTile forces septile.cl and its decomposition for the fused X and
+	// Y passes (the tuner's choice); zero lets NewSeparable choose.
+	SepTile SepTileShape
 	// Unfused runs every pass with separable.cl (tests, the tuner's
 	// baseline).
 	Unfused bool
@@ -66,9 +69,11 @@ type SeparableOptions struct {
 // NewSeparable specialises the separable method for p, whose kernels must
 // all have factors: all three passes in one sep3.cl launch per bank kernel
 // where they run along three adjacent axes (Z, Y, X) and the problem is
-// large enough; otherwise the last two passes fused (sepfused.cl) where
-// they run along adjacent axes, every other pass with separable.cl. It
-// returns nil, nil when the output is empty.
+// large enough; otherwise the last two passes fused where they run along
+// adjacent axes — in tiles staged whole (septile.cl) for problems smaller
+// than SepTileMaxOutputs, in strips (sepfused.cl) for larger ones — every
+// other pass with separable.cl. It returns nil, nil when the output is
+// empty.
 func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	if err := CheckDTypes(p); err != nil {
 		return nil, err
@@ -83,6 +88,8 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 		return l, nil
 	}
 	passes := separablePasses(p)
+	tile := sepTileShape(p, passes, opt)
+	tiled := tile != (SepTileShape{})
 	if opt.Fused == (SepFusedShape{}) {
 		opt.Fused = defaultSepRing(p, passes)
 	}
@@ -93,7 +100,7 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	if opt.Fused.Ring && len(passes) > 1 {
 		localBytes = sepRingLocalBytes(opt.Fused, p.KShape[passes[0]], p.KShape[passes[1]], product(p.InShape[passes[0]+1:]), accBytes(p))
 	}
-	fused := !opt.Unfused && fusable(passes) && localBytes <= opt.MaxLocalBytes &&
+	fused := !tiled && !opt.Unfused && fusable(passes) && localBytes <= opt.MaxLocalBytes &&
 		(opt.Fused != (SepFusedShape{}) || product(p.OutShape) >= MinFusedOutputs)
 	s := &Separable{}
 	shape := slices.Clone(p.InShape)
@@ -105,7 +112,7 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	// The intermediates: after each pass but the last, except the one a
 	// fused launch keeps on chip.
 	first := 0
-	if fused {
+	if fused || tiled {
 		first = 1
 	}
 	for i := first; i < len(passes)-1; i++ {
@@ -128,7 +135,7 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 				q.In = acc
 			}
 			to, stride, offset := Output, 1, 0
-			last := i == len(passes)-1 || (fused && i == 0 && len(passes) == 2)
+			last := i == len(passes)-1 || ((fused || tiled) && i == 0 && len(passes) == 2)
 			if last {
 				stride, offset = bank, b
 			} else {
@@ -138,6 +145,11 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 			}
 			var l *Launch
 			switch {
+			case tiled && i == 0:
+				x := passes[0]
+				l = newSepTile(&q, opt, tile, shapes[0], x, k.Factors[x], p.Shift[x], k.Factors[x-1], p.Shift[x-1], cval, stride, offset)
+				cval *= sum(k.Factors[x])
+				i++ // the Y pass is done too
 			case fused && i == 0:
 				x := passes[0]
 				l = newSepFused(&q, opt, shapes[0], x, k.Factors[x], p.Shift[x], k.Factors[x-1], p.Shift[x-1], cval, stride, offset)
@@ -383,12 +395,12 @@ func product(s []int) int {
 
 // sep3Launches is p's separable method as sep3.cl launches, one per bank
 // kernel with no temporaries, or nil where sep3.cl does not serve: passes
-// not Z, Y, X on adjacent axes, a forced sepfused.cl shape or unfused
-// passes, a problem smaller than MinFusedOutputs (unless a shape is
+// not Z, Y, X on adjacent axes, a forced sepfused.cl or septile.cl shape
+// or unfused passes, a problem smaller than MinFusedOutputs (unless a shape is
 // forced), or a shape whose ring or local memory does not fit.
 func sep3Launches(p *nd.Problem, opt SeparableOptions) *Separable {
 	x, ok := sep3Axes(p)
-	if !ok || opt.Unfused || opt.Fused != (SepFusedShape{}) {
+	if !ok || opt.Unfused || opt.Fused != (SepFusedShape{}) || opt.SepTile != (SepTileShape{}) {
 		return nil
 	}
 	sh := opt.Sep3

@@ -437,3 +437,35 @@ func TestEngineSep3(t *testing.T) {
 		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewSeparable(p, opt) })
 	})
 }
+
+// TestEngineSepTile runs septile.cl — a separable correlation's fused X
+// and Y passes in 2-D tiles staged whole — on the 2-D separable set (every
+// border and mode, channels, planes, banks, float64, small integers, zero
+// taps, images smaller than a tile, S003's 31 × 31 taps) in small tiles
+// and in NewSeparable's own choice: each case in one of
+// kernels.SepTileChecks' decompositions, in turn (a specialisation takes
+// PoCL about a second to build); with NDCONV_OPENCL_ALL=1 in all of them,
+// and on the table's cases whose passes fuse too.
+func TestEngineSepTile(t *testing.T) {
+	testDevice(t)
+	cases := enginetest.OnGPU(enginetest.Separable2D())
+	checks := kernels.SepTileChecks
+	if allCases() {
+		cases = append(cases, engineCases(t)...)
+	} else {
+		turn := 0
+		checks = func(p *nd.Problem) ([]kernels.Tuning, bool) {
+			all, image := kernels.SepTileChecks(p)
+			if len(all) == 0 {
+				return nil, image
+			}
+			turn++
+			return all[turn%len(all):][:1], image
+		}
+	}
+	gputest.CheckTunings(t, cases, checks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+		opt := testOptions()
+		opt.Tuning = tuning
+		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewSeparable(p, opt) })
+	})
+}

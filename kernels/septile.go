@@ -1,0 +1,220 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// SepTileShape is septile.cl's work decomposition: work-groups of TX × TY
+// work-items, each owning a tile of TX output elements (pixels × C) by
+// TY·RY rows of one plane, staged whole; each work-item owns one column
+// and RY rows of the tile, and the X pass runs in pieces of RX
+// consecutive elements (RX divides TX).
+type SepTileShape struct {
+	TX, TY, RX, RY int
+}
+
+func (s SepTileShape) String() string {
+	return fmt.Sprintf("%dx%d threads, %d rows each, X pieces of %d", s.TX, s.TY, s.RY, s.RX)
+}
+
+// sepTileMaxGroupSize bounds septile.cl's work-groups, and sepTileRegs the
+// registers a work-item holds between its loads and its stores: the staged
+// values it loads (NLOAD), and its X-pass sums (NTASK·RX) held across the
+// barrier before the intermediate overwrites the stage.
+const (
+	sepTileMaxGroupSize = 1024
+	sepTileRegs         = 64
+)
+
+// sepTileGeometry is what septile.cl computes of one problem: kernel
+// extents kx and ky, c samples per position, planes before the Y axis,
+// and the output's extents my and mx (positions).
+type sepTileGeometry struct {
+	kx, ky, c, planes, my, mx int
+}
+
+// sepTileGeometryOf is p's geometry where its first two passes run along
+// axes x and x−1 (fusable).
+func sepTileGeometryOf(p *nd.Problem, x int) sepTileGeometry {
+	return sepTileGeometry{kx: p.KShape[x], ky: p.KShape[x-1], c: product(p.InShape[x+1:]),
+		planes: product(p.InShape[:x-1]), my: p.OutShape[x-1], mx: p.OutShape[x]}
+}
+
+// sepTileLocalBytes is septile.cl's local memory: the staged rows, which
+// the intermediate rows (no wider) then overwrite.
+func sepTileLocalBytes(s SepTileShape, kx, ky, c, accSize int) int {
+	stage, _ := sepRingPitches(SepFusedShape{TX: s.TX}, kx, c)
+	return (s.TY*s.RY + ky - 1) * stage * accSize
+}
+
+// sepTileFits reports whether septile.cl runs shape s for geometry g: a
+// valid shape, its registers (sepTileRegs, half as many float64) and local
+// memory (maxLocal) within bounds, and a grid within the 65535 work-groups
+// CUDA allows along Y and Z (a plane per work-group along Z).
+func (g sepTileGeometry) fits(s SepTileShape, wide bool, maxLocal int) bool {
+	if s.TX <= 0 || s.TY <= 0 || s.RX <= 0 || s.RY <= 0 || s.TX%s.RX != 0 || s.TX*s.TY > sepTileMaxGroupSize {
+		return false
+	}
+	regs, accSize := sepTileRegs, 4
+	if wide {
+		regs, accSize = regs/2, 8
+	}
+	nt, rows := s.TX*s.TY, s.TY*s.RY+g.ky-1
+	nload := ceilDiv(rows*(s.TX+(g.kx-1)*g.c), nt)
+	ntask := ceilDiv(rows*(s.TX/s.RX), nt)
+	return nload <= regs && ntask*s.RX <= regs &&
+		sepTileLocalBytes(s, g.kx, g.ky, g.c, accSize) <= maxLocal &&
+		ceilDiv(g.my, s.TY*s.RY) <= 65535 && g.planes <= 65535
+}
+
+// SepTileMaxOutputs: untuned, problems with fewer outputs run their fused
+// X and Y passes in septile.cl's tiles, larger ones in sepfused.cl's
+// strips. S003's images (640 × 480, 0.3 M outputs, 1.2 M with 4 channels)
+// lie below, the 2048² and larger images the strips were tuned on above:
+// a strip's serial walk pays where there are too few strips to fill the
+// GPU. The backends' tests lower it to 0 with MinFusedOutputs, so that the
+// case table's small problems run sepfused.cl.
+var SepTileMaxOutputs = 1 << 22
+
+// sepTileShape is the septile.cl decomposition NewSeparable runs for p's
+// fused X and Y passes (along axes x and x−1), or zero where septile.cl
+// does not serve: unfused passes, a forced sepfused.cl shape, a problem of
+// SepTileMaxOutputs outputs or more unless opt forces a shape, or a shape
+// that does not fit.
+func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShape {
+	if opt.Unfused || opt.Fused != (SepFusedShape{}) || !fusable(passes) {
+		return SepTileShape{}
+	}
+	g := sepTileGeometryOf(p, passes[0])
+	s := opt.SepTile
+	if s == (SepTileShape{}) {
+		if product(p.OutShape) >= SepTileMaxOutputs {
+			return SepTileShape{}
+		}
+		s = g.defaultShape(p.Wide, opt.MaxLocalBytes)
+	}
+	if !g.fits(s, p.Wide, opt.MaxLocalBytes) {
+		return SepTileShape{}
+	}
+	return s
+}
+
+// defaultShape is septile.cl's decomposition for a small problem: the
+// first of sepTileDefaults' tiles that fits (zero if none does).
+//
+// Tiles of 32 × 16 pixels first (S003, 640 × 480: 20 × 30 = 600
+// work-groups, 4.5 per multiprocessor of a 132-SM GPU, where sepfused.cl
+// ran ~75 strips, under one per multiprocessor, each 62 serial steps):
+// wide enough that the X halo of a 31-tap kernel costs 2× the tile's
+// loads, not 4× as 8 pixels would; 16 rows so that the Y halo is under
+// 3×; 256 work-items, each 2 rows (C = 1) to 8 (C = 4: 128 columns). Then
+// smaller tiles where a long kernel with channels or float64 would need
+// more than the local memory. X pieces of 8: at KX = 31 a piece reads 38
+// values for 248 FMAs (C = 1). A prediction, to be measured on the H100
+// (kernels/PERF.md) and bettered by the tuner's candidates.
+func (g sepTileGeometry) defaultShape(wide bool, maxLocal int) SepTileShape {
+	for _, t := range sepTileDefaults {
+		tx := t.px * g.c
+		ty := max(1, min(t.rows, 256/tx))
+		s := SepTileShape{TX: tx, TY: ty, RX: 8, RY: t.rows / ty}
+		if g.fits(s, wide, maxLocal) {
+			return s
+		}
+	}
+	return SepTileShape{}
+}
+
+// sepTileDefaults are defaultShape's tiles in pixels, in order of
+// preference.
+var sepTileDefaults = []struct{ px, rows int }{{32, 16}, {16, 16}, {16, 8}, {8, 8}}
+
+// sepTileCandidates are septile.cl's decompositions the tuner measures
+// for p (none where its first two passes do not fuse): tiles of 16 × 16,
+// 32 × 8, 32 × 16, 64 × 8, 64 × 16 and 128 × 8 pixels, 1, 2 or 4 rows per
+// work-item, X pieces of 4 or 8 — those that fit 48 KiB of local memory.
+func sepTileCandidates(p *nd.Problem) []Tuning {
+	passes := separablePasses(p)
+	if !fusable(passes) {
+		return nil
+	}
+	g := sepTileGeometryOf(p, passes[0])
+	var out []Tuning
+	for _, t := range []struct{ px, rows int }{{16, 16}, {32, 8}, {32, 16}, {64, 8}, {64, 16}, {128, 8}} {
+		for _, ry := range []int{1, 2, 4} {
+			for _, rx := range []int{4, 8} {
+				s := SepTileShape{TX: t.px * g.c, TY: t.rows / ry, RX: rx, RY: ry}
+				if g.fits(s, p.Wide, 48<<10) {
+					out = append(out, Tuning{SepTile: s})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// SepTileChecks are septile.cl decompositions for the backends' tests of
+// p's separable method where its first two passes fuse: tiles narrower and
+// shorter than the tests' small images (several work-groups each way,
+// partial tiles, X pieces that do and do not fill the work-items, one and
+// several rows per work-item), and the zero Tuning: NewSeparable's own
+// choice, septile.cl's default on the tests' small images; nil elsewhere.
+// image is false: every such case runs.
+func SepTileChecks(p *nd.Problem) (checks []Tuning, image bool) {
+	passes := separablePasses(p)
+	if !p.Separable() || !fusable(passes) {
+		return nil, false
+	}
+	g := sepTileGeometryOf(p, passes[0])
+	for _, s := range []SepTileShape{
+		{TX: 8, TY: 2, RX: 4, RY: 1},
+		{TX: 16, TY: 2, RX: 2, RY: 3},
+		{TX: 8, TY: 4, RX: 8, RY: 2},
+	} {
+		if g.fits(s, p.Wide, 48<<10) {
+			checks = append(checks, Tuning{SepTile: s})
+		}
+	}
+	return append(checks, Tuning{}), false
+}
+
+// newSepTile specialises septile.cl in shape s for the X pass along axis x
+// (factor fx) and the Y pass along axis x−1 (factor fy) of q, reading an
+// input of the given shape; axes after x are interleaved samples, axes
+// before x−1 planes. Its arguments are newSepFused's.
+func newSepTile(q *nd.Problem, opt SeparableOptions, s SepTileShape, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset int) *Launch {
+	y := x - 1
+	c := product(in[x+1:])
+	planes := product(in[:y])
+	ny, nx, my, mx := in[y], in[x], q.OutShape[y], q.OutShape[x]
+	kx, ky := len(fx), len(fy)
+	taps := slices.Concat(fx, fy, []float64{cval * sum(fx)})
+	l := &Launch{Family: "septile", Name: "correlate_septile", Wide: q.Wide, CVal: cval,
+		Taps: taps, Outer: []int32{0},
+		Local:  [3]int{s.TX, s.TY, 1},
+		Groups: [3]int{ceilDiv(mx*c, s.TX), ceilDiv(my, s.TY*s.RY), planes},
+		Scalars: []int64{int64(ny), int64(nx), int64(my), int64(mx), int64(planes),
+			int64(stride), int64(offset)},
+		SepTileShape: s,
+	}
+	accSize := accBytes(q)
+	l.LocalBytes = sepTileLocalBytes(s, kx, ky, c, accSize)
+	stage, inter := sepRingPitches(SepFusedShape{TX: s.TX}, kx, c)
+	maxIndex := max(int64(product(in)), int64(product(q.OutShape))*int64(stride)) + int64(s.TX+kx*c)*int64(stride)
+	l.Defines = append(typeDefines(q),
+		fmt.Sprintf("BORDER=%d", q.Border),
+		fmt.Sprintf("KX=%d", kx), fmt.Sprintf("KY=%d", ky),
+		fmt.Sprintf("SHIFT_X=%d", shiftX), fmt.Sprintf("SHIFT_Y=%d", shiftY),
+		fmt.Sprintf("C=%d", c),
+		fmt.Sprintf("TX=%d", s.TX), fmt.Sprintf("TY=%d", s.TY), fmt.Sprintf("RX=%d", s.RX), fmt.Sprintf("RY=%d", s.RY),
+		fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter),
+		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
+		fmt.Sprintf("TAPS_N=%d", len(taps)))
+	l.Defines = append(l.Defines, nonzeroDefines(taps[:kx+ky])...)
+	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accSize))
+	slices.Sort(l.Defines)
+	return l
+}
