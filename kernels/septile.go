@@ -104,23 +104,41 @@ func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShap
 }
 
 // defaultShape is septile.cl's decomposition for a small problem: the
-// first of sepTileDefaults' tiles that fits (zero if none does).
+// first of its tiles that fits (zero if none does), 256 work-items each.
+// A prediction, to be measured on the H100 (kernels/PERF.md) and bettered
+// by the tuner's candidates.
 //
-// Tiles of 32 × 16 pixels first (S003, 640 × 480: 20 × 30 = 600
-// work-groups, 4.5 per multiprocessor of a 132-SM GPU, where sepfused.cl
-// ran ~75 strips, under one per multiprocessor, each 62 serial steps):
-// wide enough that the X halo of a 31-tap kernel costs 2× the tile's
-// loads, not 4× as 8 pixels would; 16 rows so that the Y halo is under
-// 3×; 256 work-items, each 2 rows (C = 1) to 8 (C = 4: 128 columns). Then
-// smaller tiles where a long kernel with channels or float64 would need
-// more than the local memory. X pieces of 8: at KX = 31 a piece reads 38
-// values for 248 FMAs (C = 1). A prediction, to be measured on the H100
-// (kernels/PERF.md) and bettered by the tuner's candidates.
+// Single samples (C = 1) first in tiles of 32 × 16 pixels: S003's 640 ×
+// 480 in 20 × 30 = 600 work-groups, 4.5 per multiprocessor of a 132-SM
+// GPU (sepfused.cl ran ~75 strips, under one per multiprocessor, each 62
+// serial steps); a 31-tap kernel's X halo then doubles the staged row, its
+// Y halo makes 46 staged rows of 16 (89 X-pass FMAs per output, 31 in
+// the Y pass); 8 work-items across a row, each 2 rows; X pieces of 8 (a
+// piece reads 38 values for 248 FMAs: local reads, at a quarter of the FMA
+// rate, weigh as much as the FMAs).
+//
+// Interleaved samples (C > 1) first in tiles of 16 × 32 pixels (S003
+// RGBA: 64 elements by 32 rows, 40 × 15 = 600 work-groups, 47.9 KB of
+// local memory at 31 taps): a staged value of a piece serves RX/C pixels,
+// so pieces of 16 (a piece reads 136 values for 496 FMAs at C = 4, where 8
+// read 128 for 248), and taller tiles (62 staged rows of 32: 60 X-pass
+// FMAs per output, against 89 for 16 rows), since the X pass's share of
+// the work grows with C.
+//
+// Then smaller tiles, where a long kernel with channels or float64 would
+// need more than the local memory.
 func (g sepTileGeometry) defaultShape(wide bool, maxLocal int) SepTileShape {
-	for _, t := range sepTileDefaults {
+	tiles, rx := []struct{ px, rows int }{{32, 16}, {16, 16}, {16, 8}, {8, 8}}, 8
+	if g.c > 1 {
+		tiles, rx = []struct{ px, rows int }{{16, 32}, {16, 16}, {16, 8}, {8, 8}}, 16
+	}
+	for _, t := range tiles {
 		tx := t.px * g.c
 		ty := max(1, min(t.rows, 256/tx))
-		s := SepTileShape{TX: tx, TY: ty, RX: 8, RY: t.rows / ty}
+		s := SepTileShape{TX: tx, TY: ty, RX: rx, RY: t.rows / ty}
+		for s.TX%s.RX != 0 || (!g.fits(s, wide, maxLocal) && s.RX > 8) {
+			s.RX /= 2
+		}
 		if g.fits(s, wide, maxLocal) {
 			return s
 		}
@@ -128,14 +146,11 @@ func (g sepTileGeometry) defaultShape(wide bool, maxLocal int) SepTileShape {
 	return SepTileShape{}
 }
 
-// sepTileDefaults are defaultShape's tiles in pixels, in order of
-// preference.
-var sepTileDefaults = []struct{ px, rows int }{{32, 16}, {16, 16}, {16, 8}, {8, 8}}
-
 // sepTileCandidates are septile.cl's decompositions the tuner measures
 // for p (none where its first two passes do not fuse): tiles of 16 × 16,
-// 32 × 8, 32 × 16, 64 × 8, 64 × 16 and 128 × 8 pixels, 1, 2 or 4 rows per
-// work-item, X pieces of 4 or 8 — those that fit 48 KiB of local memory.
+// 16 × 32, 32 × 8, 32 × 16, 32 × 32 and 64 × 8 pixels, 1, 2 or 4 rows per
+// work-item, X pieces of 8 or 16 — those that fit 48 KiB of local memory
+// (at most 36).
 func sepTileCandidates(p *nd.Problem) []Tuning {
 	passes := separablePasses(p)
 	if !fusable(passes) {
@@ -143,9 +158,9 @@ func sepTileCandidates(p *nd.Problem) []Tuning {
 	}
 	g := sepTileGeometryOf(p, passes[0])
 	var out []Tuning
-	for _, t := range []struct{ px, rows int }{{16, 16}, {32, 8}, {32, 16}, {64, 8}, {64, 16}, {128, 8}} {
+	for _, t := range []struct{ px, rows int }{{16, 16}, {16, 32}, {32, 8}, {32, 16}, {32, 32}, {64, 8}} {
 		for _, ry := range []int{1, 2, 4} {
-			for _, rx := range []int{4, 8} {
+			for _, rx := range []int{8, 16} {
 				s := SepTileShape{TX: t.px * g.c, TY: t.rows / ry, RX: rx, RY: ry}
 				if g.fits(s, p.Wide, 48<<10) {
 					out = append(out, Tuning{SepTile: s})

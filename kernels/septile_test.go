@@ -116,10 +116,10 @@ func TestSepTilePlanner(t *testing.T) {
 		shape    SepTileShape
 	}{
 		{"S003 c1 float32", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(31, 31)}, Border: nd.Constant}, opt, []string{"septile"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 2}},
-		{"S003 c4 uint8", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Uint8, Kernels: []nd.Kernel{factorsOf(31, 31)}, Border: nd.Constant}, opt, []string{"septile"}, SepTileShape{TX: 128, TY: 2, RX: 8, RY: 8}},
-		{"S003 c4 float64", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(3, 3)}}, opt, []string{"septile"}, SepTileShape{TX: 128, TY: 2, RX: 8, RY: 8}},
-		{"c4 float64 15 taps", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(15, 15)}}, opt, []string{"septile"}, SepTileShape{TX: 128, TY: 2, RX: 8, RY: 8}},
-		{"c4 float64 31 taps: smaller tiles", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(31, 31)}}, opt, []string{"septile"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 1}},
+		{"S003 c4 uint8", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Uint8, Kernels: []nd.Kernel{factorsOf(31, 31)}, Border: nd.Constant}, opt, []string{"septile"}, SepTileShape{TX: 64, TY: 4, RX: 16, RY: 8}},
+		{"S003 c4 float64", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(3, 3)}}, opt, []string{"septile"}, SepTileShape{TX: 64, TY: 4, RX: 16, RY: 8}},
+		{"c4 float64 15 taps", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(15, 15)}}, opt, []string{"septile"}, SepTileShape{TX: 64, TY: 4, RX: 16, RY: 8}},
+		{"c4 float64 31 taps: smaller tiles", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(31, 31)}}, opt, []string{"septile"}, SepTileShape{TX: 32, TY: 8, RX: 16, RY: 1}},
 		{"c4 float64 61 taps: none fits", nd.Spec{Shape: []int{100, 100, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(61, 61)}}, opt, []string{"separable", "separable"}, SepTileShape{}},
 		{"c4 float64 61 taps: strips", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(61, 61)}}, opt, []string{"sepfused"}, SepTileShape{}},
 		{"bank of 2", nd.Spec{Shape: []int{100, 100}, Kernels: []nd.Kernel{factorsOf(5, 5), factorsOf(5, 5)}}, opt, []string{"septile", "septile"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 2}},
@@ -130,7 +130,7 @@ func TestSepTilePlanner(t *testing.T) {
 		{"sepfused forced", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Fused: SepFusedShape{TX: 64, RX: 2, SEG: 64}}, []string{"sepfused"}, SepTileShape{}},
 		{"unfused", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Unfused: true}, []string{"separable", "separable"}, SepTileShape{}},
 		{"no local memory", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, SeparableOptions{MaxLocalBytes: 1 << 10}, []string{"separable", "separable"}, SepTileShape{}},
-		{"Z and Y, 32 samples after", nd.Spec{Shape: []int{32, 32, 32}, Kernels: []nd.Kernel{factorsOf(3, 3, 1)}}, opt, []string{"septile"}, SepTileShape{TX: 512, TY: 1, RX: 8, RY: 16}},
+		{"Z and Y, 32 samples after", nd.Spec{Shape: []int{32, 32, 32}, Kernels: []nd.Kernel{factorsOf(3, 3, 1)}}, opt, []string{"septile"}, SepTileShape{TX: 512, TY: 1, RX: 16, RY: 16}},
 		{"X and Z", nd.Spec{Shape: []int{32, 32, 32}, Kernels: []nd.Kernel{factorsOf(3, 1, 3)}}, opt, []string{"separable", "separable"}, SepTileShape{}},
 		{"1-D", nd.Spec{Shape: []int{100000}, Kernels: []nd.Kernel{factorsOf(7)}}, opt, []string{"separable"}, SepTileShape{}},
 		{"too many planes", nd.Spec{Shape: []int{70000, 3, 4}, Axes: []int{1, 2}, Kernels: []nd.Kernel{factorsOf(3, 3)}}, opt, []string{"separable", "separable"}, SepTileShape{}},
