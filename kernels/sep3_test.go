@@ -209,18 +209,26 @@ func TestSep3Candidates(t *testing.T) {
 	if n < 48 {
 		t.Errorf("only %d sep3.cl candidates", n)
 	}
+	checkCandidates(t, enginetest.Separable3D(), 9, "sep3", func(cand Tuning) bool { return cand.Sep3 != (Sep3Shape{}) })
+}
+
+// checkCandidates emulates every every-th of the cases' tuner candidates
+// that mine selects, each of which must run family, against the
+// reference and the CPU engine's bits.
+func checkCandidates(t *testing.T, cases []enginetest.Case, every int, family string, mine func(Tuning) bool) {
+	t.Helper()
 	tried := 0
-	for i, c := range enginetest.Separable3D() {
+	for i, c := range cases {
 		q, err := c.Spec.Normalize()
 		if err != nil {
 			t.Fatal(err)
 		}
 		for j, cand := range TuningCandidates(q, true) {
-			if cand.Sep3 == (Sep3Shape{}) || (i+j)%9 != 0 {
+			if !mine(cand) || (i+j)%every != 0 {
 				continue
 			}
-			s, err := NewSeparable(q, SeparableOptions{MaxLocalBytes: 48 << 10, Sep3: cand.Sep3})
-			if err != nil || s == nil || s.Steps[0].Launch.Family != "sep3" {
+			s, err := NewSeparable(q, SeparableOptions{MaxLocalBytes: 48 << 10, Sep3: cand.Sep3, SepTile: cand.SepTile})
+			if err != nil || s == nil || s.Steps[0].Launch.Family != family {
 				t.Fatalf("%s, %+v: %v", c.Name, cand, err)
 			}
 			tried++

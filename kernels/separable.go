@@ -244,7 +244,7 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 	y := x - 1
 	c := product(in[x+1:])
 	planes := product(in[:y])
-	ny, nx, my, mx := in[y], in[x], q.OutShape[y], q.OutShape[x]
+	my, mx := q.OutShape[y], q.OutShape[x]
 	kx, ky := len(fx), len(fy)
 	sh := opt.Fused
 	if sh == (SepFusedShape{}) {
@@ -272,24 +272,39 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 	if sh.Ring {
 		family, width = "sepring", sh.TX
 	}
-	taps := append(append(slices.Clone(fx), fy...), cval*sum(fx))
-	l := &Launch{Family: family, Name: "correlate_" + family, Wide: q.Wide, CVal: cval,
-		Taps: taps, Outer: []int32{0},
-		Local:  [3]int{sh.TX, 1, 1},
-		Groups: [3]int{ceilDiv(mx*c, width), ceilDiv(my, sh.SEG), min(planes, 65535)},
-		Scalars: []int64{int64(ny), int64(nx), int64(my), int64(mx), int64(planes),
-			int64(stride), int64(offset)},
-		FusedShape: sh,
-	}
+	shape := []string{fmt.Sprintf("TX=%d", sh.TX), fmt.Sprintf("RX=%d", sh.RX), fmt.Sprintf("SEG=%d", sh.SEG)}
 	accSize := accBytes(q)
-	var pitches []string
+	localBytes := sepFusedRowsBytes(sh, kx, c, accSize)
 	if sh.Ring {
 		stage, inter := sepRingPitches(sh, kx, c)
-		l.LocalBytes = sepRingLocalBytes(sh, kx, ky, c, accSize)
-		pitches = []string{fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter),
-			fmt.Sprintf("PREFETCH=%d", b2i(sh.Prefetch))}
-	} else {
-		l.LocalBytes = sepFusedRowsBytes(sh, kx, c, accSize)
+		localBytes = sepRingLocalBytes(sh, kx, ky, c, accSize)
+		shape = append(shape, fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter),
+			fmt.Sprintf("PREFETCH=%d", b2i(sh.Prefetch)))
+	}
+	l := fusedLaunch(q, opt, family, in, x, fx, shiftX, fy, shiftY, cval, stride, offset, width, shape)
+	l.Local = [3]int{sh.TX, 1, 1}
+	l.Groups = [3]int{ceilDiv(mx*c, width), ceilDiv(my, sh.SEG), min(planes, 65535)}
+	l.LocalBytes = localBytes
+	l.FusedShape = sh
+	return l
+}
+
+// fusedLaunch is what the launches of the fused X and Y passes share
+// (sepfused.cl, sepring.cl, septile.cl: one argument list): the taps (the
+// X factor's, the Y factor's, then cval times the X factor's sum), the
+// scalars and the defines, with the family's own (shape), for the X pass
+// along axis x of q (factor fx) and the Y pass along axis x−1 (factor fy),
+// reading an input of the given shape, in work-groups width elements wide.
+// The caller sets the work sizes, local memory and decomposition.
+func fusedLaunch(q *nd.Problem, opt SeparableOptions, family string, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset, width int, shape []string) *Launch {
+	y := x - 1
+	c := product(in[x+1:])
+	kx, ky := len(fx), len(fy)
+	taps := slices.Concat(fx, fy, []float64{cval * sum(fx)})
+	l := &Launch{Family: family, Name: "correlate_" + family, Wide: q.Wide, CVal: cval,
+		Taps: taps, Outer: []int32{0},
+		Scalars: []int64{int64(in[y]), int64(in[x]), int64(q.OutShape[y]), int64(q.OutShape[x]), int64(product(in[:y])),
+			int64(stride), int64(offset)},
 	}
 	maxIndex := max(int64(product(in)), int64(product(q.OutShape))*int64(stride)) + int64(width+kx*c)*int64(stride)
 	l.Defines = append(typeDefines(q),
@@ -297,12 +312,11 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 		fmt.Sprintf("KX=%d", kx), fmt.Sprintf("KY=%d", ky),
 		fmt.Sprintf("SHIFT_X=%d", shiftX), fmt.Sprintf("SHIFT_Y=%d", shiftY),
 		fmt.Sprintf("C=%d", c),
-		fmt.Sprintf("TX=%d", sh.TX), fmt.Sprintf("RX=%d", sh.RX), fmt.Sprintf("SEG=%d", sh.SEG),
 		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
 		fmt.Sprintf("TAPS_N=%d", len(taps)))
-	l.Defines = append(l.Defines, pitches...)
+	l.Defines = append(l.Defines, shape...)
 	l.Defines = append(l.Defines, nonzeroDefines(taps[:kx+ky])...)
-	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accSize))
+	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accBytes(q)))
 	slices.Sort(l.Defines)
 	return l
 }

@@ -2,8 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"math"
-	"slices"
 
 	"github.com/ndconv/ndconv/nd"
 )
@@ -201,35 +199,15 @@ func SepTileChecks(p *nd.Problem) (checks []Tuning, image bool) {
 // input of the given shape; axes after x are interleaved samples, axes
 // before x−1 planes. Its arguments are newSepFused's.
 func newSepTile(q *nd.Problem, opt SeparableOptions, s SepTileShape, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset int) *Launch {
-	y := x - 1
 	c := product(in[x+1:])
-	planes := product(in[:y])
-	ny, nx, my, mx := in[y], in[x], q.OutShape[y], q.OutShape[x]
 	kx, ky := len(fx), len(fy)
-	taps := slices.Concat(fx, fy, []float64{cval * sum(fx)})
-	l := &Launch{Family: "septile", Name: "correlate_septile", Wide: q.Wide, CVal: cval,
-		Taps: taps, Outer: []int32{0},
-		Local:  [3]int{s.TX, s.TY, 1},
-		Groups: [3]int{ceilDiv(mx*c, s.TX), ceilDiv(my, s.TY*s.RY), planes},
-		Scalars: []int64{int64(ny), int64(nx), int64(my), int64(mx), int64(planes),
-			int64(stride), int64(offset)},
-		SepTileShape: s,
-	}
-	accSize := accBytes(q)
-	l.LocalBytes = sepTileLocalBytes(s, kx, ky, c, accSize)
 	stage, inter := sepRingPitches(SepFusedShape{TX: s.TX}, kx, c)
-	maxIndex := max(int64(product(in)), int64(product(q.OutShape))*int64(stride)) + int64(s.TX+kx*c)*int64(stride)
-	l.Defines = append(typeDefines(q),
-		fmt.Sprintf("BORDER=%d", q.Border),
-		fmt.Sprintf("KX=%d", kx), fmt.Sprintf("KY=%d", ky),
-		fmt.Sprintf("SHIFT_X=%d", shiftX), fmt.Sprintf("SHIFT_Y=%d", shiftY),
-		fmt.Sprintf("C=%d", c),
+	l := fusedLaunch(q, opt, "septile", in, x, fx, shiftX, fy, shiftY, cval, stride, offset, s.TX, []string{
 		fmt.Sprintf("TX=%d", s.TX), fmt.Sprintf("TY=%d", s.TY), fmt.Sprintf("RX=%d", s.RX), fmt.Sprintf("RY=%d", s.RY),
-		fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter),
-		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
-		fmt.Sprintf("TAPS_N=%d", len(taps)))
-	l.Defines = append(l.Defines, nonzeroDefines(taps[:kx+ky])...)
-	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accSize))
-	slices.Sort(l.Defines)
+		fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter)})
+	l.Local = [3]int{s.TX, s.TY, 1}
+	l.Groups = [3]int{ceilDiv(q.OutShape[x]*c, s.TX), ceilDiv(q.OutShape[x-1], s.TY*s.RY), product(in[:x-1])}
+	l.LocalBytes = sepTileLocalBytes(s, kx, ky, c, accBytes(q))
+	l.SepTileShape = s
 	return l
 }

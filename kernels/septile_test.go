@@ -195,25 +195,5 @@ func TestSepTileCandidates(t *testing.T) {
 		}
 		t.Logf("%v %v: %d candidates", spec.Shape, spec.In, len(shapes))
 	}
-	tried := 0
-	for i, c := range enginetest.Separable2D() {
-		q, err := c.Spec.Normalize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		for j, cand := range TuningCandidates(q, true) {
-			if cand.SepTile == (SepTileShape{}) || (i+j)%7 != 0 {
-				continue
-			}
-			s, err := NewSeparable(q, SeparableOptions{MaxLocalBytes: 48 << 10, SepTile: cand.SepTile})
-			if err != nil || s == nil || s.Steps[0].Launch.Family != "septile" {
-				t.Fatalf("%s, %+v: %v", c.Name, cand, err)
-			}
-			tried++
-			checkSeparableSteps(t, c, q, s)
-		}
-	}
-	if tried < 20 {
-		t.Errorf("only %d candidate launches tried", tried)
-	}
+	checkCandidates(t, enginetest.Separable2D(), 7, "septile", func(cand Tuning) bool { return cand.SepTile != (SepTileShape{}) })
 }
