@@ -344,6 +344,7 @@ func TestEngineSep3(t *testing.T) {
 // table whose passes fuse.
 func TestEngineSepTile(t *testing.T) {
 	testDevice(t)
+	gputest.CheckPlannedFamily(t, enginetest.OnGPU(enginetest.Separable2D()), separableOptions(kernels.Tuning{}), "septile")
 	cases := append(enginetest.OnGPU(enginetest.Separable2D()), engineCases(t)...)
 	gputest.CheckTunings(t, cases, kernels.SepTileChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)

@@ -452,8 +452,9 @@ func TestEngineSep3(t *testing.T) {
 // PoCL about a second to build); with NDCONV_OPENCL_ALL=1 in all of them,
 // and on the table's cases whose passes fuse too.
 func TestEngineSepTile(t *testing.T) {
-	testDevice(t)
+	dev := testDevice(t)
 	cases := enginetest.OnGPU(enginetest.Separable2D())
+	gputest.CheckPlannedFamily(t, cases, separableOptions(dev.Info(), kernels.Tuning{}), "septile")
 	if allCases() {
 		cases = append(cases, engineCases(t)...)
 	}

@@ -61,3 +61,23 @@ func FuseSmallProblems(t *testing.T) {
 	kernels.MinFusedOutputs, kernels.SepTileMaxOutputs = 0, 0
 	t.Cleanup(func() { kernels.MinFusedOutputs, kernels.SepTileMaxOutputs = savedMin, savedTile })
 }
+
+// CheckPlannedFamily fails t unless NewSeparable, untuned within opt's
+// limits, plans at least half of the cases with family's kernel first —
+// so that a test of that kernel cannot pass by running another.
+func CheckPlannedFamily(t *testing.T, cases []enginetest.Case, opt kernels.SeparableOptions, family string) {
+	t.Helper()
+	n := 0
+	for _, c := range cases {
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if s, err := kernels.NewSeparable(p, opt); err == nil && s != nil && s.Steps[0].Launch.Family == family {
+			n++
+		}
+	}
+	if 2*n < len(cases) {
+		t.Errorf("%d of %d cases planned with %s", n, len(cases), family)
+	}
+}
