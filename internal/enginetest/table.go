@@ -356,8 +356,9 @@ func Separable3D() []Case {
 // in same, valid and full modes with origins and convolution, interleaved
 // channels (RGB, RGBA) after the kernel axes, planes before them, banks,
 // every accumulator and small integer types, zero taps, images smaller
-// than the kernel, kernels longer than small tiles, and an RGBA image with
-// S003's 31 × 31 taps. Shapes are odd, so that tiles are partial.
+// than the kernel, kernels longer than small tiles, and S003's 31 × 31
+// taps on images large enough for whole default tiles inside them. Shapes
+// are odd, so that tiles are partial.
 func Separable2D() []Case {
 	rng := rand.New(rand.NewPCG(2, 2))
 	var cases []Case
@@ -388,7 +389,7 @@ func Separable2D() []Case {
 	}
 	add("planes/wrap", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 3, 2)}, Axes: []int{1, 2}, Border: nd.Wrap}, RandomArray(rng, nd.Float32, 3, 9, 14))
 	add("long/nearest", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 15, 15)}, Border: nd.Nearest}, RandomArray(rng, nd.Float32, 20, 45))
-	add("s003/rgba/uint8/constant", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 31, 31)}, Border: nd.Constant, CVal: 9}, RandomArray(rng, nd.Uint8, 41, 47, 4))
-	add("s003/float32/constant", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 31, 31)}, Border: nd.Constant}, RandomArray(rng, nd.Float32, 37, 70))
+	add("s003/rgba/uint8/constant", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 31, 31)}, Border: nd.Constant, CVal: 9}, RandomArray(rng, nd.Uint8, 97, 70, 4))
+	add("s003/float32/constant", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 31, 31)}, Border: nd.Constant}, RandomArray(rng, nd.Float32, 61, 90))
 	return cases
 }
