@@ -226,10 +226,11 @@ type SepFusedShape struct {
 	Prefetch bool `json:",omitempty"`
 }
 
-// MinFusedOutputs: smaller problems run their passes unfused, which
-// spreads them over more work-items (S003's 640×480: 0.037 ms in passes,
-// 0.069 fused). The backends' tests lower it, so that the case table's
-// small problems run the fused kernel.
+// MinFusedOutputs: smaller problems run their passes unfused where
+// septile.cl's tiles do not take them (SepTileMaxOutputs), which spreads
+// them over more work-items than sepfused.cl's strips (S003's 640×480:
+// 0.037 ms in passes, 0.069 fused). The backends' tests lower it, so that
+// the case table's small problems run the fused kernel.
 var MinFusedOutputs = 1 << 20
 
 // targetGroups is about how many work-groups keep a large GPU busy (132
