@@ -135,21 +135,7 @@ func TestSepTilePlanner(t *testing.T) {
 		{"1-D", nd.Spec{Shape: []int{100000}, Kernels: []nd.Kernel{factorsOf(7)}}, opt, []string{"separable"}, SepTileShape{}},
 		{"too many planes", nd.Spec{Shape: []int{70000, 3, 4}, Axes: []int{1, 2}, Kernels: []nd.Kernel{factorsOf(3, 3)}}, opt, []string{"separable", "separable"}, SepTileShape{}},
 	} {
-		if tc.spec.In == 0 {
-			tc.spec.In = nd.Float32
-		}
-		p, err := tc.spec.Normalize()
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		s, err := NewSeparable(p, tc.opt)
-		if err != nil || s == nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		var families []string
-		for _, st := range s.Steps {
-			families = append(families, st.Launch.Family)
-		}
+		s, families := planSeparable(t, tc.name, tc.spec, tc.opt)
 		l := s.Steps[0].Launch
 		if !slices.Equal(families, tc.families) || l.SepTileShape != tc.shape {
 			t.Errorf("%s: launches %v in %+v, want %v in %+v", tc.name, families, l.SepTileShape, tc.families, tc.shape)

@@ -17,10 +17,7 @@ import (
 func Table() []Case {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var cases []Case
-	add := func(name string, s nd.Spec, in nd.Array) {
-		s.Shape, s.In = in.Shape, in.DType()
-		cases = append(cases, Case{Name: name, Spec: s, Input: in})
-	}
+	add := adder(&cases, "")
 
 	borders := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}
 	modes := []nd.Mode{nd.Same, nd.Valid, nd.Full}
@@ -309,6 +306,15 @@ func RandomComplex(seed uint64, n int) []Case {
 	return cases
 }
 
+// adder returns add, which appends to cases the case named prefix + name
+// of spec (its shape and dtype the input's) on input in.
+func adder(cases *[]Case, prefix string) func(name string, s nd.Spec, in nd.Array) {
+	return func(name string, s nd.Spec, in nd.Array) {
+		s.Shape, s.In = in.Shape, in.DType()
+		*cases = append(*cases, Case{Name: prefix + name, Spec: s, Input: in})
+	}
+}
+
 // Separable3D returns cases whose kernels are separable along three
 // adjacent axes (the GPU's one-launch 3-D separable kernel): every border in
 // same, valid and full modes with origins and convolution, banks, channels
@@ -319,10 +325,7 @@ func RandomComplex(seed uint64, n int) []Case {
 func Separable3D() []Case {
 	rng := rand.New(rand.NewPCG(3, 3))
 	var cases []Case
-	add := func(name string, s nd.Spec, in nd.Array) {
-		s.Shape, s.In = in.Shape, in.DType()
-		cases = append(cases, Case{Name: "sep3/" + name, Spec: s, Input: in})
-	}
+	add := adder(&cases, "sep3/")
 	borders := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}
 	for i, b := range borders {
 		for _, m := range []nd.Mode{nd.Same, nd.Valid, nd.Full} {
@@ -362,10 +365,7 @@ func Separable3D() []Case {
 func Separable2D() []Case {
 	rng := rand.New(rand.NewPCG(2, 2))
 	var cases []Case
-	add := func(name string, s nd.Spec, in nd.Array) {
-		s.Shape, s.In = in.Shape, in.DType()
-		cases = append(cases, Case{Name: "sep2/" + name, Spec: s, Input: in})
-	}
+	add := adder(&cases, "sep2/")
 	borders := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}
 	for i, b := range borders {
 		for _, m := range []nd.Mode{nd.Same, nd.Valid, nd.Full} {
