@@ -335,3 +335,18 @@ func TestEngineSep3(t *testing.T) {
 		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)
 	})
 }
+
+// TestEngineSepTile runs septile.cl — a separable correlation's fused X
+// and Y passes in 2-D tiles staged whole — in small tiles and in
+// NewSeparable's own choice on the 2-D separable set (every border and
+// mode, channels, planes, banks, float64, small integers, zero taps,
+// images smaller than a tile, S003's 31 × 31 taps) and every case of the
+// table whose passes fuse.
+func TestEngineSepTile(t *testing.T) {
+	testDevice(t)
+	gputest.CheckPlannedFamily(t, enginetest.OnGPU(enginetest.Separable2D()), separableOptions(kernels.Tuning{}), "septile")
+	cases := append(enginetest.OnGPU(enginetest.Separable2D()), engineCases(t)...)
+	gputest.CheckTunings(t, cases, kernels.SepTileChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)
+	})
+}

@@ -14,9 +14,11 @@
 // planes, each staged once for the KZ outputs that read it), rows.cl
 // (work-items walking down image columns with no local memory, for large
 // images with small kernels) and direct.cl (the plain fallback). The
-// separable method runs separable.cl's passes or sepfused.cl's fused
-// strips (sepring.cl, the same strips with the Y ring in registers and the
-// X pass blocked from staged rows, is a tuner candidate); where its three
+// separable method runs separable.cl's passes or its last two passes
+// fused: in septile.cl's 2-D tiles, each staged whole in one phase, for
+// small images, and in sepfused.cl's strips walking down the rows for
+// large ones (sepring.cl, the same strips with the Y ring in registers and
+// the X pass blocked from staged rows, is a tuner candidate); where its three
 // passes run along adjacent axes (3-D volumes), sep3.cl runs all three in
 // one kernel, walking the planes with the Z pass's ring in registers.
 // NewDirect and NewSeparable choose by the problem, or take the tuner's

@@ -63,23 +63,26 @@ type Launch struct {
 	// __constant pointer; only CUDA launches are built so.
 	TapsInParams bool
 	// Shape is tiled.cl's work decomposition, FusedShape sepfused.cl's,
-	// RowsShape rows.cl's, Sep3Shape sep3.cl's (zero for other families).
-	Shape      TiledShape
-	FusedShape SepFusedShape
-	RowsShape  RowsShape
-	Sep3Shape  Sep3Shape
+	// RowsShape rows.cl's, Sep3Shape sep3.cl's, SepTileShape septile.cl's
+	// (zero for other families).
+	Shape        TiledShape
+	FusedShape   SepFusedShape
+	RowsShape    RowsShape
+	Sep3Shape    Sep3Shape
+	SepTileShape SepTileShape
 }
 
 // Tuning is what a tuner may fix of a problem's implementation: tiled.cl's
-// or rows.cl's work decomposition for the direct method, sepfused.cl's or
-// sep3.cl's for the separable one. The zero value lets the builders
-// choose.
+// or rows.cl's work decomposition for the direct method, sepfused.cl's,
+// septile.cl's or sep3.cl's for the separable one. The zero value lets the
+// builders choose.
 type Tuning struct {
-	Tiled TiledShape    `json:"tiled,omitzero"`
-	Fused SepFusedShape `json:"fused,omitzero"`
-	Rows  RowsShape     `json:"rows,omitzero"`
-	Sep3  Sep3Shape     `json:"sep3,omitzero"`
-	FFT   FFTShape      `json:"fft,omitzero"`
+	Tiled   TiledShape    `json:"tiled,omitzero"`
+	Fused   SepFusedShape `json:"fused,omitzero"`
+	Rows    RowsShape     `json:"rows,omitzero"`
+	Sep3    Sep3Shape     `json:"sep3,omitzero"`
+	SepTile SepTileShape  `json:"septile,omitzero"`
+	FFT     FFTShape      `json:"fft,omitzero"`
 }
 
 // FFTShape fixes the FFT method's transform lengths, one per transformed
@@ -112,6 +115,8 @@ func (l *Launch) Describe() string {
 		return l.Family + " " + l.RowsShape.String()
 	case l.Sep3Shape != (Sep3Shape{}):
 		return l.Family + " " + l.Sep3Shape.String()
+	case l.SepTileShape != (SepTileShape{}):
+		return l.Family + " " + l.SepTileShape.String()
 	case l.FusedShape != (SepFusedShape{}):
 		d := fmt.Sprintf("%s %d threads, %d outputs each, %d rows", l.Family, l.FusedShape.TX, l.FusedShape.RX, l.FusedShape.SEG)
 		if l.FusedShape.Prefetch {

@@ -136,15 +136,6 @@ func TestSep3Steps(t *testing.T) {
 // and no temporaries, for large problems whose passes are Z, Y, X on
 // adjacent axes, and plans every other problem as before.
 func TestSep3Planner(t *testing.T) {
-	factors := func(shape ...int) nd.Kernel {
-		f := make([][]float64, len(shape))
-		for i, n := range shape {
-			for j := range n {
-				f[i] = append(f[i], float64(j+1))
-			}
-		}
-		return nd.Kernel{Shape: shape, Factors: f}
-	}
 	opt := SeparableOptions{MaxLocalBytes: 48 << 10}
 	for _, tc := range []struct {
 		name     string
@@ -153,37 +144,45 @@ func TestSep3Planner(t *testing.T) {
 		families []string
 		temps    int
 	}{
-		{"512³ 7³", nd.Spec{Shape: []int{512, 512, 512}, Kernels: []nd.Kernel{factors(7, 7, 7)}}, opt, []string{"sep3"}, 0},
-		{"bank of 2", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factors(5, 5, 5), factors(5, 5, 5)}}, opt, []string{"sep3", "sep3"}, 0},
-		{"channels and an outer axis", nd.Spec{Shape: []int{2, 64, 128, 128, 3}, Axes: []int{1, 2, 3}, Kernels: []nd.Kernel{factors(3, 3, 3)}}, opt, []string{"sep3"}, 0},
-		{"float64", nd.Spec{Shape: []int{128, 128, 128}, In: nd.Float64, Kernels: []nd.Kernel{factors(7, 7, 7)}}, opt, []string{"sep3"}, 0},
-		{"small", nd.Spec{Shape: []int{32, 32, 32}, Kernels: []nd.Kernel{factors(3, 3, 3)}}, opt, []string{"separable", "separable", "separable"}, 2},
-		{"unfused", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factors(3, 3, 3)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Unfused: true}, []string{"separable", "separable", "separable"}, 2},
-		{"sepfused forced", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factors(3, 3, 3)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Fused: SepFusedShape{TX: 64, RX: 2, SEG: 64}}, []string{"sepfused", "sepfused"}, 1},
-		{"no local memory", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factors(3, 3, 3)}}, SeparableOptions{MaxLocalBytes: 1 << 10}, []string{"separable", "separable", "separable"}, 2},
-		{"Z and X", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factors(3, 1, 3)}}, opt, []string{"separable", "separable"}, 1},
-		{"2-D", nd.Spec{Shape: []int{2048, 2048}, Kernels: []nd.Kernel{factors(7, 7)}}, opt, []string{"sepfused"}, 0},
-		{"4-D kernel", nd.Spec{Shape: []int{16, 64, 64, 64}, Kernels: []nd.Kernel{factors(3, 3, 3, 3)}}, opt, []string{"sepfused", "sepfused", "sepfused"}, 2},
+		{"512³ 7³", nd.Spec{Shape: []int{512, 512, 512}, Kernels: []nd.Kernel{factorsOf(7, 7, 7)}}, opt, []string{"sep3"}, 0},
+		{"bank of 2", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factorsOf(5, 5, 5), factorsOf(5, 5, 5)}}, opt, []string{"sep3", "sep3"}, 0},
+		{"channels and an outer axis", nd.Spec{Shape: []int{2, 64, 128, 128, 3}, Axes: []int{1, 2, 3}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, opt, []string{"sep3"}, 0},
+		{"float64", nd.Spec{Shape: []int{128, 128, 128}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(7, 7, 7)}}, opt, []string{"sep3"}, 0},
+		{"small", nd.Spec{Shape: []int{32, 32, 32}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, opt, []string{"septile", "separable"}, 1},
+		{"unfused", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Unfused: true}, []string{"separable", "separable", "separable"}, 2},
+		{"sepfused forced", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Fused: SepFusedShape{TX: 64, RX: 2, SEG: 64}}, []string{"sepfused", "sepfused"}, 1},
+		{"no local memory", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, SeparableOptions{MaxLocalBytes: 1 << 10}, []string{"separable", "separable", "separable"}, 2},
+		{"Z and X", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factorsOf(3, 1, 3)}}, opt, []string{"separable", "separable"}, 1},
+		{"2-D", nd.Spec{Shape: []int{2048, 2048}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, opt, []string{"sepfused"}, 0},
+		{"4-D kernel", nd.Spec{Shape: []int{16, 64, 64, 64}, Kernels: []nd.Kernel{factorsOf(3, 3, 3, 3)}}, opt, []string{"sepfused", "sepfused", "sepfused"}, 2},
 	} {
-		if tc.spec.In == 0 {
-			tc.spec.In = nd.Float32
-		}
-		p, err := tc.spec.Normalize()
-		if err != nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		s, err := NewSeparable(p, tc.opt)
-		if err != nil || s == nil {
-			t.Fatalf("%s: %v", tc.name, err)
-		}
-		var families []string
-		for _, st := range s.Steps {
-			families = append(families, st.Launch.Family)
-		}
+		s, families := planSeparable(t, tc.name, tc.spec, tc.opt)
 		if !slices.Equal(families, tc.families) || s.Temps != tc.temps {
 			t.Errorf("%s: launches %v with %d temporaries, want %v with %d", tc.name, families, s.Temps, tc.families, tc.temps)
 		}
 	}
+}
+
+// planSeparable is NewSeparable's plan for spec (float32 unless its In
+// says otherwise) within opt, and the families of its launches.
+func planSeparable(t *testing.T, name string, spec nd.Spec, opt SeparableOptions) (*Separable, []string) {
+	t.Helper()
+	if spec.In == 0 {
+		spec.In = nd.Float32
+	}
+	p, err := spec.Normalize()
+	if err != nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	s, err := NewSeparable(p, opt)
+	if err != nil || s == nil {
+		t.Fatalf("%s: %v", name, err)
+	}
+	var families []string
+	for _, st := range s.Steps {
+		families = append(families, st.Launch.Family)
+	}
+	return s, families
 }
 
 // TestSep3Candidates: the default decomposition for 512³ 7³ and every
@@ -209,18 +208,26 @@ func TestSep3Candidates(t *testing.T) {
 	if n < 48 {
 		t.Errorf("only %d sep3.cl candidates", n)
 	}
+	checkCandidates(t, enginetest.Separable3D(), 9, "sep3", func(cand Tuning) bool { return cand.Sep3 != (Sep3Shape{}) })
+}
+
+// checkCandidates emulates every every-th of the cases' tuner candidates
+// that mine selects, each of which must run family, against the
+// reference and the CPU engine's bits.
+func checkCandidates(t *testing.T, cases []enginetest.Case, every int, family string, mine func(Tuning) bool) {
+	t.Helper()
 	tried := 0
-	for i, c := range enginetest.Separable3D() {
+	for i, c := range cases {
 		q, err := c.Spec.Normalize()
 		if err != nil {
 			t.Fatal(err)
 		}
 		for j, cand := range TuningCandidates(q, true) {
-			if cand.Sep3 == (Sep3Shape{}) || (i+j)%9 != 0 {
+			if !mine(cand) || (i+j)%every != 0 {
 				continue
 			}
-			s, err := NewSeparable(q, SeparableOptions{MaxLocalBytes: 48 << 10, Sep3: cand.Sep3})
-			if err != nil || s == nil || s.Steps[0].Launch.Family != "sep3" {
+			s, err := NewSeparable(q, SeparableOptions{MaxLocalBytes: 48 << 10, Sep3: cand.Sep3, SepTile: cand.SepTile})
+			if err != nil || s == nil || s.Steps[0].Launch.Family != family {
 				t.Fatalf("%s, %+v: %v", c.Name, cand, err)
 			}
 			tried++

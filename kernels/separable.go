@@ -58,6 +58,9 @@ type SeparableOptions struct {
 	// X on adjacent axes (the tuner's choice); zero lets NewSeparable
 	// choose.
 	Sep3 Sep3Shape
+	// SepTile forces septile.cl and its decomposition for the fused X and
+	// Y passes (the tuner's choice); zero lets NewSeparable choose.
+	SepTile SepTileShape
 	// Unfused runs every pass with separable.cl (tests, the tuner's
 	// baseline).
 	Unfused bool
@@ -66,9 +69,11 @@ type SeparableOptions struct {
 // NewSeparable specialises the separable method for p, whose kernels must
 // all have factors: all three passes in one sep3.cl launch per bank kernel
 // where they run along three adjacent axes (Z, Y, X) and the problem is
-// large enough; otherwise the last two passes fused (sepfused.cl) where
-// they run along adjacent axes, every other pass with separable.cl. It
-// returns nil, nil when the output is empty.
+// large enough; otherwise the last two passes fused where they run along
+// adjacent axes — in tiles staged whole (septile.cl) for problems smaller
+// than SepTileMaxOutputs, in strips (sepfused.cl) for larger ones — every
+// other pass with separable.cl. It returns nil, nil when the output is
+// empty.
 func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	if err := CheckDTypes(p); err != nil {
 		return nil, err
@@ -83,6 +88,8 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 		return l, nil
 	}
 	passes := separablePasses(p)
+	tile := sepTileShape(p, passes, opt)
+	tiled := tile != (SepTileShape{})
 	if opt.Fused == (SepFusedShape{}) {
 		opt.Fused = defaultSepRing(p, passes)
 	}
@@ -93,7 +100,7 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	if opt.Fused.Ring && len(passes) > 1 {
 		localBytes = sepRingLocalBytes(opt.Fused, p.KShape[passes[0]], p.KShape[passes[1]], product(p.InShape[passes[0]+1:]), accBytes(p))
 	}
-	fused := !opt.Unfused && fusable(passes) && localBytes <= opt.MaxLocalBytes &&
+	fused := !tiled && !opt.Unfused && fusable(passes) && localBytes <= opt.MaxLocalBytes &&
 		(opt.Fused != (SepFusedShape{}) || product(p.OutShape) >= MinFusedOutputs)
 	s := &Separable{}
 	shape := slices.Clone(p.InShape)
@@ -105,7 +112,7 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	// The intermediates: after each pass but the last, except the one a
 	// fused launch keeps on chip.
 	first := 0
-	if fused {
+	if fused || tiled {
 		first = 1
 	}
 	for i := first; i < len(passes)-1; i++ {
@@ -128,7 +135,7 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 				q.In = acc
 			}
 			to, stride, offset := Output, 1, 0
-			last := i == len(passes)-1 || (fused && i == 0 && len(passes) == 2)
+			last := i == len(passes)-1 || ((fused || tiled) && i == 0 && len(passes) == 2)
 			if last {
 				stride, offset = bank, b
 			} else {
@@ -138,6 +145,11 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 			}
 			var l *Launch
 			switch {
+			case tiled && i == 0:
+				x := passes[0]
+				l = newSepTile(&q, opt, tile, shapes[0], x, k.Factors[x], p.Shift[x], k.Factors[x-1], p.Shift[x-1], cval, stride, offset)
+				cval *= sum(k.Factors[x])
+				i++ // the Y pass is done too
 			case fused && i == 0:
 				x := passes[0]
 				l = newSepFused(&q, opt, shapes[0], x, k.Factors[x], p.Shift[x], k.Factors[x-1], p.Shift[x-1], cval, stride, offset)
@@ -214,10 +226,11 @@ type SepFusedShape struct {
 	Prefetch bool `json:",omitempty"`
 }
 
-// MinFusedOutputs: smaller problems run their passes unfused, which
-// spreads them over more work-items (S003's 640×480: 0.037 ms in passes,
-// 0.069 fused). The backends' tests lower it, so that the case table's
-// small problems run the fused kernel.
+// MinFusedOutputs: smaller problems run their passes unfused where
+// septile.cl's tiles do not take them (SepTileMaxOutputs), which spreads
+// them over more work-items than sepfused.cl's strips (S003's 640×480:
+// 0.037 ms in passes, 0.069 fused). The backends' tests lower it, so that
+// the case table's small problems run the fused kernel.
 var MinFusedOutputs = 1 << 20
 
 // targetGroups is about how many work-groups keep a large GPU busy (132
@@ -232,7 +245,7 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 	y := x - 1
 	c := product(in[x+1:])
 	planes := product(in[:y])
-	ny, nx, my, mx := in[y], in[x], q.OutShape[y], q.OutShape[x]
+	my, mx := q.OutShape[y], q.OutShape[x]
 	kx, ky := len(fx), len(fy)
 	sh := opt.Fused
 	if sh == (SepFusedShape{}) {
@@ -260,24 +273,39 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 	if sh.Ring {
 		family, width = "sepring", sh.TX
 	}
-	taps := append(append(slices.Clone(fx), fy...), cval*sum(fx))
-	l := &Launch{Family: family, Name: "correlate_" + family, Wide: q.Wide, CVal: cval,
-		Taps: taps, Outer: []int32{0},
-		Local:  [3]int{sh.TX, 1, 1},
-		Groups: [3]int{ceilDiv(mx*c, width), ceilDiv(my, sh.SEG), min(planes, 65535)},
-		Scalars: []int64{int64(ny), int64(nx), int64(my), int64(mx), int64(planes),
-			int64(stride), int64(offset)},
-		FusedShape: sh,
-	}
+	shape := []string{fmt.Sprintf("TX=%d", sh.TX), fmt.Sprintf("RX=%d", sh.RX), fmt.Sprintf("SEG=%d", sh.SEG)}
 	accSize := accBytes(q)
-	var pitches []string
+	localBytes := sepFusedRowsBytes(sh, kx, c, accSize)
 	if sh.Ring {
 		stage, inter := sepRingPitches(sh, kx, c)
-		l.LocalBytes = sepRingLocalBytes(sh, kx, ky, c, accSize)
-		pitches = []string{fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter),
-			fmt.Sprintf("PREFETCH=%d", b2i(sh.Prefetch))}
-	} else {
-		l.LocalBytes = sepFusedRowsBytes(sh, kx, c, accSize)
+		localBytes = sepRingLocalBytes(sh, kx, ky, c, accSize)
+		shape = append(shape, fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter),
+			fmt.Sprintf("PREFETCH=%d", b2i(sh.Prefetch)))
+	}
+	l := fusedLaunch(q, opt, family, in, x, fx, shiftX, fy, shiftY, cval, stride, offset, width, shape)
+	l.Local = [3]int{sh.TX, 1, 1}
+	l.Groups = [3]int{ceilDiv(mx*c, width), ceilDiv(my, sh.SEG), min(planes, 65535)}
+	l.LocalBytes = localBytes
+	l.FusedShape = sh
+	return l
+}
+
+// fusedLaunch is what the launches of the fused X and Y passes share
+// (sepfused.cl, sepring.cl, septile.cl: one argument list): the taps (the
+// X factor's, the Y factor's, then cval times the X factor's sum), the
+// scalars and the defines, with the family's own (shape), for the X pass
+// along axis x of q (factor fx) and the Y pass along axis x−1 (factor fy),
+// reading an input of the given shape, in work-groups width elements wide.
+// The caller sets the work sizes, local memory and decomposition.
+func fusedLaunch(q *nd.Problem, opt SeparableOptions, family string, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset, width int, shape []string) *Launch {
+	y := x - 1
+	c := product(in[x+1:])
+	kx, ky := len(fx), len(fy)
+	taps := slices.Concat(fx, fy, []float64{cval * sum(fx)})
+	l := &Launch{Family: family, Name: "correlate_" + family, Wide: q.Wide, CVal: cval,
+		Taps: taps, Outer: []int32{0},
+		Scalars: []int64{int64(in[y]), int64(in[x]), int64(q.OutShape[y]), int64(q.OutShape[x]), int64(product(in[:y])),
+			int64(stride), int64(offset)},
 	}
 	maxIndex := max(int64(product(in)), int64(product(q.OutShape))*int64(stride)) + int64(width+kx*c)*int64(stride)
 	l.Defines = append(typeDefines(q),
@@ -285,12 +313,11 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 		fmt.Sprintf("KX=%d", kx), fmt.Sprintf("KY=%d", ky),
 		fmt.Sprintf("SHIFT_X=%d", shiftX), fmt.Sprintf("SHIFT_Y=%d", shiftY),
 		fmt.Sprintf("C=%d", c),
-		fmt.Sprintf("TX=%d", sh.TX), fmt.Sprintf("RX=%d", sh.RX), fmt.Sprintf("SEG=%d", sh.SEG),
 		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
 		fmt.Sprintf("TAPS_N=%d", len(taps)))
-	l.Defines = append(l.Defines, pitches...)
+	l.Defines = append(l.Defines, shape...)
 	l.Defines = append(l.Defines, nonzeroDefines(taps[:kx+ky])...)
-	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accSize))
+	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accBytes(q)))
 	slices.Sort(l.Defines)
 	return l
 }
@@ -383,12 +410,12 @@ func product(s []int) int {
 
 // sep3Launches is p's separable method as sep3.cl launches, one per bank
 // kernel with no temporaries, or nil where sep3.cl does not serve: passes
-// not Z, Y, X on adjacent axes, a forced sepfused.cl shape or unfused
-// passes, a problem smaller than MinFusedOutputs (unless a shape is
+// not Z, Y, X on adjacent axes, a forced sepfused.cl or septile.cl shape
+// or unfused passes, a problem smaller than MinFusedOutputs (unless a shape is
 // forced), or a shape whose ring or local memory does not fit.
 func sep3Launches(p *nd.Problem, opt SeparableOptions) *Separable {
 	x, ok := sep3Axes(p)
-	if !ok || opt.Unfused || opt.Fused != (SepFusedShape{}) {
+	if !ok || opt.Unfused || opt.Fused != (SepFusedShape{}) || opt.SepTile != (SepTileShape{}) {
 		return nil
 	}
 	sh := opt.Sep3

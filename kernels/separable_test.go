@@ -45,6 +45,10 @@ func emulateSeparable[F nd.Float](t *testing.T, s *Separable, p *nd.Problem, in 
 			emulateSep3(t, l, def, p, buffer(step.From), buffer(step.To))
 			continue
 		}
+		if l.Family == "septile" {
+			emulateSepTile(t, l, def, p, buffer(step.From), buffer(step.To))
+			continue
+		}
 		k, shift := def["K"], def["SHIFT"]
 		nIn, nOut, inner, total, stride, offset := int(l.Scalars[0]), int(l.Scalars[1]), int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4]), int(l.Scalars[5])
 		if k != len(l.Taps) {
@@ -77,22 +81,31 @@ func emulateSeparable[F nd.Float](t *testing.T, s *Separable, p *nd.Problem, in 
 	return outputArray(p, out)
 }
 
-// emulateSepFused computes a sepfused.cl launch as its comment defines it:
-// per plane, each intermediate row the X pass (CVAL2 for a row outside the
-// input with the constant border), then each output the Y pass over those
-// rows — checking the launch's geometry and grid along the way.
+// emulateSepFused computes a sepfused.cl or sepring.cl launch
+// (emulateFusedPasses), checking its geometry and grid.
 func emulateSepFused[F nd.Float](t *testing.T, l *Launch, def map[string]int, p *nd.Problem, from, to []F) {
 	t.Helper()
-	kx, ky, sx, sy, c := def["KX"], def["KY"], def["SHIFT_X"], def["SHIFT_Y"], def["C"]
+	kx, ky, c := def["KX"], def["KY"], def["C"]
 	tx, rx, seg := def["TX"], def["RX"], def["SEG"]
-	ny, nx, my, mx, planes := int(l.Scalars[0]), int(l.Scalars[1]), int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4])
-	stride, offset := int(l.Scalars[5]), int(l.Scalars[6])
+	my, mx, planes := int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4])
 	if len(l.Taps) != kx+ky+1 || l.Local != [3]int{tx, 1, 1} {
 		t.Fatalf("sepfused: %d taps for KX=%d KY=%d, local %v for TX=%d", len(l.Taps), kx, ky, l.Local, tx)
 	}
 	if l.Groups[0]*tx*rx < mx*c || l.Groups[1]*seg < my || l.Groups[2] > planes || l.Groups[2] < 1 {
 		t.Fatalf("sepfused: groups %v do not cover %d planes of %d×%d", l.Groups, planes, my, mx*c)
 	}
+	emulateFusedPasses(l, def, p, from, to)
+}
+
+// emulateFusedPasses computes a launch of the fused X and Y passes
+// (sepfused.cl, sepring.cl, septile.cl: their arguments are the same) as
+// their comments define it: per plane, each intermediate row the X pass
+// (CVAL2 for a row outside the input with the constant border), then each
+// output the Y pass over those rows.
+func emulateFusedPasses[F nd.Float](l *Launch, def map[string]int, p *nd.Problem, from, to []F) {
+	kx, ky, sx, sy, c := def["KX"], def["KY"], def["SHIFT_X"], def["SHIFT_Y"], def["C"]
+	ny, nx, my, mx, planes := int(l.Scalars[0]), int(l.Scalars[1]), int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4])
+	stride, offset := int(l.Scalars[5]), int(l.Scalars[6])
 	fx, fy, cval2 := l.Taps[:kx], l.Taps[kx:kx+ky], F(l.Taps[kx+ky])
 	inter := make([]F, ny*mx*c)
 	for plane := range planes {
@@ -186,9 +199,9 @@ func checkSeparableSteps(t *testing.T, c enginetest.Case, p *nd.Problem, s *Sepa
 	checkAgainstEngines(t, c, p, got, engine, s.Steps[0].Launch.Defines)
 }
 
-// TestSeparableTuningCandidates: every sepfused.cl decomposition `ndconv
-// tune` may choose gives the CPU engine's bits (emulated; sep3.cl's:
-// TestSep3Candidates).
+// TestSeparableTuningCandidates: every sepfused.cl, sepring.cl and
+// septile.cl decomposition `ndconv tune` may choose gives the CPU engine's
+// bits (emulated; sep3.cl's: TestSep3Candidates).
 func TestSeparableTuningCandidates(t *testing.T) {
 	tried := 0
 	for i, c := range engineCases() {
@@ -200,7 +213,7 @@ func TestSeparableTuningCandidates(t *testing.T) {
 			if cand.Sep3 != (Sep3Shape{}) {
 				continue
 			}
-			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, Fused: cand.Fused})
+			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, Fused: cand.Fused, SepTile: cand.SepTile})
 			if err != nil || s == nil {
 				continue
 			}

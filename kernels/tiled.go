@@ -327,9 +327,10 @@ func vector4(d nd.DType) (string, bool) {
 
 // TuningCandidates are the work decompositions `ndconv tune` measures for
 // p: tiled.cl's and rows.cl's for the direct method; for the separable one
-// sep3.cl's where its passes are Z, Y, X on adjacent axes and sepfused.cl's
-// and sepring.cl's (none where the passes do not fuse). Every candidate computes the same
-// bits; they differ only in how the work is spread.
+// sep3.cl's where its passes are Z, Y, X on adjacent axes, and septile.cl's,
+// sepfused.cl's and sepring.cl's (none where the passes do not fuse). Every
+// candidate computes the same bits; they differ only in how the work is
+// spread.
 func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 	var out []Tuning
 	if separable {
@@ -337,7 +338,7 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 		if !fusable(passes) {
 			return nil
 		}
-		out = sep3Candidates(p)
+		out = append(sep3Candidates(p), sepTileCandidates(p)...)
 		ky := p.KShape[passes[1]]
 		for _, tx := range []int{32, 64, 128} {
 			for _, rx := range []int{1, 2, 4} {

@@ -400,11 +400,32 @@ func TestEngineWindow(t *testing.T) {
 // every case whose separable passes fuse.
 func TestEngineSepRing(t *testing.T) {
 	testDevice(t)
-	gputest.CheckTunings(t, engineCases(t), kernels.SepRingChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
-		opt := testOptions()
-		opt.Tuning = tuning
-		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewSeparable(p, opt) })
-	})
+	gputest.CheckTunings(t, engineCases(t), kernels.SepRingChecks, "separable", runSeparableTuned)
+}
+
+// runSeparableTuned runs a case with the separable method in a tuning.
+func runSeparableTuned(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	opt := testOptions()
+	opt.Tuning = tuning
+	return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewSeparable(p, opt) })
+}
+
+// inTurn is checks giving each problem one of its decompositions, in
+// turn (a specialisation takes PoCL seconds to build), or all of them
+// with NDCONV_OPENCL_ALL=1.
+func inTurn(checks func(*nd.Problem) ([]kernels.Tuning, bool)) func(*nd.Problem) ([]kernels.Tuning, bool) {
+	if allCases() {
+		return checks
+	}
+	turn := 0
+	return func(p *nd.Problem) ([]kernels.Tuning, bool) {
+		all, image := checks(p)
+		if len(all) == 0 {
+			return nil, image
+		}
+		turn++
+		return all[turn%len(all):][:1], image
+	}
 }
 
 // TestEngineSep3 runs sep3.cl — the three passes of a 3-D separable
@@ -419,21 +440,33 @@ func TestEngineSep3(t *testing.T) {
 	// the small volumes too.
 	gputest.FuseSmallProblems(t)
 	cases := append(enginetest.OnGPU(enginetest.Separable3D()), engineCases(t)...)
-	checks := kernels.Sep3Checks
-	if !allCases() {
-		turn := 0
-		checks = func(p *nd.Problem) ([]kernels.Tuning, bool) {
-			all, image := kernels.Sep3Checks(p)
-			if len(all) == 0 {
-				return nil, image
-			}
-			turn++
-			return all[turn%len(all):][:1], image
+	gputest.CheckTunings(t, cases, inTurn(kernels.Sep3Checks), "separable", runSeparableTuned)
+}
+
+// TestEngineSepTile runs septile.cl — a separable correlation's fused X
+// and Y passes in 2-D tiles staged whole — on the 2-D separable set (every
+// border and mode, channels, planes, banks, float64, small integers, zero
+// taps, images smaller than a tile, S003's 31 × 31 taps) in small tiles
+// and in NewSeparable's own choice: each case in one of
+// kernels.SepTileChecks' decompositions, in turn (a specialisation takes
+// PoCL about a second to build); with NDCONV_OPENCL_ALL=1 in all of them,
+// and on the table's cases whose passes fuse too.
+func TestEngineSepTile(t *testing.T) {
+	dev := testDevice(t)
+	cases := enginetest.OnGPU(enginetest.Separable2D())
+	gputest.CheckPlannedFamily(t, cases, separableOptions(dev.Info(), kernels.Tuning{}), "septile")
+	if allCases() {
+		cases = append(cases, engineCases(t)...)
+	}
+	gputest.CheckTunings(t, cases, inTurn(kernels.SepTileChecks), "separable", runSeparableTuned)
+	// S003's 31 × 31 taps in NewSeparable's own tiles (the bench's), with
+	// whole tiles inside the image, whatever their turn gave them above.
+	var s003 []enginetest.Case
+	for _, c := range cases {
+		if strings.HasPrefix(c.Name, "sep2/s003/") {
+			s003 = append(s003, c)
 		}
 	}
-	gputest.CheckTunings(t, cases, checks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
-		opt := testOptions()
-		opt.Tuning = tuning
-		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewSeparable(p, opt) })
-	})
+	untuned := func(*nd.Problem) ([]kernels.Tuning, bool) { return []kernels.Tuning{{}}, false }
+	gputest.CheckTunings(t, s003, untuned, "separable", runSeparableTuned)
 }

@@ -17,10 +17,7 @@ import (
 func Table() []Case {
 	rng := rand.New(rand.NewPCG(1, 2))
 	var cases []Case
-	add := func(name string, s nd.Spec, in nd.Array) {
-		s.Shape, s.In = in.Shape, in.DType()
-		cases = append(cases, Case{Name: name, Spec: s, Input: in})
-	}
+	add := adder(&cases, "")
 
 	borders := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}
 	modes := []nd.Mode{nd.Same, nd.Valid, nd.Full}
@@ -309,6 +306,15 @@ func RandomComplex(seed uint64, n int) []Case {
 	return cases
 }
 
+// adder returns add, which appends to cases the case named prefix + name
+// of spec (its shape and dtype the input's) on input in.
+func adder(cases *[]Case, prefix string) func(name string, s nd.Spec, in nd.Array) {
+	return func(name string, s nd.Spec, in nd.Array) {
+		s.Shape, s.In = in.Shape, in.DType()
+		*cases = append(*cases, Case{Name: prefix + name, Spec: s, Input: in})
+	}
+}
+
 // Separable3D returns cases whose kernels are separable along three
 // adjacent axes (the GPU's one-launch 3-D separable kernel): every border in
 // same, valid and full modes with origins and convolution, banks, channels
@@ -319,10 +325,7 @@ func RandomComplex(seed uint64, n int) []Case {
 func Separable3D() []Case {
 	rng := rand.New(rand.NewPCG(3, 3))
 	var cases []Case
-	add := func(name string, s nd.Spec, in nd.Array) {
-		s.Shape, s.In = in.Shape, in.DType()
-		cases = append(cases, Case{Name: "sep3/" + name, Spec: s, Input: in})
-	}
+	add := adder(&cases, "sep3/")
 	borders := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}
 	for i, b := range borders {
 		for _, m := range []nd.Mode{nd.Same, nd.Valid, nd.Full} {
@@ -348,5 +351,45 @@ func Separable3D() []Case {
 	}
 	add("long-z/reflect", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 7, 7, 7)}, Border: nd.Reflect}, RandomArray(rng, nd.Float32, 23, 13, 37))
 	add("long-z/constant", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 4, 5, 3)}, Border: nd.Constant, CVal: 1, Mode: nd.Full}, RandomArray(rng, nd.Uint8, 19, 11, 21))
+	return cases
+}
+
+// Separable2D returns cases whose kernels are separable along two adjacent
+// axes (the GPU's fused X and Y passes, in tiles or strips): every border
+// in same, valid and full modes with origins and convolution, interleaved
+// channels (RGB, RGBA) after the kernel axes, planes before them, banks,
+// every accumulator and small integer types, zero taps, images smaller
+// than the kernel, kernels longer than small tiles, and S003's 31 × 31
+// taps on images large enough for whole default tiles inside them. Shapes
+// are odd, so that tiles are partial.
+func Separable2D() []Case {
+	rng := rand.New(rand.NewPCG(2, 2))
+	var cases []Case
+	add := adder(&cases, "sep2/")
+	borders := []nd.Border{nd.Reflect, nd.Mirror, nd.Nearest, nd.Wrap, nd.Constant}
+	for i, b := range borders {
+		for _, m := range []nd.Mode{nd.Same, nd.Valid, nd.Full} {
+			s := nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 4, 5)}, Border: b, CVal: 2.5, Mode: m, Convolve: i%2 == 1}
+			if m == nd.Same {
+				s.Origin = []int{(i % 3) - 1, 1 - (i % 3)}
+			}
+			add(fmt.Sprintf("%v/%v", b, m), s, RandomArray(rng, nd.Float32, 13, 37))
+		}
+	}
+	add("rgba/uint8", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 5, 5)}, Border: nd.Constant, CVal: 7}, RandomArray(rng, nd.Uint8, 11, 19, 4))
+	add("rgb/uint16->float32", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 3, 4)}, Border: nd.Reflect, Out: nd.Float32}, RandomArray(rng, nd.Uint16, 9, 17, 3))
+	add("rgba/float64/mirror", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 3, 3)}, Border: nd.Mirror, Mode: nd.Full}, RandomArray(rng, nd.Float64, 7, 9, 4))
+	add("float64/constant", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 5, 3)}, Border: nd.Constant, CVal: 1.5}, RandomArray(rng, nd.Float64, 12, 21))
+	bank := []nd.Kernel{RandomFactors(rng, 3, 3), RandomFactors(rng, 3, 3)}
+	add("bank2/uint8->float32", nd.Spec{Kernels: bank, Border: nd.Constant, CVal: 4, Out: nd.Float32}, RandomArray(rng, nd.Uint8, 10, 23))
+	add("zero-taps", nd.Spec{Kernels: []nd.Kernel{{Shape: []int{3, 4}, Factors: [][]float64{{1, 0, -1}, {0.5, 0, 0.25, 0}}}}, Border: nd.Constant, CVal: 3}, RandomArray(rng, nd.Float32, 10, 15))
+	add("uint8->int16", nd.Spec{Kernels: []nd.Kernel{{Shape: []int{3, 3}, Factors: [][]float64{{-1, 0, 1}, {1, 2, 1}}}}, Border: nd.Nearest, Out: nd.Int16}, RandomArray(rng, nd.Uint8, 9, 14))
+	for _, b := range []nd.Border{nd.Reflect, nd.Constant} {
+		add(fmt.Sprintf("kernel-over-image/%v", b), nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 5, 7)}, Border: b, CVal: -2}, RandomArray(rng, nd.Float32, 3, 5))
+	}
+	add("planes/wrap", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 3, 2)}, Axes: []int{1, 2}, Border: nd.Wrap}, RandomArray(rng, nd.Float32, 3, 9, 14))
+	add("long/nearest", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 15, 15)}, Border: nd.Nearest}, RandomArray(rng, nd.Float32, 20, 45))
+	add("s003/rgba/uint8/constant", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 31, 31)}, Border: nd.Constant, CVal: 9}, RandomArray(rng, nd.Uint8, 97, 70, 4))
+	add("s003/float32/constant", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 31, 31)}, Border: nd.Constant}, RandomArray(rng, nd.Float32, 61, 90))
 	return cases
 }

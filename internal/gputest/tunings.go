@@ -12,7 +12,8 @@ import (
 // its problem (kernels.RollingChecks: the walking kernels in chunks of 1, 2
 // and 3 planes or rows; kernels.SepRingChecks: sepring.cl in narrow
 // strips of few rounds; kernels.Sep3Checks: sep3.cl in small tiles and
-// short segments) through run, a backend's engine of the given
+// short segments; kernels.SepTileChecks: septile.cl in small tiles)
+// through run, a backend's engine of the given
 // method ("direct" or "separable") with that tuning. Where checks reports
 // an image, a quarter of the images run, to bound the programs built.
 // Each result must meet the reference and equal the CPU engine's bits.
@@ -51,11 +52,32 @@ func CheckTunings(t *testing.T, cases []enginetest.Case, checks func(*nd.Problem
 	t.Logf("%d runs of the decompositions checked", runs)
 }
 
-// FuseSmallProblems makes the separable method fuse its passes on the case
-// table's small problems too (kernels.MinFusedOutputs lowered for t), so
-// that they test sepfused.cl and sep3.cl.
+// FuseSmallProblems makes the separable method fuse its passes in strips
+// on the case table's small problems too (kernels.MinFusedOutputs and
+// kernels.SepTileMaxOutputs lowered for t), so that they test sepfused.cl
+// and sep3.cl rather than septile.cl's tiles (TestEngineSepTile's).
 func FuseSmallProblems(t *testing.T) {
-	saved := kernels.MinFusedOutputs
-	kernels.MinFusedOutputs = 0
-	t.Cleanup(func() { kernels.MinFusedOutputs = saved })
+	savedMin, savedTile := kernels.MinFusedOutputs, kernels.SepTileMaxOutputs
+	kernels.MinFusedOutputs, kernels.SepTileMaxOutputs = 0, 0
+	t.Cleanup(func() { kernels.MinFusedOutputs, kernels.SepTileMaxOutputs = savedMin, savedTile })
+}
+
+// CheckPlannedFamily fails t unless NewSeparable, untuned within opt's
+// limits, plans at least half of the cases with family's kernel first —
+// so that a test of that kernel cannot pass by running another.
+func CheckPlannedFamily(t *testing.T, cases []enginetest.Case, opt kernels.SeparableOptions, family string) {
+	t.Helper()
+	n := 0
+	for _, c := range cases {
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		if s, err := kernels.NewSeparable(p, opt); err == nil && s != nil && s.Steps[0].Launch.Family == family {
+			n++
+		}
+	}
+	if 2*n < len(cases) {
+		t.Errorf("%d of %d cases planned with %s", n, len(cases), family)
+	}
 }

@@ -1,0 +1,213 @@
+package kernels
+
+import (
+	"fmt"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// SepTileShape is septile.cl's work decomposition: work-groups of TX × TY
+// work-items, each owning a tile of TX output elements (pixels × C) by
+// TY·RY rows of one plane, staged whole; each work-item owns one column
+// and RY rows of the tile, and the X pass runs in pieces of RX
+// consecutive elements (RX divides TX).
+type SepTileShape struct {
+	TX, TY, RX, RY int
+}
+
+func (s SepTileShape) String() string {
+	return fmt.Sprintf("%dx%d threads, %d rows each, X pieces of %d", s.TX, s.TY, s.RY, s.RX)
+}
+
+// sepTileMaxGroupSize bounds septile.cl's work-groups, and sepTileRegs the
+// registers a work-item holds between its loads and its stores: the staged
+// values it loads (NLOAD), and its X-pass sums (NTASK·RX) held across the
+// barrier before the intermediate overwrites the stage.
+const (
+	sepTileMaxGroupSize = 1024
+	sepTileRegs         = 64
+)
+
+// sepTileGeometry is what septile.cl computes of one problem: kernel
+// extents kx and ky, c samples per position, planes before the Y axis,
+// and the output's extents my and mx (positions).
+type sepTileGeometry struct {
+	kx, ky, c, planes, my, mx int
+}
+
+// sepTileGeometryOf is p's geometry where its first two passes run along
+// axes x and x−1 (fusable).
+func sepTileGeometryOf(p *nd.Problem, x int) sepTileGeometry {
+	return sepTileGeometry{kx: p.KShape[x], ky: p.KShape[x-1], c: product(p.InShape[x+1:]),
+		planes: product(p.InShape[:x-1]), my: p.OutShape[x-1], mx: p.OutShape[x]}
+}
+
+// sepTileLocalBytes is septile.cl's local memory: the staged rows, which
+// the intermediate rows (no wider) then overwrite.
+func sepTileLocalBytes(s SepTileShape, kx, ky, c, accSize int) int {
+	stage, _ := sepRingPitches(SepFusedShape{TX: s.TX}, kx, c)
+	return (s.TY*s.RY + ky - 1) * stage * accSize
+}
+
+// sepTileFits reports whether septile.cl runs shape s for geometry g: a
+// valid shape, its registers (sepTileRegs, half as many float64) and local
+// memory (maxLocal) within bounds, and a grid within the 65535 work-groups
+// CUDA allows along Y and Z (a plane per work-group along Z).
+func (g sepTileGeometry) fits(s SepTileShape, wide bool, maxLocal int) bool {
+	if s.TX <= 0 || s.TY <= 0 || s.RX <= 0 || s.RY <= 0 || s.TX%s.RX != 0 || s.TX*s.TY > sepTileMaxGroupSize {
+		return false
+	}
+	regs, accSize := sepTileRegs, 4
+	if wide {
+		regs, accSize = regs/2, 8
+	}
+	nt, rows := s.TX*s.TY, s.TY*s.RY+g.ky-1
+	nload := ceilDiv(rows*(s.TX+(g.kx-1)*g.c), nt)
+	ntask := ceilDiv(rows*(s.TX/s.RX), nt)
+	return nload <= regs && ntask*s.RX <= regs &&
+		sepTileLocalBytes(s, g.kx, g.ky, g.c, accSize) <= maxLocal &&
+		ceilDiv(g.my, s.TY*s.RY) <= 65535 && g.planes <= 65535
+}
+
+// SepTileMaxOutputs: untuned, problems with fewer outputs run their fused
+// X and Y passes in septile.cl's tiles, larger ones in sepfused.cl's
+// strips. S003's images (640 × 480, 0.3 M outputs, 1.2 M with 4 channels)
+// lie below, the 2048² and larger images the strips were tuned on above:
+// a strip's serial walk pays where there are too few strips to fill the
+// GPU. The backends' tests lower it to 0 with MinFusedOutputs, so that the
+// case table's small problems run sepfused.cl.
+var SepTileMaxOutputs = 1 << 22
+
+// sepTileShape is the septile.cl decomposition NewSeparable runs for p's
+// fused X and Y passes (along axes x and x−1), or zero where septile.cl
+// does not serve: unfused passes, a forced sepfused.cl shape, a problem of
+// SepTileMaxOutputs outputs or more unless opt forces a shape, or a shape
+// that does not fit.
+func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShape {
+	if opt.Unfused || opt.Fused != (SepFusedShape{}) || !fusable(passes) {
+		return SepTileShape{}
+	}
+	g := sepTileGeometryOf(p, passes[0])
+	s := opt.SepTile
+	if s == (SepTileShape{}) {
+		if product(p.OutShape) >= SepTileMaxOutputs {
+			return SepTileShape{}
+		}
+		s = g.defaultShape(p.Wide, opt.MaxLocalBytes)
+	}
+	if !g.fits(s, p.Wide, opt.MaxLocalBytes) {
+		return SepTileShape{}
+	}
+	return s
+}
+
+// defaultShape is septile.cl's decomposition for a small problem: the
+// first of its tiles that fits (zero if none does), 256 work-items each.
+// A prediction, to be measured on the H100 (kernels/PERF.md) and bettered
+// by the tuner's candidates.
+//
+// Single samples (C = 1) first in tiles of 32 × 16 pixels: S003's 640 ×
+// 480 in 20 × 30 = 600 work-groups, 4.5 per multiprocessor of a 132-SM
+// GPU (sepfused.cl ran ~75 strips, under one per multiprocessor, each 62
+// serial steps); a 31-tap kernel's X halo then doubles the staged row, its
+// Y halo makes 46 staged rows of 16 (89 X-pass FMAs per output, 31 in
+// the Y pass); 8 work-items across a row, each 2 rows; X pieces of 8 (a
+// piece reads 38 values for 248 FMAs: local reads, at a quarter of the FMA
+// rate, weigh as much as the FMAs).
+//
+// Interleaved samples (C > 1) first in tiles of 16 × 32 pixels (S003
+// RGBA: 64 elements by 32 rows, 40 × 15 = 600 work-groups, 47.9 KB of
+// local memory at 31 taps): a staged value of a piece serves RX/C pixels,
+// so pieces of 16 (a piece reads 136 values for 496 FMAs at C = 4, where 8
+// read 128 for 248), and taller tiles (62 staged rows of 32: 60 X-pass
+// FMAs per output, against 89 for 16 rows), since the X pass's share of
+// the work grows with C.
+//
+// Then smaller tiles, where a long kernel with channels or float64 would
+// need more than the local memory.
+func (g sepTileGeometry) defaultShape(wide bool, maxLocal int) SepTileShape {
+	tiles, rx := []struct{ px, rows int }{{32, 16}, {16, 16}, {16, 8}, {8, 8}}, 8
+	if g.c > 1 {
+		tiles, rx = []struct{ px, rows int }{{16, 32}, {16, 16}, {16, 8}, {8, 8}}, 16
+	}
+	for _, t := range tiles {
+		tx := t.px * g.c
+		ty := max(1, min(t.rows, 256/tx))
+		s := SepTileShape{TX: tx, TY: ty, RX: rx, RY: t.rows / ty}
+		for s.TX%s.RX != 0 || (!g.fits(s, wide, maxLocal) && s.RX > 8) {
+			s.RX /= 2
+		}
+		if g.fits(s, wide, maxLocal) {
+			return s
+		}
+	}
+	return SepTileShape{}
+}
+
+// sepTileCandidates are septile.cl's decompositions the tuner measures
+// for p (none where its first two passes do not fuse): tiles of 16 × 16,
+// 16 × 32, 32 × 8, 32 × 16, 32 × 32 and 64 × 8 pixels, 1, 2 or 4 rows per
+// work-item, X pieces of 8 or 16 — those that fit 48 KiB of local memory
+// (at most 36).
+func sepTileCandidates(p *nd.Problem) []Tuning {
+	passes := separablePasses(p)
+	if !fusable(passes) {
+		return nil
+	}
+	g := sepTileGeometryOf(p, passes[0])
+	var out []Tuning
+	for _, t := range []struct{ px, rows int }{{16, 16}, {16, 32}, {32, 8}, {32, 16}, {32, 32}, {64, 8}} {
+		for _, ry := range []int{1, 2, 4} {
+			for _, rx := range []int{8, 16} {
+				s := SepTileShape{TX: t.px * g.c, TY: t.rows / ry, RX: rx, RY: ry}
+				if g.fits(s, p.Wide, 48<<10) {
+					out = append(out, Tuning{SepTile: s})
+				}
+			}
+		}
+	}
+	return out
+}
+
+// SepTileChecks are septile.cl decompositions for the backends' tests of
+// p's separable method where its first two passes fuse: tiles narrower and
+// shorter than the tests' small images (several work-groups each way,
+// partial tiles, X pieces that do and do not fill the work-items, one and
+// several rows per work-item), and the zero Tuning: NewSeparable's own
+// choice, septile.cl's default on the tests' small images; nil elsewhere.
+// image is false: every such case runs.
+func SepTileChecks(p *nd.Problem) (checks []Tuning, image bool) {
+	passes := separablePasses(p)
+	if !p.Separable() || !fusable(passes) {
+		return nil, false
+	}
+	g := sepTileGeometryOf(p, passes[0])
+	for _, s := range []SepTileShape{
+		{TX: 8, TY: 2, RX: 4, RY: 1},
+		{TX: 16, TY: 2, RX: 2, RY: 3},
+		{TX: 8, TY: 4, RX: 8, RY: 2},
+	} {
+		if g.fits(s, p.Wide, 48<<10) {
+			checks = append(checks, Tuning{SepTile: s})
+		}
+	}
+	return append(checks, Tuning{}), false
+}
+
+// newSepTile specialises septile.cl in shape s for the X pass along axis x
+// (factor fx) and the Y pass along axis x−1 (factor fy) of q, reading an
+// input of the given shape; axes after x are interleaved samples, axes
+// before x−1 planes. Its arguments are newSepFused's.
+func newSepTile(q *nd.Problem, opt SeparableOptions, s SepTileShape, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset int) *Launch {
+	c := product(in[x+1:])
+	kx, ky := len(fx), len(fy)
+	stage, inter := sepRingPitches(SepFusedShape{TX: s.TX}, kx, c)
+	l := fusedLaunch(q, opt, "septile", in, x, fx, shiftX, fy, shiftY, cval, stride, offset, s.TX, []string{
+		fmt.Sprintf("TX=%d", s.TX), fmt.Sprintf("TY=%d", s.TY), fmt.Sprintf("RX=%d", s.RX), fmt.Sprintf("RY=%d", s.RY),
+		fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter)})
+	l.Local = [3]int{s.TX, s.TY, 1}
+	l.Groups = [3]int{ceilDiv(q.OutShape[x]*c, s.TX), ceilDiv(q.OutShape[x-1], s.TY*s.RY), product(in[:x-1])}
+	l.LocalBytes = sepTileLocalBytes(s, kx, ky, c, accBytes(q))
+	l.SepTileShape = s
+	return l
+}
