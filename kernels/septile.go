@@ -102,39 +102,29 @@ func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShap
 }
 
 // defaultShape is septile.cl's decomposition for a small problem: the
-// first of its tiles that fits (zero if none does), 256 work-items each.
-// A prediction, to be measured on the H100 (kernels/PERF.md) and bettered
-// by the tuner's candidates.
-//
-// Single samples (C = 1) first in tiles of 32 × 16 pixels: S003's 640 ×
-// 480 in 20 × 30 = 600 work-groups, 4.5 per multiprocessor of a 132-SM
-// GPU (sepfused.cl ran ~75 strips, under one per multiprocessor, each 62
-// serial steps); a 31-tap kernel's X halo then doubles the staged row, its
-// Y halo makes 46 staged rows of 16 (89 X-pass FMAs per output, 31 in
-// the Y pass); 8 work-items across a row, each 2 rows; X pieces of 8 (a
-// piece reads 38 values for 248 FMAs: local reads, at a quarter of the FMA
-// rate, weigh as much as the FMAs).
-//
-// Interleaved samples (C > 1) first in tiles of 16 × 32 pixels (S003
-// RGBA: 64 elements by 32 rows, 40 × 15 = 600 work-groups, 47.9 KB of
-// local memory at 31 taps): a staged value of a piece serves RX/C pixels,
-// so pieces of 16 (a piece reads 136 values for 496 FMAs at C = 4, where 8
-// read 128 for 248), and taller tiles (62 staged rows of 32: 60 X-pass
-// FMAs per output, against 89 for 16 rows), since the X pass's share of
-// the work grows with C.
+// first of its tiles that fits (zero if none does), up to 512 work-items
+// each, X pieces of 8. Measured on the H100 (ndconv tune, S003's 640 × 480
+// with 31 × 31 taps; kernels/PERF.md): tiles of 32 rows won for every
+// sample count — 32 × 32 pixels by 32 × 16 work-items (2 rows each) for
+// float32 (0.0117 ms, against 0.0137 for 32 × 16-pixel tiles by 256),
+// 16 × 32 pixels by 64 × 8 (4 rows each) for RGBA float32 (0.0326) — and
+// X pieces of 8 at every C (RGBA uint8: 0.0368 ms with pieces of 8,
+// 0.078 with 16, whose longer span costs registers). Taller tiles halve
+// the Y halo's share of the X pass (62 staged rows for 32 outputs, 46 for
+// 16).
 //
 // Then smaller tiles, where a long kernel with channels or float64 would
 // need more than the local memory.
 func (g sepTileGeometry) defaultShape(wide bool, maxLocal int) SepTileShape {
-	tiles, rx := []struct{ px, rows int }{{32, 16}, {16, 16}, {16, 8}, {8, 8}}, 8
+	tiles := []struct{ px, rows int }{{32, 32}, {32, 16}, {16, 16}, {16, 8}, {8, 8}}
 	if g.c > 1 {
-		tiles, rx = []struct{ px, rows int }{{16, 32}, {16, 16}, {16, 8}, {8, 8}}, 16
+		tiles = []struct{ px, rows int }{{16, 32}, {16, 16}, {16, 8}, {8, 8}}
 	}
 	for _, t := range tiles {
 		tx := t.px * g.c
-		ty := max(1, min(t.rows, 256/tx))
-		s := SepTileShape{TX: tx, TY: ty, RX: rx, RY: t.rows / ty}
-		for s.TX%s.RX != 0 || (!g.fits(s, wide, maxLocal) && s.RX > 8) {
+		ty := max(1, min(t.rows, 512/tx))
+		s := SepTileShape{TX: tx, TY: ty, RX: 8, RY: t.rows / ty}
+		for s.TX%s.RX != 0 && s.RX > 1 {
 			s.RX /= 2
 		}
 		if g.fits(s, wide, maxLocal) {

@@ -55,8 +55,13 @@ if step cli; then
 	grep -E '^(--- FAIL|FAIL|ok|PASS)' "$out/cli.log" | head -20
 fi
 if step memcheck; then
-	( cd cuda && compute-sanitizer --tool memcheck --print-limit 5 ../.gpu/cuda.test -test.short -test.count=1 -test.run 'EngineTable|EngineSlabs|EngineDeviceArrays|EnginePipelined' ) >"$out/memcheck.log" 2>&1
+	( cd cuda && compute-sanitizer --tool memcheck --print-limit 5 ../.gpu/cuda.test -test.short -test.count=1 -test.run "${MEMCHECK_RUN:-EngineTable|EngineSlabs|EngineDeviceArrays|EnginePipelined}" ) >"$out/memcheck.log" 2>&1
 	summary+=("memcheck: exit $? — $(grep 'ERROR SUMMARY' "$out/memcheck.log" | tail -1)")
+	# The streamed path above the backends: ExecuteChunks on CUDA.
+	if [ -x .gpu/ndconv.test ]; then
+		compute-sanitizer --tool memcheck --print-limit 5 .gpu/ndconv.test -test.count=1 -test.run 'TestExecuteChunks$' >"$out/memcheck-stream.log" 2>&1
+		summary+=("memcheck ExecuteChunks: exit $? — $(grep 'ERROR SUMMARY' "$out/memcheck-stream.log" | tail -1)")
+	fi
 fi
 if step compare; then
 	for dev in cuda opencl:1:0; do
