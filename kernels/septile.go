@@ -102,8 +102,8 @@ func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShap
 }
 
 // defaultShape is septile.cl's decomposition for a small problem: the
-// first of its tiles that fits (zero if none does), up to 512 work-items
-// each, X pieces of 8. Measured on the H100 (ndconv tune, S003's 640 × 480
+// first of its tiles that fits (zero if none does), 256 work-items each,
+// X pieces of 8. Measured on the H100 (ndconv tune, S003's 640 × 480
 // with 31 × 31 taps; kernels/PERF.md): tiles of 32 rows won for every
 // sample count — 32 × 32 pixels by 32 × 16 work-items (2 rows each) for
 // float32 (0.0117 ms, against 0.0137 for 32 × 16-pixel tiles by 256),
@@ -111,7 +111,9 @@ func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShap
 // X pieces of 8 at every C (RGBA uint8: 0.0368 ms with pieces of 8,
 // 0.078 with 16, whose longer span costs registers). Taller tiles halve
 // the Y halo's share of the X pass (62 staged rows for 32 outputs, 46 for
-// 16).
+// 16). The default keeps 256 work-items (more rows each) where the tuner
+// found 512 best: NVIDIA's OpenCL compiles this kernel for at most 256 per
+// group (its registers), and a default must run on every device.
 //
 // Then smaller tiles, where a long kernel with channels or float64 would
 // need more than the local memory.
@@ -122,7 +124,7 @@ func (g sepTileGeometry) defaultShape(wide bool, maxLocal int) SepTileShape {
 	}
 	for _, t := range tiles {
 		tx := t.px * g.c
-		ty := max(1, min(t.rows, 512/tx))
+		ty := max(1, min(t.rows, 256/tx))
 		s := SepTileShape{TX: tx, TY: ty, RX: 8, RY: t.rows / ty}
 		for s.TX%s.RX != 0 && s.RX > 1 {
 			s.RX /= 2

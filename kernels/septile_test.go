@@ -115,16 +115,16 @@ func TestSepTilePlanner(t *testing.T) {
 		families []string
 		shape    SepTileShape
 	}{
-		{"S003 c1 float32", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(31, 31)}, Border: nd.Constant}, opt, []string{"septile"}, SepTileShape{TX: 32, TY: 16, RX: 8, RY: 2}},
-		{"S003 c4 uint8", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Uint8, Kernels: []nd.Kernel{factorsOf(31, 31)}, Border: nd.Constant}, opt, []string{"septile"}, SepTileShape{TX: 64, TY: 8, RX: 8, RY: 4}},
-		{"S003 c4 float64", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(3, 3)}}, opt, []string{"septile"}, SepTileShape{TX: 64, TY: 8, RX: 8, RY: 4}},
-		{"c4 float64 15 taps", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(15, 15)}}, opt, []string{"septile"}, SepTileShape{TX: 64, TY: 8, RX: 8, RY: 4}},
+		{"S003 c1 float32", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(31, 31)}, Border: nd.Constant}, opt, []string{"septile"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 4}},
+		{"S003 c4 uint8", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Uint8, Kernels: []nd.Kernel{factorsOf(31, 31)}, Border: nd.Constant}, opt, []string{"septile"}, SepTileShape{TX: 64, TY: 4, RX: 8, RY: 8}},
+		{"S003 c4 float64", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(3, 3)}}, opt, []string{"septile"}, SepTileShape{TX: 64, TY: 4, RX: 8, RY: 8}},
+		{"c4 float64 15 taps", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(15, 15)}}, opt, []string{"septile"}, SepTileShape{TX: 64, TY: 4, RX: 8, RY: 8}},
 		{"c4 float64 31 taps: smaller tiles", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(31, 31)}}, opt, []string{"septile"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 1}},
 		{"c4 float64 61 taps: none fits", nd.Spec{Shape: []int{100, 100, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(61, 61)}}, opt, []string{"separable", "separable"}, SepTileShape{}},
 		{"c4 float64 61 taps: strips", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(61, 61)}}, opt, []string{"sepfused"}, SepTileShape{}},
-		{"bank of 2", nd.Spec{Shape: []int{100, 100}, Kernels: []nd.Kernel{factorsOf(5, 5), factorsOf(5, 5)}}, opt, []string{"septile", "septile"}, SepTileShape{TX: 32, TY: 16, RX: 8, RY: 2}},
-		{"small volume", nd.Spec{Shape: []int{32, 32, 32}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, opt, []string{"septile", "separable"}, SepTileShape{TX: 32, TY: 16, RX: 8, RY: 2}},
-		{"1024²", nd.Spec{Shape: []int{1024, 1024}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, opt, []string{"septile"}, SepTileShape{TX: 32, TY: 16, RX: 8, RY: 2}},
+		{"bank of 2", nd.Spec{Shape: []int{100, 100}, Kernels: []nd.Kernel{factorsOf(5, 5), factorsOf(5, 5)}}, opt, []string{"septile", "septile"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 4}},
+		{"small volume", nd.Spec{Shape: []int{32, 32, 32}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, opt, []string{"septile", "separable"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 4}},
+		{"1024²", nd.Spec{Shape: []int{1024, 1024}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, opt, []string{"septile"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 4}},
 		{"2048²", nd.Spec{Shape: []int{2048, 2048}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, opt, []string{"sepfused"}, SepTileShape{}},
 		{"large image forced", nd.Spec{Shape: []int{2048, 2048}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, SeparableOptions{MaxLocalBytes: 48 << 10, SepTile: SepTileShape{TX: 64, TY: 4, RX: 4, RY: 2}}, []string{"septile"}, SepTileShape{TX: 64, TY: 4, RX: 4, RY: 2}},
 		{"sepfused forced", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Fused: SepFusedShape{TX: 64, RX: 2, SEG: 64}}, []string{"sepfused"}, SepTileShape{}},
