@@ -202,6 +202,40 @@ struct taps_t {
 		} \
 	} while (0)
 
+// Y_COLUMN(acc, col): the Y pass down one column of a local intermediate,
+// shared by sep3.cl and septile.cl: acc[r] (r < RY) takes the Y taps TAP_Y
+// + jy of the column's rows r + jy (col points at its first row, rows
+// INTER_PITCH apart), one fma each; row q is tap q − r of output r, so the
+// taps arrive in order as q ascends.
+#define Y_COLUMN(acc, col) \
+	do { \
+		_Pragma("unroll") for (int q_ = 0; q_ < RY + KY - 1; q_++) { \
+			const ACC_T v_ = (col)[q_ * INTER_PITCH]; \
+			_Pragma("unroll") for (int r_ = 0; r_ < RY; r_++) { \
+				const int jy_ = q_ - r_; \
+				if (jy_ >= 0 && jy_ < KY) { \
+					const ACC_T w_ = TAP(TAP_Y + jy_); \
+					if (NONZERO(TAP_Y + jy_, w_)) { \
+						(acc)[r_] = fma_rn(w_, v_, (acc)[r_]); \
+					} \
+				} \
+			} \
+		} \
+	} while (0)
+
+// FUSED_PASS_PARAMS: the arguments of the fused separable kernels
+// (sepfused.cl, sepring.cl, septile.cl), in the order every family keeps
+// (kernels.fusedLaunch builds them once for all three).
+#define FUSED_PASS_PARAMS \
+	__global const IN_T* restrict in, \
+	__global OUT_T* restrict out, \
+	TAPS_PARAM, \
+	__constant int* restrict unused, \
+	const long ny_, const long nx_, \
+	const long my_, const long mx_, \
+	const long planes_, const long stride_, const long offset_, \
+	const ACC_T cval
+
 // 4-vector loads of the input (VECTOR_LOADS) and stores of the output
 // (VECTOR_STORES), where the host found the rows 4-aligned; IN_T4 and
 // OUT_T4 are the element types' 4-vectors.

@@ -244,20 +244,7 @@ __kernel void correlate_sep3(
 						xy[r] = plane_in ? (ACC_T)0 : cval3;
 					}
 					if (plane_in) {
-#pragma unroll
-						for (int q = 0; q < RY + KY - 1; q++) {
-							const ACC_T v = inter[(oy + q) * INTER_PITCH + lx];
-#pragma unroll
-							for (int r = 0; r < RY; r++) {
-								const int jy = q - r;
-								if (jy >= 0 && jy < KY) {
-									const ACC_T w = TAP(TAP_Y + jy);
-									if (NONZERO(TAP_Y + jy, w)) {
-										xy[r] = fma_rn(w, v, xy[r]);
-									}
-								}
-							}
-						}
+						Y_COLUMN(xy, inter + oy * INTER_PITCH + lx);
 					}
 
 					// 4. The Z pass: output plane o = s − jz takes tap jz in

@@ -93,15 +93,7 @@ INLINE void fetch_row(ACC_T* v, __global const IN_T* restrict src, idx_t y0, int
 	}
 }
 
-__kernel void correlate_sepfused(
-	__global const IN_T* restrict in,
-	__global OUT_T* restrict out,
-	TAPS_PARAM,
-	__constant int* restrict unused, // keeps the argument order of every family
-	const long ny_, const long nx_,
-	const long my_, const long mx_,
-	const long planes_, const long stride_, const long offset_,
-	const ACC_T cval)
+__kernel void correlate_sepfused(FUSED_PASS_PARAMS)
 {
 	const idx_t ny = (idx_t)ny_, nx = (idx_t)nx_, my = (idx_t)my_, mx = (idx_t)mx_;
 	const idx_t planes = (idx_t)planes_, stride = (idx_t)stride_, offset = (idx_t)offset_;

@@ -87,15 +87,7 @@ INLINE ACC_T staged_value(__global const IN_T* restrict src, idx_t py, idx_t pe,
 #endif
 }
 
-__kernel void correlate_septile(
-	__global const IN_T* restrict in,
-	__global OUT_T* restrict out,
-	TAPS_PARAM,
-	__constant int* restrict unused, // keeps the argument order of every family
-	const long ny_, const long nx_,
-	const long my_, const long mx_,
-	const long planes_, const long stride_, const long offset_,
-	const ACC_T cval)
+__kernel void correlate_septile(FUSED_PASS_PARAMS)
 {
 	const idx_t ny = (idx_t)ny_, nx = (idx_t)nx_, my = (idx_t)my_, mx = (idx_t)mx_;
 	const idx_t stride = (idx_t)stride_, offset = (idx_t)offset_;
@@ -213,20 +205,7 @@ __kernel void correlate_septile(
 	for (int r = 0; r < RY; r++) {
 		acc[r] = (ACC_T)0;
 	}
-#pragma unroll
-	for (int q = 0; q < RY + KY - 1; q++) {
-		const ACC_T v = tile[(oy + q) * INTER_PITCH + lx];
-#pragma unroll
-		for (int r = 0; r < RY; r++) {
-			const int jy = q - r;
-			if (jy >= 0 && jy < KY) {
-				const ACC_T w = TAP(TAP_Y + jy);
-				if (NONZERO(TAP_Y + jy, w)) {
-					acc[r] = fma_rn(w, v, acc[r]);
-				}
-			}
-		}
-	}
+	Y_COLUMN(acc, tile + oy * INTER_PITCH + lx);
 	if (e < out_row) {
 		__global OUT_T* dst = out + plane * my * out_row * stride + offset;
 #pragma unroll
