@@ -139,6 +139,18 @@ typedef int idx_t;
 typedef long idx_t;
 #endif
 
+// has_value: whether position p of an axis of n has a value after the
+// border rule — only the constant border leaves positions wholly outside
+// (whose rows the fused separable kernels fill with a constant instead of
+// reading); every other rule maps each position inside.
+INLINE int has_value(idx_t p, idx_t n) {
+#if BORDER == BORDER_CONSTANT
+	return p >= 0 && p < n;
+#else
+	return 1;
+#endif
+}
+
 // position_of is the position of element pe of a row of C samples per
 // position — floor(pe / C), pe may be negative (left of the row) — which
 // the border rule then maps.

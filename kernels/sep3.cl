@@ -63,19 +63,9 @@
 #define TAP_Y (KX)
 #define TAP_Z (KX + KY)
 
-// inside_or_mapped: whether position p of an axis of n exists (only the
-// constant border has positions wholly outside; every other border maps
-// them).
-INLINE int inside_or_mapped(idx_t p, idx_t n) {
-#if BORDER == BORDER_CONSTANT
-	return p >= 0 && p < n;
-#else
-	return 1;
-#endif
-}
 
 // mapped is position p of an axis of n by the border rule (p itself for
-// the constant border, whose callers test inside_or_mapped first).
+// the constant border, whose callers test has_value first).
 INLINE idx_t mapped(idx_t p, idx_t n) {
 #if BORDER == BORDER_CONSTANT
 	return p;
@@ -118,7 +108,7 @@ INLINE void gather_offsets(idx_t off[NLOAD], int lid, idx_t y0, idx_t fe0, idx_t
 INLINE void fetch_plane(ACC_T v[NLOAD], __global const IN_T* restrict volume, idx_t pz, int lid,
 	const idx_t off[NLOAD], idx_t nz, idx_t plane_elems, ACC_T cval)
 {
-	if (!inside_or_mapped(pz, nz)) {
+	if (!has_value(pz, nz)) {
 		return;
 	}
 	__global const IN_T* plane = volume + mapped(pz, nz) * plane_elems;
@@ -192,7 +182,7 @@ __kernel void correlate_sep3(
 				const int s = base + u;
 				const int live = s < steps;
 				const idx_t pz = z0 - SHIFT_Z + s;
-				const int plane_in = inside_or_mapped(pz, nz);
+				const int plane_in = has_value(pz, nz);
 				// 1. Stage the plane fetched during the last step (the X
 				// pass that read the stage last is behind the previous
 				// step's second barrier), then fetch the next step's.
@@ -221,7 +211,7 @@ __kernel void correlate_sep3(
 								const int r = t % XROWS, p = t / XROWS;
 								LOCAL_PTR const ACC_T* row = stage + r * STAGE_PITCH + p * RX;
 								LOCAL_PTR ACC_T* to = inter + r * INTER_PITCH + p * RX;
-								if (inside_or_mapped(y0 - SHIFT_Y + r, ny)) {
+								if (has_value(y0 - SHIFT_Y + r, ny)) {
 									X_PIECE(row, to);
 								} else {
 #pragma unroll

@@ -47,16 +47,6 @@
 // Each work-item stages NLOAD values of a row: q = lx, lx + TX, …
 #define NLOAD ((ROW_ELEMS + TX - 1) / TX)
 
-// step_row_inside: whether step s's input row exists (only the constant
-// border has rows wholly outside; every other border maps them).
-INLINE int step_row_inside(idx_t y0, int s, idx_t ny) {
-#if BORDER == BORDER_CONSTANT
-	const idx_t py = y0 - SHIFT_Y + s;
-	return py >= 0 && py < ny;
-#else
-	return 1;
-#endif
-}
 
 // fetch_row reads this work-item's values of step s's input row, with its
 // X halo by the border rule, into v (nothing for a row wholly outside:
@@ -64,7 +54,7 @@ INLINE int step_row_inside(idx_t y0, int s, idx_t ny) {
 INLINE void fetch_row(ACC_T* v, __global const IN_T* restrict src, idx_t y0, int s, int lx,
 	idx_t fe0, int inside_x, idx_t ny, idx_t nx, idx_t in_row, ACC_T cval)
 {
-	if (!step_row_inside(y0, s, ny)) {
+	if (!has_value(y0 - SHIFT_Y + s, ny)) {
 		return;
 	}
 	const idx_t py = y0 - SHIFT_Y + s;
@@ -126,7 +116,7 @@ __kernel void correlate_sepfused(FUSED_PASS_PARAMS)
 				const int s = base + u;
 				{
 					LOCAL_PTR ACC_T* row = rows + (s & 1) * ROW_PITCH;
-					const int row_inside = step_row_inside(y0, s, ny);
+					const int row_inside = has_value(y0 - SHIFT_Y + s, ny);
 					// Stage the row fetched during the last step, then
 					// fetch the next step's, so that its loads are in
 					// flight while this step computes.

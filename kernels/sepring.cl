@@ -64,15 +64,6 @@
 #define NLOAD ((STAGE_ELEMS + TX - 1) / TX)
 #define NTASK ((TASKS + TX - 1) / TX)
 
-// round_row_inside: whether input row py exists (only the constant border
-// has rows wholly outside; every other border maps them).
-INLINE int round_row_inside(idx_t py, idx_t ny) {
-#if BORDER == BORDER_CONSTANT
-	return py >= 0 && py < ny;
-#else
-	return 1;
-#endif
-}
 
 // fetch_rows reads this work-item's values of the KY input rows from py0
 // on, with their X halo by the border rule, into v (rows wholly outside
@@ -83,7 +74,7 @@ INLINE void fetch_rows(ACC_T v[KY][NLOAD], __global const IN_T* restrict src, id
 #pragma unroll
 	for (int r = 0; r < KY; r++) {
 		const idx_t py = py0 + r;
-		if (round_row_inside(py, ny)) {
+		if (has_value(py, ny)) {
 #if BORDER == BORDER_CONSTANT
 			__global const IN_T* line = src + py * in_row;
 #else
@@ -167,7 +158,7 @@ __kernel void correlate_sepring(FUSED_PASS_PARAMS)
 					const int r = t % KY, p = t / KY;
 					LOCAL_PTR const ACC_T* row = stage + r * STAGE_PITCH + p * RX;
 					LOCAL_PTR ACC_T* dst = inter + r * INTER_PITCH + p * RX;
-					if (round_row_inside(py0 + r, ny)) {
+					if (has_value(py0 + r, ny)) {
 						X_PIECE(row, dst);
 					} else {
 #pragma unroll

@@ -61,15 +61,6 @@
 #define NTASK ((TASKS + NT - 1) / NT)
 #define TAP_Y (KX)
 
-// row_exists: whether input row py of ny exists (only the constant border
-// has rows wholly outside; every other border maps them).
-INLINE int row_exists(idx_t py, idx_t ny) {
-#if BORDER == BORDER_CONSTANT
-	return py >= 0 && py < ny;
-#else
-	return 1;
-#endif
-}
 
 // staged_value is input element pe of row py of a plane, by the border
 // rule (cval outside with the constant border).
@@ -148,7 +139,7 @@ __kernel void correlate_septile(FUSED_PASS_PARAMS)
 		const int t = lid + n * NT;
 		if (TASKS % NT == 0 || t < TASKS) {
 			const int r = t % XROWS, p = t / XROWS;
-			if (row_exists(fy0 + r, ny)) {
+			if (has_value(fy0 + r, ny)) {
 				LOCAL_PTR const ACC_T* row = tile + r * STAGE_PITCH + p * RX;
 #pragma unroll
 				for (int rx = 0; rx < RX; rx++) {
