@@ -9,7 +9,7 @@
 #   CGO_ENABLED=0 go test -c -o .gpu/cli.test ./cmd/ndconv   # the CLI on GPUs (step cli)
 #   CGO_ENABLED=0 go build -tags ndconv_testhook -o .gpu/ndconv-hook ./cmd/ndconv
 #
-#   STEPS="cuda opencl cli memcheck compare tune bench results" ONLY='A-2d' bash scripts/gpu-session.sh
+#   STEPS="cuda opencl cli memcheck compare tune bench results savecache" ONLY='A-2d' bash scripts/gpu-session.sh
 #
 # tune writes the tuning cache $NDCONV_TUNING (default /tmp/ndconv-tuning.json)
 # for the workloads TUNE_ONLY names, which bench and results then read;
@@ -26,6 +26,15 @@ only=${ONLY:-.}
 sets=${SETS:-all}
 step() { [[ " $steps " == *" $1 "* ]]; }
 export NDCONV_TUNING=${NDCONV_TUNING:-/tmp/ndconv-tuning.json}
+# The compiled-kernel cache: a fresh machine compiles every specialisation
+# with NVRTC (the CUDA case table: 272 s of its call). A cache an earlier
+# call brought back ($OUT/modcache.tgz, copied to .gpu/) starts warm; the
+# step savecache packs this call's for the next (if under the 16 MiB a file
+# may bring back). Its keys hold the source, options, GPU and driver, so a
+# kernel that changed since compiles anew.
+export NDCONV_CACHE_DIR=${NDCONV_CACHE_DIR:-/tmp/ndconv-cache}
+mkdir -p "$NDCONV_CACHE_DIR"
+[ -f .gpu/modcache.tgz ] && tar xzf .gpu/modcache.tgz -C "$NDCONV_CACHE_DIR"
 # NVIDIA's OpenCL driver is installed but not registered with the ICD loader.
 mkdir -p /tmp/icd && echo libnvidia-opencl.so.1 >/tmp/icd/nvidia.icd
 export PATH=$PATH:/usr/local/cuda/bin
@@ -98,5 +107,14 @@ if step results; then
 	summary+=("results: exit $?")
 	tail -5 "$out/results.log"
 	tar czf "$out/results.tgz" -C /tmp results
+fi
+if step savecache; then
+	tar czf /tmp/modcache.tgz -C "$NDCONV_CACHE_DIR" .
+	if [ "$(stat -c %s /tmp/modcache.tgz)" -lt $((16 << 20)) ]; then
+		cp /tmp/modcache.tgz "$out/modcache.tgz"
+		summary+=("savecache: $(du -h /tmp/modcache.tgz | cut -f1) in \$OUT/modcache.tgz (copy it to .gpu/)")
+	else
+		summary+=("savecache: $(du -h /tmp/modcache.tgz | cut -f1), over the 16 MiB a file may bring back: not saved")
+	fi
 fi
 printf '%s\n' "${summary[@]}"
