@@ -20,7 +20,10 @@
 // Readers never trust a header: lengths, shapes and element counts are
 // checked, and limited by nd.MaxElements, before anything large is
 // allocated, and a stream that ends early fails with a *FormatError without
-// the claimed size ever being allocated. Writers that take a path write to
+// the claimed size ever being allocated. Data mapped rather than read
+// (MapFile) and outputs written a piece at a time (WriteFileChunks) are
+// bounded by nd.MaxShapeElements instead: volumes larger than memory
+// stream. Writers that take a path write to
 // a temporary file in the same directory and rename it over the target, so
 // a failed write leaves nothing behind.
 //
