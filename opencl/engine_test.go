@@ -60,17 +60,22 @@ func engineCases(t *testing.T) []enginetest.Case {
 // and each case costs PoCL a program build per decomposition (cold caches
 // in CI: the package ran past go test's 10 minutes).
 func decompositionCases(t *testing.T) []enginetest.Case {
-	cases := engineCases(t)
+	return everyNth(engineCases(t), 2)
+}
+
+// everyNth is cases 0, n, 2n, … of cases, or all of them with
+// NDCONV_OPENCL_ALL=1: a sample whose program builds PoCL can afford.
+func everyNth(cases []enginetest.Case, n int) []enginetest.Case {
 	if allCases() {
 		return cases
 	}
-	var half []enginetest.Case
+	var some []enginetest.Case
 	for i, c := range cases {
-		if i%2 == 0 {
-			half = append(half, c)
+		if i%n == 0 {
+			some = append(some, c)
 		}
 	}
-	return half
+	return some
 }
 
 func specialCase(group string) bool {
@@ -145,16 +150,7 @@ func separableCases(t *testing.T) []enginetest.Case {
 			cases = append(cases, c)
 		}
 	}
-	if allCases() {
-		return cases
-	}
-	var some []enginetest.Case
-	for i, c := range cases {
-		if i%6 == 0 {
-			some = append(some, c)
-		}
-	}
-	return some
+	return everyNth(cases, 6)
 }
 
 // TestEngineSeparable runs the separable family on every separable case
@@ -459,18 +455,9 @@ func TestEngineSep3(t *testing.T) {
 	// The zero tuning among the checks: sep3.cl's own decomposition, on
 	// the small volumes too.
 	gputest.FuseSmallProblems(t)
-	set := enginetest.OnGPU(enginetest.Separable3D())
-	if !allCases() {
-		// Every other case of the 3-D set: its builds dominated the
-		// package's time with cold caches.
-		var half []enginetest.Case
-		for i, c := range set {
-			if i%2 == 0 {
-				half = append(half, c)
-			}
-		}
-		set = half
-	}
+	// Every other case of the 3-D set: its builds dominated the package's
+	// time with cold caches.
+	set := everyNth(enginetest.OnGPU(enginetest.Separable3D()), 2)
 	cases := append(set, decompositionCases(t)...)
 	gputest.CheckTunings(t, cases, inTurn(kernels.Sep3Checks), "separable", runSeparableTuned)
 }
