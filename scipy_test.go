@@ -1,9 +1,11 @@
 package ndconv_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
+	"fmt"
 	"math"
 	"os"
 	"path/filepath"
@@ -62,55 +64,73 @@ func readVector(t *testing.T, name string) []float64 {
 	return readFixture(t, name).Float64s()
 }
 
+// fixtureProblem is a fixture's operation on its input: the options and
+// kernels for NewPlan, and the case with scipy's values as its want (after
+// checking the reference oracle against them).
+type fixtureProblem struct {
+	op      ndconv.Operation
+	in      nd.Array
+	opt     ndconv.Options
+	kernels []ndconv.Kernel
+	c       enginetest.Case
+	want    ref.Result
+}
+
+func loadFixtureProblem(t *testing.T, fc fixtureCase) fixtureProblem {
+	t.Helper()
+	in := readFixture(t, fc.Input)
+	var kernels []ndconv.Kernel
+	for _, k := range fc.Kernels {
+		a := readFixture(t, k)
+		kernels = append(kernels, ndconv.NewKernel(a.Shape, a.Float64s()))
+	}
+	if fc.Factors != nil {
+		var fs [][]float64
+		for _, f := range fc.Factors[0] {
+			fs = append(fs, readVector(t, f))
+		}
+		kernels = []ndconv.Kernel{ndconv.SeparableKernel(fs...)}
+	}
+	opt := ndconv.Options{CVal: fc.CVal, Origin: fc.Origin, Axes: fc.Axes}
+	var err error
+	if opt.Border, err = nd.ParseBorder(fc.Border); err != nil {
+		t.Fatal(err)
+	}
+	if opt.Mode, err = nd.ParseMode(fc.Mode); err != nil {
+		t.Fatal(err)
+	}
+	if fc.DType != nil {
+		if opt.DType, err = nd.ParseDType(*fc.DType); err != nil {
+			t.Fatal(err)
+		}
+	}
+	op := ndconv.Correlation
+	if fc.Func == "convolve" {
+		op = ndconv.Convolution
+	}
+	expected := readFixture(t, fc.Expected)
+	spec := nd.Spec{Shape: in.Shape, In: in.DType(), Out: opt.DType, Kernels: kernels, Axes: opt.Axes,
+		Origin: opt.Origin, Border: opt.Border, CVal: opt.CVal, Mode: opt.Mode, Convolve: op == ndconv.Convolution}
+	oracle := ref.Correlate(spec, in.Float64s())
+	want := ref.Result{Shape: expected.Shape, Values: expected.Float64s(), Magnitude: oracle.Magnitude}
+	for i, v := range want.Values {
+		if !sameValue(oracle.Values[i], v, 1e-12*oracle.Magnitude[i]) {
+			t.Fatalf("reference disagrees with scipy at %d: %v vs %v", i, oracle.Values[i], v)
+		}
+	}
+	return fixtureProblem{op: op, in: in, opt: opt, kernels: kernels, c: enginetest.Case{Spec: spec, Input: in}, want: want}
+}
+
 // TestScipyFixtures runs every scipy fixture through every method that can
 // take it, and checks the reference oracle against scipy too.
 func TestScipyFixtures(t *testing.T) {
 	for _, fc := range loadFixtures(t) {
 		t.Run(fc.Name, func(t *testing.T) {
-			in := readFixture(t, fc.Input)
-			var kernels []ndconv.Kernel
-			for _, k := range fc.Kernels {
-				a := readFixture(t, k)
-				kernels = append(kernels, ndconv.NewKernel(a.Shape, a.Float64s()))
-			}
-			if fc.Factors != nil {
-				var fs [][]float64
-				for _, f := range fc.Factors[0] {
-					fs = append(fs, readVector(t, f))
-				}
-				kernels = []ndconv.Kernel{ndconv.SeparableKernel(fs...)}
-			}
-			opt := ndconv.Options{CVal: fc.CVal, Origin: fc.Origin, Axes: fc.Axes}
-			var err error
-			if opt.Border, err = nd.ParseBorder(fc.Border); err != nil {
-				t.Fatal(err)
-			}
-			if opt.Mode, err = nd.ParseMode(fc.Mode); err != nil {
-				t.Fatal(err)
-			}
-			if fc.DType != nil {
-				if opt.DType, err = nd.ParseDType(*fc.DType); err != nil {
-					t.Fatal(err)
-				}
-			}
-			op := ndconv.Correlation
-			if fc.Func == "convolve" {
-				op = ndconv.Convolution
-			}
-			expected := readFixture(t, fc.Expected)
-			spec := nd.Spec{Shape: in.Shape, In: in.DType(), Out: opt.DType, Kernels: kernels, Axes: opt.Axes,
-				Origin: opt.Origin, Border: opt.Border, CVal: opt.CVal, Mode: opt.Mode, Convolve: op == ndconv.Convolution}
-			oracle := ref.Correlate(spec, in.Float64s())
-			want := ref.Result{Shape: expected.Shape, Values: expected.Float64s(), Magnitude: oracle.Magnitude}
-			for i, v := range want.Values {
-				if !sameValue(oracle.Values[i], v, 1e-12*oracle.Magnitude[i]) {
-					t.Fatalf("reference disagrees with scipy at %d: %v vs %v", i, oracle.Values[i], v)
-				}
-			}
-			c := enginetest.Case{Spec: spec, Input: in}
+			f := loadFixtureProblem(t, fc)
 			for _, method := range []ndconv.Method{ndconv.Auto, ndconv.Direct, ndconv.Separable} {
+				opt := f.opt
 				opt.Method = method
-				plan, err := ndconv.NewPlan(op, in.Shape, in.DType(), opt, kernels...)
+				plan, err := ndconv.NewPlan(f.op, f.in.Shape, f.in.DType(), opt, f.kernels...)
 				var ae *nd.ArgumentError
 				if method == ndconv.Separable && errors.As(err, &ae) {
 					continue // not rank-1
@@ -118,15 +138,77 @@ func TestScipyFixtures(t *testing.T) {
 				if err != nil {
 					t.Fatalf("%v: %v", method, err)
 				}
-				got, err := plan.Execute(context.Background(), ndconv.Array{}, in)
+				got, err := plan.Execute(context.Background(), ndconv.Array{}, f.in)
 				if err != nil {
 					t.Fatalf("%v: %v", method, err)
 				}
-				if msg := c.Check(got, want); msg != "" {
+				if msg := f.c.Check(got, f.want); msg != "" {
 					t.Errorf("%v (%v): %s", method, plan.Method(), msg)
 				}
 			}
 		})
+	}
+}
+
+// TestScipyFixturesOnDevices runs the scipy fixtures on each GPU device
+// (CUDA, OpenCL) with the exact methods, direct and separable where the
+// kernel is rank-1, against scipy's values and the CPU's bits. On OpenCL a
+// sample of every sixteenth fixture runs (PoCL builds each specialisation in
+// seconds; NDCONV_OPENCL_ALL=1 runs all).
+func TestScipyFixturesOnDevices(t *testing.T) {
+	fixtures := loadFixtures(t)
+	for _, name := range testDevices(t) {
+		if name == "cpu" {
+			continue
+		}
+		dev, err := ndconv.OpenDevice(name)
+		if err != nil {
+			t.Fatalf("OpenDevice(%q): %v", name, err)
+		}
+		step := 1
+		if name == "opencl" && os.Getenv("NDCONV_OPENCL_ALL") != "1" {
+			step = 16
+		}
+		runs := 0
+		for i := 0; i < len(fixtures); i += step {
+			fc := fixtures[i]
+			f := loadFixtureProblem(t, fc)
+			for _, method := range []ndconv.Method{ndconv.Direct, ndconv.Separable} {
+				what := fmt.Sprintf("%s/%s/%v", name, fc.Name, method)
+				opt := f.opt
+				opt.Method, opt.Exact = method, true
+				host, err := ndconv.NewPlan(f.op, f.in.Shape, f.in.DType(), opt, f.kernels...)
+				var ae *nd.ArgumentError
+				if method == ndconv.Separable && errors.As(err, &ae) {
+					continue // not rank-1
+				}
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				want, err := host.Execute(t.Context(), ndconv.Array{}, f.in)
+				if err != nil {
+					t.Fatalf("%s: CPU: %v", what, err)
+				}
+				p, err := dev.NewPlan(f.op, f.in.Shape, f.in.DType(), opt, f.kernels...)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				got, err := p.Execute(t.Context(), ndconv.Array{}, f.in)
+				if err != nil {
+					t.Fatalf("%s: %v", what, err)
+				}
+				runs++
+				if msg := f.c.Check(got, f.want); msg != "" {
+					t.Errorf("%s: %s", what, msg)
+				} else if !bytes.Equal(got.Bytes(), want.Bytes()) {
+					t.Errorf("%s: other bits than the CPU's", what)
+				}
+			}
+		}
+		t.Logf("%s: %d fixture runs", name, runs)
+		if runs == 0 {
+			t.Errorf("%s: no fixture ran", name)
+		}
 	}
 }
 

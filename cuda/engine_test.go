@@ -313,6 +313,17 @@ func TestEngineWindow(t *testing.T) {
 	})
 }
 
+// TestEngineBankGroups runs tiled.cl's bank groups (every group size
+// dividing the bank) on the cases with banks and enginetest.Banks, and
+// checks them against the reference and the CPU engine's bits.
+func TestEngineBankGroups(t *testing.T) {
+	testDevice(t)
+	cases := append(engineCases(t), enginetest.OnGPU(enginetest.Banks())...)
+	gputest.CheckTunings(t, cases, kernels.BankGroupChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+		return runCase(c, EngineOptions{Tuning: tuning})
+	})
+}
+
 // TestEngineSepRing runs sepring.cl in narrow strips of few rounds on
 // every case whose separable passes fuse.
 func TestEngineSepRing(t *testing.T) {

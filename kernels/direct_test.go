@@ -1,7 +1,9 @@
 package kernels
 
 import (
+	"fmt"
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -26,6 +28,16 @@ func emulateDirect[F nd.Float](t *testing.T, l *Launch, p *nd.Problem, in []floa
 		}
 	}
 	bank, ky, kx, sy, sx, c := def["BANK"], def["KY"], def["KX"], def["SHIFT_Y"], def["SHIFT_X"], def["C"]
+	// Bank groups: BANK kernels per work-group of OUT_BANK, the weights
+	// group by group.
+	outBank := bank
+	if n, ok := def["OUT_BANK"]; ok {
+		outBank = n
+	}
+	groups := outBank / bank
+	if groups*bank != outBank || len(l.Taps)%outBank != 0 {
+		t.Fatalf("bank groups: BANK=%d, OUT_BANK=%d, %d weights", bank, outBank, len(l.Taps))
+	}
 	tileX, tileY, nOuter, outerTaps := def["TILE_X"], def["TILE_Y"], def["NOUTER"], def["OUTER_TAPS"]
 	switch l.Family {
 	case "tiled":
@@ -44,7 +56,7 @@ func emulateDirect[F nd.Float](t *testing.T, l *Launch, p *nd.Problem, in []floa
 	inY, inX, outY, outX, planes := int(l.Scalars[0]), int(l.Scalars[1]), int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4])
 	inRow, outRow := inX*c, outX*c
 	inPlane, outPlane := inY*inRow, outY*outRow
-	out := make([]F, planes*outPlane*bank)
+	out := make([]F, planes*outPlane*outBank)
 	constant := p.Border == nd.Constant
 	mapped := func(q, n int) (int, bool) {
 		if constant {
@@ -71,10 +83,11 @@ func emulateDirect[F nd.Float](t *testing.T, l *Launch, p *nd.Problem, in []floa
 			t.Fatalf("rolling launch: groups %v, defines %v, outer %v", l.Groups, l.Defines, l.Outer)
 		}
 	}
-	if (l.Name != "correlate_rolling" && l.Groups[2] > planes) || l.Groups[0]*tileX < outRow || l.Groups[1]*tileY < outY {
+	if (l.Name != "correlate_rolling" && l.Groups[2] > planes*groups) || l.Groups[0]*tileX < outRow || l.Groups[1]*tileY < outY {
 		t.Fatalf("groups %v do not cover %d planes of %d×%d", l.Groups, planes, outY, outRow)
 	}
-	for plane := 0; plane < planes; plane++ {
+	for zg := 0; zg < planes*groups; zg++ {
+		plane, group := zg/groups, zg%groups
 		for gy := 0; gy < l.Groups[1]; gy++ {
 			for gx := 0; gx < l.Groups[0]; gx++ {
 				e0, y0 := gx*tileX, gy*tileY
@@ -94,7 +107,7 @@ func emulateDirect[F nd.Float](t *testing.T, l *Launch, p *nd.Problem, in []floa
 						}
 						stride *= nIn
 					}
-					w := l.Taps[tap*ky*kx*bank:]
+					w := l.Taps[(group*outerTaps+tap)*ky*kx*bank:]
 					for ly := range tileY {
 						for lx := range tileX {
 							for jy := range ky {
@@ -114,7 +127,7 @@ func emulateDirect[F nd.Float](t *testing.T, l *Launch, p *nd.Problem, in []floa
 					for lx := range tileX {
 						e, y := e0+lx, y0+ly
 						if e < outRow && y < outY {
-							copy(out[(plane*outPlane+y*outRow+e)*bank:][:bank], acc[(ly*tileX+lx)*bank:][:bank])
+							copy(out[(plane*outPlane+y*outRow+e)*outBank+group*bank:][:bank], acc[(ly*tileX+lx)*bank:][:bank])
 						}
 					}
 				}
@@ -303,5 +316,41 @@ func TestTuningCandidates(t *testing.T) {
 	}
 	if tried < 100 {
 		t.Errorf("only %d candidate launches tried", tried)
+	}
+}
+
+// TestBankGroups emulates tiled.cl's bank groups — a bank split into
+// groups of every size dividing it, the large banks' tuner candidates
+// among them — on the banks of the table, the random cases and
+// enginetest.Banks, against the reference and the CPU engine's bits.
+func TestBankGroups(t *testing.T) {
+	tried, vector := 0, 0
+	for _, c := range append(engineCases(), enginetest.OnGPU(enginetest.Banks())...) {
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		checks, _ := BankGroupChecks(p)
+		for _, cand := range append(checks, TuningCandidates(p, false)...) {
+			if cand.Tiled.BankGroup == 0 {
+				continue
+			}
+			l, err := NewDirect(p, DirectOptions{MaxLocalBytes: 48 << 10, Tiled: cand.Tiled})
+			if err != nil || l == nil {
+				t.Fatalf("%s, %+v: launch %v, %v", c.Name, cand.Tiled, l, err)
+			}
+			if l.Shape.BankGroup != cand.Tiled.BankGroup || !slices.Contains(l.Defines, fmt.Sprintf("OUT_BANK=%d", len(p.Kernels))) {
+				t.Fatalf("%s, %+v: launch shape %+v, defines %v", c.Name, cand.Tiled, l.Shape, l.Defines)
+			}
+			tried++
+			if slices.Contains(l.Defines, "VECTOR_STORES=1") {
+				vector++
+			}
+			checkDirectLaunch(t, c, p, l)
+		}
+	}
+	t.Logf("%d bank-group launches, %d with vector stores", tried, vector)
+	if tried < 40 || vector == 0 {
+		t.Errorf("%d bank-group launches tried, %d with vector stores", tried, vector)
 	}
 }

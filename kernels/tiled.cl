@@ -35,7 +35,21 @@
 // (number of weights) and, on CUDA, TAPS_IN_PARAMS (1: the weights arrive
 // by value among the kernel's parameters, in the constant bank, so each fma
 // takes its weight straight from there).
+//
+// Bank groups (correlate_tiled only): with OUT_BANK > BANK, the bank of
+// OUT_BANK kernels is split into BANK_GROUPS = OUT_BANK / BANK groups of
+// BANK, each work-group computing one group's kernels (its grid's Z walks
+// planes × groups) and writing them at their place in the interleaved
+// output; the weights come group by group (group g's taps, each tap's BANK
+// weights). A large bank's accumulators then fit registers (S000's 32
+// kernels held 4 × 32 in 167 registers). Each output's sum is unchanged:
+// the same taps in the same order.
 
+
+#ifndef OUT_BANK
+#define OUT_BANK BANK
+#endif
+#define BANK_GROUPS (OUT_BANK / BANK)
 
 #define TILE_X (TX * RX)
 #define TILE_Y (TY * RY)
@@ -179,16 +193,19 @@ INLINE void stage_tile(LOCAL_PTR ACC_T* restrict tile, __global const IN_T* rest
 }
 
 // store_block writes one work-item's outputs of output plane `plane`: its
-// RY rows, from row y, of RX·BANK contiguous outputs from element e.
+// RY rows, from row y, of RX outputs from element e, each BANK kernels'
+// values from kernel k0 of the interleaved OUT_BANK (contiguous RX·BANK
+// values where the bank is whole).
 // full_tile: the work-group's whole tile lies inside the output.
-INLINE void store_block(__global OUT_T* restrict out, ACC_T acc[RY][RX][BANK], idx_t plane, idx_t y, idx_t e,
+INLINE void store_block(__global OUT_T* restrict out, ACC_T acc[RY][RX][BANK], idx_t plane, idx_t y, idx_t e, int k0,
 	idx_t out_y, idx_t out_row, int full_tile)
 {
 #pragma unroll
 	for (int ry = 0; ry < RY; ry++, y++) {
-		__global OUT_T* o = out + ((plane * out_y + y) * out_row + e) * BANK;
+		__global OUT_T* o = out + ((plane * out_y + y) * out_row + e) * OUT_BANK + k0;
 #if VECTOR_STORES
 		if (full_tile) {
+#if BANK_GROUPS == 1
 #pragma unroll
 			for (int q = 0; q < RX * BANK; q += 4) {
 				OUT_T4 v;
@@ -198,6 +215,21 @@ INLINE void store_block(__global OUT_T* restrict out, ACC_T acc[RY][RX][BANK], i
 				v.w = to_output(acc[ry][(q + 3) / BANK][(q + 3) % BANK]);
 				STORE4(o + q, v);
 			}
+#else
+			// A group's BANK values of each output (BANK a multiple of 4).
+#pragma unroll
+			for (int rx = 0; rx < RX; rx++) {
+#pragma unroll
+				for (int k = 0; k < BANK; k += 4) {
+					OUT_T4 v;
+					v.x = to_output(acc[ry][rx][k]);
+					v.y = to_output(acc[ry][rx][k + 1]);
+					v.z = to_output(acc[ry][rx][k + 2]);
+					v.w = to_output(acc[ry][rx][k + 3]);
+					STORE4(o + rx * OUT_BANK + k, v);
+				}
+			}
+#endif
 			continue;
 		}
 #endif
@@ -206,7 +238,7 @@ INLINE void store_block(__global OUT_T* restrict out, ACC_T acc[RY][RX][BANK], i
 			if (full_tile || (y < out_y && e + rx < out_row)) {
 #pragma unroll
 				for (int k = 0; k < BANK; k++) {
-					o[rx * BANK + k] = to_output(acc[ry][rx][k]);
+					o[rx * OUT_BANK + k] = to_output(acc[ry][rx][k]);
 				}
 			}
 		}
@@ -245,7 +277,9 @@ __kernel void GROUP_BOUNDS correlate_tiled(
 	const int full_tile = y0 + TILE_Y <= out_y && e0 + TILE_X <= out_row;
 	__local ACC_T tile[TILE_ROWS * ROW_PITCH];
 
-	for (idx_t plane = (idx_t)get_group_id(2); plane < planes; plane += (idx_t)get_num_groups(2)) {
+	for (idx_t zg = (idx_t)get_group_id(2); zg < planes * BANK_GROUPS; zg += (idx_t)get_num_groups(2)) {
+		const idx_t plane = zg / BANK_GROUPS;
+		const int group = (int)(zg % BANK_GROUPS);
 		ACC_T acc[RY][RX][BANK];
 #pragma unroll
 		for (int ry = 0; ry < RY; ry++) {
@@ -265,7 +299,7 @@ __kernel void GROUP_BOUNDS correlate_tiled(
 			stage_tile(tile, in, src, fy0, fe0, inside_yx, in_y, in_x, lid, cval);
 			barrier(CLK_LOCAL_MEM_FENCE);
 
-			const int wbase = t * KY * KX * BANK;
+			const int wbase = (group * OUTER_TAPS + t) * KY * KX * BANK;
 			// This work-item's input values start here in each row.
 			LOCAL_PTR const ACC_T* mine = tile + ly * RY * ROW_PITCH + lx * (RX + 1);
 #if UNROLL_ROWS
@@ -336,7 +370,7 @@ __kernel void GROUP_BOUNDS correlate_tiled(
 			barrier(CLK_LOCAL_MEM_FENCE);
 		}
 
-		store_block(out, acc, plane, y0 + ly * RY, e0 + lx * RX, out_y, out_row, full_tile);
+		store_block(out, acc, plane, y0 + ly * RY, e0 + lx * RX, group * BANK, out_y, out_row, full_tile);
 	}
 }
 
@@ -540,7 +574,7 @@ __kernel void GROUP_BOUNDS correlate_rolling(
 		}
 		barrier(CLK_LOCAL_MEM_FENCE);
 		if (v - (KZ - 1) >= zo0) {
-			store_block(out, acc[0], v - (KZ - 1), y0 + ly * RY, e0 + lx * RX, out_y, out_row, full_tile);
+			store_block(out, acc[0], v - (KZ - 1), y0 + ly * RY, e0 + lx * RX, 0, out_y, out_row, full_tile);
 		}
 #pragma unroll
 		for (int j = 0; j < KZ; j++) {

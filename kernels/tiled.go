@@ -34,6 +34,12 @@ type TiledShape struct {
 	// input rows (one local read per value) even where its rows would fit
 	// registers whole; kernels too large for that always slide it.
 	Window bool `json:",omitzero"`
+	// BankGroup splits a bank into groups of this many kernels, each
+	// work-group computing one group (0, or a size that does not divide
+	// the bank into several groups: the whole bank): fewer accumulators
+	// per work-item, each input tile staged once per group. Volumes so
+	// split re-stage each plane per outer tap (no rolling).
+	BankGroup int `json:",omitzero"`
 }
 
 func (s TiledShape) String() string {
@@ -47,7 +53,20 @@ func (s TiledShape) String() string {
 	if s.Window {
 		d += ", sliding window"
 	}
+	if s.BankGroup > 0 {
+		d += fmt.Sprintf(", banks of %d kernels", s.BankGroup)
+	}
 	return d
+}
+
+// bankGroup is the kernels per work-group shape s gives a bank of bank
+// kernels: s.BankGroup where it splits the bank into several whole groups,
+// else the whole bank.
+func bankGroup(s TiledShape, bank int) int {
+	if g := s.BankGroup; g > 0 && g < bank && bank%g == 0 {
+		return g
+	}
+	return bank
 }
 
 // rollAccBudget bounds the accumulators a work-item of correlate_rolling
@@ -167,8 +186,9 @@ func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, 
 	bank := len(p.Kernels)
 	accSize := accBytes(p)
 	s := opt.Tiled
+	group := bankGroup(s, bank)
 	roll := false
-	if rollable(outer) {
+	if rollable(outer) && group == bank {
 		kz := outer[0].k
 		switch {
 		case s == (TiledShape{}):
@@ -217,6 +237,13 @@ func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, 
 	} else {
 		s.ZChunk = min(s.ZChunk, 0)
 	}
+	if group < bank {
+		s.BankGroup = group
+		t.Groups[2] = min(l.Groups[2]*(bank/group), opt.MaxGroupsYZ)
+		t.Taps = groupTaps(l.Taps, bank, group)
+	} else {
+		s.BankGroup = 0
+	}
 	t.Shape = s
 
 	outRow := x.out * c
@@ -227,9 +254,16 @@ func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, 
 	idx32 := maxIndex < math.MaxInt32
 
 	defs := slices.DeleteFunc(slices.Clone(l.Defines), func(d string) bool {
-		return strings.HasPrefix(d, "TILE_X=") || strings.HasPrefix(d, "TILE_Y=") || strings.HasPrefix(d, "TILED=")
+		return strings.HasPrefix(d, "TILE_X=") || strings.HasPrefix(d, "TILE_Y=") || strings.HasPrefix(d, "TILED=") ||
+			strings.HasPrefix(d, "BANK=")
 	})
-	rowsFMA := (s.RY + y.k - 1) * x.k * s.RX * s.RY * bank
+	defs = append(defs, fmt.Sprintf("BANK=%d", group))
+	stores := (s.RX*bank)%4 == 0 && (outRow*bank)%4 == 0
+	if group < bank {
+		defs = append(defs, fmt.Sprintf("OUT_BANK=%d", bank))
+		stores = group%4 == 0 && bank%4 == 0
+	}
+	rowsFMA := (s.RY + y.k - 1) * x.k * s.RX * s.RY * group
 	unrollRows := rowsFMA*kz <= unrollBudget
 	outerTaps := len(l.Taps) / (y.k * x.k * bank)
 	defs = append(defs,
@@ -244,12 +278,26 @@ func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, 
 	if s.MinGroups > 0 {
 		defs = append(defs, fmt.Sprintf("MIN_GROUPS=%d", s.MinGroups))
 	}
-	defs = append(defs, nonzeroDefines(l.Taps)...)
+	defs = append(defs, nonzeroDefines(t.Taps)...)
 	defs = append(defs, t.tapsInParams(opt.MaxParamBytes, accSize))
-	defs = append(defs, vectorDefines(p, (x.in*c)%4 == 0, (s.RX*bank)%4 == 0 && (outRow*bank)%4 == 0)...)
+	defs = append(defs, vectorDefines(p, (x.in*c)%4 == 0, stores)...)
 	slices.Sort(defs)
 	t.Defines = defs
 	return &t
+}
+
+// groupTaps reorders a bank's weights, tap-major (tap i's bank weights
+// together), group by group: group g's taps, each with its group kernels'
+// weights — the order tiled.cl's bank groups read them in.
+func groupTaps(taps []float64, bank, group int) []float64 {
+	out := make([]float64, 0, len(taps))
+	n := len(taps) / bank
+	for g := 0; g < bank; g += group {
+		for i := range n {
+			out = append(out, taps[i*bank+g:i*bank+g+group]...)
+		}
+	}
+	return out
 }
 
 // tapsInParams decides whether the launch's weights go by value among its
@@ -424,6 +472,23 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 			}
 		}
 	}
+	// Large banks split into groups of kernels (TiledShape.BankGroup).
+	for _, g := range []int{4, 8, 16} {
+		if g >= bank || bank%g != 0 {
+			continue
+		}
+		for _, ty := range []int{4, 8} {
+			for _, r := range [][2]int{{1, 1}, {2, 1}, {4, 1}, {8, 1}, {2, 2}, {4, 2}} {
+				if r[0]*r[1]*g <= regs {
+					s := TiledShape{TX: 32, TY: ty, RX: r[0], RY: r[1], BankGroup: g}
+					if roll {
+						s.ZChunk = -1
+					}
+					out = append(out, Tuning{Tiled: s})
+				}
+			}
+		}
+	}
 	return out
 }
 
@@ -531,6 +596,20 @@ func WindowChecks(p *nd.Problem) (checks []Tuning, image bool) {
 		}
 	}
 	return checks, image
+}
+
+// BankGroupChecks are tiled.cl decompositions splitting p's bank into
+// groups (TiledShape.BankGroup) of every size that divides it, for the
+// backends' tests; nil for single kernels and where tiled.cl does not
+// serve p. image is false: every such case runs.
+func BankGroupChecks(p *nd.Problem) (checks []Tuning, image bool) {
+	bank := len(p.Kernels)
+	for g := 1; g < bank; g++ {
+		if bank%g == 0 {
+			checks = append(checks, Tuning{Tiled: TiledShape{TX: 8, TY: 2, RX: 2, RY: 2, BankGroup: g}})
+		}
+	}
+	return checks, false
 }
 
 // SepRingChecks are sepring.cl decompositions for the backends' tests of

@@ -412,6 +412,23 @@ func TestEngineWindow(t *testing.T) {
 	})
 }
 
+// TestEngineBankGroups runs tiled.cl's bank groups on enginetest.Banks,
+// one group size per case in turn (every size with NDCONV_OPENCL_ALL=1,
+// which adds the table's banks), and checks them against the reference
+// and the CPU engine's bits.
+func TestEngineBankGroups(t *testing.T) {
+	testDevice(t)
+	cases := enginetest.OnGPU(enginetest.Banks())
+	if allCases() {
+		cases = append(engineCases(t), cases...)
+	}
+	gputest.CheckTunings(t, cases, inTurn(kernels.BankGroupChecks), "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+		opt := testOptions()
+		opt.Tuning = tuning
+		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewDirect(p, opt) })
+	})
+}
+
 // TestEngineSepRing runs sepring.cl in narrow strips of few rounds on
 // every decomposition case whose separable passes fuse.
 func TestEngineSepRing(t *testing.T) {

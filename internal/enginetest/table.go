@@ -393,3 +393,30 @@ func Separable2D() []Case {
 	add("s003/float32/constant", nd.Spec{Kernels: []nd.Kernel{RandomFactors(rng, 31, 31)}, Border: nd.Constant}, RandomArray(rng, nd.Float32, 61, 90))
 	return cases
 }
+
+// Banks returns cases with banks large enough to split into groups of
+// kernels (tiled.cl's bank groups): 8 and 12 kernels with zero taps among
+// dense ones, uint8 volumes into float32 (S000's form) in every mode and
+// border, an image of RGB channels and a float64 image. Shapes are odd, so
+// that tiles are partial.
+func Banks() []Case {
+	rng := rand.New(rand.NewPCG(4, 4))
+	var cases []Case
+	add := adder(&cases, "banks/")
+	bank := func(n int, shape ...int) []nd.Kernel {
+		ks := make([]nd.Kernel, n)
+		for i := range ks {
+			ks[i] = RandomKernel(rng, i%3 == 1, shape...)
+		}
+		return ks
+	}
+	borders := []nd.Border{nd.Constant, nd.Reflect, nd.Wrap}
+	for i, m := range []nd.Mode{nd.Same, nd.Valid, nd.Full} {
+		add(fmt.Sprintf("bank8/3d/uint8->float32/%v/%v", borders[i], m),
+			nd.Spec{Kernels: bank(8, 3, 3, 3), Mode: m, Border: borders[i], CVal: 5, Out: nd.Float32}, RandomArray(rng, nd.Uint8, 7, 9, 11))
+	}
+	add("bank12/2d/float32/mirror", nd.Spec{Kernels: bank(12, 3, 4), Border: nd.Mirror}, RandomArray(rng, nd.Float32, 13, 37))
+	add("bank8/rgb/uint16->float32/nearest", nd.Spec{Kernels: bank(8, 3, 3), Border: nd.Nearest, Out: nd.Float32}, RandomArray(rng, nd.Uint16, 9, 17, 3))
+	add("bank4/2d/float64/constant", nd.Spec{Kernels: bank(4, 5, 3), Border: nd.Constant, CVal: -1.5, Mode: nd.Valid}, RandomArray(rng, nd.Float64, 12, 21))
+	return cases
+}
