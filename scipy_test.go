@@ -1,7 +1,6 @@
 package ndconv_test
 
 import (
-	"bytes"
 	"context"
 	"encoding/json"
 	"errors"
@@ -14,6 +13,7 @@ import (
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/internal/gputest"
 	"github.com/ndconv/ndconv/internal/ref"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -154,7 +154,8 @@ func TestScipyFixtures(t *testing.T) {
 // (CUDA, OpenCL) with the exact methods, direct and separable where the
 // kernel is rank-1, against scipy's values and the CPU's bits. On OpenCL a
 // sample of every sixteenth fixture runs (PoCL builds each specialisation in
-// seconds; NDCONV_OPENCL_ALL=1 runs all).
+// seconds; NDCONV_OPENCL_ALL=1 runs all). Same bits: NaN payloads aside, as
+// gputest.SameBits.
 func TestScipyFixturesOnDevices(t *testing.T) {
 	fixtures := loadFixtures(t)
 	for _, name := range testDevices(t) {
@@ -200,8 +201,8 @@ func TestScipyFixturesOnDevices(t *testing.T) {
 				runs++
 				if msg := f.c.Check(got, f.want); msg != "" {
 					t.Errorf("%s: %s", what, msg)
-				} else if !bytes.Equal(got.Bytes(), want.Bytes()) {
-					t.Errorf("%s: other bits than the CPU's", what)
+				} else if msg := gputest.SameBits(got, want); msg != "" {
+					t.Errorf("%s: %s", what, msg)
 				}
 			}
 		}

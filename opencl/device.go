@@ -73,8 +73,14 @@ type platformDevices struct {
 }
 
 // enumerate lists every platform and its devices, in the ICD loader's
-// order, which is what P and D index.
-func enumerate() ([]platformDevices, error) {
+// order, which is what P and D index. The handles are the process's for
+// good, so the driver is asked once: NVIDIA's driver crashed (SIGSEGV in
+// clGetDeviceInfo) when one goroutine listed the devices while another
+// queried a handle from an earlier listing — the CLI's prewarm opening
+// the device beside the planner reading its name.
+var enumerate = sync.OnceValues(enumerateOnce)
+
+func enumerateOnce() ([]platformDevices, error) {
 	if err := loadLibrary(); err != nil {
 		return nil, err
 	}

@@ -38,13 +38,23 @@ func SameBitsAsCPU(c enginetest.Case, method string, got nd.Array) string {
 	if err := engine.Execute(context.Background(), want, c.Input); err != nil {
 		return "CPU engine: " + err.Error()
 	}
+	if msg := SameBits(got, want); msg != "" {
+		return fmt.Sprintf("%s (%s)", msg, method)
+	}
+	return ""
+}
+
+// SameBits compares a device's output with the CPU's bit for bit, NaN
+// payloads aside (any NaN equals any NaN: a GPU's NaN from ∞ − ∞ is
+// canonical, x86's carries a sign), and says where they first differ.
+func SameBits(got, want nd.Array) string {
 	x, y := got.Float64s(), want.Float64s()
-	if len(x) != len(y) {
-		return fmt.Sprintf("%d values, the CPU engine's %d", len(x), len(y))
+	if len(x) != len(y) || got.DType() != want.DType() {
+		return fmt.Sprintf("%d %v values, the CPU engine's %d %v", len(x), got.DType(), len(y), want.DType())
 	}
 	for i := range x {
 		if math.Float64bits(x[i]) != math.Float64bits(y[i]) && !(math.IsNaN(x[i]) && math.IsNaN(y[i])) {
-			return fmt.Sprintf("value %d is %v, the CPU engine's %v (%s)", i, x[i], y[i], method)
+			return fmt.Sprintf("value %d is %v, the CPU engine's %v", i, x[i], y[i])
 		}
 	}
 	return ""
