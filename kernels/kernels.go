@@ -85,6 +85,26 @@ type Tuning struct {
 	FFT     FFTShape      `json:"fft,omitzero"`
 }
 
+// String names the decomposition t fixes ("tiled.cl 32x4 threads, …"), or
+// says that it fixes none.
+func (t Tuning) String() string {
+	switch {
+	case t.Tiled != (TiledShape{}):
+		return "tiled.cl " + t.Tiled.String()
+	case t.Rows != (RowsShape{}):
+		return "rows.cl " + t.Rows.String()
+	case t.Fused != (SepFusedShape{}):
+		return fmt.Sprintf("sepfused.cl %+v", t.Fused)
+	case t.Sep3 != (Sep3Shape{}):
+		return fmt.Sprintf("sep3.cl %v", t.Sep3)
+	case t.SepTile != (SepTileShape{}):
+		return fmt.Sprintf("septile.cl %v", t.SepTile)
+	case t.FFT != (FFTShape{}):
+		return fmt.Sprintf("FFT lengths %v", t.FFT.Lengths)
+	}
+	return "the kernels' own"
+}
+
 // FFTShape fixes the FFT method's transform lengths, one per transformed
 // axis (at most 4; zero leaves the choice to internal/fftconv's cost
 // model), as FFTW's wisdom fixes a plan.

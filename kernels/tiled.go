@@ -163,6 +163,12 @@ func DefaultTiledShape(y, x axis, c, bank int, wide bool) TiledShape {
 			rx = 16
 		}
 		return TiledShape{TX: 128, TY: 1, RX: rx, RY: 1}
+	case bank >= 16 && bank%4 == 0:
+		// Groups of 4 kernels, 2×2 outputs each: 16 accumulators where
+		// the whole bank of 4×1 outputs held 128 (167 registers). Tuned
+		// on the H100, S000's bank of 32 took 14.1 ms against 17.7, of
+		// 16 5.78 against 6.98 (these groups, 32×8 work-items).
+		return TiledShape{TX: 32, TY: 4, RX: 2, RY: 2, BankGroup: 4}
 	case bank >= 8:
 		return TiledShape{TX: 32, TY: 4, RX: 4, RY: 1}
 	case bank >= 2:
@@ -186,9 +192,8 @@ func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, 
 	bank := len(p.Kernels)
 	accSize := accBytes(p)
 	s := opt.Tiled
-	group := bankGroup(s, bank)
 	roll := false
-	if rollable(outer) && group == bank {
+	if rollable(outer) && bankGroup(s, bank) == bank {
 		kz := outer[0].k
 		switch {
 		case s == (TiledShape{}):
@@ -200,6 +205,8 @@ func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, 
 	if s == (TiledShape{}) {
 		s = DefaultTiledShape(y, x, c, bank, p.Wide)
 	}
+	group := bankGroup(s, bank)
+	roll = roll && group == bank
 	local := tiledLocalBytes(s, y, x, c, accSize)
 	for local > opt.MaxLocalBytes && s.RY > 1 {
 		s.RY /= 2

@@ -201,7 +201,7 @@ func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, 
 		if err := cache.Store(dev, p, chosen, best); err != nil {
 			return err
 		}
-		describe = fmt.Sprintf("%+v", best)
+		describe = best.String()
 	}
 	if chosen == plan.FFT && dev.Kind != "cpu" {
 		scale, err := calibrateFFT(cmd, cache, w, p, dev, bestMs, repeats)
