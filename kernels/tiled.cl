@@ -39,7 +39,7 @@
 // Bank groups (correlate_tiled only): with OUT_BANK > BANK, the bank of
 // OUT_BANK kernels is split into BANK_GROUPS = OUT_BANK / BANK groups of
 // BANK, each work-group computing one group's kernels (its grid's Z walks
-// planes × groups) and writing them at their place in the interleaved
+// groups × planes, group-major) and writing them at their place in the interleaved
 // output; the weights come group by group (group g's taps, each tap's BANK
 // weights). A large bank's accumulators then fit registers (S000's 32
 // kernels held 4 × 32 in 167 registers). Each output's sum is unchanged:
@@ -278,8 +278,11 @@ __kernel void GROUP_BOUNDS correlate_tiled(
 	__local ACC_T tile[TILE_ROWS * ROW_PITCH];
 
 	for (idx_t zg = (idx_t)get_group_id(2); zg < planes * BANK_GROUPS; zg += (idx_t)get_num_groups(2)) {
-		const idx_t plane = zg / BANK_GROUPS;
-		const int group = (int)(zg % BANK_GROUPS);
+		// Group-major: the work-groups resident together share one
+		// group's weights (S000's 32 kernels: 5.5 KB of 44 in the constant
+		// cache, not all of them at once) and read the input from L2.
+		const idx_t plane = zg % planes;
+		const int group = (int)(zg / planes);
 		ACC_T acc[RY][RX][BANK];
 #pragma unroll
 		for (int ry = 0; ry < RY; ry++) {
