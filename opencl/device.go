@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/gpu"
@@ -248,6 +249,13 @@ type Device struct {
 	closed bool
 
 	programs programCache
+	// withoutBinaries makes builds from source skip fetching their binary,
+	// so that nothing goes to the disk cache: the package's tests set it
+	// for their hundreds of kernel specialisations, since PoCL compiles
+	// every kernel of a program a second time (for any work-group size)
+	// to give its binary, doubling a cold build; the tests of the disk
+	// cache clear it.
+	withoutBinaries atomic.Bool
 }
 
 // registry holds the one Device per (platform, device), with its count

@@ -18,14 +18,32 @@ import (
 // skip, saying why, where Available fails (so `go test ./opencl` passes on
 // any machine), and share one open device, opencl:P:D from
 // NDCONV_OPENCL_DEVICE ("P:D", default 0:0). Holding it open keeps its
-// programs built for every test; the engine tests also use the on-disk
-// program cache, since PoCL takes about a second per specialisation.
+// programs built for every test. The shared device writes nothing to the
+// disk cache (withoutBinaries): fetching a binary from PoCL compiles every
+// kernel again, and the kernel tests' hundreds of specialisations took
+// twice as long with cold caches (kernels/PERF.md); PoCL's own cache
+// ($POCL_CACHE_DIR, ~/.cache/pocl) still makes later runs fast. The tests
+// of the disk cache turn it back on (withDiskCache).
 
 var shared gputest.Shared[*Device]
 
 func testDevice(t testing.TB) *Device {
 	t.Helper()
-	return shared.Get(t, "OpenCL", Available, func() (*Device, error) { return Open(testDeviceIndex(t)) })
+	return shared.Get(t, "OpenCL", Available, func() (*Device, error) {
+		d, err := Open(testDeviceIndex(t))
+		if err == nil {
+			d.withoutBinaries.Store(true)
+		}
+		return d, err
+	})
+}
+
+// withDiskCache makes d's builds write their binaries to a fresh disk
+// cache (NDCONV_CACHE_DIR) until t ends.
+func withDiskCache(t *testing.T, d *Device) {
+	t.Setenv("NDCONV_CACHE_DIR", t.TempDir())
+	was := d.withoutBinaries.Swap(false)
+	t.Cleanup(func() { d.withoutBinaries.Store(was) })
 }
 
 // testOptions selects the test device for an engine.
@@ -229,7 +247,7 @@ func TestProgramAndKernel(t *testing.T) {
 // compiler's log and the defines, and it is not cached.
 func TestBuildFailure(t *testing.T) {
 	d := testDevice(t)
-	t.Setenv("NDCONV_CACHE_DIR", t.TempDir())
+	withDiskCache(t, d)
 	broken := strings.Replace(vaddSource, "c[i] = a[i]", "c[i] = a[i] +* undeclared_thing", 1)
 	_, err := d.Program(broken, "vadd-broken", []string{"OFFSET=0.5f", "NDCONV_TEST=1"})
 	var be *BuildError
@@ -267,7 +285,7 @@ func TestBuildFailure(t *testing.T) {
 func TestProgramCacheOnDevice(t *testing.T) {
 	d := testDevice(t)
 	q := testQueue(t, d)
-	t.Setenv("NDCONV_CACHE_DIR", t.TempDir())
+	withDiskCache(t, d)
 	dir, _ := CacheDir()
 	defines := []string{"OFFSET=2.5f"}
 	var progs []*Program
