@@ -249,13 +249,16 @@ type Device struct {
 	closed bool
 
 	programs programCache
-	// withoutBinaries makes builds from source skip fetching their binary,
-	// so that nothing goes to the disk cache: the package's tests set it
-	// for their hundreds of kernel specialisations, since PoCL compiles
-	// every kernel of a program a second time (for any work-group size)
-	// to give its binary, doubling a cold build; the tests of the disk
-	// cache clear it.
+	// Build settings for the package's tests, which set them on their
+	// shared device to bound PoCL's cold builds (gpu_test.go; the product
+	// leaves both false). withoutBinaries skips fetching a built program's
+	// binary, so nothing goes to the disk cache: PoCL compiles every
+	// kernel a second time (for any work-group size) to give one, doubling
+	// a cold build. unoptimised builds with -cl-opt-disable, in under half
+	// PoCL's time; the program key holds the option, so such programs are
+	// never mistaken for optimised ones.
 	withoutBinaries atomic.Bool
+	unoptimised     atomic.Bool
 }
 
 // registry holds the one Device per (platform, device), with its count

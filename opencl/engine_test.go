@@ -132,9 +132,11 @@ func runCase(c enginetest.Case, newFn func(*nd.Problem, EngineOptions) (*Engine,
 
 // TestEngineTable runs the case table and random cases on the device and
 // compares with the float64 reference, as the CPU and CUDA engines' tests
-// do.
+// do. Its programs build optimised, as the product's do (the package's
+// other tests build theirs unoptimised unless NDCONV_OPENCL_ALL=1).
 func TestEngineTable(t *testing.T) {
 	dev := testDevice(t)
+	optimisedBuilds(t, dev)
 	cases := engineCases(t)
 	runCases(t, cases, "direct", NewDirect)
 	t.Logf("%d cases on %s; program cache %+v", len(cases), dev.Info().Name, dev.CacheStats())
@@ -171,7 +173,7 @@ func TestEngineSeparable(t *testing.T) {
 }
 
 // concurrentCases are cases engineCases also runs, so that their programs
-// are built once.
+// are built once (both tests build optimised).
 func concurrentCases(t *testing.T) []enginetest.Case {
 	return engineCases(t)[:48]
 }
@@ -179,7 +181,7 @@ func concurrentCases(t *testing.T) []enginetest.Case {
 // TestEngineConcurrent runs cases from 8 goroutines at once: each with
 // engines of its own, and all through one shared engine.
 func TestEngineConcurrent(t *testing.T) {
-	testDevice(t)
+	optimisedBuilds(t, testDevice(t))
 	cases := concurrentCases(t)
 	run := func(c enginetest.Case) (nd.Array, error) { return runCase(c, NewDirect) }
 	for _, f := range gputest.Spread(cases, 8, run) {

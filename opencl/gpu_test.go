@@ -18,12 +18,22 @@ import (
 // skip, saying why, where Available fails (so `go test ./opencl` passes on
 // any machine), and share one open device, opencl:P:D from
 // NDCONV_OPENCL_DEVICE ("P:D", default 0:0). Holding it open keeps its
-// programs built for every test. The shared device writes nothing to the
-// disk cache (withoutBinaries): fetching a binary from PoCL compiles every
-// kernel again, and the kernel tests' hundreds of specialisations took
-// twice as long with cold caches (kernels/PERF.md); PoCL's own cache
-// ($POCL_CACHE_DIR, ~/.cache/pocl) still makes later runs fast. The tests
-// of the disk cache turn it back on (withDiskCache).
+// programs built for every test.
+//
+// PoCL builds the hundreds of kernel specialisations the tests run on the
+// CPU, one at a time (its kernel compiler is serialised), which with cold
+// caches took CI past go test's 10 minutes (kernels/PERF.md). So the
+// shared device
+//   - writes nothing to the disk cache (withoutBinaries): fetching a
+//     binary from PoCL compiles every kernel a second time. PoCL's own
+//     cache ($POCL_CACHE_DIR, ~/.cache/pocl) still makes later runs fast;
+//   - builds without optimisation (unoptimised, -cl-opt-disable) unless
+//     NDCONV_OPENCL_ALL=1: in under half the time, and the results must
+//     be the same bits, since the kernels keep FP_CONTRACT off and round
+//     through fma() alone. The case table's direct kernels build optimised
+//     all the same (optimisedBuilds), so that CI also runs what the
+//     optimiser makes of the kernels' index arithmetic and bounds.
+// The tests of the disk cache build as the product does (asProduct).
 
 var shared gputest.Shared[*Device]
 
@@ -33,15 +43,23 @@ func testDevice(t testing.TB) *Device {
 		d, err := Open(testDeviceIndex(t))
 		if err == nil {
 			d.withoutBinaries.Store(true)
+			d.unoptimised.Store(!allCases())
 		}
 		return d, err
 	})
 }
 
-// withDiskCache makes d's builds write their binaries to a fresh disk
-// cache (NDCONV_CACHE_DIR) until t ends.
-func withDiskCache(t *testing.T, d *Device) {
+// optimisedBuilds makes d build optimised until t ends.
+func optimisedBuilds(t *testing.T, d *Device) {
+	was := d.unoptimised.Swap(false)
+	t.Cleanup(func() { d.unoptimised.Store(was) })
+}
+
+// asProduct makes d build as the product does until t ends: optimised,
+// writing binaries to a fresh disk cache (NDCONV_CACHE_DIR).
+func asProduct(t *testing.T, d *Device) {
 	t.Setenv("NDCONV_CACHE_DIR", t.TempDir())
+	optimisedBuilds(t, d)
 	was := d.withoutBinaries.Swap(false)
 	t.Cleanup(func() { d.withoutBinaries.Store(was) })
 }
@@ -247,7 +265,7 @@ func TestProgramAndKernel(t *testing.T) {
 // compiler's log and the defines, and it is not cached.
 func TestBuildFailure(t *testing.T) {
 	d := testDevice(t)
-	withDiskCache(t, d)
+	asProduct(t, d)
 	broken := strings.Replace(vaddSource, "c[i] = a[i]", "c[i] = a[i] +* undeclared_thing", 1)
 	_, err := d.Program(broken, "vadd-broken", []string{"OFFSET=0.5f", "NDCONV_TEST=1"})
 	var be *BuildError
@@ -285,7 +303,7 @@ func TestBuildFailure(t *testing.T) {
 func TestProgramCacheOnDevice(t *testing.T) {
 	d := testDevice(t)
 	q := testQueue(t, d)
-	withDiskCache(t, d)
+	asProduct(t, d)
 	dir, _ := CacheDir()
 	defines := []string{"OFFSET=2.5f"}
 	var progs []*Program

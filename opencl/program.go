@@ -42,6 +42,9 @@ func (d *Device) Program(source, name string, defines []string) (*Program, error
 // program is Program through cache c (tests use a cache of their own to
 // play a new process on a device already open).
 func (d *Device) program(c *programCache, source, name string, defines []string) (*Program, error) {
+	if d.unoptimised.Load() {
+		defines = append(slices.Clip(defines), "-cl-opt-disable")
+	}
 	options, err := buildOptions(defines)
 	if err != nil {
 		return nil, err
