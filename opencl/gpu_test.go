@@ -22,8 +22,9 @@ import (
 //
 // PoCL builds the hundreds of kernel specialisations the tests run on the
 // CPU, one at a time (its kernel compiler is serialised), which with cold
-// caches took CI past go test's 10 minutes (kernels/PERF.md). So the
-// shared device
+// caches took CI past go test's 10 minutes (kernels/PERF.md). So where the
+// shared device is PoCL's (a GPU builds as the product does: quickly
+// fetched binaries keep its disk cache warm between GPU sessions), it
 //   - writes nothing to the disk cache (withoutBinaries): fetching a
 //     binary from PoCL compiles every kernel a second time. PoCL's own
 //     cache ($POCL_CACHE_DIR, ~/.cache/pocl) still makes later runs fast;
@@ -41,13 +42,16 @@ func testDevice(t testing.TB) *Device {
 	t.Helper()
 	return shared.Get(t, "OpenCL", Available, func() (*Device, error) {
 		d, err := Open(testDeviceIndex(t))
-		if err == nil {
+		if err == nil && onPoCL(d.Info()) {
 			d.withoutBinaries.Store(true)
 			d.unoptimised.Store(!allCases())
 		}
 		return d, err
 	})
 }
+
+// onPoCL reports whether the device is PoCL's, OpenCL on the CPU.
+func onPoCL(info Info) bool { return strings.Contains(info.PlatformVersion, "PoCL") }
 
 // optimisedBuilds makes d build optimised until t ends.
 func optimisedBuilds(t *testing.T, d *Device) {
