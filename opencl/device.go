@@ -7,6 +7,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/gpu"
@@ -254,6 +255,16 @@ type Device struct {
 	closed bool
 
 	programs programCache
+	// Build settings for the package's tests, which set them on their
+	// shared device where it is PoCL's, to bound its cold builds
+	// (gpu_test.go; the product leaves both false). withoutBinaries skips
+	// fetching a built program's binary, so nothing goes to the disk
+	// cache: PoCL compiles every kernel a second time (for any work-group
+	// size) to give one, doubling a cold build. unoptimised builds with
+	// -cl-opt-disable, in under half PoCL's time; the program key holds
+	// the option, so such programs are never mistaken for optimised ones.
+	withoutBinaries atomic.Bool
+	unoptimised     atomic.Bool
 }
 
 // registry holds the one Device per (platform, device), with its count

@@ -17,10 +17,11 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-// allCases reports whether the engine tests run every case: only with
-// NDCONV_OPENCL_ALL=1, since building a specialisation takes about a
-// second on PoCL and on NVIDIA's OpenCL alike (688 of them in the table and
-// the random cases), and the program cache makes later runs fast.
+// allCases reports whether the engine tests run every case, every build
+// optimised: only with NDCONV_OPENCL_ALL=1, since building a
+// specialisation takes about a second on PoCL and on NVIDIA's OpenCL alike
+// (688 of them in the table and the random cases), and the program cache
+// makes later runs fast.
 func allCases() bool { return os.Getenv("NDCONV_OPENCL_ALL") == "1" }
 
 // engineCases is the CPU engine's case table and seeded random cases.
@@ -28,9 +29,9 @@ func allCases() bool { return os.Getenv("NDCONV_OPENCL_ALL") == "1" }
 // saturation, rounding, axes and channels, 4-D and 5-D, wide, tall and
 // degenerate inputs), every third dtype pair and bank (every input and
 // output type, both accumulators), every sixteenth of the rest, and 16
-// random cases: about 85 specialisations, under two minutes with cold
-// caches (PoCL builds one program at a time), a few seconds once the
-// program cache holds them.
+// random cases: about 100 specialisations, about 75 s optimised and 30 s
+// unoptimised with cold caches on 2 cores (PoCL compiles one at a time),
+// a few seconds once PoCL's cache holds them.
 func engineCases(t *testing.T) []enginetest.Case {
 	table, random := enginetest.OnGPU(enginetest.Table()), enginetest.OnGPU(enginetest.Random(6, 300))
 	if allCases() {
@@ -132,9 +133,12 @@ func runCase(c enginetest.Case, newFn func(*nd.Problem, EngineOptions) (*Engine,
 
 // TestEngineTable runs the case table and random cases on the device and
 // compares with the float64 reference, as the CPU and CUDA engines' tests
-// do.
+// do. Its programs build optimised, as the product's do (on PoCL the
+// package's other tests build theirs unoptimised unless
+// NDCONV_OPENCL_ALL=1).
 func TestEngineTable(t *testing.T) {
 	dev := testDevice(t)
+	optimisedBuilds(t, dev)
 	cases := engineCases(t)
 	runCases(t, cases, "direct", NewDirect)
 	t.Logf("%d cases on %s; program cache %+v", len(cases), dev.Info().Name, dev.CacheStats())
@@ -171,7 +175,7 @@ func TestEngineSeparable(t *testing.T) {
 }
 
 // concurrentCases are cases engineCases also runs, so that their programs
-// are built once.
+// are built once (both tests build optimised).
 func concurrentCases(t *testing.T) []enginetest.Case {
 	return engineCases(t)[:48]
 }
@@ -179,7 +183,7 @@ func concurrentCases(t *testing.T) []enginetest.Case {
 // TestEngineConcurrent runs cases from 8 goroutines at once: each with
 // engines of its own, and all through one shared engine.
 func TestEngineConcurrent(t *testing.T) {
-	testDevice(t)
+	optimisedBuilds(t, testDevice(t))
 	cases := concurrentCases(t)
 	run := func(c enginetest.Case) (nd.Array, error) { return runCase(c, NewDirect) }
 	for _, f := range gputest.Spread(cases, 8, run) {

@@ -42,13 +42,18 @@ func (d *Device) Program(source, name string, defines []string) (*Program, error
 // program is Program through cache c (tests use a cache of their own to
 // play a new process on a device already open).
 func (d *Device) program(c *programCache, source, name string, defines []string) (*Program, error) {
+	if d.unoptimised.Load() {
+		defines = append(slices.Clip(defines), "-cl-opt-disable")
+	}
 	options, err := buildOptions(defines)
 	if err != nil {
 		return nil, err
 	}
 	key := programKeyOf(source, options, d.info)
 	return c.Get(programStore, key,
-		func() (*Program, []byte, error) { return d.buildSource(source, name, defines, options) },
+		func() (*Program, []byte, error) {
+			return d.buildSource(source, name, defines, options, !d.withoutBinaries.Load())
+		},
 		func(binary []byte) (*Program, error) { return d.buildBinary(binary, name, options) })
 }
 
@@ -69,10 +74,10 @@ func buildOptions(defines []string) (string, error) {
 	return strings.Join(opts, " "), nil
 }
 
-// buildSource compiles source and returns the program with its binary (nil
-// where the implementation gives none: the program is then not cached on
-// disk).
-func (d *Device) buildSource(source, name string, defines []string, options string) (*Program, []byte, error) {
+// buildSource compiles source and returns the program with its binary if
+// withBinary (nil where the implementation gives none, or not asked: the
+// program is then not cached on disk).
+func (d *Device) buildSource(source, name string, defines []string, options string, withBinary bool) (*Program, []byte, error) {
 	var p *Program
 	var binary []byte
 	err := d.do(func() error {
@@ -86,7 +91,9 @@ func (d *Device) buildSource(source, name string, defines []string, options stri
 			return &BuildError{Program: name, Device: d.info.Name, Defines: defines, Options: options, Log: log, Err: asError(err)}
 		}
 		p = &Program{dev: d, h: h, name: name}
-		binary, _ = clGetProgramBinary(h)
+		if withBinary {
+			binary, _ = clGetProgramBinary(h)
+		}
 		return nil
 	})
 	return p, binary, err

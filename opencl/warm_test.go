@@ -14,7 +14,7 @@ import (
 // stored it on disk — and the first Execute builds nothing more.
 func TestPending(t *testing.T) {
 	d := testDevice(t)
-	t.Setenv("NDCONV_CACHE_DIR", t.TempDir())
+	asProduct(t, d)
 	w := make([]float64, 14)
 	for i := range w {
 		w[i] = float64(i%4) + 1
