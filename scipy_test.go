@@ -121,6 +121,21 @@ func loadFixtureProblem(t *testing.T, fc fixtureCase) fixtureProblem {
 	return fixtureProblem{op: op, in: in, opt: opt, kernels: kernels, c: enginetest.Case{Spec: spec, Input: in}, want: want}
 }
 
+// plan is the fixture's plan with opt on the host, or nil where opt asks
+// for the separable method and the kernel is not rank-1.
+func (f fixtureProblem) plan(t *testing.T, opt ndconv.Options, what string) *ndconv.Plan {
+	t.Helper()
+	plan, err := ndconv.NewPlan(f.op, f.in.Shape, f.in.DType(), opt, f.kernels...)
+	var ae *nd.ArgumentError
+	if opt.Method == ndconv.Separable && errors.As(err, &ae) {
+		return nil // not rank-1
+	}
+	if err != nil {
+		t.Fatalf("%s: %v", what, err)
+	}
+	return plan
+}
+
 // TestScipyFixtures runs every scipy fixture through every method that can
 // take it, and checks the reference oracle against scipy too.
 func TestScipyFixtures(t *testing.T) {
@@ -130,13 +145,9 @@ func TestScipyFixtures(t *testing.T) {
 			for _, method := range []ndconv.Method{ndconv.Auto, ndconv.Direct, ndconv.Separable} {
 				opt := f.opt
 				opt.Method = method
-				plan, err := ndconv.NewPlan(f.op, f.in.Shape, f.in.DType(), opt, f.kernels...)
-				var ae *nd.ArgumentError
-				if method == ndconv.Separable && errors.As(err, &ae) {
-					continue // not rank-1
-				}
-				if err != nil {
-					t.Fatalf("%v: %v", method, err)
+				plan := f.plan(t, opt, fmt.Sprint(method))
+				if plan == nil {
+					continue
 				}
 				got, err := plan.Execute(context.Background(), ndconv.Array{}, f.in)
 				if err != nil {
@@ -178,13 +189,9 @@ func TestScipyFixturesOnDevices(t *testing.T) {
 				what := fmt.Sprintf("%s/%s/%v", name, fc.Name, method)
 				opt := f.opt
 				opt.Method, opt.Exact = method, true
-				host, err := ndconv.NewPlan(f.op, f.in.Shape, f.in.DType(), opt, f.kernels...)
-				var ae *nd.ArgumentError
-				if method == ndconv.Separable && errors.As(err, &ae) {
-					continue // not rank-1
-				}
-				if err != nil {
-					t.Fatalf("%s: %v", what, err)
+				host := f.plan(t, opt, what)
+				if host == nil {
+					continue
 				}
 				want, err := host.Execute(t.Context(), ndconv.Array{}, f.in)
 				if err != nil {
