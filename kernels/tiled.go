@@ -221,6 +221,7 @@ func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, 
 	accSize := accBytes(p)
 	s := opt.Tiled
 	roll := false
+	// A bank split into groups re-stages each plane (no rolling).
 	if rollable(outer) && bankGroup(s, bank) == bank {
 		kz := outer[0].k
 		switch {
@@ -231,13 +232,11 @@ func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, 
 		}
 	}
 	if s == (TiledShape{}) {
+		// Still zero: no rolling shape was chosen above.
 		s = DefaultTiledShape(y, x, c, bank, p.Wide)
-		if !roll {
-			s = unrolledShape(s, y, x, bankGroup(s, bank))
-		}
+		s = unrolledShape(s, y, x, bankGroup(s, bank))
 	}
 	group := bankGroup(s, bank)
-	roll = roll && group == bank
 	local := tiledLocalBytes(s, y, x, c, accSize)
 	for local > opt.MaxLocalBytes && s.RY > 1 {
 		s.RY /= 2

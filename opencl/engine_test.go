@@ -397,11 +397,7 @@ func TestEngineTiming(t *testing.T) {
 // drop) and checks them against the reference and the CPU engine's bits.
 func TestEngineRolling(t *testing.T) {
 	testDevice(t)
-	gputest.CheckTunings(t, decompositionCases(t), kernels.RollingChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
-		opt := testOptions()
-		opt.Tuning = tuning
-		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewDirect(p, opt) })
-	})
+	gputest.CheckTunings(t, decompositionCases(t), kernels.RollingChecks, "direct", runDirectTuned)
 }
 
 // TestEngineWindow runs the decomposition cases through tiled.cl's sliding window
@@ -409,11 +405,7 @@ func TestEngineRolling(t *testing.T) {
 // CPU engine's bits.
 func TestEngineWindow(t *testing.T) {
 	testDevice(t)
-	gputest.CheckTunings(t, decompositionCases(t), kernels.WindowChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
-		opt := testOptions()
-		opt.Tuning = tuning
-		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewDirect(p, opt) })
-	})
+	gputest.CheckTunings(t, decompositionCases(t), kernels.WindowChecks, "direct", runDirectTuned)
 }
 
 // TestEngineBankGroups runs tiled.cl's bank groups on enginetest.Banks,
@@ -426,11 +418,7 @@ func TestEngineBankGroups(t *testing.T) {
 	if allCases() {
 		cases = append(engineCases(t), cases...)
 	}
-	gputest.CheckTunings(t, cases, inTurn(kernels.BankGroupChecks), "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
-		opt := testOptions()
-		opt.Tuning = tuning
-		return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewDirect(p, opt) })
-	})
+	gputest.CheckTunings(t, cases, inTurn(kernels.BankGroupChecks), "direct", runDirectTuned)
 }
 
 // TestEngineSepRing runs sepring.cl in narrow strips of few rounds on
@@ -438,6 +426,13 @@ func TestEngineBankGroups(t *testing.T) {
 func TestEngineSepRing(t *testing.T) {
 	testDevice(t)
 	gputest.CheckTunings(t, decompositionCases(t), kernels.SepRingChecks, "separable", runSeparableTuned)
+}
+
+// runDirectTuned runs a case with the direct method in a tuning.
+func runDirectTuned(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	opt := testOptions()
+	opt.Tuning = tuning
+	return gputest.Run(c, func(p *nd.Problem) (*Engine, error) { return NewDirect(p, opt) })
 }
 
 // runSeparableTuned runs a case with the separable method in a tuning.
