@@ -8,6 +8,7 @@ import (
 	"strconv"
 	"testing"
 
+	"github.com/ndconv/ndconv/cpu/internal/simd"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -34,7 +35,9 @@ func TestBankSizes(t *testing.T) {
 	if v, err := strconv.Atoi(os.Getenv("NDCONV_BANK_CASES")); err == nil && v > 0 {
 		perSize = v
 	}
-	t.Logf("simd %s, %d cases per bank size", ISA(), perSize)
+	// Reading the variable here also keys go test's cache on it (the
+	// engine reads it at init, before the cache's log starts).
+	t.Logf("%s=%q: the %s loops, %d cases per bank size", simd.EnvISA, os.Getenv(simd.EnvISA), ISA(), perSize)
 	rng := rand.New(rand.NewPCG(34, 1))
 	dtypes := []nd.DType{nd.Float32, nd.Float64, nd.Uint8, nd.Complex64}
 	lasts := []int{8, 16, 13, 1, 24, 7, 40, 5}
