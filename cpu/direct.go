@@ -25,13 +25,30 @@ type Executable interface {
 // across the row. Every kernel of a bank reads the same converted rows, in
 // groups of simd.BankSets kernels × rows computed at once (each source
 // vector loaded once for the whole group), and the results are interleaved
-// as out[voxel*K + i].
+// as out[voxel*K + i]. A problem with an axis of length 0 has nothing to
+// compute: its Executable writes nothing.
 func NewDirect(p *nd.Problem, opt Options) Executable {
+	if isEmpty(p) {
+		return empty{}
+	}
 	if p.Wide {
 		return newDirect[float64](p, opt)
 	}
 	return newDirect[float32](p, opt)
 }
+
+// isEmpty reports whether p's input or output has an axis of length 0:
+// there is nothing to read or compute, and the tilings, which divide by
+// those lengths, are not made.
+func isEmpty(p *nd.Problem) bool {
+	return product(p.InShape) == 0 || product(p.OutShape) == 0
+}
+
+// empty executes a problem with no values (isEmpty): the output has none
+// to write.
+type empty struct{}
+
+func (empty) Execute(ctx context.Context, _, _ nd.Array) error { return ctx.Err() }
 
 // tileBudget is the number of accumulator-typed values a tile's padded rows
 // may take, sized to stay within a core's L2 cache.

@@ -30,8 +30,12 @@ func FFTSupported(p *nd.Problem) error { return fftconv.Supported(p) }
 // values. Where non-finite values are so many that this would cost more
 // than the direct method, where cval is infinite, or where values are so
 // large that the float32 transforms could overflow, Execute runs the
-// direct method instead.
+// direct method instead. A problem with an axis of length 0 has nothing
+// to compute: its Executable writes nothing.
 func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
+	if isEmpty(p) {
+		return empty{}, nil
+	}
 	workers := opt.workers()
 	g, err := fftconv.New(p, fftconv.Options{Budget: opt.FFTBudget, Workers: workers, Lengths: opt.fftLengths})
 	if err != nil {

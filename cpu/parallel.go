@@ -74,3 +74,8 @@ func parallel(ctx context.Context, workers, n int, t *tracker, fn func(worker, i
 // nothing loaded or stored, and returns the multiply-adds done: the
 // arithmetic peak of one core for the CPU roofline (bench).
 func FMAPeak(rounds int) int64 { return simd.FMAPeak(rounds) }
+
+// ISA names the instruction set of the engine's inner loops in use:
+// "avx512", "avx2" or "go" (the pure-Go loops), as the environment variable
+// NDCONV_SIMD takes them (see the package doc).
+func ISA() string { return simd.ISA() }

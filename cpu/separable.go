@@ -21,7 +21,8 @@ import (
 // output dtype. Every kernel of p must have factors.
 //
 // A problem whose intermediates would exceed separableScratchLimit runs
-// chunk by chunk (package chunk), with the same result.
+// chunk by chunk (package chunk), with the same result; one with an axis
+// of length 0 has nothing to compute, and its Executable writes nothing.
 //
 // With the constant border, the value outside an intermediate is not cval
 // but cval times the sums of the factors already applied, which is what the
@@ -29,6 +30,9 @@ import (
 func NewSeparable(p *nd.Problem, opt Options) (Executable, error) {
 	if !p.Separable() {
 		return nil, fmt.Errorf("cpu: separable method: a kernel is not separable")
+	}
+	if isEmpty(p) {
+		return empty{}, nil
 	}
 	if separableScratch(p) > separableScratchLimit {
 		return newChunked(p, opt, chunk.Budget{Bytes: separableScratchLimit, Scratch: separableScratch}, newWholeSeparable)

@@ -19,7 +19,12 @@
 // module of its own; go generate runs it): AVX-512F, else AVX2 with FMA,
 // chosen at run time with golang.org/x/sys/cpu, else the pure-Go loops.
 // Building with the noasm tag, or on any other architecture, selects the
-// pure-Go loops everywhere. Slices modified in place are named acc or y.
+// pure-Go loops everywhere. The environment variable NDCONV_SIMD (EnvISA),
+// read once at start, caps the choice: avx512, avx2 or go; a value naming
+// an instruction set the CPU lacks falls back to the widest it has below
+// it, and an unknown value is ignored. So one AVX-512 machine tests all
+// three paths (scripts/test.sh runs the CPU engine's tests under each);
+// ISA names the one in use. Slices modified in place are named acc or y.
 package simd
 
 //go:generate sh -c "cd asm && go run . -out ../simd_amd64.s -stubs ../stubs_amd64.go -pkg simd"

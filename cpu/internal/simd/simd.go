@@ -3,6 +3,8 @@ package simd
 import (
 	"fmt"
 	"math"
+	"slices"
+	"strings"
 	"unsafe"
 
 	"github.com/ndconv/ndconv/nd"
@@ -151,7 +153,12 @@ func Transpose8(dst []float32, stride int, src []float32, pitch, n int) {
 	}
 	whole := n &^ 7
 	transpose8(dst, stride, src, pitch, whole)
-	transpose8Go(dst[whole*stride:], stride, src[whole:], pitch, n-whole)
+	// The tail's runs start at dst[whole·stride], which lies past the end
+	// of a dst that ends with the last run (its length (n−1)·stride + 8,
+	// stride > 8) when there is no tail.
+	if whole < n {
+		transpose8Go(dst[whole*stride:], stride, src[whole:], pitch, n-whole)
+	}
 }
 
 // LoadUint8 widens src into dst: dst[i] = float32(src[i]), exactly. It
@@ -168,8 +175,52 @@ func StoreUint8(dst []uint8, src []float32) { storeUint8(dst, src[:len(dst)]) }
 // StoreUint16 is StoreUint8 for uint16 samples, saturating to [0, 65535].
 func StoreUint16(dst []uint16, src []float32) { storeUint16(dst, src[:len(dst)]) }
 
+// EnvISA is the environment variable that caps the instruction set of the
+// loops, read once when the program starts: avx512, avx2 or go (the
+// pure-Go twins), in any case. The loops run the widest instruction set
+// that the build and the CPU have and the variable allows, so a value
+// naming one the CPU lacks falls back to the widest below it (never an
+// illegal instruction); unset, empty or any other value is the default,
+// the widest there is. Every choice gives the same bits; it is there so
+// that each path can be tested on any machine.
+const EnvISA = "NDCONV_SIMD"
+
+// The instruction sets of the loops, as ISA names them and EnvISA takes
+// them, narrowest first.
+const (
+	ISAGo     = "go"
+	ISAAVX2   = "avx2"
+	ISAAVX512 = "avx512"
+)
+
+// ISA names the instruction set of the loops in use: ISAAVX512, ISAAVX2
+// or ISAGo.
+func ISA() string { return isa }
+
+// isa is the instruction set in use; init sets it where the build has
+// assembly (simd_amd64.go).
+var isa = ISAGo
+
+// chooseISA returns the instruction set to run, given EnvISA's value and
+// whether the CPU has AVX-512 (has512) and AVX2 with FMA (has2): the
+// widest the CPU has that is no wider than the value names, the widest of
+// all for an unknown value.
+func chooseISA(env string, has512, has2 bool) string {
+	levels := []string{ISAGo, ISAAVX2, ISAAVX512}
+	has := []bool{true, has2, has512}
+	limit := slices.Index(levels, strings.ToLower(strings.TrimSpace(env)))
+	if limit < 0 {
+		limit = len(levels) - 1
+	}
+	for l := limit; ; l-- {
+		if has[l] {
+			return levels[l]
+		}
+	}
+}
+
 // The loops in use: the pure-Go twins, replaced at init by assembly where
-// the build and the CPU have it (simd_amd64.go).
+// the build and the CPU have it and EnvISA allows it (simd_amd64.go).
 var (
 	taps32, setTaps32 = tapsGo[float32], setTapsGo[float32]
 	taps64, setTaps64 = tapsGo[float64], setTapsGo[float64]

@@ -2,21 +2,29 @@
 
 package simd
 
-import "golang.org/x/sys/cpu"
+import (
+	"os"
 
-// The widest instruction set this CPU runs: AVX-512F (with BMI2 for the
-// tail masks), else AVX2 with FMA, else none (the pure-Go loops stay).
-var (
-	useAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasBMI2
-	useAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+	"golang.org/x/sys/cpu"
 )
 
+// The instruction sets this CPU runs: AVX-512F (with BMI2 for the tail
+// masks), AVX2 with FMA. The tests run the assembly of each the CPU has,
+// whichever one the dispatch uses.
+var (
+	hasAVX512 = cpu.X86.HasAVX512F && cpu.X86.HasBMI2
+	hasAVX2   = cpu.X86.HasAVX2 && cpu.X86.HasFMA
+)
+
+// init sets the loops in use to the widest instruction set the CPU has and
+// EnvISA allows; with neither, the pure-Go loops stay.
 func init() {
-	if useAVX512 || useAVX2 {
-		transpose8 = transpose8AVX
+	isa = chooseISA(os.Getenv(EnvISA), hasAVX512, hasAVX2)
+	if isa != ISAGo {
+		transpose8 = transpose8AVX // AVX only, which both sets imply
 	}
-	switch {
-	case useAVX512:
+	switch isa {
+	case ISAAVX512:
 		taps32, setTaps32, row32, axpy32 = tapsAVX512F32, setTapsAVX512F32, rowAVX512F32, axpyAVX512F32
 		taps64, setTaps64, row64, axpy64 = tapsAVX512F64, setTapsAVX512F64, rowAVX512F64, axpyAVX512F64
 		block32, block64 = blockAVX512F32, blockAVX512F64
@@ -24,7 +32,7 @@ func init() {
 		loadUint8, loadUint16 = loadUint8AVX512, loadUint16AVX512
 		storeUint8, storeUint16 = storeUint8AVX512, storeUint16AVX512
 		fmaPeak = func(rounds int) int64 { fmaPeakAVX512(rounds); return int64(rounds) * 12 * 16 }
-	case useAVX2:
+	case ISAAVX2:
 		taps32, setTaps32, row32, axpy32 = tapsAVX2F32, setTapsAVX2F32, rowAVX2F32, axpyAVX2F32
 		taps64, setTaps64, row64, axpy64 = tapsAVX2F64, setTapsAVX2F64, rowAVX2F64, axpyAVX2F64
 		block32, block64 = blockAVX2F32, blockAVX2F64

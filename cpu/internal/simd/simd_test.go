@@ -288,3 +288,87 @@ func TestFMAPeak(t *testing.T) {
 		t.Errorf("FMAPeak: %d per round, %d for 10, %d for 0", one, FMAPeak(10), FMAPeak(0))
 	}
 }
+
+// TestTranspose8Bounds runs Transpose8 with dst exactly as long as its
+// runs need, (n−1)·stride + 8 values (a bank group's place in its output
+// row, the last group ending where the row does), between sentinels that
+// must not change, for every n 0..40, strides of 8 and more, pitches of n
+// and more and dst and src at offsets 0–3, against transpose8Go; and the
+// assembly loop alone where the CPU has it, for whole blocks of 8.
+func TestTranspose8Bounds(t *testing.T) {
+	rng := rand.New(rand.NewPCG(15, 6))
+	impls := []struct {
+		name string
+		run  func(dst []float32, stride int, src []float32, pitch, n int)
+		ok   func(n int) bool
+	}{{"Transpose8 (" + ISA() + ")", Transpose8, func(int) bool { return true }}}
+	if t8 := asmTranspose8(t.Logf); t8 != nil {
+		impls = append(impls, struct {
+			name string
+			run  func(dst []float32, stride int, src []float32, pitch, n int)
+			ok   func(n int) bool
+		}{"transpose8AVX", t8, func(n int) bool { return n%8 == 0 }})
+	}
+	cases := 0
+	for _, impl := range impls {
+		for n := 0; n <= 40; n++ {
+			if !impl.ok(n) {
+				continue
+			}
+			for _, stride := range []int{8, 9, 15, 16, 17, 24, 64} {
+				for _, extra := range []int{0, 1, 7, 8} {
+					for off := 0; off < 4; off++ {
+						pitch := n + extra
+						src := randomValues[float32](rng, off+7*pitch+n)[off:]
+						size := 0
+						if n > 0 {
+							size = (n-1)*stride + 8
+						}
+						buf := randomValues[float32](rng, off+guard+size+guard)[off:]
+						want := append([]float32(nil), buf...)
+						transpose8Go(want[guard:guard+size], stride, src, pitch, n)
+						impl.run(buf[guard:guard+size:guard+size], stride, src, pitch, n)
+						for i := range buf {
+							if !same(buf[i], want[i]) {
+								t.Fatalf("%s: n %d, stride %d, pitch %d, offset %d, value %d of dst and its guards: %v, want %v", impl.name, n, stride, pitch, off, i-guard, buf[i], want[i])
+							}
+						}
+						cases++
+					}
+				}
+			}
+		}
+	}
+	t.Logf("%d cases", cases)
+}
+
+// TestChooseISA checks EnvISA's rule on every CPU: the widest instruction
+// set the CPU has no wider than the value, any case; the widest there is
+// for an unset or unknown value.
+func TestChooseISA(t *testing.T) {
+	for _, c := range []struct {
+		env          string
+		has512, has2 bool
+		want         string
+	}{
+		{"", true, true, ISAAVX512},
+		{"avx512", true, true, ISAAVX512},
+		{"AVX2", true, true, ISAAVX2},
+		{" avx2 ", true, true, ISAAVX2},
+		{"go", true, true, ISAGo},
+		{"Go", false, true, ISAGo},
+		{"avx512", false, true, ISAAVX2},
+		{"avx512", false, false, ISAGo},
+		{"avx2", false, false, ISAGo},
+		{"avx2", true, false, ISAGo},
+		{"", false, true, ISAAVX2},
+		{"", false, false, ISAGo},
+		{"sse", true, true, ISAAVX512},
+		{"avx-512", false, true, ISAAVX2},
+		{"noasm", false, true, ISAAVX2},
+	} {
+		if got := chooseISA(c.env, c.has512, c.has2); got != c.want {
+			t.Errorf("%s=%q with AVX-512 %v, AVX2 %v: %s, want %s", EnvISA, c.env, c.has512, c.has2, got, c.want)
+		}
+	}
+}
