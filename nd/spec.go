@@ -249,9 +249,6 @@ func (s *Spec) Normalize() (*Problem, error) {
 	if s.Mode > Full {
 		return nil, &UnsupportedError{What: "mode", Value: s.Mode.String()}
 	}
-	if math.IsNaN(s.CVal) || math.IsNaN(s.CValImag) {
-		return nil, argErrorf("cval", "NaN")
-	}
 	if s.CValImag != 0 && !s.In.IsComplex() {
 		return nil, argErrorf("cval", "a complex cval needs complex input data (scipy's rule)")
 	}

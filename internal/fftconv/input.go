@@ -9,9 +9,9 @@ import (
 )
 
 // ScanInput counts src's NaN and Inf values and finds the largest
-// magnitude of its finite extended values: the input's and, with the
-// constant border, |cval| (an integer input's type range stands for its
-// values). Every backend checks an input by it before transforming; a
+// magnitude of its finite values and, with the constant border, of cval
+// (NaN or infinite for such a cval, which Overflows then refuses; an
+// integer input's type range stands for its values). Every backend checks an input by it before transforming; a
 // float32 input is read in chunks on up to workers goroutines (the same
 // result whatever their number).
 func ScanInput(p *nd.Problem, src nd.Array, workers int) (nonFinite int, maxAbs float64) {
@@ -106,10 +106,12 @@ func AbsSum(p *nd.Problem) float64 {
 // which can grow a block's values by its size, far from float32's range.
 const overflowMargin = 1e30
 
-// Overflows reports whether values of magnitude up to maxAbs (an infinite
-// one included: an infinite cval) could leave float32's range inside a
-// transform of kernels of absolute sum absSum: such inputs must run the
-// direct method.
+// Overflows reports whether values of magnitude up to maxAbs could leave
+// float32's range inside a transform of kernels of absolute sum absSum:
+// such inputs must run the direct method. A non-finite maxAbs (an
+// infinite or NaN cval, which ScanInput passes on) always does: a
+// transform would spread it to every output, where the direct method
+// gives it only to the outputs whose nonzero taps reach the border.
 func (g *Geometry) Overflows(absSum, maxAbs float64) bool {
-	return math.IsInf(maxAbs, 0) || maxAbs*absSum*float64(g.Size()) > overflowMargin
+	return !(maxAbs*absSum*float64(g.Size()) <= overflowMargin)
 }
