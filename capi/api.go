@@ -5,6 +5,7 @@ import (
 	"encoding/json"
 	"errors"
 	"fmt"
+	"path"
 	"runtime/debug"
 	"slices"
 	"strings"
@@ -111,7 +112,9 @@ func panicSite() string {
 		// Frames are pairs of lines: the function, then "\tfile:line +0x…".
 		for j := i + 2; j+1 < len(lines); j += 2 {
 			if !strings.HasPrefix(lines[j], "runtime.") {
-				return strings.Fields(lines[j+1] + " ")[0]
+				// The package folder and file: the builder's path says nothing.
+				f := strings.Fields(lines[j+1] + " ")[0]
+				return path.Join(path.Base(path.Dir(f)), path.Base(f))
 			}
 		}
 	}
