@@ -233,6 +233,9 @@ class Plan:
 def _native(a):
     """a as a C-contiguous array in native byte order (a itself when it is)."""
     a = np.asarray(a)
+    if a.ndim == 0:
+        # As scipy.ndimage and the CLI (np.ascontiguousarray would make it 1-D).
+        raise ValueError("invalid shape: a 0-D array has no axis to filter")
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     if a.dtype.name not in _DTYPES:
