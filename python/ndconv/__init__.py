@@ -4,16 +4,18 @@ ndconv's engines (CPU, CUDA, OpenCL), with scipy's signatures and defaults.
 Every function takes ``device=`` ('auto', 'cpu', 'cuda', 'cuda:N', 'opencl',
 'opencl:P:D') and ``method=`` ('auto', 'direct', 'separable', 'fft') beside
 scipy's arguments. Arrays go to the engines without copies when they are
-C-contiguous and in native byte order; other layouts are copied once. Every
+C-contiguous and in native byte order; other layouts are copied once, and an
+output sharing memory with the input is filled through a temporary. Every
 numeric dtype scipy filters is taken (uint8 … uint64, int8 … int64, float16,
 float32, float64) and, for correlate and convolve (1-D and N-D), complex64
 and complex128 data and weights (correlation conjugates complex weights, as
 scipy 1.10 and numpy.correlate do). Results agree with scipy.ndimage except that integer
 outputs round half to even and saturate (OpenCV's rule) where scipy wraps.
 
-Errors raise ValueError (an invalid or unsupported request) or RuntimeError
-(anything else, such as an unavailable device) with the message the ndconv
-CLI prints. Plans are cached: repeated calls with the same shapes, dtypes,
+Errors raise ValueError (an invalid or unsupported request, a 0-d input, a
+closed Plan) or RuntimeError (anything else, such as an unavailable device or
+an internal error the C API recovered) with the message the ndconv CLI
+prints. Plans are cached: repeated calls with the same shapes, dtypes,
 weights and options reuse the prepared plan and its device context.
 """
 import collections
@@ -115,9 +117,10 @@ class Plan:
         if nan_cval:
             # The library takes no NaN cval: a constant border's NaN is put
             # where it reaches (see _nan_where), any other border ignores it.
-            kw = dict(op=op, shape=shape, weights=weights, factors=factors, filter=filter, mode=mode,
+            kw = dict(op=op, weights=weights, factors=factors, filter=filter, mode=mode,
                       origin=origin, axes=axes, extent=extent, workers=workers)
-            cval = 0.0
+            # A finite imaginary part stays, for the library to judge.
+            cval = complex(0, 0 if np.isnan(cval.imag) else cval.imag) if isinstance(cval, complex) else 0.0
         req = {"op": op, "shape": [int(s) for s in shape], "dtype": dtype.name,
                "out_dtype": output_dtype or "", "border": str(mode), "cval": _jfloat(np.real(cval)),
                "cval_imag": _jfloat(np.imag(cval)),
@@ -160,24 +163,25 @@ class Plan:
                 self.close()
                 raise ValueError('unsupported cval "nan" with a %s output (supported: a NaN cval with real '
                                  'data and weights and a float output)' % self.dtype)
-            self._nan_cval = kw
+            try:
+                self._nan_cval = self._nan_where(kw)
+            except BaseException:
+                self.close()
+                raise
 
-    def _nan_where(self):
+    def _nan_where(self, kw):
         """Where a constant border of NaN makes the output NaN: where a
         nonzero weight reaches the border, found once as the non-finite
         outputs of zeros with an infinite cval (0·w is 0, ∞·w is not
-        finite), on the CPU in float64. Elsewhere the border adds 0·w, so
+        finite), on the CPU in float64, when the plan is made. Elsewhere the border adds 0·w, so
         the result with cval 0 is exact there."""
-        kw = self._nan_cval
-        if isinstance(kw, dict):
-            p = Plan(kw["op"], kw["shape"], np.float64, kw["weights"], kw["factors"], kw["filter"],
-                     output_dtype=np.float64, mode=kw["mode"], cval=np.inf, origin=kw["origin"], axes=kw["axes"],
-                     extent=kw["extent"], device="cpu", workers=kw["workers"])
-            try:
-                self._nan_cval = ~np.isfinite(p(np.zeros(kw["shape"])))
-            finally:
-                p.close()
-        return self._nan_cval
+        p = Plan(kw["op"], self.input_shape, np.float64, kw["weights"], kw["factors"], kw["filter"],
+                 output_dtype=np.float64, mode=kw["mode"], cval=np.inf, origin=kw["origin"], axes=kw["axes"],
+                 extent=kw["extent"], device="cpu", workers=kw["workers"])
+        try:
+            return ~np.isfinite(p(np.zeros(self.input_shape)))
+        finally:
+            p.close()
 
     def __call__(self, input, output=None):
         """Filters input into output (a new array when None) and returns it."""
@@ -201,7 +205,7 @@ class Plan:
                                         errbuf, _ERRLEN)
         _check(code, errbuf)
         if self._nan_cval is not None:
-            out[self._nan_where()] = np.nan
+            out[self._nan_cval] = np.nan
         if isinstance(output, np.ndarray) and not direct:
             output[...] = out
             return output
