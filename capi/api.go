@@ -261,24 +261,39 @@ func planInfo(id int64, buf unsafe.Pointer, n int32, errbuf unsafe.Pointer, errl
 	return codeOK
 }
 
-// view makes an Array of dt and shape over the nbytes at p without
-// copying, where nbytes is exactly the array's size.
-func view(dt nd.DType, shape []int, p unsafe.Pointer, nbytes int64) (nd.Array, error) {
+// sized checks that nbytes is exactly the size of an array of dt and shape.
+func sized(dt nd.DType, shape []int, nbytes int64) error {
 	if !dt.Valid() {
-		return nd.Array{}, &nd.UnsupportedError{What: "dtype", Value: dt.String()}
+		return &nd.UnsupportedError{What: "dtype", Value: dt.String()}
 	}
 	n, err := nd.NumElements(shape)
 	if err != nil {
-		return nd.Array{}, err
+		return err
 	}
 	if int64(n)*int64(dt.Size()) != nbytes {
-		return nd.Array{}, argError("array", "%v %v needs %d bytes, the buffer has %d", dt, shape, n*dt.Size(), nbytes)
+		return argError("array", "%v %v needs %d bytes, the buffer has %d", dt, shape, n*dt.Size(), nbytes)
 	}
+	return nil
+}
+
+// view makes an Array of dt and shape over the nbytes at p, which sized
+// has checked and which are aligned for dt, without copying.
+func view(dt nd.DType, shape []int, p unsafe.Pointer, nbytes int64) nd.Array {
 	var b []byte
-	if n > 0 {
+	if nbytes > 0 {
 		b = unsafe.Slice((*byte)(p), nbytes)
 	}
-	return nd.Array{Shape: slices.Clone(shape), Data: nd.ViewBytes(dt, b)}, nil
+	return nd.Array{Shape: slices.Clone(shape), Data: nd.ViewBytes(dt, b)}
+}
+
+// aligned says whether p is aligned for dt's elements (for complex ones,
+// their parts'): Go may not point a typed slice elsewhere.
+func aligned(p unsafe.Pointer, dt nd.DType) bool {
+	a := dt.Size()
+	if dt.IsComplex() {
+		a /= 2
+	}
+	return a <= 1 || uintptr(p)%uintptr(a) == 0
 }
 
 // overlap says whether the byte ranges [a, a+na) and [b, b+nb) share a byte.
@@ -309,8 +324,7 @@ func planExecute(id int64, src unsafe.Pointer, srcBytes int64, dst unsafe.Pointe
 	if h.closed {
 		return fail(fmt.Errorf("capi: plan %d was freed", id), errbuf, errlen)
 	}
-	in, err := view(h.in, h.shape, src, srcBytes)
-	if err != nil {
+	if err := sized(h.in, h.shape, srcBytes); err != nil {
 		return fail(fmt.Errorf("input: %w", err), errbuf, errlen)
 	}
 	outType, outShape := nd.Unspecified, []int(nil)
@@ -319,30 +333,40 @@ func planExecute(id int64, src unsafe.Pointer, srcBytes int64, dst unsafe.Pointe
 	} else {
 		outType, outShape = h.filter.DType(), h.filter.Shape()
 	}
-	out, err := view(outType, outShape, dst, dstBytes)
-	if err != nil {
+	if err := sized(outType, outShape, dstBytes); err != nil {
 		return fail(fmt.Errorf("output: %w", err), errbuf, errlen)
 	}
+	in := view(h.in, h.shape, src, srcBytes)
+	if !aligned(src, h.in) {
+		// A misaligned input (numpy allows one) is copied once.
+		if in, err = nd.New(h.in, h.shape...); err != nil {
+			return fail(err, errbuf, errlen)
+		}
+		copy(in.Bytes(), unsafe.Slice((*byte)(src), srcBytes))
+	}
+	dstBuf := view(nd.Uint8, []int{int(dstBytes)}, dst, dstBytes).Bytes()
 	ctx := context.Background()
 	if h.plan != nil {
 		// An output that overlaps the input (in place, or a view of it)
-		// would be read after it is written: the result goes to a
-		// temporary and is copied, as scipy.ndimage does.
-		target, tmp := out, overlap(src, srcBytes, dst, dstBytes)
-		if tmp {
-			if target, err = nd.New(outType, outShape...); err != nil {
-				return fail(err, errbuf, errlen)
-			}
+		// would be read after it is written, and a misaligned one cannot
+		// be typed: the result goes to a temporary and is copied, as
+		// scipy.ndimage does for overlap.
+		var out nd.Array
+		direct := aligned(dst, outType) && !overlap(src, srcBytes, dst, dstBytes)
+		if direct {
+			out = view(outType, outShape, dst, dstBytes)
+		} else if out, err = nd.New(outType, outShape...); err != nil {
+			return fail(err, errbuf, errlen)
 		}
-		if _, err = h.plan.Execute(ctx, target, in); err == nil && tmp {
-			copy(out.Bytes(), target.Bytes())
+		if _, err = h.plan.Execute(ctx, out, in); err == nil && !direct {
+			copy(dstBuf, out.Bytes())
 		}
 	} else {
 		// A filter plan returns its own array: the input is read whole
 		// before the output is written, overlapping or not.
 		var got nd.Array
 		if got, err = h.filter.Execute(ctx, in); err == nil {
-			copy(out.Bytes(), got.Bytes())
+			copy(dstBuf, got.Bytes())
 		}
 	}
 	if err != nil {

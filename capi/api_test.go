@@ -271,3 +271,40 @@ func TestExecuteOverlap(t *testing.T) {
 		}
 	}
 }
+
+// Inputs and outputs at any byte address (numpy allows misaligned arrays)
+// give the aligned result, for kernel and filter plans.
+func TestExecuteMisaligned(t *testing.T) {
+	for _, spec := range []string{
+		`{"shape":[6,7],"dtype":"float64","border":"wrap","kernel_shape":[3,2],"nkernels":1}`,
+		`{"shape":[6,7],"dtype":"complex64","border":"wrap","kernel_shape":[3,2],"nkernels":1}`,
+		`{"shape":[6,7],"dtype":"float64","border":"wrap","filter":"gaussian:sigma=1"}`,
+	} {
+		id := mustPlan(t, spec, []float64{1, -2, 3, 0.5, 4, -1}[:map[bool]int{true: 0, false: 6}[strings.Contains(spec, "filter")]])
+		const nbytes = 6 * 7 * 8
+		x := make([]byte, nbytes)
+		for i := range x {
+			x[i] = byte(i*7 + i/8)
+		}
+		for i := 7; i < nbytes; i += 8 {
+			x[i] = 0x3f // finite, moderate values
+		}
+		run := func(src, dst []byte) {
+			t.Helper()
+			var e errBuf
+			if rc := planExecute(id, unsafe.Pointer(&src[0]), nbytes, unsafe.Pointer(&dst[0]), nbytes, e.ptr(), e.len()); rc != 0 {
+				t.Fatalf("%s: %d %s", spec, rc, e.String())
+			}
+		}
+		want := make([]byte, nbytes)
+		run(x, want)
+		for _, off := range [][2]int{{1, 0}, {0, 3}, {5, 2}} {
+			a, b := make([]byte, nbytes+8), make([]byte, nbytes+8)
+			copy(a[off[0]:], x)
+			run(a[off[0]:off[0]+nbytes], b[off[1]:off[1]+nbytes])
+			if !bytes.Equal(b[off[1]:off[1]+nbytes], want) {
+				t.Errorf("%s: input at +%d, output at +%d bytes: a different result", spec, off[0], off[1])
+			}
+		}
+	}
+}

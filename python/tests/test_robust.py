@@ -228,3 +228,21 @@ def test_closed_plan():
         p(np.ones(8))
     p.close()  # a second close is harmless
     assert "closed" in repr(p)
+
+
+def test_misaligned_arrays():
+    # numpy allows arrays at any byte address; the C API copies them
+    # rather than pointing Go's typed slices there.
+    rng = np.random.default_rng(2)
+    x = rng.standard_normal((9, 11))
+    w = np.round(rng.standard_normal((3, 4)), 3)
+    want = ndconv.correlate(x, w, mode="mirror")
+    a = np.frombuffer(bytearray(x.nbytes + 1), np.float64, offset=1, count=x.size).reshape(x.shape)
+    a.setflags(write=True)
+    a[...] = x
+    b = np.frombuffer(bytearray(x.nbytes + 3), np.float64, offset=3, count=x.size).reshape(x.shape)
+    b.setflags(write=True)
+    assert not a.flags.aligned and not b.flags.aligned
+    assert np.array_equal(ndconv.correlate(a, w, mode="mirror"), want)
+    assert ndconv.correlate(a, w, output=b, mode="mirror") is b and np.array_equal(b, want)
+    assert np.array_equal(ndconv.correlate(a, w, output=a, mode="mirror"), want)
