@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"math"
+	"slices"
 	"strings"
 	"testing"
 	"unsafe"
@@ -305,6 +306,57 @@ func TestExecuteMisaligned(t *testing.T) {
 			if !bytes.Equal(b[off[1]:off[1]+nbytes], want) {
 				t.Errorf("%s: input at +%d, output at +%d bytes: a different result", spec, off[0], off[1])
 			}
+		}
+	}
+}
+
+// One handle used from many threads gives every caller the right result
+// (calls on a plan are serialised), and a free racing with them makes each
+// later call fail cleanly, never crash.
+func TestConcurrentExecuteAndFree(t *testing.T) {
+	w := []float64{1, -2, 3, 0.5, 4, -1, 2, 2, 1}
+	var id int64
+	var e errBuf
+	spec := `{"shape":[32,32],"dtype":"float32","border":"reflect","kernel_shape":[3,3],"nkernels":1}`
+	if rc := planNew(cstr(spec), f64ptr(w), int64(len(w)), &id, e.ptr(), e.len()); rc != 0 {
+		t.Fatal(e.String())
+	}
+	x := make([]float32, 32*32)
+	for i := range x {
+		x[i] = float32(i%13) - 6
+	}
+	want := make([]float32, len(x))
+	if rc := planExecute(id, unsafe.Pointer(&x[0]), 4096, unsafe.Pointer(&want[0]), 4096, e.ptr(), e.len()); rc != 0 {
+		t.Fatal(e.String())
+	}
+	done := make(chan string)
+	for g := range 8 {
+		go func() {
+			var e errBuf
+			y := make([]float32, len(x))
+			for i := range 20 {
+				if g == 0 && i == 10 {
+					if rc := planFree(id, e.ptr(), e.len()); rc != 0 {
+						done <- "free: " + e.String()
+						return
+					}
+				}
+				rc := planExecute(id, unsafe.Pointer(&x[0]), 4096, unsafe.Pointer(&y[0]), 4096, e.ptr(), e.len())
+				switch {
+				case rc == 0 && !slices.Equal(y, want):
+					done <- "a wrong result"
+					return
+				case rc != 0 && !strings.Contains(e.String(), "freed"):
+					done <- e.String()
+					return
+				}
+			}
+			done <- ""
+		}()
+	}
+	for range 8 {
+		if msg := <-done; msg != "" {
+			t.Error(msg)
 		}
 	}
 }
