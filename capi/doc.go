@@ -1,5 +1,3 @@
-//go:build cgo
-
 // Command capi is ndconv's C API, built as a shared library for the Python
 // package (python/ndconv) and any other C caller:
 //
@@ -11,15 +9,30 @@
 // returns a handle; ndconv_plan_info describes the plan's output
 // as JSON; ndconv_plan_execute filters one C-contiguous buffer into another
 // (no copies: the Go engines read and write the caller's memory for the
-// length of the call); ndconv_plan_free releases the plan and its device
-// resources. A plan keeps its device (a GPU context) alive across calls and
-// may be used from several threads: calls on one plan are serialised.
+// length of the call, except that an output overlapping the input is
+// computed into a temporary and copied, as scipy.ndimage does);
+// ndconv_plan_free releases the plan and its device resources. A plan
+// keeps its device (a GPU context) alive across calls and may be used from
+// several threads: calls on one plan are serialised.
 //
-// Errors are returned as a code (1: the request is invalid or unsupported,
-// a ValueError in Python; 2: anything else, such as an unavailable device)
-// and the one-line message the CLI prints, written NUL-terminated into the
-// caller's buffer.
+// JSON has no NaN or infinity: a request carries a non-finite cval as the
+// string "nan", "inf" or "-inf". A request's unknown fields are refused.
 //
-// This package needs cgo and is imported by nothing: the CLI and library
-// stay CGO_ENABLED=0.
+// Every function returns 0 or an error code (1: the request or an argument
+// is invalid or unsupported, a ValueError in Python; 2: anything else, such
+// as an unavailable device, an unknown or freed handle, or an internal
+// error) with the one-line message the CLI prints, written NUL-terminated
+// into the caller's error buffer (where it is not NULL). Every argument is
+// checked before memory is touched through it: a NULL pointer with a
+// nonzero length, a negative count or length, a length that does not match
+// the plan's shape and dtype, an unknown handle and a second free are
+// errors. A panic inside an entry point is recovered and returned as code 2
+// with "internal error" in its message: it is a bug, but it does not take
+// the caller's process with it. (A panic on one of the engines' worker
+// goroutines cannot be recovered here; the engines must not panic.)
+//
+// The cgo wrappers (capi.go) only convert types; the logic, its checks and
+// the request decoder are plain Go (api.go, request.go), tested without
+// cgo. This package is imported by nothing: the CLI and library stay
+// CGO_ENABLED=0.
 package main

@@ -4,16 +4,18 @@ ndconv's engines (CPU, CUDA, OpenCL), with scipy's signatures and defaults.
 Every function takes ``device=`` ('auto', 'cpu', 'cuda', 'cuda:N', 'opencl',
 'opencl:P:D') and ``method=`` ('auto', 'direct', 'separable', 'fft') beside
 scipy's arguments. Arrays go to the engines without copies when they are
-C-contiguous and in native byte order; other layouts are copied once. Every
+C-contiguous and in native byte order; other layouts are copied once, and an
+output sharing memory with the input is filled through a temporary. Every
 numeric dtype scipy filters is taken (uint8 … uint64, int8 … int64, float16,
 float32, float64) and, for correlate and convolve (1-D and N-D), complex64
 and complex128 data and weights (correlation conjugates complex weights, as
 scipy 1.10 and numpy.correlate do). Results agree with scipy.ndimage except that integer
 outputs round half to even and saturate (OpenCV's rule) where scipy wraps.
 
-Errors raise ValueError (an invalid or unsupported request) or RuntimeError
-(anything else, such as an unavailable device) with the message the ndconv
-CLI prints. Plans are cached: repeated calls with the same shapes, dtypes,
+Errors raise ValueError (an invalid or unsupported request, a 0-d input, a
+closed Plan) or RuntimeError (anything else, such as an unavailable device or
+an internal error the C API recovered) with the message the ndconv CLI
+prints. Plans are cached: repeated calls with the same shapes, dtypes,
 weights and options reuse the prepared plan and its device context.
 """
 import collections
@@ -53,8 +55,8 @@ def _load():
     lib.ndconv_plan_info.restype = c_int
     lib.ndconv_plan_execute.argtypes = [c_int64, c_void_p, c_int64, c_void_p, c_int64, c_char_p, c_int]
     lib.ndconv_plan_execute.restype = c_int
-    lib.ndconv_plan_free.argtypes = [c_int64]
-    lib.ndconv_plan_free.restype = None
+    lib.ndconv_plan_free.argtypes = [c_int64, c_char_p, c_int]
+    lib.ndconv_plan_free.restype = c_int
     return lib
 
 
@@ -69,6 +71,21 @@ def _check(code, errbuf):
     raise (ValueError if code == 1 else RuntimeError)(msg)
 
 
+def _jfloat(v):
+    """v for the JSON request: JSON has no NaN or infinity, which the
+    library reads as the strings "nan", "inf" and "-inf"."""
+    v = float(v)
+    if np.isnan(v):
+        return "nan"
+    if np.isinf(v):
+        return "inf" if v > 0 else "-inf"
+    return v
+
+
+def _is_constant(mode):
+    return str(mode).strip().lower() in ("constant", "grid-constant")
+
+
 class Plan:
     """A prepared correlation, convolution or named filter for inputs of
     one shape and dtype. Calling it filters an array; it keeps its device
@@ -77,7 +94,17 @@ class Plan:
 
         p = ndconv.Plan("correlate", (2048, 2048), "float32", weights=w)
         out = p(x)
+
+    An output that shares memory with the input (output=x, or a view of
+    it) is computed into a temporary and copied, as scipy does. A NaN cval
+    with a constant border gives scipy's result (NaN wherever a nonzero
+    weight reaches past the border) for real data and weights with a
+    float output; with any other border it is ignored, as scipy ignores it.
     """
+
+    # Class defaults: __del__ and close run on a plan whose __init__ failed.
+    _handle = None
+    _nan_cval = None
 
     def __init__(self, op, shape, dtype, weights=None, factors=None, filter=None, *,
                  output_dtype=None, mode="reflect", cval=0.0, origin=0, axes=None,
@@ -86,9 +113,17 @@ class Plan:
         if output_dtype is not None:
             output_dtype = np.dtype(output_dtype).name
         cval = complex(cval) if np.iscomplexobj(cval) else float(cval)
+        nan_cval = bool(np.isnan(cval))
+        if nan_cval:
+            # The library takes no NaN cval: a constant border's NaN is put
+            # where it reaches (see _nan_where), any other border ignores it.
+            kw = dict(op=op, weights=weights, factors=factors, filter=filter, mode=mode,
+                      origin=origin, axes=axes, extent=extent, workers=workers)
+            # A finite imaginary part stays, for the library to judge.
+            cval = complex(0, 0 if np.isnan(cval.imag) else cval.imag) if isinstance(cval, complex) else 0.0
         req = {"op": op, "shape": [int(s) for s in shape], "dtype": dtype.name,
-               "out_dtype": output_dtype or "", "border": str(mode), "cval": float(np.real(cval)),
-               "cval_imag": float(np.imag(cval)),
+               "out_dtype": output_dtype or "", "border": str(mode), "cval": _jfloat(np.real(cval)),
+               "cval_imag": _jfloat(np.imag(cval)),
                "axes": None if axes is None else [int(a) for a in np.atleast_1d(axes)],
                "mode": extent, "device": device, "method": method, "workers": int(workers)}
         origin = [int(o) for o in np.atleast_1d(origin)]
@@ -110,10 +145,10 @@ class Plan:
             # Complex weights travel as pairs of float64 (their memory).
             w = np.ascontiguousarray(np.concatenate([k.ravel() for k in ks])).view(np.float64)
         w = np.ascontiguousarray(w, dtype=np.float64)
-        self._handle = None
         errbuf = ctypes.create_string_buffer(_ERRLEN)
         handle = ctypes.c_int64()
-        code = _lib.ndconv_plan_new(json.dumps(req).encode(), w.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
+        code = _lib.ndconv_plan_new(json.dumps(req, allow_nan=False).encode(),
+                                    w.ctypes.data_as(ctypes.POINTER(ctypes.c_double)),
                                     w.size, ctypes.byref(handle), errbuf, _ERRLEN)
         _check(code, errbuf)
         self._handle = handle.value
@@ -123,22 +158,54 @@ class Plan:
         self.input_shape, self.input_dtype = tuple(req["shape"]), dtype
         self.shape, self.dtype = tuple(info["shape"]), np.dtype(info["dtype"])
         self.method, self.device = info["method"], info["device"]
+        if nan_cval and _is_constant(mode):
+            if self.dtype.kind != "f":
+                self.close()
+                raise ValueError('unsupported cval "nan" with a %s output (supported: a NaN cval with real '
+                                 'data and weights and a float output)' % self.dtype)
+            try:
+                self._nan_cval = self._nan_where(kw)
+            except BaseException:
+                self.close()
+                raise
+
+    def _nan_where(self, kw):
+        """Where a constant border of NaN makes the output NaN: where a
+        nonzero weight reaches the border, found once as the non-finite
+        outputs of zeros with an infinite cval (0·w is 0, ∞·w is not
+        finite), on the CPU in float64, when the plan is made. Elsewhere the border adds 0·w, so
+        the result with cval 0 is exact there."""
+        p = Plan(kw["op"], self.input_shape, np.float64, kw["weights"], kw["factors"], kw["filter"],
+                 output_dtype=np.float64, mode=kw["mode"], cval=np.inf, origin=kw["origin"], axes=kw["axes"],
+                 extent=kw["extent"], device="cpu", workers=kw["workers"])
+        try:
+            return ~np.isfinite(p(np.zeros(self.input_shape)))
+        finally:
+            p.close()
 
     def __call__(self, input, output=None):
         """Filters input into output (a new array when None) and returns it."""
+        handle = self._handle
+        if handle is None:
+            raise ValueError("invalid plan: it is closed")
         x = _native(input)
         if x.shape != self.input_shape or x.dtype != self.input_dtype:
             raise ValueError("invalid input: %s %s does not match the plan's %s %s"
                              % (x.dtype, x.shape, self.input_dtype, self.input_shape))
-        direct = (isinstance(output, np.ndarray) and output.shape == self.shape and output.dtype == self.dtype
-                  and output.flags.c_contiguous and output.flags.writeable and output.dtype.isnative)
-        out = output if direct else np.empty(self.shape, self.dtype)
-        if isinstance(output, np.ndarray) and not direct and output.shape != self.shape:
+        if isinstance(output, np.ndarray) and output.shape != self.shape:
             raise ValueError("invalid output: shape %s, the result has %s" % (output.shape, self.shape))
+        # An output sharing memory with the input goes through a temporary
+        # (the engines would read what they had written); may_share_memory
+        # compares bounds, cheap and never a false "no".
+        direct = (isinstance(output, np.ndarray) and output.dtype == self.dtype and output.flags.c_contiguous
+                  and output.flags.writeable and output.dtype.isnative and not np.may_share_memory(output, x))
+        out = output if direct else np.empty(self.shape, self.dtype)
         errbuf = ctypes.create_string_buffer(_ERRLEN)
-        code = _lib.ndconv_plan_execute(self._handle, x.ctypes.data, x.nbytes, out.ctypes.data, out.nbytes,
+        code = _lib.ndconv_plan_execute(handle, x.ctypes.data, x.nbytes, out.ctypes.data, out.nbytes,
                                         errbuf, _ERRLEN)
         _check(code, errbuf)
+        if self._nan_cval is not None:
+            out[self._nan_cval] = np.nan
         if isinstance(output, np.ndarray) and not direct:
             output[...] = out
             return output
@@ -146,22 +213,33 @@ class Plan:
 
     def close(self):
         """Releases the plan; calling it afterwards is an error."""
-        if self._handle is not None:
-            _lib.ndconv_plan_free(self._handle)
-            self._handle = None
+        handle, self._handle = self._handle, None
+        if handle is not None and _lib is not None:
+            errbuf = ctypes.create_string_buffer(_ERRLEN)
+            _check(_lib.ndconv_plan_free(handle, errbuf, _ERRLEN), errbuf)
 
     def __del__(self):
-        if _lib is not None:
+        try:
             self.close()
+        except Exception:
+            # At interpreter exit the module's globals may be gone; a plan
+            # the library no longer knows has nothing left to release.
+            pass
 
     def __repr__(self):
-        return "ndconv.Plan(%s %s -> %s %s, %s on %s)" % (self.input_dtype, self.input_shape, self.dtype,
-                                                         self.shape, self.method, self.device)
+        if self._handle is None and not hasattr(self, "method"):
+            return "ndconv.Plan(not made)"
+        return "ndconv.Plan(%s %s -> %s %s, %s on %s%s)" % (self.input_dtype, self.input_shape, self.dtype,
+                                                           self.shape, self.method, self.device,
+                                                           "" if self._handle is not None else ", closed")
 
 
 def _native(a):
     """a as a C-contiguous array in native byte order (a itself when it is)."""
     a = np.asarray(a)
+    if a.ndim == 0:
+        # As scipy.ndimage and the CLI (np.ascontiguousarray would make it 1-D).
+        raise ValueError("invalid shape: a 0-D array has no axis to filter")
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     if a.dtype.name not in _DTYPES:

@@ -1,0 +1,392 @@
+package main
+
+import (
+	"context"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"path"
+	"runtime/debug"
+	"slices"
+	"strings"
+	"sync"
+	"unsafe"
+
+	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/filters"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// The exported C functions (capi.go) convert their C types and call these,
+// which hold all of the API's logic in plain Go, so that the tests call
+// them without cgo. Every one of them validates each argument before it
+// touches memory through it, and recovers any panic into an error code.
+
+// handle is a prepared plan: either a kernel plan, which writes into the
+// caller's output, or a filter plan, whose output is copied there.
+type handle struct {
+	mu     sync.Mutex
+	closed bool // freed: a call that found the handle before it went fails
+	plan   *ndconv.Plan
+	filter *ndconv.FilterPlan
+	in     nd.DType
+	shape  []int
+}
+
+// close releases the plan's device, once no call is using it.
+func (h *handle) close() {
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	h.closed = true
+	if h.plan != nil {
+		h.plan.Close()
+	}
+	if h.filter != nil {
+		h.filter.Close()
+	}
+}
+
+var (
+	handlesMu sync.Mutex
+	handles   = map[int64]*handle{}
+	nextID    int64
+)
+
+// Error codes, as doc.go gives them.
+const (
+	codeOK      = 0
+	codeInvalid = 1 // the request or an argument is invalid or unsupported
+	codeFailed  = 2 // anything else: an unavailable device, an internal error
+)
+
+// errorCode classifies err for the caller: codeInvalid for a request that
+// is invalid or unsupported, codeFailed for anything else.
+func errorCode(err error) int32 {
+	var ae *nd.ArgumentError
+	var ue *nd.UnsupportedError
+	var se *filters.SyntaxError
+	var uf *filters.UnknownFilterError
+	var pe *filters.ParameterError
+	var re *filters.RankError
+	if errors.As(err, &ae) || errors.As(err, &ue) || errors.As(err, &se) || errors.As(err, &uf) || errors.As(err, &pe) || errors.As(err, &re) {
+		return codeInvalid
+	}
+	return codeFailed
+}
+
+// fail writes err's message, NUL-terminated and cut to the buffer, into
+// the caller's buffer (where there is one) and returns its code.
+func fail(err error, buf unsafe.Pointer, n int32) int32 {
+	if buf != nil && n > 0 {
+		dst := unsafe.Slice((*byte)(buf), int(n))
+		k := copy(dst[:len(dst)-1], err.Error())
+		dst[k] = 0
+	}
+	return errorCode(err)
+}
+
+// internalError is a recovered panic: a bug in ndconv, not the caller's.
+type internalError struct {
+	fn    string
+	value any
+	stack string // the frame that panicked, for the report
+}
+
+func (e *internalError) Error() string {
+	msg := fmt.Sprintf("capi: internal error in %s: %v", e.fn, e.value)
+	if e.stack != "" {
+		msg += " at " + e.stack
+	}
+	return strings.ReplaceAll(msg+" (a bug in ndconv: please report it)", "\n", " ")
+}
+
+// panicSite is the file:line of the function that panicked, read from the
+// stack of the recovering goroutine: the first frame after panic's that is
+// not the runtime's own (a runtime error's helper).
+func panicSite() string {
+	lines := strings.Split(string(debug.Stack()), "\n")
+	for i, l := range lines {
+		if !strings.HasPrefix(l, "panic(") {
+			continue
+		}
+		// Frames are pairs of lines: the function, then "\tfile:line +0x…".
+		for j := i + 2; j+1 < len(lines); j += 2 {
+			if !strings.HasPrefix(lines[j], "runtime.") {
+				// The package folder and file: the builder's path says nothing.
+				f := strings.Fields(lines[j+1] + " ")[0]
+				return path.Join(path.Base(path.Dir(f)), path.Base(f))
+			}
+		}
+	}
+	return ""
+}
+
+// testHook, when set (by tests only), runs at the start of every entry
+// point, inside its recovery: a way to make one panic.
+var testHook func(fn string)
+
+// guard is deferred by every entry point: it turns a panic into
+// codeFailed and an "internal error" message. Panics remain bugs; this
+// keeps one from taking the caller's process with it.
+func guard(fn string, rc *int32, errbuf unsafe.Pointer, errlen int32) {
+	if p := recover(); p != nil {
+		*rc = fail(&internalError{fn: fn, value: p, stack: panicSite()}, errbuf, errlen)
+	}
+}
+
+func enter(fn string) {
+	if testHook != nil {
+		testHook(fn)
+	}
+}
+
+func argError(arg, format string, a ...any) error {
+	return &nd.ArgumentError{Arg: arg, Msg: fmt.Sprintf(format, a...)}
+}
+
+// buffer checks a pointer and the byte count the caller gives with it.
+func buffer(arg string, p unsafe.Pointer, n int64) error {
+	switch {
+	case n < 0:
+		return argError(arg, "%d bytes is negative", n)
+	case p == nil && n != 0:
+		return argError(arg, "NULL with %d bytes", n)
+	}
+	return nil
+}
+
+// cString reads the NUL-terminated string at p, at most max bytes of it.
+func cString(p unsafe.Pointer, max int) ([]byte, error) {
+	for n := 0; n <= max; n++ {
+		if *(*byte)(unsafe.Add(p, n)) == 0 {
+			return unsafe.Slice((*byte)(p), n), nil
+		}
+	}
+	return nil, fmt.Errorf("longer than %d bytes (or not NUL-terminated)", max)
+}
+
+// maxWeights bounds nweights: complex weights of the largest kernel
+// ndconv allocates.
+const maxWeights = 2 * nd.MaxElements
+
+// planNew is ndconv_plan_new.
+func planNew(spec, weights unsafe.Pointer, nweights int64, out *int64, errbuf unsafe.Pointer, errlen int32) (rc int32) {
+	defer guard("ndconv_plan_new", &rc, errbuf, errlen)
+	enter("ndconv_plan_new")
+	switch {
+	case spec == nil:
+		return fail(argError("request", "NULL"), errbuf, errlen)
+	case out == nil:
+		return fail(argError("handle", "the pointer to store it at is NULL"), errbuf, errlen)
+	case nweights < 0:
+		return fail(argError("weights", "a count of %d is negative", nweights), errbuf, errlen)
+	case nweights > maxWeights:
+		return fail(argError("weights", "%d is more than a kernel's %d", nweights, int64(maxWeights)), errbuf, errlen)
+	case weights == nil && nweights != 0:
+		return fail(argError("weights", "NULL with a count of %d", nweights), errbuf, errlen)
+	}
+	b, err := cString(spec, maxRequest)
+	if err != nil {
+		return fail(argError("request", "%v", err), errbuf, errlen)
+	}
+	r, err := decodeRequest(b)
+	if err != nil {
+		return fail(err, errbuf, errlen)
+	}
+	var w []float64
+	if nweights > 0 {
+		w = slices.Clone(unsafe.Slice((*float64)(weights), int(nweights)))
+	}
+	h, err := newHandle(r, w)
+	if err != nil {
+		return fail(err, errbuf, errlen)
+	}
+	handlesMu.Lock()
+	nextID++
+	handles[nextID] = h
+	*out = nextID
+	handlesMu.Unlock()
+	return codeOK
+}
+
+// info is what ndconv_plan_info reports.
+type info struct {
+	Shape  []int  `json:"shape"`
+	DType  string `json:"dtype"`
+	Method string `json:"method"`
+	Device string `json:"device"`
+}
+
+func lookup(id int64) (*handle, error) {
+	handlesMu.Lock()
+	defer handlesMu.Unlock()
+	h, ok := handles[id]
+	if !ok {
+		return nil, fmt.Errorf("capi: no plan %d (freed?)", id)
+	}
+	return h, nil
+}
+
+// planInfo is ndconv_plan_info.
+func planInfo(id int64, buf unsafe.Pointer, n int32, errbuf unsafe.Pointer, errlen int32) (rc int32) {
+	defer guard("ndconv_plan_info", &rc, errbuf, errlen)
+	enter("ndconv_plan_info")
+	if buf == nil || n <= 0 {
+		return fail(argError("info buffer", "NULL or %d bytes", n), errbuf, errlen)
+	}
+	h, err := lookup(id)
+	if err != nil {
+		return fail(err, errbuf, errlen)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return fail(fmt.Errorf("capi: plan %d was freed", id), errbuf, errlen)
+	}
+	var in info
+	if h.plan != nil {
+		in = info{h.plan.Shape(), h.plan.DType().String(), h.plan.Method().String(), h.plan.Device()}
+	} else {
+		in = info{h.filter.Shape(), h.filter.DType().String(), h.filter.Method(), h.filter.Device()}
+	}
+	b, err := json.Marshal(in)
+	if err != nil {
+		return fail(err, errbuf, errlen)
+	}
+	if len(b)+1 > int(n) {
+		return fail(argError("info buffer", "%d bytes, the plan's info needs %d", n, len(b)+1), errbuf, errlen)
+	}
+	dst := unsafe.Slice((*byte)(buf), int(n))
+	dst[copy(dst, b)] = 0
+	return codeOK
+}
+
+// sized checks that nbytes is exactly the size of an array of dt and shape.
+func sized(dt nd.DType, shape []int, nbytes int64) error {
+	if !dt.Valid() {
+		return &nd.UnsupportedError{What: "dtype", Value: dt.String()}
+	}
+	n, err := nd.NumElements(shape)
+	if err != nil {
+		return err
+	}
+	if int64(n)*int64(dt.Size()) != nbytes {
+		return argError("array", "%v %v needs %d bytes, the buffer has %d", dt, shape, n*dt.Size(), nbytes)
+	}
+	return nil
+}
+
+// view makes an Array of dt and shape over the nbytes at p, which sized
+// has checked and which are aligned for dt, without copying.
+func view(dt nd.DType, shape []int, p unsafe.Pointer, nbytes int64) nd.Array {
+	var b []byte
+	if nbytes > 0 {
+		b = unsafe.Slice((*byte)(p), nbytes)
+	}
+	return nd.Array{Shape: slices.Clone(shape), Data: nd.ViewBytes(dt, b)}
+}
+
+// aligned says whether p is aligned for dt's elements (for complex ones,
+// their parts'): Go may not point a typed slice elsewhere.
+func aligned(p unsafe.Pointer, dt nd.DType) bool {
+	a := dt.Size()
+	if dt.IsComplex() {
+		a /= 2
+	}
+	return a <= 1 || uintptr(p)%uintptr(a) == 0
+}
+
+// overlap says whether the byte ranges [a, a+na) and [b, b+nb) share a byte.
+func overlap(a unsafe.Pointer, na int64, b unsafe.Pointer, nb int64) bool {
+	if na == 0 || nb == 0 {
+		return false
+	}
+	pa, pb := uintptr(a), uintptr(b)
+	return pa < pb+uintptr(nb) && pb < pa+uintptr(na)
+}
+
+// planExecute is ndconv_plan_execute.
+func planExecute(id int64, src unsafe.Pointer, srcBytes int64, dst unsafe.Pointer, dstBytes int64, errbuf unsafe.Pointer, errlen int32) (rc int32) {
+	defer guard("ndconv_plan_execute", &rc, errbuf, errlen)
+	enter("ndconv_plan_execute")
+	if err := buffer("input", src, srcBytes); err != nil {
+		return fail(err, errbuf, errlen)
+	}
+	if err := buffer("output", dst, dstBytes); err != nil {
+		return fail(err, errbuf, errlen)
+	}
+	h, err := lookup(id)
+	if err != nil {
+		return fail(err, errbuf, errlen)
+	}
+	h.mu.Lock()
+	defer h.mu.Unlock()
+	if h.closed {
+		return fail(fmt.Errorf("capi: plan %d was freed", id), errbuf, errlen)
+	}
+	if err := sized(h.in, h.shape, srcBytes); err != nil {
+		return fail(fmt.Errorf("input: %w", err), errbuf, errlen)
+	}
+	outType, outShape := nd.Unspecified, []int(nil)
+	if h.plan != nil {
+		outType, outShape = h.plan.DType(), h.plan.Shape()
+	} else {
+		outType, outShape = h.filter.DType(), h.filter.Shape()
+	}
+	if err := sized(outType, outShape, dstBytes); err != nil {
+		return fail(fmt.Errorf("output: %w", err), errbuf, errlen)
+	}
+	in := view(h.in, h.shape, src, srcBytes)
+	if !aligned(src, h.in) {
+		// A misaligned input (numpy allows one) is copied once.
+		if in, err = nd.New(h.in, h.shape...); err != nil {
+			return fail(err, errbuf, errlen)
+		}
+		copy(in.Bytes(), unsafe.Slice((*byte)(src), srcBytes))
+	}
+	dstBuf := view(nd.Uint8, []int{int(dstBytes)}, dst, dstBytes).Bytes()
+	ctx := context.Background()
+	if h.plan != nil {
+		// An output that overlaps the input (in place, or a view of it)
+		// would be read after it is written, and a misaligned one cannot
+		// be typed: the result goes to a temporary and is copied, as
+		// scipy.ndimage does for overlap.
+		var out nd.Array
+		direct := aligned(dst, outType) && !overlap(src, srcBytes, dst, dstBytes)
+		if direct {
+			out = view(outType, outShape, dst, dstBytes)
+		} else if out, err = nd.New(outType, outShape...); err != nil {
+			return fail(err, errbuf, errlen)
+		}
+		if _, err = h.plan.Execute(ctx, out, in); err == nil && !direct {
+			copy(dstBuf, out.Bytes())
+		}
+	} else {
+		// A filter plan returns its own array: the input is read whole
+		// before the output is written, overlapping or not.
+		var got nd.Array
+		if got, err = h.filter.Execute(ctx, in); err == nil {
+			copy(dstBuf, got.Bytes())
+		}
+	}
+	if err != nil {
+		return fail(err, errbuf, errlen)
+	}
+	return codeOK
+}
+
+// planFree is ndconv_plan_free: an unknown handle (one freed before) is
+// an error, as every other call's.
+func planFree(id int64, errbuf unsafe.Pointer, errlen int32) (rc int32) {
+	defer guard("ndconv_plan_free", &rc, errbuf, errlen)
+	enter("ndconv_plan_free")
+	handlesMu.Lock()
+	h := handles[id]
+	delete(handles, id)
+	handlesMu.Unlock()
+	if h == nil {
+		return fail(fmt.Errorf("capi: no plan %d (freed already?)", id), errbuf, errlen)
+	}
+	h.close()
+	return codeOK
+}
