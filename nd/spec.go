@@ -231,6 +231,12 @@ func (s *Spec) Normalize() (*Problem, error) {
 	if complexIn && !out.IsComplex() {
 		return nil, argErrorf("dtype", "complex data or weights need a complex output (complex64 or complex128), not %v", out)
 	}
+	if complexIn && (math.IsNaN(s.CVal) || math.IsNaN(s.CValImag)) {
+		// Complex problems run as real correlations of the parts
+		// (RealParts), where a NaN part reaches only the products of its
+		// own part: scipy's complex products spread it to both.
+		return nil, &UnsupportedError{What: "cval", Value: "NaN", Supported: "a NaN cval with real data and weights"}
+	}
 	if !complexIn && out.IsComplex() {
 		// scipy.ndimage refuses it too ("array type not supported").
 		return nil, &UnsupportedError{What: "dtype", Value: out.String(), Supported: "a complex output of complex data or weights"}

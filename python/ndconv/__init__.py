@@ -82,10 +82,6 @@ def _jfloat(v):
     return v
 
 
-def _is_constant(mode):
-    return str(mode).strip().lower() in ("constant", "grid-constant")
-
-
 class Plan:
     """A prepared correlation, convolution or named filter for inputs of
     one shape and dtype. Calling it filters an array; it keeps its device
@@ -97,14 +93,12 @@ class Plan:
 
     An output that shares memory with the input (output=x, or a view of
     it) is computed into a temporary and copied, as scipy does. A NaN cval
-    with a constant border gives scipy's result (NaN wherever a nonzero
-    weight reaches past the border) for real data and weights with a
-    float output; with any other border it is ignored, as scipy ignores it.
+    with a constant border gives NaN wherever a nonzero weight reaches past
+    the border, as scipy does (0 in an integer output: NaN rounds to 0).
     """
 
     # Class defaults: __del__ and close run on a plan whose __init__ failed.
     _handle = None
-    _nan_cval = None
 
     def __init__(self, op, shape, dtype, weights=None, factors=None, filter=None, *,
                  output_dtype=None, mode="reflect", cval=0.0, origin=0, axes=None,
@@ -113,14 +107,6 @@ class Plan:
         if output_dtype is not None:
             output_dtype = np.dtype(output_dtype).name
         cval = complex(cval) if np.iscomplexobj(cval) else float(cval)
-        nan_cval = bool(np.isnan(cval))
-        if nan_cval:
-            # The library takes no NaN cval: a constant border's NaN is put
-            # where it reaches (see _nan_where), any other border ignores it.
-            kw = dict(op=op, weights=weights, factors=factors, filter=filter, mode=mode,
-                      origin=origin, axes=axes, extent=extent, workers=workers)
-            # A finite imaginary part stays, for the library to judge.
-            cval = complex(0, 0 if np.isnan(cval.imag) else cval.imag) if isinstance(cval, complex) else 0.0
         req = {"op": op, "shape": [int(s) for s in shape], "dtype": dtype.name,
                "out_dtype": output_dtype or "", "border": str(mode), "cval": _jfloat(np.real(cval)),
                "cval_imag": _jfloat(np.imag(cval)),
@@ -158,30 +144,6 @@ class Plan:
         self.input_shape, self.input_dtype = tuple(req["shape"]), dtype
         self.shape, self.dtype = tuple(info["shape"]), np.dtype(info["dtype"])
         self.method, self.device = info["method"], info["device"]
-        if nan_cval and _is_constant(mode):
-            if self.dtype.kind != "f":
-                self.close()
-                raise ValueError('unsupported cval "nan" with a %s output (supported: a NaN cval with real '
-                                 'data and weights and a float output)' % self.dtype)
-            try:
-                self._nan_cval = self._nan_where(kw)
-            except BaseException:
-                self.close()
-                raise
-
-    def _nan_where(self, kw):
-        """Where a constant border of NaN makes the output NaN: where a
-        nonzero weight reaches the border, found once as the non-finite
-        outputs of zeros with an infinite cval (0·w is 0, ∞·w is not
-        finite), on the CPU in float64, when the plan is made. Elsewhere the border adds 0·w, so
-        the result with cval 0 is exact there."""
-        p = Plan(kw["op"], self.input_shape, np.float64, kw["weights"], kw["factors"], kw["filter"],
-                 output_dtype=np.float64, mode=kw["mode"], cval=np.inf, origin=kw["origin"], axes=kw["axes"],
-                 extent=kw["extent"], device="cpu", workers=kw["workers"])
-        try:
-            return ~np.isfinite(p(np.zeros(self.input_shape)))
-        finally:
-            p.close()
 
     def __call__(self, input, output=None):
         """Filters input into output (a new array when None) and returns it."""
@@ -204,8 +166,6 @@ class Plan:
         code = _lib.ndconv_plan_execute(handle, x.ctypes.data, x.nbytes, out.ctypes.data, out.nbytes,
                                         errbuf, _ERRLEN)
         _check(code, errbuf)
-        if self._nan_cval is not None:
-            out[self._nan_cval] = np.nan
         if isinstance(output, np.ndarray) and not direct:
             output[...] = out
             return output
