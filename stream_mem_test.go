@@ -61,3 +61,48 @@ func TestExecuteChunks1DMemory(t *testing.T) {
 		}
 	}
 }
+
+// TestExecuteChunksCPUBudget streams a volume on the CPU: its chunks stay
+// within the budget but for what two output planes with their halo need,
+// and what the run allocates is a few budgets. Chunks raised to hold 8
+// output planes per halo plane (for a GPU's copies) held 820 MiB for the
+// CLI's 64 MiB on 32×2048×2048 float32 with a 3³ kernel; on the CPU the
+// chunks read the input in place, and a halo plane read twice costs no
+// copy.
+func TestExecuteChunksCPUBudget(t *testing.T) {
+	const budget = 1 << 20
+	rng := rand.New(rand.NewPCG(29, 30))
+	src := enginetest.RandomArray(rng, nd.Float32, 12, 256, 256) // planes of 256 KiB
+	p, err := ndconv.NewPlan(ndconv.Correlation, src.Shape, nd.Float32, ndconv.Options{Device: "cpu"},
+		enginetest.RandomKernel(rng, false, 3, 3, 3))
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, err := p.Execute(context.Background(), nd.Array{}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	got := make([]float32, want.Len())
+	largest := 0
+	var before, after runtime.MemStats
+	runtime.ReadMemStats(&before)
+	err = p.ExecuteChunks(context.Background(), src, budget, func(off int, out ndconv.Array) error {
+		largest = max(largest, out.Len())
+		copy(got[off:], out.Data.([]float32))
+		return nil
+	})
+	runtime.ReadMemStats(&after)
+	if err != nil {
+		t.Fatal(err)
+	}
+	// Two output planes and the four input planes they read: 1.5 MiB.
+	if plane := 256 * 256; largest > 2*plane {
+		t.Errorf("a chunk of %d output planes, want at most 2", largest/plane)
+	}
+	if alloc := after.TotalAlloc - before.TotalAlloc; alloc > 4*budget {
+		t.Errorf("ExecuteChunks allocated %d bytes for a budget of %d", alloc, budget)
+	}
+	if !slices.Equal(got, want.Data.([]float32)) {
+		t.Error("the chunks differ from Execute")
+	}
+}
