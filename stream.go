@@ -33,7 +33,7 @@ func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink 
 	if src.DType() != p.inType || !slices.Equal(src.Shape, p.problem.InShape) {
 		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", src.DType(), src.Shape, p.inType, p.problem.InShape)}
 	}
-	chunks, err := chunk.Split(p.problem, chunk.Budget{Bytes: wholeRows(p.problem, budget)})
+	chunks, err := chunk.Split(p.problem, chunk.Budget{Bytes: wholeRows(p.problem, budget, p.exec.Device.Kind != "cpu")})
 	if err != nil {
 		return err
 	}
@@ -158,12 +158,18 @@ func (fp *FilterPlan) ExecuteChunks(ctx context.Context, src Array, budget int64
 func (fp *FilterPlan) Chunked() bool { return fp.bank != nil }
 
 // wholeRows raises budget, up to 16-fold, to hold two output rows along
-// axis 0 with the input rows they read, and a budget of haloRowsBudget or
-// more to hold 8 output rows per halo row (K0 − 1): such chunks read each
-// input row at most 9/8 times (2048³ uint8 with a 7³ kernel in 64 MiB: 5
-// planes a chunk read 2.2-fold; raised to 408 MiB, 48 read 1.125-fold).
-// Smaller budgets (tests of chunk boundaries) keep small chunks.
-func wholeRows(p *nd.Problem, budget int64) int64 {
+// axis 0 with the input rows they read. Where the chunks' input is copied
+// to a device (copied), a budget of haloRowsBudget or more is raised
+// further to hold 8 output rows per halo row (K0 − 1): such chunks copy
+// each input row at most 9/8 times (2048³ uint8 with a 7³ kernel in 64
+// MiB: 5 planes a chunk read 2.2-fold; raised to 408 MiB, 48 read
+// 1.125-fold). On the CPU chunks of whole rows read the input in place, so
+// a halo row read twice costs no copy, and host memory stays within about
+// two chunks' output and one's input (32×2048×2048 float32 with a 3³
+// kernel in 64 MiB held 820 MiB raised for the halo, 162 MiB not, in about
+// the same time). Smaller budgets (tests of chunk boundaries) keep small
+// chunks.
+func wholeRows(p *nd.Problem, budget int64, copied bool) int64 {
 	in, out := int64(p.In.Size()), int64(p.Out.Size()*len(p.Kernels))
 	for d := 1; d < len(p.InShape); d++ {
 		in *= int64(p.InShape[d])
@@ -171,7 +177,7 @@ func wholeRows(p *nd.Problem, budget int64) int64 {
 	}
 	halo := int64(p.KShape[0] - 1)
 	outRows := int64(2)
-	if budget >= haloRowsBudget {
+	if copied && budget >= haloRowsBudget {
 		outRows = max(outRows, 8*halo)
 	}
 	rows := (outRows+halo)*in + outRows*out

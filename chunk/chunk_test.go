@@ -190,7 +190,7 @@ func TestRows(t *testing.T) {
 			t.Fatal(err)
 		}
 		c := chunks[0]
-		if rows := fmt.Sprint(c.Rows[0]); rows != tc.rows || c.Problem.Shift[0] != tc.shift || c.Problem.InShape[0] != len(c.Rows[0]) {
+		if rows := fmt.Sprint(c.Rows[0]); rows != tc.rows || c.Problem.Shift[0] != tc.shift || c.Problem.InShape[0] != c.Rows[0].Len() {
 			t.Errorf("%v n=%d k=%d %v: rows %s shift %d, want %s shift %d", tc.border, tc.n, tc.k, tc.mode, rows, c.Problem.Shift[0], tc.rows, tc.shift)
 		}
 	}

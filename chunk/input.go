@@ -20,43 +20,41 @@ func (c *Chunk) Runs(fn func(from, to, n int)) {
 		}
 		return
 	}
-	rows := make([][]int, last+1)
+	if block == 0 {
+		return
+	}
+	// The axes before the last narrowed one list their rows one by one:
+	// each is narrowed to one output index (or is that one index whole),
+	// so it reads a kernel's extent of rows at most.
+	rows := make([][]int, last)
 	for d := range rows {
-		rows[d] = c.Rows[d]
-		if rows[d] == nil {
+		if c.Rows[d] == nil {
 			rows[d] = make([]int, c.whole[d])
 			for i := range rows[d] {
 				rows[d][i] = i
 			}
+			continue
 		}
-	}
-	if block == 0 {
-		return
+		for _, r := range c.Rows[d] {
+			for i := range r.N {
+				rows[d] = append(rows[d], r.First+i)
+			}
+		}
+		if len(rows[d]) == 0 {
+			return
+		}
 	}
 	strides := nd.Strides(c.whole)
 	idx := make([]int, last) // position over the axes before last
 	to := 0
 	for {
-		base, empty := 0, false
+		base := 0
 		for d, i := range idx {
-			if len(rows[d]) == 0 {
-				empty = true
-				break
-			}
 			base += rows[d][i] * strides[d]
 		}
-		if empty {
-			return
-		}
-		lastRows := rows[last]
-		for i := 0; i < len(lastRows); {
-			j := i + 1
-			for j < len(lastRows) && lastRows[j] == lastRows[j-1]+1 {
-				j++
-			}
-			fn(base+lastRows[i]*strides[last], to, (j-i)*block)
-			to += (j - i) * block
-			i = j
+		for _, r := range c.Rows[last] {
+			fn(base+r.First*strides[last], to, r.N*block)
+			to += r.N * block
 		}
 		d := last - 1
 		for ; d >= 0; d-- {

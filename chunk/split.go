@@ -3,6 +3,8 @@ package chunk
 import (
 	"fmt"
 	"slices"
+	"strconv"
+	"strings"
 
 	"github.com/ndconv/ndconv/nd"
 )
@@ -37,7 +39,7 @@ type Chunk struct {
 	// Rows[d] lists, for each index along axis d of the chunk's input, the
 	// real row of the whole input it is, in order; nil means the chunk
 	// reads the whole axis as it is.
-	Rows [][]int
+	Rows []Rows
 	// InElems is the number of elements of the chunk's input.
 	InElems int
 
@@ -68,7 +70,7 @@ func whole(p *nd.Problem) Chunk {
 	out, _ := nd.ShapeElements(p.FullShape())
 	in, _ := nd.ShapeElements(p.InShape)
 	return Chunk{Problem: p, OutLo: make([]int, len(p.OutShape)), OutHi: slices.Clone(p.OutShape),
-		OutElems: out, Rows: make([][]int, len(p.InShape)), InElems: in, whole: p.InShape}
+		OutElems: out, Rows: make([]Rows, len(p.InShape)), InElems: in, whole: p.InShape}
 }
 
 // largestRun is the most output rows along axis s a chunk may have, one
@@ -146,7 +148,7 @@ func chunks(p *nd.Problem, s, r int) []Chunk {
 	idx := make([]int, s)
 	for range outer {
 		for o0 := 0; o0 < p.OutShape[s]; o0 += r {
-			c := Chunk{OutLo: make([]int, rank), OutHi: slices.Clone(p.OutShape), Rows: make([][]int, rank), whole: p.InShape}
+			c := Chunk{OutLo: make([]int, rank), OutHi: slices.Clone(p.OutShape), Rows: make([]Rows, rank), whole: p.InShape}
 			for d := range s {
 				c.OutLo[d], c.OutHi[d] = idx[d], idx[d]+1
 			}
@@ -181,7 +183,7 @@ func subProblem(p *nd.Problem, c *Chunk) *nd.Problem {
 		}
 		rows, shift := axisRows(p, d, o0, o1)
 		c.Rows[d] = rows
-		q.InShape[d], q.OutShape[d], q.Shift[d] = len(rows), o1-o0, shift
+		q.InShape[d], q.OutShape[d], q.Shift[d] = rows.Len(), o1-o0, shift
 	}
 	return &q
 }
@@ -189,7 +191,7 @@ func subProblem(p *nd.Problem, c *Chunk) *nd.Problem {
 // axisRows returns the input rows along axis d that output rows [o0, o1)
 // read, and the shift that makes the sub-problem read them as the whole
 // problem does.
-func axisRows(p *nd.Problem, d, o0, o1 int) (rows []int, shift int) {
+func axisRows(p *nd.Problem, d, o0, o1 int) (rows Rows, shift int) {
 	n, k, sh := p.InShape[d], p.KShape[d], p.Shift[d]
 	first, last := o0-sh, o1-1+k-1-sh // positions read
 	if p.Border == nd.Constant || (first >= 0 && last < n) {
@@ -201,14 +203,64 @@ func axisRows(p *nd.Problem, d, o0, o1 int) (rows []int, shift int) {
 			// sub-problem well formed, and the shift leaves it unread.
 			lo, hi = 0, 0
 		}
-		for i := lo; i <= hi; i++ {
-			rows = append(rows, i)
-		}
-		return rows, sh - o0 + lo
+		return Rows{{First: lo, N: hi - lo + 1}}, sh - o0 + lo
 	}
-	for i := first; i <= last; i++ {
+	// The positions outside the input (fewer than the kernel's taps on
+	// each side) are mapped one by one; those inside are one run.
+	for i := first; i <= min(last, -1); i++ {
 		m, _ := p.Border.Index(i, n)
-		rows = append(rows, m)
+		rows = rows.add(m, 1)
+	}
+	if lo, hi := max(first, 0), min(last, n-1); lo <= hi {
+		rows = rows.add(lo, hi-lo+1)
+	}
+	for i := max(first, n); i <= last; i++ {
+		m, _ := p.Border.Index(i, n)
+		rows = rows.add(m, 1)
 	}
 	return rows, 0
+}
+
+// Rows lists real rows of the whole input in order, as runs of
+// consecutive rows: a chunk of a 1-D array reads millions of consecutive
+// rows (its elements), which a list of row numbers would hold at 8 bytes
+// each, more than the chunk's data.
+type Rows []RowRun
+
+// RowRun is N consecutive rows from First.
+type RowRun struct{ First, N int }
+
+// Len is the number of rows listed.
+func (r Rows) Len() int {
+	n := 0
+	for _, run := range r {
+		n += run.N
+	}
+	return n
+}
+
+// String lists every row, as fmt prints a []int.
+func (r Rows) String() string {
+	var b strings.Builder
+	b.WriteByte('[')
+	for _, run := range r {
+		for i := range run.N {
+			if b.Len() > 1 {
+				b.WriteByte(' ')
+			}
+			b.WriteString(strconv.Itoa(run.First + i))
+		}
+	}
+	b.WriteByte(']')
+	return b.String()
+}
+
+// add appends n rows from first, extending the last run where they follow
+// it.
+func (r Rows) add(first, n int) Rows {
+	if l := len(r) - 1; l >= 0 && r[l].First+r[l].N == first {
+		r[l].N += n
+		return r
+	}
+	return append(r, RowRun{first, n})
 }

@@ -20,7 +20,13 @@
 // Readers never trust a header: lengths, shapes and element counts are
 // checked, and limited by nd.MaxElements, before anything large is
 // allocated, and a stream that ends early fails with a *FormatError without
-// the claimed size ever being allocated. Data mapped rather than read
+// the claimed size ever being allocated. Every reader checks its signature
+// and header before reading further and reads the rest only up to what the
+// header announces (PNG up to IEND, JPEG within its frame's size, NIfTI and
+// .npy their voxels, .raw its shape), so that a stream or a device named
+// as a file (a FIFO, /dev/zero) is refused after its first bytes or read
+// within a bound; a TIFF, read at offsets, is read from a stream only up
+// to 1 GiB. Data mapped rather than read
 // (MapFile) and outputs written a piece at a time (WriteFileChunks) are
 // bounded by nd.MaxShapeElements instead: volumes larger than memory
 // stream. Writers that take a path write to

@@ -95,13 +95,53 @@ func imageMeta(a nd.Array, err error) (nd.Array, Meta, error) {
 	return a, m, err
 }
 
+// decodeTIFF reads a TIFF at its offsets where r is a regular file (or
+// another io.ReaderAt whose size is known) from its start; a stream is read
+// into memory first, once its first bytes are a TIFF header, up to
+// maxStreamTIFF bytes.
 func decodeTIFF(r io.Reader) (nd.Array, Meta, error) {
-	data, err := io.ReadAll(r)
+	if at, size, ok := readerAt(r); ok {
+		img, err := tiff.Read(at, size)
+		return img.Array, Meta{Channels: img.Channels}, err
+	}
+	const notTIFF = "not a TIFF file (no II or MM header)"
+	head, err := readHead(r, 4, ".tif", notTIFF)
+	if err != nil {
+		return nd.Array{}, Meta{}, err
+	}
+	switch string(head) {
+	case "II*\x00", "MM\x00*", "II+\x00", "MM\x00+":
+	default:
+		return nd.Array{}, Meta{}, &FormatError{Format: ".tif", Msg: notTIFF}
+	}
+	data, err := readRest(r, head, maxStreamTIFF, ".tif", "a TIFF read from a stream may hold (a larger one must be a regular file)")
 	if err != nil {
 		return nd.Array{}, Meta{}, err
 	}
 	img, err := tiff.Read(bytes.NewReader(data), int64(len(data)))
 	return img.Array, Meta{Channels: img.Channels}, err
+}
+
+// readerAt returns r as an io.ReaderAt of the given size when r is a
+// regular file or a *bytes.Reader not yet read from: then a decoder that
+// reads at offsets need not read the whole file first.
+func readerAt(r io.Reader) (io.ReaderAt, int64, bool) {
+	switch v := r.(type) {
+	case *os.File:
+		fi, err := v.Stat()
+		if err != nil || !fi.Mode().IsRegular() {
+			return nil, 0, false
+		}
+		if pos, err := v.Seek(0, io.SeekCurrent); err != nil || pos != 0 {
+			return nil, 0, false
+		}
+		return v, fi.Size(), true
+	case *bytes.Reader:
+		if int64(v.Len()) == v.Size() {
+			return v, v.Size(), true
+		}
+	}
+	return nil, 0, false
 }
 
 // writeTIFF writes pages of one sample per pixel, or of the input's
@@ -281,12 +321,43 @@ func ReadRawFile(path string, raw RawOptions) (nd.Array, error) {
 		return nd.Array{}, err
 	}
 	want := int64(n) * int64(raw.DType.Size())
-	if fi.Size() != want {
+	regular := fi.Mode().IsRegular()
+	if regular && fi.Size() != want {
 		return nd.Array{}, &FormatError{Format: ".raw", Msg: fmt.Sprintf("the file has %d bytes; shape %v of %v needs %d", fi.Size(), raw.Shape, raw.DType, want)}
 	}
-	data, err := readNPYData(f, npyHeader{dtype: raw.DType, shape: raw.Shape, n: n, nbytes: want}, true)
+	// A stream (a FIFO, a device) has no size to check: it is read in
+	// pieces that grow with what arrives, up to what the shape needs, and
+	// must end there.
+	data, err := readNPYData(f, npyHeader{dtype: raw.DType, shape: raw.Shape, n: n, nbytes: want}, regular)
 	if err != nil {
+		var fe *FormatError
+		if !regular && errors.As(err, &fe) && errors.Is(err, io.ErrUnexpectedEOF) {
+			return nd.Array{}, &FormatError{Format: ".raw", Msg: fmt.Sprintf("%s ended before the %d bytes shape %v of %v needs", streamKind(fi.Mode()), want, raw.Shape, raw.DType), Err: err}
+		}
 		return nd.Array{}, err
 	}
+	if !regular {
+		var more [1]byte
+		if k, _ := io.ReadFull(f, more[:]); k > 0 {
+			return nd.Array{}, &FormatError{Format: ".raw", Msg: fmt.Sprintf("%s holds more than the %d bytes shape %v of %v needs", streamKind(fi.Mode()), want, raw.Shape, raw.DType)}
+		}
+	}
 	return nd.Array{Shape: append([]int(nil), raw.Shape...), Data: data}, nil
+}
+
+// streamKind names a file that is not a regular file, for errors.
+func streamKind(m fs.FileMode) string {
+	switch {
+	case m&fs.ModeNamedPipe != 0:
+		return "the FIFO"
+	case m&fs.ModeCharDevice != 0:
+		return "the character device"
+	case m&fs.ModeDevice != 0:
+		return "the device"
+	case m&fs.ModeSocket != 0:
+		return "the socket"
+	case m.IsDir():
+		return "the directory"
+	}
+	return "the stream"
 }

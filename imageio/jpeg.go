@@ -13,14 +13,37 @@ import (
 
 // ReadJPEG decodes a JPEG into a uint8 H×W array (grayscale) or H×W×3 (RGB,
 // converted from the file's YCbCr or CMYK by image/jpeg's colour models).
+//
+// The SOI marker and the header up to the frame (SOF) are read first,
+// within jpegMaxHeader bytes, and the rest within what the frame's size
+// can take (jpegMaxBytes): a stream that is not a JPEG, or does not end, is
+// refused with bounded memory.
 func ReadJPEG(r io.Reader) (nd.Array, error) {
-	data, err := io.ReadAll(r)
+	soi, err := readHead(r, 3, ".jpg", "not a JPEG file (no SOI marker)")
 	if err != nil {
 		return nd.Array{}, err
 	}
-	cfg, err := jpeg.DecodeConfig(bytes.NewReader(data))
+	if soi[0] != 0xff || soi[1] != 0xd8 || soi[2] != 0xff {
+		return nd.Array{}, &FormatError{Format: ".jpg", Msg: "not a JPEG file (no SOI marker)"}
+	}
+	// DecodeConfig reads up to the frame header (and a buffer beyond):
+	// what it reads is kept, to be decoded again with the rest.
+	head := bytes.NewBuffer(soi)
+	headed := io.LimitReader(r, jpegMaxHeader)
+	cfg, err := jpeg.DecodeConfig(io.MultiReader(bytes.NewReader(soi), io.TeeReader(headed, head)))
 	if err != nil {
+		if head.Len() >= jpegMaxHeader {
+			return nd.Array{}, &FormatError{Format: ".jpg", Msg: fmt.Sprintf("no frame header (SOF) in the first %d bytes", jpegMaxHeader)}
+		}
 		return nd.Array{}, jpegError(err)
+	}
+	if err := checkImageSize(".jpg", cfg.Width, cfg.Height, 3); err != nil {
+		return nd.Array{}, err
+	}
+	limit := int64(head.Len()) + jpegMaxBytes*int64(cfg.Width)*int64(cfg.Height)*4 + 1<<20
+	data, err := readRest(r, head.Bytes(), limit, ".jpg", fmt.Sprintf("a %dx%d JPEG can take", cfg.Width, cfg.Height))
+	if err != nil {
+		return nd.Array{}, err
 	}
 	if err := checkClaimedPixels(".jpg", cfg.Width, cfg.Height, 3, 3*int64(cfg.Width)*int64(cfg.Height), len(data), jpegMaxRatio); err != nil {
 		return nd.Array{}, err
@@ -36,6 +59,16 @@ func ReadJPEG(r io.Reader) (nd.Array, error) {
 	return selectChannels(a, 0, 1, 2), nil
 }
 
+// jpegMaxHeader bounds a JPEG's markers before its frame header (SOF):
+// application segments of 64 KiB each, an ICC profile split over up to
+// 255 of them.
+const jpegMaxHeader = 17 << 20
+
+// jpegMaxBytes bounds the bytes of entropy-coded data a JPEG holds per
+// sample of up to 4 components: a coefficient takes at most 27 bits, 64
+// of them a block of 64 samples, and byte stuffing doubles that at worst.
+const jpegMaxBytes = 8
+
 // Compressed images can claim any size in a few bytes; image/png and
 // image/jpeg allocate the whole image before reading its data. These are
 // generous bounds on how many decoded bytes one byte of file can hold
@@ -50,12 +83,20 @@ const (
 // beyond ndconv's array limit, or whose decoded size (decodedBytes) is
 // beyond what fileBytes could hold.
 func checkClaimedPixels(format string, width, height, samples int, decodedBytes int64, fileBytes, maxRatio int) error {
-	size := fmt.Sprintf("%dx%d", width, height)
-	if _, err := nd.NumElements([]int{height, width, samples}); err != nil {
-		return &UnsupportedError{Format: format, What: "image size", Value: size, Detail: err.Error()}
+	if err := checkImageSize(format, width, height, samples); err != nil {
+		return err
 	}
 	if decodedBytes > int64(maxRatio)*int64(fileBytes)+1<<16 {
-		return &FormatError{Format: format, Msg: fmt.Sprintf("the header claims %s pixels, more than a %d-byte file can hold", size, fileBytes)}
+		return &FormatError{Format: format, Msg: fmt.Sprintf("the header claims %dx%d pixels, more than a %d-byte file can hold", width, height, fileBytes)}
+	}
+	return nil
+}
+
+// checkImageSize refuses a header whose width × height × samples is beyond
+// ndconv's array limit.
+func checkImageSize(format string, width, height, samples int) error {
+	if _, err := nd.NumElements([]int{height, width, samples}); err != nil {
+		return &UnsupportedError{Format: format, What: "image size", Value: fmt.Sprintf("%dx%d", width, height), Detail: err.Error()}
 	}
 	return nil
 }

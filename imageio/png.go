@@ -36,22 +36,41 @@ var pngSignature = []byte("\x89PNG\r\n\x1a\n")
 // gray scaled to 0–255 as image/png does). A palette image gives its
 // palette's colours: RGB, or RGBA when the palette has transparency; a gray
 // or RGB image with a transparent colour (tRNS) gains an alpha channel.
+//
+// The signature and IHDR are checked before anything else is read, and the
+// chunks after them are read up to IEND (never beyond) within what the
+// image IHDR announces can take, so that a stream that is not a PNG, or
+// does not end, is refused with bounded memory.
 func ReadPNG(r io.Reader) (nd.Array, error) {
-	data, err := io.ReadAll(r)
+	const notPNG = "not a PNG file (no signature and IHDR chunk)"
+	head, err := readHead(r, 8+8+13+4, ".png", notPNG)
 	if err != nil {
 		return nd.Array{}, err
 	}
-	head := data[:min(len(data), 8+8+13)]
-	if len(head) < 8+8+13 || !bytes.Equal(head[:8], pngSignature) || string(head[12:16]) != "IHDR" {
-		return nd.Array{}, &FormatError{Format: ".png", Msg: "not a PNG file (no signature and IHDR chunk)"}
+	if !bytes.Equal(head[:8], pngSignature) || string(head[12:16]) != "IHDR" {
+		return nd.Array{}, &FormatError{Format: ".png", Msg: notPNG}
+	}
+	if n := binary.BigEndian.Uint32(head[8:]); n != 13 {
+		return nd.Array{}, &FormatError{Format: ".png", Msg: fmt.Sprintf("an IHDR chunk of %d bytes, not 13", n)}
 	}
 	width, height := binary.BigEndian.Uint32(head[16:]), binary.BigEndian.Uint32(head[20:])
 	if width > 1<<31-1 || height > 1<<31-1 {
 		return nd.Array{}, &FormatError{Format: ".png", Msg: fmt.Sprintf("image size %dx%d out of range", width, height)}
 	}
+	if err := checkImageSize(".png", int(width), int(height), 4); err != nil {
+		return nd.Array{}, err
+	}
 	// The zlib stream holds each row's filter byte and packed samples.
 	depth, samples := int64(head[24]), int64(pngSamples[head[25]&7])
-	decoded := int64(height) * (1 + (int64(width)*samples*depth+7)/8)
+	decoded := int64(height) * (1 + (int64(width)*samples*min(depth, 16)+7)/8)
+	// Deflate stores incompressible data in blocks of 5 bytes' overhead
+	// (at worst 9 bits a byte with fixed codes), IDAT chunks split it
+	// anywhere and Adam7 adds a filter byte to up to 15/8 rows per row.
+	maxIDAT := decoded + decoded/8 + 2*int64(height) + 1<<20
+	data, err := readPNGChunks(r, head, maxIDAT, pngMaxOtherChunks, fmt.Sprintf("%dx%d", width, height))
+	if err != nil {
+		return nd.Array{}, err
+	}
 	if err := checkClaimedPixels(".png", int(width), int(height), 4, decoded, len(data), pngMaxRatio); err != nil {
 		return nd.Array{}, err
 	}
@@ -77,6 +96,70 @@ func ReadPNG(r io.Reader) (nd.Array, error) {
 		return selectChannels(a, 0, 1, 2), nil
 	}
 	return a, nil
+}
+
+// pngMaxOtherChunks bounds the bytes of a PNG's chunks other than IDAT
+// together (text, colour profiles, EXIF): generous beside real files.
+const pngMaxOtherChunks = 64 << 20
+
+// readPNGChunks reads a PNG's chunks after the signature and IHDR (head)
+// up to and including IEND, never beyond it: the image data (IDAT) up to
+// maxIDAT bytes, the other chunks up to maxOther together. Each chunk's
+// length and type are checked before its data is read, which is read in
+// pieces that grow with what arrives.
+func readPNGChunks(r io.Reader, head []byte, maxIDAT, maxOther int64, size string) ([]byte, error) {
+	data := bytes.NewBuffer(head)
+	var idat, other int64
+	for {
+		var ch [8]byte
+		if _, err := io.ReadFull(r, ch[:]); err != nil {
+			return nil, pngReadError(err)
+		}
+		n, typ := int64(binary.BigEndian.Uint32(ch[:4])), string(ch[4:])
+		switch {
+		case n > 1<<31-1:
+			return nil, &FormatError{Format: ".png", Msg: fmt.Sprintf("chunk %q claims %d bytes, beyond PNG's 2³¹ − 1", typ, n)}
+		case !pngChunkType(ch[4:]):
+			return nil, &FormatError{Format: ".png", Msg: fmt.Sprintf("chunk type %q is not four ASCII letters", typ)}
+		case typ == "IDAT":
+			if idat += n; idat > maxIDAT {
+				return nil, &FormatError{Format: ".png", Msg: fmt.Sprintf("more image data (IDAT) than the %d bytes a %s image of its type can take", maxIDAT, size)}
+			}
+		default:
+			if other += n; other > maxOther {
+				return nil, &FormatError{Format: ".png", Msg: fmt.Sprintf("chunks besides the image data take more than %d bytes", maxOther)}
+			}
+		}
+		data.Write(ch[:])
+		// The chunk's data and CRC.
+		if got, err := data.ReadFrom(io.LimitReader(r, n+4)); err != nil {
+			return nil, pngReadError(err)
+		} else if got < n+4 {
+			return nil, pngReadError(io.ErrUnexpectedEOF)
+		}
+		if typ == "IEND" {
+			return data.Bytes(), nil
+		}
+	}
+}
+
+// pngChunkType reports whether a chunk type is four ASCII letters.
+func pngChunkType(t []byte) bool {
+	for _, c := range t {
+		if (c < 'A' || c > 'Z') && (c < 'a' || c > 'z') {
+			return false
+		}
+	}
+	return true
+}
+
+// pngReadError is an error reading a PNG's chunks: an early end is a
+// truncated file, anything else an I/O error.
+func pngReadError(err error) error {
+	if errors.Is(err, io.EOF) || errors.Is(err, io.ErrUnexpectedEOF) {
+		return &FormatError{Format: ".png", Msg: "truncated file", Err: io.ErrUnexpectedEOF}
+	}
+	return fmt.Errorf("imageio: reading .png: %w", err)
 }
 
 // paletteSamples looks up every pixel's colour: RGB, or RGBA when the
