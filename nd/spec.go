@@ -235,7 +235,7 @@ func (s *Spec) Normalize() (*Problem, error) {
 		// Complex problems run as real correlations of the parts
 		// (RealParts), where a NaN part reaches only the products of its
 		// own part: scipy's complex products spread it to both.
-		return nil, &UnsupportedError{What: "cval", Value: "NaN", Supported: "a NaN cval with real data and weights"}
+		return nil, argErrorf("cval", "NaN with complex data or weights (a NaN cval needs real ones)")
 	}
 	if !complexIn && out.IsComplex() {
 		// scipy.ndimage refuses it too ("array type not supported").

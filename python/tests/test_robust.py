@@ -191,7 +191,7 @@ def test_nan_cval_integer_and_complex():
     want = np.zeros((5, 5), np.uint8)
     want[1:4, 1:4] = 9
     assert np.array_equal(got, want)
-    with pytest.raises(ValueError, match='unsupported cval "NaN"'):
+    with pytest.raises(ValueError, match='invalid cval: NaN'):
         ndconv.correlate(np.ones((5, 5), complex), np.ones((3, 3)), mode="constant", cval=np.nan)
     # Where the border is not constant scipy ignores cval; so do we.
     got = ndconv.correlate(np.ones((5, 5), np.uint8), np.ones((3, 3)), mode="reflect", cval=np.nan)
