@@ -10,6 +10,7 @@ import (
 	"sync"
 
 	"github.com/ndconv/ndconv/cuda"
+	"github.com/ndconv/ndconv/internal/gpucache"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/opencl"
@@ -42,16 +43,17 @@ type tuningFile struct {
 const tuningVersion = 1
 
 // DefaultTuningPath is where plans look for the tuning cache:
-// $NDCONV_TUNING, else ndconv/tuning.json in the user cache directory.
+// $NDCONV_TUNING, else tuning.json in ndconv's user cache directory
+// (gpucache.UserDir).
 func DefaultTuningPath() string {
 	if p := os.Getenv("NDCONV_TUNING"); p != "" {
 		return p
 	}
-	dir, err := os.UserCacheDir()
+	dir, err := gpucache.UserDir()
 	if err != nil {
 		return ""
 	}
-	return filepath.Join(dir, "ndconv", "tuning.json")
+	return filepath.Join(dir, "tuning.json")
 }
 
 // OpenTuningCache reads the cache at path; a missing file is an empty

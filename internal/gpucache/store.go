@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"strings"
+	"testing"
 )
 
 // DirEnv names the environment variable that moves every backend's cache:
@@ -45,8 +46,7 @@ const maxFileSize = 1 << 30
 func (s *Store) HeaderSize() int { return len(s.Magic) + sha256.Size + 8 + sha256.Size }
 
 // Dir is where the store keeps its files: $NDCONV_CACHE_DIR/<Subdir> if
-// that is set, else ndconv/<Subdir> in the user's cache directory
-// (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux).
+// that is set, else <Subdir> in UserDir.
 func (s *Store) Dir() (string, error) {
 	getenv := s.Getenv
 	if getenv == nil {
@@ -55,11 +55,29 @@ func (s *Store) Dir() (string, error) {
 	if dir := getenv(DirEnv); dir != "" {
 		return filepath.Join(dir, s.Subdir), nil
 	}
+	base, err := UserDir()
+	if err != nil {
+		return "", err
+	}
+	return filepath.Join(base, s.Subdir), nil
+}
+
+// UserDir is ndconv's directory in the user's cache directory
+// (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux), where compiled
+// kernels and the tuning cache live unless the environment names other
+// places. Under go test (testing.Testing) it is a directory of the
+// temporary directory instead: tests never write into the user's caches
+// (they left 84 OpenCL binaries there) nor read the user's tuning, and the
+// test binaries of one machine still share what they compiled.
+func UserDir() (string, error) {
+	if testing.Testing() {
+		return filepath.Join(os.TempDir(), fmt.Sprintf("ndconv-test-%d", os.Getuid())), nil
+	}
 	base, err := os.UserCacheDir()
 	if err != nil {
 		return "", err
 	}
-	return filepath.Join(base, "ndconv", s.Subdir), nil
+	return filepath.Join(base, "ndconv"), nil
 }
 
 // Clear deletes the store's files in Dir (and any temporary files left by

@@ -174,9 +174,25 @@ func TestDirAndClear(t *testing.T) {
 	if dir, err := other.Dir(); err != nil || dir != "/elsewhere/test" {
 		t.Errorf("Dir with Getenv = %q, %v", dir, err)
 	}
-	// Unset: the user's cache directory.
+	// Unset: UserDir (under test, the temporary directory's).
 	t.Setenv(DirEnv, "")
-	if dir, err := s.Dir(); err == nil && (filepath.Base(dir) != "test" || filepath.Base(filepath.Dir(dir)) != "ndconv") {
-		t.Errorf("default Dir = %q", dir)
+	user, _ := UserDir()
+	if dir, err := s.Dir(); err != nil || dir != filepath.Join(user, "test") {
+		t.Errorf("default Dir = %q, %v; want %s/test", dir, err, user)
+	}
+}
+
+// TestUserDirUnderTest: under go test the caches live in the temporary
+// directory, never the user's.
+func TestUserDirUnderTest(t *testing.T) {
+	dir, err := UserDir()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if rel, err := filepath.Rel(os.TempDir(), dir); err != nil || strings.HasPrefix(rel, "..") {
+		t.Fatalf("UserDir under test = %s, not in %s", dir, os.TempDir())
+	}
+	if user, err := os.UserCacheDir(); err == nil && strings.HasPrefix(dir, user) {
+		t.Fatalf("UserDir under test = %s, in the user's cache %s", dir, user)
 	}
 }
