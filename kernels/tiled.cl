@@ -282,11 +282,13 @@ __kernel void GROUP_BOUNDS correlate_tiled(
 #if BANK_GROUPS == 1
 		// One group (every kernel that is not a split bank): the divisor
 		// is a constant, so plane is zg and group 0 at compile time, and
-		// every weight index below (wbase + …) is a constant: TAP reads
-		// its weight straight from the constant bank and NONZERO folds.
+		// every weight index below (wbase + …) is a constant: the weights
+		// come from the constant bank by uniform loads and NONZERO folds.
 		// Walking group-major here too made group a run-time value
-		// (zg / planes), so the weights were indexed at run time: H100,
-		// RGBA 5×5 0.232 → 0.311 ms, S001 w21 0.104 → 0.195.
+		// (zg / planes) and the weights indexed at run time (S001 w21:
+		// 469 LDC and 144 registers against 92 and 128). H100, A/B
+		// interleaved: RGBA 5×5 0.312 → 0.233 ms, S001 w21 0.193 → 0.103
+		// (bench/results/2026-11-26-h100-ab).
 		const idx_t plane = zg / BANK_GROUPS;
 		const int group = (int)(zg % BANK_GROUPS);
 #else
