@@ -39,11 +39,12 @@
 // Bank groups (correlate_tiled only): with OUT_BANK > BANK, the bank of
 // OUT_BANK kernels is split into BANK_GROUPS = OUT_BANK / BANK groups of
 // BANK, each work-group computing one group's kernels (its grid's Z walks
-// groups × planes, group-major) and writing them at their place in the interleaved
-// output; the weights come group by group (group g's taps, each tap's BANK
-// weights). A large bank's accumulators then fit registers (S000's 32
-// kernels held 4 × 32 in 167 registers). Each output's sum is unchanged:
-// the same taps in the same order.
+// groups × planes, group-major; with one group, the planes alone, so that
+// weight indices stay constants) and writing them at their place in the
+// interleaved output; the weights come group by group (group g's taps,
+// each tap's BANK weights). A large bank's accumulators then fit registers
+// (S000's 32 kernels held 4 × 32 in 167 registers). Each output's sum is
+// unchanged: the same taps in the same order.
 
 
 #ifndef OUT_BANK
@@ -278,11 +279,25 @@ __kernel void GROUP_BOUNDS correlate_tiled(
 	__local ACC_T tile[TILE_ROWS * ROW_PITCH];
 
 	for (idx_t zg = (idx_t)get_group_id(2); zg < planes * BANK_GROUPS; zg += (idx_t)get_num_groups(2)) {
+#if BANK_GROUPS == 1
+		// One group (every kernel that is not a split bank): the divisor
+		// is a constant, so plane is zg and group 0 at compile time, and
+		// every weight index below (wbase + …) is a constant: the weights
+		// come from the constant bank by uniform loads and NONZERO folds.
+		// Walking group-major here too made group a run-time value
+		// (zg / planes) and the weights indexed at run time (S001 w21:
+		// 469 LDC and 144 registers against 92 and 128). H100, A/B
+		// interleaved: RGBA 5×5 0.312 → 0.233 ms, S001 w21 0.193 → 0.103
+		// (bench/results/2026-11-26-h100-ab).
+		const idx_t plane = zg / BANK_GROUPS;
+		const int group = (int)(zg % BANK_GROUPS);
+#else
 		// Group-major: the work-groups resident together share one
 		// group's weights (S000's 32 kernels: 5.5 KB of 44 in the constant
 		// cache, not all of them at once) and read the input from L2.
 		const idx_t plane = zg % planes;
 		const int group = (int)(zg / planes);
+#endif
 		ACC_T acc[RY][RX][BANK];
 #pragma unroll
 		for (int ry = 0; ry < RY; ry++) {
