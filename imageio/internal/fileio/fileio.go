@@ -35,8 +35,11 @@ func WriteAtomicContext(ctx context.Context, path string, write func(io.Writer) 
 	if err != nil {
 		return err
 	}
+	// The temporary file goes on any way out but the rename: an error, or
+	// a panic in write (which goes on up once the file is gone).
+	renamed := false
 	defer func() {
-		if err != nil {
+		if !renamed {
 			f.Close()
 			os.Remove(f.Name())
 		}
@@ -53,7 +56,11 @@ func WriteAtomicContext(ctx context.Context, path string, write func(io.Writer) 
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	renamed = true
+	return nil
 }
 
 // writeChunk bounds the bytes written between two looks at the context.
