@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -263,7 +264,7 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	ctx := cmd.Context()
 	start := time.Now()
 	progress := newProgress(cmd.ErrOrStderr(), job.op.String(), job.quiet)
-	job.opt.Progress = progress.reporter()
+	job.opt.Progress = testHookProgress(progress.reporter())
 	// A plan from the header that fails (a GPU not here) stops the read.
 	readCtx, stopRead := context.WithCancelCause(ctx)
 	defer stopRead(nil)
@@ -298,6 +299,7 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	trace("planned on " + p.Device())
 	start = time.Now()
 	testHookStage("computing")
+	testHookPanic("computing")
 	out, err := p.Execute(ctx, src)
 	progress.finish()
 	if err != nil {
@@ -351,6 +353,13 @@ func planFromHeader(job filterJob, specs []kernelSpec, fail context.CancelCauseF
 	hp := &headerPlan{header: h, done: make(chan struct{})}
 	go func() {
 		defer close(hp.done)
+		defer func() {
+			// A panic on this goroutine would end the process.
+			if r := recover(); r != nil {
+				hp.plan, hp.err = nil, &internalError{value: r, stack: debug.Stack()}
+				fail(hp.err)
+			}
+		}()
 		opt := job.opt
 		fs, err := buildFilters(specs, spatialAxes(&opt, specs, ndconv.Array{Shape: h.Shape}, imageio.Meta{}))
 		if err != nil {
@@ -387,6 +396,7 @@ func (hp *headerPlan) discard() {
 		return
 	}
 	go func() {
+		defer func() { recover() }() // the job's result is known; a failed clean-up changes nothing
 		<-hp.done
 		if hp.plan != nil {
 			hp.plan.Close()
@@ -435,8 +445,11 @@ func readInput(ctx context.Context, path string, raw imageio.RawOptions) (ndconv
 	}
 	done := make(chan result, 1)
 	go func() {
-		a, meta, err := imageio.ReadFile(path, raw)
-		done <- result{a, meta, err}
+		var r result
+		defer func() { done <- r }()
+		defer recoverError(&r.err) // a decoder's panic on this goroutine would end the process
+		testHookPanic("reading")
+		r.a, r.meta, r.err = imageio.ReadFile(path, raw)
 	}()
 	select {
 	case r := <-done:
