@@ -76,7 +76,8 @@ complex output, as scipy.ndimage does (correlate conjugates complex weights,
 convolve does not); only .npy and .raw hold complex arrays.
 
 A kernel SPEC is a file — .npy (any rank and dtype) or .csv/.txt (rows of
-numbers separated by commas or spaces: one row is 1-D, several rows 2-D;
+numbers separated by commas or spaces, read as numpy.loadtxt reads them:
+# comments, no empty values; one row is 1-D, several rows 2-D;
 complex values as Python writes them, 1+2j); or
 outer:a.csv,b.csv, a separable kernel of one 1-D factor file per kernel axis
 in axis order, run as one pass per axis; or a named filter equal to
