@@ -295,6 +295,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown filter parameter", 2, "radius", []string{"-k", "gaussian:radius=2", "in.npy"}},
 		{"negative sigma", 2, "sigma", []string{"-k", "gaussian:sigma=-1", "in.npy"}},
 		{"size 0", 2, "size", []string{"-k", "uniform:size=0", "in.npy"}},
+		// Was "invalid shape: [800001 800001] has more than … elements", exit 1.
+		{"gaussian too wide", 2, "sigma=100000: the kernel would span 800001×800001", []string{"-k", "gaussian:sigma=1e5", "in.npy"}},
 		{"truncate 0", 2, "truncate", []string{"-k", "gaussian:sigma=1,truncate=0", "in.npy"}},
 		{"sobel axis out of range", 2, "axis", []string{"-k", "sobel:axis=2", "in.npy"}},
 		{"gabor on a volume", 2, "2-D", []string{"-k", "gabor:frequency=0.2", "k3d.npy"}},
