@@ -5,6 +5,7 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math"
 	"os"
 	"strconv"
 	"strings"
@@ -168,6 +169,9 @@ func parseReal(t string) (float64, error) {
 		u := strings.ToLower(strings.TrimLeft(t, "+-"))
 		if len(t)-len(u) > 1 || (u != "inf" && u != "infinity" && u != "nan") {
 			return 0, strconv.ErrSyntax
+		}
+		if u == "nan" {
+			return math.NaN(), nil // strconv takes no sign on it; Python does
 		}
 	}
 	v, err := strconv.ParseFloat(t, 64)

@@ -78,7 +78,7 @@ func TestReadTextStrict(t *testing.T) {
 		}
 	}
 	// NaN is a number.
-	if got, err := ReadText(strings.NewReader("nan, NaN")); err != nil || !math.IsNaN(got.Data.([]float64)[1]) {
+	if got, err := ReadText(strings.NewReader("nan, NaN, -nan, +NAN")); err != nil || !math.IsNaN(got.Data.([]float64)[1]) || !math.IsNaN(got.Data.([]float64)[3]) {
 		t.Errorf("nan: %v %v", got.Data, err)
 	}
 }
@@ -123,6 +123,9 @@ func refParse(text string) (shape []int, values []complex128, isComplex, ok, ski
 			switch {
 			case refReal.MatchString(f):
 				v, _ := strconv.ParseFloat(f, 64) // out of range: ±Inf or 0, as Python's
+				if strings.EqualFold(strings.TrimLeft(f, "+-"), "nan") {
+					v = math.NaN()
+				}
 				values = append(values, complex(v, 0))
 			case refComplex.MatchString(f):
 				v, err := strconv.ParseComplex(f[:len(f)-1]+"i", 128)
@@ -153,7 +156,7 @@ func FuzzReadText(f *testing.F) {
 	for _, s := range []string{
 		"1,2,1\n2,4,2\n1,2,1\n", "# c\n0 1 0\n1 -4 1\n0 1 0\n", "1,,3", "1;2;3", "1,2,3,",
 		"1j, 2\n3, -4.5", "1 2 (3-2J) 0j", "1e3+1e-3j,inf,nan", "  1 , 2 # x\r\n3,4\r\n", "1e999,-.5e-3,5.",
-		"1+", "j", "1 + 2j", "(1+2j", "0x10", "1_0",
+		"1+", "j", "1 + 2j", "(1+2j", "0x10", "1_0", "-nan, +NaN", "1-nanj",
 	} {
 		f.Add(s)
 	}

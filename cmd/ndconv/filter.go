@@ -100,6 +100,15 @@ says otherwise.`,
 			if job.opt, job.raw, err = parseFilterOptions(f); err != nil {
 				return err
 			}
+			// A file that describes its own array (every format but .raw)
+			// would silently override these: refuse them.
+			if ext := filepath.Ext(job.input); !strings.EqualFold(ext, ".raw") {
+				for _, flag := range []string{"shape", "input-dtype"} {
+					if cmd.Flags().Changed(flag) {
+						return usagef("--%s is for a .raw input; %s is a %s file, which gives its own shape and dtype", flag, job.input, ext)
+					}
+				}
+			}
 			return runJob(cmd, job)
 		},
 	}
@@ -172,7 +181,9 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 		return opt, raw, usagef("--cval: %v", err)
 	}
 	if cval != cval {
-		return opt, raw, usagef("--cval: NaN is not a value")
+		// The library refuses a NaN cval on every entry point (nd.Spec);
+		// ±inf is a value it supports.
+		return opt, raw, usagef("--cval: NaN is not supported as the value outside the input (a number or ±inf is)")
 	}
 	opt.CVal, opt.CValImag = real(cval), imag(cval)
 	if f.quality < 1 || f.quality > 100 {
@@ -450,7 +461,7 @@ func readInput(ctx context.Context, path string, raw imageio.RawOptions) (ndconv
 		defer func() { done <- r }()
 		defer recoverError(&r.err) // a decoder's panic on this goroutine would end the process
 		testHookPanic("reading")
-		r.a, r.meta, r.err = imageio.ReadFile(path, raw)
+		r.a, r.meta, r.err = readFile(path, raw)
 	}()
 	select {
 	case r := <-done:
