@@ -115,7 +115,7 @@ says otherwise.`,
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.kernels, "kernel", "k", nil, "kernel SPEC, repeatable (several make a filter bank)")
 	fl.StringVar(&f.border, "border", "reflect", "border rule: "+nd.BorderNames())
-	fl.StringVar(&f.cval, "cval", "0", "value outside the input for --border constant (complex data: also 1+2j)")
+	fl.StringVar(&f.cval, "cval", "0", "value outside the input for --border constant: a number, inf or nan as scipy takes them (complex data: also 1+2j)")
 	fl.StringVar(&f.origin, "origin", "", "kernel origin O[,O..] per kernel axis, or one for all (default 0)")
 	fl.StringVar(&f.mode, "mode", "same", "output size: same|valid|full")
 	fl.StringVar(&f.axes, "axes", "", "input axes A[,A..] the kernel spans (default: the first ones)")
@@ -180,11 +180,8 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 	if err != nil {
 		return opt, raw, usagef("--cval: %v", err)
 	}
-	if cval != cval {
-		// The library refuses a NaN cval on every entry point (nd.Spec);
-		// ±inf is a value it supports.
-		return opt, raw, usagef("--cval: NaN is not supported as the value outside the input (a number or ±inf is)")
-	}
+	// nan and ±inf pass as scipy takes them; the library judges them,
+	// as it does for every entry point.
 	opt.CVal, opt.CValImag = real(cval), imag(cval)
 	if f.quality < 1 || f.quality > 100 {
 		return opt, raw, usagef("--quality: %d is not from 1 to 100", f.quality)

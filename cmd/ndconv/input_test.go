@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ndconv/ndconv/imageio"
+	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -35,22 +36,39 @@ func TestRawFlagsOnlyForRaw(t *testing.T) {
 	}
 }
 
-// TestCValNaN: --cval nan is one clear usage line (the library refuses a
-// NaN cval on every entry point); ±inf runs, as it did.
+// TestCValNaN: --cval nan is passed to the library, which judges it for
+// every entry point (the CLI refused it on its own while accepting inf).
+// Where the library takes a NaN cval (scipy's meaning: NaN in the outputs
+// whose nonzero taps reach the border), the output is internal/ref's;
+// where it refuses one, the refusal is one line. ±inf runs, as it did.
 func TestCValNaN(t *testing.T) {
 	dir := t.TempDir()
-	writeNPY(t, filepath.Join(dir, "in.npy"), ramp(nd.Float32, 6, 7))
-	writeText(t, filepath.Join(dir, "k.csv"), "1,2,1\n")
-	for _, v := range []string{"nan", "NaN", "-nan"} {
-		code, _, stderr := ndconvCLI(t, dir, "correlate", "-k", "k.csv", "--border", "constant", "--cval", v, "in.npy", "out.npy")
-		if code != 2 || !strings.Contains(stderr, "--cval: NaN is not supported") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
-			t.Errorf("--cval %s: exit %d, stderr %q", v, code, stderr)
+	in := ramp(nd.Float32, 6, 7)
+	writeNPY(t, filepath.Join(dir, "in.npy"), in)
+	k := nd.Kernel{Shape: []int{3, 3}, Weights: []float64{0, 1, 0, 2, 0, 0, 0, 0, 0.5}}
+	writeNPY(t, filepath.Join(dir, "k.npy"), nd.Array{Shape: k.Shape, Data: k.Weights})
+	for _, v := range []string{"nan", "NaN", "-nan", "inf", "-inf"} {
+		cval, _ := imageio.ParseComplex(v)
+		c := enginetest.Case{Spec: nd.Spec{Shape: in.Shape, In: in.DType(), Kernels: []nd.Kernel{k}, Border: nd.Constant, CVal: real(cval)}, Input: in}
+		_, refused := c.Spec.Normalize()
+		code, _, stderr := ndconvCLI(t, dir, "correlate", "-q", "-k", "k.npy", "--border", "constant", "--cval", v, "in.npy", "out.npy")
+		if refused != nil {
+			if code != 1 || !strings.Contains(stderr, "cval") || strings.Count(strings.TrimSpace(stderr), "\n") != 0 {
+				t.Errorf("--cval %s (the library refuses it): exit %d, stderr %q; want 1 and one line", v, code, stderr)
+			}
+			assertNoOutput(t, dir, "out.npy")
+			continue
 		}
-		assertNoOutput(t, dir, "out.npy")
-	}
-	for _, v := range []string{"inf", "-inf"} {
-		if code, _, stderr := ndconvCLI(t, dir, "correlate", "-q", "-k", "k.csv", "--border", "constant", "--cval", v, "in.npy", "out.npy"); code != 0 {
+		if code != 0 {
 			t.Errorf("--cval %s: exit %d: %s", v, code, stderr)
+			continue
+		}
+		got, err := imageio.ReadNPYFile(filepath.Join(dir, "out.npy"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if msg := c.Check(got, c.Want()); msg != "" {
+			t.Errorf("--cval %s: %s", v, msg)
 		}
 	}
 }

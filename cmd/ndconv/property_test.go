@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
@@ -252,6 +253,9 @@ func randomCLICase(t *testing.T, rng *rand.Rand, dir string, i int) (enginetest.
 	args = append(args, "--border", borderNames[s.Border], "--mode", modeNames[s.Mode], "--axes", joinInts(axes))
 	if s.Border == nd.Constant {
 		s.CVal = float64(rng.IntN(200)-100) / 8
+		if rng.IntN(8) == 0 {
+			s.CVal = []float64{math.NaN(), math.Inf(1), math.Inf(-1)}[rng.IntN(3)]
+		}
 		args = append(args, "--cval", strconv.FormatFloat(s.CVal, 'g', -1, 64))
 	}
 	if rng.IntN(2) == 0 {
@@ -296,7 +300,7 @@ func randomMalformed(t *testing.T, rng *rand.Rand, dir string, i int) []string {
 	good := filepath.Join(dir, "bad-good.csv")
 	flags := [][]string{
 		{"--border", "circular"}, {"--mode", "half"}, {"--origin", "a"}, {"--origin", "9"}, {"--axes", "5"},
-		{"--axes", "0,0"}, {"--dtype", "float128"}, {"--cval", "1..2"}, {"--cval", "nan"}, {"--workers", "-3"},
+		{"--axes", "0,0"}, {"--dtype", "float128"}, {"--cval", "1..2"}, {"--cval", "nan+"}, {"--workers", "-3"},
 		{"--method", "magic"}, {"--device", "tpu"}, {"--quality", "0"}, {"--bogus"}, {"--gabor-bank", "-1"},
 		{"--shape", "9,8"}, {"--input-dtype", "uint8"}, {"--compression", "zip"}, {"--device-memory", "-1G"},
 		{"-k", "gaussian:sigma=-1"}, {"-k", "nosuch:x=1"}, {"-k", "uniform:size=0"}, {"-k", "gaussian:sigma=1e5"},
