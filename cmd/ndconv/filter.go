@@ -458,7 +458,7 @@ func readInput(ctx context.Context, path string, raw imageio.RawOptions) (ndconv
 		defer func() { done <- r }()
 		defer recoverError(&r.err) // a decoder's panic on this goroutine would end the process
 		testHookPanic("reading")
-		r.a, r.meta, r.err = readFile(path, raw)
+		r.a, r.meta, r.err = imageio.ReadFile(path, raw)
 	}()
 	select {
 	case r := <-done:
