@@ -2,7 +2,9 @@ package cpu
 
 import (
 	"context"
+	"fmt"
 	"runtime"
+	"runtime/debug"
 	"sync"
 	"sync/atomic"
 
@@ -45,11 +47,23 @@ func (t *tracker) add() {
 // parallel calls fn(worker, item) for every item in [0, n) on up to workers
 // goroutines, worker being a dense index for per-worker scratch. It stops
 // handing out items once ctx is done and then returns ctx's error.
+//
+// A panic in fn (or in the progress report) is recovered on the goroutine
+// it happens on and returned as a *WorkerPanic once every worker has
+// stopped: a panic on a worker goroutine cannot be recovered by the caller
+// and would end the process, leaving the temporary files of a command
+// behind. The panic is still a bug; the caller reports it as one.
 func parallel(ctx context.Context, workers, n int, t *tracker, fn func(worker, item int)) error {
 	workers = min(workers, n)
 	var next atomic.Int64
+	var panicked atomic.Pointer[WorkerPanic]
 	run := func(w int) {
-		for ctx.Err() == nil {
+		defer func() {
+			if r := recover(); r != nil {
+				panicked.CompareAndSwap(nil, &WorkerPanic{Value: r, stack: debug.Stack()})
+			}
+		}()
+		for ctx.Err() == nil && panicked.Load() == nil {
 			i := int(next.Add(1) - 1)
 			if i >= n {
 				return
@@ -60,15 +74,32 @@ func parallel(ctx context.Context, workers, n int, t *tracker, fn func(worker, i
 	}
 	if workers <= 1 {
 		run(0)
-		return ctx.Err()
+	} else {
+		var wg sync.WaitGroup
+		for w := range workers {
+			wg.Go(func() { run(w) })
+		}
+		wg.Wait()
 	}
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() { run(w) })
+	if p := panicked.Load(); p != nil {
+		return p
 	}
-	wg.Wait()
 	return ctx.Err()
 }
+
+// WorkerPanic is a panic recovered in one of the engine's workers: a bug,
+// returned as an error so that it reaches the caller's goroutine.
+type WorkerPanic struct {
+	Value any // what was passed to panic
+	stack []byte
+}
+
+func (p *WorkerPanic) Error() string {
+	return fmt.Sprintf("internal error: panic in a CPU worker: %v", p.Value)
+}
+
+// Stack is the panicking goroutine's stack, for a bug report.
+func (p *WorkerPanic) Stack() []byte { return p.stack }
 
 // FMAPeak runs rounds of the engine's widest multiply-add loop, with
 // nothing loaded or stored, and returns the multiply-adds done: the

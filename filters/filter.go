@@ -88,6 +88,25 @@ func checkWeights(filter, param, value string, n float64) error {
 	return nil
 }
 
+// checkSpan fails when a kernel of the given extents would span more
+// positions than nd.MaxElements, the most any kernel may: a separable
+// kernel stores only its factors (checkWeights), but its dense shape must
+// still be one the library accepts — gaussian:sigma=1e5 on a 2-D input is
+// 800001×800001.
+func checkSpan(filter, param, value string, extents []float64) error {
+	n := 1.0
+	dims := make([]string, len(extents))
+	for i, e := range extents {
+		n *= e
+		dims[i] = fmt.Sprint(e)
+	}
+	if n > nd.MaxElements {
+		return &ParameterError{Filter: filter, Param: param, Value: value,
+			Msg: fmt.Sprintf("the kernel would span %s = %.4g positions, more than the limit %d", strings.Join(dims, "×"), n, int64(nd.MaxElements))}
+	}
+	return nil
+}
+
 // checkRank fails unless 1 ≤ rank ≤ nd.MaxRank.
 func checkRank(filter string, rank int) error {
 	if rank < 1 || rank > nd.MaxRank {

@@ -5,6 +5,8 @@ import (
 	"reflect"
 	"slices"
 	"testing"
+
+	"github.com/ndconv/ndconv/nd"
 )
 
 // FuzzParse feeds arbitrary specs to Parse. Whatever it accepts must print
@@ -64,6 +66,9 @@ func checkBuilt(t *testing.T, spec string, rank int, built []Filter) {
 			t.Fatalf("%s at rank %d: %d terms, combine %v", spec, rank, len(f.Terms), f.Combine)
 		}
 		for _, k := range f.Terms {
+			if _, err := nd.NumElements(k.Shape); err != nil {
+				t.Fatalf("%s at rank %d: term shape %v is not one the library accepts: %v", spec, rank, k.Shape, err)
+			}
 			if len(k.Shape) != rank || !slices.Equal(k.Shape, f.Terms[0].Shape) {
 				t.Fatalf("%s at rank %d: term shape %v, first %v", spec, rank, k.Shape, f.Terms[0].Shape)
 			}

@@ -178,8 +178,9 @@ func fitGaussian(filter string, sigma []float64, truncate float64, rank, terms i
 	}
 	radius := make([]int, rank)
 	taps := 0.0
+	extents := make([]float64, rank)
 	for d, s := range sigmas {
-		radius[d] = -1
+		radius[d], extents[d] = -1, 1
 		if s > unsmoothed {
 			r := math.Floor(truncate*s + 0.5)
 			if err := checkWeights(filter, "sigma", joinX(sigma), 2*r+1); err != nil {
@@ -187,9 +188,13 @@ func fitGaussian(filter string, sigma []float64, truncate float64, rank, terms i
 			}
 			radius[d] = int(r)
 			taps += 2*r + 1
+			extents[d] = 2*r + 1
 		}
 	}
 	if err := checkWeights(filter, "sigma", joinX(sigma), taps*float64(terms)); err != nil {
+		return gaussianAxes{}, err
+	}
+	if err := checkSpan(filter, "sigma", joinX(sigma), extents); err != nil {
 		return gaussianAxes{}, err
 	}
 	return gaussianAxes{sigma: sigmas, radius: radius}, nil

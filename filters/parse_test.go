@@ -205,6 +205,12 @@ func TestBuildErrors(t *testing.T) {
 		{Gaussian{Sigma: []float64{1e9}}, 1, &param, "more than the limit"},
 		{Gaussian{Sigma: []float64{1e300}}, 1, &param, "more than the limit"},
 		{GaussianLaplace{Sigma: []float64{2e5}}, 3, &param, "more than the limit"},
+		// Separable, few weights, but a dense span the library refuses
+		// (it blamed "invalid shape [800001 800001]").
+		{Gaussian{Sigma: []float64{1e5}}, 2, &param, "sigma=100000: the kernel would span 800001×800001 = 6.4e+11 positions, more than the limit 17179869184"},
+		{GaussianLaplace{Sigma: []float64{1e5}}, 2, &param, "sigma=100000: the kernel would span"},
+		{GaussianGradientMagnitude{Sigma: []float64{1e5}}, 2, &param, "sigma=100000: the kernel would span"},
+		{Uniform{Size: []int{200000}}, 2, &param, "size=200000: the kernel would span 200000×200000"},
 		{GaussianLaplace{Sigma: []float64{1, 1}}, 3, &param, "2 values"},
 		{GaussianGradientMagnitude{Sigma: []float64{-1}}, 2, &param, "≥ 0"},
 		{Uniform{Size: []int{5, 5}}, 1, &param, "2 values for a 1-D filter"},

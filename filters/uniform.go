@@ -47,10 +47,15 @@ func (u Uniform) Build(rank int) ([]Filter, error) {
 		return nil, err
 	}
 	taps := 0.0
-	for _, s := range sizes {
+	extents := make([]float64, len(sizes))
+	for d, s := range sizes {
 		taps += float64(s)
+		extents[d] = float64(s)
 	}
 	if err := checkWeights("uniform", "size", joinX(u.Size), taps); err != nil {
+		return nil, err
+	}
+	if err := checkSpan("uniform", "size", joinX(u.Size), extents); err != nil {
 		return nil, err
 	}
 	factors := make([][]float64, rank)

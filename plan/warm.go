@@ -1,6 +1,7 @@
 package plan
 
 import (
+	"fmt"
 	"sync"
 	"time"
 
@@ -64,6 +65,13 @@ func Prewarm(dev Device) *Warm {
 // open runs in Prewarm's goroutine.
 func (w *Warm) open(dev Device) {
 	defer close(w.done)
+	defer func() {
+		// This goroutine is no caller's: a panic here would end the
+		// process. It becomes the Warm's error, kept as any other.
+		if r := recover(); r != nil {
+			w.err = fmt.Errorf("internal error: panic while opening %v: %v", dev, r)
+		}
+	}()
 	if dev.Kind == "" || dev.Kind == "auto" {
 		gpu, ok := usableGPU()
 		if !ok {

@@ -226,6 +226,9 @@ func TestBadInput(t *testing.T) {
 	writeText(t, filepath.Join(dir, "inf.csv"), "1,inf,1\n")
 	writeText(t, filepath.Join(dir, "ragged.csv"), "1,2,3\n1,2\n")
 	writeText(t, filepath.Join(dir, "words.csv"), "one,two\n")
+	writeText(t, filepath.Join(dir, "gap.csv"), "1,,3\n")
+	writeText(t, filepath.Join(dir, "semicolons.csv"), "1;2;3\n")
+	writeText(t, filepath.Join(dir, "trailing.csv"), "1,2,3,\n")
 	writeText(t, filepath.Join(dir, "corrupt.npy"), "this is not numpy")
 	var good bytes.Buffer
 	imageio.WriteNPY(&good, ramp(nd.Float32, 6, 7))
@@ -268,6 +271,10 @@ func TestBadInput(t *testing.T) {
 		{"Inf in kernel", 1, "Inf", []string{"-k", "inf.csv", "in.npy"}},
 		{"ragged csv", 1, "line 2 has 2 values", []string{"-k", "ragged.csv", "in.npy"}},
 		{"words in csv", 1, "not a number", []string{"-k", "words.csv", "in.npy"}},
+		// numpy.loadtxt refuses these three; they were read as [1 3], [1 2 3], [1 2 3].
+		{"empty csv value", 1, "line 1, field 2: an empty value", []string{"-k", "gap.csv", "in.npy"}},
+		{"semicolons in csv", 1, `line 1, field 1: "1;2;3" is not a number`, []string{"-k", "semicolons.csv", "in.npy"}},
+		{"trailing comma in csv", 1, "line 1, field 4: an empty value", []string{"-k", "trailing.csv", "in.npy"}},
 		{"origin out of range", 1, "origin", []string{"-k", "k.csv", "--origin", "2", "in.npy"}},
 		{"origin not a number", 2, "--origin", []string{"-k", "k.csv", "--origin", "x", "in.npy"}},
 		{"valid too small", 1, "valid needs", []string{"-k", "k.csv", "--mode", "valid", "small.npy"}},
@@ -288,6 +295,8 @@ func TestBadInput(t *testing.T) {
 		{"unknown filter parameter", 2, "radius", []string{"-k", "gaussian:radius=2", "in.npy"}},
 		{"negative sigma", 2, "sigma", []string{"-k", "gaussian:sigma=-1", "in.npy"}},
 		{"size 0", 2, "size", []string{"-k", "uniform:size=0", "in.npy"}},
+		// Was "invalid shape: [800001 800001] has more than … elements", exit 1.
+		{"gaussian too wide", 2, "sigma=100000: the kernel would span 800001×800001", []string{"-k", "gaussian:sigma=1e5", "in.npy"}},
 		{"truncate 0", 2, "truncate", []string{"-k", "gaussian:sigma=1,truncate=0", "in.npy"}},
 		{"sobel axis out of range", 2, "axis", []string{"-k", "sobel:axis=2", "in.npy"}},
 		{"gabor on a volume", 2, "2-D", []string{"-k", "gabor:frequency=0.2", "k3d.npy"}},

@@ -5,6 +5,7 @@ import (
 	"fmt"
 	"os"
 	"path/filepath"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -75,7 +76,8 @@ complex output, as scipy.ndimage does (correlate conjugates complex weights,
 convolve does not); only .npy and .raw hold complex arrays.
 
 A kernel SPEC is a file — .npy (any rank and dtype) or .csv/.txt (rows of
-numbers separated by commas or spaces: one row is 1-D, several rows 2-D;
+numbers separated by commas or spaces, read as numpy.loadtxt reads them:
+# comments, no empty values; one row is 1-D, several rows 2-D;
 complex values as Python writes them, 1+2j); or
 outer:a.csv,b.csv, a separable kernel of one 1-D factor file per kernel axis
 in axis order, run as one pass per axis; or a named filter equal to
@@ -98,13 +100,22 @@ says otherwise.`,
 			if job.opt, job.raw, err = parseFilterOptions(f); err != nil {
 				return err
 			}
+			// A file that describes its own array (every format but .raw)
+			// would silently override these: refuse them.
+			if ext := filepath.Ext(job.input); !strings.EqualFold(ext, ".raw") {
+				for _, flag := range []string{"shape", "input-dtype"} {
+					if cmd.Flags().Changed(flag) {
+						return usagef("--%s is for a .raw input; %s is a %s file, which gives its own shape and dtype", flag, job.input, ext)
+					}
+				}
+			}
 			return runJob(cmd, job)
 		},
 	}
 	fl := cmd.Flags()
 	fl.StringArrayVarP(&f.kernels, "kernel", "k", nil, "kernel SPEC, repeatable (several make a filter bank)")
 	fl.StringVar(&f.border, "border", "reflect", "border rule: "+nd.BorderNames())
-	fl.StringVar(&f.cval, "cval", "0", "value outside the input for --border constant (complex data: also 1+2j)")
+	fl.StringVar(&f.cval, "cval", "0", "value outside the input for --border constant: a number, inf or nan as scipy takes them (complex data: also 1+2j)")
 	fl.StringVar(&f.origin, "origin", "", "kernel origin O[,O..] per kernel axis, or one for all (default 0)")
 	fl.StringVar(&f.mode, "mode", "same", "output size: same|valid|full")
 	fl.StringVar(&f.axes, "axes", "", "input axes A[,A..] the kernel spans (default: the first ones)")
@@ -169,9 +180,8 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 	if err != nil {
 		return opt, raw, usagef("--cval: %v", err)
 	}
-	if cval != cval {
-		return opt, raw, usagef("--cval: NaN is not a value")
-	}
+	// nan and ±inf pass as scipy takes them; the library judges them,
+	// as it does for every entry point.
 	opt.CVal, opt.CValImag = real(cval), imag(cval)
 	if f.quality < 1 || f.quality > 100 {
 		return opt, raw, usagef("--quality: %d is not from 1 to 100", f.quality)
@@ -263,7 +273,7 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	ctx := cmd.Context()
 	start := time.Now()
 	progress := newProgress(cmd.ErrOrStderr(), job.op.String(), job.quiet)
-	job.opt.Progress = progress.reporter()
+	job.opt.Progress = testHookProgress(progress.reporter())
 	// A plan from the header that fails (a GPU not here) stops the read.
 	readCtx, stopRead := context.WithCancelCause(ctx)
 	defer stopRead(nil)
@@ -298,6 +308,7 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	trace("planned on " + p.Device())
 	start = time.Now()
 	testHookStage("computing")
+	testHookPanic("computing")
 	out, err := p.Execute(ctx, src)
 	progress.finish()
 	if err != nil {
@@ -351,6 +362,13 @@ func planFromHeader(job filterJob, specs []kernelSpec, fail context.CancelCauseF
 	hp := &headerPlan{header: h, done: make(chan struct{})}
 	go func() {
 		defer close(hp.done)
+		defer func() {
+			// A panic on this goroutine would end the process.
+			if r := recover(); r != nil {
+				hp.plan, hp.err = nil, &internalError{value: r, stack: debug.Stack()}
+				fail(hp.err)
+			}
+		}()
 		opt := job.opt
 		fs, err := buildFilters(specs, spatialAxes(&opt, specs, ndconv.Array{Shape: h.Shape}, imageio.Meta{}))
 		if err != nil {
@@ -387,6 +405,7 @@ func (hp *headerPlan) discard() {
 		return
 	}
 	go func() {
+		defer func() { recover() }() // the job's result is known; a failed clean-up changes nothing
 		<-hp.done
 		if hp.plan != nil {
 			hp.plan.Close()
@@ -435,8 +454,11 @@ func readInput(ctx context.Context, path string, raw imageio.RawOptions) (ndconv
 	}
 	done := make(chan result, 1)
 	go func() {
-		a, meta, err := imageio.ReadFile(path, raw)
-		done <- result{a, meta, err}
+		var r result
+		defer func() { done <- r }()
+		defer recoverError(&r.err) // a decoder's panic on this goroutine would end the process
+		testHookPanic("reading")
+		r.a, r.meta, r.err = imageio.ReadFile(path, raw)
 	}()
 	select {
 	case r := <-done:

@@ -7,6 +7,8 @@ import (
 	"io"
 	"os"
 	"os/signal"
+	"runtime/debug"
+	"strings"
 	"syscall"
 
 	"github.com/spf13/cobra"
@@ -53,8 +55,16 @@ func signalContext() (context.Context, func()) {
 
 // run executes the command line args and returns the exit status.
 // runJob carries out convolve and correlate; tests of the argument parsing
-// replace it.
-func run(ctx context.Context, args []string, stdout, stderr io.Writer, runJob func(*cobra.Command, filterJob) error) int {
+// replace it. Every failure is one line on stderr, an internal panic
+// included (exit status 1): the goroutines ndconv starts recover their own
+// panics into errors, and one that reaches here is reported after the
+// deferred clean-ups on its way (temporary files) have run.
+func run(ctx context.Context, args []string, stdout, stderr io.Writer, runJob func(*cobra.Command, filterJob) error) (code int) {
+	defer func() {
+		if r := recover(); r != nil {
+			code = report(stderr, &internalError{value: r, stack: debug.Stack()})
+		}
+	}()
 	root := newRootCommand(stdout, stderr, runJob)
 	root.SetArgs(args)
 	err := root.ExecuteContext(ctx)
@@ -71,12 +81,55 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, runJob fu
 		}
 		return 1
 	}
-	fmt.Fprintln(stderr, "ndconv:", err)
+	return report(stderr, err)
+}
+
+// report writes err as one line on stderr and returns the exit status: 2
+// for a usage error, 1 otherwise. A panic (an error with a Stack: an
+// *internalError, or a panic a library's worker recovered) is a bug: the
+// line says so, and with NDCONV_DEBUG set the stack follows it.
+func report(stderr io.Writer, err error) int {
+	msg := err.Error()
+	var panicked interface{ Stack() []byte }
+	isPanic := errors.As(err, &panicked)
+	if isPanic {
+		msg += " (a bug in ndconv: please report it; NDCONV_DEBUG=1 prints the stack)"
+	}
+	fmt.Fprintln(stderr, "ndconv:", oneLine.Replace(msg))
+	if isPanic && os.Getenv("NDCONV_DEBUG") != "" {
+		stderr.Write(panicked.Stack())
+	}
 	var ue *usageError
 	if errors.As(err, &ue) {
 		return 2
 	}
 	return 1
+}
+
+// oneLine keeps a message that holds line breaks (a panic's value) on one
+// line.
+var oneLine = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
+
+// internalError is a panic recovered in ndconv's own code.
+type internalError struct {
+	value any
+	stack []byte
+}
+
+func (e *internalError) Error() string { return fmt.Sprintf("internal error: panic: %v", e.value) }
+
+// Stack is the panicking goroutine's stack.
+func (e *internalError) Stack() []byte { return e.stack }
+
+// recoverError, deferred, turns a panic of its function into an
+// *internalError in *err: on a goroutine the CLI starts, where a panic
+// would end the process before any clean-up, and inside the callbacks that
+// write files, so that the writer sees an error and removes its temporary
+// file.
+func recoverError(err *error) {
+	if r := recover(); r != nil {
+		*err = &internalError{value: r, stack: debug.Stack()}
+	}
 }
 
 func newRootCommand(stdout, stderr io.Writer, runJob func(*cobra.Command, filterJob) error) *cobra.Command {

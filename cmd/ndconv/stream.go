@@ -73,7 +73,7 @@ func runStreamed(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, e
 		return true, err
 	}
 	progress := newProgress(cmd.ErrOrStderr(), job.op.String(), job.quiet)
-	job.opt.Progress = progress.reporter()
+	job.opt.Progress = testHookProgress(progress.reporter())
 	p, err := ndconv.NewFilterPlan(job.op, src.Shape, src.DType(), job.opt, fs...)
 	if err != nil {
 		return true, err
@@ -83,13 +83,20 @@ func runStreamed(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, e
 	}
 	trace("mapped, planned on " + p.Device())
 	chunks := 0
-	err = imageio.WriteFileChunks(job.output, p.DType(), p.Shape(), func(write func(nd.Array) error) error {
-		return p.ExecuteChunks(cmd.Context(), src.Array, streamSetting("NDCONV_STREAM_CHUNK", defaultStreamChunk), func(_ int, out ndconv.Array) error {
+	// Both callbacks turn a panic into an error, so that the writer removes
+	// its temporary file: the sink runs on the library's writer goroutine,
+	// where a panic would end the process at once.
+	err = imageio.WriteFileChunks(job.output, p.DType(), p.Shape(), func(write func(nd.Array) error) (err error) {
+		defer recoverError(&err)
+		testHookPanic("streaming")
+		return p.ExecuteChunks(cmd.Context(), src.Array, streamSetting("NDCONV_STREAM_CHUNK", defaultStreamChunk), func(_ int, out ndconv.Array) (err error) {
+			defer recoverError(&err)
+			testHookPanic("sink")
 			chunks++
 			trace(fmt.Sprintf("chunk %d computed", chunks))
 			// The pages this chunk read need not stay resident.
 			src.Release()
-			err := write(out)
+			err = write(out)
 			trace(fmt.Sprintf("chunk %d written", chunks))
 			return err
 		})

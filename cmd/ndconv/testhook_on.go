@@ -6,6 +6,8 @@ import (
 	"fmt"
 	"os"
 	"time"
+
+	"github.com/ndconv/ndconv"
 )
 
 // testHookStage says "testhook: STAGE" on stderr and pauses briefly, so
@@ -19,4 +21,28 @@ func testHookStage(stage string) {
 // tests cannot see otherwise (a GPU prewarm started).
 func testHookNote(note string) {
 	fmt.Fprintln(os.Stderr, "testhook:", note)
+}
+
+// testHookPanic panics at the stage NDCONV_TESTHOOK_PANIC names: the panic
+// tests check that it becomes one line and leaves no file.
+func testHookPanic(stage string) {
+	if os.Getenv("NDCONV_TESTHOOK_PANIC") == stage {
+		panic("injected panic at " + stage)
+	}
+}
+
+// testHookProgress returns p, or with NDCONV_TESTHOOK_PANIC=worker a
+// progress whose reports panic: the engine reports on its worker
+// goroutines, so the panic happens where the CLI cannot recover it.
+func testHookProgress(p ndconv.Progress) ndconv.Progress {
+	if os.Getenv("NDCONV_TESTHOOK_PANIC") == "worker" {
+		return panicProgress{}
+	}
+	return p
+}
+
+type panicProgress struct{}
+
+func (panicProgress) Report(done, total int64) {
+	panic(fmt.Sprintf("injected panic in a worker, report %d of %d", done, total))
 }

@@ -5,6 +5,7 @@ package fileio
 
 import (
 	"context"
+	"errors"
 	"io"
 	"os"
 	"path/filepath"
@@ -22,7 +23,15 @@ func WriteAtomic(path string, write func(io.Writer) error) error {
 // sees an error from its next Write (at most writeChunk bytes later), the
 // temporary file is removed and the error is ctx's cause. A ctx done
 // before the rename also leaves nothing.
+//
+// A path that is a symbolic link is written through: the temporary file is
+// made beside the link's final target and renamed onto it, so the link
+// stays (as cp and a shell's > do); a dangling link's target is created.
 func WriteAtomicContext(ctx context.Context, path string, write func(io.Writer) error) (err error) {
+	path, err = followLinks(path)
+	if err != nil {
+		return err
+	}
 	mode := os.FileMode(0o644)
 	if fi, err := os.Stat(path); err == nil && fi.Mode().IsRegular() {
 		mode = fi.Mode().Perm()
@@ -35,8 +44,11 @@ func WriteAtomicContext(ctx context.Context, path string, write func(io.Writer) 
 	if err != nil {
 		return err
 	}
+	// The temporary file goes on any way out but the rename: an error, or
+	// a panic in write (which goes on up once the file is gone).
+	renamed := false
 	defer func() {
-		if err != nil {
+		if !renamed {
 			f.Close()
 			os.Remove(f.Name())
 		}
@@ -53,7 +65,36 @@ func WriteAtomicContext(ctx context.Context, path string, write func(io.Writer) 
 	if err := f.Close(); err != nil {
 		return err
 	}
-	return os.Rename(f.Name(), path)
+	if err := os.Rename(f.Name(), path); err != nil {
+		return err
+	}
+	renamed = true
+	return nil
+}
+
+// maxLinks bounds a chain of symbolic links, as the system's ELOOP does.
+const maxLinks = 40
+
+// followLinks returns the path a chain of symbolic links at path ends at,
+// the last link's target whether it exists or not; a path that is not a
+// link is itself.
+func followLinks(path string) (string, error) {
+	start := path
+	for range maxLinks {
+		fi, err := os.Lstat(path)
+		if err != nil || fi.Mode()&os.ModeSymlink == 0 {
+			return path, nil
+		}
+		target, err := os.Readlink(path)
+		if err != nil {
+			return "", err
+		}
+		if !filepath.IsAbs(target) {
+			target = filepath.Join(filepath.Dir(path), target)
+		}
+		path = target
+	}
+	return "", &os.PathError{Op: "write", Path: start, Err: errors.New("too many levels of symbolic links")}
 }
 
 // writeChunk bounds the bytes written between two looks at the context.
