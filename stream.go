@@ -25,8 +25,23 @@ import (
 // sees again). Host memory holds two chunks' output (and one's input, where
 // the chunk's rows are not contiguous in src) at a time, so src may be a
 // memory-mapped file and sink may write a file. Progress, when the plan
-// has one, counts chunks; ctx is checked between chunks.
+// has one, counts chunks; ctx is checked between chunks. An empty output
+// is one chunk with no element. Each call prepares its own executables, so
+// calls on one plan run concurrently; the plan's Close does not wait for
+// them, and after it ExecuteChunks is ErrClosed. sink must not be nil.
 func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink func(offset int, out Array) error) error {
+	if err := p.ready(); err != nil {
+		return err
+	}
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
+	if sink == nil {
+		return &nd.ArgumentError{Arg: "sink", Msg: "a nil sink"}
+	}
+	if p.exec.Closed() {
+		return ErrClosed
+	}
 	if err := src.Check(); err != nil {
 		return fmt.Errorf("input: %w", err)
 	}
@@ -147,6 +162,9 @@ var errSinkFailed = errors.New("the chunks' sink failed")
 // ExecuteChunks is Plan.ExecuteChunks for filters that run as one kernel
 // bank (Chunked); filters of several terms are refused.
 func (fp *FilterPlan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink func(offset int, out Array) error) error {
+	if fp == nil || fp.bank == nil && len(fp.terms) == 0 {
+		return errNoFilterPlan
+	}
 	if fp.bank == nil {
 		return &nd.ArgumentError{Arg: "filters", Msg: "filters of several terms do not run chunk by chunk"}
 	}
@@ -155,7 +173,7 @@ func (fp *FilterPlan) ExecuteChunks(ctx context.Context, src Array, budget int64
 
 // Chunked reports whether ExecuteChunks can run the filters: whether they
 // run as one kernel bank.
-func (fp *FilterPlan) Chunked() bool { return fp.bank != nil }
+func (fp *FilterPlan) Chunked() bool { return fp != nil && fp.bank != nil }
 
 // wholeRows raises budget, up to 16-fold, to hold two output rows along
 // axis 0 with the input rows they read, and a budget of haloRowsBudget or
