@@ -235,6 +235,11 @@ func (c propertyCase) run() (outcome string, err error) {
 	var argErr *nd.ArgumentError
 	var unsErr *nd.UnsupportedError
 	typed := errors.As(err, &argErr) || errors.As(err, &unsErr)
+	// Options nd.Spec does not see: a negative worker count, a method
+	// that is none.
+	if specErr == nil && (c.opt.Workers < 0 || c.opt.Method > ndconv.FFT) {
+		specErr = fmt.Errorf("workers %d, method %v", c.opt.Workers, c.opt.Method)
+	}
 	switch {
 	case specErr != nil && err == nil:
 		return "error", fmt.Errorf("NewPlan accepted a request nd.Spec refuses (%v)", specErr)
