@@ -10,12 +10,14 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"image"
 	"math/rand/v2"
 	"slices"
 	"sync"
 	"testing"
 
 	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/filters"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/ref"
 	"github.com/ndconv/ndconv/nd"
@@ -639,4 +641,34 @@ func noFilterCtx(src ndconv.Array, k ndconv.Kernel) error {
 	var nilCtx context.Context
 	_, err = fp.Execute(nilCtx, src)
 	return err
+}
+
+// TestEmptyFilters: named filters — a bank of single-kernel filters and
+// filters of several terms — and Go images with no pixel give empty
+// results of the right shape through Filter, FilterPlan.ExecuteChunks and
+// CorrelateImage.
+func TestEmptyFilters(t *testing.T) {
+	named := []filters.Named{filters.GaussianGradientMagnitude{Sigma: []float64{1}}, filters.Uniform{Size: []int{3}}}
+	for _, shape := range [][]int{{0, 5}, {4, 0}, {0, 0, 3}} {
+		src, _ := nd.New(nd.Uint8, shape...)
+		out, err := ndconv.Filter(ctx, src, ndconv.Options{}, named...)
+		if want := append(slices.Clone(shape), 2); err != nil || !slices.Equal(out.Shape, want) || out.Len() != 0 {
+			t.Errorf("%v: Filter: %v %v, want %v", shape, out.Shape, err, want)
+		}
+		fp, err := ndconv.NewFilterPlan(ndconv.Correlation, shape, nd.Uint8, ndconv.Options{}, ndconv.KernelFilter("k", ndconv.NewKernel([]int{3}, []float64{1, 2, 1})))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := fp.ExecuteChunks(ctx, src, 1<<10, func(int, ndconv.Array) error { return nil }); err != nil {
+			t.Errorf("%v: FilterPlan.ExecuteChunks: %v", shape, err)
+		}
+		fp.Close()
+	}
+	for _, r := range []image.Rectangle{image.Rect(0, 0, 0, 0), image.Rect(0, 0, 5, 0), image.Rect(2, 3, 2, 9)} {
+		img := image.NewRGBA(r)
+		out, err := ndconv.CorrelateImage(ctx, img, ndconv.Options{}, ndconv.NewKernel([]int{3, 3}, make([]float64, 9)))
+		if err != nil || out.Bounds().Dx() != r.Dx() || out.Bounds().Dy() != r.Dy() {
+			t.Errorf("%v: CorrelateImage: %v, %v", r, out, err)
+		}
+	}
 }
