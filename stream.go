@@ -20,9 +20,9 @@ import (
 // included), in order: the chunks put together equal Execute's output bit
 // for bit for the exact methods (an FFT plan transforms each chunk in
 // blocks of its own, so its chunks agree with Execute within the FFT's
-// bound, not bit for bit). sink runs on a goroutine of its own, one call at a time, while
-// the next chunk computes, so writing a file overlaps the filtering; out is
-// valid until sink returns (two output buffers take turns, the same memory
+// bound, not bit for bit). sink runs on a goroutine of its own, one call
+// at a time, while the next chunk computes, so writing a file overlaps the
+// filtering; out is valid until sink returns (two output buffers take turns, the same memory
 // each time: no fresh pages per chunk, and a GPU backend pins a buffer it
 // sees again). Host memory holds two chunks' output (and one's input, where
 // the chunk's rows are not contiguous in src) at a time, so src may be a
