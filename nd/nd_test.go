@@ -150,6 +150,7 @@ func TestNormalizeErrors(t *testing.T) {
 		{"bad border", Spec{Shape: []int{4}, In: Uint8, Kernels: []Kernel{k3}, Border: 9}, "border"},
 		{"negative shape", Spec{Shape: []int{-4}, In: Uint8, Kernels: []Kernel{k3}}, "negative"},
 		{"huge shape", Spec{Shape: []int{1 << 30, 1 << 30}, In: Uint8, Kernels: []Kernel{k3}}, "more than"},
+		{"huge empty", Spec{Shape: []int{0, math.MaxInt}, In: Uint8, Kernels: []Kernel{k3}, Axes: []int{1}, Mode: Full}, "more than"},
 		{"valid of an empty kernel axis", Spec{Shape: []int{0}, In: Uint8, Kernels: []Kernel{k3}, Mode: Valid}, "valid needs"},
 		{"valid of an empty one-tap kernel axis", Spec{Shape: []int{0, 4}, In: Uint8, Kernels: []Kernel{{Shape: []int{1, 3}, Weights: []float64{1, 2, 3}}}, Mode: Valid}, "valid needs"},
 		{"empty kernel", Spec{Shape: []int{4}, In: Uint8, Kernels: []Kernel{{Shape: []int{0}, Weights: []float64{}}}}, "no filter weights"},
