@@ -260,7 +260,8 @@ func TestZeroDAndEmptyKernels(t *testing.T) {
 // input itself, shifted views of one buffer either way, arrays of other
 // dtypes over the same bytes — gives the out-of-place result bit for bit
 // (the input is copied first), for the direct, separable and FFT methods,
-// through Execute and, in place, through the CPU Device API. Before issue
+// through Execute and, in place, through the CPU Device API (on the other
+// devices here TestDeviceExecute runs it). Before issue
 // 34's fix such outputs read outputs as inputs.
 func TestOverlappingOutput(t *testing.T) {
 	rng := rand.New(rand.NewPCG(34, 3))
