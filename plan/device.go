@@ -205,6 +205,9 @@ func (e *Executable) ExecuteDevice(ctx context.Context, dst, src *DeviceArray) e
 	if e.closed.Load() {
 		return ErrClosed
 	}
+	if src == nil || dst == nil || src.mem == nil || dst.mem == nil {
+		return &nd.ArgumentError{Arg: "array", Msg: "a nil or zero DeviceArray (make one with Memory.Alloc or Upload)"}
+	}
 	if src.mem.Device != e.Device || dst.mem.Device != e.Device {
 		return &nd.ArgumentError{Arg: "array", Msg: fmt.Sprintf("arrays on %v and %v, the plan runs on %v", src.mem.Device, dst.mem.Device, e.Device)}
 	}

@@ -274,6 +274,9 @@ type Executable struct {
 // acquire waits for the executable's turn, or for ctx; release gives it
 // back.
 func (e *Executable) acquire(ctx context.Context) error {
+	if e == nil || e.run == nil {
+		return errNoExecutable
+	}
 	if ctx == nil {
 		return errNilContext
 	}
@@ -287,6 +290,9 @@ func (e *Executable) acquire(ctx context.Context) error {
 }
 
 func (e *Executable) release() { <-e.turn }
+
+// errNoExecutable is the error of a nil or zero Executable's calls.
+var errNoExecutable = &nd.ArgumentError{Arg: "plan", Msg: "a nil or zero Executable (make one with New)"}
 
 // errNilContext refuses a nil context.Context (Go's rule: pass
 // context.Background or context.TODO).
@@ -307,7 +313,7 @@ func (e *Executable) Execute(ctx context.Context, dst, src nd.Array) error {
 }
 
 // Closed reports whether Close has been called.
-func (e *Executable) Closed() bool { return e.closed.Load() }
+func (e *Executable) Closed() bool { return e != nil && e.closed.Load() }
 
 // Compile compiles now the GPU kernels the first Execute would compile
 // (cuda.Engine.Compile, opencl.Engine.Compile), so that a caller that
@@ -336,8 +342,12 @@ var ErrClosed = errors.New("plan: the plan is closed")
 // Close releases what the backend holds for the problem (a GPU engine's
 // device memory, streams and its reference to the device); executing it
 // afterwards is ErrClosed. It waits for a call running on another
-// goroutine to finish. Closing twice does nothing.
+// goroutine to finish. Closing twice, or closing a nil or zero
+// Executable, does nothing.
 func (e *Executable) Close() error {
+	if e == nil || e.run == nil {
+		return nil
+	}
 	if err := e.acquire(context.Background()); err != nil {
 		return err
 	}

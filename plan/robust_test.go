@@ -80,6 +80,26 @@ func TestExecutableTurns(t *testing.T) {
 	}
 }
 
+// TestZeroExecutable: a nil or zero Executable's calls are errors, its
+// Close nothing.
+func TestZeroExecutable(t *testing.T) {
+	var ae *nd.ArgumentError
+	for _, e := range []*Executable{nil, {}} {
+		if err := e.Execute(context.Background(), nd.Array{}, nd.Array{}); !errors.As(err, &ae) {
+			t.Errorf("%v: Execute: %v", e, err)
+		}
+		if err := e.ExecuteDevice(context.Background(), nil, nil); !errors.As(err, &ae) {
+			t.Errorf("%v: ExecuteDevice: %v", e, err)
+		}
+		if err := e.Compile(); !errors.As(err, &ae) {
+			t.Errorf("%v: Compile: %v", e, err)
+		}
+		if err := e.Close(); err != nil || e.Closed() {
+			t.Errorf("%v: Close: %v", e, err)
+		}
+	}
+}
+
 // TestEmptyProblem: a problem with an axis of length 0 is planned without
 // an engine — auto says cpu and direct, a named method is checked as for
 // data (separable needs factors, FFT a float32 problem), a named GPU must
@@ -112,6 +132,10 @@ func TestEmptyProblem(t *testing.T) {
 	out, _ := mem.Alloc(nd.Float32, p.FullShape()...)
 	if err := e.ExecuteDevice(context.Background(), out, in); err != nil {
 		t.Error(err)
+	}
+	var ae0 *nd.ArgumentError
+	if err := e.ExecuteDevice(context.Background(), nil, in); !errors.As(err, &ae0) {
+		t.Errorf("ExecuteDevice to a nil array: %v", err)
 	}
 	if e, err := New(p, Options{Method: FFT}); err != nil || e.Method != FFT {
 		t.Errorf("fft: %v", err)
