@@ -150,8 +150,9 @@ func SeparableKernel(factors ...[]float64) Kernel {
 // touches it — and widens the others to n+k−1. Such a plan computes
 // nothing on any device. A 0-D input (no axis) is an error.
 //
-// Every method returns an error, never panics, on a nil or zero Plan
-// (one not made by NewPlan); Close of one returns nil.
+// A nil or zero Plan (not made by NewPlan) never panics: its methods that
+// return an error report one, the others zero values, and its Close does
+// nothing.
 type Plan struct {
 	problem *nd.Problem
 	exec    *plan.Executable
