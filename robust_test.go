@@ -254,6 +254,14 @@ func TestZeroDAndEmptyKernels(t *testing.T) {
 			t.Errorf("%s: %v, want an *nd.ArgumentError", name, err)
 		}
 	}
+	// Named filters refuse a 0-D input as spanning no axis.
+	var rankErr *filters.RankError
+	if err := noPanic(func() error {
+		_, err := ndconv.Filter(ctx, scalar, ndconv.Options{}, filters.Gaussian{Sigma: []float64{1}})
+		return err
+	}); !errors.As(err, &rankErr) {
+		t.Errorf("0-D Filter: %v, want a *filters.RankError", err)
+	}
 }
 
 // TestOverlappingOutput: an output sharing memory with the input — the
