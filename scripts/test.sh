@@ -8,12 +8,6 @@ cd "$(dirname "$0")/.."
 # about 3 minutes alone with cold caches, up to 6 while the other packages
 # build and run beside them (kernels/PERF.md).
 go test -timeout 15m ./...
-# The pure-Go twins of the SIMD loops, which other architectures run.
-# kernels' decomposition tests (every tuning candidate emulated, 34 s) check
-# the launches, not the CPU engine they are compared with: they run once,
-# above; the canonical-form test compares with the twins here.
-go test -tags noasm ./cpu/... ./internal/fft .
-go test -tags noasm -skip 'TestTuningCandidates|TestBankGroups' ./kernels
 # The concurrency tests under the race detector (it needs cgo and a C
 # compiler, which CI has): one plan shared by 16 goroutines, a device's
 # plans and arrays, concurrent one-shot calls, an Executable's turns.
@@ -21,6 +15,12 @@ go test -tags noasm -skip 'TestTuningCandidates|TestBankGroups' ./kernels
 # packages), 10 s warm.
 CGO_ENABLED=1 go test -race -run 'TestSharedPlan|TestConcurrentCalls|TestDeviceConcurrent' .
 CGO_ENABLED=1 go test -race -run 'TestExecutableTurns' ./plan
+# The pure-Go twins of the SIMD loops, which other architectures run.
+# kernels' decomposition tests (every tuning candidate emulated, 34 s) check
+# the launches, not the CPU engine they are compared with: they run once,
+# above; the canonical-form test compares with the twins here.
+go test -tags noasm ./cpu/... ./internal/fft .
+go test -tags noasm -skip 'TestTuningCandidates|TestBankGroups' ./kernels
 fuzztime=${FUZZTIME:-10s}
 if [ "$fuzztime" != "0" ]; then
 	# Every func FuzzXxx in a _test.go file, run in its package.
