@@ -18,7 +18,9 @@ import (
 //
 // Close frees every array the device allocated and closes every plan it
 // made; using any of them, or the device, afterwards is ErrClosed. A
-// Device is safe for concurrent use; its plans, like every Plan, are not.
+// Device, its arrays and its plans are safe for concurrent use (a plan's
+// executions take turns, see Plan). A nil or zero Device (not made by
+// OpenDevice) is an error to use, not a panic; its Close does nothing.
 type Device struct {
 	mem *plan.Memory
 
@@ -45,8 +47,17 @@ func OpenDevice(name string) (*Device, error) {
 }
 
 // Name is the device's name as OpenDevice takes it: cpu, cuda:N or
-// opencl:P:D.
-func (d *Device) Name() string { return d.mem.Device.String() }
+// opencl:P:D ("" for a nil or zero Device).
+func (d *Device) Name() string {
+	if d == nil || d.mem == nil {
+		return ""
+	}
+	return d.mem.Device.String()
+}
+
+// errNoDevice is the error of a nil or zero Device's methods, and of a
+// nil or zero DeviceArray's.
+var errNoDevice = &nd.ArgumentError{Arg: "device", Msg: "a nil or zero Device or DeviceArray (make one with OpenDevice, Alloc or Upload)"}
 
 // errDeviceClosed is ErrClosed for a device, an array or a plan of a
 // closed device.
@@ -65,6 +76,9 @@ func (e *closedError) Is(target error) bool { return target == ErrClosed }
 // Close frees the device's arrays, closes its plans and releases the
 // device. Closing twice does nothing.
 func (d *Device) Close() error {
+	if d == nil || d.mem == nil {
+		return nil
+	}
 	d.mu.Lock()
 	if d.closed {
 		d.mu.Unlock()
@@ -108,8 +122,12 @@ func (d *Device) add(a *DeviceArray, p *Plan) error {
 	return nil
 }
 
-// open reports ErrClosed once the device is closed.
+// open reports ErrClosed once the device is closed (errNoDevice for a nil
+// or zero one).
 func (d *Device) open() error {
+	if d == nil || d.mem == nil {
+		return errNoDevice
+	}
 	d.mu.Lock()
 	defer d.mu.Unlock()
 	if d.closed {
@@ -168,16 +186,34 @@ func (d *Device) track(arr *plan.DeviceArray) (*DeviceArray, error) {
 }
 
 // Shape is the array's shape.
-func (a *DeviceArray) Shape() []int { return slices.Clone(a.shape) }
+func (a *DeviceArray) Shape() []int {
+	if a == nil {
+		return nil
+	}
+	return slices.Clone(a.shape)
+}
 
 // DType is the array's element type.
-func (a *DeviceArray) DType() DType { return a.dtype }
+func (a *DeviceArray) DType() DType {
+	if a == nil {
+		return nd.Unspecified
+	}
+	return a.dtype
+}
 
 // Device is the device the array lives on.
-func (a *DeviceArray) Device() *Device { return a.dev }
+func (a *DeviceArray) Device() *Device {
+	if a == nil {
+		return nil
+	}
+	return a.dev
+}
 
 // Download copies the array into a new host array.
 func (a *DeviceArray) Download() (Array, error) {
+	if _, err := a.get(); err != nil {
+		return Array{}, err
+	}
 	h, err := nd.New(a.dtype, a.shape...)
 	if err != nil {
 		return Array{}, err
@@ -211,6 +247,9 @@ func (a *DeviceArray) Write(src Array) error {
 // an array while it is in use is the caller's mistake, not guarded here:
 // the device's own Close waits for nothing either.
 func (a *DeviceArray) get() (*plan.DeviceArray, error) {
+	if a == nil || a.dev == nil {
+		return nil, errNoDevice
+	}
 	if err := a.dev.open(); err != nil {
 		return nil, err
 	}
@@ -223,8 +262,11 @@ func (a *DeviceArray) get() (*plan.DeviceArray, error) {
 }
 
 // Free releases the array's memory; using it afterwards is ErrClosed.
-// Freeing twice does nothing.
+// Freeing twice, or freeing a nil or zero array, does nothing.
 func (a *DeviceArray) Free() error {
+	if a == nil || a.dev == nil {
+		return nil
+	}
 	a.dev.mu.Lock()
 	delete(a.dev.arrays, a)
 	a.dev.mu.Unlock()
@@ -265,14 +307,25 @@ func (d *Device) NewPlan(op Operation, shape []int, dtype DType, opt Options, ke
 // ExecuteDevice filters src into dst, both arrays on the device the plan
 // was made for (Device.NewPlan), and returns dst: nothing moves between
 // host and device. When dst is nil, a new array is allocated on the
-// device; otherwise it must have the plan's output Shape and DType and must
-// not be src. It returns when the result is in dst.
+// device; otherwise it must have the plan's output Shape and DType, and it
+// may be src (where the shapes and dtypes allow): the result is computed
+// into a new array whose memory then replaces src's. It returns when the
+// result is in dst.
 func (p *Plan) ExecuteDevice(ctx context.Context, dst, src *DeviceArray) (*DeviceArray, error) {
+	if err := p.ready(); err != nil {
+		return nil, err
+	}
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
 	if p.dev == nil {
 		return nil, &nd.ArgumentError{Arg: "plan", Msg: "ExecuteDevice needs a plan made by Device.NewPlan"}
 	}
-	if src == nil {
+	if src == nil || src.dev == nil {
 		return nil, &nd.ArgumentError{Arg: "input", Msg: "no device array"}
+	}
+	if dst != nil && dst.dev == nil {
+		return nil, &nd.ArgumentError{Arg: "output", Msg: "a zero DeviceArray (pass nil for a new one)"}
 	}
 	if src.dev != p.dev || dst != nil && dst.dev != p.dev {
 		return nil, &nd.ArgumentError{Arg: "array", Msg: "a device array of another Device than the plan's"}
@@ -280,22 +333,27 @@ func (p *Plan) ExecuteDevice(ctx context.Context, dst, src *DeviceArray) (*Devic
 	if src.dtype != p.inType || !slices.Equal(src.shape, p.problem.InShape) {
 		return nil, &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", src.dtype, src.shape, p.inType, p.problem.InShape)}
 	}
-	if dst == src {
-		return nil, &nd.ArgumentError{Arg: "output", Msg: "the output must not be the input"}
+	if dst != nil && (dst.dtype != p.problem.Out || !slices.Equal(dst.shape, p.Shape())) {
+		return nil, &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", dst.dtype, dst.shape, p.problem.Out, p.Shape())}
 	}
-	if dst == nil {
+	if dst == nil || dst == src {
 		fresh, err := p.dev.Alloc(p.problem.Out, p.Shape()...)
 		if err != nil {
 			return nil, err
 		}
 		out, err := p.ExecuteDevice(ctx, fresh, src)
-		if err != nil {
-			fresh.Free()
+		if err != nil || dst == nil {
+			if err != nil {
+				fresh.Free()
+			}
+			return out, err
 		}
-		return out, err
-	}
-	if dst.dtype != p.problem.Out || !slices.Equal(dst.shape, p.Shape()) {
-		return nil, &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", dst.dtype, dst.shape, p.problem.Out, p.Shape())}
+		// In place: the engines read inputs around each output they
+		// write, so the result went to fresh memory, which now becomes
+		// src's (no copy, on any device); fresh takes src's old memory
+		// away with it.
+		err = swapMemory(src, fresh)
+		return src, errors.Join(err, fresh.Free())
 	}
 	in, err := src.get()
 	if err != nil {
@@ -312,6 +370,20 @@ func (p *Plan) ExecuteDevice(ctx context.Context, dst, src *DeviceArray) (*Devic
 		return nil, err
 	}
 	return dst, nil
+}
+
+// swapMemory exchanges the memory of two arrays of one type and shape,
+// unless one was freed meanwhile.
+func swapMemory(a, b *DeviceArray) error {
+	a.mu.Lock()
+	defer a.mu.Unlock()
+	b.mu.Lock()
+	defer b.mu.Unlock()
+	if a.arr == nil || b.arr == nil {
+		return errArrayFreed
+	}
+	a.arr, b.arr = b.arr, a.arr
+	return nil
 }
 
 // forget drops a plan the caller closes from the device's list.

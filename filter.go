@@ -21,6 +21,9 @@ import (
 // bank such as filters.GaborBank, give a trailing axis of one value per
 // filter, as a kernel bank does.
 func Filter(ctx context.Context, src Array, opt Options, named ...filters.Named) (Array, error) {
+	if err := checkContext(ctx); err != nil {
+		return Array{}, err
+	}
 	fs, err := BuildFilters(len(src.Shape), opt.Axes, named...)
 	if err != nil {
 		return Array{}, err
@@ -32,6 +35,9 @@ func Filter(ctx context.Context, src Array, opt Options, named ...filters.Named)
 // returns an image of the same Go type, rounding once at the end into the
 // image's samples. The filters must make one output per pixel (not a bank).
 func FilterImage(ctx context.Context, img image.Image, opt Options, named ...filters.Named) (image.Image, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
 	src, err := imageArray(img, opt)
 	if err != nil {
 		return nil, err
@@ -77,6 +83,9 @@ func KernelFilter(name string, k Kernel) filters.Filter {
 // one output, or a bank of them in a trailing axis: NewFilterPlan, then
 // Execute.
 func ApplyFilters(ctx context.Context, op Operation, src Array, opt Options, fs ...filters.Filter) (Array, error) {
+	if err := checkContext(ctx); err != nil {
+		return Array{}, err
+	}
 	if err := src.Check(); err != nil {
 		return Array{}, fmt.Errorf("input: %w", err)
 	}
@@ -101,6 +110,9 @@ type FilterPlan struct {
 	out     DType
 	shape   []int // the output's, with the bank axis when there is one
 }
+
+// errNoFilterPlan is the error of a nil or zero FilterPlan's methods.
+var errNoFilterPlan = &nd.ArgumentError{Arg: "plan", Msg: "a nil or zero FilterPlan (make one with NewFilterPlan)"}
 
 // NewFilterPlan plans filters for inputs of the given shape and dtype.
 func NewFilterPlan(op Operation, shape []int, dtype DType, opt Options, fs ...filters.Filter) (*FilterPlan, error) {
@@ -158,11 +170,19 @@ func NewFilterPlan(op Operation, shape []int, dtype DType, opt Options, fs ...fi
 }
 
 // Shape is the output's shape, DType its element type.
-func (fp *FilterPlan) Shape() []int { return slices.Clone(fp.shape) }
+func (fp *FilterPlan) Shape() []int {
+	if fp == nil {
+		return nil
+	}
+	return slices.Clone(fp.shape)
+}
 
 // Close releases what the plan's kernel plans hold on their device (see
 // Plan.Close); executing it afterwards is an error.
 func (fp *FilterPlan) Close() error {
+	if fp == nil {
+		return nil
+	}
 	var errs []error
 	if fp.bank != nil {
 		errs = append(errs, fp.bank.Close())
@@ -174,11 +194,19 @@ func (fp *FilterPlan) Close() error {
 }
 
 // DType is the output's element type.
-func (fp *FilterPlan) DType() DType { return fp.out }
+func (fp *FilterPlan) DType() DType {
+	if fp == nil {
+		return nd.Unspecified
+	}
+	return fp.out
+}
 
 // Method names how the filters run: the method of the bank, or of each
 // filter's terms.
 func (fp *FilterPlan) Method() string {
+	if fp == nil {
+		return ""
+	}
 	if fp.bank != nil {
 		return fp.bank.Method().String()
 	}
@@ -193,14 +221,22 @@ func (fp *FilterPlan) Method() string {
 
 // Device names where the filters run.
 func (fp *FilterPlan) Device() string {
-	if fp.bank != nil {
+	switch {
+	case fp == nil:
+		return ""
+	case fp.bank != nil:
 		return fp.bank.Device()
+	case len(fp.terms) == 0:
+		return ""
 	}
 	return fp.terms[0].Device()
 }
 
 // Compile compiles the GPU kernels of every plan now (Plan.Compile).
 func (fp *FilterPlan) Compile() error {
+	if fp == nil || fp.bank == nil && len(fp.terms) == 0 {
+		return errNoFilterPlan
+	}
 	if fp.bank != nil {
 		return fp.bank.Compile()
 	}
@@ -215,14 +251,25 @@ func (fp *FilterPlan) Compile() error {
 // DeviceChoice says why auto chose the device (Plan.DeviceChoice): the
 // bank's, or the first filter's.
 func (fp *FilterPlan) DeviceChoice() string {
-	if fp.bank != nil {
+	switch {
+	case fp == nil:
+		return ""
+	case fp.bank != nil:
 		return fp.bank.DeviceChoice()
+	case len(fp.terms) == 0:
+		return ""
 	}
 	return fp.terms[0].DeviceChoice()
 }
 
 // Execute filters src, which must have the planned shape and dtype.
 func (fp *FilterPlan) Execute(ctx context.Context, src Array) (Array, error) {
+	if fp == nil || fp.bank == nil && len(fp.terms) == 0 {
+		return Array{}, errNoFilterPlan
+	}
+	if err := checkContext(ctx); err != nil {
+		return Array{}, err
+	}
 	if fp.bank != nil {
 		return fp.bank.Execute(ctx, Array{}, src)
 	}

@@ -24,6 +24,9 @@ func ConvolveImage(ctx context.Context, img image.Image, opt Options, kernel Ker
 }
 
 func runImage(ctx context.Context, op Operation, img image.Image, opt Options, kernel Kernel) (image.Image, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, err
+	}
 	src, err := imageArray(img, opt)
 	if err != nil {
 		return nil, err
@@ -38,6 +41,9 @@ func runImage(ctx context.Context, op Operation, img image.Image, opt Options, k
 // imageArray returns img's samples after checking that opt keeps an image
 // result an image: its own sample type and size.
 func imageArray(img image.Image, opt Options) (Array, error) {
+	if img == nil {
+		return Array{}, &nd.ArgumentError{Arg: "image", Msg: "a nil image"}
+	}
 	if opt.DType != 0 {
 		return Array{}, &nd.ArgumentError{Arg: "dtype", Msg: "an image keeps its own sample type; filter an Array to choose another"}
 	}

@@ -74,11 +74,13 @@ type Options struct {
 	// them by rounding, then runs only when Method asks for it (an error
 	// with Exact).
 	Exact bool
-	// Workers caps the CPU goroutines; 0 means all cores.
+	// Workers caps the CPU goroutines; 0 means all cores (a negative
+	// count is an ArgumentError).
 	Workers int
 	// DeviceMemory bounds the GPU memory one execution takes (input,
 	// output and temporaries, in bytes): a larger problem runs in chunks,
-	// bit-identical to running whole. 0 means 70% of the device's memory.
+	// bit-identical to running whole. 0 means 70% of the device's memory;
+	// a negative bound is an ArgumentError.
 	DeviceMemory int64
 	Progress     Progress // receives progress of long operations; may be nil
 }
@@ -130,8 +132,27 @@ func SeparableKernel(factors ...[]float64) Kernel {
 
 // Plan is a filtering operation prepared for inputs of one shape and dtype:
 // validation, normalisation, the choice of method and device and all
-// scratch memory are done once by NewPlan. A Plan is not safe for concurrent
-// use; create one per goroutine.
+// scratch memory are done once by NewPlan.
+//
+// A Plan is safe for concurrent use, and its executions take turns:
+// Execute, ExecuteDevice and Compile calls on one plan run one at a time
+// (a call waiting for its turn still returns when its context ends), since
+// they share the plan's scratch memory and each already uses every core or
+// the whole device; goroutines that want to compute at the same time
+// create a plan each. ExecuteChunks prepares its own scratch per call and
+// does not wait. Close waits for the call running; calls after it are
+// ErrClosed.
+//
+// Inputs with an axis of length 0 give an empty output (scipy's result):
+// same mode keeps the input's shape, valid mode keeps a length-0 axis the
+// kernel does not span (a kernel axis longer than the input's, 0 included,
+// is an error), and full mode keeps a length-0 axis at 0 — no window
+// touches it — and widens the others to n+k−1. Such a plan computes
+// nothing on any device. A 0-D input (no axis) is an error.
+//
+// A nil or zero Plan (not made by NewPlan) never panics: its methods that
+// return an error report one, the others zero values, and its Close does
+// nothing.
 type Plan struct {
 	problem *nd.Problem
 	exec    *plan.Executable
@@ -165,18 +186,60 @@ func NewPlan(op Operation, shape []int, dtype DType, opt Options, kernels ...Ker
 	return &Plan{problem: p, exec: exec, inType: dtype, opt: popt}, nil
 }
 
+// errNoPlan is the error of a nil or zero Plan's methods.
+var errNoPlan = &nd.ArgumentError{Arg: "plan", Msg: "a nil or zero Plan (make one with NewPlan)"}
+
+// ready reports errNoPlan for a nil or zero plan.
+func (p *Plan) ready() error {
+	if p == nil || p.exec == nil || p.problem == nil {
+		return errNoPlan
+	}
+	return nil
+}
+
+// checkContext refuses a nil context.Context, Go's rule: pass
+// context.Background() or context.TODO().
+func checkContext(ctx context.Context) error {
+	if ctx == nil {
+		return &nd.ArgumentError{Arg: "context", Msg: "nil context (pass context.Background())"}
+	}
+	return nil
+}
+
 // Shape is the output's shape, including the trailing bank axis when there
-// are several kernels.
-func (p *Plan) Shape() []int { return p.problem.FullShape() }
+// are several kernels (nil for a nil or zero plan).
+func (p *Plan) Shape() []int {
+	if p.ready() != nil {
+		return nil
+	}
+	return p.problem.FullShape()
+}
 
 // DType is the output's element type.
-func (p *Plan) DType() DType { return p.problem.Out }
+func (p *Plan) DType() DType {
+	if p.ready() != nil {
+		return nd.Unspecified
+	}
+	return p.problem.Out
+}
 
-// Method reports the method the plan runs.
-func (p *Plan) Method() Method { return p.exec.Method }
+// Method reports the method the plan runs (direct for an empty input
+// under Auto: there is nothing to compute).
+func (p *Plan) Method() Method {
+	if p.ready() != nil {
+		return Auto
+	}
+	return p.exec.Method
+}
 
-// Device reports the device the plan runs on.
-func (p *Plan) Device() string { return p.exec.Device.String() }
+// Device reports the device the plan runs on (the CPU for an empty input
+// under auto).
+func (p *Plan) Device() string {
+	if p.ready() != nil {
+		return ""
+	}
+	return p.exec.Device.String()
+}
 
 // DeviceChoice says, on one line, why auto chose the plan's device: the
 // CPU's and the GPU's estimates of the whole call ("auto: cpu 42 ms est.
@@ -184,7 +247,7 @@ func (p *Plan) Device() string { return p.exec.Device.String() }
 // or why there was no comparison. It is empty where the options named
 // the device.
 func (p *Plan) DeviceChoice() string {
-	if p.exec.Choice == (plan.Choice{}) {
+	if p.ready() != nil || p.exec.Choice == (plan.Choice{}) {
 		return ""
 	}
 	return p.exec.Choice.String()
@@ -195,7 +258,12 @@ func (p *Plan) DeviceChoice() string {
 // so that a caller that knows the shape and dtype before the data (from a
 // file's header) overlaps them with reading the data. On the CPU it does
 // nothing.
-func (p *Plan) Compile() error { return p.exec.Compile() }
+func (p *Plan) Compile() error {
+	if err := p.ready(); err != nil {
+		return err
+	}
+	return p.exec.Compile()
+}
 
 // Prewarm begins opening the device named as Options.Device names it, in
 // the background, and returns at once: a GPU's driver loaded and context
@@ -215,9 +283,14 @@ func Prewarm(device string) (*plan.Warm, error) {
 
 // Close releases what the plan holds on its device (a GPU engine's memory,
 // streams and device); executing the plan afterwards is an error
-// (ErrClosed). Closing twice does nothing. A plan on the CPU holds only
-// memory, which the garbage collector takes back either way.
+// (ErrClosed). It waits for an execution running on another goroutine to
+// finish. Closing twice, or closing a nil or zero Plan, does nothing. A
+// plan on the CPU holds only memory, which the garbage collector takes
+// back either way.
 func (p *Plan) Close() error {
+	if p.ready() != nil {
+		return nil
+	}
 	if p.dev != nil {
 		p.dev.forget(p)
 	}
@@ -229,8 +302,16 @@ var ErrClosed = plan.ErrClosed
 
 // Execute filters src into dst and returns dst. When dst has no Data, a new
 // array is allocated; otherwise it must have the plan's output Shape and
-// DType and must not overlap src.
+// DType. dst may share memory with src (dst may be src, where the shapes
+// and dtypes allow, or both views of one buffer): the result is then
+// computed from a copy of src, as scipy.ndimage does.
 func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
+	if err := p.ready(); err != nil {
+		return Array{}, err
+	}
+	if err := checkContext(ctx); err != nil {
+		return Array{}, err
+	}
 	if err := src.Check(); err != nil {
 		return Array{}, fmt.Errorf("input: %w", err)
 	}
@@ -246,6 +327,21 @@ func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
 		return Array{}, fmt.Errorf("output: %w", err)
 	} else if dst.DType() != p.problem.Out || !slices.Equal(dst.Shape, p.Shape()) {
 		return Array{}, &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", dst.DType(), dst.Shape, p.problem.Out, p.Shape())}
+	}
+	if nd.Overlap(dst, src) {
+		// The engines read inputs around each output they write, so an
+		// output written over its input would feed outputs in as inputs.
+		// Copying the input, rather than computing into a temporary output
+		// and copying that, keeps the engines writing dst directly and
+		// moves the smaller array in the usual cases: an output is as
+		// large as its input in same mode and larger in full mode or with
+		// a bank.
+		copied, err := nd.New(src.DType(), src.Shape...)
+		if err != nil {
+			return Array{}, fmt.Errorf("copying the input, which shares memory with the output: %w", err)
+		}
+		copy(copied.Bytes(), src.Bytes())
+		src = copied
 	}
 	if err := p.exec.Execute(ctx, dst, src); err != nil {
 		return Array{}, err
@@ -268,6 +364,9 @@ func Convolve(ctx context.Context, src Array, opt Options, kernels ...Kernel) (A
 }
 
 func run(ctx context.Context, op Operation, src Array, opt Options, kernels []Kernel) (Array, error) {
+	if err := checkContext(ctx); err != nil {
+		return Array{}, err
+	}
 	if err := src.Check(); err != nil {
 		return Array{}, fmt.Errorf("input: %w", err)
 	}
@@ -292,6 +391,9 @@ func ConvolveSlice[T nd.Element](ctx context.Context, data []T, shape []int, opt
 }
 
 func runSlice[T nd.Element](ctx context.Context, op Operation, data []T, shape []int, opt Options, kernels []Kernel) ([]T, []int, error) {
+	if err := checkContext(ctx); err != nil {
+		return nil, nil, err
+	}
 	src, err := nd.FromSlice(data, shape...)
 	if err != nil {
 		return nil, nil, err

@@ -18,15 +18,32 @@ import (
 // read src in place, narrower ones gather a copy), and hands each chunk's
 // output to sink with its offset in the whole output (in elements, bank
 // included), in order: the chunks put together equal Execute's output bit
-// for bit. sink runs on a goroutine of its own, one call at a time, while
-// the next chunk computes, so writing a file overlaps the filtering; out is
-// valid until sink returns (two output buffers take turns, the same memory
+// for bit for the exact methods (an FFT plan transforms each chunk in
+// blocks of its own, so its chunks agree with Execute within the FFT's
+// bound, not bit for bit). sink runs on a goroutine of its own, one call
+// at a time, while the next chunk computes, so writing a file overlaps the
+// filtering; out is valid until sink returns (two output buffers take turns, the same memory
 // each time: no fresh pages per chunk, and a GPU backend pins a buffer it
 // sees again). Host memory holds two chunks' output (and one's input, where
 // the chunk's rows are not contiguous in src) at a time, so src may be a
 // memory-mapped file and sink may write a file. Progress, when the plan
-// has one, counts chunks; ctx is checked between chunks.
+// has one, counts chunks; ctx is checked between chunks. An empty output
+// is one chunk with no element. Each call prepares its own executables, so
+// calls on one plan run concurrently; the plan's Close does not wait for
+// them, and after it ExecuteChunks is ErrClosed. sink must not be nil.
 func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink func(offset int, out Array) error) error {
+	if err := p.ready(); err != nil {
+		return err
+	}
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
+	if sink == nil {
+		return &nd.ArgumentError{Arg: "sink", Msg: "a nil sink"}
+	}
+	if p.exec.Closed() {
+		return ErrClosed
+	}
 	if err := src.Check(); err != nil {
 		return fmt.Errorf("input: %w", err)
 	}
@@ -147,6 +164,9 @@ var errSinkFailed = errors.New("the chunks' sink failed")
 // ExecuteChunks is Plan.ExecuteChunks for filters that run as one kernel
 // bank (Chunked); filters of several terms are refused.
 func (fp *FilterPlan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink func(offset int, out Array) error) error {
+	if fp == nil || fp.bank == nil && len(fp.terms) == 0 {
+		return errNoFilterPlan
+	}
 	if fp.bank == nil {
 		return &nd.ArgumentError{Arg: "filters", Msg: "filters of several terms do not run chunk by chunk"}
 	}
@@ -155,7 +175,7 @@ func (fp *FilterPlan) ExecuteChunks(ctx context.Context, src Array, budget int64
 
 // Chunked reports whether ExecuteChunks can run the filters: whether they
 // run as one kernel bank.
-func (fp *FilterPlan) Chunked() bool { return fp.bank != nil }
+func (fp *FilterPlan) Chunked() bool { return fp != nil && fp.bank != nil }
 
 // wholeRows raises budget, up to 16-fold, to hold two output rows along
 // axis 0 with the input rows they read. Where the chunks' input is copied

@@ -59,6 +59,11 @@ func elementsUpTo(shape []int, limit int) (int, error) {
 		if s < 0 {
 			return 0, argErrorf("shape", "axis %d has negative length %d", i, s)
 		}
+		if s > limit {
+			// Also where another axis has length 0: every length then
+			// stays far from overflowing the arithmetic on it (n+k−1).
+			return 0, argErrorf("shape", "axis %d has length %d, more than %d", i, s, limit)
+		}
 		if s != 0 && n > limit/s {
 			return 0, argErrorf("shape", "%v has more than %d elements", shape, limit)
 		}

@@ -67,3 +67,16 @@ func ViewBytes(dt DType, b []byte) any {
 	elem := reflect.TypeOf(zero.Data).Elem()
 	return reflect.SliceAt(elem, unsafe.Pointer(unsafe.SliceData(b)), len(b)/dt.Size()).Interface()
 }
+
+// Overlap reports whether the data of a and b share any byte of memory,
+// whatever their element types: one array is the other (an in-place
+// call), or both are views of one buffer. Arrays with no elements share
+// nothing.
+func Overlap(a, b Array) bool {
+	x, y := a.Bytes(), b.Bytes()
+	if len(x) == 0 || len(y) == 0 {
+		return false
+	}
+	px, py := uintptr(unsafe.Pointer(unsafe.SliceData(x))), uintptr(unsafe.Pointer(unsafe.SliceData(y)))
+	return px < py+uintptr(len(y)) && py < px+uintptr(len(x))
+}

@@ -39,3 +39,33 @@ func TestAsBytes(t *testing.T) {
 		t.Error("AsBytes copied")
 	}
 }
+
+// TestOverlap: views of one buffer overlap where their bytes do, whatever
+// their element types; separate buffers and empty arrays never do.
+func TestOverlap(t *testing.T) {
+	buf := make([]float32, 16)
+	bytes := AsBytes(buf)
+	view := func(lo, hi int) Array { return Array{Shape: []int{hi - lo}, Data: buf[lo:hi]} }
+	cases := []struct {
+		name string
+		a, b Array
+		want bool
+	}{
+		{"itself", view(0, 16), view(0, 16), true},
+		{"shifted", view(0, 8), view(4, 12), true},
+		{"shifted back", view(4, 12), view(0, 8), true},
+		{"adjacent", view(0, 8), view(8, 16), false},
+		{"adjacent back", view(8, 16), view(0, 8), false},
+		{"inside", view(0, 16), view(5, 6), true},
+		{"other type", view(0, 4), Array{Shape: []int{4}, Data: ViewBytes(Uint16, bytes[14:22])}, true},
+		{"other type, apart", view(0, 4), Array{Shape: []int{4}, Data: ViewBytes(Uint16, bytes[16:24])}, false},
+		{"empty", view(4, 4), view(0, 16), false},
+		{"separate", view(0, 16), Array{Shape: []int{16}, Data: make([]float32, 16)}, false},
+		{"no data", Array{}, view(0, 16), false},
+	}
+	for _, c := range cases {
+		if got := Overlap(c.a, c.b); got != c.want {
+			t.Errorf("%s: Overlap = %v, want %v", c.name, got, c.want)
+		}
+	}
+}

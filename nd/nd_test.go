@@ -150,7 +150,12 @@ func TestNormalizeErrors(t *testing.T) {
 		{"bad border", Spec{Shape: []int{4}, In: Uint8, Kernels: []Kernel{k3}, Border: 9}, "border"},
 		{"negative shape", Spec{Shape: []int{-4}, In: Uint8, Kernels: []Kernel{k3}}, "negative"},
 		{"huge shape", Spec{Shape: []int{1 << 30, 1 << 30}, In: Uint8, Kernels: []Kernel{k3}}, "more than"},
-		{"full of empty", Spec{Shape: []int{0}, In: Uint8, Kernels: []Kernel{k3}, Mode: Full}, "non-empty"},
+		{"huge empty", Spec{Shape: []int{0, math.MaxInt}, In: Uint8, Kernels: []Kernel{k3}, Axes: []int{1}, Mode: Full}, "more than"},
+		{"valid of an empty kernel axis", Spec{Shape: []int{0}, In: Uint8, Kernels: []Kernel{k3}, Mode: Valid}, "valid needs"},
+		{"valid of an empty one-tap kernel axis", Spec{Shape: []int{0, 4}, In: Uint8, Kernels: []Kernel{{Shape: []int{1, 3}, Weights: []float64{1, 2, 3}}}, Mode: Valid}, "valid needs"},
+		{"empty kernel", Spec{Shape: []int{4}, In: Uint8, Kernels: []Kernel{{Shape: []int{0}, Weights: []float64{}}}}, "no filter weights"},
+		{"empty factor", Spec{Shape: []int{4, 4}, In: Uint8, Kernels: []Kernel{{Factors: [][]float64{{1}, {}}}}}, "no filter weights"},
+		{"0-d input, bank", Spec{Shape: []int{}, In: Float32, Kernels: []Kernel{k3, k3}}, "0-D"},
 	}
 	for _, c := range cases {
 		_, err := c.spec.Normalize()
@@ -165,6 +170,40 @@ func TestNormalizeErrors(t *testing.T) {
 		var ue *UnsupportedError
 		if !errors.As(err, &ae) && !errors.As(err, &ue) {
 			t.Errorf("%s: error %T is neither ArgumentError nor UnsupportedError", c.name, err)
+		}
+	}
+}
+
+// TestNormalizeEmpty: an input with an axis of length 0 gives an empty
+// output in every mode (issue 34): same keeps the input's shape, valid
+// keeps a length-0 axis the kernel does not span, full keeps a length-0
+// axis at 0 (no window touches it) and widens the others; the bank axis
+// stays.
+func TestNormalizeEmpty(t *testing.T) {
+	k33 := Kernel{Shape: []int{3, 3}, Weights: make([]float64, 9)}
+	k13 := Kernel{Shape: []int{1, 3}, Weights: []float64{1, 2, 3}}
+	cases := []struct {
+		spec Spec
+		want []int
+	}{
+		{Spec{Shape: []int{0}, Kernels: []Kernel{{Shape: []int{3}, Weights: []float64{1, 2, 3}}}}, []int{0}},
+		{Spec{Shape: []int{0, 5}, Kernels: []Kernel{k33}}, []int{0, 5}},
+		{Spec{Shape: []int{0, 5}, Kernels: []Kernel{k33}, Mode: Full}, []int{0, 7}},
+		{Spec{Shape: []int{4, 0}, Kernels: []Kernel{k33}, Mode: Full}, []int{6, 0}},
+		{Spec{Shape: []int{0, 5}, Kernels: []Kernel{k13}, Mode: Full}, []int{0, 7}}, // scipy.signal.correlate: (0, 7)
+		{Spec{Shape: []int{4, 5, 0}, Kernels: []Kernel{k33}, Mode: Valid}, []int{2, 3, 0}},
+		{Spec{Shape: []int{4, 5, 0}, Kernels: []Kernel{k33, k33}, Mode: Valid}, []int{2, 3, 0, 2}},
+		{Spec{Shape: []int{0, 5, 3}, Kernels: []Kernel{k33}, Axes: []int{1, 2}, Mode: Valid}, []int{0, 3, 1}},
+	}
+	for _, c := range cases {
+		c.spec.In = Float32
+		p, err := c.spec.Normalize()
+		if err != nil {
+			t.Errorf("%v %v: %v", c.spec.Shape, c.spec.Mode, err)
+			continue
+		}
+		if !slices.Equal(p.FullShape(), c.want) || !p.Empty() {
+			t.Errorf("%v %v: shape %v (empty %v), want %v", c.spec.Shape, c.spec.Mode, p.FullShape(), p.Empty(), c.want)
 		}
 	}
 }

@@ -78,7 +78,11 @@ func (k Kernel) check() error {
 		return argErrorf("kernel", "a kernel needs at least one axis")
 	}
 	for i, s := range k.Shape {
-		if s <= 0 {
+		if s == 0 {
+			// scipy.ndimage: "filter weights array has incorrect shape".
+			return argErrorf("kernel", "axis %d has length 0: no filter weights", i)
+		}
+		if s < 0 {
 			return argErrorf("kernel", "axis %d has length %d", i, s)
 		}
 		if k.Factors != nil && len(k.Factors[i]) != s {
@@ -182,6 +186,11 @@ type Weights struct {
 	// that out = Σ (Dense + i·Imag)·x̃; nil for a real kernel.
 	Imag []float64
 }
+
+// Empty reports whether the problem has no element to compute: an input
+// axis of length 0, which leaves the output (of any mode) empty too. The
+// planner runs such a problem without any engine (plan.New).
+func (p *Problem) Empty() bool { return slices.Contains(p.InShape, 0) }
 
 // FullShape is OutShape with the bank axis appended when there is one.
 func (p *Problem) FullShape() []int {
@@ -301,22 +310,28 @@ func (s *Spec) Normalize() (*Problem, error) {
 	for i, a := range axes {
 		p.KShape[a] = kshape[i]
 	}
-	p.OutShape = make([]int, rank)
-	for d, n := range s.Shape {
-		k := p.KShape[d]
+	p.OutShape = slices.Clone(s.Shape) // same mode, and every axis the kernel does not span
+	for i, d := range axes {
+		n, k := s.Shape[d], kshape[i]
 		switch s.Mode {
-		case Same:
-			p.OutShape[d] = n
 		case Valid:
+			// DESIGN §1: an error where a kernel axis is longer than the
+			// input's (also for an axis of length 0, as scipy.signal
+			// refuses it), while an axis the kernel does not span keeps its
+			// length, 0 included.
 			if n < k {
 				return nil, argErrorf("mode", "valid needs an input at least as large as the kernel: axis %d has %d, the kernel %d", d, n, k)
 			}
 			p.OutShape[d] = n - k + 1
 		case Full:
-			if n == 0 {
-				return nil, argErrorf("mode", "full needs a non-empty input: axis %d has length 0", d)
+			// Every window that touches the input: none along an axis of
+			// length 0, which stays 0, so that an empty input gives an
+			// empty output in every mode. (scipy.signal's 'full' gives
+			// (0, 7) for a (0, 5) input and a (1, 3) kernel, as here, and
+			// fails on the empty inputs it cannot shape.)
+			if n > 0 {
+				p.OutShape[d] = n + k - 1
 			}
-			p.OutShape[d] = n + k - 1
 		}
 	}
 	for i, a := range axes {

@@ -198,13 +198,22 @@ type openclRunner interface {
 // executable's device (the caller checks their types and shapes): nothing
 // moves between host and device.
 func (e *Executable) ExecuteDevice(ctx context.Context, dst, src *DeviceArray) error {
-	if e.closed {
+	if err := e.acquire(ctx); err != nil {
+		return err
+	}
+	defer e.release()
+	if e.closed.Load() {
 		return ErrClosed
+	}
+	if src == nil || dst == nil || src.mem == nil || dst.mem == nil {
+		return &nd.ArgumentError{Arg: "array", Msg: "a nil or zero DeviceArray (make one with Memory.Alloc or Upload)"}
 	}
 	if src.mem.Device != e.Device || dst.mem.Device != e.Device {
 		return &nd.ArgumentError{Arg: "array", Msg: fmt.Sprintf("arrays on %v and %v, the plan runs on %v", src.mem.Device, dst.mem.Device, e.Device)}
 	}
 	switch r := e.run.(type) {
+	case emptyRunner:
+		return nil // an empty problem: nothing to compute on any device
 	case cudaRunner:
 		if src.cuda != nil && dst.cuda != nil {
 			return r.ExecuteDevice(ctx, dst.cuda, src.cuda)

@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"strings"
 	"sync"
+	"sync/atomic"
 
 	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/cpu"
@@ -200,6 +201,9 @@ const fastMargin = 1.5
 // blocks' transforms, products and stores as internal/fftconv decomposes
 // the problem on this machine's cores (+Inf where it cannot run).
 func FFTCost(p *nd.Problem) float64 {
+	if p.Empty() {
+		return 0 // nothing to transform (fftconv's blocks need a length)
+	}
 	g, err := fftconv.New(p, fftconv.Options{Workers: runtime.NumCPU()})
 	if err != nil {
 		return math.Inf(1)
@@ -240,7 +244,9 @@ func cpuOptions(opt Options) cpu.Options {
 }
 
 // Executable is a problem bound to a device and a method, with the memory it
-// needs allocated. It is not safe for concurrent use.
+// needs allocated. It is safe for concurrent use: its calls (Execute,
+// ExecuteDevice, Compile) run one at a time, and Close waits for the one
+// running.
 type Executable struct {
 	Problem *nd.Problem
 	Device  Device
@@ -252,24 +258,73 @@ type Executable struct {
 	// where the options named the device.
 	Choice Choice
 	run    Runner
-	closed bool
+	// turn is held by the call running (acquire): a runner keeps its
+	// scratch memory (the CPU engines' tiles and FFT blocks, a GPU
+	// engine's buffers and streams, the complex and float16 runners'
+	// parts) from one call to the next, so two calls at once would write
+	// each other's. One call already uses every core, or the device, so
+	// taking turns costs little; per-call scratch would cost every call
+	// its allocations. A channel, not a mutex, so that a call waiting for
+	// its turn still honours its context.
+	turn     chan struct{}
+	turnOnce sync.Once
+	closed   atomic.Bool
 }
 
+// acquire waits for the executable's turn, or for ctx; release gives it
+// back.
+func (e *Executable) acquire(ctx context.Context) error {
+	if e == nil || e.run == nil {
+		return errNoExecutable
+	}
+	if ctx == nil {
+		return errNilContext
+	}
+	e.turnOnce.Do(func() { e.turn = make(chan struct{}, 1) })
+	select {
+	case e.turn <- struct{}{}:
+		return nil
+	case <-ctx.Done():
+		return ctx.Err()
+	}
+}
+
+func (e *Executable) release() { <-e.turn }
+
+// errNoExecutable is the error of a nil or zero Executable's calls.
+var errNoExecutable = &nd.ArgumentError{Arg: "plan", Msg: "a nil or zero Executable (make one with New)"}
+
+// errNilContext refuses a nil context.Context (Go's rule: pass
+// context.Background or context.TODO).
+var errNilContext = &nd.ArgumentError{Arg: "context", Msg: "nil context (pass context.Background())"}
+
 // Execute computes dst from src; both must match the problem (the caller,
-// ndconv.Plan, checks them).
+// ndconv.Plan, checks them), and dst must not overlap src (ndconv.Plan
+// copies src where it does).
 func (e *Executable) Execute(ctx context.Context, dst, src nd.Array) error {
-	if e.closed {
+	if err := e.acquire(ctx); err != nil {
+		return err
+	}
+	defer e.release()
+	if e.closed.Load() {
 		return ErrClosed
 	}
 	return e.run.Execute(ctx, dst, src)
 }
+
+// Closed reports whether Close has been called.
+func (e *Executable) Closed() bool { return e != nil && e.closed.Load() }
 
 // Compile compiles now the GPU kernels the first Execute would compile
 // (cuda.Engine.Compile, opencl.Engine.Compile), so that a caller that
 // knows the problem before its data overlaps the compilations with reading
 // them. Elsewhere (the CPU, OpenCL's FFT) it does nothing.
 func (e *Executable) Compile() error {
-	if e.closed {
+	if err := e.acquire(context.Background()); err != nil {
+		return err
+	}
+	defer e.release()
+	if e.closed.Load() {
 		return ErrClosed
 	}
 	if c, ok := e.run.(compiler); ok {
@@ -286,12 +341,20 @@ var ErrClosed = errors.New("plan: the plan is closed")
 
 // Close releases what the backend holds for the problem (a GPU engine's
 // device memory, streams and its reference to the device); executing it
-// afterwards is ErrClosed. Closing twice does nothing.
+// afterwards is ErrClosed. It waits for a call running on another
+// goroutine to finish. Closing twice, or closing a nil or zero
+// Executable, does nothing.
 func (e *Executable) Close() error {
-	if e.closed {
+	if e == nil || e.run == nil {
 		return nil
 	}
-	e.closed = true
+	if err := e.acquire(context.Background()); err != nil {
+		return err
+	}
+	defer e.release()
+	if e.closed.Swap(true) {
+		return nil
+	}
 	if c, ok := e.run.(io.Closer); ok {
 		return c.Close()
 	}
@@ -308,6 +371,15 @@ func (e *Executable) Runner() Runner { return e.run }
 // method the first part gets; a float16 one on a GPU as its float32 twin
 // (newHalf).
 func New(p *nd.Problem, opt Options) (*Executable, error) {
+	if opt.Workers < 0 {
+		return nil, &nd.ArgumentError{Arg: "workers", Msg: fmt.Sprintf("%d is negative (0 means every core)", opt.Workers)}
+	}
+	if opt.DeviceMemory < 0 {
+		return nil, &nd.ArgumentError{Arg: "device memory", Msg: fmt.Sprintf("%d bytes is negative (0 means 70%% of the device's)", opt.DeviceMemory)}
+	}
+	if p.Empty() {
+		return newEmpty(p, opt)
+	}
 	if p.Complex() {
 		return newComplex(p, opt)
 	}
@@ -369,6 +441,68 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	}
 	return &Executable{Problem: p, Device: dev, Method: best.Method, Tuning: opt.Tuning, Choice: choice, run: run}, nil
 }
+
+// newEmpty plans a problem with no element (an input axis of length 0,
+// so an empty output in every mode): no engine is prepared and no device
+// does any work, so no backend meets the zero-size arithmetic (tiles per
+// axis, chunk counts, transform lengths) of a problem with nothing to
+// compute, complex and float16 ones included. The options are checked as
+// New checks them, so that a request fails alike whatever its data: a
+// named GPU must be usable here, a named method able to run the problem
+// (its support tests look at shapes and kernels, not at the data). Auto
+// reports the CPU and the direct method.
+func newEmpty(p *nd.Problem, opt Options) (*Executable, error) {
+	dev := opt.Device
+	var choice Choice
+	switch dev.Kind {
+	case "", "auto":
+		dev, choice = Device{Kind: "cpu"}, Choice{Reason: "cpu (an empty array: nothing to compute)"}
+	case "cpu":
+	case "cuda":
+		if err := cuda.Available(); err != nil {
+			return nil, &UnavailableError{Device: dev, Reason: unavailableReason(err)}
+		}
+	case "opencl":
+		if err := opencl.Available(); err != nil {
+			return nil, &UnavailableError{Device: dev, Reason: unavailableReason(err)}
+		}
+		if dev.AnyOpenCL {
+			dev = ResolveOpenCL()
+		}
+	default:
+		return nil, &UnavailableError{Device: dev, Reason: "this build has no " + dev.Kind + " backend yet"}
+	}
+	if isGPU(dev.Kind) && !p.Complex() && p.In != nd.Float16 && p.Out != nd.Float16 {
+		// Complex problems run as real parts, float16 ones as float32
+		// twins (New): the GPU kernels' dtypes bound the rest.
+		if err := kernels.CheckDTypes(p); err != nil {
+			return nil, err
+		}
+	}
+	if opt.Method > FFT {
+		return nil, &nd.UnsupportedError{What: "method", Value: opt.Method.String()}
+	}
+	if opt.Exact && opt.Method != Auto && !opt.Method.Exact() {
+		return nil, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " differs from the exact methods by rounding; --exact allows direct and separable only"}
+	}
+	method := Direct
+	if opt.Method != Auto {
+		// The CPU's implementations have every device's support tests,
+		// without a GPU library loaded for them (cuFFT's).
+		opt.Device = Device{Kind: "cpu"}
+		best, _, err := choose(p, "cpu", opt)
+		if err != nil {
+			return nil, err
+		}
+		method = best.Method
+	}
+	return &Executable{Problem: p, Device: dev, Method: method, Choice: choice, run: emptyRunner{}}, nil
+}
+
+// emptyRunner runs a problem with no element: there is nothing to write.
+type emptyRunner struct{}
+
+func (emptyRunner) Execute(context.Context, nd.Array, nd.Array) error { return nil }
 
 // choose is the implementation New prepares for p on the device kind, and
 // its cost: the cheapest exact method the options allow, and a fast one

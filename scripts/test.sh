@@ -8,6 +8,13 @@ cd "$(dirname "$0")/.."
 # about 3 minutes alone with cold caches, up to 6 while the other packages
 # build and run beside them (kernels/PERF.md).
 go test -timeout 15m ./...
+# The concurrency tests under the race detector (it needs cgo and a C
+# compiler, which CI has): one plan shared by 16 goroutines, a device's
+# plans and arrays, concurrent one-shot calls, an Executable's turns.
+# About 85 s on a cold 2-core cache (building the race-instrumented
+# packages), 10 s warm.
+CGO_ENABLED=1 go test -race -run 'TestSharedPlan|TestConcurrentCalls|TestDeviceConcurrent' .
+CGO_ENABLED=1 go test -race -run 'TestExecutableTurns' ./plan
 # The pure-Go twins of the SIMD loops, which other architectures run.
 # kernels' decomposition tests (every tuning candidate emulated, 34 s) check
 # the launches, not the CPU engine they are compared with: they run once,

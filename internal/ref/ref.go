@@ -86,7 +86,9 @@ func CorrelateComplex(spec nd.Spec, xr, xi []float64) (re, im Result) {
 		case nd.Valid:
 			outShape[a] = spec.Shape[a] - kshape[i] + 1
 		case nd.Full:
-			outShape[a] = spec.Shape[a] + kshape[i] - 1
+			if spec.Shape[a] > 0 { // no window touches an empty axis
+				outShape[a] = spec.Shape[a] + kshape[i] - 1
+			}
 		}
 	}
 	bank := len(spec.Kernels)
