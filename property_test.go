@@ -107,28 +107,6 @@ func (c propertyCase) String() string {
 	return b.String()
 }
 
-// cpuBankFixed is false until the CPU engine's fix for issue 34's first
-// case (a bank of 16 or more kernels with float32 data or a float32 or
-// complex64 output panics in simd.Transpose8 on AVX2 machines; the cpu
-// branch) is merged with this test: until then those cases are counted
-// as skipped, so that this branch's tests stay green. MERGE: set it to
-// true (then delete it).
-const cpuBankFixed = false
-
-// engineBank is the largest bank an engine runs for p: a complex
-// problem's real parts may hold twice its kernels.
-func engineBank(p *nd.Problem) int {
-	if !p.Complex() {
-		return len(p.Kernels)
-	}
-	rp := p.RealParts()
-	n := len(rp.Re.Kernels)
-	if rp.Im != nil {
-		n = max(n, len(rp.Im.Kernels))
-	}
-	return n
-}
-
 // bankSizes are the bank sizes drawn, most often 1; the others straddle
 // the CPU engine's bank groups.
 var bankSizes = []int{1, 1, 1, 1, 1, 1, 2, 3, 4, 5, 7, 8, 9, 15, 16, 17, 24, 31, 32, 33, 48, 63, 64}
@@ -255,9 +233,6 @@ func (c propertyCase) run() (outcome string, err error) {
 		return "error", fmt.Errorf("NewPlan: %w", err)
 	}
 	defer p.Close()
-	if !cpuBankFixed && engineBank(problem) >= 16 && !problem.Wide && (problem.Out.Part() == nd.Float32 || c.input.DType() == nd.Float32) {
-		return "skipped: float32 bank of 16+", nil
-	}
 	tc := enginetest.Case{Spec: spec, Input: c.input}
 	got, err := p.Execute(ctx, ndconv.Array{}, c.input)
 	if err != nil {
