@@ -2,10 +2,7 @@ package cpu
 
 import (
 	"context"
-	"fmt"
 	"runtime"
-	"runtime/debug"
-	"sync"
 	"sync/atomic"
 
 	"github.com/ndconv/ndconv/cpu/internal/simd"
@@ -46,60 +43,19 @@ func (t *tracker) add() {
 
 // parallel calls fn(worker, item) for every item in [0, n) on up to workers
 // goroutines, worker being a dense index for per-worker scratch. It stops
-// handing out items once ctx is done and then returns ctx's error.
-//
-// A panic in fn (or in the progress report) is recovered on the goroutine
-// it happens on and returned as a *WorkerPanic once every worker has
-// stopped: a panic on a worker goroutine cannot be recovered by the caller
-// and would end the process, leaving the temporary files of a command
-// behind. The panic is still a bug; the caller reports it as one.
+// handing out items once ctx is done and then returns ctx's error. A
+// panic in fn (or in the progress report) comes back as an
+// *nd.PanicError (nd.ForEach), not as the end of the process.
 func parallel(ctx context.Context, workers, n int, t *tracker, fn func(worker, item int)) error {
-	workers = min(workers, n)
-	var next atomic.Int64
-	var panicked atomic.Pointer[WorkerPanic]
-	run := func(w int) {
-		defer func() {
-			if r := recover(); r != nil {
-				panicked.CompareAndSwap(nil, &WorkerPanic{Value: r, stack: debug.Stack()})
-			}
-		}()
-		for ctx.Err() == nil && panicked.Load() == nil {
-			i := int(next.Add(1) - 1)
-			if i >= n {
-				return
-			}
-			fn(w, i)
-			t.add()
-		}
-	}
-	if workers <= 1 {
-		run(0)
-	} else {
-		var wg sync.WaitGroup
-		for w := range workers {
-			wg.Go(func() { run(w) })
-		}
-		wg.Wait()
-	}
-	if p := panicked.Load(); p != nil {
-		return p
+	err := nd.ForEach(workers, n, func() bool { return ctx.Err() != nil }, func(w, i int) {
+		fn(w, i)
+		t.add()
+	})
+	if err != nil {
+		return err
 	}
 	return ctx.Err()
 }
-
-// WorkerPanic is a panic recovered in one of the engine's workers: a bug,
-// returned as an error so that it reaches the caller's goroutine.
-type WorkerPanic struct {
-	Value any // what was passed to panic
-	stack []byte
-}
-
-func (p *WorkerPanic) Error() string {
-	return fmt.Sprintf("internal error: panic in a CPU worker: %v", p.Value)
-}
-
-// Stack is the panicking goroutine's stack, for a bug report.
-func (p *WorkerPanic) Stack() []byte { return p.stack }
 
 // FMAPeak runs rounds of the engine's widest multiply-add loop, with
 // nothing loaded or stored, and returns the multiply-adds done: the

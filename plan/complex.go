@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"runtime"
-	"sync"
 
 	"github.com/ndconv/ndconv/nd"
 )
@@ -106,11 +105,9 @@ func (r *complexRunner) Execute(ctx context.Context, dst, src nd.Array) error {
 func spread(workers, n int, fn func(lo, hi int)) {
 	const minPerWorker = 1 << 16
 	workers = max(1, min(workers, n/minPerWorker))
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() { fn(n*w/workers, n*(w+1)/workers) })
+	if err := nd.ForEach(workers, workers, nil, func(_, w int) { fn(n*w/workers, n*(w+1)/workers) }); err != nil {
+		panic(err) // a bug, raised on the caller's goroutine
 	}
-	wg.Wait()
 }
 
 // scratch allocates the scratch arrays on first use.

@@ -1,11 +1,11 @@
 package plan
 
 import (
-	"fmt"
 	"sync"
 	"time"
 
 	"github.com/ndconv/ndconv/cuda"
+	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/opencl"
 )
 
@@ -65,13 +65,9 @@ func Prewarm(dev Device) *Warm {
 // open runs in Prewarm's goroutine.
 func (w *Warm) open(dev Device) {
 	defer close(w.done)
-	defer func() {
-		// This goroutine is no caller's: a panic here would end the
-		// process. It becomes the Warm's error, kept as any other.
-		if r := recover(); r != nil {
-			w.err = fmt.Errorf("internal error: panic while opening %v: %v", dev, r)
-		}
-	}()
+	// This goroutine is no caller's: a panic here would end the process.
+	// It becomes the Warm's error, kept as any other.
+	defer nd.RecoverPanic(&w.err)
 	if dev.Kind == "" || dev.Kind == "auto" {
 		gpu, ok := usableGPU()
 		if !ok {

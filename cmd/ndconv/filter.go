@@ -365,7 +365,7 @@ func planFromHeader(job filterJob, specs []kernelSpec, fail context.CancelCauseF
 		defer func() {
 			// A panic on this goroutine would end the process.
 			if r := recover(); r != nil {
-				hp.plan, hp.err = nil, &internalError{value: r, stack: debug.Stack()}
+				hp.plan, hp.err = nil, &nd.PanicError{Value: r, Stack: debug.Stack()}
 				fail(hp.err)
 			}
 		}()
@@ -456,7 +456,7 @@ func readInput(ctx context.Context, path string, raw imageio.RawOptions) (ndconv
 	go func() {
 		var r result
 		defer func() { done <- r }()
-		defer recoverError(&r.err) // a decoder's panic on this goroutine would end the process
+		defer nd.RecoverPanic(&r.err) // a decoder's panic on this goroutine would end the process
 		testHookPanic("reading")
 		r.a, r.meta, r.err = imageio.ReadFile(path, raw)
 	}()

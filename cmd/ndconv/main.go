@@ -12,6 +12,8 @@ import (
 	"syscall"
 
 	"github.com/spf13/cobra"
+
+	"github.com/ndconv/ndconv/nd"
 )
 
 // usageError marks an error in how ndconv was invoked (exit status 2).
@@ -62,7 +64,7 @@ func signalContext() (context.Context, func()) {
 func run(ctx context.Context, args []string, stdout, stderr io.Writer, runJob func(*cobra.Command, filterJob) error) (code int) {
 	defer func() {
 		if r := recover(); r != nil {
-			code = report(stderr, &internalError{value: r, stack: debug.Stack()})
+			code = report(stderr, &nd.PanicError{Value: r, Stack: debug.Stack()})
 		}
 	}()
 	root := newRootCommand(stdout, stderr, runJob)
@@ -85,19 +87,19 @@ func run(ctx context.Context, args []string, stdout, stderr io.Writer, runJob fu
 }
 
 // report writes err as one line on stderr and returns the exit status: 2
-// for a usage error, 1 otherwise. A panic (an error with a Stack: an
-// *internalError, or a panic a library's worker recovered) is a bug: the
-// line says so, and with NDCONV_DEBUG set the stack follows it.
+// for a usage error, 1 otherwise. A panic (an *nd.PanicError, recovered
+// here or by a library's worker) is a bug: the line says so, and with
+// NDCONV_DEBUG set the stack follows it.
 func report(stderr io.Writer, err error) int {
 	msg := err.Error()
-	var panicked interface{ Stack() []byte }
+	var panicked *nd.PanicError
 	isPanic := errors.As(err, &panicked)
 	if isPanic {
 		msg += " (a bug in ndconv: please report it; NDCONV_DEBUG=1 prints the stack)"
 	}
 	fmt.Fprintln(stderr, "ndconv:", oneLine.Replace(msg))
 	if isPanic && os.Getenv("NDCONV_DEBUG") != "" {
-		stderr.Write(panicked.Stack())
+		stderr.Write(panicked.Stack)
 	}
 	var ue *usageError
 	if errors.As(err, &ue) {
@@ -109,28 +111,6 @@ func report(stderr io.Writer, err error) int {
 // oneLine keeps a message that holds line breaks (a panic's value) on one
 // line.
 var oneLine = strings.NewReplacer("\r\n", " ", "\n", " ", "\r", " ")
-
-// internalError is a panic recovered in ndconv's own code.
-type internalError struct {
-	value any
-	stack []byte
-}
-
-func (e *internalError) Error() string { return fmt.Sprintf("internal error: panic: %v", e.value) }
-
-// Stack is the panicking goroutine's stack.
-func (e *internalError) Stack() []byte { return e.stack }
-
-// recoverError, deferred, turns a panic of its function into an
-// *internalError in *err: on a goroutine the CLI starts, where a panic
-// would end the process before any clean-up, and inside the callbacks that
-// write files, so that the writer sees an error and removes its temporary
-// file.
-func recoverError(err *error) {
-	if r := recover(); r != nil {
-		*err = &internalError{value: r, stack: debug.Stack()}
-	}
-}
 
 func newRootCommand(stdout, stderr io.Writer, runJob func(*cobra.Command, filterJob) error) *cobra.Command {
 	root := &cobra.Command{

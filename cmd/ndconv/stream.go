@@ -87,10 +87,10 @@ func runStreamed(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, e
 	// its temporary file: the sink runs on the library's writer goroutine,
 	// where a panic would end the process at once.
 	err = imageio.WriteFileChunks(job.output, p.DType(), p.Shape(), func(write func(nd.Array) error) (err error) {
-		defer recoverError(&err)
+		defer nd.RecoverPanic(&err)
 		testHookPanic("streaming")
 		return p.ExecuteChunks(cmd.Context(), src.Array, streamSetting("NDCONV_STREAM_CHUNK", defaultStreamChunk), func(_ int, out ndconv.Array) (err error) {
-			defer recoverError(&err)
+			defer nd.RecoverPanic(&err)
 			testHookPanic("sink")
 			chunks++
 			trace(fmt.Sprintf("chunk %d computed", chunks))

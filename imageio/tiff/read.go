@@ -10,8 +10,6 @@ import (
 	"os"
 	"runtime"
 	"strings"
-	"sync"
-	"sync/atomic"
 
 	"golang.org/x/image/tiff/lzw"
 
@@ -126,18 +124,17 @@ func decodePages(s *source, pages []*page, dst any) error {
 		}
 	}
 	errs := make([]error, len(chunks))
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for range max(1, min(runtime.GOMAXPROCS(0), len(chunks))) {
-		wg.Go(func() {
-			var buf chunkBuffers // each worker's own
-			for j := int(next.Add(1) - 1); j < len(chunks); j = int(next.Add(1) - 1) {
-				c := chunks[j]
-				errs[j] = c.p.decodeChunk(s, dst, c.index, c.k, &buf)
-			}
-		})
+	workers := max(1, min(runtime.GOMAXPROCS(0), len(chunks)))
+	bufs := make([]chunkBuffers, workers) // each worker's own
+	// A decoder's panic (a bug a crafted file found) comes back as an
+	// error: on a worker it would end the process.
+	err := nd.ForEach(workers, len(chunks), nil, func(w, j int) {
+		c := chunks[j]
+		errs[j] = c.p.decodeChunk(s, dst, c.index, c.k, &bufs[w])
+	})
+	if err != nil {
+		return err
 	}
-	wg.Wait()
 	if err := firstError(errs); err != nil {
 		return err
 	}

@@ -2,8 +2,8 @@ package fft
 
 import (
 	"runtime"
-	"sync"
-	"sync/atomic"
+
+	"github.com/ndconv/ndconv/nd"
 )
 
 // FFT is a plan for complex transforms of one length.
@@ -75,28 +75,13 @@ func IsFast(n int) bool {
 
 // parallelFor calls fn(worker, item) for every item in [0, n) on up to
 // workers goroutines, worker being a dense index for per-worker scratch.
+// A panic on a worker (a bug) is raised again on the caller's goroutine,
+// where the entry points recover it; on the worker it would end the
+// process.
 func parallelFor(workers, n int, fn func(worker, item int)) {
-	workers = min(workers, n)
-	if workers <= 1 {
-		for i := range n {
-			fn(0, i)
-		}
-		return
+	if err := nd.ForEach(workers, n, nil, fn); err != nil {
+		panic(err)
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	for w := range workers {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= n {
-					return
-				}
-				fn(w, i)
-			}
-		})
-	}
-	wg.Wait()
 }
 
 func defaultWorkers(w int) int {

@@ -2,8 +2,6 @@ package fftconv
 
 import (
 	"math"
-	"sync"
-	"sync/atomic"
 
 	"github.com/ndconv/ndconv/nd"
 )
@@ -22,16 +20,12 @@ func ScanInput(p *nd.Problem, src nd.Array, workers int) (nonFinite int, maxAbs 
 	case []float32:
 		chunks := ceilDiv(len(d), scanChunk)
 		bad, maxes := make([]int, chunks), make([]float64, chunks)
-		var next atomic.Int64
-		var wg sync.WaitGroup
-		for range max(1, min(workers, chunks)) {
-			wg.Go(func() {
-				for c := int(next.Add(1) - 1); c < chunks; c = int(next.Add(1) - 1) {
-					bad[c], maxes[c] = scanFloat32(d[c*scanChunk : min(len(d), (c+1)*scanChunk)])
-				}
-			})
+		err := nd.ForEach(workers, chunks, nil, func(_, c int) {
+			bad[c], maxes[c] = scanFloat32(d[c*scanChunk : min(len(d), (c+1)*scanChunk)])
+		})
+		if err != nil {
+			panic(err) // a bug, raised on the caller's goroutine
 		}
-		wg.Wait()
 		for c := range chunks {
 			nonFinite += bad[c]
 			maxAbs = max(maxAbs, maxes[c])
