@@ -18,7 +18,7 @@
 // kernels × a few rows, each source vector loaded once for all of them.
 // Separable slab passes (along any axis but the last) compute eight
 // consecutive outputs at a time the same way.
-// cpu/PERF.md records what was measured and what limits it.
+// docs/perf/cpu-engine.md records what was measured and what limits it.
 //
 // The inner loops — a run of taps over rows of accumulators, a scaled row
 // added to another, and the integer rows' conversions — live in

@@ -104,7 +104,7 @@ func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShap
 // defaultShape is septile.cl's decomposition for a small problem: the
 // first of its tiles that fits (zero if none does), 256 work-items each,
 // X pieces of 8. Measured on the H100 (ndconv tune, S003's 640 × 480
-// with 31 × 31 taps; kernels/PERF.md): tiles of 32 rows won for every
+// with 31 × 31 taps; docs/perf/gpu-kernels.md): tiles of 32 rows won for every
 // sample count — 32 × 32 pixels by 32 × 16 work-items (2 rows each) for
 // float32 (0.0117 ms, against 0.0137 for 32 × 16-pixel tiles by 256),
 // 16 × 32 pixels by 64 × 8 (4 rows each) for RGBA float32 (0.0326) — and
