@@ -228,8 +228,8 @@ type SepFusedShape struct {
 
 // MinFusedOutputs: smaller problems run their passes unfused where
 // septile.cl's tiles do not take them (SepTileMaxOutputs), which spreads
-// them over more work-items than sepfused.cl's strips (S003's 640×480:
-// 0.037 ms in passes, 0.069 fused). The backends' tests lower it, so that
+// them over more work-items than sepfused.cl's strips (S003's 640×480 ran
+// nearly twice as fast in passes on the H100). The backends' tests lower it, so that
 // the case table's small problems run the fused kernel.
 var MinFusedOutputs = 1 << 20
 
@@ -332,7 +332,7 @@ const sepRingMaxTaps = 32
 // sepRingMaxTaps taps along Y — and zero for the rest (sepfused.cl's
 // default); elsewhere sepring.cl is a tuner candidate. With prefetching it
 // beat sepfused.cl tuned on the H100 at 8192², 15 and 31 taps (without,
-// it lost); the figures are in docs/perf/gpu-kernels.md (v5, session 23).
+// it lost; docs/perf/gpu-kernels.md, "The figures behind the defaults").
 func defaultSepRing(p *nd.Problem, passes []int) SepFusedShape {
 	if len(passes) != 2 || !fusable(passes) || p.Wide || len(p.Kernels) != 1 || product(p.OutShape) < sepRingMinOutputs {
 		return SepFusedShape{}
