@@ -29,7 +29,8 @@
 // A family's Go builder (NewDirect for direct.cl) turns a normalised
 // nd.Problem into a Launch: the source, the defines, the weights and
 // geometry to upload, and the work sizes. It depends only on nd (and, for
-// FFT convolution, internal/fftconv's device-neutral decomposition), so
+// FFT convolution, internal/fftconv's device-neutral decomposition and
+// internal/fft's table of roots of unity), so
 // both backends — and tests without a GPU — use it.
 //
 // FFT convolution is two families that take their own arguments rather
