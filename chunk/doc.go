@@ -1,8 +1,8 @@
 // Package chunk is ndconv's one chunk engine: it splits an nd.Problem into
 // halo'd chunks whose results, put side by side, equal the unsplit result
 // bit for bit. Every split of a problem — device memory on a GPU, streaming
-// a file larger than memory, later Zarr blocks and several GPUs — goes
-// through Split.
+// a file larger than memory, and any split still to come (Zarr blocks,
+// several GPUs) — goes through Split.
 //
 // A chunk writes a run of output rows along one axis (the split axis), one
 // output index on every axis before it and all of every axis after it, so

@@ -1,8 +1,10 @@
 // Package cpu is ndconv's CPU engine: it executes an nd.Problem on the
 // host's cores. It owns the methods the planner chooses among — Direct
-// (tiled over the output, the kernel applied as it is) and Separable (one
-// pass per axis with 1-D factors) — and the 1-D row kernels both are built
-// on.
+// (tiled over the output, the kernel applied as it is), Separable (one
+// pass per axis with 1-D factors) and FFT (overlap-save blocks laid out by
+// internal/fftconv and transformed by internal/fft; within a tested bound
+// of the exact methods, not their bits) — and the 1-D row kernels the
+// exact two are built on.
 //
 // Every method tiles its work and runs the tiles on a pool of goroutines.
 // Input values are converted to the accumulator type (float32, or float64
@@ -18,7 +20,6 @@
 // kernels × a few rows, each source vector loaded once for all of them.
 // Separable slab passes (along any axis but the last) compute eight
 // consecutive outputs at a time the same way.
-// cpu/PERF.md records what was measured and what limits it.
 //
 // The inner loops — a run of taps over rows of accumulators, a scaled row
 // added to another, and the integer rows' conversions — live in
@@ -29,4 +30,7 @@
 // an instruction set the CPU lacks falls back to the widest it has below
 // it, an unknown value is ignored — so every path can be tested on one
 // machine; ISA names the one in use.
+//
+// docs/perf/cpu-engine.md records what was measured and what limits it;
+// docs/perf/fft.md does the same for the FFT method (NewFFT).
 package cpu

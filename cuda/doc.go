@@ -105,6 +105,6 @@
 // transform every problem's blocks (of at most 3 axes) one way: real
 // blocks by cuFFT's real-to-complex plans, two real blocks per complex one
 // by its complex-to-complex plans, or those by kernels/fft.cl; by default
-// 1-D problems pair, 2-D and 3-D ones stay real, and kernels spanning
-// more axes than cuFFT's 3 take fft.cl (chooseLayout says why).
+// every problem of at most 3 axes pairs, and kernels spanning more axes
+// than cuFFT's 3 take fft.cl (chooseLayout says why).
 package cuda

@@ -297,12 +297,11 @@ var layoutNames = map[string]fftLayout{"real": realLayout, "paired": pairedLayou
 
 // chooseLayout chooses how p's blocks are transformed. Two real blocks
 // go in one complex block (the real and imaginary parts) through cuFFT's
-// complex-to-complex transforms: measured on the H100 (2026-11-25, bench
-// --method fft, kernels/PERF.md) that beat cuFFT's real-to-complex ones on
-// every workload — 1-D 2²⁸ 1023 taps 5.12 against 6.46 ms (a 1-D real
-// transform is a half-length complex one plus a pass over the whole
-// spectrum), 2-D 8192² 31×31 1.56 against 1.81, 512³ 7³ 7.21 against
-// 7.43, S000 0.73 against 0.82. cuFFT transforms at most 3 axes together;
+// complex-to-complex transforms: on the H100 that beat cuFFT's
+// real-to-complex ones on every workload measured, 1-D most of all (a 1-D
+// real transform is a half-length complex one plus a pass over the whole
+// spectrum); the figures are in docs/perf/fft.md (v5 measured). cuFFT
+// transforms at most 3 axes together;
 // kernels spanning more run through fft.cl's transforms, the kernels
 // OpenCL runs. NDCONV_CUDA_FFT_LAYOUT=real, paired or fftcl forces a
 // layout on problems of at most 3 axes (to compare them on a device).

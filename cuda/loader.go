@@ -6,7 +6,7 @@ import (
 	"github.com/ndconv/ndconv/internal/dynlib"
 )
 
-// The CUDA driver, NVRTC and (later) cuFFT are each one dynlib.Spec and
+// The CUDA driver, NVRTC and cuFFT are each one dynlib.Spec and
 // one symbol table, opened by dynlib.Open and bound by Library.Bind (their
 // errors passed through libraryError); the search, dlopen and the C calls
 // themselves are internal/dynlib's.

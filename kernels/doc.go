@@ -18,17 +18,19 @@
 // fused: in septile.cl's 2-D tiles, each staged whole in one phase, for
 // small images, and in sepfused.cl's strips walking down the rows for
 // large ones (sepring.cl, the same strips with the Y ring in registers and
-// the X pass blocked from staged rows, is a tuner candidate); where its three
+// the X pass blocked from staged rows: the default for large float32
+// images with 15 to 32 Y taps, a tuner candidate elsewhere); where its three
 // passes run along adjacent axes (3-D volumes), sep3.cl runs all three in
 // one kernel, walking the planes with the Z pass's ring in registers.
 // NewDirect and NewSeparable choose by the problem, or take the tuner's
-// work decomposition (Tuning, TuningCandidates); kernels/PERF.md keeps
-// each variant's prediction, measurement and profile.
+// work decomposition (Tuning, TuningCandidates); docs/perf/gpu-kernels.md
+// keeps each variant's prediction, measurement and profile.
 //
 // A family's Go builder (NewDirect for direct.cl) turns a normalised
 // nd.Problem into a Launch: the source, the defines, the weights and
 // geometry to upload, and the work sizes. It depends only on nd (and, for
-// FFT convolution, internal/fftconv's device-neutral decomposition), so
+// FFT convolution, internal/fftconv's device-neutral decomposition and
+// internal/fft's table of roots of unity), so
 // both backends — and tests without a GPU — use it.
 //
 // FFT convolution is two families that take their own arguments rather

@@ -90,17 +90,15 @@ func newRows(p *nd.Problem, s RowsShape, maxParamBytes, outerTaps int, y, x axis
 // defaultRowsShape is rows.cl's decomposition for the problems it serves
 // best untuned — large single images (rowsMinOutputs) with kernels of at
 // most 3×3, where tiled.cl's staging and set-up outweigh the taps — and
-// zero for the rest. Measured on the H100 (8192², tuned): uint8 3×3 0.154
-// → 0.095 ms with 8 outputs per work-item, float32 3×3 0.219 → 0.209 ms
-// with 4; but 2048² float32 2×2 and 3×3 took 0.0179 and 0.0182 ms against
-// tiled.cl's 0.0148 and 0.0167 (256 work-groups of 32 rows: too few).
+// zero for the rest. It won on the H100 at 8192² (uint8 by the most, with
+// 8 outputs per work-item and an L2 prefetch 4 rows ahead) and lost at
+// 2048², where its work-groups of 32 rows are too few to fill the device
+// (figures: docs/perf/gpu-kernels.md, "The figures behind the defaults").
 func defaultRowsShape(p *nd.Problem, outerTaps int, y, x axis, c int) RowsShape {
 	if outerTaps != 1 || len(p.Kernels) != 1 || c != 1 || y.k*x.k > 9 || y.k < 2 || y.out*x.out < rowsMinOutputs {
 		return RowsShape{}
 	}
 	if p.In.Size() == 1 {
-		// Prefetching 4 rows ahead into L2: 0.0953 → 0.0856 ms (tuned,
-		// H100, 8192²).
 		return RowsShape{TX: 256, RX: 8, Chunk: 32, L2Ahead: 4}
 	}
 	return RowsShape{TX: 256, RX: 4, Chunk: 32}

@@ -228,8 +228,8 @@ type SepFusedShape struct {
 
 // MinFusedOutputs: smaller problems run their passes unfused where
 // septile.cl's tiles do not take them (SepTileMaxOutputs), which spreads
-// them over more work-items than sepfused.cl's strips (S003's 640×480:
-// 0.037 ms in passes, 0.069 fused). The backends' tests lower it, so that
+// them over more work-items than sepfused.cl's strips (S003's 640×480 ran
+// nearly twice as fast in passes on the H100). The backends' tests lower it, so that
 // the case table's small problems run the fused kernel.
 var MinFusedOutputs = 1 << 20
 
@@ -324,18 +324,15 @@ func fusedLaunch(q *nd.Problem, opt SeparableOptions, family string, in []int, x
 
 // sepRingMaxTaps bounds the Y factors sepring.cl serves: its KY-register
 // ring would crowd out the X pass's sums beyond.
-//
-// sepring.cl is a tuner candidate, never the default: on the H100
-// (2026-11-25) its default shape ran 8192² 31-tap 0.635 ms against
-// sepfused.cl's 0.451 tuned, 15-tap 0.451 against 0.287 (kernels/PERF.md).
 const sepRingMaxTaps = 32
 
 // defaultSepRing is sepring.cl's prefetching decomposition for the
 // problems it was measured to serve best untuned — large float32 images
-// (single channel, one kernel) with 15 to sepRingMaxTaps taps along Y —
-// and zero for the rest (sepfused.cl's default). H100, 8192²: 15 taps
-// 0.238 ms against sepfused.cl's 0.289 tuned, 31 taps 0.361 against
-// 0.451 (64 work-items, pieces of 8 and 16, 256 and 512 rows).
+// (single channel, one kernel, from sepRingMinOutputs) with 15 to
+// sepRingMaxTaps taps along Y — and zero for the rest (sepfused.cl's
+// default); elsewhere sepring.cl is a tuner candidate. With prefetching it
+// beat sepfused.cl tuned on the H100 at 8192², 15 and 31 taps (without,
+// it lost; docs/perf/gpu-kernels.md, "The figures behind the defaults").
 func defaultSepRing(p *nd.Problem, passes []int) SepFusedShape {
 	if len(passes) != 2 || !fusable(passes) || p.Wide || len(p.Kernels) != 1 || product(p.OutShape) < sepRingMinOutputs {
 		return SepFusedShape{}

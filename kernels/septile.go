@@ -103,13 +103,10 @@ func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShap
 
 // defaultShape is septile.cl's decomposition for a small problem: the
 // first of its tiles that fits (zero if none does), 256 work-items each,
-// X pieces of 8. Measured on the H100 (ndconv tune, S003's 640 × 480
-// with 31 × 31 taps; kernels/PERF.md): tiles of 32 rows won for every
-// sample count — 32 × 32 pixels by 32 × 16 work-items (2 rows each) for
-// float32 (0.0117 ms, against 0.0137 for 32 × 16-pixel tiles by 256),
-// 16 × 32 pixels by 64 × 8 (4 rows each) for RGBA float32 (0.0326) — and
-// X pieces of 8 at every C (RGBA uint8: 0.0368 ms with pieces of 8,
-// 0.078 with 16, whose longer span costs registers). Taller tiles halve
+// X pieces of 8. The tuner on the H100 (S003's 640 × 480 with 31 × 31
+// taps) found tiles of 32 rows best for every sample count, and pieces
+// of 8 at every C (longer pieces cost registers; figures:
+// docs/perf/gpu-kernels.md, "The figures behind the defaults"). Taller tiles halve
 // the Y halo's share of the X pass (62 staged rows for 32 outputs, 46 for
 // 16). The default keeps 256 work-items (more rows each) where the tuner
 // found 512 best: NVIDIA's OpenCL compiles this kernel for at most 256 per

@@ -98,7 +98,7 @@ func rollFits(s TiledShape, kz, bank int, wide bool) bool {
 // (ok false when not even two outputs per work-item fit).
 func rollingShape(kz, bank int, wide bool) (TiledShape, bool) {
 	// Not below 2×1: with one output per work-item (S000's bank of 8 at
-	// 7³) rolling ran at 4.9 ms against re-staging's 2.7.
+	// 7³) rolling took 1.8 times re-staging's time.
 	for _, r := range [][2]int{{4, 4}, {4, 2}, {4, 1}, {2, 1}} {
 		s := TiledShape{TX: 32, TY: 8, RX: r[0], RY: r[1]}
 		if rollFits(s, kz, bank, wide) {
@@ -109,10 +109,10 @@ func rollingShape(kz, bank int, wide bool) (TiledShape, bool) {
 }
 
 // defaultRollingShape is the decomposition of a rolling launch when the
-// tuning cache has none: single kernels only. Measured untuned on the
-// H100, rolling took 512³ 3³ from 1.05 to 0.745 ms and 7³ from 3.59 to
-// 3.16, but S000's banks of 2 and 4 from 0.725 / 1.41 to 0.804 / 1.67 ms
-// (the tuner may still pick it for a bank).
+// tuning cache has none: single kernels only. Untuned on the H100,
+// rolling made single-kernel volumes faster and S000's banks of 2 and 4
+// slower (the tuner may still pick it for a bank; figures:
+// docs/perf/gpu-kernels.md, v4).
 func defaultRollingShape(kz, bank int, wide bool) (TiledShape, bool) {
 	if bank != 1 {
 		return TiledShape{}, false
@@ -152,9 +152,9 @@ func walkFMA(s TiledShape, y, x axis, bank int) int {
 
 // unrolledShape halves a default shape's rows of outputs per work-item,
 // once, where that brings its walk within unrollBudget: a walk that is a
-// loop indexes its weights at run time. Measured on the H100 (2048²,
-// direct, A/B interleaved): 22×22 0.159 → 0.126 ms, 23×23 0.174 → 0.124,
-// 24×24 0.188 → 0.142, 31×31 0.295 → 0.279 (8192²: 4.35 → 4.30).
+// loop indexes its weights at run time. On the H100 this made 2048²
+// kernels of 22×22 to 31×31 5–30% faster (docs/perf/gpu-kernels.md,
+// session 25, "Default shapes kept unrolled").
 func unrolledShape(s TiledShape, y, x axis, bank int) TiledShape {
 	if walkFMA(s, y, x, bank) <= unrollBudget || s.RY == 1 {
 		return s
@@ -168,9 +168,9 @@ func unrolledShape(s TiledShape, y, x axis, bank int) TiledShape {
 }
 
 // unrollOuterBudget bounds the same for unrolling the outer taps too.
-// Measured on the H100, unrolling made 3-D slower every time (S000's 343
-// taps 0.445 → 0.593 ms, 512³ 3³ 1.00 → 1.22 ms), so it is off; the define
-// stays for the tuner.
+// On the H100 unrolling them made 3-D slower every time it was measured
+// (docs/perf/gpu-kernels.md, v2), so it is off; the define stays for the
+// tuner.
 const unrollOuterBudget = 0
 
 // DefaultTiledShape is the decomposition NewDirect uses for a canonical
@@ -189,9 +189,9 @@ func DefaultTiledShape(y, x axis, c, bank int, wide bool) TiledShape {
 	case bank >= 16 && bank%4 == 0:
 		// Groups of 8 kernels (4 where 8 does not divide the bank), 2×2
 		// outputs each: 32 accumulators where the whole bank of 4×1
-		// outputs held 128 (167 registers). Tuned on the H100, S000's
-		// bank of 32 took 12.9 ms against 17.7 whole (groups of 4: 13.6),
-		// of 16 5.38 against 6.98.
+		// outputs held 128 (167 registers). Tuned on the H100, groups
+		// of 8 beat the whole bank for S000's banks of 16 and 32, and
+		// groups of 4 for 32 (docs/perf/gpu-kernels.md, "Bank groups").
 		group := 8
 		if bank%8 != 0 {
 			group = 4
@@ -535,8 +535,8 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 // reach), no longer than the axis's extended extent needs; none for
 // kernels spanning more than 4 axes. internal/fftconv's cost model
 // chooses from the CPU engine's costs; a GPU library may prefer other
-// lengths (cuFFT on the H100: 1-D 1023 taps 4.63 ms in blocks of 8192
-// against 5.12 in the model's 12800).
+// lengths (cuFFT on the H100 prefers smaller powers of two: the sweep is
+// in docs/perf/fft.md, "v5 measured").
 func FFTCandidates(p *nd.Problem) []Tuning {
 	var axes []int
 	for d, k := range p.KShape {

@@ -58,7 +58,8 @@
 // *BuildError with the compiler's log, the defines and the option string.
 // PoCL takes about a second to build and first run a specialisation, which
 // is why the tests share specialisations and, on PoCL, build most of them
-// unoptimised and leave the disk cache to PoCL's own (gpu_test.go).
+// unoptimised and leave the disk cache to PoCL's own (gpu_test.go;
+// docs/perf/ci-time.md has the figures).
 //
 // # Engines
 //

@@ -22,7 +22,7 @@ import (
 //
 // PoCL builds the hundreds of kernel specialisations the tests run on the
 // CPU, one at a time (its kernel compiler is serialised), which with cold
-// caches took CI past go test's 10 minutes (kernels/PERF.md). So where the
+// caches took CI past go test's 10 minutes (docs/perf/ci-time.md). So where the
 // shared device is PoCL's (a GPU builds as the product does: quickly
 // fetched binaries keep its disk cache warm between GPU sessions), it
 //   - writes nothing to the disk cache (withoutBinaries): fetching a

@@ -1,6 +1,6 @@
 #!/bin/bash
 # profile-gpu.sh: ncu profiles of ndconv's kernels on bench workloads — the
-# evidence kernels/PERF.md cites for each miss (achieved DRAM GB/s, SM
+# evidence docs/perf/gpu-kernels.md cites for each miss (achieved DRAM GB/s, SM
 # throughput, occupancy, registers, spills, warp stalls). Run on the device
 # from a binary built here (CGO_ENABLED=0 go build -o .gpu/ndconv ./cmd/ndconv):
 #

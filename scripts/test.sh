@@ -6,7 +6,7 @@ cd "$(dirname "$0")/.."
 # -timeout 15m: go test's default 10 minutes per package binary is a thin
 # margin on a loaded 2-core machine; the OpenCL package's PoCL builds take
 # about 3 minutes alone with cold caches, up to 6 while the other packages
-# build and run beside them (kernels/PERF.md).
+# build and run beside them (docs/perf/ci-time.md).
 go test -timeout 15m ./...
 # The concurrency tests under the race detector (it needs cgo and a C
 # compiler, which CI has): one plan shared by 16 goroutines, a device's

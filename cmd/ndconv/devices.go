@@ -10,6 +10,7 @@ import (
 	"golang.org/x/sys/cpu"
 
 	"github.com/ndconv/ndconv/bench"
+	ndcpu "github.com/ndconv/ndconv/cpu"
 	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/opencl"
 )
@@ -88,8 +89,22 @@ func simdFeatures() string {
 			fs = append(fs, f.name)
 		}
 	}
-	if len(fs) == 0 {
-		return "none detected"
+	found := "none detected"
+	if len(fs) > 0 {
+		found = strings.Join(fs, " ")
 	}
-	return strings.Join(fs, " ") + " (the engine runs pure Go loops; SIMD kernels come later)"
+	return found + " (the engine's loops: " + isaName(ndcpu.ISA()) + ")"
+}
+
+// isaName spells the CPU engine's instruction set (cpu.ISA) for people.
+func isaName(isa string) string {
+	switch isa {
+	case "avx512":
+		return "AVX-512"
+	case "avx2":
+		return "AVX2 with FMA"
+	case "go":
+		return "pure Go"
+	}
+	return isa
 }

@@ -58,6 +58,9 @@
 // tests hold every length 1..200 (against a float64 DFT) and long ones
 // (against gonum's dsp/fourier) to it; measured errors are below a third
 // of it.
+//
+// docs/perf/fft.md records the design's measurements: each pass's cost,
+// what the SIMD passes gave and what limits the FFT convolution now.
 package fft
 
 //go:generate sh -c "cd asm && go run . -out ../passes_amd64.s -stubs ../stubs_amd64.go -pkg fft"

@@ -4,9 +4,11 @@
 // per block along each, how many blocks are transformed together — by a
 // cost model under a memory budget, and names the border-extended input
 // region every block needs. It also owns the method's error bound.
-// Backends (the CPU engine now, cuFFT and the OpenCL FFT later) gather
-// each block's input by the border rule, transform it, multiply by each
-// kernel's spectrum and transform back; they re-derive none of this.
+// Backends (the CPU engine, and the GPUs through kernels/fftconv.cl with
+// cuFFT or kernels/fft.cl) gather each block's input by the border rule,
+// transform it, multiply by each kernel's spectrum and transform back;
+// they re-derive none of this. docs/perf/fft.md keeps the design notes
+// and measurements.
 //
 // # Overlap-save
 //
