@@ -1,0 +1,285 @@
+package layers
+
+import (
+	"bytes"
+	"encoding/json"
+	"errors"
+	"io"
+	"os/exec"
+	"slices"
+	"strings"
+	"testing"
+)
+
+const module = "github.com/ndconv/ndconv"
+
+// A rule says what the packages of one layer may import besides the
+// standard library. Package names are relative to the module ("." is the
+// root, "x/..." is x and every package under it). Rules are not
+// transitive: a layer lists every package it may import, so that "the
+// bindings import gpu's interface and their loader only" stays true even
+// though gpu imports more. Every package of the module is named by exactly
+// one rule; a new package fails the test until it is placed.
+type rule struct {
+	pkgs []string // the layer
+	may  []string // module packages the layer may import
+	ext  []string // other modules' import paths (and those under them) it may import
+	why  string   // the rule of DESIGN.md §2 this row writes
+}
+
+// Test support: imported only by _test files (and by one another). It sits
+// beside the engines: it may import them and what is below them, never the
+// planner, the backends' bindings or the root (their tests import it).
+var testSupport = []string{
+	"internal/enginetest",
+	"internal/filterfixtures",
+	"internal/fuzzcorpus",
+	"internal/gputest",
+}
+
+// Layers of DESIGN.md §2, lowest first. docs/architecture.md draws them.
+var rules = []rule{
+	{pkgs: []string{"nd"},
+		why: "nd is lowest: the types every layer speaks; it imports only the standard library"},
+	{pkgs: []string{"internal/fft"}, ext: []string{"golang.org/x/sys/cpu"},
+		why: "the FFT math: complex64 transforms, nothing of ndconv's"},
+	{pkgs: []string{"internal/fftconv"}, may: []string{"nd", "internal/fft"},
+		why: "the FFT math: overlap-save geometry and the error bound, device-neutral"},
+	{pkgs: []string{"internal/ref"}, may: []string{"nd"},
+		why: "internal/ref depends only on nd"},
+	{pkgs: []string{"filters"}, may: []string{"nd"},
+		why: "filters depend only on nd"},
+	{pkgs: []string{"imageio/..."}, may: []string{"nd", "imageio/..."},
+		ext: []string{"golang.org/x/sys/unix", "golang.org/x/image"},
+		why: "imageio (and its formats) depend only on nd"},
+	{pkgs: []string{"kernels"}, may: []string{"nd", "internal/fft", "internal/fftconv"},
+		why: "kernels depend only on nd and the FFT math whose plans they build"},
+	{pkgs: []string{"chunk"}, may: []string{"nd"},
+		why: "chunk splits an nd.Problem; every engine's pipeline runs over it, so it sits below them"},
+	{pkgs: []string{"cpu/internal/simd"}, may: []string{"nd"}, ext: []string{"golang.org/x/sys/cpu"},
+		why: "the CPU engine's vector loops"},
+	{pkgs: []string{"cpu"}, may: []string{"nd", "chunk", "cpu/internal/simd", "internal/fft", "internal/fftconv"},
+		why: "the CPU engine: its loops, the FFT math and chunk; no GPU code, no planner"},
+	{pkgs: []string{"internal/dynlib"}, ext: []string{"github.com/ebitengine/purego"},
+		why: "the bindings' loader: finds and opens C libraries, nothing of ndconv's"},
+	{pkgs: []string{"internal/gpucache"},
+		why: "the compiled-artifact cache: files and keys, nothing of ndconv's"},
+	{pkgs: []string{"internal/gpu"},
+		may: []string{"nd", "chunk", "kernels", "internal/fft", "internal/fftconv", "internal/gpucache"},
+		why: "the GPU code written once (DESIGN's gpu/): imports kernels, never cuda or opencl"},
+	{pkgs: []string{"cuda", "opencl"}, may: []string{"nd", "internal/gpu", "internal/dynlib", "internal/gpucache"},
+		why: "the bindings import gpu's interface, their loader and cache only; never plan, chunk or the root"},
+	{pkgs: []string{"plan"}, may: []string{"nd", "chunk", "kernels", "internal/fft", "internal/fftconv", "internal/gpu", "internal/gpucache"},
+		why: "the planner sees backends only through an interface (its wisdom holds kernel tunings)"},
+	{pkgs: []string{"."},
+		may: []string{"nd", "chunk", "plan", "filters", "imageio/...", "cpu", "cuda", "opencl", "internal/gpu"},
+		why: "the root is the public API over the planner; it may name the backends to register them, once"},
+	{pkgs: []string{"internal/sample"}, may: []string{"nd", "imageio/..."},
+		why: "the demo's embedded data, read with imageio"},
+	{pkgs: []string{"bench"}, may: []string{".", "nd", "filters", "imageio/..."},
+		why: "bench imports the root (or public packages the root exposes), never the planner, chunk, kernels or a backend"},
+	{pkgs: []string{"bench/report"}, may: []string{"bench", "nd"}, ext: []string{"gonum.org/v1/plot"},
+		why: "bench's report: plots bench's results"},
+	{pkgs: []string{"cmd/..."}, may: []string{".", "nd", "filters", "imageio/...", "bench/...", "internal/sample"},
+		ext: []string{"github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term", "golang.org/x/sys/cpu"},
+		why: "cmd imports the root (or public packages the root exposes), never the planner, chunk, kernels or a backend"},
+	{pkgs: []string{"capi"}, may: []string{".", "nd", "filters", "imageio/..."},
+		why: "capi imports the root (or public packages the root exposes), never the planner, chunk, kernels or a backend"},
+	{pkgs: testSupport,
+		may: append([]string{"nd", "internal/fft", "internal/fftconv", "internal/ref", "filters", "imageio/...",
+			"kernels", "chunk", "cpu", "internal/gpu", "internal/gpucache"}, testSupport...),
+		why: "test support sits beside the engines and is imported only by tests"},
+	{pkgs: []string{"internal/layers"},
+		why: "this test"},
+}
+
+// Arrows that run against the rules today. Each is work of issue 31 still
+// to do; a new forbidden arrow fails the test, and so does an exception
+// that is no longer needed (delete its line).
+var exceptions = []struct{ from, to, why string }{
+	// issue 31 item 2: the engine (pipelines, FFT orchestration, kernel
+	// launches) still lives twice, in the bindings, instead of once in gpu/.
+	{"cuda", "chunk", "issue 31: the CUDA engine's pipeline runs over chunk; moves to gpu/"},
+	{"cuda", "kernels", "issue 31: the CUDA engine builds and launches kernels itself; moves to gpu/"},
+	{"cuda", "internal/fftconv", "issue 31: the CUDA engine orchestrates the FFT method; moves to gpu/"},
+	{"opencl", "chunk", "issue 31: the OpenCL engine's pipeline runs over chunk; moves to gpu/"},
+	{"opencl", "kernels", "issue 31: the OpenCL engine builds and launches kernels itself; moves to gpu/"},
+	{"opencl", "internal/fftconv", "issue 31: the OpenCL engine orchestrates the FFT method; moves to gpu/"},
+
+	// issue 31 item 3: backends are strings switched on in the planner,
+	// not values registered once.
+	{"plan", "cpu", "issue 31: the planner constructs CPU engines by name; a registered backend value instead"},
+	{"plan", "cuda", "issue 31: the planner opens CUDA devices and arrays itself (plan.Memory's tagged union)"},
+	{"plan", "opencl", "issue 31: the planner opens OpenCL devices and buffers itself (plan.Memory's tagged union)"},
+
+	// issue 31 item 4: the CLI and bench reach past the root API.
+	{"cmd/ndconv", "plan", "issue 31: devices, methods, tuning cache, GPU rates and cost models are not in the root API yet"},
+	{"cmd/ndconv", "cuda", "issue 31: device listing, roofline and transfer measurement (ndconv.Devices and bench entry points to come)"},
+	{"cmd/ndconv", "opencl", "issue 31: device listing (ndconv.Devices to come)"},
+	{"cmd/ndconv", "kernels", "issue 31: the tuner's search lives in package main (ndconv.Tune to come)"},
+	{"cmd/ndconv", "chunk", "issue 31: bench's results carry chunk.Span timelines, which the CLI prints"},
+	{"bench", "plan", "issue 31: bench times a plan.Executable on data already in place"},
+	{"bench", "chunk", "issue 31: bench records a pipeline's chunk.Timeline"},
+	{"bench", "cpu", "issue 31: the CPU roofline reads cpu.FMAPeak"},
+	{"bench", "cuda", "issue 31: bench uploads its inputs to a CUDA device itself"},
+	{"bench", "opencl", "issue 31: bench uploads its inputs to an OpenCL device itself"},
+	{"bench", "kernels", "issue 31: the roofline's kernels are built from kernels.Source directly"},
+}
+
+// pkg is what the test reads of `go list -json`.
+type pkg struct {
+	ImportPath string
+	Standard   bool
+	DepOnly    bool
+	Imports    []string
+	Error      *struct{ Err string }
+}
+
+// match reports whether the module-relative name rel is one of patterns.
+func match(patterns []string, rel string) bool {
+	for _, p := range patterns {
+		if base, ok := strings.CutSuffix(p, "/..."); ok {
+			if rel == base || strings.HasPrefix(rel, base+"/") {
+				return true
+			}
+		} else if rel == p {
+			return true
+		}
+	}
+	return false
+}
+
+// under reports whether path is prefix or a package under it.
+func under(path, prefix string) bool {
+	return path == prefix || strings.HasPrefix(path, prefix+"/")
+}
+
+// rel is path relative to the module: "." for the root, "" outside it.
+func rel(path string) string {
+	if path == module {
+		return "."
+	}
+	if r, ok := strings.CutPrefix(path, module+"/"); ok {
+		return r
+	}
+	return ""
+}
+
+// list runs `go list -deps -json` over the module: its packages (the
+// non-test code of the build this test runs on) and every package they
+// import.
+func list(t *testing.T) []pkg {
+	goCmd, err := exec.LookPath("go")
+	if err != nil {
+		t.Skipf("no go command to list the import graph: %v", err)
+	}
+	cmd := exec.Command(goCmd, "list", "-e", "-deps", "-json=ImportPath,Standard,DepOnly,Imports,Error", module+"/...")
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	out, err := cmd.Output()
+	if err != nil {
+		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+	}
+	var pkgs []pkg
+	for dec := json.NewDecoder(bytes.NewReader(out)); ; {
+		var p pkg
+		if err := dec.Decode(&p); errors.Is(err, io.EOF) {
+			break
+		} else if err != nil {
+			t.Fatalf("reading go list's output: %v", err)
+		}
+		pkgs = append(pkgs, p)
+	}
+	return pkgs
+}
+
+// TestLayers fails on every import of non-test code that the rules do not
+// allow and that is not a listed exception.
+func TestLayers(t *testing.T) {
+	pkgs := list(t)
+	std := map[string]bool{"C": true} // cgo's pseudo-package
+	for _, p := range pkgs {
+		if p.Standard {
+			std[p.ImportPath] = true
+		}
+	}
+	used := make([]bool, len(exceptions))
+	exception := func(from, to string) bool {
+		for i, e := range exceptions {
+			if e.from == from && e.to == to {
+				used[i] = true
+				return true
+			}
+		}
+		return false
+	}
+	seen := map[string]bool{}
+	n := 0
+	for _, p := range pkgs {
+		from := rel(p.ImportPath)
+		if from == "" || p.DepOnly {
+			continue
+		}
+		n++
+		seen[from] = true
+		if p.Error != nil {
+			t.Errorf("%s: %s", from, p.Error.Err)
+			continue
+		}
+		var r *rule
+		for i := range rules {
+			if match(rules[i].pkgs, from) {
+				if r != nil {
+					t.Errorf("%s is in two layers of the table", from)
+				}
+				r = &rules[i]
+			}
+		}
+		if r == nil {
+			t.Errorf("%s is in no layer: add it to a rule of internal/layers/layers_test.go and to docs/architecture.md", from)
+			continue
+		}
+		for _, imp := range p.Imports {
+			if std[imp] {
+				continue
+			}
+			to := rel(imp)
+			switch {
+			case to == "":
+				if !slices.ContainsFunc(r.ext, func(e string) bool { return under(imp, e) }) {
+					t.Errorf("forbidden import: %s imports %s, another module's package its layer does not list (%s)", from, imp, r.why)
+				}
+			case match(testSupport, to) && !match(testSupport, from):
+				t.Errorf("forbidden import: %s imports the test support %s; only _test files may", from, to)
+			case to == "." && !match(r.may, to):
+				t.Errorf("forbidden import: %s imports the root; nothing below the root may", from)
+			case match(r.may, to):
+				// allowed
+			case exception(from, to):
+				// a known arrow of issue 31
+			default:
+				t.Errorf("forbidden import: %s imports %s (%s)", from, to, r.why)
+			}
+		}
+	}
+	for i, e := range exceptions {
+		switch {
+		case !seen[e.from]:
+			t.Errorf("exception %s → %s: no package %s; delete the line", e.from, e.to, e.from)
+		case !used[i]:
+			t.Errorf("exception %s → %s: %s no longer imports %s (or its layer allows it); delete the line", e.from, e.to, e.from, e.to)
+		}
+	}
+	for _, r := range rules {
+		for _, p := range r.pkgs {
+			found := false
+			for s := range seen {
+				found = found || match([]string{p}, s)
+			}
+			if !found {
+				t.Errorf("rule %q names no package of the module; delete or rename it", p)
+			}
+		}
+	}
+	t.Logf("%d packages, %d known exceptions", n, len(exceptions))
+}
