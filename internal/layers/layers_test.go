@@ -5,9 +5,11 @@ import (
 	"encoding/json"
 	"errors"
 	"io"
+	"io/fs"
 	"maps"
 	"os"
 	"os/exec"
+	"path/filepath"
 	"slices"
 	"strings"
 	"testing"
@@ -191,6 +193,7 @@ func list(t *testing.T) (pkgs map[string][]string, std map[string]bool) {
 	if err != nil {
 		t.Skipf("no go command to list the import graph: %v", err)
 	}
+	track(t, goCmd)
 	pkgs, std = map[string][]string{}, map[string]bool{"C": true} // cgo's pseudo-package
 	for _, c := range configs {
 		args := append([]string{"list", "-e", "-deps", "-json=ImportPath,Standard,DepOnly,Imports,Error"}, c.args...)
@@ -227,6 +230,49 @@ func list(t *testing.T) (pkgs map[string][]string, std map[string]bool) {
 		}
 	}
 	return pkgs, std
+}
+
+// track makes go test's cache see what go list read: go test records the
+// files and directories the test process itself opens or stats, not those
+// its child processes read, so without this a cached pass would hide a
+// forbidden import added later. It stats go.mod, go.sum and every .go file
+// of the module (a directory listing is recorded as it is read, so a new
+// file counts too), and reads the variables that choose the build.
+func track(t *testing.T, goCmd string) {
+	out, err := exec.Command(goCmd, "env", "GOMOD").Output()
+	gomod := strings.TrimSpace(string(out))
+	if err != nil || gomod == "" || gomod == os.DevNull {
+		t.Fatalf("go env GOMOD = %q, %v: the test must run inside the module", gomod, err)
+	}
+	root := filepath.Dir(gomod)
+	for _, v := range []string{"GOOS", "GOARCH", "CGO_ENABLED", "GOFLAGS", "GOEXPERIMENT", "GOWORK", "GOTOOLCHAIN"} {
+		os.Getenv(v)
+	}
+	os.Stat(filepath.Join(root, "go.sum"))
+	err = filepath.WalkDir(root, func(path string, d fs.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		name := d.Name()
+		if d.IsDir() {
+			// What the go command ignores: testdata, dot and underscore
+			// directories, and nested modules.
+			if path != root && (name == "testdata" || strings.HasPrefix(name, ".") || strings.HasPrefix(name, "_")) {
+				return filepath.SkipDir
+			}
+			if _, err := os.Stat(filepath.Join(path, "go.mod")); err == nil && path != root {
+				return filepath.SkipDir
+			}
+			return nil
+		}
+		if strings.HasSuffix(name, ".go") || name == "go.mod" {
+			_, err = os.Stat(path)
+		}
+		return err
+	})
+	if err != nil {
+		t.Fatalf("reading the module's files: %v", err)
+	}
 }
 
 // TestLayers fails on every import of non-test code that the rules do not
