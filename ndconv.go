@@ -48,6 +48,10 @@ const (
 	FFT       = plan.FFT
 )
 
+// ParseMethod accepts auto, direct, separable and fft, as Options.Method's
+// text (the C API's "method" field, the CLI's --method).
+func ParseMethod(s string) (Method, error) { return plan.ParseMethod(s) }
+
 // Options are the parameters of a filtering call. The zero value means
 // scipy.ndimage's defaults: reflect border, cval 0, origin 0, same-size
 // output, the kernel spanning the input's first axes, output dtype equal to

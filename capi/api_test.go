@@ -167,6 +167,31 @@ func TestPlanInfoArguments(t *testing.T) {
 	}
 }
 
+// TestPlanMethod: the request's method is read as ndconv.ParseMethod reads
+// it (case and spaces aside), and an unknown one is an invalid request
+// naming the method.
+func TestPlanMethod(t *testing.T) {
+	w := []float64{1, 2, 3}
+	for _, m := range []string{"direct", "separable", " FFT "} {
+		spec := `{"shape":[8],"dtype":"float32","border":"reflect","kernel_shape":[3],"nkernels":1,"method":"` + m + `"}`
+		id := mustPlan(t, spec, w)
+		var buf [256]byte
+		var e errBuf
+		if rc := planInfo(id, unsafe.Pointer(&buf[0]), 256, e.ptr(), e.len()); rc != 0 {
+			t.Fatalf("info: %d %s", rc, e.String())
+		}
+		want := `"method":"` + strings.ToLower(strings.TrimSpace(m)) + `"`
+		if got := string(bytes.TrimRight(buf[:], "\x00")); !strings.Contains(got, want) {
+			t.Errorf("method %q: info = %s, want %s", m, got, want)
+		}
+	}
+	var id int64
+	var e errBuf
+	spec := strings.TrimSuffix(spec1D, "}") + `,"method":"fastest"}`
+	rc := planNew(cstr(spec), f64ptr(w), 3, &id, e.ptr(), e.len())
+	wantErr(t, "method fastest", rc, &e, 1, `method "fastest"`)
+}
+
 func TestPlanFreeTwice(t *testing.T) {
 	var id int64
 	var e errBuf

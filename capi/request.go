@@ -13,7 +13,6 @@ import (
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/filters"
 	"github.com/ndconv/ndconv/nd"
-	"github.com/ndconv/ndconv/plan"
 )
 
 // request is the JSON a caller describes a plan with.
@@ -155,7 +154,7 @@ func newHandle(r request, w []float64) (*handle, error) {
 		}
 	}
 	if r.Method != "" {
-		if opt.Method, err = plan.ParseMethod(r.Method); err != nil {
+		if opt.Method, err = ndconv.ParseMethod(r.Method); err != nil {
 			return nil, err
 		}
 	}
