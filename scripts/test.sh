@@ -15,6 +15,7 @@ go test -timeout 15m ./...
 # packages), 10 s warm.
 CGO_ENABLED=1 go test -race -run 'TestSharedPlan|TestConcurrentCalls|TestDeviceConcurrent' .
 CGO_ENABLED=1 go test -race -run 'TestExecutableTurns' ./plan
+CGO_ENABLED=1 go test -race -run 'TestConcurrentExecuteAndFree' ./capi
 # The pure-Go twins of the SIMD loops, which other architectures run.
 # kernels' decomposition tests (every tuning candidate emulated, 34 s) check
 # the launches, not the CPU engine they are compared with: they run once,
