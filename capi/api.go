@@ -217,12 +217,19 @@ type info struct {
 	Device string `json:"device"`
 }
 
-func lookup(id int64) (*handle, error) {
+// acquire returns the live plan id names, locked: the caller unlocks
+// h.mu. A plan freed meanwhile (by another thread) is an error.
+func acquire(id int64) (*handle, error) {
 	handlesMu.Lock()
-	defer handlesMu.Unlock()
 	h, ok := handles[id]
+	handlesMu.Unlock()
 	if !ok {
 		return nil, fmt.Errorf("capi: no plan %d (freed?)", id)
+	}
+	h.mu.Lock()
+	if h.closed {
+		h.mu.Unlock()
+		return nil, fmt.Errorf("capi: plan %d was freed", id)
 	}
 	return h, nil
 }
@@ -234,15 +241,11 @@ func planInfo(id int64, buf unsafe.Pointer, n int32, errbuf unsafe.Pointer, errl
 	if buf == nil || n <= 0 {
 		return fail(argError("info buffer", "NULL or %d bytes", n), errbuf, errlen)
 	}
-	h, err := lookup(id)
+	h, err := acquire(id)
 	if err != nil {
 		return fail(err, errbuf, errlen)
 	}
-	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
-		return fail(fmt.Errorf("capi: plan %d was freed", id), errbuf, errlen)
-	}
 	var in info
 	if h.plan != nil {
 		in = info{h.plan.Shape(), h.plan.DType().String(), h.plan.Method().String(), h.plan.Device()}
@@ -315,15 +318,11 @@ func planExecute(id int64, src unsafe.Pointer, srcBytes int64, dst unsafe.Pointe
 	if err := buffer("output", dst, dstBytes); err != nil {
 		return fail(err, errbuf, errlen)
 	}
-	h, err := lookup(id)
+	h, err := acquire(id)
 	if err != nil {
 		return fail(err, errbuf, errlen)
 	}
-	h.mu.Lock()
 	defer h.mu.Unlock()
-	if h.closed {
-		return fail(fmt.Errorf("capi: plan %d was freed", id), errbuf, errlen)
-	}
 	if err := sized(h.in, h.shape, srcBytes); err != nil {
 		return fail(fmt.Errorf("input: %w", err), errbuf, errlen)
 	}
