@@ -2,7 +2,6 @@ package main
 
 import (
 	"os"
-	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -38,7 +37,7 @@ func TestPanicIsOneLine(t *testing.T) {
 			name = c.stage + "/streamed"
 		}
 		t.Run(name, func(t *testing.T) {
-			code, _, lines := runHookedEnv(t, dir, append(c.env, "NDCONV_TESTHOOK_PANIC="+c.stage), "correlate", "-q", "-k", "k.csv", "in.npy", "out.npy")
+			code, _, _, lines := runHookedEnv(t, dir, append(c.env, "NDCONV_TESTHOOK_PANIC="+c.stage), "correlate", "-q", "-k", "k.csv", "in.npy", "out.npy")
 			if code != 1 || len(lines) != 1 || !strings.Contains(lines[0], "internal error") || !strings.Contains(lines[0], "injected panic") {
 				t.Errorf("exit %d, stderr %q; want 1 and one line naming the internal error and the panic", code, lines)
 			}
@@ -48,7 +47,7 @@ func TestPanicIsOneLine(t *testing.T) {
 	// The same runs without a panic write the output: the cases above
 	// could fail.
 	for _, env := range [][]string{whole, streamed} {
-		if code, _, lines := runHookedEnv(t, dir, env, "correlate", "-q", "-k", "k.csv", "in.npy", "out.npy"); code != 0 {
+		if code, _, _, lines := runHookedEnv(t, dir, env, "correlate", "-q", "-k", "k.csv", "in.npy", "out.npy"); code != 0 {
 			t.Fatalf("%v: exit %d: %q", env, code, lines)
 		}
 		if err := os.Remove(filepath.Join(dir, "out.npy")); err != nil {
@@ -56,32 +55,9 @@ func TestPanicIsOneLine(t *testing.T) {
 		}
 	}
 	// NDCONV_DEBUG adds the stack.
-	_, _, lines := runHookedEnv(t, dir, append(whole, "NDCONV_TESTHOOK_PANIC=worker", "NDCONV_DEBUG=1"), "correlate", "-q", "-k", "k.csv", "in.npy", "out.npy")
+	_, _, _, lines := runHookedEnv(t, dir, append(whole, "NDCONV_TESTHOOK_PANIC=worker", "NDCONV_DEBUG=1"), "correlate", "-q", "-k", "k.csv", "in.npy", "out.npy")
 	if len(lines) < 3 || !strings.Contains(strings.Join(lines, "\n"), "goroutine") {
 		t.Errorf("NDCONV_DEBUG=1: stderr %q, want the line and a stack", lines)
 	}
 	assertNoOutput(t, dir, "out.npy")
-}
-
-// runHookedEnv runs the test-hook binary in dir with extra environment:
-// exit status, stdout and the stderr lines that are not the hook's notes.
-func runHookedEnv(t *testing.T, dir string, env []string, args ...string) (code int, stdout string, lines []string) {
-	t.Helper()
-	cmd := exec.Command(testHookBinary(t), args...)
-	cmd.Dir = dir
-	cmd.Env = append(append(os.Environ(), "NDCONV_TESTHOOK_FAST_WRITE=1"), env...)
-	var out, errOut strings.Builder
-	cmd.Stdout, cmd.Stderr = &out, &errOut
-	err := cmd.Run()
-	if ee, ok := err.(*exec.ExitError); ok {
-		code = ee.ExitCode()
-	} else if err != nil {
-		t.Fatal(err)
-	}
-	for _, l := range strings.Split(strings.TrimSpace(errOut.String()), "\n") {
-		if l != "" && !strings.HasPrefix(l, "testhook: ") {
-			lines = append(lines, l)
-		}
-	}
-	return code, out.String(), lines
 }

@@ -45,9 +45,15 @@ var testHookBinary = func() func(t *testing.T) string {
 // status, stdout, the hook's notes and the other stderr lines.
 func runHooked(t *testing.T, dir string, args ...string) (code int, stdout string, notes, lines []string) {
 	t.Helper()
+	return runHookedEnv(t, dir, nil, args...)
+}
+
+// runHookedEnv is runHooked with env added to the environment.
+func runHookedEnv(t *testing.T, dir string, env []string, args ...string) (code int, stdout string, notes, lines []string) {
+	t.Helper()
 	cmd := exec.Command(testHookBinary(t), args...)
 	cmd.Dir = dir
-	cmd.Env = append(os.Environ(), "NDCONV_TESTHOOK_FAST_WRITE=1")
+	cmd.Env = append(append(os.Environ(), "NDCONV_TESTHOOK_FAST_WRITE=1"), env...)
 	var out, errOut bytes.Buffer
 	cmd.Stdout, cmd.Stderr = &out, &errOut
 	err := cmd.Run()
