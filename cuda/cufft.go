@@ -72,17 +72,17 @@ func loadCUFFT() error {
 		}
 		lib, err := dynlib.Open(cufftLibrary, lookupEnv)
 		if err != nil {
-			cufftState.err = &UnavailableError{Reason: "no cuFFT library", Err: libraryError(err)}
+			cufftState.err = &UnavailableError{Backend: "cuda", Reason: "no cuFFT library", Err: libraryError(err)}
 			return
 		}
 		if err := lib.Bind(cufftSymbols()); err != nil {
 			cufft.cufftCreate, cufft.cufftMakePlanMany = 0, 0
-			cufftState.err = &UnavailableError{Reason: "cuFFT library lacks an entry point", Err: libraryError(err)}
+			cufftState.err = &UnavailableError{Backend: "cuda", Reason: "cuFFT library lacks an entry point", Err: libraryError(err)}
 			return
 		}
 		var v int32
 		if err := cufftCheck("cufftGetVersion", ccall(cufft.cufftGetVersion, uintptr(unsafe.Pointer(&v)))); err != nil {
-			cufftState.err = &UnavailableError{Reason: "cufftGetVersion failed", Err: err}
+			cufftState.err = &UnavailableError{Backend: "cuda", Reason: "cufftGetVersion failed", Err: err}
 			return
 		}
 		cufftState.path, cufftState.version = lib.Path, int(v)
@@ -169,7 +169,7 @@ func (d *Device) newFFTPlan(lengths []int, batch int, kind fftKind, s *Stream) (
 		return nil, err
 	}
 	if len(lengths) < 1 || len(lengths) > maxFFTRank {
-		return nil, &UnsupportedError{What: "FFT rank", Value: strconv.Itoa(len(lengths)), Reason: fmt.Sprintf("cuFFT transforms 1 to %d axes together", maxFFTRank)}
+		return nil, &UnsupportedError{Backend: "cuda", What: "FFT rank", Value: strconv.Itoa(len(lengths)), Reason: fmt.Sprintf("cuFFT transforms 1 to %d axes together", maxFFTRank)}
 	}
 	n := make([]int32, len(lengths))
 	for i, l := range lengths {

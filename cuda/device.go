@@ -149,23 +149,23 @@ func checkAvailable() error {
 	}
 	n, err := cuDeviceGetCount()
 	if err != nil {
-		return &UnavailableError{Reason: "cannot count devices", Err: err}
+		return &UnavailableError{Backend: "cuda", Reason: "cannot count devices", Err: err}
 	}
 	if n == 0 {
-		return &UnavailableError{Reason: "no CUDA device"}
+		return &UnavailableError{Backend: "cuda", Reason: "no CUDA device"}
 	}
 	var found []string
 	usable := false
 	for i := range n {
 		info, _, err := queryDevice(i)
 		if err != nil {
-			return &UnavailableError{Reason: fmt.Sprintf("cannot query device %d", i), Err: err}
+			return &UnavailableError{Backend: "cuda", Reason: fmt.Sprintf("cannot query device %d", i), Err: err}
 		}
 		usable = usable || info.ComputeCapability.Supported()
 		found = append(found, info.Name+" ("+info.ComputeCapability.String()+")")
 	}
 	if !usable {
-		return &UnavailableError{Reason: fmt.Sprintf("no device of compute capability %v or newer (found %v)", MinComputeCapability, found)}
+		return &UnavailableError{Backend: "cuda", Reason: fmt.Sprintf("no device of compute capability %v or newer (found %v)", MinComputeCapability, found)}
 	}
 	return loadNVRTC()
 }
@@ -245,7 +245,7 @@ func openDevice(index int) (*Device, error) {
 		return nil, err
 	}
 	if !info.ComputeCapability.Supported() {
-		return nil, &UnsupportedError{What: "compute capability", Value: info.ComputeCapability.String(),
+		return nil, &UnsupportedError{Backend: "cuda", What: "compute capability", Value: info.ComputeCapability.String(),
 			Reason: fmt.Sprintf("device %d (%s) is older than the %v ndconv needs", index, info.Name, MinComputeCapability)}
 	}
 	ctx, err := cuDevicePrimaryCtxRetain(dev)

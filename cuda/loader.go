@@ -4,6 +4,7 @@ import (
 	"os"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // The CUDA driver, NVRTC and (later) cuFFT are each one dynlib.Spec and
@@ -31,14 +32,8 @@ var cudaLibraryDirs = []string{
 var cudaLibraryGlobs = []string{"/usr/local/cuda-*/lib64"}
 
 // libraryError presents an error of dynlib.Open or Library.Bind (a
-// *dynlib.Error) as this package's *LibraryError, which has the same
-// fields.
-func libraryError(err error) error {
-	if e, ok := err.(*dynlib.Error); ok {
-		return (*LibraryError)(e)
-	}
-	return err
-}
+// *dynlib.Error) as this package's *LibraryError.
+func libraryError(err error) error { return gpu.LibraryErrorOf("cuda", err) }
 
 // ccall calls the C function at fn with integer and pointer arguments and
 // returns its integer result, or CodeNotInitialized where fn is unbound

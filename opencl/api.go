@@ -211,12 +211,12 @@ func loadLibrary() error {
 	lib.once.Do(func() {
 		l, err := dynlib.Open(openclLibrary, lookupEnv)
 		if err != nil {
-			lib.err = &UnavailableError{Reason: "no OpenCL library", Err: libraryError(err)}
+			lib.err = &UnavailableError{Backend: "opencl", Reason: "no OpenCL library", Err: libraryError(err)}
 			return
 		}
 		if err := l.Bind(requiredSymbols()); err != nil {
 			cl = entryPoints{} // none half-bound
-			lib.err = &UnavailableError{Reason: "OpenCL library lacks an OpenCL 1.2 entry point", Err: libraryError(err)}
+			lib.err = &UnavailableError{Backend: "opencl", Reason: "OpenCL library lacks an OpenCL 1.2 entry point", Err: libraryError(err)}
 			return
 		}
 		l.BindOptional(optionalSymbols())

@@ -5,6 +5,7 @@ import (
 	"runtime"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // The OpenCL ICD loader is one dynlib.Spec and two symbol tables (required
@@ -38,14 +39,8 @@ func openclSonames() []string {
 }
 
 // libraryError presents an error of dynlib.Open or Library.Bind (a
-// *dynlib.Error) as this package's *LibraryError, which has the same
-// fields.
-func libraryError(err error) error {
-	if e, ok := err.(*dynlib.Error); ok {
-		return (*LibraryError)(e)
-	}
-	return err
-}
+// *dynlib.Error) as this package's *LibraryError.
+func libraryError(err error) error { return gpu.LibraryErrorOf("opencl", err) }
 
 // ccall calls the C function at fn with integer and pointer arguments and
 // returns its integer result, or notLoadedResult where fn is unbound (the

@@ -47,7 +47,7 @@ func TestLibraryErrors(t *testing.T) {
 		t.Errorf("a file that is no library: %v", libraryError(err))
 	}
 	// As loadLibrary would report it.
-	u := &UnavailableError{Reason: "no OpenCL library", Err: libraryError(err)}
+	u := &UnavailableError{Backend: "opencl", Reason: "no OpenCL library", Err: libraryError(err)}
 	if !strings.HasPrefix(u.Error(), "opencl: unavailable: no OpenCL library: cannot load "+fake) {
 		t.Errorf("unavailable error reads %q", u)
 	}

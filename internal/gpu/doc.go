@@ -7,8 +7,10 @@
 //   - TapsBytes: a kernels.Launch's weights converted to the kernel's
 //     accumulation type (ACC_T), as the bytes of its taps argument (the
 //     byte view itself is nd.AsBytes);
-//   - UnavailableMessage: how an *UnavailableError reads.
+//   - the failure classes both backends report, one type each with the
+//     backend in a field (UnavailableError, LibraryError, UnsupportedError,
+//     RangeError), which cuda and opencl export under the same names.
 //
-// Everything a backend owns — its handles, error codes, queues and
-// streams — stays in the backend.
+// Everything a backend owns — its handles, its API's error codes and the
+// errors that carry them, queues and streams — stays in the backend.
 package gpu

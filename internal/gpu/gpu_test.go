@@ -7,6 +7,7 @@ import (
 	"sync"
 	"testing"
 
+	"github.com/ndconv/ndconv/internal/dynlib"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -115,20 +116,37 @@ func TestTapsBytes(t *testing.T) {
 	}
 }
 
-func TestUnavailableMessage(t *testing.T) {
+// TestErrors: each failure class reads as the backends' own types did,
+// after the backend's name, and unwraps to its cause.
+func TestErrors(t *testing.T) {
 	inner := errors.New("cuda: cannot load libcuda.so.1: not found")
+	lib := &dynlib.Error{Library: "libOpenCL.so.1", Tried: []string{"libOpenCL.so.1", "libOpenCL.so"}, Err: errors.New("not found")}
 	for _, tc := range []struct {
-		backend, reason string
-		err             error
-		want            string
+		err  error
+		want string
 	}{
-		{"cuda", "no CUDA device", nil, "cuda: unavailable: no CUDA device"},
-		{"cuda", "no CUDA driver library", inner, "cuda: unavailable: no CUDA driver library: cannot load libcuda.so.1: not found"},
-		{"opencl", "no OpenCL library", inner, "opencl: unavailable: no OpenCL library: cuda: cannot load libcuda.so.1: not found"},
+		{&UnavailableError{Backend: "cuda", Reason: "no CUDA device"}, "cuda: unavailable: no CUDA device"},
+		{&UnavailableError{Backend: "cuda", Reason: "no CUDA driver library", Err: inner}, "cuda: unavailable: no CUDA driver library: cannot load libcuda.so.1: not found"},
+		{&UnavailableError{Backend: "opencl", Reason: "no OpenCL library", Err: inner}, "opencl: unavailable: no OpenCL library: cuda: cannot load libcuda.so.1: not found"},
+		{LibraryErrorOf("opencl", lib), "opencl: cannot load libOpenCL.so.1 (tried libOpenCL.so.1, libOpenCL.so): not found"},
+		{&LibraryError{Backend: "cuda", Library: "/x/libcuda.so.1", Symbol: "cuMemAlloc_v2", Err: errors.New("undefined symbol")}, "cuda: /x/libcuda.so.1: missing symbol cuMemAlloc_v2: undefined symbol"},
+		{&UnsupportedError{Backend: "cuda", What: "compute capability", Value: "5.2", Reason: "at least 6.0"}, "cuda: unsupported compute capability 5.2: at least 6.0"},
+		{&UnsupportedError{Backend: "opencl", What: "device"}, "opencl: unsupported device"},
+		{&RangeError{Backend: "opencl", Op: "Write", Offset: 8, Length: 16, Size: 20}, "opencl: Write: 16 bytes at offset 8 do not fit a 20-byte buffer"},
 	} {
-		if got := UnavailableMessage(tc.backend, tc.reason, tc.err); got != tc.want {
+		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("got  %q\nwant %q", got, tc.want)
 		}
+	}
+	if !errors.Is(&UnavailableError{Backend: "cuda", Err: inner}, inner) {
+		t.Error("UnavailableError does not unwrap to its cause")
+	}
+	var le *LibraryError
+	if err := LibraryErrorOf("cuda", lib); !errors.As(err, &le) || le.Backend != "cuda" || !slices.Equal(le.Tried, lib.Tried) || !errors.Is(err, lib.Err) {
+		t.Errorf("LibraryErrorOf(*dynlib.Error) = %#v", err)
+	}
+	if LibraryErrorOf("cuda", nil) != nil || LibraryErrorOf("cuda", inner) != inner {
+		t.Error("LibraryErrorOf changed an error that is no *dynlib.Error")
 	}
 }
 
