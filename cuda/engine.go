@@ -286,7 +286,7 @@ func (separable) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, temps [2]*
 			buffers[kernels.Temp0+kernels.Role(i)] = t.Ptr()
 			continue
 		}
-		t, err := e.dev.Pool().Get(max(s.TempElems*accSize(p), 1))
+		t, err := e.dev.Pool().Get(max(s.TempElems*kernels.AccBytes(p), 1))
 		if err != nil {
 			return pr, err
 		}
@@ -313,7 +313,7 @@ func (separable) temps(e *Engine, p *nd.Problem) (n, bytes int) {
 	if err != nil || s == nil {
 		return 0, 0
 	}
-	return s.Temps, s.TempElems * accSize(p)
+	return s.Temps, s.TempElems * kernels.AccBytes(p)
 }
 
 func (separable) modules(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
@@ -326,13 +326,6 @@ func (separable) modules(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
 		ls = append(ls, step.Launch)
 	}
 	return ls, nil
-}
-
-func accSize(p *nd.Problem) int {
-	if p.Wide {
-		return 8
-	}
-	return 4
 }
 
 // prepareLaunch compiles one specialised kernel, uploads its taps and
