@@ -251,8 +251,7 @@ type Device struct {
 	id       uintptr // cl_device_id
 	ctx      uintptr // cl_context
 
-	life   sync.RWMutex // shared by every operation, exclusive for the last Close
-	closed bool
+	life gpu.Life // shared by every operation (do), exclusive for the last Close
 
 	programs programCache
 	// Build settings for the package's tests, which set them on their
@@ -317,27 +316,19 @@ func (d *Device) Close() error {
 
 // release is the last Close's.
 func (d *Device) release() error {
-	d.life.Lock() // waits for the operations in flight
-	defer d.life.Unlock()
-	d.closed = true
-	var errs []error
-	for _, p := range d.programs.Drain() {
-		errs = append(errs, p.release())
-	}
-	errs = append(errs, clReleaseContext(d.ctx))
-	return errors.Join(errs...)
+	return d.life.End(func() error { // once the operations in flight are done
+		var errs []error
+		for _, p := range d.programs.Drain() {
+			errs = append(errs, p.release())
+		}
+		errs = append(errs, clReleaseContext(d.ctx))
+		return errors.Join(errs...)
+	})
 }
 
 // do runs fn while d is open (shared with other operations, exclusive of
 // the last Close). It must not be nested.
-func (d *Device) do(fn func() error) error {
-	d.life.RLock()
-	defer d.life.RUnlock()
-	if d.closed {
-		return ErrClosed
-	}
-	return fn()
-}
+func (d *Device) do(fn func() error) error { return d.life.Do(ErrClosed, fn) }
 
 // Info describes the device.
 func (d *Device) Info() Info { return d.info }

@@ -7,6 +7,8 @@
 //   - TapsBytes: a kernels.Launch's weights converted to the kernel's
 //     accumulation type (ACC_T), as the bytes of its taps argument (the
 //     byte view itself is nd.AsBytes);
+//   - Life: a device's guard against its last Close while operations run;
+//   - BuildAll: building every launch's program (an engine's Compile);
 //   - the failure classes both backends report, one type each with the
 //     backend in a field (UnavailableError, LibraryError, UnsupportedError,
 //     RangeError), which cuda and opencl export under the same names.

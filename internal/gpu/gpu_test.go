@@ -164,3 +164,32 @@ func TestRegistryLookup(t *testing.T) {
 		t.Error("Lookup kept the device open")
 	}
 }
+
+// TestLife: operations run while open and are refused after End, and End
+// waits for the operation in flight before it releases.
+func TestLife(t *testing.T) {
+	var l Life
+	closed := errors.New("closed")
+	ran := 0
+	if err := l.Do(closed, func() error { ran++; return nil }); err != nil || ran != 1 {
+		t.Fatalf("Do on an open Life = %v, ran %d", err, ran)
+	}
+	inside, finish := make(chan struct{}), make(chan struct{})
+	var order []string
+	var mu sync.Mutex
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	go l.Do(closed, func() error { close(inside); <-finish; note("op"); return nil })
+	<-inside
+	ended := make(chan error)
+	go func() { ended <- l.End(func() error { note("release"); return closed }) }()
+	close(finish)
+	if err := <-ended; err != closed {
+		t.Errorf("End lost release's error: %v", err)
+	}
+	if !slices.Equal(order, []string{"op", "release"}) {
+		t.Errorf("order %v: End did not wait for the operation in flight", order)
+	}
+	if err := l.Do(closed, func() error { ran++; return nil }); err != closed || ran != 1 {
+		t.Errorf("Do after End = %v, ran %d", err, ran)
+	}
+}
