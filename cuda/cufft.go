@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // cuFFT's entry points, bound once by loadCUFFT. cuFFT is a runtime-API
@@ -70,14 +71,10 @@ func loadCUFFT() error {
 			cufftState.err = err
 			return
 		}
-		lib, err := dynlib.Open(cufftLibrary, lookupEnv)
+		lib, err := gpu.OpenLibrary("cuda", cufftLibrary, lookupEnv, cufftSymbols(), func() { cufft.cufftCreate, cufft.cufftMakePlanMany = 0, 0 },
+			"no cuFFT library", "cuFFT library lacks an entry point")
 		if err != nil {
-			cufftState.err = &UnavailableError{Backend: "cuda", Reason: "no cuFFT library", Err: libraryError(err)}
-			return
-		}
-		if err := lib.Bind(cufftSymbols()); err != nil {
-			cufft.cufftCreate, cufft.cufftMakePlanMany = 0, 0
-			cufftState.err = &UnavailableError{Backend: "cuda", Reason: "cuFFT library lacks an entry point", Err: libraryError(err)}
+			cufftState.err = err
 			return
 		}
 		var v int32

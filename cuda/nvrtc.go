@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // NVRTC's entry points, bound once by loadNVRTC.
@@ -59,14 +60,10 @@ var nvrtcState struct {
 // loadNVRTC opens and binds NVRTC, once.
 func loadNVRTC() error {
 	nvrtcState.once.Do(func() {
-		lib, err := dynlib.Open(nvrtcLibrary, lookupEnv)
+		lib, err := gpu.OpenLibrary("cuda", nvrtcLibrary, lookupEnv, nvrtcSymbols(), func() { nv.nvrtcVersion, nv.nvrtcCompileProgram = 0, 0 },
+			"no NVRTC library", "NVRTC library lacks an entry point (older than CUDA 11.1?)")
 		if err != nil {
-			nvrtcState.err = &UnavailableError{Backend: "cuda", Reason: "no NVRTC library", Err: libraryError(err)}
-			return
-		}
-		if err := lib.Bind(nvrtcSymbols()); err != nil {
-			nv.nvrtcVersion, nv.nvrtcCompileProgram = 0, 0
-			nvrtcState.err = &UnavailableError{Backend: "cuda", Reason: "NVRTC library lacks an entry point (older than CUDA 11.1?)", Err: libraryError(err)}
+			nvrtcState.err = err
 			return
 		}
 		var major, minor int32

@@ -180,7 +180,7 @@ type (
 	// back to another backend.
 	UnavailableError = gpu.UnavailableError
 	// LibraryError is a shared library that could not be opened, or one
-	// that lacks a symbol ndconv needs (see libraryError).
+	// that lacks a symbol ndconv needs (see gpu.OpenLibrary).
 	LibraryError = gpu.LibraryError
 	// UnsupportedError is a device or request this package does not
 	// support.

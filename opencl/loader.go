@@ -5,13 +5,13 @@ import (
 	"runtime"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
-	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // The OpenCL ICD loader is one dynlib.Spec and two symbol tables (required
-// and optional), opened by dynlib.Open and bound by Library.Bind and
-// BindOptional (their errors passed through libraryError); the search,
-// dlopen and the C calls themselves are internal/dynlib's.
+// and optional), opened and the required one bound by gpu.OpenLibrary (its
+// errors an *UnavailableError over a *LibraryError), the optional one by
+// Library.BindOptional; the search, dlopen and the C calls themselves are
+// internal/dynlib's.
 
 // openclLibrary is the ICD loader (ocl-icd, Khronos' loader, or a vendor's
 // libOpenCL), which dispatches every call to the platform that owns the
@@ -37,10 +37,6 @@ func openclSonames() []string {
 	}
 	return []string{"libOpenCL.so.1", "libOpenCL.so"}
 }
-
-// libraryError presents an error of dynlib.Open or Library.Bind (a
-// *dynlib.Error) as this package's *LibraryError.
-func libraryError(err error) error { return gpu.LibraryErrorOf("opencl", err) }
 
 // ccall calls the C function at fn with integer and pointer arguments and
 // returns its integer result, or notLoadedResult where fn is unbound (the

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 func TestOpenCLSpec(t *testing.T) {
@@ -136,3 +137,7 @@ func TestSymbolsResolve(t *testing.T) {
 	}
 	t.Logf("%d entry points bound from %s (clCreateCommandQueueWithProperties: %v)", len(requiredSymbols()), LibraryPath(), cl.clCreateCommandQueueWithProperties != 0)
 }
+
+// libraryError presents an error of dynlib.Open or Library.Bind as
+// gpu.OpenLibrary does, as this package's *LibraryError.
+func libraryError(err error) error { return gpu.LibraryErrorOf("opencl", err) }

@@ -9,6 +9,8 @@
 //     byte view itself is nd.AsBytes);
 //   - Life: a device's guard against its last Close while operations run;
 //   - BuildAll: building every launch's program (an engine's Compile);
+//   - OpenLibrary: opening and binding a backend's C library, its failures
+//     an UnavailableError;
 //   - the failure classes both backends report, one type each with the
 //     backend in a field (UnavailableError, LibraryError, UnsupportedError,
 //     RangeError), which cuda and opencl export under the same names.

@@ -96,3 +96,21 @@ type RangeError struct {
 func (e *RangeError) Error() string {
 	return fmt.Sprintf("%s: %s: %d bytes at offset %d do not fit a %d-byte buffer", e.Backend, e.Op, e.Length, e.Offset, e.Size)
 }
+
+// OpenLibrary opens spec's library (getenv reading its environment
+// variable) and binds its symbols, for backend. A failure is an
+// *UnavailableError, with the *LibraryError under it, giving noLibrary as
+// the reason where the library did not open and noSymbol where it lacks an
+// entry point; unbind then clears the symbol table, so that none of it
+// stays half-bound.
+func OpenLibrary(backend string, spec dynlib.Spec, getenv func(string) string, symbols []dynlib.Symbol, unbind func(), noLibrary, noSymbol string) (*dynlib.Library, error) {
+	lib, err := dynlib.Open(spec, getenv)
+	if err != nil {
+		return nil, &UnavailableError{Backend: backend, Reason: noLibrary, Err: LibraryErrorOf(backend, err)}
+	}
+	if err := lib.Bind(symbols); err != nil {
+		unbind()
+		return nil, &UnavailableError{Backend: backend, Reason: noSymbol, Err: LibraryErrorOf(backend, err)}
+	}
+	return lib, nil
+}
