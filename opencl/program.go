@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // Program is a built OpenCL program (cl_program) for one device.
@@ -60,18 +62,12 @@ func (d *Device) program(c *programCache, source, name string, defines []string)
 // buildOptions is clBuildProgram's option string for defines: sorted, so
 // that the same set in another order is the same build and the same key.
 func buildOptions(defines []string) (string, error) {
-	opts := make([]string, 0, len(defines))
 	for _, d := range defines {
 		if d == "" || strings.ContainsAny(d, " \t\n\r\"'\\") {
 			return "", &UnsupportedError{Backend: "opencl", What: "build option", Value: fmt.Sprintf("%q", d), Reason: "defines may not be empty or hold spaces or quotes"}
 		}
-		if !strings.HasPrefix(d, "-") {
-			d = "-D" + d
-		}
-		opts = append(opts, d)
 	}
-	slices.Sort(opts)
-	return strings.Join(opts, " "), nil
+	return strings.Join(gpu.DefineOptions(defines), " "), nil
 }
 
 // buildSource compiles source and returns the program with its binary if

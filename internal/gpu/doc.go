@@ -8,7 +8,8 @@
 //     accumulation type (ACC_T), as the bytes of its taps argument (the
 //     byte view itself is nd.AsBytes);
 //   - Life: a device's guard against its last Close while operations run;
-//   - BuildAll: building every launch's program (an engine's Compile);
+//   - BuildAll and DefineOptions: building every launch's program (an
+//     engine's Compile), defines as sorted compiler options;
 //   - OpenLibrary: opening and binding a backend's C library, its failures
 //     an UnavailableError;
 //   - the failure classes both backends report, one type each with the

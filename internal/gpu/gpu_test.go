@@ -232,3 +232,17 @@ func TestOpenLibrary(t *testing.T) {
 		t.Errorf("libc's strlen: %v, %v (unbound %d)", lib, err, unbound)
 	}
 }
+
+func TestDefineOptions(t *testing.T) {
+	in := []string{"TILE=16", "-lineinfo", "KW=5", "BORDER"}
+	want := []string{"-DBORDER", "-DKW=5", "-DTILE=16", "-lineinfo"}
+	if got := DefineOptions(in); !slices.Equal(got, want) {
+		t.Errorf("DefineOptions = %q, want %q", got, want)
+	}
+	if in[0] != "TILE=16" {
+		t.Error("DefineOptions changed its argument")
+	}
+	if got := DefineOptions(nil); len(got) != 0 {
+		t.Errorf("no defines: %q", got)
+	}
+}
