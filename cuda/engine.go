@@ -360,15 +360,7 @@ func (e *Engine) prepareLaunch(pr *prepared, l *kernels.Launch, in, out DevicePt
 		return err
 	}
 	pr.frees = append(pr.frees, func() { outer.Free() })
-	args := []any{in, out, tapsArg, outer}
-	for _, v := range l.Scalars {
-		args = append(args, v)
-	}
-	if l.Wide {
-		args = append(args, l.CVal)
-	} else {
-		args = append(args, float32(l.CVal))
-	}
+	args := gpu.LaunchArgs(l, in, out, tapsArg, outer)
 	grid := [3]uint32{uint32(l.Groups[0]), uint32(l.Groups[1]), uint32(l.Groups[2])}
 	block := [3]uint32{uint32(l.Local[0]), uint32(l.Local[1]), uint32(l.Local[2])}
 	pr.launches = append(pr.launches, func() error { return fn.Launch(grid, block, 0, e.stream, args...) })

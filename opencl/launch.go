@@ -100,18 +100,8 @@ func (p *Prepared) Enqueue(q *Queue, in, out *Buffer) (*Event, error) {
 // EnqueueAfter is Enqueue for a launch that starts once the events of
 // wait are complete.
 func (p *Prepared) EnqueueAfter(q *Queue, wait []*Event, in, out *Buffer) (*Event, error) {
-	l := p.Launch
-	args := make([]any, 0, 5+len(l.Scalars))
-	args = append(args, in, out, p.taps, p.outer)
-	for _, v := range l.Scalars {
-		args = append(args, v) // int64: a cl_long
-	}
-	if l.Wide {
-		args = append(args, l.CVal)
-	} else {
-		args = append(args, float32(l.CVal))
-	}
-	return p.kernel.EnqueueAfter(q, wait, p.global, l.Local, args...)
+	args := gpu.LaunchArgs(p.Launch, in, out, p.taps, p.outer)
+	return p.kernel.EnqueueAfter(q, wait, p.global, p.Launch.Local, args...)
 }
 
 // Release frees the launch's argument buffers; the program stays in the

@@ -6,7 +6,8 @@
 //     Closes, the last Close releasing it;
 //   - TapsBytes: a kernels.Launch's weights converted to the kernel's
 //     accumulation type (ACC_T), as the bytes of its taps argument (the
-//     byte view itself is nd.AsBytes);
+//     byte view itself is nd.AsBytes), and LaunchArgs, the arguments every
+//     kernel family takes, in order;
 //   - Life: a device's guard against its last Close while operations run;
 //   - BuildAll and DefineOptions: building every launch's program (an
 //     engine's Compile), defines as sorted compiler options;

@@ -246,3 +246,16 @@ func TestDefineOptions(t *testing.T) {
 		t.Errorf("no defines: %q", got)
 	}
 }
+
+func TestLaunchArgs(t *testing.T) {
+	in, out, taps, outer := "in", "out", []byte{1}, "outer"
+	l := &kernels.Launch{Scalars: []int64{7, 9}, CVal: 0.1}
+	got := LaunchArgs(l, in, out, taps, outer)
+	if len(got) != 7 || got[0] != in || got[1] != out || got[3] != outer || got[4] != int64(7) || got[5] != int64(9) || got[6] != float32(0.1) {
+		t.Errorf("float32 launch: %v", got)
+	}
+	l.Wide = true
+	if got := LaunchArgs(l, in, out, taps, outer); got[6] != 0.1 {
+		t.Errorf("float64 launch: cval %T %v", got[6], got[6])
+	}
+}
