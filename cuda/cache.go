@@ -1,10 +1,9 @@
 package cuda
 
 import (
-	"slices"
 	"strconv"
-	"strings"
 
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/internal/gpucache"
 )
 
@@ -37,15 +36,7 @@ func (d *Device) Module(source, name string, defines []string) (*Module, error) 
 // architecture, then the defines and options sorted, so that the same set
 // in another order is the same compilation and the same cache key.
 func compileOptions(arch string, defines []string) []string {
-	opts := make([]string, 0, len(defines)+1)
-	for _, d := range defines {
-		if !strings.HasPrefix(d, "-") {
-			d = "-D" + d
-		}
-		opts = append(opts, d)
-	}
-	slices.Sort(opts)
-	return append([]string{"--gpu-architecture=" + arch}, opts...)
+	return append([]string{"--gpu-architecture=" + arch}, gpu.DefineOptions(defines)...)
 }
 
 // cacheFormat is hashed into every key: change it when the key's inputs or

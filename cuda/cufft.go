@@ -7,6 +7,7 @@ import (
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // cuFFT's entry points, bound once by loadCUFFT. cuFFT is a runtime-API
@@ -70,19 +71,15 @@ func loadCUFFT() error {
 			cufftState.err = err
 			return
 		}
-		lib, err := dynlib.Open(cufftLibrary, lookupEnv)
+		lib, err := gpu.OpenLibrary("cuda", cufftLibrary, lookupEnv, cufftSymbols(), func() { cufft.cufftCreate, cufft.cufftMakePlanMany = 0, 0 },
+			"no cuFFT library", "cuFFT library lacks an entry point")
 		if err != nil {
-			cufftState.err = &UnavailableError{Reason: "no cuFFT library", Err: libraryError(err)}
-			return
-		}
-		if err := lib.Bind(cufftSymbols()); err != nil {
-			cufft.cufftCreate, cufft.cufftMakePlanMany = 0, 0
-			cufftState.err = &UnavailableError{Reason: "cuFFT library lacks an entry point", Err: libraryError(err)}
+			cufftState.err = err
 			return
 		}
 		var v int32
 		if err := cufftCheck("cufftGetVersion", ccall(cufft.cufftGetVersion, uintptr(unsafe.Pointer(&v)))); err != nil {
-			cufftState.err = &UnavailableError{Reason: "cufftGetVersion failed", Err: err}
+			cufftState.err = &UnavailableError{Backend: "cuda", Reason: "cufftGetVersion failed", Err: err}
 			return
 		}
 		cufftState.path, cufftState.version = lib.Path, int(v)
@@ -169,7 +166,7 @@ func (d *Device) newFFTPlan(lengths []int, batch int, kind fftKind, s *Stream) (
 		return nil, err
 	}
 	if len(lengths) < 1 || len(lengths) > maxFFTRank {
-		return nil, &UnsupportedError{What: "FFT rank", Value: strconv.Itoa(len(lengths)), Reason: fmt.Sprintf("cuFFT transforms 1 to %d axes together", maxFFTRank)}
+		return nil, &UnsupportedError{Backend: "cuda", What: "FFT rank", Value: strconv.Itoa(len(lengths)), Reason: fmt.Sprintf("cuFFT transforms 1 to %d axes together", maxFFTRank)}
 	}
 	n := make([]int32, len(lengths))
 	for i, l := range lengths {

@@ -149,23 +149,23 @@ func checkAvailable() error {
 	}
 	n, err := cuDeviceGetCount()
 	if err != nil {
-		return &UnavailableError{Reason: "cannot count devices", Err: err}
+		return &UnavailableError{Backend: "cuda", Reason: "cannot count devices", Err: err}
 	}
 	if n == 0 {
-		return &UnavailableError{Reason: "no CUDA device"}
+		return &UnavailableError{Backend: "cuda", Reason: "no CUDA device"}
 	}
 	var found []string
 	usable := false
 	for i := range n {
 		info, _, err := queryDevice(i)
 		if err != nil {
-			return &UnavailableError{Reason: fmt.Sprintf("cannot query device %d", i), Err: err}
+			return &UnavailableError{Backend: "cuda", Reason: fmt.Sprintf("cannot query device %d", i), Err: err}
 		}
 		usable = usable || info.ComputeCapability.Supported()
 		found = append(found, info.Name+" ("+info.ComputeCapability.String()+")")
 	}
 	if !usable {
-		return &UnavailableError{Reason: fmt.Sprintf("no device of compute capability %v or newer (found %v)", MinComputeCapability, found)}
+		return &UnavailableError{Backend: "cuda", Reason: fmt.Sprintf("no device of compute capability %v or newer (found %v)", MinComputeCapability, found)}
 	}
 	return loadNVRTC()
 }
@@ -208,8 +208,7 @@ type Device struct {
 	ctx   uintptr // CUcontext, the retained primary context
 	info  Info    // the static part, fixed at Open
 
-	life   sync.RWMutex // shared by every operation, exclusive for the last Close
-	closed bool
+	life gpu.Life // shared by every operation (do), exclusive for the last Close
 
 	pool     *Pool
 	modules  moduleCache
@@ -245,7 +244,7 @@ func openDevice(index int) (*Device, error) {
 		return nil, err
 	}
 	if !info.ComputeCapability.Supported() {
-		return nil, &UnsupportedError{What: "compute capability", Value: info.ComputeCapability.String(),
+		return nil, &UnsupportedError{Backend: "cuda", What: "compute capability", Value: info.ComputeCapability.String(),
 			Reason: fmt.Sprintf("device %d (%s) is older than the %v ndconv needs", index, info.Name, MinComputeCapability)}
 	}
 	ctx, err := cuDevicePrimaryCtxRetain(dev)
@@ -268,27 +267,26 @@ func (d *Device) Close() error { return registry.Close(d.index, d, d.release) }
 // release is the last Close's.
 func (d *Device) release() error {
 	registered := d.hostRegs.drain() // before life: registering holds the cache's lock inside do
-	d.life.Lock()                    // waits for the operations in flight
-	defer d.life.Unlock()
-	d.closed = true
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	var errs []error
-	if err := cuCtxSetCurrent(d.ctx); err != nil {
-		errs = append(errs, err)
-	} else {
-		for _, m := range d.modules.Drain() {
-			errs = append(errs, cuModuleUnload(m.handle))
+	return d.life.End(func() error { // once the operations in flight are done
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		var errs []error
+		if err := cuCtxSetCurrent(d.ctx); err != nil {
+			errs = append(errs, err)
+		} else {
+			for _, m := range d.modules.Drain() {
+				errs = append(errs, cuModuleUnload(m.handle))
+			}
+			for _, p := range d.pool.drain() {
+				errs = append(errs, cuMemFree(p))
+			}
+			for _, addr := range registered {
+				errs = append(errs, cuMemHostUnregister(addr))
+			}
 		}
-		for _, p := range d.pool.drain() {
-			errs = append(errs, cuMemFree(p))
-		}
-		for _, addr := range registered {
-			errs = append(errs, cuMemHostUnregister(addr))
-		}
-	}
-	errs = append(errs, cuDevicePrimaryCtxRelease(d.dev))
-	return errors.Join(errs...)
+		errs = append(errs, cuDevicePrimaryCtxRelease(d.dev))
+		return errors.Join(errs...)
+	})
 }
 
 // do runs fn on a locked OS thread with d's context current, and is how
@@ -297,17 +295,14 @@ func (d *Device) release() error {
 // do must not be nested (fn must not call do, directly or through a
 // method): the shared lock it holds would deadlock against a pending Close.
 func (d *Device) do(fn func() error) error {
-	d.life.RLock()
-	defer d.life.RUnlock()
-	if d.closed {
-		return ErrClosed
-	}
-	runtime.LockOSThread()
-	defer runtime.UnlockOSThread()
-	if err := cuCtxSetCurrent(d.ctx); err != nil {
-		return err
-	}
-	return fn()
+	return d.life.Do(ErrClosed, func() error {
+		runtime.LockOSThread()
+		defer runtime.UnlockOSThread()
+		if err := cuCtxSetCurrent(d.ctx); err != nil {
+			return err
+		}
+		return fn()
+	})
 }
 
 // doValue is do for work that returns a value: a handle, a pointer.

@@ -5,6 +5,7 @@ import (
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // The driver's entry points, bound once by loadDriver. Each holds the
@@ -136,24 +137,20 @@ var driver struct {
 // error is an *UnavailableError saying which step failed.
 func loadDriver() error {
 	driver.once.Do(func() {
-		lib, err := dynlib.Open(driverLibrary, lookupEnv)
+		lib, err := gpu.OpenLibrary("cuda", driverLibrary, lookupEnv, driverSymbols(), func() { drv = driverEntryPoints{} },
+			"no CUDA driver library", "CUDA driver library lacks an entry point (driver too old?)")
 		if err != nil {
-			driver.err = &UnavailableError{Reason: "no CUDA driver library", Err: libraryError(err)}
-			return
-		}
-		if err := lib.Bind(driverSymbols()); err != nil {
-			drv = driverEntryPoints{} // none half-bound
-			driver.err = &UnavailableError{Reason: "CUDA driver library lacks an entry point (driver too old?)", Err: libraryError(err)}
+			driver.err = err
 			return
 		}
 		driver.path = lib.Path
 		if err := check("cuInit", ccall(drv.cuInit, 0)); err != nil {
-			driver.err = &UnavailableError{Reason: "cuInit failed", Err: err}
+			driver.err = &UnavailableError{Backend: "cuda", Reason: "cuInit failed", Err: err}
 			return
 		}
 		var v int32
 		if err := check("cuDriverGetVersion", ccall(drv.cuDriverGetVersion, uintptr(unsafe.Pointer(&v)))); err != nil {
-			driver.err = &UnavailableError{Reason: "cuDriverGetVersion failed", Err: err}
+			driver.err = &UnavailableError{Backend: "cuda", Reason: "cuDriverGetVersion failed", Err: err}
 			return
 		}
 		driver.version = int(v)

@@ -286,7 +286,7 @@ func (separable) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, temps [2]*
 			buffers[kernels.Temp0+kernels.Role(i)] = t.Ptr()
 			continue
 		}
-		t, err := e.dev.Pool().Get(max(s.TempElems*accSize(p), 1))
+		t, err := e.dev.Pool().Get(max(s.TempElems*kernels.AccBytes(p), 1))
 		if err != nil {
 			return pr, err
 		}
@@ -313,7 +313,7 @@ func (separable) temps(e *Engine, p *nd.Problem) (n, bytes int) {
 	if err != nil || s == nil {
 		return 0, 0
 	}
-	return s.Temps, s.TempElems * accSize(p)
+	return s.Temps, s.TempElems * kernels.AccBytes(p)
 }
 
 func (separable) modules(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
@@ -326,13 +326,6 @@ func (separable) modules(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
 		ls = append(ls, step.Launch)
 	}
 	return ls, nil
-}
-
-func accSize(p *nd.Problem) int {
-	if p.Wide {
-		return 8
-	}
-	return 4
 }
 
 // prepareLaunch compiles one specialised kernel, uploads its taps and
@@ -367,15 +360,7 @@ func (e *Engine) prepareLaunch(pr *prepared, l *kernels.Launch, in, out DevicePt
 		return err
 	}
 	pr.frees = append(pr.frees, func() { outer.Free() })
-	args := []any{in, out, tapsArg, outer}
-	for _, v := range l.Scalars {
-		args = append(args, v)
-	}
-	if l.Wide {
-		args = append(args, l.CVal)
-	} else {
-		args = append(args, float32(l.CVal))
-	}
+	args := gpu.LaunchArgs(l, in, out, tapsArg, outer)
 	grid := [3]uint32{uint32(l.Groups[0]), uint32(l.Groups[1]), uint32(l.Groups[2])}
 	block := [3]uint32{uint32(l.Local[0]), uint32(l.Local[1]), uint32(l.Local[2])}
 	pr.launches = append(pr.launches, func() error { return fn.Launch(grid, block, 0, e.stream, args...) })

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ndconv/ndconv/internal/dynlib"
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
@@ -143,58 +142,24 @@ func (e *CompileError) Error() string {
 
 func (e *CompileError) Unwrap() error { return e.Err }
 
-// UnavailableError says why the CUDA backend cannot be used on this
-// machine: no driver library, cuInit failing, no device, no NVRTC. It is an
-// ordinary answer, not a malfunction: callers fall back to another backend.
-type UnavailableError struct {
-	Reason string // "no CUDA driver library", "cuInit failed", …
-	Err    error  // the underlying failure, if any
-}
-
-func (e *UnavailableError) Error() string { return gpu.UnavailableMessage("cuda", e.Reason, e.Err) }
-
-func (e *UnavailableError) Unwrap() error { return e.Err }
-
-// LibraryError is a shared library that could not be opened, or one that
-// lacks a symbol ndconv needs. It has the fields of dynlib.Error, which
-// finds and opens the library, and reads as it does, after "cuda: ".
-type LibraryError struct {
-	Library string   // what was looked for: "libcuda.so.1", or the path opened
-	Tried   []string // every path given to dlopen, in order
-	Symbol  string   // the missing symbol, if the library opened
-	Err     error    // dlopen's or dlsym's message
-}
-
-func (e *LibraryError) Error() string { return "cuda: " + (*dynlib.Error)(e).Error() }
-
-func (e *LibraryError) Unwrap() error { return e.Err }
-
-// UnsupportedError is a device or request this package does not support,
-// such as a GPU older than compute capability 6.0.
-type UnsupportedError struct {
-	What   string // "compute capability", "kernel argument type", …
-	Value  string
-	Reason string
-}
-
-func (e *UnsupportedError) Error() string {
-	s := "cuda: unsupported " + e.What + " " + e.Value
-	if e.Reason != "" {
-		s += ": " + e.Reason
-	}
-	return s
-}
-
-// RangeError is a copy, memset or view that does not fit its buffer.
-type RangeError struct {
-	Op             string // "CopyFromHost", "Memset", …
-	Offset, Length int
-	Size           int // of the buffer
-}
-
-func (e *RangeError) Error() string {
-	return fmt.Sprintf("cuda: %s: %d bytes at offset %d do not fit a %d-byte buffer", e.Op, e.Length, e.Offset, e.Size)
-}
+// The failure classes both GPU backends share are one type each in
+// internal/gpu, with the backend named in a field ("cuda") that begins the
+// message; this package's names for them are aliases, so errors.As with,
+// say, a *cuda.UnavailableError matches them.
+type (
+	// UnavailableError says why the CUDA backend cannot be used on this
+	// machine. It is an ordinary answer, not a malfunction: callers fall
+	// back to another backend.
+	UnavailableError = gpu.UnavailableError
+	// LibraryError is a shared library that could not be opened, or one
+	// that lacks a symbol ndconv needs (see gpu.OpenLibrary).
+	LibraryError = gpu.LibraryError
+	// UnsupportedError is a device or request this package does not
+	// support.
+	UnsupportedError = gpu.UnsupportedError
+	// RangeError is a copy, memset or view that does not fit its buffer.
+	RangeError = gpu.RangeError
+)
 
 // ErrClosed is returned by operations on a Device after its last Close.
 var ErrClosed = errors.New("cuda: device is closed")

@@ -85,8 +85,8 @@ func TestCompileErrorFormat(t *testing.T) {
 }
 
 func TestUnavailableAndLibraryErrors(t *testing.T) {
-	lib := &LibraryError{Library: "libcuda.so.1", Tried: []string{"libcuda.so.1", "/usr/local/cuda/lib64/libcuda.so.1"}, Err: errors.New("libcuda.so.1: cannot open shared object file: No such file or directory")}
-	u := &UnavailableError{Reason: "no CUDA driver library", Err: lib}
+	lib := &LibraryError{Backend: "cuda", Library: "libcuda.so.1", Tried: []string{"libcuda.so.1", "/usr/local/cuda/lib64/libcuda.so.1"}, Err: errors.New("libcuda.so.1: cannot open shared object file: No such file or directory")}
+	u := &UnavailableError{Backend: "cuda", Reason: "no CUDA driver library", Err: lib}
 	want := "cuda: unavailable: no CUDA driver library: cannot load libcuda.so.1 (tried libcuda.so.1, /usr/local/cuda/lib64/libcuda.so.1): libcuda.so.1: cannot open shared object file: No such file or directory"
 	if got := u.Error(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
@@ -95,11 +95,11 @@ func TestUnavailableAndLibraryErrors(t *testing.T) {
 	if !errors.As(error(u), &l) || l != lib {
 		t.Error("UnavailableError does not unwrap to its LibraryError")
 	}
-	sym := &LibraryError{Library: "/x/libcuda.so.1", Symbol: "cuMemAlloc_v2", Err: errors.New("undefined symbol")}
+	sym := &LibraryError{Backend: "cuda", Library: "/x/libcuda.so.1", Symbol: "cuMemAlloc_v2", Err: errors.New("undefined symbol")}
 	if got, want := sym.Error(), "cuda: /x/libcuda.so.1: missing symbol cuMemAlloc_v2: undefined symbol"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got, want := (&UnavailableError{Reason: "no CUDA device"}).Error(), "cuda: unavailable: no CUDA device"; got != want {
+	if got, want := (&UnavailableError{Backend: "cuda", Reason: "no CUDA device"}).Error(), "cuda: unavailable: no CUDA device"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -6,10 +6,10 @@ import (
 	"github.com/ndconv/ndconv/internal/dynlib"
 )
 
-// The CUDA driver, NVRTC and cuFFT are each one dynlib.Spec and
-// one symbol table, opened by dynlib.Open and bound by Library.Bind (their
-// errors passed through libraryError); the search, dlopen and the C calls
-// themselves are internal/dynlib's.
+// The CUDA driver, NVRTC and cuFFT are each one dynlib.Spec and one
+// symbol table, opened and bound by gpu.OpenLibrary (its errors an
+// *UnavailableError over a *LibraryError); the search, dlopen and the C
+// calls themselves are internal/dynlib's.
 
 // cudaLibraryDirs are where CUDA installations put their libraries, searched
 // after the dynamic loader's own paths (LD_LIBRARY_PATH, ld.so.cache).
@@ -29,16 +29,6 @@ var cudaLibraryDirs = []string{
 // cudaLibraryGlobs are versioned CUDA installations, searched after
 // cudaLibraryDirs, newest first (/usr/local/cuda-13.0/lib64 before 12.4's).
 var cudaLibraryGlobs = []string{"/usr/local/cuda-*/lib64"}
-
-// libraryError presents an error of dynlib.Open or Library.Bind (a
-// *dynlib.Error) as this package's *LibraryError, which has the same
-// fields.
-func libraryError(err error) error {
-	if e, ok := err.(*dynlib.Error); ok {
-		return (*LibraryError)(e)
-	}
-	return err
-}
 
 // ccall calls the C function at fn with integer and pointer arguments and
 // returns its integer result, or CodeNotInitialized where fn is unbound

@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 func TestDriverAndNVRTCSpecs(t *testing.T) {
@@ -84,3 +85,7 @@ func TestGoString(t *testing.T) {
 		t.Error("goString(nil) not empty")
 	}
 }
+
+// libraryError presents an error of dynlib.Open or Library.Bind as
+// gpu.OpenLibrary does, as this package's *LibraryError.
+func libraryError(err error) error { return gpu.LibraryErrorOf("cuda", err) }

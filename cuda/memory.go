@@ -34,7 +34,7 @@ type Buffer struct {
 // allocation tried once more.
 func (d *Device) Alloc(size int) (*Buffer, error) {
 	if size <= 0 {
-		return nil, &RangeError{Op: "Alloc", Length: size}
+		return nil, &RangeError{Backend: "cuda", Op: "Alloc", Length: size}
 	}
 	p, err := doValue(d, func() (DevicePtr, error) { return d.allocRaw(size) })
 	if err != nil {
@@ -89,7 +89,7 @@ func (b *Buffer) Free() error {
 // span checks that n bytes at off lie inside b.
 func (b *Buffer) span(op string, off, n int) error {
 	if off < 0 || n < 0 || off > b.size || n > b.size-off {
-		return &RangeError{Op: op, Offset: off, Length: n, Size: b.size}
+		return &RangeError{Backend: "cuda", Op: op, Offset: off, Length: n, Size: b.size}
 	}
 	return nil
 }
@@ -207,7 +207,7 @@ type HostBuffer struct {
 // device (CU_MEMHOSTALLOC_PORTABLE).
 func (d *Device) AllocHost(size int) (*HostBuffer, error) {
 	if size <= 0 {
-		return nil, &RangeError{Op: "AllocHost", Length: size}
+		return nil, &RangeError{Backend: "cuda", Op: "AllocHost", Length: size}
 	}
 	p, err := doValue(d, func() (unsafe.Pointer, error) { return cuMemHostAlloc(size) })
 	if err != nil {
@@ -404,7 +404,7 @@ func (d *Device) Pool() *Pool { return d.pool }
 // undefined.
 func (p *Pool) Get(size int) (*Buffer, error) {
 	if size <= 0 {
-		return nil, &RangeError{Op: "Pool.Get", Length: size}
+		return nil, &RangeError{Backend: "cuda", Op: "Pool.Get", Length: size}
 	}
 	class := sizeClass(size)
 	p.mu.Lock()

@@ -191,7 +191,7 @@ var paramBlocks = sync.Pool{New: func() any { return new(paramBlock) }}
 // refused: its size (8 bytes) is not C's int (4).
 func (pb *paramBlock) marshal(args []any) error {
 	if len(args) > maxKernelParams {
-		return &UnsupportedError{What: "kernel argument count", Value: fmt.Sprint(len(args)), Reason: fmt.Sprintf("at most %d", maxKernelParams)}
+		return &UnsupportedError{Backend: "cuda", What: "kernel argument count", Value: fmt.Sprint(len(args)), Reason: fmt.Sprintf("at most %d", maxKernelParams)}
 	}
 	blob := 0
 	for i, a := range args {
@@ -199,7 +199,7 @@ func (pb *paramBlock) marshal(args []any) error {
 		switch x := a.(type) {
 		case ByValue:
 			if blob+len(x) > len(pb.blob) {
-				return &UnsupportedError{What: "kernel argument size", Value: fmt.Sprintf("%d bytes by value", blob+len(x)), Reason: fmt.Sprintf("at most %d", len(pb.blob))}
+				return &UnsupportedError{Backend: "cuda", What: "kernel argument size", Value: fmt.Sprintf("%d bytes by value", blob+len(x)), Reason: fmt.Sprintf("at most %d", len(pb.blob))}
 			}
 			copy(pb.blob[blob:], x)
 			pb.ptrs[i] = unsafe.Pointer(&pb.blob[blob])
@@ -209,7 +209,7 @@ func (pb *paramBlock) marshal(args []any) error {
 			v = uint64(x)
 		case *Buffer:
 			if x == nil {
-				return &UnsupportedError{What: "kernel argument", Value: fmt.Sprintf("%d (nil *Buffer)", i)}
+				return &UnsupportedError{Backend: "cuda", What: "kernel argument", Value: fmt.Sprintf("%d (nil *Buffer)", i)}
 			}
 			v = uint64(x.ptr)
 		case uintptr:
@@ -235,7 +235,7 @@ func (pb *paramBlock) marshal(args []any) error {
 		case uint8:
 			v = uint64(x)
 		default:
-			return &UnsupportedError{What: "kernel argument type", Value: fmt.Sprintf("%T (argument %d)", a, i),
+			return &UnsupportedError{Backend: "cuda", What: "kernel argument type", Value: fmt.Sprintf("%T (argument %d)", a, i),
 				Reason: "use DevicePtr, *Buffer, uintptr, a sized integer (int32, uint32, int64, …), float32 or float64"}
 		}
 		pb.slots[i] = v

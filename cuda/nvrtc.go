@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // NVRTC's entry points, bound once by loadNVRTC.
@@ -59,19 +60,15 @@ var nvrtcState struct {
 // loadNVRTC opens and binds NVRTC, once.
 func loadNVRTC() error {
 	nvrtcState.once.Do(func() {
-		lib, err := dynlib.Open(nvrtcLibrary, lookupEnv)
+		lib, err := gpu.OpenLibrary("cuda", nvrtcLibrary, lookupEnv, nvrtcSymbols(), func() { nv.nvrtcVersion, nv.nvrtcCompileProgram = 0, 0 },
+			"no NVRTC library", "NVRTC library lacks an entry point (older than CUDA 11.1?)")
 		if err != nil {
-			nvrtcState.err = &UnavailableError{Reason: "no NVRTC library", Err: libraryError(err)}
-			return
-		}
-		if err := lib.Bind(nvrtcSymbols()); err != nil {
-			nv.nvrtcVersion, nv.nvrtcCompileProgram = 0, 0
-			nvrtcState.err = &UnavailableError{Reason: "NVRTC library lacks an entry point (older than CUDA 11.1?)", Err: libraryError(err)}
+			nvrtcState.err = err
 			return
 		}
 		var major, minor int32
 		if err := nvrtcCheck("nvrtcVersion", ccall(nv.nvrtcVersion, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor)))); err != nil {
-			nvrtcState.err = &UnavailableError{Reason: "nvrtcVersion failed", Err: err}
+			nvrtcState.err = &UnavailableError{Backend: "cuda", Reason: "nvrtcVersion failed", Err: err}
 			return
 		}
 		nvrtcState.path = lib.Path
@@ -168,7 +165,7 @@ func compile(source, name string, options []string) ([]byte, error) {
 		return nil, err
 	}
 	if n == 0 {
-		return nil, &UnsupportedError{What: "compile options", Value: strings.Join(options, " "), Reason: "NVRTC produced no CUBIN (a virtual compute_XY architecture?)"}
+		return nil, &UnsupportedError{Backend: "cuda", What: "compile options", Value: strings.Join(options, " "), Reason: "NVRTC produced no CUBIN (a virtual compute_XY architecture?)"}
 	}
 	cubin := make([]byte, n)
 	if err := nvrtcCheck("nvrtcGetCUBIN", ccall(nv.nvrtcGetCUBIN, prog, uintptr(unsafe.Pointer(&cubin[0])))); err != nil {

@@ -6,6 +6,7 @@ import (
 	"time"
 
 	"github.com/ndconv/ndconv/chunk"
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/internal/gpucache"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
@@ -144,16 +145,10 @@ func (e *Engine) Compile() error {
 	if err != nil {
 		return err
 	}
-	for _, l := range launches {
-		src, err := kernels.Source(l.Family)
-		if err != nil {
-			return err
-		}
-		if _, err := e.dev.Module(src, l.Family+".cu", l.Defines); err != nil {
-			return err
-		}
-	}
-	return nil
+	return gpu.BuildAll(launches, func(src string, l *kernels.Launch) error {
+		_, err := e.dev.Module(src, l.Family+".cu", l.Defines)
+		return err
+	})
 }
 
 // CompileSeconds times one NVRTC compilation of the direct kernel for p

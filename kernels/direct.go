@@ -91,7 +91,7 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 	if outerTaps*y.k*x.k != kernelLen {
 		return nil, fmt.Errorf("kernels: canonical form has %d taps, the kernel %d", outerTaps*y.k*x.k, kernelLen)
 	}
-	l.LocalBytes = (TileY + y.k - 1) * (TileX + (x.k-1)*c) * accBytes(p)
+	l.LocalBytes = (TileY + y.k - 1) * (TileX + (x.k-1)*c) * AccBytes(p)
 	tiled := l.LocalBytes <= opt.MaxLocalBytes
 	if !tiled {
 		l.LocalBytes = 0

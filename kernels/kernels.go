@@ -198,6 +198,16 @@ func CheckDTypes(p *nd.Problem) error {
 	return nil
 }
 
+// AccBytes is the size of p's accumulation type (ACC_T, see typeDefines):
+// 8 where it is double (p.Wide), else 4. Local memory, the taps argument
+// and the separable method's temporaries are counted in it.
+func AccBytes(p *nd.Problem) int {
+	if p.Wide {
+		return 8
+	}
+	return 4
+}
+
 // typeDefines are the defines of the element and accumulation types.
 func typeDefines(p *nd.Problem) []string {
 	acc := "float"

@@ -80,7 +80,7 @@ func newRows(p *nd.Problem, s RowsShape, maxParamBytes, outerTaps int, y, x axis
 		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
 	defs = append(defs, nonzeroDefines(l.Taps)...)
-	defs = append(defs, t.tapsInParams(maxParamBytes, accBytes(p)))
+	defs = append(defs, t.tapsInParams(maxParamBytes, AccBytes(p)))
 	defs = append(defs, vectorDefines(p, s.RX%4 == 0 && (x.in*c)%4 == 0, (s.RX*bank)%4 == 0 && (outRow*bank)%4 == 0)...)
 	slices.Sort(defs)
 	t.Defines = defs

@@ -177,7 +177,7 @@ func newSep3(p *nd.Problem, opt SeparableOptions, s Sep3Shape, x int, k nd.Weigh
 			int64(g.outer), int64(stride), int64(offset)},
 		Sep3Shape: s,
 	}
-	accSize := accBytes(p)
+	accSize := AccBytes(p)
 	l.LocalBytes = sep3LocalBytes(s, g.kx, g.ky, g.c, accSize)
 	stage, inter := sep3Pitches(s, g.kx, g.c)
 	maxIndex := max(int64(product(p.InShape)), int64(product(p.OutShape))*int64(stride)) + int64(s.TX+g.kx*g.c)*int64(stride)

@@ -98,7 +98,7 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	// and its rows fit local memory.
 	localBytes := sepFusedLocalBytes(p, passes[0])
 	if opt.Fused.Ring && len(passes) > 1 {
-		localBytes = sepRingLocalBytes(opt.Fused, p.KShape[passes[0]], p.KShape[passes[1]], product(p.InShape[passes[0]+1:]), accBytes(p))
+		localBytes = sepRingLocalBytes(opt.Fused, p.KShape[passes[0]], p.KShape[passes[1]], product(p.InShape[passes[0]+1:]), AccBytes(p))
 	}
 	fused := !tiled && !opt.Unfused && fusable(passes) && localBytes <= opt.MaxLocalBytes &&
 		(opt.Fused != (SepFusedShape{}) || product(p.OutShape) >= MinFusedOutputs)
@@ -274,7 +274,7 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 		family, width = "sepring", sh.TX
 	}
 	shape := []string{fmt.Sprintf("TX=%d", sh.TX), fmt.Sprintf("RX=%d", sh.RX), fmt.Sprintf("SEG=%d", sh.SEG)}
-	accSize := accBytes(q)
+	accSize := AccBytes(q)
 	localBytes := sepFusedRowsBytes(sh, kx, c, accSize)
 	if sh.Ring {
 		stage, inter := sepRingPitches(sh, kx, c)
@@ -317,7 +317,7 @@ func fusedLaunch(q *nd.Problem, opt SeparableOptions, family string, in []int, x
 		fmt.Sprintf("TAPS_N=%d", len(taps)))
 	l.Defines = append(l.Defines, shape...)
 	l.Defines = append(l.Defines, nonzeroDefines(taps[:kx+ky])...)
-	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accBytes(q)))
+	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, AccBytes(q)))
 	slices.Sort(l.Defines)
 	return l
 }
@@ -384,7 +384,7 @@ func sepFusedRowsBytes(sh SepFusedShape, kx, c, accSize int) int {
 // sepFusedLocalBytes bounds the local memory a fused launch along axis x
 // of p may need (the widest strip NewSeparable picks).
 func sepFusedLocalBytes(p *nd.Problem, x int) int {
-	return sepFusedRowsBytes(SepFusedShape{TX: 128, RX: 4}, p.KShape[x], product(p.InShape[x+1:]), accBytes(p))
+	return sepFusedRowsBytes(SepFusedShape{TX: 128, RX: 4}, p.KShape[x], product(p.InShape[x+1:]), AccBytes(p))
 }
 
 func sum(f []float64) float64 {

@@ -196,7 +196,7 @@ func newSepTile(q *nd.Problem, opt SeparableOptions, s SepTileShape, in []int, x
 		fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter)})
 	l.Local = [3]int{s.TX, s.TY, 1}
 	l.Groups = [3]int{ceilDiv(q.OutShape[x]*c, s.TX), ceilDiv(q.OutShape[x-1], s.TY*s.RY), product(in[:x-1])}
-	l.LocalBytes = sepTileLocalBytes(s, kx, ky, c, accBytes(q))
+	l.LocalBytes = sepTileLocalBytes(s, kx, ky, c, AccBytes(q))
 	l.SepTileShape = s
 	return l
 }

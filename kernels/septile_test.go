@@ -29,7 +29,7 @@ func emulateSepTile[F nd.Float](t *testing.T, l *Launch, def map[string]int, p *
 	if stage < tx+(kx-1)*c || inter < tx || inter > stage || stage%32 != 1 || inter%32 != 1 {
 		t.Fatalf("septile: pitches %d and %d for rows of %d and %d", stage, inter, tx+(kx-1)*c, tx)
 	}
-	if l.LocalBytes != (ty*ry+ky-1)*stage*accBytes(p) || l.SepTileShape != (SepTileShape{tx, ty, rx, ry}) {
+	if l.LocalBytes != (ty*ry+ky-1)*stage*AccBytes(p) || l.SepTileShape != (SepTileShape{tx, ty, rx, ry}) {
 		t.Fatalf("septile: local bytes %d for %d rows of %d, shape %+v", l.LocalBytes, ty*ry+ky-1, stage, l.SepTileShape)
 	}
 	emulateFusedPasses(l, def, p, from, to)

@@ -218,7 +218,7 @@ func tiledLocalBytes(s TiledShape, y, x axis, c, accSize int) int {
 // the local memory the options allow (direct.cl then serves).
 func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, l *Launch) *Launch {
 	bank := len(p.Kernels)
-	accSize := accBytes(p)
+	accSize := AccBytes(p)
 	s := opt.Tiled
 	roll := false
 	// A bank split into groups re-stages each plane (no rolling).
@@ -343,14 +343,6 @@ func groupTaps(taps []float64, bank, group int) []float64 {
 func (l *Launch) tapsInParams(maxBytes, accSize int) string {
 	l.TapsInParams = maxBytes > 0 && len(l.Taps)*accSize <= maxBytes
 	return fmt.Sprintf("TAPS_IN_PARAMS=%d", b2i(l.TapsInParams))
-}
-
-// accBytes is the size of the problem's accumulator type.
-func accBytes(p *nd.Problem) int {
-	if p.Wide {
-		return 8
-	}
-	return 4
 }
 
 // nonzeroDefines tell tiled.cl which weights are nonzero when that is

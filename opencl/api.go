@@ -6,6 +6,7 @@ import (
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // The ICD loader's entry points, bound once by loadLibrary. Each holds the
@@ -209,14 +210,10 @@ var lib struct {
 // loadLibrary opens the ICD loader and binds its symbols, once.
 func loadLibrary() error {
 	lib.once.Do(func() {
-		l, err := dynlib.Open(openclLibrary, lookupEnv)
+		l, err := gpu.OpenLibrary("opencl", openclLibrary, lookupEnv, requiredSymbols(), func() { cl = entryPoints{} },
+			"no OpenCL library", "OpenCL library lacks an OpenCL 1.2 entry point")
 		if err != nil {
-			lib.err = &UnavailableError{Reason: "no OpenCL library", Err: libraryError(err)}
-			return
-		}
-		if err := l.Bind(requiredSymbols()); err != nil {
-			cl = entryPoints{} // none half-bound
-			lib.err = &UnavailableError{Reason: "OpenCL library lacks an OpenCL 1.2 entry point", Err: libraryError(err)}
+			lib.err = err
 			return
 		}
 		l.BindOptional(optionalSymbols())

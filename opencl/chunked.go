@@ -33,10 +33,7 @@ func chunksOf(p *nd.Problem, info Info, opt EngineOptions, family string) ([]chu
 	var scratch func(*nd.Problem) int64
 	if family == "separable" {
 		sopt := separableOptions(info, opt.Tuning)
-		acc := int64(4)
-		if p.Wide {
-			acc = 8
-		}
+		acc := int64(kernels.AccBytes(p))
 		scratch = func(q *nd.Problem) int64 {
 			s, err := kernels.NewSeparable(q, sopt)
 			if err != nil || s == nil {

@@ -202,10 +202,10 @@ func checkAvailable() error {
 		if errors.As(err, &u) {
 			return err
 		}
-		return &UnavailableError{Reason: "cannot list platforms and devices", Err: err}
+		return &UnavailableError{Backend: "opencl", Reason: "cannot list platforms and devices", Err: err}
 	}
 	if len(plats) == 0 {
-		return &UnavailableError{Reason: "no OpenCL platform (the ICD loader found no vendor driver; see /etc/OpenCL/vendors or OCL_ICD_VENDORS)"}
+		return &UnavailableError{Backend: "opencl", Reason: "no OpenCL platform (the ICD loader found no vendor driver; see /etc/OpenCL/vendors or OCL_ICD_VENDORS)"}
 	}
 	found := 0
 	for p, pl := range plats {
@@ -217,9 +217,9 @@ func checkAvailable() error {
 		}
 	}
 	if found == 0 {
-		return &UnavailableError{Reason: fmt.Sprintf("no OpenCL device on %d platform(s)", len(plats))}
+		return &UnavailableError{Backend: "opencl", Reason: fmt.Sprintf("no OpenCL device on %d platform(s)", len(plats))}
 	}
-	return &UnavailableError{Reason: fmt.Sprintf("none of %d OpenCL device(s) is available with a compiler", found)}
+	return &UnavailableError{Backend: "opencl", Reason: fmt.Sprintf("none of %d OpenCL device(s) is available with a compiler", found)}
 }
 
 // Devices describes every device of every platform, in the order
@@ -251,8 +251,7 @@ type Device struct {
 	id       uintptr // cl_device_id
 	ctx      uintptr // cl_context
 
-	life   sync.RWMutex // shared by every operation, exclusive for the last Close
-	closed bool
+	life gpu.Life // shared by every operation (do), exclusive for the last Close
 
 	programs programCache
 	// Build settings for the package's tests, which set them on their
@@ -299,7 +298,7 @@ func openDevice(platform, device int) (*Device, error) {
 		return nil, err
 	}
 	if !info.Available || !info.CompilerAvailable {
-		return nil, &UnsupportedError{What: "device", Value: info.Spec() + " (" + info.Name + ")", Reason: "not available, or without an OpenCL C compiler"}
+		return nil, &UnsupportedError{Backend: "opencl", What: "device", Value: info.Spec() + " (" + info.Name + ")", Reason: "not available, or without an OpenCL C compiler"}
 	}
 	ctx, err := clCreateContext(pl.id, pl.devices[device])
 	if err != nil {
@@ -317,27 +316,19 @@ func (d *Device) Close() error {
 
 // release is the last Close's.
 func (d *Device) release() error {
-	d.life.Lock() // waits for the operations in flight
-	defer d.life.Unlock()
-	d.closed = true
-	var errs []error
-	for _, p := range d.programs.Drain() {
-		errs = append(errs, p.release())
-	}
-	errs = append(errs, clReleaseContext(d.ctx))
-	return errors.Join(errs...)
+	return d.life.End(func() error { // once the operations in flight are done
+		var errs []error
+		for _, p := range d.programs.Drain() {
+			errs = append(errs, p.release())
+		}
+		errs = append(errs, clReleaseContext(d.ctx))
+		return errors.Join(errs...)
+	})
 }
 
 // do runs fn while d is open (shared with other operations, exclusive of
 // the last Close). It must not be nested.
-func (d *Device) do(fn func() error) error {
-	d.life.RLock()
-	defer d.life.RUnlock()
-	if d.closed {
-		return ErrClosed
-	}
-	return fn()
-}
+func (d *Device) do(fn func() error) error { return d.life.Do(ErrClosed, fn) }
 
 // Info describes the device.
 func (d *Device) Info() Info { return d.info }
@@ -404,10 +395,10 @@ func (d *Device) AllocCopy(data []byte) (*Buffer, error) {
 
 func (d *Device) alloc(flags uint64, n int, host []byte) (*Buffer, error) {
 	if n <= 0 {
-		return nil, &RangeError{Op: "Alloc", Length: n}
+		return nil, &RangeError{Backend: "opencl", Op: "Alloc", Length: n}
 	}
 	if int64(n) > d.info.MaxAlloc && d.info.MaxAlloc > 0 {
-		return nil, &UnsupportedError{What: "buffer size", Value: fmt.Sprintf("%d bytes", n),
+		return nil, &UnsupportedError{Backend: "opencl", What: "buffer size", Value: fmt.Sprintf("%d bytes", n),
 			Reason: fmt.Sprintf("the largest buffer %s allows is %d bytes", d.info.Name, d.info.MaxAlloc)}
 	}
 	var h uintptr
@@ -428,7 +419,7 @@ func (b *Buffer) Size() int { return b.size }
 // when the copy is done (src may then be reused).
 func (b *Buffer) Write(q *Queue, offset int, src []byte) error {
 	if offset < 0 || offset+len(src) > b.size {
-		return &RangeError{Op: "Write", Offset: offset, Length: len(src), Size: b.size}
+		return &RangeError{Backend: "opencl", Op: "Write", Offset: offset, Length: len(src), Size: b.size}
 	}
 	if len(src) == 0 {
 		return nil
@@ -440,7 +431,7 @@ func (b *Buffer) Write(q *Queue, offset int, src []byte) error {
 // order (after the work queued before it), and returns when they are there.
 func (b *Buffer) Read(q *Queue, dst []byte, offset int) error {
 	if offset < 0 || offset+len(dst) > b.size {
-		return &RangeError{Op: "Read", Offset: offset, Length: len(dst), Size: b.size}
+		return &RangeError{Backend: "opencl", Op: "Read", Offset: offset, Length: len(dst), Size: b.size}
 	}
 	if len(dst) == 0 {
 		return nil
@@ -451,10 +442,10 @@ func (b *Buffer) Read(q *Queue, dst []byte, offset int) error {
 // CopyTo queues a copy of n bytes from b at srcOffset to dst at dstOffset.
 func (b *Buffer) CopyTo(q *Queue, dst *Buffer, dstOffset, srcOffset, n int) error {
 	if srcOffset < 0 || srcOffset+n > b.size {
-		return &RangeError{Op: "CopyTo", Offset: srcOffset, Length: n, Size: b.size}
+		return &RangeError{Backend: "opencl", Op: "CopyTo", Offset: srcOffset, Length: n, Size: b.size}
 	}
 	if dstOffset < 0 || dstOffset+n > dst.size {
-		return &RangeError{Op: "CopyTo", Offset: dstOffset, Length: n, Size: dst.size}
+		return &RangeError{Backend: "opencl", Op: "CopyTo", Offset: dstOffset, Length: n, Size: dst.size}
 	}
 	if n == 0 {
 		return nil
@@ -534,7 +525,7 @@ func (h *HostBuffer) Free() error {
 // unchanged until the event completes.
 func (b *Buffer) WriteAsync(q *Queue, offset int, src *HostBuffer, n int, wait []*Event) (*Event, error) {
 	if offset < 0 || n <= 0 || offset+n > b.size || n > src.Size() || src.p == nil {
-		return nil, &RangeError{Op: "WriteAsync", Offset: offset, Length: n, Size: b.size}
+		return nil, &RangeError{Backend: "opencl", Op: "WriteAsync", Offset: offset, Length: n, Size: b.size}
 	}
 	var h uintptr
 	err := b.dev.do(func() (err error) {
@@ -552,7 +543,7 @@ func (b *Buffer) WriteAsync(q *Queue, offset int, src *HostBuffer, n int, wait [
 // the event completes.
 func (b *Buffer) ReadAsync(q *Queue, dst *HostBuffer, offset, n int, wait []*Event) (*Event, error) {
 	if offset < 0 || n <= 0 || offset+n > b.size || n > dst.Size() || dst.p == nil {
-		return nil, &RangeError{Op: "ReadAsync", Offset: offset, Length: n, Size: b.size}
+		return nil, &RangeError{Backend: "opencl", Op: "ReadAsync", Offset: offset, Length: n, Size: b.size}
 	}
 	var h uintptr
 	err := b.dev.do(func() (err error) {

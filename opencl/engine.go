@@ -117,11 +117,7 @@ func NewSeparable(p *nd.Problem, opt EngineOptions) (*Engine, error) {
 		if err != nil || s == nil {
 			return nil, 0, err
 		}
-		acc := 4
-		if p.Wide {
-			acc = 8
-		}
-		return s.Steps, s.TempElems * acc, nil
+		return s.Steps, s.TempElems * kernels.AccBytes(p), nil
 	}
 	return e, nil
 }

@@ -5,7 +5,6 @@ import (
 	"fmt"
 	"strings"
 
-	"github.com/ndconv/ndconv/internal/dynlib"
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
@@ -171,61 +170,24 @@ func (e *BuildError) Error() string {
 
 func (e *BuildError) Unwrap() error { return e.Err }
 
-// UnavailableError says why the OpenCL backend cannot be used on this
-// machine: no ICD loader, no platform, no device. It is an ordinary answer,
-// not a malfunction: callers fall back to another backend.
-type UnavailableError struct {
-	Reason string // "no OpenCL library", "no OpenCL platform", …
-	Err    error  // the underlying failure, if any
-}
-
-func (e *UnavailableError) Error() string { return gpu.UnavailableMessage("opencl", e.Reason, e.Err) }
-
-func (e *UnavailableError) Unwrap() error { return e.Err }
-
-// LibraryError is a shared library that could not be opened, or one that
-// lacks a symbol ndconv needs. It has the fields of dynlib.Error, which
-// finds and opens the library, and reads as it does, after "opencl: ".
-type LibraryError struct {
-	Library string   // what was looked for: "libOpenCL.so.1", or the path opened
-	Tried   []string // every path given to dlopen, in order
-	Symbol  string   // the missing symbol, if the library opened
-	Err     error    // dlopen's or dlsym's message
-}
-
-func (e *LibraryError) Error() string { return "opencl: " + (*dynlib.Error)(e).Error() }
-
-func (e *LibraryError) Unwrap() error { return e.Err }
-
-// UnsupportedError is a request the device cannot carry out, such as a
-// float64 problem on a device without cl_khr_fp64.
-type UnsupportedError struct {
-	What   string // "float64 arithmetic", "work-group size", …
-	Value  string
-	Reason string
-}
-
-func (e *UnsupportedError) Error() string {
-	s := "opencl: unsupported " + e.What
-	if e.Value != "" {
-		s += " " + e.Value
-	}
-	if e.Reason != "" {
-		s += ": " + e.Reason
-	}
-	return s
-}
-
-// RangeError is a copy that does not fit its buffer.
-type RangeError struct {
-	Op             string // "Write", "Read"
-	Offset, Length int
-	Size           int // of the buffer
-}
-
-func (e *RangeError) Error() string {
-	return fmt.Sprintf("opencl: %s: %d bytes at offset %d do not fit a %d-byte buffer", e.Op, e.Length, e.Offset, e.Size)
-}
+// The failure classes both GPU backends share are one type each in
+// internal/gpu, with the backend named in a field ("opencl") that begins the
+// message; this package's names for them are aliases, so errors.As with,
+// say, a *opencl.UnavailableError matches them.
+type (
+	// UnavailableError says why the OpenCL backend cannot be used on this
+	// machine. It is an ordinary answer, not a malfunction: callers fall
+	// back to another backend.
+	UnavailableError = gpu.UnavailableError
+	// LibraryError is a shared library that could not be opened, or one
+	// that lacks a symbol ndconv needs (see gpu.OpenLibrary).
+	LibraryError = gpu.LibraryError
+	// UnsupportedError is a device or request this package does not
+	// support.
+	UnsupportedError = gpu.UnsupportedError
+	// RangeError is a copy, memset or view that does not fit its buffer.
+	RangeError = gpu.RangeError
+)
 
 // ErrClosed is returned by operations on a Device after its last Close, or
 // on a released Queue, Buffer or Program.

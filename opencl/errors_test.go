@@ -76,8 +76,8 @@ func TestBuildErrorFormat(t *testing.T) {
 }
 
 func TestUnavailableAndLibraryErrors(t *testing.T) {
-	lib := &LibraryError{Library: "libOpenCL.so.1", Tried: []string{"libOpenCL.so.1", "libOpenCL.so"}, Err: errors.New("libOpenCL.so.1: cannot open shared object file: No such file or directory")}
-	u := &UnavailableError{Reason: "no OpenCL library", Err: lib}
+	lib := &LibraryError{Backend: "opencl", Library: "libOpenCL.so.1", Tried: []string{"libOpenCL.so.1", "libOpenCL.so"}, Err: errors.New("libOpenCL.so.1: cannot open shared object file: No such file or directory")}
+	u := &UnavailableError{Backend: "opencl", Reason: "no OpenCL library", Err: lib}
 	want := "opencl: unavailable: no OpenCL library: cannot load libOpenCL.so.1 (tried libOpenCL.so.1, libOpenCL.so): libOpenCL.so.1: cannot open shared object file: No such file or directory"
 	if got := u.Error(); got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
@@ -86,14 +86,14 @@ func TestUnavailableAndLibraryErrors(t *testing.T) {
 	if !errors.As(error(u), &l) || l != lib {
 		t.Error("UnavailableError does not unwrap to its LibraryError")
 	}
-	sym := &LibraryError{Library: "/x/libOpenCL.so.1", Symbol: "clBuildProgram", Err: errors.New("undefined symbol")}
+	sym := &LibraryError{Backend: "opencl", Library: "/x/libOpenCL.so.1", Symbol: "clBuildProgram", Err: errors.New("undefined symbol")}
 	if got, want := sym.Error(), "opencl: /x/libOpenCL.so.1: missing symbol clBuildProgram: undefined symbol"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got, want := (&UnavailableError{Reason: "no OpenCL platform"}).Error(), "opencl: unavailable: no OpenCL platform"; got != want {
+	if got, want := (&UnavailableError{Backend: "opencl", Reason: "no OpenCL platform"}).Error(), "opencl: unavailable: no OpenCL platform"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
-	if got, want := (&UnsupportedError{What: "work-group size", Value: "512", Reason: "at most 256"}).Error(), "opencl: unsupported work-group size 512: at most 256"; got != want {
+	if got, want := (&UnsupportedError{Backend: "opencl", What: "work-group size", Value: "512", Reason: "at most 256"}).Error(), "opencl: unsupported work-group size 512: at most 256"; got != want {
 		t.Errorf("got %q, want %q", got, want)
 	}
 }

@@ -35,27 +35,27 @@ func (d *Device) Prepare(l *kernels.Launch) (*Prepared, error) {
 	group := l.Local[0] * l.Local[1] * l.Local[2]
 	for i := range 3 {
 		if l.Local[i] > info.MaxWorkItemSizes[i] && info.MaxWorkItemSizes[i] > 0 {
-			return nil, &UnsupportedError{What: "work-group shape", Value: fmt.Sprint(l.Local),
+			return nil, &UnsupportedError{Backend: "opencl", What: "work-group shape", Value: fmt.Sprint(l.Local),
 				Reason: fmt.Sprintf("%s allows at most %v work-items per dimension", info.Name, info.MaxWorkItemSizes)}
 		}
 	}
 	if group > info.MaxWorkGroupSize {
-		return nil, &UnsupportedError{What: "work-group size", Value: fmt.Sprint(group),
+		return nil, &UnsupportedError{Backend: "opencl", What: "work-group size", Value: fmt.Sprint(group),
 			Reason: fmt.Sprintf("%s allows at most %d work-items per group", info.Name, info.MaxWorkGroupSize)}
 	}
 	if int64(l.LocalBytes) > info.LocalMemory {
-		return nil, &UnsupportedError{What: "local memory", Value: fmt.Sprintf("%d bytes", l.LocalBytes),
+		return nil, &UnsupportedError{Backend: "opencl", What: "local memory", Value: fmt.Sprintf("%d bytes", l.LocalBytes),
 			Reason: fmt.Sprintf("%s has %d bytes per work-group", info.Name, info.LocalMemory)}
 	}
 	tapBytes := gpu.TapsBytes(l)
 	outerBytes := int32Bytes(l.Outer)
 	if c := int64(len(tapBytes) + len(outerBytes)); info.MaxConstantBuffer > 0 && c > info.MaxConstantBuffer {
-		return nil, &UnsupportedError{What: "kernel size", Value: fmt.Sprintf("%d taps (%d bytes of constant arguments)", len(l.Taps), c),
+		return nil, &UnsupportedError{Backend: "opencl", What: "kernel size", Value: fmt.Sprintf("%d taps (%d bytes of constant arguments)", len(l.Taps), c),
 			Reason: fmt.Sprintf("%s allows %d bytes of __constant arguments", info.Name, info.MaxConstantBuffer)}
 	}
 	for i := range 3 {
 		if l.Groups[i] <= 0 || l.Local[i] <= 0 {
-			return nil, &UnsupportedError{What: "work size", Value: fmt.Sprintf("groups %v, local %v", l.Groups, l.Local)}
+			return nil, &UnsupportedError{Backend: "opencl", What: "work size", Value: fmt.Sprintf("groups %v, local %v", l.Groups, l.Local)}
 		}
 	}
 
@@ -72,7 +72,7 @@ func (d *Device) Prepare(l *kernels.Launch) (*Prepared, error) {
 		return nil, err
 	}
 	if group > k.MaxWorkGroupSize() {
-		return nil, &UnsupportedError{What: "work-group size", Value: fmt.Sprint(group),
+		return nil, &UnsupportedError{Backend: "opencl", What: "work-group size", Value: fmt.Sprint(group),
 			Reason: fmt.Sprintf("kernel %s allows at most %d work-items per group on %s", l.Name, k.MaxWorkGroupSize(), info.Name)}
 	}
 	taps, err := d.AllocCopy(tapBytes)
@@ -100,18 +100,8 @@ func (p *Prepared) Enqueue(q *Queue, in, out *Buffer) (*Event, error) {
 // EnqueueAfter is Enqueue for a launch that starts once the events of
 // wait are complete.
 func (p *Prepared) EnqueueAfter(q *Queue, wait []*Event, in, out *Buffer) (*Event, error) {
-	l := p.Launch
-	args := make([]any, 0, 5+len(l.Scalars))
-	args = append(args, in, out, p.taps, p.outer)
-	for _, v := range l.Scalars {
-		args = append(args, v) // int64: a cl_long
-	}
-	if l.Wide {
-		args = append(args, l.CVal)
-	} else {
-		args = append(args, float32(l.CVal))
-	}
-	return p.kernel.EnqueueAfter(q, wait, p.global, l.Local, args...)
+	args := gpu.LaunchArgs(p.Launch, in, out, p.taps, p.outer)
+	return p.kernel.EnqueueAfter(q, wait, p.global, p.Launch.Local, args...)
 }
 
 // Release frees the launch's argument buffers; the program stays in the
@@ -131,6 +121,6 @@ func int32Bytes(v []int32) []byte {
 }
 
 func fp64Error(info Info) error {
-	return &UnsupportedError{What: "float64 arithmetic", Value: "on " + info.Spec() + " (" + info.Name + ")",
+	return &UnsupportedError{Backend: "opencl", What: "float64 arithmetic", Value: "on " + info.Spec() + " (" + info.Name + ")",
 		Reason: "the device lacks cl_khr_fp64, and this problem accumulates in float64 (float64 or int32 data, or a float64 output); use another device or float32 data"}
 }

@@ -8,9 +8,10 @@ import (
 )
 
 // The OpenCL ICD loader is one dynlib.Spec and two symbol tables (required
-// and optional), opened by dynlib.Open and bound by Library.Bind and
-// BindOptional (their errors passed through libraryError); the search,
-// dlopen and the C calls themselves are internal/dynlib's.
+// and optional), opened and the required one bound by gpu.OpenLibrary (its
+// errors an *UnavailableError over a *LibraryError), the optional one by
+// Library.BindOptional; the search, dlopen and the C calls themselves are
+// internal/dynlib's.
 
 // openclLibrary is the ICD loader (ocl-icd, Khronos' loader, or a vendor's
 // libOpenCL), which dispatches every call to the platform that owns the
@@ -35,16 +36,6 @@ func openclSonames() []string {
 		return []string{"/System/Library/Frameworks/OpenCL.framework/OpenCL"}
 	}
 	return []string{"libOpenCL.so.1", "libOpenCL.so"}
-}
-
-// libraryError presents an error of dynlib.Open or Library.Bind (a
-// *dynlib.Error) as this package's *LibraryError, which has the same
-// fields.
-func libraryError(err error) error {
-	if e, ok := err.(*dynlib.Error); ok {
-		return (*LibraryError)(e)
-	}
-	return err
 }
 
 // ccall calls the C function at fn with integer and pointer arguments and

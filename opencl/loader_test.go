@@ -11,6 +11,7 @@ import (
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 func TestOpenCLSpec(t *testing.T) {
@@ -47,7 +48,7 @@ func TestLibraryErrors(t *testing.T) {
 		t.Errorf("a file that is no library: %v", libraryError(err))
 	}
 	// As loadLibrary would report it.
-	u := &UnavailableError{Reason: "no OpenCL library", Err: libraryError(err)}
+	u := &UnavailableError{Backend: "opencl", Reason: "no OpenCL library", Err: libraryError(err)}
 	if !strings.HasPrefix(u.Error(), "opencl: unavailable: no OpenCL library: cannot load "+fake) {
 		t.Errorf("unavailable error reads %q", u)
 	}
@@ -136,3 +137,7 @@ func TestSymbolsResolve(t *testing.T) {
 	}
 	t.Logf("%d entry points bound from %s (clCreateCommandQueueWithProperties: %v)", len(requiredSymbols()), LibraryPath(), cl.clCreateCommandQueueWithProperties != 0)
 }
+
+// libraryError presents an error of dynlib.Open or Library.Bind as
+// gpu.OpenLibrary does, as this package's *LibraryError.
+func libraryError(err error) error { return gpu.LibraryErrorOf("opencl", err) }

@@ -9,6 +9,8 @@ import (
 	"sync"
 	"time"
 	"unsafe"
+
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // Program is a built OpenCL program (cl_program) for one device.
@@ -60,18 +62,12 @@ func (d *Device) program(c *programCache, source, name string, defines []string)
 // buildOptions is clBuildProgram's option string for defines: sorted, so
 // that the same set in another order is the same build and the same key.
 func buildOptions(defines []string) (string, error) {
-	opts := make([]string, 0, len(defines))
 	for _, d := range defines {
 		if d == "" || strings.ContainsAny(d, " \t\n\r\"'\\") {
-			return "", &UnsupportedError{What: "build option", Value: fmt.Sprintf("%q", d), Reason: "defines may not be empty or hold spaces or quotes"}
+			return "", &UnsupportedError{Backend: "opencl", What: "build option", Value: fmt.Sprintf("%q", d), Reason: "defines may not be empty or hold spaces or quotes"}
 		}
-		if !strings.HasPrefix(d, "-") {
-			d = "-D" + d
-		}
-		opts = append(opts, d)
 	}
-	slices.Sort(opts)
-	return strings.Join(opts, " "), nil
+	return strings.Join(gpu.DefineOptions(defines), " "), nil
 }
 
 // buildSource compiles source and returns the program with its binary if
@@ -269,12 +265,12 @@ func (k *Kernel) Enqueue(q *Queue, global, local [3]int, args ...any) (*Event, e
 // wait (of any queue of the device) are complete.
 func (k *Kernel) EnqueueAfter(q *Queue, wait []*Event, global, local [3]int, args ...any) (*Event, error) {
 	if len(args) > maxKernelArgs {
-		return nil, &UnsupportedError{What: "kernel argument count", Value: fmt.Sprint(len(args)), Reason: fmt.Sprintf("at most %d", maxKernelArgs)}
+		return nil, &UnsupportedError{Backend: "opencl", What: "kernel argument count", Value: fmt.Sprint(len(args)), Reason: fmt.Sprintf("at most %d", maxKernelArgs)}
 	}
 	var g, l [3]uintptr
 	for i := range 3 {
 		if local[i] <= 0 || global[i] <= 0 || global[i]%local[i] != 0 {
-			return nil, &UnsupportedError{What: "work size", Value: fmt.Sprintf("global %v, local %v", global, local),
+			return nil, &UnsupportedError{Backend: "opencl", What: "work size", Value: fmt.Sprintf("global %v, local %v", global, local),
 				Reason: "each global extent must be a positive multiple of the local one"}
 		}
 		g[i], l[i] = uintptr(global[i]), uintptr(local[i])
@@ -287,7 +283,7 @@ func (k *Kernel) EnqueueAfter(q *Queue, wait []*Event, global, local [3]int, arg
 		for i, a := range args {
 			size, value, err := argValue(&slots[i], a)
 			if err != nil {
-				return &UnsupportedError{What: "kernel argument", Value: fmt.Sprintf("%d of %s", i, k.name), Reason: err.Error()}
+				return &UnsupportedError{Backend: "opencl", What: "kernel argument", Value: fmt.Sprintf("%d of %s", i, k.name), Reason: err.Error()}
 			}
 			if err := clSetKernelArg(k.h, i, size, value); err != nil {
 				return fmt.Errorf("%w (argument %d of %s, %d bytes)", err, i, k.name, size)

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ndconv/ndconv/chunk"
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/internal/gpucache"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
@@ -107,14 +108,8 @@ func (e *Engine) Compile() error {
 	if err != nil {
 		return err
 	}
-	for _, l := range launches {
-		src, err := kernels.Source(l.Family)
-		if err != nil {
-			return err
-		}
-		if _, err := e.dev.Program(src, l.Family, l.Defines); err != nil {
-			return err
-		}
-	}
-	return nil
+	return gpu.BuildAll(launches, func(src string, l *kernels.Launch) error {
+		_, err := e.dev.Program(src, l.Family, l.Defines)
+		return err
+	})
 }

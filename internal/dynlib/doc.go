@@ -10,8 +10,8 @@
 // A backend describes each library with a Spec and each symbol table as
 // []Symbol; what the library is (libcuda, NVRTC, the OpenCL ICD loader)
 // and what its result codes mean stay in the backend. Failures are
-// *Error values, which the backends present as their own LibraryError
-// (the same fields; see Error).
+// *Error values, which the backends present as their LibraryError
+// (internal/gpu's, the same fields and the backend's name; see Error).
 //
 // Where purego cannot dlopen (Supported is false), Open fails with an
 // *Error saying so and the backend is simply unavailable.

@@ -131,9 +131,9 @@ func (l *Library) BindOptional(table []Symbol) {
 }
 
 // Error is a shared library that could not be opened, or one that lacks a
-// symbol. Its message has no package prefix: the backends' LibraryError
-// types have the same fields, so that a backend converts an *Error with
-// (*LibraryError)(e) and prefixes the message with its own name.
+// symbol. Its message has no package prefix: a backend presents it as an
+// internal/gpu LibraryError (gpu.LibraryErrorOf), which has the same
+// fields and the backend's name, and reads with that name before it.
 type Error struct {
 	Library string   // what was looked for: "libcuda.so.1", or the path opened
 	Tried   []string // every path given to dlopen, in order

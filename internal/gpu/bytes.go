@@ -17,3 +17,19 @@ func TapsBytes(l *kernels.Launch) []byte {
 	}
 	return nd.AsBytes(w)
 }
+
+// LaunchArgs are the arguments every kernel family takes, in order: the
+// input and output buffers, the taps (a buffer, or TapsBytes by value where
+// l.TapsInParams), the outer-axis table, l.Scalars (int64: long) and l.CVal
+// in the accumulation type (float64 where l.Wide, else float32).
+func LaunchArgs(l *kernels.Launch, in, out, taps, outer any) []any {
+	args := make([]any, 0, 5+len(l.Scalars))
+	args = append(args, in, out, taps, outer)
+	for _, v := range l.Scalars {
+		args = append(args, v)
+	}
+	if l.Wide {
+		return append(args, l.CVal)
+	}
+	return append(args, float32(l.CVal))
+}

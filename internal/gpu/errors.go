@@ -1,15 +1,116 @@
 package gpu
 
-import "strings"
+import (
+	"fmt"
+	"strings"
 
-// UnavailableMessage is how backend's UnavailableError reads: "cuda:
-// unavailable: " and the reason, then the underlying error if any, without
-// the backend's own prefix repeated ("cuda: unavailable: no CUDA driver
-// library: cannot load libcuda.so.1 …").
-func UnavailableMessage(backend, reason string, err error) string {
-	s := backend + ": unavailable: " + reason
-	if err != nil {
-		s += ": " + strings.TrimPrefix(err.Error(), backend+": ")
+	"github.com/ndconv/ndconv/internal/dynlib"
+)
+
+// The failure classes both GPU backends report, one type each. Backend
+// names the package that failed ("cuda", "opencl") and begins the message,
+// as each package's own types did; cuda and opencl export these under
+// their old names (type aliases), so that errors.As with a
+// *cuda.UnavailableError or an *opencl.RangeError works as before.
+
+// UnavailableError says why a GPU backend cannot be used on this machine:
+// no library, no platform or device, an initialisation call failing. It is
+// an ordinary answer, not a malfunction: callers fall back to another
+// backend.
+type UnavailableError struct {
+	Backend string // "cuda", "opencl"
+	Reason  string // "no CUDA driver library", "no OpenCL platform", …
+	Err     error  // the underlying failure, if any
+}
+
+// Error reads "cuda: unavailable: " and the reason, then the underlying
+// error if any, without the backend's own prefix repeated ("cuda:
+// unavailable: no CUDA driver library: cannot load libcuda.so.1 …").
+func (e *UnavailableError) Error() string {
+	s := e.Backend + ": unavailable: " + e.Reason
+	if e.Err != nil {
+		s += ": " + strings.TrimPrefix(e.Err.Error(), e.Backend+": ")
 	}
 	return s
+}
+
+func (e *UnavailableError) Unwrap() error { return e.Err }
+
+// LibraryError is a shared library that could not be opened, or one that
+// lacks a symbol ndconv needs. It has the fields of dynlib.Error, which
+// finds and opens the library, and reads as it does, after "cuda: ".
+type LibraryError struct {
+	Backend string   // "cuda", "opencl"
+	Library string   // what was looked for: "libcuda.so.1", or the path opened
+	Tried   []string // every path given to dlopen, in order
+	Symbol  string   // the missing symbol, if the library opened
+	Err     error    // dlopen's or dlsym's message
+}
+
+func (e *LibraryError) Error() string {
+	d := dynlib.Error{Library: e.Library, Tried: e.Tried, Symbol: e.Symbol, Err: e.Err}
+	return e.Backend + ": " + d.Error()
+}
+
+func (e *LibraryError) Unwrap() error { return e.Err }
+
+// LibraryErrorOf presents an error of dynlib.Open or Library.Bind (a
+// *dynlib.Error) as backend's *LibraryError; other errors, nil among them,
+// pass unchanged.
+func LibraryErrorOf(backend string, err error) error {
+	if e, ok := err.(*dynlib.Error); ok {
+		return &LibraryError{Backend: backend, Library: e.Library, Tried: e.Tried, Symbol: e.Symbol, Err: e.Err}
+	}
+	return err
+}
+
+// UnsupportedError is a device or request a backend does not support: a
+// GPU older than CUDA's minimum compute capability, float64 arithmetic on
+// an OpenCL device without cl_khr_fp64, a work-group too large.
+type UnsupportedError struct {
+	Backend string // "cuda", "opencl"
+	What    string // "compute capability", "work-group size", …
+	Value   string // omitted from the message where empty
+	Reason  string
+}
+
+func (e *UnsupportedError) Error() string {
+	s := e.Backend + ": unsupported " + e.What
+	if e.Value != "" {
+		s += " " + e.Value
+	}
+	if e.Reason != "" {
+		s += ": " + e.Reason
+	}
+	return s
+}
+
+// RangeError is a copy, memset or view that does not fit its buffer.
+type RangeError struct {
+	Backend        string // "cuda", "opencl"
+	Op             string // "CopyFromHost", "Memset", "Write", …
+	Offset, Length int
+	Size           int // of the buffer
+}
+
+func (e *RangeError) Error() string {
+	return fmt.Sprintf("%s: %s: %d bytes at offset %d do not fit a %d-byte buffer", e.Backend, e.Op, e.Length, e.Offset, e.Size)
+}
+
+// OpenLibrary opens spec's library (getenv reading its environment
+// variable) and binds its symbols, for backend. A failure is an
+// *UnavailableError, with the *LibraryError under it, giving noLibrary as
+// the reason where the library did not open and noSymbol where it lacks an
+// entry point; unbind then clears the symbol table, so that none of it
+// stays half-bound.
+func OpenLibrary(backend string, spec dynlib.Spec, getenv func(string) string, symbols []dynlib.Symbol, unbind func(), noLibrary, noSymbol string) (*dynlib.Library, error) {
+	lib, err := dynlib.Open(spec, getenv)
+	if err != nil {
+		return nil, &UnavailableError{Backend: backend, Reason: noLibrary, Err: LibraryErrorOf(backend, err)}
+	}
+	if err := lib.Bind(symbols); err != nil {
+		unbind()
+		return nil, &UnavailableError{Backend: backend, Reason: noSymbol, Err: LibraryErrorOf(backend, err)}
+	}
+	return lib, nil
 }

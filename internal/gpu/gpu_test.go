@@ -3,10 +3,15 @@ package gpu
 import (
 	"errors"
 	"math"
+	"os"
+	"path/filepath"
+	"runtime"
 	"slices"
+	"strings"
 	"sync"
 	"testing"
 
+	"github.com/ndconv/ndconv/internal/dynlib"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -115,20 +120,37 @@ func TestTapsBytes(t *testing.T) {
 	}
 }
 
-func TestUnavailableMessage(t *testing.T) {
+// TestErrors: each failure class reads as the backends' own types did,
+// after the backend's name, and unwraps to its cause.
+func TestErrors(t *testing.T) {
 	inner := errors.New("cuda: cannot load libcuda.so.1: not found")
+	lib := &dynlib.Error{Library: "libOpenCL.so.1", Tried: []string{"libOpenCL.so.1", "libOpenCL.so"}, Err: errors.New("not found")}
 	for _, tc := range []struct {
-		backend, reason string
-		err             error
-		want            string
+		err  error
+		want string
 	}{
-		{"cuda", "no CUDA device", nil, "cuda: unavailable: no CUDA device"},
-		{"cuda", "no CUDA driver library", inner, "cuda: unavailable: no CUDA driver library: cannot load libcuda.so.1: not found"},
-		{"opencl", "no OpenCL library", inner, "opencl: unavailable: no OpenCL library: cuda: cannot load libcuda.so.1: not found"},
+		{&UnavailableError{Backend: "cuda", Reason: "no CUDA device"}, "cuda: unavailable: no CUDA device"},
+		{&UnavailableError{Backend: "cuda", Reason: "no CUDA driver library", Err: inner}, "cuda: unavailable: no CUDA driver library: cannot load libcuda.so.1: not found"},
+		{&UnavailableError{Backend: "opencl", Reason: "no OpenCL library", Err: inner}, "opencl: unavailable: no OpenCL library: cuda: cannot load libcuda.so.1: not found"},
+		{LibraryErrorOf("opencl", lib), "opencl: cannot load libOpenCL.so.1 (tried libOpenCL.so.1, libOpenCL.so): not found"},
+		{&LibraryError{Backend: "cuda", Library: "/x/libcuda.so.1", Symbol: "cuMemAlloc_v2", Err: errors.New("undefined symbol")}, "cuda: /x/libcuda.so.1: missing symbol cuMemAlloc_v2: undefined symbol"},
+		{&UnsupportedError{Backend: "cuda", What: "compute capability", Value: "5.2", Reason: "at least 6.0"}, "cuda: unsupported compute capability 5.2: at least 6.0"},
+		{&UnsupportedError{Backend: "opencl", What: "device"}, "opencl: unsupported device"},
+		{&RangeError{Backend: "opencl", Op: "Write", Offset: 8, Length: 16, Size: 20}, "opencl: Write: 16 bytes at offset 8 do not fit a 20-byte buffer"},
 	} {
-		if got := UnavailableMessage(tc.backend, tc.reason, tc.err); got != tc.want {
+		if got := tc.err.Error(); got != tc.want {
 			t.Errorf("got  %q\nwant %q", got, tc.want)
 		}
+	}
+	if !errors.Is(&UnavailableError{Backend: "cuda", Err: inner}, inner) {
+		t.Error("UnavailableError does not unwrap to its cause")
+	}
+	var le *LibraryError
+	if err := LibraryErrorOf("cuda", lib); !errors.As(err, &le) || le.Backend != "cuda" || !slices.Equal(le.Tried, lib.Tried) || !errors.Is(err, lib.Err) {
+		t.Errorf("LibraryErrorOf(*dynlib.Error) = %#v", err)
+	}
+	if LibraryErrorOf("cuda", nil) != nil || LibraryErrorOf("cuda", inner) != inner {
+		t.Error("LibraryErrorOf changed an error that is no *dynlib.Error")
 	}
 }
 
@@ -144,5 +166,96 @@ func TestRegistryLookup(t *testing.T) {
 	r.Close(3, d, func() error { return nil }) // Lookup took no reference
 	if _, ok := r.Lookup(3); ok {
 		t.Error("Lookup kept the device open")
+	}
+}
+
+// TestLife: operations run while open and are refused after End, and End
+// waits for the operation in flight before it releases.
+func TestLife(t *testing.T) {
+	var l Life
+	closed := errors.New("closed")
+	ran := 0
+	if err := l.Do(closed, func() error { ran++; return nil }); err != nil || ran != 1 {
+		t.Fatalf("Do on an open Life = %v, ran %d", err, ran)
+	}
+	inside, finish := make(chan struct{}), make(chan struct{})
+	var order []string
+	var mu sync.Mutex
+	note := func(s string) { mu.Lock(); order = append(order, s); mu.Unlock() }
+	go l.Do(closed, func() error { close(inside); <-finish; note("op"); return nil })
+	<-inside
+	ended := make(chan error)
+	go func() { ended <- l.End(func() error { note("release"); return closed }) }()
+	close(finish)
+	if err := <-ended; err != closed {
+		t.Errorf("End lost release's error: %v", err)
+	}
+	if !slices.Equal(order, []string{"op", "release"}) {
+		t.Errorf("order %v: End did not wait for the operation in flight", order)
+	}
+	if err := l.Do(closed, func() error { ran++; return nil }); err != closed || ran != 1 {
+		t.Errorf("Do after End = %v, ran %d", err, ran)
+	}
+}
+
+// TestOpenLibrary: a library that does not open and one that lacks a
+// symbol are *UnavailableErrors with the reason given, over the backend's
+// *LibraryError, and the second clears the symbol table.
+func TestOpenLibrary(t *testing.T) {
+	if !dynlib.Supported || runtime.GOOS != "linux" {
+		t.Skip("needs run-time loading of glibc")
+	}
+	fake := filepath.Join(t.TempDir(), "libfake.so.1")
+	if err := os.WriteFile(fake, []byte("not an ELF file\n"), 0o644); err != nil {
+		t.Fatal(err)
+	}
+	env := map[string]string{"NDCONV_TEST_LIB": fake}
+	getenv := func(k string) string { return env[k] }
+	spec := dynlib.Spec{EnvVar: "NDCONV_TEST_LIB", Sonames: []string{"libc.so.6"}}
+	unbound := 0
+	_, err := OpenLibrary("opencl", spec, getenv, nil, func() { unbound++ }, "no library", "no symbol")
+	var ue *UnavailableError
+	var le *LibraryError
+	if !errors.As(err, &ue) || ue.Reason != "no library" || !errors.As(err, &le) || le.Backend != "opencl" || unbound != 0 ||
+		!strings.HasPrefix(err.Error(), "opencl: unavailable: no library: cannot load "+fake) {
+		t.Errorf("a file that is no library: %v", err)
+	}
+	delete(env, "NDCONV_TEST_LIB")
+	var strlen, missing uintptr
+	_, err = OpenLibrary("cuda", spec, getenv, []dynlib.Symbol{{"strlen", &strlen}, {"ndconv_no_such_symbol", &missing}},
+		func() { unbound++; strlen = 0 }, "no library", "no symbol")
+	if !errors.As(err, &ue) || ue.Reason != "no symbol" || !errors.As(err, &le) || le.Symbol != "ndconv_no_such_symbol" || unbound != 1 || strlen != 0 {
+		t.Errorf("a missing symbol: %v (unbound %d)", err, unbound)
+	}
+	lib, err := OpenLibrary("cuda", spec, getenv, []dynlib.Symbol{{"strlen", &strlen}}, func() { unbound++ }, "no library", "no symbol")
+	if err != nil || lib == nil || strlen == 0 || unbound != 1 {
+		t.Errorf("libc's strlen: %v, %v (unbound %d)", lib, err, unbound)
+	}
+}
+
+func TestDefineOptions(t *testing.T) {
+	in := []string{"TILE=16", "-lineinfo", "KW=5", "BORDER"}
+	want := []string{"-DBORDER", "-DKW=5", "-DTILE=16", "-lineinfo"}
+	if got := DefineOptions(in); !slices.Equal(got, want) {
+		t.Errorf("DefineOptions = %q, want %q", got, want)
+	}
+	if in[0] != "TILE=16" {
+		t.Error("DefineOptions changed its argument")
+	}
+	if got := DefineOptions(nil); len(got) != 0 {
+		t.Errorf("no defines: %q", got)
+	}
+}
+
+func TestLaunchArgs(t *testing.T) {
+	in, out, taps, outer := "in", "out", []byte{1}, "outer"
+	l := &kernels.Launch{Scalars: []int64{7, 9}, CVal: 0.1}
+	got := LaunchArgs(l, in, out, taps, outer)
+	if len(got) != 7 || got[0] != in || got[1] != out || got[3] != outer || got[4] != int64(7) || got[5] != int64(9) || got[6] != float32(0.1) {
+		t.Errorf("float32 launch: %v", got)
+	}
+	l.Wide = true
+	if got := LaunchArgs(l, in, out, taps, outer); got[6] != 0.1 {
+		t.Errorf("float64 launch: cval %T %v", got[6], got[6])
 	}
 }
