@@ -34,9 +34,10 @@ type Backend interface {
 	// Available is nil where the backend can run on this machine, else why
 	// not: an error whose Reason says it (UnavailableReason).
 	Available() error
-	// Resolve is the device a request means (a plain "opencl": the first
-	// OpenCL GPU); it may need the backend available.
-	Resolve(Device) (Device, error)
+	// Resolve is the one device a request means (a plain "opencl": the
+	// first OpenCL GPU, else opencl:0:0); the request itself where it
+	// names one.
+	Resolve(Device) Device
 	// AutoDevice is the device auto would run on, false where the backend
 	// offers auto none.
 	AutoDevice() (Device, bool)
@@ -115,6 +116,14 @@ func (d Device) GPU() bool {
 	return ok && b.GPU()
 }
 
+// MeasuresRates reports whether the device's backend can measure its
+// GPURates (MeasureGPURates; CUDA today).
+func (d Device) MeasuresRates() bool {
+	b, _ := d.Backend()
+	_, ok := b.(RateMeasurer)
+	return ok
+}
+
 // IsAuto reports whether the device leaves the choice to auto ("" or
 // "auto").
 func (d Device) IsAuto() bool { return d.Kind == "" || d.Kind == autoKind }
@@ -167,11 +176,17 @@ func ready(b Backend, dev Device) (Device, error) {
 	if err := b.Available(); err != nil {
 		return dev, unavailable(dev, err)
 	}
-	d, err := b.Resolve(dev)
-	if err != nil {
-		return dev, unavailable(dev, err)
+	return b.Resolve(dev), nil
+}
+
+// Resolve is the one device a request means: a plain "opencl" the first
+// OpenCL GPU, else opencl:0:0 (its backend's Resolve); auto and a device
+// named exactly are themselves.
+func (d Device) Resolve() Device {
+	if b, ok := d.Backend(); ok {
+		return b.Resolve(d)
 	}
-	return d, nil
+	return d
 }
 
 // unavailable is the UnavailableError of dev, whose backend's Available

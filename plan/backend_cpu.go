@@ -23,7 +23,7 @@ func (b cpuBackend) Device(nums []int) (Device, bool) {
 
 func (cpuBackend) Format(d Device) string { return d.Kind }
 
-func (cpuBackend) Resolve(d Device) (Device, error) { return d, nil }
+func (cpuBackend) Resolve(d Device) Device { return d }
 
 // AutoDevice is none: auto falls back to the CPU of itself.
 func (cpuBackend) AutoDevice() (Device, bool) { return Device{}, false }

@@ -39,7 +39,7 @@ func (b cudaBackend) Available() error {
 	return err
 }
 
-func (cudaBackend) Resolve(d Device) (Device, error) { return d, nil }
+func (cudaBackend) Resolve(d Device) Device { return d }
 
 // AutoDevice is the first CUDA device, where CUDA is available.
 func (b cudaBackend) AutoDevice() (Device, bool) {

@@ -45,14 +45,11 @@ func (b openclBackend) Available() error {
 }
 
 // Resolve turns a plain "opencl" into the device it means (ResolveOpenCL).
-func (b openclBackend) Resolve(d Device) (Device, error) {
+func (b openclBackend) Resolve(d Device) Device {
 	if !d.AnyOpenCL {
-		return d, nil
+		return d
 	}
-	if err := b.Available(); err != nil {
-		return d, err
-	}
-	return ResolveOpenCL(), nil
+	return ResolveOpenCL()
 }
 
 // AutoDevice is the first OpenCL GPU: PoCL, OpenCL on the CPU, is slower

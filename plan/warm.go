@@ -72,8 +72,13 @@ func (w *Warm) open(dev Device) {
 		dev = gpu
 	}
 	b, _ := dev.Backend() // a GPU's (Prewarm)
-	if dev, w.err = b.Resolve(dev); w.err != nil {
-		return
+	if r := b.Resolve(dev); r != dev {
+		// A request naming no one device: only an available backend
+		// says which it means.
+		if w.err = b.Available(); w.err != nil {
+			return
+		}
+		dev = r
 	}
 	w.mu.Lock()
 	w.dev = dev
