@@ -38,6 +38,9 @@ type Backend interface {
 	// first OpenCL GPU, else opencl:0:0); the request itself where it
 	// names one.
 	Resolve(Device) Device
+	// Devices lists the backend's devices on this machine (an error where
+	// the backend is unavailable).
+	Devices() ([]DeviceInfo, error)
 	// AutoDevice is the device auto would run on, false where the backend
 	// offers auto none.
 	AutoDevice() (Device, bool)
@@ -54,6 +57,27 @@ type Backend interface {
 	Open(Device) (close func() error, err error)
 	// OpenMemory opens the device's memory (Memory).
 	OpenMemory(Device) (DeviceMemory, error)
+}
+
+// DeviceInfo is one device a backend lists: enough to name it and to say
+// whether ndconv can run on it (the backends' packages give the rest).
+type DeviceInfo struct {
+	Device Device
+	Name   string // the model, as the driver names it
+	Type   string // "CPU", "GPU", or the driver's word (OpenCL's "accelerator", …)
+	Usable bool   // false: listed but too old, or without a compiler
+}
+
+// ListDevices lists every registered backend's devices, in registration
+// order; a backend that is unavailable lists none.
+func ListDevices() []DeviceInfo {
+	var all []DeviceInfo
+	for _, b := range backends {
+		if ds, err := b.Devices(); err == nil {
+			all = append(all, ds...)
+		}
+	}
+	return all
 }
 
 // DeviceMemory is a backend's part of an open Memory.

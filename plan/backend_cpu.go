@@ -2,6 +2,8 @@ package plan
 
 import (
 	"context"
+	"fmt"
+	"runtime"
 
 	"github.com/ndconv/ndconv/cpu"
 	"github.com/ndconv/ndconv/internal/fftconv"
@@ -24,6 +26,12 @@ func (b cpuBackend) Device(nums []int) (Device, bool) {
 func (cpuBackend) Format(d Device) string { return d.Kind }
 
 func (cpuBackend) Resolve(d Device) Device { return d }
+
+// Devices is the one CPU: its cores and the engine's loops.
+func (b cpuBackend) Devices() ([]DeviceInfo, error) {
+	name := fmt.Sprintf("%d cores, %s loops", runtime.NumCPU(), cpu.ISA())
+	return []DeviceInfo{{Device: Device{Kind: b.Name()}, Name: name, Type: "CPU", Usable: true}}, nil
+}
 
 // AutoDevice is none: auto falls back to the CPU of itself.
 func (cpuBackend) AutoDevice() (Device, bool) { return Device{}, false }

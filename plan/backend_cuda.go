@@ -41,6 +41,23 @@ func (b cudaBackend) Available() error {
 
 func (cudaBackend) Resolve(d Device) Device { return d }
 
+// Devices lists the CUDA devices; one older than ndconv's minimum compute
+// capability is not usable.
+func (b cudaBackend) Devices() ([]DeviceInfo, error) {
+	if err := b.Available(); err != nil {
+		return nil, err
+	}
+	infos, err := cuda.Devices()
+	if err != nil {
+		return nil, err
+	}
+	ds := make([]DeviceInfo, len(infos))
+	for i, info := range infos {
+		ds[i] = DeviceInfo{Device: Device{Kind: b.Name(), Index: info.Index}, Name: info.Name, Type: "GPU", Usable: info.ComputeCapability.Supported()}
+	}
+	return ds, nil
+}
+
 // AutoDevice is the first CUDA device, where CUDA is available.
 func (b cudaBackend) AutoDevice() (Device, bool) {
 	return Device{Kind: b.Name()}, cuda.Available() == nil

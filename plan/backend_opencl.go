@@ -52,6 +52,24 @@ func (b openclBackend) Resolve(d Device) Device {
 	return ResolveOpenCL()
 }
 
+// Devices lists every OpenCL device of every platform; one without a
+// compiler is not usable.
+func (b openclBackend) Devices() ([]DeviceInfo, error) {
+	if err := b.Available(); err != nil {
+		return nil, err
+	}
+	infos, err := opencl.Devices()
+	if err != nil {
+		return nil, err
+	}
+	ds := make([]DeviceInfo, len(infos))
+	for i, info := range infos {
+		ds[i] = DeviceInfo{Device: Device{Kind: b.Name(), Platform: info.Platform, Index: info.Device}, Name: info.Name, Type: info.Type,
+			Usable: info.Available && info.CompilerAvailable}
+	}
+	return ds, nil
+}
+
 // AutoDevice is the first OpenCL GPU: PoCL, OpenCL on the CPU, is slower
 // than the CPU engine.
 func (openclBackend) AutoDevice() (Device, bool) { return openCLGPU() }

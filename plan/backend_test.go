@@ -224,3 +224,28 @@ func TestUnavailableReason(t *testing.T) {
 		}
 	}
 }
+
+// TestListDevices: every registered backend lists its devices by the
+// strings ParseDevice reads back; the CPU is always there, and the GPUs
+// where their backend is available.
+func TestListDevices(t *testing.T) {
+	ds := ListDevices()
+	if len(ds) == 0 || ds[0].Device != (Device{Kind: "cpu"}) || !ds[0].Usable {
+		t.Fatalf("ListDevices() = %+v, want the CPU first", ds)
+	}
+	kinds := map[string]int{}
+	for _, d := range ds {
+		kinds[d.Device.Kind]++
+		if got, err := ParseDevice(d.Device.String()); err != nil || got != d.Device {
+			t.Errorf("%+v: ParseDevice(%q) = %+v, %v", d, d.Device.String(), got, err)
+		}
+		if d.Name == "" || d.Type == "" {
+			t.Errorf("%+v: no name or type", d)
+		}
+	}
+	for _, b := range Backends() {
+		if (b.Available() == nil) != (kinds[b.Name()] > 0) {
+			t.Errorf("%s: available %v, %d devices listed", b.Name(), b.Available(), kinds[b.Name()])
+		}
+	}
+}
