@@ -6,6 +6,7 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"reflect"
 	"slices"
 	"strings"
 	"testing"
@@ -188,6 +189,16 @@ func oldReason(err error) string {
 	return msg
 }
 
+// setBackend names the backend of a made unavailability error where its
+// type has the field: internal/gpu's one UnavailableError (which cuda and
+// opencl alias on the gpuhost branch) has it, the packages' own types do
+// not.
+func setBackend(err error, backend string) {
+	if f := reflect.ValueOf(err).Elem().FieldByName("Backend"); f.IsValid() {
+		f.SetString(backend)
+	}
+}
+
 // TestUnavailableReason: the reason read from the backends' typed errors is
 // the text the planner printed before, for the errors this machine gives
 // and for made ones with an error under them.
@@ -202,6 +213,9 @@ func TestUnavailableReason(t *testing.T) {
 	cu := &cuda.UnavailableError{Reason: "cannot count devices", Err: errors.New("cuda: cuDeviceGetCount: CUDA_ERROR_UNKNOWN")}
 	cl := &opencl.UnavailableError{Reason: "cannot list platforms and devices", Err: errors.New("opencl: clGetPlatformIDs: -1001")}
 	none := &cuda.UnavailableError{Reason: "no CUDA device"}
+	setBackend(cu, "cuda")
+	setBackend(cl, "opencl")
+	setBackend(none, "cuda")
 	errs = append(errs,
 		struct{ raw, got error }{cu, withReason(cu, "cuda", cu.Reason, cu.Err)},
 		struct{ raw, got error }{cl, withReason(cl, "opencl", cl.Reason, cl.Err)},
