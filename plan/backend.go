@@ -109,7 +109,8 @@ type RateMeasurer interface {
 // messages list them in this order.
 var backends []Backend
 
-// Register adds a backend (backends.go registers this build's). A second
+// Register adds a backend (backends.go registers this build's). Call it
+// from an init function: plans read the registry without a lock. A second
 // backend of a name panics: it is a programming error.
 func Register(b Backend) {
 	if _, ok := Lookup(b.Name()); ok {
