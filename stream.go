@@ -50,7 +50,7 @@ func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink 
 	if src.DType() != p.inType || !slices.Equal(src.Shape, p.problem.InShape) {
 		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", src.DType(), src.Shape, p.inType, p.problem.InShape)}
 	}
-	chunks, err := chunk.Split(p.problem, chunk.Budget{Bytes: wholeRows(p.problem, budget, p.exec.Device.Kind != "cpu")})
+	chunks, err := chunk.Split(p.problem, chunk.Budget{Bytes: wholeRows(p.problem, budget, p.exec.Device.GPU())})
 	if err != nil {
 		return err
 	}

@@ -159,7 +159,7 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 	if err != nil {
 		return nil, 0, method, impl, nil, err
 	}
-	if opt.Timeline && (opt.Device.Kind == "cuda" || opt.Device.Kind == "opencl") {
+	if opt.Timeline && opt.Device.GPU() {
 		popt.Device, popt.Method = exec.Device, exec.Method
 		if spans, err = recordTimeline(ctx, p, popt, dst, src); err != nil {
 			return nil, 0, method, impl, nil, err

@@ -187,7 +187,7 @@ func (e Estimate) Seconds() float64 { return e.Memory + e.Start + e.Compile + e.
 // "cuda:0 410 ms est. (context 350, compile 0, copies 40, kernel 2)".
 func (e Estimate) String() string {
 	s := fmt.Sprintf("%v %s ms est.", e.Device, msNumber(e.Seconds()))
-	if e.Device.Kind == "cpu" {
+	if !e.Device.GPU() {
 		if e.Memory == 0 {
 			return s
 		}
@@ -217,7 +217,7 @@ func cpuEstimate(m Method, cost, fresh float64, r CPURates, workers int) Estimat
 		cores = workers
 	}
 	rate := r.MaddsPerSecond * float64(cores) / float64(max(r.Cores, 1))
-	e := Estimate{Device: Device{Kind: "cpu"}, Method: m, Kernel: cost / rate}
+	e := Estimate{Device: hostDevice(), Method: m, Kernel: cost / rate}
 	if r.TouchBytesPerSecond > 0 {
 		e.Memory = fresh / r.TouchBytesPerSecond
 	}

@@ -13,8 +13,17 @@
 // caller reading its input meanwhile finds it ready and auto counts only
 // what remains.
 //
+// Backends are values (backend.go): each implements Backend — its device
+// strings, availability, devices, implementations, identity for the tuning
+// cache, opening a device and its memory — and is registered once
+// (backends.go). The planner asks the Backend of a Device; it never
+// switches on a backend's name, and ParseDevice is the one parser of
+// device strings. Adding a backend is one file, backend_<name>.go (the
+// engine packages cannot import the planner, so their adapters live here),
+// and one Register line.
+//
 // Memory is an open device's memory for the root package's device API:
 // DeviceArrays there (host memory for the CPU, a cuda.Array, an OpenCL
-// buffer) that an Executable for the same device runs on with no
-// transfers (ExecuteDevice).
+// buffer: the backend's DeviceMemory and Buffer) that an Executable for the
+// same device runs on with no transfers (ExecuteDevice).
 package plan

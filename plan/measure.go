@@ -7,7 +7,6 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -52,7 +51,7 @@ func MeasureCPURates(ctx context.Context, workers int) (CPURates, error) {
 	if err != nil {
 		return CPURates{}, err
 	}
-	e, err := New(p, Options{Device: Device{Kind: "cpu"}, Method: Direct, Workers: workers})
+	e, err := New(p, Options{Device: hostDevice(), Method: Direct, Workers: workers})
 	if err != nil {
 		return CPURates{}, err
 	}
@@ -99,123 +98,14 @@ func problemArrays(p *nd.Problem) (src, dst nd.Array, err error) {
 	return
 }
 
-// MeasureGPURates measures a CUDA GPU: the driver's and the context's
-// start (cold only where this is the process's first use of CUDA: call it
-// first), one NVRTC compilation, the pinned transfers, the device's copy
-// rate, the direct kernel's rate on 4096² float32 7×7, an execution's
-// fixed cost (a 64² one) and the end-to-end rate of a cold call from host
-// memory. Other
-// GPUs keep the defaults (an error says so).
+// MeasureGPURates measures a GPU whose backend can (a RateMeasurer: CUDA
+// today, cudaBackend.MeasureRates). Other GPUs keep the defaults (an error
+// says so).
 func MeasureGPURates(ctx context.Context, dev Device) (GPURates, error) {
-	var r GPURates
-	if dev.Kind != "cuda" {
-		return r, fmt.Errorf("plan: measuring %v: only CUDA GPUs are measured; OpenCL keeps the defaults", dev)
+	b, _ := dev.Backend()
+	m, ok := b.(RateMeasurer)
+	if !ok {
+		return GPURates{}, fmt.Errorf("plan: measuring %v: only CUDA GPUs are measured; OpenCL keeps the defaults", dev)
 	}
-	wasOpen := cuda.IsOpen(dev.Index)
-	start := time.Now()
-	if err := cuda.Available(); err != nil {
-		return r, &UnavailableError{Device: dev, Reason: unavailableReason(err)}
-	}
-	r.DriverSeconds = time.Since(start).Seconds()
-	start = time.Now()
-	d, err := cuda.Open(dev.Index)
-	if err != nil {
-		return r, err
-	}
-	defer d.Close()
-	if !wasOpen {
-		r.ContextSeconds = time.Since(start).Seconds()
-	}
-	p, err := standardProblem(4096)
-	if err != nil {
-		return r, err
-	}
-	opt := cudaOptions(Options{Device: dev})
-	if r.CompileSeconds, err = cuda.CompileSeconds(d, p, opt); err != nil {
-		return r, err
-	}
-	t, err := cuda.MeasureTransfers(d, 64<<20, 5)
-	if err != nil {
-		return r, err
-	}
-	r.HtoDBytesPerSecond, r.DtoHBytesPerSecond = t.HtoDGBps*1e9, t.DtoHGBps*1e9
-	roof, err := cuda.MeasureRoofline(d, 5)
-	if err != nil {
-		return r, err
-	}
-	r.DeviceBytesPerSecond = roof.CopyGBps * 1e9
-
-	e, err := cuda.NewDirect(p, opt)
-	if err != nil {
-		return r, err
-	}
-	defer e.Close()
-	src, _, err := problemArrays(p)
-	if err != nil {
-		return r, err
-	}
-	dsrc, err := cuda.NewArray(d, p.In, p.InShape...)
-	if err != nil {
-		return r, err
-	}
-	defer dsrc.Free()
-	ddst, err := cuda.NewArray(d, p.Out, p.FullShape()...)
-	if err != nil {
-		return r, err
-	}
-	defer ddst.Free()
-	ms, err := e.TimeDevice(ddst, dsrc, 9)
-	if err != nil {
-		return r, err
-	}
-	slices.Sort(ms)
-	kernel := ms[len(ms)/2] / 1e3
-	r.KernelMaddsPerSecond = DirectCost(p) / kernel
-
-	// A fresh engine's first execution of a tiny problem (its module
-	// compiled first): streams, staging, launches, synchronisation.
-	tiny, err := standardProblem(64)
-	if err != nil {
-		return r, err
-	}
-	te, err := cuda.NewDirect(tiny, opt)
-	if err != nil {
-		return r, err
-	}
-	defer te.Close()
-	tsrc, tdst, err := problemArrays(tiny)
-	if err != nil {
-		return r, err
-	}
-	if err := te.Compile(); err != nil { // its module is not what is timed
-		return r, err
-	}
-	start = time.Now()
-	if err := te.Execute(ctx, tdst, tsrc); err != nil {
-		return r, err
-	}
-	r.CallSeconds = time.Since(start).Seconds()
-
-	// A cold call, as a one-shot CLI makes: a fresh engine (its module
-	// loaded) staging into fresh host memory.
-	cold, err := cuda.NewDirect(p, opt)
-	if err != nil {
-		return r, err
-	}
-	defer cold.Close()
-	fresh, err := nd.New(p.Out, p.FullShape()...)
-	if err != nil {
-		return r, err
-	}
-	if err := cold.Compile(); err != nil {
-		return r, err
-	}
-	start = time.Now()
-	if err := cold.Execute(ctx, fresh, src); err != nil {
-		return r, err
-	}
-	host := time.Since(start).Seconds()
-	in, out := problemBytes(p)
-	r.StagedBytesPerSecond = (in + out) / max(host-kernel-r.CallSeconds, 1e-6)
-	return r, nil
+	return m.MeasureRates(ctx, dev)
 }

@@ -7,19 +7,14 @@ import (
 	"io"
 	"math"
 	"runtime"
-	"slices"
-	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
 
 	"github.com/ndconv/ndconv/chunk"
-	"github.com/ndconv/ndconv/cpu"
-	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/internal/fftconv"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
-	"github.com/ndconv/ndconv/opencl"
 )
 
 // Method is a way of computing the result. The zero value, Auto, lets the
@@ -46,59 +41,12 @@ func ParseMethod(s string) (Method, error) { return nd.ParseEnum[Method](methodN
 
 // Device names a backend and, for GPUs, which device of it.
 type Device struct {
-	Kind     string // "auto", "cpu", "cuda", "opencl"
+	Kind     string // "auto" or a registered Backend's Name: "cpu", "cuda", "opencl"
 	Index    int    // cuda:N; opencl:P:D has Platform P and Index D
 	Platform int
 	// AnyOpenCL marks a plain "opencl": the first OpenCL GPU, or device
 	// 0 of platform 0 where there is none.
 	AnyOpenCL bool
-}
-
-func (d Device) String() string {
-	switch {
-	case d.Kind == "cuda":
-		return "cuda:" + strconv.Itoa(d.Index)
-	case d.Kind == "opencl" && d.AnyOpenCL:
-		return "opencl"
-	case d.Kind == "opencl":
-		return fmt.Sprintf("opencl:%d:%d", d.Platform, d.Index)
-	}
-	return d.Kind
-}
-
-// ParseDevice accepts auto, cpu, cuda, cuda:N, opencl and opencl:P:D; the
-// empty string means auto.
-func ParseDevice(s string) (Device, error) {
-	bad := &nd.UnsupportedError{What: "device", Value: s, Supported: "auto, cpu, cuda, cuda:N, opencl, opencl:P:D"}
-	parts := strings.Split(strings.ToLower(strings.TrimSpace(s)), ":")
-	nums := make([]int, len(parts)-1)
-	for i, p := range parts[1:] {
-		n, err := strconv.Atoi(p)
-		if err != nil || n < 0 {
-			return Device{}, bad
-		}
-		nums[i] = n
-	}
-	switch {
-	case (parts[0] == "" || parts[0] == "auto" || parts[0] == "cpu") && len(nums) == 0:
-		if parts[0] == "" {
-			parts[0] = "auto"
-		}
-		return Device{Kind: parts[0]}, nil
-	case parts[0] == "cuda" && len(nums) <= 1:
-		d := Device{Kind: "cuda"}
-		if len(nums) == 1 {
-			d.Index = nums[0]
-		}
-		return d, nil
-	case parts[0] == "opencl" && (len(nums) == 0 || len(nums) == 2):
-		d := Device{Kind: "opencl", AnyOpenCL: len(nums) == 0}
-		if len(nums) == 2 {
-			d.Platform, d.Index = nums[0], nums[1]
-		}
-		return d, nil
-	}
-	return Device{}, bad
 }
 
 // UnavailableError reports a backend that cannot run here, and why.
@@ -159,28 +107,15 @@ type Implementation struct {
 	Pending func(*nd.Problem, Options) (int, error)
 }
 
-// Implementations lists every implementation the planner chooses among.
-var Implementations = slices.Concat(
-	methods("cpu",
-		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewDirect(p, cpuOptions(opt)), nil },
-		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewSeparable(p, cpuOptions(opt)) }),
-	withPending(methods("cuda",
-		func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewDirect(p, cudaOptions(opt)) },
-		func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewSeparable(p, cudaOptions(opt)) }),
-		func(p *nd.Problem, opt Options) (int, error) { return cuda.DirectPending(p, cudaOptions(opt)) },
-		func(p *nd.Problem, opt Options) (int, error) { return cuda.SeparablePending(p, cudaOptions(opt)) }),
-	withPending(methods("opencl",
-		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewDirect(p, openclOptions(opt)) },
-		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewSeparable(p, openclOptions(opt)) }),
-		func(p *nd.Problem, opt Options) (int, error) { return opencl.DirectPending(p, openclOptions(opt)) },
-		func(p *nd.Problem, opt Options) (int, error) { return opencl.SeparablePending(p, openclOptions(opt)) }),
-	[]Implementation{
-		fftOn("cpu", fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }, nil),
-		fftOn("cuda", cuda.FFTSupported, func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewFFT(p, cudaOptions(opt)) },
-			func(p *nd.Problem, opt Options) (int, error) { return cuda.FFTPending(p, cudaOptions(opt)) }),
-		fftOn("opencl", fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewFFT(p, openclOptions(opt)) }, nil),
-	},
-)
+// Implementations lists every implementation the planner chooses among:
+// every registered backend's, in registration order.
+func Implementations() []Implementation {
+	var impls []Implementation
+	for _, b := range backends {
+		impls = append(impls, b.Implementations()...)
+	}
+	return impls
+}
 
 // fftOn is a device's FFT implementation: every device shares
 // internal/fftconv's decomposition and its cost; why may add the
@@ -188,9 +123,6 @@ var Implementations = slices.Concat(
 func fftOn(device string, why func(*nd.Problem) error, prepare func(*nd.Problem, Options) (Runner, error), pending func(*nd.Problem, Options) (int, error)) Implementation {
 	return Implementation{Device: device, Method: FFT, Supports: func(p *nd.Problem) bool { return why(p) == nil }, Why: why, Cost: FFTCost, Prepare: prepare, Pending: pending}
 }
-
-// isGPU reports whether a device kind is a GPU backend's (cuda, opencl).
-func isGPU(kind string) bool { return kind == "cuda" || kind == "opencl" }
 
 // fastMargin is how much cheaper than the best exact method a method of
 // the fast family (FFT) must be estimated before auto takes it: results
@@ -227,20 +159,6 @@ func methods(device string, direct, separable func(*nd.Problem, Options) (Runner
 func withPending(impls []Implementation, direct, separable func(*nd.Problem, Options) (int, error)) []Implementation {
 	impls[0].Pending, impls[1].Pending = direct, separable
 	return impls
-}
-
-func cudaOptions(opt Options) cuda.EngineOptions {
-	return cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning, Timeline: opt.Timeline, PieceBytes: opt.PieceBytes,
-		MemoryBudget: opt.DeviceMemory}
-}
-
-func openclOptions(opt Options) opencl.EngineOptions {
-	return opencl.EngineOptions{Platform: opt.Device.Platform, Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning,
-		Timeline: opt.Timeline, PieceBytes: opt.PieceBytes, MemoryBudget: opt.DeviceMemory}
-}
-
-func cpuOptions(opt Options) cpu.Options {
-	return cpu.Options{Workers: opt.Workers, Progress: opt.Progress}
 }
 
 // Executable is a problem bound to a device and a method, with the memory it
@@ -385,23 +303,18 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	}
 	dev := opt.Device
 	var choice Choice
-	if dev.Kind == "" || dev.Kind == "auto" {
+	if dev.IsAuto() {
 		dev, choice = autoDevice(p, opt)
 	}
-	switch dev.Kind {
-	case "cuda":
-		if err := cuda.Available(); err != nil {
-			return nil, &UnavailableError{Device: dev, Reason: unavailableReason(err)}
+	if b, ok := dev.Backend(); ok {
+		d, err := ready(b, dev)
+		if err != nil {
+			return nil, err
 		}
-	case "opencl":
-		if err := opencl.Available(); err != nil {
-			return nil, &UnavailableError{Device: dev, Reason: unavailableReason(err)}
-		}
-		if dev.AnyOpenCL {
-			dev = ResolveOpenCL()
-		}
+		dev = d
 	}
-	if isGPU(dev.Kind) && (p.In == nd.Float16 || p.Out == nd.Float16) {
+	gpu := dev.GPU()
+	if gpu && (p.In == nd.Float16 || p.Out == nd.Float16) {
 		opt.Device = dev
 		e, err := newHalf(p, opt)
 		if err == nil {
@@ -409,7 +322,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		}
 		return e, err
 	}
-	if isGPU(dev.Kind) {
+	if gpu {
 		if err := kernels.CheckDTypes(p); err != nil {
 			return nil, err
 		}
@@ -425,7 +338,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if err != nil {
 		return nil, err
 	}
-	if opt.Tuning == (kernels.Tuning{}) && !opt.NoTuningCache && isGPU(dev.Kind) {
+	if opt.Tuning == (kernels.Tuning{}) && !opt.NoTuningCache && gpu {
 		cache := opt.TuningCache
 		if cache == nil {
 			cache = defaultTuning()
@@ -436,7 +349,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if err != nil {
 		return nil, err
 	}
-	if isGPU(dev.Kind) {
+	if gpu {
 		markPlanned(dev)
 	}
 	return &Executable{Problem: p, Device: dev, Method: best.Method, Tuning: opt.Tuning, Choice: choice, run: run}, nil
@@ -454,25 +367,16 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 func newEmpty(p *nd.Problem, opt Options) (*Executable, error) {
 	dev := opt.Device
 	var choice Choice
-	switch dev.Kind {
-	case "", "auto":
-		dev, choice = Device{Kind: "cpu"}, Choice{Reason: "cpu (an empty array: nothing to compute)"}
-	case "cpu":
-	case "cuda":
-		if err := cuda.Available(); err != nil {
-			return nil, &UnavailableError{Device: dev, Reason: unavailableReason(err)}
-		}
-	case "opencl":
-		if err := opencl.Available(); err != nil {
-			return nil, &UnavailableError{Device: dev, Reason: unavailableReason(err)}
-		}
-		if dev.AnyOpenCL {
-			dev = ResolveOpenCL()
-		}
-	default:
+	if dev.IsAuto() {
+		dev, choice = hostDevice(), Choice{Reason: "cpu (an empty array: nothing to compute)"}
+	} else if b, ok := dev.Backend(); !ok {
 		return nil, &UnavailableError{Device: dev, Reason: "this build has no " + dev.Kind + " backend yet"}
+	} else if d, err := ready(b, dev); err != nil {
+		return nil, err
+	} else {
+		dev = d
 	}
-	if isGPU(dev.Kind) && !p.Complex() && p.In != nd.Float16 && p.Out != nd.Float16 {
+	if dev.GPU() && !p.Complex() && p.In != nd.Float16 && p.Out != nd.Float16 {
 		// Complex problems run as real parts, float16 ones as float32
 		// twins (New): the GPU kernels' dtypes bound the rest.
 		if err := kernels.CheckDTypes(p); err != nil {
@@ -489,8 +393,8 @@ func newEmpty(p *nd.Problem, opt Options) (*Executable, error) {
 	if opt.Method != Auto {
 		// The CPU's implementations have every device's support tests,
 		// without a GPU library loaded for them (cuFFT's).
-		opt.Device = Device{Kind: "cpu"}
-		best, _, err := choose(p, "cpu", opt)
+		opt.Device = hostDevice()
+		best, _, err := choose(p, opt.Device.Kind, opt)
 		if err != nil {
 			return nil, err
 		}
@@ -513,8 +417,9 @@ func choose(p *nd.Problem, kind string, opt Options) (*Implementation, float64, 
 	var bestCost, fastCost float64
 	var refused error // why the method asked for cannot run p
 	onDevice, ofMethod := false, false
-	for i := range Implementations {
-		impl := &Implementations[i]
+	impls := Implementations()
+	for i := range impls {
+		impl := &impls[i]
 		if impl.Device != kind {
 			continue
 		}
@@ -533,7 +438,7 @@ func choose(p *nd.Problem, kind string, opt Options) (*Implementation, float64, 
 			continue
 		}
 		cost := impl.Cost(p)
-		if impl.Method == FFT && isGPU(kind) {
+		if impl.Method == FFT && (Device{Kind: kind}).GPU() {
 			cost *= ratesFor(opt).gpu(opt.Device).FFTScale // FFTCost models the CPU's FFT
 		}
 		switch {
@@ -565,7 +470,7 @@ func choose(p *nd.Problem, kind string, opt Options) (*Implementation, float64, 
 
 func methodsOn(kind string) string {
 	names := []string{Auto.String()}
-	for _, impl := range Implementations {
+	for _, impl := range Implementations() {
 		if impl.Device == kind {
 			names = append(names, impl.Method.String())
 		}
@@ -626,20 +531,17 @@ func product(s []int) int {
 // autoDevice picks the GPU when one is usable and the whole call is
 // estimated faster there (cost.go), the CPU otherwise, and says why.
 func autoDevice(p *nd.Problem, opt Options) (Device, Choice) {
-	cpuDev := Device{Kind: "cpu"}
+	cpuDev := hostDevice()
 	if err := kernels.CheckDTypes(p); err != nil {
 		return cpuDev, Choice{Reason: "cpu (the GPU kernels do not take " + p.In.String() + " to " + p.Out.String() + ")"}
 	}
-	cpuImpl, cpuCost, err := choose(p, "cpu", opt)
+	cpuImpl, cpuCost, err := choose(p, cpuDev.Kind, opt)
 	if err != nil {
 		return cpuDev, Choice{Reason: "cpu"} // New reports the error
 	}
 	rates := ratesFor(opt)
 	in, out := problemBytes(p)
-	fresh := out
-	if cpuImpl.Method == Separable {
-		fresh += float64(cpu.SeparableScratchBytes(p))
-	}
+	fresh := out + cpuScratchBytes(p, cpuImpl.Method)
 	cpuEst := cpuEstimate(cpuImpl.Method, cpuCost, fresh, rates.cpu(), opt.Workers)
 	// No GPU can beat the CPU where its copies and kernel alone, at the
 	// fastest rates known, take longer: the driver is then not loaded.
@@ -683,49 +585,21 @@ func problemBytes(p *nd.Problem) (in, out float64) {
 	return float64(product(p.InShape) * p.In.Size()), float64(product(p.FullShape()) * p.Out.Size())
 }
 
-// usableGPU is the GPU auto would run on: CUDA's first device where CUDA
-// is available, else the first OpenCL GPU (a variable: tests give auto a
-// GPU where there is none). OpenCL only when it offers a
-// GPU: PoCL, OpenCL on the CPU, is slower than the CPU engine.
+// usableGPU is the GPU auto would run on: the first device a GPU backend
+// offers, in registration order — CUDA's first device where CUDA is
+// available, else the first OpenCL GPU (a variable: tests give auto a GPU
+// where there is none).
 var usableGPU = func() (Device, bool) {
-	if cuda.Available() == nil {
-		return Device{Kind: "cuda"}, true
-	}
-	return openCLGPU()
-}
-
-// openCLGPU is the first OpenCL device that is a GPU, looked up once.
-var openCLGPU = sync.OnceValues(func() (Device, bool) {
-	if opencl.Available() != nil {
-		return Device{}, false
-	}
-	infos, err := opencl.Devices()
-	if err != nil {
-		return Device{}, false
-	}
-	for _, info := range infos {
-		if info.Type == "GPU" && info.Available {
-			return Device{Kind: "opencl", Platform: info.Platform, Index: info.Device}, true
+	for _, b := range backends {
+		if b.GPU() {
+			if d, ok := b.AutoDevice(); ok {
+				return d, true
+			}
 		}
 	}
 	return Device{}, false
-})
-
-// ResolveOpenCL is the device a plain "opencl" means: the first OpenCL
-// GPU, or device 0 of platform 0.
-func ResolveOpenCL() Device {
-	if gpu, ok := openCLGPU(); ok {
-		return gpu
-	}
-	return Device{Kind: "opencl"}
 }
 
-// unavailableReason is the backend's own explanation, without the
-// package prefix the UnavailableError adds its device to.
-func unavailableReason(err error) string {
-	msg := err.Error()
-	for _, prefix := range []string{"cuda: unavailable: ", "cuda: ", "opencl: unavailable: ", "opencl: "} {
-		msg = strings.TrimPrefix(msg, prefix)
-	}
-	return msg
-}
+// hostDevice is the CPU: where auto falls back, and the device whose
+// implementations check a problem without a GPU library loaded.
+func hostDevice() Device { return Device{Kind: cpuBackend{}.Name()} }

@@ -143,14 +143,14 @@ func TestAutoFFT(t *testing.T) {
 // CI) it prepares the OpenCL FFT engine, and Exact refuses it.
 func TestFFTOnEveryDevice(t *testing.T) {
 	for _, kind := range []string{"cpu", "cuda", "opencl"} {
-		i := slices.IndexFunc(Implementations, func(impl Implementation) bool { return impl.Device == kind && impl.Method == FFT })
+		i := slices.IndexFunc(Implementations(), func(impl Implementation) bool { return impl.Device == kind && impl.Method == FFT })
 		if i < 0 {
 			t.Errorf("no FFT on %s", kind)
 			continue
 		}
 		spec := dense([]int{2048, 2048}, 31*31)
 		p, _ := spec.Normalize()
-		if impl := Implementations[i]; impl.Cost(p) != FFTCost(p) || impl.Why == nil {
+		if impl := Implementations()[i]; impl.Cost(p) != FFTCost(p) || impl.Why == nil {
 			t.Errorf("FFT on %s: cost %v, want FFTCost %v; Why %v", kind, impl.Cost(p), FFTCost(p), impl.Why != nil)
 		}
 	}

@@ -9,11 +9,9 @@ import (
 	"path/filepath"
 	"sync"
 
-	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/internal/gpucache"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
-	"github.com/ndconv/ndconv/opencl"
 )
 
 // TuningCache remembers, per device and problem, the kernel work
@@ -222,27 +220,13 @@ func TuningKey(dev Device, p *nd.Problem, m Method) (string, bool) {
 }
 
 // deviceIdentity is a GPU's model, architecture and driver, asked of the
-// driver without a context.
+// driver without a context (its backend's Identity).
 func deviceIdentity(dev Device) (string, bool) {
-	switch dev.Kind {
-	case "cuda":
-		i, err := cuda.StaticInfo(dev.Index)
-		if err != nil {
-			return "", false
-		}
-		return fmt.Sprintf("cuda %s %s driver %s", i.Name, i.ComputeCapability.Arch(), i.DriverVersion), true
-	case "opencl":
-		infos, err := opencl.Devices()
-		if err != nil {
-			return "", false
-		}
-		for _, i := range infos {
-			if i.Platform == dev.Platform && i.Device == dev.Index {
-				return fmt.Sprintf("opencl %s %s", i.Name, i.DriverVersion), true
-			}
-		}
+	b, ok := dev.Backend()
+	if !ok {
+		return "", false
 	}
-	return "", false
+	return b.Identity(dev)
 }
 
 // defaultTuning is the cache plans read, opened once per process; a

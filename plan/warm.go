@@ -4,9 +4,7 @@ import (
 	"sync"
 	"time"
 
-	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/nd"
-	"github.com/ndconv/ndconv/opencl"
 )
 
 // Warm is a GPU being opened in the background (Prewarm): the driver
@@ -52,9 +50,7 @@ var prewarmHook func(Device)
 // opened the device (or are not going to).
 func Prewarm(dev Device) *Warm {
 	w := &Warm{started: time.Now(), done: make(chan struct{})}
-	switch dev.Kind {
-	case "cuda", "opencl", "", "auto":
-	default:
+	if !dev.IsAuto() && !dev.GPU() {
 		close(w.done)
 		return w
 	}
@@ -68,18 +64,21 @@ func (w *Warm) open(dev Device) {
 	// This goroutine is no caller's: a panic here would end the process.
 	// It becomes the Warm's error, kept as any other.
 	defer nd.RecoverPanic(&w.err)
-	if dev.Kind == "" || dev.Kind == "auto" {
+	if dev.IsAuto() {
 		gpu, ok := usableGPU()
 		if !ok {
 			return
 		}
 		dev = gpu
 	}
-	if dev.Kind == "opencl" && dev.AnyOpenCL {
-		if w.err = opencl.Available(); w.err != nil {
+	b, _ := dev.Backend() // a GPU's (Prewarm)
+	if r := b.Resolve(dev); r != dev {
+		// A request naming no one device: only an available backend
+		// says which it means.
+		if w.err = b.Available(); w.err != nil {
 			return
 		}
-		dev = ResolveOpenCL()
+		dev = r
 	}
 	w.mu.Lock()
 	w.dev = dev
@@ -97,20 +96,7 @@ func (w *Warm) open(dev Device) {
 	warming.Unlock()
 
 	var closer func() error
-	switch dev.Kind {
-	case "cuda":
-		var d *cuda.Device
-		if w.err = cuda.Available(); w.err == nil {
-			if d, w.err = cuda.Open(dev.Index); w.err == nil {
-				closer = d.Close
-			}
-		}
-	case "opencl":
-		var d *opencl.Device
-		if d, w.err = opencl.Open(dev.Platform, dev.Index); w.err == nil {
-			closer = d.Close
-		}
-	}
+	closer, w.err = b.Open(dev)
 	if w.err != nil {
 		w.unregister() // never to open: auto counts a whole start again
 	}
@@ -180,11 +166,8 @@ func (w *Warm) unregisterLocked() {
 // Memory or a finished Prewarm), or being opened by a Prewarm for the
 // given seconds.
 func warmth(dev Device) (open, inFlight bool, elapsed float64) {
-	switch dev.Kind {
-	case "cuda":
-		open = cuda.IsOpen(dev.Index)
-	case "opencl":
-		open = opencl.IsOpen(dev.Platform, dev.Index)
+	if b, ok := dev.Backend(); ok {
+		open = b.IsOpen(dev)
 	}
 	if open {
 		return true, false, 0

@@ -154,13 +154,13 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 		return &usageError{err}
 	}
 	switch {
-	case dev.Kind == "auto":
+	case dev.IsAuto():
 		dev.Kind = "cpu"
 		if cuda.Available() == nil {
 			dev.Kind = "cuda"
 		}
-	case dev.Kind == "opencl" && dev.AnyOpenCL:
-		dev = plan.ResolveOpenCL()
+	default:
+		dev = dev.Resolve()
 	}
 	method, err := plan.ParseMethod(f.method)
 	if err != nil {

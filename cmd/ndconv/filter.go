@@ -352,7 +352,7 @@ type headerPlan struct {
 // error, at once.
 func planFromHeader(job filterJob, specs []kernelSpec, fail context.CancelCauseFunc) *headerPlan {
 	dev, err := plan.ParseDevice(job.opt.Device)
-	if err != nil || (dev.Kind != "cuda" && dev.Kind != "opencl") {
+	if err != nil || !dev.GPU() {
 		return nil
 	}
 	h, ok := imageio.ReadHeader(job.input, job.raw)
@@ -419,10 +419,10 @@ func (hp *headerPlan) discard() {
 // let go of it (nil does nothing).
 func prewarm(device, input string) *plan.Warm {
 	dev, err := plan.ParseDevice(device)
-	if err != nil || dev.Kind == "cpu" {
+	if err != nil || !(dev.IsAuto() || dev.GPU()) {
 		return nil
 	}
-	if dev.Kind == "auto" {
+	if dev.IsAuto() {
 		if fi, err := os.Stat(input); err != nil || fi.Size() < plan.AutoPrewarmMinBytes {
 			return nil
 		}

@@ -70,10 +70,8 @@ func runTune(cmd *cobra.Command, f tuneFlags) error {
 	if err != nil {
 		return &usageError{err}
 	}
-	if dev.Kind == "opencl" && dev.AnyOpenCL {
-		dev = plan.ResolveOpenCL()
-	}
-	if dev.Kind != "cuda" && dev.Kind != "opencl" && !(f.rates && dev.Kind == "cpu") {
+	dev = dev.Resolve()
+	if !dev.GPU() && (dev.IsAuto() || !f.rates) { // the CPU with --rates only
 		return usagef("--device %s: tune measures GPU kernels (cuda or opencl; cpu with --rates)", f.device)
 	}
 	method, err := plan.ParseMethod(f.method)
@@ -122,8 +120,8 @@ func runTune(cmd *cobra.Command, f tuneFlags) error {
 // GPU, plan.MeasureCPURates) into cache, and prints them.
 func tuneRates(cmd *cobra.Command, cache *plan.TuningCache, dev plan.Device, workers int) error {
 	out := cmd.OutOrStdout()
-	switch dev.Kind {
-	case "cuda":
+	switch {
+	case dev.MeasuresRates():
 		r, err := plan.MeasureGPURates(cmd.Context(), dev)
 		if err != nil {
 			return err
@@ -132,7 +130,7 @@ func tuneRates(cmd *cobra.Command, cache *plan.TuningCache, dev plan.Device, wor
 			return err
 		}
 		fmt.Fprintf(out, "rates: %v %v\n", dev, r)
-	case "opencl":
+	case dev.GPU():
 		fmt.Fprintf(out, "rates: %v keeps the default GPU rates (only CUDA GPUs are measured)\n", dev)
 	}
 	r, err := plan.MeasureCPURates(cmd.Context(), workers)
@@ -203,7 +201,7 @@ func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, 
 		}
 		describe = best.String()
 	}
-	if chosen == plan.FFT && dev.Kind != "cpu" {
+	if chosen == plan.FFT && dev.GPU() {
 		scale, err := calibrateFFT(cmd, cache, w, p, dev, bestMs, repeats)
 		if err != nil {
 			return err

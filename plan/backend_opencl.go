@@ -1,0 +1,198 @@
+package plan
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"sync"
+
+	"github.com/ndconv/ndconv/internal/fftconv"
+	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/opencl"
+)
+
+// openclBackend is any OpenCL device (package opencl); devices are
+// opencl:P:D, and a plain "opencl" (AnyOpenCL) means the first OpenCL GPU,
+// else opencl:0:0.
+type openclBackend struct{}
+
+func (openclBackend) Name() string  { return "opencl" }
+func (openclBackend) Forms() string { return "opencl, opencl:P:D" }
+func (openclBackend) GPU() bool     { return true }
+
+func (b openclBackend) Device(nums []int) (Device, bool) {
+	d := Device{Kind: b.Name(), AnyOpenCL: len(nums) == 0}
+	if len(nums) == 2 {
+		d.Platform, d.Index = nums[0], nums[1]
+	}
+	return d, len(nums) == 0 || len(nums) == 2
+}
+
+func (b openclBackend) Format(d Device) string {
+	if d.AnyOpenCL {
+		return b.Name()
+	}
+	return fmt.Sprintf("%s:%d:%d", b.Name(), d.Platform, d.Index)
+}
+
+func (b openclBackend) Available() error {
+	err := opencl.Available()
+	var u *opencl.UnavailableError
+	if errors.As(err, &u) {
+		return withReason(err, b.Name(), u.Reason, u.Err)
+	}
+	return err
+}
+
+// Resolve turns a plain "opencl" into the device it means (ResolveOpenCL).
+func (b openclBackend) Resolve(d Device) Device {
+	if !d.AnyOpenCL {
+		return d
+	}
+	return ResolveOpenCL()
+}
+
+// Devices lists every OpenCL device of every platform; one without a
+// compiler is not usable.
+func (b openclBackend) Devices() ([]DeviceInfo, error) {
+	if err := b.Available(); err != nil {
+		return nil, err
+	}
+	infos, err := opencl.Devices()
+	if err != nil {
+		return nil, err
+	}
+	ds := make([]DeviceInfo, len(infos))
+	for i, info := range infos {
+		ds[i] = DeviceInfo{Device: Device{Kind: b.Name(), Platform: info.Platform, Index: info.Device}, Name: info.Name, Type: info.Type,
+			Usable: info.Available && info.CompilerAvailable}
+	}
+	return ds, nil
+}
+
+// AutoDevice is the first OpenCL GPU: PoCL, OpenCL on the CPU, is slower
+// than the CPU engine.
+func (openclBackend) AutoDevice() (Device, bool) { return openCLGPU() }
+
+func (b openclBackend) Implementations() []Implementation {
+	return append(withPending(methods(b.Name(),
+		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewDirect(p, openclOptions(opt)) },
+		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewSeparable(p, openclOptions(opt)) }),
+		func(p *nd.Problem, opt Options) (int, error) { return opencl.DirectPending(p, openclOptions(opt)) },
+		func(p *nd.Problem, opt Options) (int, error) { return opencl.SeparablePending(p, openclOptions(opt)) }),
+		fftOn(b.Name(), fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewFFT(p, openclOptions(opt)) }, nil))
+}
+
+func (openclBackend) Identity(d Device) (string, bool) {
+	infos, err := opencl.Devices()
+	if err != nil {
+		return "", false
+	}
+	for _, i := range infos {
+		if i.Platform == d.Platform && i.Device == d.Index {
+			return fmt.Sprintf("opencl %s %s", i.Name, i.DriverVersion), true
+		}
+	}
+	return "", false
+}
+
+func (openclBackend) IsOpen(d Device) bool { return opencl.IsOpen(d.Platform, d.Index) }
+
+func (openclBackend) Open(d Device) (func() error, error) {
+	dev, err := opencl.Open(d.Platform, d.Index)
+	if err != nil {
+		return nil, err
+	}
+	return dev.Close, nil
+}
+
+func (openclBackend) OpenMemory(d Device) (DeviceMemory, error) {
+	dev, err := opencl.Open(d.Platform, d.Index)
+	if err != nil {
+		return nil, err
+	}
+	q, err := dev.NewQueue()
+	if err != nil {
+		dev.Close()
+		return nil, err
+	}
+	return openclMemory{dev, q}, nil
+}
+
+func openclOptions(opt Options) opencl.EngineOptions {
+	return opencl.EngineOptions{Platform: opt.Device.Platform, Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning,
+		Timeline: opt.Timeline, PieceBytes: opt.PieceBytes, MemoryBudget: opt.DeviceMemory}
+}
+
+// openCLGPU is the first OpenCL device that is a GPU, looked up once.
+var openCLGPU = sync.OnceValues(func() (Device, bool) {
+	if opencl.Available() != nil {
+		return Device{}, false
+	}
+	infos, err := opencl.Devices()
+	if err != nil {
+		return Device{}, false
+	}
+	for _, info := range infos {
+		if info.Type == "GPU" && info.Available {
+			return Device{Kind: openclBackend{}.Name(), Platform: info.Platform, Index: info.Device}, true
+		}
+	}
+	return Device{}, false
+})
+
+// ResolveOpenCL is the device a plain "opencl" means: the first OpenCL
+// GPU, or device 0 of platform 0.
+func ResolveOpenCL() Device {
+	if gpu, ok := openCLGPU(); ok {
+		return gpu
+	}
+	return Device{Kind: openclBackend{}.Name()}
+}
+
+// openclMemory is an OpenCL device's memory: arrays are buffers, moved on
+// the memory's own queue.
+type openclMemory struct {
+	dev   *opencl.Device
+	queue *opencl.Queue
+}
+
+// openclBuffer is an OpenCL buffer as a Buffer.
+type openclBuffer struct {
+	b     *opencl.Buffer
+	queue *opencl.Queue
+}
+
+// openclRunner is what the OpenCL engines offer for data already on the
+// device.
+type openclRunner interface {
+	ExecuteBuffers(ctx context.Context, dst, src *opencl.Buffer) error
+}
+
+func (m openclMemory) Alloc(dt nd.DType, shape []int) (Buffer, error) {
+	n, err := nd.NumElements(shape)
+	if err != nil {
+		return nil, err
+	}
+	b, err := m.dev.Alloc(max(n*dt.Size(), 1))
+	if err != nil {
+		return nil, err
+	}
+	return openclBuffer{b, m.queue}, nil
+}
+
+func (openclMemory) Execute(ctx context.Context, run Runner, dst, src Buffer) (bool, error) {
+	r, ok := run.(openclRunner)
+	d, ok1 := dst.(openclBuffer)
+	s, ok2 := src.(openclBuffer)
+	if !ok || !ok1 || !ok2 {
+		return false, nil
+	}
+	return true, r.ExecuteBuffers(ctx, d.b, s.b)
+}
+
+func (m openclMemory) Close() error { return errors.Join(m.queue.Close(), m.dev.Close()) }
+
+func (b openclBuffer) Write(p []byte) error { return b.b.Write(b.queue, 0, p) }
+func (b openclBuffer) Read(p []byte) error  { return b.b.Read(b.queue, p, 0) }
+func (b openclBuffer) Free() error          { return b.b.Free() }
