@@ -132,13 +132,6 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 	return l, nil
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
-}
-
 // problemAxes are p's axes as canonical takes them.
 func problemAxes(p *nd.Problem) []axis {
 	axes := make([]axis, len(p.InShape))

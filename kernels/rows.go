@@ -104,9 +104,13 @@ func defaultRowsShape(p *nd.Problem, outerTaps int, y, x axis, c int) RowsShape 
 	return RowsShape{TX: 256, RX: 4, Chunk: 32}
 }
 
-// rowsCandidates are rows.cl's decompositions the tuner measures.
+// rowsCandidates are rows.cl's decompositions the tuner measures (none
+// for 1-D problems, which tiled.cl's one-row work-groups serve).
 func rowsCandidates(p *nd.Problem) []Tuning {
 	outer, y, x, c := canonical(problemAxes(p))
+	if y.out == 1 && y.k == 1 {
+		return nil
+	}
 	outerTaps := 1
 	for _, a := range outer {
 		outerTaps *= a.k

@@ -196,3 +196,33 @@ func newSep3(p *nd.Problem, opt SeparableOptions, s Sep3Shape, x int, k nd.Weigh
 	slices.Sort(l.Defines)
 	return l
 }
+
+// sep3Launches is p's separable method as sep3.cl launches, one per bank
+// kernel with no temporaries, or nil where sep3.cl does not serve: passes
+// not Z, Y, X on adjacent axes, a forced sepfused.cl or septile.cl shape
+// or unfused passes, a problem smaller than MinFusedOutputs (unless a shape is
+// forced), or a shape whose ring or local memory does not fit.
+func sep3Launches(p *nd.Problem, opt SeparableOptions) *Separable {
+	x, ok := sep3Axes(p)
+	if !ok || opt.Unfused || opt.Fused != (SepFusedShape{}) || opt.SepTile != (SepTileShape{}) {
+		return nil
+	}
+	sh := opt.Sep3
+	if sh == (Sep3Shape{}) {
+		if product(p.OutShape) < MinFusedOutputs {
+			return nil
+		}
+		sh = defaultSep3Shape(p, x)
+	}
+	g := sep3GeometryOf(p, x)
+	if !sep3Fits(sh, g.kx, g.ky, g.kz, g.c, p.Wide, opt.MaxLocalBytes) ||
+		ceilDiv(p.OutShape[x-1], sh.TY*sh.RY) > 65535 {
+		return nil
+	}
+	s := &Separable{}
+	for b, k := range p.Kernels {
+		l := newSep3(p, opt, sh, x, k, len(p.Kernels), b)
+		s.Steps = append(s.Steps, Step{Launch: l, From: Input, To: Output})
+	}
+	return s
+}

@@ -337,232 +337,6 @@ func groupTaps(taps []float64, bank, group int) []float64 {
 	return out
 }
 
-// tapsInParams decides whether the launch's weights go by value among its
-// parameters (TapsInParams): where the backend takes that many bytes there
-// (maxBytes, 0 for none). It returns the define that tells the kernel.
-func (l *Launch) tapsInParams(maxBytes, accSize int) string {
-	l.TapsInParams = maxBytes > 0 && len(l.Taps)*accSize <= maxBytes
-	return fmt.Sprintf("TAPS_IN_PARAMS=%d", b2i(l.TapsInParams))
-}
-
-// accBytes is the size of the problem's accumulator type.
-func accBytes(p *nd.Problem) int {
-	if p.Wide {
-		return 8
-	}
-	return 4
-}
-
-// nonzeroDefines tell tiled.cl which weights are nonzero when that is
-// cheap to specialise on: ALL_NONZERO=1 for a dense kernel (the usual
-// case), a bitmap NZ0…NZ3 for up to 256 weights with zeros among them, and
-// nothing otherwise (the kernel then tests each weight as it runs).
-func nonzeroDefines(taps []float64) []string {
-	zeros := 0
-	for _, w := range taps {
-		if w == 0 {
-			zeros++
-		}
-	}
-	if zeros == 0 {
-		return []string{"ALL_NONZERO=1"}
-	}
-	if len(taps) > 256 {
-		return []string{"ALL_NONZERO=0"}
-	}
-	var words [4]uint64
-	for i, w := range taps {
-		if w != 0 {
-			words[i/64] |= 1 << (i % 64)
-		}
-	}
-	defs := []string{"ALL_NONZERO=0"}
-	for i, w := range words {
-		defs = append(defs, fmt.Sprintf("NZ%d=0x%xUL", i, w))
-	}
-	return defs
-}
-
-// vectorDefines are VECTOR_LOADS (and IN_T4) where the input's rows
-// allow 4-vector loads (loads) and its dtype has a 4-vector type, and
-// VECTOR_STORES (and OUT_T4) the same of the output (stores).
-func vectorDefines(p *nd.Problem, loads, stores bool) []string {
-	var defs []string
-	if vec, ok := vector4(p.In); ok && loads {
-		defs = append(defs, "VECTOR_LOADS=1", "IN_T4="+vec)
-	} else {
-		defs = append(defs, "VECTOR_LOADS=0")
-	}
-	if vec, ok := vector4(p.Out); ok && stores {
-		defs = append(defs, "VECTOR_STORES=1", "OUT_T4="+vec)
-	} else {
-		defs = append(defs, "VECTOR_STORES=0")
-	}
-	return defs
-}
-
-// vector4 is the 4-vector type of a dtype loaded or stored 4 at a time.
-func vector4(d nd.DType) (string, bool) {
-	switch d {
-	case nd.Uint8, nd.Uint16, nd.Int16, nd.Int32, nd.Float32:
-		return typeName(d) + "4", true
-	}
-	return "", false
-}
-
-// TuningCandidates are the work decompositions `ndconv tune` measures for
-// p: tiled.cl's and rows.cl's for the direct method; for the separable one
-// sep3.cl's where its passes are Z, Y, X on adjacent axes, and septile.cl's,
-// sepfused.cl's and sepring.cl's (none where the passes do not fuse). Every
-// candidate computes the same bits; they differ only in how the work is
-// spread.
-func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
-	var out []Tuning
-	if separable {
-		passes := separablePasses(p)
-		if !fusable(passes) {
-			return nil
-		}
-		out = append(sep3Candidates(p), sepTileCandidates(p)...)
-		ky := p.KShape[passes[1]]
-		for _, tx := range []int{32, 64, 128} {
-			for _, rx := range []int{1, 2, 4} {
-				for _, rows := range []int{32, 64, 128, 256} {
-					out = append(out, Tuning{Fused: SepFusedShape{TX: tx, RX: rx, SEG: wholeRounds(rows, ky)}})
-				}
-			}
-		}
-		// sepring.cl: strips of TX columns, X-pass pieces of RX dividing TX.
-		if ky <= sepRingMaxTaps && !p.Wide {
-			for _, tx := range []int{64, 128, 256} {
-				for _, rx := range []int{4, 8, 16} {
-					for _, rows := range []int{64, 128, 256, 512} {
-						for _, pre := range []bool{false, true} {
-							out = append(out, Tuning{Fused: SepFusedShape{TX: tx, RX: rx, SEG: wholeRounds(rows, ky), Ring: true, Prefetch: pre}})
-						}
-					}
-				}
-			}
-		}
-		return out
-	}
-	outer, y, _, _ := canonical(problemAxes(p))
-	bank := len(p.Kernels)
-	regs := 64
-	if p.Wide {
-		regs = 32
-	}
-	if y.out == 1 && y.k == 1 {
-		for _, tx := range []int{64, 128, 256} {
-			for _, rx := range []int{4, 8, 16, 32} {
-				for _, window := range []bool{false, true} {
-					if rx*bank <= regs {
-						out = append(out, Tuning{Tiled: TiledShape{TX: tx, TY: 1, RX: rx, RY: 1, Window: window}})
-					}
-				}
-			}
-		}
-		return out
-	}
-	out = append(out, rowsCandidates(p)...)
-	// Images: row-walking work-groups (one row each, see TiledShape).
-	if len(outer) == 0 && y.k > 1 {
-		for _, tx := range []int{32, 64, 128} {
-			for _, rx := range []int{4, 8, 16} {
-				for _, rows := range []int{64, 256, 1024} {
-					s := TiledShape{TX: tx, TY: 1, RX: rx, RY: 1, ZChunk: rows}
-					if rollFits(s, y.k, bank, p.Wide) {
-						out = append(out, Tuning{Tiled: s})
-					}
-				}
-			}
-		}
-	}
-	// Volumes: each decomposition re-staging planes per outer tap, and
-	// the rolling ones whose accumulators fit (chunks of the default
-	// length, and of 16 planes).
-	roll := rollable(outer)
-	for _, ty := range []int{4, 8, 16} {
-		for _, rx := range []int{1, 2, 4, 8} {
-			for _, ry := range []int{1, 2, 4, 8} {
-				s := TiledShape{TX: 32, TY: ty, RX: rx, RY: ry}
-				if rx > 1 && rx*ry*bank <= regs && ty*ry <= 64 {
-					if roll {
-						s.ZChunk = -1
-					}
-					out = append(out, Tuning{Tiled: s})
-				}
-				if roll && rollFits(s, outer[0].k, bank, p.Wide) && ty*ry <= 64 {
-					for _, z := range []int{0, 16} {
-						s.ZChunk = z
-						out = append(out, Tuning{Tiled: s})
-					}
-					// The rolling kernel's KZ slots push registers past
-					// what two work-groups per multiprocessor allow
-					// (S000: 168); a bound trades that for spills.
-					if ty*32 <= 256 {
-						s.ZChunk, s.MinGroups = 0, 2
-						out = append(out, Tuning{Tiled: s})
-						s.MinGroups = 0
-					}
-				}
-			}
-		}
-	}
-	// Large banks split into groups of kernels (TiledShape.BankGroup).
-	for _, g := range []int{4, 8, 16} {
-		if g >= bank || bank%g != 0 {
-			continue
-		}
-		for _, ty := range []int{4, 8} {
-			for _, r := range [][2]int{{1, 1}, {2, 1}, {4, 1}, {8, 1}, {2, 2}, {4, 2}} {
-				if r[0]*r[1]*g <= regs {
-					s := TiledShape{TX: 32, TY: ty, RX: r[0], RY: r[1], BankGroup: g}
-					if roll {
-						s.ZChunk = -1
-					}
-					out = append(out, Tuning{Tiled: s})
-				}
-			}
-		}
-	}
-	return out
-}
-
-// FFTCandidates are the transform lengths `ndconv tune` measures for the
-// FFT method on p: powers of two along each transformed axis, 2 to 64
-// times the kernel's reach (a block's outputs are its length less the
-// reach), no longer than the axis's extended extent needs; none for
-// kernels spanning more than 4 axes. internal/fftconv's cost model
-// chooses from the CPU engine's costs; a GPU library may prefer other
-// lengths (cuFFT on the H100 prefers smaller powers of two: the sweep is
-// in docs/perf/fft.md, "v5 measured").
-func FFTCandidates(p *nd.Problem) []Tuning {
-	var axes []int
-	for d, k := range p.KShape {
-		if k > 1 {
-			axes = append(axes, d)
-		}
-	}
-	if len(axes) == 0 || len(axes) > len(FFTShape{}.Lengths) {
-		return nil
-	}
-	var out []Tuning
-	seen := map[FFTShape]bool{}
-	for scale := 2; scale <= 64; scale *= 2 {
-		var s FFTShape
-		for i, d := range axes {
-			reach := p.KShape[d] - 1
-			s.Lengths[i] = min(nextPow2(scale*reach), nextPow2(p.InShape[d]+2*reach))
-		}
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, Tuning{FFT: s})
-		}
-	}
-	return out
-}
-
 // RollingChecks are decompositions that make the walking kernels —
 // tiled.cl's correlate_rolling and rows.cl — cross chunk boundaries on p's
 // small test problems (chunks of 1, 2 and 3 planes or rows, so that each
@@ -649,22 +423,87 @@ func BankGroupChecks(p *nd.Problem) (checks []Tuning, image bool) {
 	return checks, false
 }
 
-// SepRingChecks are sepring.cl decompositions for the backends' tests of
-// p's separable method where its passes fuse: strips of 8 and 16 columns
-// (so that small images have several, and X-pass pieces that do and do not
-// fill the work-items) of one, three and four rounds, the last prefetching;
-// nil elsewhere. image is false: every such case runs.
-func SepRingChecks(p *nd.Problem) (checks []Tuning, image bool) {
-	if !p.Separable() || p.Wide || !fusable(separablePasses(p)) {
-		return nil, false
+// tiledCandidates are tiled.cl's decompositions the tuner measures for p.
+func tiledCandidates(p *nd.Problem) []Tuning {
+	var out []Tuning
+	outer, y, _, _ := canonical(problemAxes(p))
+	bank := len(p.Kernels)
+	regs := 64
+	if p.Wide {
+		regs = 32
 	}
-	ky := p.KShape[separablePasses(p)[1]]
-	if ky > sepRingMaxTaps {
-		return nil, false
+	if y.out == 1 && y.k == 1 {
+		for _, tx := range []int{64, 128, 256} {
+			for _, rx := range []int{4, 8, 16, 32} {
+				for _, window := range []bool{false, true} {
+					if rx*bank <= regs {
+						out = append(out, Tuning{Tiled: TiledShape{TX: tx, TY: 1, RX: rx, RY: 1, Window: window}})
+					}
+				}
+			}
+		}
+		return out
 	}
-	for _, s := range []SepFusedShape{{TX: 8, RX: 4, SEG: 1}, {TX: 16, RX: 2, SEG: 2*ky + 1}, {TX: 8, RX: 2, SEG: 3*ky + 1, Prefetch: true}} {
-		s.Ring = true
-		checks = append(checks, Tuning{Fused: s})
+	// Images: row-walking work-groups (one row each, see TiledShape).
+	if len(outer) == 0 && y.k > 1 {
+		for _, tx := range []int{32, 64, 128} {
+			for _, rx := range []int{4, 8, 16} {
+				for _, rows := range []int{64, 256, 1024} {
+					s := TiledShape{TX: tx, TY: 1, RX: rx, RY: 1, ZChunk: rows}
+					if rollFits(s, y.k, bank, p.Wide) {
+						out = append(out, Tuning{Tiled: s})
+					}
+				}
+			}
+		}
 	}
-	return checks, false
+	// Volumes: each decomposition re-staging planes per outer tap, and
+	// the rolling ones whose accumulators fit (chunks of the default
+	// length, and of 16 planes).
+	roll := rollable(outer)
+	for _, ty := range []int{4, 8, 16} {
+		for _, rx := range []int{1, 2, 4, 8} {
+			for _, ry := range []int{1, 2, 4, 8} {
+				s := TiledShape{TX: 32, TY: ty, RX: rx, RY: ry}
+				if rx > 1 && rx*ry*bank <= regs && ty*ry <= 64 {
+					if roll {
+						s.ZChunk = -1
+					}
+					out = append(out, Tuning{Tiled: s})
+				}
+				if roll && rollFits(s, outer[0].k, bank, p.Wide) && ty*ry <= 64 {
+					for _, z := range []int{0, 16} {
+						s.ZChunk = z
+						out = append(out, Tuning{Tiled: s})
+					}
+					// The rolling kernel's KZ slots push registers past
+					// what two work-groups per multiprocessor allow
+					// (S000: 168); a bound trades that for spills.
+					if ty*32 <= 256 {
+						s.ZChunk, s.MinGroups = 0, 2
+						out = append(out, Tuning{Tiled: s})
+						s.MinGroups = 0
+					}
+				}
+			}
+		}
+	}
+	// Large banks split into groups of kernels (TiledShape.BankGroup).
+	for _, g := range []int{4, 8, 16} {
+		if g >= bank || bank%g != 0 {
+			continue
+		}
+		for _, ty := range []int{4, 8} {
+			for _, r := range [][2]int{{1, 1}, {2, 1}, {4, 1}, {8, 1}, {2, 2}, {4, 2}} {
+				if r[0]*r[1]*g <= regs {
+					s := TiledShape{TX: 32, TY: ty, RX: r[0], RY: r[1], BankGroup: g}
+					if roll {
+						s.ZChunk = -1
+					}
+					out = append(out, Tuning{Tiled: s})
+				}
+			}
+		}
+	}
+	return out
 }
