@@ -9,6 +9,7 @@ import (
 
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/gputest"
+	"github.com/ndconv/ndconv/internal/kerneltest"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -298,7 +299,7 @@ func TestEngineTiming(t *testing.T) {
 // and checks them against the reference and the CPU engine's bits.
 func TestEngineRolling(t *testing.T) {
 	testDevice(t)
-	gputest.CheckTunings(t, engineCases(t), kernels.RollingChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, engineCases(t), kerneltest.RollingChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCase(c, EngineOptions{Tuning: tuning})
 	})
 }
@@ -308,7 +309,7 @@ func TestEngineRolling(t *testing.T) {
 // CPU engine's bits.
 func TestEngineWindow(t *testing.T) {
 	testDevice(t)
-	gputest.CheckTunings(t, engineCases(t), kernels.WindowChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, engineCases(t), kerneltest.WindowChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCase(c, EngineOptions{Tuning: tuning})
 	})
 }
@@ -319,7 +320,7 @@ func TestEngineWindow(t *testing.T) {
 func TestEngineBankGroups(t *testing.T) {
 	testDevice(t)
 	cases := append(engineCases(t), enginetest.OnGPU(enginetest.Banks())...)
-	gputest.CheckTunings(t, cases, kernels.BankGroupChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, cases, kerneltest.BankGroupChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCase(c, EngineOptions{Tuning: tuning})
 	})
 }
@@ -328,7 +329,7 @@ func TestEngineBankGroups(t *testing.T) {
 // every case whose separable passes fuse.
 func TestEngineSepRing(t *testing.T) {
 	testDevice(t)
-	gputest.CheckTunings(t, engineCases(t), kernels.SepRingChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, engineCases(t), kerneltest.SepRingChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)
 	})
 }
@@ -342,7 +343,7 @@ func TestEngineSep3(t *testing.T) {
 	// the small volumes too.
 	gputest.FuseSmallProblems(t)
 	cases := append(enginetest.OnGPU(enginetest.Separable3D()), engineCases(t)...)
-	gputest.CheckTunings(t, cases, kernels.Sep3Checks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, cases, kerneltest.Sep3Checks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)
 	})
 }
@@ -357,7 +358,7 @@ func TestEngineSepTile(t *testing.T) {
 	testDevice(t)
 	gputest.CheckPlannedFamily(t, enginetest.OnGPU(enginetest.Separable2D()), separableOptions(kernels.Tuning{}), "septile")
 	cases := append(enginetest.OnGPU(enginetest.Separable2D()), engineCases(t)...)
-	gputest.CheckTunings(t, cases, kernels.SepTileChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, cases, kerneltest.SepTileChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)
 	})
 }

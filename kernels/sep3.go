@@ -129,32 +129,6 @@ func sep3Candidates(p *nd.Problem) []Tuning {
 	return out
 }
 
-// Sep3Checks are sep3.cl decompositions for the backends' tests of p's
-// separable method where its passes are Z, Y, X on adjacent axes: tiles
-// narrower and shorter than the tests' small volumes (several work-groups
-// each way, partial tiles, X pieces that do and do not fill the
-// work-items), segments of one plane, of three and of a few ring rounds,
-// and the zero Tuning: NewSeparable's own choice, which sep3.cl serves on
-// the tests' small volumes once they lower MinFusedOutputs; nil elsewhere.
-// image is false: every such case runs.
-func Sep3Checks(p *nd.Problem) (checks []Tuning, image bool) {
-	x, ok := sep3Axes(p)
-	if !p.Separable() || !ok {
-		return nil, false
-	}
-	g := sep3GeometryOf(p, x)
-	for _, s := range []Sep3Shape{
-		{TX: 8, TY: 2, RX: 4, RY: 1, SEG: 1},
-		{TX: 16, TY: 2, RX: 2, RY: 3, SEG: 3},
-		{TX: 8, TY: 4, RX: 8, RY: 2, SEG: 2*g.kz + 1},
-	} {
-		if sep3Fits(s, g.kx, g.ky, g.kz, g.c, p.Wide, 48<<10) {
-			checks = append(checks, Tuning{Sep3: s})
-		}
-	}
-	return append(checks, Tuning{}), false
-}
-
 // newSep3 specialises sep3.cl for kernel k of p (whose passes run along
 // axes x−2, x−1 and x), storing its output at stride, offset, in shape s.
 func newSep3(p *nd.Problem, opt SeparableOptions, s Sep3Shape, x int, k nd.Weights, stride, offset int) *Launch {

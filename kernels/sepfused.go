@@ -182,26 +182,6 @@ func sepFusedLocalBytes(p *nd.Problem, x int) int {
 	return sepFusedRowsBytes(SepFusedShape{TX: 128, RX: 4}, p.KShape[x], product(p.InShape[x+1:]), accBytes(p))
 }
 
-// SepRingChecks are sepring.cl decompositions for the backends' tests of
-// p's separable method where its passes fuse: strips of 8 and 16 columns
-// (so that small images have several, and X-pass pieces that do and do not
-// fill the work-items) of one, three and four rounds, the last prefetching;
-// nil elsewhere. image is false: every such case runs.
-func SepRingChecks(p *nd.Problem) (checks []Tuning, image bool) {
-	if !p.Separable() || p.Wide || !fusable(separablePasses(p)) {
-		return nil, false
-	}
-	ky := p.KShape[separablePasses(p)[1]]
-	if ky > sepRingMaxTaps {
-		return nil, false
-	}
-	for _, s := range []SepFusedShape{{TX: 8, RX: 4, SEG: 1}, {TX: 16, RX: 2, SEG: 2*ky + 1}, {TX: 8, RX: 2, SEG: 3*ky + 1, Prefetch: true}} {
-		s.Ring = true
-		checks = append(checks, Tuning{Fused: s})
-	}
-	return checks, false
-}
-
 // sepFusedCandidates are sepfused.cl's and sepring.cl's decompositions the
 // tuner measures for p, whose first two passes fuse.
 func sepFusedCandidates(p *nd.Problem) []Tuning {

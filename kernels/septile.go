@@ -158,31 +158,6 @@ func sepTileCandidates(p *nd.Problem) []Tuning {
 	return out
 }
 
-// SepTileChecks are septile.cl decompositions for the backends' tests of
-// p's separable method where its first two passes fuse: tiles narrower and
-// shorter than the tests' small images (several work-groups each way,
-// partial tiles, X pieces that do and do not fill the work-items, one and
-// several rows per work-item), and the zero Tuning: NewSeparable's own
-// choice, septile.cl's default on the tests' small images; nil elsewhere.
-// image is false: every such case runs.
-func SepTileChecks(p *nd.Problem) (checks []Tuning, image bool) {
-	passes := separablePasses(p)
-	if !p.Separable() || !fusable(passes) {
-		return nil, false
-	}
-	g := sepTileGeometryOf(p, passes[0])
-	for _, s := range []SepTileShape{
-		{TX: 8, TY: 2, RX: 4, RY: 1},
-		{TX: 16, TY: 2, RX: 2, RY: 3},
-		{TX: 8, TY: 4, RX: 8, RY: 2},
-	} {
-		if g.fits(s, p.Wide, 48<<10) {
-			checks = append(checks, Tuning{SepTile: s})
-		}
-	}
-	return append(checks, Tuning{}), false
-}
-
 // newSepTile specialises septile.cl in shape s for the X pass along axis x
 // (factor fx) and the Y pass along axis x−1 (factor fy) of q, reading an
 // input of the given shape; axes after x are interleaved samples, axes

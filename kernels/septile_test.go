@@ -51,45 +51,6 @@ func sepTileCases(t *testing.T) []enginetest.Case {
 	return cases
 }
 
-// TestSepTileSteps emulates every case whose first two passes fuse through
-// NewSeparable's launches in each of SepTileChecks' decompositions and the
-// default one, and compares with the reference and the CPU engine's
-// separable bits: per bank kernel a septile.cl launch, then separable.cl
-// for any further passes.
-func TestSepTileSteps(t *testing.T) {
-	ran, set, tiled := 0, 0, 0
-	for _, c := range sepTileCases(t) {
-		p, _ := c.Spec.Normalize()
-		if strings.HasPrefix(c.Name, "sep2/") {
-			set++
-		}
-		checks, _ := SepTileChecks(p)
-		if len(checks) == 0 {
-			t.Fatalf("%s: no decomposition checked", c.Name)
-		}
-		passes := len(separablePasses(p))
-		for _, tuning := range checks {
-			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, SepTile: tuning.SepTile})
-			if err != nil || s == nil {
-				t.Fatalf("%s: %v", c.Name, err)
-			}
-			ran++
-			if s.Steps[0].Launch.Family == "septile" {
-				tiled++
-				if len(s.Steps) != len(p.Kernels)*(passes-1) || s.Temps != min(passes-2, 2) {
-					t.Fatalf("%s: %d steps, %d temporaries for %d kernels of %d passes", c.Name, len(s.Steps), s.Temps, len(p.Kernels), passes)
-				}
-			} else if strings.HasPrefix(c.Name, "sep2/") && !p.Wide {
-				t.Fatalf("%s, %+v: %s, not septile.cl", c.Name, tuning, s.Steps[0].Launch.Describe())
-			}
-			checkSeparableSteps(t, c, p, s)
-		}
-	}
-	if set != len(enginetest.Separable2D()) || ran < 3*set || tiled < 3*set {
-		t.Errorf("%d runs (%d in septile.cl), %d of the 2-D separable set's %d cases", ran, tiled, set, len(enginetest.Separable2D()))
-	}
-}
-
 // factorsOf is a separable kernel of the given extents (weights 1, 2, …).
 func factorsOf(shape ...int) nd.Kernel {
 	f := make([][]float64, len(shape))

@@ -9,10 +9,10 @@ import (
 )
 
 // CheckTunings runs each case with every decomposition checks gives for
-// its problem (kernels.RollingChecks: the walking kernels in chunks of 1, 2
-// and 3 planes or rows; kernels.SepRingChecks: sepring.cl in narrow
-// strips of few rounds; kernels.Sep3Checks: sep3.cl in small tiles and
-// short segments; kernels.SepTileChecks: septile.cl in small tiles)
+// its problem (internal/kerneltest's: RollingChecks, the walking kernels in
+// chunks of 1, 2 and 3 planes or rows; SepRingChecks, sepring.cl in narrow
+// strips of few rounds; Sep3Checks, sep3.cl in small tiles and short
+// segments; SepTileChecks, septile.cl in small tiles; …)
 // through run, a backend's engine of the given
 // method ("direct" or "separable") with that tuning. Where checks reports
 // an image, a quarter of the images run, to bound the programs built.
