@@ -47,7 +47,6 @@ func runCaseWith(c enginetest.Case, opt EngineOptions, newEngine func(*nd.Proble
 // for bit, since both add the same products in the same order.
 func TestEngineTable(t *testing.T) {
 	testDevice(t)
-	gputest.FuseSmallProblems(t)
 	cases := engineCases(t)
 	failed, runs := 0, 0
 	fail := func(format string, args ...any) {
@@ -71,7 +70,9 @@ func TestEngineTable(t *testing.T) {
 		}
 		for _, m := range methods {
 			runs++
-			got, err := runCaseWith(c, EngineOptions{}, m.gpu)
+			// Small problems fuse their passes in strips too (sepfused.cl,
+			// sep3.cl; TestEngineSepTile runs septile.cl's tiles).
+			got, err := runCaseWith(c, EngineOptions{Tuning: kernels.Tuning{FuseSmall: true}}, m.gpu)
 			if err != nil {
 				fail("%s, %s: %v", c.Name, m.name, err)
 				continue
@@ -339,11 +340,11 @@ func TestEngineSepRing(t *testing.T) {
 // 3-D separable set and every case of the table whose passes it runs.
 func TestEngineSep3(t *testing.T) {
 	testDevice(t)
-	// The zero tuning among the checks: sep3.cl's own decomposition, on
-	// the small volumes too.
-	gputest.FuseSmallProblems(t)
+	// Every check fuses small problems too (gputest.FuseSmall): the zero
+	// tuning among them is sep3.cl's own decomposition, on the small
+	// volumes too.
 	cases := append(enginetest.OnGPU(enginetest.Separable3D()), engineCases(t)...)
-	gputest.CheckTunings(t, cases, kerneltest.Sep3Checks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, cases, gputest.FuseSmall(kerneltest.Sep3Checks), "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)
 	})
 }

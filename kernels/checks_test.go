@@ -85,9 +85,6 @@ func TestBankGroups(t *testing.T) {
 // compares with the reference and the CPU engine's separable bits: one
 // launch per bank kernel, no temporaries.
 func TestSep3Steps(t *testing.T) {
-	saved := kernels.MinFusedOutputs
-	kernels.MinFusedOutputs = 0
-	t.Cleanup(func() { kernels.MinFusedOutputs = saved })
 	ran, set := 0, 0
 	for _, c := range kernels.Sep3Cases(t) {
 		p, _ := c.Spec.Normalize()
@@ -99,7 +96,7 @@ func TestSep3Steps(t *testing.T) {
 			t.Fatalf("%s: no decomposition checked", c.Name)
 		}
 		for _, tuning := range checks {
-			s, err := kernels.NewSeparable(p, kernels.SeparableOptions{MaxLocalBytes: 48 << 10, Sep3: tuning.Sep3})
+			s, err := kernels.NewSeparable(p, kernels.SeparableOptions{MaxLocalBytes: 48 << 10, Sep3: tuning.Sep3, FuseSmall: true})
 			if err != nil || s == nil {
 				t.Fatalf("%s: %v", c.Name, err)
 			}

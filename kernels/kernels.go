@@ -83,6 +83,11 @@ type Tuning struct {
 	Sep3    Sep3Shape     `json:"sep3,omitzero"`
 	SepTile SepTileShape  `json:"septile,omitzero"`
 	FFT     FFTShape      `json:"fft,omitzero"`
+	// FuseSmall runs the separable method's fused strips (sepfused.cl,
+	// sep3.cl) on small problems too (SeparableOptions.FuseSmall): the
+	// backends' tests, whose problems are all small, set it to run those
+	// kernels. No tuner chooses it, and no cache holds it.
+	FuseSmall bool `json:"-"`
 }
 
 // String names the decomposition t fixes ("tiled.cl 32x4 threads, …"), or

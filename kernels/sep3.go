@@ -174,8 +174,8 @@ func newSep3(p *nd.Problem, opt SeparableOptions, s Sep3Shape, x int, k nd.Weigh
 // sep3Launches is p's separable method as sep3.cl launches, one per bank
 // kernel with no temporaries, or nil where sep3.cl does not serve: passes
 // not Z, Y, X on adjacent axes, a forced sepfused.cl or septile.cl shape
-// or unfused passes, a problem smaller than MinFusedOutputs (unless a shape is
-// forced), or a shape whose ring or local memory does not fit.
+// or unfused passes, a problem smaller than minFusedOutputs (unless a shape is
+// forced or FuseSmall set), or a shape whose ring or local memory does not fit.
 func sep3Launches(p *nd.Problem, opt SeparableOptions) *Separable {
 	x, ok := sep3Axes(p)
 	if !ok || opt.Unfused || opt.Fused != (SepFusedShape{}) || opt.SepTile != (SepTileShape{}) {
@@ -183,7 +183,7 @@ func sep3Launches(p *nd.Problem, opt SeparableOptions) *Separable {
 	}
 	sh := opt.Sep3
 	if sh == (Sep3Shape{}) {
-		if product(p.OutShape) < MinFusedOutputs {
+		if !opt.FuseSmall && product(p.OutShape) < minFusedOutputs {
 			return nil
 		}
 		sh = defaultSep3Shape(p, x)

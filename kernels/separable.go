@@ -63,6 +63,10 @@ type SeparableOptions struct {
 	// Unfused runs every pass with separable.cl (tests, the tuner's
 	// baseline).
 	Unfused bool
+	// FuseSmall fuses the passes of small problems too, in strips
+	// (sepfused.cl, sep3.cl), where untuned they run septile.cl's tiles or
+	// unfused passes (Tuning.FuseSmall).
+	FuseSmall bool
 }
 
 // NewSeparable specialises the separable method for p, whose kernels must
@@ -70,7 +74,7 @@ type SeparableOptions struct {
 // where they run along three adjacent axes (Z, Y, X) and the problem is
 // large enough; otherwise the last two passes fused where they run along
 // adjacent axes — in tiles staged whole (septile.cl) for problems smaller
-// than SepTileMaxOutputs, in strips (sepfused.cl) for larger ones — every
+// than sepTileMaxOutputs, in strips (sepfused.cl) for larger ones — every
 // other pass with separable.cl. It returns nil, nil when the output is
 // empty.
 func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
@@ -100,7 +104,7 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 		localBytes = sepRingLocalBytes(opt.Fused, p.KShape[passes[0]], p.KShape[passes[1]], product(p.InShape[passes[0]+1:]), accBytes(p))
 	}
 	fused := !tiled && !opt.Unfused && fusable(passes) && localBytes <= opt.MaxLocalBytes &&
-		(opt.Fused != (SepFusedShape{}) || product(p.OutShape) >= MinFusedOutputs)
+		(opt.Fused != (SepFusedShape{}) || opt.FuseSmall || product(p.OutShape) >= minFusedOutputs)
 	s := &Separable{}
 	shape := slices.Clone(p.InShape)
 	shapes := [][]int{slices.Clone(shape)}

@@ -21,12 +21,12 @@ type SepFusedShape struct {
 	Prefetch bool `json:",omitempty"`
 }
 
-// MinFusedOutputs: smaller problems run their passes unfused where
-// septile.cl's tiles do not take them (SepTileMaxOutputs), which spreads
+// minFusedOutputs: smaller problems run their passes unfused where
+// septile.cl's tiles do not take them (sepTileMaxOutputs), which spreads
 // them over more work-items than sepfused.cl's strips (S003's 640×480 ran
-// nearly twice as fast in passes on the H100). The backends' tests lower it, so that
-// the case table's small problems run the fused kernel.
-var MinFusedOutputs = 1 << 20
+// nearly twice as fast in passes on the H100). SeparableOptions.FuseSmall
+// lifts it (the tests' small problems run the fused kernels so).
+const minFusedOutputs = 1 << 20
 
 // targetGroups is about how many work-groups keep a large GPU busy (132
 // multiprocessors × 8); smaller problems get narrower, shorter strips.

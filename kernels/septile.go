@@ -74,14 +74,15 @@ func (g sepTileGeometry) fits(s SepTileShape, wide bool, maxLocal int) bool {
 // strips. S003's images (640 × 480, 0.3 M outputs, 1.2 M with 4 channels)
 // lie below, the 2048² and larger images the strips were tuned on above:
 // a strip's serial walk pays where there are too few strips to fill the
-// GPU. The backends' tests lower it to 0 with MinFusedOutputs, so that the
-// case table's small problems run sepfused.cl.
-var SepTileMaxOutputs = 1 << 22
+// GPU. SeparableOptions.FuseSmall lifts it with minFusedOutputs (the
+// tests' small problems run sepfused.cl so).
+const sepTileMaxOutputs = 1 << 22
 
 // sepTileShape is the septile.cl decomposition NewSeparable runs for p's
 // fused X and Y passes (along axes x and x−1), or zero where septile.cl
 // does not serve: unfused passes, a forced sepfused.cl shape, a problem of
-// SepTileMaxOutputs outputs or more unless opt forces a shape, or a shape
+// sepTileMaxOutputs outputs or more (or any, with FuseSmall) unless opt
+// forces a shape, or a shape
 // that does not fit.
 func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShape {
 	if opt.Unfused || opt.Fused != (SepFusedShape{}) || !fusable(passes) {
@@ -90,7 +91,7 @@ func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShap
 	g := sepTileGeometryOf(p, passes[0])
 	s := opt.SepTile
 	if s == (SepTileShape{}) {
-		if product(p.OutShape) >= SepTileMaxOutputs {
+		if opt.FuseSmall || product(p.OutShape) >= sepTileMaxOutputs {
 			return SepTileShape{}
 		}
 		s = g.defaultShape(p.Wide, opt.MaxLocalBytes)

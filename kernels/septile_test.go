@@ -63,7 +63,7 @@ func factorsOf(shape ...int) nd.Kernel {
 }
 
 // TestSepTilePlanner: untuned, NewSeparable runs septile.cl for problems
-// below SepTileMaxOutputs whose first two passes fuse (S003's images among
+// below sepTileMaxOutputs whose first two passes fuse (S003's images among
 // them, in enough work-groups to fill a 132-multiprocessor GPU about
 // four times), where its tile fits local memory, and plans every other
 // problem as before.

@@ -162,9 +162,13 @@ func separableCases(t *testing.T) []enginetest.Case {
 // (a sixth of them unless NDCONV_OPENCL_ALL=1) against the reference.
 func TestEngineSeparable(t *testing.T) {
 	testDevice(t)
-	gputest.FuseSmallProblems(t)
 	cases := separableCases(t)
-	runCases(t, cases, "separable", NewSeparable)
+	// Small problems fuse their passes in strips too (sepfused.cl, sep3.cl;
+	// TestEngineSepTile runs septile.cl's tiles).
+	runCases(t, cases, "separable", func(p *nd.Problem, opt EngineOptions) (*Engine, error) {
+		opt.Tuning.FuseSmall = true
+		return NewSeparable(p, opt)
+	})
 	t.Logf("%d separable cases", len(cases))
 	p, err := (&nd.Spec{Shape: []int{4, 4}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rand.New(rand.NewPCG(1, 1)), false, 3, 3)}}).Normalize()
 	if err != nil {
@@ -469,14 +473,14 @@ func inTurn(checks func(*nd.Problem) ([]kernels.Tuning, bool)) func(*nd.Problem)
 // NDCONV_OPENCL_ALL=1.
 func TestEngineSep3(t *testing.T) {
 	testDevice(t)
-	// The zero tuning among the checks: sep3.cl's own decomposition, on
-	// the small volumes too.
-	gputest.FuseSmallProblems(t)
+	// Every check fuses small problems too (gputest.FuseSmall): the zero
+	// tuning among them is sep3.cl's own decomposition, on the small
+	// volumes too.
 	// Every other case of the 3-D set: its builds dominated the package's
 	// time with cold caches.
 	set := everyNth(enginetest.OnGPU(enginetest.Separable3D()), 2)
 	cases := append(set, decompositionCases(t)...)
-	gputest.CheckTunings(t, cases, inTurn(kerneltest.Sep3Checks), "separable", runSeparableTuned)
+	gputest.CheckTunings(t, cases, inTurn(gputest.FuseSmall(kerneltest.Sep3Checks)), "separable", runSeparableTuned)
 }
 
 // TestEngineSepTile runs septile.cl — a separable correlation's fused X
