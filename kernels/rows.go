@@ -51,9 +51,10 @@ func rowsFit(s RowsShape, outerTaps int, y, x axis, c, bank int, wide bool) bool
 		y.k*s.RX*bank <= acc && s.RX+(x.k-1)*c <= rowsSpanBudget
 }
 
-// newRows specialises rows.cl for the canonical problem l describes, or
+// newRows specialises rows.cl in shape s for a's canonical problem, or
 // returns nil where it does not serve.
-func newRows(p *nd.Problem, s RowsShape, maxParamBytes, outerTaps int, y, x axis, c int, l *Launch) *Launch {
+func newRows(a directArgs, s RowsShape) *Launch {
+	p, outerTaps, y, x, c, l := a.p, a.outerTaps, a.y, a.x, a.c, a.base
 	bank := len(p.Kernels)
 	if !rowsFit(s, outerTaps, y, x, c, bank, p.Wide) {
 		return nil
@@ -80,7 +81,7 @@ func newRows(p *nd.Problem, s RowsShape, maxParamBytes, outerTaps int, y, x axis
 		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
 	defs = append(defs, nonzeroDefines(l.Taps)...)
-	defs = append(defs, t.tapsInParams(maxParamBytes, accBytes(p)))
+	defs = append(defs, t.tapsInParams(a.opt.MaxParamBytes, accBytes(p)))
 	defs = append(defs, vectorDefines(p, s.RX%4 == 0 && (x.in*c)%4 == 0, (s.RX*bank)%4 == 0 && (outRow*bank)%4 == 0)...)
 	slices.Sort(defs)
 	t.Defines = defs

@@ -150,12 +150,14 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 			switch {
 			case tiled && i == 0:
 				x := passes[0]
-				l = newSepTile(&q, opt, tile, shapes[0], x, k.Factors[x], p.Shift[x], k.Factors[x-1], p.Shift[x-1], cval, stride, offset)
+				l = newSepTile(stepArgs{q: &q, opt: opt, in: shapes[0], x: x, fx: k.Factors[x], shiftX: p.Shift[x],
+					fy: k.Factors[x-1], shiftY: p.Shift[x-1], cval: cval, stride: stride, offset: offset}, tile)
 				cval *= sum(k.Factors[x])
 				i++ // the Y pass is done too
 			case fused && i == 0:
 				x := passes[0]
-				l = newSepFused(&q, opt, shapes[0], x, k.Factors[x], p.Shift[x], k.Factors[x-1], p.Shift[x-1], cval, stride, offset)
+				l = newSepFused(stepArgs{q: &q, opt: opt, in: shapes[0], x: x, fx: k.Factors[x], shiftX: p.Shift[x],
+					fy: k.Factors[x-1], shiftY: p.Shift[x-1], cval: cval, stride: stride, offset: offset})
 				cval *= sum(k.Factors[x])
 				i++ // the Y pass is done too
 			case fused && d < len(p.InShape)-1:
@@ -163,9 +165,11 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 				// fused kernel's Y pass with an identity X pass (one tap
 				// of 1, exact: fma(1, v, 0) = v): strips walking down the
 				// axis, each value read once.
-				l = newSepFused(&q, opt, shapes[i], d+1, []float64{1}, 0, k.Factors[d], p.Shift[d], cval, stride, offset)
+				l = newSepFused(stepArgs{q: &q, opt: opt, in: shapes[i], x: d + 1, fx: []float64{1}, shiftX: 0,
+					fy: k.Factors[d], shiftY: p.Shift[d], cval: cval, stride: stride, offset: offset})
 			default:
-				l = newPass(&q, shapes[i], shapes[i+1], d, k.Factors[d], cval, stride, offset)
+				l = newPass(stepArgs{q: &q, in: shapes[i], x: d, fx: k.Factors[d], shiftX: q.Shift[d],
+					cval: cval, stride: stride, offset: offset}, shapes[i+1])
 			}
 			s.Steps = append(s.Steps, Step{Launch: l, From: from, To: to})
 			from = to
@@ -197,9 +201,31 @@ func separablePasses(p *nd.Problem) []int {
 // sepfused.cl's X and Y passes.
 func fusable(passes []int) bool { return len(passes) >= 2 && passes[1] == passes[0]-1 }
 
-// newPass specialises separable.cl: one pass along axis d from shape in to
-// shape out.
-func newPass(q *nd.Problem, in, out []int, d int, f []float64, cval float64, stride, offset int) *Launch {
+// stepArgs are what the builders of one separable step take besides their
+// family's decomposition: the step's problem q (its types: ACC_T
+// temporaries between passes) and options, the shape in it reads, its
+// pass along axis x (factor fx, shift shiftX) and, for the fused families,
+// its Y pass along axis x−1 (factor fy, shift shiftY), the value outside
+// its input with the constant border (cval), and where it writes: output
+// element i of the step at offset + i·stride (a bank's kernels
+// interleaved). Axes after x are interleaved samples, axes before planes.
+type stepArgs struct {
+	q              *nd.Problem
+	opt            SeparableOptions
+	in             []int
+	x              int
+	fx             []float64
+	shiftX         int
+	fy             []float64
+	shiftY         int
+	cval           float64
+	stride, offset int
+}
+
+// newPass specialises separable.cl: a's pass alone (along axis a.x), from
+// shape a.in to shape out.
+func newPass(a stepArgs, out []int) *Launch {
+	q, in, d, f, cval, stride, offset := a.q, a.in, a.x, a.fx, a.cval, a.stride, a.offset
 	total := product(out)
 	l := &Launch{Family: "separable", Name: "correlate_pass", Wide: q.Wide, CVal: cval,
 		Taps: slices.Clone(f), Outer: []int32{0},
@@ -211,7 +237,7 @@ func newPass(q *nd.Problem, in, out []int, d int, f []float64, cval float64, str
 	l.Defines = append(typeDefines(q),
 		fmt.Sprintf("BORDER=%d", q.Border),
 		fmt.Sprintf("K=%d", len(f)),
-		fmt.Sprintf("SHIFT=%d", q.Shift[d]))
+		fmt.Sprintf("SHIFT=%d", a.shiftX))
 	slices.Sort(l.Defines)
 	return l
 }

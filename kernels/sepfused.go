@@ -33,16 +33,16 @@ const minFusedOutputs = 1 << 20
 const targetGroups = 1056
 
 // newSepFused specialises sepfused.cl (sepring.cl for a Ring shape) for
-// the X pass along axis x (factor fx) and the Y pass along axis x−1
-// (factor fy) of q, reading an input of the given shape; axes after x are
-// interleaved samples, axes before x−1 are planes.
-func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset int) *Launch {
+// a's X and Y passes, in a.opt.Fused's decomposition (zero: one chosen
+// from the problem's size).
+func newSepFused(a stepArgs) *Launch {
+	q, in, x, fx, fy := a.q, a.in, a.x, a.fx, a.fy
 	y := x - 1
 	c := product(in[x+1:])
 	planes := product(in[:y])
 	my, mx := q.OutShape[y], q.OutShape[x]
 	kx, ky := len(fx), len(fy)
-	sh := opt.Fused
+	sh := a.opt.Fused
 	if sh == (SepFusedShape{}) {
 		sh = SepFusedShape{TX: 128, RX: 4, SEG: 256}
 		if ky > 16 || q.Wide {
@@ -77,7 +77,7 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 		shape = append(shape, fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter),
 			fmt.Sprintf("PREFETCH=%d", b2i(sh.Prefetch)))
 	}
-	l := fusedLaunch(q, opt, family, in, x, fx, shiftX, fy, shiftY, cval, stride, offset, width, shape)
+	l := fusedLaunch(a, family, width, shape)
 	l.Local = [3]int{sh.TX, 1, 1}
 	l.Groups = [3]int{ceilDiv(mx*c, width), ceilDiv(my, sh.SEG), min(planes, 65535)}
 	l.LocalBytes = localBytes
@@ -88,11 +88,11 @@ func newSepFused(q *nd.Problem, opt SeparableOptions, in []int, x int, fx []floa
 // fusedLaunch is what the launches of the fused X and Y passes share
 // (sepfused.cl, sepring.cl, septile.cl: one argument list): the taps (the
 // X factor's, the Y factor's, then cval times the X factor's sum), the
-// scalars and the defines, with the family's own (shape), for the X pass
-// along axis x of q (factor fx) and the Y pass along axis x−1 (factor fy),
-// reading an input of the given shape, in work-groups width elements wide.
-// The caller sets the work sizes, local memory and decomposition.
-func fusedLaunch(q *nd.Problem, opt SeparableOptions, family string, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset, width int, shape []string) *Launch {
+// scalars and the defines, with the family's own (shape), for a's X and
+// Y passes in work-groups width elements wide. The caller sets the work
+// sizes, local memory and decomposition.
+func fusedLaunch(a stepArgs, family string, width int, shape []string) *Launch {
+	q, in, x, fx, fy, cval, stride := a.q, a.in, a.x, a.fx, a.fy, a.cval, a.stride
 	y := x - 1
 	c := product(in[x+1:])
 	kx, ky := len(fx), len(fy)
@@ -100,19 +100,19 @@ func fusedLaunch(q *nd.Problem, opt SeparableOptions, family string, in []int, x
 	l := &Launch{Family: family, Name: "correlate_" + family, Wide: q.Wide, CVal: cval,
 		Taps: taps, Outer: []int32{0},
 		Scalars: []int64{int64(in[y]), int64(in[x]), int64(q.OutShape[y]), int64(q.OutShape[x]), int64(product(in[:y])),
-			int64(stride), int64(offset)},
+			int64(stride), int64(a.offset)},
 	}
 	maxIndex := max(int64(product(in)), int64(product(q.OutShape))*int64(stride)) + int64(width+kx*c)*int64(stride)
 	l.Defines = append(typeDefines(q),
 		fmt.Sprintf("BORDER=%d", q.Border),
 		fmt.Sprintf("KX=%d", kx), fmt.Sprintf("KY=%d", ky),
-		fmt.Sprintf("SHIFT_X=%d", shiftX), fmt.Sprintf("SHIFT_Y=%d", shiftY),
+		fmt.Sprintf("SHIFT_X=%d", a.shiftX), fmt.Sprintf("SHIFT_Y=%d", a.shiftY),
 		fmt.Sprintf("C=%d", c),
 		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
 		fmt.Sprintf("TAPS_N=%d", len(taps)))
 	l.Defines = append(l.Defines, shape...)
 	l.Defines = append(l.Defines, nonzeroDefines(taps[:kx+ky])...)
-	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accBytes(q)))
+	l.Defines = append(l.Defines, l.tapsInParams(a.opt.MaxParamBytes, accBytes(q)))
 	slices.Sort(l.Defines)
 	return l
 }

@@ -159,15 +159,13 @@ func sepTileCandidates(p *nd.Problem) []Tuning {
 	return out
 }
 
-// newSepTile specialises septile.cl in shape s for the X pass along axis x
-// (factor fx) and the Y pass along axis x−1 (factor fy) of q, reading an
-// input of the given shape; axes after x are interleaved samples, axes
-// before x−1 planes. Its arguments are newSepFused's.
-func newSepTile(q *nd.Problem, opt SeparableOptions, s SepTileShape, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset int) *Launch {
+// newSepTile specialises septile.cl in shape s for a's X and Y passes.
+func newSepTile(a stepArgs, s SepTileShape) *Launch {
+	q, in, x, fx, fy := a.q, a.in, a.x, a.fx, a.fy
 	c := product(in[x+1:])
 	kx, ky := len(fx), len(fy)
 	stage, inter := sepRingPitches(SepFusedShape{TX: s.TX}, kx, c)
-	l := fusedLaunch(q, opt, "septile", in, x, fx, shiftX, fy, shiftY, cval, stride, offset, s.TX, []string{
+	l := fusedLaunch(a, "septile", s.TX, []string{
 		fmt.Sprintf("TX=%d", s.TX), fmt.Sprintf("TY=%d", s.TY), fmt.Sprintf("RX=%d", s.RX), fmt.Sprintf("RY=%d", s.RY),
 		fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter)})
 	l.Local = [3]int{s.TX, s.TY, 1}

@@ -216,7 +216,8 @@ func tiledLocalBytes(s TiledShape, y, x axis, c, accSize int) int {
 
 // newTiled specialises tiled.cl; it returns nil when the tile does not fit
 // the local memory the options allow (direct.cl then serves).
-func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, l *Launch) *Launch {
+func newTiled(a directArgs) *Launch {
+	p, opt, outer, y, x, c, l := a.p, a.opt, a.outer, a.y, a.x, a.c, a.base
 	bank := len(p.Kernels)
 	accSize := accBytes(p)
 	s := opt.Tiled
