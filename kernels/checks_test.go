@@ -63,7 +63,7 @@ func TestBankGroups(t *testing.T) {
 			if err != nil || l == nil {
 				t.Fatalf("%s, %+v: launch %v, %v", c.Name, cand.Tiled, l, err)
 			}
-			if l.Shape.BankGroup != cand.Tiled.BankGroup || !slices.Contains(l.Defines, fmt.Sprintf("OUT_BANK=%d", len(p.Kernels))) {
+			if shape, _ := l.Shape.(kernels.TiledShape); shape.BankGroup != cand.Tiled.BankGroup || !slices.Contains(l.Defines, fmt.Sprintf("OUT_BANK=%d", len(p.Kernels))) {
 				t.Fatalf("%s, %+v: launch shape %+v, defines %v", c.Name, cand.Tiled, l.Shape, l.Defines)
 			}
 			tried++

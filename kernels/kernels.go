@@ -62,14 +62,31 @@ type Launch struct {
 	// parameters (a struct of len(Taps) ACC_T values) instead of as a
 	// __constant pointer; only CUDA launches are built so.
 	TapsInParams bool
-	// Shape is tiled.cl's work decomposition, FusedShape sepfused.cl's,
-	// RowsShape rows.cl's, Sep3Shape sep3.cl's, SepTileShape septile.cl's
-	// (zero for other families).
-	Shape        TiledShape
-	FusedShape   SepFusedShape
-	RowsShape    RowsShape
-	Sep3Shape    Sep3Shape
-	SepTileShape SepTileShape
+	// Shape is the launch's work decomposition, its family's: a
+	// TiledShape for tiled.cl, RowsShape for rows.cl, SepFusedShape for
+	// sepfused.cl and sepring.cl, Sep3Shape for sep3.cl, SepTileShape for
+	// septile.cl; nil for the families that have none (direct.cl,
+	// separable.cl).
+	Shape Decomposition
+}
+
+// A Decomposition is how a launch spreads its work: one family's shape
+// (see Launch.Shape). The set is closed: the families of this package.
+type Decomposition interface {
+	// describe names the decomposition for reports (Launch.Describe).
+	describe() string
+}
+
+func (s TiledShape) describe() string   { return s.String() }
+func (s RowsShape) describe() string    { return s.String() }
+func (s Sep3Shape) describe() string    { return s.String() }
+func (s SepTileShape) describe() string { return s.String() }
+func (s SepFusedShape) describe() string {
+	d := fmt.Sprintf("%d threads, %d outputs each, %d rows", s.TX, s.RX, s.SEG)
+	if s.Prefetch {
+		d += ", prefetching"
+	}
+	return d
 }
 
 // Tuning is what a tuner may fix of a problem's implementation: tiled.cl's
@@ -110,27 +127,14 @@ func (t Tuning) String() string {
 	return "the kernels' own"
 }
 
-// Describe names the launch's implementation for reports: its family and,
-// for tiled.cl, its work decomposition ("tiled 32x8 threads, 4x4 outputs
-// each").
+// Describe names the launch's implementation for reports: its family and
+// its work decomposition where it has one ("tiled 32x8 threads, 4x4
+// outputs each").
 func (l *Launch) Describe() string {
-	switch {
-	case l.Shape != (TiledShape{}):
-		return l.Family + " " + l.Shape.String()
-	case l.RowsShape != (RowsShape{}):
-		return l.Family + " " + l.RowsShape.String()
-	case l.Sep3Shape != (Sep3Shape{}):
-		return l.Family + " " + l.Sep3Shape.String()
-	case l.SepTileShape != (SepTileShape{}):
-		return l.Family + " " + l.SepTileShape.String()
-	case l.FusedShape != (SepFusedShape{}):
-		d := fmt.Sprintf("%s %d threads, %d outputs each, %d rows", l.Family, l.FusedShape.TX, l.FusedShape.RX, l.FusedShape.SEG)
-		if l.FusedShape.Prefetch {
-			d += ", prefetching"
-		}
-		return d
+	if l.Shape == nil {
+		return l.Family
 	}
-	return l.Family
+	return l.Family + " " + l.Shape.describe()
 }
 
 // Describe names the implementations of a list of steps, once each in

@@ -64,7 +64,7 @@ func newRows(a directArgs, s RowsShape) *Launch {
 	t.LocalBytes = 0
 	t.Local = [3]int{s.TX, 1, 1}
 	t.Groups = [3]int{(x.out*c + s.TX*s.RX - 1) / (s.TX * s.RX), (y.out + s.Chunk - 1) / s.Chunk, l.Groups[2]}
-	t.RowsShape = s
+	t.Shape = s
 	// The chunk length follows the outer axes' four ints each (the
 	// placeholder where there are none).
 	nOuter := len(l.Outer) / 4

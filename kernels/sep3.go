@@ -149,7 +149,7 @@ func newSep3(p *nd.Problem, opt SeparableOptions, s Sep3Shape, x int, k nd.Weigh
 		Groups: [3]int{ceilDiv(mx*g.c, s.TX), ceilDiv(my, s.TY*s.RY), min(g.outer*segs, 65535)},
 		Scalars: []int64{int64(nz), int64(ny), int64(nx), int64(mz), int64(my), int64(mx),
 			int64(g.outer), int64(stride), int64(offset)},
-		Sep3Shape: s,
+		Shape: s,
 	}
 	accSize := accBytes(p)
 	l.LocalBytes = sep3LocalBytes(s, g.kx, g.ky, g.c, accSize)

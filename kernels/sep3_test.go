@@ -29,8 +29,9 @@ func emulateSep3[F nd.Float](t *testing.T, l *Launch, def map[string]int, p *nd.
 	if l.Groups[0]*tx < mx*c || l.Groups[1]*ty*ry < my || l.Groups[2] > outer*ceilDiv(mz, seg) || l.Groups[2] < 1 {
 		t.Fatalf("sep3: groups %v do not cover %d volumes of %d×%d×%d", l.Groups, outer, mz, my, mx*c)
 	}
-	if want := sep3LocalBytes(l.Sep3Shape, kx, ky, c, accBytes(p)); l.LocalBytes != want || l.Sep3Shape != (Sep3Shape{tx, ty, rx, ry, seg}) {
-		t.Fatalf("sep3: local bytes %d (want %d), shape %+v", l.LocalBytes, want, l.Sep3Shape)
+	shape, _ := l.Shape.(Sep3Shape)
+	if want := sep3LocalBytes(shape, kx, ky, c, accBytes(p)); l.LocalBytes != want || shape != (Sep3Shape{tx, ty, rx, ry, seg}) {
+		t.Fatalf("sep3: local bytes %d (want %d), shape %+v", l.LocalBytes, want, l.Shape)
 	}
 	fx, fy, fz := l.Taps[:kx], l.Taps[kx:kx+ky], l.Taps[kx+ky:kx+ky+kz]
 	cval2, cval3 := F(l.Taps[kx+ky+kz]), F(l.Taps[kx+ky+kz+1])

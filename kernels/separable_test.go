@@ -264,7 +264,7 @@ func TestDefaultSepRing(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := s.Steps[0].Launch.Family == "sepring"; got != tc.ring {
-			t.Errorf("%v, %d taps: first launch %s (%+v)", tc.shape, tc.k, s.Steps[0].Launch.Family, s.Steps[0].Launch.FusedShape)
+			t.Errorf("%v, %d taps: first launch %s (%+v)", tc.shape, tc.k, s.Steps[0].Launch.Family, s.Steps[0].Launch.Shape)
 		}
 	}
 }

@@ -81,7 +81,7 @@ func newSepFused(a stepArgs) *Launch {
 	l.Local = [3]int{sh.TX, 1, 1}
 	l.Groups = [3]int{ceilDiv(mx*c, width), ceilDiv(my, sh.SEG), min(planes, 65535)}
 	l.LocalBytes = localBytes
-	l.FusedShape = sh
+	l.Shape = sh
 	return l
 }
 

@@ -171,6 +171,6 @@ func newSepTile(a stepArgs, s SepTileShape) *Launch {
 	l.Local = [3]int{s.TX, s.TY, 1}
 	l.Groups = [3]int{ceilDiv(q.OutShape[x]*c, s.TX), ceilDiv(q.OutShape[x-1], s.TY*s.RY), product(in[:x-1])}
 	l.LocalBytes = sepTileLocalBytes(s, kx, ky, c, accBytes(q))
-	l.SepTileShape = s
+	l.Shape = s
 	return l
 }

@@ -29,8 +29,8 @@ func emulateSepTile[F nd.Float](t *testing.T, l *Launch, def map[string]int, p *
 	if stage < tx+(kx-1)*c || inter < tx || inter > stage || stage%32 != 1 || inter%32 != 1 {
 		t.Fatalf("septile: pitches %d and %d for rows of %d and %d", stage, inter, tx+(kx-1)*c, tx)
 	}
-	if l.LocalBytes != (ty*ry+ky-1)*stage*accBytes(p) || l.SepTileShape != (SepTileShape{tx, ty, rx, ry}) {
-		t.Fatalf("septile: local bytes %d for %d rows of %d, shape %+v", l.LocalBytes, ty*ry+ky-1, stage, l.SepTileShape)
+	if l.LocalBytes != (ty*ry+ky-1)*stage*accBytes(p) || l.Shape != (SepTileShape{tx, ty, rx, ry}) {
+		t.Fatalf("septile: local bytes %d for %d rows of %d, shape %+v", l.LocalBytes, ty*ry+ky-1, stage, l.Shape)
 	}
 	emulateFusedPasses(l, def, p, from, to)
 }
@@ -98,8 +98,9 @@ func TestSepTilePlanner(t *testing.T) {
 	} {
 		s, families := planSeparable(t, tc.name, tc.spec, tc.opt)
 		l := s.Steps[0].Launch
-		if !slices.Equal(families, tc.families) || l.SepTileShape != tc.shape {
-			t.Errorf("%s: launches %v in %+v, want %v in %+v", tc.name, families, l.SepTileShape, tc.families, tc.shape)
+		shape, _ := l.Shape.(SepTileShape) // zero for the other families
+		if !slices.Equal(families, tc.families) || shape != tc.shape {
+			t.Errorf("%s: launches %v in %+v, want %v in %+v", tc.name, families, shape, tc.families, tc.shape)
 		}
 		if l.Family == "septile" && l.LocalBytes > tc.opt.MaxLocalBytes {
 			t.Errorf("%s: %d bytes of local memory", tc.name, l.LocalBytes)
@@ -133,7 +134,7 @@ func TestSepTileCandidates(t *testing.T) {
 			}
 			shapes = append(shapes, c.SepTile)
 			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, SepTile: c.SepTile})
-			if err != nil || s == nil || s.Steps[0].Launch.SepTileShape != c.SepTile || s.Steps[0].Launch.LocalBytes > 48<<10 {
+			if err != nil || s == nil || s.Steps[0].Launch.Shape != c.SepTile || s.Steps[0].Launch.LocalBytes > 48<<10 {
 				t.Fatalf("%v: candidate %+v not run: %v", spec.Shape, c.SepTile, err)
 			}
 		}

@@ -256,7 +256,7 @@ func Sep3Checks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 		{TX: 8, TY: 4, RX: 8, RY: 2, SEG: 2*kz + 1},
 	} {
 		sep, err := kernels.NewSeparable(gpuTyped(p), kernels.SeparableOptions{MaxLocalBytes: sepLocal, Sep3: s})
-		if err == nil && sep != nil && sep.Steps[0].Launch.Sep3Shape == s {
+		if err == nil && sep != nil && sep.Steps[0].Launch.Shape == s {
 			checks = append(checks, kernels.Tuning{Sep3: s})
 		}
 	}
@@ -280,7 +280,7 @@ func SepTileChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 		{TX: 8, TY: 4, RX: 8, RY: 2},
 	} {
 		sep, err := kernels.NewSeparable(gpuTyped(p), kernels.SeparableOptions{MaxLocalBytes: sepLocal, SepTile: s})
-		if err == nil && sep != nil && sep.Steps[0].Launch.SepTileShape == s {
+		if err == nil && sep != nil && sep.Steps[0].Launch.Shape == s {
 			checks = append(checks, kernels.Tuning{SepTile: s})
 		}
 	}
