@@ -69,7 +69,7 @@ func (g sepTileGeometry) fits(s SepTileShape, wide bool, maxLocal int) bool {
 		ceilDiv(g.my, s.TY*s.RY) <= 65535 && g.planes <= 65535
 }
 
-// SepTileMaxOutputs: untuned, problems with fewer outputs run their fused
+// sepTileMaxOutputs: untuned, problems with fewer outputs run their fused
 // X and Y passes in septile.cl's tiles, larger ones in sepfused.cl's
 // strips. S003's images (640 × 480, 0.3 M outputs, 1.2 M with 4 channels)
 // lie below, the 2048² and larger images the strips were tuned on above:
