@@ -233,7 +233,7 @@ type direct struct{}
 func (e *Engine) separableOptions() kernels.SeparableOptions { return separableOptions(e.opt.Tuning) }
 
 func separableOptions(t kernels.Tuning) kernels.SeparableOptions {
-	return kernels.SeparableOptions{MaxLocalBytes: maxStaticShared, MaxParamBytes: maxParamTapBytes, Fused: t.Fused, Sep3: t.Sep3, SepTile: t.SepTile}
+	return kernels.SeparableOptions{MaxLocalBytes: maxStaticShared, MaxParamBytes: maxParamTapBytes, Fused: t.Fused, Sep3: t.Sep3, SepTile: t.SepTile, FuseSmall: t.FuseSmall}
 }
 
 // directOptions are the limits kernels.NewDirect plans a CUDA launch

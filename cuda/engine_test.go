@@ -9,6 +9,7 @@ import (
 
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/gputest"
+	"github.com/ndconv/ndconv/internal/kerneltest"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -46,7 +47,6 @@ func runCaseWith(c enginetest.Case, opt EngineOptions, newEngine func(*nd.Proble
 // for bit, since both add the same products in the same order.
 func TestEngineTable(t *testing.T) {
 	testDevice(t)
-	gputest.FuseSmallProblems(t)
 	cases := engineCases(t)
 	failed, runs := 0, 0
 	fail := func(format string, args ...any) {
@@ -70,7 +70,9 @@ func TestEngineTable(t *testing.T) {
 		}
 		for _, m := range methods {
 			runs++
-			got, err := runCaseWith(c, EngineOptions{}, m.gpu)
+			// Small problems fuse their passes in strips too (sepfused.cl,
+			// sep3.cl; TestEngineSepTile runs septile.cl's tiles).
+			got, err := runCaseWith(c, EngineOptions{Tuning: kernels.Tuning{FuseSmall: true}}, m.gpu)
 			if err != nil {
 				fail("%s, %s: %v", c.Name, m.name, err)
 				continue
@@ -298,7 +300,7 @@ func TestEngineTiming(t *testing.T) {
 // and checks them against the reference and the CPU engine's bits.
 func TestEngineRolling(t *testing.T) {
 	testDevice(t)
-	gputest.CheckTunings(t, engineCases(t), kernels.RollingChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, engineCases(t), kerneltest.RollingChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCase(c, EngineOptions{Tuning: tuning})
 	})
 }
@@ -308,7 +310,7 @@ func TestEngineRolling(t *testing.T) {
 // CPU engine's bits.
 func TestEngineWindow(t *testing.T) {
 	testDevice(t)
-	gputest.CheckTunings(t, engineCases(t), kernels.WindowChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, engineCases(t), kerneltest.WindowChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCase(c, EngineOptions{Tuning: tuning})
 	})
 }
@@ -319,7 +321,7 @@ func TestEngineWindow(t *testing.T) {
 func TestEngineBankGroups(t *testing.T) {
 	testDevice(t)
 	cases := append(engineCases(t), enginetest.OnGPU(enginetest.Banks())...)
-	gputest.CheckTunings(t, cases, kernels.BankGroupChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, cases, kerneltest.BankGroupChecks, "direct", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCase(c, EngineOptions{Tuning: tuning})
 	})
 }
@@ -328,7 +330,7 @@ func TestEngineBankGroups(t *testing.T) {
 // every case whose separable passes fuse.
 func TestEngineSepRing(t *testing.T) {
 	testDevice(t)
-	gputest.CheckTunings(t, engineCases(t), kernels.SepRingChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, engineCases(t), kerneltest.SepRingChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)
 	})
 }
@@ -338,11 +340,11 @@ func TestEngineSepRing(t *testing.T) {
 // 3-D separable set and every case of the table whose passes it runs.
 func TestEngineSep3(t *testing.T) {
 	testDevice(t)
-	// The zero tuning among the checks: sep3.cl's own decomposition, on
-	// the small volumes too.
-	gputest.FuseSmallProblems(t)
+	// Every check fuses small problems too (gputest.FuseSmall): the zero
+	// tuning among them is sep3.cl's own decomposition, on the small
+	// volumes too.
 	cases := append(enginetest.OnGPU(enginetest.Separable3D()), engineCases(t)...)
-	gputest.CheckTunings(t, cases, kernels.Sep3Checks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, cases, gputest.FuseSmall(kerneltest.Sep3Checks), "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)
 	})
 }
@@ -357,7 +359,7 @@ func TestEngineSepTile(t *testing.T) {
 	testDevice(t)
 	gputest.CheckPlannedFamily(t, enginetest.OnGPU(enginetest.Separable2D()), separableOptions(kernels.Tuning{}), "septile")
 	cases := append(enginetest.OnGPU(enginetest.Separable2D()), engineCases(t)...)
-	gputest.CheckTunings(t, cases, kernels.SepTileChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
+	gputest.CheckTunings(t, cases, kerneltest.SepTileChecks, "separable", func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 		return runCaseWith(c, EngineOptions{Tuning: tuning}, NewSeparable)
 	})
 }

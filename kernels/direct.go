@@ -119,24 +119,33 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 	if rows == (RowsShape{}) && opt.Tiled == (TiledShape{}) {
 		rows = defaultRowsShape(p, outerTaps, y, x, c)
 	}
+	a := directArgs{p: p, opt: opt, outer: outer, y: y, x: x, c: c, outerTaps: outerTaps, base: l}
 	if !opt.Untiled && rows != (RowsShape{}) {
-		if r := newRows(p, rows, opt.MaxParamBytes, outerTaps, y, x, c, l); r != nil {
+		if r := newRows(a, rows); r != nil {
 			return r, nil
 		}
 	}
 	if !opt.Untiled {
-		if t := newTiled(p, opt, outer, y, x, c, l); t != nil {
+		if t := newTiled(a); t != nil {
 			return t, nil
 		}
 	}
 	return l, nil
 }
 
-func b2i(b bool) int {
-	if b {
-		return 1
-	}
-	return 0
+// directArgs are what the builders of the direct method's faster families
+// (newTiled, newRows) take besides their decomposition: the problem and
+// options, its canonical form (outer axes, Y, X, and C samples merged
+// into X's elements; outerTaps, the outer axes' taps), and direct.cl's
+// launch of it (base), which they specialise.
+type directArgs struct {
+	p         *nd.Problem
+	opt       DirectOptions
+	outer     []axis
+	y, x      axis
+	c         int
+	outerTaps int
+	base      *Launch
 }
 
 // problemAxes are p's axes as canonical takes them.

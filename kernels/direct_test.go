@@ -1,9 +1,7 @@
 package kernels
 
 import (
-	"fmt"
 	"math"
-	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -288,69 +286,5 @@ func TestDTypesOnGPU(t *testing.T) {
 				t.Errorf("%v: defines %s", d, defs)
 			}
 		}
-	}
-}
-
-// TestTuningCandidates: every candidate decomposition `ndconv tune` may
-// choose covers the output and gives the CPU engine's bits (emulated, as
-// TestDirectCanonicalForm does), for 2-D, 1-D, bank and channel cases.
-func TestTuningCandidates(t *testing.T) {
-	tried := 0
-	for i, c := range engineCases() {
-		if i%29 != 0 {
-			continue
-		}
-		p, err := c.Spec.Normalize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		checks, _ := RollingChecks(p)
-		for _, cand := range append(TuningCandidates(p, false), checks...) {
-			l, err := NewDirect(p, DirectOptions{MaxLocalBytes: 48 << 10, Tiled: cand.Tiled, Rows: cand.Rows})
-			if err != nil || l == nil {
-				continue
-			}
-			tried++
-			checkDirectLaunch(t, c, p, l)
-		}
-	}
-	if tried < 100 {
-		t.Errorf("only %d candidate launches tried", tried)
-	}
-}
-
-// TestBankGroups emulates tiled.cl's bank groups — a bank split into
-// groups of every size dividing it, the large banks' tuner candidates
-// among them — on the banks of the table, the random cases and
-// enginetest.Banks, against the reference and the CPU engine's bits.
-func TestBankGroups(t *testing.T) {
-	tried, vector := 0, 0
-	for _, c := range append(engineCases(), enginetest.OnGPU(enginetest.Banks())...) {
-		p, err := c.Spec.Normalize()
-		if err != nil {
-			t.Fatalf("%s: %v", c.Name, err)
-		}
-		checks, _ := BankGroupChecks(p)
-		for _, cand := range append(checks, TuningCandidates(p, false)...) {
-			if cand.Tiled.BankGroup == 0 {
-				continue
-			}
-			l, err := NewDirect(p, DirectOptions{MaxLocalBytes: 48 << 10, Tiled: cand.Tiled})
-			if err != nil || l == nil {
-				t.Fatalf("%s, %+v: launch %v, %v", c.Name, cand.Tiled, l, err)
-			}
-			if l.Shape.BankGroup != cand.Tiled.BankGroup || !slices.Contains(l.Defines, fmt.Sprintf("OUT_BANK=%d", len(p.Kernels))) {
-				t.Fatalf("%s, %+v: launch shape %+v, defines %v", c.Name, cand.Tiled, l.Shape, l.Defines)
-			}
-			tried++
-			if slices.Contains(l.Defines, "VECTOR_STORES=1") {
-				vector++
-			}
-			checkDirectLaunch(t, c, p, l)
-		}
-	}
-	t.Logf("%d bank-group launches, %d with vector stores", tried, vector)
-	if tried < 40 || vector == 0 {
-		t.Errorf("%d bank-group launches tried, %d with vector stores", tried, vector)
 	}
 }

@@ -6,7 +6,12 @@
 //
 // One kernel family per .cl file; common.cl holds what they share: the
 // border rule and the rounding into integer outputs, mirroring package nd,
-// which the backends' tests compare against.
+// which the backends' tests compare against. One family per .go file too
+// (sepfused.go builds sepfused.cl and sepring.cl, which share their
+// arguments): its builder, its decomposition (the Launch's Shape) and
+// default, and its tuner candidates; kernels.go holds what the builders
+// share. The decompositions the tests run beyond those are
+// internal/kerneltest's.
 //
 // The direct method has three implementations, all adding the same
 // products in the same order: tiled.cl (register-blocked work-items over a

@@ -379,3 +379,56 @@ const maxGridGroups = 1 << 16
 func GridGroups(total int64) int {
 	return int(max(1, min(maxGridGroups, (total+GridLocal-1)/GridLocal)))
 }
+
+// FFTCandidates are the transform lengths `ndconv tune` measures for the
+// FFT method on p: powers of two along each transformed axis, 2 to 64
+// times the kernel's reach (a block's outputs are its length less the
+// reach), no longer than the axis's extended extent needs; none for
+// kernels spanning more than 4 axes. internal/fftconv's cost model
+// chooses from the CPU engine's costs; a GPU library may prefer other
+// lengths (cuFFT on the H100 prefers smaller powers of two: the sweep is
+// in docs/perf/fft.md, "v5 measured").
+func FFTCandidates(p *nd.Problem) []Tuning {
+	var axes []int
+	for d, k := range p.KShape {
+		if k > 1 {
+			axes = append(axes, d)
+		}
+	}
+	if len(axes) == 0 || len(axes) > len(FFTShape{}.Lengths) {
+		return nil
+	}
+	var out []Tuning
+	seen := map[FFTShape]bool{}
+	for scale := 2; scale <= 64; scale *= 2 {
+		var s FFTShape
+		for i, d := range axes {
+			reach := p.KShape[d] - 1
+			s.Lengths[i] = min(nextPow2(scale*reach), nextPow2(p.InShape[d]+2*reach))
+		}
+		if !seen[s] {
+			seen[s] = true
+			out = append(out, Tuning{FFT: s})
+		}
+	}
+	return out
+}
+
+// FFTShape fixes the FFT method's transform lengths, one per transformed
+// axis (at most 4; zero leaves the choice to internal/fftconv's cost
+// model), as FFTW's wisdom fixes a plan.
+type FFTShape struct {
+	Lengths [4]int
+}
+
+// Slice is the forced lengths, or nil where none are.
+func (s FFTShape) Slice() []int {
+	n := 0
+	for n < len(s.Lengths) && s.Lengths[n] > 0 {
+		n++
+	}
+	if n == 0 {
+		return nil
+	}
+	return s.Lengths[:n:n]
+}

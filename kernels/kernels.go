@@ -62,14 +62,31 @@ type Launch struct {
 	// parameters (a struct of len(Taps) ACC_T values) instead of as a
 	// __constant pointer; only CUDA launches are built so.
 	TapsInParams bool
-	// Shape is tiled.cl's work decomposition, FusedShape sepfused.cl's,
-	// RowsShape rows.cl's, Sep3Shape sep3.cl's, SepTileShape septile.cl's
-	// (zero for other families).
-	Shape        TiledShape
-	FusedShape   SepFusedShape
-	RowsShape    RowsShape
-	Sep3Shape    Sep3Shape
-	SepTileShape SepTileShape
+	// Shape is the launch's work decomposition, its family's: a
+	// TiledShape for tiled.cl, RowsShape for rows.cl, SepFusedShape for
+	// sepfused.cl and sepring.cl, Sep3Shape for sep3.cl, SepTileShape for
+	// septile.cl; nil for the families that have none (direct.cl,
+	// separable.cl).
+	Shape Decomposition
+}
+
+// A Decomposition is how a launch spreads its work: one family's shape
+// (see Launch.Shape). The set is closed: the families of this package.
+type Decomposition interface {
+	// describe names the decomposition for reports (Launch.Describe).
+	describe() string
+}
+
+func (s TiledShape) describe() string   { return s.String() }
+func (s RowsShape) describe() string    { return s.String() }
+func (s Sep3Shape) describe() string    { return s.String() }
+func (s SepTileShape) describe() string { return s.String() }
+func (s SepFusedShape) describe() string {
+	d := fmt.Sprintf("%d threads, %d outputs each, %d rows", s.TX, s.RX, s.SEG)
+	if s.Prefetch {
+		d += ", prefetching"
+	}
+	return d
 }
 
 // Tuning is what a tuner may fix of a problem's implementation: tiled.cl's
@@ -83,6 +100,11 @@ type Tuning struct {
 	Sep3    Sep3Shape     `json:"sep3,omitzero"`
 	SepTile SepTileShape  `json:"septile,omitzero"`
 	FFT     FFTShape      `json:"fft,omitzero"`
+	// FuseSmall runs the separable method's fused strips (sepfused.cl,
+	// sep3.cl) on small problems too (SeparableOptions.FuseSmall): the
+	// backends' tests, whose problems are all small, set it to run those
+	// kernels. No tuner chooses it, and no cache holds it.
+	FuseSmall bool `json:"-"`
 }
 
 // String names the decomposition t fixes ("tiled.cl 32x4 threads, …"), or
@@ -105,46 +127,14 @@ func (t Tuning) String() string {
 	return "the kernels' own"
 }
 
-// FFTShape fixes the FFT method's transform lengths, one per transformed
-// axis (at most 4; zero leaves the choice to internal/fftconv's cost
-// model), as FFTW's wisdom fixes a plan.
-type FFTShape struct {
-	Lengths [4]int
-}
-
-// Slice is the forced lengths, or nil where none are.
-func (s FFTShape) Slice() []int {
-	n := 0
-	for n < len(s.Lengths) && s.Lengths[n] > 0 {
-		n++
-	}
-	if n == 0 {
-		return nil
-	}
-	return s.Lengths[:n:n]
-}
-
-// Describe names the launch's implementation for reports: its family and,
-// for tiled.cl, its work decomposition ("tiled 32x8 threads, 4x4 outputs
-// each").
+// Describe names the launch's implementation for reports: its family and
+// its work decomposition where it has one ("tiled 32x8 threads, 4x4
+// outputs each").
 func (l *Launch) Describe() string {
-	switch {
-	case l.Shape != (TiledShape{}):
-		return l.Family + " " + l.Shape.String()
-	case l.RowsShape != (RowsShape{}):
-		return l.Family + " " + l.RowsShape.String()
-	case l.Sep3Shape != (Sep3Shape{}):
-		return l.Family + " " + l.Sep3Shape.String()
-	case l.SepTileShape != (SepTileShape{}):
-		return l.Family + " " + l.SepTileShape.String()
-	case l.FusedShape != (SepFusedShape{}):
-		d := fmt.Sprintf("%s %d threads, %d outputs each, %d rows", l.Family, l.FusedShape.TX, l.FusedShape.RX, l.FusedShape.SEG)
-		if l.FusedShape.Prefetch {
-			d += ", prefetching"
-		}
-		return d
+	if l.Shape == nil {
+		return l.Family
 	}
-	return l.Family
+	return l.Family + " " + l.Shape.describe()
 }
 
 // Describe names the implementations of a list of steps, once each in
@@ -232,4 +222,110 @@ func typeDefines(p *nd.Problem) []string {
 	}
 	slices.Sort(defs)
 	return defs
+}
+
+func sum(f []float64) float64 {
+	t := 0.0
+	for _, v := range f {
+		t += v
+	}
+	return t
+}
+
+func ceilDiv(a, b int) int { return (a + b - 1) / b }
+
+func product(s []int) int {
+	n := 1
+	for _, v := range s {
+		n *= v
+	}
+	return n
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// tapsInParams decides whether the launch's weights go by value among its
+// parameters (TapsInParams): where the backend takes that many bytes there
+// (maxBytes, 0 for none). It returns the define that tells the kernel.
+func (l *Launch) tapsInParams(maxBytes, accSize int) string {
+	l.TapsInParams = maxBytes > 0 && len(l.Taps)*accSize <= maxBytes
+	return fmt.Sprintf("TAPS_IN_PARAMS=%d", b2i(l.TapsInParams))
+}
+
+// nonzeroDefines tell tiled.cl which weights are nonzero when that is
+// cheap to specialise on: ALL_NONZERO=1 for a dense kernel (the usual
+// case), a bitmap NZ0…NZ3 for up to 256 weights with zeros among them, and
+// nothing otherwise (the kernel then tests each weight as it runs).
+func nonzeroDefines(taps []float64) []string {
+	zeros := 0
+	for _, w := range taps {
+		if w == 0 {
+			zeros++
+		}
+	}
+	if zeros == 0 {
+		return []string{"ALL_NONZERO=1"}
+	}
+	if len(taps) > 256 {
+		return []string{"ALL_NONZERO=0"}
+	}
+	var words [4]uint64
+	for i, w := range taps {
+		if w != 0 {
+			words[i/64] |= 1 << (i % 64)
+		}
+	}
+	defs := []string{"ALL_NONZERO=0"}
+	for i, w := range words {
+		defs = append(defs, fmt.Sprintf("NZ%d=0x%xUL", i, w))
+	}
+	return defs
+}
+
+// vectorDefines are VECTOR_LOADS (and IN_T4) where the input's rows
+// allow 4-vector loads (loads) and its dtype has a 4-vector type, and
+// VECTOR_STORES (and OUT_T4) the same of the output (stores).
+func vectorDefines(p *nd.Problem, loads, stores bool) []string {
+	var defs []string
+	if vec, ok := vector4(p.In); ok && loads {
+		defs = append(defs, "VECTOR_LOADS=1", "IN_T4="+vec)
+	} else {
+		defs = append(defs, "VECTOR_LOADS=0")
+	}
+	if vec, ok := vector4(p.Out); ok && stores {
+		defs = append(defs, "VECTOR_STORES=1", "OUT_T4="+vec)
+	} else {
+		defs = append(defs, "VECTOR_STORES=0")
+	}
+	return defs
+}
+
+// vector4 is the 4-vector type of a dtype loaded or stored 4 at a time.
+func vector4(d nd.DType) (string, bool) {
+	switch d {
+	case nd.Uint8, nd.Uint16, nd.Int16, nd.Int32, nd.Float32:
+		return typeName(d) + "4", true
+	}
+	return "", false
+}
+
+// TuningCandidates are the work decompositions `ndconv tune` measures for
+// p: tiled.cl's and rows.cl's for the direct method; for the separable one
+// sep3.cl's where its passes are Z, Y, X on adjacent axes, and septile.cl's,
+// sepfused.cl's and sepring.cl's (none where the passes do not fuse). Every
+// candidate computes the same bits; they differ only in how the work is
+// spread.
+func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
+	if separable {
+		if !fusable(separablePasses(p)) {
+			return nil
+		}
+		return slices.Concat(sep3Candidates(p), sepTileCandidates(p), sepFusedCandidates(p))
+	}
+	return append(rowsCandidates(p), tiledCandidates(p)...)
 }

@@ -51,9 +51,10 @@ func rowsFit(s RowsShape, outerTaps int, y, x axis, c, bank int, wide bool) bool
 		y.k*s.RX*bank <= acc && s.RX+(x.k-1)*c <= rowsSpanBudget
 }
 
-// newRows specialises rows.cl for the canonical problem l describes, or
+// newRows specialises rows.cl in shape s for a's canonical problem, or
 // returns nil where it does not serve.
-func newRows(p *nd.Problem, s RowsShape, maxParamBytes, outerTaps int, y, x axis, c int, l *Launch) *Launch {
+func newRows(a directArgs, s RowsShape) *Launch {
+	p, outerTaps, y, x, c, l := a.p, a.outerTaps, a.y, a.x, a.c, a.base
 	bank := len(p.Kernels)
 	if !rowsFit(s, outerTaps, y, x, c, bank, p.Wide) {
 		return nil
@@ -63,7 +64,7 @@ func newRows(p *nd.Problem, s RowsShape, maxParamBytes, outerTaps int, y, x axis
 	t.LocalBytes = 0
 	t.Local = [3]int{s.TX, 1, 1}
 	t.Groups = [3]int{(x.out*c + s.TX*s.RX - 1) / (s.TX * s.RX), (y.out + s.Chunk - 1) / s.Chunk, l.Groups[2]}
-	t.RowsShape = s
+	t.Shape = s
 	// The chunk length follows the outer axes' four ints each (the
 	// placeholder where there are none).
 	nOuter := len(l.Outer) / 4
@@ -80,7 +81,7 @@ func newRows(p *nd.Problem, s RowsShape, maxParamBytes, outerTaps int, y, x axis
 		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
 	defs = append(defs, nonzeroDefines(l.Taps)...)
-	defs = append(defs, t.tapsInParams(maxParamBytes, AccBytes(p)))
+	defs = append(defs, t.tapsInParams(a.opt.MaxParamBytes, AccBytes(p)))
 	defs = append(defs, vectorDefines(p, s.RX%4 == 0 && (x.in*c)%4 == 0, (s.RX*bank)%4 == 0 && (outRow*bank)%4 == 0)...)
 	slices.Sort(defs)
 	t.Defines = defs
@@ -104,9 +105,13 @@ func defaultRowsShape(p *nd.Problem, outerTaps int, y, x axis, c int) RowsShape 
 	return RowsShape{TX: 256, RX: 4, Chunk: 32}
 }
 
-// rowsCandidates are rows.cl's decompositions the tuner measures.
+// rowsCandidates are rows.cl's decompositions the tuner measures (none
+// for 1-D problems, which tiled.cl's one-row work-groups serve).
 func rowsCandidates(p *nd.Problem) []Tuning {
 	outer, y, x, c := canonical(problemAxes(p))
+	if y.out == 1 && y.k == 1 {
+		return nil
+	}
 	outerTaps := 1
 	for _, a := range outer {
 		outerTaps *= a.k

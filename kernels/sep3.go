@@ -129,32 +129,6 @@ func sep3Candidates(p *nd.Problem) []Tuning {
 	return out
 }
 
-// Sep3Checks are sep3.cl decompositions for the backends' tests of p's
-// separable method where its passes are Z, Y, X on adjacent axes: tiles
-// narrower and shorter than the tests' small volumes (several work-groups
-// each way, partial tiles, X pieces that do and do not fill the
-// work-items), segments of one plane, of three and of a few ring rounds,
-// and the zero Tuning: NewSeparable's own choice, which sep3.cl serves on
-// the tests' small volumes once they lower MinFusedOutputs; nil elsewhere.
-// image is false: every such case runs.
-func Sep3Checks(p *nd.Problem) (checks []Tuning, image bool) {
-	x, ok := sep3Axes(p)
-	if !p.Separable() || !ok {
-		return nil, false
-	}
-	g := sep3GeometryOf(p, x)
-	for _, s := range []Sep3Shape{
-		{TX: 8, TY: 2, RX: 4, RY: 1, SEG: 1},
-		{TX: 16, TY: 2, RX: 2, RY: 3, SEG: 3},
-		{TX: 8, TY: 4, RX: 8, RY: 2, SEG: 2*g.kz + 1},
-	} {
-		if sep3Fits(s, g.kx, g.ky, g.kz, g.c, p.Wide, 48<<10) {
-			checks = append(checks, Tuning{Sep3: s})
-		}
-	}
-	return append(checks, Tuning{}), false
-}
-
 // newSep3 specialises sep3.cl for kernel k of p (whose passes run along
 // axes x−2, x−1 and x), storing its output at stride, offset, in shape s.
 func newSep3(p *nd.Problem, opt SeparableOptions, s Sep3Shape, x int, k nd.Weights, stride, offset int) *Launch {
@@ -175,7 +149,7 @@ func newSep3(p *nd.Problem, opt SeparableOptions, s Sep3Shape, x int, k nd.Weigh
 		Groups: [3]int{ceilDiv(mx*g.c, s.TX), ceilDiv(my, s.TY*s.RY), min(g.outer*segs, 65535)},
 		Scalars: []int64{int64(nz), int64(ny), int64(nx), int64(mz), int64(my), int64(mx),
 			int64(g.outer), int64(stride), int64(offset)},
-		Sep3Shape: s,
+		Shape: s,
 	}
 	accSize := AccBytes(p)
 	l.LocalBytes = sep3LocalBytes(s, g.kx, g.ky, g.c, accSize)
@@ -195,4 +169,34 @@ func newSep3(p *nd.Problem, opt SeparableOptions, s Sep3Shape, x int, k nd.Weigh
 	l.Defines = append(l.Defines, l.tapsInParams(opt.MaxParamBytes, accSize))
 	slices.Sort(l.Defines)
 	return l
+}
+
+// sep3Launches is p's separable method as sep3.cl launches, one per bank
+// kernel with no temporaries, or nil where sep3.cl does not serve: passes
+// not Z, Y, X on adjacent axes, a forced sepfused.cl or septile.cl shape
+// or unfused passes, a problem smaller than minFusedOutputs (unless a shape is
+// forced or FuseSmall set), or a shape whose ring or local memory does not fit.
+func sep3Launches(p *nd.Problem, opt SeparableOptions) *Separable {
+	x, ok := sep3Axes(p)
+	if !ok || opt.Unfused || opt.Fused != (SepFusedShape{}) || opt.SepTile != (SepTileShape{}) {
+		return nil
+	}
+	sh := opt.Sep3
+	if sh == (Sep3Shape{}) {
+		if !opt.FuseSmall && product(p.OutShape) < minFusedOutputs {
+			return nil
+		}
+		sh = defaultSep3Shape(p, x)
+	}
+	g := sep3GeometryOf(p, x)
+	if !sep3Fits(sh, g.kx, g.ky, g.kz, g.c, p.Wide, opt.MaxLocalBytes) ||
+		ceilDiv(p.OutShape[x-1], sh.TY*sh.RY) > 65535 {
+		return nil
+	}
+	s := &Separable{}
+	for b, k := range p.Kernels {
+		l := newSep3(p, opt, sh, x, k, len(p.Kernels), b)
+		s.Steps = append(s.Steps, Step{Launch: l, From: Input, To: Output})
+	}
+	return s
 }

@@ -2,7 +2,6 @@ package kernels
 
 import (
 	"slices"
-	"strings"
 	"testing"
 
 	"github.com/ndconv/ndconv/internal/enginetest"
@@ -30,8 +29,9 @@ func emulateSep3[F nd.Float](t *testing.T, l *Launch, def map[string]int, p *nd.
 	if l.Groups[0]*tx < mx*c || l.Groups[1]*ty*ry < my || l.Groups[2] > outer*ceilDiv(mz, seg) || l.Groups[2] < 1 {
 		t.Fatalf("sep3: groups %v do not cover %d volumes of %d×%d×%d", l.Groups, outer, mz, my, mx*c)
 	}
-	if want := sep3LocalBytes(l.Sep3Shape, kx, ky, c, AccBytes(p)); l.LocalBytes != want || l.Sep3Shape != (Sep3Shape{tx, ty, rx, ry, seg}) {
-		t.Fatalf("sep3: local bytes %d (want %d), shape %+v", l.LocalBytes, want, l.Sep3Shape)
+	shape, _ := l.Shape.(Sep3Shape)
+	if want := sep3LocalBytes(shape, kx, ky, c, AccBytes(p)); l.LocalBytes != want || shape != (Sep3Shape{tx, ty, rx, ry, seg}) {
+		t.Fatalf("sep3: local bytes %d (want %d), shape %+v", l.LocalBytes, want, l.Shape)
 	}
 	fx, fy, fz := l.Taps[:kx], l.Taps[kx:kx+ky], l.Taps[kx+ky:kx+ky+kz]
 	cval2, cval3 := F(l.Taps[kx+ky+kz]), F(l.Taps[kx+ky+kz+1])
@@ -89,47 +89,6 @@ func sep3Cases(t *testing.T) []enginetest.Case {
 		}
 	}
 	return cases
-}
-
-// TestSep3Steps emulates every case whose passes sep3.cl runs through
-// NewSeparable's launches in each of Sep3Checks' decompositions and the
-// default one, and
-// compares with the reference and the CPU engine's separable bits: one
-// launch per bank kernel, no temporaries.
-func TestSep3Steps(t *testing.T) {
-	saved := MinFusedOutputs
-	MinFusedOutputs = 0
-	t.Cleanup(func() { MinFusedOutputs = saved })
-	ran, set := 0, 0
-	for _, c := range sep3Cases(t) {
-		p, _ := c.Spec.Normalize()
-		if strings.HasPrefix(c.Name, "sep3/") {
-			set++
-		}
-		checks, _ := Sep3Checks(p)
-		if len(checks) == 0 {
-			t.Fatalf("%s: no decomposition checked", c.Name)
-		}
-		for _, tuning := range checks {
-			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, Sep3: tuning.Sep3})
-			if err != nil || s == nil {
-				t.Fatalf("%s: %v", c.Name, err)
-			}
-			if len(s.Steps) != len(p.Kernels) || s.Temps != 0 || s.TempElems != 0 {
-				t.Fatalf("%s: %d steps for %d kernels, %d temporaries", c.Name, len(s.Steps), len(p.Kernels), s.Temps)
-			}
-			for _, st := range s.Steps {
-				if st.Launch.Family != "sep3" || st.From != Input || st.To != Output {
-					t.Fatalf("%s: a %s step from %v to %v", c.Name, st.Launch.Family, st.From, st.To)
-				}
-			}
-			ran++
-			checkSeparableSteps(t, c, p, s)
-		}
-	}
-	if set != len(enginetest.Separable3D()) || ran < 4*set {
-		t.Errorf("%d runs, %d of the 3-D separable set's %d cases", ran, set, len(enginetest.Separable3D()))
-	}
 }
 
 // TestSep3Planner: NewSeparable runs sep3.cl, one launch per bank kernel

@@ -264,7 +264,38 @@ func TestDefaultSepRing(t *testing.T) {
 			t.Fatal(err)
 		}
 		if got := s.Steps[0].Launch.Family == "sepring"; got != tc.ring {
-			t.Errorf("%v, %d taps: first launch %s (%+v)", tc.shape, tc.k, s.Steps[0].Launch.Family, s.Steps[0].Launch.FusedShape)
+			t.Errorf("%v, %d taps: first launch %s (%+v)", tc.shape, tc.k, s.Steps[0].Launch.Family, s.Steps[0].Launch.Shape)
+		}
+	}
+}
+
+// TestFuseSmall: SeparableOptions.FuseSmall makes small problems run the
+// fused strips (sepfused.cl for 2-D, sep3.cl for 3-D) where untuned they
+// run septile.cl's tiles, and leaves large ones and forced shapes as they
+// are.
+func TestFuseSmall(t *testing.T) {
+	small2, small3 := nd.Spec{Shape: []int{48, 64}, Kernels: []nd.Kernel{factorsOf(5, 5)}},
+		nd.Spec{Shape: []int{12, 16, 20}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}
+	large := nd.Spec{Shape: []int{4096, 2048}, Kernels: []nd.Kernel{factorsOf(5, 5)}}
+	tile := SepTileShape{TX: 8, TY: 2, RX: 4, RY: 1}
+	for _, tc := range []struct {
+		name  string
+		spec  nd.Spec
+		opt   SeparableOptions
+		first string
+	}{
+		{"2-D untuned", small2, SeparableOptions{}, "septile"},
+		{"2-D fused", small2, SeparableOptions{FuseSmall: true}, "sepfused"},
+		{"3-D untuned", small3, SeparableOptions{}, "septile"},
+		{"3-D fused", small3, SeparableOptions{FuseSmall: true}, "sep3"},
+		{"large untuned", large, SeparableOptions{}, "sepfused"},
+		{"large fused", large, SeparableOptions{FuseSmall: true}, "sepfused"},
+		{"forced tile", small2, SeparableOptions{FuseSmall: true, SepTile: tile}, "septile"},
+	} {
+		tc.opt.MaxLocalBytes = 48 << 10
+		_, families := planSeparable(t, tc.name, tc.spec, tc.opt)
+		if families[0] != tc.first {
+			t.Errorf("%s: launches %v, want %s first", tc.name, families, tc.first)
 		}
 	}
 }

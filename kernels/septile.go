@@ -69,19 +69,20 @@ func (g sepTileGeometry) fits(s SepTileShape, wide bool, maxLocal int) bool {
 		ceilDiv(g.my, s.TY*s.RY) <= 65535 && g.planes <= 65535
 }
 
-// SepTileMaxOutputs: untuned, problems with fewer outputs run their fused
+// sepTileMaxOutputs: untuned, problems with fewer outputs run their fused
 // X and Y passes in septile.cl's tiles, larger ones in sepfused.cl's
 // strips. S003's images (640 × 480, 0.3 M outputs, 1.2 M with 4 channels)
 // lie below, the 2048² and larger images the strips were tuned on above:
 // a strip's serial walk pays where there are too few strips to fill the
-// GPU. The backends' tests lower it to 0 with MinFusedOutputs, so that the
-// case table's small problems run sepfused.cl.
-var SepTileMaxOutputs = 1 << 22
+// GPU. SeparableOptions.FuseSmall lifts it with minFusedOutputs (the
+// tests' small problems run sepfused.cl so).
+const sepTileMaxOutputs = 1 << 22
 
 // sepTileShape is the septile.cl decomposition NewSeparable runs for p's
 // fused X and Y passes (along axes x and x−1), or zero where septile.cl
 // does not serve: unfused passes, a forced sepfused.cl shape, a problem of
-// SepTileMaxOutputs outputs or more unless opt forces a shape, or a shape
+// sepTileMaxOutputs outputs or more (or any, with FuseSmall) unless opt
+// forces a shape, or a shape
 // that does not fit.
 func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShape {
 	if opt.Unfused || opt.Fused != (SepFusedShape{}) || !fusable(passes) {
@@ -90,7 +91,7 @@ func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShap
 	g := sepTileGeometryOf(p, passes[0])
 	s := opt.SepTile
 	if s == (SepTileShape{}) {
-		if product(p.OutShape) >= SepTileMaxOutputs {
+		if opt.FuseSmall || product(p.OutShape) >= sepTileMaxOutputs {
 			return SepTileShape{}
 		}
 		s = g.defaultShape(p.Wide, opt.MaxLocalBytes)
@@ -158,45 +159,18 @@ func sepTileCandidates(p *nd.Problem) []Tuning {
 	return out
 }
 
-// SepTileChecks are septile.cl decompositions for the backends' tests of
-// p's separable method where its first two passes fuse: tiles narrower and
-// shorter than the tests' small images (several work-groups each way,
-// partial tiles, X pieces that do and do not fill the work-items, one and
-// several rows per work-item), and the zero Tuning: NewSeparable's own
-// choice, septile.cl's default on the tests' small images; nil elsewhere.
-// image is false: every such case runs.
-func SepTileChecks(p *nd.Problem) (checks []Tuning, image bool) {
-	passes := separablePasses(p)
-	if !p.Separable() || !fusable(passes) {
-		return nil, false
-	}
-	g := sepTileGeometryOf(p, passes[0])
-	for _, s := range []SepTileShape{
-		{TX: 8, TY: 2, RX: 4, RY: 1},
-		{TX: 16, TY: 2, RX: 2, RY: 3},
-		{TX: 8, TY: 4, RX: 8, RY: 2},
-	} {
-		if g.fits(s, p.Wide, 48<<10) {
-			checks = append(checks, Tuning{SepTile: s})
-		}
-	}
-	return append(checks, Tuning{}), false
-}
-
-// newSepTile specialises septile.cl in shape s for the X pass along axis x
-// (factor fx) and the Y pass along axis x−1 (factor fy) of q, reading an
-// input of the given shape; axes after x are interleaved samples, axes
-// before x−1 planes. Its arguments are newSepFused's.
-func newSepTile(q *nd.Problem, opt SeparableOptions, s SepTileShape, in []int, x int, fx []float64, shiftX int, fy []float64, shiftY int, cval float64, stride, offset int) *Launch {
+// newSepTile specialises septile.cl in shape s for a's X and Y passes.
+func newSepTile(a stepArgs, s SepTileShape) *Launch {
+	q, in, x, fx, fy := a.q, a.in, a.x, a.fx, a.fy
 	c := product(in[x+1:])
 	kx, ky := len(fx), len(fy)
 	stage, inter := sepRingPitches(SepFusedShape{TX: s.TX}, kx, c)
-	l := fusedLaunch(q, opt, "septile", in, x, fx, shiftX, fy, shiftY, cval, stride, offset, s.TX, []string{
+	l := fusedLaunch(a, "septile", s.TX, []string{
 		fmt.Sprintf("TX=%d", s.TX), fmt.Sprintf("TY=%d", s.TY), fmt.Sprintf("RX=%d", s.RX), fmt.Sprintf("RY=%d", s.RY),
 		fmt.Sprintf("STAGE_PITCH=%d", stage), fmt.Sprintf("INTER_PITCH=%d", inter)})
 	l.Local = [3]int{s.TX, s.TY, 1}
 	l.Groups = [3]int{ceilDiv(q.OutShape[x]*c, s.TX), ceilDiv(q.OutShape[x-1], s.TY*s.RY), product(in[:x-1])}
 	l.LocalBytes = sepTileLocalBytes(s, kx, ky, c, AccBytes(q))
-	l.SepTileShape = s
+	l.Shape = s
 	return l
 }

@@ -29,8 +29,8 @@ func emulateSepTile[F nd.Float](t *testing.T, l *Launch, def map[string]int, p *
 	if stage < tx+(kx-1)*c || inter < tx || inter > stage || stage%32 != 1 || inter%32 != 1 {
 		t.Fatalf("septile: pitches %d and %d for rows of %d and %d", stage, inter, tx+(kx-1)*c, tx)
 	}
-	if l.LocalBytes != (ty*ry+ky-1)*stage*AccBytes(p) || l.SepTileShape != (SepTileShape{tx, ty, rx, ry}) {
-		t.Fatalf("septile: local bytes %d for %d rows of %d, shape %+v", l.LocalBytes, ty*ry+ky-1, stage, l.SepTileShape)
+	if l.LocalBytes != (ty*ry+ky-1)*stage*AccBytes(p) || l.Shape != (SepTileShape{tx, ty, rx, ry}) {
+		t.Fatalf("septile: local bytes %d for %d rows of %d, shape %+v", l.LocalBytes, ty*ry+ky-1, stage, l.Shape)
 	}
 	emulateFusedPasses(l, def, p, from, to)
 }
@@ -51,45 +51,6 @@ func sepTileCases(t *testing.T) []enginetest.Case {
 	return cases
 }
 
-// TestSepTileSteps emulates every case whose first two passes fuse through
-// NewSeparable's launches in each of SepTileChecks' decompositions and the
-// default one, and compares with the reference and the CPU engine's
-// separable bits: per bank kernel a septile.cl launch, then separable.cl
-// for any further passes.
-func TestSepTileSteps(t *testing.T) {
-	ran, set, tiled := 0, 0, 0
-	for _, c := range sepTileCases(t) {
-		p, _ := c.Spec.Normalize()
-		if strings.HasPrefix(c.Name, "sep2/") {
-			set++
-		}
-		checks, _ := SepTileChecks(p)
-		if len(checks) == 0 {
-			t.Fatalf("%s: no decomposition checked", c.Name)
-		}
-		passes := len(separablePasses(p))
-		for _, tuning := range checks {
-			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, SepTile: tuning.SepTile})
-			if err != nil || s == nil {
-				t.Fatalf("%s: %v", c.Name, err)
-			}
-			ran++
-			if s.Steps[0].Launch.Family == "septile" {
-				tiled++
-				if len(s.Steps) != len(p.Kernels)*(passes-1) || s.Temps != min(passes-2, 2) {
-					t.Fatalf("%s: %d steps, %d temporaries for %d kernels of %d passes", c.Name, len(s.Steps), s.Temps, len(p.Kernels), passes)
-				}
-			} else if strings.HasPrefix(c.Name, "sep2/") && !p.Wide {
-				t.Fatalf("%s, %+v: %s, not septile.cl", c.Name, tuning, s.Steps[0].Launch.Describe())
-			}
-			checkSeparableSteps(t, c, p, s)
-		}
-	}
-	if set != len(enginetest.Separable2D()) || ran < 3*set || tiled < 3*set {
-		t.Errorf("%d runs (%d in septile.cl), %d of the 2-D separable set's %d cases", ran, tiled, set, len(enginetest.Separable2D()))
-	}
-}
-
 // factorsOf is a separable kernel of the given extents (weights 1, 2, …).
 func factorsOf(shape ...int) nd.Kernel {
 	f := make([][]float64, len(shape))
@@ -102,7 +63,7 @@ func factorsOf(shape ...int) nd.Kernel {
 }
 
 // TestSepTilePlanner: untuned, NewSeparable runs septile.cl for problems
-// below SepTileMaxOutputs whose first two passes fuse (S003's images among
+// below sepTileMaxOutputs whose first two passes fuse (S003's images among
 // them, in enough work-groups to fill a 132-multiprocessor GPU about
 // four times), where its tile fits local memory, and plans every other
 // problem as before.
@@ -137,8 +98,9 @@ func TestSepTilePlanner(t *testing.T) {
 	} {
 		s, families := planSeparable(t, tc.name, tc.spec, tc.opt)
 		l := s.Steps[0].Launch
-		if !slices.Equal(families, tc.families) || l.SepTileShape != tc.shape {
-			t.Errorf("%s: launches %v in %+v, want %v in %+v", tc.name, families, l.SepTileShape, tc.families, tc.shape)
+		shape, _ := l.Shape.(SepTileShape) // zero for the other families
+		if !slices.Equal(families, tc.families) || shape != tc.shape {
+			t.Errorf("%s: launches %v in %+v, want %v in %+v", tc.name, families, shape, tc.families, tc.shape)
 		}
 		if l.Family == "septile" && l.LocalBytes > tc.opt.MaxLocalBytes {
 			t.Errorf("%s: %d bytes of local memory", tc.name, l.LocalBytes)
@@ -172,7 +134,7 @@ func TestSepTileCandidates(t *testing.T) {
 			}
 			shapes = append(shapes, c.SepTile)
 			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, SepTile: c.SepTile})
-			if err != nil || s == nil || s.Steps[0].Launch.SepTileShape != c.SepTile || s.Steps[0].Launch.LocalBytes > 48<<10 {
+			if err != nil || s == nil || s.Steps[0].Launch.Shape != c.SepTile || s.Steps[0].Launch.LocalBytes > 48<<10 {
 				t.Fatalf("%v: candidate %+v not run: %v", spec.Shape, c.SepTile, err)
 			}
 		}

@@ -216,7 +216,8 @@ func tiledLocalBytes(s TiledShape, y, x axis, c, accSize int) int {
 
 // newTiled specialises tiled.cl; it returns nil when the tile does not fit
 // the local memory the options allow (direct.cl then serves).
-func newTiled(p *nd.Problem, opt DirectOptions, outer []axis, y, x axis, c int, l *Launch) *Launch {
+func newTiled(a directArgs) *Launch {
+	p, opt, outer, y, x, c, l := a.p, a.opt, a.outer, a.y, a.x, a.c, a.base
 	bank := len(p.Kernels)
 	accSize := AccBytes(p)
 	s := opt.Tiled
@@ -337,107 +338,9 @@ func groupTaps(taps []float64, bank, group int) []float64 {
 	return out
 }
 
-// tapsInParams decides whether the launch's weights go by value among its
-// parameters (TapsInParams): where the backend takes that many bytes there
-// (maxBytes, 0 for none). It returns the define that tells the kernel.
-func (l *Launch) tapsInParams(maxBytes, accSize int) string {
-	l.TapsInParams = maxBytes > 0 && len(l.Taps)*accSize <= maxBytes
-	return fmt.Sprintf("TAPS_IN_PARAMS=%d", b2i(l.TapsInParams))
-}
-
-// nonzeroDefines tell tiled.cl which weights are nonzero when that is
-// cheap to specialise on: ALL_NONZERO=1 for a dense kernel (the usual
-// case), a bitmap NZ0…NZ3 for up to 256 weights with zeros among them, and
-// nothing otherwise (the kernel then tests each weight as it runs).
-func nonzeroDefines(taps []float64) []string {
-	zeros := 0
-	for _, w := range taps {
-		if w == 0 {
-			zeros++
-		}
-	}
-	if zeros == 0 {
-		return []string{"ALL_NONZERO=1"}
-	}
-	if len(taps) > 256 {
-		return []string{"ALL_NONZERO=0"}
-	}
-	var words [4]uint64
-	for i, w := range taps {
-		if w != 0 {
-			words[i/64] |= 1 << (i % 64)
-		}
-	}
-	defs := []string{"ALL_NONZERO=0"}
-	for i, w := range words {
-		defs = append(defs, fmt.Sprintf("NZ%d=0x%xUL", i, w))
-	}
-	return defs
-}
-
-// vectorDefines are VECTOR_LOADS (and IN_T4) where the input's rows
-// allow 4-vector loads (loads) and its dtype has a 4-vector type, and
-// VECTOR_STORES (and OUT_T4) the same of the output (stores).
-func vectorDefines(p *nd.Problem, loads, stores bool) []string {
-	var defs []string
-	if vec, ok := vector4(p.In); ok && loads {
-		defs = append(defs, "VECTOR_LOADS=1", "IN_T4="+vec)
-	} else {
-		defs = append(defs, "VECTOR_LOADS=0")
-	}
-	if vec, ok := vector4(p.Out); ok && stores {
-		defs = append(defs, "VECTOR_STORES=1", "OUT_T4="+vec)
-	} else {
-		defs = append(defs, "VECTOR_STORES=0")
-	}
-	return defs
-}
-
-// vector4 is the 4-vector type of a dtype loaded or stored 4 at a time.
-func vector4(d nd.DType) (string, bool) {
-	switch d {
-	case nd.Uint8, nd.Uint16, nd.Int16, nd.Int32, nd.Float32:
-		return typeName(d) + "4", true
-	}
-	return "", false
-}
-
-// TuningCandidates are the work decompositions `ndconv tune` measures for
-// p: tiled.cl's and rows.cl's for the direct method; for the separable one
-// sep3.cl's where its passes are Z, Y, X on adjacent axes, and septile.cl's,
-// sepfused.cl's and sepring.cl's (none where the passes do not fuse). Every
-// candidate computes the same bits; they differ only in how the work is
-// spread.
-func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
+// tiledCandidates are tiled.cl's decompositions the tuner measures for p.
+func tiledCandidates(p *nd.Problem) []Tuning {
 	var out []Tuning
-	if separable {
-		passes := separablePasses(p)
-		if !fusable(passes) {
-			return nil
-		}
-		out = append(sep3Candidates(p), sepTileCandidates(p)...)
-		ky := p.KShape[passes[1]]
-		for _, tx := range []int{32, 64, 128} {
-			for _, rx := range []int{1, 2, 4} {
-				for _, rows := range []int{32, 64, 128, 256} {
-					out = append(out, Tuning{Fused: SepFusedShape{TX: tx, RX: rx, SEG: wholeRounds(rows, ky)}})
-				}
-			}
-		}
-		// sepring.cl: strips of TX columns, X-pass pieces of RX dividing TX.
-		if ky <= sepRingMaxTaps && !p.Wide {
-			for _, tx := range []int{64, 128, 256} {
-				for _, rx := range []int{4, 8, 16} {
-					for _, rows := range []int{64, 128, 256, 512} {
-						for _, pre := range []bool{false, true} {
-							out = append(out, Tuning{Fused: SepFusedShape{TX: tx, RX: rx, SEG: wholeRounds(rows, ky), Ring: true, Prefetch: pre}})
-						}
-					}
-				}
-			}
-		}
-		return out
-	}
 	outer, y, _, _ := canonical(problemAxes(p))
 	bank := len(p.Kernels)
 	regs := 64
@@ -456,7 +359,6 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 		}
 		return out
 	}
-	out = append(out, rowsCandidates(p)...)
 	// Images: row-walking work-groups (one row each, see TiledShape).
 	if len(outer) == 0 && y.k > 1 {
 		for _, tx := range []int{32, 64, 128} {
@@ -519,144 +421,4 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 		}
 	}
 	return out
-}
-
-// FFTCandidates are the transform lengths `ndconv tune` measures for the
-// FFT method on p: powers of two along each transformed axis, 2 to 64
-// times the kernel's reach (a block's outputs are its length less the
-// reach), no longer than the axis's extended extent needs; none for
-// kernels spanning more than 4 axes. internal/fftconv's cost model
-// chooses from the CPU engine's costs; a GPU library may prefer other
-// lengths (cuFFT on the H100 prefers smaller powers of two: the sweep is
-// in docs/perf/fft.md, "v5 measured").
-func FFTCandidates(p *nd.Problem) []Tuning {
-	var axes []int
-	for d, k := range p.KShape {
-		if k > 1 {
-			axes = append(axes, d)
-		}
-	}
-	if len(axes) == 0 || len(axes) > len(FFTShape{}.Lengths) {
-		return nil
-	}
-	var out []Tuning
-	seen := map[FFTShape]bool{}
-	for scale := 2; scale <= 64; scale *= 2 {
-		var s FFTShape
-		for i, d := range axes {
-			reach := p.KShape[d] - 1
-			s.Lengths[i] = min(nextPow2(scale*reach), nextPow2(p.InShape[d]+2*reach))
-		}
-		if !seen[s] {
-			seen[s] = true
-			out = append(out, Tuning{FFT: s})
-		}
-	}
-	return out
-}
-
-// RollingChecks are decompositions that make the walking kernels —
-// tiled.cl's correlate_rolling and rows.cl — cross chunk boundaries on p's
-// small test problems (chunks of 1, 2 and 3 planes or rows, so that each
-// chunk's first K−1 feed outputs it drops), for the backends' tests; nil
-// where p is neither a volume nor an image they serve. image reports an
-// image (whose rows are walked), of which tests may run a sample.
-func RollingChecks(p *nd.Problem) (checks []Tuning, image bool) {
-	outer, y, x, c := canonical(problemAxes(p))
-	bank := len(p.Kernels)
-	for z := 1; z <= 3; z++ {
-		switch {
-		case rollable(outer):
-			s, ok := rollingShape(outer[0].k, bank, p.Wide)
-			if !ok {
-				return nil, false
-			}
-			s.TY = 2 // small tiles: several work-groups in Y on small inputs
-			s.ZChunk = z
-			if z == 2 {
-				s.MinGroups = 2 // CUDA's register bound compiles and computes alike
-			}
-			checks = append(checks, Tuning{Tiled: s})
-		case len(outer) == 0 && y.k > 1 && y.out > 1:
-			image = true
-			if s := (TiledShape{TX: 8, TY: 1, RX: 2, RY: 1, ZChunk: z}); rollFits(s, y.k, bank, p.Wide) {
-				checks = append(checks, Tuning{Tiled: s})
-			}
-			// 16 outputs per work-item (4-vector loads and stores
-			// four times a row) in chunks of 2 rows; L2 prefetches 1
-			// and 2 rows ahead.
-			rx := 4
-			if z == 2 {
-				rx = 16
-			}
-			if s := (RowsShape{TX: 8, RX: rx, Chunk: z, L2Ahead: z - 1}); rowsFit(s, 1, y, x, c, bank, p.Wide) {
-				checks = append(checks, Tuning{Rows: s})
-			}
-		}
-	}
-	return checks, image
-}
-
-// WindowChecks are tiled.cl decompositions that slide the window (Window)
-// for the backends' tests: re-staged, and rolling over 2 planes or rows,
-// with 3 outputs per work-item (a ring whose slots do not divide the
-// taps' steps) or 4 where channels need more; nil where tiled.cl does not
-// serve p. image reports an image, of which tests may run a sample.
-func WindowChecks(p *nd.Problem) (checks []Tuning, image bool) {
-	outer, y, _, c := canonical(problemAxes(p))
-	bank := len(p.Kernels)
-	rx := max(3, c)
-	s := TiledShape{TX: 8, TY: 2, RX: rx, RY: 2, Window: true}
-	if rx*2*bank > 32 {
-		return nil, false
-	}
-	checks = append(checks, Tuning{Tiled: s})
-	switch {
-	case rollable(outer):
-		s.ZChunk = 2
-		if rollFits(s, outer[0].k, bank, p.Wide) {
-			checks = append(checks, Tuning{Tiled: s})
-		}
-	case len(outer) == 0 && y.k > 1 && y.out > 1:
-		image = true
-		s.TY, s.RY, s.ZChunk = 1, 1, 2
-		if rollFits(s, y.k, bank, p.Wide) {
-			checks = append(checks, Tuning{Tiled: s})
-		}
-	}
-	return checks, image
-}
-
-// BankGroupChecks are tiled.cl decompositions splitting p's bank into
-// groups (TiledShape.BankGroup) of every size that divides it, for the
-// backends' tests; nil for single kernels and where tiled.cl does not
-// serve p. image is false: every such case runs.
-func BankGroupChecks(p *nd.Problem) (checks []Tuning, image bool) {
-	bank := len(p.Kernels)
-	for g := 1; g < bank; g++ {
-		if bank%g == 0 {
-			checks = append(checks, Tuning{Tiled: TiledShape{TX: 8, TY: 2, RX: 2, RY: 2, BankGroup: g}})
-		}
-	}
-	return checks, false
-}
-
-// SepRingChecks are sepring.cl decompositions for the backends' tests of
-// p's separable method where its passes fuse: strips of 8 and 16 columns
-// (so that small images have several, and X-pass pieces that do and do not
-// fill the work-items) of one, three and four rounds, the last prefetching;
-// nil elsewhere. image is false: every such case runs.
-func SepRingChecks(p *nd.Problem) (checks []Tuning, image bool) {
-	if !p.Separable() || p.Wide || !fusable(separablePasses(p)) {
-		return nil, false
-	}
-	ky := p.KShape[separablePasses(p)[1]]
-	if ky > sepRingMaxTaps {
-		return nil, false
-	}
-	for _, s := range []SepFusedShape{{TX: 8, RX: 4, SEG: 1}, {TX: 16, RX: 2, SEG: 2*ky + 1}, {TX: 8, RX: 2, SEG: 3*ky + 1, Prefetch: true}} {
-		s.Ring = true
-		checks = append(checks, Tuning{Fused: s})
-	}
-	return checks, false
 }

@@ -125,7 +125,7 @@ func NewSeparable(p *nd.Problem, opt EngineOptions) (*Engine, error) {
 // separableOptions are the limits kernels.NewSeparable plans within on a
 // device, with the engine's tuning.
 func separableOptions(info Info, t kernels.Tuning) kernels.SeparableOptions {
-	return kernels.SeparableOptions{MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)), Fused: t.Fused, Sep3: t.Sep3, SepTile: t.SepTile}
+	return kernels.SeparableOptions{MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)), Fused: t.Fused, Sep3: t.Sep3, SepTile: t.SepTile, FuseSmall: t.FuseSmall}
 }
 
 func newEngine(p *nd.Problem, opt EngineOptions, family string) (*Engine, error) {

@@ -13,6 +13,7 @@ import (
 
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/gputest"
+	"github.com/ndconv/ndconv/internal/kerneltest"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -161,9 +162,13 @@ func separableCases(t *testing.T) []enginetest.Case {
 // (a sixth of them unless NDCONV_OPENCL_ALL=1) against the reference.
 func TestEngineSeparable(t *testing.T) {
 	testDevice(t)
-	gputest.FuseSmallProblems(t)
 	cases := separableCases(t)
-	runCases(t, cases, "separable", NewSeparable)
+	// Small problems fuse their passes in strips too (sepfused.cl, sep3.cl;
+	// TestEngineSepTile runs septile.cl's tiles).
+	runCases(t, cases, "separable", func(p *nd.Problem, opt EngineOptions) (*Engine, error) {
+		opt.Tuning.FuseSmall = true
+		return NewSeparable(p, opt)
+	})
 	t.Logf("%d separable cases", len(cases))
 	p, err := (&nd.Spec{Shape: []int{4, 4}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rand.New(rand.NewPCG(1, 1)), false, 3, 3)}}).Normalize()
 	if err != nil {
@@ -397,7 +402,7 @@ func TestEngineTiming(t *testing.T) {
 // drop) and checks them against the reference and the CPU engine's bits.
 func TestEngineRolling(t *testing.T) {
 	testDevice(t)
-	gputest.CheckTunings(t, decompositionCases(t), kernels.RollingChecks, "direct", runDirectTuned)
+	gputest.CheckTunings(t, decompositionCases(t), kerneltest.RollingChecks, "direct", runDirectTuned)
 }
 
 // TestEngineWindow runs the decomposition cases through tiled.cl's sliding window
@@ -405,7 +410,7 @@ func TestEngineRolling(t *testing.T) {
 // CPU engine's bits.
 func TestEngineWindow(t *testing.T) {
 	testDevice(t)
-	gputest.CheckTunings(t, decompositionCases(t), kernels.WindowChecks, "direct", runDirectTuned)
+	gputest.CheckTunings(t, decompositionCases(t), kerneltest.WindowChecks, "direct", runDirectTuned)
 }
 
 // TestEngineBankGroups runs tiled.cl's bank groups on enginetest.Banks,
@@ -418,14 +423,14 @@ func TestEngineBankGroups(t *testing.T) {
 	if allCases() {
 		cases = append(engineCases(t), cases...)
 	}
-	gputest.CheckTunings(t, cases, inTurn(kernels.BankGroupChecks), "direct", runDirectTuned)
+	gputest.CheckTunings(t, cases, inTurn(kerneltest.BankGroupChecks), "direct", runDirectTuned)
 }
 
 // TestEngineSepRing runs sepring.cl in narrow strips of few rounds on
 // every decomposition case whose separable passes fuse.
 func TestEngineSepRing(t *testing.T) {
 	testDevice(t)
-	gputest.CheckTunings(t, decompositionCases(t), kernels.SepRingChecks, "separable", runSeparableTuned)
+	gputest.CheckTunings(t, decompositionCases(t), kerneltest.SepRingChecks, "separable", runSeparableTuned)
 }
 
 // runDirectTuned runs a case with the direct method in a tuning.
@@ -463,19 +468,19 @@ func inTurn(checks func(*nd.Problem) ([]kernels.Tuning, bool)) func(*nd.Problem)
 // TestEngineSep3 runs sep3.cl — the three passes of a 3-D separable
 // correlation in one kernel — in small tiles and short segments on the
 // 3-D separable set and every case of the table whose passes it runs:
-// each case in one of kernels.Sep3Checks' decompositions, in turn (a
+// each case in one of kerneltest.Sep3Checks' decompositions, in turn (a
 // specialisation takes PoCL seconds to build), or in all of them with
 // NDCONV_OPENCL_ALL=1.
 func TestEngineSep3(t *testing.T) {
 	testDevice(t)
-	// The zero tuning among the checks: sep3.cl's own decomposition, on
-	// the small volumes too.
-	gputest.FuseSmallProblems(t)
+	// Every check fuses small problems too (gputest.FuseSmall): the zero
+	// tuning among them is sep3.cl's own decomposition, on the small
+	// volumes too.
 	// Every other case of the 3-D set: its builds dominated the package's
 	// time with cold caches.
 	set := everyNth(enginetest.OnGPU(enginetest.Separable3D()), 2)
 	cases := append(set, decompositionCases(t)...)
-	gputest.CheckTunings(t, cases, inTurn(kernels.Sep3Checks), "separable", runSeparableTuned)
+	gputest.CheckTunings(t, cases, inTurn(gputest.FuseSmall(kerneltest.Sep3Checks)), "separable", runSeparableTuned)
 }
 
 // TestEngineSepTile runs septile.cl — a separable correlation's fused X
@@ -483,7 +488,7 @@ func TestEngineSep3(t *testing.T) {
 // border and mode, channels, planes, banks, float64, small integers, zero
 // taps, images smaller than a tile, S003's 31 × 31 taps) in small tiles
 // and in NewSeparable's own choice: each case in one of
-// kernels.SepTileChecks' decompositions, in turn (a specialisation takes
+// kerneltest.SepTileChecks' decompositions, in turn (a specialisation takes
 // PoCL about a second to build); with NDCONV_OPENCL_ALL=1 in all of them,
 // and on the table's cases whose passes fuse too.
 func TestEngineSepTile(t *testing.T) {
@@ -493,7 +498,7 @@ func TestEngineSepTile(t *testing.T) {
 	if allCases() {
 		cases = append(cases, engineCases(t)...)
 	}
-	gputest.CheckTunings(t, cases, inTurn(kernels.SepTileChecks), "separable", runSeparableTuned)
+	gputest.CheckTunings(t, cases, inTurn(kerneltest.SepTileChecks), "separable", runSeparableTuned)
 	// S003's 31 × 31 taps in NewSeparable's own tiles (the bench's), with
 	// whole tiles inside the image, whatever their turn gave them above.
 	var s003 []enginetest.Case

@@ -9,10 +9,10 @@ import (
 )
 
 // CheckTunings runs each case with every decomposition checks gives for
-// its problem (kernels.RollingChecks: the walking kernels in chunks of 1, 2
-// and 3 planes or rows; kernels.SepRingChecks: sepring.cl in narrow
-// strips of few rounds; kernels.Sep3Checks: sep3.cl in small tiles and
-// short segments; kernels.SepTileChecks: septile.cl in small tiles)
+// its problem (internal/kerneltest's: RollingChecks, the walking kernels in
+// chunks of 1, 2 and 3 planes or rows; SepRingChecks, sepring.cl in narrow
+// strips of few rounds; Sep3Checks, sep3.cl in small tiles and short
+// segments; SepTileChecks, septile.cl in small tiles; …)
 // through run, a backend's engine of the given
 // method ("direct" or "separable") with that tuning. Where checks reports
 // an image, a quarter of the images run, to bound the programs built.
@@ -52,14 +52,18 @@ func CheckTunings(t *testing.T, cases []enginetest.Case, checks func(*nd.Problem
 	t.Logf("%d runs of the decompositions checked", runs)
 }
 
-// FuseSmallProblems makes the separable method fuse its passes in strips
-// on the case table's small problems too (kernels.MinFusedOutputs and
-// kernels.SepTileMaxOutputs lowered for t), so that they test sepfused.cl
-// and sep3.cl rather than septile.cl's tiles (TestEngineSepTile's).
-func FuseSmallProblems(t *testing.T) {
-	savedMin, savedTile := kernels.MinFusedOutputs, kernels.SepTileMaxOutputs
-	kernels.MinFusedOutputs, kernels.SepTileMaxOutputs = 0, 0
-	t.Cleanup(func() { kernels.MinFusedOutputs, kernels.SepTileMaxOutputs = savedMin, savedTile })
+// FuseSmall is checks with each decomposition fusing the separable
+// method's passes in strips on the case table's small problems too
+// (kernels.Tuning.FuseSmall), so that they test sepfused.cl and sep3.cl
+// rather than septile.cl's tiles (TestEngineSepTile's).
+func FuseSmall(checks func(*nd.Problem) ([]kernels.Tuning, bool)) func(*nd.Problem) ([]kernels.Tuning, bool) {
+	return func(p *nd.Problem) ([]kernels.Tuning, bool) {
+		tunings, image := checks(p)
+		for i := range tunings {
+			tunings[i].FuseSmall = true
+		}
+		return tunings, image
+	}
 }
 
 // CheckPlannedFamily fails t unless NewSeparable, untuned within opt's

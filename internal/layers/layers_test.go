@@ -42,6 +42,7 @@ var testSupport = []string{
 	"internal/filterfixtures",
 	"internal/fuzzcorpus",
 	"internal/gputest",
+	"internal/kerneltest",
 }
 
 // Layers of DESIGN.md §2, lowest first. docs/architecture.md draws them.

@@ -1,0 +1,157 @@
+package kernels_test
+
+// The tests of the kernel families in internal/kerneltest's decompositions
+// (which imports kernels, so these tests are outside the package; they
+// reach its own test helpers through export_test.go).
+
+import (
+	"fmt"
+	"slices"
+	"strings"
+	"testing"
+
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/internal/kerneltest"
+	"github.com/ndconv/ndconv/kernels"
+)
+
+// TestTuningCandidates: every candidate decomposition `ndconv tune` may
+// choose covers the output and gives the CPU engine's bits (emulated, as
+// TestDirectCanonicalForm does), for 2-D, 1-D, bank and channel cases.
+func TestTuningCandidates(t *testing.T) {
+	tried := 0
+	for i, c := range kernels.EngineCases() {
+		if i%29 != 0 {
+			continue
+		}
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks, _ := kerneltest.RollingChecks(p)
+		for _, cand := range append(kernels.TuningCandidates(p, false), checks...) {
+			l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Tiled: cand.Tiled, Rows: cand.Rows})
+			if err != nil || l == nil {
+				continue
+			}
+			tried++
+			kernels.CheckDirectLaunch(t, c, p, l)
+		}
+	}
+	if tried < 100 {
+		t.Errorf("only %d candidate launches tried", tried)
+	}
+}
+
+// TestBankGroups emulates tiled.cl's bank groups — a bank split into
+// groups of every size dividing it, the large banks' tuner candidates
+// among them — on the banks of the table, the random cases and
+// enginetest.Banks, against the reference and the CPU engine's bits.
+func TestBankGroups(t *testing.T) {
+	tried, vector := 0, 0
+	for _, c := range append(kernels.EngineCases(), enginetest.OnGPU(enginetest.Banks())...) {
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		checks, _ := kerneltest.BankGroupChecks(p)
+		for _, cand := range append(checks, kernels.TuningCandidates(p, false)...) {
+			if cand.Tiled.BankGroup == 0 {
+				continue
+			}
+			l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Tiled: cand.Tiled})
+			if err != nil || l == nil {
+				t.Fatalf("%s, %+v: launch %v, %v", c.Name, cand.Tiled, l, err)
+			}
+			if shape, _ := l.Shape.(kernels.TiledShape); shape.BankGroup != cand.Tiled.BankGroup || !slices.Contains(l.Defines, fmt.Sprintf("OUT_BANK=%d", len(p.Kernels))) {
+				t.Fatalf("%s, %+v: launch shape %+v, defines %v", c.Name, cand.Tiled, l.Shape, l.Defines)
+			}
+			tried++
+			if slices.Contains(l.Defines, "VECTOR_STORES=1") {
+				vector++
+			}
+			kernels.CheckDirectLaunch(t, c, p, l)
+		}
+	}
+	t.Logf("%d bank-group launches, %d with vector stores", tried, vector)
+	if tried < 40 || vector == 0 {
+		t.Errorf("%d bank-group launches tried, %d with vector stores", tried, vector)
+	}
+}
+
+// TestSep3Steps emulates every case whose passes sep3.cl runs through
+// kernels.NewSeparable's launches in each of kerneltest.Sep3Checks' decompositions and the
+// default one, and
+// compares with the reference and the CPU engine's separable bits: one
+// launch per bank kernel, no temporaries.
+func TestSep3Steps(t *testing.T) {
+	ran, set := 0, 0
+	for _, c := range kernels.Sep3Cases(t) {
+		p, _ := c.Spec.Normalize()
+		if strings.HasPrefix(c.Name, "sep3/") {
+			set++
+		}
+		checks, _ := kerneltest.Sep3Checks(p)
+		if len(checks) == 0 {
+			t.Fatalf("%s: no decomposition checked", c.Name)
+		}
+		for _, tuning := range checks {
+			s, err := kernels.NewSeparable(p, kernels.SeparableOptions{MaxLocalBytes: 48 << 10, Sep3: tuning.Sep3, FuseSmall: true})
+			if err != nil || s == nil {
+				t.Fatalf("%s: %v", c.Name, err)
+			}
+			if len(s.Steps) != len(p.Kernels) || s.Temps != 0 || s.TempElems != 0 {
+				t.Fatalf("%s: %d steps for %d kernels, %d temporaries", c.Name, len(s.Steps), len(p.Kernels), s.Temps)
+			}
+			for _, st := range s.Steps {
+				if st.Launch.Family != "sep3" || st.From != kernels.Input || st.To != kernels.Output {
+					t.Fatalf("%s: a %s step from %v to %v", c.Name, st.Launch.Family, st.From, st.To)
+				}
+			}
+			ran++
+			kernels.CheckSeparableSteps(t, c, p, s)
+		}
+	}
+	if set != len(enginetest.Separable3D()) || ran < 4*set {
+		t.Errorf("%d runs, %d of the 3-D separable set's %d cases", ran, set, len(enginetest.Separable3D()))
+	}
+}
+
+// TestSepTileSteps emulates every case whose first two passes fuse through
+// kernels.NewSeparable's launches in each of kerneltest.SepTileChecks' decompositions and the
+// default one, and compares with the reference and the CPU engine's
+// separable bits: per bank kernel a septile.cl launch, then separable.cl
+// for any further passes.
+func TestSepTileSteps(t *testing.T) {
+	ran, set, tiled := 0, 0, 0
+	for _, c := range kernels.SepTileCases(t) {
+		p, _ := c.Spec.Normalize()
+		if strings.HasPrefix(c.Name, "sep2/") {
+			set++
+		}
+		checks, _ := kerneltest.SepTileChecks(p)
+		if len(checks) == 0 {
+			t.Fatalf("%s: no decomposition checked", c.Name)
+		}
+		passes := len(kernels.SeparablePasses(p))
+		for _, tuning := range checks {
+			s, err := kernels.NewSeparable(p, kernels.SeparableOptions{MaxLocalBytes: 48 << 10, SepTile: tuning.SepTile})
+			if err != nil || s == nil {
+				t.Fatalf("%s: %v", c.Name, err)
+			}
+			ran++
+			if s.Steps[0].Launch.Family == "septile" {
+				tiled++
+				if len(s.Steps) != len(p.Kernels)*(passes-1) || s.Temps != min(passes-2, 2) {
+					t.Fatalf("%s: %d steps, %d temporaries for %d kernels of %d passes", c.Name, len(s.Steps), s.Temps, len(p.Kernels), passes)
+				}
+			} else if strings.HasPrefix(c.Name, "sep2/") && !p.Wide {
+				t.Fatalf("%s, %+v: %s, not septile.cl", c.Name, tuning, s.Steps[0].Launch.Describe())
+			}
+			kernels.CheckSeparableSteps(t, c, p, s)
+		}
+	}
+	if set != len(enginetest.Separable2D()) || ran < 3*set || tiled < 3*set {
+		t.Errorf("%d runs (%d in septile.cl), %d of the 2-D separable set's %d cases", ran, tiled, set, len(enginetest.Separable2D()))
+	}
+}
