@@ -328,11 +328,8 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		}
 	}
 	opt.Device = dev
-	if opt.Method > FFT {
-		return nil, &nd.UnsupportedError{What: "method", Value: opt.Method.String()}
-	}
-	if opt.Exact && opt.Method != Auto && !opt.Method.Exact() {
-		return nil, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " differs from the exact methods by rounding; --exact allows direct and separable only"}
+	if err := checkMethod(opt); err != nil {
+		return nil, err
 	}
 	best, _, err := choose(p, dev.Kind, opt)
 	if err != nil {
@@ -353,6 +350,18 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		markPlanned(dev)
 	}
 	return &Executable{Problem: p, Device: dev, Method: best.Method, Tuning: opt.Tuning, Choice: choice, run: run}, nil
+}
+
+// checkMethod refuses a method the options cannot have: an unknown one,
+// or one of the fast family under Exact.
+func checkMethod(opt Options) error {
+	if opt.Method > FFT {
+		return &nd.UnsupportedError{What: "method", Value: opt.Method.String()}
+	}
+	if opt.Exact && opt.Method != Auto && !opt.Method.Exact() {
+		return &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " differs from the exact methods by rounding; --exact allows direct and separable only"}
+	}
+	return nil
 }
 
 // newEmpty plans a problem with no element (an input axis of length 0,
@@ -383,11 +392,8 @@ func newEmpty(p *nd.Problem, opt Options) (*Executable, error) {
 			return nil, err
 		}
 	}
-	if opt.Method > FFT {
-		return nil, &nd.UnsupportedError{What: "method", Value: opt.Method.String()}
-	}
-	if opt.Exact && opt.Method != Auto && !opt.Method.Exact() {
-		return nil, &nd.ArgumentError{Arg: "method", Msg: opt.Method.String() + " differs from the exact methods by rounding; --exact allows direct and separable only"}
+	if err := checkMethod(opt); err != nil {
+		return nil, err
 	}
 	method := Direct
 	if opt.Method != Auto {
