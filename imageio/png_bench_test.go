@@ -2,6 +2,7 @@ package imageio
 
 import (
 	"bytes"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -44,4 +45,23 @@ func BenchmarkWritePNG(b *testing.B) {
 		}
 	}
 	b.ReportMetric(float64(buf.Len()), "file-bytes")
+}
+
+// BenchmarkWritePNGLevels times every zlib level on BenchmarkWritePNG's
+// image (the cost of --png-compression).
+func BenchmarkWritePNGLevels(b *testing.B) {
+	a := benchPhoto(2048, 2048, 3)
+	for level := range 10 {
+		b.Run(fmt.Sprintf("level=%d", level), func(b *testing.B) {
+			var buf bytes.Buffer
+			b.SetBytes(int64(len(a.Data.([]uint8))))
+			for b.Loop() {
+				buf.Reset()
+				if err := WritePNGLevel(&buf, a, level); err != nil {
+					b.Fatal(err)
+				}
+			}
+			b.ReportMetric(float64(buf.Len()), "file-bytes")
+		})
+	}
 }
