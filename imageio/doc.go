@@ -2,10 +2,10 @@
 // ReadFile and WriteFile choose the format by extension and carry what a
 // file says beyond the samples (Meta: colour channels, a NIfTI header) from
 // input to output. It holds the NumPy .npy format, written by hand (ReadNPY,
-// WriteNPY); PNG (ReadPNG, WritePNG: every colour type at 8 and 16 bits,
-// with image/png plus a small encoder for the gray+alpha and RGBA files
-// image/png would not write as such) and JPEG (ReadJPEG, WriteJPEG) on the
-// standard library; headerless .raw files (ReadRawFile); tables of numbers
+// WriteNPY); PNG (ReadPNG, WritePNG, WritePNGLevel: every colour type at 8
+// and 16 bits, read with image/png, written by our own encoder with
+// OpenCV's defaults, rows deflated in parallel with klauspost/compress) and
+// JPEG (ReadJPEG, WriteJPEG) on the standard library; headerless .raw files (ReadRawFile); tables of numbers
 // for kernels (ReadText); and the conversion between image.Image values and
 // arrays (FromImage, ToImage). The TIFF and NIfTI-1 codecs, which no
 // reachable library provides, are the subpackages tiff and nifti.

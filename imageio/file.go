@@ -42,8 +42,22 @@ type WriteOptions struct {
 	Meta Meta
 	// JPEGQuality is 1 to 100, 0 meaning DefaultJPEGQuality.
 	JPEGQuality int
+	// PNGCompression is a .png's zlib level 1 to 9, 0 meaning
+	// DefaultPNGCompression and PNGNoCompression level 0 (see WritePNGLevel).
+	PNGCompression int
 	// TIFF chooses a TIFF's compression and predictor.
 	TIFF tiff.Options
+}
+
+// pngLevel is the zlib level that PNGCompression asks for.
+func (o WriteOptions) pngLevel() int {
+	switch o.PNGCompression {
+	case 0:
+		return DefaultPNGCompression
+	case PNGNoCompression:
+		return 0
+	}
+	return o.PNGCompression
 }
 
 // A format reads and writes the files of some extensions.
@@ -67,7 +81,7 @@ var formats = []format{
 		write: func(w io.Writer, a nd.Array, _ WriteOptions) error { return writeLittleEndian(w, a.Data) }},
 	{extensions: []string{".png"}, image: true,
 		decode: func(r io.Reader) (nd.Array, Meta, error) { return imageMeta(ReadPNG(r)) },
-		write:  func(w io.Writer, a nd.Array, _ WriteOptions) error { return WritePNG(w, a) }},
+		write:  func(w io.Writer, a nd.Array, opt WriteOptions) error { return WritePNGLevel(w, a, opt.pngLevel()) }},
 	{extensions: []string{".jpg", ".jpeg"}, image: true,
 		decode: func(r io.Reader) (nd.Array, Meta, error) { return imageMeta(ReadJPEG(r)) },
 		write:  func(w io.Writer, a nd.Array, opt WriteOptions) error { return WriteJPEG(w, a, opt.JPEGQuality) }},

@@ -1,13 +1,10 @@
 package imageio
 
 import (
-	"bufio"
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
-	"hash/crc32"
 	"image"
 	"image/color"
 	"image/png"
@@ -284,44 +281,12 @@ func pngSixteenBit(dt nd.DType) bool {
 }
 
 // WritePNG encodes an H×W or H×W×C array (C = 1 gray, 2 gray and alpha,
-// 3 RGB, 4 RGBA) as a PNG of the same colour type. uint16, int16 and int32
+// 3 RGB, 4 RGBA) as a PNG of the same colour type, at zlib level
+// DefaultPNGCompression (see WritePNGLevel). uint16, int16 and int32
 // arrays give 16-bit samples, other dtypes 8-bit; values are converted by
 // nd.Store's rule (round half to even, saturate, NaN → 0), not rescaled.
 func WritePNG(w io.Writer, a nd.Array) error {
-	h, wd, c, err := imageShape(a, ".png")
-	if err != nil {
-		return err
-	}
-	if h == 0 || wd == 0 {
-		return &UnsupportedError{Format: ".png", What: "image shape", Value: fmt.Sprint(a.Shape), Detail: "a PNG has at least one pixel"}
-	}
-	sixteen := pngSixteenBit(a.DType())
-	if c == 1 || c == 3 {
-		// image/png writes gray as gray and an opaque image as RGB.
-		var like image.Image
-		switch {
-		case c == 1 && sixteen:
-			like = (*image.Gray16)(nil)
-		case c == 1:
-			like = (*image.Gray)(nil)
-		case sixteen:
-			like = (*image.NRGBA64)(nil)
-		default:
-			like = (*image.NRGBA)(nil)
-		}
-		img, err := ToImage(imageSamples(a, sixteen), like)
-		if err != nil {
-			return err
-		}
-		return (&png.Encoder{CompressionLevel: png.DefaultCompression}).Encode(w, img)
-	}
-	// image/png cannot write gray and alpha, and writes an opaque RGBA
-	// image as RGB: these two colour types are encoded here.
-	colorType := byte(pngGrayAlpha)
-	if c == 4 {
-		colorType = pngRGBA
-	}
-	return encodePNG(w, wd, h, c, colorType, imageSamples(a, sixteen))
+	return WritePNGLevel(w, a, DefaultPNGCompression)
 }
 
 // imageSamples converts a to the sample type of an 8- or 16-bit image.
@@ -330,61 +295,4 @@ func imageSamples(a nd.Array, sixteen bool) nd.Array {
 		return nd.Array{Shape: a.Shape, Data: samples16(a)}
 	}
 	return nd.Array{Shape: a.Shape, Data: samples8(a)}
-}
-
-// encodePNG writes a non-interlaced PNG of c samples per pixel, 8 or 16
-// bits as s's type says, every row with filter type Up (good on smooth
-// images, and trivially correct).
-func encodePNG(w io.Writer, width, height, c int, colorType byte, s nd.Array) error {
-	bytesPerSample := s.DType().Size()
-	var ihdr [13]byte
-	binary.BigEndian.PutUint32(ihdr[0:], uint32(width))
-	binary.BigEndian.PutUint32(ihdr[4:], uint32(height))
-	ihdr[8] = byte(8 * bytesPerSample)
-	ihdr[9] = colorType
-	var data bytes.Buffer
-	z, _ := zlib.NewWriterLevel(&data, zlib.DefaultCompression)
-	rowBytes := width * c * bytesPerSample
-	prev, row := make([]byte, rowBytes), make([]byte, rowBytes)
-	filtered := make([]byte, 1+rowBytes)
-	filtered[0] = 2 // Up
-	for y := range height {
-		switch d := s.Data.(type) {
-		case []uint8:
-			copy(row, d[y*width*c:(y+1)*width*c])
-		case []uint16:
-			for i, v := range d[y*width*c : (y+1)*width*c] {
-				binary.BigEndian.PutUint16(row[2*i:], v)
-			}
-		}
-		for i := range row {
-			filtered[1+i] = row[i] - prev[i]
-		}
-		if _, err := z.Write(filtered); err != nil {
-			return err
-		}
-		prev, row = row, prev
-	}
-	if err := z.Close(); err != nil {
-		return err
-	}
-	bw := bufio.NewWriter(w)
-	bw.Write(pngSignature)
-	writePNGChunk(bw, "IHDR", ihdr[:])
-	writePNGChunk(bw, "IDAT", data.Bytes())
-	writePNGChunk(bw, "IEND", nil)
-	return bw.Flush()
-}
-
-func writePNGChunk(w *bufio.Writer, kind string, data []byte) {
-	var n [4]byte
-	binary.BigEndian.PutUint32(n[:], uint32(len(data)))
-	w.Write(n[:])
-	crc := crc32.NewIEEE()
-	io.WriteString(w, kind)
-	crc.Write([]byte(kind))
-	w.Write(data)
-	crc.Write(data)
-	binary.BigEndian.PutUint32(n[:], crc.Sum32())
-	w.Write(n[:])
 }

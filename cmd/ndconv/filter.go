@@ -41,6 +41,7 @@ type filterFlags struct {
 	shape       string
 	inputDType  string
 	quality     int
+	pngLevel    int
 	compression string
 	gaborBank   int
 	quiet       bool
@@ -88,7 +89,7 @@ says otherwise.`,
 		Args: cobra.ExactArgs(2),
 		RunE: func(cmd *cobra.Command, args []string) error {
 			job := filterJob{op: ndconv.Correlation, kernels: f.kernels, input: args[0], output: args[1], quiet: f.quiet,
-				write: imageio.WriteOptions{JPEGQuality: f.quality}, gaborBank: f.gaborBank}
+				write: imageio.WriteOptions{JPEGQuality: f.quality, PNGCompression: pngCompression(f.pngLevel)}, gaborBank: f.gaborBank}
 			c, err := tiff.ParseCompression(f.compression)
 			if err != nil {
 				return &usageError{fmt.Errorf("--compression: %w", err)}
@@ -128,6 +129,7 @@ says otherwise.`,
 	fl.IntVar(&f.gaborBank, "gabor-bank", 0, "make every -k gabor:… a bank of N orientations (θ + kπ/N)")
 	fl.StringVar(&f.compression, "compression", "none", "compression of a .tif OUTPUT: none|deflate|lzw (with a predictor)")
 	fl.IntVar(&f.quality, "quality", imageio.DefaultJPEGQuality, "JPEG quality of a .jpg OUTPUT, 1 to 100")
+	fl.IntVar(&f.pngLevel, "png-compression", imageio.DefaultPNGCompression, "zlib level of a .png OUTPUT, 0 (none, fastest) to 9 (smallest); 1 is OpenCV's default")
 	fl.IntVar(&f.workers, "workers", 0, "CPU threads to use (default 0: all cores)")
 	fl.StringVar(&f.deviceMem, "device-memory", "", "GPU memory one execution may take, e.g. 4G (K, M, G, T: powers of 1024); larger problems run in chunks (default: 70% of the device's)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success, and no progress bar")
@@ -185,6 +187,9 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 	opt.CVal, opt.CValImag = real(cval), imag(cval)
 	if f.quality < 1 || f.quality > 100 {
 		return opt, raw, usagef("--quality: %d is not from 1 to 100", f.quality)
+	}
+	if f.pngLevel < 0 || f.pngLevel > 9 {
+		return opt, raw, usagef("--png-compression: %d is not from 0 to 9", f.pngLevel)
 	}
 	if f.workers < 0 {
 		return opt, raw, usagef("--workers: %d is negative (0 means all cores)", f.workers)
@@ -492,3 +497,12 @@ func spatialAxes(opt *ndconv.Options, specs []kernelSpec, src ndconv.Array, meta
 }
 
 func ms(d time.Duration) float64 { return float64(d) / float64(time.Millisecond) }
+
+// pngCompression is WriteOptions.PNGCompression for a zlib level 0 to 9,
+// whose 0 means the default.
+func pngCompression(level int) int {
+	if level == 0 {
+		return imageio.PNGNoCompression
+	}
+	return level
+}

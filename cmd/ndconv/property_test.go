@@ -301,7 +301,7 @@ func randomMalformed(t *testing.T, rng *rand.Rand, dir string, i int) []string {
 	flags := [][]string{
 		{"--border", "circular"}, {"--mode", "half"}, {"--origin", "a"}, {"--origin", "9"}, {"--axes", "5"},
 		{"--axes", "0,0"}, {"--dtype", "float128"}, {"--cval", "1..2"}, {"--cval", "nan+"}, {"--workers", "-3"},
-		{"--method", "magic"}, {"--device", "tpu"}, {"--quality", "0"}, {"--bogus"}, {"--gabor-bank", "-1"},
+		{"--method", "magic"}, {"--device", "tpu"}, {"--quality", "0"}, {"--png-compression", "10"}, {"--bogus"}, {"--gabor-bank", "-1"},
 		{"--shape", "9,8"}, {"--input-dtype", "uint8"}, {"--compression", "zip"}, {"--device-memory", "-1G"},
 		{"-k", "gaussian:sigma=-1"}, {"-k", "nosuch:x=1"}, {"-k", "uniform:size=0"}, {"-k", "gaussian:sigma=1e5"},
 		{"-k", "sobel:axis=7"}, {"-k", "outer:"}, {"-k", filepath.Join(dir, "missing.csv")},

@@ -58,7 +58,7 @@ var rules = []rule{
 	{pkgs: []string{"filters"},
 		why: "filters depend only on nd"},
 	{pkgs: []string{"imageio/..."}, may: []string{"imageio/..."},
-		ext: []string{"golang.org/x/sys/unix", "golang.org/x/image"},
+		ext: []string{"golang.org/x/sys/unix", "golang.org/x/image", "github.com/klauspost/compress/flate"},
 		why: "imageio (and its formats) depend only on nd"},
 	{pkgs: []string{"kernels"}, may: []string{"internal/fft", "internal/fftconv"},
 		why: "kernels depend only on nd and the FFT math whose plans they build"},
