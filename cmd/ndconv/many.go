@@ -89,6 +89,9 @@ func collectInputs(args []string, recursive bool, outDir string) ([]manyInput, e
 	for _, arg := range args {
 		fi, err := os.Stat(arg)
 		if err != nil || !fi.IsDir() {
+			if !knownFormat(arg) {
+				return nil, usagef("%s: not a file format ndconv reads (by its extension)", arg)
+			}
 			ins = append(ins, manyInput{path: arg})
 			continue
 		}

@@ -187,6 +187,7 @@ func TestManyUsage(t *testing.T) {
 		{[]string{"in", "--out-dir", "o", "--out-name", "{stem}.bmp"}, "no known format"},
 		{[]string{"in", "--out-dir", "in"}, "overwrite its input"},
 		{[]string{"in", "--out-dir", "o", "--shape", "4,4"}, ".raw inputs"},
+		{[]string{"in/a.png", "in/notes.md", "--out-dir", "o"}, "notes.md: not a file format"},
 	} {
 		code, _, stderr := ndconvCLI(t, dir, append([]string{"correlate", "-k", "laplace"}, c.args...)...)
 		if code != 2 || !strings.Contains(stderr, c.want) {
