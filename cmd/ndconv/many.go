@@ -243,6 +243,7 @@ func filterOne(cmd *cobra.Command, job filterJob, specs []kernelSpec, in manyInp
 		if p := plans[key]; p != nil {
 			return p, nil
 		}
+		testHookNote("plan " + key) // the tests count the plans made
 		p, err := ndconv.NewFilterPlan(job.op, src.Shape, src.DType(), opt, fs...)
 		if err == nil {
 			plans[key] = p

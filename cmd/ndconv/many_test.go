@@ -205,3 +205,24 @@ func TestManyUsage(t *testing.T) {
 		}
 	}
 }
+
+// TestManyPlansPerShape: a folder of four good files of three shapes and
+// dtypes is planned three times (a.png and b.png share one plan).
+func TestManyPlansPerShape(t *testing.T) {
+	dir := t.TempDir()
+	manyFolder(t, dir)
+	code, _, notes, lines := runHooked(t, dir, "correlate", "-k", "laplace", "--device", "cpu", "in", "--out-dir", "out")
+	if code != 1 || len(lines) != 3 {
+		t.Fatalf("exit %d, stderr %q", code, lines)
+	}
+	var plans []string
+	for _, n := range notes {
+		if strings.HasPrefix(n, "plan ") {
+			plans = append(plans, n)
+		}
+	}
+	want := []string{"plan [20 30] uint8 0", "plan [12 14] float32 0", "plan [9 11] uint16 0"}
+	if strings.Join(plans, "|") != strings.Join(want, "|") {
+		t.Errorf("plans made %q, want %q", plans, want)
+	}
+}
