@@ -54,6 +54,7 @@ type filterFlags struct {
 	recursive   bool
 	failFast    bool
 	skipExist   bool
+	from        string
 }
 
 // filterJob is a parsed convolve or correlate command line.
@@ -73,7 +74,8 @@ type filterJob struct {
 	recursive    bool
 	failFast     bool
 	skipExisting bool
-	rawFlags     bool // --shape or --input-dtype was given
+	rawFlags     bool   // --shape or --input-dtype was given
+	from         string // a file listing more inputs, one a line ("-": standard input)
 }
 
 func newFilterCommand(name, peer string, runJob func(*cobra.Command, filterJob) error) *cobra.Command {
@@ -103,7 +105,9 @@ says otherwise.
 
 With --out-dir DIR every argument is an input: a file, or a directory whose
 files with a readable extension are taken in name order (--recursive descends
-into subdirectories, and the outputs keep their relative paths under DIR).
+into subdirectories, and the outputs keep their relative paths under DIR), or
+a glob pattern (quoted: 'tiles/*.png'); --from FILE (- for standard input)
+adds more inputs, one path a line.
 Each file is filtered exactly as a one-file call would filter it, one plan
 serving every file of one shape and dtype, one after another. Outputs are
 named by --out-name (fields {stem}, {ext} with its dot, {name}, {dir} the
@@ -114,6 +118,9 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 --skip-existing resumes a run. A summary line ends the run unless -q.`,
 		Args: func(cmd *cobra.Command, args []string) error {
 			if f.outDir != "" {
+				if f.from != "" {
+					return nil
+				}
 				return cobra.MinimumNArgs(1)(cmd, args)
 			}
 			return cobra.ExactArgs(2)(cmd, args)
@@ -125,8 +132,9 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 				job.inputs, job.outDir, job.outName = args, f.outDir, f.outName
 				job.recursive, job.failFast, job.skipExisting = f.recursive, f.failFast, f.skipExist
 				job.rawFlags = cmd.Flags().Changed("shape") || cmd.Flags().Changed("input-dtype")
+				job.from = f.from
 			} else {
-				for _, flag := range []string{"out-name", "recursive", "fail-fast", "skip-existing"} {
+				for _, flag := range []string{"out-name", "recursive", "fail-fast", "skip-existing", "from"} {
 					if cmd.Flags().Changed(flag) {
 						return usagef("--%s is for many inputs: give --out-dir", flag)
 					}
@@ -183,6 +191,7 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 	fl.StringVar(&f.deviceMem, "device-memory", "", "GPU memory one execution may take, e.g. 4G (K, M, G, T: powers of 1024); larger problems run in chunks (default: 70% of the device's)")
 	fl.StringVar(&f.outDir, "out-dir", "", "write one output per input into DIR; every argument is then an input (a file or a directory)")
 	fl.StringVar(&f.outName, "out-name", "{stem}{ext}", "with --out-dir: output name template; fields {stem} {ext} {name} {dir} {i}")
+	fl.StringVar(&f.from, "from", "", "with --out-dir: read more inputs from FILE, one path a line (- for standard input)")
 	fl.BoolVar(&f.recursive, "recursive", false, "with --out-dir: descend into the input directories' subdirectories")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "with --out-dir: stop at the first file that fails")
 	fl.BoolVar(&f.skipExist, "skip-existing", false, "with --out-dir: skip inputs whose output exists (resume a run)")

@@ -1,11 +1,14 @@
 package main
 
 import (
+	"bufio"
 	"context"
 	"fmt"
+	"io"
 	"io/fs"
 	"os"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
 	"time"
@@ -88,6 +91,23 @@ func collectInputs(args []string, recursive bool, outDir string) ([]manyInput, e
 	var ins []manyInput
 	for _, arg := range args {
 		fi, err := os.Stat(arg)
+		if err != nil && strings.ContainsAny(arg, "*?[") {
+			// A pattern the shell did not expand (quoted, or too many
+			// files for one command line).
+			matches, err := filepath.Glob(arg)
+			if err != nil {
+				return nil, usagef("%s: %v", arg, err)
+			}
+			if len(matches) == 0 {
+				return nil, usagef("%s: no file matches", arg)
+			}
+			for _, m := range matches {
+				if fi, err := os.Stat(m); (err != nil || !fi.IsDir()) && knownFormat(m) {
+					ins = append(ins, manyInput{path: m})
+				}
+			}
+			continue
+		}
 		if err != nil || !fi.IsDir() {
 			if !knownFormat(arg) {
 				return nil, usagef("%s: not a file format ndconv reads (by its extension)", arg)
@@ -136,12 +156,20 @@ func runMany(cmd *cobra.Command, job filterJob) error {
 	if err != nil {
 		return err
 	}
-	ins, err := collectInputs(job.inputs, job.recursive, job.outDir)
+	args := job.inputs
+	if job.from != "" {
+		listed, err := readInputList(cmd, job.from)
+		if err != nil {
+			return err
+		}
+		args = append(slices.Clip(args), listed...)
+	}
+	ins, err := collectInputs(args, job.recursive, job.outDir)
 	if err != nil {
 		return err
 	}
 	if len(ins) == 0 {
-		return usagef("no input files in %s", strings.Join(job.inputs, " "))
+		return usagef("no input files in %s", strings.Join(args, " "))
 	}
 	// Refuse, before any work, names that clash or overwrite an input, and
 	// an output format not known.
@@ -251,4 +279,30 @@ func filterOne(cmd *cobra.Command, job filterJob, specs []kernelSpec, in manyInp
 		return p, err
 	})
 	return err
+}
+
+// readInputList reads --from's list of inputs, one path a line (blank lines
+// skipped), from a file or, for "-", standard input.
+func readInputList(cmd *cobra.Command, from string) ([]string, error) {
+	var r io.Reader = cmd.InOrStdin()
+	if from != "-" {
+		f, err := os.Open(from)
+		if err != nil {
+			return nil, fmt.Errorf("--from: %w", err)
+		}
+		defer f.Close()
+		r = f
+	}
+	var paths []string
+	sc := bufio.NewScanner(r)
+	sc.Buffer(nil, 1<<20)
+	for sc.Scan() {
+		if line := strings.TrimRight(sc.Text(), "\r"); strings.TrimSpace(line) != "" {
+			paths = append(paths, line)
+		}
+	}
+	if err := sc.Err(); err != nil {
+		return nil, fmt.Errorf("--from %s: %w", from, err)
+	}
+	return paths, nil
 }

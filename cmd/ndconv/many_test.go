@@ -3,6 +3,7 @@ package main
 import (
 	"bytes"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
@@ -224,5 +225,33 @@ func TestManyPlansPerShape(t *testing.T) {
 	want := []string{"plan [20 30] uint8 0", "plan [12 14] float32 0", "plan [9 11] uint16 0"}
 	if strings.Join(plans, "|") != strings.Join(want, "|") {
 		t.Errorf("plans made %q, want %q", plans, want)
+	}
+}
+
+// TestManyFromStdinAndGlob: --from - reads inputs from standard input, one
+// a line, and a quoted glob expands in ndconv; both give the one-file
+// outputs.
+func TestManyFromStdinAndGlob(t *testing.T) {
+	dir := t.TempDir()
+	manyFolder(t, dir)
+	cmd := exec.Command(binaryPath, "correlate", "-q", "-k", "laplace", "--from", "-", "--out-dir", "listed")
+	cmd.Dir = dir
+	cmd.Stdin = strings.NewReader("in/c.npy\n\nin/sub/d.png\n")
+	if out, err := cmd.CombinedOutput(); err != nil {
+		t.Fatalf("--from -: %v: %s", err, out)
+	}
+	for _, name := range []string{"c.npy", "d.png"} {
+		rel := map[string]string{"c.npy": "c.npy", "d.png": "sub/d.png"}[name]
+		if got, want := readBytes(t, filepath.Join(dir, "listed", name)), oneFileOutput(t, dir, rel, name, "-k", "laplace"); !bytes.Equal(got, want) {
+			t.Errorf("--from: %s differs from a one-file call's output", name)
+		}
+	}
+	code, stdout, stderr := ndconvCLI(t, dir, "correlate", "-k", "laplace", "in/[ab].png", "--out-dir", "globbed")
+	if code != 0 || !strings.Contains(stdout, "2 files, 0 failed") {
+		t.Fatalf("glob: exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	code, _, stderr = ndconvCLI(t, dir, "correlate", "-k", "laplace", "in/*.jpg", "--out-dir", "none")
+	if code != 2 || !strings.Contains(stderr, "no file matches") {
+		t.Errorf("a glob matching nothing: exit %d, stderr %q", code, stderr)
 	}
 }
