@@ -14,6 +14,7 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/filters"
 	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/imageio/tiff"
 	"github.com/ndconv/ndconv/nd"
@@ -48,6 +49,12 @@ type filterFlags struct {
 	exact       bool
 	workers     int
 	deviceMem   string
+	outDir      string
+	outName     string
+	recursive   bool
+	failFast    bool
+	skipExist   bool
+	from        string
 }
 
 // filterJob is a parsed convolve or correlate command line.
@@ -60,12 +67,21 @@ type filterJob struct {
 	input, output string
 	write         imageio.WriteOptions
 	quiet         bool
+	// With --out-dir, many inputs (files and directories; see runMany).
+	inputs       []string
+	outDir       string
+	outName      string
+	recursive    bool
+	failFast     bool
+	skipExisting bool
+	rawFlags     bool   // --shape or --input-dtype was given
+	from         string // a file listing more inputs, one a line ("-": standard input)
 }
 
 func newFilterCommand(name, peer string, runJob func(*cobra.Command, filterJob) error) *cobra.Command {
 	var f filterFlags
 	cmd := &cobra.Command{
-		Use:   name + " [flags] INPUT OUTPUT",
+		Use:   name + " [flags] INPUT OUTPUT | INPUT... --out-dir DIR",
 		Short: strings.ToUpper(name[:1]) + name[1:] + " INPUT with one kernel or a bank (" + peer + ")",
 		Long: `Reads INPUT, ` + name + `s it with the kernel(s) and writes OUTPUT. Formats are
 chosen by extension: .npy (any dtype and rank), .png and .jpg (H×W or H×W×C),
@@ -85,11 +101,46 @@ in axis order, run as one pass per axis; or a named filter equal to
 scipy.ndimage's: name[:key=value,...], per-axis values joined
 by x. ` + namedFilterHelp + `
 A named filter spans every axis but a colour image's channels, unless --axes
-says otherwise.`,
-		Args: cobra.ExactArgs(2),
+says otherwise.
+
+With --out-dir DIR every argument is an input: a file, or a directory whose
+files with a readable extension are taken in name order (--recursive descends
+into subdirectories, and the outputs keep their relative paths under DIR), or
+a glob pattern (quoted: 'tiles/*.png'); --from FILE (- for standard input)
+adds more inputs, one path a line.
+Each file is filtered exactly as a one-file call would filter it, one plan
+serving every file of one shape and dtype, one after another. Outputs are
+named by --out-name (fields {stem}, {ext} with its dot, {name}, {dir} the
+relative directory, {i} the 0-based index; the format follows the extension),
+e.g. --out-name '{stem}-blur{ext}' or '{stem}.npy'. A file that cannot be read
+or filtered is reported on stderr with the reason and skipped; the others
+finish and the exit status is 1 (--fail-fast stops at the first).
+--skip-existing resumes a run. A summary line ends the run unless -q.`,
+		Args: func(cmd *cobra.Command, args []string) error {
+			if f.outDir != "" {
+				if f.from != "" {
+					return nil
+				}
+				return cobra.MinimumNArgs(1)(cmd, args)
+			}
+			return cobra.ExactArgs(2)(cmd, args)
+		},
 		RunE: func(cmd *cobra.Command, args []string) error {
-			job := filterJob{op: ndconv.Correlation, kernels: f.kernels, input: args[0], output: args[1], quiet: f.quiet,
+			job := filterJob{op: ndconv.Correlation, kernels: f.kernels, quiet: f.quiet,
 				write: imageio.WriteOptions{JPEGQuality: f.quality, PNGCompression: pngCompression(f.pngLevel)}, gaborBank: f.gaborBank}
+			if f.outDir != "" {
+				job.inputs, job.outDir, job.outName = args, f.outDir, f.outName
+				job.recursive, job.failFast, job.skipExisting = f.recursive, f.failFast, f.skipExist
+				job.rawFlags = cmd.Flags().Changed("shape") || cmd.Flags().Changed("input-dtype")
+				job.from = f.from
+			} else {
+				for _, flag := range []string{"out-name", "recursive", "fail-fast", "skip-existing", "from"} {
+					if cmd.Flags().Changed(flag) {
+						return usagef("--%s is for many inputs: give --out-dir", flag)
+					}
+				}
+				job.input, job.output = args[0], args[1]
+			}
 			c, err := tiff.ParseCompression(f.compression)
 			if err != nil {
 				return &usageError{fmt.Errorf("--compression: %w", err)}
@@ -100,6 +151,12 @@ says otherwise.`,
 			}
 			if job.opt, job.raw, err = parseFilterOptions(f); err != nil {
 				return err
+			}
+			if job.outDir != "" {
+				if err := checkOutName(job.outName); err != nil {
+					return err
+				}
+				return runJob(cmd, job)
 			}
 			// A file that describes its own array (every format but .raw)
 			// would silently override these: refuse them.
@@ -132,6 +189,12 @@ says otherwise.`,
 	fl.IntVar(&f.pngLevel, "png-compression", imageio.DefaultPNGCompression, "zlib level of a .png OUTPUT, 0 (none, fastest) to 9 (smallest); 1 is OpenCV's default")
 	fl.IntVar(&f.workers, "workers", 0, "CPU threads to use (default 0: all cores)")
 	fl.StringVar(&f.deviceMem, "device-memory", "", "GPU memory one execution may take, e.g. 4G (K, M, G, T: powers of 1024); larger problems run in chunks (default: 70% of the device's)")
+	fl.StringVar(&f.outDir, "out-dir", "", "write one output per input into DIR; every argument is then an input (a file or a directory)")
+	fl.StringVar(&f.outName, "out-name", "{stem}{ext}", "with --out-dir: output name template; fields {stem} {ext} {name} {dir} {i}")
+	fl.StringVar(&f.from, "from", "", "with --out-dir: read more inputs from FILE, one path a line (- for standard input)")
+	fl.BoolVar(&f.recursive, "recursive", false, "with --out-dir: descend into the input directories' subdirectories")
+	fl.BoolVar(&f.failFast, "fail-fast", false, "with --out-dir: stop at the first file that fails")
+	fl.BoolVar(&f.skipExist, "skip-existing", false, "with --out-dir: skip inputs whose output exists (resume a run)")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success, and no progress bar")
 	return cmd
 }
@@ -244,19 +307,15 @@ func parseInts(flag, s string) ([]int, error) {
 	return out, nil
 }
 
-// runFilter carries out a parsed job.
+// runFilter carries out a parsed job: one input and one output, or with
+// --out-dir many inputs (runMany).
 func runFilter(cmd *cobra.Command, job filterJob) error {
+	if job.outDir != "" {
+		return runMany(cmd, job)
+	}
 	// Fail before any work on a bad kernel or an output that cannot be
 	// written.
-	var specs []kernelSpec
-	for _, text := range job.kernels {
-		s, err := parseKernelSpec(text)
-		if err != nil {
-			return err
-		}
-		specs = append(specs, s)
-	}
-	specs, err := withGaborBank(specs, job.gaborBank)
+	specs, err := parseSpecs(job)
 	if err != nil {
 		return err
 	}
@@ -291,52 +350,92 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	}
 	read := time.Since(start)
 	trace("read")
+	r, err := filterArray(ctx, job, specs, src, meta, progress, func(opt ndconv.Options, fs []filters.Filter) (*ndconv.FilterPlan, error) {
+		p, err := early.take(ctx, src)
+		if p == nil && err == nil {
+			p, err = ndconv.NewFilterPlan(job.op, src.Shape, src.DType(), opt, fs...)
+		}
+		return p, err
+	})
+	if err != nil {
+		return err
+	}
+	if !job.quiet {
+		method := r.plan.Method()
+		if strings.Contains(method, plan.FFT.String()) {
+			method += " (differs from the exact methods by rounding)"
+		}
+		fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s %v %v: %s on %s, %.1f ms (read %.1f ms, write %.1f ms)%s\n",
+			job.op, src.DType(), src.Shape, filepath.Base(job.output), r.plan.DType(), r.plan.Shape(), method, r.plan.Device(),
+			ms(r.compute), ms(read), ms(r.write), choiceNote(r.plan))
+	}
+	return nil
+}
 
+// parseSpecs parses the job's kernel SPECs, a bad one failing before any
+// work.
+func parseSpecs(job filterJob) ([]kernelSpec, error) {
+	var specs []kernelSpec
+	for _, text := range job.kernels {
+		s, err := parseKernelSpec(text)
+		if err != nil {
+			return nil, err
+		}
+		specs = append(specs, s)
+	}
+	return withGaborBank(specs, job.gaborBank)
+}
+
+// filtered is what filterArray did: the plan it ran and the time it took.
+type filtered struct {
+	plan           *ndconv.FilterPlan
+	compute, write time.Duration
+}
+
+// filterArray filters src, read from job.input, with the specs and writes
+// job.output: everything a job does after the read, the same for one file
+// and for each of many (so that a folder's outputs are a one-file call's,
+// byte for byte). planFor returns the plan for src's shape and dtype, made
+// or kept by the caller, for the options and filters fitted to src.
+// progress, which may be nil, is finished when the computation ends.
+func filterArray(ctx context.Context, job filterJob, specs []kernelSpec, src ndconv.Array, meta imageio.Meta,
+	progress *terminalProgress, planFor func(ndconv.Options, []filters.Filter) (*ndconv.FilterPlan, error)) (filtered, error) {
+	var r filtered
 	fs, err := buildFilters(specs, spatialAxes(&job.opt, specs, src, meta))
 	if err != nil {
-		return err
+		return r, err
 	}
 	if len(fs) > 1 && imageio.IsImageFile(job.output) {
-		return usagef("%s: a filter bank of %d filters gives one output per filter in a trailing axis, which %s cannot hold; write .npy or .tif",
+		return r, usagef("%s: a filter bank of %d filters gives one output per filter in a trailing axis, which %s cannot hold; write .npy or .tif",
 			job.output, len(fs), filepath.Ext(job.output))
 	}
-	p, err := early.take(ctx, src)
-	if p == nil && err == nil {
-		p, err = ndconv.NewFilterPlan(job.op, src.Shape, src.DType(), job.opt, fs...)
-	}
+	p, err := planFor(job.opt, fs)
 	if err != nil {
-		return err
+		return r, err
 	}
+	r.plan = p
 	if err := imageio.CheckDType(job.output, p.DType()); err != nil {
-		return &usageError{err}
+		return r, &usageError{err}
 	}
 	trace("planned on " + p.Device())
-	start = time.Now()
+	start := time.Now()
 	testHookStage("computing")
 	testHookPanic("computing")
 	out, err := p.Execute(ctx, src)
 	progress.finish()
 	if err != nil {
-		return err
+		return r, err
 	}
-	compute := time.Since(start)
+	r.compute = time.Since(start)
 	trace("computed")
 	start = time.Now()
 	job.write.Meta = meta
 	if err := imageio.WriteFileContext(ctx, job.output, out, job.write); err != nil {
-		return err
+		return r, err
 	}
+	r.write = time.Since(start)
 	trace("written")
-	if !job.quiet {
-		method := p.Method()
-		if strings.Contains(method, plan.FFT.String()) {
-			method += " (differs from the exact methods by rounding)"
-		}
-		fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s %v %v: %s on %s, %.1f ms (read %.1f ms, write %.1f ms)%s\n",
-			job.op, src.DType(), src.Shape, filepath.Base(job.output), out.DType(), out.Shape, method, p.Device(),
-			ms(compute), ms(read), ms(time.Since(start)), choiceNote(p))
-	}
-	return nil
+	return r, nil
 }
 
 // headerPlan is a plan built, and its GPU kernels compiled, from the

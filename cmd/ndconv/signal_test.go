@@ -91,3 +91,58 @@ func TestSignalLeavesNothing(t *testing.T) {
 		t.Error(err)
 	}
 }
+
+// TestSignalManyKeepsWholeFiles: SIGINT during a folder run's second file
+// stops the run with 128 + SIGINT and one line; the first file's output is
+// whole (equal to a one-file call's) and nothing of the second or later is
+// left, not even a temporary file.
+func TestSignalManyKeepsWholeFiles(t *testing.T) {
+	dir := t.TempDir()
+	manyFolder(t, dir)
+	cmd := exec.Command(testHookBinary(t), "correlate", "-k", "laplace", "in", "--out-dir", "out")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NDCONV_TESTHOOK_FAST_WRITE=1") // the first file's write is not what is tested
+	stderr, err := cmd.StderrPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	var lines []string
+	computing := 0
+	sc := bufio.NewScanner(stderr)
+	for sc.Scan() {
+		line := sc.Text()
+		if !strings.HasPrefix(line, "testhook: ") {
+			lines = append(lines, line)
+		} else if line == "testhook: computing" {
+			if computing++; computing == 2 {
+				if err := cmd.Process.Signal(syscall.SIGINT); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+	}
+	err = cmd.Wait()
+	if computing != 2 {
+		t.Fatalf("computed %d files, want a signal in the second (stderr %q)", computing, lines)
+	}
+	if ee, ok := err.(*exec.ExitError); !ok || ee.ExitCode() != 128+int(syscall.SIGINT) {
+		t.Errorf("exit %v, want %d", err, 128+int(syscall.SIGINT))
+	}
+	if len(lines) != 1 || !strings.Contains(lines[0], "stopped by") {
+		t.Errorf("stderr %q, want one line saying it was stopped", lines)
+	}
+	entries, _ := os.ReadDir(filepath.Join(dir, "out"))
+	if len(entries) != 1 || entries[0].Name() != "a.png" {
+		var names []string
+		for _, e := range entries {
+			names = append(names, e.Name())
+		}
+		t.Fatalf("out/ holds %q, want a.png only", names)
+	}
+	if got, want := readBytes(t, filepath.Join(dir, "out", "a.png")), oneFileOutput(t, dir, "a.png", "a.png", "-k", "laplace"); string(got) != string(want) {
+		t.Error("a.png differs from a one-file call's output")
+	}
+}
