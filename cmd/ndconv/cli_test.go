@@ -18,6 +18,7 @@ import (
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/filters"
 	"github.com/ndconv/ndconv/imageio"
+	"github.com/ndconv/ndconv/internal/gpucache"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -37,6 +38,19 @@ func TestMain(m *testing.M) {
 		panic(err)
 	}
 	cliTempDir = dir
+	// The binaries the tests start are no test binaries: they would keep
+	// their compiled kernels and tuning in the user's caches. They get the
+	// test processes' directory instead (gpucache.UserDir under go test).
+	if os.Getenv(gpucache.DirEnv) == "" {
+		cache, err := gpucache.UserDir()
+		if err != nil {
+			panic(err)
+		}
+		os.Setenv(gpucache.DirEnv, cache)
+		if os.Getenv("NDCONV_TUNING") == "" {
+			os.Setenv("NDCONV_TUNING", filepath.Join(cache, "tuning.json"))
+		}
+	}
 	binaryPath = filepath.Join(dir, "ndconv")
 	if pre := os.Getenv("NDCONV_CLI_BINARY"); pre != "" {
 		if binaryPath, err = filepath.Abs(pre); err != nil {
