@@ -55,22 +55,29 @@ def check(got, x, w, scipy_mode, cval, origin, out_dtype, convolve=False, ref=No
     out = np.dtype(out_dtype)
     assert got.dtype == out and got.shape == ref.shape
     eps = 2.0**-53 if (x.dtype.name in WIDE or out == np.float64) else 2.0**-24
-    tol = mag * eps * (4 * w.size + 16)
+    within(got, ref, mag * eps * (4 * w.size + 16), out)
+
+
+def within(got, ref, tol, out, what=None):
+    """got (a real output of dtype out) within tol of ref, plus the output
+    type's own rounding: an integer output anywhere between ref ± tol
+    rounded half to even and saturated, a float16 one infinite beyond its
+    range."""
     g = got.astype(np.float64)
     if out.kind in "iu":
         info = np.iinfo(out)
         lo = np.clip(np.rint(ref - tol), float(info.min), float(info.max))
         hi = np.clip(np.rint(ref + tol), float(info.min), float(info.max))
-        assert np.all((g >= lo) & (g <= hi)), np.max(np.maximum(lo - g, g - hi))
+        assert np.all((g >= lo) & (g <= hi)), (what, np.max(np.maximum(lo - g, g - hi)))
         return
     if out == np.float32:
         tol = tol + 2.0**-24 * np.abs(ref)
     if out == np.float16:
         tol = tol + 2.0**-11 * np.abs(ref) + 2.0**-25
         over = np.abs(ref) > 65504
-        assert np.all(np.isinf(g[over]) | (np.abs(g - ref)[over] <= tol[over]))
+        assert np.all(np.isinf(g[over]) | (np.abs(g - ref)[over] <= tol[over])), what
         ref, g, tol = ref[~over], g[~over], tol[~over]
-    assert np.all(np.abs(g - ref) <= tol), np.max(np.abs(g - ref) - tol)
+    assert np.all(np.abs(g - ref) <= tol), (what, np.max(np.abs(g - ref) - tol))
 
 
 @pytest.mark.parametrize("dtype", DTYPES)
