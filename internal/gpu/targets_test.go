@@ -3,6 +3,7 @@ package gpu_test
 import (
 	"fmt"
 	"os"
+	"slices"
 	"strings"
 	"sync"
 	"testing"
@@ -62,15 +63,29 @@ var (
 // (NDCONV_OPENCL_ALL=1).
 func AllCases() bool { return os.Getenv("NDCONV_OPENCL_ALL") == "1" }
 
+// wanted reports whether NDCONV_GPU_TARGETS ("cuda", "opencl", or both
+// with a comma; default both) names the backend: a device run splits the
+// suites between processes with it.
+func wanted(backend string) bool {
+	s := os.Getenv("NDCONV_GPU_TARGETS")
+	return s == "" || slices.Contains(strings.Split(s, ","), backend)
+}
+
 // openTargets opens every available target once.
 func openTargets() {
-	if err := cuda.Available(); err != nil {
+	if !wanted("cuda") {
+		targetsWhy = append(targetsWhy, "cuda: not in NDCONV_GPU_TARGETS")
+	} else if err := cuda.Available(); err != nil {
 		targetsWhy = append(targetsWhy, "cuda: "+err.Error())
 	} else if dev, err := cuda.OpenEngineDevice(0); err != nil {
 		targetsErr = err
 	} else {
 		targets = append(targets, &Target{Name: "cuda:0", Backend: "cuda", dev: dev, Short: testing.Short(),
 			reopen: func() (gpu.Device, error) { return cuda.OpenEngineDevice(0) }})
+	}
+	if !wanted("opencl") {
+		targetsWhy = append(targetsWhy, "opencl: not in NDCONV_GPU_TARGETS")
+		return
 	}
 	if err := opencl.Available(); err != nil {
 		targetsWhy = append(targetsWhy, "opencl: "+err.Error())
@@ -112,7 +127,7 @@ func Targets(t testing.TB) []*Target {
 		t.Fatal(targetsErr)
 	}
 	for _, b := range []string{"cuda", "opencl"} {
-		if os.Getenv("NDCONV_REQUIRE_"+strings.ToUpper(b)) == "1" && !hasBackend(b) {
+		if wanted(b) && os.Getenv("NDCONV_REQUIRE_"+strings.ToUpper(b)) == "1" && !hasBackend(b) {
 			t.Fatalf("no usable %s device, and NDCONV_REQUIRE_%s=1: %s", b, strings.ToUpper(b), strings.Join(targetsWhy, "; "))
 		}
 	}
