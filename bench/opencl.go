@@ -1,61 +1,12 @@
 package bench
 
 import (
-	"context"
 	"fmt"
 	"slices"
-	"time"
 
 	"github.com/ndconv/ndconv/kernels"
-	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/opencl"
 )
-
-// bufferTimer is what the OpenCL engines offer the bench: runs on device
-// buffers, timed by the queue's profiling counters.
-type bufferTimer interface {
-	ExecuteBuffers(ctx context.Context, dst, src *opencl.Buffer) error
-	KernelTime() time.Duration
-	Device() *opencl.Device
-}
-
-// timeOnOpenCL uploads the input, runs the engine on device buffers after
-// a warm-up, takes each run's kernel time from the profiling counters, and
-// reads the output back into dst for the checksum.
-func timeOnOpenCL(ctx context.Context, t bufferTimer, dst nd.Array, src nd.Array, repeats int) ([]float64, error) {
-	dev := t.Device()
-	in, err := dev.AllocCopy(src.Bytes())
-	if err != nil {
-		return nil, err
-	}
-	defer in.Free()
-	out, err := dev.Alloc(max(len(dst.Bytes()), 1))
-	if err != nil {
-		return nil, err
-	}
-	defer out.Free()
-	if err := t.ExecuteBuffers(ctx, out, in); err != nil {
-		return nil, err
-	}
-	ms := make([]float64, 0, repeats)
-	for range max(repeats, 1) {
-		if err := t.ExecuteBuffers(ctx, out, in); err != nil {
-			return nil, err
-		}
-		ms = append(ms, float64(t.KernelTime().Nanoseconds())/1e6)
-	}
-	q, err := dev.NewQueue()
-	if err != nil {
-		return nil, err
-	}
-	defer q.Close()
-	if b := dst.Bytes(); len(b) > 0 {
-		if err := out.Read(q, b, 0); err != nil {
-			return nil, err
-		}
-	}
-	return ms, nil
-}
 
 // MeasureOpenCL measures an OpenCL device's roofline with the kernels of
 // kernels/roofline.cl (the same as on CUDA), timed by profiling counters.

@@ -6,7 +6,7 @@ import (
 	"time"
 
 	"github.com/ndconv/ndconv/chunk"
-	"github.com/ndconv/ndconv/cuda"
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/plan"
@@ -69,10 +69,10 @@ type Options struct {
 }
 
 // deviceTimer is what the GPU engines offer the bench: runs on device
-// arrays between CUDA events.
+// arrays between the device's events.
 type deviceTimer interface {
-	TimeDevice(dst, src *cuda.Array, repeats int) ([]float64, error)
-	Device() *cuda.Device
+	TimeDevice(dst, src *gpu.Array, repeats int) ([]float64, error)
+	Device() gpu.Device
 }
 
 // Run times one workload. A workload that cannot run (too large, not
@@ -151,8 +151,6 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 	}
 	if timer, ok := exec.Runner().(deviceTimer); ok && !w.Transfers {
 		ms, err = timeOnDevice(timer, dst, src, opt.Repeats)
-	} else if timer, ok := exec.Runner().(bufferTimer); ok && !w.Transfers {
-		ms, err = timeOnOpenCL(ctx, timer, dst, src, opt.Repeats)
 	} else {
 		ms, err = timeOnHost(ctx, exec, dst, src, w.Rounds, opt)
 	}
@@ -192,12 +190,20 @@ func recordTimeline(ctx context.Context, p *nd.Problem, opt plan.Options, dst, s
 // copies the output back into dst for the checksum.
 func timeOnDevice(timer deviceTimer, dst, src nd.Array, repeats int) ([]float64, error) {
 	dev := timer.Device()
-	in, err := cuda.Upload(dev, src)
+	q, err := dev.NewQueue()
+	if err != nil {
+		return nil, err
+	}
+	defer q.Close()
+	in, err := gpu.NewArray(dev, src.DType(), src.Shape...)
 	if err != nil {
 		return nil, err
 	}
 	defer in.Free()
-	out, err := cuda.NewArray(dev, dst.DType(), dst.Shape...)
+	if err := in.Write(q, src.Bytes()); err != nil {
+		return nil, err
+	}
+	out, err := gpu.NewArray(dev, dst.DType(), dst.Shape...)
 	if err != nil {
 		return nil, err
 	}
@@ -206,10 +212,7 @@ func timeOnDevice(timer deviceTimer, dst, src nd.Array, repeats int) ([]float64,
 	if err != nil {
 		return nil, err
 	}
-	if b := dst.Bytes(); len(b) > 0 {
-		err = out.Buf.CopyToHost(b, 0)
-	}
-	return ms, err
+	return ms, out.Read(q, dst.Bytes())
 }
 
 // timeOnHost times rounds executions per repeat with the wall clock, after

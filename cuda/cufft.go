@@ -122,29 +122,16 @@ const (
 	cufftInverse = 1
 )
 
-// fftKind is what an fftPlan transforms.
-type fftKind int
-
-const (
-	realForward    fftKind = iota // real-to-complex
-	realInverse                   // complex-to-real
-	complexForward                // complex-to-complex, e^(−2πi·jk/n)
-	complexInverse                // complex-to-complex, e^(+2πi·jk/n)
-)
-
 // cufftType is the plan type of a kind.
-func (k fftKind) cufftType() uintptr {
+func cufftType(k gpu.FFTKind) uintptr {
 	switch k {
-	case realForward:
+	case gpu.RealForward:
 		return cufftR2C
-	case realInverse:
+	case gpu.RealInverse:
 		return cufftC2R
 	}
 	return cufftC2C
 }
-
-// maxFFTRank is the most axes cufftMakePlanMany transforms together.
-const maxFFTRank = 3
 
 // fftPlan is a cuFFT plan of batch transforms of the given lengths (C
 // order, contiguous), unnormalised, running on one stream with a work
@@ -157,16 +144,16 @@ type fftPlan struct {
 	handle  int32 // valid where created
 	created bool
 	work    *Buffer
-	kind    fftKind
+	kind    gpu.FFTKind
 }
 
 // newFFTPlan makes a plan on d for stream s.
-func (d *Device) newFFTPlan(lengths []int, batch int, kind fftKind, s *Stream) (*fftPlan, error) {
+func (d *Device) newFFTPlan(lengths []int, batch int, kind gpu.FFTKind, s *Stream) (*fftPlan, error) {
 	if err := loadCUFFT(); err != nil {
 		return nil, err
 	}
-	if len(lengths) < 1 || len(lengths) > maxFFTRank {
-		return nil, &UnsupportedError{Backend: "cuda", What: "FFT rank", Value: strconv.Itoa(len(lengths)), Reason: fmt.Sprintf("cuFFT transforms 1 to %d axes together", maxFFTRank)}
+	if len(lengths) < 1 || len(lengths) > gpu.MaxFFTRank {
+		return nil, &UnsupportedError{Backend: "cuda", What: "FFT rank", Value: strconv.Itoa(len(lengths)), Reason: fmt.Sprintf("cuFFT transforms 1 to %d axes together", gpu.MaxFFTRank)}
 	}
 	n := make([]int32, len(lengths))
 	for i, l := range lengths {
@@ -185,7 +172,7 @@ func (d *Device) newFFTPlan(lengths []int, batch int, kind fftKind, s *Stream) (
 		}
 		// NULL embeddings: the default, contiguous layout.
 		return cufftCheck("cufftMakePlanMany", ccall(cufft.cufftMakePlanMany, uintptr(p.handle), uintptr(len(n)), uintptr(unsafe.Pointer(&n[0])),
-			0, 1, 0, 0, 1, 0, kind.cufftType(), uintptr(batch), uintptr(unsafe.Pointer(&workSize))))
+			0, 1, 0, 0, 1, 0, cufftType(kind), uintptr(batch), uintptr(unsafe.Pointer(&workSize))))
 	})
 	if err != nil {
 		p.destroy()
@@ -212,13 +199,13 @@ func (d *Device) newFFTPlan(lengths []int, batch int, kind fftKind, s *Stream) (
 func (p *fftPlan) exec(in, out DevicePtr) error {
 	return p.dev.do(func() error {
 		switch p.kind {
-		case realForward:
+		case gpu.RealForward:
 			return cufftCheck("cufftExecR2C", ccall(cufft.cufftExecR2C, uintptr(p.handle), uintptr(in), uintptr(out)))
-		case realInverse:
+		case gpu.RealInverse:
 			return cufftCheck("cufftExecC2R", ccall(cufft.cufftExecC2R, uintptr(p.handle), uintptr(in), uintptr(out)))
 		}
 		direction := cufftForward
-		if p.kind == complexInverse {
+		if p.kind == gpu.ComplexInverse {
 			direction = cufftInverse
 		}
 		return cufftCheck("cufftExecC2C", ccall(cufft.cufftExecC2C, uintptr(p.handle), uintptr(in), uintptr(out), uintptr(int64(direction))))

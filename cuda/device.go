@@ -212,7 +212,7 @@ type Device struct {
 
 	pool     *Pool
 	modules  moduleCache
-	hostRegs *hostRegs // registered host memory, shared by the engines
+	hostRegs *gpu.HostRegs // registered host memory, shared by the engines
 }
 
 // registry holds the one Device per ordinal, with its count of Opens.
@@ -253,7 +253,7 @@ func openDevice(index int) (*Device, error) {
 	}
 	d := &Device{index: index, dev: dev, ctx: ctx, info: info}
 	d.pool = &Pool{dev: d, limit: info.TotalMemory / 4}
-	d.hostRegs = newHostRegs(d)
+	d.hostRegs = gpu.NewHostRegs(d)
 	return d, nil
 }
 
@@ -266,7 +266,7 @@ func (d *Device) Close() error { return registry.Close(d.index, d, d.release) }
 
 // release is the last Close's.
 func (d *Device) release() error {
-	registered := d.hostRegs.drain() // before life: registering holds the cache's lock inside do
+	registered := d.hostRegs.Drain() // before life: registering holds the cache's lock inside do
 	return d.life.End(func() error { // once the operations in flight are done
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()

@@ -17,8 +17,7 @@
 // missing one is reported by name (*LibraryError). cuFFT (libcufft.so.12,
 // else .11; NDCONV_LIBCUFFT) is one more dynlib.Spec and symbol table
 // (cufft.go), loaded only when FFT convolution is asked for; without it
-// FFTSupported says "FFT unavailable because …" and the planner falls
-// back. The search, dlopen and the calls are internal/dynlib's, shared
+// CUFFTAvailable says why and the planner falls back. The search, dlopen and the calls are internal/dynlib's, shared
 // with the OpenCL backend.
 //
 // # Calls and contexts
@@ -67,7 +66,7 @@
 // values (DevicePtr, *Buffer, sized integers, float32, float64), marshalled
 // into a kernel-parameter block pinned for the call.
 //
-// The engine's use, in short:
+// In short:
 //
 //	d, err := cuda.Open(0)
 //	m, err := d.Module(source, "conv.cu", []string{"KW=5", "BORDER=1"})
@@ -76,28 +75,17 @@
 //	err = in.CopyFromHostAsync(0, cuda.Bytes(data), stream)
 //	err = f.Launch(grid, block, shared, stream, in, out, int32(width))
 //
-// # The engine
+// # For the engine
 //
-// NewDirect and NewSeparable return an *Engine for one normalised
-// nd.Problem. ExecuteDevice runs it on device arrays (Array) with no
-// transfers, its launches prepared once for a pair of arrays. Execute runs
-// it from host memory through a pipeline: the problem cut into chunks
-// (chunk.Pieces: pieces of a large problem, or what the memory budget
-// allows), each chunk's rows gathered on the cores into pinned staging,
-// copied in on a stream of its own, computed on the kernel stream after
-// the copy's event (Stream.WaitEvent), copied out on a third stream after
-// the kernels' event, three chunks in flight — so that chunk i+1 is copied
-// in and chunk i−1 copied out while chunk i computes — and equal bit for
-// bit to the whole problem. An array Execute sees a second time is
-// registered (cuMemHostRegister) and from then on copied straight from and
-// to the caller's memory, with no copy on the host: each device keeps a
-// cache of registrations, bounded in bytes and evicted least recently
-// used, that holds the arrays alive and is released as the engines close;
-// only Go heap memory is registered, and any failure keeps an array on the
-// staging path (hostreg.go says why it is sound). EngineOptions.Staging
-// keeps every array there. EngineOptions.Timeline records each chunk's
-// stages by CUDA events; MeasureTransfers measures the pinned transfer
-// rates they are held against.
+// The engine is internal/gpu's, written once for every GPU API: this
+// package serves it a device (OpenEngineDevice: gpu.Device over the calls
+// above, engine.go) and plans for one not opened (Planner, for warm-up's
+// counts). Two capabilities only CUDA has it offers beside: registering
+// the caller's host memory (cuMemHostRegister, gpu.Registrar), so that the
+// engine's pipeline copies straight from and to the caller's arrays, and
+// cuFFT's plans (gpu.FFTLibrary, cufft.go). MeasureTransfers and
+// MeasureRoofline measure the pinned transfer rates and the device's copy
+// and FMA rates the bench holds results against.
 //
 // Setting NDCONV_CUDA_SYNC=1 makes every Launch wait for its kernel and
 // report the kernel's own faults against its name, for debugging.

@@ -3,6 +3,7 @@ package cuda
 import (
 	"errors"
 	"fmt"
+	"github.com/ndconv/ndconv/internal/gpu"
 	"os"
 	"runtime"
 	"sync"
@@ -177,7 +178,7 @@ type paramBlock struct {
 // ByValue is a kernel argument passed by value as these bytes: a C struct
 // parameter (the weights of a kernel that reads them from its parameters,
 // in the constant bank). Kernel parameters total at most 32,764 bytes.
-type ByValue []byte
+type ByValue = gpu.ByValue
 
 // maxByValueBytes bounds the ByValue arguments of one launch.
 const maxByValueBytes = 32 << 10

@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"github.com/ndconv/ndconv/internal/gpu"
 	"slices"
 
 	"github.com/ndconv/ndconv/kernels"
@@ -93,54 +94,12 @@ func MeasureRoofline(dev *Device, repeats int) (Roofline, error) {
 // timeLaunches runs launch once to warm up, then repeats times between
 // CUDA events, and returns the median milliseconds.
 func timeLaunches(dev *Device, stream *Stream, repeats int, launch func() error) (float64, error) {
-	ms, err := TimeOnStream(dev, stream, repeats, launch)
+	ms, err := gpu.TimeOnQueue(engineDevice{dev}, stream, max(repeats, 1), launch)
 	if err != nil {
 		return 0, err
 	}
 	slices.Sort(ms)
 	return ms[len(ms)/2], nil
-}
-
-// TimeOnStream runs work once to warm up, then repeats times, each between
-// two CUDA events recorded on stream, and returns each run's milliseconds.
-func TimeOnStream(dev *Device, stream *Stream, repeats int, work func() error) ([]float64, error) {
-	start, err := dev.NewEvent()
-	if err != nil {
-		return nil, err
-	}
-	defer start.Close()
-	stop, err := dev.NewEvent()
-	if err != nil {
-		return nil, err
-	}
-	defer stop.Close()
-	if err := work(); err != nil {
-		return nil, err
-	}
-	if err := stream.Synchronize(); err != nil {
-		return nil, err
-	}
-	ms := make([]float64, 0, max(repeats, 1))
-	for range max(repeats, 1) {
-		if err := start.Record(stream); err != nil {
-			return nil, err
-		}
-		if err := work(); err != nil {
-			return nil, err
-		}
-		if err := stop.Record(stream); err != nil {
-			return nil, err
-		}
-		if err := stop.Synchronize(); err != nil {
-			return nil, err
-		}
-		m, err := stop.MillisecondsSince(start)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, float64(m))
-	}
-	return ms, nil
 }
 
 // Transfers is what the link between host and device sustains from and to

@@ -3,10 +3,20 @@ package cuda
 import (
 	"testing"
 
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/nd"
 )
 
-// TestGPUPending: DirectPending counts the module a fresh cache lacks, and
+// directPending is gpu.Pending for the direct method on cuda:0.
+func directPending(p *nd.Problem) (int, error) {
+	pl, err := Planner(0)
+	if err != nil {
+		return 0, err
+	}
+	return gpu.Pending(pl, gpu.Direct, p, gpu.Options{})
+}
+
+// TestGPUPending: gpu.Pending counts the module a fresh cache lacks, and
 // none once an engine's Compile has compiled it — in this process (the
 // device open) and in a later one (the disk cache alone); the first
 // Execute after Compile compiles nothing; StaticInfo agrees with the open
@@ -23,10 +33,14 @@ func TestGPUPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if n, err := DirectPending(p, EngineOptions{}); err != nil || n != 1 {
+	if n, err := directPending(p); err != nil || n != 1 {
 		t.Fatalf("a fresh cache: %d pending, %v; want 1", n, err)
 	}
-	e, err := NewDirect(p, EngineOptions{})
+	dev, err := OpenEngineDevice(0)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := gpu.NewDirect(dev, p, gpu.Options{})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -47,11 +61,11 @@ func TestGPUPending(t *testing.T) {
 		t.Errorf("the first Execute after Compile compiled %d modules", after.Compiles-compiled.Compiles)
 	}
 	e.Close()
-	if n, err := DirectPending(p, EngineOptions{}); err != nil || n != 0 {
+	if n, err := directPending(p); err != nil || n != 0 {
 		t.Errorf("after compiling: %d pending, %v", n, err)
 	}
 	dropModules(t, d) // as a new process sees it: only the disk remembers
-	if n, err := DirectPending(p, EngineOptions{}); err != nil || n != 0 {
+	if n, err := directPending(p); err != nil || n != 0 {
 		t.Errorf("from the disk cache: %d pending, %v", n, err)
 	}
 	info, err := StaticInfo(0)

@@ -77,6 +77,12 @@ type entryPoints struct {
 	clWaitForEvents         uintptr // cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list)
 	clGetEventProfilingInfo uintptr // cl_int clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
 	clReleaseEvent          uintptr // cl_int clReleaseEvent(cl_event event)
+	// cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+	clEnqueueMarkerWithWaitList uintptr
+	// cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+	clEnqueueBarrierWithWaitList uintptr
+	// cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
+	clEnqueueFillBuffer uintptr
 }
 
 // requiredSymbols is the OpenCL 1.2 core ndconv needs: every ICD loader
@@ -114,6 +120,9 @@ func requiredSymbols() []dynlib.Symbol {
 		{"clWaitForEvents", &cl.clWaitForEvents},
 		{"clGetEventProfilingInfo", &cl.clGetEventProfilingInfo},
 		{"clReleaseEvent", &cl.clReleaseEvent},
+		{"clEnqueueMarkerWithWaitList", &cl.clEnqueueMarkerWithWaitList},
+		{"clEnqueueBarrierWithWaitList", &cl.clEnqueueBarrierWithWaitList},
+		{"clEnqueueFillBuffer", &cl.clEnqueueFillBuffer},
 	}
 }
 
@@ -566,4 +575,23 @@ func clGetEventProfilingInfo(event uintptr, param int) (uint64, error) {
 
 func clReleaseEvent(e uintptr) error {
 	return check("clReleaseEvent", ccall(cl.clReleaseEvent, e))
+}
+
+// clEnqueueMarker queues a marker, whose event completes with the work
+// queued before it.
+func clEnqueueMarker(q uintptr) (uintptr, error) {
+	var event uintptr
+	err := check("clEnqueueMarkerWithWaitList", ccall(cl.clEnqueueMarkerWithWaitList, q, 0, 0, uintptr(unsafe.Pointer(&event))))
+	return event, err
+}
+
+// clEnqueueBarrier makes the work queued on q after it wait for event.
+func clEnqueueBarrier(q, event uintptr) error {
+	return check("clEnqueueBarrierWithWaitList", ccall(cl.clEnqueueBarrierWithWaitList, q, 1, uintptr(unsafe.Pointer(&event)), 0))
+}
+
+// clEnqueueFillBuffer sets n bytes of buf from offset to value.
+func clEnqueueFillBuffer(q, buf uintptr, value byte, offset, n int) error {
+	pattern := [1]byte{value}
+	return check("clEnqueueFillBuffer", ccall(cl.clEnqueueFillBuffer, q, buf, uintptr(unsafe.Pointer(&pattern[0])), 1, uintptr(offset), uintptr(n), 0, 0, 0))
 }

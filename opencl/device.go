@@ -254,6 +254,11 @@ type Device struct {
 	life gpu.Life // shared by every operation (do), exclusive for the last Close
 
 	programs programCache
+	pinned   pinnedRanges // the HostBuffers' memory
+	hostQ    struct {     // hostQueue's
+		mu sync.Mutex
+		q  *Queue
+	}
 	// Build settings for the package's tests, which set them on their
 	// shared device where it is PoCL's, to bound its cold builds
 	// (gpu_test.go; the product leaves both false). withoutBinaries skips
@@ -318,6 +323,9 @@ func (d *Device) Close() error {
 func (d *Device) release() error {
 	return d.life.End(func() error { // once the operations in flight are done
 		var errs []error
+		if q := d.hostQ.q; q != nil {
+			errs = append(errs, clFinish(q.h), clReleaseCommandQueue(q.h))
+		}
 		for _, p := range d.programs.Drain() {
 			errs = append(errs, p.release())
 		}
@@ -492,7 +500,9 @@ func (d *Device) AllocHost(q *Queue, n int) (*HostBuffer, error) {
 		b.Free()
 		return nil, err
 	}
-	return &HostBuffer{buf: b, q: q, p: p}, nil
+	h := &HostBuffer{buf: b, q: q, p: p}
+	d.pinned.add(h.Bytes())
+	return h, nil
 }
 
 // Bytes is the mapped memory; nil after Free.
@@ -512,48 +522,13 @@ func (h *HostBuffer) Free() error {
 	if h == nil || h.p == nil {
 		return nil
 	}
+	h.buf.dev.pinned.remove(h.Bytes())
 	p := h.p
 	h.p = nil
 	err := h.buf.dev.do(func() error {
 		return errors.Join(clEnqueueUnmapMemObject(h.q.h, h.buf.h, p), clFinish(h.q.h))
 	})
 	return errors.Join(err, h.buf.Free())
-}
-
-// WriteAsync queues, on q after the events of wait, a copy of n bytes of
-// src's memory into b at offset, and returns its event. src must stay
-// unchanged until the event completes.
-func (b *Buffer) WriteAsync(q *Queue, offset int, src *HostBuffer, n int, wait []*Event) (*Event, error) {
-	if offset < 0 || n <= 0 || offset+n > b.size || n > src.Size() || src.p == nil {
-		return nil, &RangeError{Backend: "opencl", Op: "WriteAsync", Offset: offset, Length: n, Size: b.size}
-	}
-	var h uintptr
-	err := b.dev.do(func() (err error) {
-		h, err = clEnqueueWriteBufferAsync(q.h, b.h, offset, src.p, n, eventHandles(wait))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &Event{dev: b.dev, h: h}, nil
-}
-
-// ReadAsync queues, on q after the events of wait, a copy of n bytes of b
-// at offset into dst's memory, and returns its event; dst holds them once
-// the event completes.
-func (b *Buffer) ReadAsync(q *Queue, dst *HostBuffer, offset, n int, wait []*Event) (*Event, error) {
-	if offset < 0 || n <= 0 || offset+n > b.size || n > dst.Size() || dst.p == nil {
-		return nil, &RangeError{Backend: "opencl", Op: "ReadAsync", Offset: offset, Length: n, Size: b.size}
-	}
-	var h uintptr
-	err := b.dev.do(func() (err error) {
-		h, err = clEnqueueReadBufferAsync(q.h, b.h, offset, dst.p, n, eventHandles(wait))
-		return err
-	})
-	if err != nil {
-		return nil, err
-	}
-	return &Event{dev: b.dev, h: h}, nil
 }
 
 // IsOpen reports whether opencl:platform:device is open in this process

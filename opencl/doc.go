@@ -28,9 +28,9 @@
 // pointers handed to the library (program sources and binaries) point into
 // pinned memory (runtime.Pinner). Transfers between Go memory and buffers
 // are blocking, so the library is done with the Go slice when the call
-// returns; non-blocking transfers (WriteAsync, ReadAsync) move only between
-// buffers and a HostBuffer, host memory the library allocated
-// (CL_MEM_ALLOC_HOST_PTR, pinned on GPUs) and keeps mapped. OpenCL's API
+// returns; a queue's transfers are non-blocking only between buffers and a
+// HostBuffer's memory, which the library allocated (CL_MEM_ALLOC_HOST_PTR,
+// pinned on GPUs) and keeps mapped. OpenCL's API
 // is thread-safe but for a kernel's arguments, which Kernel.Enqueue sets
 // and queues under the kernel's lock: any goroutine may use any Device,
 // Queue, Buffer or Kernel.
@@ -61,33 +61,16 @@
 // unoptimised and leave the disk cache to PoCL's own (gpu_test.go;
 // docs/perf/ci-time.md has the figures).
 //
-// # Engines
+// # For the engine
 //
-// Device.Prepare turns one kernels.Launch into a Prepared launch (program
-// built, kernel found, taps and outer arguments uploaded, work sizes and
-// fp64 support checked) that Enqueue runs on any input and output Buffer;
-// every kernel family takes the same arguments, so a family of several
-// launches through temporaries is a list of kernels.Step over Prepared
-// launches. NewDirect and NewSeparable return an *Engine for one
-// normalised nd.Problem: Execute uploads the input, runs the family's
-// launches on the engine's queue, reads the output back — a large problem
-// (or one beyond the memory budget) in chunks (package chunk) through a
-// pipeline: each chunk's rows gathered on the cores into pinned staging,
-// copied in on a queue of its own, computed on another after the copy's
-// event, copied out on a third, three chunks in flight, so that copies
-// overlap kernels and each other (EngineOptions.Timeline records them);
-// chunked equals whole bit for bit. ExecuteBuffers runs on data already on
-// the device; KernelTime reports the last execution's kernel time from
-// the queue's profiling counters. A problem that accumulates in float64 on
-// a device without fp64 is refused with an *UnsupportedError. Setting
-// NDCONV_OPENCL_SYNC=1 makes every launch wait for its kernel and report
-// the kernel's failure against its name.
-//
-// NewFFT returns an *FFTEngine: FFT convolution by kernels.NewFFTConv's
-// plan (internal/fftconv's blocks, the CPU engine's), fftconv.cl's gather,
-// spectrum products and scatter around fft.cl's Stockham transforms,
-// batch by batch within the memory budget. Inputs with NaN or Inf, or
-// magnitudes a float32 transform could overflow, run the direct engine.
-// A quarter of the memory budget (at most fftconv.DefaultBudget) holds
-// the blocks; inputs and outputs larger than the rest run in chunks.
+// The engine is internal/gpu's, written once for every GPU API: this
+// package serves it a device (OpenEngineDevice: gpu.Device over the calls
+// above, engine.go) and plans for one not opened (Planner, for warm-up's
+// counts). A queue's Record and Wait are markers and barriers
+// (clEnqueueMarkerWithWaitList, clEnqueueBarrierWithWaitList, OpenCL 1.2),
+// timed by the queue's profiling counters; a launch the device cannot run
+// (work-group limits, local or constant memory, float64 without
+// cl_khr_fp64) is refused by CheckLaunch with an *UnsupportedError before
+// it is queued. Setting NDCONV_OPENCL_SYNC=1 makes every launch wait for
+// its kernel and report the kernel's failure against its name.
 package opencl

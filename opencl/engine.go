@@ -1,417 +1,400 @@
 package opencl
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"slices"
 	"sync"
 	"time"
+	"unsafe"
 
-	"github.com/ndconv/ndconv/chunk"
+	"github.com/ndconv/ndconv/internal/fftconv"
+	"github.com/ndconv/ndconv/internal/gpu"
+	"github.com/ndconv/ndconv/internal/gpucache"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
 
-// EngineOptions configure an OpenCL engine.
-type EngineOptions struct {
-	// Platform and Device select opencl:P:D.
-	Platform, Device int
-	// MemoryBudget bounds the device memory an execution's input, output
-	// and temporaries take: a problem that does not fit runs in chunks,
-	// three in flight, each within a third of it. 0 means 70% of the
-	// device's memory, or three of its largest buffers if less.
-	MemoryBudget int64
-	Progress     nd.Progress
-	// Tuning fixes the kernels' work decomposition (the tuner's choice,
-	// or a tuning cache's); zero lets kernels choose.
-	Tuning kernels.Tuning
-	// PieceBytes bounds the chunks a pipelined execution cuts a problem
-	// that fits into (input, output and temporaries); 0 lets
-	// chunk.Pieces choose.
-	PieceBytes int64
-	// Timeline, when set, receives each pipelined execution's copies and
-	// kernels from the queues' profiling counters.
-	Timeline *chunk.Timeline
-}
+// The engine (internal/gpu) is written once for every GPU API; this file
+// is how an OpenCL device serves it: gpu.Device over the OpenCL calls.
 
 // maxLocalBytes caps the local memory a direct tile may declare: what
 // every GPU offers a work-group, whatever more a device reports (PoCL
 // reports 1 MiB of emulated local memory).
 const maxLocalBytes = 48 << 10
 
-// maxGroupsYZ bounds a launch's y and z group counts for kernels.NewDirect:
-// OpenCL has no limit of its own below size_t.
-const maxGroupsYZ = 1 << 30
-
-// Engine executes one normalised problem with one kernel family on one
-// device: the input uploaded into device memory, the family's launches run
-// in order on the engine's queue, the output read back. It keeps its built
-// kernels and device memory between executions. Any goroutine may call
-// Execute; one execution runs at a time.
-type Engine struct {
-	dev    *Device
-	p      *nd.Problem
-	opt    EngineOptions
-	family string
-	plan   func() ([]kernels.Step, int, error) // the steps, and the bytes of each of the two temporaries
-
-	mu         sync.Mutex
-	queue      *Queue
-	steps      []preparedStep
-	temps      [2]*Buffer
-	in, out    *Buffer
-	kernelTime time.Duration
-	closed     bool
-	pieces     []chunk.Chunk // the split Execute pipelines, once computed
-	pipe       *pipeline     // kept between pipelined executions
+// limitsOf are a device's bounds on launches: OpenCL has no group-count
+// limit of its own below size_t, and passes weights in buffers.
+func limitsOf(info Info) gpu.Limits {
+	return gpu.Limits{MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)), MaxGroupsYZ: 1 << 30, FFTBudget: fftconv.DefaultBudget}
 }
 
-// preparedStep is a kernels.Step with its launch prepared.
-type preparedStep struct {
-	launch   *Prepared
-	from, to kernels.Role
+// memoryBudget is 70% of the device's memory, or what its largest
+// allocation allows for that many buffers if less.
+func memoryBudget(info Info, buffers int) int64 {
+	budget := info.GlobalMemory / 10 * 7
+	if info.MaxAlloc > 0 {
+		budget = min(budget, info.MaxAlloc*int64(buffers))
+	}
+	return budget
 }
 
-// NewDirect prepares p for the direct kernel family (kernels/direct.cl) on
-// opencl:opt.Platform:opt.Device. A problem that accumulates in float64 on
-// a device without fp64 is refused here (*UnsupportedError). Kernels are
-// built when first used.
-func NewDirect(p *nd.Problem, opt EngineOptions) (*Engine, error) {
-	e, err := newEngine(p, opt, "direct")
+// OpenEngineDevice opens opencl:platform:device as the engine's device;
+// its Close balances the Open.
+func OpenEngineDevice(platform, device int) (gpu.Device, error) {
+	d, err := Open(platform, device)
 	if err != nil {
 		return nil, err
 	}
-	info := e.dev.Info()
-	e.plan = func() ([]kernels.Step, int, error) {
-		l, err := kernels.NewDirect(p, directOptions(info, opt.Tuning))
-		if err != nil || l == nil {
-			return nil, 0, err
-		}
-		return []kernels.Step{{Launch: l, From: kernels.Input, To: kernels.Output}}, 0, nil
-	}
-	return e, nil
+	return engineDevice{d}, nil
 }
 
-// directOptions are the limits kernels.NewDirect plans within on a device,
-// with the engine's tuning.
-func directOptions(info Info, t kernels.Tuning) kernels.DirectOptions {
-	return kernels.DirectOptions{MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)), MaxGroupsYZ: maxGroupsYZ, Tiled: t.Tiled, Rows: t.Rows}
+// engineDevice is a Device as gpu.Device.
+type engineDevice struct{ *Device }
+
+var (
+	_ gpu.Device = engineDevice{}
+	_ gpu.Queue  = (*Queue)(nil)
+	_ gpu.Event  = (*Event)(nil)
+)
+
+func (engineDevice) Backend() string      { return "opencl" }
+func (d engineDevice) Limits() gpu.Limits { return limitsOf(d.info) }
+
+func (d engineDevice) MemoryBudget(buffers int) (int64, error) {
+	return memoryBudget(d.info, buffers), nil
 }
 
-// NewSeparable prepares p for the separable kernel family
-// (kernels/separable.cl): one pass per kernel axis through temporaries in
-// device memory, in the CPU engine's order. Every kernel of p must have
-// factors.
-func NewSeparable(p *nd.Problem, opt EngineOptions) (*Engine, error) {
-	if !p.Separable() {
-		return nil, errors.New("opencl: separable method: a kernel is not separable")
-	}
-	e, err := newEngine(p, opt, "separable")
-	if err != nil {
-		return nil, err
-	}
-	info := e.dev.Info()
-	e.plan = func() ([]kernels.Step, int, error) {
-		s, err := kernels.NewSeparable(p, separableOptions(info, opt.Tuning))
-		if err != nil || s == nil {
-			return nil, 0, err
-		}
-		return s.Steps, s.TempElems * kernels.AccBytes(p), nil
-	}
-	return e, nil
-}
-
-// separableOptions are the limits kernels.NewSeparable plans within on a
-// device, with the engine's tuning.
-func separableOptions(info Info, t kernels.Tuning) kernels.SeparableOptions {
-	return kernels.SeparableOptions{MaxLocalBytes: int(min(info.LocalMemory, maxLocalBytes)), Fused: t.Fused, Sep3: t.Sep3, SepTile: t.SepTile, FuseSmall: t.FuseSmall}
-}
-
-func newEngine(p *nd.Problem, opt EngineOptions, family string) (*Engine, error) {
-	dev, err := Open(opt.Platform, opt.Device)
-	if err != nil {
-		return nil, err
-	}
-	if p.Wide && !dev.Info().FP64 {
-		err := fp64Error(dev.Info())
-		dev.Close()
-		return nil, err
-	}
-	return &Engine{dev: dev, p: p, opt: opt, family: family}, nil
-}
-
-// Device is the engine's device.
-func (e *Engine) Device() *Device { return e.dev }
-
-// Implementation names the kernel implementations the engine launches
-// (family and work decomposition), for reports such as the bench's.
-func (e *Engine) Implementation() string {
-	steps, _, err := e.plan()
-	if err != nil {
-		return ""
-	}
-	return kernels.Describe(steps)
-}
-
-// Close releases the engine's device memory, queue and device. It waits
-// for an execution in progress.
-func (e *Engine) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return nil
-	}
-	e.closed = true
-	var errs []error
-	errs = append(errs, e.pipe.close(), e.queue.Close())
-	for _, s := range e.steps {
-		errs = append(errs, s.launch.Release())
-	}
-	e.steps = nil
-	for _, b := range append(e.temps[:], e.in, e.out) {
-		errs = append(errs, b.Free())
-	}
-	errs = append(errs, e.dev.Close())
-	return errors.Join(errs...)
-}
-
-// Execute correlates host arrays: src must have the problem's input dtype
-// and shape, dst its output's (with the bank axis). The input is uploaded,
-// the family's kernels run, and the output read back into dst; a problem
-// larger than the memory budget runs chunk by chunk.
-func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
-	if err := checkArrays(e.p, dst, src); err != nil {
-		return err
-	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return ErrClosed
-	}
-	if e.pieces == nil {
-		var err error
-		if e.pieces, err = e.chunks(); err != nil {
-			return err
-		}
-	}
-	if len(e.pieces) > 1 {
-		return e.executePipelined(ctx, dst, src)
-	}
-	if err := e.prepare(); err != nil {
-		return err
-	}
-	if len(e.steps) == 0 { // an empty output: nothing to compute
-		return nil
-	}
-	return hostRoundTrip(e.dev, e.queue, &e.in, &e.out, dst, src, e.opt.Progress, func(in, out *Buffer) error { return e.run(ctx, in, out) })
-}
-
-// hostRoundTrip is how an engine runs on host arrays: src uploaded into
-// *in, run from *in to *out on q, *out read back into dst, progress
-// reported. The buffers grow as needed and stay for the next call.
-func hostRoundTrip(dev *Device, q *Queue, in, out **Buffer, dst, src nd.Array, progress nd.Progress, run func(in, out *Buffer) error) error {
-	inBytes, outBytes := src.Bytes(), dst.Bytes()
-	var err error
-	if *in, err = ensureBuffer(dev, *in, len(inBytes)); err != nil {
-		return err
-	}
-	if *out, err = ensureBuffer(dev, *out, len(outBytes)); err != nil {
-		return err
-	}
-	if err := (*in).Write(q, 0, inBytes); err != nil {
-		return err
-	}
-	if err := run(*in, *out); err != nil {
-		return err
-	}
-	if err := (*out).Read(q, outBytes, 0); err != nil {
-		return err
-	}
-	if progress != nil {
-		progress.Report(1, 1)
+// Check refuses a problem that accumulates in float64 on a device without
+// cl_khr_fp64.
+func (d engineDevice) Check(p *nd.Problem) error {
+	if p.Wide && !d.info.FP64 {
+		return fp64Error(d.info)
 	}
 	return nil
 }
 
-// checkArrays checks that src and dst have p's input and output dtypes
-// and shapes (the output's with the bank axis).
-func checkArrays(p *nd.Problem, dst, src nd.Array) error {
-	if src.DType() != p.In || !slices.Equal(src.Shape, p.InShape) {
-		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("array %v %v, the plan takes %v %v", src.DType(), src.Shape, p.In, p.InShape)}
+func (d engineDevice) Alloc(n int) (gpu.Buffer, error) {
+	b, err := d.Device.Alloc(n)
+	if err != nil {
+		return nil, err
 	}
-	if dst.DType() != p.Out || !slices.Equal(dst.Shape, p.FullShape()) {
-		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("array %v %v, the plan gives %v %v", dst.DType(), dst.Shape, p.Out, p.FullShape())}
+	return b, nil
+}
+
+func (d engineDevice) Scratch(n int) (gpu.Buffer, error) { return d.Alloc(n) }
+
+// AllocHost maps a buffer allocated in host memory (CL_MEM_ALLOC_HOST_PTR):
+// OpenCL's pinned memory, mapped on the device's own queue.
+func (d engineDevice) AllocHost(n int) (gpu.HostBuffer, error) {
+	q, err := d.hostQueue()
+	if err != nil {
+		return nil, err
+	}
+	h, err := d.Device.AllocHost(q, n)
+	if err != nil {
+		return nil, err
+	}
+	return h, nil
+}
+
+func (d engineDevice) NewQueue() (gpu.Queue, error) {
+	q, err := d.Device.NewQueue()
+	if err != nil {
+		return nil, err
+	}
+	return q, nil
+}
+
+func (d engineDevice) NewEvent() (gpu.Event, error) { return &Event{dev: d.Device}, nil }
+
+// Kernel builds the family's source through the program cache.
+func (d engineDevice) Kernel(family string, defines []string, name string) (gpu.Kernel, error) {
+	src, err := kernels.Source(family)
+	if err != nil {
+		return nil, err
+	}
+	prog, err := d.Program(src, family, defines)
+	if err != nil {
+		return nil, err
+	}
+	k, err := prog.Kernel(name)
+	if err != nil {
+		return nil, err
+	}
+	return k, nil
+}
+
+// CheckLaunch refuses a launch the device cannot run: float64
+// accumulation without cl_khr_fp64, a work-group larger than the kernel or
+// device allows, more local or constant memory than the device has.
+func (d engineDevice) CheckLaunch(l *kernels.Launch, k gpu.Kernel) error {
+	info := d.info
+	if l.Wide && !info.FP64 {
+		return fp64Error(info)
+	}
+	group := l.Local[0] * l.Local[1] * l.Local[2]
+	for i := range 3 {
+		if l.Groups[i] <= 0 || l.Local[i] <= 0 {
+			return &UnsupportedError{Backend: "opencl", What: "work size", Value: fmt.Sprintf("groups %v, local %v", l.Groups, l.Local)}
+		}
+		if l.Local[i] > info.MaxWorkItemSizes[i] && info.MaxWorkItemSizes[i] > 0 {
+			return &UnsupportedError{Backend: "opencl", What: "work-group shape", Value: fmt.Sprint(l.Local),
+				Reason: fmt.Sprintf("%s allows at most %v work-items per dimension", info.Name, info.MaxWorkItemSizes)}
+		}
+	}
+	if group > info.MaxWorkGroupSize {
+		return &UnsupportedError{Backend: "opencl", What: "work-group size", Value: fmt.Sprint(group),
+			Reason: fmt.Sprintf("%s allows at most %d work-items per group", info.Name, info.MaxWorkGroupSize)}
+	}
+	if int64(l.LocalBytes) > info.LocalMemory {
+		return &UnsupportedError{Backend: "opencl", What: "local memory", Value: fmt.Sprintf("%d bytes", l.LocalBytes),
+			Reason: fmt.Sprintf("%s has %d bytes per work-group", info.Name, info.LocalMemory)}
+	}
+	if c := int64(len(gpu.TapsBytes(l)) + 4*max(len(l.Outer), 1)); info.MaxConstantBuffer > 0 && c > info.MaxConstantBuffer {
+		return &UnsupportedError{Backend: "opencl", What: "kernel size", Value: fmt.Sprintf("%d taps (%d bytes of constant arguments)", len(l.Taps), c),
+			Reason: fmt.Sprintf("%s allows %d bytes of __constant arguments", info.Name, info.MaxConstantBuffer)}
+	}
+	if max := k.MaxGroupSize(); group > max {
+		return &UnsupportedError{Backend: "opencl", What: "work-group size", Value: fmt.Sprint(group),
+			Reason: fmt.Sprintf("kernel %s allows at most %d work-items per group on %s", l.Name, max, info.Name)}
 	}
 	return nil
 }
 
-// checkBuffers checks that src and dst hold p's input and output.
-func checkBuffers(p *nd.Problem, dst, src *Buffer) error {
-	inElems, _ := nd.ShapeElements(p.InShape)
-	outElems, _ := nd.ShapeElements(p.FullShape())
-	if src.Size() < inElems*p.In.Size() {
-		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("a %d-byte buffer, the plan reads %d", src.Size(), inElems*p.In.Size())}
-	}
-	if dst.Size() < outElems*p.Out.Size() {
-		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("a %d-byte buffer, the plan writes %d", dst.Size(), outElems*p.Out.Size())}
-	}
-	return nil
+func (d engineDevice) Missing(launches []*kernels.Launch) (int, error) {
+	return missing(d.info, launches)
 }
 
-// ExecuteBuffers correlates data already on the device: src holds the
-// problem's input (its dtype, C order), dst receives the output. Nothing
-// moves between host and device; it returns when the kernels are done.
-func (e *Engine) ExecuteBuffers(ctx context.Context, dst, src *Buffer) error {
-	if err := checkBuffers(e.p, dst, src); err != nil {
-		return err
+// Planner is opencl:platform:device as the engine plans for it, without
+// opening it: what Pending asks.
+func Planner(platform, device int) (gpu.Planner, error) {
+	infos, err := Devices()
+	if err != nil {
+		return nil, err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
+	i := slices.IndexFunc(infos, func(i Info) bool { return i.Platform == platform && i.Device == device })
+	if i < 0 {
+		return nil, fmt.Errorf("opencl: no device opencl:%d:%d", platform, device)
 	}
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.closed {
-		return ErrClosed
-	}
-	if err := e.prepare(); err != nil {
-		return err
-	}
-	return e.run(ctx, src, dst)
+	return staticDevice{infos[i]}, nil
 }
 
-// KernelTime is how long the kernels of the last execution ran on the
-// device, from the queue's profiling counters.
-func (e *Engine) KernelTime() time.Duration {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.kernelTime
+// staticDevice is a device not opened: its limits, memory and cache.
+type staticDevice struct{ info Info }
+
+func (staticDevice) Backend() string      { return "opencl" }
+func (s staticDevice) Limits() gpu.Limits { return limitsOf(s.info) }
+
+func (s staticDevice) MemoryBudget(buffers int) (int64, error) {
+	return memoryBudget(s.info, buffers), nil
 }
 
-// prepare creates the queue and prepares the steps on first use; e.mu is
-// held.
-func (e *Engine) prepare() error {
-	if e.queue == nil {
-		q, err := e.dev.NewQueue()
+func (s staticDevice) Missing(launches []*kernels.Launch) (int, error) {
+	return missing(s.info, launches)
+}
+
+// missing counts the launches whose programs are neither built on the
+// device (where it is open) nor in the program store.
+func missing(info Info, launches []*kernels.Launch) (int, error) {
+	var built *programCache // nil: no device open, nothing in memory
+	if d, ok := registry.Lookup([2]int{info.Platform, info.Device}); ok {
+		built = &d.programs
+	}
+	keys := make([]gpucache.Key, 0, len(launches))
+	for _, l := range launches {
+		src, err := kernels.Source(l.Family)
+		if err != nil {
+			return 0, err
+		}
+		options, err := buildOptions(l.Defines)
+		if err != nil {
+			return 0, err
+		}
+		keys = append(keys, programKeyOf(src, options, info))
+	}
+	return built.Missing(programStore, keys), nil
+}
+
+func fp64Error(info Info) error {
+	return &UnsupportedError{Backend: "opencl", What: "float64 arithmetic", Value: "on " + info.Spec() + " (" + info.Name + ")",
+		Reason: "the device lacks cl_khr_fp64, and this problem accumulates in float64 (float64 or int32 data, or a float64 output); use another device or float32 data"}
+}
+
+// pinnedRanges are the host ranges of a device's mapped HostBuffers: a
+// copy from or to them is asynchronous, any other waits (gpu.Queue).
+type pinnedRanges struct {
+	mu     sync.Mutex
+	ranges [][2]uintptr
+}
+
+func (p *pinnedRanges) add(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	p.ranges = append(p.ranges, [2]uintptr{lo, lo + uintptr(len(b))})
+}
+
+func (p *pinnedRanges) remove(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	p.ranges = slices.DeleteFunc(p.ranges, func(r [2]uintptr) bool { return r[0] == lo })
+}
+
+// holds reports whether b lies inside one mapped range.
+func (p *pinnedRanges) holds(b []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	hi := lo + uintptr(len(b))
+	return slices.ContainsFunc(p.ranges, func(r [2]uintptr) bool { return r[0] <= lo && hi <= r[1] })
+}
+
+// hostQueue is the device's queue for mapping and unmapping HostBuffers,
+// made on first use and released with the device.
+func (d *Device) hostQueue() (*Queue, error) {
+	d.hostQ.mu.Lock()
+	defer d.hostQ.mu.Unlock()
+	if d.hostQ.q != nil {
+		return d.hostQ.q, nil
+	}
+	q, err := d.NewQueue()
+	if err != nil {
+		return nil, err
+	}
+	d.hostQ.q = q
+	return q, nil
+}
+
+// The gpu.Queue methods of a Queue.
+
+// Launch queues kernel k (a *Kernel) over groups × local work-items.
+func (q *Queue) Launch(k gpu.Kernel, groups, local [3]int, args ...any) error {
+	var global [3]int
+	for i := range 3 {
+		global[i] = groups[i] * local[i]
+	}
+	ev, err := k.(*Kernel).Enqueue(q, global, local, args...)
+	if err != nil {
+		return err
+	}
+	return ev.Release()
+}
+
+// Write copies src into dst: asynchronously from a HostBuffer's memory,
+// else before it returns.
+func (q *Queue) Write(dst gpu.Buffer, off int, src []byte) error {
+	b := dst.(*Buffer)
+	if len(src) == 0 || !q.dev.pinned.holds(src) {
+		return b.Write(q, off, src)
+	}
+	if off < 0 || off+len(src) > b.size {
+		return &RangeError{Backend: "opencl", Op: "Write", Offset: off, Length: len(src), Size: b.size}
+	}
+	return q.dev.do(func() error {
+		ev, err := clEnqueueWriteBufferAsync(q.h, b.h, off, unsafe.Pointer(&src[0]), len(src), nil)
 		if err != nil {
 			return err
 		}
-		e.queue = q
+		return clReleaseEvent(ev)
+	})
+}
+
+// Read copies src into dst: asynchronously into a HostBuffer's memory,
+// else before it returns.
+func (q *Queue) Read(dst []byte, src gpu.Buffer, off int) error {
+	b := src.(*Buffer)
+	if len(dst) == 0 || !q.dev.pinned.holds(dst) {
+		return b.Read(q, dst, off)
 	}
-	if e.steps != nil {
+	if off < 0 || off+len(dst) > b.size {
+		return &RangeError{Backend: "opencl", Op: "Read", Offset: off, Length: len(dst), Size: b.size}
+	}
+	return q.dev.do(func() error {
+		ev, err := clEnqueueReadBufferAsync(q.h, b.h, off, unsafe.Pointer(&dst[0]), len(dst), nil)
+		if err != nil {
+			return err
+		}
+		return clReleaseEvent(ev)
+	})
+}
+
+func (q *Queue) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int) error {
+	return src.(*Buffer).CopyTo(q, dst.(*Buffer), dstOff, srcOff, n)
+}
+
+func (q *Queue) Fill(dst gpu.Buffer, off, n int, value byte) error {
+	b := dst.(*Buffer)
+	if off < 0 || n < 0 || off+n > b.size {
+		return &RangeError{Backend: "opencl", Op: "Fill", Offset: off, Length: n, Size: b.size}
+	}
+	if n == 0 {
 		return nil
 	}
-	prepared, tempBytes, err := e.prepareSteps()
-	if err != nil {
-		return err
-	}
-	if err := allocTemps(e.dev, &e.temps, prepared, tempBytes); err != nil {
-		releaseSteps(prepared)
-		return err
-	}
-	e.steps = prepared
-	return nil
+	return q.dev.do(func() error { return clEnqueueFillBuffer(q.h, b.h, value, off, n) })
 }
 
-// prepareSteps prepares the family's launches for the engine's problem,
-// and returns them with the bytes each temporary they use needs.
-func (e *Engine) prepareSteps() ([]preparedStep, int, error) {
-	steps, tempBytes, err := e.plan()
-	if err != nil {
-		return nil, 0, err
-	}
-	prepared := make([]preparedStep, 0, len(steps))
-	for _, s := range steps {
-		l, err := e.dev.Prepare(s.Launch)
+// Record makes ev (an *Event) a marker of the work queued so far.
+func (q *Queue) Record(ev gpu.Event) error {
+	e := ev.(*Event)
+	return q.dev.do(func() error {
+		h, err := clEnqueueMarker(q.h)
 		if err != nil {
-			releaseSteps(prepared)
-			return nil, 0, err
+			return err
 		}
-		prepared = append(prepared, preparedStep{launch: l, from: s.From, to: s.To})
-	}
-	return prepared, tempBytes, nil
-}
-
-func releaseSteps(steps []preparedStep) error {
-	var errs []error
-	for _, s := range steps {
-		errs = append(errs, s.launch.Release())
-	}
-	return errors.Join(errs...)
-}
-
-// allocTemps makes each temporary the steps use n bytes or more.
-func allocTemps(d *Device, temps *[2]*Buffer, steps []preparedStep, n int) error {
-	for _, s := range steps {
-		for _, r := range []kernels.Role{s.from, s.to} {
-			if r < kernels.Temp0 {
-				continue
-			}
-			i := int(r - kernels.Temp0)
-			var err error
-			if temps[i], err = ensureBuffer(d, temps[i], n); err != nil {
-				return err
-			}
+		if e.h != 0 {
+			clReleaseEvent(e.h)
 		}
-	}
-	return nil
+		e.h = h
+		return nil
+	})
 }
 
-// enqueueSteps queues steps on q from in to out through temps, the first
-// after the events of wait, and returns their events.
-func enqueueSteps(ctx context.Context, q *Queue, steps []preparedStep, in, out *Buffer, temps [2]*Buffer, wait []*Event) ([]*Event, error) {
-	buffers := map[kernels.Role]*Buffer{kernels.Input: in, kernels.Output: out, kernels.Temp0: temps[0], kernels.Temp1: temps[1]}
-	var events []*Event
-	for _, s := range steps {
-		if err := ctx.Err(); err != nil {
-			return events, err
-		}
-		ev, err := s.launch.EnqueueAfter(q, wait, buffers[s.from], buffers[s.to])
-		if err != nil {
-			return events, err
-		}
-		events = append(events, ev)
-		wait = nil // the queue is in order
+// Wait makes the work queued after it wait for ev (a barrier).
+func (q *Queue) Wait(ev gpu.Event) error {
+	e := ev.(*Event)
+	if e.h == 0 {
+		return nil
 	}
-	return events, nil
+	return q.dev.do(func() error { return clEnqueueBarrier(q.h, e.h) })
 }
 
-func releaseEvents(events []*Event) {
-	for _, ev := range events {
-		ev.Release()
+// Synchronize waits for the event's work (gpu.Event).
+func (e *Event) Synchronize() error {
+	if e.h == 0 {
+		return nil
 	}
+	return e.Wait()
 }
 
-// run queues the steps from in to out and waits for them; e.mu is held.
-func (e *Engine) run(ctx context.Context, in, out *Buffer) error {
-	events, err := enqueueSteps(ctx, e.queue, e.steps, in, out, e.temps, nil)
-	defer releaseEvents(events)
-	// Whatever failed, the queue must be idle before its buffers are reused.
-	if ferr := e.queue.Finish(); err == nil {
-		err = ferr
-	}
+// Since is the device time from start's end to e's, from the profiling
+// counters (gpu.Event).
+func (e *Event) Since(start gpu.Event) (time.Duration, error) {
+	_, from, err := start.(*Event).Times()
 	if err != nil {
-		return err
+		return 0, err
 	}
-	e.kernelTime = 0
-	for _, ev := range events {
-		if d, err := ev.Duration(); err == nil {
-			e.kernelTime += d
-		}
+	_, to, err := e.Times()
+	if err != nil {
+		return 0, err
 	}
-	return nil
+	return time.Duration(int64(to - from)), nil
 }
 
-// ensureBuffer returns b if it holds n bytes or more, else a new buffer
-// (b freed).
-func ensureBuffer(d *Device, b *Buffer, n int) (*Buffer, error) {
-	n = max(n, 1)
-	if b != nil && b.Size() >= n {
-		return b, nil
-	}
-	b.Free()
-	return d.Alloc(n)
+// Close releases the event (gpu.Event).
+func (e *Event) Close() error { return e.Release() }
+
+// MaxGroupSize is the most work-items a group of k may have on its device
+// (gpu.Kernel).
+func (k *Kernel) MaxGroupSize() int { return k.maxWorkGroup }
+
+// TestBuilds sets how d builds programs for a test suite on PoCL, whose
+// cold builds of hundreds of specialisations bound CI's time
+// (docs/perf/ci-time.md): withoutBinaries fetches no binary (so nothing
+// reaches the disk cache: PoCL compiles every kernel a second time to
+// give one), unoptimised builds with -cl-opt-disable (the same bits: the
+// kernels keep FP_CONTRACT off and round through fma() alone). It returns
+// the settings it replaced. The product never calls it.
+func (d *Device) TestBuilds(withoutBinaries, unoptimised bool) (wasWithout, wasUnoptimised bool) {
+	return d.withoutBinaries.Swap(withoutBinaries), d.unoptimised.Swap(unoptimised)
 }

@@ -44,7 +44,7 @@ func testDevice(t testing.TB) *Device {
 		d, err := Open(testDeviceIndex(t))
 		if err == nil && onPoCL(d.Info()) {
 			d.withoutBinaries.Store(true)
-			d.unoptimised.Store(!allCases())
+			d.unoptimised.Store(os.Getenv("NDCONV_OPENCL_ALL") != "1")
 		}
 		return d, err
 	})
@@ -66,12 +66,6 @@ func asProduct(t *testing.T, d *Device) {
 	optimisedBuilds(t, d)
 	was := d.withoutBinaries.Swap(false)
 	t.Cleanup(func() { d.withoutBinaries.Store(was) })
-}
-
-// testOptions selects the test device for an engine.
-func testOptions() EngineOptions {
-	info := shared.Current().Info()
-	return EngineOptions{Platform: info.Platform, Device: info.Device}
 }
 
 // testDeviceIndex reads NDCONV_OPENCL_DEVICE.

@@ -4,11 +4,12 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
 
-// TestPending: DirectPending counts the program a problem needs that is
+// TestPending: gpu.Pending counts the program a problem needs that is
 // built nowhere (a work decomposition no other test uses, a fresh disk
 // cache), and none once the engine's Compile has built it — which also
 // stored it on disk — and the first Execute builds nothing more.
@@ -24,15 +25,24 @@ func TestPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := testOptions()
-	opt.Tuning = kernels.Tuning{Tiled: kernels.TiledShape{TX: 8, TY: 2, RX: 1, RY: 3}}
-	if l, err := kernels.NewDirect(p, directOptions(d.Info(), opt.Tuning)); err != nil || !strings.Contains(l.Describe(), "8x2 threads") {
+	opt := gpu.Options{Tuning: kernels.Tuning{Tiled: kernels.TiledShape{TX: 8, TY: 2, RX: 1, RY: 3}}}
+	lim := limitsOf(d.Info())
+	if l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxGroupsYZ: lim.MaxGroupsYZ, Tiled: opt.Tuning.Tiled}); err != nil || !strings.Contains(l.Describe(), "8x2 threads") {
 		t.Fatalf("the launch does not take the tuning: %v, %v", l.Describe(), err)
 	}
-	if n, err := DirectPending(p, opt); err != nil || n != 1 {
+	info := d.Info()
+	pl, err := Planner(info.Platform, info.Device)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if n, err := gpu.Pending(pl, gpu.Direct, p, opt); err != nil || n != 1 {
 		t.Fatalf("nothing built: %d pending, %v; want 1", n, err)
 	}
-	e, err := NewDirect(p, opt)
+	dev, err := OpenEngineDevice(info.Platform, info.Device)
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := gpu.NewDirect(dev, p, opt)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -45,7 +55,7 @@ func TestPending(t *testing.T) {
 	if compiled.Builds != before.Builds+1 || compiled.DiskWrites != before.DiskWrites+1 {
 		t.Errorf("Compile: %+v after %+v, want one build written to disk", compiled, before)
 	}
-	if n, err := DirectPending(p, opt); err != nil || n != 0 {
+	if n, err := gpu.Pending(pl, gpu.Direct, p, opt); err != nil || n != 0 {
 		t.Errorf("after Compile: %d pending, %v", n, err)
 	}
 	src, _ := nd.New(nd.Uint16, 24, 40)

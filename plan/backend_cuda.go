@@ -9,6 +9,8 @@ import (
 	"time"
 
 	"github.com/ndconv/ndconv/cuda"
+	"github.com/ndconv/ndconv/internal/fftconv"
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -63,14 +65,27 @@ func (b cudaBackend) AutoDevice() (Device, bool) {
 	return Device{Kind: b.Name()}, cuda.Available() == nil
 }
 
-func (b cudaBackend) Implementations() []Implementation {
-	return append(withPending(methods(b.Name(),
-		func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewDirect(p, cudaOptions(opt)) },
-		func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewSeparable(p, cudaOptions(opt)) }),
-		func(p *nd.Problem, opt Options) (int, error) { return cuda.DirectPending(p, cudaOptions(opt)) },
-		func(p *nd.Problem, opt Options) (int, error) { return cuda.SeparablePending(p, cudaOptions(opt)) }),
-		fftOn(b.Name(), cuda.FFTSupported, func(p *nd.Problem, opt Options) (Runner, error) { return cuda.NewFFT(p, cudaOptions(opt)) },
-			func(p *nd.Problem, opt Options) (int, error) { return cuda.FFTPending(p, cudaOptions(opt)) }))
+func (b cudaBackend) Implementations() []Implementation { return cudaBinding.implementations() }
+
+// cudaBinding is package cuda for the engine.
+var cudaBinding = gpuBinding{
+	name:       cudaBackend{}.Name(),
+	open:       func(d Device) (gpu.Device, error) { return cuda.OpenEngineDevice(d.Index) },
+	planner:    func(d Device) (gpu.Planner, error) { return cuda.Planner(d.Index) },
+	fftWhy:     cudaFFTWhy,
+	fftPending: true,
+}
+
+// cudaFFTWhy says why the FFT method cannot run p on CUDA: the float32
+// FFT must take the problem and cuFFT must load.
+func cudaFFTWhy(p *nd.Problem) error {
+	if err := fftconv.Supported(p); err != nil {
+		return err
+	}
+	if err := cuda.CUFFTAvailable(); err != nil {
+		return fmt.Errorf("FFT unavailable because %w", err)
+	}
+	return nil
 }
 
 func (cudaBackend) Identity(d Device) (string, bool) {
@@ -94,53 +109,7 @@ func (cudaBackend) Open(d Device) (func() error, error) {
 	return dev.Close, nil
 }
 
-func (cudaBackend) OpenMemory(d Device) (DeviceMemory, error) {
-	dev, err := cuda.Open(d.Index)
-	if err != nil {
-		return nil, err
-	}
-	return cudaMemory{dev}, nil
-}
-
-func cudaOptions(opt Options) cuda.EngineOptions {
-	return cuda.EngineOptions{Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning, Timeline: opt.Timeline, PieceBytes: opt.PieceBytes,
-		MemoryBudget: opt.DeviceMemory}
-}
-
-// cudaMemory is a CUDA device's memory: arrays are cuda.Arrays.
-type cudaMemory struct{ dev *cuda.Device }
-
-// cudaBuffer is a cuda.Array as a Buffer.
-type cudaBuffer struct{ a *cuda.Array }
-
-// cudaRunner is what the CUDA engines offer for data already on the device.
-type cudaRunner interface {
-	ExecuteDevice(ctx context.Context, dst, src *cuda.Array) error
-}
-
-func (m cudaMemory) Alloc(dt nd.DType, shape []int) (Buffer, error) {
-	a, err := cuda.NewArray(m.dev, dt, shape...)
-	if err != nil {
-		return nil, err
-	}
-	return cudaBuffer{a}, nil
-}
-
-func (cudaMemory) Execute(ctx context.Context, run Runner, dst, src Buffer) (bool, error) {
-	r, ok := run.(cudaRunner)
-	d, ok1 := dst.(cudaBuffer)
-	s, ok2 := src.(cudaBuffer)
-	if !ok || !ok1 || !ok2 {
-		return false, nil
-	}
-	return true, r.ExecuteDevice(ctx, d.a, s.a)
-}
-
-func (m cudaMemory) Close() error { return m.dev.Close() }
-
-func (b cudaBuffer) Write(p []byte) error { return b.a.Buf.CopyFromHost(0, p) }
-func (b cudaBuffer) Read(p []byte) error  { return b.a.Buf.CopyToHost(p, 0) }
-func (b cudaBuffer) Free() error          { return b.a.Free() }
+func (cudaBackend) OpenMemory(d Device) (DeviceMemory, error) { return cudaBinding.openMemory(d) }
 
 // MeasureRates measures a CUDA GPU (MeasureGPURates): the driver's and the context's
 // start (cold only where this is the process's first use of CUDA: call it
@@ -169,7 +138,7 @@ func (b cudaBackend) MeasureRates(ctx context.Context, dev Device) (GPURates, er
 	if err != nil {
 		return r, err
 	}
-	opt := cudaOptions(Options{Device: dev})
+	opt := gpuOptions(Options{Device: dev})
 	if r.CompileSeconds, err = cuda.CompileSeconds(d, p, opt); err != nil {
 		return r, err
 	}
@@ -184,7 +153,7 @@ func (b cudaBackend) MeasureRates(ctx context.Context, dev Device) (GPURates, er
 	}
 	r.DeviceBytesPerSecond = roof.CopyGBps * 1e9
 
-	e, err := cuda.NewDirect(p, opt)
+	e, err := cudaDirect(dev, p)
 	if err != nil {
 		return r, err
 	}
@@ -193,12 +162,12 @@ func (b cudaBackend) MeasureRates(ctx context.Context, dev Device) (GPURates, er
 	if err != nil {
 		return r, err
 	}
-	dsrc, err := cuda.NewArray(d, p.In, p.InShape...)
+	dsrc, err := gpu.NewArray(e.Device(), p.In, p.InShape...)
 	if err != nil {
 		return r, err
 	}
 	defer dsrc.Free()
-	ddst, err := cuda.NewArray(d, p.Out, p.FullShape()...)
+	ddst, err := gpu.NewArray(e.Device(), p.Out, p.FullShape()...)
 	if err != nil {
 		return r, err
 	}
@@ -217,7 +186,7 @@ func (b cudaBackend) MeasureRates(ctx context.Context, dev Device) (GPURates, er
 	if err != nil {
 		return r, err
 	}
-	te, err := cuda.NewDirect(tiny, opt)
+	te, err := cudaDirect(dev, tiny)
 	if err != nil {
 		return r, err
 	}
@@ -237,7 +206,7 @@ func (b cudaBackend) MeasureRates(ctx context.Context, dev Device) (GPURates, er
 
 	// A cold call, as a one-shot CLI makes: a fresh engine (its module
 	// loaded) staging into fresh host memory.
-	cold, err := cuda.NewDirect(p, opt)
+	cold, err := cudaDirect(dev, p)
 	if err != nil {
 		return r, err
 	}
@@ -257,4 +226,13 @@ func (b cudaBackend) MeasureRates(ctx context.Context, dev Device) (GPURates, er
 	in, out := problemBytes(p)
 	r.StagedBytesPerSecond = (in + out) / max(host-kernel-r.CallSeconds, 1e-6)
 	return r, nil
+}
+
+// cudaDirect is a direct engine for p on dev, with default options.
+func cudaDirect(dev Device, p *nd.Problem) (*gpu.Engine, error) {
+	d, err := cuda.OpenEngineDevice(dev.Index)
+	if err != nil {
+		return nil, err
+	}
+	return gpu.NewDirect(d, p, gpuOptions(Options{Device: dev}))
 }

@@ -1,13 +1,12 @@
 package plan
 
 import (
-	"context"
 	"errors"
 	"fmt"
 	"sync"
 
 	"github.com/ndconv/ndconv/internal/fftconv"
-	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/opencl"
 )
 
@@ -74,13 +73,14 @@ func (b openclBackend) Devices() ([]DeviceInfo, error) {
 // than the CPU engine.
 func (openclBackend) AutoDevice() (Device, bool) { return openCLGPU() }
 
-func (b openclBackend) Implementations() []Implementation {
-	return append(withPending(methods(b.Name(),
-		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewDirect(p, openclOptions(opt)) },
-		func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewSeparable(p, openclOptions(opt)) }),
-		func(p *nd.Problem, opt Options) (int, error) { return opencl.DirectPending(p, openclOptions(opt)) },
-		func(p *nd.Problem, opt Options) (int, error) { return opencl.SeparablePending(p, openclOptions(opt)) }),
-		fftOn(b.Name(), fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return opencl.NewFFT(p, openclOptions(opt)) }, nil))
+func (b openclBackend) Implementations() []Implementation { return openclBinding.implementations() }
+
+// openclBinding is package opencl for the engine.
+var openclBinding = gpuBinding{
+	name:    openclBackend{}.Name(),
+	open:    func(d Device) (gpu.Device, error) { return opencl.OpenEngineDevice(d.Platform, d.Index) },
+	planner: func(d Device) (gpu.Planner, error) { return opencl.Planner(d.Platform, d.Index) },
+	fftWhy:  fftconv.Supported,
 }
 
 func (openclBackend) Identity(d Device) (string, bool) {
@@ -106,23 +106,7 @@ func (openclBackend) Open(d Device) (func() error, error) {
 	return dev.Close, nil
 }
 
-func (openclBackend) OpenMemory(d Device) (DeviceMemory, error) {
-	dev, err := opencl.Open(d.Platform, d.Index)
-	if err != nil {
-		return nil, err
-	}
-	q, err := dev.NewQueue()
-	if err != nil {
-		dev.Close()
-		return nil, err
-	}
-	return openclMemory{dev, q}, nil
-}
-
-func openclOptions(opt Options) opencl.EngineOptions {
-	return opencl.EngineOptions{Platform: opt.Device.Platform, Device: opt.Device.Index, Progress: opt.Progress, Tuning: opt.Tuning,
-		Timeline: opt.Timeline, PieceBytes: opt.PieceBytes, MemoryBudget: opt.DeviceMemory}
-}
+func (openclBackend) OpenMemory(d Device) (DeviceMemory, error) { return openclBinding.openMemory(d) }
 
 // openCLGPU is the first OpenCL device that is a GPU, looked up once.
 var openCLGPU = sync.OnceValues(func() (Device, bool) {
@@ -149,50 +133,3 @@ func ResolveOpenCL() Device {
 	}
 	return Device{Kind: openclBackend{}.Name()}
 }
-
-// openclMemory is an OpenCL device's memory: arrays are buffers, moved on
-// the memory's own queue.
-type openclMemory struct {
-	dev   *opencl.Device
-	queue *opencl.Queue
-}
-
-// openclBuffer is an OpenCL buffer as a Buffer.
-type openclBuffer struct {
-	b     *opencl.Buffer
-	queue *opencl.Queue
-}
-
-// openclRunner is what the OpenCL engines offer for data already on the
-// device.
-type openclRunner interface {
-	ExecuteBuffers(ctx context.Context, dst, src *opencl.Buffer) error
-}
-
-func (m openclMemory) Alloc(dt nd.DType, shape []int) (Buffer, error) {
-	n, err := nd.NumElements(shape)
-	if err != nil {
-		return nil, err
-	}
-	b, err := m.dev.Alloc(max(n*dt.Size(), 1))
-	if err != nil {
-		return nil, err
-	}
-	return openclBuffer{b, m.queue}, nil
-}
-
-func (openclMemory) Execute(ctx context.Context, run Runner, dst, src Buffer) (bool, error) {
-	r, ok := run.(openclRunner)
-	d, ok1 := dst.(openclBuffer)
-	s, ok2 := src.(openclBuffer)
-	if !ok || !ok1 || !ok2 {
-		return false, nil
-	}
-	return true, r.ExecuteBuffers(ctx, d.b, s.b)
-}
-
-func (m openclMemory) Close() error { return errors.Join(m.queue.Close(), m.dev.Close()) }
-
-func (b openclBuffer) Write(p []byte) error { return b.b.Write(b.queue, 0, p) }
-func (b openclBuffer) Read(p []byte) error  { return b.b.Read(b.queue, p, 0) }
-func (b openclBuffer) Free() error          { return b.b.Free() }

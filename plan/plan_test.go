@@ -8,6 +8,7 @@ import (
 	"testing"
 
 	"github.com/ndconv/ndconv/internal/fft"
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/opencl"
 )
@@ -165,7 +166,7 @@ func TestFFTOnEveryDevice(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	if _, ok := e.Runner().(*opencl.FFTEngine); !ok || e.Method != FFT {
+	if _, ok := e.Runner().(*gpu.FFTEngine); !ok || e.Method != FFT {
 		t.Errorf("forced fft on opencl: %v, %T", e.Method, e.Runner())
 	}
 	if _, err := New(p, Options{Device: dev, Method: FFT, Exact: true}); err == nil {

@@ -1,6 +1,6 @@
 //go:build unix
 
-package cuda
+package gpu
 
 import (
 	"syscall"
@@ -26,7 +26,7 @@ func mapped(tb testing.TB, n int) []byte {
 // address.
 func TestHostRegsNotMapped(t *testing.T) {
 	f := newFakeLocker()
-	h := newHostRegs(f)
+	h := NewHostRegs(f)
 	m := mapped(t, 16*pageSize())
 	if goHeap(unsafe.Pointer(&m[0])) {
 		t.Fatal("goHeap: mapped memory is Go heap")
@@ -47,7 +47,7 @@ func TestHostRegsNotMapped(t *testing.T) {
 // (the probe's recovered panic).
 func BenchmarkHostRegs(b *testing.B) {
 	b.Run("registered", func(b *testing.B) {
-		h := newHostRegs(newFakeLocker())
+		h := NewHostRegs(newFakeLocker())
 		a := pages(64)
 		use(h, 1, a)
 		use(h, 1, a)
@@ -56,7 +56,7 @@ func BenchmarkHostRegs(b *testing.B) {
 		}
 	})
 	b.Run("first-sight", func(b *testing.B) {
-		h := newHostRegs(newFakeLocker())
+		h := NewHostRegs(newFakeLocker())
 		a := pages(64)
 		for b.Loop() {
 			h.sightings = h.sightings[:0]
@@ -64,7 +64,7 @@ func BenchmarkHostRegs(b *testing.B) {
 		}
 	})
 	b.Run("not-go-heap", func(b *testing.B) {
-		h := newHostRegs(newFakeLocker())
+		h := NewHostRegs(newFakeLocker())
 		m := mapped(b, 64*pageSize())
 		for b.Loop() {
 			use(h, 1, m)

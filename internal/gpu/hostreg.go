@@ -1,4 +1,4 @@
-package cuda
+package gpu
 
 import (
 	"errors"
@@ -15,7 +15,7 @@ import (
 // pinned rate, with no copy through staging on the host. Pinning costs
 // time (the kernel faults in and locks every page: milliseconds per ten
 // megabytes) and holds memory the OS can no longer move or swap, so a
-// device keeps a small cache of registrations (hostRegs), bounded in
+// device keeps a small cache of registrations (HostRegs), bounded in
 // bytes, that the engines' pipelines share.
 //
 // What is registered, and why it stays valid:
@@ -79,25 +79,24 @@ const hostRegLimit = 2 << 30
 // for their second execution.
 const maxSightings = 16
 
-// pageLocker page-locks host memory for a device's copies: the Device
-// (cuMemHostRegister, cuMemHostUnregister), or a fake in tests.
-type pageLocker interface {
-	lockPages(addr uintptr, n int) error
-	unlockPages(addr uintptr) error
+// PageLocker page-locks host memory for a device's copies: CUDA's
+// cuMemHostRegister and cuMemHostUnregister, or a fake in tests.
+type PageLocker interface {
+	LockPages(addr uintptr, n int) error
+	UnlockPages(addr uintptr) error
 }
 
-func (d *Device) lockPages(addr uintptr, n int) error {
-	return d.do(func() error { return cuMemHostRegister(addr, n) })
+// Registrar is a Device that can page-lock memory its caller allocated,
+// so that the pipeline copies straight from and to it: its HostRegs are
+// the registrations its engines share.
+type Registrar interface {
+	HostRegs() *HostRegs
 }
 
-func (d *Device) unlockPages(addr uintptr) error {
-	return d.do(func() error { return cuMemHostUnregister(addr) })
-}
-
-// hostRegs is a device's cache of registered host memory, shared by its
+// HostRegs is a device's cache of registered host memory, shared by its
 // engines: disjoint page-aligned ranges, each registered once.
-type hostRegs struct {
-	locker pageLocker
+type HostRegs struct {
+	locker PageLocker
 	limit  int64   // bytes registered at most
 	page   uintptr // the OS page size, a power of two
 
@@ -127,8 +126,8 @@ type sighting struct {
 	refused bool // registering it failed: not tried again while it lives
 }
 
-func newHostRegs(locker pageLocker) *hostRegs {
-	return &hostRegs{locker: locker, limit: hostRegLimit, page: uintptr(os.Getpagesize())}
+func NewHostRegs(locker PageLocker) *HostRegs {
+	return &HostRegs{locker: locker, limit: hostRegLimit, page: uintptr(os.Getpagesize())}
 }
 
 // hostArray is an array offered to acquire: its data (what a
@@ -142,7 +141,7 @@ type hostArray struct {
 // execution, registering those seen for the second time; a nil one means
 // copy that array through staging. The registrations returned are held
 // until release.
-func (h *hostRegs) acquire(owner any, arrays ...hostArray) []*hostReg {
+func (h *HostRegs) acquire(owner any, arrays ...hostArray) []*hostReg {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	// Register all, then hold: registering one array may merge another's
@@ -170,7 +169,7 @@ func (h *hostRegs) acquire(owner any, arrays ...hostArray) []*hostReg {
 
 // registerOnReuse registers a if it is not and this is its second
 // sighting.
-func (h *hostRegs) registerOnReuse(a hostArray) {
+func (h *HostRegs) registerOnReuse(a hostArray) {
 	lo, hi := byteRange(a.b)
 	if h.find(lo, hi) != nil {
 		return
@@ -194,7 +193,7 @@ func byteRange(b []byte) (lo, hi uintptr) {
 
 // release ends an execution's use of registrations from acquire (nil ones
 // are skipped), once nothing is in flight from or to them.
-func (h *hostRegs) release(rs ...*hostReg) {
+func (h *HostRegs) release(rs ...*hostReg) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	for _, r := range rs {
@@ -205,7 +204,7 @@ func (h *hostRegs) release(rs ...*hostReg) {
 }
 
 // find returns the registration containing [lo, hi), or nil.
-func (h *hostRegs) find(lo, hi uintptr) *hostReg {
+func (h *HostRegs) find(lo, hi uintptr) *hostReg {
 	for _, r := range h.entries {
 		if r.lo <= lo && hi <= r.hi {
 			return r
@@ -215,7 +214,7 @@ func (h *hostRegs) find(lo, hi uintptr) *hostReg {
 }
 
 // touch makes r the most recently used.
-func (h *hostRegs) touch(r *hostReg) {
+func (h *HostRegs) touch(r *hostReg) {
 	if i := slices.Index(h.entries, r); i >= 0 {
 		h.entries = append(slices.Delete(h.entries, i, i+1), r)
 	}
@@ -224,7 +223,7 @@ func (h *hostRegs) touch(r *hostReg) {
 // sighting returns the sighting of the live object at [lo, hi) when it
 // was seen before; else it records this one (Go heap memory only) and
 // returns nil.
-func (h *hostRegs) sighting(first unsafe.Pointer, lo, hi uintptr) *sighting {
+func (h *HostRegs) sighting(first unsafe.Pointer, lo, hi uintptr) *sighting {
 	for i := range h.sightings {
 		s := &h.sightings[i]
 		if s.lo == lo && s.hi == hi {
@@ -251,7 +250,7 @@ func (h *hostRegs) sighting(first unsafe.Pointer, lo, hi uintptr) *sighting {
 // to stay within the limit. It returns nil and whether trying again later
 // may succeed (a registration in use was in the way, or no room yet) when
 // it does not register.
-func (h *hostRegs) register(lo, hi uintptr, data any) (r *hostReg, retry bool) {
+func (h *HostRegs) register(lo, hi uintptr, data any) (r *hostReg, retry bool) {
 	r = &hostReg{lo: lo &^ (h.page - 1), hi: (hi + h.page - 1) &^ (h.page - 1), keep: []any{data}, owners: map[any]struct{}{}}
 	var merged []*hostReg
 	for grown := true; grown; {
@@ -287,7 +286,7 @@ func (h *hostRegs) register(lo, hi uintptr, data any) (r *hostReg, retry bool) {
 			r.owners[o] = struct{}{}
 		}
 	}
-	if err := h.locker.lockPages(r.lo, int(r.size())); err != nil {
+	if err := h.locker.LockPages(r.lo, int(r.size())); err != nil {
 		h.failed = err
 		return nil, false
 	}
@@ -298,16 +297,16 @@ func (h *hostRegs) register(lo, hi uintptr, data any) (r *hostReg, retry bool) {
 
 // drop unregisters r and forgets it. An error leaves the pages locked
 // until the context goes; nothing copies through r again.
-func (h *hostRegs) drop(r *hostReg) error {
+func (h *HostRegs) drop(r *hostReg) error {
 	h.entries = slices.DeleteFunc(h.entries, func(e *hostReg) bool { return e == r })
 	h.bytes -= r.size()
-	return h.locker.unlockPages(r.lo)
+	return h.locker.UnlockPages(r.lo)
 }
 
 // close forgets owner (an engine being closed): the registrations no
 // other engine has used are unregistered, and the arrays they held are
 // the GC's again.
-func (h *hostRegs) close(owner any) error {
+func (h *HostRegs) close(owner any) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var errs []error
@@ -322,7 +321,7 @@ func (h *hostRegs) close(owner any) error {
 
 // drain forgets every registration and returns their addresses, for the
 // device's last Close to unregister.
-func (h *hostRegs) drain() []uintptr {
+func (h *HostRegs) Drain() []uintptr {
 	h.mu.Lock()
 	defer h.mu.Unlock()
 	var addrs []uintptr

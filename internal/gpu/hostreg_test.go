@@ -1,4 +1,4 @@
-package cuda
+package gpu
 
 import (
 	"errors"
@@ -21,34 +21,34 @@ import (
 type fakeLocker struct {
 	page   uintptr
 	locked map[uintptr]int // address → bytes
-	locks  int             // lockPages calls
-	fail   error           // lockPages's answer, where set
+	locks  int             // LockPages calls
+	fail   error           // LockPages's answer, where set
 }
 
 func newFakeLocker() *fakeLocker {
 	return &fakeLocker{page: uintptr(pageSize()), locked: map[uintptr]int{}}
 }
 
-func (f *fakeLocker) lockPages(addr uintptr, n int) error {
+func (f *fakeLocker) LockPages(addr uintptr, n int) error {
 	f.locks++
 	if f.fail != nil {
 		return f.fail
 	}
 	if addr%f.page != 0 || uintptr(n)%f.page != 0 || n == 0 {
-		return &Error{Call: "cuMemHostRegister", Code: CodeInvalidValue, Name: "CUDA_ERROR_INVALID_VALUE"}
+		return errors.New("cuMemHostRegister: CUDA_ERROR_INVALID_VALUE")
 	}
 	for a, m := range f.locked {
 		if a < addr+uintptr(n) && addr < a+uintptr(m) {
-			return &Error{Call: "cuMemHostRegister", Code: CodeHostMemoryAlreadyRegistered, Name: "CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED"}
+			return errors.New("cuMemHostRegister: CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED")
 		}
 	}
 	f.locked[addr] = n
 	return nil
 }
 
-func (f *fakeLocker) unlockPages(addr uintptr) error {
+func (f *fakeLocker) UnlockPages(addr uintptr) error {
 	if _, ok := f.locked[addr]; !ok {
-		return &Error{Call: "cuMemHostUnregister", Code: CodeHostMemoryNotRegistered, Name: "CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED"}
+		return errors.New("cuMemHostUnregister: CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED")
 	}
 	delete(f.locked, addr)
 	return nil
@@ -73,7 +73,7 @@ func pages(n int) []byte { return make([]byte, n*pageSize()) }
 
 // use acquires b for owner and releases it at once, reporting whether it
 // was registered.
-func use(h *hostRegs, owner any, b []byte) bool {
+func use(h *HostRegs, owner any, b []byte) bool {
 	r := h.acquire(owner, hostArray{b, b})
 	h.release(r...)
 	return r[0] != nil
@@ -83,7 +83,7 @@ func use(h *hostRegs, owner any, b []byte) bool {
 // executed, then served from the cache, with its views.
 func TestHostRegsSecondSight(t *testing.T) {
 	f := newFakeLocker()
-	h := newHostRegs(f)
+	h := NewHostRegs(f)
 	a := pages(20)
 	b := a[100 : len(a)-7] // unaligned at both ends
 	if use(h, 1, b) || f.locks != 0 {
@@ -105,7 +105,7 @@ func TestHostRegsSecondSight(t *testing.T) {
 // recently used idle one evicted first; one in use is never evicted.
 func TestHostRegsLRU(t *testing.T) {
 	f := newFakeLocker()
-	h := newHostRegs(f)
+	h := NewHostRegs(f)
 	h.limit = int64(40 * pageSize()) // two arrays of 16 pages
 	x, y, z := pages(16), pages(16), pages(16)
 	for _, a := range [][]byte{x, x, y, y} {
@@ -142,7 +142,7 @@ func TestHostRegsLRU(t *testing.T) {
 // in the way is in use; a range inside is a hit.
 func TestHostRegsOverlap(t *testing.T) {
 	f := newFakeLocker()
-	h := newHostRegs(f)
+	h := NewHostRegs(f)
 	page := pageSize()
 	a := pages(64)
 	v1, v2 := a[:20*page+100], a[10*page+3:40*page]
@@ -191,7 +191,7 @@ func TestHostRegsFailure(t *testing.T) {
 		{"already registered", func(f *fakeLocker, a []byte) { f.locked[uintptr(unsafe.Pointer(&a[0]))] = len(a) }},
 	} {
 		f := newFakeLocker()
-		h := newHostRegs(f)
+		h := NewHostRegs(f)
 		a := pages(16)
 		tc.set(f, a)
 		for range 4 {
@@ -209,7 +209,7 @@ func TestHostRegsFailure(t *testing.T) {
 // uses; the device's last Close, everything.
 func TestHostRegsClose(t *testing.T) {
 	f := newFakeLocker()
-	h := newHostRegs(f)
+	h := NewHostRegs(f)
 	x, y := pages(16), pages(16)
 	for _, u := range []struct {
 		owner int
@@ -225,7 +225,7 @@ func TestHostRegsClose(t *testing.T) {
 	}
 	use(h, 3, x)
 	use(h, 3, x)
-	if addrs := h.drain(); len(addrs) != 1 || addrs[0] != uintptr(unsafe.Pointer(&x[0])) || len(h.entries) != 0 {
+	if addrs := h.Drain(); len(addrs) != 1 || addrs[0] != uintptr(unsafe.Pointer(&x[0])) || len(h.entries) != 0 {
 		t.Errorf("drain: %x", addrs)
 	}
 }
@@ -234,7 +234,7 @@ func TestHostRegsClose(t *testing.T) {
 // and a sighting dies with its object.
 func TestHostRegsGoHeapOnly(t *testing.T) {
 	f := newFakeLocker()
-	h := newHostRegs(f)
+	h := NewHostRegs(f)
 	g := linkerArray[:]
 	if goHeap(unsafe.Pointer(&g[0])) || use(h, 1, g) || use(h, 1, g) || f.locks != 0 {
 		t.Errorf("a linker-allocated array was registered")
@@ -327,10 +327,10 @@ func checkChunkInput(in chunkInput, src, want []byte) string {
 // (run with -race) leave nothing registered or in use once all are closed.
 func TestHostRegsConcurrent(t *testing.T) {
 	f := newFakeLocker()
-	h := newHostRegs(f)
+	h := NewHostRegs(f)
 	h.limit = int64(48 * pageSize()) // room for three of the four arrays
 	arrays := [][]byte{pages(16), pages(16), pages(16), pages(16)}
-	var mu sync.Mutex // the fake is not safe for concurrent use; hostRegs calls it under its lock only
+	var mu sync.Mutex // the fake is not safe for concurrent use; HostRegs calls it under its lock only
 	locked := &lockedLocker{mu: &mu, f: f}
 	h.locker = locked
 	var wg sync.WaitGroup
@@ -353,25 +353,25 @@ func TestHostRegsConcurrent(t *testing.T) {
 	}
 }
 
-// lockedLocker serialises a fakeLocker, so that a call outside hostRegs'
+// lockedLocker serialises a fakeLocker, so that a call outside HostRegs'
 // lock would show as a race on f rather than pass unseen.
 type lockedLocker struct {
 	mu *sync.Mutex
 	f  *fakeLocker
 }
 
-func (l *lockedLocker) lockPages(addr uintptr, n int) error {
+func (l *lockedLocker) LockPages(addr uintptr, n int) error {
 	if !l.mu.TryLock() {
-		panic("lockPages called concurrently")
+		panic("LockPages called concurrently")
 	}
 	defer l.mu.Unlock()
-	return l.f.lockPages(addr, n)
+	return l.f.LockPages(addr, n)
 }
 
-func (l *lockedLocker) unlockPages(addr uintptr) error {
+func (l *lockedLocker) UnlockPages(addr uintptr) error {
 	if !l.mu.TryLock() {
-		panic("unlockPages called concurrently")
+		panic("UnlockPages called concurrently")
 	}
 	defer l.mu.Unlock()
-	return l.f.unlockPages(addr)
+	return l.f.UnlockPages(addr)
 }

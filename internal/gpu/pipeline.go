@@ -1,4 +1,4 @@
-package cuda
+package gpu
 
 import (
 	"context"
@@ -27,17 +27,17 @@ const (
 	slotEvents
 )
 
-// pipeline is what Execute keeps between executions: a stream for copies
-// in and one for copies out beside the engine's kernel stream, the slots,
-// the temporaries every chunk's launches share (the kernel stream runs
+// pipeline is what Execute keeps between executions: a queue for copies
+// in and one for copies out beside the engine's kernel queue, the slots,
+// the temporaries every chunk's launches share (the kernel queue runs
 // them one chunk after another), and the prepared launches of each chunk
 // geometry in each slot.
 type pipeline struct {
-	copyIn, copyOut *Stream
+	copyIn, copyOut Queue
 	slots           [pipelineDepth]slot
-	temps           [2]*Buffer
+	temps           [2]Buffer
 	geometries      []geometry
-	origin          *Event        // recorded before the first copy when timing
+	origin          Event         // recorded before the first copy when timing
 	inputs          []*chunkInput // each chunk's copies from registered memory, once sorted
 }
 
@@ -45,9 +45,9 @@ type pipeline struct {
 // its pinned staging (for arrays that are not registered, and the short
 // runs of those that are), and the events of its copies and kernels.
 type slot struct {
-	in, out           *Buffer
-	stageIn, stageOut *HostBuffer
-	events            [slotEvents]*Event
+	in, out           Buffer
+	stageIn, stageOut HostBuffer
+	events            [slotEvents]Event
 }
 
 // geometry is a chunk sub-problem's launches, prepared in each slot (their
@@ -58,7 +58,7 @@ type geometry struct {
 	slots [pipelineDepth]*prepared
 }
 
-// newPipeline creates the streams, events, slots and temporaries for the
+// newPipeline creates the queues, events, slots and temporaries for the
 // chunks.
 func (e *Engine) newPipeline(chunks []chunk.Chunk) (pl *pipeline, err error) {
 	pl = &pipeline{inputs: make([]*chunkInput, len(chunks))}
@@ -67,10 +67,10 @@ func (e *Engine) newPipeline(chunks []chunk.Chunk) (pl *pipeline, err error) {
 			pl.close()
 		}
 	}()
-	if pl.copyIn, err = e.dev.NewStream(); err != nil {
+	if pl.copyIn, err = e.dev.NewQueue(); err != nil {
 		return nil, err
 	}
-	if pl.copyOut, err = e.dev.NewStream(); err != nil {
+	if pl.copyOut, err = e.dev.NewQueue(); err != nil {
 		return nil, err
 	}
 	if pl.origin, err = e.dev.NewEvent(); err != nil {
@@ -122,9 +122,9 @@ func (e *Engine) launches(pl *pipeline, p *nd.Problem, slot int) (*prepared, err
 	g := &pl.geometries[i]
 	if g.slots[slot] == nil {
 		s := &pl.slots[slot]
-		pr, err := e.method.prepare(e, p, s.in.Ptr(), s.out.Ptr(), pl.temps)
+		pr, err := e.method.prepare(e, p, s.in, s.out, pl.temps)
 		if err != nil {
-			e.stream.Synchronize() // the parameters' uploads, before their buffers go back
+			e.queue.Finish() // the parameters' uploads, before their buffers go back
 			pr.free()
 			return nil, err
 		}
@@ -133,15 +133,15 @@ func (e *Engine) launches(pl *pipeline, p *nd.Problem, slot int) (*prepared, err
 	return g.slots[slot], nil
 }
 
-// close waits for the streams and frees everything; nil does nothing.
+// close waits for the queues and frees everything; nil does nothing.
 func (pl *pipeline) close() error {
 	if pl == nil {
 		return nil
 	}
 	var errs []error
-	for _, s := range []*Stream{pl.copyIn, pl.copyOut} {
-		if s != nil {
-			errs = append(errs, s.Synchronize())
+	for _, q := range []Queue{pl.copyIn, pl.copyOut} {
+		if q != nil {
+			errs = append(errs, q.Finish())
 		}
 	}
 	for _, g := range pl.geometries {
@@ -154,35 +154,47 @@ func (pl *pipeline) close() error {
 	for i := range pl.slots {
 		s := &pl.slots[i]
 		for _, ev := range s.events {
-			errs = append(errs, ev.Close())
+			if ev != nil {
+				errs = append(errs, ev.Close())
+			}
 		}
-		for _, b := range []*Buffer{s.in, s.out} {
+		for _, b := range []Buffer{s.in, s.out} {
 			if b != nil {
 				errs = append(errs, b.Free())
 			}
 		}
-		errs = append(errs, s.stageIn.Free(), s.stageOut.Free())
+		for _, h := range []HostBuffer{s.stageIn, s.stageOut} {
+			if h != nil {
+				errs = append(errs, h.Free())
+			}
+		}
 	}
 	for _, t := range pl.temps {
 		if t != nil {
 			errs = append(errs, t.Free())
 		}
 	}
-	errs = append(errs, pl.origin.Close(), pl.copyIn.Close(), pl.copyOut.Close())
+	if pl.origin != nil {
+		errs = append(errs, pl.origin.Close())
+	}
+	for _, q := range []Queue{pl.copyIn, pl.copyOut} {
+		if q != nil {
+			errs = append(errs, q.Close())
+		}
+	}
 	return errors.Join(errs...)
 }
 
 // executePipelined runs the engine's chunks through the pipeline. For each
 // chunk the host gathers its input rows into a slot's pinned staging
-// (spread over the cores); the copy-in stream copies them to the device
-// and records an event; the kernel stream waits for that event
-// (cuStreamWaitEvent) and runs the chunk's launches; the copy-out stream
-// waits for the kernels' event and copies the output into pinned staging;
-// the host empties a slot's staging into dst before the slot takes the
-// chunk three places on. So chunk i+1 is copied in and chunk i−1 copied
-// out while chunk i computes, and the host's copies run meanwhile. Chunks
-// compute in order on one stream, so one set of temporaries serves them
-// all.
+// (spread over the cores); the copy-in queue copies them to the device
+// and records an event; the kernel queue waits for that event and runs
+// the chunk's launches; the copy-out queue waits for the kernels' event
+// and copies the output into pinned staging; the host empties a slot's
+// staging into dst before the slot takes the chunk three places on. So
+// chunk i+1 is copied in and chunk i−1 copied out while chunk i computes,
+// and the host's copies run meanwhile. Chunks compute in order on one
+// queue, so one set of temporaries serves them all.
 //
 // Where src or dst is registered (hostreg.go), its copies skip the host:
 // a chunk's input runs are copied straight from src (see chunkInput) and
@@ -196,19 +208,22 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 	regs := e.registered(hostArray{src.Data, srcBytes}, hostArray{dst.Data, dstBytes})
 	srcReg, dstReg := regs[0], regs[1]
 	// Copies from and to the arrays are in flight until Run returns: after
-	// the last drain, or after Abort has synchronized the streams.
+	// the last drain, or after Abort has finished the queues.
 	defer func() {
-		e.dev.hostRegs.release(regs...)
+		if r, ok := e.dev.(Registrar); ok {
+			r.HostRegs().release(regs...)
+		}
 		runtime.KeepAlive(src.Data)
 		runtime.KeepAlive(dst.Data)
 	}()
 	timing := e.opt.Timeline != nil
 	var spans []chunk.Span
 	if timing {
-		if err := pl.origin.Record(pl.copyIn); err != nil {
+		if err := pl.copyIn.Record(pl.origin); err != nil {
 			return err
 		}
 	}
+	queues := []Queue{pl.copyIn, e.queue, pl.copyOut}
 	err := chunk.Pipeline{
 		Depth: pipelineDepth,
 		Queue: func(slot, i int) error {
@@ -218,7 +233,7 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 				return err
 			}
 			inN, outN := c.InElems*inSize, c.OutElems*outSize
-			copyIn := func() error { return s.in.CopyFromHostAsync(0, s.stageIn.Bytes()[:inN], pl.copyIn) }
+			copyIn := func() error { return pl.copyIn.Write(s.in, 0, s.stageIn.Bytes()[:inN]) }
 			if srcReg != nil && pl.input(i, c, inSize, e.directCopyMin).direct {
 				copyIn = func() error { return pl.inputs[i].copy(s, srcBytes, pl.copyIn) }
 			} else {
@@ -229,27 +244,32 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 				outHost = dstBytes[c.OutOffset*outSize:][:outN]
 			}
 			// The start events only matter to the timeline.
-			record := func(ev int, st *Stream) error {
+			record := func(ev int, q Queue) error {
 				if !timing && (ev == copyInStart || ev == kernelStart || ev == copyOutStart) {
 					return nil
 				}
-				return s.events[ev].Record(st)
+				return q.Record(s.events[ev])
 			}
 			err = errors.Join(record(copyInStart, pl.copyIn), copyIn(), record(copyInEnd, pl.copyIn))
 			if err == nil {
-				err = e.stream.WaitEvent(s.events[copyInEnd])
+				err = e.queue.Wait(s.events[copyInEnd])
 			}
 			if err == nil {
-				err = errors.Join(record(kernelStart, e.stream), pr.run(), record(kernelEnd, e.stream))
+				err = errors.Join(record(kernelStart, e.queue), pr.run(), record(kernelEnd, e.queue))
 			}
 			if err == nil {
-				err = pl.copyOut.WaitEvent(s.events[kernelEnd])
+				err = pl.copyOut.Wait(s.events[kernelEnd])
 			}
 			if err == nil {
 				err = errors.Join(
 					record(copyOutStart, pl.copyOut),
-					s.out.CopyToHostAsync(outHost, 0, pl.copyOut),
+					pl.copyOut.Read(outHost, s.out, 0),
 					record(copyOutEnd, pl.copyOut))
+			}
+			for _, q := range queues {
+				if err == nil {
+					err = q.Flush()
+				}
 			}
 			return err
 		},
@@ -268,8 +288,8 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 			return nil
 		},
 		Abort: func() {
-			for _, s := range []*Stream{pl.copyIn, e.stream, pl.copyOut} {
-				s.Synchronize()
+			for _, q := range queues {
+				q.Finish()
 			}
 		},
 	}.Run(ctx, len(chunks), e.opt.Progress)
@@ -281,7 +301,7 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 
 // registered returns the registrations covering arrays for this
 // execution (acquired: the caller releases them), nil for each array that
-// goes through staging: all of them under EngineOptions.Staging, and
+// goes through staging: all of them under Options.Staging, and
 // those below the engine's registerMin.
 func (e *Engine) registered(arrays ...hostArray) []*hostReg {
 	for i := range arrays {
@@ -289,7 +309,11 @@ func (e *Engine) registered(arrays ...hostArray) []*hostReg {
 			arrays[i].b = nil
 		}
 	}
-	return e.dev.hostRegs.acquire(e, arrays...)
+	r, ok := e.dev.(Registrar)
+	if !ok {
+		return make([]*hostReg, len(arrays))
+	}
+	return r.HostRegs().acquire(e, arrays...)
 }
 
 // A chunk's input copied from registered memory is its runs (chunk.Runs)
@@ -342,19 +366,19 @@ func newChunkInput(c *chunk.Chunk, size, minDirect int) chunkInput {
 }
 
 // copy gathers the short runs into slot s's staging and queues the
-// chunk's copies on stream st.
-func (in *chunkInput) copy(s *slot, src []byte, st *Stream) error {
+// chunk's copies on q.
+func (in *chunkInput) copy(s *slot, src []byte, q Queue) error {
 	stage := s.stageIn.Bytes()
 	for _, r := range in.gathers {
 		copy(stage[r.to:r.to+r.n], src[r.from:r.from+r.n])
 	}
 	for _, r := range in.copies {
-		if err := s.in.CopyFromHostAsync(r.to, src[r.from:r.from+r.n], st); err != nil {
+		if err := q.Write(s.in, r.to, src[r.from:r.from+r.n]); err != nil {
 			return err
 		}
 	}
 	for _, r := range in.staged {
-		if err := s.in.CopyFromHostAsync(r.to, stage[r.from:r.from+r.n], st); err != nil {
+		if err := q.Write(s.in, r.to, stage[r.from:r.from+r.n]); err != nil {
 			return err
 		}
 	}
@@ -374,8 +398,8 @@ func (pl *pipeline) input(i int, c *chunk.Chunk, size, minDirect int) *chunkInpu
 // copy in, kernels and copy out.
 func (pl *pipeline) spans(s *slot, i int) []chunk.Span {
 	at := func(ev int) (time.Duration, bool) {
-		ms, err := s.events[ev].MillisecondsSince(pl.origin)
-		return time.Duration(float64(ms) * float64(time.Millisecond)), err == nil
+		d, err := s.events[ev].Since(pl.origin)
+		return d, err == nil
 	}
 	var out []chunk.Span
 	for stage, evs := range [][2]int{{copyInStart, copyInEnd}, {kernelStart, kernelEnd}, {copyOutStart, copyOutEnd}} {

@@ -1,9 +1,10 @@
-package cuda
+package gpu
 
 import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"runtime"
 	"slices"
 	"strings"
@@ -14,31 +15,17 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-// FFTSupported reports whether NewFFT can run p here, and why not: the
-// float32 FFT must take the problem (fftconv.Supported) and cuFFT must
-// load. Kernels spanning more axes than cuFFT transforms together run
-// through fft.cl's transforms (chooseLayout).
-func FFTSupported(p *nd.Problem) error {
-	if err := fftconv.Supported(p); err != nil {
-		return err
-	}
-	if err := loadCUFFT(); err != nil {
-		return fmt.Errorf("FFT unavailable because %w", err)
-	}
-	return nil
-}
-
 // FFTEngine executes one problem by FFT convolution: internal/fftconv's
-// blocks, gathered and scattered by kernels/fftconv.cl (through NVRTC),
-// transformed by cuFFT's plans (made once per block shape, on the engine's
-// stream, work areas from the device's pool: real-to-complex and back, or
+// blocks, gathered and scattered by kernels/fftconv.cl, transformed by
+// the device's FFT library (FFTLibrary: cuFFT's plans, made once per
+// block shape on the engine's queue; real-to-complex and back, or
 // complex-to-complex for two real blocks at once) or by kernels/fft.cl,
-// as chooseLayout decides, batch by batch; slab by slab, as the other methods, when
-// the input and output do not fit the memory budget. Results differ from
-// the direct method by rounding, within fftconv.Geometry.ErrorBound. An
-// input holding NaN or Inf, or values so large that a float32 transform
-// could overflow (or an infinite cval), runs the direct method, whose bits
-// those outputs must carry.
+// as chooseLayout decides, batch by batch; slab by slab, as the other
+// methods, when the input and output do not fit the memory budget.
+// Results differ from the direct method by rounding, within
+// fftconv.Geometry.ErrorBound. An input holding NaN or Inf, or values so
+// large that a float32 transform could overflow (or an infinite cval),
+// runs the direct method, whose bits those outputs must carry.
 type FFTEngine struct {
 	*Engine // the FFT method
 	absSum  float64
@@ -46,23 +33,27 @@ type FFTEngine struct {
 
 	mu     sync.Mutex
 	direct *Engine // the fallback, made when first needed
+	opened func() (Device, error)
 }
 
-// NewFFT prepares p for FFT convolution on cuda:opt.Device. Kernels are
-// compiled, plans made and spectra computed when first used.
-func NewFFT(p *nd.Problem, opt EngineOptions) (*FFTEngine, error) {
-	if err := FFTSupported(p); err != nil {
-		return nil, fmt.Errorf("cuda: FFT method: %w", err)
+// NewFFT prepares p for FFT convolution on dev, which the engine holds;
+// reopen opens the device again for the direct method's fallback engine.
+// Kernels are built, plans made and spectra computed when first used.
+func NewFFT(dev Device, reopen func() (Device, error), p *nd.Problem, opt Options) (*FFTEngine, error) {
+	if err := fftconv.Supported(p); err != nil {
+		dev.Close()
+		return nil, fmt.Errorf("%s: FFT method: %w", dev.Backend(), err)
 	}
 	g, err := fftconv.New(p, fftconv.Options{Workers: 1, Lengths: opt.Tuning.FFT.Slice()})
 	if err != nil {
-		return nil, fmt.Errorf("cuda: FFT method: %w", err)
+		dev.Close()
+		return nil, fmt.Errorf("%s: FFT method: %w", dev.Backend(), err)
 	}
-	e, err := newEngine(p, opt, &fftMethod{states: map[string]*fftState{}})
+	e, err := newEngine(dev, p, opt, &fftMethod{states: map[string]*fftState{}})
 	if err != nil {
 		return nil, err
 	}
-	return &FFTEngine{Engine: e, absSum: fftconv.AbsSum(p), g: g}, nil
+	return &FFTEngine{Engine: e, absSum: fftconv.AbsSum(p), g: g, opened: reopen}, nil
 }
 
 // Close releases the engine, its plans and buffers, and the direct
@@ -87,7 +78,11 @@ func (e *FFTEngine) directEngine() (*Engine, error) {
 	e.mu.Lock()
 	defer e.mu.Unlock()
 	if e.direct == nil {
-		d, err := NewDirect(e.p, e.opt)
+		dev, err := e.opened()
+		if err != nil {
+			return nil, err
+		}
+		d, err := NewDirect(dev, e.p, e.opt)
 		if err != nil {
 			return nil, err
 		}
@@ -99,6 +94,9 @@ func (e *FFTEngine) directEngine() (*Engine, error) {
 // Execute correlates host arrays, by FFT or, for inputs it cannot
 // transform, by the direct method.
 func (e *FFTEngine) Execute(ctx context.Context, dst, src nd.Array) error {
+	if err := CheckArrays(e.p, dst, src); err != nil {
+		return err
+	}
 	if e.needsDirect(src) {
 		d, err := e.directEngine()
 		if err != nil {
@@ -109,20 +107,28 @@ func (e *FFTEngine) Execute(ctx context.Context, dst, src nd.Array) error {
 	return e.Engine.Execute(ctx, dst, src)
 }
 
-// deviceNeedsDirect checks the arrays and downloads src to look for NaN,
+// deviceNeedsDirect checks the arrays and reads src back to look for NaN,
 // Inf and overflow.
 func (e *FFTEngine) deviceNeedsDirect(dst, src *Array) (bool, error) {
-	if err := e.checkArrays(dst, src); err != nil {
+	if err := e.checkDeviceArrays(dst, src); err != nil {
 		return false, err
 	}
-	host, err := src.Download()
+	host, err := nd.New(src.DType, src.Shape...)
+	if err != nil {
+		return false, err
+	}
+	err = e.begin()
+	if err == nil {
+		err = src.Read(e.queue, host.Bytes())
+	}
+	e.Engine.mu.Unlock()
 	if err != nil {
 		return false, err
 	}
 	return e.needsDirect(host), nil
 }
 
-// ExecuteDevice correlates device arrays. The input is downloaded once to
+// ExecuteDevice correlates device arrays. The input is read back once to
 // look for NaN, Inf and overflow.
 func (e *FFTEngine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	direct, err := e.deviceNeedsDirect(dst, src)
@@ -156,50 +162,55 @@ func (e *FFTEngine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) 
 	return e.Engine.TimeDevice(dst, src, repeats)
 }
 
-// fftBudget bounds the device memory of one block shape's batch buffers
-// and kernel spectra, beside the input and output the slabs budget for.
-const fftBudget = 1 << 30
-
-// fftMaxBatch, when positive, caps the blocks per batch: the tests' way
-// to run partial batches on small problems.
-var fftMaxBatch = 0
+// fftMaxBatch, when positive, caps the blocks per batch, and fftIndex64
+// makes the FFT kernels compute every index in 64 bits: the tests' ways
+// to run those variants on small problems.
+var (
+	fftMaxBatch = 0
+	fftIndex64  = false
+)
 
 // maxFFTStates bounds the block shapes whose buffers an engine keeps (the
 // whole problem's, or the slabs' few geometries: first, middle, last).
 const maxFFTStates = 3
 
 // fftMethod is FFT convolution as the engine's method: per problem (the
-// whole, or a slab's), its plan, cuFFT plans, spectra and buffers, made
+// whole, or a slab's), its plan, library plans, spectra and buffers, made
 // once and kept until the engine closes.
 type fftMethod struct {
 	states map[string]*fftState
 }
 
+// fftWork is the device memory the blocks and spectra take at most, out
+// of an execution's budget: a quarter of it, at most the device's
+// FFTBudget.
+func fftWork(lim Limits, budget int64) int64 { return min(budget/4, lim.FFTBudget) }
+
 // fftState is what one problem's FFT convolution keeps on the device.
 type fftState struct {
 	conv   *kernels.FFTConv
 	layout fftLayout // chooseLayout's
-	// cuFFT's plans (real and paired layouts), or fft.cl's kernels and
-	// buffers (portable).
-	forwardPlan, inversePlan *fftPlan
+	// The library's plans (real and paired layouts), or fft.cl's kernels
+	// and buffers (portable).
+	forwardPlan, inversePlan FFTPlan
 	fftcl                    *fftclTransforms
-	gather, mul, scatter     *Function
-	geo, blocks, spec, pr    *Buffer
-	spectra                  []*Buffer
+	gather, mul, scatter     Kernel
+	geo, blocks, spec, pr    Buffer
+	spectra                  []Buffer
 }
 
 // fftclTransforms are fft.cl's kernels and buffers: fft_pass, each
 // transform's fft_local build (or nil), the twiddle tables by length, the
 // passes' scratch buffer (nil where every transform runs by fft_local).
 type fftclTransforms struct {
-	pass    *Function
-	local   []*Function
-	roots   map[int]*Buffer
-	scratch *Buffer
+	pass    Kernel
+	local   []Kernel
+	roots   map[int]Buffer
+	scratch Buffer
 }
 
 func (s *fftState) free() {
-	bufs := append([]*Buffer{s.geo, s.blocks, s.spec, s.pr}, s.spectra...)
+	bufs := append([]Buffer{s.geo, s.blocks, s.spec, s.pr}, s.spectra...)
 	if t := s.fftcl; t != nil {
 		bufs = append(bufs, t.scratch)
 		for _, b := range t.roots {
@@ -211,45 +222,46 @@ func (s *fftState) free() {
 			b.Free()
 		}
 	}
-	for _, p := range []*fftPlan{s.forwardPlan, s.inversePlan} {
+	for _, p := range []FFTPlan{s.forwardPlan, s.inversePlan} {
 		if p != nil {
-			p.destroy()
+			p.Destroy()
 		}
 	}
 }
 
 // forward queues the forward transform of a batch's slots gathered in
-// s.blocks and returns where their spectra are: s.spec (cuFFT, every
-// slot of the plan) or s.blocks (fft.cl, in place, the first slots).
-func (s *fftState) forward(e *Engine, slots int) (*Buffer, error) {
+// s.blocks and returns where their spectra are: s.spec (the library,
+// every slot of the plan) or s.blocks (fft.cl, in place, the first slots).
+func (s *fftState) forward(e *Engine, slots int) (Buffer, error) {
 	if s.layout == portableLayout {
 		return s.blocks, s.fftcl.run(e, s.conv, s.blocks, slots, 0)
 	}
-	return s.spec, s.forwardPlan.exec(s.blocks.Ptr(), s.spec.Ptr())
+	return s.spec, s.forwardPlan.Exec(s.blocks, s.spec)
 }
 
 // inverse queues the inverse transform of a product in s.pr and returns
-// where the blocks are: s.blocks (cuFFT) or s.pr (fft.cl, in place).
-func (s *fftState) inverse(e *Engine, slots int) (*Buffer, error) {
+// where the blocks are: s.blocks (the library) or s.pr (fft.cl, in place).
+func (s *fftState) inverse(e *Engine, slots int) (Buffer, error) {
 	if s.layout == portableLayout {
 		return s.pr, s.fftcl.run(e, s.conv, s.pr, slots, 1)
 	}
-	return s.blocks, s.inversePlan.exec(s.pr.Ptr(), s.blocks.Ptr())
+	return s.blocks, s.inversePlan.Exec(s.pr, s.blocks)
 }
 
 // run queues kernels.FFTConv.TransformSteps over slots complex blocks in
 // data, in place: forward (inverse 0) or inverse (1).
-func (t *fftclTransforms) run(e *Engine, f *kernels.FFTConv, data *Buffer, slots int, inverse int32) error {
+func (t *fftclTransforms) run(e *Engine, f *kernels.FFTConv, data Buffer, slots int, inverse int32) error {
 	for _, st := range f.TransformSteps(slots) {
 		tr := f.Transforms[st.Transform]
 		roots := t.roots[tr.Length]
 		var err error
 		switch {
 		case st.CopyBack:
-			err = data.CopyFromAsync(0, t.scratch, 0, st.Bytes, e.stream)
+			err = e.queue.Copy(data, 0, t.scratch, 0, st.Bytes)
 		case st.Local:
-			grid, block := [3]uint32{uint32(st.Groups), 1, 1}, [3]uint32{uint32(st.LocalSize), 1, 1}
-			err = t.local[st.Transform].Launch(grid, block, 0, e.stream, data, roots, int64(tr.Length), st.Lines, int64(tr.Stride), inverse)
+			k := t.local[st.Transform]
+			size := min(st.LocalSize, k.MaxGroupSize())
+			err = e.queue.Launch(k, [3]int{st.Groups, 1, 1}, [3]int{size, 1, 1}, data, roots, int64(tr.Length), st.Lines, int64(tr.Stride), inverse)
 		default:
 			from, to := data, t.scratch
 			if st.FromScratch {
@@ -264,7 +276,7 @@ func (t *fftclTransforms) run(e *Engine, f *kernels.FFTConv, data *Buffer, slots
 	return nil
 }
 
-// close releases every state; the engine's stream is idle.
+// close releases every state; the engine's queue is idle.
 func (m *fftMethod) close() {
 	for _, s := range m.states {
 		s.free()
@@ -284,61 +296,74 @@ func stateKey(p *nd.Problem) string {
 // temporaries.
 func (m *fftMethod) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
 
-// fftLayout is how a problem's blocks are transformed on CUDA.
+// launches: the FFT's kernels are few and built with the first execution;
+// warm-up leaves them (FFTPending counts one).
+func (m *fftMethod) launches(*Engine, *nd.Problem) ([]*kernels.Launch, error) { return nil, nil }
+
+// fftLayout is how a problem's blocks are transformed.
 type fftLayout int
 
 const (
-	realLayout     fftLayout = iota // real blocks, cuFFT's real-to-complex and back
-	pairedLayout                    // two real blocks per complex one, cuFFT's complex-to-complex
-	portableLayout                  // paired blocks, fft.cl's transforms (as on OpenCL)
+	realLayout     fftLayout = iota // real blocks, the library's real-to-complex and back
+	pairedLayout                    // two real blocks per complex one, the library's complex-to-complex
+	portableLayout                  // paired blocks, fft.cl's transforms
 )
 
 var layoutNames = map[string]fftLayout{"real": realLayout, "paired": pairedLayout, "fftcl": portableLayout}
 
-// chooseLayout chooses how p's blocks are transformed. Two real blocks
-// go in one complex block (the real and imaginary parts) through cuFFT's
+// chooseLayout chooses how p's blocks are transformed on dev. Without an
+// FFT library, fft.cl's transforms. With one, two real blocks go in one
+// complex block (the real and imaginary parts) through its
 // complex-to-complex transforms: on the H100 that beat cuFFT's
 // real-to-complex ones on every workload measured, 1-D most of all (a 1-D
 // real transform is a half-length complex one plus a pass over the whole
-// spectrum); the figures are in docs/perf/fft.md (v5 measured). cuFFT
-// transforms at most 3 axes together;
-// kernels spanning more run through fft.cl's transforms, the kernels
-// OpenCL runs. NDCONV_CUDA_FFT_LAYOUT=real, paired or fftcl forces a
-// layout on problems of at most 3 axes (to compare them on a device).
-func chooseLayout(p *nd.Problem) fftLayout {
+// spectrum); the figures are in docs/perf/fft.md (v5 measured). A library
+// transforms at most MaxFFTRank axes together; kernels spanning more run
+// through fft.cl's transforms. NDCONV_CUDA_FFT_LAYOUT=real, paired or
+// fftcl forces a layout on problems a library takes (to compare them on a
+// device).
+func chooseLayout(dev Planner, p *nd.Problem) fftLayout {
+	if lib, ok := dev.(FFTLibrary); !ok || lib.FFTAvailable() != nil {
+		return portableLayout
+	}
 	axes := 0
 	for _, k := range p.KShape {
 		if k > 1 {
 			axes++
 		}
 	}
-	if axes > maxFFTRank {
+	if axes > MaxFFTRank {
 		return portableLayout
 	}
-	if l, ok := layoutNames[lookupEnv("NDCONV_CUDA_FFT_LAYOUT")]; ok {
+	if l, ok := layoutNames[os.Getenv("NDCONV_CUDA_FFT_LAYOUT")]; ok {
 		return l
 	}
 	return pairedLayout
 }
 
 // newFFTConv plans p's blocks in the layout chooseLayout chooses.
-func newFFTConv(p *nd.Problem, lengths []int) (*kernels.FFTConv, fftLayout, error) {
-	layout := chooseLayout(p)
+func (e *Engine) newFFTConv(p *nd.Problem) (*kernels.FFTConv, fftLayout, error) {
+	layout := chooseLayout(e.plan, p)
+	budget, err := e.budget()
+	if err != nil {
+		return nil, layout, err
+	}
 	f, err := kernels.NewFFTConv(p, kernels.FFTConvOptions{
 		RealBlocks:    layout == realLayout,
 		Library:       layout != portableLayout,
-		MaxLocalBytes: maxStaticShared, // fft_local's buffers are static shared memory
-		Budget:        fftBudget,
+		MaxLocalBytes: e.plan.Limits().MaxLocalBytes, // fft_local's buffers are local memory
+		Budget:        fftWork(e.plan.Limits(), budget),
+		Index64:       fftIndex64,
 		MaxBatch:      fftMaxBatch,
-		Lengths:       lengths,
+		Lengths:       e.opt.Tuning.FFT.Slice(),
 	})
 	return f, layout, err
 }
 
 func (m *fftMethod) describe(e *Engine, p *nd.Problem) string {
-	f, layout, err := newFFTConv(p, e.opt.Tuning.FFT.Slice())
+	f, layout, err := e.newFFTConv(p)
 	if err != nil || f == nil {
-		return "cuFFT"
+		return "fft"
 	}
 	kind := [...]string{realLayout: "cuFFT real-to-complex", pairedLayout: "cuFFT paired complex", portableLayout: "fft.cl paired complex"}[layout]
 	return fmt.Sprintf("%s blocks of %v, %d per batch", kind, f.Geometry.Length, f.Batch)
@@ -350,20 +375,20 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 	if s := m.states[key]; s != nil {
 		return s, nil
 	}
-	f, layout, err := newFFTConv(p, e.opt.Tuning.FFT.Slice())
+	f, layout, err := e.newFFTConv(p)
 	if err != nil || f == nil {
 		return nil, err
 	}
 	if len(m.states) >= maxFFTStates {
 		// Slabs of many geometries: keep the memory of a few.
-		if err := e.stream.Synchronize(); err != nil {
+		if err := e.queue.Finish(); err != nil {
 			return nil, err
 		}
 		m.close()
 	}
 	s := &fftState{conv: f, layout: layout}
 	if err := m.build(e, s); err != nil {
-		e.stream.Synchronize()
+		e.queue.Finish()
 		s.free()
 		return nil, err
 	}
@@ -371,27 +396,20 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 	return s, nil
 }
 
-// build compiles the kernels, makes the transforms (cuFFT's plans or
+// build builds the kernels, makes the transforms (the library's plans or
 // fft.cl's kernels) and buffers, and the kernels' spectra: each kernel's
 // block through the forward transform (in the batch's first slot),
 // conjugated and scaled. Paired blocks are Slots(Batch) complex
 // transforms, their buffers of complex values.
 func (m *fftMethod) build(e *Engine, s *fftState) error {
 	f := s.conv
-	src, err := kernels.Source("fftconv")
-	if err != nil {
-		return err
-	}
-	mod, err := e.dev.Module(src, "fftconv.cu", f.Defines)
-	if err != nil {
-		return err
-	}
-	for name, fn := range map[string]**Function{"fftconv_gather": &s.gather, "fftconv_multiply": &s.mul, "fftconv_scatter": &s.scatter} {
-		if *fn, err = mod.Function(name); err != nil {
+	var err error
+	for name, k := range map[string]*Kernel{"fftconv_gather": &s.gather, "fftconv_multiply": &s.mul, "fftconv_scatter": &s.scatter} {
+		if *k, err = e.dev.Kernel("fftconv", f.Defines, name); err != nil {
 			return err
 		}
 	}
-	kspec, err := mod.Function("fftconv_kernel_spectrum")
+	kspec, err := e.dev.Kernel("fftconv", f.Defines, "fftconv_kernel_spectrum")
 	if err != nil {
 		return err
 	}
@@ -400,135 +418,109 @@ func (m *fftMethod) build(e *Engine, s *fftState) error {
 	switch s.layout {
 	case realLayout:
 		blockBytes = 4
-		err = s.makePlans(e, realForward, realInverse, slots)
+		err = s.makePlans(e, RealForward, RealInverse, slots)
 	case pairedLayout:
-		err = s.makePlans(e, complexForward, complexInverse, slots)
+		err = s.makePlans(e, ComplexForward, ComplexInverse, slots)
 	default:
 		err = s.buildFFTCL(e, slots)
 	}
 	if err != nil {
 		return err
 	}
-	if s.geo, err = e.upload(Bytes(f.Geo)); err != nil {
+	if s.geo, err = e.upload(nd.AsBytes(f.Geo)); err != nil {
 		return err
 	}
 	batchBytes, specBytes := slots*f.BlockValues*blockBytes, slots*f.SpectrumValues*8
-	if s.blocks, err = e.dev.Pool().Get(batchBytes); err != nil {
+	if s.blocks, err = e.dev.Scratch(batchBytes); err != nil {
 		return err
 	}
 	if s.layout != portableLayout { // fft.cl transforms in place
-		if s.spec, err = e.dev.Pool().Get(specBytes); err != nil {
+		if s.spec, err = e.dev.Scratch(specBytes); err != nil {
 			return err
 		}
 	}
-	if s.pr, err = e.dev.Pool().Get(specBytes); err != nil {
+	if s.pr, err = e.dev.Scratch(specBytes); err != nil {
 		return err
 	}
 	// Finite values in every slot: a partial batch transforms stale slots
-	// too with cuFFT (each transform of the batch is independent of the
-	// others).
-	if err := s.blocks.MemsetAsync(0, batchBytes, 0, e.stream); err != nil {
+	// too with a library (each transform of the batch is independent of
+	// the others).
+	if err := e.queue.Fill(s.blocks, 0, batchBytes, 0); err != nil {
 		return err
 	}
 	n := int64(f.SpectrumValues)
 	for k := range f.Kernels {
 		block := f.KernelSlot(k)
-		if err := s.blocks.CopyFromHostAsync(0, Bytes(block), e.stream); err != nil {
+		if err := e.queue.Write(s.blocks, 0, nd.AsBytes(block)); err != nil {
 			return err
 		}
 		spec, err := s.forward(e, 1)
 		if err != nil {
 			return err
 		}
-		spectrum, err := e.dev.Pool().Get(int(n) * 8)
+		spectrum, err := e.dev.Scratch(int(n) * 8)
 		if err != nil {
 			return err
 		}
 		s.spectra = append(s.spectra, spectrum)
-		if err := spectrum.CopyFromAsync(0, spec, 0, int(n)*8, e.stream); err != nil {
+		if err := e.queue.Copy(spectrum, 0, spec, 0, int(n)*8); err != nil {
 			return err
 		}
 		if err := launchGrid(e, kspec, n, spectrum, n, 1/float32(f.BlockValues)); err != nil {
 			return err
 		}
-		// The host's block must outlive its asynchronous copy.
-		if err := e.stream.Synchronize(); err != nil {
-			return err
-		}
-		runtime.KeepAlive(block)
 	}
-	return nil
+	return e.queue.Finish()
 }
 
-// makePlans makes cuFFT's forward and inverse plans of a batch.
-func (s *fftState) makePlans(e *Engine, forward, inverse fftKind, slots int) error {
-	var err error
+// makePlans makes the library's forward and inverse plans of a batch.
+func (s *fftState) makePlans(e *Engine, forward, inverse FFTKind, slots int) error {
+	lib := e.dev.(FFTLibrary)
 	lengths := s.conv.Geometry.Length
-	if s.forwardPlan, err = e.dev.newFFTPlan(lengths, slots, forward, e.stream); err != nil {
+	var err error
+	if s.forwardPlan, err = lib.FFTPlan(lengths, slots, forward, e.queue); err != nil {
 		return err
 	}
-	s.inversePlan, err = e.dev.newFFTPlan(lengths, slots, inverse, e.stream)
+	s.inversePlan, err = lib.FFTPlan(lengths, slots, inverse, e.queue)
 	return err
 }
 
-// buildFFTCL compiles fft.cl's kernels (fft_pass, and fft_local per
+// buildFFTCL builds fft.cl's kernels (fft_pass, and fft_local per
 // transform that takes it) and makes the twiddle tables and the scratch
 // buffer of a batch.
 func (s *fftState) buildFFTCL(e *Engine, slots int) error {
 	f := s.conv
-	src, err := kernels.Source("fft")
-	if err != nil {
-		return err
-	}
-	mod, err := e.dev.Module(src, "fft.cu", nil)
-	if err != nil {
-		return err
-	}
-	t := &fftclTransforms{local: make([]*Function, len(f.Transforms)), roots: map[int]*Buffer{}}
+	t := &fftclTransforms{local: make([]Kernel, len(f.Transforms)), roots: map[int]Buffer{}}
 	s.fftcl = t
-	if t.pass, err = mod.Function("fft_pass"); err != nil {
+	var err error
+	if t.pass, err = e.dev.Kernel("fft", nil, "fft_pass"); err != nil {
 		return err
 	}
 	for i, tr := range f.Transforms {
 		if tr.Local {
-			local, err := e.dev.Module(src, "fft.cu", tr.LocalDefines)
-			if err != nil {
-				return err
-			}
-			if t.local[i], err = local.Function("fft_local"); err != nil {
+			if t.local[i], err = e.dev.Kernel("fft", tr.LocalDefines, "fft_local"); err != nil {
 				return err
 			}
 		}
 		if t.roots[tr.Length] == nil {
-			if t.roots[tr.Length], err = e.upload(Bytes(kernels.FFTRoots(tr.Length))); err != nil {
+			if t.roots[tr.Length], err = e.upload(nd.AsBytes(kernels.FFTRoots(tr.Length))); err != nil {
 				return err
 			}
 		}
 	}
 	if f.Scratch() {
-		t.scratch, err = e.dev.Pool().Get(slots * f.BlockValues * 8)
+		t.scratch, err = e.dev.Scratch(slots * f.BlockValues * 8)
 	}
 	return err
 }
 
 // launchGrid launches a grid-stride kernel over total items on the
-// engine's stream.
-func launchGrid(e *Engine, fn *Function, total int64, args ...any) error {
-	grid := [3]uint32{uint32(kernels.GridGroups(total)), 1, 1}
-	return fn.Launch(grid, [3]uint32{kernels.GridLocal, 1, 1}, 0, e.stream, args...)
+// engine's queue.
+func launchGrid(e *Engine, k Kernel, total int64, args ...any) error {
+	return e.queue.Launch(k, [3]int{kernels.GridGroups(total), 1, 1}, [3]int{kernels.GridLocal, 1, 1}, args...)
 }
 
-// launchRows launches fftconv.cl's gather or scatter over grid on the
-// engine's stream.
-func launchRows(e *Engine, fn *Function, grid kernels.FFTGrid, args ...any) error {
-	var groups, local [3]uint32
-	for i := range 3 {
-		groups[i], local[i] = uint32(grid.Groups[i]), uint32(grid.Local[i])
-	}
-	return fn.Launch(groups, local, 0, e.stream, args...)
-}
-
-func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*Buffer) (*prepared, error) {
+func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer) (*prepared, error) {
 	pr := &prepared{}
 	if slices.Contains(p.OutShape, 0) {
 		return pr, nil
@@ -543,7 +535,7 @@ func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*B
 		first, count := f.BatchBlocks(b)
 		n, slots := int64(count), f.Slots(count)
 		pr.launches = append(pr.launches, func() error {
-			if err := launchRows(e, s.gather, f.GatherGrid(count), in, s.blocks, s.geo, int64(first), n, f.CVal); err != nil {
+			if err := e.queue.Launch(s.gather, f.GatherGrid(count).Groups, f.GatherGrid(count).Local, in, s.blocks, s.geo, int64(first), n, f.CVal); err != nil {
 				return err
 			}
 			spec, err := s.forward(e, slots)
@@ -559,7 +551,8 @@ func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out DevicePtr, _ [2]*B
 				if err != nil {
 					return err
 				}
-				if err := launchRows(e, s.scatter, f.ScatterGrid(count), blocks, out, s.geo, int64(first), n, int64(k), bank); err != nil {
+				g := f.ScatterGrid(count)
+				if err := e.queue.Launch(s.scatter, g.Groups, g.Local, blocks, out, s.geo, int64(first), n, int64(k), bank); err != nil {
 					return err
 				}
 			}
