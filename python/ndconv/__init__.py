@@ -29,6 +29,11 @@ import numpy as np
 __all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter",
            "uniform_filter", "sobel", "prewitt", "laplace", "Plan", "library_path"]
 
+try:
+    from ._version import version as __version__
+except ImportError:  # a source tree (install.sh, PYTHONPATH=python): setup.py writes _version.py
+    __version__ = "0.0.0+source"
+
 _DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
            "float16", "float32", "float64", "complex64", "complex128"}
 
