@@ -26,8 +26,10 @@ import threading
 
 import numpy as np
 
-__all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter",
-           "uniform_filter", "sobel", "prewitt", "laplace", "Plan", "library_path"]
+__all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter", "gaussian_filter1d",
+           "gaussian_laplace", "gaussian_gradient_magnitude", "generic_laplace", "generic_gradient_magnitude",
+           "uniform_filter", "uniform_filter1d", "sobel", "prewitt", "laplace", "Plan", "ArgumentError",
+           "library_path"]
 
 try:
     from ._version import version as __version__
@@ -69,11 +71,19 @@ _lib = _load()
 _ERRLEN = 1024
 
 
+class ArgumentError(ValueError, RuntimeError):
+    """An invalid or unsupported argument. It is a ValueError, as ndconv's
+    argument errors always were, and a RuntimeError too, because
+    scipy.ndimage raises RuntimeError for several of the same mistakes
+    (an unknown mode, a sequence of modes where one is needed, a wrong
+    output shape): code written against either catches it."""
+
+
 def _check(code, errbuf):
     if code == 0:
         return
     msg = errbuf.value.decode("utf-8", "replace")
-    raise (ValueError if code == 1 else RuntimeError)(msg)
+    raise (ArgumentError if code == 1 else RuntimeError)(msg)
 
 
 def _jfloat(v):
@@ -117,7 +127,7 @@ class Plan:
                "cval_imag": _jfloat(np.imag(cval)),
                "axes": None if axes is None else [int(a) for a in np.atleast_1d(axes)],
                "mode": extent, "device": device, "method": method, "workers": int(workers)}
-        origin = [int(o) for o in np.atleast_1d(origin)]
+        origin = [int(o) for o in np.atleast_1d(0 if origin is None else origin)]
         req["origin"] = None if origin == [0] else origin
         if filter is not None:
             req["filter"] = filter
@@ -131,7 +141,7 @@ class Plan:
             wdt = np.complex128 if any(np.iscomplexobj(k) for k in ks) else np.float64
             ks = [np.asarray(k, dtype=wdt) for k in ks]
             if not ks or any(k.shape != ks[0].shape for k in ks):
-                raise ValueError("invalid kernel: give one array of weights, or a list of arrays of one shape")
+                raise ArgumentError("invalid kernel: give one array of weights, or a list of arrays of one shape")
             req.update(kernel_shape=list(ks[0].shape), nkernels=len(ks), complex_weights=wdt == np.complex128)
             # Complex weights travel as pairs of float64 (their memory).
             w = np.ascontiguousarray(np.concatenate([k.ravel() for k in ks])).view(np.float64)
@@ -157,10 +167,10 @@ class Plan:
             raise ValueError("invalid plan: it is closed")
         x = _native(input)
         if x.shape != self.input_shape or x.dtype != self.input_dtype:
-            raise ValueError("invalid input: %s %s does not match the plan's %s %s"
+            raise ArgumentError("invalid input: %s %s does not match the plan's %s %s"
                              % (x.dtype, x.shape, self.input_dtype, self.input_shape))
         if isinstance(output, np.ndarray) and output.shape != self.shape:
-            raise ValueError("invalid output: shape %s, the result has %s" % (output.shape, self.shape))
+            raise ArgumentError("invalid output: shape %s, the result has %s" % (output.shape, self.shape))
         # An output sharing memory with the input goes through a temporary
         # (the engines would read what they had written); may_share_memory
         # compares bounds, cheap and never a false "no".
@@ -204,7 +214,7 @@ def _native(a):
     a = np.asarray(a)
     if a.ndim == 0:
         # As scipy.ndimage and the CLI (np.ascontiguousarray would make it 1-D).
-        raise ValueError("invalid shape: a 0-D array has no axis to filter")
+        raise ArgumentError("invalid shape: a 0-D array has no axis to filter")
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     if a.dtype.name not in _DTYPES:
@@ -232,136 +242,7 @@ def _plan(key, make):
     return p
 
 
-def _output_dtype(output):
-    if output is None:
-        return None
-    if isinstance(output, np.ndarray):
-        return output.dtype
-    return np.dtype(output)
-
-
-def _run(op, input, output, kind, payload, **opts):
-    x = _native(input)
-    if x.dtype.name not in _DTYPES:
-        raise ValueError('unsupported dtype "%s" (supported: %s)' % (x.dtype, ", ".join(sorted(_DTYPES))))
-    odt = _output_dtype(output)
-    kw = dict(output_dtype=odt, **opts)
-    if kind == "weights":
-        key = (op, x.shape, x.dtype.str, kind, payload.shape, payload.tobytes(), str(odt), repr(sorted(kw.items())))
-        p = _plan(key, lambda: Plan(op, x.shape, x.dtype, weights=payload, **kw))
-    else:
-        key = (op, x.shape, x.dtype.str, kind, payload, str(odt), repr(sorted(kw.items())))
-        p = _plan(key, lambda: Plan(op, x.shape, x.dtype, filter=payload, **kw))
-    return p(x, output if isinstance(output, np.ndarray) else None)
-
-
-def _weights(weights):
-    w = np.asarray(weights)
-    w = w.astype(np.complex128 if np.iscomplexobj(w) else np.float64, copy=False)
-    if w.ndim == 0:
-        raise ValueError("invalid kernel: a 0-D array is not a kernel")
-    return np.ascontiguousarray(w)
-
-
-def _nd(op, input, weights, output, mode, cval, origin, axes, extent, device, method, workers):
-    return _run(op, input, output, "weights", _weights(weights), mode=mode, cval=cval, origin=origin,
-                axes=axes, extent=extent, device=device, method=method, workers=workers)
-
-
-def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
-              *, extent="same", device="auto", method="auto", workers=0):
-    """scipy.ndimage.correlate. ``weights`` spans ``axes`` (default the
-    first weights.ndim axes); ``extent`` 'valid' or 'full' gives
-    scipy.signal's output sizes."""
-    return _nd("correlate", input, weights, output, mode, cval, origin, axes, extent, device, method, workers)
-
-
-def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
-             *, extent="same", device="auto", method="auto", workers=0):
-    """scipy.ndimage.convolve (see correlate)."""
-    return _nd("convolve", input, weights, output, mode, cval, origin, axes, extent, device, method, workers)
-
-
-def _axis(axis, ndim):
-    if not -ndim <= axis < ndim:
-        raise ValueError("invalid axes: axis %d is out of range for a %d-D input" % (axis, ndim))
-    return axis % ndim
-
-
-def _1d(op, input, weights, axis, output, mode, cval, origin, device, method, workers):
-    w = _weights(weights)
-    if w.ndim != 1:
-        raise ValueError("invalid kernel: %s1d takes 1-D weights, not %d-D" % (op, w.ndim))
-    return _run(op, input, output, "weights", w, mode=mode, cval=cval, origin=int(origin),
-                axes=[_axis(axis, np.ndim(input))], device=device, method=method, workers=workers)
-
-
-def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
-                *, device="auto", method="auto", workers=0):
-    """scipy.ndimage.correlate1d."""
-    return _1d("correlate", input, weights, axis, output, mode, cval, origin, device, method, workers)
-
-
-def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
-               *, device="auto", method="auto", workers=0):
-    """scipy.ndimage.convolve1d."""
-    return _1d("convolve", input, weights, axis, output, mode, cval, origin, device, method, workers)
-
-
-def _per_axis(v, kind=float):
-    return "x".join(repr(kind(s)) for s in np.atleast_1d(v))
-
-
-def _filter_axes(input, axes):
-    if axes is None:
-        return None
-    return [_axis(a, np.ndim(input)) for a in np.atleast_1d(axes)]
-
-
-def _check_mode(mode):
-    if not isinstance(mode, str):
-        raise ValueError("unsupported mode %r: one border mode for every axis" % (mode,))
-    return mode
-
-
-def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
-                    *, radius=None, axes=None, device="auto", method="auto", workers=0):
-    """scipy.ndimage.gaussian_filter: one separable kernel, rounded once at
-    the end (scipy rounds into the output dtype after every axis)."""
-    if radius is not None:
-        r, s = np.atleast_1d(radius), np.atleast_1d(sigma).astype(float)
-        if r.size != 1 or s.size != 1 or s[0] <= 0:
-            raise ValueError("unsupported radius %r: one radius with one sigma" % (radius,))
-        truncate = float(r[0]) / s[0]
-    spec = "gaussian:sigma=%s,order=%s,truncate=%r" % (_per_axis(sigma), _per_axis(order, int), float(truncate))
-    return _run("correlate", input, output, "filter", spec, mode=_check_mode(mode), cval=cval,
-                axes=_filter_axes(input, axes), device=device, method=method, workers=workers)
-
-
-def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0,
-                   *, axes=None, device="auto", method="auto", workers=0):
-    """scipy.ndimage.uniform_filter."""
-    return _run("correlate", input, output, "filter", "uniform:size=%s" % _per_axis(size, int),
-                mode=_check_mode(mode), cval=cval, origin=origin, axes=_filter_axes(input, axes),
-                device=device, method=method, workers=workers)
-
-
-def _derivative(name, input, axis, output, mode, cval, device, method, workers):
-    return _run("correlate", input, output, "filter", "%s:axis=%d" % (name, _axis(axis, np.ndim(input))),
-                mode=_check_mode(mode), cval=cval, device=device, method=method, workers=workers)
-
-
-def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, device="auto", method="auto", workers=0):
-    """scipy.ndimage.sobel."""
-    return _derivative("sobel", input, axis, output, mode, cval, device, method, workers)
-
-
-def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, device="auto", method="auto", workers=0):
-    """scipy.ndimage.prewitt."""
-    return _derivative("prewitt", input, axis, output, mode, cval, device, method, workers)
-
-
-def laplace(input, output=None, mode="reflect", cval=0.0, *, device="auto", method="auto", workers=0):
-    """scipy.ndimage.laplace."""
-    return _run("correlate", input, output, "filter", "laplace", mode=_check_mode(mode), cval=cval,
-                device=device, method=method, workers=workers)
+from ._filters import (correlate, convolve, correlate1d, convolve1d, gaussian_filter,  # noqa: E402
+                       gaussian_filter1d, gaussian_laplace, gaussian_gradient_magnitude,
+                       generic_laplace, generic_gradient_magnitude, uniform_filter, uniform_filter1d,
+                       sobel, prewitt, laplace)
