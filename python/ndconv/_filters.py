@@ -138,12 +138,35 @@ def _mode_name(mode):
 
 
 def _cast_scipy(a, dt):
-    """a (float64 or complex) as scipy's C code stores it into dtype dt:
-    truncated toward zero and wrapped (numpy's astype is the same C cast)."""
+    """a (float64) as scipy's C code stores it into dtype dt,
+    ``(type)value`` compiled for x86-64: truncation toward zero through
+    cvttsd2si (32-bit for types narrower than uint32, 64-bit for uint32 and
+    int64, and for uint64 values from 2^63 the conversion of value − 2^63
+    with the top bit set), whose out-of-range and NaN result is the
+    register's minimum, then the low bits kept (wrapping). numpy's own
+    astype does not do this for every pair (uint32 from a negative value)."""
     if dt.kind == "b":
         return a != 0
-    with np.errstate(invalid="ignore", over="ignore"):
+    if dt.kind not in "iu":
         return a.astype(dt)
+    with np.errstate(invalid="ignore"):
+        a = np.trunc(a)
+        if dt.itemsize < 4 or dt == np.int32:
+            ok = (a >= -2.0**31) & (a < 2.0**31)
+            t = np.where(ok, a, -2.0**31).astype(np.int64)
+        elif dt != np.uint64:
+            ok = (a >= -2.0**63) & (a < 2.0**63)
+            t = np.where(ok, a, 0.0).astype(np.int64)
+            t[~ok] = np.iinfo(np.int64).min
+        else:
+            high = a >= 2.0**63
+            b = np.where(high, a - 2.0**63, a)
+            ok = (b >= -2.0**63) & (b < 2.0**63)
+            t = np.where(ok, b, 0.0).astype(np.int64)
+            t[~ok] = np.iinfo(np.int64).min
+            t = t.view(np.uint64)
+            t[high] ^= np.uint64(1 << 63)
+    return t.astype(dt)
 
 
 def _round_saturate(a, dt):
@@ -204,12 +227,91 @@ def _filter(op, x, weights, filter, out, odt, mode, cval, origin, axes, scipy_in
     integer='scipy' an integer (or bool) output is computed in float64 and
     cast as scipy casts; a bool output is computed in float64 either way
     (the engines have no bool)."""
+    if scipy_int and odt.kind in "iub" and weights is not None and not _exact_on_engine(x, weights):
+        # The float64 sums' order decides where a result near an integer
+        # truncates (a length-1 axis or a flat region gives Σw·v with Σw
+        # one ulp off 1): scipy's own loops, replayed in numpy.
+        return _deliver(_cast_scipy(_scipy_correlate(op, np.asarray(x), weights, mode, cval, origin, axes), odt),
+                        out)
     x = _engine_input(x)
     if odt.kind == "b" or (scipy_int and odt.kind in "iu"):
         r = _run(op, x, weights, filter, None, _F64, mode, cval, origin, axes, extent, device, method, workers)
         r = _cast_scipy(r, odt) if scipy_int else _round_saturate(r, odt)
         return _deliver(r, out)
     return _run(op, x, weights, filter, out, odt, mode, cval, origin, axes, extent, device, method, workers)
+
+
+def _exact_on_engine(x, w):
+    """Whether every float64 sum of x and w is exact whatever its order
+    (integer data and weights, sums below 2^53), so that the engines'
+    fused multiply-adds give scipy's float64 result bit for bit."""
+    if x.dtype.kind not in "biu" or w.dtype.kind != "f" or not np.all(np.floor(w) == w):
+        return False
+    if x.size == 0:
+        return True
+    big = max(abs(float(np.max(x))), abs(float(np.min(x))))
+    return big * float(np.sum(np.abs(w))) < 2.0**52
+
+
+def _scipy_correlate1d(x, w, axis, mode, cval, origin):
+    """scipy 1.10's NI_Correlate1D in float64, in its order of operations:
+    symmetric and antisymmetric odd kernels add (or subtract) the paired
+    samples before multiplying, other kernels sum from the last tap."""
+    n = x.shape[axis]
+    size = len(w)
+    size1 = size // 2
+    size2 = size - size1 - 1
+    e = np.moveaxis(_extend(x, axis, size1 + origin, size2 - origin, mode, cval), axis, -1)
+
+    def v(j):
+        return e[..., size1 + j:size1 + j + n]
+
+    eps = np.finfo(np.float64).eps
+    sym = 0
+    if size & 1:
+        if all(abs(w[size1 + i] - w[size1 - i]) <= eps for i in range(1, size1 + 1)):
+            sym = 1
+        elif all(abs(w[size1 + i] + w[size1 - i]) <= eps for i in range(1, size1 + 1)):
+            sym = -1
+    if sym > 0:
+        out = v(0) * w[size1]
+        for j in range(-size1, 0):
+            out = out + (v(j) + v(-j)) * w[size1 + j]
+    elif sym < 0:
+        out = v(0) * w[size1]
+        for j in range(-size1, 0):
+            out = out + (v(j) - v(-j)) * w[size1 + j]
+    else:
+        out = v(size2) * w[size1 + size2]
+        for j in range(-size1, size2):
+            out = out + v(j) * w[size1 + j]
+    return np.moveaxis(out, -1, axis)
+
+
+def _scipy_correlate(op, x, w, mode, cval, origin, axes):
+    """scipy 1.10's correlation in float64 (NI_Correlate1D for one axis,
+    NI_Correlate otherwise: a sum from 0 over the nonzero weights in C
+    order), convolution as scipy makes it a correlation."""
+    k = w.ndim
+    ax = list(range(k)) if axes is None else [a % x.ndim for a in axes]
+    origins = [int(o) for o in np.broadcast_to(np.atleast_1d(0 if origin is None else origin), (k,))]
+    if op == "convolve":
+        w = w[(slice(None, None, -1),) * k]
+        origins = [-o - (1 - n % 2) for o, n in zip(origins, w.shape)]
+    if k == 1:
+        return _scipy_correlate1d(x, w, ax[0], mode, cval, origins[0])
+    shape, org = [1] * x.ndim, [0] * x.ndim
+    for i, a in enumerate(ax):
+        shape[a], org[a] = w.shape[i], origins[i]
+    wf = np.transpose(w, np.argsort(ax)).reshape(shape)
+    e = np.asarray(x, dtype=np.float64)
+    for a in range(x.ndim):
+        s1 = shape[a] // 2 + org[a]
+        e = _extend(e, a, s1, shape[a] - 1 - s1, mode, cval)
+    out = np.zeros(x.shape)
+    for idx in zip(*np.nonzero(wf)):
+        out = out + e[tuple(slice(i, i + n) for i, n in zip(idx, x.shape))] * wf[idx]
+    return out
 
 
 def _weights(weights):
@@ -387,6 +489,26 @@ def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect
                        integer=integer, device=device, method=method, workers=workers)
 
 
+def _common_truncate(axes, truncate):
+    """One truncate that gives every (sigma, radius) of axes its radius
+    (radius None: the one truncate gives), for the fused plan, whose
+    Gaussian takes one truncate for all axes; None where there is none, and
+    the filter runs as 1-D passes. Radius is int(truncate·sigma + 0.5), as
+    scipy's."""
+    truncate = float(truncate)
+    want = [int(truncate * s + 0.5) if r is None else r for s, r in axes]
+    if all(r is None for _, r in axes):
+        return truncate
+    if any(not isinstance(r, numbers.Integral) or r < 0 for r in want):
+        return None
+    lo = max((r - 0.5) / s for (s, _), r in zip(axes, want))
+    hi = min((r + 0.5) / s for (s, _), r in zip(axes, want))
+    for t in (truncate, (lo + hi) / 2):
+        if t > 0 and all(int(t * s + 0.5) == r for (s, _), r in zip(axes, want)):
+            return t
+    return None
+
+
 def _spec(values, kind=float):
     return "x".join(repr(kind(v)) for v in values)
 
@@ -413,12 +535,13 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
         return _empty(out, odt, x.shape)
     if not todo:
         return _deliver(x.astype(odt) if out is None else x, out)
-    if all(r is None for r in radiuses) and _fusable(x, [t[3] for t in todo], cval, len(todo), scipy_int, odt):
-        spec = "gaussian:sigma=%s,order=%s,truncate=%r" % (_spec(t[1] for t in todo), _spec((t[2] for t in todo), int),
-                                                           float(truncate))
-        if all(int(t[2]) >= 0 for t in todo):
-            return _filter("correlate", x, None, spec, out, odt, todo[0][3], cval, None, tuple(t[0] for t in todo),
-                           False, device, method, workers)
+    t = _common_truncate([(float(s), r) for _, s, _, _, r in todo], truncate)
+    if (t is not None and all(0 <= int(o) <= 2 for _, _, o, _, _ in todo)
+            and _fusable(x, [m for _, _, _, m, _ in todo], cval, len(todo), scipy_int, odt)):
+        spec = "gaussian:sigma=%s,order=%s,truncate=%r" % (_spec(s for _, s, _, _, _ in todo),
+                                                           _spec((o for _, _, o, _, _ in todo), int), t)
+        return _filter("correlate", x, None, spec, out, odt, todo[0][3], cval, None, tuple(a for a, _, _, _, _ in todo),
+                       False, device, method, workers)
     wdt = _work_dtype(odt, scipy_int)
     r = x
     for ax, s, o, m, rad in todo:
@@ -457,9 +580,10 @@ def _extend(x, axis, before, after, mode, cval):
 
 
 def _uniform1d_scipy(x, size, axis, mode, cval, origin):
-    """scipy's uniform_filter1d in float64, its running sum replayed:
-    the first window summed in order and divided, then each step adds
-    (entering − leaving) / size, so integer results truncate as scipy's."""
+    """scipy's uniform_filter1d in float64, its running sum replayed: the
+    first window summed in order, then each step adds the entering sample
+    and takes away the leaving one, and every sum is divided by size (so
+    integer data gives the exact mean, which scipy's cast truncates)."""
     size1 = size // 2 + origin
     e = _extend(x, axis, size1, size - size1 - 1, mode, cval)
     e = np.moveaxis(e, axis, -1)
@@ -468,9 +592,10 @@ def _uniform1d_scipy(x, size, axis, mode, cval, origin):
     for k in range(size):
         tmp = tmp + e[..., k]
     steps = np.empty(e.shape[:-1] + (n,))
-    steps[..., 0] = tmp / size
-    steps[..., 1:] = (e[..., size:size + n - 1] - e[..., :n - 1]) / size
-    return np.moveaxis(np.cumsum(steps, axis=-1), -1, axis)
+    steps[..., 0] = tmp
+    steps[..., 1:] = e[..., size:size + n - 1] - e[..., :n - 1]
+    # cumsum adds in order, as scipy's loop does.
+    return np.moveaxis(np.cumsum(steps, axis=-1) / size, -1, axis)
 
 
 def _uniform_pass(x, size, axis, wdt, mode, cval, origin, scipy_int, device, method, workers):
@@ -684,11 +809,10 @@ def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, int
         return gaussian_filter(input, sigma, order, output, mode, cval, integer=integer, device=device,
                                method=method, workers=workers, **kwargs)
 
-    named = None
-    sig = _normalize_sequence(sigma, x.ndim)
-    if "radius" not in kwargs and all(float(s) > 1e-15 for s in sig):
-        named = "log:sigma=%s,truncate=%r" % (_spec(sig), float(kwargs.get("truncate", 4.0)))
-    return _laplacian(named, derivative2, x, output, mode, cval, scipy_int, device, method, workers,
+    # scipy's composition of gaussian_filter calls (each one fused plan),
+    # so that the result is that of gaussian_filter's orders summed, bit
+    # for bit, as scipy's is.
+    return _laplacian(None, derivative2, x, output, mode, cval, scipy_int, device, method, workers,
                       extra=(sigma,))
 
 
@@ -706,9 +830,6 @@ def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=
         return gaussian_filter(input, sigma, order, output, mode, cval, integer=integer, device=device,
                                method=method, workers=workers, **kwargs)
 
-    named = None
-    sig = _normalize_sequence(sigma, x.ndim)
-    if "radius" not in kwargs and all(float(s) > 1e-15 for s in sig):
-        named = "gradient-magnitude:sigma=%s,truncate=%r" % (_spec(sig), float(kwargs.get("truncate", 4.0)))
-    return _laplacian(named, derivative, x, output, mode, cval, scipy_int, device, method, workers,
+    # scipy's composition (see gaussian_laplace).
+    return _laplacian(None, derivative, x, output, mode, cval, scipy_int, device, method, workers,
                       extra=(sigma,), magnitude=True)
