@@ -38,6 +38,9 @@ except ImportError:  # a source tree (install.sh, PYTHONPATH=python): setup.py w
 
 _DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
            "float16", "float32", "float64", "complex64", "complex128"}
+# The same dtypes in native byte order (a set lookup costs far less than
+# dtype.name).
+_NATIVE = frozenset(np.dtype(n) for n in _DTYPES)
 
 
 def library_path():
@@ -69,6 +72,16 @@ def _load():
 
 _lib = _load()
 _ERRLEN = 1024
+_tls = threading.local()
+
+
+def _errbuf():
+    """This thread's error buffer (one per call would cost more than a
+    small filter)."""
+    b = getattr(_tls, "errbuf", None)
+    if b is None:
+        b = _tls.errbuf = ctypes.create_string_buffer(_ERRLEN)
+    return b
 
 
 class ArgumentError(ValueError, RuntimeError):
@@ -169,19 +182,30 @@ class Plan:
         if x.shape != self.input_shape or x.dtype != self.input_dtype:
             raise ArgumentError("invalid input: %s %s does not match the plan's %s %s"
                              % (x.dtype, x.shape, self.input_dtype, self.input_shape))
-        if isinstance(output, np.ndarray) and output.shape != self.shape:
+        if not isinstance(output, np.ndarray):
+            output = None
+        elif output.shape != self.shape:
             raise ArgumentError("invalid output: shape %s, the result has %s" % (output.shape, self.shape))
+        return self._exec(x, output)
+
+    def _exec(self, x, output):
+        """Filters x (C-contiguous, native, the plan's shape and dtype)
+        into output (an array of the result's shape, or None)."""
+        handle = self._handle
+        if handle is None:
+            raise ValueError("invalid plan: it is closed")
         # An output sharing memory with the input goes through a temporary
         # (the engines would read what they had written); may_share_memory
         # compares bounds, cheap and never a false "no".
-        direct = (isinstance(output, np.ndarray) and output.dtype == self.dtype and output.flags.c_contiguous
+        direct = (output is not None and output.dtype == self.dtype and output.flags.c_contiguous
                   and output.flags.writeable and output.dtype.isnative and not np.may_share_memory(output, x))
         out = output if direct else np.empty(self.shape, self.dtype)
-        errbuf = ctypes.create_string_buffer(_ERRLEN)
+        errbuf = _errbuf()
         code = _lib.ndconv_plan_execute(handle, x.ctypes.data, x.nbytes, out.ctypes.data, out.nbytes,
                                         errbuf, _ERRLEN)
-        _check(code, errbuf)
-        if isinstance(output, np.ndarray) and not direct:
+        if code:
+            _check(code, errbuf)
+        if output is not None and not direct:
             output[...] = out
             return output
         return out
@@ -212,6 +236,8 @@ class Plan:
 def _native(a):
     """a as a C-contiguous array in native byte order (a itself when it is)."""
     a = np.asarray(a)
+    if a.dtype in _NATIVE and a.flags.c_contiguous and a.ndim:
+        return a
     if a.ndim == 0:
         # As scipy.ndimage and the CLI (np.ascontiguousarray would make it 1-D).
         raise ArgumentError("invalid shape: a 0-D array has no axis to filter")

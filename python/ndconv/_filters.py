@@ -34,13 +34,14 @@ How results differ from scipy.ndimage:
   UserWarning, as scipy does. Empty arrays and zero-length axes give empty
   results, as scipy's.
 """
+import functools
 import numbers
 import warnings
 from collections.abc import Iterable
 
 import numpy as np
 
-from . import ArgumentError, Plan, _DTYPES, _plan
+from . import ArgumentError, Plan, _DTYPES, _NATIVE, _plan
 
 _SCIPY_MODES = ("reflect", "grid-mirror", "mirror", "nearest", "wrap", "grid-wrap", "constant", "grid-constant")
 _CONSTANT = ("constant", "grid-constant")
@@ -60,6 +61,8 @@ def _scipy_rule(integer):
 
 def _normalize_sequence(value, rank):
     """scipy's _ni_support._normalize_sequence."""
+    if value is None or type(value) in (int, float, str):
+        return [value] * rank
     if not isinstance(value, str) and isinstance(value, Iterable):
         normalized = list(value)
         if len(normalized) != rank:
@@ -189,6 +192,8 @@ def _round_saturate(a, dt):
 
 def _engine_input(x):
     """x as the engines take it: C-contiguous, native, a supported dtype."""
+    if x.dtype in _NATIVE and x.flags.c_contiguous:
+        return x
     if x.dtype.kind == "b":
         x = x.view(np.uint8)
     if not x.dtype.isnative:
@@ -207,18 +212,19 @@ def _run(op, x, weights, filter, out, odt, mode, cval, origin, axes, extent, dev
     if isinstance(cval, (np.generic, complex)):
         cval = complex(cval) if np.iscomplexobj(cval) else float(cval)
     if weights is not None:
-        key = (op, x.shape, x.dtype.str, weights.shape, weights.dtype.char, weights.tobytes(), odt.str,
-               mode, cval, origin, axes, extent, device, method, workers)
+        key = (op, x.shape, x.dtype, weights.shape, weights.dtype, weights.tobytes(), odt, mode, cval, origin,
+               axes, extent, device, method, workers)
         p = _plan(key, lambda: Plan(op, x.shape, x.dtype, weights=weights, output_dtype=odt, mode=mode,
                                     cval=cval, origin=origin, axes=axes, extent=extent, device=device,
                                     method=method, workers=workers))
     else:
-        key = (op, x.shape, x.dtype.str, filter, odt.str, mode, cval, origin, axes, extent, device, method,
-               workers)
+        key = (op, x.shape, x.dtype, filter, odt, mode, cval, origin, axes, extent, device, method, workers)
         p = _plan(key, lambda: Plan(op, x.shape, x.dtype, filter=filter, output_dtype=odt, mode=mode,
                                     cval=cval, origin=origin, axes=axes, extent=extent, device=device,
                                     method=method, workers=workers))
-    return p(x, out)
+    if out is not None and out.shape != p.shape:
+        raise ArgumentError("invalid output: shape %s, the result has %s" % (out.shape, p.shape))
+    return p._exec(x, out)
 
 
 def _filter(op, x, weights, filter, out, odt, mode, cval, origin, axes, scipy_int, device, method, workers,
@@ -314,7 +320,16 @@ def _scipy_correlate(op, x, w, mode, cval, origin, axes):
     return out
 
 
+def _is_complex(v):
+    """np.iscomplexobj for a scalar cval, at a fraction of its cost."""
+    if type(v) is float or type(v) is int:
+        return False
+    return np.iscomplexobj(v)
+
+
 def _weights(weights):
+    if type(weights) is np.ndarray and weights.dtype == _F64 and weights.flags.c_contiguous and weights.ndim:
+        return weights
     w = np.asarray(weights)
     w = w.astype(np.complex128 if np.iscomplexobj(w) else np.float64, copy=False)
     if w.ndim == 0:
@@ -326,6 +341,8 @@ def _weights(weights):
 
 
 def _origin_key(origin):
+    if type(origin) is int:
+        return origin
     o = tuple(int(v) for v in np.atleast_1d(origin))
     return 0 if all(v == 0 for v in o) else (o[0] if len(o) == 1 and np.ndim(origin) == 0 else o)
 
@@ -340,7 +357,7 @@ def _nd(op, input, weights, output, mode, cval, origin, axes, extent, integer, d
         raise ArgumentError("A sequence of modes is not supported")
     out, odt = _get_output(output, x, complex_output=x.dtype.kind == "c" or w.dtype.kind == "c",
                            shape=x.shape if extent == "same" else None if output is None else output.shape)
-    if np.iscomplexobj(cval) and x.dtype.kind != "c" and w.dtype.kind != "c":
+    if x.dtype.kind != "c" and w.dtype.kind != "c" and _is_complex(cval):
         raise ArgumentError("Cannot provide a complex-valued cval when the input is real.")
     if x.size == 0 and extent == "same":
         if w.size == 0:
@@ -382,7 +399,7 @@ def _1d(op, input, weights, axis, output, mode, cval, origin, integer, device, m
         _axis(axis, 0)
     axis = _axis(axis, x.ndim)
     out, odt = _get_output(output, x, complex_output=x.dtype.kind == "c" or w.dtype.kind == "c")
-    if np.iscomplexobj(cval) and x.dtype.kind != "c" and w.dtype.kind != "c":
+    if x.dtype.kind != "c" and w.dtype.kind != "c" and _is_complex(cval):
         raise ArgumentError("Cannot provide a complex-valued cval when the input is real.")
     origin = int(origin)
     n = len(w)
@@ -509,6 +526,16 @@ def _common_truncate(axes, truncate):
     return None
 
 
+@functools.lru_cache(maxsize=256)
+def _gaussian_spec(sigmas, orders, radiuses, truncate):
+    """The fused plan's spec for these axes' Gaussians, or None where one
+    plan cannot give them (an order above 2, radii no one truncate gives)."""
+    t = _common_truncate(list(zip(sigmas, radiuses)), truncate)
+    if t is None or not all(isinstance(o, (int, np.integer)) and 0 <= o <= 2 for o in orders):
+        return None
+    return "gaussian:sigma=%s,order=%s,truncate=%r" % (_spec(sigmas), _spec(orders, int), t)
+
+
 def _spec(values, kind=float):
     return "x".join(repr(kind(v)) for v in values)
 
@@ -535,11 +562,9 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
         return _empty(out, odt, x.shape)
     if not todo:
         return _deliver(x.astype(odt) if out is None else x, out)
-    t = _common_truncate([(float(s), r) for _, s, _, _, r in todo], truncate)
-    if (t is not None and all(0 <= int(o) <= 2 for _, _, o, _, _ in todo)
-            and _fusable(x, [m for _, _, _, m, _ in todo], cval, len(todo), scipy_int, odt)):
-        spec = "gaussian:sigma=%s,order=%s,truncate=%r" % (_spec(s for _, s, _, _, _ in todo),
-                                                           _spec((o for _, _, o, _, _ in todo), int), t)
+    spec = _gaussian_spec(tuple(float(s) for _, s, _, _, _ in todo), tuple(o for _, _, o, _, _ in todo),
+                          tuple(r for _, _, _, _, r in todo), float(truncate))
+    if spec is not None and _fusable(x, [m for _, _, _, m, _ in todo], cval, len(todo), scipy_int, odt):
         return _filter("correlate", x, None, spec, out, odt, todo[0][3], cval, None, tuple(a for a, _, _, _, _ in todo),
                        False, device, method, workers)
     wdt = _work_dtype(odt, scipy_int)
