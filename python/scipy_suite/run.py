@@ -45,7 +45,7 @@ def swap(name):
     def wrapper(*args, **kwargs):
         state["called"] = True
         if name in SCIPY_INTEGER:
-            kwargs.setdefault("integer", "scipy")
+            kwargs.setdefault("integer", %(rule)r)
         return f(*args, **kwargs)
     return wrapper
 
@@ -79,6 +79,8 @@ def main():
     ap.add_argument("--json", help="write every test's outcome here")
     ap.add_argument("-k", default=None, help="pytest -k expression")
     ap.add_argument("--min-pass", type=float, default=97.0)
+    ap.add_argument("--integer", default="scipy", choices=["scipy", "round"],
+                    help="the integer rule the swapped functions get (default scipy's)")
     args = ap.parse_args()
     import scipy
     import scipy.ndimage
@@ -92,7 +94,7 @@ def main():
             shutil.copy(os.path.join(src, f), pkg)
         out = os.path.join(tmp, "results.json")
         with open(os.path.join(tmp, "ndconv_swap.py"), "w") as f:
-            f.write(PLUGIN % {"swapped": SWAPPED, "integer": sorted(SCIPY_INTEGER), "out": out})
+            f.write(PLUGIN % {"swapped": SWAPPED, "integer": sorted(SCIPY_INTEGER), "out": out, "rule": args.integer})
         with open(os.path.join(tmp, "conftest.py"), "w") as f:
             f.write("import ndconv_swap\n\ndef pytest_configure(config):\n"
                     "    config.pluginmanager.register(ndconv_swap.Recorder())\n")
@@ -108,9 +110,9 @@ def main():
     count = {k: sum(r["outcome"] == k for r in ours) for k in ("passed", "failed", "skipped")}
     ran = count["passed"] + count["failed"]
     pct = 100.0 * count["passed"] / ran if ran else 0.0
-    print("scipy %s test_filters.py: %d tests, %d called ndconv's functions: %d passed, %d failed, %d skipped "
+    print("integer=%r: scipy %s test_filters.py: %d tests, %d called ndconv's functions: %d passed, %d failed, %d skipped "
           "(%.1f%% of those that ran passed); %d aborts" % (
-              scipy.__version__, len(results), len(ours), count["passed"], count["failed"], count["skipped"],
+              args.integer, scipy.__version__, len(results), len(ours), count["passed"], count["failed"], count["skipped"],
               pct, int(aborted)))
     for r in ours:
         if r["outcome"] == "failed":
