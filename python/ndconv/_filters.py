@@ -209,7 +209,9 @@ def _run(op, x, weights, filter, out, odt, mode, cval, origin, axes, extent, dev
     """One engine plan over x (cached), into out (an array or None) of
     dtype odt; weights is a float64 or complex128 array, or None with a
     named filter spec."""
-    if isinstance(cval, (np.generic, complex)):
+    if type(cval) is not float:
+        # A plain number for the cache key (a numpy scalar or 0-d array
+        # too, which would not hash).
         cval = complex(cval) if np.iscomplexobj(cval) else float(cval)
     if weights is not None:
         key = (op, x.shape, x.dtype, weights.shape, weights.dtype, weights.tobytes(), odt, mode, cval, origin,

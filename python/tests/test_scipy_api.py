@@ -301,5 +301,18 @@ def test_output_array_and_overlap():
     np.testing.assert_allclose(y, want)
 
 
+def test_argument_types():
+    # numpy scalars and 0-d arrays for cval, arrays for sigma and size, a
+    # numpy integer radius: as scipy takes them.
+    x = np.random.default_rng(8).standard_normal((6, 7))
+    for cval in [np.float32(2.5), np.array(2.5), 2]:
+        np.testing.assert_allclose(ndconv.correlate(x, np.ones((2, 3)), mode="constant", cval=cval),
+                                   ndi.correlate(x, np.ones((2, 3)), mode="constant", cval=cval), atol=1e-12)
+    np.testing.assert_allclose(ndconv.gaussian_filter(x, np.array([1.0, 2.0]), radius=np.int64(3)),
+                               ndi.gaussian_filter(x, np.array([1.0, 2.0]), radius=np.int64(3)), atol=1e-12)
+    np.testing.assert_allclose(ndconv.uniform_filter(x, np.array([2, 3]), output="float32"),
+                               ndi.uniform_filter(x, np.array([2, 3]), output="float32"), atol=1e-6)
+
+
 def test_version():
     assert isinstance(ndconv.__version__, str) and ndconv.__version__
