@@ -1,22 +1,57 @@
-"""ndconv for numpy: scipy.ndimage's correlate, convolve and filters on
-ndconv's engines (CPU, CUDA, OpenCL), with scipy's signatures and defaults.
+"""ndconv for numpy: scipy.ndimage's filter API (correlate, convolve,
+correlate1d, convolve1d, gaussian_filter, gaussian_filter1d,
+gaussian_laplace, gaussian_gradient_magnitude, generic_laplace,
+generic_gradient_magnitude, uniform_filter, uniform_filter1d, sobel,
+prewitt, laplace) on ndconv's engines (CPU, CUDA, OpenCL), with scipy
+1.10's signatures and defaults and scipy 1.11's ``axes=`` for
+gaussian_filter and uniform_filter.
 
-Every function takes ``device=`` ('auto', 'cpu', 'cuda', 'cuda:N', 'opencl',
-'opencl:P:D') and ``method=`` ('auto', 'direct', 'separable', 'fft') beside
+Every function takes, as keywords, ``integer=`` ('round' or 'scipy'),
+``device=`` ('auto', 'cpu', 'cuda', 'cuda:N', 'opencl', 'opencl:P:D'),
+``method=`` ('auto', 'direct', 'separable', 'fft') and ``workers=`` beside
 scipy's arguments. Arrays go to the engines without copies when they are
 C-contiguous and in native byte order; other layouts are copied once, and an
 output sharing memory with the input is filled through a temporary. Every
-numeric dtype scipy filters is taken (uint8 … uint64, int8 … int64, float16,
-float32, float64) and, for correlate and convolve (1-D and N-D), complex64
-and complex128 data and weights (correlation conjugates complex weights, as
-scipy 1.10 and numpy.correlate do). Results agree with scipy.ndimage except that integer
-outputs round half to even and saturate (OpenCV's rule) where scipy wraps.
+numeric dtype is taken (bool, uint8 … uint64, int8 … int64, float16,
+float32, float64, complex64, complex128; correlation conjugates complex
+weights, as scipy 1.10 and numpy.correlate do). A real output dtype asked
+for complex data is promoted to complex with a UserWarning, as scipy does.
+Empty arrays and zero-length axes give scipy's empty results.
 
-Errors raise ValueError (an invalid or unsupported request, a 0-d input, a
-closed Plan) or RuntimeError (anything else, such as an unavailable device or
-an internal error the C API recovered) with the message the ndconv CLI
-prints. Plans are cached: repeated calls with the same shapes, dtypes,
-weights and options reuse the prepared plan and its device context.
+Where results differ from scipy.ndimage:
+
+- float64 data computes in float64 with a fused multiply-add per tap: it
+  differs from scipy by that rounding only (about 1e-16 relative). float32
+  (and smaller) data computes in float32, as CuPy does, and differs by
+  float32 rounding.
+- Integer outputs round half to even and saturate (OpenCV's rule, what
+  scipy#8757 asks for) with the default ``integer='round'``; scipy
+  truncates toward zero and wraps. ``integer='scipy'`` gives scipy 1.10's
+  integer results bit for bit: every 1-D pass computed in float64 and
+  stored as scipy's C cast stores it, the separable filters' intermediates
+  in the output dtype, and scipy's own loops replayed in float64 where the
+  order of the sums decides a truncation (weights that are not integers).
+  It changes nothing for float or complex outputs.
+- The separable filters (gaussian_filter, uniform_filter, sobel, prewitt,
+  laplace) run as one fused plan where they can and round once at the end
+  (scipy rounds into the output dtype after every 1-D pass). A sequence of
+  modes, mode 'constant' with a nonzero cval over several axes, complex
+  data, ``integer='scipy'`` with an integer output and orders above 2 run
+  scipy's own sequence of 1-D passes instead. gaussian_laplace and
+  gaussian_gradient_magnitude are scipy's compositions of gaussian_filter.
+- correlate and convolve take weights with fewer axes than the input (they
+  span ``axes``, default the first ones), where scipy needs one weights
+  axis per input axis, and ``extent='valid'|'full'``; they follow the
+  reflect rule where scipy 1.10's N-D correlate maps a kernel that
+  overhangs an axis by more than about three lengths wrongly.
+
+Errors raise ArgumentError (an invalid or unsupported request or argument;
+a ValueError, and a RuntimeError too, as scipy raises RuntimeError for some
+of the same mistakes) or RuntimeError (anything else, such as an
+unavailable device or an internal error the C API recovered) with the
+message the ndconv CLI prints. Plans are cached: repeated calls with the
+same shapes, dtypes, weights and options reuse the prepared plan and its
+device context.
 """
 import collections
 import ctypes

@@ -1,39 +1,6 @@
-"""scipy.ndimage's filter API (scipy 1.10's signatures, with scipy 1.11's
-``axes=`` for gaussian_filter and uniform_filter) over ndconv's engines.
-
-Every function takes scipy's arguments and, as keywords, ``integer=``
-('round' or 'scipy'), ``device=``, ``method=`` and ``workers=``.
-
-How results differ from scipy.ndimage:
-
-- float64 data computes in float64 with a fused multiply-add per tap, so
-  results differ from scipy's by that rounding only (about 1e-16
-  relative); float32 (and smaller) data computes in float32, as CuPy
-  does, and differs by float32 rounding.
-- Integer outputs round half to even and saturate (OpenCV's rule, what
-  scipy#8757 asks for) with the default ``integer='round'``; scipy
-  truncates toward zero and wraps. ``integer='scipy'`` gives scipy 1.10's
-  integer results exactly: every 1-D pass is computed in float64 and cast
-  as scipy's C code casts (truncation toward zero, wrapping), the
-  intermediate arrays of the separable filters are stored in the output
-  dtype as scipy stores them, and uniform filters keep scipy's running
-  sum. It changes nothing for float or complex outputs.
-- The separable filters (gaussian_filter, uniform_filter, sobel, prewitt,
-  laplace, gaussian_laplace, gaussian_gradient_magnitude) run as one fused
-  plan where they can and round once at the end (scipy rounds into the
-  output dtype after every 1-D pass). A sequence of modes (one per axis),
-  mode 'constant' with a nonzero cval on more than one axis, complex data,
-  ``radius=`` and ``integer='scipy'`` with an integer output run scipy's
-  own sequence of 1-D passes instead, so that their borders are scipy's.
-- correlate and convolve take weights with fewer axes than the input (the
-  weights span ``axes``, default the first ones) where scipy needs one
-  weights axis per input axis, and follow DESIGN.md's reflect rule where
-  scipy 1.10's N-D correlate maps a kernel that overhangs an axis by more
-  than about three lengths wrongly.
-- A real output dtype asked for complex data is promoted to complex with a
-  UserWarning, as scipy does. Empty arrays and zero-length axes give empty
-  results, as scipy's.
-"""
+"""scipy.ndimage's filter API over ndconv's engines: the functions the
+package exports. How their results differ from scipy's, and what
+``integer=`` does, is in the package docstring (help(ndconv))."""
 import functools
 import numbers
 import warnings
@@ -377,8 +344,8 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, a
     first weights.ndim axes; scipy needs weights.ndim == input.ndim);
     ``extent`` 'valid' or 'full' gives scipy.signal's output sizes. Complex
     data or weights give a complex output (weights conjugated, as scipy
-    and numpy.correlate do). See the module notes for how results differ
-    from scipy's and for ``integer``."""
+    and numpy.correlate do). See help(ndconv) for how results differ from
+    scipy's and for ``integer``."""
     return _nd("correlate", input, weights, output, mode, cval, origin, axes, extent, integer, device, method,
                workers)
 
@@ -503,7 +470,7 @@ def _gaussian_weights(sigma, order, truncate, radius):
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
                       *, radius=None, integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.gaussian_filter1d: a correlate1d with scipy's
-    derivative-of-Gaussian weights (see the module notes)."""
+    derivative-of-Gaussian weights (see help(ndconv))."""
     return correlate1d(input, _gaussian_weights(sigma, order, truncate, radius), axis, output, mode, cval, 0,
                        integer=integer, device=device, method=method, workers=workers)
 
@@ -547,7 +514,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     """scipy.ndimage.gaussian_filter, with scipy 1.11's ``axes``: sigma,
     order, mode and radius may be given per axis (of ``axes``). One fused
     separable plan where it can (rounded once at the end; scipy rounds
-    into the output dtype after every axis); see the module notes."""
+    into the output dtype after every axis); see help(ndconv)."""
     scipy_int = _scipy_rule(integer)
     x = np.asarray(input)
     out, odt = _get_output(output, x)
@@ -643,7 +610,7 @@ def _uniform_origin(size, origin):
 
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
                      *, integer="round", device="auto", method="auto", workers=0):
-    """scipy.ndimage.uniform_filter1d (see the module notes)."""
+    """scipy.ndimage.uniform_filter1d (see help(ndconv))."""
     scipy_int = _scipy_rule(integer)
     x = np.asarray(input)
     if x.ndim == 0:
@@ -667,7 +634,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0,
                    *, axes=None, integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.uniform_filter, with scipy 1.11's ``axes``; size, mode
-    and origin may be given per axis (see the module notes)."""
+    and origin may be given per axis (see help(ndconv))."""
     scipy_int = _scipy_rule(integer)
     x = np.asarray(input)
     out, odt = _get_output(output, x, complex_output=x.dtype.kind == "c")
@@ -723,13 +690,13 @@ def _derivative(name, smooth, input, axis, output, mode, cval, integer, device, 
 
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0,
           *, integer="round", device="auto", method="auto", workers=0):
-    """scipy.ndimage.sobel; mode may be given per axis (see the module notes)."""
+    """scipy.ndimage.sobel; mode may be given per axis (see help(ndconv))."""
     return _derivative("sobel", [1, 2, 1], input, axis, output, mode, cval, integer, device, method, workers)
 
 
 def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0,
             *, integer="round", device="auto", method="auto", workers=0):
-    """scipy.ndimage.prewitt; mode may be given per axis (see the module notes)."""
+    """scipy.ndimage.prewitt; mode may be given per axis (see help(ndconv))."""
     return _derivative("prewitt", [1, 1, 1], input, axis, output, mode, cval, integer, device, method, workers)
 
 
@@ -803,7 +770,7 @@ def _laplacian(named, derivative2, x, output, mode, cval, scipy_int, device, met
 
 def laplace(input, output=None, mode="reflect", cval=0.0, *, integer="round", device="auto", method="auto",
             workers=0):
-    """scipy.ndimage.laplace; mode may be given per axis (see the module notes)."""
+    """scipy.ndimage.laplace; mode may be given per axis (see help(ndconv))."""
     scipy_int = _scipy_rule(integer)
     integer = "scipy" if scipy_int else "round"
 
@@ -825,7 +792,7 @@ def _gaussian_kw(kwargs):
 def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, integer="round", device="auto",
                      method="auto", workers=0, **kwargs):
     """scipy.ndimage.gaussian_laplace (kwargs: gaussian_filter's truncate,
-    radius); mode may be given per axis (see the module notes)."""
+    radius); mode may be given per axis (see help(ndconv))."""
     _gaussian_kw(kwargs)
     scipy_int = _scipy_rule(integer)
     x = np.asarray(input)
@@ -846,7 +813,7 @@ def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, int
 def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *, integer="round",
                                 device="auto", method="auto", workers=0, **kwargs):
     """scipy.ndimage.gaussian_gradient_magnitude (kwargs: gaussian_filter's
-    truncate, radius); mode may be given per axis (see the module notes)."""
+    truncate, radius); mode may be given per axis (see help(ndconv))."""
     _gaussian_kw(kwargs)
     scipy_int = _scipy_rule(integer)
     x = np.asarray(input)

@@ -286,6 +286,17 @@ def test_empty(name, call, shape):
         assert got.shape == want.shape and got.dtype == want.dtype, (name, shape, dt)
 
 
+@pytest.mark.parametrize("shape", [(0,), (3, 0), (0, 5)])
+def test_empty_plan(shape):
+    # The library itself (through the C API, no Python shortcut) gives an
+    # empty result for kernels and named filters.
+    for kw in [dict(weights=np.ones(2)), dict(filter="gaussian:sigma=1"), dict(filter="sobel:axis=0"),
+               dict(filter="uniform:size=3")]:
+        p = ndconv.Plan("correlate", shape, "float64", **kw)
+        assert p(np.zeros(shape)).shape == shape
+        p.close()
+
+
 def test_output_array_and_overlap():
     rng = np.random.default_rng(9)
     x = rng.integers(0, 200, size=(10, 11)).astype(np.int16)
