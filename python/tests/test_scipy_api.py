@@ -16,7 +16,7 @@ import ndconv
 
 CASES = int(os.environ.get("NDCONV_SCIPY_CASES", "40"))
 MODES = ["reflect", "mirror", "nearest", "wrap", "constant", "grid-wrap", "grid-constant", "grid-mirror"]
-INTS = ["uint8", "int8", "uint16", "int16", "int32", "uint32", "int64"]
+INTS = ["uint8", "int8", "uint16", "int16", "int32", "uint32", "int64", "uint64"]
 
 
 def rand_int(rng, shape, dtype):
