@@ -1,22 +1,57 @@
-"""ndconv for numpy: scipy.ndimage's correlate, convolve and filters on
-ndconv's engines (CPU, CUDA, OpenCL), with scipy's signatures and defaults.
+"""ndconv for numpy: scipy.ndimage's filter API (correlate, convolve,
+correlate1d, convolve1d, gaussian_filter, gaussian_filter1d,
+gaussian_laplace, gaussian_gradient_magnitude, generic_laplace,
+generic_gradient_magnitude, uniform_filter, uniform_filter1d, sobel,
+prewitt, laplace) on ndconv's engines (CPU, CUDA, OpenCL), with scipy
+1.10's signatures and defaults and scipy 1.11's ``axes=`` for
+gaussian_filter and uniform_filter.
 
-Every function takes ``device=`` ('auto', 'cpu', 'cuda', 'cuda:N', 'opencl',
-'opencl:P:D') and ``method=`` ('auto', 'direct', 'separable', 'fft') beside
+Every function takes, as keywords, ``integer=`` ('round' or 'scipy'),
+``device=`` ('auto', 'cpu', 'cuda', 'cuda:N', 'opencl', 'opencl:P:D'),
+``method=`` ('auto', 'direct', 'separable', 'fft') and ``workers=`` beside
 scipy's arguments. Arrays go to the engines without copies when they are
 C-contiguous and in native byte order; other layouts are copied once, and an
 output sharing memory with the input is filled through a temporary. Every
-numeric dtype scipy filters is taken (uint8 … uint64, int8 … int64, float16,
-float32, float64) and, for correlate and convolve (1-D and N-D), complex64
-and complex128 data and weights (correlation conjugates complex weights, as
-scipy 1.10 and numpy.correlate do). Results agree with scipy.ndimage except that integer
-outputs round half to even and saturate (OpenCV's rule) where scipy wraps.
+numeric dtype is taken (bool, uint8 … uint64, int8 … int64, float16,
+float32, float64, complex64, complex128; correlation conjugates complex
+weights, as scipy 1.10 and numpy.correlate do). A real output dtype asked
+for complex data is promoted to complex with a UserWarning, as scipy does.
+Empty arrays and zero-length axes give scipy's empty results.
 
-Errors raise ValueError (an invalid or unsupported request, a 0-d input, a
-closed Plan) or RuntimeError (anything else, such as an unavailable device or
-an internal error the C API recovered) with the message the ndconv CLI
-prints. Plans are cached: repeated calls with the same shapes, dtypes,
-weights and options reuse the prepared plan and its device context.
+Where results differ from scipy.ndimage:
+
+- float64 data computes in float64 with a fused multiply-add per tap: it
+  differs from scipy by that rounding only (about 1e-16 relative). float32
+  (and smaller) data computes in float32, as CuPy does, and differs by
+  float32 rounding.
+- Integer outputs round half to even and saturate (OpenCV's rule, what
+  scipy#8757 asks for) with the default ``integer='round'``; scipy
+  truncates toward zero and wraps. ``integer='scipy'`` gives scipy 1.10's
+  integer results bit for bit: every 1-D pass computed in float64 and
+  stored as scipy's C cast stores it, the separable filters' intermediates
+  in the output dtype, and scipy's own loops replayed in float64 where the
+  order of the sums decides a truncation (weights that are not integers).
+  It changes nothing for float or complex outputs.
+- The separable filters (gaussian_filter, uniform_filter, sobel, prewitt,
+  laplace) run as one fused plan where they can and round once at the end
+  (scipy rounds into the output dtype after every 1-D pass). A sequence of
+  modes, mode 'constant' with a nonzero cval over several axes, complex
+  data, ``integer='scipy'`` with an integer output and orders above 2 run
+  scipy's own sequence of 1-D passes instead. gaussian_laplace and
+  gaussian_gradient_magnitude are scipy's compositions of gaussian_filter.
+- correlate and convolve take weights with fewer axes than the input (they
+  span ``axes``, default the first ones), where scipy needs one weights
+  axis per input axis, and ``extent='valid'|'full'``; they follow the
+  reflect rule where scipy 1.10's N-D correlate maps a kernel that
+  overhangs an axis by more than about three lengths wrongly.
+
+Errors raise ArgumentError (an invalid or unsupported request or argument;
+a ValueError, and a RuntimeError too, as scipy raises RuntimeError for some
+of the same mistakes) or RuntimeError (anything else, such as an
+unavailable device or an internal error the C API recovered) with the
+message the ndconv CLI prints. Plans are cached: repeated calls with the
+same shapes, dtypes, weights and options reuse the prepared plan and its
+device context.
 """
 import collections
 import ctypes
@@ -26,11 +61,21 @@ import threading
 
 import numpy as np
 
-__all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter",
-           "uniform_filter", "sobel", "prewitt", "laplace", "Plan", "library_path"]
+__all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter", "gaussian_filter1d",
+           "gaussian_laplace", "gaussian_gradient_magnitude", "generic_laplace", "generic_gradient_magnitude",
+           "uniform_filter", "uniform_filter1d", "sobel", "prewitt", "laplace", "Plan", "ArgumentError",
+           "library_path"]
+
+try:
+    from ._version import version as __version__
+except ImportError:  # a source tree (install.sh, PYTHONPATH=python): setup.py writes _version.py
+    __version__ = "0.0.0+source"
 
 _DTYPES = {"uint8", "int8", "uint16", "int16", "uint32", "int32", "uint64", "int64",
            "float16", "float32", "float64", "complex64", "complex128"}
+# The same dtypes in native byte order (a set lookup costs far less than
+# dtype.name).
+_NATIVE = frozenset(np.dtype(n) for n in _DTYPES)
 
 
 def library_path():
@@ -62,13 +107,31 @@ def _load():
 
 _lib = _load()
 _ERRLEN = 1024
+_tls = threading.local()
+
+
+def _errbuf():
+    """This thread's error buffer (one per call would cost more than a
+    small filter)."""
+    b = getattr(_tls, "errbuf", None)
+    if b is None:
+        b = _tls.errbuf = ctypes.create_string_buffer(_ERRLEN)
+    return b
+
+
+class ArgumentError(ValueError, RuntimeError):
+    """An invalid or unsupported argument. It is a ValueError, as ndconv's
+    argument errors always were, and a RuntimeError too, because
+    scipy.ndimage raises RuntimeError for several of the same mistakes
+    (an unknown mode, a sequence of modes where one is needed, a wrong
+    output shape): code written against either catches it."""
 
 
 def _check(code, errbuf):
     if code == 0:
         return
     msg = errbuf.value.decode("utf-8", "replace")
-    raise (ValueError if code == 1 else RuntimeError)(msg)
+    raise (ArgumentError if code == 1 else RuntimeError)(msg)
 
 
 def _jfloat(v):
@@ -112,7 +175,7 @@ class Plan:
                "cval_imag": _jfloat(np.imag(cval)),
                "axes": None if axes is None else [int(a) for a in np.atleast_1d(axes)],
                "mode": extent, "device": device, "method": method, "workers": int(workers)}
-        origin = [int(o) for o in np.atleast_1d(origin)]
+        origin = [int(o) for o in np.atleast_1d(0 if origin is None else origin)]
         req["origin"] = None if origin == [0] else origin
         if filter is not None:
             req["filter"] = filter
@@ -126,7 +189,7 @@ class Plan:
             wdt = np.complex128 if any(np.iscomplexobj(k) for k in ks) else np.float64
             ks = [np.asarray(k, dtype=wdt) for k in ks]
             if not ks or any(k.shape != ks[0].shape for k in ks):
-                raise ValueError("invalid kernel: give one array of weights, or a list of arrays of one shape")
+                raise ArgumentError("invalid kernel: give one array of weights, or a list of arrays of one shape")
             req.update(kernel_shape=list(ks[0].shape), nkernels=len(ks), complex_weights=wdt == np.complex128)
             # Complex weights travel as pairs of float64 (their memory).
             w = np.ascontiguousarray(np.concatenate([k.ravel() for k in ks])).view(np.float64)
@@ -152,21 +215,32 @@ class Plan:
             raise ValueError("invalid plan: it is closed")
         x = _native(input)
         if x.shape != self.input_shape or x.dtype != self.input_dtype:
-            raise ValueError("invalid input: %s %s does not match the plan's %s %s"
+            raise ArgumentError("invalid input: %s %s does not match the plan's %s %s"
                              % (x.dtype, x.shape, self.input_dtype, self.input_shape))
-        if isinstance(output, np.ndarray) and output.shape != self.shape:
-            raise ValueError("invalid output: shape %s, the result has %s" % (output.shape, self.shape))
+        if not isinstance(output, np.ndarray):
+            output = None
+        elif output.shape != self.shape:
+            raise ArgumentError("invalid output: shape %s, the result has %s" % (output.shape, self.shape))
+        return self._exec(x, output)
+
+    def _exec(self, x, output):
+        """Filters x (C-contiguous, native, the plan's shape and dtype)
+        into output (an array of the result's shape, or None)."""
+        handle = self._handle
+        if handle is None:
+            raise ValueError("invalid plan: it is closed")
         # An output sharing memory with the input goes through a temporary
         # (the engines would read what they had written); may_share_memory
         # compares bounds, cheap and never a false "no".
-        direct = (isinstance(output, np.ndarray) and output.dtype == self.dtype and output.flags.c_contiguous
+        direct = (output is not None and output.dtype == self.dtype and output.flags.c_contiguous
                   and output.flags.writeable and output.dtype.isnative and not np.may_share_memory(output, x))
         out = output if direct else np.empty(self.shape, self.dtype)
-        errbuf = ctypes.create_string_buffer(_ERRLEN)
+        errbuf = _errbuf()
         code = _lib.ndconv_plan_execute(handle, x.ctypes.data, x.nbytes, out.ctypes.data, out.nbytes,
                                         errbuf, _ERRLEN)
-        _check(code, errbuf)
-        if isinstance(output, np.ndarray) and not direct:
+        if code:
+            _check(code, errbuf)
+        if output is not None and not direct:
             output[...] = out
             return output
         return out
@@ -197,9 +271,11 @@ class Plan:
 def _native(a):
     """a as a C-contiguous array in native byte order (a itself when it is)."""
     a = np.asarray(a)
+    if a.dtype in _NATIVE and a.flags.c_contiguous and a.ndim:
+        return a
     if a.ndim == 0:
         # As scipy.ndimage and the CLI (np.ascontiguousarray would make it 1-D).
-        raise ValueError("invalid shape: a 0-D array has no axis to filter")
+        raise ArgumentError("invalid shape: a 0-D array has no axis to filter")
     if not a.dtype.isnative:
         a = a.astype(a.dtype.newbyteorder("="))
     if a.dtype.name not in _DTYPES:
@@ -227,136 +303,7 @@ def _plan(key, make):
     return p
 
 
-def _output_dtype(output):
-    if output is None:
-        return None
-    if isinstance(output, np.ndarray):
-        return output.dtype
-    return np.dtype(output)
-
-
-def _run(op, input, output, kind, payload, **opts):
-    x = _native(input)
-    if x.dtype.name not in _DTYPES:
-        raise ValueError('unsupported dtype "%s" (supported: %s)' % (x.dtype, ", ".join(sorted(_DTYPES))))
-    odt = _output_dtype(output)
-    kw = dict(output_dtype=odt, **opts)
-    if kind == "weights":
-        key = (op, x.shape, x.dtype.str, kind, payload.shape, payload.tobytes(), str(odt), repr(sorted(kw.items())))
-        p = _plan(key, lambda: Plan(op, x.shape, x.dtype, weights=payload, **kw))
-    else:
-        key = (op, x.shape, x.dtype.str, kind, payload, str(odt), repr(sorted(kw.items())))
-        p = _plan(key, lambda: Plan(op, x.shape, x.dtype, filter=payload, **kw))
-    return p(x, output if isinstance(output, np.ndarray) else None)
-
-
-def _weights(weights):
-    w = np.asarray(weights)
-    w = w.astype(np.complex128 if np.iscomplexobj(w) else np.float64, copy=False)
-    if w.ndim == 0:
-        raise ValueError("invalid kernel: a 0-D array is not a kernel")
-    return np.ascontiguousarray(w)
-
-
-def _nd(op, input, weights, output, mode, cval, origin, axes, extent, device, method, workers):
-    return _run(op, input, output, "weights", _weights(weights), mode=mode, cval=cval, origin=origin,
-                axes=axes, extent=extent, device=device, method=method, workers=workers)
-
-
-def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
-              *, extent="same", device="auto", method="auto", workers=0):
-    """scipy.ndimage.correlate. ``weights`` spans ``axes`` (default the
-    first weights.ndim axes); ``extent`` 'valid' or 'full' gives
-    scipy.signal's output sizes."""
-    return _nd("correlate", input, weights, output, mode, cval, origin, axes, extent, device, method, workers)
-
-
-def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
-             *, extent="same", device="auto", method="auto", workers=0):
-    """scipy.ndimage.convolve (see correlate)."""
-    return _nd("convolve", input, weights, output, mode, cval, origin, axes, extent, device, method, workers)
-
-
-def _axis(axis, ndim):
-    if not -ndim <= axis < ndim:
-        raise ValueError("invalid axes: axis %d is out of range for a %d-D input" % (axis, ndim))
-    return axis % ndim
-
-
-def _1d(op, input, weights, axis, output, mode, cval, origin, device, method, workers):
-    w = _weights(weights)
-    if w.ndim != 1:
-        raise ValueError("invalid kernel: %s1d takes 1-D weights, not %d-D" % (op, w.ndim))
-    return _run(op, input, output, "weights", w, mode=mode, cval=cval, origin=int(origin),
-                axes=[_axis(axis, np.ndim(input))], device=device, method=method, workers=workers)
-
-
-def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
-                *, device="auto", method="auto", workers=0):
-    """scipy.ndimage.correlate1d."""
-    return _1d("correlate", input, weights, axis, output, mode, cval, origin, device, method, workers)
-
-
-def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
-               *, device="auto", method="auto", workers=0):
-    """scipy.ndimage.convolve1d."""
-    return _1d("convolve", input, weights, axis, output, mode, cval, origin, device, method, workers)
-
-
-def _per_axis(v, kind=float):
-    return "x".join(repr(kind(s)) for s in np.atleast_1d(v))
-
-
-def _filter_axes(input, axes):
-    if axes is None:
-        return None
-    return [_axis(a, np.ndim(input)) for a in np.atleast_1d(axes)]
-
-
-def _check_mode(mode):
-    if not isinstance(mode, str):
-        raise ValueError("unsupported mode %r: one border mode for every axis" % (mode,))
-    return mode
-
-
-def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
-                    *, radius=None, axes=None, device="auto", method="auto", workers=0):
-    """scipy.ndimage.gaussian_filter: one separable kernel, rounded once at
-    the end (scipy rounds into the output dtype after every axis)."""
-    if radius is not None:
-        r, s = np.atleast_1d(radius), np.atleast_1d(sigma).astype(float)
-        if r.size != 1 or s.size != 1 or s[0] <= 0:
-            raise ValueError("unsupported radius %r: one radius with one sigma" % (radius,))
-        truncate = float(r[0]) / s[0]
-    spec = "gaussian:sigma=%s,order=%s,truncate=%r" % (_per_axis(sigma), _per_axis(order, int), float(truncate))
-    return _run("correlate", input, output, "filter", spec, mode=_check_mode(mode), cval=cval,
-                axes=_filter_axes(input, axes), device=device, method=method, workers=workers)
-
-
-def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0,
-                   *, axes=None, device="auto", method="auto", workers=0):
-    """scipy.ndimage.uniform_filter."""
-    return _run("correlate", input, output, "filter", "uniform:size=%s" % _per_axis(size, int),
-                mode=_check_mode(mode), cval=cval, origin=origin, axes=_filter_axes(input, axes),
-                device=device, method=method, workers=workers)
-
-
-def _derivative(name, input, axis, output, mode, cval, device, method, workers):
-    return _run("correlate", input, output, "filter", "%s:axis=%d" % (name, _axis(axis, np.ndim(input))),
-                mode=_check_mode(mode), cval=cval, device=device, method=method, workers=workers)
-
-
-def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, device="auto", method="auto", workers=0):
-    """scipy.ndimage.sobel."""
-    return _derivative("sobel", input, axis, output, mode, cval, device, method, workers)
-
-
-def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, device="auto", method="auto", workers=0):
-    """scipy.ndimage.prewitt."""
-    return _derivative("prewitt", input, axis, output, mode, cval, device, method, workers)
-
-
-def laplace(input, output=None, mode="reflect", cval=0.0, *, device="auto", method="auto", workers=0):
-    """scipy.ndimage.laplace."""
-    return _run("correlate", input, output, "filter", "laplace", mode=_check_mode(mode), cval=cval,
-                device=device, method=method, workers=workers)
+from ._filters import (correlate, convolve, correlate1d, convolve1d, gaussian_filter,  # noqa: E402
+                       gaussian_filter1d, gaussian_laplace, gaussian_gradient_magnitude,
+                       generic_laplace, generic_gradient_magnitude, uniform_filter, uniform_filter1d,
+                       sobel, prewitt, laplace)

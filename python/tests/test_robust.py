@@ -200,16 +200,20 @@ def test_nan_cval_integer_and_complex():
 
 def test_0d_input_refused():
     # scipy refuses a 0-d input with a kernel of any axis (and the CLI
-    # refuses it); it was filtered as shape (1,).
+    # refuses it); it was filtered as shape (1,). The filters without a
+    # kernel axis (gaussian_filter, uniform_filter, laplace) return it, as
+    # scipy's do.
     x = np.array(3.0)
     for call in [lambda: ndconv.correlate(x, [1.0, 2.0]), lambda: ndconv.convolve(x, [1.0]),
-                 lambda: ndconv.gaussian_filter(x, 1.0), lambda: ndconv.uniform_filter(x, 3),
-                 lambda: ndconv.laplace(x), lambda: ndconv.correlate1d(x, [1.0]), lambda: ndconv.sobel(x),
+                 lambda: ndconv.correlate1d(x, [1.0]), lambda: ndconv.sobel(x),
                  lambda: ndconv.Plan("correlate", (), "float64", weights=np.ones(1))]:
         with pytest.raises(ValueError) as info:
             call()
         msg = str(info.value)
         assert "0-D" in msg or "out of range for a 0-D input" in msg or "kernel cannot filter" in msg, msg
+    for f, g in [(ndconv.gaussian_filter, ndi.gaussian_filter), (ndconv.uniform_filter, ndi.uniform_filter)]:
+        assert f(x, 1.0) == g(x, 1.0)
+    assert ndconv.laplace(x) == ndi.laplace(x)
 
 
 def test_failed_plan_is_quiet(monkeypatch):

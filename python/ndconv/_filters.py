@@ -1,0 +1,829 @@
+"""scipy.ndimage's filter API over ndconv's engines: the functions the
+package exports. How their results differ from scipy's, and what
+``integer=`` does, is in the package docstring (help(ndconv))."""
+import functools
+import numbers
+import warnings
+from collections.abc import Iterable
+
+import numpy as np
+
+from . import ArgumentError, Plan, _DTYPES, _NATIVE, _plan
+
+_SCIPY_MODES = ("reflect", "grid-mirror", "mirror", "nearest", "wrap", "grid-wrap", "constant", "grid-constant")
+_CONSTANT = ("constant", "grid-constant")
+_F64 = np.dtype(np.float64)
+
+
+# ---------------------------------------------------------------- helpers
+
+
+def _scipy_rule(integer):
+    if integer == "round":
+        return False
+    if integer == "scipy":
+        return True
+    raise ArgumentError("unsupported integer %r (supported: 'round', 'scipy')" % (integer,))
+
+
+def _normalize_sequence(value, rank):
+    """scipy's _ni_support._normalize_sequence."""
+    if value is None or type(value) in (int, float, str):
+        return [value] * rank
+    if not isinstance(value, str) and isinstance(value, Iterable):
+        normalized = list(value)
+        if len(normalized) != rank:
+            raise ArgumentError("sequence argument must have length equal to input rank")
+        return normalized
+    return [value] * rank
+
+
+def _get_output(output, input, shape=None, complex_output=False):
+    """scipy's _ni_support._get_output, without allocating: (the output
+    array or None, the output dtype)."""
+    if shape is None:
+        shape = input.shape
+    if output is None:
+        if complex_output:
+            return None, np.promote_types(input.dtype, np.complex64)
+        return None, input.dtype
+    if isinstance(output, np.ndarray):
+        if output.shape != tuple(shape):
+            raise ArgumentError("invalid output: shape %s, the result has %s (output shape not correct)"
+                                % (output.shape, tuple(shape)))
+        if complex_output and output.dtype.kind != "c":
+            raise ArgumentError("output must have complex dtype")
+        return output, output.dtype
+    if isinstance(output, str):
+        dt = np.dtype(np.sctypeDict.get(output, output))
+        if complex_output and dt.kind != "c":
+            raise ArgumentError("output must have complex dtype")
+        return None, dt
+    dt = np.dtype(output)
+    if complex_output and dt.kind != "c":
+        warnings.warn("promoting specified output dtype to complex", UserWarning, stacklevel=4)
+        dt = np.promote_types(dt, np.complex64)
+    return None, dt
+
+
+def _deliver(result, out):
+    """result, written into the caller's output array where there is one."""
+    if out is None or result is out:
+        return result
+    out[...] = result
+    return out
+
+
+def _empty(out, dt, shape):
+    return out if out is not None else np.zeros(shape, dt)
+
+
+def _axis(axis, ndim):
+    if not isinstance(axis, (numbers.Integral, np.integer)):
+        raise ArgumentError("invalid axis %r: an integer" % (axis,))
+    if not -ndim <= axis < ndim:
+        # An AxisError (a ValueError and an IndexError), as scipy raises.
+        raise np.AxisError("invalid axes: axis %d is out of range for a %d-D input" % (axis, ndim))
+    return int(axis) % ndim
+
+
+def _check_axes(axes, ndim):
+    """scipy 1.11's axes: None (every axis), an int or a sequence of
+    distinct ints; negative ones count from the end."""
+    if axes is None:
+        return tuple(range(ndim))
+    if np.isscalar(axes):
+        axes = (axes,)
+    axes = tuple(_axis(a, ndim) for a in axes)
+    if len(set(axes)) != len(axes):
+        raise ArgumentError("axes must be unique")
+    return axes
+
+
+def _mode_name(mode):
+    if not isinstance(mode, str):
+        raise ArgumentError("boundary mode not supported: %r (one mode here; a sequence of modes is only "
+                            "taken by the separable filters)" % (mode,))
+    return mode
+
+
+def _cast_scipy(a, dt):
+    """a (float64) as scipy's C code stores it into dtype dt,
+    ``(type)value`` compiled for x86-64: truncation toward zero through
+    cvttsd2si (32-bit for types narrower than uint32, 64-bit for uint32 and
+    int64, and for uint64 values from 2^63 the conversion of value − 2^63
+    with the top bit set), whose out-of-range and NaN result is the
+    register's minimum, then the low bits kept (wrapping). numpy's own
+    astype does not do this for every pair (uint32 from a negative value)."""
+    if dt.kind == "b":
+        return a != 0
+    if dt.kind not in "iu":
+        return a.astype(dt)
+    with np.errstate(invalid="ignore"):
+        a = np.trunc(a)
+        if dt.itemsize < 4 or dt == np.int32:
+            ok = (a >= -2.0**31) & (a < 2.0**31)
+            t = np.where(ok, a, -2.0**31).astype(np.int64)
+        elif dt != np.uint64:
+            ok = (a >= -2.0**63) & (a < 2.0**63)
+            t = np.where(ok, a, 0.0).astype(np.int64)
+            t[~ok] = np.iinfo(np.int64).min
+        else:
+            high = a >= 2.0**63
+            b = np.where(high, a - 2.0**63, a)
+            ok = (b >= -2.0**63) & (b < 2.0**63)
+            t = np.where(ok, b, 0.0).astype(np.int64)
+            t[~ok] = np.iinfo(np.int64).min
+            t = t.view(np.uint64)
+            t[high] ^= np.uint64(1 << 63)
+    return t.astype(dt)
+
+
+def _round_saturate(a, dt):
+    """a (float64) into dt as the engines store an integer output: rounded
+    half to even, saturated, NaN as 0."""
+    if dt.kind == "b":
+        return a != 0
+    if dt.kind not in "iu":
+        return a.astype(dt)
+    info = np.iinfo(dt)
+    r = np.rint(a)
+    r[np.isnan(r)] = 0
+    hi = float(info.max) if info.bits < 64 else np.nextafter(float(info.max), 0.0)
+    np.clip(r, float(info.min), hi, out=r)
+    return r.astype(dt)
+
+
+# ------------------------------------------------------------ engine calls
+
+
+def _engine_input(x):
+    """x as the engines take it: C-contiguous, native, a supported dtype."""
+    if x.dtype in _NATIVE and x.flags.c_contiguous:
+        return x
+    if x.dtype.kind == "b":
+        x = x.view(np.uint8)
+    if not x.dtype.isnative:
+        x = x.astype(x.dtype.newbyteorder("="))
+    if x.dtype.name not in _DTYPES:
+        raise ArgumentError('unsupported dtype "%s" (supported: %s)' % (x.dtype, ", ".join(sorted(_DTYPES))))
+    if not x.flags.c_contiguous:
+        x = np.ascontiguousarray(x)
+    return x
+
+
+def _run(op, x, weights, filter, out, odt, mode, cval, origin, axes, extent, device, method, workers):
+    """One engine plan over x (cached), into out (an array or None) of
+    dtype odt; weights is a float64 or complex128 array, or None with a
+    named filter spec."""
+    if type(cval) is not float:
+        # A plain number for the cache key (a numpy scalar or 0-d array
+        # too, which would not hash).
+        cval = complex(cval) if np.iscomplexobj(cval) else float(cval)
+    if weights is not None:
+        key = (op, x.shape, x.dtype, weights.shape, weights.dtype, weights.tobytes(), odt, mode, cval, origin,
+               axes, extent, device, method, workers)
+        p = _plan(key, lambda: Plan(op, x.shape, x.dtype, weights=weights, output_dtype=odt, mode=mode,
+                                    cval=cval, origin=origin, axes=axes, extent=extent, device=device,
+                                    method=method, workers=workers))
+    else:
+        key = (op, x.shape, x.dtype, filter, odt, mode, cval, origin, axes, extent, device, method, workers)
+        p = _plan(key, lambda: Plan(op, x.shape, x.dtype, filter=filter, output_dtype=odt, mode=mode,
+                                    cval=cval, origin=origin, axes=axes, extent=extent, device=device,
+                                    method=method, workers=workers))
+    if out is not None and out.shape != p.shape:
+        raise ArgumentError("invalid output: shape %s, the result has %s" % (out.shape, p.shape))
+    return p._exec(x, out)
+
+
+def _filter(op, x, weights, filter, out, odt, mode, cval, origin, axes, scipy_int, device, method, workers,
+            extent="same"):
+    """One correlation on the engines with the output rule: with
+    integer='scipy' an integer (or bool) output is computed in float64 and
+    cast as scipy casts; a bool output is computed in float64 either way
+    (the engines have no bool)."""
+    if scipy_int and odt.kind in "iub" and weights is not None and not _exact_on_engine(x, weights):
+        # The float64 sums' order decides where a result near an integer
+        # truncates (a length-1 axis or a flat region gives Σw·v with Σw
+        # one ulp off 1): scipy's own loops, replayed in numpy.
+        return _deliver(_cast_scipy(_scipy_correlate(op, np.asarray(x), weights, mode, cval, origin, axes), odt),
+                        out)
+    x = _engine_input(x)
+    if odt.kind == "b" or (scipy_int and odt.kind in "iu"):
+        r = _run(op, x, weights, filter, None, _F64, mode, cval, origin, axes, extent, device, method, workers)
+        r = _cast_scipy(r, odt) if scipy_int else _round_saturate(r, odt)
+        return _deliver(r, out)
+    return _run(op, x, weights, filter, out, odt, mode, cval, origin, axes, extent, device, method, workers)
+
+
+def _exact_on_engine(x, w):
+    """Whether every float64 sum of x and w is exact whatever its order
+    (integer data and weights, sums below 2^53), so that the engines'
+    fused multiply-adds give scipy's float64 result bit for bit."""
+    if x.dtype.kind not in "biu" or w.dtype.kind != "f" or not np.all(np.floor(w) == w):
+        return False
+    if x.size == 0:
+        return True
+    big = max(abs(float(np.max(x))), abs(float(np.min(x))))
+    return big * float(np.sum(np.abs(w))) < 2.0**52
+
+
+def _scipy_correlate1d(x, w, axis, mode, cval, origin):
+    """scipy 1.10's NI_Correlate1D in float64, in its order of operations:
+    symmetric and antisymmetric odd kernels add (or subtract) the paired
+    samples before multiplying, other kernels sum from the last tap."""
+    n = x.shape[axis]
+    size = len(w)
+    size1 = size // 2
+    size2 = size - size1 - 1
+    e = np.moveaxis(_extend(x, axis, size1 + origin, size2 - origin, mode, cval), axis, -1)
+
+    def v(j):
+        return e[..., size1 + j:size1 + j + n]
+
+    eps = np.finfo(np.float64).eps
+    sym = 0
+    if size & 1:
+        if all(abs(w[size1 + i] - w[size1 - i]) <= eps for i in range(1, size1 + 1)):
+            sym = 1
+        elif all(abs(w[size1 + i] + w[size1 - i]) <= eps for i in range(1, size1 + 1)):
+            sym = -1
+    if sym > 0:
+        out = v(0) * w[size1]
+        for j in range(-size1, 0):
+            out = out + (v(j) + v(-j)) * w[size1 + j]
+    elif sym < 0:
+        out = v(0) * w[size1]
+        for j in range(-size1, 0):
+            out = out + (v(j) - v(-j)) * w[size1 + j]
+    else:
+        out = v(size2) * w[size1 + size2]
+        for j in range(-size1, size2):
+            out = out + v(j) * w[size1 + j]
+    return np.moveaxis(out, -1, axis)
+
+
+def _scipy_correlate(op, x, w, mode, cval, origin, axes):
+    """scipy 1.10's correlation in float64 (NI_Correlate1D for one axis,
+    NI_Correlate otherwise: a sum from 0 over the nonzero weights in C
+    order), convolution as scipy makes it a correlation."""
+    k = w.ndim
+    ax = list(range(k)) if axes is None else [a % x.ndim for a in axes]
+    origins = [int(o) for o in np.broadcast_to(np.atleast_1d(0 if origin is None else origin), (k,))]
+    if op == "convolve":
+        w = w[(slice(None, None, -1),) * k]
+        origins = [-o - (1 - n % 2) for o, n in zip(origins, w.shape)]
+    if k == 1:
+        return _scipy_correlate1d(x, w, ax[0], mode, cval, origins[0])
+    shape, org = [1] * x.ndim, [0] * x.ndim
+    for i, a in enumerate(ax):
+        shape[a], org[a] = w.shape[i], origins[i]
+    wf = np.transpose(w, np.argsort(ax)).reshape(shape)
+    e = np.asarray(x, dtype=np.float64)
+    for a in range(x.ndim):
+        s1 = shape[a] // 2 + org[a]
+        e = _extend(e, a, s1, shape[a] - 1 - s1, mode, cval)
+    out = np.zeros(x.shape)
+    for idx in zip(*np.nonzero(wf)):
+        out = out + e[tuple(slice(i, i + n) for i, n in zip(idx, x.shape))] * wf[idx]
+    return out
+
+
+def _is_complex(v):
+    """np.iscomplexobj for a scalar cval, at a fraction of its cost."""
+    if type(v) is float or type(v) is int:
+        return False
+    return np.iscomplexobj(v)
+
+
+def _weights(weights):
+    if type(weights) is np.ndarray and weights.dtype == _F64 and weights.flags.c_contiguous and weights.ndim:
+        return weights
+    w = np.asarray(weights)
+    w = w.astype(np.complex128 if np.iscomplexobj(w) else np.float64, copy=False)
+    if w.ndim == 0:
+        raise ArgumentError("invalid kernel: a 0-D array is not a kernel")
+    return np.ascontiguousarray(w)
+
+
+# ------------------------------------------------- correlate and convolve
+
+
+def _origin_key(origin):
+    if type(origin) is int:
+        return origin
+    o = tuple(int(v) for v in np.atleast_1d(origin))
+    return 0 if all(v == 0 for v in o) else (o[0] if len(o) == 1 and np.ndim(origin) == 0 else o)
+
+
+def _nd(op, input, weights, output, mode, cval, origin, axes, extent, integer, device, method, workers):
+    scipy_int = _scipy_rule(integer)
+    x = np.asarray(input)
+    w = _weights(weights)
+    if x.ndim == 0:
+        raise ArgumentError("invalid shape: a 0-D array has no axis to filter")
+    if not isinstance(mode, str):
+        raise ArgumentError("A sequence of modes is not supported")
+    out, odt = _get_output(output, x, complex_output=x.dtype.kind == "c" or w.dtype.kind == "c",
+                           shape=x.shape if extent == "same" else None if output is None else output.shape)
+    if x.dtype.kind != "c" and w.dtype.kind != "c" and _is_complex(cval):
+        raise ArgumentError("Cannot provide a complex-valued cval when the input is real.")
+    if x.size == 0 and extent == "same":
+        if w.size == 0:
+            raise ArgumentError("no filter weights given")
+        return _empty(out, odt, x.shape)
+    if axes is not None:
+        axes = tuple(int(a) for a in np.atleast_1d(axes))
+    return _filter(op, x, w, None, out, odt, mode, cval, _origin_key(origin), axes, scipy_int, device, method,
+                   workers, extent=extent)
+
+
+def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
+              *, extent="same", integer="round", device="auto", method="auto", workers=0):
+    """scipy.ndimage.correlate. ``weights`` spans ``axes`` (default the
+    first weights.ndim axes; scipy needs weights.ndim == input.ndim);
+    ``extent`` 'valid' or 'full' gives scipy.signal's output sizes. Complex
+    data or weights give a complex output (weights conjugated, as scipy
+    and numpy.correlate do). See help(ndconv) for how results differ from
+    scipy's and for ``integer``."""
+    return _nd("correlate", input, weights, output, mode, cval, origin, axes, extent, integer, device, method,
+               workers)
+
+
+def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
+             *, extent="same", integer="round", device="auto", method="auto", workers=0):
+    """scipy.ndimage.convolve (see correlate)."""
+    return _nd("convolve", input, weights, output, mode, cval, origin, axes, extent, integer, device, method,
+               workers)
+
+
+def _1d(op, input, weights, axis, output, mode, cval, origin, integer, device, method, workers):
+    scipy_int = _scipy_rule(integer)
+    x = np.asarray(input)
+    w = _weights(weights)
+    if w.ndim != 1 or w.shape[0] < 1:
+        raise ArgumentError("no filter weights given" if w.size == 0 else
+                            "invalid kernel: %s1d takes 1-D weights, not %d-D" % (op, w.ndim))
+    if x.ndim == 0:
+        _axis(axis, 0)
+    axis = _axis(axis, x.ndim)
+    out, odt = _get_output(output, x, complex_output=x.dtype.kind == "c" or w.dtype.kind == "c")
+    if x.dtype.kind != "c" and w.dtype.kind != "c" and _is_complex(cval):
+        raise ArgumentError("Cannot provide a complex-valued cval when the input is real.")
+    origin = int(origin)
+    n = len(w)
+    if origin < -(n // 2) or origin > (n - 1) // 2:
+        raise ArgumentError("Invalid origin; origin must satisfy -(len(weights) // 2) <= origin <= "
+                            "(len(weights)-1) // 2")
+    mode = _mode_name(mode)
+    if x.size == 0:
+        return _empty(out, odt, x.shape)
+    return _filter(op, x, w, None, out, odt, mode, cval, origin, (axis,), scipy_int, device, method,
+                   workers)
+
+
+def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
+                *, integer="round", device="auto", method="auto", workers=0):
+    """scipy.ndimage.correlate1d (see correlate)."""
+    return _1d("correlate", input, weights, axis, output, mode, cval, origin, integer, device, method, workers)
+
+
+def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
+               *, integer="round", device="auto", method="auto", workers=0):
+    """scipy.ndimage.convolve1d (see correlate)."""
+    return _1d("convolve", input, weights, axis, output, mode, cval, origin, integer, device, method, workers)
+
+
+# ------------------------------------------------------ separable filters
+
+
+def _fusable(x, modes, cval, npasses, scipy_int, odt):
+    """Whether a separable filter may run as one fused named-filter plan:
+    real data, one mode, scipy's result up to rounding (the borders of a
+    constant mode with a nonzero cval differ once there are several
+    passes), and not integer='scipy' with an integer output."""
+    if x.dtype.kind not in "biuf" or odt.kind not in "fiu":
+        return False
+    if any(not isinstance(m, str) or m != modes[0] for m in modes):
+        return False
+    if scipy_int and odt.kind in "iu":
+        return False
+    if npasses > 1 and modes[0] in _CONSTANT and cval != 0:
+        return False
+    return True
+
+
+def _work_dtype(odt, scipy_int):
+    """The dtype the passes of a separable filter store their
+    intermediates in: the output's (as scipy) except that an integer
+    output under integer='round' keeps float64 and rounds once at the end."""
+    if odt.kind in "iub" and not scipy_int:
+        return _F64
+    return odt
+
+
+def _finish(r, out, odt):
+    if r.dtype != odt:
+        r = _round_saturate(r, odt) if odt.kind in "iub" else r.astype(odt)
+    return _deliver(r, out)
+
+
+def _pass1d(x, w, axis, wdt, mode, cval, origin, scipy_int, device, method, workers):
+    """One 1-D correlation of the passes: x into a new array of wdt."""
+    return _filter("correlate", x, w, None, None, wdt, _mode_name(mode), cval, origin, (axis,),
+                   scipy_int, device, method, workers)
+
+
+def _gaussian_kernel1d(sigma, order, radius):
+    """scipy's _gaussian_kernel1d (the derivative-of-Gaussian weights)."""
+    if order < 0:
+        raise ArgumentError("order must be non-negative")
+    exponent_range = np.arange(order + 1)
+    sigma2 = sigma * sigma
+    x = np.arange(-radius, radius + 1)
+    phi_x = np.exp(-0.5 / sigma2 * x ** 2)
+    phi_x = phi_x / phi_x.sum()
+    if order == 0:
+        return phi_x
+    q = np.zeros(order + 1)
+    q[0] = 1
+    D = np.diag(exponent_range[1:], 1)
+    P = np.diag(np.ones(order) / -sigma2, -1)
+    Q_deriv = D + P
+    for _ in range(order):
+        q = Q_deriv.dot(q)
+    q = (x[:, None] ** exponent_range).dot(q)
+    return q * phi_x
+
+
+def _gaussian_weights(sigma, order, truncate, radius):
+    sd = float(sigma)
+    lw = int(truncate * sd + 0.5)
+    if radius is not None:
+        lw = radius
+    if not isinstance(lw, numbers.Integral) or lw < 0:
+        raise ArgumentError("Radius must be a nonnegative integer.")
+    # Correlation weights: the kernel reversed, as scipy correlates it.
+    return np.ascontiguousarray(_gaussian_kernel1d(sigma, int(order), lw)[::-1])
+
+
+def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
+                      *, radius=None, integer="round", device="auto", method="auto", workers=0):
+    """scipy.ndimage.gaussian_filter1d: a correlate1d with scipy's
+    derivative-of-Gaussian weights (see help(ndconv))."""
+    return correlate1d(input, _gaussian_weights(sigma, order, truncate, radius), axis, output, mode, cval, 0,
+                       integer=integer, device=device, method=method, workers=workers)
+
+
+def _common_truncate(axes, truncate):
+    """One truncate that gives every (sigma, radius) of axes its radius
+    (radius None: the one truncate gives), for the fused plan, whose
+    Gaussian takes one truncate for all axes; None where there is none, and
+    the filter runs as 1-D passes. Radius is int(truncate·sigma + 0.5), as
+    scipy's."""
+    truncate = float(truncate)
+    want = [int(truncate * s + 0.5) if r is None else r for s, r in axes]
+    if all(r is None for _, r in axes):
+        return truncate
+    if any(not isinstance(r, numbers.Integral) or r < 0 for r in want):
+        return None
+    lo = max((r - 0.5) / s for (s, _), r in zip(axes, want))
+    hi = min((r + 0.5) / s for (s, _), r in zip(axes, want))
+    for t in (truncate, (lo + hi) / 2):
+        if t > 0 and all(int(t * s + 0.5) == r for (s, _), r in zip(axes, want)):
+            return t
+    return None
+
+
+@functools.lru_cache(maxsize=256)
+def _gaussian_spec(sigmas, orders, radiuses, truncate):
+    """The fused plan's spec for these axes' Gaussians, or None where one
+    plan cannot give them (an order above 2, radii no one truncate gives)."""
+    t = _common_truncate(list(zip(sigmas, radiuses)), truncate)
+    if t is None or not all(isinstance(o, (int, np.integer)) and 0 <= o <= 2 for o in orders):
+        return None
+    return "gaussian:sigma=%s,order=%s,truncate=%r" % (_spec(sigmas), _spec(orders, int), t)
+
+
+def _spec(values, kind=float):
+    return "x".join(repr(kind(v)) for v in values)
+
+
+def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
+                    *, radius=None, axes=None, integer="round", device="auto", method="auto", workers=0):
+    """scipy.ndimage.gaussian_filter, with scipy 1.11's ``axes``: sigma,
+    order, mode and radius may be given per axis (of ``axes``). One fused
+    separable plan where it can (rounded once at the end; scipy rounds
+    into the output dtype after every axis); see help(ndconv)."""
+    scipy_int = _scipy_rule(integer)
+    x = np.asarray(input)
+    out, odt = _get_output(output, x)
+    axes = _check_axes(axes, x.ndim)
+    n = len(axes)
+    orders = _normalize_sequence(order, n)
+    sigmas = _normalize_sequence(sigma, n)
+    modes = _normalize_sequence(mode, n)
+    radiuses = _normalize_sequence(radius, n)
+    todo = [(axes[i], sigmas[i], orders[i], modes[i], radiuses[i]) for i in range(n) if sigmas[i] > 1e-15]
+    for m in modes:
+        _mode_name(m)
+    if x.size == 0:
+        return _empty(out, odt, x.shape)
+    if not todo:
+        return _deliver(x.astype(odt) if out is None else x, out)
+    spec = _gaussian_spec(tuple(float(s) for _, s, _, _, _ in todo), tuple(o for _, _, o, _, _ in todo),
+                          tuple(r for _, _, _, _, r in todo), float(truncate))
+    if spec is not None and _fusable(x, [m for _, _, _, m, _ in todo], cval, len(todo), scipy_int, odt):
+        return _filter("correlate", x, None, spec, out, odt, todo[0][3], cval, None, tuple(a for a, _, _, _, _ in todo),
+                       False, device, method, workers)
+    wdt = _work_dtype(odt, scipy_int)
+    r = x
+    for ax, s, o, m, rad in todo:
+        r = _pass1d(r, _gaussian_weights(s, o, truncate, rad), ax, wdt, m, cval, 0, scipy_int, device, method,
+                    workers)
+    return _finish(r, out, odt)
+
+
+def _extend(x, axis, before, after, mode, cval):
+    """x extended along axis by before and after samples as scipy's line
+    buffers extend it (the border rules of DESIGN.md §1)."""
+    n = x.shape[axis]
+    p = np.arange(-before, n + after)
+    if mode in ("reflect", "grid-mirror"):
+        q = np.mod(p, 2 * n)
+        idx = np.where(q >= n, 2 * n - 1 - q, q)
+    elif mode == "mirror":
+        if n == 1:
+            idx = np.zeros_like(p)
+        else:
+            q = np.mod(p, 2 * n - 2)
+            idx = np.where(q >= n, 2 * n - 2 - q, q)
+    elif mode == "nearest":
+        idx = np.clip(p, 0, n - 1)
+    elif mode in ("wrap", "grid-wrap"):
+        idx = np.mod(p, n)
+    elif mode in _CONSTANT:
+        e = np.take(x, np.clip(p, 0, n - 1), axis=axis).astype(np.float64)
+        shape = [1] * x.ndim
+        shape[axis] = len(p)
+        outside = ((p < 0) | (p >= n)).reshape(shape)
+        return np.where(outside, float(cval), e)
+    else:
+        raise ArgumentError("boundary mode not supported")
+    return np.take(x, idx, axis=axis).astype(np.float64)
+
+
+def _uniform1d_scipy(x, size, axis, mode, cval, origin):
+    """scipy's uniform_filter1d in float64, its running sum replayed: the
+    first window summed in order, then each step adds the entering sample
+    and takes away the leaving one, and every sum is divided by size (so
+    integer data gives the exact mean, which scipy's cast truncates)."""
+    size1 = size // 2 + origin
+    e = _extend(x, axis, size1, size - size1 - 1, mode, cval)
+    e = np.moveaxis(e, axis, -1)
+    n = x.shape[axis]
+    tmp = np.zeros(e.shape[:-1])
+    for k in range(size):
+        tmp = tmp + e[..., k]
+    steps = np.empty(e.shape[:-1] + (n,))
+    steps[..., 0] = tmp
+    steps[..., 1:] = e[..., size:size + n - 1] - e[..., :n - 1]
+    # cumsum adds in order, as scipy's loop does.
+    return np.moveaxis(np.cumsum(steps, axis=-1) / size, -1, axis)
+
+
+def _uniform_pass(x, size, axis, wdt, mode, cval, origin, scipy_int, device, method, workers):
+    mode = _mode_name(mode)
+    if x.dtype.kind == "c":
+        w = np.full(size, 1.0 / size)
+        return _pass1d(x, w, axis, wdt, mode, cval, origin, scipy_int, device, method, workers)
+    if scipy_int and wdt.kind in "iub":
+        return _cast_scipy(_uniform1d_scipy(x, size, axis, mode, cval, origin), wdt)
+    return _filter("correlate", x, None, "uniform:size=%d" % size, None, wdt, mode, cval, origin, (axis,),
+                   False, device, method, workers)
+
+
+def _uniform_origin(size, origin):
+    if (size // 2 + origin < 0) or (size // 2 + origin >= size):
+        raise ArgumentError("invalid origin")
+
+
+def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
+                     *, integer="round", device="auto", method="auto", workers=0):
+    """scipy.ndimage.uniform_filter1d (see help(ndconv))."""
+    scipy_int = _scipy_rule(integer)
+    x = np.asarray(input)
+    if x.ndim == 0:
+        _axis(axis, 0)
+    axis = _axis(axis, x.ndim)
+    if size < 1:
+        raise ArgumentError("incorrect filter size")
+    out, odt = _get_output(output, x, complex_output=x.dtype.kind == "c")
+    origin = int(origin)
+    _uniform_origin(size, origin)
+    mode = _mode_name(mode)
+    if x.size == 0:
+        return _empty(out, odt, x.shape)
+    if scipy_int or x.dtype.kind == "c" or odt.kind == "b":
+        return _finish(_uniform_pass(x, int(size), axis, odt, mode, cval, origin, scipy_int, device, method,
+                                     workers), out, odt)
+    return _filter("correlate", x, None, "uniform:size=%d" % size, out, odt, mode, cval, origin, (axis,),
+                   False, device, method, workers)
+
+
+def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0,
+                   *, axes=None, integer="round", device="auto", method="auto", workers=0):
+    """scipy.ndimage.uniform_filter, with scipy 1.11's ``axes``; size, mode
+    and origin may be given per axis (see help(ndconv))."""
+    scipy_int = _scipy_rule(integer)
+    x = np.asarray(input)
+    out, odt = _get_output(output, x, complex_output=x.dtype.kind == "c")
+    axes = _check_axes(axes, x.ndim)
+    n = len(axes)
+    sizes = _normalize_sequence(size, n)
+    origins = _normalize_sequence(origin, n)
+    modes = _normalize_sequence(mode, n)
+    todo = [(axes[i], int(sizes[i]), int(origins[i]), modes[i]) for i in range(n) if sizes[i] > 1]
+    for ax, s, o, m in todo:
+        _uniform_origin(s, o)
+        _mode_name(m)
+    if x.size == 0:
+        return _empty(out, odt, x.shape)
+    if not todo:
+        return _deliver(x.astype(odt) if out is None else x, out)
+    if _fusable(x, [t[3] for t in todo], cval, len(todo), scipy_int, odt):
+        o = tuple(t[2] for t in todo)
+        return _filter("correlate", x, None, "uniform:size=%s" % _spec((t[1] for t in todo), int), out, odt,
+                       todo[0][3], cval, 0 if not any(o) else o, tuple(t[0] for t in todo), False, device,
+                       method, workers)
+    wdt = _work_dtype(odt, scipy_int)
+    r = x
+    for ax, s, o, m in todo:
+        r = _uniform_pass(r, s, ax, wdt, m, cval, o, scipy_int, device, method, workers)
+    return _finish(r, out, odt)
+
+
+def _derivative(name, smooth, input, axis, output, mode, cval, integer, device, method, workers):
+    scipy_int = _scipy_rule(integer)
+    x = np.asarray(input)
+    if x.ndim == 0:
+        _axis(axis, 0)
+    axis = _axis(axis, x.ndim)
+    out, odt = _get_output(output, x)
+    modes = _normalize_sequence(mode, x.ndim)
+    for m in modes:
+        _mode_name(m)
+    if x.size == 0:
+        return _empty(out, odt, x.shape)
+    if _fusable(x, modes, cval, x.ndim, scipy_int, odt):
+        return _filter("correlate", x, None, "%s:axis=%d" % (name, axis), out, odt, modes[0], cval, None, None,
+                       False, device, method, workers)
+    wdt = _work_dtype(odt, scipy_int)
+    r = _pass1d(x, np.array([-1.0, 0.0, 1.0]), axis, wdt, modes[axis], cval, 0, scipy_int, device, method,
+                workers)
+    for ii in range(x.ndim):
+        if ii != axis:
+            r = _pass1d(r, np.asarray(smooth, dtype=np.float64), ii, wdt, modes[ii], cval, 0, scipy_int, device,
+                        method, workers)
+    return _finish(r, out, odt)
+
+
+def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0,
+          *, integer="round", device="auto", method="auto", workers=0):
+    """scipy.ndimage.sobel; mode may be given per axis (see help(ndconv))."""
+    return _derivative("sobel", [1, 2, 1], input, axis, output, mode, cval, integer, device, method, workers)
+
+
+def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0,
+            *, integer="round", device="auto", method="auto", workers=0):
+    """scipy.ndimage.prewitt; mode may be given per axis (see help(ndconv))."""
+    return _derivative("prewitt", [1, 1, 1], input, axis, output, mode, cval, integer, device, method, workers)
+
+
+def generic_laplace(input, derivative2, output=None, mode="reflect", cval=0.0, extra_arguments=(),
+                    extra_keywords=None):
+    """scipy.ndimage.generic_laplace: the sum over axes of
+    ``derivative2(input, axis, output, mode, cval, *extra_arguments,
+    **extra_keywords)`` (any callable; ndconv's correlate1d,
+    gaussian_filter and the like run on the engines), summed in the output
+    dtype as scipy sums."""
+    if extra_keywords is None:
+        extra_keywords = {}
+    x = np.asarray(input)
+    out, odt = _get_output(output, x)
+    output = out if out is not None else np.zeros(x.shape, odt)
+    if x.ndim > 0:
+        modes = _normalize_sequence(mode, x.ndim)
+        derivative2(x, 0, output, modes[0], cval, *extra_arguments, **extra_keywords)
+        for ii in range(1, x.ndim):
+            tmp = derivative2(x, ii, output.dtype, modes[ii], cval, *extra_arguments, **extra_keywords)
+            output += tmp
+    else:
+        output[...] = x[...]
+    return output
+
+
+def generic_gradient_magnitude(input, derivative, output=None, mode="reflect", cval=0.0, extra_arguments=(),
+                               extra_keywords=None):
+    """scipy.ndimage.generic_gradient_magnitude: the square root of the sum
+    over axes of the squares of ``derivative(input, axis, output, mode,
+    cval, *extra_arguments, **extra_keywords)``, computed in the output
+    dtype as scipy computes it."""
+    if extra_keywords is None:
+        extra_keywords = {}
+    x = np.asarray(input)
+    out, odt = _get_output(output, x)
+    output = out if out is not None else np.zeros(x.shape, odt)
+    if x.ndim > 0:
+        modes = _normalize_sequence(mode, x.ndim)
+        derivative(x, 0, output, modes[0], cval, *extra_arguments, **extra_keywords)
+        np.multiply(output, output, output)
+        for ii in range(1, x.ndim):
+            tmp = derivative(x, ii, output.dtype, modes[ii], cval, *extra_arguments, **extra_keywords)
+            np.multiply(tmp, tmp, tmp)
+            output += tmp
+        np.sqrt(output, output, casting="unsafe")
+    else:
+        output[...] = x[...]
+    return output
+
+
+def _laplacian(named, derivative2, x, output, mode, cval, scipy_int, device, method, workers, extra=(),
+               magnitude=False):
+    """laplace, gaussian_laplace or gaussian_gradient_magnitude: the fused
+    named filter where it can run, else scipy's generic_* over ndconv's
+    1-D filters (into float64 under integer='round', then rounded once)."""
+    out, odt = _get_output(output, x)
+    modes = _normalize_sequence(mode, x.ndim)
+    for m in modes:
+        _mode_name(m)
+    if x.size == 0:
+        return _empty(out, odt, x.shape)
+    if named is not None and _fusable(x, modes, cval, x.ndim, scipy_int, odt) and x.ndim > 0:
+        return _filter("correlate", x, None, named, out, odt, modes[0], cval, None, None, False, device, method,
+                       workers)
+    wdt = _work_dtype(odt, scipy_int)
+    generic = generic_gradient_magnitude if magnitude else generic_laplace
+    r = generic(x, derivative2, wdt, modes, cval, extra_arguments=extra)
+    return _finish(r, out, odt)
+
+
+def laplace(input, output=None, mode="reflect", cval=0.0, *, integer="round", device="auto", method="auto",
+            workers=0):
+    """scipy.ndimage.laplace; mode may be given per axis (see help(ndconv))."""
+    scipy_int = _scipy_rule(integer)
+    integer = "scipy" if scipy_int else "round"
+
+    def derivative2(input, axis, output, mode, cval):
+        return correlate1d(input, [1, -2, 1], axis, output, mode, cval, 0, integer=integer, device=device,
+                           method=method, workers=workers)
+
+    return _laplacian("laplace", derivative2, np.asarray(input), output, mode, cval, scipy_int, device, method,
+                      workers)
+
+
+def _gaussian_kw(kwargs):
+    bad = set(kwargs) - {"truncate", "radius"}
+    if bad:
+        raise TypeError("unexpected keyword argument(s) %s (gaussian_filter's truncate and radius are taken)"
+                        % ", ".join(sorted(bad)))
+
+
+def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, integer="round", device="auto",
+                     method="auto", workers=0, **kwargs):
+    """scipy.ndimage.gaussian_laplace (kwargs: gaussian_filter's truncate,
+    radius); mode may be given per axis (see help(ndconv))."""
+    _gaussian_kw(kwargs)
+    scipy_int = _scipy_rule(integer)
+    x = np.asarray(input)
+
+    def derivative2(input, axis, output, mode, cval, sigma):
+        order = [0] * input.ndim
+        order[axis] = 2
+        return gaussian_filter(input, sigma, order, output, mode, cval, integer=integer, device=device,
+                               method=method, workers=workers, **kwargs)
+
+    # scipy's composition of gaussian_filter calls (each one fused plan),
+    # so that the result is that of gaussian_filter's orders summed, bit
+    # for bit, as scipy's is.
+    return _laplacian(None, derivative2, x, output, mode, cval, scipy_int, device, method, workers,
+                      extra=(sigma,))
+
+
+def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *, integer="round",
+                                device="auto", method="auto", workers=0, **kwargs):
+    """scipy.ndimage.gaussian_gradient_magnitude (kwargs: gaussian_filter's
+    truncate, radius); mode may be given per axis (see help(ndconv))."""
+    _gaussian_kw(kwargs)
+    scipy_int = _scipy_rule(integer)
+    x = np.asarray(input)
+
+    def derivative(input, axis, output, mode, cval, sigma):
+        order = [0] * input.ndim
+        order[axis] = 1
+        return gaussian_filter(input, sigma, order, output, mode, cval, integer=integer, device=device,
+                               method=method, workers=workers, **kwargs)
+
+    # scipy's composition (see gaussian_laplace).
+    return _laplacian(None, derivative, x, output, mode, cval, scipy_int, device, method, workers,
+                      extra=(sigma,), magnitude=True)

@@ -1,0 +1,130 @@
+"""Runs scipy's own test_filters.py (the one of the installed scipy, e.g.
+Debian's /usr/lib/python3/dist-packages/scipy/ndimage/tests) with ndconv's
+functions swapped into scipy.ndimage's namespace, where the test file looks
+them up (``ndimage.correlate(...)``), with integer='scipy' on. It reports
+the tests that called a swapped function: how many passed, failed or were
+skipped, and each failure's test id and first error line. The suite runs
+in a child process, so an abort (a crash of the interpreter) is seen and
+reported rather than ending the runner.
+
+    /usr/bin/python3 python/scipy_suite/run.py [--json FILE] [-k EXPR]
+
+Exit status: 0 when no test aborted and at least --min-pass (default 97)
+percent of the tests that called ndconv passed.
+"""
+import argparse
+import json
+import os
+import shutil
+import subprocess
+import sys
+import tempfile
+
+# The functions swapped in (scipy.ndimage's names; ndconv has each).
+SWAPPED = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter", "gaussian_filter1d",
+           "gaussian_laplace", "gaussian_gradient_magnitude", "generic_laplace", "generic_gradient_magnitude",
+           "uniform_filter", "uniform_filter1d", "sobel", "prewitt", "laplace"]
+# Those that take integer= (the generic_* ones call what they are given).
+SCIPY_INTEGER = set(SWAPPED) - {"generic_laplace", "generic_gradient_magnitude"}
+
+PLUGIN = r'''
+import functools, json, sys
+import ndconv
+from scipy import ndimage
+
+SWAPPED = %(swapped)r
+SCIPY_INTEGER = %(integer)r
+state = {"called": False}
+results = []
+
+
+def swap(name):
+    f = getattr(ndconv, name)
+
+    @functools.wraps(f)
+    def wrapper(*args, **kwargs):
+        state["called"] = True
+        if name in SCIPY_INTEGER:
+            kwargs.setdefault("integer", %(rule)r)
+        return f(*args, **kwargs)
+    return wrapper
+
+
+for name in SWAPPED:
+    setattr(ndimage, name, swap(name))
+
+
+class Recorder:
+    def pytest_runtest_setup(self, item):
+        state["called"] = False
+
+    def pytest_runtest_logreport(self, report):
+        if report.when == "call" or (report.when == "setup" and report.outcome != "passed"):
+            msg = ""
+            if report.failed:
+                text = str(report.longrepr)
+                lines = [l for l in text.splitlines() if l.startswith("E ")]
+                msg = (lines[0] if lines else text.splitlines()[-1] if text else "")[:300]
+            results.append({"id": report.nodeid, "outcome": report.outcome, "ndconv": state["called"],
+                            "error": msg})
+
+    def pytest_sessionfinish(self, session):
+        with open(%(out)r, "w") as f:
+            json.dump(results, f)
+'''
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
+    ap.add_argument("--json", help="write every test's outcome here")
+    ap.add_argument("-k", default=None, help="pytest -k expression")
+    ap.add_argument("--min-pass", type=float, default=97.0)
+    ap.add_argument("--integer", default="scipy", choices=["scipy", "round"],
+                    help="the integer rule the swapped functions get (default scipy's)")
+    args = ap.parse_args()
+    import scipy
+    import scipy.ndimage
+    src = os.path.join(os.path.dirname(scipy.ndimage.__file__), "tests")
+    if not os.path.exists(os.path.join(src, "test_filters.py")):
+        sys.exit("scipy %s has no ndimage/tests/test_filters.py here (%s)" % (scipy.__version__, src))
+    with tempfile.TemporaryDirectory() as tmp:
+        pkg = os.path.join(tmp, "scipy_ndimage_tests")
+        os.mkdir(pkg)
+        for f in ["__init__.py", "test_filters.py"]:
+            shutil.copy(os.path.join(src, f), pkg)
+        out = os.path.join(tmp, "results.json")
+        with open(os.path.join(tmp, "ndconv_swap.py"), "w") as f:
+            f.write(PLUGIN % {"swapped": SWAPPED, "integer": sorted(SCIPY_INTEGER), "out": out, "rule": args.integer})
+        with open(os.path.join(tmp, "conftest.py"), "w") as f:
+            f.write("import ndconv_swap\n\ndef pytest_configure(config):\n"
+                    "    config.pluginmanager.register(ndconv_swap.Recorder())\n")
+        cmd = [sys.executable, "-m", "pytest", "-q", "-p", "no:cacheprovider", "-W", "ignore::DeprecationWarning",
+               os.path.join(pkg, "test_filters.py")]
+        if args.k:
+            cmd += ["-k", args.k]
+        env = dict(os.environ, PYTHONPATH=os.pathsep.join([tmp] + [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
+        proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
+        aborted = proc.returncode < 0 or not os.path.exists(out)
+        results = json.load(open(out)) if os.path.exists(out) else []
+    ours = [r for r in results if r["ndconv"]]
+    count = {k: sum(r["outcome"] == k for r in ours) for k in ("passed", "failed", "skipped")}
+    ran = count["passed"] + count["failed"]
+    pct = 100.0 * count["passed"] / ran if ran else 0.0
+    print("integer=%r: scipy %s test_filters.py: %d tests, %d called ndconv's functions: %d passed, %d failed, %d skipped "
+          "(%.1f%% of those that ran passed); %d aborts" % (
+              args.integer, scipy.__version__, len(results), len(ours), count["passed"], count["failed"], count["skipped"],
+              pct, int(aborted)))
+    for r in ours:
+        if r["outcome"] == "failed":
+            print("FAILED %s: %s" % (r["id"].split("::", 1)[-1], r["error"]))
+    if aborted:
+        print("ABORTED: pytest exited with %d\n%s" % (proc.returncode, proc.stderr[-3000:]))
+    if args.json:
+        with open(args.json, "w") as f:
+            json.dump({"scipy": scipy.__version__, "counts": count, "percent": pct, "aborted": aborted,
+                       "tests": results}, f, indent=1)
+    return 0 if not aborted and pct >= args.min_pass else 1
+
+
+if __name__ == "__main__":
+    sys.exit(main())
