@@ -77,7 +77,7 @@ def gen_v2():
     # Every blosc compressor with every shuffle.
     for cname in ['lz4', 'lz4hc', 'zstd', 'zlib', 'blosclz']:
         for sh, shname in [(Blosc.NOSHUFFLE, 'noshuffle'), (Blosc.SHUFFLE, 'shuffle'), (Blosc.BITSHUFFLE, 'bitshuffle')]:
-            v2('blosc_%s_%s' % (cname, shname), (9, 11), (6, 5), '<f8', Blosc(cname, 5, sh))
+            v2('blosc_%s_%s' % (cname, shname), (20, 30), (12, 16), '<i4', Blosc(cname, 5, sh))
     # Several blocks per chunk, the last shorter, and elements not a
     # multiple of 8 (bit shuffle's leftovers).
     for sh, shname in [(Blosc.SHUFFLE, 'shuffle'), (Blosc.BITSHUFFLE, 'bitshuffle')]:
