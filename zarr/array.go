@@ -501,6 +501,10 @@ func (a *Array) ReadRegion(ctx context.Context, start, shape []int, dst nd.Array
 func (a *Array) fill(out region, w box) {
 	es := a.p.DType.Size()
 	zero := !slices.ContainsFunc(a.p.fill, func(b byte) bool { return b != 0 })
+	if len(w.lo) == 0 {
+		copy(out.b[:es], a.p.fill)
+		return
+	}
 	walkRows(w, func(p []int, n int) {
 		o := offset(p, out.origin, out.strides)
 		s := out.strides[len(p)-1]

@@ -212,5 +212,5 @@ func (crc32cCodec) decode(b []byte, limit int) ([]byte, error) {
 	return data, nil
 }
 
-func (crc32cCodec) v3() codecJSON  { return codecJSON{Name: "crc32c"} }
+func (crc32cCodec) v3() codecJSON      { return codecJSON{Name: "crc32c"} }
 func (crc32cCodec) v2() map[string]any { return nil }
