@@ -153,7 +153,11 @@ func (c zstdCodec) encoder() (*zstd.Encoder, error) {
 		return e.(*zstd.Encoder), nil
 	}
 	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(c.level)),
-		zstd.WithEncoderCRC(c.checksum), zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true))
+		zstd.WithEncoderCRC(c.checksum), zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true),
+		// A single-segment frame always states its content size, which
+		// numcodecs' decoder requires (the library omits it from small
+		// frames otherwise).
+		zstd.WithSingleSegment(true))
 	if err != nil {
 		return nil, err
 	}
