@@ -4,6 +4,8 @@ import (
 	"bytes"
 	"context"
 	"encoding/json"
+	"errors"
+	"io/fs"
 	"os"
 	"path/filepath"
 	"testing"
@@ -24,16 +26,26 @@ type fixture struct {
 	Format int    `json:"format"`
 }
 
+//
+// testdata/ts/manifest.json, where present, lists the arrays tensorstore
+// wrote (testdata/device.py, run on the device machine).
 func fixtures(t testing.TB) []fixture {
-	b, err := os.ReadFile("testdata/manifest.json")
-	if err != nil {
-		t.Fatal(err)
+	var all []fixture
+	for _, name := range []string{"testdata/manifest.json", "testdata/ts/manifest.json"} {
+		b, err := os.ReadFile(name)
+		if errors.Is(err, fs.ErrNotExist) && name != "testdata/manifest.json" {
+			continue
+		}
+		if err != nil {
+			t.Fatal(err)
+		}
+		var fs []fixture
+		if err := json.Unmarshal(b, &fs); err != nil {
+			t.Fatal(err)
+		}
+		all = append(all, fs...)
 	}
-	var fs []fixture
-	if err := json.Unmarshal(b, &fs); err != nil {
-		t.Fatal(err)
-	}
-	return fs
+	return all
 }
 
 func readNPY(t testing.TB, path string) nd.Array {
