@@ -26,7 +26,6 @@ type fixture struct {
 	Format int    `json:"format"`
 }
 
-//
 // testdata/ts/manifest.json, where present, lists the arrays tensorstore
 // wrote (testdata/device.py, run on the device machine).
 func fixtures(t testing.TB) []fixture {
