@@ -102,10 +102,10 @@ func zarrLayout(a nd.Array, in *ZarrMeta) zarr.Meta {
 
 // writeZarr writes a as the Zarr array path names, replacing what is
 // there. An input that was an OME-Zarr level makes the output one too:
-// the array at "0" (or the path given) under a group whose multiscale
-// keeps the input level's axes, scale and translation. Each shard is
-// written whole and atomically; the array as a whole is not (its old
-// contents are removed first).
+// the array at "0" (or the path given) under a group, replaced whole,
+// whose multiscale has that one level, with the input level's axes,
+// scale and translation. Each shard is written whole and atomically; the
+// array as a whole is not (its old contents are removed first).
 func writeZarr(ctx context.Context, path string, a nd.Array, opt WriteOptions) error {
 	root, inner, _ := zarrPath(path)
 	if fi, err := os.Stat(root); err == nil && !fi.IsDir() {

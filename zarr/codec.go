@@ -7,6 +7,7 @@ import (
 	"fmt"
 	"hash/crc32"
 	"io"
+	"math/bits"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -129,18 +130,32 @@ type zstdCodec struct {
 	checksum bool
 }
 
-// zstdWindow bounds the window a frame may ask a decoder to keep: far
-// above what any chunk-sized frame uses, far below what would hurt.
-const zstdWindow = 1 << 27
+// zstdDecoders holds a decoder for each power of two of output bound: a
+// decoder refuses, before allocating, a frame that claims more content or
+// a larger window than its bound, so that a corrupt frame of a few bytes
+// cannot make it allocate more than twice the chunk it should hold (or
+// 1 MiB).
+var zstdDecoders sync.Map // bits.Len(limit) → *zstd.Decoder
 
-var zstdDecoders = sync.Pool{New: func() any {
-	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(1), zstd.WithDecoderLowmem(true),
-		zstd.WithDecoderMaxWindow(zstdWindow), zstd.WithDecoderMaxMemory(maxValueBytes))
-	if err != nil {
-		return err
+func zstdDecoder(limit int) (*zstd.Decoder, error) {
+	// At least 1 MiB: a frame's window is at least 1 KiB whatever it
+	// holds, and the library counts its own buffers against the bound.
+	key := max(bits.Len(uint(limit)), 20)
+	if d, ok := zstdDecoders.Load(key); ok {
+		return d.(*zstd.Decoder), nil
 	}
-	return d
-}}
+	bound := uint64(1) << key
+	d, err := zstd.NewReader(nil, zstd.WithDecoderConcurrency(0), zstd.WithDecoderLowmem(true),
+		zstd.WithDecoderMaxWindow(bound), zstd.WithDecoderMaxMemory(bound))
+	if err != nil {
+		return nil, err
+	}
+	d2, loaded := zstdDecoders.LoadOrStore(key, d)
+	if loaded {
+		d.Close()
+	}
+	return d2.(*zstd.Decoder), nil
+}
 
 var zstdEncoders sync.Map // level, checksum → *zstd.Encoder (EncodeAll is safe for concurrent use)
 
@@ -174,18 +189,18 @@ func (c zstdCodec) encode(b []byte) ([]byte, error) {
 }
 
 func (zstdCodec) decode(b []byte, limit int) ([]byte, error) {
-	v := zstdDecoders.Get()
-	d, ok := v.(*zstd.Decoder)
-	if !ok {
-		return nil, v.(error)
-	}
-	defer zstdDecoders.Put(d)
-	if err := d.Reset(bytes.NewReader(b)); err != nil {
+	d, err := zstdDecoder(limit)
+	if err != nil {
 		return nil, err
 	}
-	out, err := readBounded(d, limit, limit)
-	d.Reset(nil)
-	return out, err
+	out, err := d.DecodeAll(b, nil)
+	if err != nil {
+		return nil, err
+	}
+	if len(out) > limit {
+		return nil, errTooLarge
+	}
+	return out, nil
 }
 
 func (c zstdCodec) v3() codecJSON {
