@@ -80,6 +80,9 @@ func zarrLayout(a nd.Array, in *ZarrMeta) zarr.Meta {
 		if in.Array.DType != a.DType() {
 			m.FillValue = 0
 		}
+		if m.Compressor.Name == "blosc" && m.Compressor.BloscName == "blosclz" {
+			m.Compressor.BloscName = "lz4" // blosclz is read, not written
+		}
 		return m
 	}
 	chunk := zarr.DefaultChunkShape(a.Shape, a.DType())

@@ -114,3 +114,24 @@ func TestZarrFile(t *testing.T) {
 }
 
 func knownInput(path string) bool { return CheckDType(path, nd.Uint8) == nil }
+
+// TestZarrBlosclzInput writes a Zarr input compressed with blosclz, which
+// is read but not written, with lz4 instead.
+func TestZarrBlosclzInput(t *testing.T) {
+	in := filepath.Join("..", "zarr", "testdata", "v2", "blosc_blosclz_shuffle.zarr")
+	a, meta, err := ReadFile(in, RawOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	out := filepath.Join(t.TempDir(), "out.zarr")
+	if err := WriteFile(out, a, WriteOptions{Meta: meta}); err != nil {
+		t.Fatal(err)
+	}
+	b, meta2, err := ReadFile(out, RawOptions{})
+	if err != nil || !bytes.Equal(a.Bytes(), b.Bytes()) {
+		t.Fatalf("read back: %v", err)
+	}
+	if c := meta2.Zarr.Array.Compressor; c.Name != "blosc" || c.BloscName != "lz4" || c.Shuffle != zarr.ByteShuffle {
+		t.Errorf("compressor %+v; want blosc lz4 with byte shuffle", c)
+	}
+}
