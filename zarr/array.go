@@ -583,7 +583,11 @@ func copyBox(dst, src region, w box, es int) {
 func decodeArray(key string, c *chain, data []byte, shape []int, dt nd.DType) ([]byte, []int, error) {
 	n := prod(shape) * dt.Size()
 	b := data
+	owned := false // whether b is no longer data's memory (a shard's chunks may share bytes)
 	for i := len(c.bytes) - 1; i >= 0; i-- {
+		if _, ok := c.bytes[i].(crc32cCodec); !ok {
+			owned = true
+		}
 		limit := n
 		if i > 0 {
 			// A compressed form of the chunk: at worst a little larger.
@@ -597,7 +601,10 @@ func decodeArray(key string, c *chain, data []byte, shape []int, dt nd.DType) ([
 	if len(b) != n {
 		return nil, nil, formatErrorf(key, nil, "decodes to %d bytes; a chunk of shape %v of %v holds %d", len(b), shape, dt, n)
 	}
-	if c.big != nativeBig {
+	if c.big != nativeBig && dt.Size() > 1 {
+		if !owned {
+			b = slices.Clone(b)
+		}
 		swapBytes(b, dt.Part().Size())
 	}
 	return b, permStrides(shape, c.perm), nil

@@ -16,7 +16,9 @@ import (
 // A Store holds a Zarr hierarchy as bytes under "/"-separated keys
 // ("group/array/zarr.json", "group/array/c/0/0"). It is kept small and
 // byte-oriented so that a directory, an object-storage bucket or memory
-// can each be one. A Store must be safe for concurrent use.
+// can each be one. A Store must be safe for concurrent use, and the
+// slices Get and GetRange return belong to the caller (who may change
+// them).
 type Store interface {
 	// Get returns the whole value of key, or an error wrapping
 	// ErrNotFound.
