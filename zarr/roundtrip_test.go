@@ -3,9 +3,9 @@ package zarr_test
 import (
 	"context"
 	"encoding/binary"
-	"hash/crc32"
 	"errors"
 	"fmt"
+	"hash/crc32"
 	"math"
 	"math/rand/v2"
 	"os"
