@@ -34,6 +34,10 @@ type Meta struct {
 	// NIfTI is a NIfTI input's header: a NIfTI output keeps its geometry
 	// (voxel sizes, affine, units, description).
 	NIfTI *nifti.Header
+	// Zarr is a Zarr input's layout and OME-Zarr level: a Zarr output of
+	// the same rank keeps its chunks, shards and codecs, and its level's
+	// axes, scale and translation.
+	Zarr *ZarrMeta
 }
 
 // WriteOptions are the choices a written file allows.
@@ -70,6 +74,10 @@ type format struct {
 	complex bool
 	decode  func(r io.Reader) (nd.Array, Meta, error) // nil for .raw
 	write   func(w io.Writer, a nd.Array, opt WriteOptions) error
+	// readPath and writePath, for a format stored as a directory (Zarr),
+	// replace decode and write.
+	readPath  func(ctx context.Context, path string) (nd.Array, Meta, error)
+	writePath func(ctx context.Context, path string, a nd.Array, opt WriteOptions) error
 }
 
 // formats is every format ReadFile and WriteFile know, by extension.
@@ -173,8 +181,16 @@ func decodeNIfTI(r io.Reader) (nd.Array, Meta, error) {
 	return a, Meta{NIfTI: h}, err
 }
 
-// formatOf returns the format of path's extension.
+// formatOf returns the format of path's extension; a path with a
+// component ending in .zarr names a Zarr array (x.zarr/group/array),
+// unless it is a regular file (a chunk inside the store, found by a walk
+// of folders).
 func formatOf(path string) (format, error) {
+	if _, _, ok := zarrPath(path); ok {
+		if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+			return zarrFormat, nil
+		}
+	}
 	lower := strings.ToLower(path)
 	for _, f := range formats {
 		for _, ext := range f.extensions {
@@ -191,6 +207,7 @@ func formatOf(path string) (format, error) {
 	for _, f := range formats {
 		known = append(known, f.extensions...)
 	}
+	known = append(known, zarrFormat.extensions...)
 	return format{}, &UnsupportedError{What: "file extension", Value: ext,
 		Detail: path + ": use " + strings.Join(known, ", ") + " (.raw with --shape and --input-dtype)"}
 }
@@ -212,9 +229,12 @@ func ReadFile(path string, raw RawOptions) (nd.Array, Meta, error) {
 	}
 	var a nd.Array
 	var m Meta
-	if f.decode == nil {
+	switch {
+	case f.readPath != nil:
+		a, m, err = f.readPath(context.Background(), path)
+	case f.decode == nil:
 		a, err = ReadRawFile(path, raw)
-	} else {
+	default:
 		a, m, err = decodeFile(path, f.decode)
 	}
 	if err != nil {
@@ -228,6 +248,9 @@ func Decode(name string, r io.Reader) (nd.Array, Meta, error) {
 	f, err := formatOf(name)
 	if err != nil {
 		return nd.Array{}, Meta{}, err
+	}
+	if f.readPath != nil {
+		return nd.Array{}, Meta{}, &UnsupportedError{What: "format", Value: ".zarr", Detail: "a directory of chunks, read with ReadFile"}
 	}
 	if f.decode == nil {
 		return nd.Array{}, Meta{}, &UnsupportedError{What: "format", Value: filepath.Ext(name), Detail: "needs a file, its shape and dtype"}
@@ -267,6 +290,12 @@ func WriteFileContext(ctx context.Context, path string, a nd.Array, opt WriteOpt
 	if err := f.checkDType(path, a.DType()); err != nil {
 		return err
 	}
+	if f.writePath != nil {
+		if err := f.writePath(ctx, path, a, opt); err != nil {
+			return fmt.Errorf("write %s: %w", path, err)
+		}
+		return nil
+	}
 	if err := fileio.WriteAtomicContext(ctx, path, func(w io.Writer) error { return f.write(w, a, opt) }); err != nil {
 		return fmt.Errorf("write %s: %w", path, err)
 	}
@@ -299,8 +328,12 @@ func complexError(format, where string, dt nd.DType) error {
 // CheckWritable reports, before any work is done, whether an output could
 // be written to path: a known extension and an existing directory.
 func CheckWritable(path string) error {
-	if _, err := formatOf(path); err != nil {
+	f, err := formatOf(path)
+	if err != nil {
 		return err
+	}
+	if f.writePath != nil {
+		return checkZarrWritable(path)
 	}
 	dir := filepath.Dir(path)
 	fi, err := os.Stat(dir)

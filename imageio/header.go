@@ -13,8 +13,9 @@ type Header struct {
 	DType nd.DType
 }
 
-// ReadHeader reads only the header of a .npy file, or takes a .raw file's
-// shape and dtype from raw, and checks them against the file's size: what a
+// ReadHeader reads only the header of a .npy file or the metadata of a
+// Zarr array, or takes a .raw file's shape and dtype from raw, and checks
+// them against the file's size: what a
 // caller needs to prepare work on the array while ReadFile reads it (the
 // array ReadFile returns has this shape and dtype). It reports false for
 // other formats, whose headers are not read apart from their data, and for
@@ -23,6 +24,9 @@ func ReadHeader(path string, raw RawOptions) (Header, bool) {
 	f, err := formatOf(path)
 	if err != nil {
 		return Header{}, false
+	}
+	if f.readPath != nil {
+		return zarrHeader(path)
 	}
 	file, err := os.Open(path)
 	if err != nil {

@@ -1,0 +1,189 @@
+package imageio
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io/fs"
+	"os"
+	"path/filepath"
+	"slices"
+	"strings"
+
+	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/zarr"
+)
+
+// ZarrMeta is what a Zarr input says beyond its samples, carried to a
+// Zarr output: its layout and codecs, and the OME-Zarr level it is.
+type ZarrMeta struct {
+	// Array is the input array's metadata.
+	Array zarr.Meta
+	// Level, when not nil, is the OME-Zarr multiscale the array is a level
+	// of, with that one dataset.
+	Level *zarr.Multiscale
+}
+
+// zarrPath splits a path that names a Zarr array, "dir/x.zarr" or
+// "dir/x.zarr/group/array", into the store's directory and the array's
+// path in it. ok is false for paths with no component ending in .zarr.
+func zarrPath(path string) (root, inner string, ok bool) {
+	parts := strings.Split(filepath.ToSlash(path), "/")
+	for i, p := range parts {
+		if len(p) > len(".zarr") && strings.HasSuffix(strings.ToLower(p), ".zarr") {
+			root = filepath.FromSlash(strings.Join(parts[:i+1], "/"))
+			if root == "" {
+				root = "/"
+			}
+			return root, strings.Trim(strings.Join(parts[i+1:], "/"), "/"), true
+		}
+	}
+	return "", "", false
+}
+
+// zarrFormat reads and writes Zarr arrays: directories, not streams.
+var zarrFormat = format{extensions: []string{".zarr"}, complex: true, readPath: readZarr, writePath: writeZarr}
+
+// readZarr reads the whole array at path, with its layout and OME-Zarr
+// level.
+func readZarr(ctx context.Context, path string) (nd.Array, Meta, error) {
+	root, inner, _ := zarrPath(path)
+	if fi, err := os.Stat(root); err != nil {
+		return nd.Array{}, Meta{}, err
+	} else if !fi.IsDir() {
+		return nd.Array{}, Meta{}, &FormatError{Format: ".zarr", Msg: root + " is not a directory"}
+	}
+	s := zarr.NewDirStore(root)
+	a, err := zarr.Open(ctx, s, inner)
+	if err != nil {
+		return nd.Array{}, Meta{}, err
+	}
+	data, err := a.ReadAll(ctx)
+	if err != nil {
+		return nd.Array{}, Meta{}, err
+	}
+	zm := &ZarrMeta{Array: a.Meta()}
+	if ms, ok, err := zarr.LevelOf(ctx, s, a.Path()); err == nil && ok {
+		zm.Level = &ms
+	}
+	return data, Meta{Zarr: zm}, nil
+}
+
+// zarrLayout is the metadata of an output array a: the input's layout
+// where the input was Zarr of the same rank, else Zarr v3 with shards of
+// about 64 MiB of 1 MiB chunks, zstd-compressed.
+func zarrLayout(a nd.Array, in *ZarrMeta) zarr.Meta {
+	rank := len(a.Shape)
+	if in != nil && len(in.Array.Shape) == rank {
+		m := in.Array
+		m.Shape, m.DType = slices.Clone(a.Shape), a.DType()
+		if in.Array.DType != a.DType() {
+			m.FillValue = 0
+		}
+		if m.Compressor.Name == "blosc" && m.Compressor.BloscName == "blosclz" {
+			m.Compressor.BloscName = "lz4" // blosclz is read, not written
+		}
+		return m
+	}
+	chunk := zarr.DefaultChunkShape(a.Shape, a.DType())
+	shard := slices.Clone(chunk)
+	// Grow the shard by whole chunks, slowest axis first, up to 64 chunks
+	// and no further than the array.
+	for n, grew := 1, true; grew; {
+		grew = false
+		for d := range shard {
+			if shard[d] < a.Shape[d] && n*2 <= 64 {
+				shard[d] += shard[d]
+				n *= 2
+				grew = true
+			}
+		}
+	}
+	return zarr.Meta{Shape: slices.Clone(a.Shape), DType: a.DType(), ChunkShape: chunk, ShardShape: shard,
+		Compressor: zarr.Compressor{Name: "zstd"}}
+}
+
+// writeZarr writes a as the Zarr array path names, replacing what is
+// there. An input that was an OME-Zarr level makes the output one too:
+// the array at "0" (or the path given) under a group, replaced whole,
+// whose multiscale has that one level, with the input level's axes,
+// scale and translation. Each shard is written whole and atomically; the
+// array as a whole is not (its old contents are removed first).
+func writeZarr(ctx context.Context, path string, a nd.Array, opt WriteOptions) error {
+	root, inner, _ := zarrPath(path)
+	if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
+		return &FormatError{Format: ".zarr", Msg: root + " exists and is not a directory"}
+	}
+	s := zarr.NewDirStore(root)
+	level := opt.Meta.Zarr
+	ome := level != nil && level.Level != nil && len(level.Level.Axes) == len(a.Shape)
+	if ome && inner == "" {
+		inner = "0"
+	}
+	if err := zarr.Remove(ctx, s, inner); err != nil {
+		return err
+	}
+	if ome {
+		// The group's old metadata goes too: it is rewritten below.
+		if err := zarr.Remove(ctx, s, parent(inner)); err != nil {
+			return err
+		}
+	}
+	m := zarrLayout(a, level)
+	arr, err := zarr.Create(ctx, s, inner, m)
+	if err != nil {
+		return err
+	}
+	if err := arr.WriteRegion(ctx, make([]int, len(a.Shape)), a); err != nil {
+		return err
+	}
+	if ome {
+		ms := *level.Level
+		ds := ms.Datasets[0]
+		ds.Path = inner[strings.LastIndex(inner, "/")+1:]
+		ms.Datasets = []zarr.Dataset{ds}
+		return zarr.WriteMultiscale(ctx, s, parent(inner), arr.Meta().Format, ms)
+	}
+	return nil
+}
+
+// parent is the path of the group above a path in a store.
+func parent(inner string) string {
+	if i := strings.LastIndex(inner, "/"); i >= 0 {
+		return inner[:i]
+	}
+	return ""
+}
+
+// zarrHeader reads a Zarr array's shape and dtype from its metadata.
+func zarrHeader(path string) (Header, bool) {
+	root, inner, _ := zarrPath(path)
+	a, err := zarr.Open(context.Background(), zarr.NewDirStore(root), inner)
+	if err != nil {
+		return Header{}, false
+	}
+	return Header{Shape: a.Shape(), DType: a.DType()}, true
+}
+
+// checkZarrWritable checks that the directory a Zarr store would be made
+// in exists.
+func checkZarrWritable(path string) error {
+	root, _, _ := zarrPath(path)
+	if fi, err := os.Stat(root); err == nil {
+		if !fi.IsDir() {
+			return fmt.Errorf("output %s: %s exists and is not a directory", path, root)
+		}
+		return nil
+	}
+	dir := filepath.Dir(root)
+	fi, err := os.Stat(dir)
+	switch {
+	case errors.Is(err, fs.ErrNotExist):
+		return fmt.Errorf("output %s: directory %s does not exist", path, dir)
+	case err != nil:
+		return fmt.Errorf("output %s: %w", path, err)
+	case !fi.IsDir():
+		return fmt.Errorf("output %s: %s is not a directory", path, dir)
+	}
+	return nil
+}

@@ -1,0 +1,976 @@
+package zarr
+
+import (
+	"context"
+	"encoding/binary"
+	"encoding/json"
+	"errors"
+	"fmt"
+	"math"
+	"runtime"
+	"slices"
+	"strings"
+	"sync"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// Array is a Zarr array in a Store: its metadata, read once by Open or
+// written by Create, and the means to read and write its chunks. An Array
+// is safe for concurrent use; concurrent writes of one chunk or shard
+// leave one of them whole.
+type Array struct {
+	store Store
+	path  string
+	p     *parsed
+}
+
+// cleanPath trims the slashes of an array's path in its store.
+func cleanPath(path string) string { return strings.Trim(path, "/") }
+
+// join is the store key of name under path.
+func join(path, name string) string {
+	if path == "" {
+		return name
+	}
+	return path + "/" + name
+}
+
+// Open reads the metadata of the array at path in s: a v3 zarr.json or a
+// v2 .zarray. A path that names an OME-Zarr multiscale group opens its
+// first (full-resolution) dataset; any other group is an error that says
+// to name an array inside it.
+func Open(ctx context.Context, s Store, path string) (*Array, error) {
+	path = cleanPath(path)
+	node, err := readNode(ctx, s, path)
+	if err != nil {
+		return nil, err
+	}
+	if node.group {
+		ms, err := parseMultiscales(join(path, node.metaName), node.attrs)
+		if err == nil && len(ms) > 0 && len(ms[0].Datasets) > 0 {
+			return Open(ctx, s, join(path, ms[0].Datasets[0].Path))
+		}
+		where := path
+		if where == "" {
+			where = "the store's root"
+		}
+		return nil, &ArgumentError{Arg: "path", Msg: where + " is a Zarr group, not an array: name an array inside it (path.zarr/group/array)"}
+	}
+	return &Array{store: s, path: path, p: node.array}, nil
+}
+
+// node is what a path of a store holds: an array or a group.
+type node struct {
+	group    bool
+	array    *parsed
+	metaName string                     // zarr.json, .zarray or .zgroup
+	attrs    map[string]json.RawMessage // the group's or array's attributes
+	format   int
+}
+
+// readNode reads the metadata at path: v3 first, then v2.
+func readNode(ctx context.Context, s Store, path string) (*node, error) {
+	key := join(path, "zarr.json")
+	b, err := s.Get(ctx, key)
+	switch {
+	case err == nil:
+		var head struct {
+			NodeType   string                     `json:"node_type"`
+			Attributes map[string]json.RawMessage `json:"attributes"`
+		}
+		if err := json.Unmarshal(b, &head); err != nil {
+			return nil, formatErrorf(key, err, "not the JSON of Zarr v3 metadata")
+		}
+		if head.NodeType == "group" {
+			return &node{group: true, metaName: "zarr.json", attrs: head.Attributes, format: 3}, nil
+		}
+		p, err := parseV3(key, b)
+		if err != nil {
+			return nil, err
+		}
+		return &node{array: p, metaName: "zarr.json", attrs: p.Attributes, format: 3}, nil
+	case !errors.Is(err, ErrNotFound):
+		return nil, err
+	}
+	attrs, err := readV2Attrs(ctx, s, path)
+	if err != nil {
+		return nil, err
+	}
+	key = join(path, ".zarray")
+	b, err = s.Get(ctx, key)
+	switch {
+	case err == nil:
+		p, err := parseV2(key, b)
+		if err != nil {
+			return nil, err
+		}
+		p.Attributes = attrs
+		return &node{array: p, metaName: ".zarray", attrs: attrs, format: 2}, nil
+	case !errors.Is(err, ErrNotFound):
+		return nil, err
+	}
+	if _, err := s.Get(ctx, join(path, ".zgroup")); err == nil {
+		return &node{group: true, metaName: ".zgroup", attrs: attrs, format: 2}, nil
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	where := path
+	if where == "" {
+		where = "the store's root"
+	}
+	return nil, fmt.Errorf("zarr: no Zarr array or group at %s (neither zarr.json nor .zarray): %w", where, ErrNotFound)
+}
+
+func readV2Attrs(ctx context.Context, s Store, path string) (map[string]json.RawMessage, error) {
+	key := join(path, ".zattrs")
+	b, err := s.Get(ctx, key)
+	if errors.Is(err, ErrNotFound) {
+		return nil, nil
+	}
+	if err != nil {
+		return nil, err
+	}
+	var attrs map[string]json.RawMessage
+	if err := json.Unmarshal(b, &attrs); err != nil {
+		return nil, formatErrorf(key, err, "not a JSON object")
+	}
+	return attrs, nil
+}
+
+// Create writes the metadata of a new array at path in s, and that of a
+// group at each folder above it that has none, and returns the array (no
+// chunk is written: every element reads as the fill value). An array or
+// group already at path is an error: Remove it first.
+func Create(ctx context.Context, s Store, path string, m Meta) (*Array, error) {
+	path = cleanPath(path)
+	m, err := m.normalize()
+	if err != nil {
+		return nil, err
+	}
+	docs, err := m.encodeMeta()
+	if err != nil {
+		return nil, err
+	}
+	if _, err := readNode(ctx, s, path); err == nil {
+		return nil, &ArgumentError{Arg: "path", Msg: fmt.Sprintf("%q already holds Zarr metadata; Remove it first", path)}
+	} else if !errors.Is(err, ErrNotFound) {
+		return nil, err
+	}
+	if err := createParents(ctx, s, path, m.Format); err != nil {
+		return nil, err
+	}
+	var p *parsed
+	for _, name := range slices.Sorted(func(yield func(string) bool) {
+		for k := range docs {
+			if !yield(k) {
+				return
+			}
+		}
+	}) {
+		key := join(path, name)
+		switch name {
+		case "zarr.json":
+			p, err = parseV3(key, docs[name])
+		case ".zarray":
+			p, err = parseV2(key, docs[name])
+		}
+		if err != nil {
+			return nil, fmt.Errorf("zarr: internal error: the metadata written does not read back: %w", err)
+		}
+		if err := s.Put(ctx, key, docs[name]); err != nil {
+			return nil, err
+		}
+	}
+	p.Attributes = m.Attributes
+	return &Array{store: s, path: path, p: p}, nil
+}
+
+// createParents writes group metadata at each folder above path that has
+// none.
+func createParents(ctx context.Context, s Store, path string, format int) error {
+	if path == "" {
+		return nil
+	}
+	parts := strings.Split(path, "/")
+	for i := range parts {
+		dir := strings.Join(parts[:i], "/")
+		if _, err := readNode(ctx, s, dir); err == nil {
+			continue
+		} else if !errors.Is(err, ErrNotFound) {
+			return err
+		}
+		if err := writeGroup(ctx, s, dir, format, nil); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// writeGroup writes the metadata of a group at dir with attrs.
+func writeGroup(ctx context.Context, s Store, dir string, format int, attrs map[string]any) error {
+	if format == 2 {
+		b, _ := marshal(map[string]any{"zarr_format": 2})
+		if err := s.Put(ctx, join(dir, ".zgroup"), b); err != nil {
+			return err
+		}
+		if attrs != nil {
+			b, err := marshal(attrs)
+			if err != nil {
+				return err
+			}
+			return s.Put(ctx, join(dir, ".zattrs"), b)
+		}
+		return nil
+	}
+	if attrs == nil {
+		attrs = map[string]any{}
+	}
+	b, err := marshal(map[string]any{"zarr_format": 3, "node_type": "group", "attributes": attrs})
+	if err != nil {
+		return err
+	}
+	return s.Put(ctx, join(dir, "zarr.json"), b)
+}
+
+// Remove deletes every key at and under path in s: an array or group and
+// all it holds. A path that holds nothing is no error.
+func Remove(ctx context.Context, s Store, path string) error {
+	path = cleanPath(path)
+	prefix := ""
+	if path != "" {
+		prefix = path + "/"
+	}
+	keys, err := s.List(ctx, prefix)
+	if err != nil {
+		return err
+	}
+	for _, k := range keys {
+		if err := s.Delete(ctx, k); err != nil {
+			return err
+		}
+	}
+	return nil
+}
+
+// Meta returns the array's description (copies of its slices).
+func (a *Array) Meta() Meta {
+	m := a.p.Meta
+	m.Shape, m.ChunkShape, m.ShardShape = slices.Clone(m.Shape), slices.Clone(m.ChunkShape), slices.Clone(m.ShardShape)
+	m.DimensionNames = slices.Clone(m.DimensionNames)
+	return m
+}
+
+// Shape is the array's shape.
+func (a *Array) Shape() []int { return slices.Clone(a.p.Shape) }
+
+// DType is the array's element type.
+func (a *Array) DType() nd.DType { return a.p.DType }
+
+// ChunkShape is the shape of a chunk: the unit compressed, and read, on
+// its own.
+func (a *Array) ChunkShape() []int { return slices.Clone(a.p.ChunkShape) }
+
+// ShardShape is the shape of the unit stored under one key, and written
+// whole by WriteChunk: the shard of a sharded array, else the chunk.
+func (a *Array) ShardShape() []int { return slices.Clone(a.p.grid) }
+
+// Path is the array's path in its store.
+func (a *Array) Path() string { return a.path }
+
+// Store is the store the array lives in.
+func (a *Array) Store() Store { return a.store }
+
+// Key is the store key of the shard (or chunk) of grid index idx.
+func (a *Array) Key(idx []int) string { return join(a.path, a.p.key(idx)) }
+
+// GridShape is the number of shards (or chunks) along each axis.
+func (a *Array) GridShape() []int {
+	g := make([]int, len(a.p.Shape))
+	for i, s := range a.p.Shape {
+		g[i] = (s + a.p.grid[i] - 1) / a.p.grid[i]
+	}
+	return g
+}
+
+// ReadAll reads the whole array into memory.
+func (a *Array) ReadAll(ctx context.Context) (nd.Array, error) {
+	dst, err := nd.New(a.p.DType, a.p.Shape...)
+	if err != nil {
+		return nd.Array{}, err
+	}
+	if err := a.ReadRegion(ctx, make([]int, len(a.p.Shape)), a.p.Shape, dst); err != nil {
+		return nd.Array{}, err
+	}
+	return dst, nil
+}
+
+// checkRegion checks a region against the array and an array that holds
+// it.
+func (a *Array) checkRegion(arg string, start, shape []int, buf nd.Array) error {
+	rank := len(a.p.Shape)
+	if len(start) != rank || len(shape) != rank {
+		return argErrorf("region", "start %v and shape %v for an array of %d axes", start, shape, rank)
+	}
+	for d := range rank {
+		if start[d] < 0 || shape[d] < 0 || start[d] > a.p.Shape[d]-shape[d] {
+			return argErrorf("region", "start %v shape %v is outside the array's shape %v", start, shape, a.p.Shape)
+		}
+	}
+	if buf.DType() != a.p.DType {
+		return argErrorf(arg, "holds %v; the array is %v", buf.DType(), a.p.DType)
+	}
+	if !slices.Equal(buf.Shape, shape) {
+		return argErrorf(arg, "has shape %v; the region's is %v", buf.Shape, shape)
+	}
+	return buf.Check()
+}
+
+// cells calls fn for the grid index of every shard (or chunk) that meets
+// the region, from up to workers goroutines, stopping at the first error.
+func (a *Array) cells(ctx context.Context, start, shape []int, fn func(ctx context.Context, idx []int) error) error {
+	rank := len(start)
+	lo, count := make([]int, rank), make([]int, rank)
+	n := 1
+	for d := range rank {
+		if shape[d] == 0 {
+			return nil
+		}
+		g := a.p.grid[d]
+		lo[d] = start[d] / g
+		count[d] = (start[d]+shape[d]-1)/g - lo[d] + 1
+		n *= count[d]
+	}
+	idxOf := func(i int) []int {
+		idx := make([]int, rank)
+		for d := rank - 1; d >= 0; d-- {
+			idx[d] = lo[d] + i%count[d]
+			i /= count[d]
+		}
+		return idx
+	}
+	return parallel(ctx, n, func(ctx context.Context, i int) error { return fn(ctx, idxOf(i)) })
+}
+
+// parallel runs fn(0..n-1) on a few goroutines, stopping at the first
+// error (or ctx's end) and returning it.
+func parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+	if err := context.Cause(ctx); err != nil {
+		return err
+	}
+	workers := min(n, max(4, runtime.GOMAXPROCS(0)))
+	ctx, cancel := context.WithCancelCause(ctx)
+	defer cancel(nil)
+	var (
+		mu   sync.Mutex
+		next int
+		wg   sync.WaitGroup
+		once sync.Once
+		errv error
+	)
+	for range workers {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				mu.Lock()
+				i := next
+				next++
+				mu.Unlock()
+				if i >= n || ctx.Err() != nil {
+					return
+				}
+				if err := fn(ctx, i); err != nil {
+					once.Do(func() { errv = err; cancel(err) })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	if errv != nil {
+		return errv
+	}
+	return context.Cause(ctx)
+}
+
+// box is the intersection of a region with a grid cell, in array
+// coordinates.
+type box struct{ lo, hi []int }
+
+func intersect(aLo, aShape, bLo, bShape []int) box {
+	r := box{lo: make([]int, len(aLo)), hi: make([]int, len(aLo))}
+	for d := range aLo {
+		r.lo[d] = max(aLo[d], bLo[d])
+		r.hi[d] = min(aLo[d]+aShape[d], bLo[d]+bShape[d])
+	}
+	return r
+}
+
+func (b box) shape() []int {
+	s := make([]int, len(b.lo))
+	for d := range s {
+		s[d] = max(0, b.hi[d]-b.lo[d])
+	}
+	return s
+}
+
+func (b box) empty() bool {
+	for d := range b.lo {
+		if b.hi[d] <= b.lo[d] {
+			return true
+		}
+	}
+	return false
+}
+
+// offset is the element offset of point p (minus origin) under strides.
+func offset(p, origin, strides []int) int {
+	o := 0
+	for d := range p {
+		o += (p[d] - origin[d]) * strides[d]
+	}
+	return o
+}
+
+// cStrides are the C-order strides, in elements, of shape.
+func cStrides(shape []int) []int {
+	s := make([]int, len(shape))
+	n := 1
+	for d := len(shape) - 1; d >= 0; d-- {
+		s[d] = n
+		n *= shape[d]
+	}
+	return s
+}
+
+func prod(s []int) int {
+	n := 1
+	for _, v := range s {
+		n *= v
+	}
+	return n
+}
+
+// region is a view of a byte buffer as an array: strides in elements.
+type region struct {
+	b       []byte
+	strides []int
+	origin  []int // the array coordinates of element 0
+}
+
+// ReadRegion reads the elements of the array from start, of the given
+// shape, into dst (an array of that shape and of the array's type).
+// Chunks not stored read as the fill value. Shards are read whole when
+// the region covers them, else their index and the chunks needed, each by
+// a ranged read.
+func (a *Array) ReadRegion(ctx context.Context, start, shape []int, dst nd.Array) error {
+	if err := a.checkRegion("dst", start, shape, dst); err != nil {
+		return err
+	}
+	out := region{b: dst.Bytes(), strides: cStrides(shape), origin: start}
+	return a.cells(ctx, start, shape, func(ctx context.Context, idx []int) error {
+		cellLo := make([]int, len(idx))
+		for d := range idx {
+			cellLo[d] = idx[d] * a.p.grid[d]
+		}
+		want := intersect(start, shape, cellLo, a.p.grid)
+		key := a.Key(idx)
+		if a.p.outer.shard != nil {
+			covered := slices.Equal(want.shape(), intersect(cellLo, a.p.grid, make([]int, len(idx)), a.p.Shape).shape())
+			return a.readShard(ctx, key, cellLo, want, covered, out)
+		}
+		data, err := a.store.Get(ctx, key)
+		if errors.Is(err, ErrNotFound) {
+			a.fill(out, want)
+			return nil
+		}
+		if err != nil {
+			return err
+		}
+		buf, strides, err := decodeArray(key, &a.p.outer, data, a.p.grid, a.p.DType)
+		if err != nil {
+			return err
+		}
+		copyBox(out, region{b: buf, strides: strides, origin: cellLo}, want, a.p.DType.Size())
+		return nil
+	})
+}
+
+// fill sets box w of out to the fill value.
+func (a *Array) fill(out region, w box) {
+	es := a.p.DType.Size()
+	zero := !slices.ContainsFunc(a.p.fill, func(b byte) bool { return b != 0 })
+	if len(w.lo) == 0 {
+		copy(out.b[:es], a.p.fill)
+		return
+	}
+	walkRows(w, func(p []int, n int) {
+		o := offset(p, out.origin, out.strides)
+		s := out.strides[len(p)-1]
+		if s == 1 {
+			row := out.b[o*es : (o+n)*es]
+			if zero {
+				clear(row)
+				return
+			}
+			for i := 0; i < len(row); i += es {
+				copy(row[i:], a.p.fill)
+			}
+			return
+		}
+		for i := range n {
+			copy(out.b[(o+i*s)*es:], a.p.fill)
+		}
+	})
+}
+
+// walkRows calls fn with the first point and length of every row (a run
+// along the last axis) of box w.
+func walkRows(w box, fn func(p []int, n int)) {
+	rank := len(w.lo)
+	if w.empty() {
+		return
+	}
+	if rank == 0 {
+		fn(nil, 1)
+		return
+	}
+	p := slices.Clone(w.lo)
+	n := w.hi[rank-1] - w.lo[rank-1]
+	for {
+		fn(p, n)
+		d := rank - 2
+		for ; d >= 0; d-- {
+			p[d]++
+			if p[d] < w.hi[d] {
+				break
+			}
+			p[d] = w.lo[d]
+		}
+		if d < 0 {
+			return
+		}
+	}
+}
+
+// copyBox copies box w from src to dst (each a region of elements of es
+// bytes).
+func copyBox(dst, src region, w box, es int) {
+	if len(w.lo) == 0 {
+		if !w.empty() {
+			copy(dst.b[:es], src.b[:es])
+		}
+		return
+	}
+	last := len(w.lo) - 1
+	walkRows(w, func(p []int, n int) {
+		do, so := offset(p, dst.origin, dst.strides), offset(p, src.origin, src.strides)
+		ds, ss := dst.strides[last], src.strides[last]
+		if ds == 1 && ss == 1 {
+			copy(dst.b[do*es:(do+n)*es], src.b[so*es:(so+n)*es])
+			return
+		}
+		for i := range n {
+			copy(dst.b[(do+i*ds)*es:(do+i*ds+1)*es], src.b[(so+i*ss)*es:])
+		}
+	})
+}
+
+// decodeArray decodes a stored chunk of the given shape with chain c (not
+// a sharding one): its bytes in the machine's order, and the strides (in
+// elements) of the chunk's axes in them.
+func decodeArray(key string, c *chain, data []byte, shape []int, dt nd.DType) ([]byte, []int, error) {
+	n := prod(shape) * dt.Size()
+	b := data
+	owned := false // whether b is no longer data's memory (a shard's chunks may share bytes)
+	for i := len(c.bytes) - 1; i >= 0; i-- {
+		if _, ok := c.bytes[i].(crc32cCodec); !ok {
+			owned = true
+		}
+		limit := n
+		if i > 0 {
+			// A compressed form of the chunk: at worst a little larger.
+			limit = n + n/8 + 1<<16
+		}
+		var err error
+		if b, err = safeDecode(c.bytes[i], b, limit); err != nil {
+			return nil, nil, formatErrorf(key, err, "codec %s", c.bytes[i].v3().Name)
+		}
+	}
+	if len(b) != n {
+		return nil, nil, formatErrorf(key, nil, "decodes to %d bytes; a chunk of shape %v of %v holds %d", len(b), shape, dt, n)
+	}
+	if c.big != nativeBig && dt.Size() > 1 {
+		if !owned {
+			b = slices.Clone(b)
+		}
+		swapBytes(b, dt.Part().Size())
+	}
+	return b, permStrides(shape, c.perm), nil
+}
+
+// safeDecode runs a decoder, turning a panic in a library into an error:
+// stored bytes are never trusted.
+func safeDecode(c bytesCodec, b []byte, limit int) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("decoder failed: %v", r)
+		}
+	}()
+	return c.decode(b, limit)
+}
+
+// permStrides are the strides of a chunk's axes where the chunk is stored
+// in C order after the transpose perm (nil: none).
+func permStrides(shape, perm []int) []int {
+	if perm == nil {
+		return cStrides(shape)
+	}
+	stored := make([]int, len(shape))
+	for i, p := range perm {
+		stored[i] = shape[p]
+	}
+	ss := cStrides(stored)
+	s := make([]int, len(shape))
+	for i, p := range perm {
+		s[p] = ss[i]
+	}
+	return s
+}
+
+// encodeArray encodes a chunk held in C order in the machine's byte order
+// (b is not modified).
+func encodeArray(c *chain, b []byte, shape []int, dt nd.DType) ([]byte, error) {
+	es := dt.Size()
+	owned := false
+	if c.perm != nil {
+		t := make([]byte, len(b))
+		origin := make([]int, len(shape))
+		copyBox(region{b: t, strides: permStrides(shape, c.perm), origin: origin},
+			region{b: b, strides: cStrides(shape), origin: origin}, box{lo: origin, hi: shape}, es)
+		b, owned = t, true
+	}
+	if c.big != nativeBig && es > 1 {
+		if !owned {
+			b = slices.Clone(b)
+		}
+		swapBytes(b, dt.Part().Size())
+	}
+	for _, bc := range c.bytes {
+		var err error
+		if b, err = bc.encode(b); err != nil {
+			return nil, err
+		}
+	}
+	return b, nil
+}
+
+// emptyChunk is the index entry of a chunk a shard does not hold.
+const emptyChunk = math.MaxUint64
+
+// indexLen is the stored size of a shard index of n chunks.
+func (s *shardCodec) indexLen(n int) int {
+	l := 16 * n
+	for range s.index.bytes {
+		l += 4 // crc32c: the only index codec read
+	}
+	return l
+}
+
+// readShard reads box want of the shard at key, whose first element is
+// at cellLo, into out: the whole shard when covered, else its index and
+// the chunks that meet want.
+func (a *Array) readShard(ctx context.Context, key string, cellLo []int, want box, covered bool, out region) error {
+	s := a.p.outer.shard
+	shape := a.p.grid
+	rank := len(shape)
+	inner := s.inner
+	counts := make([]int, rank)
+	for d := range rank {
+		counts[d] = shape[d] / inner[d]
+	}
+	nchunks := prod(counts)
+	ilen := s.indexLen(nchunks)
+	var whole []byte
+	var rawIndex []byte
+	var err error
+	if covered {
+		whole, err = a.store.Get(ctx, key)
+		if err == nil {
+			if len(whole) < ilen {
+				return formatErrorf(key, nil, "a shard of %d bytes cannot hold its %d-byte index", len(whole), ilen)
+			}
+			if s.indexAtStart {
+				rawIndex = whole[:ilen]
+			} else {
+				rawIndex = whole[len(whole)-ilen:]
+			}
+		}
+	} else {
+		off := int64(-1)
+		if s.indexAtStart {
+			off = 0
+		}
+		rawIndex, err = a.store.GetRange(ctx, key, off, int64(ilen))
+	}
+	if errors.Is(err, ErrNotFound) {
+		a.fill(out, want)
+		return nil
+	}
+	if err != nil {
+		return err
+	}
+	index, err := decodeIndex(key, s, rawIndex, nchunks)
+	if err != nil {
+		return err
+	}
+	es := a.p.DType.Size()
+	// Each chunk that meets want, in C order.
+	lo, hi := make([]int, rank), make([]int, rank)
+	for d := range rank {
+		lo[d] = (want.lo[d] - cellLo[d]) / inner[d]
+		hi[d] = (want.hi[d] - 1 - cellLo[d]) / inner[d]
+	}
+	var firstErr error
+	walkRows(box{lo: lo, hi: addOne(hi)}, func(p []int, n int) {
+		for k := range n {
+			if firstErr != nil {
+				return
+			}
+			c := slices.Clone(p)
+			if rank > 0 {
+				c[rank-1] += k
+			}
+			j := offset(c, make([]int, rank), cStrides(counts))
+			chunkLo := make([]int, rank)
+			for d := range rank {
+				chunkLo[d] = cellLo[d] + c[d]*inner[d]
+			}
+			w := intersect(want.lo, want.shape(), chunkLo, inner)
+			off, nb := index[2*j], index[2*j+1]
+			if off == emptyChunk && nb == emptyChunk {
+				a.fill(out, w)
+				continue
+			}
+			ckey := fmt.Sprintf("%s (chunk %v)", key, c)
+			var data []byte
+			if whole != nil {
+				if off > uint64(len(whole)) || nb > uint64(len(whole))-off {
+					firstErr = formatErrorf(ckey, nil, "index points at bytes %d to %d of a %d-byte shard", off, off+nb, len(whole))
+					return
+				}
+				data = whole[off : off+nb]
+			} else {
+				if off > maxValueBytes || nb > maxValueBytes {
+					firstErr = formatErrorf(ckey, nil, "index points at bytes %d to %d", off, off+nb)
+					return
+				}
+				data, err = a.store.GetRange(ctx, key, int64(off), int64(nb))
+				if err != nil {
+					firstErr = err
+					return
+				}
+			}
+			buf, strides, err := decodeArray(ckey, &s.codecs, data, inner, a.p.DType)
+			if err != nil {
+				firstErr = err
+				return
+			}
+			copyBox(out, region{b: buf, strides: strides, origin: chunkLo}, w, es)
+		}
+	})
+	return firstErr
+}
+
+func addOne(s []int) []int {
+	o := make([]int, len(s))
+	for i, v := range s {
+		o[i] = v + 1
+	}
+	return o
+}
+
+// decodeIndex checks and decodes a shard index: offset and size of each
+// chunk.
+func decodeIndex(key string, s *shardCodec, raw []byte, nchunks int) ([]uint64, error) {
+	b := raw
+	for i := len(s.index.bytes) - 1; i >= 0; i-- {
+		var err error
+		if b, err = s.index.bytes[i].decode(b, 16*nchunks); err != nil {
+			return nil, formatErrorf(key, err, "shard index")
+		}
+	}
+	if len(b) != 16*nchunks {
+		return nil, formatErrorf(key, nil, "shard index of %d bytes; %d chunks need %d", len(b), nchunks, 16*nchunks)
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	if s.index.big {
+		order = binary.BigEndian
+	}
+	idx := make([]uint64, 2*nchunks)
+	for i := range idx {
+		idx[i] = order.Uint64(b[8*i:])
+	}
+	return idx, nil
+}
+
+// WriteChunk writes the shard (or chunk, for an array not sharded) of
+// grid index idx whole, from src: an array of the shard's shape, or of
+// its part inside the array for a shard at the array's end. The stored
+// value is replaced in one Put; a shard (or chunk) that holds only the
+// fill value is deleted instead, and chunks of a shard that do are left
+// out of it.
+func (a *Array) WriteChunk(ctx context.Context, idx []int, src nd.Array) error {
+	rank := len(a.p.Shape)
+	if len(idx) != rank {
+		return argErrorf("chunk index", "%v for an array of %d axes", idx, rank)
+	}
+	grid := a.GridShape()
+	lo, clipped := make([]int, rank), make([]int, rank)
+	for d := range rank {
+		if idx[d] < 0 || idx[d] >= grid[d] {
+			return argErrorf("chunk index", "%v is outside the grid %v", idx, grid)
+		}
+		lo[d] = idx[d] * a.p.grid[d]
+		clipped[d] = min(a.p.grid[d], a.p.Shape[d]-lo[d])
+	}
+	if !slices.Equal(src.Shape, clipped) && !slices.Equal(src.Shape, a.p.grid) {
+		return argErrorf("src", "has shape %v; shard %v has %v (or %v inside the array)", src.Shape, idx, a.p.grid, clipped)
+	}
+	if src.DType() != a.p.DType {
+		return argErrorf("src", "holds %v; the array is %v", src.DType(), a.p.DType)
+	}
+	if err := src.Check(); err != nil {
+		return err
+	}
+	in := region{b: src.Bytes(), strides: cStrides(src.Shape), origin: lo}
+	return a.writeCell(ctx, idx, lo, in, box{lo: lo, hi: addTo(lo, clipped)})
+}
+
+func addTo(a, b []int) []int {
+	o := make([]int, len(a))
+	for i := range a {
+		o[i] = a[i] + b[i]
+	}
+	return o
+}
+
+// WriteRegion writes src at start: a region whose edges lie on the shard
+// grid (or at the array's end), so that each shard it covers is written
+// whole, once, by WriteChunk's rules. Shards are encoded and stored in
+// parallel.
+func (a *Array) WriteRegion(ctx context.Context, start []int, src nd.Array) error {
+	if err := a.checkRegion("src", start, src.Shape, src); err != nil {
+		return err
+	}
+	for d := range start {
+		end := start[d] + src.Shape[d]
+		if start[d]%a.p.grid[d] != 0 || (end%a.p.grid[d] != 0 && end != a.p.Shape[d]) {
+			return argErrorf("region", "start %v shape %v does not lie on the shard grid %v of shape %v", start, src.Shape, a.p.grid, a.p.Shape)
+		}
+	}
+	in := region{b: src.Bytes(), strides: cStrides(src.Shape), origin: start}
+	return a.cells(ctx, start, src.Shape, func(ctx context.Context, idx []int) error {
+		lo := make([]int, len(idx))
+		for d := range idx {
+			lo[d] = idx[d] * a.p.grid[d]
+		}
+		return a.writeCell(ctx, idx, lo, in, intersect(start, src.Shape, lo, a.p.grid))
+	})
+}
+
+// writeCell encodes box w of in as the shard (or chunk) idx starting at
+// lo, and stores it (or deletes it, when it holds only the fill value).
+func (a *Array) writeCell(ctx context.Context, idx, lo []int, in region, w box) error {
+	es := a.p.DType.Size()
+	buf := make([]byte, prod(a.p.grid)*es)
+	cell := region{b: buf, strides: cStrides(a.p.grid), origin: lo}
+	if !slices.Equal(w.shape(), a.p.grid) {
+		a.fill(cell, box{lo: lo, hi: addTo(lo, a.p.grid)})
+	}
+	copyBox(cell, in, w, es)
+	data, err := a.encodeCell(buf)
+	if err != nil {
+		return fmt.Errorf("zarr: encoding %s: %w", a.Key(idx), err)
+	}
+	if data == nil {
+		return a.store.Delete(ctx, a.Key(idx))
+	}
+	return a.store.Put(ctx, a.Key(idx), data)
+}
+
+// allFill reports whether b holds only the fill element.
+func allFill(b, fill []byte) bool {
+	es := len(fill)
+	for i := 0; i < len(b); i += es {
+		for k := range es {
+			if b[i+k] != fill[k] {
+				return false
+			}
+		}
+	}
+	return true
+}
+
+// encodeCell encodes a shard (or chunk) held in C order: nil when it
+// holds only the fill value.
+func (a *Array) encodeCell(buf []byte) ([]byte, error) {
+	if allFill(buf, a.p.fill) {
+		return nil, nil
+	}
+	s := a.p.outer.shard
+	if s == nil {
+		return encodeArray(&a.p.outer, buf, a.p.grid, a.p.DType)
+	}
+	rank := len(a.p.grid)
+	es := a.p.DType.Size()
+	counts := make([]int, rank)
+	for d := range rank {
+		counts[d] = a.p.grid[d] / s.inner[d]
+	}
+	n := prod(counts)
+	ilen := s.indexLen(n)
+	var body []byte
+	base := 0
+	if s.indexAtStart {
+		base = ilen
+	}
+	index := make([]byte, 16*n)
+	chunk := make([]byte, prod(s.inner)*es)
+	zero := make([]int, rank)
+	shardRegion := region{b: buf, strides: cStrides(a.p.grid), origin: zero}
+	for j := range n {
+		c := make([]int, rank)
+		for d, r := rank-1, j; d >= 0; d-- {
+			c[d] = r % counts[d] * s.inner[d]
+			r /= counts[d]
+		}
+		copyBox(region{b: chunk, strides: cStrides(s.inner), origin: c}, shardRegion, box{lo: c, hi: addTo(c, s.inner)}, es)
+		off, nb := uint64(emptyChunk), uint64(emptyChunk)
+		if !allFill(chunk, a.p.fill) {
+			enc, err := encodeArray(&s.codecs, chunk, s.inner, a.p.DType)
+			if err != nil {
+				return nil, err
+			}
+			off, nb = uint64(base+len(body)), uint64(len(enc))
+			body = append(body, enc...)
+		}
+		var order binary.ByteOrder = binary.LittleEndian
+		if s.index.big {
+			order = binary.BigEndian
+		}
+		order.PutUint64(index[16*j:], off)
+		order.PutUint64(index[16*j+8:], nb)
+	}
+	var err error
+	for _, bc := range s.index.bytes {
+		if index, err = bc.encode(index); err != nil {
+			return nil, err
+		}
+	}
+	if s.indexAtStart {
+		return append(index, body...), nil
+	}
+	return append(body, index...), nil
+}

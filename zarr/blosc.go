@@ -1,0 +1,455 @@
+package zarr
+
+import (
+	"bytes"
+	"encoding/binary"
+	"fmt"
+
+	"github.com/klauspost/compress/zlib"
+	"github.com/pierrec/lz4/v4"
+)
+
+// Blosc's 16-byte header (c-blosc 1.x, the format numcodecs writes):
+//
+//	0  version        2 (3 and 4 from later writers: bit-shuffle leftovers)
+//	1  versionlz      the inner compressor's format version
+//	2  flags          bit 0 byte shuffle, bit 1 stored uncompressed,
+//	                  bit 2 bit shuffle, bit 4 blocks not split by byte,
+//	                  bits 5-7 the compressor (0 blosclz, 1 lz4/lz4hc,
+//	                  2 snappy, 3 zlib, 4 zstd)
+//	3  typesize       the element size shuffling uses
+//	4  nbytes  u32    the decompressed size
+//	8  blocksize u32  the bytes of each block (the last may be shorter)
+//	12 cbytes  u32    the compressed size, header included
+//
+// Unless stored uncompressed, nblocks u32 offsets of the blocks follow;
+// each block is its splits (typesize of them, or one when bit 4 is set or
+// for the last, shorter block), each an i32 size then that many bytes,
+// stored raw when the size equals the split's decompressed size.
+const (
+	bloscHeader     = 16
+	bloscShuffle    = 0x1
+	bloscMemcpyed   = 0x2
+	bloscBitShuffle = 0x4
+	bloscNoSplit    = 0x10
+	blosclzMaxDist  = 8191
+)
+
+// Blosc compressor codes (the flags' top three bits).
+const (
+	bloscBlosclz = 0
+	bloscLZ4     = 1
+	bloscSnappy  = 2
+	bloscZlib    = 3
+	bloscZstd    = 4
+)
+
+// Shuffle is blosc's reordering of bytes before compression.
+type Shuffle int
+
+const (
+	NoShuffle   Shuffle = 0 // bytes as they are
+	ByteShuffle Shuffle = 1 // the k-th byte of every element together
+	BitShuffle  Shuffle = 2 // the k-th bit of every element together
+)
+
+var shuffleNames = map[Shuffle]string{NoShuffle: "noshuffle", ByteShuffle: "shuffle", BitShuffle: "bitshuffle"}
+
+// bloscCodec is blosc 1.x in numcodecs' and Zarr v3's configuration.
+type bloscCodec struct {
+	cname     string // lz4, lz4hc, zstd, zlib, blosclz (decode only)
+	clevel    int
+	shuffle   Shuffle
+	typesize  int
+	blocksize int // 0: chosen here
+}
+
+func (c bloscCodec) v3() codecJSON {
+	return codecJSON{Name: "blosc", Configuration: map[string]any{"cname": c.cname, "clevel": c.clevel,
+		"shuffle": shuffleNames[c.shuffle], "typesize": c.typesize, "blocksize": c.blocksize}}
+}
+
+func (c bloscCodec) v2() map[string]any {
+	return map[string]any{"id": "blosc", "cname": c.cname, "clevel": c.clevel, "shuffle": int(c.shuffle), "blocksize": c.blocksize}
+}
+
+func (c bloscCodec) decode(b []byte, limit int) ([]byte, error) { return bloscDecode(b, limit) }
+
+// bloscDecode decompresses one blosc buffer of at most limit bytes.
+func bloscDecode(b []byte, limit int) (out []byte, err error) {
+	if len(b) < bloscHeader {
+		return nil, fmt.Errorf("blosc: %d bytes, less than its 16-byte header", len(b))
+	}
+	version, flags, typesize := b[0], b[2], int(b[3])
+	nbytes := int64(binary.LittleEndian.Uint32(b[4:]))
+	blocksize := int64(binary.LittleEndian.Uint32(b[8:]))
+	cbytes := int64(binary.LittleEndian.Uint32(b[12:]))
+	switch {
+	case version == 0 || version > 4:
+		return nil, fmt.Errorf("blosc: format version %d (1 to 4 are read)", version)
+	case nbytes > int64(limit):
+		return nil, fmt.Errorf("blosc: header claims %d bytes, more than the %d expected", nbytes, limit)
+	case cbytes < bloscHeader || cbytes > int64(len(b)):
+		return nil, fmt.Errorf("blosc: header claims %d compressed bytes; the buffer has %d", cbytes, len(b))
+	case typesize == 0:
+		return nil, fmt.Errorf("blosc: typesize 0")
+	}
+	b = b[:cbytes]
+	out = make([]byte, nbytes)
+	if nbytes == 0 {
+		return out, nil
+	}
+	if flags&bloscMemcpyed != 0 {
+		if cbytes != bloscHeader+nbytes {
+			return nil, fmt.Errorf("blosc: stored uncompressed, %d bytes after the header; the header claims %d", cbytes-bloscHeader, nbytes)
+		}
+		copy(out, b[bloscHeader:])
+		return out, nil
+	}
+	if blocksize <= 0 {
+		return nil, fmt.Errorf("blosc: block size %d", blocksize)
+	}
+	nblocks := (nbytes + blocksize - 1) / blocksize
+	if bloscHeader+4*nblocks > cbytes {
+		return nil, fmt.Errorf("blosc: %d blocks' offsets do not fit in %d bytes", nblocks, cbytes)
+	}
+	comp := int(flags >> 5)
+	tmp := make([]byte, min(blocksize, nbytes))
+	for i := range nblocks {
+		bsize := blocksize
+		last := i == nblocks-1 && nbytes%blocksize != 0
+		if last {
+			bsize = nbytes % blocksize
+		}
+		start := int64(binary.LittleEndian.Uint32(b[bloscHeader+4*i:]))
+		if start < bloscHeader+4*nblocks || start >= cbytes {
+			return nil, fmt.Errorf("blosc: block %d starts at %d, outside %d to %d", i, start, bloscHeader+4*nblocks, cbytes)
+		}
+		nsplits := int64(1)
+		if flags&bloscNoSplit == 0 && !last {
+			nsplits = int64(typesize)
+		}
+		neblock := bsize / nsplits
+		if neblock*nsplits != bsize {
+			return nil, fmt.Errorf("blosc: block %d of %d bytes does not split into %d", i, bsize, nsplits)
+		}
+		dst := tmp[:bsize]
+		shuffled := flags&(bloscShuffle|bloscBitShuffle) != 0
+		if !shuffled {
+			dst = out[i*blocksize : i*blocksize+bsize]
+		}
+		pos := start
+		for j := range nsplits {
+			if pos+4 > cbytes {
+				return nil, fmt.Errorf("blosc: block %d split %d: size at %d, past the end %d", i, j, pos, cbytes)
+			}
+			csize := int64(int32(binary.LittleEndian.Uint32(b[pos:])))
+			pos += 4
+			if csize < 0 || csize > cbytes-pos {
+				return nil, fmt.Errorf("blosc: block %d split %d: %d bytes at %d, past the end %d", i, j, csize, pos, cbytes)
+			}
+			src, part := b[pos:pos+csize], dst[j*neblock:(j+1)*neblock]
+			pos += csize
+			if csize == neblock {
+				copy(part, src)
+				continue
+			}
+			if err := bloscInflate(comp, src, part); err != nil {
+				return nil, fmt.Errorf("blosc: block %d split %d: %w", i, j, err)
+			}
+		}
+		if shuffled {
+			o := out[i*blocksize : i*blocksize+bsize]
+			if flags&bloscShuffle != 0 {
+				unshuffleBytes(o, dst, typesize)
+			} else {
+				bitUnshuffle(o, dst, typesize, version)
+			}
+		}
+	}
+	return out, nil
+}
+
+// bloscInflate decompresses src with blosc's compressor comp into all of
+// dst, which it must fill exactly.
+func bloscInflate(comp int, src, dst []byte) (err error) {
+	var n int
+	switch comp {
+	case bloscBlosclz:
+		n, err = blosclzDecode(src, dst)
+	case bloscLZ4:
+		n, err = lz4.UncompressBlock(src, dst)
+	case bloscZlib:
+		var r interface{ Read([]byte) (int, error) }
+		if r, err = zlib.NewReader(bytes.NewReader(src)); err == nil {
+			var out []byte
+			out, err = readBounded(r, len(dst), len(dst))
+			n = copy(dst, out)
+		}
+	case bloscZstd:
+		var out []byte
+		out, err = zstdCodec{}.decode(src, len(dst))
+		n = copy(dst, out)
+	case bloscSnappy:
+		return fmt.Errorf("snappy is not supported (blosclz, lz4, lz4hc, zlib and zstd are)")
+	default:
+		return fmt.Errorf("unknown compressor code %d", comp)
+	}
+	if err != nil {
+		return err
+	}
+	if n != len(dst) {
+		return fmt.Errorf("decompressed to %d bytes, not %d", n, len(dst))
+	}
+	return nil
+}
+
+// blosclzDecode decompresses blosc's own LZ77 format (FastLZ's level 2
+// with a longer distance) into dst, returning the bytes written. Like
+// c-blosc's decoder, a match with no byte after it ends the data.
+func blosclzDecode(src, dst []byte) (int, error) {
+	errCorrupt := fmt.Errorf("blosclz: corrupt data")
+	if len(src) == 0 {
+		return 0, errCorrupt
+	}
+	ip, op := 1, 0
+	ctrl := int(src[0] & 31)
+	for {
+		if ctrl >= 32 {
+			n := ctrl>>5 - 1
+			ofs := (ctrl & 31) << 8
+			if n == 6 {
+				for {
+					if ip+1 >= len(src) {
+						return 0, errCorrupt
+					}
+					code := int(src[ip])
+					ip++
+					n += code
+					if code != 255 {
+						break
+					}
+				}
+			} else if ip+1 >= len(src) {
+				return 0, errCorrupt
+			}
+			code := int(src[ip])
+			ip++
+			n += 3
+			dist := ofs + code + 1
+			if code == 255 && ofs == 31<<8 {
+				if ip+1 >= len(src) {
+					return 0, errCorrupt
+				}
+				dist = int(src[ip])<<8 + int(src[ip+1]) + blosclzMaxDist + 1
+				ip += 2
+			}
+			if n > len(dst)-op || dist > op {
+				return 0, errCorrupt
+			}
+			if ip >= len(src) {
+				break
+			}
+			ctrl = int(src[ip])
+			ip++
+			for k := range n {
+				dst[op+k] = dst[op-dist+k]
+			}
+			op += n
+		} else {
+			n := ctrl + 1
+			if n > len(dst)-op || n > len(src)-ip {
+				return 0, errCorrupt
+			}
+			copy(dst[op:], src[ip:ip+n])
+			op += n
+			ip += n
+			if ip >= len(src) {
+				break
+			}
+			ctrl = int(src[ip])
+			ip++
+		}
+	}
+	return op, nil
+}
+
+// unshuffleBytes undoes blosc's byte shuffle of one block: src holds the
+// first byte of every element, then every second byte, …; bytes past the
+// last whole element are as they were.
+func unshuffleBytes(dst, src []byte, typesize int) {
+	n := len(src) / typesize
+	for j := range typesize {
+		row := src[j*n : (j+1)*n]
+		for i, v := range row {
+			dst[i*typesize+j] = v
+		}
+	}
+	copy(dst[n*typesize:], src[n*typesize:])
+}
+
+// shuffleBytes is unshuffleBytes' inverse.
+func shuffleBytes(dst, src []byte, typesize int) {
+	n := len(src) / typesize
+	for j := range typesize {
+		row := dst[j*n : (j+1)*n]
+		for i := range row {
+			row[i] = src[i*typesize+j]
+		}
+	}
+	copy(dst[n*typesize:], src[n*typesize:])
+}
+
+// bitElements is how many elements of a block bit-shuffling reorders: a
+// multiple of 8. Format version 2 reordered a block only when all its
+// elements were (else none); later versions reorder the largest multiple
+// of 8 and leave the rest.
+func bitElements(bsize, typesize int, version byte) int {
+	n := bsize / typesize
+	if version <= 2 && n%8 != 0 {
+		return 0
+	}
+	return n - n%8
+}
+
+// bitUnshuffle undoes bit shuffling (the bitshuffle library's layout):
+// for each byte j of an element and bit k of that byte, a row of n bits
+// holds that bit of every element, element i at bit i%8 of byte i/8.
+func bitUnshuffle(dst, src []byte, typesize int, version byte) {
+	n := bitElements(len(src), typesize, version)
+	clear(dst[:n*typesize])
+	rowBytes := n / 8
+	for j := range typesize {
+		for k := range 8 {
+			row := src[(j*8+k)*rowBytes : (j*8+k+1)*rowBytes]
+			for i := range n {
+				dst[i*typesize+j] |= (row[i>>3] >> (i & 7) & 1) << k
+			}
+		}
+	}
+	copy(dst[n*typesize:], src[n*typesize:])
+}
+
+// bitShuffle is bitUnshuffle's inverse.
+func bitShuffle(dst, src []byte, typesize int, version byte) {
+	n := bitElements(len(src), typesize, version)
+	clear(dst[:n*typesize])
+	rowBytes := n / 8
+	for j := range typesize {
+		for k := range 8 {
+			row := dst[(j*8+k)*rowBytes : (j*8+k+1)*rowBytes]
+			for i := range n {
+				row[i>>3] |= (src[i*typesize+j] >> k & 1) << (i & 7)
+			}
+		}
+	}
+	copy(dst[n*typesize:], src[n*typesize:])
+}
+
+// bloscBlockSize is the block size an encode uses when none is given:
+// about 256 KiB, a whole number of elements.
+const bloscBlockSize = 1 << 18
+
+func (c bloscCodec) encode(b []byte) ([]byte, error) {
+	var comp int
+	switch c.cname {
+	case "lz4", "lz4hc":
+		comp = bloscLZ4
+	case "zstd":
+		comp = bloscZstd
+	case "zlib":
+		comp = bloscZlib
+	default:
+		return nil, &UnsupportedError{Key: "blosc", What: "compressor to write", Value: c.cname, Supported: "lz4, lz4hc, zstd, zlib"}
+	}
+	ts := max(1, min(c.typesize, 255))
+	nbytes := len(b)
+	if int64(nbytes) > MaxChunkBytes {
+		return nil, fmt.Errorf("blosc: %d bytes, more than %d", nbytes, MaxChunkBytes)
+	}
+	const version = 2
+	bs := c.blocksize
+	if bs <= 0 {
+		bs = bloscBlockSize
+	}
+	bs = min(bs, nbytes)
+	if bs >= ts {
+		bs -= bs % ts
+	}
+	flags := byte(comp<<5) | bloscNoSplit
+	switch c.shuffle {
+	case ByteShuffle:
+		flags |= bloscShuffle
+	case BitShuffle:
+		flags |= bloscBitShuffle
+	}
+	header := func(flags byte, cbytes int) []byte {
+		h := make([]byte, bloscHeader, cbytes)
+		h[0], h[1], h[2], h[3] = version, 1, flags, byte(ts)
+		binary.LittleEndian.PutUint32(h[4:], uint32(nbytes))
+		binary.LittleEndian.PutUint32(h[8:], uint32(bs))
+		binary.LittleEndian.PutUint32(h[12:], uint32(cbytes))
+		return h
+	}
+	memcpyed := func() []byte {
+		return append(header(flags&^(bloscShuffle|bloscBitShuffle)|bloscMemcpyed, bloscHeader+nbytes), b...)
+	}
+	if nbytes == 0 || bs == 0 {
+		return memcpyed(), nil
+	}
+	nblocks := (nbytes + bs - 1) / bs
+	out := header(flags, bloscHeader+4*nblocks+nbytes/2)
+	out = append(out, make([]byte, 4*nblocks)...)
+	tmp := make([]byte, bs)
+	for i := range nblocks {
+		block := b[i*bs : min(nbytes, (i+1)*bs)]
+		switch c.shuffle {
+		case ByteShuffle:
+			shuffleBytes(tmp[:len(block)], block, ts)
+			block = tmp[:len(block)]
+		case BitShuffle:
+			bitShuffle(tmp[:len(block)], block, ts, version)
+			block = tmp[:len(block)]
+		}
+		binary.LittleEndian.PutUint32(out[bloscHeader+4*i:], uint32(len(out)))
+		z, err := bloscDeflate(c.cname, c.clevel, block)
+		if err != nil {
+			return nil, err
+		}
+		if z == nil || len(z) >= len(block) {
+			z = block // stored raw: its size equals the block's
+		}
+		out = binary.LittleEndian.AppendUint32(out, uint32(len(z)))
+		out = append(out, z...)
+		if len(out) >= bloscHeader+nbytes {
+			return memcpyed(), nil
+		}
+	}
+	binary.LittleEndian.PutUint32(out[12:], uint32(len(out)))
+	return out, nil
+}
+
+// bloscDeflate compresses one block; nil means it does not compress.
+func bloscDeflate(cname string, clevel int, block []byte) ([]byte, error) {
+	switch cname {
+	case "lz4":
+		z := make([]byte, lz4.CompressBlockBound(len(block)))
+		n, err := lz4.CompressBlock(block, z, nil)
+		if err != nil || n == 0 {
+			return nil, nil
+		}
+		return z[:n], nil
+	case "lz4hc":
+		z := make([]byte, lz4.CompressBlockBound(len(block)))
+		n, err := lz4.CompressBlockHC(block, z, lz4.CompressionLevel(1<<(8+max(1, min(clevel, 9)))), nil, nil)
+		if err != nil || n == 0 {
+			return nil, nil
+		}
+		return z[:n], nil
+	case "zstd":
+		return zstdCodec{level: max(1, clevel)}.encode(block)
+	case "zlib":
+		return zlibCodec{level: max(1, min(clevel, 9))}.encode(block)
+	}
+	return nil, fmt.Errorf("blosc: cannot write %s", cname)
+}
