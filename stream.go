@@ -50,14 +50,24 @@ func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink 
 	if src.DType() != p.inType || !slices.Equal(src.Shape, p.problem.InShape) {
 		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", src.DType(), src.Shape, p.inType, p.problem.InShape)}
 	}
-	chunks, err := chunk.Split(p.problem, chunk.Budget{Bytes: wholeRows(p.problem, budget, p.exec.Device.GPU())})
-	if err != nil {
-		return err
-	}
 	// Every chunk runs the whole plan's method on its device: a method
 	// chosen anew for a chunk's shape could add the products differently.
 	opt := p.opt
 	opt.Device, opt.Method, opt.Progress = p.exec.Device, p.exec.Method, nil
+	if s := newSeparableStream(p.problem, p.exec); s != nil {
+		if cs := s.chunks(budget); cs != nil {
+			w := startChunkWriter(sink)
+			err := s.run(ctx, cs, src, opt, p.opt.Progress, w)
+			if werr := w.close(); werr != nil {
+				return werr
+			}
+			return err
+		}
+	}
+	chunks, err := chunk.Split(p.problem, chunk.Budget{Bytes: wholeRows(p.problem, budget, p.exec.Device.GPU())})
+	if err != nil {
+		return err
+	}
 	var exec *plan.Executable
 	defer func() {
 		if exec != nil {

@@ -1,0 +1,89 @@
+package ndconv
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// TestSeparableStream streams random separable kernels that span axis 0
+// and another axis on the CPU (every border and mode, origins, convolution,
+// integer, float and wide dtypes, budgets from one plane a chunk to the
+// whole problem): the chunks equal Execute bit for bit, the stream splits
+// them into passes within planes and across them (newSeparableStream),
+// and each input plane's passes run once, plus at most the K0 − 1 planes
+// a border maps back on either side per chunk that reaches it. Halo'd
+// chunks that each ran every pass ran the passes along the other axes on
+// R + K0 − 1 planes per R output planes.
+func TestSeparableStream(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 5))
+	dtypes := []nd.DType{nd.Float32, nd.Uint8, nd.Int16, nd.Float64, nd.Int32}
+	cases := 0
+	for cases < 60 {
+		rank := 2 + rng.IntN(3)
+		shape := make([]int, rank)
+		for d := range shape {
+			shape[d] = 1 + rng.IntN([]int{0, 0, 30, 12, 6}[rank])
+		}
+		kshape := make([]int, rank)
+		origin := make([]int, rank)
+		for d := range kshape {
+			kshape[d] = 1 + rng.IntN(7)
+			origin[d] = rng.IntN(kshape[d]) - kshape[d]/2
+		}
+		kshape[0] = max(kshape[0], 2)
+		kshape[1+rng.IntN(rank-1)] = 2 + rng.IntN(5)
+		in := dtypes[rng.IntN(len(dtypes))]
+		opt := Options{Border: nd.Border(rng.IntN(5)), CVal: rng.Float64()*10 - 5, Mode: nd.Mode(rng.IntN(3)),
+			Origin: origin, DType: dtypes[rng.IntN(len(dtypes))], Device: "cpu", Workers: 1 + rng.IntN(2)}
+		opt.Method, _ = ParseMethod("separable")
+		if opt.Mode != nd.Same {
+			opt.Origin = nil
+		}
+		op := Operation(rng.IntN(2))
+		src := enginetest.RandomArray(rng, in, shape...)
+		p, err := NewPlan(op, shape, in, opt, enginetest.RandomFactors(rng, kshape...))
+		if err != nil {
+			continue // valid mode with a kernel longer than the input
+		}
+		cases++
+		if newSeparableStream(p.problem, p.exec) == nil {
+			t.Fatalf("%v %v k%v: not streamed in planes", in, shape, kshape)
+		}
+		want, err := p.Execute(context.Background(), Array{}, src)
+		if err != nil {
+			t.Fatal(err)
+		}
+		plane := want.Len() / max(p.Shape()[0], 1) * opt.DType.Size()
+		for _, budget := range []int64{1, int64(plane * (kshape[0] + 3) * 3), 1 << 30} {
+			name := fmt.Sprintf("%v %v%v k%v origin %v %v %v -> %v, budget %d", op, in, shape, kshape, opt.Origin, opt.Mode, opt.Border, opt.DType, budget)
+			got, _ := nd.New(want.DType(), want.Shape...)
+			planes, chunks := 0, 0
+			testHookPlanes = func(n int) { planes += n }
+			err := p.ExecuteChunks(context.Background(), src, budget, func(off int, out Array) error {
+				chunks++
+				copy(got.Bytes()[off*got.DType().Size():], out.Bytes())
+				return nil
+			})
+			testHookPlanes = nil
+			if err != nil {
+				t.Fatalf("%s: %v", name, err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("%s (%d chunks): differs from Execute", name, chunks)
+			}
+			if limit := shape[0] + 2*chunks*(kshape[0]-1); planes > limit {
+				t.Errorf("%s: the passes within planes ran on %d planes, %d chunks of %d input planes", name, planes, chunks, shape[0])
+			}
+			if opt.Border != nd.Constant && opt.Border != nd.Wrap && opt.Mode == nd.Same && kshape[0] <= shape[0] && planes > shape[0]+2*(kshape[0]-1) {
+				t.Errorf("%s: the passes within planes ran on %d planes of %d", name, planes, shape[0])
+			}
+		}
+		p.Close()
+	}
+}
