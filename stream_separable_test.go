@@ -11,8 +11,8 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-// TestSeparableStream streams random separable kernels that span axis 0
-// and another axis on the CPU (every border and mode, origins, convolution,
+// TestSeparableStream streams random separable kernels (and banks of
+// them) that span axis 0 and another axis on the CPU (every border and mode, origins, convolution,
 // integer, float and wide dtypes, budgets from one plane a chunk to the
 // whole problem): the chunks equal Execute bit for bit, the stream splits
 // them into passes within planes and across them (newSeparableStream),
@@ -47,7 +47,11 @@ func TestSeparableStream(t *testing.T) {
 		}
 		op := Operation(rng.IntN(2))
 		src := enginetest.RandomArray(rng, in, shape...)
-		p, err := NewPlan(op, shape, in, opt, enginetest.RandomFactors(rng, kshape...))
+		var kernels []Kernel
+		for range 1 + rng.IntN(2)*rng.IntN(3) { // banks of 2 and 3 too
+			kernels = append(kernels, enginetest.RandomFactors(rng, kshape...))
+		}
+		p, err := NewPlan(op, shape, in, opt, kernels...)
 		if err != nil {
 			continue // valid mode with a kernel longer than the input
 		}
@@ -71,6 +75,7 @@ func TestSeparableStream(t *testing.T) {
 				return nil
 			})
 			testHookPlanes = nil
+			planes /= len(kernels) // each kernel's passes run on every plane
 			if err != nil {
 				t.Fatalf("%s: %v", name, err)
 			}
