@@ -26,7 +26,12 @@ import (
 // each time: no fresh pages per chunk, and a GPU backend pins a buffer it
 // sees again). Host memory holds two chunks' output (and one's input, where
 // the chunk's rows are not contiguous in src) at a time, so src may be a
-// memory-mapped file and sink may write a file. Progress, when the plan
+// memory-mapped file and sink may write a file. On the CPU a separable
+// kernel spanning axis 0 and another axis runs its passes within each
+// input plane once and its pass along axis 0 chunk by chunk
+// (stream_separable.go), holding a chunk's planes of the intermediate per
+// kernel besides; its chunks are at least 8 output planes under a budget
+// of 1 MiB or more. Progress, when the plan
 // has one, counts chunks; ctx is checked between chunks. An empty output
 // is one chunk with no element. Each call prepares its own executables, so
 // calls on one plan run concurrently; the plan's Close does not wait for
@@ -294,20 +299,23 @@ func (fp *FilterPlan) ExecuteChunks(ctx context.Context, src Array, budget int64
 // streamRows is the output rows along axis 0 a chunk of a filter plan of
 // several terms computes within budget: each term plan's output in float
 // (two buffers), the input rows and the output's two buffers per row; at
-// least minStreamPlanes rows under a budget of haloRowsBudget or more.
+// least minStreamPlanes rows divided among the terms' kernels (2 at least)
+// under a budget of haloRowsBudget or more.
 func (fp *FilterPlan) streamRows(budget int64) int {
 	p := fp.terms[0].problem
 	in, _ := nd.ShapeElements(p.InShape[1:])
 	out, _ := nd.ShapeElements(p.OutShape[1:])
 	perRow := int64(in * p.In.Size())
+	kernels := 0
 	for _, t := range fp.terms {
 		perRow += 2 * int64(out*len(t.problem.Kernels)*t.problem.Out.Size())
+		kernels += len(t.problem.Kernels)
 	}
 	perRow += 2 * int64(out*len(fp.filters)*fp.out.Size())
 	n := max(p.OutShape[0], 1)
 	rows := int(min(int64(n), max(budget/max(perRow, 1), 1)))
 	if budget >= haloRowsBudget {
-		rows = max(rows, min(minStreamPlanes, n))
+		rows = max(rows, min(max(minStreamPlanes/kernels, 2), n))
 	}
 	return rows
 }
@@ -315,11 +323,12 @@ func (fp *FilterPlan) streamRows(budget int64) int {
 // termsStream is a filter plan of several terms chunk by chunk: each
 // filter's terms from its stream, combined into the chunk's output.
 type termsStream struct {
-	fp      *FilterPlan
-	streams []chunkStream
-	outs    [2]nd.Array // the output buffers, taking turns
-	turn    int
-	values  []float64 // a piece of one filter's terms
+	fp       *FilterPlan
+	streams  []chunkStream
+	outs     [2]nd.Array // the output buffers, taking turns
+	turn     int
+	terms    [][]float64 // a piece of one filter's terms, per term
+	combined []float64   // that piece combined
 }
 
 // combinePiece is the voxels a chunk's terms are combined in at a time, so
@@ -355,15 +364,23 @@ func (ts *termsStream) next(ctx context.Context) (int, nd.Array, error) {
 			ts.turn = 1 - ts.turn
 			offset = off / n * nf
 		}
+		// As combineTerms, piece by piece into buffers reused: garbage
+		// of a chunk's size per chunk grew the heap to twice what it held.
+		for len(ts.terms) < n {
+			ts.terms = append(ts.terms, make([]float64, combinePiece))
+		}
+		if ts.combined == nil {
+			ts.combined = make([]float64, combinePiece)
+		}
 		voxels := terms.Len() / n
 		for a := 0; a < voxels; a += combinePiece {
-			b := min(a+combinePiece, voxels)
-			if cap(ts.values) < (b-a)*n {
-				ts.values = make([]float64, combinePiece*n)
+			m := min(combinePiece, voxels-a)
+			pieces := make([][]float64, n)
+			for t := range n {
+				pieces[t] = ts.terms[t][:m]
+				nd.LoadStrided(pieces[t], terms.Data, a*n+t, n)
 			}
-			values := ts.values[:(b-a)*n]
-			nd.Load(values, terms.Data, a*n)
-			nd.Store(dst.Data, a*nf+i, nf, combineTerms(f.Combine, values, n))
+			nd.Store(dst.Data, a*nf+i, nf, f.Combine.Apply(ts.combined[:m], pieces...))
 		}
 	}
 	return offset, dst, nil

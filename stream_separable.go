@@ -130,9 +130,10 @@ func outerProduct(factors [][]float64) []float64 {
 
 // minStreamPlanes is the fewest output planes a chunk of the stream
 // computes (where the output has them) under a budget of haloRowsBudget or
-// more: the planes its halo moves to the front of the next chunk's input
-// are then at most K0 − 1 per this many output planes (256×1024×1024
-// float32, K0 = 13: 8 planes a chunk, 176 MiB in all).
+// more, divided among a bank's kernels (2 at least): the planes its halo
+// moves to the front of the next chunk's input are then at most K0 − 1
+// per this many output planes (256×1024×1024 float32, K0 = 13: 8 planes a
+// chunk, 176 MiB in all; a bank of 3, 2 planes a chunk).
 const minStreamPlanes = 8
 
 // chunks cuts the pass across planes into chunks of rows output planes,
@@ -158,7 +159,7 @@ func (s *separableStream) chunks(budget int64, rows int) []chunk.Chunk {
 			r++
 		}
 		if budget >= haloRowsBudget { // smaller budgets: tests of chunk boundaries
-			r = max(r, min(minStreamPlanes, n))
+			r = max(r, min(max(minStreamPlanes/len(s.across), 2), n))
 		}
 	}
 	cs, err := chunk.Split(p, chunk.Budget{OutElems: r * s.planeOut})
