@@ -13,6 +13,7 @@ import (
 	"testing"
 
 	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/cpu"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -261,5 +262,59 @@ func TestBlocksErrors(t *testing.T) {
 	}
 	if err := p.ExecuteBlocks(context.Background(), ndconv.ArraySource{Array: src}, nil, ndconv.BlockOptions{}); err == nil {
 		t.Error("nil sink: no error")
+	}
+}
+
+// TestBlocksFFT runs FFT plans in N-D blocks: each block transforms blocks
+// of its own, so the result is not Execute's bits but within the FFT's
+// bound of the exact result (internal/ref), the largest of its blocks'
+// bounds (cpu.FFTBound), for random shapes, kernels, modes and borders.
+func TestBlocksFFT(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 11))
+	for c := 0; c < 40; c++ {
+		rank := 1 + rng.IntN(3)
+		shape, kshape, block := make([]int, rank), make([]int, rank), make([]int, rank)
+		for d := range shape {
+			shape[d], kshape[d] = 1+rng.IntN([]int{60, 20, 9}[rank-1]), 1+rng.IntN(7)
+		}
+		kshape[0] = max(kshape[0], 2) // a one-tap kernel has nothing to transform
+		out := nd.Float32 // the float32 FFT takes no float64 problem
+		spec := nd.Spec{Shape: shape, In: nd.Float32, Out: out, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, kshape...)},
+			Border: nd.Border(rng.IntN(5)), CVal: rng.Float64()*4 - 2, Mode: nd.Mode(rng.IntN(3))}
+		p, err := spec.Normalize()
+		if err != nil {
+			c--
+			continue
+		}
+		for d := range block {
+			block[d] = 1 + rng.IntN(max(p.OutShape[d], 1))
+		}
+		src := enginetest.RandomArray(rng, nd.Float32, shape...)
+		tc := enginetest.Case{Spec: spec, Input: src}
+		opt := ndconv.Options{Border: spec.Border, CVal: spec.CVal, Mode: spec.Mode, DType: out, Device: "cpu"}
+		opt.Method, _ = ndconv.ParseMethod("fft")
+		plan, err := ndconv.NewPlan(ndconv.Correlation, shape, nd.Float32, opt, spec.Kernels...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, _ := nd.New(out, p.OutShape...)
+		bo := ndconv.BlockOptions{Shape: block}
+		if err := plan.ExecuteBlocks(context.Background(), ndconv.ArraySource{Array: src}, ndconv.ArraySink{Array: got}, bo); err != nil {
+			t.Fatal(err)
+		}
+		g, _ := plan.Grid(bo)
+		bound := 0.0
+		for i := range g.Len() {
+			b := g.Block(i)
+			bb, err := cpu.FFTBound(b.Problem, cpu.Options{}, tc.MaxAbs())
+			if err != nil {
+				t.Fatal(err)
+			}
+			bound = max(bound, bb)
+		}
+		if msg := tc.CheckBound(got, tc.Want(), bound); msg != "" {
+			t.Errorf("%v k%v %v %v, blocks %v: %s", shape, kshape, spec.Mode, spec.Border, block, msg)
+		}
+		plan.Close()
 	}
 }
