@@ -278,7 +278,7 @@ func TestBlocksFFT(t *testing.T) {
 			shape[d], kshape[d] = 1+rng.IntN([]int{60, 20, 9}[rank-1]), 1+rng.IntN(7)
 		}
 		kshape[0] = max(kshape[0], 2) // a one-tap kernel has nothing to transform
-		out := nd.Float32 // the float32 FFT takes no float64 problem
+		out := nd.Float32             // the float32 FFT takes no float64 problem
 		spec := nd.Spec{Shape: shape, In: nd.Float32, Out: out, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, kshape...)},
 			Border: nd.Border(rng.IntN(5)), CVal: rng.Float64()*4 - 2, Mode: nd.Mode(rng.IntN(3))}
 		p, err := spec.Normalize()
