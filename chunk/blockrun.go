@@ -20,7 +20,11 @@ type Source interface {
 // Sink takes a block's output: WriteRegion puts src (of the output's
 // dtype, the bank axis included) at start in the whole output. Each
 // region is written once, whole; RunBlocks calls it from several
-// goroutines at once, for regions that do not overlap.
+// goroutines at once, for regions that do not overlap. src is a worker's
+// buffer, reused for its next block: a sink that keeps the data past the
+// call copies it. Where a block must land atomically (a storage chunk
+// written to a temporary and renamed, one PUT), the sink does so: a
+// re-run block writes the same bytes.
 type Sink interface {
 	WriteRegion(start []int, src nd.Array) error
 }
