@@ -22,7 +22,15 @@
 // Plan.ExecuteChunks runs a plan in halo'd chunks (package chunk) and hands
 // each chunk's output over in order, bit for bit Execute's, so that inputs
 // and outputs larger than memory (a memory-mapped input, an output file)
-// stream through bounded host memory.
+// stream through bounded host memory. On the CPU a separable kernel
+// streams as passes within each input plane, once, and a pass across them
+// (the separable method's intermediate held for one chunk of planes);
+// FilterPlan.ExecuteChunks streams filters of several terms too.
+//
+// Plan.ExecuteBlocks runs a plan in N-D blocks (chunk.Grid: every axis
+// cut, blocks aligned with a storage's chunks, each a pure function of
+// the plan and its index) read from a BlockSource and written whole to a
+// BlockSink, a few blocks in flight.
 //
 // Data that stays on a device between calls lives in device arrays:
 //

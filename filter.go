@@ -109,6 +109,8 @@ type FilterPlan struct {
 	filters []filters.Filter
 	out     DType
 	shape   []int // the output's, with the bank axis when there is one
+	// progress receives ExecuteChunks' chunks of filters of several terms.
+	progress nd.Progress
 }
 
 // errNoFilterPlan is the error of a nil or zero FilterPlan's methods.
@@ -119,7 +121,7 @@ func NewFilterPlan(op Operation, shape []int, dtype DType, opt Options, fs ...fi
 	if len(fs) == 0 {
 		return nil, &nd.ArgumentError{Arg: "filters", Msg: "no filter given"}
 	}
-	fp := &FilterPlan{filters: fs}
+	fp := &FilterPlan{filters: fs, progress: opt.Progress}
 	if kernels, ok := oneBank(fs); ok {
 		p, err := NewPlan(op, shape, dtype, opt, kernels...)
 		if err != nil {

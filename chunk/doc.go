@@ -24,6 +24,20 @@
 // and method (direct, separable with its per-pass constant border) gives
 // the same bits chunked or not.
 //
+// Split cuts along the slowest axes only. A Grid cuts every axis into N-D
+// blocks of one shape (NewGrid), or the largest within a byte budget whose
+// extents are multiples of a storage's chunks or shards (GridFor), so that
+// each block writes whole storage chunks, once. Block(i) is a pure
+// function of the problem and i: its output box, the real input rows it
+// reads per axis (the same axisRows as a chunk's, so the border rule is
+// applied in one place, nd.Border.Index, and wrap reads the far side) and
+// its sub-problem. Regions lists the boxes of real input a block reads
+// (one for an interior block), CopyBox moves a box between two C-order
+// arrays, and RunBlocks computes every block with a caller's engine: a few
+// workers in flight, each reading its block's boxes from a Source, and
+// writing its output to a Sink whole, so host memory holds those blocks
+// whatever the volume.
+//
 // The GPU backends' pipelines share what is not theirs: Pieces cuts a
 // problem for a pipeline of a few chunks in flight (large problems into
 // pieces whose transfers overlap kernels, or what the memory budget

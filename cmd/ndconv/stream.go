@@ -54,10 +54,11 @@ func streamable(job filterJob) bool {
 	return err == nil && fi.Mode().IsRegular() && fi.Size() >= streamSetting("NDCONV_STREAM_THRESHOLD", defaultStreamThreshold)
 }
 
-// runStreamed carries out a job chunk by chunk. It reports false, having
-// done nothing, when the input's data cannot be mapped (another byte order,
-// Fortran order) or the filters do not run as one kernel bank: the caller
-// then reads the input whole.
+// runStreamed carries out a job chunk by chunk (filters of several terms,
+// such as gradient-magnitude, too). It reports false, having done
+// nothing, when the input's data cannot be mapped (another byte order,
+// Fortran order) or the plan cannot run in chunks: the caller then reads
+// the input whole.
 func runStreamed(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, error) {
 	start := time.Now()
 	src, err := imageio.MapFile(job.input, job.raw)

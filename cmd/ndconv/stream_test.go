@@ -37,8 +37,9 @@ func runWithEnv(t *testing.T, dir string, env []string, args ...string) (int, st
 
 // TestStreamedEqualsWhole runs correlate and convolve on .npy and .raw
 // files streamed (a forced threshold of one byte and small chunks) and
-// whole, and checks that the output files are identical; filters that do
-// not stream, and data that cannot be mapped, fall back to the whole run.
+// whole, and checks that the output files are identical (filters of
+// several terms too, which read their input whole before); data that
+// cannot be mapped falls back to the whole run.
 func TestStreamedEqualsWhole(t *testing.T) {
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(5, 5))
@@ -64,7 +65,8 @@ func TestStreamedEqualsWhole(t *testing.T) {
 		{[]string{"correlate", "-k", "k.csv", "-k", "k.csv", "--border", "constant", "--cval", "3", "--dtype", "float32", "--origin", "-1,1", "f32.npy"}, true},
 		{[]string{"correlate", "-k", "uniform:size=3", "--mode", "valid", "--method", "separable", "vol.npy"}, true},
 		{[]string{"correlate", "-k", "k.csv", "--border", "mirror", "--shape", "40,30", "--input-dtype", "uint16", "u16.raw"}, true},
-		{[]string{"correlate", "-k", "gradient-magnitude:sigma=1", "f32.npy"}, false},
+		{[]string{"correlate", "-k", "gradient-magnitude:sigma=1", "f32.npy"}, true},
+		{[]string{"correlate", "-k", "log:sigma=1", "-k", "gaussian:sigma=1", "--border", "nearest", "--dtype", "float32", "vol.npy"}, true},
 		{[]string{"correlate", "-k", "k.csv", "big.npy"}, false},
 	} {
 		name := strings.Join(tc.args, " ")

@@ -1,0 +1,128 @@
+package ndconv
+
+import (
+	"context"
+	"fmt"
+	"slices"
+
+	"github.com/ndconv/ndconv/chunk"
+	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/plan"
+)
+
+// BlockSource reads regions of an input for ExecuteBlocks (chunk.Source):
+// ReadRegion(start, shape, dst) fills dst with the box of shape at start.
+type BlockSource = chunk.Source
+
+// BlockSink writes regions of an output for ExecuteBlocks (chunk.Sink):
+// WriteRegion(start, src) puts src at start, the bank axis included.
+type BlockSink = chunk.Sink
+
+// ArraySource reads regions of an array in memory or mapped from a file.
+type ArraySource = chunk.ArraySource
+
+// ArraySink writes regions into an array in memory or mapped to a file.
+type ArraySink = chunk.ArraySink
+
+// BlockOptions shape ExecuteBlocks' blocks.
+type BlockOptions struct {
+	// Shape is a block's output extent per axis (without the bank axis);
+	// nil chooses the largest blocks within Bytes (chunk.GridFor).
+	Shape []int
+	// Bytes bounds a block's input (halo included) and output when Shape
+	// is nil; 0 means DefaultBlockBytes.
+	Bytes int64
+	// Align, when Shape is nil, makes every block's extent a multiple of
+	// these (one per output axis: a storage's chunks or shards), so that
+	// each block writes whole storage chunks, once.
+	Align []int
+	// InFlight is the number of blocks computed at once, each on a
+	// goroutine of its own with its own buffers; 0 means 2, which lets one
+	// block read or write while another computes.
+	InFlight int
+}
+
+// DefaultBlockBytes is ExecuteBlocks' budget per block when none is given.
+const DefaultBlockBytes = 64 << 20
+
+// ExecuteBlocks filters the plan's input block by block: N-D blocks on
+// every axis (chunk.Grid), each read from src as the boxes of the input it
+// needs (its halo is the kernel's reach; at the volume's edges the border
+// rule maps rows, wrap reading the far side), computed with the plan's
+// device and method on a sub-problem of its own, and written to sink
+// whole, once. Host memory holds InFlight blocks' input and output,
+// whatever the volume. The blocks put together equal Execute's output bit
+// for bit for the exact methods (direct, separable); FFT blocks agree
+// within the FFT's bound. A block is a pure function of the plan and its
+// index, so a re-run block writes the same bytes. Progress, when the plan
+// has one, counts blocks; ctx is checked before each block, and the first
+// error stops the rest (blocks already written stay written).
+func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSink, bo BlockOptions) error {
+	if err := p.ready(); err != nil {
+		return err
+	}
+	if err := checkContext(ctx); err != nil {
+		return err
+	}
+	if src == nil || sink == nil {
+		return &nd.ArgumentError{Arg: "blocks", Msg: "a nil source or sink"}
+	}
+	if bo.InFlight < 0 || bo.Bytes < 0 {
+		return &nd.ArgumentError{Arg: "blocks", Msg: fmt.Sprintf("negative InFlight %d or Bytes %d", bo.InFlight, bo.Bytes)}
+	}
+	if p.exec.Closed() {
+		return ErrClosed
+	}
+	g, err := p.Grid(bo)
+	if err != nil {
+		return err
+	}
+	inFlight := bo.InFlight
+	if inFlight == 0 {
+		inFlight = 2
+	}
+	// Every block runs the whole plan's method on its device: a method
+	// chosen anew for a block's shape could add the products differently.
+	opt := p.opt
+	opt.Device, opt.Method, opt.Progress = p.exec.Device, p.exec.Method, nil
+	execs := make([]*plan.Executable, inFlight) // per worker, the last block's
+	defer func() {
+		for _, e := range execs {
+			if e != nil {
+				e.Close()
+			}
+		}
+	}()
+	return chunk.RunBlocks(ctx, g, src, sink, inFlight, p.opt.Progress, func(ctx context.Context, w int, b *chunk.Block, dst, src nd.Array) error {
+		e := execs[w]
+		if e == nil || !chunk.SameGeometry(e.Problem, b.Problem) {
+			if e != nil {
+				e.Close()
+				execs[w] = nil
+			}
+			var err error
+			if e, err = plan.New(b.Problem, opt); err != nil {
+				return err
+			}
+			execs[w] = e
+		}
+		return e.Execute(ctx, dst, src)
+	})
+}
+
+// Grid is the grid of blocks ExecuteBlocks cuts the plan's output into
+// with bo: a block's output box, input rows and sub-problem are
+// Grid(bo).Block(i).
+func (p *Plan) Grid(bo BlockOptions) (*chunk.Grid, error) {
+	if err := p.ready(); err != nil {
+		return nil, err
+	}
+	if bo.Shape != nil {
+		return chunk.NewGrid(p.problem, slices.Clone(bo.Shape))
+	}
+	bytes := bo.Bytes
+	if bytes == 0 {
+		bytes = DefaultBlockBytes
+	}
+	return chunk.GridFor(p.problem, bytes, bo.Align)
+}
