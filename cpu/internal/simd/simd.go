@@ -230,8 +230,8 @@ var (
 	axpy32, axpy64    = axpyGo[float32], axpyGo[float64]
 	loadUint8         = loadUint8Go
 	loadUint16        = loadUint16Go
-	storeUint8        = storeUint8Go
-	storeUint16       = storeUint16Go
+	storeUint8        = storeUint8Sat
+	storeUint16       = storeUint16Sat
 	fmaPeak           = fmaPeakGo
 	transpose8        = transpose8Go
 )
@@ -433,6 +433,28 @@ func storeGo[T uint8 | uint16](dst []T, src []float32, dt nd.DType) {
 		dst[i] = T(nd.Round(float64(src[i]), dt))
 	}
 }
+
+// storeSatGo is storeGo without nd.Round's general conversion, which
+// allocates a one-value array per value: the loops in use where there is
+// no assembly. v ≤ 0 and NaN give 0, v ≥ hi gives hi, and the rest round
+// half to even, which is nd.Round's rule for T (TestConversions compares
+// the two).
+func storeSatGo[T uint8 | uint16](dst []T, src []float32, hi float32) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		switch {
+		case !(v > 0):
+			dst[i] = 0
+		case v >= hi:
+			dst[i] = T(hi)
+		default:
+			dst[i] = T(math.RoundToEven(float64(v)))
+		}
+	}
+}
+
+func storeUint8Sat(dst []uint8, src []float32)   { storeSatGo(dst, src, 255) }
+func storeUint16Sat(dst []uint16, src []float32) { storeSatGo(dst, src, 65535) }
 
 func loadUint8Go(dst []float32, src []uint8)    { loadGo(dst, src) }
 func loadUint16Go(dst []float32, src []uint16)  { loadGo(dst, src) }

@@ -96,7 +96,8 @@ type conversions struct {
 // alignments 0–3, with sentinels around the output.
 func TestConversions(t *testing.T) {
 	rng := rand.New(rand.NewPCG(15, 2))
-	impls := append(asmConversions(t.Logf), conversions{"exported", LoadUint8, LoadUint16, StoreUint8, StoreUint16})
+	impls := append(asmConversions(t.Logf), conversions{"exported", LoadUint8, LoadUint16, StoreUint8, StoreUint16},
+		conversions{"saturating Go", loadUint8Go, loadUint16Go, storeUint8Sat, storeUint16Sat})
 	for _, c := range impls {
 		for align := 0; align < 4; align++ {
 			for n := 0; n <= maxLength; n++ {
