@@ -54,6 +54,10 @@ type Steps[F nd.Float] struct {
 	steps []int
 	w     []F
 	reach int // the largest source offset of a step
+	// offs and setW are the steps as one tap list per set, for the
+	// pure-Go twin (blockTwin).
+	offs [][]int
+	setW [][]F
 }
 
 // NewSteps prepares steps and their weights for Block over sets
@@ -73,6 +77,7 @@ func NewSteps[F nd.Float](sets int, steps []int, w []F) *Steps[F] {
 		}
 		s.reach = max(s.reach, st>>8)
 	}
+	s.setLists()
 	return s
 }
 
@@ -95,6 +100,8 @@ func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
 		return
 	}
 	switch {
+	case blockGoTwin:
+		blockTwin(out, outPitch, n, src, st)
 	case is32[F]() && st.sets == BankSets:
 		bank32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w))
 	case is32[F]():
@@ -219,15 +226,18 @@ func chooseISA(env string, has512, has2 bool) string {
 	}
 }
 
-// The loops in use: the pure-Go twins, replaced at init by assembly where
-// the build and the CPU have it and EnvISA allows it (simd_amd64.go).
+// The loops in use: the pure-Go twins (twin.go), replaced at init by
+// assembly where the build and the CPU have it and EnvISA allows it
+// (simd_amd64.go). Block runs the twin on its prepared per-set tap lists
+// while blockGoTwin is set, block32 … bank64 otherwise.
 var (
-	taps32, setTaps32 = tapsGo[float32], setTapsGo[float32]
-	taps64, setTaps64 = tapsGo[float64], setTapsGo[float64]
-	row32, row64      = rowGo[float32], rowGo[float64]
+	taps32, setTaps32 = tapsTwinF32, setTapsTwinF32
+	taps64, setTaps64 = tapsTwinF64, setTapsTwinF64
+	row32, row64      = rowTwin32, rowTwin64
 	block32, block64  = blockGo[float32], blockGo[float64]
 	bank32, bank64    = bankGo[float32], bankGo[float64]
-	axpy32, axpy64    = axpyGo[float32], axpyGo[float64]
+	blockGoTwin       = true
+	axpy32, axpy64    = axpyTwin32, axpyTwin64
 	loadUint8         = loadUint8Go
 	loadUint16        = loadUint16Go
 	storeUint8        = storeUint8Sat

@@ -27,11 +27,23 @@ const maxLength = 2*128 + 40
 const guard = 5
 
 func TestLoops32(t *testing.T) {
-	testLoops(t, append(asmKernels32(t.Logf), kernels[float32]{"dispatch", Taps[float32], SetTaps[float32], Row[float32], Axpy[float32], blockPrepared[float32], bankPrepared[float32]}))
+	testLoops(t, append(asmKernels32(t.Logf),
+		kernels[float32]{"dispatch", Taps[float32], SetTaps[float32], Row[float32], Axpy[float32], blockPrepared[float32], bankPrepared[float32]},
+		kernels[float32]{"twin", tapsTwinF32, setTapsTwinF32, rowTwin32, axpyTwin32, blockTwinPrepared[float32](BlockRows), blockTwinPrepared[float32](BankSets)}))
 }
 
 func TestLoops64(t *testing.T) {
-	testLoops(t, append(asmKernels64(t.Logf), kernels[float64]{"dispatch", Taps[float64], SetTaps[float64], Row[float64], Axpy[float64], blockPrepared[float64], bankPrepared[float64]}))
+	testLoops(t, append(asmKernels64(t.Logf),
+		kernels[float64]{"dispatch", Taps[float64], SetTaps[float64], Row[float64], Axpy[float64], blockPrepared[float64], bankPrepared[float64]},
+		kernels[float64]{"twin", tapsTwinF64, setTapsTwinF64, rowTwin64, axpyTwin64, blockTwinPrepared[float64](BlockRows), blockTwinPrepared[float64](BankSets)}))
+}
+
+// blockTwinPrepared is the pure-Go twin of Block for sets sets, whatever
+// the dispatch runs, with the steps prepared on the spot.
+func blockTwinPrepared[F nd.Float](sets int) func(out []F, outPitch, n int, src []F, steps []int, w []F) {
+	return func(out []F, outPitch, n int, src []F, steps []int, w []F) {
+		blockTwin(out, outPitch, n, src, NewSteps(sets, steps, w))
+	}
 }
 
 // testLoops compares each implementation with the pure-Go loops, bit for
