@@ -104,6 +104,6 @@ func serial(ctx context.Context, n int, t *tracker, fn func(worker, item int)) (
 func FMAPeak(rounds int) int64 { return simd.FMAPeak(rounds) }
 
 // ISA names the instruction set of the engine's inner loops in use:
-// "avx512", "avx2" or "go" (the pure-Go loops), as the environment variable
+// "avx512", "avx2", "neon" (arm64) or "go" (the pure-Go loops), as the environment variable
 // NDCONV_SIMD takes them (see the package doc).
 func ISA() string { return simd.ISA() }

@@ -68,7 +68,7 @@ func TestISAInUse(t *testing.T) {
 	if want == ISAGo {
 		tr = transpose8Go
 	}
-	if fn(taps32) != fn(taps) || fn(transpose8) != fn(tr) || blockGoTwin != (want == ISAGo) {
+	if fn(taps32) != fn(taps) || fn(transpose8) != fn(tr) || blockBySets != (want == ISAGo) {
 		t.Errorf("ISA %s, but the loops in use are another's", want)
 	}
 	t.Logf("%s=%q: %s", EnvISA, os.Getenv(EnvISA), ISA())

@@ -100,8 +100,10 @@ func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
 		return
 	}
 	switch {
-	case blockGoTwin:
-		blockTwin(out, outPitch, n, src, st)
+	case blockBySets && is32[F]():
+		blockSets(f32s(out), outPitch, n, f32s(src), st.sets, st.offs, f32s2(st.setW), setsTaps32)
+	case blockBySets:
+		blockSets(f64s(out), outPitch, n, f64s(src), st.sets, st.offs, f64s2(st.setW), setsTaps64)
 	case is32[F]() && st.sets == BankSets:
 		bank32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w))
 	case is32[F]():
@@ -184,7 +186,7 @@ func StoreUint16(dst []uint16, src []float32) { storeUint16(dst, src[:len(dst)])
 
 // EnvISA is the environment variable that caps the instruction set of the
 // loops, read once when the program starts: avx512, avx2 or go (the
-// pure-Go twins), in any case. The loops run the widest instruction set
+// pure-Go twins), in any case; on arm64 go, else NEON. The loops run the widest instruction set
 // that the build and the CPU have and the variable allows, so a value
 // naming one the CPU lacks falls back to the widest below it (never an
 // illegal instruction); unset, empty or any other value is the default,
@@ -198,10 +200,11 @@ const (
 	ISAGo     = "go"
 	ISAAVX2   = "avx2"
 	ISAAVX512 = "avx512"
+	ISANEON   = "neon" // arm64's Advanced SIMD; EnvISA=go is its only cap
 )
 
-// ISA names the instruction set of the loops in use: ISAAVX512, ISAAVX2
-// or ISAGo.
+// ISA names the instruction set of the loops in use: ISAAVX512, ISAAVX2,
+// ISANEON or ISAGo.
 func ISA() string { return isa }
 
 // isa is the instruction set in use; init sets it where the build has
@@ -228,22 +231,26 @@ func chooseISA(env string, has512, has2 bool) string {
 
 // The loops in use: the pure-Go twins (twin.go), replaced at init by
 // assembly where the build and the CPU have it and EnvISA allows it
-// (simd_amd64.go). Block runs the twin on its prepared per-set tap lists
-// while blockGoTwin is set, block32 … bank64 otherwise.
+// (simd_amd64.go) or NEON (simd_arm64.go). Block runs SetTaps set by set
+// on its prepared per-set tap lists while blockBySets is set (the twin,
+// NEON), block32 … bank64 otherwise.
 var (
 	taps32, setTaps32 = tapsTwinF32, setTapsTwinF32
 	taps64, setTaps64 = tapsTwinF64, setTapsTwinF64
 	row32, row64      = rowTwin32, rowTwin64
 	block32, block64  = blockGo[float32], blockGo[float64]
 	bank32, bank64    = bankGo[float32], bankGo[float64]
-	blockGoTwin       = true
-	axpy32, axpy64    = axpyTwin32, axpyTwin64
-	loadUint8         = loadUint8Go
-	loadUint16        = loadUint16Go
-	storeUint8        = storeUint8Sat
-	storeUint16       = storeUint16Sat
-	fmaPeak           = fmaPeakGo
-	transpose8        = transpose8Go
+	blockBySets       = true
+	// setsTaps32 and setsTaps64 are the SetTaps loops Block runs set by
+	// set while blockBySets is set.
+	setsTaps32, setsTaps64 = setTapsTwinF32, setTapsTwinF64
+	axpy32, axpy64         = axpyTwin32, axpyTwin64
+	loadUint8              = loadUint8Go
+	loadUint16             = loadUint16Go
+	storeUint8             = storeUint8Sat
+	storeUint16            = storeUint16Sat
+	fmaPeak                = fmaPeakGo
+	transpose8             = transpose8Go
 )
 
 // FMAPeak runs rounds of independent float32 multiply-add chains in the

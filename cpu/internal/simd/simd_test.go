@@ -42,7 +42,12 @@ func TestLoops64(t *testing.T) {
 // the dispatch runs, with the steps prepared on the spot.
 func blockTwinPrepared[F nd.Float](sets int) func(out []F, outPitch, n int, src []F, steps []int, w []F) {
 	return func(out []F, outPitch, n int, src []F, steps []int, w []F) {
-		blockTwin(out, outPitch, n, src, NewSteps(sets, steps, w))
+		st := NewSteps(sets, steps, w)
+		if is32[F]() {
+			blockSets(f32s(out), outPitch, n, f32s(src), sets, st.offs, f32s2(st.setW), setTapsTwinF32)
+		} else {
+			blockSets(f64s(out), outPitch, n, f64s(src), sets, st.offs, f64s2(st.setW), setTapsTwinF64)
+		}
 	}
 }
 

@@ -249,16 +249,21 @@ func (st *Steps[F]) setLists() {
 	}
 }
 
-// blockTwin is setsGo on st's per-set tap lists.
-func blockTwin[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
-	for i := range st.sets {
-		acc := out[i*outPitch:][:n]
-		if is32[F]() {
-			setTapsTwinF32(f32s(acc), f32s(src), st.offs[i], f32s(st.setW[i]))
-		} else {
-			setTapsTwinF64(f64s(acc), f64s(src), st.offs[i], f64s(st.setW[i]))
-		}
+// blockSets is setsGo on the per-set tap lists of Steps (offs, w), each
+// set a SetTaps through setTaps: the twin's Block, and NEON's.
+func blockSets[F float32 | float64](out []F, outPitch, n int, src []F, sets int, offs [][]int, w [][]F, setTaps func(acc, src []F, offs []int, w []F)) {
+	for i := range sets {
+		setTaps(out[i*outPitch:][:n], src, offs[i], w[i])
 	}
+}
+
+// f32s2 and f64s2 view a [][]F as the [][]float32 or [][]float64 it is.
+func f32s2[F nd.Float](s [][]F) [][]float32 {
+	return unsafe.Slice((*[]float32)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
+}
+
+func f64s2[F nd.Float](s [][]F) [][]float64 {
+	return unsafe.Slice((*[]float64)(unsafe.Pointer(unsafe.SliceData(s))), len(s))
 }
 
 // unsafePointer is the address of s's first value (tests).
