@@ -11,11 +11,14 @@ import (
 )
 
 // twinCases is the number of groups of outputs TestTwinAdversarial runs:
-// NDCONV_TWIN_CASES overrides the default (each group is twinWidth
-// outputs of two taps).
+// NDCONV_TWIN_CASES overrides the default, a tenth of it under -short
+// (each group is 27 outputs of two taps).
 func twinCases(def int) int {
 	if n, err := strconv.Atoi(os.Getenv("NDCONV_TWIN_CASES")); err == nil && n > 0 {
 		return n
+	}
+	if testing.Short() {
+		return def / 10
 	}
 	return def
 }
