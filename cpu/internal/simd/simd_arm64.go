@@ -10,7 +10,8 @@ import (
 // init sets the loops in use to NEON (Advanced SIMD, which every arm64
 // CPU has) unless EnvISA names the pure-Go loops. The taps, dense-row and
 // axpy loops run NEON over whole vectors and the twin over the last few
-// outputs; Block runs them set by set (blockBySets).
+// outputs; Block runs NEON loops of its own, each source vector loaded
+// once for every set (register blocking).
 func init() {
 	if strings.EqualFold(strings.TrimSpace(os.Getenv(EnvISA)), ISAGo) {
 		return
@@ -18,7 +19,43 @@ func init() {
 	isa = ISANEON
 	taps32, setTaps32, row32, axpy32 = tapsNEON32, setTapsNEON32, rowNEON32, axpyNEON32
 	taps64, setTaps64, row64, axpy64 = tapsNEON64, setTapsNEON64, rowNEON64, axpyNEON64
-	setsTaps32, setsTaps64 = setTapsNEON32, setTapsNEON64
+	block32, bank32, block64, bank64 = blockNEON32, bankNEON32, blockNEON64, bankNEON64
+	blockBySets = false
+}
+
+// blockNEON32 … bankNEON64 run Block's register-blocked NEON loops over
+// the whole vectors of each set and the reference loop (setsGo) over the
+// last few outputs.
+func blockNEON32(out []float32, outPitch, n int, src []float32, steps []int, w []float32) {
+	m := n &^ 3
+	blockNEON4F32(out, outPitch, m, src, steps, w)
+	if m < n {
+		setsGo(BlockRows, out[m:], outPitch, n-m, src[m:], steps, w)
+	}
+}
+
+func bankNEON32(out []float32, outPitch, n int, src []float32, steps []int, w []float32) {
+	m := n &^ 3
+	blockNEON8F32(out, outPitch, m, src, steps, w)
+	if m < n {
+		setsGo(BankSets, out[m:], outPitch, n-m, src[m:], steps, w)
+	}
+}
+
+func blockNEON64(out []float64, outPitch, n int, src []float64, steps []int, w []float64) {
+	m := n &^ 1
+	blockNEON4F64(out, outPitch, m, src, steps, w)
+	if m < n {
+		setsGo(BlockRows, out[m:], outPitch, n-m, src[m:], steps, w)
+	}
+}
+
+func bankNEON64(out []float64, outPitch, n int, src []float64, steps []int, w []float64) {
+	m := n &^ 1
+	blockNEON8F64(out, outPitch, m, src, steps, w)
+	if m < n {
+		setsGo(BankSets, out[m:], outPitch, n-m, src[m:], steps, w)
+	}
 }
 
 func tapsNEON32(acc, src []float32, offs []int, w []float32)    { neon32(acc, src, offs, w, false) }

@@ -9,7 +9,27 @@ package simd
 //go:noescape
 func tapsNEONF32(acc []float32, src []float32, offs []int, w []float32, set bool)
 
+// blockNEON4F32 is setsGo for 4 sets in NEON for a multiple of 4 outputs per set.
+//
+//go:noescape
+func blockNEON4F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32)
+
+// blockNEON8F32 is setsGo for 8 sets in NEON for a multiple of 4 outputs per set.
+//
+//go:noescape
+func blockNEON8F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32)
+
 // tapsNEONF64 is tapsGo (set: setTapsGo) in NEON for a multiple of 2 outputs.
 //
 //go:noescape
 func tapsNEONF64(acc []float64, src []float64, offs []int, w []float64, set bool)
+
+// blockNEON4F64 is setsGo for 4 sets in NEON for a multiple of 2 outputs per set.
+//
+//go:noescape
+func blockNEON4F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
+
+// blockNEON8F64 is setsGo for 8 sets in NEON for a multiple of 2 outputs per set.
+//
+//go:noescape
+func blockNEON8F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
