@@ -21,6 +21,7 @@ func init() {
 	taps64, setTaps64, row64, axpy64 = tapsNEON64, setTapsNEON64, rowNEON64, axpyNEON64
 	block32, bank32, block64, bank64 = blockNEON32, bankNEON32, blockNEON64, bankNEON64
 	blockBySets = false
+	fmaPeak = func(rounds int) int64 { fmaPeakNEON(rounds); return int64(rounds) * 12 * 4 }
 }
 
 // blockNEON32 … bankNEON64 run Block's register-blocked NEON loops over

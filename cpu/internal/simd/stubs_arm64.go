@@ -33,3 +33,8 @@ func blockNEON4F64(out []float64, outPitch int, n int, src []float64, steps []in
 //
 //go:noescape
 func blockNEON8F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
+
+// fmaPeakNEON runs n rounds of 12 independent vector multiply-adds.
+//
+//go:noescape
+func fmaPeakNEON(n int)

@@ -52,6 +52,7 @@ func main() {
 		block(&s, &g, e, 4, 4)
 		block(&s, &g, e, 8, 2)
 	}
+	fmaPeak(&s, &g)
 	write(*out, s.Bytes())
 	src, err := format.Source(g.Bytes())
 	if err != nil {
@@ -220,3 +221,28 @@ func block(s, g *bytes.Buffer, e elem, sets, vectors int) {
 
 // accVecs is vecs for one set's accumulators (at most 4 vectors).
 func accVecs(first, n int, e elem) string { return vecs(first, n, e) }
+
+// fmaPeak emits fmaPeakNEON: n rounds of 12 independent float32x4
+// multiply-add chains (a += m·a), nothing loaded or stored, for the
+// roofline's arithmetic peak (FMAPeak). 12 chains cover FMLA's latency on
+// cores with up to 4 pipes.
+func fmaPeak(s, g *bytes.Buffer) {
+	fmt.Fprintf(g, "\n// fmaPeakNEON runs n rounds of 12 independent vector multiply-adds.\n//\n//go:noescape\nfunc fmaPeakNEON(n int)\n")
+	p := func(format string, args ...any) { fmt.Fprintf(s, "\t"+format+"\n", args...) }
+	fmt.Fprintf(s, "\n// func fmaPeakNEON(n int)\nTEXT ·fmaPeakNEON(SB), NOSPLIT, $0-8\n")
+	p("MOVD n+0(FP), R0")
+	p("FMOVS $0.9999, F30")
+	p("VDUP V30.S[0], V30.S4")
+	for i := range 12 {
+		p("VEOR V%d.B16, V%d.B16, V%d.B16", i, i, i)
+	}
+	p("CBZ R0, peak_done")
+	fmt.Fprintf(s, "peak_loop:\n")
+	for i := range 12 {
+		p("VFMLA V30.S4, V%d.S4, V%d.S4", i, i)
+	}
+	p("SUBS $1, R0, R0")
+	p("BNE peak_loop")
+	fmt.Fprintf(s, "peak_done:\n")
+	p("RET")
+}
