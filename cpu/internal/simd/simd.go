@@ -101,9 +101,9 @@ func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
 	}
 	switch {
 	case blockBySets && is32[F]():
-		blockSets(f32s(out), outPitch, n, f32s(src), st.sets, st.offs, f32s2(st.setW), setsTaps32)
+		blockSets(f32s(out), outPitch, n, f32s(src), st.sets, st.offs, f32s2(st.setW), setTapsTwinF32)
 	case blockBySets:
-		blockSets(f64s(out), outPitch, n, f64s(src), st.sets, st.offs, f64s2(st.setW), setsTaps64)
+		blockSets(f64s(out), outPitch, n, f64s(src), st.sets, st.offs, f64s2(st.setW), setTapsTwinF64)
 	case is32[F]() && st.sets == BankSets:
 		bank32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w))
 	case is32[F]():
@@ -231,9 +231,9 @@ func chooseISA(env string, has512, has2 bool) string {
 
 // The loops in use: the pure-Go twins (twin.go), replaced at init by
 // assembly where the build and the CPU have it and EnvISA allows it
-// (simd_amd64.go) or NEON (simd_arm64.go). Block runs SetTaps set by set
-// on its prepared per-set tap lists while blockBySets is set (the twin,
-// NEON), block32 … bank64 otherwise.
+// (simd_amd64.go) or NEON (simd_arm64.go). Block runs the twin's SetTaps
+// set by set on its prepared per-set tap lists while blockBySets is set
+// (no assembly), block32 … bank64 otherwise.
 var (
 	taps32, setTaps32 = tapsTwinF32, setTapsTwinF32
 	taps64, setTaps64 = tapsTwinF64, setTapsTwinF64
@@ -241,16 +241,13 @@ var (
 	block32, block64  = blockGo[float32], blockGo[float64]
 	bank32, bank64    = bankGo[float32], bankGo[float64]
 	blockBySets       = true
-	// setsTaps32 and setsTaps64 are the SetTaps loops Block runs set by
-	// set while blockBySets is set.
-	setsTaps32, setsTaps64 = setTapsTwinF32, setTapsTwinF64
-	axpy32, axpy64         = axpyTwin32, axpyTwin64
-	loadUint8              = loadUint8Go
-	loadUint16             = loadUint16Go
-	storeUint8             = storeUint8Sat
-	storeUint16            = storeUint16Sat
-	fmaPeak                = fmaPeakGo
-	transpose8             = transpose8Go
+	axpy32, axpy64    = axpyTwin32, axpyTwin64
+	loadUint8         = loadUint8Go
+	loadUint16        = loadUint16Go
+	storeUint8        = storeUint8Sat
+	storeUint16       = storeUint16Sat
+	fmaPeak           = fmaPeakGo
+	transpose8        = transpose8Go
 )
 
 // FMAPeak runs rounds of independent float32 multiply-add chains in the

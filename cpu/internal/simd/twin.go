@@ -250,7 +250,7 @@ func (st *Steps[F]) setLists() {
 }
 
 // blockSets is setsGo on the per-set tap lists of Steps (offs, w), each
-// set a SetTaps through setTaps: the twin's Block, and NEON's.
+// set a SetTaps through setTaps: the twin's Block.
 func blockSets[F float32 | float64](out []F, outPitch, n int, src []F, sets int, offs [][]int, w [][]F, setTaps func(acc, src []F, offs []int, w []F)) {
 	for i := range sets {
 		setTaps(out[i*outPitch:][:n], src, offs[i], w[i])
