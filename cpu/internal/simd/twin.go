@@ -77,6 +77,7 @@ func redo32(acc, src []float32, lo, hi int, offs []int, w []float32, set bool) {
 func tapsTwin32(acc, src []float32, offs []int, w []float32, set bool) {
 	n := len(acc)
 	w = w[:len(offs)]
+	normal := n >= twinWidth && normalProducts(src, n, offs, w)
 	x := 0
 	for ; x+twinWidth <= n; x += twinWidth {
 		var a [twinWidth]float64
@@ -86,7 +87,13 @@ func tapsTwin32(acc, src []float32, offs []int, w []float32, set bool) {
 			}
 		}
 		// checkTaps has bounded every offs[t]+n by len(src).
-		if !group32(&a, unsafe.Pointer(&src[x]), offs, w) {
+		ok := false
+		if normal {
+			ok = group32Normal(&a, unsafe.Pointer(&src[x]), offs, w)
+		} else {
+			ok = group32(&a, unsafe.Pointer(&src[x]), offs, w)
+		}
+		if !ok {
 			redo32(acc, src, x, x+twinWidth, offs, w, set)
 			continue
 		}
@@ -95,6 +102,72 @@ func tapsTwin32(acc, src []float32, offs []int, w []float32, set bool) {
 		}
 	}
 	redo32(acc, src, x, n, offs, w, set)
+}
+
+// normalProducts reports whether every nonzero product of a weight and a
+// source value the taps read (src[offs[t] … offs[t]+n)) is at least 2⁻¹²⁹
+// in magnitude, so that no sum careful flags for being below 2⁻¹²⁶ can be
+// inexact, and group32Normal may leave that test out. Why: the exact sum e
+// of a float32 a and p = w·x is a multiple of L = min(2⁻¹⁴⁹, lsb(w)·lsb(x));
+// if |e| < 2⁻¹²⁵ and L ≥ 2⁻¹⁷⁷ it has under 53 significant bits and the
+// float64 sum is exact, and float32 of an exact sum is correctly rounded.
+// So an inexact sum that small needs lsb(w)·lsb(x) < 2⁻¹⁷⁷, and as every
+// float32 is below 2²⁴ of its last bit, |p| < 2⁴⁸·2⁻¹⁷⁷ = 2⁻¹²⁹. Zero
+// products leave a unchanged (exact), NaNs give NaN either way. The scan
+// reads each source value once per call, against len(offs) multiply-adds
+// per output.
+func normalProducts(src []float32, n int, offs []int, w []float32) bool {
+	if len(offs) == 0 {
+		return true
+	}
+	lo, hi := math.MaxInt, 0
+	minW := uint32(math.MaxUint32)
+	for t, o := range offs {
+		lo, hi = min(lo, o), max(hi, o)
+		if b := math.Float32bits(w[t]) &^ (1 << 31); b != 0 {
+			minW = min(minW, b)
+		}
+	}
+	// Magnitudes order as their bits do; a zero is skipped by b−1
+	// wrapping around.
+	minX := uint32(math.MaxUint32)
+	for _, v := range src[lo : hi+n] {
+		minX = min(minX, math.Float32bits(v)&^(1<<31)-1)
+	}
+	if minW == math.MaxUint32 || minX == math.MaxUint32 {
+		return true // every weight or every value is zero
+	}
+	return float64(math.Float32frombits(minW))*float64(math.Float32frombits(minX+1)) >= 0x1p-129
+}
+
+// group32Normal is group32 where normalProducts holds: only the midpoint
+// test, as the low 29 bits shifted to the top (1000…0 there is 1<<31 of a
+// uint32), its minima in two chains of four so the loop carries short
+// dependencies.
+func group32Normal(a *[twinWidth]float64, p unsafe.Pointer, offs []int, w []float32) bool {
+	mid0, mid1 := uint32(math.MaxUint32), uint32(math.MaxUint32)
+	a0, a1, a2, a3, a4, a5, a6, a7 := a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
+	w = w[:len(offs)]
+	for t, o := range offs {
+		wt := float64(w[t])
+		v := (*[twinWidth]float32)(unsafe.Add(p, o*4))
+		s0 := wt*float64(v[0]) + a0
+		s1 := wt*float64(v[1]) + a1
+		s2 := wt*float64(v[2]) + a2
+		s3 := wt*float64(v[3]) + a3
+		s4 := wt*float64(v[4]) + a4
+		s5 := wt*float64(v[5]) + a5
+		s6 := wt*float64(v[6]) + a6
+		s7 := wt*float64(v[7]) + a7
+		mid0 = min(mid0, uint32(math.Float64bits(s0))<<3^1<<31, uint32(math.Float64bits(s1))<<3^1<<31)
+		mid1 = min(mid1, uint32(math.Float64bits(s4))<<3^1<<31, uint32(math.Float64bits(s5))<<3^1<<31)
+		mid0 = min(mid0, uint32(math.Float64bits(s2))<<3^1<<31, uint32(math.Float64bits(s3))<<3^1<<31)
+		mid1 = min(mid1, uint32(math.Float64bits(s6))<<3^1<<31, uint32(math.Float64bits(s7))<<3^1<<31)
+		a0, a1, a2, a3 = float64(float32(s0)), float64(float32(s1)), float64(float32(s2)), float64(float32(s3))
+		a4, a5, a6, a7 = float64(float32(s4)), float64(float32(s5)), float64(float32(s6)), float64(float32(s7))
+	}
+	a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7] = a0, a1, a2, a3, a4, a5, a6, a7
+	return mid0 != 0 && mid1 != 0
 }
 
 // group32 applies the taps to twinWidth accumulators a, the outputs at p,

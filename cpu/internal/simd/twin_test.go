@@ -121,3 +121,52 @@ func TestTwinAdversarial(t *testing.T) {
 		t.Fatalf("only %d traps and %d redone groups in %d groups", trapped, redone, groups)
 	}
 }
+
+// TestNormalProductsBound tests normalProducts' argument where it is
+// tightest: products from 2⁻¹²⁹ up, added to accumulators that nearly
+// cancel them or are themselves below 2⁻¹²⁶, so that many sums are
+// subnormal; the twin leaves out the test for those sums there, and must
+// still give nd.FMA32's bits.
+func TestNormalProductsBound(t *testing.T) {
+	r := rand.New(rand.NewPCG(33, 4))
+	const n = twinWidth
+	acc, src, want := make([]float32, n), make([]float32, n), make([]float32, n)
+	subnormal := 0
+	for range twinCases(40000) {
+		// Weight and inputs with products in [2⁻¹²⁹, 2⁻¹¹⁰).
+		ew := -60 - r.IntN(40)
+		w := float32(math.Ldexp(1+r.Float64(), ew))
+		for x := range src {
+			src[x] = float32(math.Ldexp(1+r.Float64(), -129-ew+r.IntN(19)))
+			if r.IntN(2) == 0 {
+				src[x] = -src[x]
+			}
+			p := float64(w) * float64(src[x])
+			switch r.IntN(3) {
+			case 0: // nearly cancelling
+				acc[x] = float32(-p * (1 + math.Ldexp(r.Float64(), -10-r.IntN(14))))
+			case 1: // a subnormal accumulator
+				acc[x] = float32(math.Ldexp(r.Float64()*2-1, -126))
+			default:
+				acc[x] = float32(math.Ldexp(r.Float64()*2-1, -130+r.IntN(30)))
+			}
+			want[x] = nd.FMA32(w, src[x], acc[x])
+			if math.Abs(float64(want[x])) < 0x1p-126 && want[x] != 0 {
+				subnormal++
+			}
+		}
+		if !normalProducts(src, n, []int{0}, []float32{w}) {
+			t.Fatalf("products of %v and %v: normalProducts false", w, src)
+		}
+		tapsTwinF32(acc, src, []int{0}, []float32{w})
+		for x := range acc {
+			if !same(acc[x], want[x]) {
+				t.Fatalf("fma(%v, %v, …) = %v, want %v", w, src[x], acc[x], want[x])
+			}
+		}
+	}
+	if subnormal == 0 {
+		t.Fatal("no subnormal results")
+	}
+	t.Logf("%d subnormal results", subnormal)
+}
