@@ -219,6 +219,16 @@ func (p *Plan) Shape() []int {
 	return p.problem.FullShape()
 }
 
+// isShape reports whether shape is the output's shape (Shape), without
+// the copy Shape makes: a reused plan's Execute allocates nothing.
+func (p *Plan) isShape(shape []int) bool {
+	out := p.problem.OutShape
+	if p.problem.Bank {
+		return len(shape) == len(out)+1 && slices.Equal(shape[:len(out)], out) && shape[len(out)] == len(p.problem.Kernels)
+	}
+	return slices.Equal(shape, out)
+}
+
 // DType is the output's element type.
 func (p *Plan) DType() DType {
 	if p.ready() != nil {
@@ -329,7 +339,7 @@ func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
 		}
 	} else if err := dst.Check(); err != nil {
 		return Array{}, fmt.Errorf("output: %w", err)
-	} else if dst.DType() != p.problem.Out || !slices.Equal(dst.Shape, p.Shape()) {
+	} else if dst.DType() != p.problem.Out || !p.isShape(dst.Shape) {
 		return Array{}, &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", dst.DType(), dst.Shape, p.problem.Out, p.Shape())}
 	}
 	if nd.Overlap(dst, src) {

@@ -185,3 +185,22 @@ func BenchmarkBank(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkSerialCrossover times small direct problems on the calling
+// goroutine and on the pool, to place serialWork (docs/perf/cpu-engine.md).
+func BenchmarkSerialCrossover(b *testing.B) {
+	for _, k := range []int{3, 7} {
+		for _, n := range []int{16, 64, 128, 192, 256, 384} {
+			for _, mode := range []string{"serial", "pool"} {
+				b.Run(fmt.Sprintf("k%d/%dx%d/%s", k, n, n, mode), func(b *testing.B) {
+					defer func(w int) { serialWork = w }(serialWork)
+					serialWork = 0
+					if mode == "serial" {
+						serialWork = 1 << 40
+					}
+					benchmarkProblem(b, n, k, false, newDirectMethod)
+				})
+			}
+		}
+	}
+}

@@ -60,9 +60,10 @@ const tileBudget = 1 << 16
 const minTileRows = 4 * simd.BlockRows
 
 type direct[F nd.Float] struct {
-	p   *nd.Problem
-	opt Options
-	g   geometry
+	p       *nd.Problem
+	opt     Options
+	g       geometry
+	workers int // goroutines per call: 1 for small problems (serialWork)
 
 	tileRows, tileCols   int // output rows and columns per tile
 	bufRows, bufCols     int // padded rows per plane offset, values per padded row
@@ -84,6 +85,7 @@ type direct[F nd.Float] struct {
 	segments *simd.Steps[F]
 	cval     F
 	scratch  []directScratch[F]
+	track    tracker
 }
 
 // tapList is a kernel's nonzero taps in row-major order, each as its
@@ -148,6 +150,7 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 	rows, cols := g.out[n-2], g.out[n-1]
 	kRows, kCols := g.kernel[n-2], g.kernel[n-1]
 	d := &direct[F]{p: p, opt: opt, g: g, cval: F(p.CVal), planes: 1, planeTaps: 1}
+	d.workers = opt.workersFor(product(p.OutShape) * product(p.KShape) * len(p.Kernels))
 	for a := 0; a < n-2; a++ {
 		d.planes *= g.out[a]
 		d.planeTaps *= g.kernel[a]
@@ -181,7 +184,7 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 	}
 	d.colBlocks = ceilDiv(cols, d.tileCols)
 	// Enough tiles that every worker stays busy to the end.
-	if want := 4 * opt.workers(); d.planes*d.colBlocks*ceilDiv(rows, d.tileRows) < want && rows > 0 {
+	if want := 4 * d.workers; d.workers > 1 && d.planes*d.colBlocks*ceilDiv(rows, d.tileRows) < want && rows > 0 {
 		perRowBlock := ceilDiv(want, d.planes*d.colBlocks)
 		d.tileRows = max(1, min(d.tileRows, ceilDiv(rows, perRowBlock)))
 	}
@@ -303,7 +306,7 @@ func rowPitch(cols int) int {
 }
 
 func (d *direct[F]) Execute(ctx context.Context, dst, src nd.Array) error {
-	workers := min(d.opt.workers(), max(d.tiles, 1))
+	workers := min(d.workers, max(d.tiles, 1))
 	for len(d.scratch) < workers {
 		s := directScratch[F]{rows: make([]F, d.planeTaps*d.bufRows*d.pitch)}
 		for range d.taps {
@@ -312,7 +315,17 @@ func (d *direct[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 		s.bank = make([]F, len(d.groups)*simd.BankSets*d.tileCols*d.g.c)
 		d.scratch = append(d.scratch, s)
 	}
-	t := &tracker{progress: d.opt.Progress, total: int64(d.tiles)}
+	// The tracker lives in d (an Executable runs one call at a time), and
+	// a small problem runs on the calling goroutine (serial) with its
+	// closure on the stack: a call then allocates nothing.
+	t := &d.track
+	t.progress, t.total = d.opt.Progress, int64(d.tiles)
+	t.done.Store(0)
+	if workers == 1 {
+		return serial(ctx, d.tiles, t, func(_, tile int) {
+			d.runTile(&d.scratch[0], dst, src, tile)
+		})
+	}
 	return parallel(ctx, workers, d.tiles, t, func(w, tile int) {
 		d.runTile(&d.scratch[w], dst, src, tile)
 	})

@@ -24,9 +24,12 @@
 // The inner loops — a run of taps over rows of accumulators, a scaled row
 // added to another, and the integer rows' conversions — live in
 // internal/simd: generated assembly on amd64 (AVX-512 or AVX2 with FMA,
-// chosen at run time), pure Go under the noasm tag and elsewhere, all with
-// the same bits. The environment variable NDCONV_SIMD, read once at start,
-// caps the choice — avx512, avx2 or go (the pure-Go loops); a value naming
+// chosen at run time) and arm64 (NEON), pure Go under the noasm tag and
+// elsewhere, all with the same bits. A call whose work is small (under
+// serialWork multiply-adds) runs on the calling goroutine, without the
+// pool, and a prepared Executable allocates nothing per call. The
+// environment variable NDCONV_SIMD, read once at start, caps the choice —
+// avx512, avx2 or go (the pure-Go loops; on arm64 go or NEON); a value naming
 // an instruction set the CPU lacks falls back to the widest it has below
 // it, an unknown value is ignored — so every path can be tested on one
 // machine; ISA names the one in use.

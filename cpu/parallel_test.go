@@ -24,6 +24,14 @@ func TestParallelRecoversPanics(t *testing.T) {
 			t.Errorf("%d workers: %v, want a *nd.PanicError of item 37 with a stack", workers, err)
 		}
 	}
+	err := serial(context.Background(), 64, &tracker{}, func(_, item int) {
+		if item == 37 {
+			panic("item 37")
+		}
+	})
+	if p := (*nd.PanicError)(nil); !errors.As(err, &p) || p.Value != "item 37" || len(p.Stack) == 0 {
+		t.Errorf("serial: %v, want a *nd.PanicError of item 37 with a stack", err)
+	}
 	if err := parallel(context.Background(), 4, 64, &tracker{}, func(_, _ int) {}); err != nil {
 		t.Errorf("no panic: %v", err)
 	}

@@ -69,6 +69,10 @@ type separable[F nd.Float] struct {
 	pads    []padMap       // per row pass: its rows' halo, mapped once
 	buffers [2][]F
 	scratch [][]F // per worker: a padded row or slab, and an accumulator
+	track   tracker
+	// inter[i] is pass i's output within buffers, boxed once: a slice
+	// converted to an interface on each call would be allocated.
+	inter []any
 }
 
 type sepTaps[F nd.Float] struct {
@@ -110,6 +114,9 @@ func newSeparable[F nd.Float](p *nd.Problem, opt Options) *separable[F] {
 	}
 	for i, d := range s.passes {
 		s.groups = append(s.groups, rowGroup(s.shapes[i], d))
+		if i < len(s.passes)-1 {
+			s.inter = append(s.inter, s.buffers[i%2][:product(s.shapes[i+1])])
+		}
 	}
 	for _, k := range p.Kernels {
 		var passTaps []sepTaps[F]
@@ -187,7 +194,11 @@ func product(s []int) int {
 }
 
 func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
-	workers := s.opt.workers()
+	work := 0
+	for _, d := range s.passes {
+		work += s.p.KShape[d]
+	}
+	workers := s.opt.workersFor(product(s.p.InShape) * work * len(s.taps))
 	for len(s.scratch) < workers {
 		longest := slabChunk
 		for i, d := range s.passes {
@@ -195,7 +206,12 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 		}
 		s.scratch = append(s.scratch, make([]F, max(2*longest, simd.BankSets*slabChunk)))
 	}
-	t := &tracker{progress: s.opt.Progress}
+	// The tracker lives in s (an Executable runs one call at a time), and
+	// a small problem runs on the calling goroutine (serial) with its
+	// passes' closures on the stack: a call then allocates nothing.
+	t := &s.track
+	t.progress, t.total = s.opt.Progress, 0
+	t.done.Store(0)
 	for _, n := range s.items {
 		t.total += int64(n * len(s.taps))
 	}
@@ -208,15 +224,27 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 			if i == len(s.passes)-1 {
 				to, stride, offset = dst.Data, bank, b
 			} else {
-				to = s.buffers[i%2][:product(s.shapes[i+1])]
+				to = s.inter[i]
 			}
 			in, out, taps := s.shapes[i], s.shapes[i+1], &s.taps[b][i]
 			var err error
-			if group := s.groups[i]; group > 0 {
-				err = parallel(ctx, workers, s.items[i], t, func(w, item int) {
-					s.rowPass(s.scratch[w], from, to, stride, offset, in, out, d, group, &s.pads[i], taps, item)
+			group, pad := s.groups[i], &s.pads[i]
+			switch {
+			case workers == 1 && group > 0:
+				err = serial(ctx, s.items[i], t, func(_, item int) {
+					s.rowPass(s.scratch[0], from, to, stride, offset, in, out, d, group, pad, taps, item)
 				})
-			} else {
+			case workers == 1:
+				err = serial(ctx, s.items[i], t, func(_, item int) {
+					s.slabPass(s.scratch[0], from, to, stride, offset, in, out, d, taps, item)
+				})
+			case group > 0:
+				from, to := from, to // copies: the loop's variables stay on the stack
+				err = parallel(ctx, workers, s.items[i], t, func(w, item int) {
+					s.rowPass(s.scratch[w], from, to, stride, offset, in, out, d, group, pad, taps, item)
+				})
+			default:
+				from, to := from, to
 				err = parallel(ctx, workers, s.items[i], t, func(w, item int) {
 					s.slabPass(s.scratch[w], from, to, stride, offset, in, out, d, taps, item)
 				})

@@ -35,6 +35,23 @@ for isa in avx2 go; do
 	NDCONV_SIMD=$isa go test -count=1 -skip 'FFT' ./cpu/...
 	NDCONV_SIMD=$isa go test -count=1 -run 'TestBankEqualsSeparateCalls|TestFilterBank|TestComplexAgainstReference|TestComplexSameBitsAsRealParts|TestScipyFixtures$' .
 done
+# The arm64 build under qemu-user (.ci/run installs qemu-user-static):
+# the NEON loops and the pure-Go twins as arm64 compiles them (it fuses
+# a·b + c where Go allows), against the reference loops and the digests
+# the amd64 build recorded (cpu.TestSameBitsEverywhere). -short thins the
+# loop tests' lengths; qemu emulates each instruction, so this is about a
+# minute on a loaded 2-core machine, most of it building. Skipped where no
+# qemu-aarch64 is installed.
+qemu=$(command -v qemu-aarch64-static || command -v qemu-aarch64 || true)
+if [ -n "$qemu" ]; then
+	for isa in neon go; do
+		NDCONV_SIMD=$isa GOARCH=arm64 go test -count=1 -short -exec "$qemu" ./cpu/internal/simd
+	done
+	GOARCH=arm64 go test -count=1 -short -exec "$qemu" -run 'TestSameBitsEverywhere|TestTable$|TestBankSameBits|TestSegmentsSameBits|TestReusedPlanAllocatesNothing' ./cpu
+	NDCONV_SIMD=go GOARCH=arm64 go test -count=1 -short -exec "$qemu" -run 'TestSameBitsEverywhere' ./cpu
+else
+	echo "scripts/test.sh: no qemu-aarch64 (Debian: qemu-user-static); skipping the arm64 tests" >&2
+fi
 fuzztime=${FUZZTIME:-10s}
 if [ "$fuzztime" != "0" ]; then
 	# Every func FuzzXxx in a _test.go file, run in its package.

@@ -64,11 +64,11 @@ func TestISAInUse(t *testing.T) {
 	if ISA() != want {
 		t.Fatalf("ISA %s with %s=%q, want %s", ISA(), EnvISA, os.Getenv(EnvISA), want)
 	}
-	bank, tr := map[string]any{ISAGo: bankGo[float32], ISAAVX2: bankAVX2F32, ISAAVX512: bankAVX512F32}[want], any(transpose8AVX)
+	taps, tr := map[string]any{ISAGo: tapsTwinF32, ISAAVX2: tapsAVX2F32, ISAAVX512: tapsAVX512F32}[want], any(transpose8AVX)
 	if want == ISAGo {
 		tr = transpose8Go
 	}
-	if fn(bank32) != fn(bank) || fn(transpose8) != fn(tr) {
+	if fn(taps32) != fn(taps) || fn(transpose8) != fn(tr) || blockBySets != (want == ISAGo) {
 		t.Errorf("ISA %s, but the loops in use are another's", want)
 	}
 	t.Logf("%s=%q: %s", EnvISA, os.Getenv(EnvISA), ISA())

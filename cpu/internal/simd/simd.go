@@ -54,6 +54,10 @@ type Steps[F nd.Float] struct {
 	steps []int
 	w     []F
 	reach int // the largest source offset of a step
+	// offs and setW are the steps as one tap list per set, for the
+	// pure-Go twin (blockTwin).
+	offs [][]int
+	setW [][]F
 }
 
 // NewSteps prepares steps and their weights for Block over sets
@@ -73,6 +77,7 @@ func NewSteps[F nd.Float](sets int, steps []int, w []F) *Steps[F] {
 		}
 		s.reach = max(s.reach, st>>8)
 	}
+	s.setLists()
 	return s
 }
 
@@ -95,6 +100,10 @@ func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
 		return
 	}
 	switch {
+	case blockBySets && is32[F]():
+		blockSets(f32s(out), outPitch, n, f32s(src), st.sets, st.offs, f32s2(st.setW), setTapsTwinF32)
+	case blockBySets:
+		blockSets(f64s(out), outPitch, n, f64s(src), st.sets, st.offs, f64s2(st.setW), setTapsTwinF64)
 	case is32[F]() && st.sets == BankSets:
 		bank32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w))
 	case is32[F]():
@@ -177,7 +186,7 @@ func StoreUint16(dst []uint16, src []float32) { storeUint16(dst, src[:len(dst)])
 
 // EnvISA is the environment variable that caps the instruction set of the
 // loops, read once when the program starts: avx512, avx2 or go (the
-// pure-Go twins), in any case. The loops run the widest instruction set
+// pure-Go twins), in any case; on arm64 go, else NEON. The loops run the widest instruction set
 // that the build and the CPU have and the variable allows, so a value
 // naming one the CPU lacks falls back to the widest below it (never an
 // illegal instruction); unset, empty or any other value is the default,
@@ -191,10 +200,11 @@ const (
 	ISAGo     = "go"
 	ISAAVX2   = "avx2"
 	ISAAVX512 = "avx512"
+	ISANEON   = "neon" // arm64's Advanced SIMD; EnvISA=go is its only cap
 )
 
-// ISA names the instruction set of the loops in use: ISAAVX512, ISAAVX2
-// or ISAGo.
+// ISA names the instruction set of the loops in use: ISAAVX512, ISAAVX2,
+// ISANEON or ISAGo.
 func ISA() string { return isa }
 
 // isa is the instruction set in use; init sets it where the build has
@@ -219,19 +229,23 @@ func chooseISA(env string, has512, has2 bool) string {
 	}
 }
 
-// The loops in use: the pure-Go twins, replaced at init by assembly where
-// the build and the CPU have it and EnvISA allows it (simd_amd64.go).
+// The loops in use: the pure-Go twins (twin.go), replaced at init by
+// assembly where the build and the CPU have it and EnvISA allows it
+// (simd_amd64.go) or NEON (simd_arm64.go). Block runs the twin's SetTaps
+// set by set on its prepared per-set tap lists while blockBySets is set
+// (no assembly), block32 … bank64 otherwise.
 var (
-	taps32, setTaps32 = tapsGo[float32], setTapsGo[float32]
-	taps64, setTaps64 = tapsGo[float64], setTapsGo[float64]
-	row32, row64      = rowGo[float32], rowGo[float64]
+	taps32, setTaps32 = tapsTwinF32, setTapsTwinF32
+	taps64, setTaps64 = tapsTwinF64, setTapsTwinF64
+	row32, row64      = rowTwin32, rowTwin64
 	block32, block64  = blockGo[float32], blockGo[float64]
 	bank32, bank64    = bankGo[float32], bankGo[float64]
-	axpy32, axpy64    = axpyGo[float32], axpyGo[float64]
+	blockBySets       = true
+	axpy32, axpy64    = axpyTwin32, axpyTwin64
 	loadUint8         = loadUint8Go
 	loadUint16        = loadUint16Go
-	storeUint8        = storeUint8Go
-	storeUint16       = storeUint16Go
+	storeUint8        = storeUint8Sat
+	storeUint16       = storeUint16Sat
 	fmaPeak           = fmaPeakGo
 	transpose8        = transpose8Go
 )
@@ -433,6 +447,28 @@ func storeGo[T uint8 | uint16](dst []T, src []float32, dt nd.DType) {
 		dst[i] = T(nd.Round(float64(src[i]), dt))
 	}
 }
+
+// storeSatGo is storeGo without nd.Round's general conversion, which
+// allocates a one-value array per value: the loops in use where there is
+// no assembly. v ≤ 0 and NaN give 0, v ≥ hi gives hi, and the rest round
+// half to even, which is nd.Round's rule for T (TestConversions compares
+// the two).
+func storeSatGo[T uint8 | uint16](dst []T, src []float32, hi float32) {
+	src = src[:len(dst)]
+	for i, v := range src {
+		switch {
+		case !(v > 0):
+			dst[i] = 0
+		case v >= hi:
+			dst[i] = T(hi)
+		default:
+			dst[i] = T(math.RoundToEven(float64(v)))
+		}
+	}
+}
+
+func storeUint8Sat(dst []uint8, src []float32)   { storeSatGo(dst, src, 255) }
+func storeUint16Sat(dst []uint16, src []float32) { storeSatGo(dst, src, 65535) }
 
 func loadUint8Go(dst []float32, src []uint8)    { loadGo(dst, src) }
 func loadUint16Go(dst []float32, src []uint16)  { loadGo(dst, src) }

@@ -22,6 +22,7 @@ func init() {
 	isa = chooseISA(os.Getenv(EnvISA), hasAVX512, hasAVX2)
 	if isa != ISAGo {
 		transpose8 = transpose8AVX // AVX only, which both sets imply
+		blockBySets = false
 	}
 	switch isa {
 	case ISAAVX512:
