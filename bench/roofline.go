@@ -1,12 +1,8 @@
 package bench
 
 import (
-	"bufio"
 	"fmt"
-	"os"
-	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"time"
 
@@ -108,19 +104,5 @@ func medianMs(repeats int, f func()) float64 {
 // CPUName is the processor's model name and the cores used.
 func CPUName(workers int) string { return fmt.Sprintf("%s (%d cores)", CPUModel(), workers) }
 
-// CPUModel is the processor's model name from /proc/cpuinfo, or the
-// architecture where there is none.
-func CPUModel() string {
-	f, err := os.Open("/proc/cpuinfo")
-	if err != nil {
-		return runtime.GOARCH
-	}
-	defer f.Close()
-	sc := bufio.NewScanner(f)
-	for sc.Scan() {
-		if key, value, ok := strings.Cut(sc.Text(), ":"); ok && strings.TrimSpace(key) == "model name" {
-			return strings.TrimSpace(value)
-		}
-	}
-	return runtime.GOARCH
-}
+// CPUModel is the processor's model name (cpu.Model).
+func CPUModel() string { return cpu.Model() }

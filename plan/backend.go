@@ -66,6 +66,33 @@ type DeviceInfo struct {
 	Name   string // the model, as the driver names it
 	Type   string // "CPU", "GPU", or the driver's word (OpenCL's "accelerator", …)
 	Usable bool   // false: listed but too old, or without a compiler
+	// Summary is the device in a line (its model, with what ndconv needs
+	// to know first: its type, compute capability, or why it is not
+	// usable); Detail its limits, memory and versions in another.
+	Summary, Detail string
+}
+
+// BackendListing is one backend's devices, or why it has none.
+type BackendListing struct {
+	Name    string
+	Err     error // why the backend cannot run here (an Available error) or list its devices; nil where it can
+	Devices []DeviceInfo
+}
+
+// Listing lists every registered backend, in registration order, with its
+// devices or why it has none: what `ndconv devices` prints.
+func Listing() []BackendListing {
+	var all []BackendListing
+	for _, b := range backends {
+		l := BackendListing{Name: b.Name()}
+		if err := b.Available(); err != nil {
+			l.Err = err
+		} else {
+			l.Devices, l.Err = b.Devices()
+		}
+		all = append(all, l)
+	}
+	return all
 }
 
 // ListDevices lists every registered backend's devices, in registration

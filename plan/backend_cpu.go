@@ -30,7 +30,8 @@ func (cpuBackend) Resolve(d Device) Device { return d }
 // Devices is the one CPU: its cores and the engine's loops.
 func (b cpuBackend) Devices() ([]DeviceInfo, error) {
 	name := fmt.Sprintf("%d cores, %s loops", runtime.NumCPU(), cpu.ISA())
-	return []DeviceInfo{{Device: Device{Kind: b.Name()}, Name: name, Type: "CPU", Usable: true}}, nil
+	return []DeviceInfo{{Device: Device{Kind: b.Name()}, Name: name, Type: "CPU", Usable: true, Summary: cpu.Model(),
+		Detail: fmt.Sprintf("%d cores (GOMAXPROCS %d), %s/%s, SIMD: %s", runtime.NumCPU(), runtime.GOMAXPROCS(0), runtime.GOOS, runtime.GOARCH, cpu.Features())}}, nil
 }
 
 // AutoDevice is none: auto falls back to the CPU of itself.

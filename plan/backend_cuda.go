@@ -55,7 +55,14 @@ func (b cudaBackend) Devices() ([]DeviceInfo, error) {
 	}
 	ds := make([]DeviceInfo, len(infos))
 	for i, info := range infos {
-		ds[i] = DeviceInfo{Device: Device{Kind: b.Name(), Index: info.Index}, Name: info.Name, Type: "GPU", Usable: info.ComputeCapability.Supported()}
+		d := DeviceInfo{Device: Device{Kind: b.Name(), Index: info.Index}, Name: info.Name, Type: "GPU", Usable: info.ComputeCapability.Supported()}
+		d.Summary = fmt.Sprintf("%s, compute capability %v", info.Name, info.ComputeCapability)
+		if !d.Usable {
+			d.Summary += fmt.Sprintf(" (too old: ndconv needs compute capability %v or newer)", cuda.MinComputeCapability)
+		}
+		d.Detail = fmt.Sprintf("%d SMs, %.1f GiB memory (%.1f GiB free), %d KiB shared per block (%d opt-in), driver %v, NVRTC %v",
+			info.SMs, float64(info.TotalMemory)/(1<<30), float64(info.FreeMemory)/(1<<30), info.MaxSharedPerBlock>>10, info.MaxSharedPerBlockOptin>>10, info.DriverVersion, info.NVRTCVersion)
+		ds[i] = d
 	}
 	return ds, nil
 }

@@ -63,8 +63,15 @@ func (b openclBackend) Devices() ([]DeviceInfo, error) {
 	}
 	ds := make([]DeviceInfo, len(infos))
 	for i, info := range infos {
+		fp64 := "no fp64"
+		if info.FP64 {
+			fp64 = "fp64"
+		}
 		ds[i] = DeviceInfo{Device: Device{Kind: b.Name(), Platform: info.Platform, Index: info.Device}, Name: info.Name, Type: info.Type,
-			Usable: info.Available && info.CompilerAvailable}
+			Usable:  info.Available && info.CompilerAvailable,
+			Summary: fmt.Sprintf("%s (%s), %s, %s", info.Name, info.Type, info.PlatformName, info.Version),
+			Detail: fmt.Sprintf("%d compute units, %.1f GiB memory, %d KiB local memory, work-groups up to %d, %s, driver %s",
+				info.ComputeUnits, float64(info.GlobalMemory)/(1<<30), info.LocalMemory>>10, info.MaxWorkGroupSize, fp64, info.DriverVersion)}
 	}
 	return ds, nil
 }

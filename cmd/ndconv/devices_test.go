@@ -14,7 +14,7 @@ import (
 // pure-Go ones where NDCONV_SIMD caps them so — and claims nothing else.
 func TestDevicesNamesSIMDLoops(t *testing.T) {
 	for _, c := range []struct{ env, want string }{ // env "": this process's NDCONV_SIMD
-		{"", "loops: " + isaName(ndcpu.ISA())},
+		{"", ndcpu.Features()},
 		{"go", "loops: pure Go"},
 	} {
 		cmd := exec.Command(binaryPath, "devices")
