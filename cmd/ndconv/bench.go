@@ -16,8 +16,6 @@ import (
 
 	"github.com/ndconv/ndconv/bench"
 	"github.com/ndconv/ndconv/chunk"
-	"github.com/ndconv/ndconv/cuda"
-	"github.com/ndconv/ndconv/opencl"
 	"github.com/ndconv/ndconv/plan"
 )
 
@@ -155,10 +153,7 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	}
 	switch {
 	case dev.IsAuto():
-		dev.Kind = "cpu"
-		if cuda.Available() == nil {
-			dev.Kind = "cuda"
-		}
+		dev = bench.DefaultDevice()
 	default:
 		dev = dev.Resolve()
 	}
@@ -171,7 +166,7 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 		workers = runtime.NumCPU()
 	}
 	opt := bench.Options{Device: dev, Method: method, Workers: workers, Repeats: f.repeat, MaxSeconds: f.maxSeconds, Timeline: f.timeline}
-	roof, err := measureRoofline(dev, workers)
+	roof, err := bench.MeasureRoofline(dev, workers)
 	if err != nil {
 		return err
 	}
@@ -221,44 +216,6 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 		printTimeline(out, r)
 	}
 	return nil
-}
-
-// measureRoofline measures the device the workloads run on.
-func measureRoofline(dev plan.Device, workers int) (bench.Roofline, error) {
-	if dev.Kind == "cpu" {
-		return bench.MeasureCPU(workers, 5), nil
-	}
-	if dev.Kind == "opencl" {
-		if err := opencl.Available(); err != nil {
-			return bench.Roofline{}, fmt.Errorf("device %v unavailable: %w", dev, err)
-		}
-		return bench.MeasureOpenCL(dev.Platform, dev.Index, 11)
-	}
-	if dev.Kind != "cuda" {
-		return bench.Roofline{}, usagef("--device %v: bench runs on cpu, cuda and opencl", dev)
-	}
-	if err := cuda.Available(); err != nil {
-		return bench.Roofline{}, fmt.Errorf("device %v unavailable: %w", dev, err)
-	}
-	d, err := cuda.Open(dev.Index)
-	if err != nil {
-		return bench.Roofline{}, err
-	}
-	defer d.Close()
-	info, err := d.Info()
-	if err != nil {
-		return bench.Roofline{}, err
-	}
-	r, err := cuda.MeasureRoofline(d, 11)
-	if err != nil {
-		return bench.Roofline{}, err
-	}
-	tr, err := cuda.MeasureTransfers(d, 64<<20, 11)
-	if err != nil {
-		return bench.Roofline{}, err
-	}
-	return bench.Roofline{Kind: "roofline", Device: info.Name, CopyGBps: r.CopyGBps, FMAGFlops: r.FMAGFlops,
-		CopyMs: r.CopyMs, FMAMs: r.FMAMs, PCIeHtoDGBps: tr.HtoDGBps, PCIeDtoHGBps: tr.DtoHGBps, PCIeGBps: tr.BothGBps}, nil
 }
 
 // spanLine is one stage of one chunk of a timeline, as a JSON line.

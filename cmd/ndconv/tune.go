@@ -9,8 +9,6 @@ import (
 	"github.com/spf13/cobra"
 
 	"github.com/ndconv/ndconv/bench"
-	"github.com/ndconv/ndconv/kernels"
-	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/plan"
 )
 
@@ -116,114 +114,42 @@ func runTune(cmd *cobra.Command, f tuneFlags) error {
 	return nil
 }
 
-// tuneRates measures the rates auto uses (plan.MeasureGPURates on a CUDA
-// GPU, plan.MeasureCPURates) into cache, and prints them.
+// tuneRates measures the rates auto uses (bench.TuneRates) into cache,
+// and prints them.
 func tuneRates(cmd *cobra.Command, cache *plan.TuningCache, dev plan.Device, workers int) error {
 	out := cmd.OutOrStdout()
+	gpu, cpu, err := bench.TuneRates(cmd.Context(), cache, dev, workers)
 	switch {
-	case dev.MeasuresRates():
-		r, err := plan.MeasureGPURates(cmd.Context(), dev)
-		if err != nil {
-			return err
-		}
-		if err := cache.StoreGPURates(dev, r); err != nil {
-			return err
-		}
-		fmt.Fprintf(out, "rates: %v %v\n", dev, r)
+	case gpu != nil:
+		fmt.Fprintf(out, "rates: %v %v\n", dev, *gpu)
 	case dev.GPU():
 		fmt.Fprintf(out, "rates: %v keeps the default GPU rates (only CUDA GPUs are measured)\n", dev)
 	}
-	r, err := plan.MeasureCPURates(cmd.Context(), workers)
 	if err != nil {
 		return err
 	}
-	cache.StoreCPURates(r)
-	fmt.Fprintf(out, "rates: cpu %v\n", r)
+	fmt.Fprintf(out, "rates: cpu %v\n", cpu)
 	return nil
 }
 
-// tuneWorkload times the kernels' own choice and every candidate for one
-// workload, and stores the fastest candidate when it beats the default by
-// more than the timing noise (2%).
+// tuneWorkload runs bench.TuneWorkload and prints its line.
 func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, w bench.Workload, dev plan.Device, method plan.Method, repeats int, limit time.Duration) error {
-	spec, err := bench.Spec(w)
+	r, err := bench.TuneWorkload(cmd.Context(), cache, w, bench.TuneOptions{Device: dev, Method: method, Repeats: repeats, TimeLimit: limit})
 	if err != nil {
 		return err
 	}
-	p, err := spec.Normalize()
-	if err != nil {
-		return err
-	}
-	exec, err := plan.New(p, plan.Options{Device: dev, Method: method, NoTuningCache: true})
-	if err != nil {
-		fmt.Fprintf(table, "%s\t—\t\t\t\t\t%v\t\n", w.ID, err)
+	if r.Skipped != "" {
+		method := "—" // no plan: the error says why
+		if r.Method != plan.Auto {
+			method = r.Method.String()
+		}
+		fmt.Fprintf(table, "%s\t%s\t\t—\t\t\t%s\t\n", w.ID, method, r.Skipped)
 		return nil
 	}
-	chosen := exec.Method
-	exec.Close()
-	opt := bench.Options{Device: dev, Method: chosen, Repeats: repeats, NoTuningCache: true}
-	median := func(t kernels.Tuning) (float64, bool) {
-		opt.Tuning = t
-		r, err := bench.Run(cmd.Context(), w, opt, "", bench.Roofline{})
-		if err != nil || r.MsMedian == nil {
-			return 0, false
-		}
-		return *r.MsMedian, true
+	tried := fmt.Sprint(r.Candidates)
+	if r.Measured < r.Candidates {
+		tried = fmt.Sprintf("%d of %d", r.Measured, r.Candidates)
 	}
-	base, ok := median(kernels.Tuning{})
-	if !ok {
-		fmt.Fprintf(table, "%s\t%v\t\t—\t\t\tthe default does not run\t\n", w.ID, chosen)
-		return nil
-	}
-	candidates := kernels.TuningCandidates(p, chosen == plan.Separable)
-	if chosen == plan.FFT {
-		candidates = kernels.FFTCandidates(p)
-	}
-	best, bestMs := kernels.Tuning{}, base
-	start, measured := time.Now(), 0
-	for _, c := range candidates {
-		if limit > 0 && time.Since(start) > limit {
-			break
-		}
-		measured++
-		if ms, ok := median(c); ok && ms < bestMs {
-			best, bestMs = c, ms
-		}
-	}
-	tried := fmt.Sprint(len(candidates))
-	if measured < len(candidates) {
-		tried = fmt.Sprintf("%d of %d", measured, len(candidates))
-	}
-	describe := "the kernels' own"
-	if bestMs < 0.98*base {
-		if err := cache.Store(dev, p, chosen, best); err != nil {
-			return err
-		}
-		describe = best.String()
-	}
-	if chosen == plan.FFT && dev.GPU() {
-		scale, err := calibrateFFT(cmd, cache, w, p, dev, bestMs, repeats)
-		if err != nil {
-			return err
-		}
-		if scale > 0 {
-			describe += fmt.Sprintf("; FFT scale now %.3g", scale)
-		}
-	}
-	fmt.Fprintf(table, "%s\t%v\t%s\t%.4g\t%.4g\t%.2f×\t%s\t\n", w.ID, chosen, tried, base, bestMs, base/bestMs, describe)
+	fmt.Fprintf(table, "%s\t%v\t%s\t%.4g\t%.4g\t%.2f×\t%s\t\n", w.ID, r.Method, tried, r.DefaultMs, r.BestMs, r.DefaultMs/r.BestMs, r)
 	return nil
-}
-
-// calibrateFFT times the direct method (as auto would run it, with the
-// tuning cache's entries as the process found them) on the workload the FFT method ran in fftMs, and folds the
-// two into the device's FFTScale (plan.GPURates.AddFFTScale), which it
-// returns (0: no direct time to calibrate against).
-func calibrateFFT(cmd *cobra.Command, cache *plan.TuningCache, w bench.Workload, p *nd.Problem, dev plan.Device, fftMs float64, repeats int) (float64, error) {
-	r, err := bench.Run(cmd.Context(), w, bench.Options{Device: dev, Method: plan.Direct, Repeats: repeats}, "", bench.Roofline{})
-	if err != nil || r.MsMedian == nil {
-		return 0, nil
-	}
-	rates, _ := cache.GPURates(dev)
-	rates.AddFFTScale(fftMs, plan.FFTCost(p), *r.MsMedian, plan.DirectCost(p))
-	return rates.FFTScale, cache.StoreGPURates(dev, rates)
 }
