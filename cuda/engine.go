@@ -32,10 +32,7 @@ var limits = gpu.Limits{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxP
 // balances the Open.
 func OpenEngineDevice(index int) (gpu.Device, error) {
 	d, err := Open(index)
-	if err != nil {
-		return nil, err
-	}
-	return engineDevice{d}, nil
+	return gpu.Value[gpu.Device](engineDevice{d}, err)
 }
 
 // engineDevice is a Device as gpu.Device.
@@ -60,46 +57,22 @@ func (d engineDevice) MemoryBudget(int) (int64, error) {
 }
 
 func (d engineDevice) Alloc(n int) (gpu.Buffer, error) {
-	b, err := d.Device.Alloc(n)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
+	return gpu.Value[gpu.Buffer](d.Device.Alloc(n))
 }
 
 // Scratch comes from the device's pool: cuMemAlloc synchronises the
 // device, and launches' parameters and temporaries come and go often.
 func (d engineDevice) Scratch(n int) (gpu.Buffer, error) {
-	b, err := d.Pool().Get(n)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
+	return gpu.Value[gpu.Buffer](d.Pool().Get(n))
 }
 
 func (d engineDevice) AllocHost(n int) (gpu.HostBuffer, error) {
-	h, err := d.Device.AllocHost(n)
-	if err != nil {
-		return nil, err
-	}
-	return h, nil
+	return gpu.Value[gpu.HostBuffer](d.Device.AllocHost(n))
 }
 
-func (d engineDevice) NewQueue() (gpu.Queue, error) {
-	s, err := d.NewStream()
-	if err != nil {
-		return nil, err
-	}
-	return s, nil
-}
+func (d engineDevice) NewQueue() (gpu.Queue, error) { return gpu.Value[gpu.Queue](d.NewStream()) }
 
-func (d engineDevice) NewEvent() (gpu.Event, error) {
-	e, err := d.Device.NewEvent()
-	if err != nil {
-		return nil, err
-	}
-	return e, nil
-}
+func (d engineDevice) NewEvent() (gpu.Event, error) { return gpu.Value[gpu.Event](d.Device.NewEvent()) }
 
 // Kernel compiles the family's source with NVRTC through the module
 // cache.

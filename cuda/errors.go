@@ -120,28 +120,6 @@ func knownResult(code int) (name, message string) {
 	return fmt.Sprintf("CUDA_ERROR_%d", code), ""
 }
 
-// CompileError is an NVRTC compilation that failed. It carries everything
-// needed to reproduce the failure: the program name, every option (the -D
-// defines among them) and NVRTC's full log.
-type CompileError struct {
-	Program string   // the name given to NVRTC, as it appears in the log
-	Options []string // as passed to nvrtcCompileProgram
-	Log     string
-	Err     *Error // the nvrtcCompileProgram result
-}
-
-func (e *CompileError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "cuda: compiling %s failed: %s\noptions: %s", e.Program, e.Err.Name, strings.Join(e.Options, " "))
-	if log := strings.TrimSpace(e.Log); log != "" {
-		b.WriteString("\n")
-		b.WriteString(log)
-	}
-	return b.String()
-}
-
-func (e *CompileError) Unwrap() error { return e.Err }
-
 // The failure classes both GPU backends share are one type each in
 // internal/gpu, with the backend named in a field ("cuda") that begins the
 // message; this package's names for them are aliases, so errors.As with,
@@ -159,6 +137,9 @@ type (
 	UnsupportedError = gpu.UnsupportedError
 	// RangeError is a copy, memset or view that does not fit its buffer.
 	RangeError = gpu.RangeError
+	// CompileError is an NVRTC compilation that failed, with its log and
+	// every option.
+	CompileError = gpu.BuildError
 )
 
 // ErrClosed is returned by operations on a Device after its last Close.

@@ -67,6 +67,8 @@ func TestNVRTCCheck(t *testing.T) {
 
 func TestCompileErrorFormat(t *testing.T) {
 	e := &CompileError{
+		Backend: "cuda",
+		Code:    "NVRTC_ERROR_COMPILATION",
 		Program: "conv.cu",
 		Options: []string{"--gpu-architecture=sm_90", "-DKW=5"},
 		Log:     "conv.cu(3): error: identifier \"x\" is undefined\n\n1 error detected\n",

@@ -155,7 +155,7 @@ func compile(source, name string, options []string) ([]byte, error) {
 	if err := nvrtcCheck("nvrtcCompileProgram", r); err != nil {
 		e := err.(*Error)
 		if e.Code == nvrtcCodeCompilation || e.Code == nvrtcCodeInvalidOption { // the log says which
-			return nil, &CompileError{Program: name, Options: slices.Clone(options), Log: programLog(prog), Err: e}
+			return nil, &CompileError{Backend: "cuda", Program: name, Options: slices.Clone(options), Log: programLog(prog), Code: e.Name, Err: e}
 		}
 		return nil, err
 	}

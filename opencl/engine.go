@@ -42,10 +42,7 @@ func memoryBudget(info Info, buffers int) int64 {
 // its Close balances the Open.
 func OpenEngineDevice(platform, device int) (gpu.Device, error) {
 	d, err := Open(platform, device)
-	if err != nil {
-		return nil, err
-	}
-	return engineDevice{d}, nil
+	return gpu.Value[gpu.Device](engineDevice{d}, err)
 }
 
 // engineDevice is a Device as gpu.Device.
@@ -74,11 +71,7 @@ func (d engineDevice) Check(p *nd.Problem) error {
 }
 
 func (d engineDevice) Alloc(n int) (gpu.Buffer, error) {
-	b, err := d.Device.Alloc(n)
-	if err != nil {
-		return nil, err
-	}
-	return b, nil
+	return gpu.Value[gpu.Buffer](d.Device.Alloc(n))
 }
 
 func (d engineDevice) Scratch(n int) (gpu.Buffer, error) { return d.Alloc(n) }
@@ -97,13 +90,7 @@ func (d engineDevice) AllocHost(n int) (gpu.HostBuffer, error) {
 	return h, nil
 }
 
-func (d engineDevice) NewQueue() (gpu.Queue, error) {
-	q, err := d.Device.NewQueue()
-	if err != nil {
-		return nil, err
-	}
-	return q, nil
-}
+func (d engineDevice) NewQueue() (gpu.Queue, error) { return gpu.Value[gpu.Queue](d.Device.NewQueue()) }
 
 func (d engineDevice) NewEvent() (gpu.Event, error) { return &Event{dev: d.Device}, nil }
 

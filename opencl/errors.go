@@ -3,7 +3,6 @@ package opencl
 import (
 	"errors"
 	"fmt"
-	"strings"
 
 	"github.com/ndconv/ndconv/internal/gpu"
 )
@@ -145,31 +144,6 @@ func IsOutOfMemory(err error) bool {
 	return errors.As(err, &e) && (e.Code == CodeMemAllocationFailure || e.Code == CodeOutOfHostMemory)
 }
 
-// BuildError is a program that failed to build. It carries everything
-// needed to reproduce the failure: the program and the device, the defines
-// that specialised it, the full option string and the compiler's log.
-type BuildError struct {
-	Program string   // the kernel family ("direct") or the name given to Device.Program
-	Device  string   // the device's name
-	Defines []string // as given, without -D
-	Options string   // the string passed to clBuildProgram
-	Log     string   // CL_PROGRAM_BUILD_LOG
-	Err     *Error   // clBuildProgram's (or clCreateProgramWithSource's) result
-}
-
-func (e *BuildError) Error() string {
-	var b strings.Builder
-	fmt.Fprintf(&b, "opencl: building %s for %s failed: %s\ndefines: %s\noptions: %s",
-		e.Program, e.Device, e.Err.Name, strings.Join(e.Defines, " "), e.Options)
-	if log := strings.TrimSpace(e.Log); log != "" {
-		b.WriteString("\nbuild log:\n")
-		b.WriteString(log)
-	}
-	return b.String()
-}
-
-func (e *BuildError) Unwrap() error { return e.Err }
-
 // The failure classes both GPU backends share are one type each in
 // internal/gpu, with the backend named in a field ("opencl") that begins the
 // message; this package's names for them are aliases, so errors.As with,
@@ -187,6 +161,9 @@ type (
 	UnsupportedError = gpu.UnsupportedError
 	// RangeError is a copy, memset or view that does not fit its buffer.
 	RangeError = gpu.RangeError
+	// BuildError is a program that failed to build, with the compiler's
+	// log, the defines and the option string.
+	BuildError = gpu.BuildError
 )
 
 // ErrClosed is returned by operations on a Device after its last Close, or

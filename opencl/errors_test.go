@@ -56,10 +56,12 @@ func TestCheck(t *testing.T) {
 
 func TestBuildErrorFormat(t *testing.T) {
 	e := &BuildError{
+		Backend: "opencl",
+		Code:    "CL_BUILD_PROGRAM_FAILURE",
 		Program: "direct",
 		Device:  "pthread-cpu",
 		Defines: []string{"KX=5", "BORDER=0"},
-		Options: "-DBORDER=0 -DKX=5",
+		Options: []string{"-DBORDER=0", "-DKX=5"},
 		Log:     "<source>:3:1: error: use of undeclared identifier 'x'\n",
 		Err:     &Error{Call: "clBuildProgram", Code: CodeBuildProgramFailure, Name: "CL_BUILD_PROGRAM_FAILURE"},
 	}

@@ -270,11 +270,12 @@ func TestBuildFailure(t *testing.T) {
 	if !errors.As(err, &be) {
 		t.Fatalf("error %T %v, want *BuildError", err, err)
 	}
-	if be.Err.Code != CodeBuildProgramFailure || be.Err.Call != "clBuildProgram" {
+	var ce *Error
+	if !errors.As(be, &ce) || ce.Code != CodeBuildProgramFailure || ce.Call != "clBuildProgram" {
 		t.Errorf("result %v", be.Err)
 	}
 	if !strings.Contains(be.Log, "undeclared_thing") || !slices.Equal(be.Defines, []string{"OFFSET=0.5f", "NDCONV_TEST=1"}) ||
-		!strings.Contains(be.Options, "-DNDCONV_TEST=1") || be.Program != "vadd-broken" || be.Device != d.Info().Name {
+		!slices.Contains(be.Options, "-DNDCONV_TEST=1") || be.Program != "vadd-broken" || be.Device != d.Info().Name {
 		t.Errorf("build error lacks its context: %+v", be)
 	}
 	msg := err.Error()

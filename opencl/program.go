@@ -79,12 +79,12 @@ func (d *Device) buildSource(source, name string, defines []string, options stri
 	err := d.do(func() error {
 		h, err := clCreateProgramWithSource(d.ctx, source)
 		if err != nil {
-			return &BuildError{Program: name, Device: d.info.Name, Defines: defines, Options: options, Err: asError(err)}
+			return buildError(name, d.info.Name, defines, options, "", err)
 		}
 		if err := clBuildProgram(h, d.id, options); err != nil {
 			log, _ := clGetProgramBuildLog(h, d.id)
 			clReleaseProgram(h)
-			return &BuildError{Program: name, Device: d.info.Name, Defines: defines, Options: options, Log: log, Err: asError(err)}
+			return buildError(name, d.info.Name, defines, options, log, err)
 		}
 		p = &Program{dev: d, h: h, name: name}
 		if withBinary {
@@ -375,4 +375,9 @@ func asError(err error) *Error {
 		return e
 	}
 	return &Error{Call: "?", Code: CodeInvalidValue, Name: err.Error()}
+}
+
+// buildError is a failed build of program for device as a *BuildError.
+func buildError(program, device string, defines []string, options, log string, err error) *BuildError {
+	return &BuildError{Backend: "opencl", Program: program, Device: device, Defines: defines, Options: strings.Fields(options), Log: log, Code: asError(err).Name, Err: asError(err)}
 }

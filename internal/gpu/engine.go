@@ -188,19 +188,33 @@ func (e *Engine) Close() error {
 	return errors.Join(errs...)
 }
 
-// begin takes the engine for an execution, making its queue on first
-// use; the caller unlocks e.mu.
-func (e *Engine) begin() error {
+// begin takes the engine for an execution under ctx, making its queue on
+// first use and, for an execution from host memory (pieces), cutting its
+// problem into the pieces it pipelines; the caller unlocks e.mu whatever
+// begin returns.
+func (e *Engine) begin(ctx context.Context, pieces bool) error {
 	e.mu.Lock()
+	if err := ctx.Err(); err != nil {
+		return err
+	}
 	if e.closed {
 		return ErrClosed
 	}
-	if e.queue != nil {
-		return nil
+	if e.queue == nil {
+		q, err := e.dev.NewQueue()
+		if err != nil {
+			return err
+		}
+		e.queue = q
 	}
-	q, err := e.dev.NewQueue()
-	e.queue = q
-	return err
+	if pieces && e.pieces == nil {
+		chunks, err := e.chunks()
+		if err != nil {
+			return err
+		}
+		e.pieces = chunks
+	}
+	return nil
 }
 
 // Execute correlates host arrays through the pipeline (executePipelined):
@@ -216,20 +230,10 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	if err := CheckArrays(e.p, dst, src); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	err := e.begin()
+	err := e.begin(ctx, true)
 	defer e.mu.Unlock()
 	if err != nil {
 		return err
-	}
-	if e.pieces == nil {
-		chunks, err := e.chunks()
-		if err != nil {
-			return err
-		}
-		e.pieces = chunks
 	}
 	if e.pipe == nil {
 		pl, err := e.newPipeline(e.pieces)
@@ -507,10 +511,7 @@ func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err := e.checkDeviceArrays(dst, src); err != nil {
 		return err
 	}
-	if err := ctx.Err(); err != nil {
-		return err
-	}
-	err := e.begin()
+	err := e.begin(ctx, false)
 	defer e.mu.Unlock()
 	if err != nil {
 		return err
@@ -544,7 +545,7 @@ func (e *Engine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
 	if err := e.checkDeviceArrays(dst, src); err != nil {
 		return nil, err
 	}
-	err := e.begin()
+	err := e.begin(context.Background(), false)
 	defer e.mu.Unlock()
 	if err != nil {
 		return nil, err

@@ -114,3 +114,48 @@ func OpenLibrary(backend string, spec dynlib.Spec, getenv func(string) string, s
 	}
 	return lib, nil
 }
+
+// BuildError is a kernel source that failed to build (NVRTC's compile,
+// OpenCL's clBuildProgram). It carries everything needed to reproduce the
+// failure: the program, the device, the defines that specialised it, every
+// option and the compiler's log.
+type BuildError struct {
+	Backend string   // "cuda", "opencl"
+	Program string   // the kernel family ("direct") or the name given to the compiler
+	Device  string   // the device built for, where the build names one
+	Defines []string // as given, without -D (where the binding reports them apart)
+	Options []string // as passed to the compiler
+	Log     string   // the compiler's log
+	Code    string   // the compiler's result by name: "NVRTC_ERROR_COMPILATION", "CL_BUILD_PROGRAM_FAILURE"
+	Err     error    // the failed call's error
+}
+
+func (e *BuildError) Error() string {
+	var b strings.Builder
+	fmt.Fprintf(&b, "%s: building %s", e.Backend, e.Program)
+	if e.Device != "" {
+		fmt.Fprintf(&b, " for %s", e.Device)
+	}
+	fmt.Fprintf(&b, " failed: %s", e.Code)
+	if len(e.Defines) > 0 {
+		fmt.Fprintf(&b, "\ndefines: %s", strings.Join(e.Defines, " "))
+	}
+	fmt.Fprintf(&b, "\noptions: %s", strings.Join(e.Options, " "))
+	if log := strings.TrimSpace(e.Log); log != "" {
+		b.WriteString("\nbuild log:\n")
+		b.WriteString(log)
+	}
+	return b.String()
+}
+
+func (e *BuildError) Unwrap() error { return e.Err }
+
+// Value is v as an interface value I, and the zero I (nil) with err: a
+// binding's typed nil pointer must not become a non-nil interface.
+func Value[I any, T any](v T, err error) (I, error) {
+	if err != nil {
+		var zero I
+		return zero, err
+	}
+	return any(v).(I), nil
+}

@@ -117,7 +117,7 @@ func (e *FFTEngine) deviceNeedsDirect(dst, src *Array) (bool, error) {
 	if err != nil {
 		return false, err
 	}
-	err = e.begin()
+	err = e.begin(context.Background(), false)
 	if err == nil {
 		err = src.Read(e.queue, host.Bytes())
 	}

@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"context"
 	"slices"
 
 	"github.com/ndconv/ndconv/chunk"
@@ -71,17 +72,10 @@ func (e *Engine) chunkLaunches(chunks []chunk.Chunk) ([]*kernels.Launch, error) 
 // Compile builds every kernel the engine's executions launch (each chunk
 // geometry's), so that the first execution pays none of it.
 func (e *Engine) Compile() error {
-	err := e.begin()
+	err := e.begin(context.Background(), true)
 	defer e.mu.Unlock()
 	if err != nil {
 		return err
-	}
-	if e.pieces == nil {
-		chunks, err := e.chunks()
-		if err != nil {
-			return err
-		}
-		e.pieces = chunks
 	}
 	launches, err := e.chunkLaunches(e.pieces)
 	if err != nil {
