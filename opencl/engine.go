@@ -385,3 +385,18 @@ func (k *Kernel) MaxGroupSize() int { return k.maxWorkGroup }
 func (d *Device) TestBuilds(withoutBinaries, unoptimised bool) (wasWithout, wasUnoptimised bool) {
 	return d.withoutBinaries.Swap(withoutBinaries), d.unoptimised.Swap(unoptimised)
 }
+
+// MeasureRoofline measures opencl:platform:device's copy bandwidth and
+// FMA peak (gpu.MeasureRoofline) over 1 GiB, its largest buffer or a
+// quarter of its memory, whichever is least.
+func MeasureRoofline(platform, device, repeats int) (Info, gpu.Roofline, error) {
+	d, err := Open(platform, device)
+	if err != nil {
+		return Info{}, gpu.Roofline{}, err
+	}
+	defer d.Close()
+	info := d.info
+	size := min(int64(1)<<30, info.MaxAlloc, info.GlobalMemory/4)
+	r, err := gpu.MeasureRoofline(engineDevice{d}, info.ComputeUnits, size, repeats)
+	return info, r, err
+}

@@ -1,0 +1,80 @@
+package gpu
+
+import "slices"
+
+// Roofline is what a device sustains, measured: the bandwidth of a
+// device-to-device copy (bytes read plus bytes written per second) and the
+// FP32 FMA throughput.
+type Roofline struct {
+	CopyGBps  float64
+	FMAGFlops float64
+	CopyMs    float64 // median time of one copy
+	FMAMs     float64 // median time of one FMA run
+}
+
+// MeasureRoofline times kernels/roofline.cl's copy_floats over copyBytes
+// (far more than the device's caches hold) and fma_chains over enough
+// work-items to fill its units (multiprocessors, compute units) several
+// times over, between the device's events: the median of repeats runs
+// after a warm-up.
+func MeasureRoofline(dev Device, units int, copyBytes int64, repeats int) (Roofline, error) {
+	var r Roofline
+	copyK, err := dev.Kernel("roofline", nil, "copy_floats")
+	if err != nil {
+		return r, err
+	}
+	fmaK, err := dev.Kernel("roofline", nil, "fma_chains")
+	if err != nil {
+		return r, err
+	}
+	q, err := dev.NewQueue()
+	if err != nil {
+		return r, err
+	}
+	defer q.Close()
+	median := func(work func() error) (float64, error) { return MedianOnQueue(dev, q, repeats, work) }
+
+	size := copyBytes &^ 4095
+	in, err := dev.Alloc(int(size))
+	if err != nil {
+		return r, err
+	}
+	defer in.Free()
+	out, err := dev.Alloc(int(size))
+	if err != nil {
+		return r, err
+	}
+	defer out.Free()
+	n := size / 16
+	local := [3]int{256, 1, 1}
+	groups := [3]int{int(min(n/256+1, int64(units)*32)), 1, 1}
+	if r.CopyMs, err = median(func() error { return q.Launch(copyK, groups, local, in, out, n) }); err != nil {
+		return r, err
+	}
+	r.CopyGBps = 2 * float64(size) / (r.CopyMs / 1e3) / 1e9
+
+	const iterations, chains = 4096, 8
+	fmaGroups := [3]int{units * 16, 1, 1}
+	threads := int64(units) * 16 * 256
+	sums, err := dev.Alloc(int(threads) * 4)
+	if err != nil {
+		return r, err
+	}
+	defer sums.Free()
+	if r.FMAMs, err = median(func() error { return q.Launch(fmaK, fmaGroups, local, sums, int32(iterations)) }); err != nil {
+		return r, err
+	}
+	r.FMAGFlops = 2 * chains * iterations * float64(threads) / (r.FMAMs / 1e3) / 1e9
+	return r, nil
+}
+
+// MedianOnQueue runs work once to warm up, then repeats times between
+// events on q, and returns the median milliseconds.
+func MedianOnQueue(dev Device, q Queue, repeats int, work func() error) (float64, error) {
+	ms, err := TimeOnQueue(dev, q, max(repeats, 1), work)
+	if err != nil {
+		return 0, err
+	}
+	slices.Sort(ms)
+	return ms[len(ms)/2], nil
+}
