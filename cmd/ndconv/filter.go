@@ -400,22 +400,34 @@ type filtered struct {
 // progress, which may be nil, is finished when the computation ends.
 func filterArray(ctx context.Context, job filterJob, specs []kernelSpec, src ndconv.Array, meta imageio.Meta,
 	progress *terminalProgress, planFor func(ndconv.Options, []filters.Filter) (*ndconv.FilterPlan, error)) (filtered, error) {
-	var r filtered
-	fs, err := buildFilters(specs, spatialAxes(&job.opt, specs, src, meta))
+	out, r, err := computeArray(ctx, job, specs, src, meta, progress, planFor)
 	if err != nil {
 		return r, err
 	}
+	r.write, err = writeOutput(ctx, job, out, meta)
+	return r, err
+}
+
+// computeArray is filterArray up to the write: the filters built, the plan
+// made (planFor) and executed on src.
+func computeArray(ctx context.Context, job filterJob, specs []kernelSpec, src ndconv.Array, meta imageio.Meta,
+	progress *terminalProgress, planFor func(ndconv.Options, []filters.Filter) (*ndconv.FilterPlan, error)) (ndconv.Array, filtered, error) {
+	var r filtered
+	fs, err := buildFilters(specs, spatialAxes(&job.opt, specs, src, meta))
+	if err != nil {
+		return ndconv.Array{}, r, err
+	}
 	if len(fs) > 1 && imageio.IsImageFile(job.output) {
-		return r, usagef("%s: a filter bank of %d filters gives one output per filter in a trailing axis, which %s cannot hold; write .npy or .tif",
+		return ndconv.Array{}, r, usagef("%s: a filter bank of %d filters gives one output per filter in a trailing axis, which %s cannot hold; write .npy or .tif",
 			job.output, len(fs), filepath.Ext(job.output))
 	}
 	p, err := planFor(job.opt, fs)
 	if err != nil {
-		return r, err
+		return ndconv.Array{}, r, err
 	}
 	r.plan = p
 	if err := imageio.CheckDType(job.output, p.DType()); err != nil {
-		return r, &usageError{err}
+		return ndconv.Array{}, r, &usageError{err}
 	}
 	trace("planned on " + p.Device())
 	start := time.Now()
@@ -424,18 +436,22 @@ func filterArray(ctx context.Context, job filterJob, specs []kernelSpec, src ndc
 	out, err := p.Execute(ctx, src)
 	progress.finish()
 	if err != nil {
-		return r, err
+		return ndconv.Array{}, r, err
 	}
 	r.compute = time.Since(start)
 	trace("computed")
-	start = time.Now()
+	return out, r, nil
+}
+
+// writeOutput writes a job's output with the input's metadata.
+func writeOutput(ctx context.Context, job filterJob, out ndconv.Array, meta imageio.Meta) (time.Duration, error) {
+	start := time.Now()
 	job.write.Meta = meta
 	if err := imageio.WriteFileContext(ctx, job.output, out, job.write); err != nil {
-		return r, err
+		return 0, err
 	}
-	r.write = time.Since(start)
 	trace("written")
-	return r, nil
+	return time.Since(start), nil
 }
 
 // headerPlan is a plan built, and its GPU kernels compiled, from the

@@ -22,10 +22,11 @@ import (
 )
 
 // Many inputs in one call (--out-dir): each file is read, filtered and
-// written by filterArray, exactly as a one-file call does it, one file after
-// another (no pipeline yet). The device is opened once for the run and one
-// plan is kept per distinct input shape, dtype and channel count, so a
-// folder of like files plans (and compiles GPU kernels) once.
+// written exactly as a one-file call does it (computeArray, writeOutput),
+// through a pipeline (runPipeline) that overlaps one file's read, another's
+// computation and a third's write. The device is opened once for the run
+// and one plan is kept per distinct input shape, dtype and channel count,
+// so a folder of like files plans (and compiles GPU kernels) once.
 
 // manyInput is one input of a many-file run and where its output goes.
 type manyInput struct {
@@ -200,85 +201,197 @@ func runMany(cmd *cobra.Command, job filterJob) error {
 	prewarm(job.opt.Device, ins[0].path)
 	ctx := cmd.Context()
 	start := time.Now()
-	plans := map[string]*ndconv.FilterPlan{}
-	failed, skipped := 0, 0
-	stderr := cmd.ErrOrStderr()
-	for _, in := range ins {
-		if ctx.Err() != nil {
-			break
-		}
-		if job.skipExisting {
-			if _, err := os.Lstat(in.output); err == nil {
-				skipped++
-				continue
-			}
-		}
-		if err := filterOne(cmd, job, specs, in, plans); err != nil {
-			if ctx.Err() != nil {
-				break // the signal's line is run's to print
-			}
-			failed++
-			msg := err.Error()
-			if !strings.Contains(msg, in.path) {
-				msg = in.path + ": " + msg
-			}
-			fmt.Fprintln(stderr, "ndconv:", oneLine.Replace(msg))
-			if job.failFast {
-				break
-			}
-		}
-	}
-	for _, p := range plans {
-		p.Close()
-	}
+	sum := runPipeline(ctx, cmd, job, specs, ins)
 	if ctx.Err() != nil {
 		return context.Cause(ctx)
 	}
 	secs := time.Since(start).Seconds()
 	if !job.quiet {
-		done := len(ins) - failed - skipped
-		fmt.Fprintf(cmd.OutOrStdout(), "%s: %d files, %d failed, %d skipped, %.2f s, %.1f files/s\n",
-			job.op, len(ins), failed, skipped, secs, float64(done)/max(secs, 1e-9))
+		done := len(ins) - sum.failed - sum.skipped
+		fmt.Fprintf(cmd.OutOrStdout(), "%s: %d files, %d failed, %d skipped, %.2f s, %.1f files/s, %.1f MB/s in, %.1f MB/s out; read %.2f s, compute %.2f s, write %.2f s (each summed over files; they overlap)\n",
+			job.op, len(ins), sum.failed, sum.skipped, secs, float64(done)/max(secs, 1e-9),
+			float64(sum.bytesIn)/1e6/max(secs, 1e-9), float64(sum.bytesOut)/1e6/max(secs, 1e-9),
+			sum.read.Seconds(), sum.compute.Seconds(), sum.write.Seconds())
 	}
-	if failed > 0 {
-		return fmt.Errorf("%d of %d files failed", failed, len(ins))
+	if sum.failed > 0 {
+		return fmt.Errorf("%d of %d files failed", sum.failed, len(ins))
 	}
 	return nil
 }
 
-// filterOne filters one input of a many-file run into its output, as a
-// one-file call would, with a plan from plans (made there when new).
-func filterOne(cmd *cobra.Command, job filterJob, specs []kernelSpec, in manyInput, plans map[string]*ndconv.FilterPlan) error {
-	job.input, job.output, job.quiet = in.path, in.output, true
-	if err := os.MkdirAll(filepath.Dir(in.output), 0o755); err != nil {
-		return err
-	}
-	if err := imageio.CheckWritable(in.output); err != nil {
-		return err
-	}
-	if streamable(job) {
-		if done, err := runStreamed(cmd, job, specs); done {
-			return err
+// A many-file run is a pipeline of three stages, each on a goroutine of
+// its own, one file in each at a time and one waiting between them:
+// reading and decoding file i+1, computing file i and encoding and writing
+// file i−1 overlap, so that a folder runs at the pace of its slowest stage,
+// with the files in flight bounding the memory. Files leave the pipeline
+// in order, and their failures are reported in order, by name.
+
+// manyItem is one input on its way through the pipeline.
+type manyItem struct {
+	in       manyInput
+	src, out ndconv.Array
+	meta     imageio.Meta
+	err      error // the first failure, which the later stages pass on
+	skipped  bool  // --skip-existing: its output exists
+	streamed bool  // filtered whole by the compute stage (runStreamed)
+
+	read, compute, write time.Duration
+}
+
+// manySummary tallies a run.
+type manySummary struct {
+	failed, skipped      int
+	bytesIn, bytesOut    int64
+	read, compute, write time.Duration
+}
+
+// runPipeline runs the inputs through the three stages and reports each
+// failure on standard error. A signal (ctx) stops reading and computing;
+// files already computed are still written whole. --fail-fast stops the
+// run at the first failure.
+func runPipeline(ctx context.Context, cmd *cobra.Command, job filterJob, specs []kernelSpec, ins []manyInput) manySummary {
+	stop, cancel := context.WithCancel(ctx)
+	defer cancel()
+	read := make(chan manyItem, 1)
+	computed := make(chan manyItem, 1)
+	go func() { // read and decode
+		defer close(read)
+		for _, in := range ins {
+			if stop.Err() != nil {
+				return
+			}
+			it := readItem(stop, job, in)
+			select {
+			case read <- it:
+			case <-stop.Done():
+				return
+			}
+		}
+	}()
+	go func() { // compute
+		defer close(computed)
+		plans := map[string]*ndconv.FilterPlan{}
+		defer func() {
+			for _, p := range plans {
+				p.Close()
+			}
+		}()
+		for it := range read {
+			if stop.Err() != nil {
+				return
+			}
+			if it.err == nil && !it.skipped {
+				computeItem(stop, cmd, job, specs, &it, plans)
+			}
+			if stop.Err() != nil && it.err == nil && !it.skipped {
+				return // finished after a signal: not written, as a one-file call would not
+			}
+			computed <- it
+		}
+	}()
+	var sum manySummary
+	stderr := cmd.ErrOrStderr()
+	failedFast := false
+	for it := range computed { // encode and write, in order
+		if failedFast {
+			continue // --fail-fast: nothing after the first failure counts
+		}
+		if it.err == nil && !it.skipped && !it.streamed {
+			// A computed file is written whole even after a signal.
+			job := job
+			job.output = it.in.output
+			it.write, it.err = writeOutput(context.WithoutCancel(ctx), job, it.out, it.meta)
+			if it.err == nil {
+				sum.bytesOut += int64(len(it.out.Bytes()))
+			}
+		}
+		sum.read, sum.compute, sum.write = sum.read+it.read, sum.compute+it.compute, sum.write+it.write
+		switch {
+		case it.skipped:
+			sum.skipped++
+		case it.err != nil && ctx.Err() == nil: // the signal's line is run's to print
+			sum.failed++
+			msg := it.err.Error()
+			if !strings.Contains(msg, it.in.path) {
+				msg = it.in.path + ": " + msg
+			}
+			fmt.Fprintln(stderr, "ndconv:", oneLine.Replace(msg))
+			if job.failFast {
+				failedFast = true
+				cancel()
+			}
+		case it.err == nil && !it.streamed:
+			sum.bytesIn += int64(len(it.src.Bytes()))
 		}
 	}
-	ctx := cmd.Context()
-	src, meta, err := readInput(ctx, in.path, job.raw)
-	if err != nil {
-		return err
+	return sum
+}
+
+// readItem is the read stage's work on one input: its output's directory
+// made and checked, and the input read and decoded — unless its output
+// exists under --skip-existing, or it streams (the compute stage then
+// reads it in pieces).
+func readItem(ctx context.Context, job filterJob, in manyInput) manyItem {
+	it := manyItem{in: in}
+	if job.skipExisting {
+		if _, err := os.Lstat(in.output); err == nil {
+			it.skipped = true
+			return it
+		}
 	}
-	key := fmt.Sprint(src.Shape, src.DType(), meta.Channels)
-	_, err = filterArray(ctx, job, specs, src, meta, nil, func(opt ndconv.Options, fs []filters.Filter) (*ndconv.FilterPlan, error) {
+	if it.err = os.MkdirAll(filepath.Dir(in.output), 0o755); it.err != nil {
+		return it
+	}
+	if it.err = imageio.CheckWritable(in.output); it.err != nil {
+		return it
+	}
+	job.input, job.output = in.path, in.output
+	if streamable(job) {
+		it.streamed = true
+		return it
+	}
+	start := time.Now()
+	it.src, it.meta, it.err = readInput(ctx, in.path, job.raw)
+	it.read = time.Since(start)
+	return it
+}
+
+// computeItem is the compute stage's work on one input: filtered with a
+// plan from plans (made there for a new shape, dtype and channel count),
+// or, for an input that streams, read, filtered and written in pieces as
+// a one-file call does.
+func computeItem(ctx context.Context, cmd *cobra.Command, job filterJob, specs []kernelSpec, it *manyItem, plans map[string]*ndconv.FilterPlan) {
+	job.input, job.output, job.quiet = it.in.path, it.in.output, true
+	if it.streamed {
+		start := time.Now()
+		done, err := runStreamed(cmd, job, specs)
+		it.compute = time.Since(start)
+		if done {
+			it.err = err
+			return
+		}
+		// Not streamed after all: read whole, here.
+		it.streamed = false
+		rs := time.Now()
+		if it.src, it.meta, it.err = readInput(ctx, it.in.path, job.raw); it.err != nil {
+			return
+		}
+		it.read = time.Since(rs)
+	}
+	key := fmt.Sprint(it.src.Shape, it.src.DType(), it.meta.Channels)
+	start := time.Now()
+	it.out, _, it.err = computeArray(ctx, job, specs, it.src, it.meta, nil, func(opt ndconv.Options, fs []filters.Filter) (*ndconv.FilterPlan, error) {
 		if p := plans[key]; p != nil {
 			return p, nil
 		}
 		testHookNote("plan " + key) // the tests count the plans made
-		p, err := ndconv.NewFilterPlan(job.op, src.Shape, src.DType(), opt, fs...)
+		p, err := ndconv.NewFilterPlan(job.op, it.src.Shape, it.src.DType(), opt, fs...)
 		if err == nil {
 			plans[key] = p
 		}
 		return p, err
 	})
-	return err
+	it.compute = time.Since(start)
 }
 
 // readInputList reads --from's list of inputs, one path a line (blank lines

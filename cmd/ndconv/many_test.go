@@ -83,7 +83,8 @@ func TestManyFolder(t *testing.T) {
 		!strings.Contains(lines[2], "2 of 6 files failed") {
 		t.Errorf("stderr, want one line per failed file and a count:\n%s", stderr)
 	}
-	if !strings.Contains(stdout, "6 files, 2 failed, 0 skipped") || !strings.Contains(stdout, "files/s") {
+	if !strings.Contains(stdout, "6 files, 2 failed, 0 skipped") || !strings.Contains(stdout, "files/s") ||
+		!strings.Contains(stdout, "MB/s in") || !strings.Contains(stdout, "; read ") || !strings.Contains(stdout, ", compute ") {
 		t.Errorf("summary: %q", stdout)
 	}
 	for _, name := range good {
