@@ -71,6 +71,15 @@ func ReadPNG(r io.Reader) (nd.Array, error) {
 	if err := checkClaimedPixels(".png", int(width), int(height), 4, decoded, len(data), pngMaxRatio); err != nil {
 		return nd.Array{}, err
 	}
+	if a, ok := decodePNGFast(data); ok {
+		return a, nil
+	}
+	return decodePNG(data)
+}
+
+// decodePNG decodes a whole PNG file through image/png: every kind of
+// file, and every error in its words.
+func decodePNG(data []byte) (nd.Array, error) {
 	img, err := png.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nd.Array{}, pngError(err)
@@ -86,7 +95,7 @@ func ReadPNG(r io.Reader) (nd.Array, error) {
 		return a, nil
 	}
 	// a is H×W×4; keep the samples the file holds.
-	switch colorType := head[25]; {
+	switch colorType := data[25]; {
 	case colorType == pngGrayAlpha || colorType == pngGray:
 		return selectChannels(a, 0, 3), nil
 	case colorType == pngRGB && isOpaque(a):

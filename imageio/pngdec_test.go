@@ -1,0 +1,128 @@
+package imageio
+
+import (
+	"bytes"
+	"image"
+	"image/color"
+	"image/png"
+	"math/rand/v2"
+	"slices"
+	"testing"
+)
+
+// TestDecodePNGFast: the fast decoder gives image/png's arrays, bit for
+// bit, for every kind of file it takes — gray, gray 16-bit, RGB, RGBA and
+// RGBA 16-bit, written by image/png at every compression level (so with
+// every row filter its adaptive choice makes) and by our encoder — and
+// declines (falling back to image/png) a damaged file, a palette and a
+// transparent colour.
+func TestDecodePNGFast(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 6))
+	levels := []png.CompressionLevel{png.DefaultCompression, png.NoCompression, png.BestSpeed, png.BestCompression}
+	fast := 0
+	for n := range 120 {
+		w, h := 1+rng.IntN(40), 1+rng.IntN(30)
+		r := image.Rect(0, 0, w, h)
+		var img image.Image
+		switch n % 5 {
+		case 0:
+			g := image.NewGray(r)
+			fillSmooth(rng, g.Pix)
+			img = g
+		case 1:
+			g := image.NewGray16(r)
+			fillSmooth(rng, g.Pix)
+			img = g
+		case 2, 3:
+			c := image.NewNRGBA(r)
+			fillSmooth(rng, c.Pix)
+			if n%5 == 2 { // opaque: written as RGB
+				for i := 3; i < len(c.Pix); i += 4 {
+					c.Pix[i] = 255
+				}
+			}
+			img = c
+		case 4:
+			c := image.NewNRGBA64(r)
+			fillSmooth(rng, c.Pix)
+			img = c
+		}
+		var buf bytes.Buffer
+		enc := png.Encoder{CompressionLevel: levels[n%len(levels)]}
+		if err := enc.Encode(&buf, img); err != nil {
+			t.Fatal(err)
+		}
+		data := buf.Bytes()
+		want, err := decodePNG(data)
+		if err != nil {
+			t.Fatal(err)
+		}
+		got, ok := decodePNGFast(data)
+		if !ok {
+			t.Errorf("case %d (%T %dx%d): declined", n, img, w, h)
+			continue
+		}
+		fast++
+		if !slices.Equal(got.Shape, want.Shape) || got.DType() != want.DType() || !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Errorf("case %d (%T %dx%d, level %d): %v differs from image/png's %v", n, img, w, h, enc.CompressionLevel, got.Shape, want.Shape)
+		}
+		// A flipped byte in the image data: declined (a CRC), so that
+		// image/png reports it.
+		bad := bytes.Clone(data)
+		bad[len(bad)-20] ^= 0x40
+		if _, ok := decodePNGFast(bad); ok {
+			t.Errorf("case %d: a damaged file decoded", n)
+		}
+	}
+	// A palette and a transparent colour are image/png's.
+	p := image.NewPaletted(image.Rect(0, 0, 4, 4), color.Palette{color.Black, color.White})
+	var buf bytes.Buffer
+	png.Encode(&buf, p)
+	if _, ok := decodePNGFast(buf.Bytes()); ok {
+		t.Error("a palette image took the fast path")
+	}
+	t.Logf("%d files decoded by the fast path", fast)
+}
+
+// fillSmooth fills b with a random walk, which the row filters compress
+// (and so choose among), with some noise.
+func fillSmooth(rng *rand.Rand, b []byte) {
+	v := byte(rng.IntN(256))
+	for i := range b {
+		v += byte(rng.IntN(7)) - 3
+		b[i] = v
+		if rng.IntN(50) == 0 {
+			b[i] = byte(rng.IntN(256))
+		}
+	}
+}
+
+// BenchmarkDecodePNG decodes a 2048² RGB photo-like PNG (written by our
+// encoder at its default level) with the fast path and with image/png.
+func BenchmarkDecodePNG(b *testing.B) {
+	rng := rand.New(rand.NewPCG(1, 2))
+	img := image.NewNRGBA(image.Rect(0, 0, 2048, 2048))
+	fillSmooth(rng, img.Pix)
+	for i := 3; i < len(img.Pix); i += 4 {
+		img.Pix[i] = 255
+	}
+	var buf bytes.Buffer
+	if err := png.Encode(&buf, img); err != nil {
+		b.Fatal(err)
+	}
+	data := buf.Bytes()
+	b.Run("fast", func(b *testing.B) {
+		for b.Loop() {
+			if _, ok := decodePNGFast(data); !ok {
+				b.Fatal("declined")
+			}
+		}
+	})
+	b.Run("image-png", func(b *testing.B) {
+		for b.Loop() {
+			if _, err := decodePNG(data); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
