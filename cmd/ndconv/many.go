@@ -8,6 +8,7 @@ import (
 	"io/fs"
 	"os"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -252,24 +253,30 @@ type manySummary struct {
 func runPipeline(ctx context.Context, cmd *cobra.Command, job filterJob, specs []kernelSpec, ins []manyInput) manySummary {
 	stop, cancel := context.WithCancel(ctx)
 	defer cancel()
-	read := make(chan manyItem, 1)
-	computed := make(chan manyItem, 1)
-	go func() { // read and decode
-		defer close(read)
+	// Decoding and encoding take one core a file (a PNG's inflate and
+	// deflate are one stream), so several files are read and several
+	// written at once, on up to half the cores each; the computation
+	// takes the cores (or the device) it takes for one file.
+	workers := max(1, runtime.GOMAXPROCS(0)/2)
+	inputs := make(chan manyInput)
+	go func() {
+		defer close(inputs)
 		for _, in := range ins {
-			if stop.Err() != nil {
-				return
-			}
-			it := readItem(stop, job, in)
 			select {
-			case read <- it:
+			case inputs <- in:
 			case <-stop.Done():
 				return
 			}
 		}
 	}()
-	go func() { // compute
+	read := ordered(inputs, workers, func(in manyInput) manyItem { return readItem(stop, job, in) })
+	computed := make(chan manyItem)
+	go func() { // compute, one file at a time
 		defer close(computed)
+		defer func() {
+			for range read { // what was read after a stop: dropped
+			}
+		}()
 		plans := map[string]*ndconv.FilterPlan{}
 		defer func() {
 			for _, p := range plans {
@@ -287,23 +294,26 @@ func runPipeline(ctx context.Context, cmd *cobra.Command, job filterJob, specs [
 				return // finished after a signal: not written, as a one-file call would not
 			}
 			computed <- it
+			if it.err != nil && job.failFast {
+				return // nothing after the first failure is computed or written
+			}
 		}
 	}()
-	var sum manySummary
-	stderr := cmd.ErrOrStderr()
-	failedFast := false
-	for it := range computed { // encode and write, in order
-		if failedFast {
-			continue // --fail-fast: nothing after the first failure counts
-		}
+	written := ordered(computed, workers, func(it manyItem) manyItem {
 		if it.err == nil && !it.skipped && !it.streamed {
 			// A computed file is written whole even after a signal.
 			job := job
 			job.output = it.in.output
 			it.write, it.err = writeOutput(context.WithoutCancel(ctx), job, it.out, it.meta)
-			if it.err == nil {
-				sum.bytesOut += int64(len(it.out.Bytes()))
-			}
+		}
+		return it
+	})
+	var sum manySummary
+	stderr := cmd.ErrOrStderr()
+	failedFast := false
+	for it := range written { // in order
+		if failedFast {
+			continue // --fail-fast: nothing after the first failure counts
 		}
 		sum.read, sum.compute, sum.write = sum.read+it.read, sum.compute+it.compute, sum.write+it.write
 		switch {
@@ -322,9 +332,33 @@ func runPipeline(ctx context.Context, cmd *cobra.Command, job filterJob, specs [
 			}
 		case it.err == nil && !it.streamed:
 			sum.bytesIn += int64(len(it.src.Bytes()))
+			sum.bytesOut += int64(len(it.out.Bytes()))
 		}
 	}
 	return sum
+}
+
+// ordered runs fn on what comes from in, up to n at once, and delivers the
+// results in the order of in; at most n are in flight beside the one being
+// delivered. The caller drains the result.
+func ordered[T, U any](in <-chan T, n int, fn func(T) U) <-chan U {
+	futures := make(chan chan U, n)
+	go func() {
+		defer close(futures)
+		for t := range in {
+			f := make(chan U, 1)
+			futures <- f
+			go func() { f <- fn(t) }()
+		}
+	}()
+	out := make(chan U)
+	go func() {
+		defer close(out)
+		for f := range futures {
+			out <- <-f
+		}
+	}()
+	return out
 }
 
 // readItem is the read stage's work on one input: its output's directory
