@@ -85,6 +85,17 @@ func (d engineDevice) AllocHost(n int) (gpu.HostBuffer, error) {
 	return h, nil
 }
 
+// WrapExternal is WrapPointer for the engine: a gpu.Buffer over the
+// caller's device memory, which the engine reads and writes in place
+// (what plan wraps __cuda_array_interface__ and DLPack arrays with).
+func (d engineDevice) WrapExternal(ptr uintptr, n int) (gpu.Buffer, error) {
+	b, err := d.WrapPointer(DevicePtr(ptr), n)
+	if err != nil {
+		return nil, err
+	}
+	return b, nil
+}
+
 func (d engineDevice) NewQueue() (gpu.Queue, error) {
 	s, err := d.NewStream()
 	if err != nil {
