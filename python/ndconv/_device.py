@@ -340,3 +340,58 @@ def to_host(x):
     if copy is not None:
         return copy()
     raise ArgumentError("unsupported weights: a device array of type %s (give numpy weights)" % type(x).__name__)
+
+
+# ------------------------------------------------- element-wise, by library
+
+
+def _lib_of(d):
+    """'cupy' or 'torch' for a parsed array whose library does the
+    conversions float16 and complex data need on the device."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(d.obj, torch.Tensor):
+        return "torch"
+    if d.kind == "cupy":
+        return "cupy"
+    raise ArgumentError("unsupported device array: float16 or complex data of type %s on the device (CuPy arrays "
+                        "and PyTorch tensors are taken)" % type(d.obj).__name__)
+
+
+def astype(d, dtype):
+    """A new contiguous array of d's kind with d's values as dtype (exact
+    where it widens; round to nearest even where it narrows)."""
+    if _lib_of(d) == "torch":
+        import torch
+        return d.obj.to(getattr(torch, np.dtype(dtype).name)).contiguous()
+    return d.obj.astype(dtype, order="C")
+
+
+def parts(d):
+    """The real and imaginary parts of a complex array d, each a new
+    contiguous real array of d's kind."""
+    if _lib_of(d) == "torch":
+        return d.obj.real.contiguous(), d.obj.imag.contiguous()
+    import cupy
+    return cupy.ascontiguousarray(d.obj.real), cupy.ascontiguousarray(d.obj.imag)
+
+
+def combine(like, re, im, dtype):
+    """A new complex array of dtype from its parts (arrays of like's kind)."""
+    if _lib_of(like) == "torch":
+        import torch
+        return torch.complex(re, im).to(getattr(torch, np.dtype(dtype).name))
+    import cupy
+    out = cupy.empty(re.shape, dtype=dtype)
+    out.real[...] = re
+    out.imag[...] = im
+    return out
+
+
+def assign(dst, src):
+    """Copies src into the device array dst, in place (its library's copy)."""
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(dst, torch.Tensor):
+        dst.copy_(src if isinstance(src, torch.Tensor) else torch.as_tensor(src, device=dst.device))
+        return dst
+    dst[...] = src
+    return dst

@@ -13,6 +13,8 @@ from . import ArgumentError, Plan, _DTYPES, _NATIVE, _device, _plan
 _SCIPY_MODES = ("reflect", "grid-mirror", "mirror", "nearest", "wrap", "grid-wrap", "constant", "grid-constant")
 _CONSTANT = ("constant", "grid-constant")
 _F64 = np.dtype(np.float64)
+# numpy 2 moved AxisError to numpy.exceptions (numpy 1.25 has both).
+_AxisError = getattr(getattr(np, "exceptions", None), "AxisError", None) or np.AxisError
 
 
 # ---------------------------------------------------------------- helpers
@@ -83,7 +85,7 @@ def _axis(axis, ndim):
         raise ArgumentError("invalid axis %r: an integer" % (axis,))
     if not -ndim <= axis < ndim:
         # An AxisError (a ValueError and an IndexError), as scipy raises.
-        raise np.AxisError("invalid axes: axis %d is out of range for a %d-D input" % (axis, ndim))
+        raise _AxisError("invalid axes: axis %d is out of range for a %d-D input" % (axis, ndim))
     return int(axis) % ndim
 
 
@@ -333,7 +335,7 @@ def _device_name(device, arr):
 
 
 def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, extent, scipy_int, device, method,
-               workers):
+               workers, odt=None):
     """correlate/convolve (axis None) or correlate1d/convolve1d on an array
     in CUDA device memory, on its device with no host copy; the result is
     an array of the input's kind (or output, a device array)."""
@@ -366,7 +368,9 @@ def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, exten
         if not complex_out and _is_complex(cval):
             raise ArgumentError("Cannot provide a complex-valued cval when the input is real.")
         out = None
-        if output is None:
+        if output is None and odt is not None:
+            pass  # a float16 call's float32 twin
+        elif output is None:
             odt = np.promote_types(src.dtype, np.complex64) if complex_out else src.dtype
         elif type(output) is not np.ndarray and _device.is_device_array(output):
             out = output
@@ -384,6 +388,21 @@ def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, exten
         if odt.name not in _DTYPES:
             raise ArgumentError('unsupported output dtype "%s"' % odt)
         dev = _device_name(device, src)
+        if src.dtype.kind == "c" or odt.kind == "c":
+            return _complex_on_device(op, src, w, axis, out, odt, mode, cval, origin, axes, extent, scipy_int, dev,
+                                      method, workers)
+        if src.dtype == np.float16 or odt == np.float16:
+            # As the host path runs float16 on a GPU: the input widened to
+            # float32 (exact), the float32 twin, its result rounded to
+            # float16 (to nearest even) — here by the array's library.
+            x32 = _device.astype(src, np.float32) if src.dtype == np.float16 else src.obj
+            o32 = None if odt == np.float16 else out
+            r = _on_device(op, x32, w, axis, o32, mode, cval, origin, axes, extent, scipy_int, dev, method, workers,
+                           odt=np.dtype(np.float32) if odt == np.float16 else odt)
+            if odt != np.float16:
+                return r
+            r = _device.astype(_device.parse(r), np.float16)
+            return r if out is None else _device.assign(out, r)
         if type(cval) is not float:
             cval = complex(cval) if np.iscomplexobj(cval) else float(cval)
         key = ("device", op, src.shape, src.dtype, w.shape, w.dtype, w.tobytes(), odt, mode, cval, origin, axes,
@@ -397,6 +416,29 @@ def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, exten
         return p._exec_device(src, out)
     finally:
         src.done()
+
+
+def _complex_on_device(op, src, w, axis, out, odt, mode, cval, origin, axes, extent, scipy_int, dev, method,
+                       workers):
+    """Complex data with real weights on the device, as the host path
+    computes it: the real and imaginary parts filtered apart (each a real
+    problem of the parts' dtype), then put together."""
+    if w.dtype.kind == "c":
+        raise ArgumentError("unsupported complex weights on a device array (real weights, or host arrays)")
+    if src.dtype.kind != "c":
+        raise ArgumentError("unsupported complex output for real data on a device array (give the data as complex)")
+    if odt != src.dtype:
+        raise ArgumentError("unsupported output dtype %s for %s data on a device array (the data's own)"
+                            % (odt, src.dtype))
+    if _is_complex(cval) and complex(cval).imag != 0:
+        raise ArgumentError("unsupported complex cval on a device array (a real one)")
+    cval = complex(cval).real if np.iscomplexobj(cval) else cval
+    pdt = np.dtype(np.float32 if src.dtype == np.complex64 else np.float64)
+    re, im = _device.parts(src)
+    a = _on_device(op, re, w, axis, None, mode, cval, origin, axes, extent, scipy_int, dev, method, workers, odt=pdt)
+    b = _on_device(op, im, w, axis, None, mode, cval, origin, axes, extent, scipy_int, dev, method, workers, odt=pdt)
+    r = _device.combine(src, a, b, odt)
+    return r if out is None else _device.assign(out, r)
 
 
 # ------------------------------------------------- correlate and convolve

@@ -218,6 +218,71 @@ try:
 except Exception:
     check("correctness section", False, traceback.format_exc())
 
+
+def diagnose():
+    """Where a call's time goes: the C call alone (fixed pointers, with and
+    without the stream wait), a 64×64 call (the fixed cost), and every
+    kernel's device time from the CUDA profiler (CUPTI, through torch)."""
+    import ctypes
+    from torch.profiler import profile, ProfilerActivity
+    N = 8192
+    xs = cupy.random.rand(N, N, dtype=cupy.float32)
+    out = cupy.empty_like(xs)
+    wk = np.asarray(rng.standard_normal((7, 7)), np.float32).astype(np.float64)
+    eb = ctypes.create_string_buffer(1024)
+    d = results.setdefault("diagnosis", {})
+    for mode in ("reflect", "constant"):
+        for n in (64, N):
+            x = xs[:n, :n].copy() if n != N else xs
+            o = cupy.empty_like(x)
+            p = ndconv.Plan("correlate", (n, n), "float32", weights=wk, mode=mode, device="cuda:0", device_arrays=True)
+            src, dst = _device.parse(x), _device.parse(o)
+            for stream in (-1, 1):
+                reps = 200 if n == 64 else 50
+                ndconv._lib.ndconv_plan_execute_device(p._handle, src.ptr, src.nbytes, dst.ptr, dst.nbytes, stream, eb, 1024)
+                cupy.cuda.Device().synchronize()
+                t0 = time.perf_counter()
+                for _ in range(reps):
+                    rc = ndconv._lib.ndconv_plan_execute_device(p._handle, src.ptr, src.nbytes, dst.ptr, dst.nbytes,
+                                                               stream, eb, 1024)
+                ms = (time.perf_counter() - t0) / reps * 1e3
+                key = "C call %s %d² stream %d" % (mode, n, stream)
+                d[key] = ms
+                print("%-44s %8.4f ms/call rc %d" % (key, ms, rc), flush=True)
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                p(x, o)
+            key = "Plan(x, out) %s %d²" % (mode, n)
+            d[key] = (time.perf_counter() - t0) / reps * 1e3
+            print("%-44s %8.4f ms/call" % (key, d[key]), flush=True)
+            t0 = time.perf_counter()
+            for _ in range(reps):
+                ndconv.correlate(x, wk, mode=mode)
+            key = "ndconv.correlate %s %d²" % (mode, n)
+            d[key] = (time.perf_counter() - t0) / reps * 1e3
+            print("%-44s %8.4f ms/call" % (key, d[key]), flush=True)
+            if n == N:
+                with profile(activities=[ProfilerActivity.CUDA]) as prof:
+                    for _ in range(5):
+                        ndconv._lib.ndconv_plan_execute_device(p._handle, src.ptr, src.nbytes, dst.ptr, dst.nbytes,
+                                                               1, eb, 1024)
+                    for _ in range(5):
+                        ndconv.correlate(x, wk, mode=mode)
+                    for _ in range(5):
+                        ndconv.correlate(x, wk, mode=mode, output=o)
+                    for _ in range(2):
+                        cndi.correlate(x, cupy.asarray(wk, cupy.float32), mode=mode)
+                table = prof.key_averages().table(sort_by="cuda_time_total", row_limit=12)
+                print(table, flush=True)
+                d["profile " + mode] = table
+
+
+try:
+    diagnose()
+except Exception:
+    check("diagnosis section", False, traceback.format_exc())
+
+
 def timing_section():
     # ---------------------------------------------------------------- timing
 
