@@ -279,6 +279,8 @@ class Plan:
         finish, dst = None, None
         if output is None:
             out, dst, finish = _device.empty_like_kind(src, self.shape, self.dtype)
+        elif type(output) is _device.Device:
+            out, dst = output.obj, output  # parsed by the caller
         elif type(output) is not np.ndarray and _device.is_device_array(output):
             out, dst = output, _device.parse(output)
         else:

@@ -13,6 +13,7 @@ on any stream, sees it.
 Nothing here imports CuPy or PyTorch unless the caller's array is one of
 theirs (they are looked up in sys.modules, never imported for a test)."""
 import ctypes
+import math
 import sys
 
 import numpy as np
@@ -38,9 +39,9 @@ class Device:
 
     __slots__ = ("obj", "ptr", "shape", "dtype", "nbytes", "device", "stream", "kind", "readonly", "release")
 
-    def __init__(self, obj, ptr, shape, dtype, device, stream, kind, readonly=False, release=None):
+    def __init__(self, obj, ptr, shape, dtype, device, stream, kind, readonly=False, release=None, nbytes=None):
         self.obj, self.ptr, self.shape, self.dtype = obj, int(ptr), tuple(int(s) for s in shape), dtype
-        self.nbytes = int(np.prod(self.shape, dtype=np.int64)) * dtype.itemsize
+        self.nbytes = math.prod(self.shape) * dtype.itemsize if nbytes is None else nbytes
         self.device, self.stream, self.kind, self.readonly, self.release = int(device), stream, kind, readonly, release
 
     def done(self):
@@ -54,9 +55,21 @@ def _module(x):
     return type(x).__module__.split(".", 1)[0]
 
 
+def _is_cupy(x):
+    m = type(x).__module__
+    return m == "cupy" or m.startswith("cupy.")
+
+
 def is_device_array(x):
     """Whether x is an array in device memory (not numpy's): one this module
-    takes, or one on a device it refuses with a clear error (parse)."""
+    takes, or one on a device it refuses with a clear error (parse). CuPy
+    arrays and PyTorch tensors are known by their type (reading
+    __cuda_array_interface__ builds its dict: a call's cost)."""
+    m = type(x).__module__
+    if m == "cupy" or m.startswith("cupy."):
+        return hasattr(type(x), "__cuda_array_interface__")
+    if m == "torch":
+        return bool(getattr(x, "is_cuda", False))
     if hasattr(x, "__cuda_array_interface__"):
         return True
     dev = getattr(x, "__dlpack_device__", None)
@@ -271,9 +284,27 @@ def parse_dlpack(x):
         raise
 
 
+def parse_cupy(x, cupy):
+    """The Device of a CuPy array, read from its attributes (what its
+    __cuda_array_interface__ says, without building the dict): its
+    current stream is CuPy's current stream."""
+    if not x.flags.c_contiguous:
+        raise ArgumentError("unsupported device array: strides %s are not C-contiguous (copy it first, "
+                            "e.g. cupy.ascontiguousarray)" % (x.strides,))
+    dt = x.dtype
+    if dt.name not in _DTYPES or not dt.isnative:
+        dt = _dtype(dt.str, "device array")
+    return Device(x, x.data.ptr, x.shape, dt, x.device.id, cupy.cuda.get_current_stream().ptr, "cupy",
+                  nbytes=x.nbytes)
+
+
 def parse(x):
     """The Device of x, an array in device memory (is_device_array), or an
     ArgumentError saying why ndconv cannot take it."""
+    if _is_cupy(x):
+        cupy = sys.modules.get("cupy")
+        if cupy is not None and isinstance(x, cupy.ndarray):
+            return parse_cupy(x, cupy)
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         return parse_torch(x, torch)
@@ -318,11 +349,11 @@ def empty_like_kind(src, shape, dtype):
             with cupy.cuda.Device(dev):
                 a = cupy.empty(shape, dtype=dtype)
         finish = None if kind == "cupy" else _from_dlpack_of(src.obj)
-        return a, parse_cai(a), finish
+        return a, parse_cupy(a, cupy), finish
     if cupy is not None:
         with cupy.cuda.Device(dev):
             a = cupy.empty(shape, dtype=dtype)
-        return a, parse_cai(a), _from_dlpack_of(src.obj)
+        return a, parse_cupy(a, cupy), _from_dlpack_of(src.obj)
     a = torch.empty(shape, dtype=getattr(torch, dtype.name), device="cuda:%d" % dev)
     return a, parse_torch(a, torch), _from_dlpack_of(src.obj)
 

@@ -373,8 +373,8 @@ def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, exten
         elif output is None:
             odt = np.promote_types(src.dtype, np.complex64) if complex_out else src.dtype
         elif type(output) is not np.ndarray and _device.is_device_array(output):
-            out = output
-            odt = _device.parse(output).dtype  # (parsed again, checked, by the plan)
+            out = _device.parse(output)  # a parsed Device: the plan takes it as it is
+            odt = out.dtype
         elif isinstance(output, np.ndarray):
             raise ArgumentError("invalid output: a numpy array for a device array input (give a device array, "
                                 "a dtype or None)")
@@ -389,12 +389,13 @@ def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, exten
             raise ArgumentError('unsupported output dtype "%s"' % odt)
         dev = _device_name(device, src)
         if src.dtype.kind == "c" or odt.kind == "c":
-            return _complex_on_device(op, src, w, axis, out, odt, mode, cval, origin, axes, extent, scipy_int, dev,
-                                      method, workers)
+            return _complex_on_device(op, src, w, axis, None if out is None else out.obj, odt, mode, cval, origin,
+                                      axes, extent, scipy_int, dev, method, workers)
         if src.dtype == np.float16 or odt == np.float16:
             # As the host path runs float16 on a GPU: the input widened to
             # float32 (exact), the float32 twin, its result rounded to
             # float16 (to nearest even) — here by the array's library.
+            out = out.obj if out is not None else None
             x32 = _device.astype(src, np.float32) if src.dtype == np.float16 else src.obj
             o32 = None if odt == np.float16 else out
             r = _on_device(op, x32, w, axis, o32, mode, cval, origin, axes, extent, scipy_int, dev, method, workers,
