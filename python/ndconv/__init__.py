@@ -45,6 +45,12 @@ Where results differ from scipy.ndimage:
   reflect rule where scipy 1.10's N-D correlate maps a kernel that
   overhangs an axis by more than about three lengths wrongly.
 
+Arrays in CUDA device memory (CuPy, PyTorch, Numba: ``__cuda_array_interface__``;
+JAX and others: ``__dlpack__`` on a CUDA device) are filtered on their own device
+with no host copy by correlate, convolve, correlate1d, convolve1d and
+gaussian_filter1d, on the caller's stream, and come back as the same kind of
+array (``output=`` may be a device array); see python/README.md.
+
 Errors raise ArgumentError (an invalid or unsupported request or argument;
 a ValueError, and a RuntimeError too, as scipy raises RuntimeError for some
 of the same mistakes) or RuntimeError (anything else, such as an
