@@ -146,6 +146,8 @@ type DeviceArray struct {
 	arr   *plan.DeviceArray // nil once freed
 	shape []int
 	dtype DType
+	// ext is the caller's memory a Wrap array lies over (n 0 otherwise).
+	ext struct{ ptr, n uintptr }
 }
 
 // Alloc allocates an array of the given element type and shape on the
@@ -175,6 +177,52 @@ func (d *Device) Upload(src Array) (*DeviceArray, error) {
 		return nil, err
 	}
 	return d.track(arr)
+}
+
+// Wrap makes an array of the given type and shape over device memory the
+// caller allocated and owns — nbytes at ptr, C order, such as a CuPy
+// array's or a PyTorch tensor's (their __cuda_array_interface__ or DLPack
+// data pointer) — with no copy. Plans run on it in place; its Free (and
+// the device's Close) forgets it without freeing the memory, which the
+// caller keeps allocated while the array is in use. Only CUDA devices
+// wrap memory: the pointer must be of this device, in its primary context
+// (the CUDA runtime's, which CuPy and PyTorch use); host memory, another
+// device's memory and a length that is not the array's are
+// *nd.ArgumentErrors. Pass the caller's stream to ExecuteDevice with
+// WithStream.
+func (d *Device) Wrap(dtype DType, ptr uintptr, nbytes int, shape ...int) (*DeviceArray, error) {
+	if err := d.open(); err != nil {
+		return nil, err
+	}
+	if nbytes < 0 {
+		return nil, &nd.ArgumentError{Arg: "device array", Msg: fmt.Sprintf("%d bytes is negative", nbytes)}
+	}
+	arr, err := d.mem.Wrap(dtype, shape, ptr, nbytes)
+	if err != nil {
+		return nil, err
+	}
+	a, err := d.track(arr)
+	if err == nil {
+		a.ext.ptr, a.ext.n = ptr, uintptr(nbytes)
+	}
+	return a, err
+}
+
+// WithStream returns a context that makes ExecuteDevice on a CUDA device
+// wait for the work the caller queued so far on its stream h (0 or 1: the
+// legacy default stream; 2: the per-thread default stream; else a
+// CUstream or cudaStream_t of the device's primary context) before it
+// reads the input. ExecuteDevice returns once the result is written, so
+// what the caller queues afterwards on any stream sees it. Other devices
+// ignore it.
+func WithStream(ctx context.Context, h uintptr) context.Context { return plan.WithStream(ctx, h) }
+
+// overlaps says whether two arrays over the caller's memory share a byte.
+func (a *DeviceArray) overlaps(b *DeviceArray) bool {
+	if a.ext.n == 0 || b.ext.n == 0 {
+		return false
+	}
+	return a.ext.ptr < b.ext.ptr+b.ext.n && b.ext.ptr < a.ext.ptr+a.ext.n
 }
 
 func (d *Device) track(arr *plan.DeviceArray) (*DeviceArray, error) {
@@ -335,6 +383,12 @@ func (p *Plan) ExecuteDevice(ctx context.Context, dst, src *DeviceArray) (*Devic
 	}
 	if dst != nil && (dst.dtype != p.problem.Out || !slices.Equal(dst.shape, p.Shape())) {
 		return nil, &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", dst.dtype, dst.shape, p.problem.Out, p.Shape())}
+	}
+	if dst != nil && (dst.ext.n != 0 || src.ext.n != 0) && (dst == src || dst.overlaps(src)) {
+		// The engines read inputs around each output they write, and the
+		// caller's memory cannot be swapped for fresh memory as an
+		// in-place call's is: the caller gives another output.
+		return nil, &nd.ArgumentError{Arg: "output", Msg: "shares memory with the input, which is the caller's (Wrap): give an output that does not overlap it"}
 	}
 	if dst == nil || dst == src {
 		fresh, err := p.dev.Alloc(p.problem.Out, p.Shape()...)

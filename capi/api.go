@@ -31,6 +31,7 @@ type handle struct {
 	filter *ndconv.FilterPlan
 	in     nd.DType
 	shape  []int
+	dev    *ndconv.Device // the shared device of a plan for device arrays, else nil
 }
 
 // close releases the plan's device, once no call is using it.
@@ -301,10 +302,14 @@ func aligned(p unsafe.Pointer, dt nd.DType) bool {
 
 // overlap says whether the byte ranges [a, a+na) and [b, b+nb) share a byte.
 func overlap(a unsafe.Pointer, na int64, b unsafe.Pointer, nb int64) bool {
+	return overlapAddr(uintptr(a), na, uintptr(b), nb)
+}
+
+// overlapAddr is overlap for addresses (of device memory, say).
+func overlapAddr(pa uintptr, na int64, pb uintptr, nb int64) bool {
 	if na == 0 || nb == 0 {
 		return false
 	}
-	pa, pb := uintptr(a), uintptr(b)
 	return pa < pb+uintptr(nb) && pb < pa+uintptr(na)
 }
 
@@ -388,4 +393,102 @@ func planFree(id int64, errbuf unsafe.Pointer, errlen int32) (rc int32) {
 	}
 	h.close()
 	return codeOK
+}
+
+// devices are the devices that plans for device arrays run on, one per
+// name, opened on first use and kept for the process (a CUDA device's
+// primary context, retained once: the one CuPy and PyTorch use).
+var (
+	devicesMu sync.Mutex
+	devices   = map[string]*ndconv.Device{}
+)
+
+// sharedDevice returns the open device called name, which must be a CUDA
+// device: the only kind whose memory a caller's arrays live in.
+func sharedDevice(name string) (*ndconv.Device, error) {
+	if name != "cuda" && !strings.HasPrefix(name, "cuda:") {
+		return nil, &nd.UnsupportedError{What: "device for device arrays", Value: name, Supported: "cuda, cuda:N"}
+	}
+	devicesMu.Lock()
+	defer devicesMu.Unlock()
+	if d := devices[name]; d != nil {
+		return d, nil
+	}
+	d, err := ndconv.OpenDevice(name)
+	if err != nil {
+		return nil, err
+	}
+	devices[name] = d
+	return d, nil
+}
+
+// noStream is the stream argument that asks for no synchronisation (the
+// producer's data is ready: __cuda_array_interface__'s "stream": None).
+const noStream = -1
+
+// planExecuteDevice is ndconv_plan_execute_device: src and dst are device
+// addresses of the caller's memory (C-contiguous, the plan's input and
+// output sizes), stream the caller's CUDA stream to wait for (0: the
+// legacy default stream; noStream: none).
+func planExecuteDevice(id int64, src uintptr, srcBytes int64, dst uintptr, dstBytes int64, stream int64, errbuf unsafe.Pointer, errlen int32) (rc int32) {
+	defer guard("ndconv_plan_execute_device", &rc, errbuf, errlen)
+	enter("ndconv_plan_execute_device")
+	switch {
+	case srcBytes < 0 || dstBytes < 0:
+		return fail(argError("device array", "a negative byte count (%d, %d)", srcBytes, dstBytes), errbuf, errlen)
+	case src == 0 && srcBytes != 0:
+		return fail(argError("input", "NULL device pointer with %d bytes", srcBytes), errbuf, errlen)
+	case dst == 0 && dstBytes != 0:
+		return fail(argError("output", "NULL device pointer with %d bytes", dstBytes), errbuf, errlen)
+	case stream < noStream:
+		return fail(argError("stream", "%d is neither a stream handle nor %d (none)", stream, noStream), errbuf, errlen)
+	case overlapAddr(src, srcBytes, dst, dstBytes):
+		return fail(argError("output", "shares device memory with the input: give an output that does not overlap it"), errbuf, errlen)
+	}
+	h, err := acquire(id)
+	if err != nil {
+		return fail(err, errbuf, errlen)
+	}
+	defer h.mu.Unlock()
+	if h.dev == nil {
+		return fail(argError("plan", "plan %d was made for host arrays (ask for device_arrays in the request)", id), errbuf, errlen)
+	}
+	if err := sized(h.in, h.shape, srcBytes); err != nil {
+		return fail(fmt.Errorf("input: %w", err), errbuf, errlen)
+	}
+	outType, outShape := h.plan.DType(), h.plan.Shape()
+	if err := sized(outType, outShape, dstBytes); err != nil {
+		return fail(fmt.Errorf("output: %w", err), errbuf, errlen)
+	}
+	if !alignedAddr(src, h.in) || !alignedAddr(dst, outType) {
+		return fail(argError("device array", "address not aligned for its dtype (input %#x %v, output %#x %v)", src, h.in, dst, outType), errbuf, errlen)
+	}
+	in, err := h.dev.Wrap(h.in, src, int(srcBytes), h.shape...)
+	if err != nil {
+		return fail(fmt.Errorf("input: %w", err), errbuf, errlen)
+	}
+	defer in.Free()
+	out, err := h.dev.Wrap(outType, dst, int(dstBytes), outShape...)
+	if err != nil {
+		return fail(fmt.Errorf("output: %w", err), errbuf, errlen)
+	}
+	defer out.Free()
+	ctx := context.Background()
+	if stream != noStream {
+		ctx = ndconv.WithStream(ctx, uintptr(stream))
+	}
+	if _, err := h.plan.ExecuteDevice(ctx, out, in); err != nil {
+		return fail(err, errbuf, errlen)
+	}
+	return codeOK
+}
+
+// alignedAddr says whether the device address p is aligned for dt's
+// elements (for complex ones, their parts'), as the kernels read them.
+func alignedAddr(p uintptr, dt nd.DType) bool {
+	a := dt.Size()
+	if dt.IsComplex() {
+		a /= 2
+	}
+	return a <= 1 || p%uintptr(a) == 0
 }

@@ -31,3 +31,8 @@ func ndconv_plan_execute(id C.int64_t, src unsafe.Pointer, srcBytes C.int64_t, d
 func ndconv_plan_free(id C.int64_t, errbuf *C.char, errlen C.int) C.int {
 	return C.int(planFree(int64(id), unsafe.Pointer(errbuf), int32(errlen)))
 }
+
+//export ndconv_plan_execute_device
+func ndconv_plan_execute_device(id C.int64_t, src C.uint64_t, srcBytes C.int64_t, dst C.uint64_t, dstBytes C.int64_t, stream C.int64_t, errbuf *C.char, errlen C.int) C.int {
+	return C.int(planExecuteDevice(int64(id), uintptr(src), int64(srcBytes), uintptr(dst), int64(dstBytes), int64(stream), unsafe.Pointer(errbuf), int32(errlen)))
+}

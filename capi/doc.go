@@ -3,7 +3,7 @@
 //
 //	go build -buildmode=c-shared -o libndconv.so ./capi
 //
-// It exports four functions. ndconv_plan_new prepares a correlation or
+// It exports five functions. ndconv_plan_new prepares a correlation or
 // convolution (or a named filter) from a JSON description and float64
 // weights (complex ones as pairs of float64, numpy's complex128 memory) and
 // returns a handle; ndconv_plan_info describes the plan's output
@@ -11,7 +11,12 @@
 // (no copies: the Go engines read and write the caller's memory for the
 // length of the call, except that an output overlapping the input is
 // computed into a temporary and copied, as scipy.ndimage does);
-// ndconv_plan_free releases the plan and its device resources. A plan
+// ndconv_plan_free releases the plan and its device resources;
+// ndconv_plan_execute_device filters the caller's CUDA device memory in
+// place (a plan whose request asks for "device_arrays" on cuda:N; the
+// addresses, byte counts and the caller's stream handle as integers: 0 the
+// legacy default stream, -1 none to wait for), waiting for the caller's
+// stream first and returning once the result is written. A plan
 // keeps its device (a GPU context) alive across calls and may be used from
 // several threads: calls on one plan are serialised.
 //

@@ -30,6 +30,10 @@ type request struct {
 	Device   string    `json:"device"`
 	Method   string    `json:"method"`
 	Workers  int       `json:"workers"`
+	// DeviceArrays makes a plan for arrays in the device's memory
+	// (ndconv_plan_execute_device) besides host arrays; Device must then
+	// name a CUDA device.
+	DeviceArrays bool `json:"device_arrays"`
 	// Either a named filter ("gaussian:sigma=2"), or kernels: NKernels
 	// dense kernels of KernelShape (the weights in C order, one after
 	// another), or with Factors one separable kernel whose 1-D factors,
@@ -161,6 +165,9 @@ func newHandle(r request, w []float64) (*handle, error) {
 	opt.CVal, opt.CValImag, opt.Origin, opt.Axes, opt.Device, opt.Workers = float64(r.CVal), float64(r.CValImag), r.Origin, r.Axes, r.Device, r.Workers
 	h := &handle{in: in, shape: slices.Clone(r.Shape)}
 	if r.Filter != "" {
+		if r.DeviceArrays {
+			return nil, &nd.UnsupportedError{What: "named filter on device arrays", Value: r.Filter, Supported: "kernels (weights or factors)"}
+		}
 		if len(w) != 0 {
 			return nil, &nd.ArgumentError{Arg: "kernel", Msg: fmt.Sprintf("a named filter takes no weights, got %d", len(w))}
 		}
@@ -178,6 +185,13 @@ func newHandle(r request, w []float64) (*handle, error) {
 	kernels, err := kernelsOf(r, w)
 	if err != nil {
 		return nil, err
+	}
+	if r.DeviceArrays {
+		if h.dev, err = sharedDevice(r.Device); err != nil {
+			return nil, err
+		}
+		h.plan, err = h.dev.NewPlan(op, r.Shape, in, opt, kernels...)
+		return h, err
 	}
 	h.plan, err = ndconv.NewPlan(op, r.Shape, in, opt, kernels...)
 	return h, err

@@ -59,6 +59,7 @@ type driverEntryPoints struct {
 	cuModuleGetGlobal         uintptr // CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
 	cuFuncGetAttribute        uintptr // CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
 	cuFuncSetAttribute        uintptr // CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
+	cuPointerGetAttribute     uintptr // CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 	// CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, gridDimY, gridDimZ,
 	//     unsigned int blockDimX, blockDimY, blockDimZ, unsigned int sharedMemBytes,
 	//     CUstream hStream, void **kernelParams, void **extra)
@@ -113,6 +114,7 @@ func driverSymbols() []dynlib.Symbol {
 		{"cuModuleGetGlobal_v2", &drv.cuModuleGetGlobal},
 		{"cuFuncGetAttribute", &drv.cuFuncGetAttribute},
 		{"cuFuncSetAttribute", &drv.cuFuncSetAttribute},
+		{"cuPointerGetAttribute", &drv.cuPointerGetAttribute},
 		{"cuLaunchKernel", &drv.cuLaunchKernel},
 	}
 }
@@ -431,4 +433,30 @@ func cuLaunchKernel(f uintptr, grid, block [3]uint32, shared uint32, stream uint
 		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
 		uintptr(shared), stream, uintptr(params), 0))
+}
+
+// CUpointer_attribute values (cuda.h) that WrapPointer reads.
+const (
+	pointerContext       = 1  // CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
+	pointerMemoryType    = 2  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE: unsigned int (CUmemorytype)
+	pointerIsManaged     = 8  // CU_POINTER_ATTRIBUTE_IS_MANAGED: unsigned int (bool)
+	pointerDeviceOrdinal = 9  // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: int
+	pointerRangeStart    = 11 // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: CUdeviceptr
+	pointerRangeSize     = 12 // CU_POINTER_ATTRIBUTE_RANGE_SIZE: size_t
+)
+
+// CUmemorytype values.
+const (
+	memoryTypeHost    = 1
+	memoryTypeDevice  = 2
+	memoryTypeUnified = 4
+)
+
+// cuPointerGetAttribute reads one attribute of the allocation holding p
+// into a value of up to 8 bytes (zeroed first: the 4-byte attributes
+// fill its low half).
+func cuPointerGetAttribute(attr int, p DevicePtr) (uint64, error) {
+	var v uint64
+	err := check("cuPointerGetAttribute", ccall(drv.cuPointerGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(p)))
+	return v, err
 }

@@ -70,6 +70,13 @@ func (d engineDevice) AllocHost(n int) (gpu.HostBuffer, error) {
 	return gpu.Value[gpu.HostBuffer](d.Device.AllocHost(n))
 }
 
+// WrapExternal is WrapPointer for the engine: a gpu.Buffer over the
+// caller's device memory, which the engine reads and writes in place
+// (what plan wraps __cuda_array_interface__ and DLPack arrays with).
+func (d engineDevice) WrapExternal(ptr uintptr, n int) (gpu.Buffer, error) {
+	return gpu.Value[gpu.Buffer](d.WrapPointer(DevicePtr(ptr), n))
+}
+
 func (d engineDevice) NewQueue() (gpu.Queue, error) { return gpu.Value[gpu.Queue](d.NewStream()) }
 
 func (d engineDevice) NewEvent() (gpu.Event, error) { return gpu.Value[gpu.Event](d.Device.NewEvent()) }

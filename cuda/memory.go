@@ -2,6 +2,7 @@ package cuda
 
 import (
 	"errors"
+	"fmt"
 	"math/bits"
 	"sync"
 	"unsafe"
@@ -24,6 +25,7 @@ type Buffer struct {
 	size     int // bytes asked for
 	capacity int // bytes allocated: a size class for pooled buffers
 	pool     *Pool
+	external bool       // the caller's memory (WrapPointer): never freed here
 	mu       sync.Mutex // guards freed
 	freed    bool
 }
@@ -58,6 +60,88 @@ func (d *Device) allocRaw(size int) (DevicePtr, error) {
 	return p, err
 }
 
+// WrapPointer makes a Buffer over size bytes of device memory the caller
+// allocated and owns at ptr (CuPy's, PyTorch's: what
+// __cuda_array_interface__ or a DLPack tensor points at), without copying
+// it; its Free does nothing. The memory must be this device's, in its
+// primary context (the one the CUDA runtime, and so CuPy and PyTorch,
+// use), or managed memory: host memory, memory on another device or in
+// another context, and a range running past its allocation are refused
+// with an *nd.ArgumentError saying which. The caller keeps the memory
+// allocated while the buffer is in use.
+func (d *Device) WrapPointer(ptr DevicePtr, size int) (*Buffer, error) {
+	if size <= 0 {
+		return nil, &RangeError{Backend: "cuda", Op: "WrapPointer", Length: size}
+	}
+	if ptr == 0 {
+		return nil, &nd.ArgumentError{Arg: "device pointer", Msg: "NULL"}
+	}
+	if uint64(ptr)+uint64(size) < uint64(ptr) {
+		return nil, &nd.ArgumentError{Arg: "device pointer", Msg: fmt.Sprintf("%#x with %d bytes wraps around the address space", uintptr(ptr), size)}
+	}
+	var why error
+	err := d.do(func() error {
+		why = d.checkPointer(ptr, size)
+		return nil
+	})
+	if err != nil {
+		return nil, err
+	}
+	if why != nil {
+		return nil, why
+	}
+	return &Buffer{dev: d, ptr: ptr, size: size, capacity: size, external: true}, nil
+}
+
+// checkPointer says why size bytes at ptr are not device memory this
+// context may use (nil if they are). It runs inside do.
+func (d *Device) checkPointer(ptr DevicePtr, size int) error {
+	bad := func(format string, a ...any) error {
+		return &nd.ArgumentError{Arg: "device pointer", Msg: fmt.Sprintf("%#x: ", uintptr(ptr)) + fmt.Sprintf(format, a...)}
+	}
+	kind, err := cuPointerGetAttribute(pointerMemoryType, ptr)
+	if err != nil {
+		// CUDA_ERROR_INVALID_VALUE: an address no CUDA context knows,
+		// ordinary host memory (numpy's) among them.
+		return bad("not CUDA device memory (%v)", err)
+	}
+	switch uint32(kind) {
+	case memoryTypeDevice, memoryTypeUnified:
+	case memoryTypeHost:
+		return bad("page-locked host memory, not device memory")
+	default:
+		return bad("CUDA memory of type %d, not linear device memory", uint32(kind))
+	}
+	if managed, _ := cuPointerGetAttribute(pointerIsManaged, ptr); uint32(managed) == 0 {
+		ord, err := cuPointerGetAttribute(pointerDeviceOrdinal, ptr)
+		if err != nil {
+			return bad("no device ordinal (%v)", err)
+		}
+		if int(int32(ord)) != d.index {
+			return &nd.ArgumentError{Arg: "device pointer", Msg: fmt.Sprintf("%#x is memory of cuda:%d, not of cuda:%d where the plan runs (use device='cuda:%d')", uintptr(ptr), int32(ord), d.index, int32(ord))}
+		}
+	}
+	// Memory from cuMemMap (PyTorch's expandable segments, stream-ordered
+	// pools) reports no context; any other must be the primary context.
+	if ctx, err := cuPointerGetAttribute(pointerContext, ptr); err == nil && ctx != 0 && uintptr(ctx) != d.ctx {
+		return bad("memory of another CUDA context than the device's primary one (ndconv runs in the primary context, as the CUDA runtime does)")
+	}
+	start, err1 := cuPointerGetAttribute(pointerRangeStart, ptr)
+	n, err2 := cuPointerGetAttribute(pointerRangeSize, ptr)
+	if err1 == nil && err2 == nil && n > 0 && uint64(ptr)+uint64(size) > start+n {
+		return bad("%d bytes run past the allocation's end (%d bytes from %#x)", size, n, start)
+	}
+	return nil
+}
+
+// SynchronizeStream waits until the work queued so far on the stream with
+// handle h, a stream of the caller in this device's primary context (0 or
+// 1: the legacy default stream, 2: the per-thread default stream), is
+// done, and reports its first error.
+func (d *Device) SynchronizeStream(h uintptr) error {
+	return d.do(func() error { return cuStreamSynchronize(h) })
+}
+
 // Ptr is the buffer's device address.
 func (b *Buffer) Ptr() DevicePtr { return b.ptr }
 
@@ -68,8 +152,12 @@ func (b *Buffer) Size() int { return b.size }
 func (b *Buffer) Device() *Device { return b.dev }
 
 // Free releases the buffer, to its pool if it came from one. Freeing twice,
-// or after the device's last Close, does nothing.
+// or after the device's last Close, does nothing, and so does freeing a
+// buffer over the caller's memory (WrapPointer).
 func (b *Buffer) Free() error {
+	if b.external {
+		return nil // the caller's: it stays usable as long as the caller keeps it
+	}
 	b.mu.Lock()
 	defer b.mu.Unlock()
 	if b.freed {

@@ -3,6 +3,9 @@ package plan
 import (
 	"context"
 	"errors"
+	"fmt"
+	"slices"
+	"sync"
 
 	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/nd"
@@ -75,13 +78,76 @@ func (b gpuBinding) openMemory(d Device) (DeviceMemory, error) {
 		dev.Close()
 		return nil, err
 	}
-	return gpuMemory{dev, q}, nil
+	return gpuMemory{dev, q, &wrapCache{}}, nil
 }
 
 // gpuMemory is a GPU's memory.
 type gpuMemory struct {
-	dev   gpu.Device
-	queue gpu.Queue
+	dev     gpu.Device
+	queue   gpu.Queue
+	wrapped *wrapCache
+}
+
+// externalDevice is a gpu.Device that can wrap the caller's device memory
+// and wait for the caller's streams (cuda's).
+type externalDevice interface {
+	WrapExternal(ptr uintptr, n int) (gpu.Buffer, error)
+	SynchronizeStream(h uintptr) error
+}
+
+// wrapCache keeps the last buffers wrapped over the caller's memory by
+// address and length, so that a caller passing the same arrays again gets
+// the same gpu.Buffers and the engine its launches prepared for them
+// (Engine.ExecuteDevice keeps them per pair of buffers). A wrapped buffer
+// is an address and owns nothing: keeping or dropping one costs nothing.
+type wrapCache struct {
+	mu   sync.Mutex
+	bufs map[wrapKey]gpu.Buffer
+}
+
+type wrapKey struct {
+	ptr uintptr
+	n   int
+}
+
+// maxWrapped bounds the cache; past it, it starts afresh.
+const maxWrapped = 64
+
+// wrap returns a buffer over the caller's n bytes at ptr: a cached one, or
+// a new one the device checked (its memory, its context, its length).
+func (m gpuMemory) wrap(ptr uintptr, n int) (gpu.Buffer, error) {
+	ext, ok := m.dev.(externalDevice)
+	if !ok {
+		return nil, &nd.UnsupportedError{What: "device arrays of the caller's memory", Value: m.dev.Backend(), Supported: "cuda"}
+	}
+	k := wrapKey{ptr, n}
+	m.wrapped.mu.Lock()
+	b, ok := m.wrapped.bufs[k]
+	m.wrapped.mu.Unlock()
+	if ok {
+		return b, nil
+	}
+	b, err := ext.WrapExternal(ptr, n)
+	if err != nil {
+		return nil, err
+	}
+	m.wrapped.mu.Lock()
+	if m.wrapped.bufs == nil || len(m.wrapped.bufs) >= maxWrapped {
+		m.wrapped.bufs = map[wrapKey]gpu.Buffer{}
+	}
+	m.wrapped.bufs[k] = b
+	m.wrapped.mu.Unlock()
+	return b, nil
+}
+
+// Wrap makes an array of dt and shape over the caller's memory at ptr
+// (WrappingMemory).
+func (m gpuMemory) Wrap(dt nd.DType, shape []int, ptr uintptr, nbytes int) (Buffer, error) {
+	buf, err := m.wrap(ptr, nbytes)
+	if err != nil {
+		return nil, err
+	}
+	return gpuArray{&gpu.Array{Shape: slices.Clone(shape), DType: dt, Buf: buf}, m.queue}, nil
 }
 
 // gpuArray is a gpu.Array as a Buffer.
@@ -104,12 +170,26 @@ func (m gpuMemory) Alloc(dt nd.DType, shape []int) (Buffer, error) {
 	return gpuArray{a, m.queue}, nil
 }
 
-func (gpuMemory) Execute(ctx context.Context, run Runner, dst, src Buffer) (bool, error) {
+func (m gpuMemory) Execute(ctx context.Context, run Runner, dst, src Buffer) (bool, error) {
 	r, ok := run.(deviceRunner)
 	d, ok1 := dst.(gpuArray)
 	s, ok2 := src.(gpuArray)
 	if !ok || !ok1 || !ok2 {
 		return false, nil
+	}
+	if h, ok := streamOf(ctx); ok {
+		// The caller's stream may still be writing the input (or using
+		// the output): wait for it. The engine returns once its own
+		// queue is done, so the caller's later work sees the result.
+		// Waiting here on the host costs no more than a device-side wait
+		// would: ExecuteDevice blocks until the kernels are done anyway.
+		ext, ok := m.dev.(externalDevice)
+		if !ok {
+			return true, &nd.UnsupportedError{What: "waiting for a caller's stream", Value: m.dev.Backend(), Supported: "cuda"}
+		}
+		if err := ext.SynchronizeStream(h); err != nil {
+			return true, fmt.Errorf("the caller's stream %#x: %w", h, err)
+		}
 	}
 	return true, r.ExecuteDevice(ctx, d.a, s.a)
 }

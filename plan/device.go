@@ -87,6 +87,64 @@ func (m *Memory) Upload(src nd.Array) (*DeviceArray, error) {
 	return a, nil
 }
 
+// WrappingMemory is a DeviceMemory that can make arrays over memory the
+// caller allocated (cuda's).
+type WrappingMemory interface {
+	Wrap(dt nd.DType, shape []int, ptr uintptr, nbytes int) (Buffer, error)
+}
+
+// Wrap makes an array of dt and shape over nbytes of device memory at ptr
+// that the caller allocated and keeps (a CuPy or PyTorch array's), with no
+// copy: its Free does nothing. nbytes must be the array's size; the
+// device checks that the memory is its own (a CUDA pointer of this
+// device, in its primary context). Devices other than CUDA GPUs refuse
+// with an *nd.UnsupportedError.
+func (m *Memory) Wrap(dt nd.DType, shape []int, ptr uintptr, nbytes int) (*DeviceArray, error) {
+	if !dt.Valid() {
+		return nil, &nd.UnsupportedError{What: "dtype", Value: dt.String()}
+	}
+	n, err := nd.NumElements(shape)
+	if err != nil {
+		return nil, err
+	}
+	if nbytes != n*dt.Size() {
+		return nil, &nd.ArgumentError{Arg: "device array", Msg: fmt.Sprintf("%v %v needs %d bytes, the memory has %d", dt, shape, n*dt.Size(), nbytes)}
+	}
+	w, ok := m.impl.(WrappingMemory)
+	if !ok {
+		return nil, &nd.UnsupportedError{What: "device arrays of the caller's memory", Value: m.Device.String(), Supported: "cuda:N"}
+	}
+	a := &DeviceArray{Shape: slices.Clone(shape), DType: dt, mem: m}
+	if n == 0 {
+		return a, nil // an empty array needs no memory (buf nil: nothing to free or move)
+	}
+	buf, err := w.Wrap(dt, shape, ptr, nbytes)
+	if err != nil {
+		return nil, err
+	}
+	a.buf = buf
+	return a, nil
+}
+
+// streamKey is the context key of WithStream.
+type streamKey struct{}
+
+// WithStream returns a context that makes ExecuteDevice on a CUDA device
+// wait for the work queued so far on the caller's stream h (0 or 1: the
+// legacy default stream, 2: the per-thread one, else a CUstream of the
+// device's primary context) before it reads the input. ExecuteDevice
+// returns once the result is written, so work the caller queues after it
+// sees the result. Other devices ignore it.
+func WithStream(ctx context.Context, h uintptr) context.Context {
+	return context.WithValue(ctx, streamKey{}, h)
+}
+
+// streamOf is the stream WithStream put in ctx.
+func streamOf(ctx context.Context) (uintptr, bool) {
+	h, ok := ctx.Value(streamKey{}).(uintptr)
+	return h, ok
+}
+
 // Memory is the memory the array lives in.
 func (a *DeviceArray) Memory() *Memory { return a.mem }
 

@@ -45,6 +45,12 @@ Where results differ from scipy.ndimage:
   reflect rule where scipy 1.10's N-D correlate maps a kernel that
   overhangs an axis by more than about three lengths wrongly.
 
+Arrays in CUDA device memory (CuPy, PyTorch, Numba: ``__cuda_array_interface__``;
+JAX and others: ``__dlpack__`` on a CUDA device) are filtered on their own device
+with no host copy by correlate, convolve, correlate1d, convolve1d and
+gaussian_filter1d, on the caller's stream, and come back as the same kind of
+array (``output=`` may be a device array); see python/README.md.
+
 Errors raise ArgumentError (an invalid or unsupported request or argument;
 a ValueError, and a RuntimeError too, as scipy raises RuntimeError for some
 of the same mistakes) or RuntimeError (anything else, such as an
@@ -102,6 +108,10 @@ def _load():
     lib.ndconv_plan_execute.restype = c_int
     lib.ndconv_plan_free.argtypes = [c_int64, c_char_p, c_int]
     lib.ndconv_plan_free.restype = c_int
+    if hasattr(lib, "ndconv_plan_execute_device"):  # a library before it has none: host arrays only
+        lib.ndconv_plan_execute_device.argtypes = [c_int64, ctypes.c_uint64, c_int64, ctypes.c_uint64, c_int64, c_int64,
+                                                   c_char_p, c_int]
+        lib.ndconv_plan_execute_device.restype = c_int
     return lib
 
 
@@ -165,7 +175,7 @@ class Plan:
 
     def __init__(self, op, shape, dtype, weights=None, factors=None, filter=None, *,
                  output_dtype=None, mode="reflect", cval=0.0, origin=0, axes=None,
-                 extent="same", device="auto", method="auto", workers=0):
+                 extent="same", device="auto", method="auto", workers=0, device_arrays=False):
         dtype = np.dtype(dtype)
         if output_dtype is not None:
             output_dtype = np.dtype(output_dtype).name
@@ -175,6 +185,10 @@ class Plan:
                "cval_imag": _jfloat(np.imag(cval)),
                "axes": None if axes is None else [int(a) for a in np.atleast_1d(axes)],
                "mode": extent, "device": device, "method": method, "workers": int(workers)}
+        if device_arrays:
+            # Also for arrays in the device's memory (CuPy, PyTorch, …):
+            # the device must be a CUDA device named in full (cuda:N).
+            req["device_arrays"] = True
         origin = [int(o) for o in np.atleast_1d(0 if origin is None else origin)]
         req["origin"] = None if origin == [0] else origin
         if filter is not None:
@@ -207,12 +221,28 @@ class Plan:
         self.input_shape, self.input_dtype = tuple(req["shape"]), dtype
         self.shape, self.dtype = tuple(info["shape"]), np.dtype(info["dtype"])
         self.method, self.device = info["method"], info["device"]
+        self.device_arrays = bool(device_arrays)
 
     def __call__(self, input, output=None):
-        """Filters input into output (a new array when None) and returns it."""
+        """Filters input into output (a new array when None) and returns it.
+        A plan made with ``device_arrays=True`` (and a CUDA device) also
+        takes arrays in device memory (CuPy, PyTorch, …) and returns the
+        same kind of array."""
         handle = self._handle
         if handle is None:
             raise ValueError("invalid plan: it is closed")
+        if type(input) is not np.ndarray and _device.is_device_array(input):
+            if not self.device_arrays:
+                raise ArgumentError("invalid input: a device array (%s), and this plan was made for host arrays "
+                                    "(make it with device_arrays=True and device='cuda:N')" % type(input).__name__)
+            src = _device.parse(input)
+            try:
+                if src.shape != self.input_shape or src.dtype != self.input_dtype:
+                    raise ArgumentError("invalid input: %s %s does not match the plan's %s %s"
+                                        % (src.dtype, src.shape, self.input_dtype, self.input_shape))
+                return self._exec_device(src, output)
+            finally:
+                src.done()
         x = _native(input)
         if x.shape != self.input_shape or x.dtype != self.input_dtype:
             raise ArgumentError("invalid input: %s %s does not match the plan's %s %s"
@@ -244,6 +274,48 @@ class Plan:
             output[...] = out
             return output
         return out
+
+    def _exec_device(self, src, output):
+        """Filters src (a parsed device array, _device.Device, of the plan's
+        shape and dtype) into output (a device array of the result's shape
+        and dtype, or None: a new one of src's kind) and returns it."""
+        handle = self._handle
+        if handle is None:
+            raise ValueError("invalid plan: it is closed")
+        finish, dst = None, None
+        if output is None:
+            out, dst, finish = _device.empty_like_kind(src, self.shape, self.dtype)
+        elif type(output) is _device.Device:
+            out, dst = output.obj, output  # parsed by the caller
+        elif type(output) is not np.ndarray and _device.is_device_array(output):
+            out, dst = output, _device.parse(output)
+        else:
+            raise ArgumentError("invalid output: %s for a device array input (give a device array, a dtype or None)"
+                                % type(output).__name__)
+        try:
+            if dst.shape != self.shape or dst.dtype != self.dtype:
+                raise ArgumentError("invalid output: %s %s, the result is %s %s"
+                                    % (dst.dtype, dst.shape, self.dtype, self.shape))
+            if dst.readonly:
+                raise ArgumentError("invalid output: a read-only device array")
+            if dst.device != src.device:
+                raise ArgumentError("invalid output: on cuda:%d, the input on cuda:%d" % (dst.device, src.device))
+            if src.nbytes and dst.nbytes and src.ptr < dst.ptr + dst.nbytes and dst.ptr < src.ptr + src.nbytes:
+                # The engines read inputs around each output they write: the
+                # result goes to a new array, then into output on its stream
+                # (ours is done by then), as scipy does for overlap.
+                tmp = self._exec_device(src, None)
+                out[...] = tmp
+                return out
+            errbuf = _errbuf()
+            code = _lib.ndconv_plan_execute_device(handle, src.ptr, src.nbytes, dst.ptr, dst.nbytes, src.stream,
+                                                   errbuf, _ERRLEN)
+            if code:
+                _check(code, errbuf)
+        finally:
+            if dst is not None:
+                dst.done()
+        return finish(out) if finish is not None else out
 
     def close(self):
         """Releases the plan; calling it afterwards is an error."""
@@ -303,6 +375,7 @@ def _plan(key, make):
     return p
 
 
+from . import _device  # noqa: E402
 from ._filters import (correlate, convolve, correlate1d, convolve1d, gaussian_filter,  # noqa: E402
                        gaussian_filter1d, gaussian_laplace, gaussian_gradient_magnitude,
                        generic_laplace, generic_gradient_magnitude, uniform_filter, uniform_filter1d,

@@ -8,11 +8,13 @@ from collections.abc import Iterable
 
 import numpy as np
 
-from . import ArgumentError, Plan, _DTYPES, _NATIVE, _plan
+from . import ArgumentError, Plan, _DTYPES, _NATIVE, _device, _plan
 
 _SCIPY_MODES = ("reflect", "grid-mirror", "mirror", "nearest", "wrap", "grid-wrap", "constant", "grid-constant")
 _CONSTANT = ("constant", "grid-constant")
 _F64 = np.dtype(np.float64)
+# numpy 2 moved AxisError to numpy.exceptions (numpy 1.25 has both).
+_AxisError = getattr(getattr(np, "exceptions", None), "AxisError", None) or np.AxisError
 
 
 # ---------------------------------------------------------------- helpers
@@ -83,7 +85,7 @@ def _axis(axis, ndim):
         raise ArgumentError("invalid axis %r: an integer" % (axis,))
     if not -ndim <= axis < ndim:
         # An AxisError (a ValueError and an IndexError), as scipy raises.
-        raise np.AxisError("invalid axes: axis %d is out of range for a %d-D input" % (axis, ndim))
+        raise _AxisError("invalid axes: axis %d is out of range for a %d-D input" % (axis, ndim))
     return int(axis) % ndim
 
 
@@ -306,6 +308,140 @@ def _weights(weights):
     return np.ascontiguousarray(w)
 
 
+# ------------------------------------------------------- device arrays
+
+
+def _host_array(input):
+    """input as a numpy array; an array in device memory is refused with a
+    clear error where the filter runs on host arrays only."""
+    if type(input) is np.ndarray:
+        return input
+    if _device.is_device_array(input):
+        raise ArgumentError("unsupported input: a device array (%s); on device arrays ndconv runs correlate, "
+                            "convolve, correlate1d and convolve1d (give this filter's weights to them), or copy "
+                            "the array to the host" % type(input).__name__)
+    return np.asarray(input)
+
+
+def _device_name(device, arr):
+    """The CUDA device a device array's call runs on: its own."""
+    mine = "cuda:%d" % arr.device
+    if device in ("auto", "cuda", mine):
+        return mine
+    if isinstance(device, str) and device.startswith("cuda:"):
+        raise ArgumentError("invalid device %r: the array is on %s (device='auto' runs it there)" % (device, mine))
+    raise ArgumentError("invalid device %r for a device array (%s on %s): it runs on its own device "
+                        "(device='auto' or %r)" % (device, type(arr.obj).__name__, mine, mine))
+
+
+def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, extent, scipy_int, device, method,
+               workers, odt=None):
+    """correlate/convolve (axis None) or correlate1d/convolve1d on an array
+    in CUDA device memory, on its device with no host copy; the result is
+    an array of the input's kind (or output, a device array)."""
+    if type(weights) is not np.ndarray and _device.is_device_array(weights):
+        weights = _device.to_host(weights)
+    w = _weights(weights)
+    src = _device.parse(input)
+    try:
+        ndim = len(src.shape)
+        if ndim == 0:
+            raise ArgumentError("invalid shape: a 0-D array has no axis to filter")
+        if axis is not None:
+            if w.ndim != 1 or w.shape[0] < 1:
+                raise ArgumentError("no filter weights given" if w.size == 0 else
+                                    "invalid kernel: %s1d takes 1-D weights, not %d-D" % (op, w.ndim))
+            axes = (_axis(axis, ndim),)
+            origin = int(origin)
+            n = len(w)
+            if origin < -(n // 2) or origin > (n - 1) // 2:
+                raise ArgumentError("Invalid origin; origin must satisfy -(len(weights) // 2) <= origin <= "
+                                    "(len(weights)-1) // 2")
+            mode = _mode_name(mode)
+        else:
+            if not isinstance(mode, str):
+                raise ArgumentError("A sequence of modes is not supported")
+            if axes is not None:
+                axes = tuple(int(a) for a in np.atleast_1d(axes))
+            origin = _origin_key(origin)
+        complex_out = src.dtype.kind == "c" or w.dtype.kind == "c"
+        if not complex_out and _is_complex(cval):
+            raise ArgumentError("Cannot provide a complex-valued cval when the input is real.")
+        out = None
+        if output is None and odt is not None:
+            pass  # a float16 call's float32 twin
+        elif output is None:
+            odt = np.promote_types(src.dtype, np.complex64) if complex_out else src.dtype
+        elif type(output) is not np.ndarray and _device.is_device_array(output):
+            out = _device.parse(output)  # a parsed Device: the plan takes it as it is
+            odt = out.dtype
+        elif isinstance(output, np.ndarray):
+            raise ArgumentError("invalid output: a numpy array for a device array input (give a device array, "
+                                "a dtype or None)")
+        else:
+            _, odt = _get_output(output, np.empty(0, src.dtype), complex_output=complex_out)
+        if odt.kind == "b":
+            raise ArgumentError("unsupported output dtype bool for a device array (the engines have no bool)")
+        if scipy_int and odt.kind in "iu":
+            raise ArgumentError("unsupported integer='scipy' with an integer output on a device array (scipy's "
+                                "truncation and wrapping run on the host; integer='round' runs on the device)")
+        if odt.name not in _DTYPES:
+            raise ArgumentError('unsupported output dtype "%s"' % odt)
+        dev = _device_name(device, src)
+        if src.dtype.kind == "c" or odt.kind == "c":
+            return _complex_on_device(op, src, w, axis, None if out is None else out.obj, odt, mode, cval, origin,
+                                      axes, extent, scipy_int, dev, method, workers)
+        if src.dtype == np.float16 or odt == np.float16:
+            # As the host path runs float16 on a GPU: the input widened to
+            # float32 (exact), the float32 twin, its result rounded to
+            # float16 (to nearest even) — here by the array's library.
+            out = out.obj if out is not None else None
+            x32 = _device.astype(src, np.float32) if src.dtype == np.float16 else src.obj
+            o32 = None if odt == np.float16 else out
+            r = _on_device(op, x32, w, axis, o32, mode, cval, origin, axes, extent, scipy_int, dev, method, workers,
+                           odt=np.dtype(np.float32) if odt == np.float16 else odt)
+            if odt != np.float16:
+                return r
+            r = _device.astype(_device.parse(r), np.float16)
+            return r if out is None else _device.assign(out, r)
+        if type(cval) is not float:
+            cval = complex(cval) if np.iscomplexobj(cval) else float(cval)
+        key = ("device", op, src.shape, src.dtype, w.shape, w.dtype, w.tobytes(), odt, mode, cval, origin, axes,
+               extent, dev, method, workers)
+        p = _plan(key, lambda: Plan(op, src.shape, src.dtype, weights=w, output_dtype=odt, mode=mode, cval=cval,
+                                    origin=origin, axes=axes, extent=extent, device=dev, method=method,
+                                    workers=workers, device_arrays=True))
+        if src.nbytes == 0 and out is None:
+            # Nothing to compute: an empty array of the input's kind.
+            return _device.empty_like_kind(src, p.shape, p.dtype)[0]
+        return p._exec_device(src, out)
+    finally:
+        src.done()
+
+
+def _complex_on_device(op, src, w, axis, out, odt, mode, cval, origin, axes, extent, scipy_int, dev, method,
+                       workers):
+    """Complex data with real weights on the device, as the host path
+    computes it: the real and imaginary parts filtered apart (each a real
+    problem of the parts' dtype), then put together."""
+    if w.dtype.kind == "c":
+        raise ArgumentError("unsupported complex weights on a device array (real weights, or host arrays)")
+    if src.dtype.kind != "c":
+        raise ArgumentError("unsupported complex output for real data on a device array (give the data as complex)")
+    if odt != src.dtype:
+        raise ArgumentError("unsupported output dtype %s for %s data on a device array (the data's own)"
+                            % (odt, src.dtype))
+    if _is_complex(cval) and complex(cval).imag != 0:
+        raise ArgumentError("unsupported complex cval on a device array (a real one)")
+    cval = complex(cval).real if np.iscomplexobj(cval) else cval
+    pdt = np.dtype(np.float32 if src.dtype == np.complex64 else np.float64)
+    re, im = _device.parts(src)
+    a = _on_device(op, re, w, axis, None, mode, cval, origin, axes, extent, scipy_int, dev, method, workers, odt=pdt)
+    b = _on_device(op, im, w, axis, None, mode, cval, origin, axes, extent, scipy_int, dev, method, workers, odt=pdt)
+    r = _device.combine(src, a, b, odt)
+    return r if out is None else _device.assign(out, r)
+
+
 # ------------------------------------------------- correlate and convolve
 
 
@@ -318,7 +454,10 @@ def _origin_key(origin):
 
 def _nd(op, input, weights, output, mode, cval, origin, axes, extent, integer, device, method, workers):
     scipy_int = _scipy_rule(integer)
-    x = np.asarray(input)
+    if type(input) is not np.ndarray and _device.is_device_array(input):
+        return _on_device(op, input, weights, None, output, mode, cval, origin, axes, extent, scipy_int, device,
+                          method, workers)
+    x = _host_array(input)
     w = _weights(weights)
     if x.ndim == 0:
         raise ArgumentError("invalid shape: a 0-D array has no axis to filter")
@@ -359,7 +498,10 @@ def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, ax
 
 def _1d(op, input, weights, axis, output, mode, cval, origin, integer, device, method, workers):
     scipy_int = _scipy_rule(integer)
-    x = np.asarray(input)
+    if type(input) is not np.ndarray and _device.is_device_array(input):
+        return _on_device(op, input, weights, axis, output, mode, cval, origin, None, "same", scipy_int, device,
+                          method, workers)
+    x = _host_array(input)
     w = _weights(weights)
     if w.ndim != 1 or w.shape[0] < 1:
         raise ArgumentError("no filter weights given" if w.size == 0 else
@@ -516,7 +658,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     separable plan where it can (rounded once at the end; scipy rounds
     into the output dtype after every axis); see help(ndconv)."""
     scipy_int = _scipy_rule(integer)
-    x = np.asarray(input)
+    x = _host_array(input)
     out, odt = _get_output(output, x)
     axes = _check_axes(axes, x.ndim)
     n = len(axes)
@@ -612,7 +754,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
                      *, integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.uniform_filter1d (see help(ndconv))."""
     scipy_int = _scipy_rule(integer)
-    x = np.asarray(input)
+    x = _host_array(input)
     if x.ndim == 0:
         _axis(axis, 0)
     axis = _axis(axis, x.ndim)
@@ -636,7 +778,7 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     """scipy.ndimage.uniform_filter, with scipy 1.11's ``axes``; size, mode
     and origin may be given per axis (see help(ndconv))."""
     scipy_int = _scipy_rule(integer)
-    x = np.asarray(input)
+    x = _host_array(input)
     out, odt = _get_output(output, x, complex_output=x.dtype.kind == "c")
     axes = _check_axes(axes, x.ndim)
     n = len(axes)
@@ -665,7 +807,7 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
 
 def _derivative(name, smooth, input, axis, output, mode, cval, integer, device, method, workers):
     scipy_int = _scipy_rule(integer)
-    x = np.asarray(input)
+    x = _host_array(input)
     if x.ndim == 0:
         _axis(axis, 0)
     axis = _axis(axis, x.ndim)
@@ -709,7 +851,7 @@ def generic_laplace(input, derivative2, output=None, mode="reflect", cval=0.0, e
     dtype as scipy sums."""
     if extra_keywords is None:
         extra_keywords = {}
-    x = np.asarray(input)
+    x = _host_array(input)
     out, odt = _get_output(output, x)
     output = out if out is not None else np.zeros(x.shape, odt)
     if x.ndim > 0:
@@ -731,7 +873,7 @@ def generic_gradient_magnitude(input, derivative, output=None, mode="reflect", c
     dtype as scipy computes it."""
     if extra_keywords is None:
         extra_keywords = {}
-    x = np.asarray(input)
+    x = _host_array(input)
     out, odt = _get_output(output, x)
     output = out if out is not None else np.zeros(x.shape, odt)
     if x.ndim > 0:
@@ -778,7 +920,7 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, integer="round", de
         return correlate1d(input, [1, -2, 1], axis, output, mode, cval, 0, integer=integer, device=device,
                            method=method, workers=workers)
 
-    return _laplacian("laplace", derivative2, np.asarray(input), output, mode, cval, scipy_int, device, method,
+    return _laplacian("laplace", derivative2, _host_array(input), output, mode, cval, scipy_int, device, method,
                       workers)
 
 
@@ -795,7 +937,7 @@ def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, int
     radius); mode may be given per axis (see help(ndconv))."""
     _gaussian_kw(kwargs)
     scipy_int = _scipy_rule(integer)
-    x = np.asarray(input)
+    x = _host_array(input)
 
     def derivative2(input, axis, output, mode, cval, sigma):
         order = [0] * input.ndim
@@ -816,7 +958,7 @@ def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=
     truncate, radius); mode may be given per axis (see help(ndconv))."""
     _gaussian_kw(kwargs)
     scipy_int = _scipy_rule(integer)
-    x = np.asarray(input)
+    x = _host_array(input)
 
     def derivative(input, axis, output, mode, cval, sigma):
         order = [0] * input.ndim

@@ -1,0 +1,215 @@
+"""Arrays in device memory, without a GPU: the parsing of
+__cuda_array_interface__ and DLPack, the checks made before any device is
+touched, and the errors. The device tests (CuPy and PyTorch on the GPU)
+are gpu_arrays_device.py, run on the device machine."""
+import ctypes
+
+import numpy as np
+import pytest
+
+import ndconv
+from ndconv import _device
+
+
+class FakeCAI:
+    """An object exposing a __cuda_array_interface__ dict, as Numba's and
+    CuPy's arrays do."""
+
+    def __init__(self, **d):
+        base = {"version": 3, "shape": (4, 5), "typestr": "<f4", "data": (0x7f0000001000, False),
+                "strides": None, "stream": 1}
+        base.update(d)
+        self.__cuda_array_interface__ = {k: v for k, v in base.items() if v is not _DROP}
+
+
+_DROP = object()
+
+
+def test_host_arrays_are_not_device_arrays():
+    assert not _device.is_device_array(np.zeros(3))
+    assert not _device.is_device_array([1, 2])
+    assert _device.is_device_array(FakeCAI())
+
+
+def test_parse_cai_v3():
+    a = _device.parse(FakeCAI())
+    assert (a.ptr, a.shape, a.dtype, a.nbytes, a.stream, a.kind) == (0x7f0000001000, (4, 5), np.float32, 80, 1,
+                                                                      "test_device_arrays")
+    # C-contiguous strides given explicitly, and any stride on a length-1 axis.
+    assert _device.parse(FakeCAI(strides=(20, 4))).nbytes == 80
+    assert _device.parse(FakeCAI(shape=(1, 5), strides=(999, 4))).shape == (1, 5)
+    assert _device.parse(FakeCAI(typestr="<f2")).dtype == np.float16
+    assert _device.parse(FakeCAI(typestr="|u1")).nbytes == 20
+    assert _device.parse(FakeCAI(typestr="<c16")).dtype == np.complex128
+
+
+def test_parse_cai_streams():
+    assert _device.parse(FakeCAI(stream=None)).stream == _device.NO_STREAM  # v3: ready, no sync
+    assert _device.parse(FakeCAI(stream=2)).stream == 2  # the per-thread default stream
+    assert _device.parse(FakeCAI(stream=0x55aa00)).stream == 0x55aa00
+    # No stream key (version 2), or version 2 with one: the legacy default stream.
+    assert _device.parse(FakeCAI(version=2, stream=_DROP)).stream == 0
+    assert _device.parse(FakeCAI(version=2, stream=77)).stream == 0
+    with pytest.raises(ndconv.ArgumentError, match="stream 0 is disallowed"):
+        _device.parse(FakeCAI(stream=0))
+
+
+@pytest.mark.parametrize("d, msg", [
+    ({"strides": (4, 16)}, "strides \\(4, 16\\) are not C-contiguous"),
+    ({"strides": (40, 8)}, "not C-contiguous"),
+    ({"typestr": ">f4"}, "byte order '>f4'"),
+    ({"typestr": "|b1"}, 'unsupported dtype "bool"'),
+    ({"typestr": "<V8"}, "unsupported dtype"),
+    ({"typestr": "bfloat16"}, 'unsupported dtype "bfloat16"'),
+    ({"data": (0, False)}, "NULL data pointer with 20 elements"),
+    ({"shape": (-1, 5)}, "negative shape"),
+    ({"mask": object()}, "masked array"),
+    ({"shape": _DROP}, "lacks 'shape'"),
+    ({"data": 5}, "lacks"),
+])
+def test_parse_cai_refusals(d, msg):
+    with pytest.raises(ndconv.ArgumentError, match=msg):
+        _device.parse(FakeCAI(**d))
+
+
+def test_parse_cai_empty():
+    a = _device.parse(FakeCAI(shape=(0, 5), data=(0, False)))
+    assert a.nbytes == 0 and a.ptr == 0
+
+
+class FakeDLPack:
+    """An object exposing only __dlpack__/__dlpack_device__ (as JAX's
+    arrays do) over a DLManagedTensor built here, with a deleter that
+    counts its calls."""
+
+    deleted = 0
+
+    def __init__(self, device=(2, 0), shape=(3, 4), code=2, bits=32, lanes=1, strides=None, data=0x7f0000002000,
+                 offset=64):
+        self.device = device
+        self._shape = (ctypes.c_int64 * len(shape))(*shape)
+        self._strides = None if strides is None else (ctypes.c_int64 * len(strides))(*strides)
+        t = _device._DLTensor(data, _device._DLDevice(*device), len(shape), _device._DLDataType(code, bits, lanes),
+                              self._shape, self._strides, offset)
+
+        def deleter(addr):
+            FakeDLPack.deleted += 1
+
+        self._deleter = _device._DELETER(deleter)
+        self.m = _device._DLManagedTensor(t, None, self._deleter)
+        self.streams = []
+
+    def __dlpack_device__(self):
+        return self.device
+
+    def __dlpack__(self, stream=None):
+        self.streams.append(stream)
+        api = ctypes.pythonapi
+        api.PyCapsule_New.restype = ctypes.py_object
+        api.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+        return api.PyCapsule_New(ctypes.addressof(self.m), b"dltensor", None)
+
+
+def test_parse_dlpack():
+    FakeDLPack.deleted = 0
+    x = FakeDLPack(device=(2, 1))
+    assert _device.is_device_array(x)
+    a = _device.parse(x)
+    assert (a.ptr, a.shape, a.dtype, a.nbytes, a.device, a.stream) == (0x7f0000002000 + 64, (3, 4), np.float32, 48,
+                                                                      1, 0)
+    assert x.streams == [1]  # asked to be ready on the legacy default stream
+    assert FakeDLPack.deleted == 0
+    a.done()
+    a.done()
+    assert FakeDLPack.deleted == 1  # the producer released once, when the call is done
+    assert _device.parse(FakeDLPack(code=0, bits=16)).dtype == np.int16
+    assert _device.parse(FakeDLPack(code=5, bits=64)).dtype == np.complex64
+    assert _device.parse(FakeDLPack(strides=(4, 1))).nbytes == 48
+    assert _device.parse(FakeDLPack(device=(13, 0))).device == 0  # CUDA managed memory
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"device": (10, 0)}, "DLPack tensor on a ROCm device"),
+    ({"device": (3, 0)}, "CUDA host device"),
+    ({"code": 4, "bits": 16}, 'unsupported dtype "bfloat16"'),
+    ({"code": 6, "bits": 8}, 'unsupported dtype "bool"'),
+    ({"lanes": 2}, "2 lanes"),
+    ({"strides": (1, 3)}, "not C-contiguous"),
+    ({"data": 0, "offset": 0}, "NULL data pointer"),
+])
+def test_parse_dlpack_refusals(kw, msg):
+    FakeDLPack.deleted = 0
+    x = FakeDLPack(**kw)
+    with pytest.raises(ndconv.ArgumentError, match=msg):
+        _device.parse(x)
+    # A tensor taken and refused is released all the same.
+    assert FakeDLPack.deleted == (0 if kw.get("device", (2,))[0] not in (2, 13) else 1)
+
+
+def test_numpy_dlpack_is_host():
+    # numpy arrays (and CPU tensors) have __dlpack__ on kDLCPU: host arrays.
+    class CPU:
+        def __dlpack_device__(self):
+            return (1, 0)
+
+        def __dlpack__(self, stream=None):
+            raise AssertionError("not called")
+
+    assert not _device.is_device_array(CPU())
+
+
+def test_filters_refuse_device_arrays_clearly():
+    x = FakeCAI()
+    for f, args in [(ndconv.gaussian_filter, (1.0,)), (ndconv.uniform_filter, ()), (ndconv.sobel, ()),
+                    (ndconv.laplace, ()), (ndconv.prewitt, ()), (ndconv.gaussian_laplace, (1.0,)),
+                    (ndconv.uniform_filter1d, (3,))]:
+        with pytest.raises(ndconv.ArgumentError, match="a device array \\(FakeCAI\\); on device arrays ndconv runs"):
+            f(x, *args)
+
+
+@pytest.mark.parametrize("kw, msg", [
+    ({"device": "cpu"}, "invalid device 'cpu' for a device array \\(FakeCAI on cuda:0\\)"),
+    ({"device": "opencl"}, "invalid device 'opencl'"),
+    ({"device": "cuda:1"}, "invalid device 'cuda:1': the array is on cuda:0"),
+    ({"output": np.zeros((4, 5), np.float32)}, "a numpy array for a device array input"),
+    ({"output": bool}, "unsupported output dtype bool"),
+    ({"output": np.uint8, "integer": "scipy"}, "integer='scipy' with an integer output on a device array"),
+    ({"cval": 1j}, "complex-valued cval"),
+    ({"mode": ["reflect", "wrap"]}, "A sequence of modes"),
+])
+def test_correlate_device_refusals(kw, msg):
+    # Each is refused before any plan or device is made.
+    with pytest.raises(ndconv.ArgumentError, match=msg):
+        ndconv.correlate(FakeCAI(), np.ones((3, 3)), **kw)
+
+
+def test_correlate1d_device_refusals():
+    with pytest.raises(ndconv.ArgumentError, match="Invalid origin"):
+        ndconv.correlate1d(FakeCAI(), [1, 2, 3], origin=2)
+    with pytest.raises(ndconv._filters._AxisError):
+        ndconv.correlate1d(FakeCAI(), [1, 2, 3], axis=2)
+    with pytest.raises(ndconv.ArgumentError, match="takes 1-D weights"):
+        ndconv.correlate1d(FakeCAI(), np.ones((2, 2)))
+
+
+def test_plan_for_host_arrays_refuses_device_arrays():
+    p = ndconv.Plan("correlate", (4, 5), "float32", weights=np.ones(3), device="cpu")
+    with pytest.raises(ndconv.ArgumentError, match="made for host arrays"):
+        p(FakeCAI())
+
+
+def test_plan_for_device_arrays_needs_cuda():
+    with pytest.raises(ndconv.ArgumentError, match="device for device arrays"):
+        ndconv.Plan("correlate", (4, 5), "float32", weights=np.ones(3), device="cpu", device_arrays=True)
+
+
+def test_plan_device_call_without_gpu():
+    # A CUDA plan on a machine without CUDA: the library's own error, no crash.
+    try:
+        p = ndconv.Plan("correlate", (4, 5), "float32", weights=np.ones(3), device="cuda:0", device_arrays=True)
+    except RuntimeError as e:
+        assert "cuda" in str(e).lower()
+        return
+    # With a GPU the fake pointer is not device memory: refused by the device's check.
+    with pytest.raises(ndconv.ArgumentError, match="not CUDA device memory"):
+        p(FakeCAI())
