@@ -60,7 +60,7 @@ var rules = []rule{
 	{pkgs: []string{"zarr"}, ext: []string{"github.com/klauspost/compress", "github.com/pierrec/lz4/v4"},
 		why: "zarr (arrays in stores, their codecs) depends only on nd and its codecs' libraries"},
 	{pkgs: []string{"imageio/..."}, may: []string{"imageio/...", "zarr"},
-		ext: []string{"golang.org/x/sys/unix", "golang.org/x/image", "github.com/klauspost/compress/flate"},
+		ext: []string{"golang.org/x/sys/unix", "golang.org/x/image", "github.com/klauspost/compress/flate", "github.com/klauspost/compress/zlib"},
 		why: "imageio (and its formats) depend only on nd, and on zarr for .zarr"},
 	{pkgs: []string{"kernels"}, may: []string{"internal/fft", "internal/fftconv"},
 		why: "kernels depend only on nd and the FFT math whose plans they build"},
