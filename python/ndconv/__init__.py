@@ -67,7 +67,7 @@ import threading
 
 import numpy as np
 
-__all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter", "gaussian_filter1d",
+__all__ = ["correlate", "convolve", "correlate_many", "convolve_many", "correlate1d", "convolve1d", "gaussian_filter", "gaussian_filter1d",
            "gaussian_laplace", "gaussian_gradient_magnitude", "generic_laplace", "generic_gradient_magnitude",
            "uniform_filter", "uniform_filter1d", "sobel", "prewitt", "laplace", "Plan", "ArgumentError",
            "library_path"]
@@ -376,7 +376,7 @@ def _plan(key, make):
 
 
 from . import _device  # noqa: E402
-from ._filters import (correlate, convolve, correlate1d, convolve1d, gaussian_filter,  # noqa: E402
+from ._filters import (correlate, convolve, correlate_many, convolve_many, correlate1d, convolve1d, gaussian_filter,  # noqa: E402
                        gaussian_filter1d, gaussian_laplace, gaussian_gradient_magnitude,
                        generic_laplace, generic_gradient_magnitude, uniform_filter, uniform_filter1d,
                        sobel, prewitt, laplace)
