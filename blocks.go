@@ -37,9 +37,18 @@ type BlockOptions struct {
 	// each block writes whole storage chunks, once.
 	Align []int
 	// InFlight is the number of blocks computed at once, each on a
-	// goroutine of its own with its own buffers; 0 means 2, which lets one
-	// block read or write while another computes.
+	// goroutine of its own with its own buffers; 0 means 2 per device,
+	// which lets one block read or write while another computes.
 	InFlight int
+	// Devices spreads the blocks over several devices: a list as
+	// plan.ParseDevices takes it ("cuda:all", "cuda:0,cuda:1",
+	// "opencl:all"); empty, the plan's own device. Worker w computes on
+	// device w mod len(Devices), each taking the next block as it frees
+	// up, so a slower device takes fewer; a block that fails on one device
+	// is tried once on the next before the failure is reported. Every
+	// device runs the plan's method, so the output is one device's, bit
+	// for bit, for the exact methods.
+	Devices string
 }
 
 // DefaultBlockBytes is ExecuteBlocks' budget per block when none is given.
@@ -77,14 +86,20 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 	if err != nil {
 		return err
 	}
+	devices := []plan.Device{p.exec.Device}
+	if bo.Devices != "" {
+		if devices, err = plan.ParseDevices(bo.Devices); err != nil {
+			return err
+		}
+	}
 	inFlight := bo.InFlight
 	if inFlight == 0 {
-		inFlight = 2
+		inFlight = 2 * len(devices)
 	}
-	// Every block runs the whole plan's method on its device: a method
-	// chosen anew for a block's shape could add the products differently.
+	// Every block runs the whole plan's method: a method chosen anew for a
+	// block's shape could add the products differently.
 	opt := p.opt
-	opt.Device, opt.Method, opt.Progress = p.exec.Device, p.exec.Method, nil
+	opt.Method, opt.Progress = p.exec.Method, nil
 	execs := make([]*plan.Executable, inFlight) // per worker, the last block's
 	defer func() {
 		for _, e := range execs {
@@ -93,20 +108,37 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 			}
 		}
 	}()
-	return chunk.RunBlocks(ctx, g, src, sink, inFlight, p.opt.Progress, func(ctx context.Context, w int, b *chunk.Block, dst, src nd.Array) error {
+	// run computes block b on device d with worker w's executable, made
+	// anew where the block's geometry or the device differs.
+	run := func(ctx context.Context, w int, d plan.Device, b *chunk.Block, dst, src nd.Array) error {
 		e := execs[w]
-		if e == nil || !chunk.SameGeometry(e.Problem, b.Problem) {
+		if e == nil || e.Device != d || !chunk.SameGeometry(e.Problem, b.Problem) {
 			if e != nil {
 				e.Close()
 				execs[w] = nil
 			}
+			o := opt
+			o.Device = d
 			var err error
-			if e, err = plan.New(b.Problem, opt); err != nil {
+			if e, err = plan.New(b.Problem, o); err != nil {
 				return err
 			}
 			execs[w] = e
 		}
 		return e.Execute(ctx, dst, src)
+	}
+	return chunk.RunBlocks(ctx, g, src, sink, inFlight, p.opt.Progress, func(ctx context.Context, w int, b *chunk.Block, dst, src nd.Array) error {
+		d := devices[w%len(devices)]
+		err := run(ctx, w, d, b, dst, src)
+		if err != nil && len(devices) > 1 && ctx.Err() == nil {
+			// Once more on the next device, then the failure is the block's.
+			next := devices[(w+1)%len(devices)]
+			if retry := run(ctx, w, next, b, dst, src); retry != nil {
+				return fmt.Errorf("on %v: %w; again on %v: %w", d, err, next, retry)
+			}
+			return nil
+		}
+		return err
 	})
 }
 

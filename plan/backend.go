@@ -279,3 +279,40 @@ func withReason(err error, backend, reason string, under error) error {
 	}
 	return &reasonError{reason: reason, err: err}
 }
+
+// ParseDevices parses a list of devices, comma-separated: each a device
+// string ParseDevice takes, or KIND:all for every usable device of a
+// backend (cuda:all, opencl:all), in the backend's order. Duplicates are
+// kept: a device named twice takes twice the work.
+func ParseDevices(s string) ([]Device, error) {
+	var devs []Device
+	for _, part := range strings.Split(s, ",") {
+		part = strings.TrimSpace(part)
+		if kind, ok := strings.CutSuffix(strings.ToLower(part), ":all"); ok {
+			b, found := Lookup(kind)
+			if !found {
+				return nil, &nd.UnsupportedError{What: "device", Value: part, Supported: "cuda:all, opencl:all and the forms of ParseDevice"}
+			}
+			ds, err := b.Devices()
+			if err != nil {
+				return nil, unavailable(Device{Kind: kind}, err)
+			}
+			n := len(devs)
+			for _, d := range ds {
+				if d.Usable {
+					devs = append(devs, d.Device)
+				}
+			}
+			if len(devs) == n {
+				return nil, &UnavailableError{Device: Device{Kind: kind}, Reason: "no usable " + kind + " device"}
+			}
+			continue
+		}
+		d, err := ParseDevice(part)
+		if err != nil {
+			return nil, err
+		}
+		devs = append(devs, d)
+	}
+	return devs, nil
+}
