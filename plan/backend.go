@@ -288,6 +288,9 @@ func ParseDevices(s string) ([]Device, error) {
 	var devs []Device
 	for _, part := range strings.Split(s, ",") {
 		part = strings.TrimSpace(part)
+		if part == "" {
+			return nil, &nd.UnsupportedError{What: "device list", Value: s, Supported: "devices separated by commas, none empty"}
+		}
 		if kind, ok := strings.CutSuffix(strings.ToLower(part), ":all"); ok {
 			b, found := Lookup(kind)
 			if !found {

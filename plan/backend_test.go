@@ -263,3 +263,27 @@ func TestListDevices(t *testing.T) {
 		}
 	}
 }
+
+// TestParseDevices: lists keep their order and duplicates; KIND:all is
+// every usable device of a backend, or an error naming why none; a bad
+// entry is ParseDevice's error.
+func TestParseDevices(t *testing.T) {
+	ds, err := ParseDevices("cpu, cpu,auto")
+	if err != nil || len(ds) != 3 || ds[0].Kind != "cpu" || ds[1].Kind != "cpu" || !ds[2].IsAuto() {
+		t.Errorf("ParseDevices(cpu, cpu,auto) = %v, %v", ds, err)
+	}
+	if ds, err := ParseDevices("cpu:all"); err != nil || len(ds) != 1 || ds[0].Kind != "cpu" {
+		t.Errorf("cpu:all = %v, %v", ds, err)
+	}
+	var ue *UnavailableError
+	if _, err := ParseDevices("cuda:all"); (err == nil) != (cudaBackend{}.Available() == nil) {
+		t.Errorf("cuda:all: %v, with CUDA available: %v", err, cudaBackend{}.Available())
+	} else if err != nil && !errors.As(err, &ue) {
+		t.Errorf("cuda:all without CUDA: %T %v, want an *UnavailableError", err, err)
+	}
+	for _, bad := range []string{"gpu:all", "cpu,", "cuda:x"} {
+		if _, err := ParseDevices(bad); err == nil {
+			t.Errorf("ParseDevices(%q) accepted", bad)
+		}
+	}
+}
