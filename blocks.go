@@ -100,32 +100,39 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 	// block's shape could add the products differently.
 	opt := p.opt
 	opt.Method, opt.Progress = p.exec.Method, nil
-	execs := make([]*plan.Executable, inFlight) // per worker, the last block's
+	// Each worker keeps the executables of the last few block geometries
+	// it computed (inner blocks, and those at an edge or corner), so that
+	// alternating geometries do not make engines (device memory, pinned
+	// staging, kernels) anew.
+	const keptGeometries = 4
+	execs := make([][]*plan.Executable, inFlight)
 	defer func() {
-		for _, e := range execs {
-			if e != nil {
+		for _, es := range execs {
+			for _, e := range es {
 				e.Close()
 			}
 		}
 	}()
-	// run computes block b on device d with worker w's executable, made
-	// anew where the block's geometry or the device differs.
+	// run computes block b on device d with one of worker w's executables,
+	// made where none has the block's geometry on d.
 	run := func(ctx context.Context, w int, d plan.Device, b *chunk.Block, dst, src nd.Array) error {
-		e := execs[w]
-		if e == nil || e.Device != d || !chunk.SameGeometry(e.Problem, b.Problem) {
-			if e != nil {
-				e.Close()
-				execs[w] = nil
-			}
+		es := execs[w]
+		i := slices.IndexFunc(es, func(e *plan.Executable) bool { return e.Device == d && chunk.SameGeometry(e.Problem, b.Problem) })
+		if i < 0 {
 			o := opt
 			o.Device = d
-			var err error
-			if e, err = plan.New(b.Problem, o); err != nil {
+			e, err := plan.New(b.Problem, o)
+			if err != nil {
 				return err
 			}
-			execs[w] = e
+			if len(es) == keptGeometries {
+				es[0].Close()
+				es = es[1:]
+			}
+			es = append(es, e)
+			execs[w], i = es, len(es)-1
 		}
-		return e.Execute(ctx, dst, src)
+		return es[i].Execute(ctx, dst, src)
 	}
 	return chunk.RunBlocks(ctx, g, src, sink, inFlight, p.opt.Progress, func(ctx context.Context, w int, b *chunk.Block, dst, src nd.Array) error {
 		d := devices[w%len(devices)]

@@ -5,7 +5,9 @@ import (
 	"context"
 	"errors"
 	"math/rand/v2"
+	"os"
 	"testing"
+	"time"
 
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/cuda"
@@ -56,4 +58,51 @@ func TestBlocksOnDevices(t *testing.T) {
 			t.Errorf("Devices %q: %v, want an unsupported or unavailable device", bad, err)
 		}
 	}
+}
+
+// TestBlocksDeviceScaling times a 1024³ uint8 volume with a 7³ kernel in
+// 256³ blocks on cuda:0 alone and on every CUDA GPU (cuda:all), from host
+// memory, and logs the throughputs and their ratio; the outputs must be
+// equal. A measurement for the device runs (NDCONV_SCALING=1), not a
+// timed assertion.
+func TestBlocksDeviceScaling(t *testing.T) {
+	if os.Getenv("NDCONV_SCALING") != "1" || cuda.Available() != nil {
+		t.Skip("NDCONV_SCALING=1 on a CUDA host")
+	}
+	ctx := context.Background()
+	n := 1024
+	shape := []int{n, n, n}
+	x, _ := nd.New(nd.Uint8, shape...)
+	b := x.Bytes()
+	for i := range b {
+		b[i] = byte(i*7 + i/n)
+	}
+	k := enginetest.RandomKernel(rand.New(rand.NewPCG(30, 5)), false, 7, 7, 7)
+	p, err := ndconv.NewPlan(ndconv.Correlation, shape, nd.Uint8, ndconv.Options{Device: "cuda:0", Method: ndconv.Direct}, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	var outs [][]byte
+	var rates []float64
+	for _, devices := range []string{"cuda:0", "cuda:all", "cuda:0", "cuda:all"} {
+		got, _ := nd.New(nd.Uint8, shape...)
+		start := time.Now()
+		err := p.ExecuteBlocks(ctx, ndconv.ArraySource{Array: x}, ndconv.ArraySink{Array: got}, ndconv.BlockOptions{Shape: []int{256, 256, 256}, Devices: devices})
+		if err != nil {
+			t.Fatal(err)
+		}
+		secs := time.Since(start).Seconds()
+		rate := 2 * float64(len(b)) / secs / 1e9
+		rates = append(rates, rate)
+		outs = append(outs, got.Bytes())
+		t.Logf("%-9s %.3f s, %.2f GB/s in and out", devices, secs, rate)
+	}
+	for i := 1; i < len(outs); i++ {
+		if !bytes.Equal(outs[i], outs[0]) {
+			t.Errorf("run %d differs from cuda:0's output", i)
+		}
+	}
+	ds, _ := plan.ParseDevices("cuda:all")
+	t.Logf("%d GPUs: cuda:all at %.2f× cuda:0's rate (second runs)", len(ds), rates[3]/rates[2])
 }
