@@ -13,6 +13,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndconv/ndconv/internal/s3test"
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/zarr"
 	"github.com/ndconv/ndconv/zarr/blobstore"
@@ -129,18 +130,21 @@ func readBack(t *testing.T, ctx context.Context, s zarr.Store, path string, a nd
 	}
 }
 
+// fastRetry retries quickly, so that tests of failing servers stay fast.
+var fastRetry = &blobstore.Options{Retry: blobstore.Retry{Attempts: 8, Base: time.Millisecond, Max: 10 * time.Millisecond}}
+
 // TestS3RoundTrip writes a sharded v3 array and a v2 array to the S3
 // server and to a directory: the objects equal the files byte for byte,
 // and read back equal.
 func TestS3RoundTrip(t *testing.T) {
-	srv := newS3Server(t)
+	srv := s3test.New(t)
 	ctx := context.Background()
 	for i, l := range layouts {
 		t.Run(l.name, func(t *testing.T) {
 			a := randomArray(t, l.meta, uint64(i))
 			local := zarr.NewDirStore(t.TempDir())
 			write(t, ctx, local, "g/arr", l.meta, a)
-			s, err := blobstore.Open(ctx, srv.url(fmt.Sprintf("data/t%d.zarr", i)), nil)
+			s, err := blobstore.Open(ctx, srv.URL(fmt.Sprintf("data/t%d.zarr", i)), nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -149,8 +153,8 @@ func TestS3RoundTrip(t *testing.T) {
 			sameContents(t, "s3", contents(t, ctx, s), contents(t, ctx, local))
 			readBack(t, ctx, s, "g/arr", a)
 			// The objects are where the URL said, under its path.
-			log, _ := srv.reset()
-			if n := count(log, "PUT data/t"+fmt.Sprint(i)+".zarr/g/arr/"); n == 0 {
+			log, _ := srv.Reset()
+			if n := s3test.Count(log, "PUT data/t"+fmt.Sprint(i)+".zarr/g/arr/"); n == 0 {
 				t.Errorf("no PUT under data/t%d.zarr/g/arr/ in %v", i, log)
 			}
 			// Remove deletes every object under the array.
@@ -168,7 +172,7 @@ func TestS3RoundTrip(t *testing.T) {
 // connections dropped before or after the request was served), writes
 // and reads still give the local store's bytes.
 func TestS3Failures(t *testing.T) {
-	srv := newS3Server(t)
+	srv := s3test.New(t)
 	ctx := context.Background()
 	for _, rate := range []float64{0.05, 0.20} {
 		for i, l := range layouts {
@@ -176,19 +180,19 @@ func TestS3Failures(t *testing.T) {
 				a := randomArray(t, l.meta, uint64(10+i))
 				local := zarr.NewDirStore(t.TempDir())
 				write(t, ctx, local, "arr", l.meta, a)
-				s, err := blobstore.Open(ctx, srv.url(fmt.Sprintf("fail%d/%d.zarr", int(rate*100), i)), fastRetry)
+				s, err := blobstore.Open(ctx, srv.URL(fmt.Sprintf("fail%d/%d.zarr", int(rate*100), i)), fastRetry)
 				if err != nil {
 					t.Fatal(err)
 				}
 				defer s.Close()
-				srv.reset()
-				srv.fail(rate, uint64(100*rate)+uint64(i))
-				defer srv.fail(0, 0)
+				srv.Reset()
+				srv.Fail(rate, uint64(100*rate)+uint64(i))
+				defer srv.Fail(0, 0)
 				write(t, ctx, s, "arr", l.meta, a)
 				readBack(t, ctx, s, "arr", a)
 				got := contents(t, ctx, s)
-				log, failed := srv.reset()
-				srv.fail(0, 0)
+				log, failed := srv.Reset()
+				srv.Fail(0, 0)
 				sameContents(t, "s3 failing", got, contents(t, ctx, local))
 				if failed == 0 {
 					t.Errorf("no request of %d failed: the test tests nothing", len(log))
@@ -203,12 +207,12 @@ func TestS3Failures(t *testing.T) {
 // the shard's index (one request, the last bytes) and the chunks the
 // region meets (one request each), never the whole shard.
 func TestS3RangedRead(t *testing.T) {
-	srv := newS3Server(t)
+	srv := s3test.New(t)
 	ctx := context.Background()
 	m := zarr.Meta{Shape: []int{32, 32, 32}, DType: nd.Uint8, ChunkShape: []int{4, 4, 4},
 		ShardShape: []int{16, 16, 16}, Compressor: zarr.Compressor{Name: "zstd"}}
 	a := randomArray(t, m, 3)
-	s, err := blobstore.Open(ctx, srv.url("ranged.zarr"), nil)
+	s, err := blobstore.Open(ctx, srv.URL("ranged.zarr"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -222,19 +226,19 @@ func TestS3RangedRead(t *testing.T) {
 	// chunks of the 64 in the shard.
 	start, shape := []int{17, 17, 17}, []int{6, 6, 6}
 	got, _ := nd.New(nd.Uint8, shape...)
-	srv.reset()
+	srv.Reset()
 	if err := arr.ReadRegion(ctx, start, shape, got); err != nil {
 		t.Fatal(err)
 	}
-	log, _ := srv.reset()
+	log, _ := srv.Reset()
 	shard := "ranged.zarr/c/1/1/1"
-	if n := count(log, "GET "+shard+" bytes=-"); n != 1 {
+	if n := s3test.Count(log, "GET "+shard+" bytes=-"); n != 1 {
 		t.Errorf("%d reads of the shard's index (the last bytes), want 1: %v", n, log)
 	}
-	if n := count(log, "GET "+shard+" bytes="); n != 1+8 {
+	if n := s3test.Count(log, "GET "+shard+" bytes="); n != 1+8 {
 		t.Errorf("%d ranged reads of the shard, want the index and 8 chunks: %v", n, log)
 	}
-	if n := count(log, "GET "); n != 9 || len(log) != 9 {
+	if n := s3test.Count(log, "GET "); n != 9 || len(log) != 9 {
 		t.Errorf("%d requests (%d GETs), want 9: %v", len(log), n, log)
 	}
 	// The bytes are those of the array.
@@ -252,7 +256,7 @@ func TestS3RangedRead(t *testing.T) {
 	if err := arr.ReadRegion(ctx, []int{16, 0, 16}, []int{16, 16, 16}, whole); err != nil {
 		t.Fatal(err)
 	}
-	log, _ = srv.reset()
+	log, _ = srv.Reset()
 	if len(log) != 1 || log[0] != "GET ranged.zarr/c/1/0/1" {
 		t.Errorf("a shard's whole region: requests %v, want one GET of it", log)
 	}
@@ -261,11 +265,11 @@ func TestS3RangedRead(t *testing.T) {
 // TestS3Cancel: a read from a server that stalls stops as soon as its
 // context is cancelled, with the context's error.
 func TestS3Cancel(t *testing.T) {
-	srv := newS3Server(t)
+	srv := s3test.New(t)
 	ctx := context.Background()
 	m := layouts[0].meta
 	a := randomArray(t, m, 4)
-	s, err := blobstore.Open(ctx, srv.url("cancel.zarr"), nil)
+	s, err := blobstore.Open(ctx, srv.URL("cancel.zarr"), nil)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -275,10 +279,8 @@ func TestS3Cancel(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	srv.mu.Lock()
-	srv.stall = 10 * time.Second
-	srv.mu.Unlock()
-	defer func() { srv.mu.Lock(); srv.stall = 0; srv.mu.Unlock() }()
+	srv.Stall(10 * time.Second)
+	defer srv.Stall(0)
 	cctx, cancel := context.WithCancel(ctx)
 	time.AfterFunc(100*time.Millisecond, cancel)
 	t0 := time.Now()

@@ -1,4 +1,7 @@
-package blobstore_test
+// Package s3test serves a real S3-compatible server (gofakes3, in memory)
+// on loopback for tests: the HTTP requests a bucket gets, recorded, and a
+// fraction of them failed on request. It is imported only by _test files.
+package s3test
 
 import (
 	"bytes"
@@ -13,18 +16,16 @@ import (
 
 	"github.com/johannesboyne/gofakes3"
 	"github.com/johannesboyne/gofakes3/backend/s3mem"
-
-	"github.com/ndconv/ndconv/zarr/blobstore"
 )
 
-// s3Server is a real S3-compatible server (gofakes3, in memory) on
+// Server is a real S3-compatible server (gofakes3, in memory) on
 // loopback, behind a handler that records every request and can fail a
 // fraction of them: the same HTTP requests a bucket gets, and the
 // failures a bucket gives (500, 503 SlowDown, a connection dropped before
 // or after the request was carried out).
-type s3Server struct {
-	URL    string // the endpoint: http://127.0.0.1:port
-	Bucket string
+type Server struct {
+	Endpoint string // http://127.0.0.1:port
+	Bucket   string
 
 	mu       sync.Mutex
 	rng      *rand.Rand
@@ -35,46 +36,50 @@ type s3Server struct {
 	inner    http.Handler
 }
 
-// newS3Server starts a server with bucket "vol" and points the AWS
+// New starts a server with bucket "vol" and points the AWS
 // environment at it: fixed test credentials, no shared config, no
 // instance metadata (nothing leaves loopback).
-func newS3Server(t *testing.T) *s3Server {
+func New(t *testing.T) *Server {
 	t.Helper()
 	backend := s3mem.New()
 	if err := backend.CreateBucket("vol"); err != nil {
 		t.Fatal(err)
 	}
-	s := &s3Server{Bucket: "vol", rng: rand.New(rand.NewPCG(1, 2)),
+	s := &Server{Bucket: "vol", rng: rand.New(rand.NewPCG(1, 2)),
 		inner: gofakes3.New(backend, gofakes3.WithLogger(gofakes3.DiscardLog())).Server()}
 	srv := httptest.NewServer(s)
 	t.Cleanup(srv.Close)
-	s.URL = srv.URL
-	for k, v := range map[string]string{
-		"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
-		"AWS_REGION": "", "AWS_DEFAULT_REGION": "", "AWS_PROFILE": "",
-		"AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
-		"AWS_EC2_METADATA_DISABLED": "true", "AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_S3": "",
-	} {
+	s.Endpoint = srv.URL
+	for k, v := range awsEnv {
 		t.Setenv(k, v)
 	}
 	return s
 }
 
-// url is the s3:// URL of path in the bucket, with the endpoint.
-func (s *s3Server) url(path string) string {
-	return "s3://" + s.Bucket + "/" + path + "?endpoint=" + s.URL
+// awsEnv gives the SDK fixed test credentials and no shared config, no
+// instance metadata and no endpoint from outside.
+var awsEnv = map[string]string{
+	"AWS_ACCESS_KEY_ID": "test", "AWS_SECRET_ACCESS_KEY": "test", "AWS_SESSION_TOKEN": "",
+	"AWS_REGION": "", "AWS_DEFAULT_REGION": "", "AWS_PROFILE": "",
+	"AWS_CONFIG_FILE": "/nonexistent", "AWS_SHARED_CREDENTIALS_FILE": "/nonexistent",
+	"AWS_EC2_METADATA_DISABLED": "true", "AWS_ENDPOINT_URL": "", "AWS_ENDPOINT_URL_S3": "",
 }
 
-// fail makes a fraction rate of the requests from now on fail, drawn from
+// URL is the s3:// URL of path in the bucket, with the endpoint.
+func (s *Server) URL(path string) string {
+	return "s3://" + s.Bucket + "/" + path + "?endpoint=" + s.Endpoint
+}
+
+// Fail makes a fraction rate of the requests from now on fail, drawn from
 // a fixed seed.
-func (s *s3Server) fail(rate float64, seed uint64) {
+func (s *Server) Fail(rate float64, seed uint64) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	s.failRate, s.rng = rate, rand.New(rand.NewPCG(seed, seed^0x9e3779b97f4a7c15))
 }
 
-// reset forgets the requests logged so far.
-func (s *s3Server) reset() (log []string, failed int) {
+// Reset forgets the requests logged so far.
+func (s *Server) Reset() (log []string, failed int) {
 	s.mu.Lock()
 	defer s.mu.Unlock()
 	log, failed = s.log, s.failed
@@ -82,7 +87,7 @@ func (s *s3Server) reset() (log []string, failed int) {
 	return log, failed
 }
 
-func (s *s3Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
+func (s *Server) ServeHTTP(w http.ResponseWriter, r *http.Request) {
 	s.mu.Lock()
 	entry := r.Method + " " + strings.TrimPrefix(r.URL.Path, "/"+s.Bucket+"/")
 	if rg := r.Header.Get("Range"); rg != "" {
@@ -139,8 +144,8 @@ func drop(w http.ResponseWriter) {
 	conn.Close()
 }
 
-// count is how many logged requests begin with prefix ("GET a/c/0").
-func count(log []string, prefix string) int {
+// Count is how many logged requests begin with prefix ("GET a/c/0").
+func Count(log []string, prefix string) int {
 	n := 0
 	for _, e := range log {
 		if strings.HasPrefix(e, prefix) {
@@ -150,5 +155,20 @@ func count(log []string, prefix string) int {
 	return n
 }
 
-// fastRetry retries quickly, so that tests of failing servers stay fast.
-var fastRetry = &blobstore.Options{Retry: blobstore.Retry{Attempts: 8, Base: time.Millisecond, Max: 10 * time.Millisecond}}
+// Stall makes each request from now on wait d before it is served (or
+// until its client goes).
+func (s *Server) Stall(d time.Duration) {
+	s.mu.Lock()
+	defer s.mu.Unlock()
+	s.stall = d
+}
+
+// Env is the environment that points the AWS SDK at nothing but the
+// server (for a child process): the variables New sets.
+func (s *Server) Env() []string {
+	var env []string
+	for k, v := range awsEnv {
+		env = append(env, k+"="+v)
+	}
+	return append(env, "AWS_ENDPOINT_URL_S3="+s.Endpoint)
+}
