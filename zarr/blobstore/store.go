@@ -192,6 +192,10 @@ func transient(err error) bool {
 	if status := httpStatus(err); status != 0 {
 		return status >= 500 || status == 408 || status == 429
 	}
+	var dns *net.DNSError
+	if errors.As(err, &dns) && dns.IsNotFound {
+		return false // a host that does not exist (a misspelt endpoint)
+	}
 	var ne net.Error
 	return errors.Is(err, errShort) || errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF) ||
 		errors.Is(err, context.DeadlineExceeded) ||

@@ -251,6 +251,20 @@ func TestS3RangedRead(t *testing.T) {
 			}
 		}
 	}
+	// The 8 chunks are read at once: with each request taking 150 ms, the
+	// index and then the chunks take about 300 ms, not 9 × 150.
+	srv.Stall(150 * time.Millisecond)
+	t0 := time.Now()
+	err = arr.ReadRegion(ctx, start, shape, got)
+	took := time.Since(t0)
+	srv.Stall(0)
+	srv.Reset()
+	if err != nil {
+		t.Fatal(err)
+	}
+	if took > 800*time.Millisecond {
+		t.Errorf("a region of 8 chunks of one shard took %v at 150 ms a request: the chunks were not read in parallel", took)
+	}
 	// A region covering a shard reads it in one request.
 	whole, _ := nd.New(nd.Uint8, 16, 16, 16)
 	if err := arr.ReadRegion(ctx, []int{16, 0, 16}, []int{16, 16, 16}, whole); err != nil {
@@ -374,5 +388,20 @@ func TestOpenErrors(t *testing.T) {
 	}
 	if b, err := s.GetRange(ctx, "short", -1, 2); err != nil || string(b) != "bc" {
 		t.Errorf("GetRange(last 2) = %q, %v", b, err)
+	}
+}
+
+// TestS3Unreachable: an endpoint where nothing listens is retried, then
+// reported with the number of tries.
+func TestS3Unreachable(t *testing.T) {
+	s3test.New(t) // the environment
+	ctx := context.Background()
+	s, err := blobstore.Open(ctx, "s3://vol/x.zarr?endpoint=http://127.0.0.1:1", fastRetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	if _, err := s.Get(ctx, "zarr.json"); err == nil || !strings.Contains(err.Error(), "tries") {
+		t.Errorf("Get from a closed port: %v, want an error after several tries", err)
 	}
 }
