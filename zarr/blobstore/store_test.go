@@ -405,3 +405,49 @@ func TestS3Unreachable(t *testing.T) {
 		t.Errorf("Get from a closed port: %v, want an error after several tries", err)
 	}
 }
+
+// TestS3LargePut: a value larger than an upload part (a shard of tens of
+// MiB) goes up in parts, and reads back whole; with requests failing
+// too (30%: a few of its seven requests).
+func TestS3LargePut(t *testing.T) {
+	srv := s3test.New(t)
+	ctx := context.Background()
+	s, err := blobstore.Open(ctx, srv.URL("big.zarr"), fastRetry)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s.Close()
+	data := make([]byte, 20<<20+12345)
+	r := rand.New(rand.NewPCG(9, 9))
+	for i := 0; i < len(data); i += 8 {
+		v := r.Uint64()
+		for k := 0; k < 8 && i+k < len(data); k++ {
+			data[i+k] = byte(v >> (8 * k))
+		}
+	}
+	for _, rate := range []float64{0, 0.3} {
+		srv.Reset()
+		srv.Fail(rate, 5)
+		err := s.Put(ctx, "c/0", data)
+		var got, tail []byte
+		if err == nil {
+			got, err = s.Get(ctx, "c/0")
+		}
+		if err == nil {
+			tail, err = s.GetRange(ctx, "c/0", -1, 1000)
+		}
+		log, failed := srv.Reset()
+		srv.Fail(0, 0)
+		if err != nil {
+			t.Fatalf("%.0f%% failing: %v", rate*100, err)
+		}
+		if !bytes.Equal(got, data) || !bytes.Equal(tail, data[len(data)-1000:]) {
+			t.Fatalf("%.0f%% failing: read back differs", rate*100)
+		}
+		if rate > 0 && failed == 0 {
+			t.Errorf("none of %d requests failed", len(log))
+		}
+		t.Logf("%.0f%% failing: %d requests (%d PUTs, %d POSTs), %d failed", rate*100, len(log),
+			s3test.Count(log, "PUT"), s3test.Count(log, "POST"), failed)
+	}
+}
