@@ -374,6 +374,22 @@ func TestOpenErrors(t *testing.T) {
 	if _, err := s.Get(ctx, "missing"); !errors.Is(err, zarr.ErrNotFound) {
 		t.Errorf("Get of a missing key: %v, want ErrNotFound", err)
 	}
+	checkRanges(t, s)
+	// The same on S3, where the last bytes are one suffix-range GET.
+	srv := s3test.New(t)
+	s3, err := blobstore.Open(ctx, srv.URL("ranges"), nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer s3.Close()
+	checkRanges(t, s3)
+}
+
+// checkRanges: ranges past a value's end are FormatErrors; the last bytes
+// and a range inside are the value's; a missing key is ErrNotFound.
+func checkRanges(t *testing.T, s *blobstore.Store) {
+	t.Helper()
+	ctx := context.Background()
 	if _, err := s.GetRange(ctx, "missing", -1, 4); !errors.Is(err, zarr.ErrNotFound) {
 		t.Errorf("GetRange of a missing key: %v, want ErrNotFound", err)
 	}
@@ -381,13 +397,16 @@ func TestOpenErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	var fe *zarr.FormatError
-	for _, r := range [][2]int64{{0, 4}, {-1, 4}, {2, 2}} {
+	for _, r := range [][2]int64{{0, 4}, {-1, 4}, {2, 2}, {3, 1}} {
 		if _, err := s.GetRange(ctx, "short", r[0], r[1]); !errors.As(err, &fe) {
 			t.Errorf("GetRange(%v) past a 3-byte value's end: %v, want a FormatError", r, err)
 		}
 	}
 	if b, err := s.GetRange(ctx, "short", -1, 2); err != nil || string(b) != "bc" {
 		t.Errorf("GetRange(last 2) = %q, %v", b, err)
+	}
+	if b, err := s.GetRange(ctx, "short", 1, 1); err != nil || string(b) != "b" {
+		t.Errorf("GetRange(1, 1) = %q, %v", b, err)
 	}
 }
 
