@@ -16,6 +16,7 @@ import (
 	"github.com/ndconv/ndconv/imageio/nifti"
 	"github.com/ndconv/ndconv/imageio/tiff"
 	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/zarr/blobstore"
 )
 
 // RawOptions describe a headerless .raw file: its shape and element type
@@ -187,9 +188,13 @@ func decodeNIfTI(r io.Reader) (nd.Array, Meta, error) {
 // of folders).
 func formatOf(path string) (format, error) {
 	if _, _, ok := zarrPath(path); ok {
-		if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() {
+		if fi, err := os.Stat(path); err != nil || !fi.Mode().IsRegular() || blobstore.IsURL(path) {
 			return zarrFormat, nil
 		}
+	}
+	if blobstore.IsURL(path) {
+		return format{}, &UnsupportedError{What: "URL", Value: path,
+			Detail: "buckets hold Zarr arrays only: name one by a path with a component ending in .zarr (s3://bucket/dir/x.zarr)"}
 	}
 	lower := strings.ToLower(path)
 	for _, f := range formats {

@@ -12,6 +12,7 @@ import (
 
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/zarr"
+	"github.com/ndconv/ndconv/zarr/blobstore"
 )
 
 // ZarrMeta is what a Zarr input says beyond its samples, carried to a
@@ -27,7 +28,22 @@ type ZarrMeta struct {
 // zarrPath splits a path that names a Zarr array, "dir/x.zarr" or
 // "dir/x.zarr/group/array", into the store's directory and the array's
 // path in it. ok is false for paths with no component ending in .zarr.
+// For a bucket URL ("s3://bucket/dir/x.zarr/group?endpoint=…") root is
+// the store's URL, its query kept ("s3://bucket/dir/x.zarr?endpoint=…").
 func zarrPath(path string) (root, inner string, ok bool) {
+	if blobstore.IsURL(path) {
+		bu, p, err := blobstore.SplitURL(path)
+		if err != nil {
+			return "", "", false
+		}
+		r, inner, ok := zarrPath(p)
+		if !ok {
+			return "", "", false
+		}
+		u := *bu
+		u.Path = "/" + strings.TrimLeft(filepath.ToSlash(r), "/")
+		return u.String(), inner, true
+	}
 	parts := strings.Split(filepath.ToSlash(path), "/")
 	for i, p := range parts {
 		if len(p) > len(".zarr") && strings.HasSuffix(strings.ToLower(p), ".zarr") {
@@ -46,14 +62,20 @@ var zarrFormat = format{extensions: []string{".zarr"}, complex: true, readPath: 
 
 // readZarr reads the whole array at path, with its layout and OME-Zarr
 // level.
-func readZarr(ctx context.Context, path string) (nd.Array, Meta, error) {
+func readZarr(ctx context.Context, path string) (_ nd.Array, _ Meta, err error) {
 	root, inner, _ := zarrPath(path)
-	if fi, err := os.Stat(root); err != nil {
-		return nd.Array{}, Meta{}, err
-	} else if !fi.IsDir() {
-		return nd.Array{}, Meta{}, &FormatError{Format: ".zarr", Msg: root + " is not a directory"}
+	if !blobstore.IsURL(root) {
+		if fi, err := os.Stat(root); err != nil {
+			return nd.Array{}, Meta{}, err
+		} else if !fi.IsDir() {
+			return nd.Array{}, Meta{}, &FormatError{Format: ".zarr", Msg: root + " is not a directory"}
+		}
 	}
-	s := zarr.NewDirStore(root)
+	s, done, err := openZarrStore(ctx, root)
+	if err != nil {
+		return nd.Array{}, Meta{}, err
+	}
+	defer func() { err = errors.Join(err, done()) }()
 	a, err := zarr.Open(ctx, s, inner)
 	if err != nil {
 		return nd.Array{}, Meta{}, err
@@ -109,12 +131,16 @@ func zarrLayout(a nd.Array, in *ZarrMeta) zarr.Meta {
 // whose multiscale has that one level, with the input level's axes,
 // scale and translation. Each shard is written whole and atomically; the
 // array as a whole is not (its old contents are removed first).
-func writeZarr(ctx context.Context, path string, a nd.Array, opt WriteOptions) error {
+func writeZarr(ctx context.Context, path string, a nd.Array, opt WriteOptions) (err error) {
 	root, inner, _ := zarrPath(path)
-	if fi, err := os.Stat(root); err == nil && !fi.IsDir() {
+	if fi, err := os.Stat(root); err == nil && !fi.IsDir() && !blobstore.IsURL(root) {
 		return &FormatError{Format: ".zarr", Msg: root + " exists and is not a directory"}
 	}
-	s := zarr.NewDirStore(root)
+	s, done, err := openZarrStore(ctx, root)
+	if err != nil {
+		return err
+	}
+	defer func() { err = errors.Join(err, done()) }()
 	level := opt.Meta.Zarr
 	ome := level != nil && level.Level != nil && len(level.Level.Axes) == len(a.Shape)
 	if ome && inner == "" {
@@ -155,10 +181,28 @@ func parent(inner string) string {
 	return ""
 }
 
+// openZarrStore opens the store of a Zarr root: a bucket for a URL (see
+// package blobstore), else a directory. done releases it.
+func openZarrStore(ctx context.Context, root string) (s zarr.Store, done func() error, err error) {
+	if blobstore.IsURL(root) {
+		bs, err := blobstore.Open(ctx, root, nil)
+		if err != nil {
+			return nil, nil, err
+		}
+		return bs, bs.Close, nil
+	}
+	return zarr.NewDirStore(root), func() error { return nil }, nil
+}
+
 // zarrHeader reads a Zarr array's shape and dtype from its metadata.
 func zarrHeader(path string) (Header, bool) {
 	root, inner, _ := zarrPath(path)
-	a, err := zarr.Open(context.Background(), zarr.NewDirStore(root), inner)
+	s, done, err := openZarrStore(context.Background(), root)
+	if err != nil {
+		return Header{}, false
+	}
+	defer done()
+	a, err := zarr.Open(context.Background(), s, inner)
 	if err != nil {
 		return Header{}, false
 	}
@@ -169,6 +213,15 @@ func zarrHeader(path string) (Header, bool) {
 // in exists.
 func checkZarrWritable(path string) error {
 	root, _, _ := zarrPath(path)
+	if blobstore.IsURL(root) {
+		// A bucket: its URL must parse and its driver open (no request is
+		// made); a file:// URL's folder must exist.
+		s, err := blobstore.Open(context.Background(), root, nil)
+		if err != nil {
+			return fmt.Errorf("output %s: %w", path, err)
+		}
+		return s.Close()
+	}
 	if fi, err := os.Stat(root); err == nil {
 		if !fi.IsDir() {
 			return fmt.Errorf("output %s: %s exists and is not a directory", path, root)

@@ -328,7 +328,7 @@ func (a *Array) checkRegion(arg string, start, shape []int, buf nd.Array) error 
 
 // cells calls fn for the grid index of every shard (or chunk) that meets
 // the region, from up to workers goroutines, stopping at the first error.
-func (a *Array) cells(ctx context.Context, start, shape []int, fn func(ctx context.Context, idx []int) error) error {
+func (a *Array) cells(ctx context.Context, workers int, start, shape []int, fn func(ctx context.Context, idx []int) error) error {
 	rank := len(start)
 	lo, count := make([]int, rank), make([]int, rank)
 	n := 1
@@ -349,16 +349,16 @@ func (a *Array) cells(ctx context.Context, start, shape []int, fn func(ctx conte
 		}
 		return idx
 	}
-	return parallel(ctx, n, func(ctx context.Context, i int) error { return fn(ctx, idxOf(i)) })
+	return parallel(ctx, workers, n, func(ctx context.Context, i int) error { return fn(ctx, idxOf(i)) })
 }
 
-// parallel runs fn(0..n-1) on a few goroutines, stopping at the first
-// error (or ctx's end) and returning it.
-func parallel(ctx context.Context, n int, fn func(ctx context.Context, i int) error) error {
+// parallel runs fn(0..n-1) on up to workers goroutines, stopping at the
+// first error (or ctx's end) and returning it.
+func parallel(ctx context.Context, workers, n int, fn func(ctx context.Context, i int) error) error {
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
-	workers := min(n, max(4, runtime.GOMAXPROCS(0)))
+	workers = min(n, workers)
 	ctx, cancel := context.WithCancelCause(ctx)
 	defer cancel(nil)
 	var (
@@ -469,7 +469,7 @@ func (a *Array) ReadRegion(ctx context.Context, start, shape []int, dst nd.Array
 		return err
 	}
 	out := region{b: dst.Bytes(), strides: cStrides(shape), origin: start}
-	return a.cells(ctx, start, shape, func(ctx context.Context, idx []int) error {
+	return a.cells(ctx, readWorkers(a.store), start, shape, func(ctx context.Context, idx []int) error {
 		cellLo := make([]int, len(idx))
 		for d := range idx {
 			cellLo[d] = idx[d] * a.p.grid[d]
@@ -732,55 +732,64 @@ func (a *Array) readShard(ctx context.Context, key string, cellLo []int, want bo
 		lo[d] = (want.lo[d] - cellLo[d]) / inner[d]
 		hi[d] = (want.hi[d] - 1 - cellLo[d]) / inner[d]
 	}
-	var firstErr error
+	var chunks [][]int
 	walkRows(box{lo: lo, hi: addOne(hi)}, func(p []int, n int) {
 		for k := range n {
-			if firstErr != nil {
-				return
-			}
 			c := slices.Clone(p)
 			if rank > 0 {
 				c[rank-1] += k
 			}
-			j := offset(c, make([]int, rank), cStrides(counts))
-			chunkLo := make([]int, rank)
-			for d := range rank {
-				chunkLo[d] = cellLo[d] + c[d]*inner[d]
-			}
-			w := intersect(want.lo, want.shape(), chunkLo, inner)
-			off, nb := index[2*j], index[2*j+1]
-			if off == emptyChunk && nb == emptyChunk {
-				a.fill(out, w)
-				continue
-			}
-			ckey := fmt.Sprintf("%s (chunk %v)", key, c)
-			var data []byte
-			if whole != nil {
-				if off > uint64(len(whole)) || nb > uint64(len(whole))-off {
-					firstErr = formatErrorf(ckey, nil, "index points at bytes %d to %d of a %d-byte shard", off, off+nb, len(whole))
-					return
-				}
-				data = whole[off : off+nb]
-			} else {
-				if off > maxValueBytes || nb > maxValueBytes {
-					firstErr = formatErrorf(ckey, nil, "index points at bytes %d to %d", off, off+nb)
-					return
-				}
-				data, err = a.store.GetRange(ctx, key, int64(off), int64(nb))
-				if err != nil {
-					firstErr = err
-					return
-				}
-			}
-			buf, strides, err := decodeArray(ckey, &s.codecs, data, inner, a.p.DType)
-			if err != nil {
-				firstErr = err
-				return
-			}
-			copyBox(out, region{b: buf, strides: strides, origin: chunkLo}, w, es)
+			chunks = append(chunks, c)
 		}
 	})
-	return firstErr
+	read := func(ctx context.Context, i int) error {
+		c := chunks[i]
+		j := offset(c, make([]int, rank), cStrides(counts))
+		chunkLo := make([]int, rank)
+		for d := range rank {
+			chunkLo[d] = cellLo[d] + c[d]*inner[d]
+		}
+		w := intersect(want.lo, want.shape(), chunkLo, inner)
+		off, nb := index[2*j], index[2*j+1]
+		if off == emptyChunk && nb == emptyChunk {
+			a.fill(out, w)
+			return nil
+		}
+		ckey := fmt.Sprintf("%s (chunk %v)", key, c)
+		var data []byte
+		if whole != nil {
+			if off > uint64(len(whole)) || nb > uint64(len(whole))-off {
+				return formatErrorf(ckey, nil, "index points at bytes %d to %d of a %d-byte shard", off, off+nb, len(whole))
+			}
+			data = whole[off : off+nb]
+		} else {
+			if off > maxValueBytes || nb > maxValueBytes {
+				return formatErrorf(ckey, nil, "index points at bytes %d to %d", off, off+nb)
+			}
+			var err error
+			if data, err = a.store.GetRange(ctx, key, int64(off), int64(nb)); err != nil {
+				return err
+			}
+		}
+		buf, strides, err := decodeArray(ckey, &s.codecs, data, inner, a.p.DType)
+		if err != nil {
+			return err
+		}
+		copyBox(out, region{b: buf, strides: strides, origin: chunkLo}, w, es)
+		return nil
+	}
+	if whole != nil {
+		// In memory already: decoded here, while other shards are read.
+		for i := range chunks {
+			if err := read(ctx, i); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
+	// One ranged read per chunk, several in flight (each chunk's box of
+	// out is its own).
+	return parallel(ctx, readWorkers(a.store), len(chunks), read)
 }
 
 func addOne(s []int) []int {
@@ -871,7 +880,8 @@ func (a *Array) WriteRegion(ctx context.Context, start []int, src nd.Array) erro
 		}
 	}
 	in := region{b: src.Bytes(), strides: cStrides(src.Shape), origin: start}
-	return a.cells(ctx, start, src.Shape, func(ctx context.Context, idx []int) error {
+	// One shard per core: each is encoded in memory before its Put.
+	return a.cells(ctx, max(4, runtime.GOMAXPROCS(0)), start, src.Shape, func(ctx context.Context, idx []int) error {
 		lo := make([]int, len(idx))
 		for d := range idx {
 			lo[d] = idx[d] * a.p.grid[d]

@@ -1,6 +1,7 @@
 // Package zarr reads and writes Zarr arrays (https://zarr.dev): version 3,
 // sharded or not, and version 2, in a Store of bytes under keys (a
-// directory here; object storage fits the same small interface). It owns
+// directory here; buckets in package zarr/blobstore, which keeps the
+// cloud SDKs out of this one). It owns
 // the subset of Zarr ndconv's users keep volumes in, written from the
 // specs and checked against zarr-python's and tensorstore's files:
 //
@@ -23,11 +24,13 @@
 //
 // Open reads an array's metadata; ReadRegion reads any box of it (a shard
 // is read whole when the box covers it, else by ranged reads of its index
-// and the chunks needed); ReadAll reads it whole. Create writes the
-// metadata of a new array, v3 with shards unless Meta says otherwise;
-// WriteChunk and WriteRegion write whole shards (or chunks), each in one
-// Put, so that a writer that owns a shard writes it once and atomically,
-// and a shard or chunk that holds only the fill value is not stored.
+// and the chunks needed, several at once); ReadAll reads it whole. A
+// ConcurrentStore (object storage) gets as many reads in flight as it
+// asks for. Create writes the metadata of a new array, v3 with shards
+// unless Meta says otherwise; WriteChunk and WriteRegion write whole
+// shards (or chunks), each in one Put, so that a writer that owns a shard
+// writes it once and atomically, and a shard or chunk that holds only the
+// fill value is not stored.
 //
 // # Conventions
 //

@@ -9,6 +9,7 @@ import (
 	"os"
 	"path"
 	"path/filepath"
+	"runtime"
 	"slices"
 	"strings"
 )
@@ -36,6 +37,25 @@ type Store interface {
 	List(ctx context.Context, prefix string) ([]string, error)
 	// Delete removes key; a key that is not there is no error.
 	Delete(ctx context.Context, key string) error
+}
+
+// A ConcurrentStore is a Store whose requests wait on a network rather
+// than on the machine's cores (object storage). Concurrency is how many
+// requests it serves at once: ReadRegion keeps that many shards, and that
+// many chunks of a shard read in part, in flight, where it would
+// otherwise keep one per core. The Store bounds what it sends itself.
+type ConcurrentStore interface {
+	Store
+	Concurrency() int
+}
+
+// readWorkers is how many reads of s to keep in flight: the store's
+// Concurrency, else one per core (at least 4).
+func readWorkers(s Store) int {
+	if c, ok := s.(ConcurrentStore); ok && c.Concurrency() > 0 {
+		return c.Concurrency()
+	}
+	return max(4, runtime.GOMAXPROCS(0))
 }
 
 // DirStore is a Store in a directory of the local file system: a key is a

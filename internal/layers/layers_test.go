@@ -43,6 +43,7 @@ var testSupport = []string{
 	"internal/fuzzcorpus",
 	"internal/gputest",
 	"internal/kerneltest",
+	"internal/s3test",
 }
 
 // Layers of DESIGN.md §2, lowest first. docs/architecture.md draws them.
@@ -59,9 +60,12 @@ var rules = []rule{
 		why: "filters depend only on nd"},
 	{pkgs: []string{"zarr"}, ext: []string{"github.com/klauspost/compress", "github.com/pierrec/lz4/v4"},
 		why: "zarr (arrays in stores, their codecs) depends only on nd and its codecs' libraries"},
-	{pkgs: []string{"imageio/..."}, may: []string{"imageio/...", "zarr"},
+	{pkgs: []string{"zarr/blobstore"}, may: []string{"zarr"},
+		ext: []string{"gocloud.dev", "github.com/aws/aws-sdk-go-v2", "github.com/Azure/azure-sdk-for-go/sdk/azcore", "google.golang.org/api/googleapi"},
+		why: "zarr/blobstore (Zarr stores in buckets) depends on zarr, nd and gocloud.dev's blob drivers (and the SDKs' error and S3 client types they expose)"},
+	{pkgs: []string{"imageio/..."}, may: []string{"imageio/...", "zarr", "zarr/blobstore"},
 		ext: []string{"golang.org/x/sys/unix", "golang.org/x/image", "github.com/klauspost/compress/flate", "github.com/klauspost/compress/zlib"},
-		why: "imageio (and its formats) depend only on nd, and on zarr for .zarr"},
+		why: "imageio (and its formats) depend only on nd, and on zarr (and its bucket stores) for .zarr"},
 	{pkgs: []string{"kernels"}, may: []string{"internal/fft", "internal/fftconv"},
 		why: "kernels depend only on nd and the FFT math whose plans they build"},
 	{pkgs: []string{"chunk"},
@@ -100,7 +104,8 @@ var rules = []rule{
 	{pkgs: testSupport,
 		may: append([]string{"internal/fft", "internal/fftconv", "internal/ref", "filters", "imageio/...",
 			"kernels", "chunk", "cpu", "internal/gpu", "internal/gpucache"}, testSupport...),
-		why: "test support sits beside the engines and is imported only by tests"},
+		ext: []string{"github.com/johannesboyne/gofakes3"},
+		why: "test support sits beside the engines and is imported only by tests (s3test serves gofakes3)"},
 	{pkgs: []string{"internal/layers"},
 		why: "this test"},
 }
