@@ -12,7 +12,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -45,7 +44,7 @@ type elem struct {
 }
 
 var (
-	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 2, bankVectors: 1}
+	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 3, bankVectors: 1}
 	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}, blockVectors: 4, bankVectors: 3}
 	f32    = elem{name: "F32", gotype: "float32", size: 4, broadcast: VBROADCASTSS, fma: VFMADD231PS,
 		move: VMOVUPS, loadMasked: VMOVUPS_Z, moveScalar: VMOVSS, fmaScalar: VFMADD231SS}
@@ -656,7 +655,10 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 			Label(next)
 		}
 	} else {
-		for _, v := range slices.Compact([]int{vectors, 1}) {
+		// Without masks, the outputs past the widest blocks run in
+		// passes of one fewer vector each, so that a tail keeps as
+		// many independent FMA chains as it can.
+		for v := vectors; v >= 1; v-- {
 			prefix := fmt.Sprintf("block%d", v)
 			blocks(prefix, n, x, rest, v*lanes, func() { run(prefix+"Body", v, nil, false) })
 		}
