@@ -491,6 +491,7 @@ TEXT ·blockAVX2F32(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -513,19 +514,17 @@ block3:
 	VXORPS Y12, Y12, Y12
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block3BodyStepsDone
 
 block3BodyStep:
-	CMPQ         R12, $0x00
-	JE           block3BodyStepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Y13
-	VMOVUPS      32(R13), Y14
-	VMOVUPS      64(R13), Y15
+	VMOVUPS      (R12)(R13*4), Y13
+	VMOVUPS      32(R12)(R13*4), Y14
+	VMOVUPS      64(R12)(R13*4), Y15
 	TESTQ        $0x00000001, R14
 	JEQ          block3BodySkip0
 	VBROADCASTSS (R11), Y0
@@ -560,8 +559,8 @@ block3BodySkip2:
 block3BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  block3BodyStep
+	CMPQ R10, DI
+	JNE  block3BodyStep
 
 block3BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
@@ -600,18 +599,16 @@ block2:
 	VXORPS Y11, Y11, Y11
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block2BodyStepsDone
 
 block2BodyStep:
-	CMPQ         R12, $0x00
-	JE           block2BodyStepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Y13
-	VMOVUPS      32(R13), Y14
+	VMOVUPS      (R12)(R13*4), Y13
+	VMOVUPS      32(R12)(R13*4), Y14
 	TESTQ        $0x00000001, R14
 	JEQ          block2BodySkip0
 	VBROADCASTSS (R11), Y0
@@ -642,8 +639,8 @@ block2BodySkip2:
 block2BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  block2BodyStep
+	CMPQ R10, DI
+	JNE  block2BodyStep
 
 block2BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
@@ -674,17 +671,15 @@ block1:
 	VXORPS Y10, Y10, Y10
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block1BodyStepsDone
 
 block1BodyStep:
-	CMPQ         R12, $0x00
-	JE           block1BodyStepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Y13
+	VMOVUPS      (R12)(R13*4), Y13
 	TESTQ        $0x00000001, R14
 	JEQ          block1BodySkip0
 	VBROADCASTSS (R11), Y0
@@ -711,8 +706,8 @@ block1BodySkip2:
 block1BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  block1BodyStep
+	CMPQ R10, DI
+	JNE  block1BodyStep
 
 block1BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
@@ -737,17 +732,15 @@ scalar:
 	VXORPS X10, X10, X10
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     scalarBodyStepsDone
 
 scalarBodyStep:
-	CMPQ        R12, $0x00
-	JE          scalarBodyStepsDone
 	MOVQ        (R10), R13
-	MOVQ        R13, R14
+	MOVBQZX     (R10), R14
 	SHRQ        $0x08, R13
-	ADDQ        R9, R13
-	LEAQ        (BX)(R13*4), R13
-	VMOVSS      (R13), X13
+	VMOVSS      (R12)(R13*4), X13
 	TESTQ       $0x00000001, R14
 	JEQ         scalarBodySkip0
 	VMOVSS      (R11), X0
@@ -774,8 +767,8 @@ scalarBodySkip2:
 scalarBodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  scalarBodyStep
+	CMPQ R10, DI
+	JNE  scalarBodyStep
 
 scalarBodyStepsDone:
 	LEAQ   (AX)(R9*4), R10
@@ -804,6 +797,7 @@ TEXT ·bankAVX2F32(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -822,17 +816,15 @@ block1:
 	VXORPS Y8, Y8, Y8
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block1BodyStepsDone
 
 block1BodyStep:
-	CMPQ         R12, $0x00
-	JE           block1BodyStepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Y9
+	VMOVUPS      (R12)(R13*4), Y9
 	TESTQ        $0x00000001, R14
 	JEQ          block1BodySkip0
 	VBROADCASTSS (R11), Y0
@@ -883,8 +875,8 @@ block1BodySkip6:
 block1BodySkip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  block1BodyStep
+	CMPQ R10, DI
+	JNE  block1BodyStep
 
 block1BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
@@ -921,17 +913,15 @@ scalar:
 	VXORPS X8, X8, X8
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     scalarBodyStepsDone
 
 scalarBodyStep:
-	CMPQ        R12, $0x00
-	JE          scalarBodyStepsDone
 	MOVQ        (R10), R13
-	MOVQ        R13, R14
+	MOVBQZX     (R10), R14
 	SHRQ        $0x08, R13
-	ADDQ        R9, R13
-	LEAQ        (BX)(R13*4), R13
-	VMOVSS      (R13), X9
+	VMOVSS      (R12)(R13*4), X9
 	TESTQ       $0x00000001, R14
 	JEQ         scalarBodySkip0
 	VMOVSS      (R11), X0
@@ -982,8 +972,8 @@ scalarBodySkip6:
 scalarBodySkip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  scalarBodyStep
+	CMPQ R10, DI
+	JNE  scalarBodyStep
 
 scalarBodyStepsDone:
 	LEAQ   (AX)(R9*4), R10
@@ -1497,6 +1487,7 @@ TEXT ·blockAVX2F64(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -1519,19 +1510,17 @@ block3:
 	VXORPS Y12, Y12, Y12
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block3BodyStepsDone
 
 block3BodyStep:
-	CMPQ         R12, $0x00
-	JE           block3BodyStepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Y13
-	VMOVUPD      32(R13), Y14
-	VMOVUPD      64(R13), Y15
+	VMOVUPD      (R12)(R13*8), Y13
+	VMOVUPD      32(R12)(R13*8), Y14
+	VMOVUPD      64(R12)(R13*8), Y15
 	TESTQ        $0x00000001, R14
 	JEQ          block3BodySkip0
 	VBROADCASTSD (R11), Y0
@@ -1566,8 +1555,8 @@ block3BodySkip2:
 block3BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  block3BodyStep
+	CMPQ R10, DI
+	JNE  block3BodyStep
 
 block3BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
@@ -1606,18 +1595,16 @@ block2:
 	VXORPS Y11, Y11, Y11
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block2BodyStepsDone
 
 block2BodyStep:
-	CMPQ         R12, $0x00
-	JE           block2BodyStepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Y13
-	VMOVUPD      32(R13), Y14
+	VMOVUPD      (R12)(R13*8), Y13
+	VMOVUPD      32(R12)(R13*8), Y14
 	TESTQ        $0x00000001, R14
 	JEQ          block2BodySkip0
 	VBROADCASTSD (R11), Y0
@@ -1648,8 +1635,8 @@ block2BodySkip2:
 block2BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  block2BodyStep
+	CMPQ R10, DI
+	JNE  block2BodyStep
 
 block2BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
@@ -1680,17 +1667,15 @@ block1:
 	VXORPS Y10, Y10, Y10
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block1BodyStepsDone
 
 block1BodyStep:
-	CMPQ         R12, $0x00
-	JE           block1BodyStepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Y13
+	VMOVUPD      (R12)(R13*8), Y13
 	TESTQ        $0x00000001, R14
 	JEQ          block1BodySkip0
 	VBROADCASTSD (R11), Y0
@@ -1717,8 +1702,8 @@ block1BodySkip2:
 block1BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  block1BodyStep
+	CMPQ R10, DI
+	JNE  block1BodyStep
 
 block1BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
@@ -1743,17 +1728,15 @@ scalar:
 	VXORPS X10, X10, X10
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     scalarBodyStepsDone
 
 scalarBodyStep:
-	CMPQ        R12, $0x00
-	JE          scalarBodyStepsDone
 	MOVQ        (R10), R13
-	MOVQ        R13, R14
+	MOVBQZX     (R10), R14
 	SHRQ        $0x08, R13
-	ADDQ        R9, R13
-	LEAQ        (BX)(R13*8), R13
-	VMOVSD      (R13), X13
+	VMOVSD      (R12)(R13*8), X13
 	TESTQ       $0x00000001, R14
 	JEQ         scalarBodySkip0
 	VMOVSD      (R11), X0
@@ -1780,8 +1763,8 @@ scalarBodySkip2:
 scalarBodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  scalarBodyStep
+	CMPQ R10, DI
+	JNE  scalarBodyStep
 
 scalarBodyStepsDone:
 	LEAQ   (AX)(R9*8), R10
@@ -1810,6 +1793,7 @@ TEXT ·bankAVX2F64(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -1828,17 +1812,15 @@ block1:
 	VXORPS Y8, Y8, Y8
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block1BodyStepsDone
 
 block1BodyStep:
-	CMPQ         R12, $0x00
-	JE           block1BodyStepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Y9
+	VMOVUPD      (R12)(R13*8), Y9
 	TESTQ        $0x00000001, R14
 	JEQ          block1BodySkip0
 	VBROADCASTSD (R11), Y0
@@ -1889,8 +1871,8 @@ block1BodySkip6:
 block1BodySkip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000040, R11
-	DECQ R12
-	JMP  block1BodyStep
+	CMPQ R10, DI
+	JNE  block1BodyStep
 
 block1BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
@@ -1927,17 +1909,15 @@ scalar:
 	VXORPS X8, X8, X8
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     scalarBodyStepsDone
 
 scalarBodyStep:
-	CMPQ        R12, $0x00
-	JE          scalarBodyStepsDone
 	MOVQ        (R10), R13
-	MOVQ        R13, R14
+	MOVBQZX     (R10), R14
 	SHRQ        $0x08, R13
-	ADDQ        R9, R13
-	LEAQ        (BX)(R13*8), R13
-	VMOVSD      (R13), X9
+	VMOVSD      (R12)(R13*8), X9
 	TESTQ       $0x00000001, R14
 	JEQ         scalarBodySkip0
 	VMOVSD      (R11), X0
@@ -1988,8 +1968,8 @@ scalarBodySkip6:
 scalarBodySkip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000040, R11
-	DECQ R12
-	JMP  scalarBodyStep
+	CMPQ R10, DI
+	JNE  scalarBodyStep
 
 scalarBodyStepsDone:
 	LEAQ   (AX)(R9*8), R10
@@ -2733,6 +2713,7 @@ TEXT ·blockAVX512F32(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -2759,20 +2740,18 @@ block4:
 	VPXORD Z16, Z16, Z16
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block4BodyStepsDone
 
 block4BodyStep:
-	CMPQ         R12, $0x00
-	JE           block4BodyStepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z17
-	VMOVUPS      64(R13), Z18
-	VMOVUPS      128(R13), Z19
-	VMOVUPS      192(R13), Z20
+	VMOVUPS      (R12)(R13*4), Z17
+	VMOVUPS      64(R12)(R13*4), Z18
+	VMOVUPS      128(R12)(R13*4), Z19
+	VMOVUPS      192(R12)(R13*4), Z20
 	TESTQ        $0x00000001, R14
 	JEQ          block4BodySkip0
 	VBROADCASTSS (R11), Z0
@@ -2811,8 +2790,8 @@ block4BodySkip2:
 block4BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  block4BodyStep
+	CMPQ R10, DI
+	JNE  block4BodyStep
 
 block4BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
@@ -2854,17 +2833,15 @@ block4Done:
 	VPXORD Z13, Z13, Z13
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail1StepsDone
 
 tail1Step:
-	CMPQ         R12, $0x00
-	JE           tail1StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS.Z    (R13), K1, Z17
+	VMOVUPS.Z    (R12)(R13*4), K1, Z17
 	TESTQ        $0x00000001, R14
 	JEQ          tail1Skip0
 	VBROADCASTSS (R11), Z0
@@ -2891,8 +2868,8 @@ tail1Skip2:
 tail1Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  tail1Step
+	CMPQ R10, DI
+	JNE  tail1Step
 
 tail1StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -2924,18 +2901,16 @@ notTail1:
 	VPXORD Z14, Z14, Z14
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail2StepsDone
 
 tail2Step:
-	CMPQ         R12, $0x00
-	JE           tail2StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z17
-	VMOVUPS.Z    64(R13), K1, Z18
+	VMOVUPS      (R12)(R13*4), Z17
+	VMOVUPS.Z    64(R12)(R13*4), K1, Z18
 	TESTQ        $0x00000001, R14
 	JEQ          tail2Skip0
 	VBROADCASTSS (R11), Z0
@@ -2966,8 +2941,8 @@ tail2Skip2:
 tail2Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  tail2Step
+	CMPQ R10, DI
+	JNE  tail2Step
 
 tail2StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -3007,19 +2982,17 @@ notTail2:
 	VPXORD Z15, Z15, Z15
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail3StepsDone
 
 tail3Step:
-	CMPQ         R12, $0x00
-	JE           tail3StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z17
-	VMOVUPS      64(R13), Z18
-	VMOVUPS.Z    128(R13), K1, Z19
+	VMOVUPS      (R12)(R13*4), Z17
+	VMOVUPS      64(R12)(R13*4), Z18
+	VMOVUPS.Z    128(R12)(R13*4), K1, Z19
 	TESTQ        $0x00000001, R14
 	JEQ          tail3Skip0
 	VBROADCASTSS (R11), Z0
@@ -3054,8 +3027,8 @@ tail3Skip2:
 tail3Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  tail3Step
+	CMPQ R10, DI
+	JNE  tail3Step
 
 tail3StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -3101,20 +3074,18 @@ notTail3:
 	VPXORD Z16, Z16, Z16
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail4StepsDone
 
 tail4Step:
-	CMPQ         R12, $0x00
-	JE           tail4StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z17
-	VMOVUPS      64(R13), Z18
-	VMOVUPS      128(R13), Z19
-	VMOVUPS.Z    192(R13), K1, Z20
+	VMOVUPS      (R12)(R13*4), Z17
+	VMOVUPS      64(R12)(R13*4), Z18
+	VMOVUPS      128(R12)(R13*4), Z19
+	VMOVUPS.Z    192(R12)(R13*4), K1, Z20
 	TESTQ        $0x00000001, R14
 	JEQ          tail4Skip0
 	VBROADCASTSS (R11), Z0
@@ -3153,8 +3124,8 @@ tail4Skip2:
 tail4Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  tail4Step
+	CMPQ R10, DI
+	JNE  tail4Step
 
 tail4StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -3194,6 +3165,7 @@ TEXT ·bankAVX512F32(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -3228,19 +3200,17 @@ block3:
 	VPXORD Z24, Z24, Z24
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block3BodyStepsDone
 
 block3BodyStep:
-	CMPQ         R12, $0x00
-	JE           block3BodyStepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z25
-	VMOVUPS      64(R13), Z26
-	VMOVUPS      128(R13), Z27
+	VMOVUPS      (R12)(R13*4), Z25
+	VMOVUPS      64(R12)(R13*4), Z26
+	VMOVUPS      128(R12)(R13*4), Z27
 	TESTQ        $0x00000001, R14
 	JEQ          block3BodySkip0
 	VBROADCASTSS (R11), Z0
@@ -3307,8 +3277,8 @@ block3BodySkip6:
 block3BodySkip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  block3BodyStep
+	CMPQ R10, DI
+	JNE  block3BodyStep
 
 block3BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
@@ -3366,17 +3336,15 @@ block3Done:
 	VPXORD Z22, Z22, Z22
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail1StepsDone
 
 tail1Step:
-	CMPQ         R12, $0x00
-	JE           tail1StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS.Z    (R13), K1, Z25
+	VMOVUPS.Z    (R12)(R13*4), K1, Z25
 	TESTQ        $0x00000001, R14
 	JEQ          tail1Skip0
 	VBROADCASTSS (R11), Z0
@@ -3427,8 +3395,8 @@ tail1Skip6:
 tail1Skip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail1Step
+	CMPQ R10, DI
+	JNE  tail1Step
 
 tail1StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -3476,18 +3444,16 @@ notTail1:
 	VPXORD Z23, Z23, Z23
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail2StepsDone
 
 tail2Step:
-	CMPQ         R12, $0x00
-	JE           tail2StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z25
-	VMOVUPS.Z    64(R13), K1, Z26
+	VMOVUPS      (R12)(R13*4), Z25
+	VMOVUPS.Z    64(R12)(R13*4), K1, Z26
 	TESTQ        $0x00000001, R14
 	JEQ          tail2Skip0
 	VBROADCASTSS (R11), Z0
@@ -3546,8 +3512,8 @@ tail2Skip6:
 tail2Skip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail2Step
+	CMPQ R10, DI
+	JNE  tail2Step
 
 tail2StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -3609,19 +3575,17 @@ notTail2:
 	VPXORD Z24, Z24, Z24
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail3StepsDone
 
 tail3Step:
-	CMPQ         R12, $0x00
-	JE           tail3StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z25
-	VMOVUPS      64(R13), Z26
-	VMOVUPS.Z    128(R13), K1, Z27
+	VMOVUPS      (R12)(R13*4), Z25
+	VMOVUPS      64(R12)(R13*4), Z26
+	VMOVUPS.Z    128(R12)(R13*4), K1, Z27
 	TESTQ        $0x00000001, R14
 	JEQ          tail3Skip0
 	VBROADCASTSS (R11), Z0
@@ -3688,8 +3652,8 @@ tail3Skip6:
 tail3Skip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail3Step
+	CMPQ R10, DI
+	JNE  tail3Step
 
 tail3StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -4226,6 +4190,7 @@ TEXT ·blockAVX512F64(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -4252,20 +4217,18 @@ block4:
 	VPXORD Z16, Z16, Z16
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block4BodyStepsDone
 
 block4BodyStep:
-	CMPQ         R12, $0x00
-	JE           block4BodyStepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z17
-	VMOVUPD      64(R13), Z18
-	VMOVUPD      128(R13), Z19
-	VMOVUPD      192(R13), Z20
+	VMOVUPD      (R12)(R13*8), Z17
+	VMOVUPD      64(R12)(R13*8), Z18
+	VMOVUPD      128(R12)(R13*8), Z19
+	VMOVUPD      192(R12)(R13*8), Z20
 	TESTQ        $0x00000001, R14
 	JEQ          block4BodySkip0
 	VBROADCASTSD (R11), Z0
@@ -4304,8 +4267,8 @@ block4BodySkip2:
 block4BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  block4BodyStep
+	CMPQ R10, DI
+	JNE  block4BodyStep
 
 block4BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
@@ -4347,17 +4310,15 @@ block4Done:
 	VPXORD Z13, Z13, Z13
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail1StepsDone
 
 tail1Step:
-	CMPQ         R12, $0x00
-	JE           tail1StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD.Z    (R13), K1, Z17
+	VMOVUPD.Z    (R12)(R13*8), K1, Z17
 	TESTQ        $0x00000001, R14
 	JEQ          tail1Skip0
 	VBROADCASTSD (R11), Z0
@@ -4384,8 +4345,8 @@ tail1Skip2:
 tail1Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail1Step
+	CMPQ R10, DI
+	JNE  tail1Step
 
 tail1StepsDone:
 	LEAQ    (AX)(R9*8), AX
@@ -4417,18 +4378,16 @@ notTail1:
 	VPXORD Z14, Z14, Z14
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail2StepsDone
 
 tail2Step:
-	CMPQ         R12, $0x00
-	JE           tail2StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z17
-	VMOVUPD.Z    64(R13), K1, Z18
+	VMOVUPD      (R12)(R13*8), Z17
+	VMOVUPD.Z    64(R12)(R13*8), K1, Z18
 	TESTQ        $0x00000001, R14
 	JEQ          tail2Skip0
 	VBROADCASTSD (R11), Z0
@@ -4459,8 +4418,8 @@ tail2Skip2:
 tail2Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail2Step
+	CMPQ R10, DI
+	JNE  tail2Step
 
 tail2StepsDone:
 	LEAQ    (AX)(R9*8), AX
@@ -4500,19 +4459,17 @@ notTail2:
 	VPXORD Z15, Z15, Z15
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail3StepsDone
 
 tail3Step:
-	CMPQ         R12, $0x00
-	JE           tail3StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z17
-	VMOVUPD      64(R13), Z18
-	VMOVUPD.Z    128(R13), K1, Z19
+	VMOVUPD      (R12)(R13*8), Z17
+	VMOVUPD      64(R12)(R13*8), Z18
+	VMOVUPD.Z    128(R12)(R13*8), K1, Z19
 	TESTQ        $0x00000001, R14
 	JEQ          tail3Skip0
 	VBROADCASTSD (R11), Z0
@@ -4547,8 +4504,8 @@ tail3Skip2:
 tail3Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail3Step
+	CMPQ R10, DI
+	JNE  tail3Step
 
 tail3StepsDone:
 	LEAQ    (AX)(R9*8), AX
@@ -4594,20 +4551,18 @@ notTail3:
 	VPXORD Z16, Z16, Z16
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail4StepsDone
 
 tail4Step:
-	CMPQ         R12, $0x00
-	JE           tail4StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z17
-	VMOVUPD      64(R13), Z18
-	VMOVUPD      128(R13), Z19
-	VMOVUPD.Z    192(R13), K1, Z20
+	VMOVUPD      (R12)(R13*8), Z17
+	VMOVUPD      64(R12)(R13*8), Z18
+	VMOVUPD      128(R12)(R13*8), Z19
+	VMOVUPD.Z    192(R12)(R13*8), K1, Z20
 	TESTQ        $0x00000001, R14
 	JEQ          tail4Skip0
 	VBROADCASTSD (R11), Z0
@@ -4646,8 +4601,8 @@ tail4Skip2:
 tail4Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail4Step
+	CMPQ R10, DI
+	JNE  tail4Step
 
 tail4StepsDone:
 	LEAQ    (AX)(R9*8), AX
@@ -4687,6 +4642,7 @@ TEXT ·bankAVX512F64(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -4721,19 +4677,17 @@ block3:
 	VPXORD Z24, Z24, Z24
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block3BodyStepsDone
 
 block3BodyStep:
-	CMPQ         R12, $0x00
-	JE           block3BodyStepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z25
-	VMOVUPD      64(R13), Z26
-	VMOVUPD      128(R13), Z27
+	VMOVUPD      (R12)(R13*8), Z25
+	VMOVUPD      64(R12)(R13*8), Z26
+	VMOVUPD      128(R12)(R13*8), Z27
 	TESTQ        $0x00000001, R14
 	JEQ          block3BodySkip0
 	VBROADCASTSD (R11), Z0
@@ -4800,8 +4754,8 @@ block3BodySkip6:
 block3BodySkip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000040, R11
-	DECQ R12
-	JMP  block3BodyStep
+	CMPQ R10, DI
+	JNE  block3BodyStep
 
 block3BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
@@ -4859,17 +4813,15 @@ block3Done:
 	VPXORD Z22, Z22, Z22
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail1StepsDone
 
 tail1Step:
-	CMPQ         R12, $0x00
-	JE           tail1StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD.Z    (R13), K1, Z25
+	VMOVUPD.Z    (R12)(R13*8), K1, Z25
 	TESTQ        $0x00000001, R14
 	JEQ          tail1Skip0
 	VBROADCASTSD (R11), Z0
@@ -4920,8 +4872,8 @@ tail1Skip6:
 tail1Skip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000040, R11
-	DECQ R12
-	JMP  tail1Step
+	CMPQ R10, DI
+	JNE  tail1Step
 
 tail1StepsDone:
 	LEAQ    (AX)(R9*8), AX
@@ -4969,18 +4921,16 @@ notTail1:
 	VPXORD Z23, Z23, Z23
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail2StepsDone
 
 tail2Step:
-	CMPQ         R12, $0x00
-	JE           tail2StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z25
-	VMOVUPD.Z    64(R13), K1, Z26
+	VMOVUPD      (R12)(R13*8), Z25
+	VMOVUPD.Z    64(R12)(R13*8), K1, Z26
 	TESTQ        $0x00000001, R14
 	JEQ          tail2Skip0
 	VBROADCASTSD (R11), Z0
@@ -5039,8 +4989,8 @@ tail2Skip6:
 tail2Skip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000040, R11
-	DECQ R12
-	JMP  tail2Step
+	CMPQ R10, DI
+	JNE  tail2Step
 
 tail2StepsDone:
 	LEAQ    (AX)(R9*8), AX
@@ -5102,19 +5052,17 @@ notTail2:
 	VPXORD Z24, Z24, Z24
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail3StepsDone
 
 tail3Step:
-	CMPQ         R12, $0x00
-	JE           tail3StepsDone
 	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z25
-	VMOVUPD      64(R13), Z26
-	VMOVUPD.Z    128(R13), K1, Z27
+	VMOVUPD      (R12)(R13*8), Z25
+	VMOVUPD      64(R12)(R13*8), Z26
+	VMOVUPD.Z    128(R12)(R13*8), K1, Z27
 	TESTQ        $0x00000001, R14
 	JEQ          tail3Skip0
 	VBROADCASTSD (R11), Z0
@@ -5181,8 +5129,8 @@ tail3Skip6:
 tail3Skip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000040, R11
-	DECQ R12
-	JMP  tail3Step
+	CMPQ R10, DI
+	JNE  tail3Step
 
 tail3StepsDone:
 	LEAQ    (AX)(R9*8), AX
