@@ -525,6 +525,8 @@ block3BodyStep:
 	VMOVUPS      (R12)(R13*4), Y13
 	VMOVUPS      32(R12)(R13*4), Y14
 	VMOVUPS      64(R12)(R13*4), Y15
+	CMPQ         R14, $0x0f
+	JEQ          block3BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block3BodySkip0
 	VBROADCASTSS (R11), Y0
@@ -561,6 +563,29 @@ block3BodySkip3:
 	ADDQ $0x00000010, R11
 	CMPQ R10, DI
 	JNE  block3BodyStep
+	JMP  block3BodyStepsDone
+
+block3BodyFull:
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VFMADD231PS  Y15, Y0, Y3
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VFMADD231PS  Y15, Y0, Y6
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VFMADD231PS  Y15, Y0, Y9
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	VFMADD231PS  Y15, Y0, Y12
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000010, R11
+	CMPQ         R10, DI
+	JNE          block3BodyStep
 
 block3BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
@@ -609,6 +634,8 @@ block2BodyStep:
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Y13
 	VMOVUPS      32(R12)(R13*4), Y14
+	CMPQ         R14, $0x0f
+	JEQ          block2BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block2BodySkip0
 	VBROADCASTSS (R11), Y0
@@ -641,6 +668,25 @@ block2BodySkip3:
 	ADDQ $0x00000010, R11
 	CMPQ R10, DI
 	JNE  block2BodyStep
+	JMP  block2BodyStepsDone
+
+block2BodyFull:
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000010, R11
+	CMPQ         R10, DI
+	JNE          block2BodyStep
 
 block2BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
@@ -680,6 +726,8 @@ block1BodyStep:
 	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Y13
+	CMPQ         R14, $0x0f
+	JEQ          block1BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block1BodySkip0
 	VBROADCASTSS (R11), Y0
@@ -708,6 +756,21 @@ block1BodySkip3:
 	ADDQ $0x00000010, R11
 	CMPQ R10, DI
 	JNE  block1BodyStep
+	JMP  block1BodyStepsDone
+
+block1BodyFull:
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000010, R11
+	CMPQ         R10, DI
+	JNE          block1BodyStep
 
 block1BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
@@ -1521,6 +1584,8 @@ block3BodyStep:
 	VMOVUPD      (R12)(R13*8), Y13
 	VMOVUPD      32(R12)(R13*8), Y14
 	VMOVUPD      64(R12)(R13*8), Y15
+	CMPQ         R14, $0x0f
+	JEQ          block3BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block3BodySkip0
 	VBROADCASTSD (R11), Y0
@@ -1557,6 +1622,29 @@ block3BodySkip3:
 	ADDQ $0x00000020, R11
 	CMPQ R10, DI
 	JNE  block3BodyStep
+	JMP  block3BodyStepsDone
+
+block3BodyFull:
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VFMADD231PD  Y15, Y0, Y3
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VFMADD231PD  Y15, Y0, Y6
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VFMADD231PD  Y15, Y0, Y9
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	VFMADD231PD  Y15, Y0, Y12
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000020, R11
+	CMPQ         R10, DI
+	JNE          block3BodyStep
 
 block3BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
@@ -1605,6 +1693,8 @@ block2BodyStep:
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Y13
 	VMOVUPD      32(R12)(R13*8), Y14
+	CMPQ         R14, $0x0f
+	JEQ          block2BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block2BodySkip0
 	VBROADCASTSD (R11), Y0
@@ -1637,6 +1727,25 @@ block2BodySkip3:
 	ADDQ $0x00000020, R11
 	CMPQ R10, DI
 	JNE  block2BodyStep
+	JMP  block2BodyStepsDone
+
+block2BodyFull:
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000020, R11
+	CMPQ         R10, DI
+	JNE          block2BodyStep
 
 block2BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
@@ -1676,6 +1785,8 @@ block1BodyStep:
 	MOVBQZX      (R10), R14
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Y13
+	CMPQ         R14, $0x0f
+	JEQ          block1BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block1BodySkip0
 	VBROADCASTSD (R11), Y0
@@ -1704,6 +1815,21 @@ block1BodySkip3:
 	ADDQ $0x00000020, R11
 	CMPQ R10, DI
 	JNE  block1BodyStep
+	JMP  block1BodyStepsDone
+
+block1BodyFull:
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000020, R11
+	CMPQ         R10, DI
+	JNE          block1BodyStep
 
 block1BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10

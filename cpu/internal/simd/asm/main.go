@@ -29,6 +29,9 @@ type isa struct {
 	// source vectors and a weight fit in the vector registers (32 with
 	// AVX-512, 16 with AVX2).
 	blockVectors, bankVectors int
+	// fullSteps: the row blocks test a step's mask for every set at
+	// once, and a step that adds to every set skips the sets' tests.
+	fullSteps bool
 }
 
 // elem is one floating-point type and its instructions.
@@ -44,7 +47,7 @@ type elem struct {
 }
 
 var (
-	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 3, bankVectors: 1}
+	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 3, bankVectors: 1, fullSteps: true}
 	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}, blockVectors: 4, bankVectors: 3}
 	f32    = elem{name: "F32", gotype: "float32", size: 4, broadcast: VBROADCASTSS, fma: VFMADD231PS,
 		move: VMOVUPS, loadMasked: VMOVUPS_Z, moveScalar: VMOVSS, fmaScalar: VFMADD231SS}
@@ -597,10 +600,8 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 				e.move(at, in[j])
 			}
 		}
-		for i := range acc {
-			skip := fmt.Sprintf("%sSkip%d", prefix, i)
-			TESTQ(U32(1<<i), m) // fuses with the jump, unlike BTQ
-			JEQ(LabelRef(skip))
+		// add adds the step to set i.
+		add := func(i int) {
 			if scalar {
 				e.moveScalar(Mem{Base: wq, Disp: i * e.size}, wv.AsX())
 				for j := range in {
@@ -612,12 +613,36 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 					e.fma(in[j], wv, acc[i][j])
 				}
 			}
+		}
+		next := func() {
+			ADDQ(U8(8), sp)
+			ADDQ(U32(sets*e.size), wq)
+			CMPQ(sp, end)
+			JNE(LabelRef(prefix + "Step"))
+		}
+		// A step that adds to every set (a row block's kernel rows
+		// that all its rows take) skips the sets' tests.
+		full := s.fullSteps && sets == blockRows && !scalar
+		if full {
+			CMPQ(m, U8(1<<sets-1))
+			JEQ(LabelRef(prefix + "Full"))
+		}
+		for i := range acc {
+			skip := fmt.Sprintf("%sSkip%d", prefix, i)
+			TESTQ(U32(1<<i), m) // fuses with the jump, unlike BTQ
+			JEQ(LabelRef(skip))
+			add(i)
 			Label(skip)
 		}
-		ADDQ(U8(8), sp)
-		ADDQ(U32(sets*e.size), wq)
-		CMPQ(sp, end)
-		JNE(LabelRef(prefix + "Step"))
+		next()
+		if full {
+			JMP(LabelRef(prefix + "StepsDone"))
+			Label(prefix + "Full")
+			for i := range acc {
+				add(i)
+			}
+			next()
+		}
 		Label(prefix + "StepsDone")
 		q := GP64()
 		LEAQ(Mem{Base: outp, Index: x, Scale: uint8(e.size)}, q)
