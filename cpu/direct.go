@@ -26,8 +26,11 @@ type Executable interface {
 // across the row. Every kernel of a bank reads the same converted rows, in
 // groups of simd.BankSets kernels × rows computed at once (each source
 // vector loaded once for the whole group), and the results are interleaved
-// as out[voxel*K + i]. A problem with an axis of length 0 has nothing to
-// compute: its Executable writes nothing.
+// as out[voxel*K + i]. A single kernel spanning the last two axes, with
+// input and output of the accumulator type, reads the interior columns of
+// tiles whose input rows lie inside the image straight from the input
+// instead (runInPlace): the same taps over the same values. A problem with
+// an axis of length 0 has nothing to compute: its Executable writes nothing.
 func NewDirect(p *nd.Problem, opt Options) Executable {
 	if isEmpty(p) {
 		return empty{}
