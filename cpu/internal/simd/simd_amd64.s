@@ -519,13 +519,13 @@ block3:
 	JE     block3BodyStepsDone
 
 block3BodyStep:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Y13
 	VMOVUPS      32(R12)(R13*4), Y14
 	VMOVUPS      64(R12)(R13*4), Y15
-	CMPQ         R14, $0x0f
+	CMPB         R14, $0x0f
 	JEQ          block3BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block3BodySkip0
@@ -629,12 +629,12 @@ block2:
 	JE     block2BodyStepsDone
 
 block2BodyStep:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Y13
 	VMOVUPS      32(R12)(R13*4), Y14
-	CMPQ         R14, $0x0f
+	CMPB         R14, $0x0f
 	JEQ          block2BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block2BodySkip0
@@ -722,11 +722,11 @@ block1:
 	JE     block1BodyStepsDone
 
 block1BodyStep:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Y13
-	CMPQ         R14, $0x0f
+	CMPB         R14, $0x0f
 	JEQ          block1BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block1BodySkip0
@@ -800,8 +800,8 @@ scalar:
 	JE     scalarBodyStepsDone
 
 scalarBodyStep:
-	MOVQ        (R10), R13
-	MOVBQZX     (R10), R14
+	MOVQ        (R10), R14
+	MOVQ        R14, R13
 	SHRQ        $0x08, R13
 	VMOVSS      (R12)(R13*4), X13
 	TESTQ       $0x00000001, R14
@@ -884,8 +884,8 @@ block1:
 	JE     block1BodyStepsDone
 
 block1BodyStep:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Y9
 	TESTQ        $0x00000001, R14
@@ -981,8 +981,8 @@ scalar:
 	JE     scalarBodyStepsDone
 
 scalarBodyStep:
-	MOVQ        (R10), R13
-	MOVBQZX     (R10), R14
+	MOVQ        (R10), R14
+	MOVQ        R14, R13
 	SHRQ        $0x08, R13
 	VMOVSS      (R12)(R13*4), X9
 	TESTQ       $0x00000001, R14
@@ -1578,13 +1578,13 @@ block3:
 	JE     block3BodyStepsDone
 
 block3BodyStep:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Y13
 	VMOVUPD      32(R12)(R13*8), Y14
 	VMOVUPD      64(R12)(R13*8), Y15
-	CMPQ         R14, $0x0f
+	CMPB         R14, $0x0f
 	JEQ          block3BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block3BodySkip0
@@ -1688,12 +1688,12 @@ block2:
 	JE     block2BodyStepsDone
 
 block2BodyStep:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Y13
 	VMOVUPD      32(R12)(R13*8), Y14
-	CMPQ         R14, $0x0f
+	CMPB         R14, $0x0f
 	JEQ          block2BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block2BodySkip0
@@ -1781,11 +1781,11 @@ block1:
 	JE     block1BodyStepsDone
 
 block1BodyStep:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Y13
-	CMPQ         R14, $0x0f
+	CMPB         R14, $0x0f
 	JEQ          block1BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block1BodySkip0
@@ -1859,8 +1859,8 @@ scalar:
 	JE     scalarBodyStepsDone
 
 scalarBodyStep:
-	MOVQ        (R10), R13
-	MOVBQZX     (R10), R14
+	MOVQ        (R10), R14
+	MOVQ        R14, R13
 	SHRQ        $0x08, R13
 	VMOVSD      (R12)(R13*8), X13
 	TESTQ       $0x00000001, R14
@@ -1943,8 +1943,8 @@ block1:
 	JE     block1BodyStepsDone
 
 block1BodyStep:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Y9
 	TESTQ        $0x00000001, R14
@@ -2040,8 +2040,8 @@ scalar:
 	JE     scalarBodyStepsDone
 
 scalarBodyStep:
-	MOVQ        (R10), R13
-	MOVBQZX     (R10), R14
+	MOVQ        (R10), R14
+	MOVQ        R14, R13
 	SHRQ        $0x08, R13
 	VMOVSD      (R12)(R13*8), X9
 	TESTQ       $0x00000001, R14
@@ -2871,8 +2871,8 @@ block4:
 	JE     block4BodyStepsDone
 
 block4BodyStep:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Z17
 	VMOVUPS      64(R12)(R13*4), Z18
@@ -2964,8 +2964,8 @@ block4Done:
 	JE     tail1StepsDone
 
 tail1Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS.Z    (R12)(R13*4), K1, Z17
 	TESTQ        $0x00000001, R14
@@ -3032,8 +3032,8 @@ notTail1:
 	JE     tail2StepsDone
 
 tail2Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Z17
 	VMOVUPS.Z    64(R12)(R13*4), K1, Z18
@@ -3113,8 +3113,8 @@ notTail2:
 	JE     tail3StepsDone
 
 tail3Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Z17
 	VMOVUPS      64(R12)(R13*4), Z18
@@ -3205,8 +3205,8 @@ notTail3:
 	JE     tail4StepsDone
 
 tail4Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Z17
 	VMOVUPS      64(R12)(R13*4), Z18
@@ -3331,8 +3331,8 @@ block3:
 	JE     block3BodyStepsDone
 
 block3BodyStep:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Z25
 	VMOVUPS      64(R12)(R13*4), Z26
@@ -3467,8 +3467,8 @@ block3Done:
 	JE     tail1StepsDone
 
 tail1Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS.Z    (R12)(R13*4), K1, Z25
 	TESTQ        $0x00000001, R14
@@ -3575,8 +3575,8 @@ notTail1:
 	JE     tail2StepsDone
 
 tail2Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Z25
 	VMOVUPS.Z    64(R12)(R13*4), K1, Z26
@@ -3706,8 +3706,8 @@ notTail2:
 	JE     tail3StepsDone
 
 tail3Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPS      (R12)(R13*4), Z25
 	VMOVUPS      64(R12)(R13*4), Z26
@@ -4348,8 +4348,8 @@ block4:
 	JE     block4BodyStepsDone
 
 block4BodyStep:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Z17
 	VMOVUPD      64(R12)(R13*8), Z18
@@ -4441,8 +4441,8 @@ block4Done:
 	JE     tail1StepsDone
 
 tail1Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD.Z    (R12)(R13*8), K1, Z17
 	TESTQ        $0x00000001, R14
@@ -4509,8 +4509,8 @@ notTail1:
 	JE     tail2StepsDone
 
 tail2Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Z17
 	VMOVUPD.Z    64(R12)(R13*8), K1, Z18
@@ -4590,8 +4590,8 @@ notTail2:
 	JE     tail3StepsDone
 
 tail3Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Z17
 	VMOVUPD      64(R12)(R13*8), Z18
@@ -4682,8 +4682,8 @@ notTail3:
 	JE     tail4StepsDone
 
 tail4Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Z17
 	VMOVUPD      64(R12)(R13*8), Z18
@@ -4808,8 +4808,8 @@ block3:
 	JE     block3BodyStepsDone
 
 block3BodyStep:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Z25
 	VMOVUPD      64(R12)(R13*8), Z26
@@ -4944,8 +4944,8 @@ block3Done:
 	JE     tail1StepsDone
 
 tail1Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD.Z    (R12)(R13*8), K1, Z25
 	TESTQ        $0x00000001, R14
@@ -5052,8 +5052,8 @@ notTail1:
 	JE     tail2StepsDone
 
 tail2Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Z25
 	VMOVUPD.Z    64(R12)(R13*8), K1, Z26
@@ -5183,8 +5183,8 @@ notTail2:
 	JE     tail3StepsDone
 
 tail3Step:
-	MOVQ         (R10), R13
-	MOVBQZX      (R10), R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
 	VMOVUPD      (R12)(R13*8), Z25
 	VMOVUPD      64(R12)(R13*8), Z26

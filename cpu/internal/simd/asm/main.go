@@ -579,15 +579,15 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 		// The step loop tests its end at the bottom, and addresses the
 		// source from srcx (src at x) with the step's offset as the
 		// index: 6 instructions of overhead per step besides the loads
-		// and the sets' tests.
+		// and the sets' tests, one of them a load.
 		MOVQ(stepp, sp)
 		MOVQ(wp, wq)
 		LEAQ(Mem{Base: srcp, Index: x, Scale: uint8(e.size)}, srcx)
 		CMPQ(sp, end)
 		JE(LabelRef(prefix + "StepsDone"))
 		Label(prefix + "Step")
-		MOVQ(Mem{Base: sp}, p)
-		MOVBQZX(Mem{Base: sp}, m) // the sets' mask, the step's low byte
+		MOVQ(Mem{Base: sp}, m) // the sets' mask in the low byte
+		MOVQ(m, p)             // a register move: no second load
 		SHRQ(U8(8), p)
 		for j := range in {
 			at := Mem{Base: srcx, Index: p, Scale: uint8(e.size), Disp: j * s.bytes}
@@ -624,7 +624,7 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 		// that all its rows take) skips the sets' tests.
 		full := s.fullSteps && sets == blockRows && !scalar
 		if full {
-			CMPQ(m, U8(1<<sets-1))
+			CMPB(m.(reg.GPVirtual).As8(), U8(1<<sets-1))
 			JEQ(LabelRef(prefix + "Full"))
 		}
 		for i := range acc {
