@@ -4,6 +4,7 @@ import (
 	"context"
 	"maps"
 	"slices"
+	"sync/atomic"
 	"unsafe"
 
 	"github.com/ndconv/ndconv/cpu/internal/simd"
@@ -25,8 +26,11 @@ type Executable interface {
 // across the row. Every kernel of a bank reads the same converted rows, in
 // groups of simd.BankSets kernels × rows computed at once (each source
 // vector loaded once for the whole group), and the results are interleaved
-// as out[voxel*K + i]. A problem with an axis of length 0 has nothing to
-// compute: its Executable writes nothing.
+// as out[voxel*K + i]. A single kernel spanning the last two axes, with
+// input and output of the accumulator type, reads the interior columns of
+// tiles whose input rows lie inside the image straight from the input
+// instead (runInPlace): the same taps over the same values. A problem with
+// an axis of length 0 has nothing to compute: its Executable writes nothing.
 func NewDirect(p *nd.Problem, opt Options) Executable {
 	if isEmpty(p) {
 		return empty{}
@@ -83,9 +87,14 @@ type direct[F nd.Float] struct {
 	// once for every segment whose windows hold it.
 	segment  int
 	segments *simd.Steps[F]
-	cval     F
-	scratch  []directScratch[F]
-	track    tracker
+	// inPlace is a single 2-D kernel's taps (no plane taps) as offsets
+	// and block steps at the input's own row pitch: a tile whose inputs
+	// all lie inside the image reads them where they are (its interior
+	// columns), with no padded copy (runInPlace).
+	inPlace *tapList[F]
+	cval    F
+	scratch []directScratch[F]
+	track   tracker
 }
 
 // tapList is a kernel's nonzero taps in row-major order, each as its
@@ -208,15 +217,24 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 			l.w = append(l.w, F(v))
 		}
 		if bank == 1 {
-			l.steps = d.blockSteps(p.Kernels, simd.BlockRows, simd.BlockRows)
+			l.steps = d.blockSteps(p.Kernels, simd.BlockRows, simd.BlockRows, d.pitch)
 		}
 		d.taps = append(d.taps, l)
 	}
 	if seg := segmentLen[F](); blockedLoops && bank == 1 && kRows == 1 && d.planeTaps == 1 && kCols >= 4*seg {
 		d.segment, d.segments = seg, segmentSteps(d.taps[0], seg)
 	}
+	if inPitch := g.inStrides[n-2]; readInPlace && bank == 1 && d.planeTaps == 1 && d.segments == nil && len(d.taps[0].w) > 0 {
+		l := &tapList[F]{w: d.taps[0].w, steps: d.blockSteps(p.Kernels, simd.BlockRows, simd.BlockRows, inPitch)}
+		for i, v := range p.Kernels[0].Dense {
+			if v != 0 {
+				l.offs = append(l.offs, i/kCols*inPitch+i%kCols*g.c)
+			}
+		}
+		d.inPlace = l
+	}
 	for k := 0; bank > 1 && k < bank; k += d.groupKernels {
-		d.groups = append(d.groups, d.blockSteps(p.Kernels[k:min(k+d.groupKernels, bank)], d.bankRows, simd.BankSets))
+		d.groups = append(d.groups, d.blockSteps(p.Kernels[k:min(k+d.groupKernels, bank)], d.bankRows, simd.BankSets, d.pitch))
 	}
 	return d
 }
@@ -226,8 +244,9 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 // row i of kernel b: one step per input offset relative to the first row,
 // adding it to every set whose kernel has a nonzero tap there (the weights
 // packed by set, once per plan), so each set still takes its taps in
-// row-major order.
-func (d *direct[F]) blockSteps(kernels []nd.Weights, rows, sets int) *simd.Steps[F] {
+// row-major order. pitch is the distance between the source's rows: the
+// padded rows' (d.pitch), or the input's for a tile read in place.
+func (d *direct[F]) blockSteps(kernels []nd.Weights, rows, sets, pitch int) *simd.Steps[F] {
 	n := len(d.g.kernel)
 	kRows, kCols := d.g.kernel[n-2], d.g.kernel[n-1]
 	var steps []int
@@ -249,7 +268,7 @@ func (d *direct[F]) blockSteps(kernels []nd.Weights, rows, sets int) *simd.Steps
 					}
 				}
 				if mask != 0 {
-					steps = append(steps, ((pt*d.bufRows+r)*d.pitch+c*d.g.c)<<8|mask)
+					steps = append(steps, ((pt*d.bufRows+r)*pitch+c*d.g.c)<<8|mask)
 					bw = append(bw, w...)
 				}
 			}
@@ -340,6 +359,99 @@ func (d *direct[F]) runTile(s *directScratch[F], dst, src nd.Array, tile int) {
 	r0, x0 := rowBlock*d.tileRows, colBlock*d.tileCols
 	rows := min(d.tileRows, g.out[n-2]-r0)
 	cols := min(d.tileCols, g.out[n-1]-x0)
+	if d.inPlace != nil {
+		if lo, hi, ok := d.runInPlace(dst, src, plane, r0, rows, x0, cols); ok {
+			// The interior columns [lo, hi) are done; the edges take
+			// the padded rows.
+			if lo > x0 {
+				d.runCols(s, dst, src, plane, r0, rows, x0, lo-x0)
+			}
+			if x0+cols > hi {
+				d.runCols(s, dst, src, plane, r0, rows, hi, x0+cols-hi)
+			}
+			return
+		}
+	}
+	d.runCols(s, dst, src, plane, r0, rows, x0, cols)
+}
+
+// runInPlace computes the columns of a tile whose inputs lie inside the
+// image straight from the input, when the input and the output hold F
+// and do not overlap, the tile's input rows all lie inside the image
+// and so do some columns' inputs: it returns those columns [lo, hi) and
+// true, else false with nothing done. The taps and their order are those
+// of the padded path, over the same values, so the bits are the same.
+func (d *direct[F]) runInPlace(dst, src nd.Array, plane, r0, rows, x0, cols int) (lo, hi int, ok bool) {
+	g := &d.g
+	n := len(g.in)
+	in, _ := src.Data.([]F)
+	out, _ := dst.Data.([]F)
+	if in == nil || out == nil || overlaps(in, out) {
+		return 0, 0, false
+	}
+	kRows, kCols := g.kernel[n-2], g.kernel[n-1]
+	top := r0 - g.shift[n-2]
+	if top < 0 || top+rows+kRows-1 > g.in[n-2] {
+		return 0, 0, false
+	}
+	lo = max(x0, g.shift[n-1])
+	hi = min(x0+cols, g.in[n-1]-kCols+1+g.shift[n-1])
+	if hi <= lo {
+		return 0, 0, false
+	}
+	// The plane's input (the kernel spans no plane axis, so each output
+	// plane reads the input plane at its own index, shifted by the
+	// origin; valid or same keep it inside).
+	base := 0
+	for a, rest := n-3, plane; a >= 0; a-- {
+		q := rest%g.out[a] - g.shift[a]
+		if q < 0 || q >= g.in[a] {
+			return 0, 0, false
+		}
+		base += q * g.inStrides[a]
+		rest /= g.out[a]
+	}
+	inPitch, rowLen := g.inStrides[n-2], g.out[n-1]*g.c
+	width := (hi - lo) * g.c
+	at := base + top*inPitch + (lo-g.shift[n-1])*g.c
+	outAt := ((plane*g.out[n-2]+r0)*g.out[n-1] + lo) * g.c
+	l := d.inPlace
+	r := 0
+	for ; r+simd.BlockRows <= rows; r += simd.BlockRows {
+		simd.Block(out[outAt+r*rowLen:], rowLen, width, in[at+r*inPitch:], l.steps)
+	}
+	for ; r < rows; r++ {
+		simd.SetTaps(out[outAt+r*rowLen:][:width], in[at+r*inPitch:], l.offs, l.w)
+	}
+	inPlaceTiles.Add(1)
+	return lo, hi, true
+}
+
+// readInPlace lets a single 2-D kernel read interior tiles from the input
+// (runInPlace); tests turn it off to compare with the padded rows, and
+// count the tiles read in place with inPlaceTiles.
+var (
+	readInPlace  = true
+	inPlaceTiles atomic.Int64
+)
+
+// overlaps reports whether a and b share memory.
+func overlaps[F nd.Float](a, b []F) bool {
+	if len(a) == 0 || len(b) == 0 {
+		return false
+	}
+	size := unsafe.Sizeof(a[0])
+	a0, b0 := uintptr(unsafe.Pointer(&a[0])), uintptr(unsafe.Pointer(&b[0]))
+	return a0 < b0+uintptr(len(b))*size && b0 < a0+uintptr(len(a))*size
+}
+
+// runCols computes output columns [x0, x0+cols) of rows [r0, r0+rows) of
+// a plane through padded rows: the input rows the columns need are
+// converted into the tile's padded rows, the halo holding the border's
+// values, and the taps run over them.
+func (d *direct[F]) runCols(s *directScratch[F], dst, src nd.Array, plane, r0, rows, x0, cols int) {
+	g := &d.g
+	n := len(g.in)
 	width := (cols + g.kernel[n-1] - 1) * g.c
 	pad := newPadMap(x0-g.shift[n-1], g.in[n-1], cols+g.kernel[n-1]-1, d.p.Border, s.halo)
 	s.halo = pad.halo

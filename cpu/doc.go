@@ -9,7 +9,10 @@
 // Every method tiles its work and runs the tiles on a pool of goroutines.
 // Input values are converted to the accumulator type (float32, or float64
 // when the Problem is Wide) once per tile, into padded rows whose halo holds
-// the border's values, so the inner loops never map an index. Outputs are
+// the border's values, so the inner loops never map an index; a single 2-D
+// kernel whose input and output hold the accumulator type reads the
+// interior of tiles whose inputs lie inside the image where they are, with
+// no copy. Outputs are
 // rounded and saturated with nd.Round's rule (nd.Store, or internal/simd's
 // uint8/uint16 stores). A separable problem whose intermediates would be
 // very large runs chunk by chunk (package chunk).

@@ -8,7 +8,7 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-// TestRowKernels compares the dense and the sparse path with the generic
+// TestRowKernels compares dense rows and rows with zero taps with the generic
 // loop, bit for bit, for widths 1..12, over every output length 0..40, with guard values around
 // the accumulator that must never change.
 func TestRowKernels(t *testing.T) {

@@ -47,7 +47,7 @@ if [ -n "$qemu" ]; then
 	for isa in neon go; do
 		NDCONV_SIMD=$isa GOARCH=arm64 go test -count=1 -short -exec "$qemu" ./cpu/internal/simd
 	done
-	GOARCH=arm64 go test -count=1 -short -exec "$qemu" -run 'TestSameBitsEverywhere|TestTable$|TestBankSameBits|TestSegmentsSameBits|TestReusedPlanAllocatesNothing' ./cpu
+	GOARCH=arm64 go test -count=1 -short -exec "$qemu" -run 'TestSameBitsEverywhere|TestTable$|TestBankSameBits|TestSegmentsSameBits|TestInPlaceSameBits|TestReusedPlanAllocatesNothing' ./cpu
 	NDCONV_SIMD=go GOARCH=arm64 go test -count=1 -short -exec "$qemu" -run 'TestSameBitsEverywhere' ./cpu
 else
 	echo "scripts/test.sh: no qemu-aarch64 (Debian: qemu-user-static); skipping the arm64 tests" >&2

@@ -491,14 +491,15 @@ TEXT ·blockAVX2F32(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
-block2:
+block3:
 	MOVQ   DX, R10
 	SUBQ   R9, R10
-	CMPQ   R10, $0x00000010
-	JL     block2Done
+	CMPQ   R10, $0x00000018
+	JL     block3Done
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
@@ -507,66 +508,199 @@ block2:
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block3BodyStepsDone
+
+block3BodyStep:
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
+	SHRQ         $0x08, R13
+	VMOVUPS      (R12)(R13*4), Y13
+	VMOVUPS      32(R12)(R13*4), Y14
+	VMOVUPS      64(R12)(R13*4), Y15
+	CMPB         R14, $0x0f
+	JEQ          block3BodyFull
+	TESTQ        $0x00000001, R14
+	JEQ          block3BodySkip0
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VFMADD231PS  Y15, Y0, Y3
+
+block3BodySkip0:
+	TESTQ        $0x00000002, R14
+	JEQ          block3BodySkip1
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VFMADD231PS  Y15, Y0, Y6
+
+block3BodySkip1:
+	TESTQ        $0x00000004, R14
+	JEQ          block3BodySkip2
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VFMADD231PS  Y15, Y0, Y9
+
+block3BodySkip2:
+	TESTQ        $0x00000008, R14
+	JEQ          block3BodySkip3
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	VFMADD231PS  Y15, Y0, Y12
+
+block3BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000010, R11
+	CMPQ R10, DI
+	JNE  block3BodyStep
+	JMP  block3BodyStepsDone
+
+block3BodyFull:
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VFMADD231PS  Y15, Y0, Y3
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VFMADD231PS  Y15, Y0, Y6
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VFMADD231PS  Y15, Y0, Y9
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	VFMADD231PS  Y15, Y0, Y12
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000010, R11
+	CMPQ         R10, DI
+	JNE          block3BodyStep
+
+block3BodyStepsDone:
+	LEAQ    (AX)(R9*4), R10
+	VMOVUPS Y1, (R10)
+	VMOVUPS Y2, 32(R10)
+	VMOVUPS Y3, 64(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y4, (R10)
+	VMOVUPS Y5, 32(R10)
+	VMOVUPS Y6, 64(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y7, (R10)
+	VMOVUPS Y8, 32(R10)
+	VMOVUPS Y9, 64(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y10, (R10)
+	VMOVUPS Y11, 32(R10)
+	VMOVUPS Y12, 64(R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000018, R9
+	JMP     block3
+
+block3Done:
+block2:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000010
+	JL     block2Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block2BodyStepsDone
 
 block2BodyStep:
-	CMPQ         R12, $0x00
-	JE           block2BodyStepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Y9
-	VMOVUPS      32(R13), Y10
+	VMOVUPS      (R12)(R13*4), Y13
+	VMOVUPS      32(R12)(R13*4), Y14
+	CMPB         R14, $0x0f
+	JEQ          block2BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block2BodySkip0
 	VBROADCASTSS (R11), Y0
-	VFMADD231PS  Y9, Y0, Y1
-	VFMADD231PS  Y10, Y0, Y2
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
 
 block2BodySkip0:
 	TESTQ        $0x00000002, R14
 	JEQ          block2BodySkip1
 	VBROADCASTSS 4(R11), Y0
-	VFMADD231PS  Y9, Y0, Y3
-	VFMADD231PS  Y10, Y0, Y4
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
 
 block2BodySkip1:
 	TESTQ        $0x00000004, R14
 	JEQ          block2BodySkip2
 	VBROADCASTSS 8(R11), Y0
-	VFMADD231PS  Y9, Y0, Y5
-	VFMADD231PS  Y10, Y0, Y6
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
 
 block2BodySkip2:
 	TESTQ        $0x00000008, R14
 	JEQ          block2BodySkip3
 	VBROADCASTSS 12(R11), Y0
-	VFMADD231PS  Y9, Y0, Y7
-	VFMADD231PS  Y10, Y0, Y8
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
 
 block2BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  block2BodyStep
+	CMPQ R10, DI
+	JNE  block2BodyStep
+	JMP  block2BodyStepsDone
+
+block2BodyFull:
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000010, R11
+	CMPQ         R10, DI
+	JNE          block2BodyStep
 
 block2BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
 	VMOVUPS Y1, (R10)
 	VMOVUPS Y2, 32(R10)
 	ADDQ    CX, R10
-	VMOVUPS Y3, (R10)
-	VMOVUPS Y4, 32(R10)
-	ADDQ    CX, R10
-	VMOVUPS Y5, (R10)
-	VMOVUPS Y6, 32(R10)
+	VMOVUPS Y4, (R10)
+	VMOVUPS Y5, 32(R10)
 	ADDQ    CX, R10
 	VMOVUPS Y7, (R10)
 	VMOVUPS Y8, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y10, (R10)
+	VMOVUPS Y11, 32(R10)
 	ADDQ    CX, R10
 	ADDQ    $0x00000010, R9
 	JMP     block2
@@ -578,60 +712,75 @@ block1:
 	CMPQ   R10, $0x00000008
 	JL     block1Done
 	VXORPS Y1, Y1, Y1
-	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
+	VXORPS Y4, Y4, Y4
 	VXORPS Y7, Y7, Y7
+	VXORPS Y10, Y10, Y10
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block1BodyStepsDone
 
 block1BodyStep:
-	CMPQ         R12, $0x00
-	JE           block1BodyStepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Y9
+	VMOVUPS      (R12)(R13*4), Y13
+	CMPB         R14, $0x0f
+	JEQ          block1BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block1BodySkip0
 	VBROADCASTSS (R11), Y0
-	VFMADD231PS  Y9, Y0, Y1
+	VFMADD231PS  Y13, Y0, Y1
 
 block1BodySkip0:
 	TESTQ        $0x00000002, R14
 	JEQ          block1BodySkip1
 	VBROADCASTSS 4(R11), Y0
-	VFMADD231PS  Y9, Y0, Y3
+	VFMADD231PS  Y13, Y0, Y4
 
 block1BodySkip1:
 	TESTQ        $0x00000004, R14
 	JEQ          block1BodySkip2
 	VBROADCASTSS 8(R11), Y0
-	VFMADD231PS  Y9, Y0, Y5
+	VFMADD231PS  Y13, Y0, Y7
 
 block1BodySkip2:
 	TESTQ        $0x00000008, R14
 	JEQ          block1BodySkip3
 	VBROADCASTSS 12(R11), Y0
-	VFMADD231PS  Y9, Y0, Y7
+	VFMADD231PS  Y13, Y0, Y10
 
 block1BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  block1BodyStep
+	CMPQ R10, DI
+	JNE  block1BodyStep
+	JMP  block1BodyStepsDone
+
+block1BodyFull:
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000010, R11
+	CMPQ         R10, DI
+	JNE          block1BodyStep
 
 block1BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
 	VMOVUPS Y1, (R10)
 	ADDQ    CX, R10
-	VMOVUPS Y3, (R10)
-	ADDQ    CX, R10
-	VMOVUPS Y5, (R10)
+	VMOVUPS Y4, (R10)
 	ADDQ    CX, R10
 	VMOVUPS Y7, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y10, (R10)
 	ADDQ    CX, R10
 	ADDQ    $0x00000008, R9
 	JMP     block1
@@ -641,60 +790,58 @@ scalar:
 	CMPQ   R9, DX
 	JGE    return
 	VXORPS X1, X1, X1
-	VXORPS X3, X3, X3
-	VXORPS X5, X5, X5
+	VXORPS X4, X4, X4
 	VXORPS X7, X7, X7
+	VXORPS X10, X10, X10
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     scalarBodyStepsDone
 
 scalarBodyStep:
-	CMPQ        R12, $0x00
-	JE          scalarBodyStepsDone
-	MOVQ        (R10), R13
-	MOVQ        R13, R14
+	MOVQ        (R10), R14
+	MOVQ        R14, R13
 	SHRQ        $0x08, R13
-	ADDQ        R9, R13
-	LEAQ        (BX)(R13*4), R13
-	VMOVSS      (R13), X9
+	VMOVSS      (R12)(R13*4), X13
 	TESTQ       $0x00000001, R14
 	JEQ         scalarBodySkip0
 	VMOVSS      (R11), X0
-	VFMADD231SS X9, X0, X1
+	VFMADD231SS X13, X0, X1
 
 scalarBodySkip0:
 	TESTQ       $0x00000002, R14
 	JEQ         scalarBodySkip1
 	VMOVSS      4(R11), X0
-	VFMADD231SS X9, X0, X3
+	VFMADD231SS X13, X0, X4
 
 scalarBodySkip1:
 	TESTQ       $0x00000004, R14
 	JEQ         scalarBodySkip2
 	VMOVSS      8(R11), X0
-	VFMADD231SS X9, X0, X5
+	VFMADD231SS X13, X0, X7
 
 scalarBodySkip2:
 	TESTQ       $0x00000008, R14
 	JEQ         scalarBodySkip3
 	VMOVSS      12(R11), X0
-	VFMADD231SS X9, X0, X7
+	VFMADD231SS X13, X0, X10
 
 scalarBodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  scalarBodyStep
+	CMPQ R10, DI
+	JNE  scalarBodyStep
 
 scalarBodyStepsDone:
 	LEAQ   (AX)(R9*4), R10
 	VMOVSS X1, (R10)
 	ADDQ   CX, R10
-	VMOVSS X3, (R10)
-	ADDQ   CX, R10
-	VMOVSS X5, (R10)
+	VMOVSS X4, (R10)
 	ADDQ   CX, R10
 	VMOVSS X7, (R10)
+	ADDQ   CX, R10
+	VMOVSS X10, (R10)
 	ADDQ   CX, R10
 	INCQ   R9
 	JMP    scalar
@@ -713,6 +860,7 @@ TEXT ·bankAVX2F32(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -731,17 +879,15 @@ block1:
 	VXORPS Y8, Y8, Y8
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block1BodyStepsDone
 
 block1BodyStep:
-	CMPQ         R12, $0x00
-	JE           block1BodyStepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Y9
+	VMOVUPS      (R12)(R13*4), Y9
 	TESTQ        $0x00000001, R14
 	JEQ          block1BodySkip0
 	VBROADCASTSS (R11), Y0
@@ -792,8 +938,8 @@ block1BodySkip6:
 block1BodySkip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  block1BodyStep
+	CMPQ R10, DI
+	JNE  block1BodyStep
 
 block1BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
@@ -830,17 +976,15 @@ scalar:
 	VXORPS X8, X8, X8
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     scalarBodyStepsDone
 
 scalarBodyStep:
-	CMPQ        R12, $0x00
-	JE          scalarBodyStepsDone
-	MOVQ        (R10), R13
-	MOVQ        R13, R14
+	MOVQ        (R10), R14
+	MOVQ        R14, R13
 	SHRQ        $0x08, R13
-	ADDQ        R9, R13
-	LEAQ        (BX)(R13*4), R13
-	VMOVSS      (R13), X9
+	VMOVSS      (R12)(R13*4), X9
 	TESTQ       $0x00000001, R14
 	JEQ         scalarBodySkip0
 	VMOVSS      (R11), X0
@@ -891,8 +1035,8 @@ scalarBodySkip6:
 scalarBodySkip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  scalarBodyStep
+	CMPQ R10, DI
+	JNE  scalarBodyStep
 
 scalarBodyStepsDone:
 	LEAQ   (AX)(R9*4), R10
@@ -1406,14 +1550,15 @@ TEXT ·blockAVX2F64(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
-block2:
+block3:
 	MOVQ   DX, R10
 	SUBQ   R9, R10
-	CMPQ   R10, $0x00000008
-	JL     block2Done
+	CMPQ   R10, $0x0000000c
+	JL     block3Done
 	VXORPS Y1, Y1, Y1
 	VXORPS Y2, Y2, Y2
 	VXORPS Y3, Y3, Y3
@@ -1422,66 +1567,199 @@ block2:
 	VXORPS Y6, Y6, Y6
 	VXORPS Y7, Y7, Y7
 	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block3BodyStepsDone
+
+block3BodyStep:
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
+	SHRQ         $0x08, R13
+	VMOVUPD      (R12)(R13*8), Y13
+	VMOVUPD      32(R12)(R13*8), Y14
+	VMOVUPD      64(R12)(R13*8), Y15
+	CMPB         R14, $0x0f
+	JEQ          block3BodyFull
+	TESTQ        $0x00000001, R14
+	JEQ          block3BodySkip0
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VFMADD231PD  Y15, Y0, Y3
+
+block3BodySkip0:
+	TESTQ        $0x00000002, R14
+	JEQ          block3BodySkip1
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VFMADD231PD  Y15, Y0, Y6
+
+block3BodySkip1:
+	TESTQ        $0x00000004, R14
+	JEQ          block3BodySkip2
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VFMADD231PD  Y15, Y0, Y9
+
+block3BodySkip2:
+	TESTQ        $0x00000008, R14
+	JEQ          block3BodySkip3
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	VFMADD231PD  Y15, Y0, Y12
+
+block3BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	CMPQ R10, DI
+	JNE  block3BodyStep
+	JMP  block3BodyStepsDone
+
+block3BodyFull:
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VFMADD231PD  Y15, Y0, Y3
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VFMADD231PD  Y15, Y0, Y6
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VFMADD231PD  Y15, Y0, Y9
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	VFMADD231PD  Y15, Y0, Y12
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000020, R11
+	CMPQ         R10, DI
+	JNE          block3BodyStep
+
+block3BodyStepsDone:
+	LEAQ    (AX)(R9*8), R10
+	VMOVUPD Y1, (R10)
+	VMOVUPD Y2, 32(R10)
+	VMOVUPD Y3, 64(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y4, (R10)
+	VMOVUPD Y5, 32(R10)
+	VMOVUPD Y6, 64(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y7, (R10)
+	VMOVUPD Y8, 32(R10)
+	VMOVUPD Y9, 64(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y10, (R10)
+	VMOVUPD Y11, 32(R10)
+	VMOVUPD Y12, 64(R10)
+	ADDQ    CX, R10
+	ADDQ    $0x0000000c, R9
+	JMP     block3
+
+block3Done:
+block2:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000008
+	JL     block2Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block2BodyStepsDone
 
 block2BodyStep:
-	CMPQ         R12, $0x00
-	JE           block2BodyStepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Y9
-	VMOVUPD      32(R13), Y10
+	VMOVUPD      (R12)(R13*8), Y13
+	VMOVUPD      32(R12)(R13*8), Y14
+	CMPB         R14, $0x0f
+	JEQ          block2BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block2BodySkip0
 	VBROADCASTSD (R11), Y0
-	VFMADD231PD  Y9, Y0, Y1
-	VFMADD231PD  Y10, Y0, Y2
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
 
 block2BodySkip0:
 	TESTQ        $0x00000002, R14
 	JEQ          block2BodySkip1
 	VBROADCASTSD 8(R11), Y0
-	VFMADD231PD  Y9, Y0, Y3
-	VFMADD231PD  Y10, Y0, Y4
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
 
 block2BodySkip1:
 	TESTQ        $0x00000004, R14
 	JEQ          block2BodySkip2
 	VBROADCASTSD 16(R11), Y0
-	VFMADD231PD  Y9, Y0, Y5
-	VFMADD231PD  Y10, Y0, Y6
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
 
 block2BodySkip2:
 	TESTQ        $0x00000008, R14
 	JEQ          block2BodySkip3
 	VBROADCASTSD 24(R11), Y0
-	VFMADD231PD  Y9, Y0, Y7
-	VFMADD231PD  Y10, Y0, Y8
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
 
 block2BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  block2BodyStep
+	CMPQ R10, DI
+	JNE  block2BodyStep
+	JMP  block2BodyStepsDone
+
+block2BodyFull:
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000020, R11
+	CMPQ         R10, DI
+	JNE          block2BodyStep
 
 block2BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
 	VMOVUPD Y1, (R10)
 	VMOVUPD Y2, 32(R10)
 	ADDQ    CX, R10
-	VMOVUPD Y3, (R10)
-	VMOVUPD Y4, 32(R10)
-	ADDQ    CX, R10
-	VMOVUPD Y5, (R10)
-	VMOVUPD Y6, 32(R10)
+	VMOVUPD Y4, (R10)
+	VMOVUPD Y5, 32(R10)
 	ADDQ    CX, R10
 	VMOVUPD Y7, (R10)
 	VMOVUPD Y8, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y10, (R10)
+	VMOVUPD Y11, 32(R10)
 	ADDQ    CX, R10
 	ADDQ    $0x00000008, R9
 	JMP     block2
@@ -1493,60 +1771,75 @@ block1:
 	CMPQ   R10, $0x00000004
 	JL     block1Done
 	VXORPS Y1, Y1, Y1
-	VXORPS Y3, Y3, Y3
-	VXORPS Y5, Y5, Y5
+	VXORPS Y4, Y4, Y4
 	VXORPS Y7, Y7, Y7
+	VXORPS Y10, Y10, Y10
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block1BodyStepsDone
 
 block1BodyStep:
-	CMPQ         R12, $0x00
-	JE           block1BodyStepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Y9
+	VMOVUPD      (R12)(R13*8), Y13
+	CMPB         R14, $0x0f
+	JEQ          block1BodyFull
 	TESTQ        $0x00000001, R14
 	JEQ          block1BodySkip0
 	VBROADCASTSD (R11), Y0
-	VFMADD231PD  Y9, Y0, Y1
+	VFMADD231PD  Y13, Y0, Y1
 
 block1BodySkip0:
 	TESTQ        $0x00000002, R14
 	JEQ          block1BodySkip1
 	VBROADCASTSD 8(R11), Y0
-	VFMADD231PD  Y9, Y0, Y3
+	VFMADD231PD  Y13, Y0, Y4
 
 block1BodySkip1:
 	TESTQ        $0x00000004, R14
 	JEQ          block1BodySkip2
 	VBROADCASTSD 16(R11), Y0
-	VFMADD231PD  Y9, Y0, Y5
+	VFMADD231PD  Y13, Y0, Y7
 
 block1BodySkip2:
 	TESTQ        $0x00000008, R14
 	JEQ          block1BodySkip3
 	VBROADCASTSD 24(R11), Y0
-	VFMADD231PD  Y9, Y0, Y7
+	VFMADD231PD  Y13, Y0, Y10
 
 block1BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  block1BodyStep
+	CMPQ R10, DI
+	JNE  block1BodyStep
+	JMP  block1BodyStepsDone
+
+block1BodyFull:
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000020, R11
+	CMPQ         R10, DI
+	JNE          block1BodyStep
 
 block1BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
 	VMOVUPD Y1, (R10)
 	ADDQ    CX, R10
-	VMOVUPD Y3, (R10)
-	ADDQ    CX, R10
-	VMOVUPD Y5, (R10)
+	VMOVUPD Y4, (R10)
 	ADDQ    CX, R10
 	VMOVUPD Y7, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y10, (R10)
 	ADDQ    CX, R10
 	ADDQ    $0x00000004, R9
 	JMP     block1
@@ -1556,60 +1849,58 @@ scalar:
 	CMPQ   R9, DX
 	JGE    return
 	VXORPS X1, X1, X1
-	VXORPS X3, X3, X3
-	VXORPS X5, X5, X5
+	VXORPS X4, X4, X4
 	VXORPS X7, X7, X7
+	VXORPS X10, X10, X10
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     scalarBodyStepsDone
 
 scalarBodyStep:
-	CMPQ        R12, $0x00
-	JE          scalarBodyStepsDone
-	MOVQ        (R10), R13
-	MOVQ        R13, R14
+	MOVQ        (R10), R14
+	MOVQ        R14, R13
 	SHRQ        $0x08, R13
-	ADDQ        R9, R13
-	LEAQ        (BX)(R13*8), R13
-	VMOVSD      (R13), X9
+	VMOVSD      (R12)(R13*8), X13
 	TESTQ       $0x00000001, R14
 	JEQ         scalarBodySkip0
 	VMOVSD      (R11), X0
-	VFMADD231SD X9, X0, X1
+	VFMADD231SD X13, X0, X1
 
 scalarBodySkip0:
 	TESTQ       $0x00000002, R14
 	JEQ         scalarBodySkip1
 	VMOVSD      8(R11), X0
-	VFMADD231SD X9, X0, X3
+	VFMADD231SD X13, X0, X4
 
 scalarBodySkip1:
 	TESTQ       $0x00000004, R14
 	JEQ         scalarBodySkip2
 	VMOVSD      16(R11), X0
-	VFMADD231SD X9, X0, X5
+	VFMADD231SD X13, X0, X7
 
 scalarBodySkip2:
 	TESTQ       $0x00000008, R14
 	JEQ         scalarBodySkip3
 	VMOVSD      24(R11), X0
-	VFMADD231SD X9, X0, X7
+	VFMADD231SD X13, X0, X10
 
 scalarBodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  scalarBodyStep
+	CMPQ R10, DI
+	JNE  scalarBodyStep
 
 scalarBodyStepsDone:
 	LEAQ   (AX)(R9*8), R10
 	VMOVSD X1, (R10)
 	ADDQ   CX, R10
-	VMOVSD X3, (R10)
-	ADDQ   CX, R10
-	VMOVSD X5, (R10)
+	VMOVSD X4, (R10)
 	ADDQ   CX, R10
 	VMOVSD X7, (R10)
+	ADDQ   CX, R10
+	VMOVSD X10, (R10)
 	ADDQ   CX, R10
 	INCQ   R9
 	JMP    scalar
@@ -1628,6 +1919,7 @@ TEXT ·bankAVX2F64(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -1646,17 +1938,15 @@ block1:
 	VXORPS Y8, Y8, Y8
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block1BodyStepsDone
 
 block1BodyStep:
-	CMPQ         R12, $0x00
-	JE           block1BodyStepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Y9
+	VMOVUPD      (R12)(R13*8), Y9
 	TESTQ        $0x00000001, R14
 	JEQ          block1BodySkip0
 	VBROADCASTSD (R11), Y0
@@ -1707,8 +1997,8 @@ block1BodySkip6:
 block1BodySkip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000040, R11
-	DECQ R12
-	JMP  block1BodyStep
+	CMPQ R10, DI
+	JNE  block1BodyStep
 
 block1BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
@@ -1745,17 +2035,15 @@ scalar:
 	VXORPS X8, X8, X8
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     scalarBodyStepsDone
 
 scalarBodyStep:
-	CMPQ        R12, $0x00
-	JE          scalarBodyStepsDone
-	MOVQ        (R10), R13
-	MOVQ        R13, R14
+	MOVQ        (R10), R14
+	MOVQ        R14, R13
 	SHRQ        $0x08, R13
-	ADDQ        R9, R13
-	LEAQ        (BX)(R13*8), R13
-	VMOVSD      (R13), X9
+	VMOVSD      (R12)(R13*8), X9
 	TESTQ       $0x00000001, R14
 	JEQ         scalarBodySkip0
 	VMOVSD      (R11), X0
@@ -1806,8 +2094,8 @@ scalarBodySkip6:
 scalarBodySkip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000040, R11
-	DECQ R12
-	JMP  scalarBodyStep
+	CMPQ R10, DI
+	JNE  scalarBodyStep
 
 scalarBodyStepsDone:
 	LEAQ   (AX)(R9*8), R10
@@ -2551,6 +2839,7 @@ TEXT ·blockAVX512F32(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -2577,20 +2866,18 @@ block4:
 	VPXORD Z16, Z16, Z16
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block4BodyStepsDone
 
 block4BodyStep:
-	CMPQ         R12, $0x00
-	JE           block4BodyStepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z17
-	VMOVUPS      64(R13), Z18
-	VMOVUPS      128(R13), Z19
-	VMOVUPS      192(R13), Z20
+	VMOVUPS      (R12)(R13*4), Z17
+	VMOVUPS      64(R12)(R13*4), Z18
+	VMOVUPS      128(R12)(R13*4), Z19
+	VMOVUPS      192(R12)(R13*4), Z20
 	TESTQ        $0x00000001, R14
 	JEQ          block4BodySkip0
 	VBROADCASTSS (R11), Z0
@@ -2629,8 +2916,8 @@ block4BodySkip2:
 block4BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  block4BodyStep
+	CMPQ R10, DI
+	JNE  block4BodyStep
 
 block4BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
@@ -2672,17 +2959,15 @@ block4Done:
 	VPXORD Z13, Z13, Z13
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail1StepsDone
 
 tail1Step:
-	CMPQ         R12, $0x00
-	JE           tail1StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS.Z    (R13), K1, Z17
+	VMOVUPS.Z    (R12)(R13*4), K1, Z17
 	TESTQ        $0x00000001, R14
 	JEQ          tail1Skip0
 	VBROADCASTSS (R11), Z0
@@ -2709,8 +2994,8 @@ tail1Skip2:
 tail1Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  tail1Step
+	CMPQ R10, DI
+	JNE  tail1Step
 
 tail1StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -2742,18 +3027,16 @@ notTail1:
 	VPXORD Z14, Z14, Z14
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail2StepsDone
 
 tail2Step:
-	CMPQ         R12, $0x00
-	JE           tail2StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z17
-	VMOVUPS.Z    64(R13), K1, Z18
+	VMOVUPS      (R12)(R13*4), Z17
+	VMOVUPS.Z    64(R12)(R13*4), K1, Z18
 	TESTQ        $0x00000001, R14
 	JEQ          tail2Skip0
 	VBROADCASTSS (R11), Z0
@@ -2784,8 +3067,8 @@ tail2Skip2:
 tail2Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  tail2Step
+	CMPQ R10, DI
+	JNE  tail2Step
 
 tail2StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -2825,19 +3108,17 @@ notTail2:
 	VPXORD Z15, Z15, Z15
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail3StepsDone
 
 tail3Step:
-	CMPQ         R12, $0x00
-	JE           tail3StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z17
-	VMOVUPS      64(R13), Z18
-	VMOVUPS.Z    128(R13), K1, Z19
+	VMOVUPS      (R12)(R13*4), Z17
+	VMOVUPS      64(R12)(R13*4), Z18
+	VMOVUPS.Z    128(R12)(R13*4), K1, Z19
 	TESTQ        $0x00000001, R14
 	JEQ          tail3Skip0
 	VBROADCASTSS (R11), Z0
@@ -2872,8 +3153,8 @@ tail3Skip2:
 tail3Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  tail3Step
+	CMPQ R10, DI
+	JNE  tail3Step
 
 tail3StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -2919,20 +3200,18 @@ notTail3:
 	VPXORD Z16, Z16, Z16
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail4StepsDone
 
 tail4Step:
-	CMPQ         R12, $0x00
-	JE           tail4StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z17
-	VMOVUPS      64(R13), Z18
-	VMOVUPS      128(R13), Z19
-	VMOVUPS.Z    192(R13), K1, Z20
+	VMOVUPS      (R12)(R13*4), Z17
+	VMOVUPS      64(R12)(R13*4), Z18
+	VMOVUPS      128(R12)(R13*4), Z19
+	VMOVUPS.Z    192(R12)(R13*4), K1, Z20
 	TESTQ        $0x00000001, R14
 	JEQ          tail4Skip0
 	VBROADCASTSS (R11), Z0
@@ -2971,8 +3250,8 @@ tail4Skip2:
 tail4Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000010, R11
-	DECQ R12
-	JMP  tail4Step
+	CMPQ R10, DI
+	JNE  tail4Step
 
 tail4StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -3012,6 +3291,7 @@ TEXT ·bankAVX512F32(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -3046,19 +3326,17 @@ block3:
 	VPXORD Z24, Z24, Z24
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block3BodyStepsDone
 
 block3BodyStep:
-	CMPQ         R12, $0x00
-	JE           block3BodyStepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z25
-	VMOVUPS      64(R13), Z26
-	VMOVUPS      128(R13), Z27
+	VMOVUPS      (R12)(R13*4), Z25
+	VMOVUPS      64(R12)(R13*4), Z26
+	VMOVUPS      128(R12)(R13*4), Z27
 	TESTQ        $0x00000001, R14
 	JEQ          block3BodySkip0
 	VBROADCASTSS (R11), Z0
@@ -3125,8 +3403,8 @@ block3BodySkip6:
 block3BodySkip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  block3BodyStep
+	CMPQ R10, DI
+	JNE  block3BodyStep
 
 block3BodyStepsDone:
 	LEAQ    (AX)(R9*4), R10
@@ -3184,17 +3462,15 @@ block3Done:
 	VPXORD Z22, Z22, Z22
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail1StepsDone
 
 tail1Step:
-	CMPQ         R12, $0x00
-	JE           tail1StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS.Z    (R13), K1, Z25
+	VMOVUPS.Z    (R12)(R13*4), K1, Z25
 	TESTQ        $0x00000001, R14
 	JEQ          tail1Skip0
 	VBROADCASTSS (R11), Z0
@@ -3245,8 +3521,8 @@ tail1Skip6:
 tail1Skip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail1Step
+	CMPQ R10, DI
+	JNE  tail1Step
 
 tail1StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -3294,18 +3570,16 @@ notTail1:
 	VPXORD Z23, Z23, Z23
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail2StepsDone
 
 tail2Step:
-	CMPQ         R12, $0x00
-	JE           tail2StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z25
-	VMOVUPS.Z    64(R13), K1, Z26
+	VMOVUPS      (R12)(R13*4), Z25
+	VMOVUPS.Z    64(R12)(R13*4), K1, Z26
 	TESTQ        $0x00000001, R14
 	JEQ          tail2Skip0
 	VBROADCASTSS (R11), Z0
@@ -3364,8 +3638,8 @@ tail2Skip6:
 tail2Skip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail2Step
+	CMPQ R10, DI
+	JNE  tail2Step
 
 tail2StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -3427,19 +3701,17 @@ notTail2:
 	VPXORD Z24, Z24, Z24
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     tail3StepsDone
 
 tail3Step:
-	CMPQ         R12, $0x00
-	JE           tail3StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*4), R13
-	VMOVUPS      (R13), Z25
-	VMOVUPS      64(R13), Z26
-	VMOVUPS.Z    128(R13), K1, Z27
+	VMOVUPS      (R12)(R13*4), Z25
+	VMOVUPS      64(R12)(R13*4), Z26
+	VMOVUPS.Z    128(R12)(R13*4), K1, Z27
 	TESTQ        $0x00000001, R14
 	JEQ          tail3Skip0
 	VBROADCASTSS (R11), Z0
@@ -3506,8 +3778,8 @@ tail3Skip6:
 tail3Skip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail3Step
+	CMPQ R10, DI
+	JNE  tail3Step
 
 tail3StepsDone:
 	LEAQ    (AX)(R9*4), AX
@@ -4044,6 +4316,7 @@ TEXT ·blockAVX512F64(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -4070,20 +4343,18 @@ block4:
 	VPXORD Z16, Z16, Z16
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block4BodyStepsDone
 
 block4BodyStep:
-	CMPQ         R12, $0x00
-	JE           block4BodyStepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z17
-	VMOVUPD      64(R13), Z18
-	VMOVUPD      128(R13), Z19
-	VMOVUPD      192(R13), Z20
+	VMOVUPD      (R12)(R13*8), Z17
+	VMOVUPD      64(R12)(R13*8), Z18
+	VMOVUPD      128(R12)(R13*8), Z19
+	VMOVUPD      192(R12)(R13*8), Z20
 	TESTQ        $0x00000001, R14
 	JEQ          block4BodySkip0
 	VBROADCASTSD (R11), Z0
@@ -4122,8 +4393,8 @@ block4BodySkip2:
 block4BodySkip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  block4BodyStep
+	CMPQ R10, DI
+	JNE  block4BodyStep
 
 block4BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
@@ -4165,17 +4436,15 @@ block4Done:
 	VPXORD Z13, Z13, Z13
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail1StepsDone
 
 tail1Step:
-	CMPQ         R12, $0x00
-	JE           tail1StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD.Z    (R13), K1, Z17
+	VMOVUPD.Z    (R12)(R13*8), K1, Z17
 	TESTQ        $0x00000001, R14
 	JEQ          tail1Skip0
 	VBROADCASTSD (R11), Z0
@@ -4202,8 +4471,8 @@ tail1Skip2:
 tail1Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail1Step
+	CMPQ R10, DI
+	JNE  tail1Step
 
 tail1StepsDone:
 	LEAQ    (AX)(R9*8), AX
@@ -4235,18 +4504,16 @@ notTail1:
 	VPXORD Z14, Z14, Z14
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail2StepsDone
 
 tail2Step:
-	CMPQ         R12, $0x00
-	JE           tail2StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z17
-	VMOVUPD.Z    64(R13), K1, Z18
+	VMOVUPD      (R12)(R13*8), Z17
+	VMOVUPD.Z    64(R12)(R13*8), K1, Z18
 	TESTQ        $0x00000001, R14
 	JEQ          tail2Skip0
 	VBROADCASTSD (R11), Z0
@@ -4277,8 +4544,8 @@ tail2Skip2:
 tail2Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail2Step
+	CMPQ R10, DI
+	JNE  tail2Step
 
 tail2StepsDone:
 	LEAQ    (AX)(R9*8), AX
@@ -4318,19 +4585,17 @@ notTail2:
 	VPXORD Z15, Z15, Z15
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail3StepsDone
 
 tail3Step:
-	CMPQ         R12, $0x00
-	JE           tail3StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z17
-	VMOVUPD      64(R13), Z18
-	VMOVUPD.Z    128(R13), K1, Z19
+	VMOVUPD      (R12)(R13*8), Z17
+	VMOVUPD      64(R12)(R13*8), Z18
+	VMOVUPD.Z    128(R12)(R13*8), K1, Z19
 	TESTQ        $0x00000001, R14
 	JEQ          tail3Skip0
 	VBROADCASTSD (R11), Z0
@@ -4365,8 +4630,8 @@ tail3Skip2:
 tail3Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail3Step
+	CMPQ R10, DI
+	JNE  tail3Step
 
 tail3StepsDone:
 	LEAQ    (AX)(R9*8), AX
@@ -4412,20 +4677,18 @@ notTail3:
 	VPXORD Z16, Z16, Z16
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail4StepsDone
 
 tail4Step:
-	CMPQ         R12, $0x00
-	JE           tail4StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z17
-	VMOVUPD      64(R13), Z18
-	VMOVUPD      128(R13), Z19
-	VMOVUPD.Z    192(R13), K1, Z20
+	VMOVUPD      (R12)(R13*8), Z17
+	VMOVUPD      64(R12)(R13*8), Z18
+	VMOVUPD      128(R12)(R13*8), Z19
+	VMOVUPD.Z    192(R12)(R13*8), K1, Z20
 	TESTQ        $0x00000001, R14
 	JEQ          tail4Skip0
 	VBROADCASTSD (R11), Z0
@@ -4464,8 +4727,8 @@ tail4Skip2:
 tail4Skip3:
 	ADDQ $0x08, R10
 	ADDQ $0x00000020, R11
-	DECQ R12
-	JMP  tail4Step
+	CMPQ R10, DI
+	JNE  tail4Step
 
 tail4StepsDone:
 	LEAQ    (AX)(R9*8), AX
@@ -4505,6 +4768,7 @@ TEXT ·bankAVX512F64(SB), NOSPLIT, $0-112
 	MOVQ src_base+40(FP), BX
 	MOVQ steps_base+64(FP), SI
 	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
 	MOVQ w_base+88(FP), R8
 	XORQ R9, R9
 
@@ -4539,19 +4803,17 @@ block3:
 	VPXORD Z24, Z24, Z24
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block3BodyStepsDone
 
 block3BodyStep:
-	CMPQ         R12, $0x00
-	JE           block3BodyStepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z25
-	VMOVUPD      64(R13), Z26
-	VMOVUPD      128(R13), Z27
+	VMOVUPD      (R12)(R13*8), Z25
+	VMOVUPD      64(R12)(R13*8), Z26
+	VMOVUPD      128(R12)(R13*8), Z27
 	TESTQ        $0x00000001, R14
 	JEQ          block3BodySkip0
 	VBROADCASTSD (R11), Z0
@@ -4618,8 +4880,8 @@ block3BodySkip6:
 block3BodySkip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000040, R11
-	DECQ R12
-	JMP  block3BodyStep
+	CMPQ R10, DI
+	JNE  block3BodyStep
 
 block3BodyStepsDone:
 	LEAQ    (AX)(R9*8), R10
@@ -4677,17 +4939,15 @@ block3Done:
 	VPXORD Z22, Z22, Z22
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail1StepsDone
 
 tail1Step:
-	CMPQ         R12, $0x00
-	JE           tail1StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD.Z    (R13), K1, Z25
+	VMOVUPD.Z    (R12)(R13*8), K1, Z25
 	TESTQ        $0x00000001, R14
 	JEQ          tail1Skip0
 	VBROADCASTSD (R11), Z0
@@ -4738,8 +4998,8 @@ tail1Skip6:
 tail1Skip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000040, R11
-	DECQ R12
-	JMP  tail1Step
+	CMPQ R10, DI
+	JNE  tail1Step
 
 tail1StepsDone:
 	LEAQ    (AX)(R9*8), AX
@@ -4787,18 +5047,16 @@ notTail1:
 	VPXORD Z23, Z23, Z23
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail2StepsDone
 
 tail2Step:
-	CMPQ         R12, $0x00
-	JE           tail2StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z25
-	VMOVUPD.Z    64(R13), K1, Z26
+	VMOVUPD      (R12)(R13*8), Z25
+	VMOVUPD.Z    64(R12)(R13*8), K1, Z26
 	TESTQ        $0x00000001, R14
 	JEQ          tail2Skip0
 	VBROADCASTSD (R11), Z0
@@ -4857,8 +5115,8 @@ tail2Skip6:
 tail2Skip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000040, R11
-	DECQ R12
-	JMP  tail2Step
+	CMPQ R10, DI
+	JNE  tail2Step
 
 tail2StepsDone:
 	LEAQ    (AX)(R9*8), AX
@@ -4920,19 +5178,17 @@ notTail2:
 	VPXORD Z24, Z24, Z24
 	MOVQ   SI, R10
 	MOVQ   R8, R11
-	MOVQ   DI, R12
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     tail3StepsDone
 
 tail3Step:
-	CMPQ         R12, $0x00
-	JE           tail3StepsDone
-	MOVQ         (R10), R13
-	MOVQ         R13, R14
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
 	SHRQ         $0x08, R13
-	ADDQ         R9, R13
-	LEAQ         (BX)(R13*8), R13
-	VMOVUPD      (R13), Z25
-	VMOVUPD      64(R13), Z26
-	VMOVUPD.Z    128(R13), K1, Z27
+	VMOVUPD      (R12)(R13*8), Z25
+	VMOVUPD      64(R12)(R13*8), Z26
+	VMOVUPD.Z    128(R12)(R13*8), K1, Z27
 	TESTQ        $0x00000001, R14
 	JEQ          tail3Skip0
 	VBROADCASTSD (R11), Z0
@@ -4999,8 +5255,8 @@ tail3Skip6:
 tail3Skip7:
 	ADDQ $0x08, R10
 	ADDQ $0x00000040, R11
-	DECQ R12
-	JMP  tail3Step
+	CMPQ R10, DI
+	JNE  tail3Step
 
 tail3StepsDone:
 	LEAQ    (AX)(R9*8), AX

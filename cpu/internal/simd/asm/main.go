@@ -12,7 +12,6 @@ package main
 import (
 	"fmt"
 	"math"
-	"slices"
 
 	. "github.com/mmcloughlin/avo/build"
 	. "github.com/mmcloughlin/avo/operand"
@@ -30,6 +29,9 @@ type isa struct {
 	// source vectors and a weight fit in the vector registers (32 with
 	// AVX-512, 16 with AVX2).
 	blockVectors, bankVectors int
+	// fullSteps: the row blocks test a step's mask for every set at
+	// once, and a step that adds to every set skips the sets' tests.
+	fullSteps bool
 }
 
 // elem is one floating-point type and its instructions.
@@ -45,7 +47,7 @@ type elem struct {
 }
 
 var (
-	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 2, bankVectors: 1}
+	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 3, bankVectors: 1, fullSteps: true}
 	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}, blockVectors: 4, bankVectors: 3}
 	f32    = elem{name: "F32", gotype: "float32", size: 4, broadcast: VBROADCASTSS, fma: VFMADD231PS,
 		move: VMOVUPS, loadMasked: VMOVUPS_Z, moveScalar: VMOVSS, fmaScalar: VFMADD231SS}
@@ -528,7 +530,8 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 	n := Load(Param("n"), GP64())
 	srcp := Load(Param("src").Base(), GP64())
 	stepp := Load(Param("steps").Base(), GP64())
-	nsteps := Load(Param("steps").Len(), GP64())
+	end := Load(Param("steps").Len(), GP64())
+	LEAQ(Mem{Base: stepp, Index: end, Scale: 8}, end) // past the last step
 	wp := Load(Param("w").Base(), GP64())
 	lanes := s.bytes / e.size
 	x, rest := GP64(), GP64()
@@ -550,7 +553,7 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 	for j := range inAll {
 		inAll[j] = s.vec()
 	}
-	sp, wq, left, p, m := GP64(), GP64(), GP64(), GP64(), GP64()
+	sp, wq, srcx, p, m := GP64(), GP64(), GP64(), GP64(), GP64()
 
 	run := func(prefix string, v int, k reg.Register, scalar bool) {
 		acc := make([][]reg.Register, sets)
@@ -573,31 +576,32 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 				in[j] = inAll[j].(reg.VecVirtual).AsX()
 			}
 		}
+		// The step loop tests its end at the bottom, and addresses the
+		// source from srcx (src at x) with the step's offset as the
+		// index: 6 instructions of overhead per step besides the loads
+		// and the sets' tests, one of them a load.
 		MOVQ(stepp, sp)
 		MOVQ(wp, wq)
-		MOVQ(nsteps, left)
-		Label(prefix + "Step")
-		CMPQ(left, Imm(0))
+		LEAQ(Mem{Base: srcp, Index: x, Scale: uint8(e.size)}, srcx)
+		CMPQ(sp, end)
 		JE(LabelRef(prefix + "StepsDone"))
-		MOVQ(Mem{Base: sp}, p)
-		MOVQ(p, m)
+		Label(prefix + "Step")
+		MOVQ(Mem{Base: sp}, m) // the sets' mask in the low byte
+		MOVQ(m, p)             // a register move: no second load
 		SHRQ(U8(8), p)
-		ADDQ(x, p)
-		LEAQ(Mem{Base: srcp, Index: p, Scale: uint8(e.size)}, p)
 		for j := range in {
+			at := Mem{Base: srcx, Index: p, Scale: uint8(e.size), Disp: j * s.bytes}
 			switch {
 			case scalar:
-				e.moveScalar(Mem{Base: p}, in[j])
+				e.moveScalar(at, in[j])
 			case k != nil && j == len(in)-1:
-				e.loadMasked(Mem{Base: p, Disp: j * s.bytes}, k, in[j])
+				e.loadMasked(at, k, in[j])
 			default:
-				e.move(Mem{Base: p, Disp: j * s.bytes}, in[j])
+				e.move(at, in[j])
 			}
 		}
-		for i := range acc {
-			skip := fmt.Sprintf("%sSkip%d", prefix, i)
-			TESTQ(U32(1<<i), m) // fuses with the jump, unlike BTQ
-			JEQ(LabelRef(skip))
+		// add adds the step to set i.
+		add := func(i int) {
 			if scalar {
 				e.moveScalar(Mem{Base: wq, Disp: i * e.size}, wv.AsX())
 				for j := range in {
@@ -609,12 +613,36 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 					e.fma(in[j], wv, acc[i][j])
 				}
 			}
+		}
+		next := func() {
+			ADDQ(U8(8), sp)
+			ADDQ(U32(sets*e.size), wq)
+			CMPQ(sp, end)
+			JNE(LabelRef(prefix + "Step"))
+		}
+		// A step that adds to every set (a row block's kernel rows
+		// that all its rows take) skips the sets' tests.
+		full := s.fullSteps && sets == blockRows && !scalar
+		if full {
+			CMPB(m.(reg.GPVirtual).As8(), U8(1<<sets-1))
+			JEQ(LabelRef(prefix + "Full"))
+		}
+		for i := range acc {
+			skip := fmt.Sprintf("%sSkip%d", prefix, i)
+			TESTQ(U32(1<<i), m) // fuses with the jump, unlike BTQ
+			JEQ(LabelRef(skip))
+			add(i)
 			Label(skip)
 		}
-		ADDQ(U8(8), sp)
-		ADDQ(U32(sets*e.size), wq)
-		DECQ(left)
-		JMP(LabelRef(prefix + "Step"))
+		next()
+		if full {
+			JMP(LabelRef(prefix + "StepsDone"))
+			Label(prefix + "Full")
+			for i := range acc {
+				add(i)
+			}
+			next()
+		}
 		Label(prefix + "StepsDone")
 		q := GP64()
 		LEAQ(Mem{Base: outp, Index: x, Scale: uint8(e.size)}, q)
@@ -656,7 +684,10 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 			Label(next)
 		}
 	} else {
-		for _, v := range slices.Compact([]int{vectors, 1}) {
+		// Without masks, the outputs past the widest blocks run in
+		// passes of one fewer vector each, so that a tail keeps as
+		// many independent FMA chains as it can.
+		for v := vectors; v >= 1; v-- {
 			prefix := fmt.Sprintf("block%d", v)
 			blocks(prefix, n, x, rest, v*lanes, func() { run(prefix+"Body", v, nil, false) })
 		}
