@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/nd"
@@ -40,6 +41,16 @@ type BlockOptions struct {
 	// goroutine of its own with its own buffers; 0 means 2, which lets one
 	// block read or write while another computes.
 	InFlight int
+	// Skip, when not nil, names blocks to leave out: block i is not read,
+	// computed or written when Skip(i) is true (a resumed run's blocks
+	// whose output is stored whole already). It is called from the
+	// workers, at once.
+	Skip func(i int) bool
+	// Computed, when not nil, is called after block i is computed, with
+	// the time its computation took (not its reading or writing), from
+	// the worker that computed it, so that a caller can tell where the
+	// time went.
+	Computed func(i int, d time.Duration)
 }
 
 // DefaultBlockBytes is ExecuteBlocks' budget per block when none is given.
@@ -93,7 +104,7 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 			}
 		}
 	}()
-	return chunk.RunBlocks(ctx, g, src, sink, inFlight, p.opt.Progress, func(ctx context.Context, w int, b *chunk.Block, dst, src nd.Array) error {
+	return chunk.RunBlocksSkip(ctx, g, src, sink, inFlight, p.opt.Progress, bo.Skip, func(ctx context.Context, w int, b *chunk.Block, dst, src nd.Array) error {
 		e := execs[w]
 		if e == nil || !chunk.SameGeometry(e.Problem, b.Problem) {
 			if e != nil {
@@ -106,7 +117,13 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 			}
 			execs[w] = e
 		}
-		return e.Execute(ctx, dst, src)
+		if bo.Computed == nil {
+			return e.Execute(ctx, dst, src)
+		}
+		start := time.Now()
+		err := e.Execute(ctx, dst, src)
+		bo.Computed(b.Index, time.Since(start))
+		return err
 	})
 }
 
@@ -126,3 +143,34 @@ func (p *Plan) Grid(bo BlockOptions) (*chunk.Grid, error) {
 	}
 	return chunk.GridFor(p.problem, bytes, bo.Align)
 }
+
+// ExecuteBlocks is Plan.ExecuteBlocks for filters that run as one kernel
+// bank (every filter of one term and one kernel shape). Filters of
+// several terms (gradient magnitude, Laplacian of Gaussian) are an
+// *nd.UnsupportedError: stream them with ExecuteChunks.
+func (fp *FilterPlan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSink, bo BlockOptions) error {
+	if fp == nil || fp.bank == nil && len(fp.terms) == 0 {
+		return errNoFilterPlan
+	}
+	if fp.bank == nil {
+		return errTermsBlocks
+	}
+	return fp.bank.ExecuteBlocks(ctx, src, sink, bo)
+}
+
+// Grid is Plan.Grid for filters that run as one kernel bank.
+func (fp *FilterPlan) Grid(bo BlockOptions) (*chunk.Grid, error) {
+	if fp == nil || fp.bank == nil && len(fp.terms) == 0 {
+		return nil, errNoFilterPlan
+	}
+	if fp.bank == nil {
+		return nil, errTermsBlocks
+	}
+	return fp.bank.Grid(bo)
+}
+
+// Blocked reports whether ExecuteBlocks can run the filters: those that
+// run as one kernel bank.
+func (fp *FilterPlan) Blocked() bool { return fp != nil && fp.bank != nil }
+
+var errTermsBlocks = &nd.UnsupportedError{What: "blocks", Value: "filters of several terms", Supported: "filters of one term each (kernels, gaussian, uniform, …); stream the others with ExecuteChunks"}
