@@ -30,7 +30,9 @@ import (
 // reading whole, so Zarr always takes this path.
 //
 // NDCONV_BLOCK_BYTES bounds a block's input and output (default
-// defaultBlockBytes, raised where one shard's block needs more) and
+// defaultBlockBytes, raised where one shard's block needs more),
+// NDCONV_BLOCK_CACHE the chunks of a Zarr input kept decoded (cellCache),
+// and
 // NDCONV_BLOCKS_IN_FLIGHT sets the blocks computed at once (default
 // defaultBlocksInFlight), for tests and tuning.
 const (
@@ -331,18 +333,18 @@ func runBlocks(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, err
 
 // blockGrid is the grid of blocks for the plan's output: blocks within
 // NDCONV_BLOCK_BYTES whose extents are whole shards of out, the budget
-// doubled (up to 64-fold) where one shard's block does not fit it.
+// doubled where one shard's block does not fit it.
 func blockGrid(p *ndconv.FilterPlan, out *zarr.Array) (*chunk.Grid, error) {
 	budget := streamSetting("NDCONV_BLOCK_BYTES", defaultBlockBytes)
-	// The grid spans the output without its bank axis.
-	g, err := p.Grid(ndconv.BlockOptions{Bytes: budget})
-	if err != nil {
-		return nil, err
-	}
-	align := out.ShardShape()[:len(g.Shape())]
-	for range 7 {
-		if g, err = p.Grid(ndconv.BlockOptions{Bytes: budget, Align: align}); err == nil {
-			return g, nil
+	var err error
+	for range 48 {
+		var g *chunk.Grid
+		if g, err = p.Grid(ndconv.BlockOptions{Bytes: budget}); err == nil {
+			// The grid spans the output without its bank axis.
+			align := out.ShardShape()[:len(g.Shape())]
+			if g, err = p.Grid(ndconv.BlockOptions{Bytes: budget, Align: align}); err == nil {
+				return g, nil
+			}
 		}
 		budget *= 2
 	}
