@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"path/filepath"
 	"runtime"
+	"slices"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -363,13 +364,16 @@ func seconds(ns int64) float64 { return float64(ns) / 1e9 }
 // block's edge is read and decoded again by every neighbour (8-fold for
 // 128³ chunks under 256³ blocks), and a block at the volume's edge reads
 // its reflected boxes from the same chunks again. The chunks least
-// recently used go first once the cache holds more than its budget.
+// recently used go first once the cache holds more than its budget. The
+// chunks inside a block's input, away from its edges, are read once
+// and not cached.
 type cellCache struct {
 	a      *zarr.Array
 	unit   []int // a chunk's shape
 	count  []int // chunks per axis
 	budget int64
 
+	pool  sync.Pool // whole chunks read uncached, for the next
 	mu    sync.Mutex
 	cells map[int]*cell
 	used  int64
@@ -441,6 +445,57 @@ func (c *cellCache) get(ctx context.Context, i int, idx []int) (nd.Array, error)
 	return e.data, nil
 }
 
+// interior reports whether chunk idx lies inside a region's chunks
+// (first and n per axis) and not on their edge: a block whose input is the
+// region then reads it whole, and no other block's halo reaches it (the
+// halo is less than a chunk), so it is not worth caching.
+func interior(idx, first, n []int) bool {
+	for d := range idx {
+		if idx[d] <= first[d] || idx[d] >= first[d]+n[d]-1 {
+			return false
+		}
+	}
+	return true
+}
+
+// copyCell copies the part of chunk idx (linear index lin) in the box at
+// start of shape into dst: from the cache, or for an interior chunk read
+// uncached into a spare buffer.
+func (c *cellCache) copyCell(ctx context.Context, idx []int, lin int, interior bool, start, shape []int, dst nd.Array) error {
+	lo, cshape := c.box(idx)
+	var data nd.Array
+	var err error
+	if interior {
+		data = c.spare(cshape)
+		defer c.pool.Put(&data)
+		err = c.a.ReadRegion(ctx, lo, cshape, data)
+	} else {
+		data, err = c.get(ctx, lin, idx)
+	}
+	if err != nil {
+		return err
+	}
+	rank := len(idx)
+	at, from, w := make([]int, rank), make([]int, rank), make([]int, rank)
+	for d := range rank {
+		a := max(start[d], lo[d])
+		b := min(start[d]+shape[d], lo[d]+cshape[d])
+		at[d], from[d], w[d] = a-start[d], a-lo[d], b-a
+	}
+	chunk.CopyBox(dst.Bytes(), shape, at, data.Bytes(), cshape, from, w, dst.DType().Size())
+	return nil
+}
+
+// spare returns an array of shape (a whole chunk's) from the pool, or a
+// new one.
+func (c *cellCache) spare(shape []int) nd.Array {
+	if a, ok := c.pool.Get().(*nd.Array); ok && slices.Equal(a.Shape, shape) {
+		return *a
+	}
+	a, _ := nd.New(c.a.DType(), shape...) // a chunk's size is checked by Open
+	return a
+}
+
 // box is the start and shape of chunk idx, clipped to the array.
 func (c *cellCache) box(idx []int) (lo, shape []int) {
 	full := c.a.Shape()
@@ -466,7 +521,6 @@ func (c *cellCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.A
 		n[d] = (start[d]+shape[d]-1)/c.unit[d] - first[d] + 1
 		total *= n[d]
 	}
-	size := dst.DType().Size()
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -489,19 +543,10 @@ func (c *cellCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.A
 				for d := range rank {
 					lin = lin*c.count[d] + idx[d]
 				}
-				data, err := c.get(ctx, lin, idx)
-				if err != nil {
+				if err := c.copyCell(ctx, idx, lin, interior(idx, first, n), start, shape, dst); err != nil {
 					once.Do(func() { firstErr = err })
 					return
 				}
-				lo, cshape := c.box(idx)
-				at, from, w := make([]int, rank), make([]int, rank), make([]int, rank)
-				for d := range rank {
-					a := max(start[d], lo[d])
-					b := min(start[d]+shape[d], lo[d]+cshape[d])
-					at[d], from[d], w[d] = a-start[d], a-lo[d], b-a
-				}
-				chunk.CopyBox(dst.Bytes(), shape, at, data.Bytes(), cshape, from, w, size)
 			}
 		}()
 	}

@@ -6,10 +6,14 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
+	"slices"
 	"strconv"
 	"strings"
+	"syscall"
 	"testing"
+	"time"
 
 	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/internal/enginetest"
@@ -149,4 +153,187 @@ func TestBlocksEqualWhole(t *testing.T) {
 		os.Unsetenv("NDCONV_BLOCK_CACHE")
 	}
 	t.Logf("%d random jobs, %d outputs in blocks equal to the whole ones", n, blocks)
+}
+
+// shardFiles maps each shard file under dir (the array's data, not its
+// metadata) to its inode, which a rewrite (temporary then rename) changes.
+func shardFiles(t *testing.T, dir string) map[string]uint64 {
+	t.Helper()
+	files := map[string]uint64{}
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil || d.IsDir() || strings.HasPrefix(d.Name(), ".") || d.Name() == "zarr.json" {
+			return err
+		}
+		fi, err := d.Info()
+		if err != nil {
+			return err
+		}
+		files[p] = fi.Sys().(*syscall.Stat_t).Ino
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return files
+}
+
+// TestBlocksResume: a run in blocks cancelled after some blocks leaves
+// whole shards and metadata that reads (the missing shards read as the
+// fill value); --resume then computes only the blocks missing, writes
+// only the shards missing (those stored keep their files) and gives the
+// bytes of an uninterrupted run; a resume of a complete output writes
+// nothing; --resume onto an array of another layout is refused.
+func TestBlocksResume(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(30, 6))
+	src := enginetest.RandomArray(rng, nd.Float32, 23, 17, 19)
+	writeZarrInput(t, filepath.Join(dir, "in.zarr"), src, []int{4, 6, 4}, []int{2, 3, 2}, "zstd")
+	writeNPY(t, filepath.Join(dir, "in.npy"), src)
+	writeNPY(t, filepath.Join(dir, "k.npy"), enginetest.RandomArray(rng, nd.Float32, 3, 5, 4))
+	args := []string{"-k", "k.npy", "--border", "wrap"}
+	if code, _, _, lines := runHooked(t, dir, append([]string{"correlate", "in.npy", "whole.npy", "-q"}, args...)...); code != 0 {
+		t.Fatalf("whole: %v", lines)
+	}
+	want, _, err := imageio.ReadFile(filepath.Join(dir, "whole.npy"), imageio.RawOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"NDCONV_BLOCK_BYTES=6000", "NDCONV_BLOCKS_IN_FLIGHT=2"}
+	out := filepath.Join(dir, "out.zarr")
+	code, _, _, lines := runHookedEnv(t, dir, append(env, "NDCONV_TESTHOOK_CANCEL_BLOCKS=7"), append([]string{"correlate", "in.zarr", "out.zarr"}, args...)...)
+	if code == 0 || !strings.Contains(strings.Join(lines, "\n"), "cancelled after 7 blocks") {
+		t.Fatalf("the cancelled run: exit %d, %v", code, lines)
+	}
+	before := shardFiles(t, out)
+	all := 6 * 3 * 5 // shards of 4×6×4 over 23×17×19
+	if len(before) < 7 || len(before) >= all {
+		t.Fatalf("the cancelled run stored %d of %d shards", len(before), all)
+	}
+	// What it left reads: its metadata and every shard whole.
+	partial := readZarrOutput(t, out)
+	if !slices.Equal(partial.Shape, want.Shape) {
+		t.Fatalf("the cancelled run's array is %v, want %v", partial.Shape, want.Shape)
+	}
+	code, stdout, _, lines := runHookedEnv(t, dir, env, append([]string{"correlate", "in.zarr", "out.zarr", "--resume"}, args...)...)
+	if code != 0 {
+		t.Fatalf("--resume: exit %d: %v", code, lines)
+	}
+	if !strings.Contains(stdout, "stored already") || strings.Contains(stdout, ", 0 stored already") {
+		t.Fatalf("--resume skipped no block: %s", stdout)
+	}
+	got := readZarrOutput(t, out)
+	if !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatal("the resumed output differs from the whole one")
+	}
+	after := shardFiles(t, out)
+	if len(after) != all {
+		t.Fatalf("after --resume, %d of %d shards", len(after), all)
+	}
+	for p, ino := range before {
+		if after[p] != ino {
+			t.Errorf("--resume rewrote %s, stored before", p)
+		}
+	}
+	// A complete output: every block skipped, no file written.
+	code, stdout, _, lines = runHookedEnv(t, dir, env, append([]string{"correlate", "in.zarr", "out.zarr", "--resume"}, args...)...)
+	if code != 0 {
+		t.Fatalf("--resume again: exit %d: %v", code, lines)
+	}
+	for p, ino := range shardFiles(t, out) {
+		if after[p] != ino {
+			t.Errorf("--resume of a complete output rewrote %s", p)
+		}
+	}
+	if !strings.Contains(stdout, "in 0.00 GB") {
+		t.Errorf("--resume of a complete output read input: %s", stdout)
+	}
+	// Another layout (a bank adds an axis) is refused, leaving the array.
+	code, _, _, lines = runHookedEnv(t, dir, env, "correlate", "in.zarr", "out.zarr", "--resume", "-k", "k.npy", "-k", "k.npy")
+	if code == 0 || !strings.Contains(strings.Join(lines, "\n"), "--resume") {
+		t.Fatalf("--resume onto another layout: exit %d, %v", code, lines)
+	}
+	if !bytes.Equal(readZarrOutput(t, out).Bytes(), want.Bytes()) {
+		t.Fatal("a refused --resume changed the output")
+	}
+	// --resume with an output that is not Zarr is a usage error.
+	if code, _, _, _ := runHooked(t, dir, "correlate", "in.npy", "x.npy", "--resume", "-k", "k.npy"); code != 2 {
+		t.Errorf("--resume to a .npy: exit %d, want 2", code)
+	}
+}
+
+// peakAnon runs the CLI with env and args in dir and returns its exit
+// status and the largest anonymous memory (RssAnon: not the mapped or
+// cached pages of files) it held, sampled every millisecond.
+func peakAnon(t *testing.T, dir string, env []string, args ...string) (int, int64, string) {
+	t.Helper()
+	cmd := exec.Command(binaryPath, args...)
+	cmd.Dir, cmd.Env = dir, append(os.Environ(), env...)
+	var stdout, stderr bytes.Buffer
+	cmd.Stdout, cmd.Stderr = &stdout, &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	done := make(chan error, 1)
+	go func() { done <- cmd.Wait() }()
+	var peak int64
+	status := fmt.Sprintf("/proc/%d/status", cmd.Process.Pid)
+	for {
+		if b, err := os.ReadFile(status); err == nil {
+			for _, l := range strings.Split(string(b), "\n") {
+				if v, ok := strings.CutPrefix(l, "RssAnon:"); ok {
+					kb, _ := strconv.ParseInt(strings.TrimSpace(strings.TrimSuffix(strings.TrimSpace(v), "kB")), 10, 64)
+					peak = max(peak, kb<<10)
+				}
+			}
+		}
+		select {
+		case err := <-done:
+			code := 0
+			if ee, ok := err.(*exec.ExitError); ok {
+				code = ee.ExitCode()
+			} else if err != nil {
+				t.Fatal(err)
+			}
+			return code, peak, stdout.String() + stderr.String()
+		case <-time.After(time.Millisecond):
+		}
+	}
+}
+
+// TestBlocksMemoryBound: a 256 MiB float32 Zarr volume filtered in blocks
+// of 16 MiB holds far less than the volume in anonymous memory: the
+// blocks in flight, the chunks cached and the encoders' buffers, within
+// a small factor of that budget.
+func TestBlocksMemoryBound(t *testing.T) {
+	if _, err := os.Stat("/proc/self/status"); err != nil {
+		t.Skip("no /proc: the test reads RssAnon")
+	}
+	dir := t.TempDir()
+	const budget, inFlight, cache = 16 << 20, 3, 16 << 20
+	shape := []int{256, 256, 1024} // 256 MiB of float32
+	src, err := nd.New(nd.Float32, shape...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	f := src.Data.([]float32)
+	x := uint32(1)
+	for i := range f {
+		x = x*1664525 + 1013904223
+		f[i] = float32(x>>8) / (1 << 24)
+	}
+	writeZarrInput(t, filepath.Join(dir, "in.zarr"), src, []int{32, 64, 256}, nil, "")
+	src = nd.Array{}
+	f = nil
+	writeNPY(t, filepath.Join(dir, "k.npy"), enginetest.RandomArray(rand.New(rand.NewPCG(1, 2)), nd.Float32, 3, 3, 3))
+	env := []string{"NDCONV_BLOCK_BYTES=" + strconv.Itoa(budget), "NDCONV_BLOCKS_IN_FLIGHT=" + strconv.Itoa(inFlight),
+		"NDCONV_BLOCK_CACHE=" + strconv.Itoa(cache)}
+	code, peak, out := peakAnon(t, dir, env, "correlate", "in.zarr", "out.zarr", "-k", "k.npy", "--device", "cpu")
+	if code != 0 {
+		t.Fatalf("exit %d: %s", code, out)
+	}
+	held := int64(inFlight*budget + cache)
+	t.Logf("peak anonymous memory %.0f MiB for a 256 MiB volume (blocks in flight and cache: %d MiB): %s", float64(peak)/(1<<20), held>>20, out)
+	if limit := 3*held + 48<<20; peak > limit {
+		t.Errorf("peak anonymous memory %d MiB, more than %d MiB", peak>>20, limit>>20)
+	}
 }
