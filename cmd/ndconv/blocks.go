@@ -4,8 +4,10 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strings"
 	"sync"
@@ -16,6 +18,7 @@ import (
 
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/chunk"
+	"github.com/ndconv/ndconv/filters"
 	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/zarr"
@@ -38,8 +41,8 @@ import (
 // defaultBlocksInFlight), for tests and tuning.
 const (
 	defaultBlockBytes     = 64 << 20
-	defaultBlocksInFlight = 3
-	defaultBlockCache     = 512 << 20
+	defaultBlocksInFlight = 2
+	defaultBlockCache     = 256 << 20
 )
 
 // blockable reports whether the job runs in blocks: a Zarr output, from a
@@ -70,7 +73,7 @@ func (s *blockStats) add(t *atomic.Int64, since time.Time) { t.Add(int64(time.Si
 // the time (reading and decoding) and the bytes.
 type timedSource struct {
 	ctx   context.Context
-	zarr  *cellCache        // or: a Zarr array
+	zarr  *cellCache        // or: a Zarr array's chunks
 	array chunk.ArraySource // a mapped file
 	stats *blockStats
 }
@@ -216,17 +219,17 @@ func runBlocks(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, err
 	stats := &blockStats{}
 	src := &timedSource{ctx: ctx, stats: stats}
 	var (
-		shape []int
-		dtype nd.DType
-		meta  imageio.Meta
+		zarrIn *zarr.Array
+		shape  []int
+		dtype  nd.DType
+		meta   imageio.Meta
 	)
 	if imageio.IsZarr(job.input) {
 		a, m, err := imageio.OpenZarr(ctx, job.input)
 		if err != nil {
 			return true, err
 		}
-		cache := newCellCache(a, streamSetting("NDCONV_BLOCK_CACHE", defaultBlockCache))
-		src.zarr, shape, dtype, meta = cache, a.Shape(), a.DType(), m
+		zarrIn, shape, dtype, meta = a, a.Shape(), a.DType(), m
 	} else {
 		mapped, err := imageio.MapFile(job.input, job.raw)
 		if errors.Is(err, imageio.ErrNotMappable) {
@@ -241,6 +244,9 @@ func runBlocks(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, err
 	fs, err := buildFilters(specs, spatialAxes(&job.opt, specs, nd.Array{Shape: shape}, meta))
 	if err != nil {
 		return true, err
+	}
+	if zarrIn != nil {
+		src.zarr = newCellCache(zarrIn, haloOf(fs), streamSetting("NDCONV_BLOCK_CACHE", defaultBlockCache))
 	}
 	progress := newProgress(cmd.ErrOrStderr(), job.op.String(), job.quiet)
 	if progress != nil {
@@ -279,12 +285,19 @@ func runBlocks(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, err
 			}
 		}
 	}
-	g, err := blockGrid(p, out)
+	g, budget, err := blockGrid(p, out)
 	if err != nil {
 		return true, err
 	}
 	rank := len(g.Shape())
 	inFlight := int(streamSetting("NDCONV_BLOCKS_IN_FLIGHT", defaultBlocksInFlight))
+	if os.Getenv("GOMEMLIMIT") == "" {
+		// The garbage of each block (decoded chunks, encoded shards) would
+		// let the heap grow to twice what it holds before a collection:
+		// collect sooner near what the blocks and the cache need.
+		held := int64(inFlight)*budget + streamSetting("NDCONV_BLOCK_CACHE", defaultBlockCache)
+		debug.SetMemoryLimit(held + held/2 + 256<<20)
+	}
 	bo := ndconv.BlockOptions{Shape: g.Shape(), InFlight: inFlight,
 		Computed: func(_ int, d time.Duration) { stats.compute.Add(int64(d)) }}
 	if sink.stored != nil {
@@ -316,6 +329,9 @@ func runBlocks(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, err
 		return true, err
 	}
 	trace("blocks done")
+	if src.zarr != nil {
+		trace(fmt.Sprintf("%d chunks decoded (%d in the array), %d reads from the cache", src.zarr.decoded.Load(), prod(src.zarr.count), src.zarr.hits.Load()))
+	}
 	if !job.quiet {
 		wall := time.Since(begin)
 		resumed := ""
@@ -332,10 +348,25 @@ func runBlocks(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, err
 	return true, nil
 }
 
-// blockGrid is the grid of blocks for the plan's output: blocks within
-// NDCONV_BLOCK_BYTES whose extents are whole shards of out, the budget
-// doubled where one shard's block does not fit it.
-func blockGrid(p *ndconv.FilterPlan, out *zarr.Array) (*chunk.Grid, error) {
+// haloOf is the most rows a block's halo reaches past its output on any
+// axis: a kernel's extent less one.
+func haloOf(fs []filters.Filter) int {
+	h := 0
+	for _, f := range fs {
+		for _, k := range f.Terms {
+			for _, n := range k.Shape {
+				h = max(h, n-1)
+			}
+		}
+	}
+	return h
+}
+
+// blockGrid is the grid of blocks for the plan's output, and the budget
+// of a block: blocks within NDCONV_BLOCK_BYTES whose extents are whole
+// shards of out, the budget doubled where one shard's block does not fit
+// it.
+func blockGrid(p *ndconv.FilterPlan, out *zarr.Array) (*chunk.Grid, int64, error) {
 	budget := streamSetting("NDCONV_BLOCK_BYTES", defaultBlockBytes)
 	var err error
 	for range 48 {
@@ -344,12 +375,12 @@ func blockGrid(p *ndconv.FilterPlan, out *zarr.Array) (*chunk.Grid, error) {
 			// The grid spans the output without its bank axis.
 			align := out.ShardShape()[:len(g.Shape())]
 			if g, err = p.Grid(ndconv.BlockOptions{Bytes: budget, Align: align}); err == nil {
-				return g, nil
+				return g, budget, nil
 			}
 		}
 		budget *= 2
 	}
-	return nil, err
+	return nil, 0, err
 }
 
 func gigabytes(n int64) string { return fmt.Sprintf("%.2f GB", float64(n)/1e9) }
@@ -358,142 +389,57 @@ func rate(n int64, d time.Duration) float64 { return float64(n) / 1e9 / max(d.Se
 
 func seconds(ns int64) float64 { return float64(ns) / 1e9 }
 
-// cellCache keeps the chunks of a Zarr input that blocks read, decoded,
-// for the blocks after: a block's halo reaches into its neighbours'
-// chunks, and a chunk is decoded whole, so without it each chunk on a
-// block's edge is read and decoded again by every neighbour (8-fold for
-// 128³ chunks under 256³ blocks), and a block at the volume's edge reads
-// its reflected boxes from the same chunks again. The chunks least
-// recently used go first once the cache holds more than its budget. The
-// chunks inside a block's input, away from its edges, are read once
-// and not cached.
+// cellCache keeps what blocks read of a Zarr input's chunks, decoded,
+// for the blocks after. A block's halo reaches a few rows into its
+// neighbours' chunks, and a chunk is decoded whole: without a cache every
+// chunk on a block's edge is decoded again by each neighbour (8-fold for
+// 128³ chunks under 256³ blocks), and a block at the volume's edge
+// decodes its reflected boxes from the same chunks again. So a chunk that
+// a block decodes is kept as its shell (the halo's thickness at each
+// face, all a neighbour's halo reads of it), and whole while the block
+// that owns it (reads it whole) has not come yet. Once the cache holds
+// more than its budget, the whole chunks least recently used go first,
+// then the shells; a
+// read the cache cannot serve decodes the chunk again, so the cache
+// bounds memory, never correctness.
 type cellCache struct {
 	a      *zarr.Array
 	unit   []int // a chunk's shape
 	count  []int // chunks per axis
+	halo   int   // the rows a halo reaches into a chunk, at most
 	budget int64
 
-	pool  sync.Pool // whole chunks read uncached, for the next
+	pool  sync.Pool // whole chunks decoded, for the next
 	mu    sync.Mutex
 	cells map[int]*cell
 	used  int64
 	tick  int64
+	// decoded counts the chunks decoded, hits the reads the cache served.
+	decoded, hits atomic.Int64
 }
 
-// cell is one chunk decoded, or being decoded (ready not yet closed).
+// cell is what the cache holds of one chunk: the whole of it, or its
+// shell.
 type cell struct {
-	ready chan struct{}
-	data  nd.Array
-	err   error
+	whole nd.Array // or Data nil
+	shell []slab
+	bytes int64
 	last  int64 // the tick of its last use
 }
 
-func newCellCache(a *zarr.Array, budget int64) *cellCache {
-	c := &cellCache{a: a, unit: a.ChunkShape(), budget: budget, cells: map[int]*cell{}}
+// slab is the rows of a chunk within the halo's thickness of one face:
+// at lo (in the array), of the array data's shape.
+type slab struct {
+	lo   []int
+	data nd.Array
+}
+
+func newCellCache(a *zarr.Array, halo int, budget int64) *cellCache {
+	c := &cellCache{a: a, unit: a.ChunkShape(), halo: max(halo, 1), budget: budget, cells: map[int]*cell{}}
 	for d, n := range a.Shape() {
 		c.count = append(c.count, (n+c.unit[d]-1)/c.unit[d])
 	}
 	return c
-}
-
-// get returns chunk idx (linear index i), decoding it unless it is
-// cached or being decoded.
-func (c *cellCache) get(ctx context.Context, i int, idx []int) (nd.Array, error) {
-	c.mu.Lock()
-	c.tick++
-	e := c.cells[i]
-	if e != nil {
-		e.last = c.tick
-		c.mu.Unlock()
-		<-e.ready
-		return e.data, e.err
-	}
-	e = &cell{ready: make(chan struct{}), last: c.tick}
-	c.cells[i] = e
-	c.mu.Unlock()
-	lo, shape := c.box(idx)
-	e.data, e.err = nd.New(c.a.DType(), shape...)
-	if e.err == nil {
-		e.err = c.a.ReadRegion(ctx, lo, shape, e.data)
-	}
-	close(e.ready)
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if e.err != nil {
-		delete(c.cells, i) // a cancelled read is not kept
-		return e.data, e.err
-	}
-	c.used += int64(len(e.data.Bytes()))
-	for c.used > c.budget && len(c.cells) > 1 {
-		old, oldest := -1, int64(0)
-		for j, f := range c.cells {
-			select {
-			case <-f.ready:
-			default:
-				continue // being decoded
-			}
-			if j != i && (old < 0 || f.last < oldest) {
-				old, oldest = j, f.last
-			}
-		}
-		if old < 0 {
-			break
-		}
-		c.used -= int64(len(c.cells[old].data.Bytes()))
-		delete(c.cells, old)
-	}
-	return e.data, nil
-}
-
-// interior reports whether chunk idx lies inside a region's chunks
-// (first and n per axis) and not on their edge: a block whose input is the
-// region then reads it whole, and no other block's halo reaches it (the
-// halo is less than a chunk), so it is not worth caching.
-func interior(idx, first, n []int) bool {
-	for d := range idx {
-		if idx[d] <= first[d] || idx[d] >= first[d]+n[d]-1 {
-			return false
-		}
-	}
-	return true
-}
-
-// copyCell copies the part of chunk idx (linear index lin) in the box at
-// start of shape into dst: from the cache, or for an interior chunk read
-// uncached into a spare buffer.
-func (c *cellCache) copyCell(ctx context.Context, idx []int, lin int, interior bool, start, shape []int, dst nd.Array) error {
-	lo, cshape := c.box(idx)
-	var data nd.Array
-	var err error
-	if interior {
-		data = c.spare(cshape)
-		defer c.pool.Put(&data)
-		err = c.a.ReadRegion(ctx, lo, cshape, data)
-	} else {
-		data, err = c.get(ctx, lin, idx)
-	}
-	if err != nil {
-		return err
-	}
-	rank := len(idx)
-	at, from, w := make([]int, rank), make([]int, rank), make([]int, rank)
-	for d := range rank {
-		a := max(start[d], lo[d])
-		b := min(start[d]+shape[d], lo[d]+cshape[d])
-		at[d], from[d], w[d] = a-start[d], a-lo[d], b-a
-	}
-	chunk.CopyBox(dst.Bytes(), shape, at, data.Bytes(), cshape, from, w, dst.DType().Size())
-	return nil
-}
-
-// spare returns an array of shape (a whole chunk's) from the pool, or a
-// new one.
-func (c *cellCache) spare(shape []int) nd.Array {
-	if a, ok := c.pool.Get().(*nd.Array); ok && slices.Equal(a.Shape, shape) {
-		return *a
-	}
-	a, _ := nd.New(c.a.DType(), shape...) // a chunk's size is checked by Open
-	return a
 }
 
 // box is the start and shape of chunk idx, clipped to the array.
@@ -507,8 +453,17 @@ func (c *cellCache) box(idx []int) (lo, shape []int) {
 	return lo, shape
 }
 
+// spare returns an array of shape from the pool, or a new one.
+func (c *cellCache) spare(shape []int) nd.Array {
+	if a, ok := c.pool.Get().(*nd.Array); ok && slices.Equal(a.Shape, shape) {
+		return *a
+	}
+	a, _ := nd.New(c.a.DType(), shape...) // a chunk's size is checked by Open
+	return a
+}
+
 // ReadRegion fills dst with the box at start of shape, from the chunks it
-// meets, decoded on several cores.
+// meets, on several cores.
 func (c *cellCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.Array) error {
 	rank := len(start)
 	first, n := make([]int, rank), make([]int, rank)
@@ -535,15 +490,11 @@ func (c *cellCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.A
 					return
 				}
 				idx := make([]int, rank)
-				lin := 0
 				for d, r := rank-1, k; d >= 0; d-- {
 					idx[d] = first[d] + r%n[d]
 					r /= n[d]
 				}
-				for d := range rank {
-					lin = lin*c.count[d] + idx[d]
-				}
-				if err := c.copyCell(ctx, idx, lin, interior(idx, first, n), start, shape, dst); err != nil {
+				if err := c.copyCell(ctx, idx, start, shape, dst); err != nil {
 					once.Do(func() { firstErr = err })
 					return
 				}
@@ -552,4 +503,161 @@ func (c *cellCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.A
 	}
 	wg.Wait()
 	return firstErr
+}
+
+// copyCell copies the part of chunk idx inside the box at start of shape
+// into dst: from the cache where it holds that part, else decoding the
+// chunk (and keeping it).
+func (c *cellCache) copyCell(ctx context.Context, idx, start, shape []int, dst nd.Array) error {
+	rank := len(idx)
+	lo, cshape := c.box(idx)
+	wlo, w := make([]int, rank), make([]int, rank)
+	covered := true
+	for d := range rank {
+		a := max(start[d], lo[d])
+		b := min(start[d]+shape[d], lo[d]+cshape[d])
+		wlo[d], w[d] = a, b-a
+		covered = covered && w[d] == cshape[d]
+	}
+	put := func(src nd.Array, srcLo []int) {
+		at, from := make([]int, rank), make([]int, rank)
+		for d := range rank {
+			at[d], from[d] = wlo[d]-start[d], wlo[d]-srcLo[d]
+		}
+		chunk.CopyBox(dst.Bytes(), shape, at, src.Bytes(), src.Shape, from, w, dst.DType().Size())
+	}
+	lin := 0
+	for d := range rank {
+		lin = lin*c.count[d] + idx[d]
+	}
+	c.mu.Lock()
+	c.tick++
+	if e := c.cells[lin]; e != nil {
+		e.last = c.tick
+		if whole := e.whole; whole.Data != nil {
+			if covered {
+				// Its owner reads it now: the shell is all that is left
+				// to read.
+				e.whole = nd.Array{}
+				e.bytes -= int64(len(whole.Bytes()))
+				c.used -= int64(len(whole.Bytes()))
+			}
+			c.mu.Unlock()
+			c.hits.Add(1)
+			put(whole, lo)
+			return nil
+		}
+		for _, sl := range e.shell {
+			if inside(wlo, w, sl.lo, sl.data.Shape) {
+				c.mu.Unlock()
+				c.hits.Add(1)
+				put(sl.data, sl.lo)
+				return nil
+			}
+		}
+	}
+	c.mu.Unlock()
+	c.decoded.Add(1)
+	data := c.spare(cshape)
+	if err := c.a.ReadRegion(ctx, lo, cshape, data); err != nil {
+		c.pool.Put(&data)
+		return err
+	}
+	put(data, lo)
+	e := &cell{shell: c.shellOf(data, lo)}
+	for _, sl := range e.shell {
+		e.bytes += int64(len(sl.data.Bytes()))
+	}
+	if covered {
+		c.pool.Put(&data)
+	} else {
+		// Its owner, a block still to come, reads it whole.
+		e.whole = data
+		e.bytes += int64(len(data.Bytes()))
+	}
+	c.keep(lin, e)
+	return nil
+}
+
+// inside reports whether the box at lo of shape lies inside the box at
+// olo of oshape.
+func inside(lo, shape, olo, oshape []int) bool {
+	for d := range lo {
+		if lo[d] < olo[d] || lo[d]+shape[d] > olo[d]+oshape[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// shellOf cuts the slabs of a chunk (data, at lo) within the halo's
+// thickness of each face: two per axis, or none along an axis the halo
+// spans half of (a read there takes the chunk whole).
+func (c *cellCache) shellOf(data nd.Array, lo []int) []slab {
+	rank := len(lo)
+	var shell []slab
+	for d := range rank {
+		if 2*c.halo >= data.Shape[d] {
+			return nil // the shell would be the chunk
+		}
+		for _, off := range []int{0, data.Shape[d] - c.halo} {
+			shape := slices.Clone(data.Shape)
+			shape[d] = c.halo
+			at := make([]int, rank)
+			at[d] = off
+			s, _ := nd.New(data.DType(), shape...)
+			chunk.CopyBox(s.Bytes(), shape, make([]int, rank), data.Bytes(), data.Shape, at, shape, data.DType().Size())
+			slo := slices.Clone(lo)
+			slo[d] += off
+			shell = append(shell, slab{lo: slo, data: s})
+		}
+	}
+	return shell
+}
+
+// keep stores entry e of chunk lin, evicting the entries least recently
+// used while the cache holds more than its budget.
+func (c *cellCache) keep(lin int, e *cell) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.cells[lin]; old != nil {
+		c.used -= old.bytes // another block decoded it at the same time
+	}
+	e.last = c.tick
+	c.cells[lin] = e
+	c.used += e.bytes
+	// Over budget, whole chunks go first (their shells stay), the least
+	// recently used first, and then shells: a shell serves every
+	// neighbour's halo, a whole chunk only its owner's read.
+	for _, wholeOnly := range []bool{true, false} {
+		for c.used > c.budget {
+			victim, oldest := -1, int64(0)
+			for j, f := range c.cells {
+				if (!wholeOnly || f.whole.Data != nil) && (victim < 0 || f.last < oldest) {
+					victim, oldest = j, f.last
+				}
+			}
+			if victim < 0 {
+				break
+			}
+			v := c.cells[victim]
+			if wholeOnly {
+				n := int64(len(v.whole.Bytes()))
+				v.whole = nd.Array{}
+				v.bytes -= n
+				c.used -= n
+				continue
+			}
+			c.used -= v.bytes
+			delete(c.cells, victim)
+		}
+	}
+}
+
+func prod(s []int) int {
+	n := 1
+	for _, v := range s {
+		n *= v
+	}
+	return n
 }

@@ -22,9 +22,9 @@ import (
 )
 
 // blockCases is how many random jobs TestBlocksEqualWhole runs: 80 by
-// default (about 4 s on 2 busy cores), NDCONV_BLOCKS_CASES sets it.
+// default (about 4 s on 2 busy cores), NDCONV_CLI_BLOCK_CASES sets it.
 func blockCases() int {
-	if n, err := strconv.Atoi(os.Getenv("NDCONV_BLOCKS_CASES")); err == nil && n > 0 {
+	if n, err := strconv.Atoi(os.Getenv("NDCONV_CLI_BLOCK_CASES")); err == nil && n > 0 {
 		return n
 	}
 	return 80

@@ -92,7 +92,12 @@ from a NIfTI input) and .raw (with --shape and --input-dtype). Several -k make a
 filter bank: the output gains a trailing axis with one value per kernel (write
 it to .npy or .tif). Complex data or weights (complex64, complex128) give a
 complex output, as scipy.ndimage does (correlate conjugates complex weights,
-convolve does not); only .npy and .raw hold complex arrays.
+convolve does not); only .npy and .raw hold complex arrays. A Zarr array is a
+directory: x.zarr, or x.zarr/group/array inside a group. A Zarr OUTPUT is
+computed in N-D blocks aligned with its shards, each written whole, once,
+atomically, after its metadata: memory holds the blocks in flight, not the
+volume; --resume keeps the shards an interrupted run stored and computes only
+the blocks missing.
 
 A kernel SPEC is a file — .npy (any rank and dtype) or .csv/.txt (rows of
 numbers separated by commas or spaces, read as numpy.loadtxt reads them:
