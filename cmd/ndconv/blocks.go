@@ -414,8 +414,9 @@ type cellCache struct {
 	cells map[int]*cell
 	used  int64
 	tick  int64
-	// decoded counts the chunks decoded, hits the reads the cache served.
-	decoded, hits atomic.Int64
+	// decoded counts the chunks decoded, hits the reads the cache served
+	// (shellHits from a shell).
+	decoded, hits, shellHits atomic.Int64
 }
 
 // cell is what the cache holds of one chunk: the whole of it, or its
@@ -551,6 +552,7 @@ func (c *cellCache) copyCell(ctx context.Context, idx, start, shape []int, dst n
 			if inside(wlo, w, sl.lo, sl.data.Shape) {
 				c.mu.Unlock()
 				c.hits.Add(1)
+				c.shellHits.Add(1)
 				put(sl.data, sl.lo)
 				return nil
 			}

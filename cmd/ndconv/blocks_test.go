@@ -80,11 +80,14 @@ func TestBlocksEqualWhole(t *testing.T) {
 		rank := 1 + rng.IntN(3)
 		shape, shard, chunk := make([]int, rank), make([]int, rank), make([]int, rank)
 		kshape := make([]string, rank)
+		kmax := []int{3, 5}[rng.IntN(2)]
 		for d := range rank {
-			shape[d] = 1 + rng.IntN(13)
-			chunk[d] = 1 + rng.IntN(3)
-			shard[d] = chunk[d] * (1 + rng.IntN(3))
-			kshape[d] = strconv.Itoa(1 + rng.IntN(min(5, 2*shape[d]+1)))
+			shape[d] = 1 + rng.IntN(20)
+			// Chunks of up to 10 under kernels of up to 3 or 5 (halos of
+			// up to 2 or 4): the cache keeps shells of the larger ones.
+			chunk[d] = 1 + rng.IntN(10)
+			shard[d] = chunk[d] * (1 + rng.IntN(2))
+			kshape[d] = strconv.Itoa(1 + rng.IntN(min(kmax, 2*shape[d]+1)))
 		}
 		dt := dtypes[rng.IntN(len(dtypes))]
 		src := enginetest.RandomArray(rng, dt, shape...)
@@ -135,7 +138,7 @@ func TestBlocksEqualWhole(t *testing.T) {
 		}
 		t.Setenv("NDCONV_BLOCK_BYTES", strconv.Itoa(1+rng.IntN(4096)))
 		t.Setenv("NDCONV_BLOCKS_IN_FLIGHT", strconv.Itoa(1+rng.IntN(4)))
-		t.Setenv("NDCONV_BLOCK_CACHE", strconv.Itoa(rng.IntN(2048)))
+		t.Setenv("NDCONV_BLOCK_CACHE", strconv.Itoa(rng.IntN(1<<16)))
 		for _, from := range []string{in + ".zarr", in + ".npy"} {
 			out := filepath.Join(dir, fmt.Sprintf("out%d-%s.zarr", i, filepath.Ext(from)[1:]))
 			code, _, lines := cliRun(append([]string{op, from, out}, args...)...)
@@ -336,4 +339,70 @@ func TestBlocksMemoryBound(t *testing.T) {
 	if limit := 3*held + 48<<20; peak > limit {
 		t.Errorf("peak anonymous memory %d MiB, more than %d MiB", peak>>20, limit>>20)
 	}
+}
+
+// TestBlockCache reads a Zarr array through the block cache as blocks do
+// (boxes of whole chunks grown by a halo, in C order, clipped to the
+// array) under random budgets, and checks every box against a read of
+// the array itself, and that the cache served reads from whole chunks
+// and from shells.
+func TestBlockCache(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(30, 7))
+	ctx := context.Background()
+	var hits, shells int64
+	for i := range 12 {
+		rank := 1 + rng.IntN(3)
+		shape, unit := make([]int, rank), make([]int, rank)
+		for d := range rank {
+			unit[d] = 5 + rng.IntN(6)
+			shape[d] = unit[d]*(1+rng.IntN(4)) - rng.IntN(3)
+		}
+		src := enginetest.RandomArray(rng, nd.Float32, shape...)
+		path := filepath.Join(dir, fmt.Sprintf("c%d.zarr", i))
+		if rng.IntN(2) == 0 {
+			writeZarrInput(t, path, src, unit, nil, "zstd")
+		} else {
+			writeZarrInput(t, path, src, unit, unit, "zstd")
+		}
+		a, err := zarr.Open(ctx, zarr.NewDirStore(path), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		halo := 1 + rng.IntN(2)
+		c := newCellCache(a, halo, int64(rng.IntN(4*prod(unit)*4*8)))
+		count := make([]int, rank)
+		total := 1
+		for d := range rank {
+			count[d] = (shape[d] + unit[d] - 1) / unit[d]
+			total *= count[d]
+		}
+		for b := range total {
+			start, box := make([]int, rank), make([]int, rank)
+			for d, r := rank-1, b; d >= 0; d-- {
+				j := r % count[d]
+				r /= count[d]
+				lo := max(j*unit[d]-halo, 0)
+				hi := min((j+1)*unit[d]+halo, shape[d])
+				start[d], box[d] = lo, hi-lo
+			}
+			got, _ := nd.New(nd.Float32, box...)
+			want, _ := nd.New(nd.Float32, box...)
+			if err := c.ReadRegion(ctx, start, box, got); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.ReadRegion(ctx, start, box, want); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("array %d %v (chunks %v, halo %d, budget %d): the cache's box at %v of %v differs", i, shape, unit, halo, c.budget, start, box)
+			}
+		}
+		hits += c.hits.Load()
+		shells += c.shellHits.Load()
+	}
+	if hits == 0 || shells == 0 {
+		t.Fatalf("the cache served %d reads, %d from shells: the test no longer tests it", hits, shells)
+	}
+	t.Logf("%d reads from the cache, %d from shells", hits, shells)
 }
