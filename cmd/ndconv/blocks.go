@@ -40,9 +40,9 @@ import (
 // NDCONV_BLOCKS_IN_FLIGHT sets the blocks computed at once (default
 // defaultBlocksInFlight), for tests and tuning.
 const (
-	defaultBlockBytes     = 64 << 20
+	defaultBlockBytes     = 128 << 20
 	defaultBlocksInFlight = 2
-	defaultBlockCache     = 256 << 20
+	defaultBlockCache     = 384 << 20
 )
 
 // blockable reports whether the job runs in blocks: a Zarr output, from a
@@ -246,7 +246,7 @@ func runBlocks(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, err
 		return true, err
 	}
 	if zarrIn != nil {
-		src.zarr = newCellCache(zarrIn, haloOf(fs), streamSetting("NDCONV_BLOCK_CACHE", defaultBlockCache))
+		src.zarr = newCellCache(zarrIn, haloOf(fs, job.opt.Origin), streamSetting("NDCONV_BLOCK_CACHE", defaultBlockCache))
 	}
 	progress := newProgress(cmd.ErrOrStderr(), job.op.String(), job.quiet)
 	if progress != nil {
@@ -349,13 +349,19 @@ func runBlocks(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, err
 }
 
 // haloOf is the most rows a block's halo reaches past its output on any
-// axis: a kernel's extent less one.
-func haloOf(fs []filters.Filter) int {
+// axis, on either side: half a kernel's extent where no origin shifts it
+// (scipy's centre, K/2 before and K−1−K/2 after), else its extent less
+// one.
+func haloOf(fs []filters.Filter, origin []int) int {
 	h := 0
 	for _, f := range fs {
 		for _, k := range f.Terms {
 			for _, n := range k.Shape {
-				h = max(h, n-1)
+				if slices.ContainsFunc(origin, func(o int) bool { return o != 0 }) {
+					h = max(h, n-1)
+				} else {
+					h = max(h, n/2)
+				}
 			}
 		}
 	}
