@@ -4,6 +4,7 @@ import (
 	"context"
 	"fmt"
 	"slices"
+	"time"
 
 	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/nd"
@@ -49,6 +50,16 @@ type BlockOptions struct {
 	// device runs the plan's method, so the output is one device's, bit
 	// for bit, for the exact methods.
 	Devices string
+	// Skip, when not nil, names blocks to leave out: block i is not read,
+	// computed or written when Skip(i) is true (a resumed run's blocks
+	// whose output is stored whole already). It is called from the
+	// workers, at once.
+	Skip func(i int) bool
+	// Computed, when not nil, is called after block i is computed, with
+	// the time its computation took (not its reading or writing), from
+	// the worker that computed it, so that a caller can tell where the
+	// time went.
+	Computed func(i int, d time.Duration)
 }
 
 // DefaultBlockBytes is ExecuteBlocks' budget per block when none is given.
@@ -134,8 +145,9 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 		}
 		return es[i].Execute(ctx, dst, src)
 	}
-	return chunk.RunBlocks(ctx, g, src, sink, inFlight, p.opt.Progress, func(ctx context.Context, w int, b *chunk.Block, dst, src nd.Array) error {
+	return chunk.RunBlocksSkip(ctx, g, src, sink, inFlight, p.opt.Progress, bo.Skip, func(ctx context.Context, w int, b *chunk.Block, dst, src nd.Array) error {
 		d := devices[w%len(devices)]
+		start := time.Now()
 		err := run(ctx, w, d, b, dst, src)
 		if err != nil && len(devices) > 1 && ctx.Err() == nil {
 			// Once more on the next device, then the failure is the block's.
@@ -143,7 +155,10 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 			if retry := run(ctx, w, next, b, dst, src); retry != nil {
 				return fmt.Errorf("on %v: %w; again on %v: %w", d, err, next, retry)
 			}
-			return nil
+			err = nil
+		}
+		if err == nil && bo.Computed != nil {
+			bo.Computed(b.Index, time.Since(start))
 		}
 		return err
 	})
@@ -165,3 +180,34 @@ func (p *Plan) Grid(bo BlockOptions) (*chunk.Grid, error) {
 	}
 	return chunk.GridFor(p.problem, bytes, bo.Align)
 }
+
+// ExecuteBlocks is Plan.ExecuteBlocks for filters that run as one kernel
+// bank (every filter of one term and one kernel shape). Filters of
+// several terms (gradient magnitude, Laplacian of Gaussian) are an
+// *nd.UnsupportedError: stream them with ExecuteChunks.
+func (fp *FilterPlan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSink, bo BlockOptions) error {
+	if fp == nil || fp.bank == nil && len(fp.terms) == 0 {
+		return errNoFilterPlan
+	}
+	if fp.bank == nil {
+		return errTermsBlocks
+	}
+	return fp.bank.ExecuteBlocks(ctx, src, sink, bo)
+}
+
+// Grid is Plan.Grid for filters that run as one kernel bank.
+func (fp *FilterPlan) Grid(bo BlockOptions) (*chunk.Grid, error) {
+	if fp == nil || fp.bank == nil && len(fp.terms) == 0 {
+		return nil, errNoFilterPlan
+	}
+	if fp.bank == nil {
+		return nil, errTermsBlocks
+	}
+	return fp.bank.Grid(bo)
+}
+
+// Blocked reports whether ExecuteBlocks can run the filters: those that
+// run as one kernel bank.
+func (fp *FilterPlan) Blocked() bool { return fp != nil && fp.bank != nil }
+
+var errTermsBlocks = &nd.UnsupportedError{What: "blocks", Value: "filters of several terms", Supported: "filters of one term each (kernels, gaussian, uniform, …); stream the others with ExecuteChunks"}

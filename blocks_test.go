@@ -11,6 +11,7 @@ import (
 	"strconv"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/cpu"
@@ -316,5 +317,69 @@ func TestBlocksFFT(t *testing.T) {
 			t.Errorf("%v k%v %v %v, blocks %v: %s", shape, kshape, spec.Mode, spec.Border, block, msg)
 		}
 		plan.Close()
+	}
+}
+
+// TestBlocksSkipComputed: blocks that Skip names are not read, computed
+// or written (their output keeps what was there), the others are the
+// whole run's, and Computed hears of each block computed, once.
+func TestBlocksSkipComputed(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 8))
+	src := enginetest.RandomArray(rng, nd.Float32, 9, 10, 11)
+	k := ndconv.Kernel{Shape: []int{3, 3, 3}, Weights: make([]float64, 27)}
+	for i := range k.Weights {
+		k.Weights[i] = rng.Float64() - 0.5
+	}
+	p, err := ndconv.NewPlan(ndconv.Correlation, src.Shape, src.DType(), ndconv.Options{Device: "cpu", Border: nd.Wrap}, k)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	want, err := p.Execute(context.Background(), ndconv.Array{}, src)
+	if err != nil {
+		t.Fatal(err)
+	}
+	bo := ndconv.BlockOptions{Shape: []int{4, 3, 5}, InFlight: 3}
+	g, err := p.Grid(bo)
+	if err != nil {
+		t.Fatal(err)
+	}
+	var mu sync.Mutex
+	computed := map[int]int{}
+	bo.Skip = func(i int) bool { return i%3 == 1 }
+	bo.Computed = func(i int, d time.Duration) {
+		mu.Lock()
+		computed[i]++
+		mu.Unlock()
+		if d <= 0 {
+			t.Errorf("block %d computed in %v", i, d)
+		}
+	}
+	got, _ := nd.New(nd.Float32, src.Shape...)
+	sentinel := float32(-12345)
+	for i := range got.Data.([]float32) {
+		got.Data.([]float32)[i] = sentinel
+	}
+	if err := p.ExecuteBlocks(context.Background(), ndconv.ArraySource{Array: src}, ndconv.ArraySink{Array: got}, bo); err != nil {
+		t.Fatal(err)
+	}
+	strides := nd.Strides(src.Shape)
+	for i := range g.Len() {
+		b := g.Block(i)
+		skipped := i%3 == 1
+		if n := computed[i]; n != map[bool]int{true: 0, false: 1}[skipped] {
+			t.Errorf("block %d (skipped %v) computed %d times", i, skipped, n)
+		}
+		for z := b.OutLo[0]; z < b.OutHi[0]; z++ {
+			for y := b.OutLo[1]; y < b.OutHi[1]; y++ {
+				for x := b.OutLo[2]; x < b.OutHi[2]; x++ {
+					o := z*strides[0] + y*strides[1] + x
+					v, w := got.Data.([]float32)[o], want.Data.([]float32)[o]
+					if skipped && v != sentinel || !skipped && v != w {
+						t.Fatalf("block %d (skipped %v) at %d,%d,%d: %v, want %v", i, skipped, z, y, x, v, map[bool]float32{true: sentinel, false: w}[skipped])
+					}
+				}
+			}
+		}
 	}
 }

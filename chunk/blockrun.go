@@ -82,6 +82,16 @@ type BlockExec func(ctx context.Context, worker int, b *Block, dst, src nd.Array
 // block, and progress (which may be nil) counts blocks written out of the
 // total.
 func RunBlocks(ctx context.Context, g *Grid, src Source, sink Sink, inFlight int, progress nd.Progress, exec BlockExec) error {
+	return RunBlocksSkip(ctx, g, src, sink, inFlight, progress, nil, exec)
+}
+
+// RunBlocksSkip is RunBlocks that leaves out the blocks for which skip
+// (when not nil; called from the workers) reports true: they are not read,
+// computed or written, and progress counts them as done. A run resumed
+// after an interruption skips the blocks whose output is stored whole:
+// since a block is a pure function of the problem and its index, the
+// blocks it does run write what the first run would have.
+func RunBlocksSkip(ctx context.Context, g *Grid, src Source, sink Sink, inFlight int, progress nd.Progress, skip func(i int) bool, exec BlockExec) error {
 	ctx, cancel := context.WithCancel(ctx)
 	defer cancel()
 	var (
@@ -112,6 +122,12 @@ func RunBlocks(ctx context.Context, g *Grid, src Source, sink Sink, inFlight int
 				if err := ctx.Err(); err != nil {
 					fail(err)
 					return
+				}
+				if skip != nil && skip(int(i)) {
+					if n := done.Add(1); progress != nil {
+						progress.Report(n, total)
+					}
+					continue
 				}
 				b := g.Block(int(i))
 				if err := bufs.run(ctx, w, &b, src, sink, exec); err != nil {

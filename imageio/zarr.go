@@ -94,12 +94,12 @@ func readZarr(ctx context.Context, path string) (_ nd.Array, _ Meta, err error) 
 // zarrLayout is the metadata of an output array a: the input's layout
 // where the input was Zarr of the same rank, else Zarr v3 with shards of
 // about 64 MiB of 1 MiB chunks, zstd-compressed.
-func zarrLayout(a nd.Array, in *ZarrMeta) zarr.Meta {
-	rank := len(a.Shape)
+func zarrLayout(shape []int, dt nd.DType, in *ZarrMeta) zarr.Meta {
+	rank := len(shape)
 	if in != nil && len(in.Array.Shape) == rank {
 		m := in.Array
-		m.Shape, m.DType = slices.Clone(a.Shape), a.DType()
-		if in.Array.DType != a.DType() {
+		m.Shape, m.DType = slices.Clone(shape), dt
+		if in.Array.DType != dt {
 			m.FillValue = 0
 		}
 		if m.Compressor.Name == "blosc" && m.Compressor.BloscName == "blosclz" {
@@ -107,29 +107,26 @@ func zarrLayout(a nd.Array, in *ZarrMeta) zarr.Meta {
 		}
 		return m
 	}
-	chunk := zarr.DefaultChunkShape(a.Shape, a.DType())
+	chunk := zarr.DefaultChunkShape(shape, dt)
 	shard := slices.Clone(chunk)
 	// Grow the shard by whole chunks, slowest axis first, up to 64 chunks
 	// and no further than the array.
 	for n, grew := 1, true; grew; {
 		grew = false
 		for d := range shard {
-			if shard[d] < a.Shape[d] && n*2 <= 64 {
+			if shard[d] < shape[d] && n*2 <= 64 {
 				shard[d] += shard[d]
 				n *= 2
 				grew = true
 			}
 		}
 	}
-	return zarr.Meta{Shape: slices.Clone(a.Shape), DType: a.DType(), ChunkShape: chunk, ShardShape: shard,
+	return zarr.Meta{Shape: slices.Clone(shape), DType: dt, ChunkShape: chunk, ShardShape: shard,
 		Compressor: zarr.Compressor{Name: "zstd"}}
 }
 
 // writeZarr writes a as the Zarr array path names, replacing what is
-// there. An input that was an OME-Zarr level makes the output one too:
-// the array at "0" (or the path given) under a group, replaced whole,
-// whose multiscale has that one level, with the input level's axes,
-// scale and translation. Each shard is written whole and atomically; the
+// there (createZarr). Each shard is written whole and atomically; the
 // array as a whole is not (its old contents are removed first).
 func writeZarr(ctx context.Context, path string, a nd.Array, opt WriteOptions) (err error) {
 	root, inner, _ := zarrPath(path)
@@ -141,36 +138,11 @@ func writeZarr(ctx context.Context, path string, a nd.Array, opt WriteOptions) (
 		return err
 	}
 	defer func() { err = errors.Join(err, done()) }()
-	level := opt.Meta.Zarr
-	ome := level != nil && level.Level != nil && len(level.Level.Axes) == len(a.Shape)
-	if ome && inner == "" {
-		inner = "0"
-	}
-	if err := zarr.Remove(ctx, s, inner); err != nil {
-		return err
-	}
-	if ome {
-		// The group's old metadata goes too: it is rewritten below.
-		if err := zarr.Remove(ctx, s, parent(inner)); err != nil {
-			return err
-		}
-	}
-	m := zarrLayout(a, level)
-	arr, err := zarr.Create(ctx, s, inner, m)
+	arr, err := createZarr(ctx, s, inner, a.Shape, a.DType(), opt.Meta.Zarr, false)
 	if err != nil {
 		return err
 	}
-	if err := arr.WriteRegion(ctx, make([]int, len(a.Shape)), a); err != nil {
-		return err
-	}
-	if ome {
-		ms := *level.Level
-		ds := ms.Datasets[0]
-		ds.Path = inner[strings.LastIndex(inner, "/")+1:]
-		ms.Datasets = []zarr.Dataset{ds}
-		return zarr.WriteMultiscale(ctx, s, parent(inner), arr.Meta().Format, ms)
-	}
-	return nil
+	return arr.WriteRegion(ctx, make([]int, len(a.Shape)), a)
 }
 
 // parent is the path of the group above a path in a store.

@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"math/bits"
+	"runtime"
 	"sync"
 
 	"github.com/klauspost/compress/gzip"
@@ -168,7 +169,10 @@ func (c zstdCodec) encoder() (*zstd.Encoder, error) {
 		return e.(*zstd.Encoder), nil
 	}
 	e, err := zstd.NewWriter(nil, zstd.WithEncoderLevel(zstd.EncoderLevelFromZstd(c.level)),
-		zstd.WithEncoderCRC(c.checksum), zstd.WithEncoderConcurrency(1), zstd.WithZeroFrames(true),
+		zstd.WithEncoderCRC(c.checksum), zstd.WithZeroFrames(true),
+		// One encoder per core: EncodeAll takes one from a pool of this
+		// many, so with one, shards encoding at once waited on each other.
+		zstd.WithEncoderConcurrency(runtime.GOMAXPROCS(0)),
 		// A single-segment frame always states its content size, which
 		// numcodecs' decoder requires (the library omits it from small
 		// frames otherwise).

@@ -55,6 +55,7 @@ type filterFlags struct {
 	failFast    bool
 	skipExist   bool
 	from        string
+	resume      bool
 }
 
 // filterJob is a parsed convolve or correlate command line.
@@ -76,6 +77,7 @@ type filterJob struct {
 	skipExisting bool
 	rawFlags     bool   // --shape or --input-dtype was given
 	from         string // a file listing more inputs, one a line ("-": standard input)
+	resume       bool   // a Zarr output: keep the shards stored, write the rest (runBlocks)
 }
 
 func newFilterCommand(name, peer string, runJob func(*cobra.Command, filterJob) error) *cobra.Command {
@@ -90,7 +92,12 @@ from a NIfTI input) and .raw (with --shape and --input-dtype). Several -k make a
 filter bank: the output gains a trailing axis with one value per kernel (write
 it to .npy or .tif). Complex data or weights (complex64, complex128) give a
 complex output, as scipy.ndimage does (correlate conjugates complex weights,
-convolve does not); only .npy and .raw hold complex arrays.
+convolve does not); only .npy and .raw hold complex arrays. A Zarr array is a
+directory: x.zarr, or x.zarr/group/array inside a group. A Zarr OUTPUT is
+computed in N-D blocks aligned with its shards, each written whole, once,
+atomically, after its metadata: memory holds the blocks in flight, not the
+volume; --resume keeps the shards an interrupted run stored and computes only
+the blocks missing.
 
 A kernel SPEC is a file — .npy (any rank and dtype) or .csv/.txt (rows of
 numbers separated by commas or spaces, read as numpy.loadtxt reads them:
@@ -133,6 +140,9 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 				job.recursive, job.failFast, job.skipExisting = f.recursive, f.failFast, f.skipExist
 				job.rawFlags = cmd.Flags().Changed("shape") || cmd.Flags().Changed("input-dtype")
 				job.from = f.from
+				if f.resume {
+					return usagef("--resume is for one Zarr OUTPUT; with --out-dir, --skip-existing skips the outputs written")
+				}
 			} else {
 				for _, flag := range []string{"out-name", "recursive", "fail-fast", "skip-existing", "from"} {
 					if cmd.Flags().Changed(flag) {
@@ -140,6 +150,10 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 					}
 				}
 				job.input, job.output = args[0], args[1]
+				job.resume = f.resume
+				if f.resume && !blockable(job) {
+					return usagef("--resume is for a Zarr OUTPUT, from a Zarr, .npy or .raw INPUT")
+				}
 			}
 			c, err := tiff.ParseCompression(f.compression)
 			if err != nil {
@@ -195,6 +209,7 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 	fl.BoolVar(&f.recursive, "recursive", false, "with --out-dir: descend into the input directories' subdirectories")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "with --out-dir: stop at the first file that fails")
 	fl.BoolVar(&f.skipExist, "skip-existing", false, "with --out-dir: skip inputs whose output exists (resume a run)")
+	fl.BoolVar(&f.resume, "resume", false, "a Zarr OUTPUT: keep the shards an interrupted run stored and compute only the blocks missing")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success, and no progress bar")
 	return cmd
 }
@@ -329,6 +344,15 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	// for a start still under way.
 	prewarm(job.opt.Device, job.input)
 	trace("prewarm started")
+	if blockable(job) {
+		done, err := runBlocks(cmd, job, specs)
+		if done {
+			return err
+		}
+		if job.resume {
+			return usagef("--resume: these filters (of several terms) or this input (not mappable) run whole, not in blocks; run without --resume")
+		}
+	}
 	if streamable(job) {
 		if done, err := runStreamed(cmd, job, specs); done {
 			return err

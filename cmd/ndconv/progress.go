@@ -25,6 +25,9 @@ type terminalProgress struct {
 	start time.Time
 	mu    sync.Mutex
 	bar   *progressbar.ProgressBar
+	// describe, when not nil, says more than the count (the bytes a
+	// run in blocks has read and written), on the bar after what.
+	describe func() string
 }
 
 // newProgress returns a progress bar for what on stderr when stderr is a
@@ -53,6 +56,9 @@ func (p *terminalProgress) Report(done, total int64) {
 			progressbar.OptionThrottle(100*time.Millisecond),
 			progressbar.OptionClearOnFinish(),
 		)
+	}
+	if p.describe != nil {
+		p.bar.Describe(p.what + " (" + p.describe() + ")")
 	}
 	if p.bar.GetMax64() != total {
 		p.bar.ChangeMax64(total)

@@ -16,3 +16,7 @@ func testHookPanic(string) {}
 
 // testHookProgress returns p (ndconv_testhook: one that panics, on asking).
 func testHookProgress(p ndconv.Progress) ndconv.Progress { return p }
+
+// testHookCancelBlocks is the blocks after which a run in blocks cancels
+// itself (ndconv_testhook only: NDCONV_TESTHOOK_CANCEL_BLOCKS); 0 never.
+func testHookCancelBlocks() int { return 0 }

@@ -5,6 +5,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"strconv"
 	"time"
 
 	"github.com/ndconv/ndconv"
@@ -45,4 +46,12 @@ type panicProgress struct{}
 
 func (panicProgress) Report(done, total int64) {
 	panic(fmt.Sprintf("injected panic in a worker, report %d of %d", done, total))
+}
+
+// testHookCancelBlocks is NDCONV_TESTHOOK_CANCEL_BLOCKS: a run in blocks
+// cancels itself after that many blocks are written, as a signal would,
+// for the --resume tests. 0 (unset) never.
+func testHookCancelBlocks() int {
+	n, _ := strconv.Atoi(os.Getenv("NDCONV_TESTHOOK_CANCEL_BLOCKS"))
+	return n
 }

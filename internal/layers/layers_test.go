@@ -96,7 +96,7 @@ var rules = []rule{
 		why: "bench imports the root (or public packages the root exposes), never the planner, chunk, kernels or a backend"},
 	{pkgs: []string{"bench/report"}, may: []string{"bench"}, ext: []string{"gonum.org/v1/plot"},
 		why: "bench's report: plots bench's results"},
-	{pkgs: []string{"cmd/..."}, may: []string{".", "filters", "imageio/...", "bench/...", "internal/sample"},
+	{pkgs: []string{"cmd/..."}, may: []string{".", "filters", "imageio/...", "zarr", "bench/...", "internal/sample"},
 		ext: []string{"github.com/spf13/cobra", "github.com/spf13/pflag", "github.com/schollz/progressbar/v3", "golang.org/x/term", "golang.org/x/sys/cpu"},
 		why: "cmd imports the root (or public packages the root exposes), never the planner, chunk, kernels or a backend"},
 	{pkgs: []string{"capi"}, may: []string{".", "filters", "imageio/..."},
