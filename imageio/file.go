@@ -340,7 +340,12 @@ func CheckWritable(path string) error {
 	if f.writePath != nil {
 		return checkZarrWritable(path)
 	}
-	dir := filepath.Dir(path)
+	return checkOutputDir(path, filepath.Dir(path))
+}
+
+// checkOutputDir checks that dir, where output path is to be written,
+// exists and is a directory.
+func checkOutputDir(path, dir string) error {
 	fi, err := os.Stat(dir)
 	switch {
 	case errors.Is(err, fs.ErrNotExist):

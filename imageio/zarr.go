@@ -4,7 +4,6 @@ import (
 	"context"
 	"errors"
 	"fmt"
-	"io/fs"
 	"os"
 	"path/filepath"
 	"slices"
@@ -200,15 +199,5 @@ func checkZarrWritable(path string) error {
 		}
 		return nil
 	}
-	dir := filepath.Dir(root)
-	fi, err := os.Stat(dir)
-	switch {
-	case errors.Is(err, fs.ErrNotExist):
-		return fmt.Errorf("output %s: directory %s does not exist", path, dir)
-	case err != nil:
-		return fmt.Errorf("output %s: %w", path, err)
-	case !fi.IsDir():
-		return fmt.Errorf("output %s: %s is not a directory", path, dir)
-	}
-	return nil
+	return checkOutputDir(path, filepath.Dir(root))
 }

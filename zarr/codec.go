@@ -68,8 +68,13 @@ func readBounded(r io.Reader, hint, limit int) ([]byte, error) {
 type gzipCodec struct{ level int }
 
 func (c gzipCodec) encode(b []byte) ([]byte, error) {
+	return compressWith(b, func(w io.Writer) (io.WriteCloser, error) { return gzip.NewWriterLevel(w, c.level) })
+}
+
+// compressWith compresses b whole through the writer newWriter makes.
+func compressWith(b []byte, newWriter func(io.Writer) (io.WriteCloser, error)) ([]byte, error) {
 	var buf bytes.Buffer
-	w, err := gzip.NewWriterLevel(&buf, c.level)
+	w, err := newWriter(&buf)
 	if err != nil {
 		return nil, err
 	}
@@ -100,16 +105,7 @@ func (c gzipCodec) v2() map[string]any { return map[string]any{"id": "gzip", "le
 type zlibCodec struct{ level int }
 
 func (c zlibCodec) encode(b []byte) ([]byte, error) {
-	var buf bytes.Buffer
-	w, err := zlib.NewWriterLevel(&buf, c.level)
-	if err != nil {
-		return nil, err
-	}
-	if _, err := w.Write(b); err != nil {
-		return nil, err
-	}
-	err = w.Close()
-	return buf.Bytes(), err
+	return compressWith(b, func(w io.Writer) (io.WriteCloser, error) { return zlib.NewWriterLevel(w, c.level) })
 }
 
 func (zlibCodec) decode(b []byte, limit int) ([]byte, error) {

@@ -39,6 +39,8 @@ run cuda env -C cuda ../$W/bin/cuda.test -test.count=1 -test.v
 run opencl env -C opencl ../$W/bin/opencl.test -test.count=1 -test.v
 run root $W/bin/ndconv.test -test.count=1 -test.v -test.run 'TestDevice|TestNonFiniteCVal|TestEmptyArrays|TestOverlappingOutput|TestSharedPlan|TestScipyFixturesOnDevices|TestExecuteChunks|TestZeroValues|TestFFT|TestBlocksOnDevices|TestPlanExecuteDevice'
 run plan env -C plan ../$W/bin/plan.test -test.count=1 -test.v
+run cpu-avx512 env -C cpu ../$W/bin/cpu.test -test.count=1 -test.v
+run simd-avx512 env -C cpu/internal/simd ../../../$W/bin/simd.test -test.count=1 -test.v
 run memcheck env OCL_ICD_VENDORS=/tmp/nonexistent NDCONV_GPU_TARGETS=cuda compute-sanitizer --tool memcheck --error-exitcode 9 $G -test.short -test.count=1 -test.run 'TestEngineChecks|TestEnginePipelined$|TestFFTBatches|TestEngineDeviceArrays|TestEngineSlabs'
 run memcheck-root env OCL_ICD_VENDORS=/tmp/nonexistent compute-sanitizer --tool memcheck --error-exitcode 9 $W/bin/ndconv.test -test.count=1 -test.run 'TestDeviceExecute|TestNonFiniteCVal|TestOverlappingOutput|TestDeviceConcurrent|TestBlocksOnDevices'
 wait
