@@ -27,7 +27,6 @@ type driverEntryPoints struct {
 	cuDevicePrimaryCtxRetain  uintptr // CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
 	cuDevicePrimaryCtxRelease uintptr // CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	cuCtxSetCurrent           uintptr // CUresult cuCtxSetCurrent(CUcontext ctx)
-	cuCtxGetCurrent           uintptr // CUresult cuCtxGetCurrent(CUcontext *pctx)
 	cuCtxSynchronize          uintptr // CUresult cuCtxSynchronize(void)
 	cuMemGetInfo              uintptr // CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
 	cuMemAlloc                uintptr // CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
@@ -82,7 +81,6 @@ func driverSymbols() []dynlib.Symbol {
 		{"cuDevicePrimaryCtxRetain", &drv.cuDevicePrimaryCtxRetain},
 		{"cuDevicePrimaryCtxRelease_v2", &drv.cuDevicePrimaryCtxRelease},
 		{"cuCtxSetCurrent", &drv.cuCtxSetCurrent},
-		{"cuCtxGetCurrent", &drv.cuCtxGetCurrent},
 		{"cuCtxSynchronize", &drv.cuCtxSynchronize},
 		{"cuMemGetInfo_v2", &drv.cuMemGetInfo},
 		{"cuMemAlloc_v2", &drv.cuMemAlloc},
@@ -251,12 +249,6 @@ func cuDevicePrimaryCtxRelease(dev int32) error {
 
 func cuCtxSetCurrent(ctx uintptr) error {
 	return check("cuCtxSetCurrent", ccall(drv.cuCtxSetCurrent, ctx))
-}
-
-func cuCtxGetCurrent() (uintptr, error) {
-	var ctx uintptr
-	err := check("cuCtxGetCurrent", ccall(drv.cuCtxGetCurrent, uintptr(unsafe.Pointer(&ctx))))
-	return ctx, err
 }
 
 func cuCtxSynchronize() error {
