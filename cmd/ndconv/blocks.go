@@ -304,6 +304,9 @@ func runBlocks(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, err
 	if sink.stored != nil {
 		counts := g.Counts()
 		bo.Skip = func(i int) bool {
+			if job.parts > 0 && i%job.parts != job.part {
+				return true // another task's block
+			}
 			start, shape := make([]int, rank), make([]int, rank)
 			full := p.Shape()
 			for d, r := rank-1, i; d >= 0; d-- {

@@ -11,6 +11,7 @@ import (
 	"slices"
 	"strconv"
 	"strings"
+	"sync"
 	"syscall"
 	"testing"
 	"time"
@@ -405,4 +406,71 @@ func TestBlockCache(t *testing.T) {
 		t.Fatalf("the cache served %d reads, %d from shells: the test no longer tests it", hits, shells)
 	}
 	t.Logf("%d reads from the cache, %d from shells", hits, shells)
+}
+
+// TestBlocksParts: an array job's tasks (--part I/N), run one after
+// another and all at once into one Zarr output, give the whole run's
+// bytes; each task writes only its own blocks' shards, and a task run
+// again leaves the others' shards alone.
+func TestBlocksParts(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(28, 1))
+	src := enginetest.RandomArray(rng, nd.Float32, 23, 17, 19)
+	writeZarrInput(t, filepath.Join(dir, "in.zarr"), src, []int{4, 6, 4}, []int{2, 3, 2}, "zstd")
+	writeNPY(t, filepath.Join(dir, "in.npy"), src)
+	writeNPY(t, filepath.Join(dir, "k.npy"), enginetest.RandomArray(rng, nd.Float32, 3, 5, 4))
+	args := []string{"-k", "k.npy", "--border", "mirror"}
+	if code, _, _, lines := runHooked(t, dir, append([]string{"correlate", "in.npy", "whole.npy", "-q"}, args...)...); code != 0 {
+		t.Fatalf("whole: %v", lines)
+	}
+	want, _, err := imageio.ReadFile(filepath.Join(dir, "whole.npy"), imageio.RawOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"NDCONV_BLOCK_BYTES=6000", "NDCONV_BLOCKS_IN_FLIGHT=2"}
+	all := 6 * 3 * 5 // shards of 4×6×4 over 23×17×19
+	// One after another: each task adds shards, none rewrites another's.
+	var seen map[string]uint64
+	for i := range 3 {
+		code, _, _, lines := runHookedEnv(t, dir, env, append([]string{"correlate", "in.zarr", "seq.zarr", "--part", fmt.Sprintf("%d/3", i), "-q"}, args...)...)
+		if code != 0 {
+			t.Fatalf("--part %d/3: exit %d: %v", i, code, lines)
+		}
+		now := shardFiles(t, filepath.Join(dir, "seq.zarr"))
+		for p, ino := range seen {
+			if now[p] != ino {
+				t.Errorf("--part %d/3 rewrote %s", i, p)
+			}
+		}
+		if i < 2 && len(now) >= all {
+			t.Errorf("after task %d of 3, %d of %d shards: the tasks do not split the blocks", i, len(now), all)
+		}
+		seen = now
+	}
+	if got := readZarrOutput(t, filepath.Join(dir, "seq.zarr")); !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Error("the tasks run in turn differ from the whole run")
+	}
+	// All at once, as an array job runs them.
+	var wg sync.WaitGroup
+	fails := make(chan string, 4)
+	for i := range 4 {
+		wg.Go(func() {
+			if code, _, _, lines := runHookedEnv(t, dir, env, append([]string{"correlate", "in.zarr", "par.zarr", "--part", fmt.Sprintf("%d/4", i), "-q"}, args...)...); code != 0 {
+				fails <- fmt.Sprintf("--part %d/4: exit %d: %v", i, code, lines)
+			}
+		})
+	}
+	wg.Wait()
+	close(fails)
+	for f := range fails {
+		t.Error(f)
+	}
+	if got := readZarrOutput(t, filepath.Join(dir, "par.zarr")); !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Error("the tasks run at once differ from the whole run")
+	}
+	for _, bad := range []string{"3/3", "-1/2", "1/0", "x", "1/2/3"} {
+		if code, _, _, _ := runHooked(t, dir, append([]string{"correlate", "in.zarr", "bad.zarr", "--part", bad}, args...)...); code != 2 {
+			t.Errorf("--part %s: exit %d, want 2", bad, code)
+		}
+	}
 }

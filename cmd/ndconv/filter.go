@@ -56,6 +56,7 @@ type filterFlags struct {
 	skipExist   bool
 	from        string
 	resume      bool
+	part        string
 }
 
 // filterJob is a parsed convolve or correlate command line.
@@ -78,6 +79,10 @@ type filterJob struct {
 	rawFlags     bool   // --shape or --input-dtype was given
 	from         string // a file listing more inputs, one a line ("-": standard input)
 	resume       bool   // a Zarr output: keep the shards stored, write the rest (runBlocks)
+	// part, of parts (--part I/N, parts > 0): this process computes the
+	// Zarr output's blocks I, I+N, I+2N, … (an array job's task), keeping
+	// what other tasks stored, as resume does.
+	part, parts int
 }
 
 func newFilterCommand(name, peer string, runJob func(*cobra.Command, filterJob) error) *cobra.Command {
@@ -140,8 +145,8 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 				job.recursive, job.failFast, job.skipExisting = f.recursive, f.failFast, f.skipExist
 				job.rawFlags = cmd.Flags().Changed("shape") || cmd.Flags().Changed("input-dtype")
 				job.from = f.from
-				if f.resume {
-					return usagef("--resume is for one Zarr OUTPUT; with --out-dir, --skip-existing skips the outputs written")
+				if f.resume || f.part != "" {
+					return usagef("--resume and --part are for one Zarr OUTPUT; with --out-dir, --skip-existing skips the outputs written")
 				}
 			} else {
 				for _, flag := range []string{"out-name", "recursive", "fail-fast", "skip-existing", "from"} {
@@ -151,8 +156,15 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 				}
 				job.input, job.output = args[0], args[1]
 				job.resume = f.resume
-				if f.resume && !blockable(job) {
-					return usagef("--resume is for a Zarr OUTPUT, from a Zarr, .npy or .raw INPUT")
+				if f.part != "" {
+					if _, err := fmt.Sscanf(f.part, "%d/%d", &job.part, &job.parts); err != nil || job.parts < 1 || job.part < 0 || job.part >= job.parts ||
+						fmt.Sprintf("%d/%d", job.part, job.parts) != strings.TrimSpace(f.part) {
+						return usagef("--part %q: want I/N, 0 ≤ I < N (this task's index of N, e.g. $SLURM_ARRAY_TASK_ID/4)", f.part)
+					}
+					job.resume = true // the other tasks' shards stay
+				}
+				if job.resume && !blockable(job) {
+					return usagef("--resume and --part are for a Zarr OUTPUT, from a Zarr, .npy or .raw INPUT")
 				}
 			}
 			c, err := tiff.ParseCompression(f.compression)
@@ -210,6 +222,7 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 	fl.BoolVar(&f.failFast, "fail-fast", false, "with --out-dir: stop at the first file that fails")
 	fl.BoolVar(&f.skipExist, "skip-existing", false, "with --out-dir: skip inputs whose output exists (resume a run)")
 	fl.BoolVar(&f.resume, "resume", false, "a Zarr OUTPUT: keep the shards an interrupted run stored and compute only the blocks missing")
+	fl.StringVar(&f.part, "part", "", "a Zarr OUTPUT computed by N processes (an array job): this one computes blocks I, I+N, I+2N, … (I/N, 0 ≤ I < N); any task may run again")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success, and no progress bar")
 	return cmd
 }
