@@ -21,6 +21,7 @@ import (
 	"github.com/ndconv/ndconv/filters"
 	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/plan"
 	"github.com/ndconv/ndconv/zarr"
 )
 
@@ -292,6 +293,11 @@ func runBlocks(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, err
 	}
 	rank := len(g.Shape())
 	inFlight := int(streamSetting("NDCONV_BLOCKS_IN_FLIGHT", defaultBlocksInFlight))
+	if job.devices != "" && os.Getenv("NDCONV_BLOCKS_IN_FLIGHT") == "" {
+		if devs, err := plan.ParseDevices(job.devices); err == nil {
+			inFlight *= len(devs) // each device its own blocks in flight
+		}
+	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// The garbage of each block (decoded chunks, encoded shards) would
 		// let the heap grow to twice what it holds before a collection:
@@ -299,7 +305,7 @@ func runBlocks(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, err
 		held := int64(inFlight)*budget + streamSetting("NDCONV_BLOCK_CACHE", defaultBlockCache)
 		debug.SetMemoryLimit(held + held/2 + 256<<20)
 	}
-	bo := ndconv.BlockOptions{Shape: g.Shape(), InFlight: inFlight,
+	bo := ndconv.BlockOptions{Shape: g.Shape(), InFlight: inFlight, Devices: job.devices,
 		Computed: func(_ int, d time.Duration) { stats.compute.Add(int64(d)) }}
 	if sink.stored != nil {
 		counts := g.Counts()

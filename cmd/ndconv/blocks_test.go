@@ -474,3 +474,38 @@ func TestBlocksParts(t *testing.T) {
 		}
 	}
 }
+
+// TestBlocksDevices: a Zarr output's blocks shared by several devices
+// (--device cpu,cpu here; cuda:all on a GPU host) give the whole run's
+// bytes; several devices are refused where no blocks run.
+func TestBlocksDevices(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(28, 2))
+	src := enginetest.RandomArray(rng, nd.Float32, 21, 18, 11)
+	writeNPY(t, filepath.Join(dir, "in.npy"), src)
+	writeNPY(t, filepath.Join(dir, "k.npy"), enginetest.RandomArray(rng, nd.Float32, 3, 3, 5))
+	args := []string{"-k", "k.npy", "--border", "wrap"}
+	if code, _, _, lines := runHooked(t, dir, append([]string{"correlate", "in.npy", "whole.npy", "-q"}, args...)...); code != 0 {
+		t.Fatalf("whole: %v", lines)
+	}
+	want, _, err := imageio.ReadFile(filepath.Join(dir, "whole.npy"), imageio.RawOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	env := []string{"NDCONV_BLOCK_BYTES=6000"}
+	if code, _, _, lines := runHookedEnv(t, dir, env, append([]string{"correlate", "in.npy", "out.zarr", "--device", "cpu,cpu", "-q"}, args...)...); code != 0 {
+		t.Fatalf("--device cpu,cpu: %v", lines)
+	}
+	if got := readZarrOutput(t, filepath.Join(dir, "out.zarr")); !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Error("the blocks on two devices differ from the whole run")
+	}
+	for _, c := range [][]string{
+		{"correlate", "in.npy", "out.npy", "--device", "cpu,cpu"},       // not a Zarr output
+		{"correlate", "in.npy", "out2.zarr", "--device", "cpu,,cpu"},    // an empty entry
+		{"correlate", "in.npy", "out3.zarr", "--device", "nowhere:all"}, // no such backend
+	} {
+		if code, _, _, _ := runHooked(t, dir, append(c, args...)...); code != 2 {
+			t.Errorf("%v: exit %d, want 2", c, code)
+		}
+	}
+}

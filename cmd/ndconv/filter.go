@@ -83,6 +83,9 @@ type filterJob struct {
 	// Zarr output's blocks I, I+N, I+2N, … (an array job's task), keeping
 	// what other tasks stored, as resume does.
 	part, parts int
+	// devices is a --device list (cuda:all, cuda:0,cuda:1): a Zarr
+	// output's blocks spread over them (runBlocks); opt.Device is the first.
+	devices string
 }
 
 func newFilterCommand(name, peer string, runJob func(*cobra.Command, filterJob) error) *cobra.Command {
@@ -175,6 +178,18 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 			if name == "convolve" {
 				job.op = ndconv.Convolution
 			}
+			if multiDevice(f.device) {
+				// Several devices share a Zarr output's blocks (runBlocks);
+				// the plan is made on the first.
+				devs, err := plan.ParseDevices(f.device)
+				if err != nil {
+					return &usageError{fmt.Errorf("--device: %w", err)}
+				}
+				if job.outDir != "" || !blockable(job) {
+					return usagef("--device %s: several devices share the blocks of a Zarr OUTPUT (from a Zarr, .npy or .raw INPUT); name one device otherwise", f.device)
+				}
+				job.devices, f.device = f.device, devs[0].String()
+			}
 			if job.opt, job.raw, err = parseFilterOptions(f); err != nil {
 				return err
 			}
@@ -204,7 +219,7 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 	fl.StringVar(&f.mode, "mode", "same", "output size: same|valid|full")
 	fl.StringVar(&f.axes, "axes", "", "input axes A[,A..] the kernel spans (default: the first ones)")
 	fl.StringVar(&f.dtype, "dtype", "", "output dtype: "+strings.ReplaceAll(nd.DTypeNames(), ", ", "|")+" (default: the input's)")
-	fl.StringVar(&f.device, "device", "auto", "auto|cpu|cuda|cuda:N|opencl|opencl:P:D")
+	fl.StringVar(&f.device, "device", "auto", "auto|cpu|cuda|cuda:N|opencl|opencl:P:D; for a Zarr OUTPUT also several: cuda:all, opencl:all, or a list (cuda:0,cuda:1)")
 	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft")
 	fl.BoolVar(&f.exact, "exact", false, "auto chooses only the exact methods (direct, separable: the same bits on every device), never fft")
 	fl.StringVar(&f.shape, "shape", "", "shape of a .raw INPUT, e.g. 512,512")
@@ -657,4 +672,10 @@ func pngCompression(level int) int {
 		return imageio.PNGNoCompression
 	}
 	return level
+}
+
+// multiDevice reports whether a --device value names several devices: a
+// list, or every device of a backend.
+func multiDevice(s string) bool {
+	return strings.Contains(s, ",") || strings.HasSuffix(strings.ToLower(strings.TrimSpace(s)), ":all")
 }
