@@ -227,7 +227,7 @@ func (e *Engine) begin(ctx context.Context, pieces bool) error {
 // unless other arrays push it out (hostreg.go). Memory outside the Go
 // heap always goes through staging.
 func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
-	if err := CheckArrays(e.p, dst, src); err != nil {
+	if err := checkArrays(e.p, dst, src); err != nil {
 		return err
 	}
 	err := e.begin(ctx, true)
@@ -245,14 +245,20 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	return e.executePipelined(ctx, dst, src)
 }
 
-// CheckArrays checks that src and dst have p's input and output dtypes
+// checkArrays checks that src and dst have p's input and output dtypes
 // and shapes (the output's with the bank axis).
-func CheckArrays(p *nd.Problem, dst, src nd.Array) error {
-	if src.DType() != p.In || !slices.Equal(src.Shape, p.InShape) {
-		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("array %v %v, the plan takes %v %v", src.DType(), src.Shape, p.In, p.InShape)}
+func checkArrays(p *nd.Problem, dst, src nd.Array) error {
+	return checkKinds(p, "array", dst.DType(), dst.Shape, src.DType(), src.Shape)
+}
+
+// checkKinds checks an execution's input and output (host or device
+// arrays: what) against p.
+func checkKinds(p *nd.Problem, what string, dstDT nd.DType, dstShape []int, srcDT nd.DType, srcShape []int) error {
+	if srcDT != p.In || !slices.Equal(srcShape, p.InShape) {
+		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("%s %v %v, the plan takes %v %v", what, srcDT, srcShape, p.In, p.InShape)}
 	}
-	if dst.DType() != p.Out || !slices.Equal(dst.Shape, p.FullShape()) {
-		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("array %v %v, the plan gives %v %v", dst.DType(), dst.Shape, p.Out, p.FullShape())}
+	if dstDT != p.Out || !slices.Equal(dstShape, p.FullShape()) {
+		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("%s %v %v, the plan gives %v %v", what, dstDT, dstShape, p.Out, p.FullShape())}
 	}
 	return nil
 }
@@ -564,14 +570,7 @@ func (e *Engine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
 
 // checkDeviceArrays checks device arrays against the problem.
 func (e *Engine) checkDeviceArrays(dst, src *Array) error {
-	p := e.p
-	if src.DType != p.In || !slices.Equal(src.Shape, p.InShape) {
-		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("device array %v %v, the plan takes %v %v", src.DType, src.Shape, p.In, p.InShape)}
-	}
-	if dst.DType != p.Out || !slices.Equal(dst.Shape, p.FullShape()) {
-		return &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("device array %v %v, the plan gives %v %v", dst.DType, dst.Shape, p.Out, p.FullShape())}
-	}
-	return nil
+	return checkKinds(e.p, "device array", dst.DType, dst.Shape, src.DType, src.Shape)
 }
 
 // TimeOnQueue runs work once to warm up, then repeats times between two

@@ -94,7 +94,7 @@ func (e *FFTEngine) directEngine() (*Engine, error) {
 // Execute correlates host arrays, by FFT or, for inputs it cannot
 // transform, by the direct method.
 func (e *FFTEngine) Execute(ctx context.Context, dst, src nd.Array) error {
-	if err := CheckArrays(e.p, dst, src); err != nil {
+	if err := checkArrays(e.p, dst, src); err != nil {
 		return err
 	}
 	if e.needsDirect(src) {
