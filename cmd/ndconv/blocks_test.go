@@ -195,13 +195,7 @@ func TestBlocksResume(t *testing.T) {
 	writeNPY(t, filepath.Join(dir, "in.npy"), src)
 	writeNPY(t, filepath.Join(dir, "k.npy"), enginetest.RandomArray(rng, nd.Float32, 3, 5, 4))
 	args := []string{"-k", "k.npy", "--border", "wrap"}
-	if code, _, _, lines := runHooked(t, dir, append([]string{"correlate", "in.npy", "whole.npy", "-q"}, args...)...); code != 0 {
-		t.Fatalf("whole: %v", lines)
-	}
-	want, _, err := imageio.ReadFile(filepath.Join(dir, "whole.npy"), imageio.RawOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := wholeOutput(t, dir, args)
 	env := []string{"NDCONV_BLOCK_BYTES=6000", "NDCONV_BLOCKS_IN_FLIGHT=2"}
 	out := filepath.Join(dir, "out.zarr")
 	code, _, _, lines := runHookedEnv(t, dir, append(env, "NDCONV_TESTHOOK_CANCEL_BLOCKS=7"), append([]string{"correlate", "in.zarr", "out.zarr"}, args...)...)
@@ -420,13 +414,7 @@ func TestBlocksParts(t *testing.T) {
 	writeNPY(t, filepath.Join(dir, "in.npy"), src)
 	writeNPY(t, filepath.Join(dir, "k.npy"), enginetest.RandomArray(rng, nd.Float32, 3, 5, 4))
 	args := []string{"-k", "k.npy", "--border", "mirror"}
-	if code, _, _, lines := runHooked(t, dir, append([]string{"correlate", "in.npy", "whole.npy", "-q"}, args...)...); code != 0 {
-		t.Fatalf("whole: %v", lines)
-	}
-	want, _, err := imageio.ReadFile(filepath.Join(dir, "whole.npy"), imageio.RawOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := wholeOutput(t, dir, args)
 	env := []string{"NDCONV_BLOCK_BYTES=6000", "NDCONV_BLOCKS_IN_FLIGHT=2"}
 	all := 6 * 3 * 5 // shards of 4×6×4 over 23×17×19
 	// One after another: each task adds shards, none rewrites another's.
@@ -485,13 +473,7 @@ func TestBlocksDevices(t *testing.T) {
 	writeNPY(t, filepath.Join(dir, "in.npy"), src)
 	writeNPY(t, filepath.Join(dir, "k.npy"), enginetest.RandomArray(rng, nd.Float32, 3, 3, 5))
 	args := []string{"-k", "k.npy", "--border", "wrap"}
-	if code, _, _, lines := runHooked(t, dir, append([]string{"correlate", "in.npy", "whole.npy", "-q"}, args...)...); code != 0 {
-		t.Fatalf("whole: %v", lines)
-	}
-	want, _, err := imageio.ReadFile(filepath.Join(dir, "whole.npy"), imageio.RawOptions{})
-	if err != nil {
-		t.Fatal(err)
-	}
+	want := wholeOutput(t, dir, args)
 	env := []string{"NDCONV_BLOCK_BYTES=6000"}
 	if code, _, _, lines := runHookedEnv(t, dir, env, append([]string{"correlate", "in.npy", "out.zarr", "--device", "cpu,cpu", "-q"}, args...)...); code != 0 {
 		t.Fatalf("--device cpu,cpu: %v", lines)
@@ -508,4 +490,18 @@ func TestBlocksDevices(t *testing.T) {
 			t.Errorf("%v: exit %d, want 2", c, code)
 		}
 	}
+}
+
+// wholeOutput runs the job args on dir's in.npy as one array into
+// whole.npy and returns it: what a block run must equal.
+func wholeOutput(t *testing.T, dir string, args []string) nd.Array {
+	t.Helper()
+	if code, _, _, lines := runHooked(t, dir, append([]string{"correlate", "in.npy", "whole.npy", "-q"}, args...)...); code != 0 {
+		t.Fatalf("whole: %v", lines)
+	}
+	want, _, err := imageio.ReadFile(filepath.Join(dir, "whole.npy"), imageio.RawOptions{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return want
 }
