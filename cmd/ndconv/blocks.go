@@ -21,7 +21,6 @@ import (
 	"github.com/ndconv/ndconv/filters"
 	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/nd"
-	"github.com/ndconv/ndconv/plan"
 	"github.com/ndconv/ndconv/zarr"
 )
 
@@ -293,10 +292,8 @@ func runBlocks(cmd *cobra.Command, job filterJob, specs []kernelSpec) (bool, err
 	}
 	rank := len(g.Shape())
 	inFlight := int(streamSetting("NDCONV_BLOCKS_IN_FLIGHT", defaultBlocksInFlight))
-	if job.devices != "" && os.Getenv("NDCONV_BLOCKS_IN_FLIGHT") == "" {
-		if devs, err := plan.ParseDevices(job.devices); err == nil {
-			inFlight *= len(devs) // each device its own blocks in flight
-		}
+	if job.ndevices > 1 && os.Getenv("NDCONV_BLOCKS_IN_FLIGHT") == "" {
+		inFlight *= job.ndevices // each device its own blocks in flight
 	}
 	if os.Getenv("GOMEMLIMIT") == "" {
 		// The garbage of each block (decoded chunks, encoded shards) would

@@ -84,8 +84,10 @@ type filterJob struct {
 	// what other tasks stored, as resume does.
 	part, parts int
 	// devices is a --device list (cuda:all, cuda:0,cuda:1): a Zarr
-	// output's blocks spread over them (runBlocks); opt.Device is the first.
-	devices string
+	// output's blocks spread over them (runBlocks); opt.Device is the first,
+	// ndevices how many it names.
+	devices  string
+	ndevices int
 }
 
 func newFilterCommand(name, peer string, runJob func(*cobra.Command, filterJob) error) *cobra.Command {
@@ -188,7 +190,7 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 				if job.outDir != "" || !blockable(job) {
 					return usagef("--device %s: several devices share the blocks of a Zarr OUTPUT (from a Zarr, .npy or .raw INPUT); name one device otherwise", f.device)
 				}
-				job.devices, f.device = f.device, devs[0].String()
+				job.devices, job.ndevices, f.device = f.device, len(devs), devs[0].String()
 			}
 			if job.opt, job.raw, err = parseFilterOptions(f); err != nil {
 				return err
