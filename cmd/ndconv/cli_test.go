@@ -57,7 +57,7 @@ func TestMain(m *testing.M) {
 			panic(err)
 		}
 	} else {
-		build := exec.Command("go", "build", "-o", binaryPath, ".")
+		build := exec.Command("go", "build", "-tags", strings.Join(cliTags, ","), "-o", binaryPath, ".")
 		build.Stderr = os.Stderr
 		if err := build.Run(); err != nil {
 			panic("building ndconv: " + err.Error())
@@ -656,3 +656,7 @@ func channelsOf(a nd.Array) int {
 	}
 	return 0
 }
+
+// cliTags are the build tags of the ndconv binaries the tests build: this
+// test binary's own that change the CLI (noasm_test.go).
+var cliTags []string

@@ -32,7 +32,7 @@ var testHookBinary = func() func(t *testing.T) string {
 				return
 			}
 			bin = filepath.Join(cliTempDir, "ndconv-testhook")
-			out, err = exec.Command("go", "build", "-tags", "ndconv_testhook", "-o", bin, ".").CombinedOutput()
+			out, err = exec.Command("go", "build", "-tags", strings.Join(append([]string{"ndconv_testhook"}, cliTags...), ","), "-o", bin, ".").CombinedOutput()
 		})
 		if err != nil {
 			t.Fatalf("building with the test hook: %v\n%s", err, out)
