@@ -236,7 +236,7 @@ func (p *fftPlan) Destroy() error { return p.destroy() }
 // cache: what the first use of a new kernel costs.
 func CompileSeconds(d *Device, p *nd.Problem, opt gpu.Options) (float64, error) {
 	t := opt.Tuning
-	l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: limits.MaxLocalBytes, MaxGroupsYZ: limits.MaxGroupsYZ, MaxParamBytes: limits.MaxParamBytes, Tiled: t.Tiled, Rows: t.Rows})
+	l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: limits.MaxLocalBytes, MaxGroupsYZ: limits.MaxGroupsYZ, MaxParamBytes: limits.MaxParamBytes, Shape: t.Shape})
 	if err != nil || l == nil {
 		return 0, fmt.Errorf("cuda: no direct kernel to compile: %v", err)
 	}

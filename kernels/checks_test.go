@@ -30,7 +30,7 @@ func TestTuningCandidates(t *testing.T) {
 		}
 		checks, _ := kerneltest.RollingChecks(p)
 		for _, cand := range append(kernels.TuningCandidates(p, false), checks...) {
-			l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Tiled: cand.Tiled, Rows: cand.Rows})
+			l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Shape: cand.Shape})
 			if err != nil || l == nil {
 				continue
 			}
@@ -56,15 +56,16 @@ func TestBankGroups(t *testing.T) {
 		}
 		checks, _ := kerneltest.BankGroupChecks(p)
 		for _, cand := range append(checks, kernels.TuningCandidates(p, false)...) {
-			if cand.Tiled.BankGroup == 0 {
+			tiled, _ := cand.Shape.(kernels.TiledShape)
+			if tiled.BankGroup == 0 {
 				continue
 			}
-			l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Tiled: cand.Tiled})
+			l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Shape: cand.Shape})
 			if err != nil || l == nil {
-				t.Fatalf("%s, %+v: launch %v, %v", c.Name, cand.Tiled, l, err)
+				t.Fatalf("%s, %+v: launch %v, %v", c.Name, tiled, l, err)
 			}
-			if shape, _ := l.Shape.(kernels.TiledShape); shape.BankGroup != cand.Tiled.BankGroup || !slices.Contains(l.Defines, fmt.Sprintf("OUT_BANK=%d", len(p.Kernels))) {
-				t.Fatalf("%s, %+v: launch shape %+v, defines %v", c.Name, cand.Tiled, l.Shape, l.Defines)
+			if shape, _ := l.Shape.(kernels.TiledShape); shape.BankGroup != tiled.BankGroup || !slices.Contains(l.Defines, fmt.Sprintf("OUT_BANK=%d", len(p.Kernels))) {
+				t.Fatalf("%s, %+v: launch shape %+v, defines %v", c.Name, tiled, l.Shape, l.Defines)
 			}
 			tried++
 			if slices.Contains(l.Defines, "VECTOR_STORES=1") {
@@ -96,7 +97,7 @@ func TestSep3Steps(t *testing.T) {
 			t.Fatalf("%s: no decomposition checked", c.Name)
 		}
 		for _, tuning := range checks {
-			s, err := kernels.NewSeparable(p, kernels.SeparableOptions{MaxLocalBytes: 48 << 10, Sep3: tuning.Sep3, FuseSmall: true})
+			s, err := kernels.NewSeparable(p, kernels.SeparableOptions{MaxLocalBytes: 48 << 10, Shape: tuning.Shape, FuseSmall: true})
 			if err != nil || s == nil {
 				t.Fatalf("%s: %v", c.Name, err)
 			}
@@ -135,7 +136,7 @@ func TestSepTileSteps(t *testing.T) {
 		}
 		passes := len(kernels.SeparablePasses(p))
 		for _, tuning := range checks {
-			s, err := kernels.NewSeparable(p, kernels.SeparableOptions{MaxLocalBytes: 48 << 10, SepTile: tuning.SepTile})
+			s, err := kernels.NewSeparable(p, kernels.SeparableOptions{MaxLocalBytes: 48 << 10, Shape: tuning.Shape})
 			if err != nil || s == nil {
 				t.Fatalf("%s: %v", c.Name, err)
 			}

@@ -61,10 +61,10 @@ func TestCUDASyntax(t *testing.T) {
 	cases := []method{
 		{"tiled 7x7", nd.Spec{Shape: []int{512, 512}, In: nd.Float32, Kernels: []nd.Kernel{dense(7, 7)}, Border: nd.Reflect}, DirectOptions{}, nil},
 		{"tiled RGBA uint8 bank", nd.Spec{Shape: []int{256, 256, 4}, In: nd.Uint8, Kernels: []nd.Kernel{dense(5, 5), dense(5, 5)}, Border: nd.Constant}, DirectOptions{}, nil},
-		{"tiled bank groups", nd.Spec{Shape: []int{64, 64, 64}, In: nd.Uint8, Out: nd.Float32, Kernels: []nd.Kernel{dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3)}, Border: nd.Constant}, DirectOptions{Tiled: TiledShape{TX: 32, TY: 4, RX: 2, RY: 1, BankGroup: 4}}, nil},
+		{"tiled bank groups", nd.Spec{Shape: []int{64, 64, 64}, In: nd.Uint8, Out: nd.Float32, Kernels: []nd.Kernel{dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3)}, Border: nd.Constant}, DirectOptions{Shape: TiledShape{TX: 32, TY: 4, RX: 2, RY: 1, BankGroup: 4}}, nil},
 		{"rolling 3-D", nd.Spec{Shape: []int{64, 64, 64}, In: nd.Float32, Kernels: []nd.Kernel{dense(3, 3, 3)}, Border: nd.Wrap}, DirectOptions{}, nil},
 		{"rows uint8 L2", nd.Spec{Shape: []int{4096, 4096}, In: nd.Uint8, Kernels: []nd.Kernel{dense(3, 3)}, Border: nd.Mirror}, DirectOptions{}, nil},
-		{"window 1-D", nd.Spec{Shape: []int{1 << 20}, In: nd.Float32, Kernels: []nd.Kernel{dense(63)}, Border: nd.Nearest}, DirectOptions{Tiled: TiledShape{TX: 64, TY: 1, RX: 8, RY: 1, Window: true}}, nil},
+		{"window 1-D", nd.Spec{Shape: []int{1 << 20}, In: nd.Float32, Kernels: []nd.Kernel{dense(63)}, Border: nd.Nearest}, DirectOptions{Shape: TiledShape{TX: 64, TY: 1, RX: 8, RY: 1, Window: true}}, nil},
 		{"direct.cl float64", nd.Spec{Shape: []int{64, 64}, In: nd.Float64, Kernels: []nd.Kernel{dense(3, 3)}, Border: nd.Constant}, DirectOptions{Untiled: true}, nil},
 		{"separable.cl", nd.Spec{Shape: []int{64, 64}, In: nd.Uint16, Kernels: []nd.Kernel{factors(5, 5)}, Border: nd.Reflect}, DirectOptions{}, sepOpt(SeparableOptions{Unfused: true})},
 		{"septile", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Uint8, Kernels: []nd.Kernel{factors(31, 31)}, Border: nd.Constant}, DirectOptions{}, sepOpt(SeparableOptions{})},

@@ -37,13 +37,14 @@ type DirectOptions struct {
 	// value among the kernel's parameters (CUDA: its constant bank); 0
 	// passes them through a __constant buffer.
 	MaxParamBytes int
-	// Tiled forces tiled.cl's work decomposition (the tuner's choice);
-	// zero picks DefaultTiledShape.
-	Tiled TiledShape
-	// Rows selects rows.cl with this decomposition where it serves the
-	// problem (the tuner's choice); zero, with Tiled zero too, lets
-	// NewDirect choose (defaultRowsShape).
-	Rows RowsShape
+	// Shape is the tuner's choice of decomposition: a TiledShape forces
+	// tiled.cl's, a RowsShape selects rows.cl where it serves the problem;
+	// nil (or another family's shape) lets NewDirect choose
+	// (DefaultTiledShape, defaultRowsShape).
+	Shape Decomposition
+	// tiled and rows are Shape by family, zero where it is not theirs.
+	tiled TiledShape
+	rows  RowsShape
 	// Untiled selects direct.cl, the simple implementation, even where
 	// tiled.cl would serve (tests, and the tuner's baseline).
 	Untiled bool
@@ -54,6 +55,8 @@ type DirectOptions struct {
 // options allow, else direct.cl. It returns nil, nil when the output is
 // empty and there is nothing to launch.
 func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
+	opt.tiled, _ = opt.Shape.(TiledShape)
+	opt.rows, _ = opt.Shape.(RowsShape)
 	if err := CheckDTypes(p); err != nil {
 		return nil, err
 	}
@@ -115,8 +118,8 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 		fmt.Sprintf("TILED=%d", b2i(tiled)),
 	)
 	slices.Sort(l.Defines)
-	rows := opt.Rows
-	if rows == (RowsShape{}) && opt.Tiled == (TiledShape{}) {
+	rows := opt.rows
+	if rows == (RowsShape{}) && opt.tiled == (TiledShape{}) {
 		rows = defaultRowsShape(p, outerTaps, y, x, c)
 	}
 	a := directArgs{p: p, opt: opt, outer: outer, y: y, x: x, c: c, outerTaps: outerTaps, base: l}

@@ -408,7 +408,7 @@ func FFTCandidates(p *nd.Problem) []Tuning {
 		}
 		if !seen[s] {
 			seen[s] = true
-			out = append(out, Tuning{FFT: s})
+			out = append(out, Tuning{Shape: s})
 		}
 	}
 	return out

@@ -477,8 +477,8 @@ func TestFFTCandidates(t *testing.T) {
 		t.Fatalf("%d candidates for 1023 taps, want 6", len(cands))
 	}
 	for i, c := range cands {
-		l := c.FFT.Slice()
-		if len(l) != 1 || l[0]&(l[0]-1) != 0 || l[0] < 2*1022 || (i > 0 && l[0] <= cands[i-1].FFT.Lengths[0]) {
+		l := c.FFTLengths()
+		if len(l) != 1 || l[0]&(l[0]-1) != 0 || l[0] < 2*1022 || (i > 0 && l[0] <= cands[i-1].FFTLengths()[0]) {
 			t.Errorf("candidate %d: lengths %v", i, l)
 		}
 	}
@@ -488,7 +488,7 @@ func TestFFTCandidates(t *testing.T) {
 		t.Fatal(err)
 	}
 	for _, c := range FFTCandidates(p) {
-		if l := c.FFT.Slice(); len(l) != 2 || l[0] > 32 || l[1] > 32 {
+		if l := c.FFTLengths(); len(l) != 2 || l[0] > 32 || l[1] > 32 {
 			t.Errorf("20×20, 7×7: lengths %v", l)
 		}
 	}

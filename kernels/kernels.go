@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"embed"
+	"encoding/json"
 	"fmt"
 	"slices"
 	"strings"
@@ -81,6 +82,7 @@ func (s TiledShape) describe() string   { return s.String() }
 func (s RowsShape) describe() string    { return s.String() }
 func (s Sep3Shape) describe() string    { return s.String() }
 func (s SepTileShape) describe() string { return s.String() }
+func (s FFTShape) describe() string     { return fmt.Sprintf("lengths %v", s.Slice()) }
 func (s SepFusedShape) describe() string {
 	d := fmt.Sprintf("%d threads, %d outputs each, %d rows", s.TX, s.RX, s.SEG)
 	if s.Prefetch {
@@ -89,42 +91,114 @@ func (s SepFusedShape) describe() string {
 	return d
 }
 
-// Tuning is what a tuner may fix of a problem's implementation: tiled.cl's
-// or rows.cl's work decomposition for the direct method, sepfused.cl's,
-// septile.cl's or sep3.cl's for the separable one. The zero value lets the
-// builders choose.
+// Tuning is what a tuner may fix of a problem's implementation: one
+// family's work decomposition — tiled.cl's or rows.cl's for the direct
+// method, sepfused.cl's, septile.cl's or sep3.cl's for the separable one,
+// the transform lengths for the FFT. The zero value lets the builders
+// choose; a builder ignores a shape of another method's family.
 type Tuning struct {
-	Tiled   TiledShape    `json:"tiled,omitzero"`
-	Fused   SepFusedShape `json:"fused,omitzero"`
-	Rows    RowsShape     `json:"rows,omitzero"`
-	Sep3    Sep3Shape     `json:"sep3,omitzero"`
-	SepTile SepTileShape  `json:"septile,omitzero"`
-	FFT     FFTShape      `json:"fft,omitzero"`
+	// Shape is the decomposition: a TiledShape, RowsShape, SepFusedShape,
+	// Sep3Shape, SepTileShape or FFTShape; nil for none.
+	Shape Decomposition
 	// FuseSmall runs the separable method's fused strips (sepfused.cl,
 	// sep3.cl) on small problems too (SeparableOptions.FuseSmall): the
 	// backends' tests, whose problems are all small, set it to run those
 	// kernels. No tuner chooses it, and no cache holds it.
-	FuseSmall bool `json:"-"`
+	FuseSmall bool
+}
+
+// tuningKeys name each family's shape in a tuning's JSON form, the
+// tuning cache's entries: one key per entry, as the cache files written
+// before Tuning held one shape have them.
+var tuningKeys = []struct {
+	key   string
+	parse func([]byte) (Decomposition, error)
+}{
+	{"tiled", parseShape[TiledShape]},
+	{"fused", parseShape[SepFusedShape]},
+	{"rows", parseShape[RowsShape]},
+	{"sep3", parseShape[Sep3Shape]},
+	{"septile", parseShape[SepTileShape]},
+	{"fft", parseShape[FFTShape]},
+}
+
+func parseShape[S Decomposition](b []byte) (Decomposition, error) {
+	var s S
+	err := json.Unmarshal(b, &s)
+	return s, err
+}
+
+// key names t's shape in the JSON form ("" for none).
+func (t Tuning) key() string {
+	switch t.Shape.(type) {
+	case TiledShape:
+		return "tiled"
+	case SepFusedShape:
+		return "fused"
+	case RowsShape:
+		return "rows"
+	case Sep3Shape:
+		return "sep3"
+	case SepTileShape:
+		return "septile"
+	case FFTShape:
+		return "fft"
+	}
+	return ""
+}
+
+// MarshalJSON writes {"tiled": {…}} (the shape under its family's key),
+// or {} for no shape. FuseSmall is not written.
+func (t Tuning) MarshalJSON() ([]byte, error) {
+	if t.Shape == nil {
+		return []byte("{}"), nil
+	}
+	return json.Marshal(map[string]Decomposition{t.key(): t.Shape})
+}
+
+// UnmarshalJSON reads MarshalJSON's form. Keys it does not know are
+// ignored (a later version's families); two known keys are an error.
+func (t *Tuning) UnmarshalJSON(b []byte) error {
+	var m map[string]json.RawMessage
+	if err := json.Unmarshal(b, &m); err != nil {
+		return err
+	}
+	*t = Tuning{}
+	for _, k := range tuningKeys {
+		raw, ok := m[k.key]
+		if !ok {
+			continue
+		}
+		if t.Shape != nil {
+			return fmt.Errorf("kernels: a tuning with two shapes (%s and %s)", t.key(), k.key)
+		}
+		s, err := k.parse(raw)
+		if err != nil {
+			return fmt.Errorf("kernels: tuning %s: %w", k.key, err)
+		}
+		t.Shape = s
+	}
+	return nil
+}
+
+// FFTLengths is the transform lengths t forces (an FFTShape's), or nil.
+func (t Tuning) FFTLengths() []int {
+	s, _ := t.Shape.(FFTShape)
+	return s.Slice()
 }
 
 // String names the decomposition t fixes ("tiled.cl 32x4 threads, …"), or
 // says that it fixes none.
 func (t Tuning) String() string {
-	switch {
-	case t.Tiled != (TiledShape{}):
-		return "tiled.cl " + t.Tiled.String()
-	case t.Rows != (RowsShape{}):
-		return "rows.cl " + t.Rows.String()
-	case t.Fused != (SepFusedShape{}):
-		return fmt.Sprintf("sepfused.cl %+v", t.Fused)
-	case t.Sep3 != (Sep3Shape{}):
-		return fmt.Sprintf("sep3.cl %v", t.Sep3)
-	case t.SepTile != (SepTileShape{}):
-		return fmt.Sprintf("septile.cl %v", t.SepTile)
-	case t.FFT != (FFTShape{}):
-		return fmt.Sprintf("FFT lengths %v", t.FFT.Lengths)
+	switch s := t.Shape.(type) {
+	case nil:
+		return "the kernels' own"
+	case SepFusedShape:
+		return fmt.Sprintf("sepfused.cl %+v", s)
+	case FFTShape:
+		return fmt.Sprintf("FFT lengths %v", s.Lengths)
 	}
-	return "the kernels' own"
+	return t.key() + ".cl " + fmt.Sprint(t.Shape)
 }
 
 // Describe names the launch's implementation for reports: its family and

@@ -126,7 +126,7 @@ func rowsCandidates(p *nd.Problem) []Tuning {
 				for _, ahead := range []int{0, 4} {
 					s := RowsShape{TX: tx, RX: rx, Chunk: chunk, L2Ahead: ahead}
 					if rowsFit(s, outerTaps, y, x, c, len(p.Kernels), p.Wide) {
-						out = append(out, Tuning{Rows: s})
+						out = append(out, Tuning{Shape: s})
 					}
 				}
 			}

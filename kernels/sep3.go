@@ -119,7 +119,7 @@ func sep3Candidates(p *nd.Problem) []Tuning {
 					for _, seg := range []int{32, 64, 128, 256} {
 						s := Sep3Shape{TX: tx, TY: ty, RX: rx, RY: ry, SEG: seg}
 						if sep3Fits(s, g.kx, g.ky, g.kz, g.c, p.Wide, 48<<10) {
-							out = append(out, Tuning{Sep3: s})
+							out = append(out, Tuning{Shape: s})
 						}
 					}
 				}
@@ -178,10 +178,10 @@ func newSep3(p *nd.Problem, opt SeparableOptions, s Sep3Shape, x int, k nd.Weigh
 // forced or FuseSmall set), or a shape whose ring or local memory does not fit.
 func sep3Launches(p *nd.Problem, opt SeparableOptions) *Separable {
 	x, ok := sep3Axes(p)
-	if !ok || opt.Unfused || opt.Fused != (SepFusedShape{}) || opt.SepTile != (SepTileShape{}) {
+	if !ok || opt.Unfused || opt.fused != (SepFusedShape{}) || opt.septile != (SepTileShape{}) {
 		return nil
 	}
-	sh := opt.Sep3
+	sh := opt.sep3
 	if sh == (Sep3Shape{}) {
 		if !opt.FuseSmall && product(p.OutShape) < minFusedOutputs {
 			return nil

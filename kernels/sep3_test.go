@@ -109,7 +109,7 @@ func TestSep3Planner(t *testing.T) {
 		{"float64", nd.Spec{Shape: []int{128, 128, 128}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(7, 7, 7)}}, opt, []string{"sep3"}, 0},
 		{"small", nd.Spec{Shape: []int{32, 32, 32}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, opt, []string{"septile", "separable"}, 1},
 		{"unfused", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Unfused: true}, []string{"separable", "separable", "separable"}, 2},
-		{"sepfused forced", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Fused: SepFusedShape{TX: 64, RX: 2, SEG: 64}}, []string{"sepfused", "sepfused"}, 1},
+		{"sepfused forced", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Shape: SepFusedShape{TX: 64, RX: 2, SEG: 64}}, []string{"sepfused", "sepfused"}, 1},
 		{"no local memory", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, SeparableOptions{MaxLocalBytes: 1 << 10}, []string{"separable", "separable", "separable"}, 2},
 		{"Z and X", nd.Spec{Shape: []int{128, 128, 128}, Kernels: []nd.Kernel{factorsOf(3, 1, 3)}}, opt, []string{"separable", "separable"}, 1},
 		{"2-D", nd.Spec{Shape: []int{2048, 2048}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, opt, []string{"sepfused"}, 0},
@@ -160,14 +160,14 @@ func TestSep3Candidates(t *testing.T) {
 	cands := TuningCandidates(p, true)
 	n := 0
 	for _, c := range cands {
-		if c.Sep3 != (Sep3Shape{}) {
+		if _, ok := c.Shape.(Sep3Shape); ok {
 			n++
 		}
 	}
 	if n < 48 {
 		t.Errorf("only %d sep3.cl candidates", n)
 	}
-	checkCandidates(t, enginetest.Separable3D(), 9, "sep3", func(cand Tuning) bool { return cand.Sep3 != (Sep3Shape{}) })
+	checkCandidates(t, enginetest.Separable3D(), 9, "sep3", func(cand Tuning) bool { _, ok := cand.Shape.(Sep3Shape); return ok })
 }
 
 // checkCandidates emulates every every-th of the cases' tuner candidates
@@ -185,7 +185,7 @@ func checkCandidates(t *testing.T, cases []enginetest.Case, every int, family st
 			if !mine(cand) || (i+j)%every != 0 {
 				continue
 			}
-			s, err := NewSeparable(q, SeparableOptions{MaxLocalBytes: 48 << 10, Sep3: cand.Sep3, SepTile: cand.SepTile})
+			s, err := NewSeparable(q, SeparableOptions{MaxLocalBytes: 48 << 10, Shape: cand.Shape})
 			if err != nil || s == nil || s.Steps[0].Launch.Family != family {
 				t.Fatalf("%s, %+v: %v", c.Name, cand, err)
 			}

@@ -50,16 +50,17 @@ type SeparableOptions struct {
 	MaxLocalBytes int
 	// MaxParamBytes: see DirectOptions.
 	MaxParamBytes int
-	// Fused forces sepfused.cl's decomposition (the tuner's choice); zero
-	// picks one from the problem's size.
-	Fused SepFusedShape
-	// Sep3 forces sep3.cl and its decomposition where the passes are Z, Y,
-	// X on adjacent axes (the tuner's choice); zero lets NewSeparable
-	// choose.
-	Sep3 Sep3Shape
-	// SepTile forces septile.cl and its decomposition for the fused X and
-	// Y passes (the tuner's choice); zero lets NewSeparable choose.
-	SepTile SepTileShape
+	// Shape is the tuner's choice of decomposition: a SepFusedShape forces
+	// sepfused.cl's; a Sep3Shape forces sep3.cl where the passes are Z, Y,
+	// X on adjacent axes; a SepTileShape forces septile.cl for the fused X
+	// and Y passes; nil (or another family's shape) lets NewSeparable
+	// choose from the problem's size.
+	Shape Decomposition
+	// fused, sep3 and septile are Shape by family, zero where it is not
+	// theirs.
+	fused   SepFusedShape
+	sep3    Sep3Shape
+	septile SepTileShape
 	// Unfused runs every pass with separable.cl (tests, the tuner's
 	// baseline).
 	Unfused bool
@@ -78,6 +79,9 @@ type SeparableOptions struct {
 // other pass with separable.cl. It returns nil, nil when the output is
 // empty.
 func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
+	opt.fused, _ = opt.Shape.(SepFusedShape)
+	opt.sep3, _ = opt.Shape.(Sep3Shape)
+	opt.septile, _ = opt.Shape.(SepTileShape)
 	if err := CheckDTypes(p); err != nil {
 		return nil, err
 	}
@@ -93,18 +97,18 @@ func NewSeparable(p *nd.Problem, opt SeparableOptions) (*Separable, error) {
 	passes := separablePasses(p)
 	tile := sepTileShape(p, passes, opt)
 	tiled := tile != (SepTileShape{})
-	if opt.Fused == (SepFusedShape{}) {
-		opt.Fused = defaultSepRing(p, passes)
+	if opt.fused == (SepFusedShape{}) {
+		opt.fused = defaultSepRing(p, passes)
 	}
 	// The first two passes fuse into one sepfused.cl launch when they run
 	// along adjacent axes (the last kernel axis X and the one before it, Y)
 	// and its rows fit local memory.
 	localBytes := sepFusedLocalBytes(p, passes[0])
-	if opt.Fused.Ring && len(passes) > 1 {
-		localBytes = sepRingLocalBytes(opt.Fused, p.KShape[passes[0]], p.KShape[passes[1]], product(p.InShape[passes[0]+1:]), AccBytes(p))
+	if opt.fused.Ring && len(passes) > 1 {
+		localBytes = sepRingLocalBytes(opt.fused, p.KShape[passes[0]], p.KShape[passes[1]], product(p.InShape[passes[0]+1:]), AccBytes(p))
 	}
 	fused := !tiled && !opt.Unfused && fusable(passes) && localBytes <= opt.MaxLocalBytes &&
-		(opt.Fused != (SepFusedShape{}) || opt.FuseSmall || product(p.OutShape) >= minFusedOutputs)
+		(opt.fused != (SepFusedShape{}) || opt.FuseSmall || product(p.OutShape) >= minFusedOutputs)
 	s := &Separable{}
 	shape := slices.Clone(p.InShape)
 	shapes := [][]int{slices.Clone(shape)}

@@ -149,7 +149,7 @@ func emulateFusedPasses[F nd.Float](l *Launch, def map[string]int, p *nd.Problem
 func TestSeparableSteps(t *testing.T) {
 	for _, unfused := range []bool{false, true} {
 		// A forced shape fuses the table's small cases too.
-		testSeparableSteps(t, SeparableOptions{MaxLocalBytes: 48 << 10, Unfused: unfused, Fused: SepFusedShape{TX: 32, RX: 2, SEG: 5}})
+		testSeparableSteps(t, SeparableOptions{MaxLocalBytes: 48 << 10, Unfused: unfused, Shape: SepFusedShape{TX: 32, RX: 2, SEG: 5}})
 	}
 }
 
@@ -210,10 +210,10 @@ func TestSeparableTuningCandidates(t *testing.T) {
 			continue
 		}
 		for _, cand := range TuningCandidates(p, true) {
-			if cand.Sep3 != (Sep3Shape{}) {
+			if _, ok := cand.Shape.(Sep3Shape); ok {
 				continue
 			}
-			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, Fused: cand.Fused, SepTile: cand.SepTile})
+			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, Shape: cand.Shape})
 			if err != nil || s == nil {
 				continue
 			}
@@ -290,7 +290,7 @@ func TestFuseSmall(t *testing.T) {
 		{"3-D fused", small3, SeparableOptions{FuseSmall: true}, "sep3"},
 		{"large untuned", large, SeparableOptions{}, "sepfused"},
 		{"large fused", large, SeparableOptions{FuseSmall: true}, "sepfused"},
-		{"forced tile", small2, SeparableOptions{FuseSmall: true, SepTile: tile}, "septile"},
+		{"forced tile", small2, SeparableOptions{FuseSmall: true, Shape: tile}, "septile"},
 	} {
 		tc.opt.MaxLocalBytes = 48 << 10
 		_, families := planSeparable(t, tc.name, tc.spec, tc.opt)

@@ -33,7 +33,7 @@ const minFusedOutputs = 1 << 20
 const targetGroups = 1056
 
 // newSepFused specialises sepfused.cl (sepring.cl for a Ring shape) for
-// a's X and Y passes, in a.opt.Fused's decomposition (zero: one chosen
+// a's X and Y passes, in a.opt.fused's decomposition (zero: one chosen
 // from the problem's size).
 func newSepFused(a stepArgs) *Launch {
 	q, in, x, fx, fy := a.q, a.in, a.x, a.fx, a.fy
@@ -42,7 +42,7 @@ func newSepFused(a stepArgs) *Launch {
 	planes := product(in[:y])
 	my, mx := q.OutShape[y], q.OutShape[x]
 	kx, ky := len(fx), len(fy)
-	sh := a.opt.Fused
+	sh := a.opt.fused
 	if sh == (SepFusedShape{}) {
 		sh = SepFusedShape{TX: 128, RX: 4, SEG: 256}
 		if ky > 16 || q.Wide {
@@ -190,7 +190,7 @@ func sepFusedCandidates(p *nd.Problem) []Tuning {
 	for _, tx := range []int{32, 64, 128} {
 		for _, rx := range []int{1, 2, 4} {
 			for _, rows := range []int{32, 64, 128, 256} {
-				out = append(out, Tuning{Fused: SepFusedShape{TX: tx, RX: rx, SEG: wholeRounds(rows, ky)}})
+				out = append(out, Tuning{Shape: SepFusedShape{TX: tx, RX: rx, SEG: wholeRounds(rows, ky)}})
 			}
 		}
 	}
@@ -200,7 +200,7 @@ func sepFusedCandidates(p *nd.Problem) []Tuning {
 			for _, rx := range []int{4, 8, 16} {
 				for _, rows := range []int{64, 128, 256, 512} {
 					for _, pre := range []bool{false, true} {
-						out = append(out, Tuning{Fused: SepFusedShape{TX: tx, RX: rx, SEG: wholeRounds(rows, ky), Ring: true, Prefetch: pre}})
+						out = append(out, Tuning{Shape: SepFusedShape{TX: tx, RX: rx, SEG: wholeRounds(rows, ky), Ring: true, Prefetch: pre}})
 					}
 				}
 			}

@@ -85,11 +85,11 @@ const sepTileMaxOutputs = 1 << 22
 // forces a shape, or a shape
 // that does not fit.
 func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShape {
-	if opt.Unfused || opt.Fused != (SepFusedShape{}) || !fusable(passes) {
+	if opt.Unfused || opt.fused != (SepFusedShape{}) || !fusable(passes) {
 		return SepTileShape{}
 	}
 	g := sepTileGeometryOf(p, passes[0])
-	s := opt.SepTile
+	s := opt.septile
 	if s == (SepTileShape{}) {
 		if opt.FuseSmall || product(p.OutShape) >= sepTileMaxOutputs {
 			return SepTileShape{}
@@ -151,7 +151,7 @@ func sepTileCandidates(p *nd.Problem) []Tuning {
 			for _, rx := range []int{8, 16} {
 				s := SepTileShape{TX: t.px * g.c, TY: t.rows / ry, RX: rx, RY: ry}
 				if g.fits(s, p.Wide, 48<<10) {
-					out = append(out, Tuning{SepTile: s})
+					out = append(out, Tuning{Shape: s})
 				}
 			}
 		}

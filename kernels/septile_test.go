@@ -87,8 +87,8 @@ func TestSepTilePlanner(t *testing.T) {
 		{"small volume", nd.Spec{Shape: []int{32, 32, 32}, Kernels: []nd.Kernel{factorsOf(3, 3, 3)}}, opt, []string{"septile", "separable"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 4}},
 		{"1024²", nd.Spec{Shape: []int{1024, 1024}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, opt, []string{"septile"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 4}},
 		{"2048²", nd.Spec{Shape: []int{2048, 2048}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, opt, []string{"sepfused"}, SepTileShape{}},
-		{"large image forced", nd.Spec{Shape: []int{2048, 2048}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, SeparableOptions{MaxLocalBytes: 48 << 10, SepTile: SepTileShape{TX: 64, TY: 4, RX: 4, RY: 2}}, []string{"septile"}, SepTileShape{TX: 64, TY: 4, RX: 4, RY: 2}},
-		{"sepfused forced", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Fused: SepFusedShape{TX: 64, RX: 2, SEG: 64}}, []string{"sepfused"}, SepTileShape{}},
+		{"large image forced", nd.Spec{Shape: []int{2048, 2048}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Shape: SepTileShape{TX: 64, TY: 4, RX: 4, RY: 2}}, []string{"septile"}, SepTileShape{TX: 64, TY: 4, RX: 4, RY: 2}},
+		{"sepfused forced", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Shape: SepFusedShape{TX: 64, RX: 2, SEG: 64}}, []string{"sepfused"}, SepTileShape{}},
 		{"unfused", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, SeparableOptions{MaxLocalBytes: 48 << 10, Unfused: true}, []string{"separable", "separable"}, SepTileShape{}},
 		{"no local memory", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(7, 7)}}, SeparableOptions{MaxLocalBytes: 1 << 10}, []string{"separable", "separable"}, SepTileShape{}},
 		{"Z and Y, 32 samples after", nd.Spec{Shape: []int{32, 32, 32}, Kernels: []nd.Kernel{factorsOf(3, 3, 1)}}, opt, []string{"septile"}, SepTileShape{TX: 512, TY: 1, RX: 8, RY: 16}},
@@ -129,13 +129,14 @@ func TestSepTileCandidates(t *testing.T) {
 		}
 		var shapes []SepTileShape
 		for _, c := range TuningCandidates(p, true) {
-			if c.SepTile == (SepTileShape{}) {
+			tile, ok := c.Shape.(SepTileShape)
+			if !ok {
 				continue
 			}
-			shapes = append(shapes, c.SepTile)
-			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, SepTile: c.SepTile})
-			if err != nil || s == nil || s.Steps[0].Launch.Shape != c.SepTile || s.Steps[0].Launch.LocalBytes > 48<<10 {
-				t.Fatalf("%v: candidate %+v not run: %v", spec.Shape, c.SepTile, err)
+			shapes = append(shapes, tile)
+			s, err := NewSeparable(p, SeparableOptions{MaxLocalBytes: 48 << 10, Shape: c.Shape})
+			if err != nil || s == nil || s.Steps[0].Launch.Shape != tile || s.Steps[0].Launch.LocalBytes > 48<<10 {
+				t.Fatalf("%v: candidate %+v not run: %v", spec.Shape, tile, err)
 			}
 		}
 		if len(shapes) < 4 || len(shapes) > 40 {
@@ -150,5 +151,5 @@ func TestSepTileCandidates(t *testing.T) {
 			cases = append(cases, c)
 		}
 	}
-	checkCandidates(t, cases, 7, "septile", func(cand Tuning) bool { return cand.SepTile != (SepTileShape{}) })
+	checkCandidates(t, cases, 7, "septile", func(cand Tuning) bool { _, ok := cand.Shape.(SepTileShape); return ok })
 }

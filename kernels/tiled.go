@@ -124,7 +124,7 @@ func defaultRollingShape(kz, bank int, wide bool) (TiledShape, bool) {
 // rows) runs with its rows as the rolling axis: where the tuner asked for
 // it (ZChunk > 0 with one-row work-groups).
 func rollRows(outer []axis, y axis, opt DirectOptions) bool {
-	s := opt.Tiled
+	s := opt.tiled
 	return len(outer) == 0 && y.k > 1 && y.out > 1 && s.ZChunk > 0 && s.TY == 1 && s.RY == 1
 }
 
@@ -220,7 +220,7 @@ func newTiled(a directArgs) *Launch {
 	p, opt, outer, y, x, c, l := a.p, a.opt, a.outer, a.y, a.x, a.c, a.base
 	bank := len(p.Kernels)
 	accSize := AccBytes(p)
-	s := opt.Tiled
+	s := opt.tiled
 	roll := false
 	// A bank split into groups re-stages each plane (no rolling).
 	if rollable(outer) && bankGroup(s, bank) == bank {
@@ -352,7 +352,7 @@ func tiledCandidates(p *nd.Problem) []Tuning {
 			for _, rx := range []int{4, 8, 16, 32} {
 				for _, window := range []bool{false, true} {
 					if rx*bank <= regs {
-						out = append(out, Tuning{Tiled: TiledShape{TX: tx, TY: 1, RX: rx, RY: 1, Window: window}})
+						out = append(out, Tuning{Shape: TiledShape{TX: tx, TY: 1, RX: rx, RY: 1, Window: window}})
 					}
 				}
 			}
@@ -366,7 +366,7 @@ func tiledCandidates(p *nd.Problem) []Tuning {
 				for _, rows := range []int{64, 256, 1024} {
 					s := TiledShape{TX: tx, TY: 1, RX: rx, RY: 1, ZChunk: rows}
 					if rollFits(s, y.k, bank, p.Wide) {
-						out = append(out, Tuning{Tiled: s})
+						out = append(out, Tuning{Shape: s})
 					}
 				}
 			}
@@ -384,19 +384,19 @@ func tiledCandidates(p *nd.Problem) []Tuning {
 					if roll {
 						s.ZChunk = -1
 					}
-					out = append(out, Tuning{Tiled: s})
+					out = append(out, Tuning{Shape: s})
 				}
 				if roll && rollFits(s, outer[0].k, bank, p.Wide) && ty*ry <= 64 {
 					for _, z := range []int{0, 16} {
 						s.ZChunk = z
-						out = append(out, Tuning{Tiled: s})
+						out = append(out, Tuning{Shape: s})
 					}
 					// The rolling kernel's KZ slots push registers past
 					// what two work-groups per multiprocessor allow
 					// (S000: 168); a bound trades that for spills.
 					if ty*32 <= 256 {
 						s.ZChunk, s.MinGroups = 0, 2
-						out = append(out, Tuning{Tiled: s})
+						out = append(out, Tuning{Shape: s})
 						s.MinGroups = 0
 					}
 				}
@@ -415,7 +415,7 @@ func tiledCandidates(p *nd.Problem) []Tuning {
 					if roll {
 						s.ZChunk = -1
 					}
-					out = append(out, Tuning{Tiled: s})
+					out = append(out, Tuning{Shape: s})
 				}
 			}
 		}

@@ -25,9 +25,9 @@ func TestPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	opt := gpu.Options{Tuning: kernels.Tuning{Tiled: kernels.TiledShape{TX: 8, TY: 2, RX: 1, RY: 3}}}
+	opt := gpu.Options{Tuning: kernels.Tuning{Shape: kernels.TiledShape{TX: 8, TY: 2, RX: 1, RY: 3}}}
 	lim := limitsOf(d.Info())
-	if l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxGroupsYZ: lim.MaxGroupsYZ, Tiled: opt.Tuning.Tiled}); err != nil || !strings.Contains(l.Describe(), "8x2 threads") {
+	if l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxGroupsYZ: lim.MaxGroupsYZ, Shape: opt.Tuning.Shape}); err != nil || !strings.Contains(l.Describe(), "8x2 threads") {
 		t.Fatalf("the launch does not take the tuning: %v, %v", l.Describe(), err)
 	}
 	info := d.Info()

@@ -1,8 +1,11 @@
 package plan
 
 import (
+	"bytes"
+	"encoding/json"
 	"os"
 	"path/filepath"
+	"strings"
 	"testing"
 
 	"github.com/ndconv/ndconv/kernels"
@@ -20,7 +23,7 @@ func TestTuningCacheFile(t *testing.T) {
 	if err != nil || c.Len() != 0 {
 		t.Fatalf("missing file: %v, %d entries", err, c.Len())
 	}
-	want := kernels.Tuning{Tiled: kernels.TiledShape{TX: 32, TY: 4, RX: 8, RY: 2}}
+	want := kernels.Tuning{Shape: kernels.TiledShape{TX: 32, TY: 4, RX: 8, RY: 2}}
 	c.entries["key"] = want
 	if err := c.Save(); err != nil {
 		t.Fatal(err)
@@ -50,5 +53,49 @@ func TestTuningCacheFile(t *testing.T) {
 	}
 	if err := c.Store(Device{Kind: "cpu"}, p, Direct, want); err == nil {
 		t.Error("stored a tuning for the CPU")
+	}
+}
+
+// TestTuningCacheCompatible: the caches written before kernels.Tuning held
+// one shape (session 25's, committed with its results) open with every
+// entry's shape and write back byte for byte, so a user's tuning survives
+// the change of type.
+func TestTuningCacheCompatible(t *testing.T) {
+	for _, name := range []string{"tuning.json", "tuning-after.json"} {
+		path := filepath.Join("..", "bench", "results", "2026-11-25-h100-s25", name)
+		orig, err := os.ReadFile(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		c, err := OpenTuningCache(path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if c.Len() == 0 {
+			t.Fatalf("%s: no entries", name)
+		}
+		families := map[string]bool{}
+		for key, e := range c.entries {
+			if e.Shape == nil {
+				t.Errorf("%s: %s: no shape", name, key)
+			}
+			families[strings.Fields(e.String())[0]] = true
+		}
+		c.path = filepath.Join(t.TempDir(), name)
+		if err := c.Save(); err != nil {
+			t.Fatal(err)
+		}
+		again, err := os.ReadFile(c.path)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(again, orig) {
+			t.Errorf("%s: written back differently (%d bytes, was %d)", name, len(again), len(orig))
+		}
+		t.Logf("%s: %d entries, families %v", name, c.Len(), families)
+	}
+	var two kernels.Tuning
+	if err := json.Unmarshal([]byte(`{"tiled": {"TX": 8}, "rows": {"TX": 8}}`), &two); err == nil {
+		t.Error("a tuning with two shapes was read")
 	}
 }

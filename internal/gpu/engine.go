@@ -270,14 +270,14 @@ type direct struct{}
 // the engine's device, with its tuning.
 func (e *Engine) directOptions() kernels.DirectOptions {
 	lim, t := e.plan.Limits(), e.opt.Tuning
-	return kernels.DirectOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxGroupsYZ: lim.MaxGroupsYZ, MaxParamBytes: lim.MaxParamBytes, Tiled: t.Tiled, Rows: t.Rows}
+	return kernels.DirectOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxGroupsYZ: lim.MaxGroupsYZ, MaxParamBytes: lim.MaxParamBytes, Shape: t.Shape}
 }
 
 // separableOptions are the limits kernels.NewSeparable plans a launch
 // within on the engine's device, with its tuning.
 func (e *Engine) separableOptions() kernels.SeparableOptions {
 	lim, t := e.plan.Limits(), e.opt.Tuning
-	return kernels.SeparableOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxParamBytes: lim.MaxParamBytes, Fused: t.Fused, Sep3: t.Sep3, SepTile: t.SepTile, FuseSmall: t.FuseSmall}
+	return kernels.SeparableOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxParamBytes: lim.MaxParamBytes, Shape: t.Shape, FuseSmall: t.FuseSmall}
 }
 
 func (direct) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer) (*prepared, error) {

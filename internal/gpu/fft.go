@@ -44,7 +44,7 @@ func NewFFT(dev Device, reopen func() (Device, error), p *nd.Problem, opt Option
 		dev.Close()
 		return nil, fmt.Errorf("%s: FFT method: %w", dev.Backend(), err)
 	}
-	g, err := fftconv.New(p, fftconv.Options{Workers: 1, Lengths: opt.Tuning.FFT.Slice()})
+	g, err := fftconv.New(p, fftconv.Options{Workers: 1, Lengths: opt.Tuning.FFTLengths()})
 	if err != nil {
 		dev.Close()
 		return nil, fmt.Errorf("%s: FFT method: %w", dev.Backend(), err)
@@ -355,7 +355,7 @@ func (e *Engine) newFFTConv(p *nd.Problem) (*kernels.FFTConv, fftLayout, error) 
 		Budget:        fftWork(e.plan.Limits(), budget),
 		Index64:       fftIndex64,
 		MaxBatch:      fftMaxBatch,
-		Lengths:       e.opt.Tuning.FFT.Slice(),
+		Lengths:       e.opt.Tuning.FFTLengths(),
 	})
 	return f, layout, err
 }

@@ -162,17 +162,19 @@ func FFTRowBatch(c enginetest.Case) (int, kernels.Tuning, error) {
 		return 0, tuning, err
 	}
 	i := 0
+	var shape kernels.FFTShape
 	for _, k := range p.KShape {
-		if k > 1 && i < len(tuning.FFT.Lengths) {
+		if k > 1 && i < len(shape.Lengths) {
 			l := 1
 			for l < 2*k {
 				l *= 2
 			}
-			tuning.FFT.Lengths[i] = l
+			shape.Lengths[i] = l
 			i++
 		}
 	}
-	g, err := fftconv.New(p, fftconv.Options{Workers: 1, Lengths: tuning.FFT.Slice()})
+	tuning.Shape = shape
+	g, err := fftconv.New(p, fftconv.Options{Workers: 1, Lengths: shape.Slice()})
 	if err != nil {
 		return 0, tuning, err
 	}

@@ -83,13 +83,13 @@ func define(l *kernels.Launch, name string) int {
 // tiledHonours reports whether NewDirect builds p with tiled.cl in exactly
 // shape s: a rolling shape (ZChunk > 0) only where its accumulators fit.
 func tiledHonours(p *nd.Problem, s kernels.TiledShape) bool {
-	l, err := kernels.NewDirect(gpuTyped(p), kernels.DirectOptions{MaxLocalBytes: maxLocal, Tiled: s})
+	l, err := kernels.NewDirect(gpuTyped(p), kernels.DirectOptions{MaxLocalBytes: maxLocal, Shape: s})
 	return err == nil && l != nil && l.Family == "tiled" && l.Shape == s
 }
 
 // rowsServes reports whether rows.cl serves p in shape s.
 func rowsServes(p *nd.Problem, s kernels.RowsShape) bool {
-	l, err := kernels.NewDirect(gpuTyped(p), kernels.DirectOptions{MaxLocalBytes: maxLocal, Rows: s})
+	l, err := kernels.NewDirect(gpuTyped(p), kernels.DirectOptions{MaxLocalBytes: maxLocal, Shape: s})
 	return err == nil && l != nil && l.Family == "rows"
 }
 
@@ -123,11 +123,11 @@ func RollingChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 			if z == 2 {
 				s.MinGroups = 2 // CUDA's register bound compiles and computes alike
 			}
-			checks = append(checks, kernels.Tuning{Tiled: s})
+			checks = append(checks, kernels.Tuning{Shape: s})
 		case g.image():
 			image = true
 			if s := (kernels.TiledShape{TX: 8, TY: 1, RX: 2, RY: 1, ZChunk: z}); tiledHonours(p, s) {
-				checks = append(checks, kernels.Tuning{Tiled: s})
+				checks = append(checks, kernels.Tuning{Shape: s})
 			}
 			// 16 outputs per work-item (4-vector loads and stores
 			// four times a row) in chunks of 2 rows; L2 prefetches 1
@@ -137,7 +137,7 @@ func RollingChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 				rx = 16
 			}
 			if s := (kernels.RowsShape{TX: 8, RX: rx, Chunk: z, L2Ahead: z - 1}); rowsServes(p, s) {
-				checks = append(checks, kernels.Tuning{Rows: s})
+				checks = append(checks, kernels.Tuning{Shape: s})
 			}
 		}
 	}
@@ -158,18 +158,18 @@ func WindowChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 	if rx*2*bank > 32 {
 		return nil, false
 	}
-	checks = append(checks, kernels.Tuning{Tiled: s})
+	checks = append(checks, kernels.Tuning{Shape: s})
 	switch {
 	case g.rollable():
 		s.ZChunk = 2
 		if tiledHonours(p, s) {
-			checks = append(checks, kernels.Tuning{Tiled: s})
+			checks = append(checks, kernels.Tuning{Shape: s})
 		}
 	case g.image():
 		image = true
 		s.TY, s.RY, s.ZChunk = 1, 1, 2
 		if tiledHonours(p, s) {
-			checks = append(checks, kernels.Tuning{Tiled: s})
+			checks = append(checks, kernels.Tuning{Shape: s})
 		}
 	}
 	return checks, image
@@ -183,7 +183,7 @@ func BankGroupChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 	bank := len(p.Kernels)
 	for g := 1; g < bank; g++ {
 		if bank%g == 0 {
-			checks = append(checks, kernels.Tuning{Tiled: kernels.TiledShape{TX: 8, TY: 2, RX: 2, RY: 2, BankGroup: g}})
+			checks = append(checks, kernels.Tuning{Shape: kernels.TiledShape{TX: 8, TY: 2, RX: 2, RY: 2, BankGroup: g}})
 		}
 	}
 	return checks, false
@@ -227,7 +227,7 @@ func SepRingChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 	}
 	for _, s := range []kernels.SepFusedShape{{TX: 8, RX: 4, SEG: 1}, {TX: 16, RX: 2, SEG: 2*ky + 1}, {TX: 8, RX: 2, SEG: 3*ky + 1, Prefetch: true}} {
 		s.Ring = true
-		checks = append(checks, kernels.Tuning{Fused: s})
+		checks = append(checks, kernels.Tuning{Shape: s})
 	}
 	return checks, false
 }
@@ -255,9 +255,9 @@ func Sep3Checks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 		{TX: 16, TY: 2, RX: 2, RY: 3, SEG: 3},
 		{TX: 8, TY: 4, RX: 8, RY: 2, SEG: 2*kz + 1},
 	} {
-		sep, err := kernels.NewSeparable(gpuTyped(p), kernels.SeparableOptions{MaxLocalBytes: sepLocal, Sep3: s})
+		sep, err := kernels.NewSeparable(gpuTyped(p), kernels.SeparableOptions{MaxLocalBytes: sepLocal, Shape: s})
 		if err == nil && sep != nil && sep.Steps[0].Launch.Shape == s {
-			checks = append(checks, kernels.Tuning{Sep3: s})
+			checks = append(checks, kernels.Tuning{Shape: s})
 		}
 	}
 	return append(checks, kernels.Tuning{}), false
@@ -279,9 +279,9 @@ func SepTileChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 		{TX: 16, TY: 2, RX: 2, RY: 3},
 		{TX: 8, TY: 4, RX: 8, RY: 2},
 	} {
-		sep, err := kernels.NewSeparable(gpuTyped(p), kernels.SeparableOptions{MaxLocalBytes: sepLocal, SepTile: s})
+		sep, err := kernels.NewSeparable(gpuTyped(p), kernels.SeparableOptions{MaxLocalBytes: sepLocal, Shape: s})
 		if err == nil && sep != nil && sep.Steps[0].Launch.Shape == s {
-			checks = append(checks, kernels.Tuning{SepTile: s})
+			checks = append(checks, kernels.Tuning{Shape: s})
 		}
 	}
 	return append(checks, kernels.Tuning{}), false
