@@ -6,6 +6,9 @@ import (
 	"errors"
 	"math/rand/v2"
 	"os"
+	"runtime"
+	"strconv"
+	"strings"
 	"testing"
 	"time"
 
@@ -83,26 +86,65 @@ func TestBlocksDeviceScaling(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	// NDCONV_SCALING_INFLIGHT: the blocks in flight to try, a comma list
+	// (0: BlockOptions' default of 2 per device).
+	inFlights := []int{0}
+	if v := os.Getenv("NDCONV_SCALING_INFLIGHT"); v != "" {
+		inFlights = nil
+		for _, f := range strings.Split(v, ",") {
+			n, err := strconv.Atoi(f)
+			if err != nil {
+				t.Fatalf("NDCONV_SCALING_INFLIGHT: %v", err)
+			}
+			inFlights = append(inFlights, n)
+		}
+	}
 	var outs [][]byte
 	var rates []float64
-	for _, devices := range []string{"cuda:0", "cuda:all", "cuda:0", "cuda:all"} {
-		got, _ := nd.New(nd.Uint8, shape...)
-		start := time.Now()
-		err := p.ExecuteBlocks(ctx, ndconv.ArraySource{Array: x}, ndconv.ArraySink{Array: got}, ndconv.BlockOptions{Shape: []int{256, 256, 256}, Devices: devices})
-		if err != nil {
-			t.Fatal(err)
+	for _, inFlight := range inFlights {
+		for _, devices := range []string{"cuda:0", "cuda:all", "cuda:0", "cuda:all"} {
+			got, _ := nd.New(nd.Uint8, shape...)
+			start := time.Now()
+			err := p.ExecuteBlocks(ctx, ndconv.ArraySource{Array: x}, ndconv.ArraySink{Array: got}, ndconv.BlockOptions{Shape: []int{256, 256, 256}, Devices: devices, InFlight: inFlight})
+			if err != nil {
+				t.Fatal(err)
+			}
+			secs := time.Since(start).Seconds()
+			rate := 2 * float64(len(b)) / secs / 1e9
+			rates = append(rates, rate)
+			outs = append(outs, got.Bytes())
+			t.Logf("%-9s in flight %2d: %.3f s, %.2f GB/s in and out", devices, inFlight, secs, rate)
 		}
-		secs := time.Since(start).Seconds()
-		rate := 2 * float64(len(b)) / secs / 1e9
-		rates = append(rates, rate)
-		outs = append(outs, got.Bytes())
-		t.Logf("%-9s %.3f s, %.2f GB/s in and out", devices, secs, rate)
+		n := len(rates)
+		t.Logf("in flight %d: cuda:all at %.2f× cuda:0's rate (second runs)", inFlight, rates[n-1]/rates[n-2])
 	}
 	for i := 1; i < len(outs); i++ {
 		if !bytes.Equal(outs[i], outs[0]) {
 			t.Errorf("run %d differs from cuda:0's output", i)
 		}
 	}
+	// The host's ceiling: the same blocks gathered, computed and scattered
+	// on the CPU's cores with a kernel of one nonzero tap (the same halo,
+	// next to no arithmetic), as many blocks in flight as cores.
+	centre := make([]float64, 7*7*7)
+	centre[len(centre)/2] = 1
+	h, err := ndconv.NewPlan(ndconv.Correlation, shape, nd.Uint8, ndconv.Options{Device: "cpu", Method: ndconv.Direct}, nd.Kernel{Shape: []int{7, 7, 7}, Weights: centre})
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer h.Close()
+	for range 2 {
+		got, _ := nd.New(nd.Uint8, shape...)
+		start := time.Now()
+		if err := h.ExecuteBlocks(ctx, ndconv.ArraySource{Array: x}, ndconv.ArraySink{Array: got}, ndconv.BlockOptions{Shape: []int{256, 256, 256}, InFlight: runtime.NumCPU()}); err != nil {
+			t.Fatal(err)
+		}
+		secs := time.Since(start).Seconds()
+		t.Logf("host ceiling (cpu, one tap, %d in flight): %.3f s, %.2f GB/s in and out", runtime.NumCPU(), secs, 2*float64(len(b))/secs/1e9)
+		if !bytes.Equal(got.Bytes(), b) {
+			t.Error("the one-tap kernel did not copy the volume")
+		}
+	}
 	ds, _ := plan.ParseDevices("cuda:all")
-	t.Logf("%d GPUs: cuda:all at %.2f× cuda:0's rate (second runs)", len(ds), rates[3]/rates[2])
+	t.Logf("%d GPUs", len(ds))
 }
