@@ -779,13 +779,9 @@ func (a *Array) readShard(ctx context.Context, key string, cellLo []int, want bo
 		return nil
 	}
 	if whole != nil {
-		// In memory already: decoded here, while other shards are read.
-		for i := range chunks {
-			if err := read(ctx, i); err != nil {
-				return err
-			}
-		}
-		return nil
+		// In memory already: decoded on every core (a block reading one
+		// shard would otherwise decode on one).
+		return parallel(ctx, runtime.GOMAXPROCS(0), len(chunks), read)
 	}
 	// One ranged read per chunk, several in flight (each chunk's box of
 	// out is its own).
@@ -941,39 +937,54 @@ func (a *Array) encodeCell(buf []byte) ([]byte, error) {
 	}
 	n := prod(counts)
 	ilen := s.indexLen(n)
-	var body []byte
 	base := 0
 	if s.indexAtStart {
 		base = ilen
 	}
-	index := make([]byte, 16*n)
-	chunk := make([]byte, prod(s.inner)*es)
+	// The chunks are encoded on every core (a block of one shard would
+	// otherwise encode on one), then laid out in C order: the same bytes
+	// whatever the number of cores.
+	encoded := make([][]byte, n)
 	zero := make([]int, rank)
 	shardRegion := region{b: buf, strides: cStrides(a.p.grid), origin: zero}
-	for j := range n {
+	var spare sync.Pool
+	err := parallel(context.Background(), runtime.GOMAXPROCS(0), n, func(_ context.Context, j int) error {
+		chunk, _ := spare.Get().([]byte)
+		if chunk == nil {
+			chunk = make([]byte, prod(s.inner)*es)
+		}
+		defer spare.Put(chunk)
 		c := make([]int, rank)
 		for d, r := rank-1, j; d >= 0; d-- {
 			c[d] = r % counts[d] * s.inner[d]
 			r /= counts[d]
 		}
 		copyBox(region{b: chunk, strides: cStrides(s.inner), origin: c}, shardRegion, box{lo: c, hi: addTo(c, s.inner)}, es)
+		if allFill(chunk, a.p.fill) {
+			return nil
+		}
+		enc, err := encodeArray(&s.codecs, chunk, s.inner, a.p.DType)
+		encoded[j] = enc
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	var order binary.ByteOrder = binary.LittleEndian
+	if s.index.big {
+		order = binary.BigEndian
+	}
+	index := make([]byte, 16*n)
+	var body []byte
+	for j, enc := range encoded {
 		off, nb := uint64(emptyChunk), uint64(emptyChunk)
-		if !allFill(chunk, a.p.fill) {
-			enc, err := encodeArray(&s.codecs, chunk, s.inner, a.p.DType)
-			if err != nil {
-				return nil, err
-			}
+		if enc != nil {
 			off, nb = uint64(base+len(body)), uint64(len(enc))
 			body = append(body, enc...)
-		}
-		var order binary.ByteOrder = binary.LittleEndian
-		if s.index.big {
-			order = binary.BigEndian
 		}
 		order.PutUint64(index[16*j:], off)
 		order.PutUint64(index[16*j+8:], nb)
 	}
-	var err error
 	for _, bc := range s.index.bytes {
 		if index, err = bc.encode(index); err != nil {
 			return nil, err

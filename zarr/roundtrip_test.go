@@ -1,6 +1,7 @@
 package zarr_test
 
 import (
+	"bytes"
 	"context"
 	"encoding/binary"
 	"errors"
@@ -9,6 +10,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strconv"
 	"strings"
@@ -464,5 +466,50 @@ func TestShardSharedBytes(t *testing.T) {
 	}
 	if want := []uint16{1, 2, 1, 2, 3, 4, 3, 4}; !slices.Equal(got.Data.([]uint16), want) {
 		t.Errorf("read %v, want %v", got.Data, want)
+	}
+}
+
+// TestShardBytesAnyCores: a shard's chunks are encoded (and, read whole,
+// decoded) on every core, and the stored bytes are the same on one core
+// as on eight — chunks laid out in C order, empty ones left out — and
+// read back equal.
+func TestShardBytesAnyCores(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(27, 11))
+	src, _ := nd.New(nd.Float32, 24, 20, 18)
+	v := src.Data.([]float32)
+	for i := range v {
+		if i%7 < 4 && i < len(v)/2 { // some chunks all fill
+			v[i] = float32(rng.IntN(9))
+		}
+	}
+	var stored []map[string][]byte
+	for _, procs := range []int{1, 8} {
+		old := runtime.GOMAXPROCS(procs)
+		s := newMemStore()
+		a, err := zarr.Create(ctx, s, "", zarr.Meta{Shape: src.Shape, DType: nd.Float32, ChunkShape: []int{4, 5, 6}, ShardShape: []int{24, 20, 18}, Compressor: zarr.Compressor{Name: "zstd"}})
+		if err == nil {
+			err = a.WriteRegion(ctx, []int{0, 0, 0}, src)
+		}
+		var got nd.Array
+		if err == nil {
+			got, err = a.ReadAll(ctx)
+		}
+		runtime.GOMAXPROCS(old)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), src.Bytes()) {
+			t.Errorf("GOMAXPROCS %d: read back differs", procs)
+		}
+		stored = append(stored, s.m)
+	}
+	if len(stored[0]) != len(stored[1]) {
+		t.Fatalf("%d keys on one core, %d on eight", len(stored[0]), len(stored[1]))
+	}
+	for k, b := range stored[0] {
+		if !bytes.Equal(b, stored[1][k]) {
+			t.Errorf("%s: %d bytes on one core, %d on eight, or other bytes", k, len(b), len(stored[1][k]))
+		}
 	}
 }
