@@ -96,4 +96,3 @@ func TestBlockCache(t *testing.T) {
 	}
 	t.Logf("%d reads from the cache, %d from shells", hits, shells)
 }
-

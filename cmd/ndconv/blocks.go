@@ -167,4 +167,3 @@ func gigabytes(n int64) string { return fmt.Sprintf("%.2f GB", float64(n)/1e9) }
 func rate(n int64, d time.Duration) float64 { return float64(n) / 1e9 / max(d.Seconds(), 1e-9) }
 
 func seconds(ns int64) float64 { return float64(ns) / 1e9 }
-
