@@ -460,6 +460,11 @@ func (s *Spec) Box(i int) (start, shape []int) {
 	return start, shape
 }
 
+// IsURL reports whether loc is a bucket URL that Load, Save and the
+// Zarr paths take (s3://, gs://, az://, file://) rather than a local
+// path.
+func IsURL(loc string) bool { return blobstore.IsURL(loc) }
+
 // Load reads a plan file from a local path or a URL of package blobstore
 // (s3://bucket/dir/plan.json?endpoint=…, gs://, az://, file://).
 func Load(ctx context.Context, loc string) (*Spec, error) {

@@ -141,6 +141,13 @@ func runPlan(cmd *cobra.Command, fj filterJob, pf planFlags) error {
 	if fj.quiet {
 		return nil
 	}
+	if pf.emit != "" {
+		for _, loc := range []string{pf.out, spec.Input, spec.Output} {
+			if !job.IsURL(loc) {
+				fmt.Fprintf(summary, "note: %s is a local path: every worker must see it there (a shared file system), or give a bucket URL\n", loc)
+			}
+		}
+	}
 	fmt.Fprintf(summary, "%s: %s %s %v -> %s %s %v by %s, %d blocks of %v (grid %v); %s created\n",
 		pf.out, spec.Op, spec.InputDType, spec.InputShape, spec.Output, spec.OutputDType, spec.OutputShape,
 		spec.Options.Method, spec.Blocks(), spec.Block, spec.Grid, spec.Output)
