@@ -15,7 +15,7 @@ import (
 
 // writeZarrInput writes a as a Zarr array at path: v3 in shards of shard
 // made of chunks of chunk, or v2 in chunks of shard where chunk is nil.
-func writeZarrInput(t *testing.T, path string, a nd.Array, shard, chunk []int, comp string) {
+func writeZarrInput(t testing.TB, path string, a nd.Array, shard, chunk []int, comp string) {
 	t.Helper()
 	m := zarr.Meta{Shape: a.Shape, DType: a.DType(), ChunkShape: chunk, ShardShape: shard, Compressor: zarr.Compressor{Name: comp}}
 	if chunk == nil {

@@ -33,7 +33,7 @@ type testJob struct {
 	kernel ndconv.Kernel
 }
 
-func newTestJob(t *testing.T, seed uint64) *testJob {
+func newTestJob(t testing.TB, seed uint64) *testJob {
 	t.Helper()
 	rng := rand.New(rand.NewPCG(seed, 28))
 	j := &testJob{dir: t.TempDir(), src: enginetest.RandomArray(rng, nd.Float32, 48, 40, 32)}
