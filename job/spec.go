@@ -48,7 +48,9 @@ type Spec struct {
 	// Op is "correlate" or "convolve".
 	Op string `json:"op"`
 	// Input is a Zarr array (a path, or a URL of package blobstore) or a
-	// local .npy or .raw file; Output a Zarr array.
+	// local .npy or .raw file; Output a Zarr array. A relative path is
+	// taken from the working directory of whoever opens the plan (give
+	// URLs, or absolute paths on a shared file system, to workers).
 	Input  string `json:"input"`
 	Output string `json:"output"`
 	// InputShape and InputDType are the input's, checked by Open; they
