@@ -10,7 +10,9 @@
 // errors); NDCONV_DEBUG=1 prints the stack after the line.
 //
 // Commands: correlate and convolve (the filter itself), devices (what can
-// run), version, and demo (the embedded samples). main.go maps errors to
+// run), version, demo (the embedded samples), and plan, worker and status
+// (a Zarr job run by an array job's workers, package job: plan.go,
+// worker.go). main.go maps errors to
 // exit statuses; filter.go parses the filter flags into a job and runs it;
 // kernel.go reads kernel files.
 package main

@@ -133,6 +133,9 @@ output, filter banks, per-channel filtering, integer and float data.`,
 		newDemoCommand(),
 		newBenchCommand(),
 		newTuneCommand(),
+		newPlanCommand(),
+		newWorkerCommand(),
+		newStatusCommand(),
 	)
 	for _, c := range root.Commands() {
 		c.Args = wrapArgs(c.Args)

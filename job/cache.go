@@ -1,0 +1,306 @@
+package job
+
+import (
+	"context"
+	"runtime"
+	"slices"
+	"sync"
+	"sync/atomic"
+
+	"github.com/ndconv/ndconv/chunk"
+	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/zarr"
+)
+
+// DefaultCacheBytes is a ChunkCache's budget when none is given: chosen
+// on a 1024³ float32 Zarr of 128³ chunks (docs/perf/streaming.md).
+const DefaultCacheBytes = 384 << 20
+
+// ChunkCache keeps what blocks read of a Zarr input's chunks, decoded,
+// for the blocks after. A block's halo reaches a few rows into its
+// neighbours' chunks, and a chunk is decoded whole: without a cache every
+// chunk on a block's edge is decoded again by each neighbour (8-fold for
+// 128³ chunks under 256³ blocks), and a block at the volume's edge
+// decodes its reflected boxes from the same chunks again. So a chunk that
+// a block decodes is kept as its shell (the halo's thickness at each
+// face, all a neighbour's halo reads of it), and whole while the block
+// that owns it (reads it whole) has not come yet. Once the cache holds
+// more than its budget, the whole chunks least recently used go first,
+// then the shells; a read the cache cannot serve decodes the chunk again, so the cache
+// bounds memory, never correctness.
+type ChunkCache struct {
+	a      *zarr.Array
+	unit   []int // a chunk's shape
+	count  []int // chunks per axis
+	halo   int   // the rows a halo reaches into a chunk, at most
+	budget int64
+
+	pool  sync.Pool // whole chunks decoded, for the next
+	mu    sync.Mutex
+	cells map[int]*cell
+	used  int64
+	tick  int64
+	// decoded counts the chunks decoded, hits the reads the cache served
+	// (shellHits from a shell).
+	decoded, hits, shellHits atomic.Int64
+}
+
+// cell is what the cache holds of one chunk: the whole of it, or its
+// shell.
+type cell struct {
+	whole nd.Array // or Data nil
+	shell []slab
+	bytes int64
+	last  int64 // the tick of its last use
+}
+
+// slab is the rows of a chunk within the halo's thickness of one face:
+// at lo (in the array), of the array data's shape.
+type slab struct {
+	lo   []int
+	data nd.Array
+}
+
+// NewChunkCache returns a cache of a's chunks for blocks whose halo
+// reaches halo rows past their output, holding about budget bytes
+// (DefaultCacheBytes when 0).
+func NewChunkCache(a *zarr.Array, halo int, budget int64) *ChunkCache {
+	if budget == 0 {
+		budget = DefaultCacheBytes
+	}
+	c := &ChunkCache{a: a, unit: a.ChunkShape(), halo: max(halo, 1), budget: budget, cells: map[int]*cell{}}
+	for d, n := range a.Shape() {
+		c.count = append(c.count, (n+c.unit[d]-1)/c.unit[d])
+	}
+	return c
+}
+
+// box is the start and shape of chunk idx, clipped to the array.
+func (c *ChunkCache) box(idx []int) (lo, shape []int) {
+	full := c.a.Shape()
+	lo, shape = make([]int, len(idx)), make([]int, len(idx))
+	for d := range idx {
+		lo[d] = idx[d] * c.unit[d]
+		shape[d] = min(c.unit[d], full[d]-lo[d])
+	}
+	return lo, shape
+}
+
+// spare returns an array of shape from the pool, or a new one.
+func (c *ChunkCache) spare(shape []int) nd.Array {
+	if a, ok := c.pool.Get().(*nd.Array); ok && slices.Equal(a.Shape, shape) {
+		return *a
+	}
+	a, _ := nd.New(c.a.DType(), shape...) // a chunk's size is checked by Open
+	return a
+}
+
+// ReadRegion fills dst with the box at start of shape, from the chunks it
+// meets, on several cores.
+func (c *ChunkCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.Array) error {
+	rank := len(start)
+	first, n := make([]int, rank), make([]int, rank)
+	total := 1
+	for d := range rank {
+		if shape[d] == 0 {
+			return nil
+		}
+		first[d] = start[d] / c.unit[d]
+		n[d] = (start[d]+shape[d]-1)/c.unit[d] - first[d] + 1
+		total *= n[d]
+	}
+	var next atomic.Int64
+	var wg sync.WaitGroup
+	var once sync.Once
+	var firstErr error
+	for range min(total, runtime.GOMAXPROCS(0)) {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			for {
+				k := int(next.Add(1) - 1)
+				if k >= total {
+					return
+				}
+				idx := make([]int, rank)
+				for d, r := rank-1, k; d >= 0; d-- {
+					idx[d] = first[d] + r%n[d]
+					r /= n[d]
+				}
+				if err := c.copyCell(ctx, idx, start, shape, dst); err != nil {
+					once.Do(func() { firstErr = err })
+					return
+				}
+			}
+		}()
+	}
+	wg.Wait()
+	return firstErr
+}
+
+// copyCell copies the part of chunk idx inside the box at start of shape
+// into dst: from the cache where it holds that part, else decoding the
+// chunk (and keeping it).
+func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst nd.Array) error {
+	rank := len(idx)
+	lo, cshape := c.box(idx)
+	wlo, w := make([]int, rank), make([]int, rank)
+	covered := true
+	for d := range rank {
+		a := max(start[d], lo[d])
+		b := min(start[d]+shape[d], lo[d]+cshape[d])
+		wlo[d], w[d] = a, b-a
+		covered = covered && w[d] == cshape[d]
+	}
+	put := func(src nd.Array, srcLo []int) {
+		at, from := make([]int, rank), make([]int, rank)
+		for d := range rank {
+			at[d], from[d] = wlo[d]-start[d], wlo[d]-srcLo[d]
+		}
+		chunk.CopyBox(dst.Bytes(), shape, at, src.Bytes(), src.Shape, from, w, dst.DType().Size())
+	}
+	lin := 0
+	for d := range rank {
+		lin = lin*c.count[d] + idx[d]
+	}
+	c.mu.Lock()
+	c.tick++
+	if e := c.cells[lin]; e != nil {
+		e.last = c.tick
+		if whole := e.whole; whole.Data != nil {
+			if covered {
+				// Its owner reads it now: the shell is all that is left
+				// to read.
+				e.whole = nd.Array{}
+				e.bytes -= int64(len(whole.Bytes()))
+				c.used -= int64(len(whole.Bytes()))
+			}
+			c.mu.Unlock()
+			c.hits.Add(1)
+			put(whole, lo)
+			return nil
+		}
+		for _, sl := range e.shell {
+			if inside(wlo, w, sl.lo, sl.data.Shape) {
+				c.mu.Unlock()
+				c.hits.Add(1)
+				c.shellHits.Add(1)
+				put(sl.data, sl.lo)
+				return nil
+			}
+		}
+	}
+	c.mu.Unlock()
+	c.decoded.Add(1)
+	data := c.spare(cshape)
+	if err := c.a.ReadRegion(ctx, lo, cshape, data); err != nil {
+		c.pool.Put(&data)
+		return err
+	}
+	put(data, lo)
+	e := &cell{shell: c.shellOf(data, lo)}
+	for _, sl := range e.shell {
+		e.bytes += int64(len(sl.data.Bytes()))
+	}
+	if covered {
+		c.pool.Put(&data)
+	} else {
+		// Its owner, a block still to come, reads it whole.
+		e.whole = data
+		e.bytes += int64(len(data.Bytes()))
+	}
+	c.keep(lin, e)
+	return nil
+}
+
+// inside reports whether the box at lo of shape lies inside the box at
+// olo of oshape.
+func inside(lo, shape, olo, oshape []int) bool {
+	for d := range lo {
+		if lo[d] < olo[d] || lo[d]+shape[d] > olo[d]+oshape[d] {
+			return false
+		}
+	}
+	return true
+}
+
+// shellOf cuts the slabs of a chunk (data, at lo) within the halo's
+// thickness of each face: two per axis, or none along an axis the halo
+// spans half of (a read there takes the chunk whole).
+func (c *ChunkCache) shellOf(data nd.Array, lo []int) []slab {
+	rank := len(lo)
+	var shell []slab
+	for d := range rank {
+		if 2*c.halo >= data.Shape[d] {
+			return nil // the shell would be the chunk
+		}
+		for _, off := range []int{0, data.Shape[d] - c.halo} {
+			shape := slices.Clone(data.Shape)
+			shape[d] = c.halo
+			at := make([]int, rank)
+			at[d] = off
+			s, _ := nd.New(data.DType(), shape...)
+			chunk.CopyBox(s.Bytes(), shape, make([]int, rank), data.Bytes(), data.Shape, at, shape, data.DType().Size())
+			slo := slices.Clone(lo)
+			slo[d] += off
+			shell = append(shell, slab{lo: slo, data: s})
+		}
+	}
+	return shell
+}
+
+// keep stores entry e of chunk lin, evicting the entries least recently
+// used while the cache holds more than its budget.
+func (c *ChunkCache) keep(lin int, e *cell) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if old := c.cells[lin]; old != nil {
+		c.used -= old.bytes // another block decoded it at the same time
+	}
+	e.last = c.tick
+	c.cells[lin] = e
+	c.used += e.bytes
+	// Over budget, whole chunks go first (their shells stay), the least
+	// recently used first, and then shells: a shell serves every
+	// neighbour's halo, a whole chunk only its owner's read.
+	for _, wholeOnly := range []bool{true, false} {
+		for c.used > c.budget {
+			victim, oldest := -1, int64(0)
+			for j, f := range c.cells {
+				if (!wholeOnly || f.whole.Data != nil) && (victim < 0 || f.last < oldest) {
+					victim, oldest = j, f.last
+				}
+			}
+			if victim < 0 {
+				break
+			}
+			v := c.cells[victim]
+			if wholeOnly {
+				n := int64(len(v.whole.Bytes()))
+				v.whole = nd.Array{}
+				v.bytes -= n
+				c.used -= n
+				continue
+			}
+			c.used -= v.bytes
+			delete(c.cells, victim)
+		}
+	}
+}
+
+// Decoded is the number of chunks the cache decoded, Hits the reads it
+// served, ShellHits those served from a chunk's shell.
+func (c *ChunkCache) Decoded() int64   { return c.decoded.Load() }
+func (c *ChunkCache) Hits() int64      { return c.hits.Load() }
+func (c *ChunkCache) ShellHits() int64 { return c.shellHits.Load() }
+
+// Chunks is the number of chunks in the array.
+func (c *ChunkCache) Chunks() int { return prod(c.count) }
+
+func prod(s []int) int {
+	n := 1
+	for _, v := range s {
+		n *= v
+	}
+	return n
+}

@@ -1,0 +1,98 @@
+package job
+
+import (
+	"bytes"
+	"context"
+	"fmt"
+	"math/rand/v2"
+	"path/filepath"
+	"testing"
+
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/zarr"
+)
+
+// writeZarrInput writes a as a Zarr array at path: v3 in shards of shard
+// made of chunks of chunk, or v2 in chunks of shard where chunk is nil.
+func writeZarrInput(t testing.TB, path string, a nd.Array, shard, chunk []int, comp string) {
+	t.Helper()
+	m := zarr.Meta{Shape: a.Shape, DType: a.DType(), ChunkShape: chunk, ShardShape: shard, Compressor: zarr.Compressor{Name: comp}}
+	if chunk == nil {
+		m.Format, m.ChunkShape, m.ShardShape = 2, shard, nil
+	}
+	ctx := context.Background()
+	z, err := zarr.Create(ctx, zarr.NewDirStore(path), "", m)
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := z.WriteRegion(ctx, make([]int, len(a.Shape)), a); err != nil {
+		t.Fatal(err)
+	}
+}
+
+// TestBlockCache reads a Zarr array through the block cache as blocks do
+// (boxes of whole chunks grown by a halo, in C order, clipped to the
+// array) under random budgets, and checks every box against a read of
+// the array itself, and that the cache served reads from whole chunks
+// and from shells.
+func TestBlockCache(t *testing.T) {
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(30, 7))
+	ctx := context.Background()
+	var hits, shells int64
+	for i := range 12 {
+		rank := 1 + rng.IntN(3)
+		shape, unit := make([]int, rank), make([]int, rank)
+		for d := range rank {
+			unit[d] = 5 + rng.IntN(6)
+			shape[d] = unit[d]*(1+rng.IntN(4)) - rng.IntN(3)
+		}
+		src := enginetest.RandomArray(rng, nd.Float32, shape...)
+		path := filepath.Join(dir, fmt.Sprintf("c%d.zarr", i))
+		if rng.IntN(2) == 0 {
+			writeZarrInput(t, path, src, unit, nil, "zstd")
+		} else {
+			writeZarrInput(t, path, src, unit, unit, "zstd")
+		}
+		a, err := zarr.Open(ctx, zarr.NewDirStore(path), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		halo := 1 + rng.IntN(2)
+		c := NewChunkCache(a, halo, int64(rng.IntN(4*prod(unit)*4*8)))
+		count := make([]int, rank)
+		total := 1
+		for d := range rank {
+			count[d] = (shape[d] + unit[d] - 1) / unit[d]
+			total *= count[d]
+		}
+		for b := range total {
+			start, box := make([]int, rank), make([]int, rank)
+			for d, r := rank-1, b; d >= 0; d-- {
+				j := r % count[d]
+				r /= count[d]
+				lo := max(j*unit[d]-halo, 0)
+				hi := min((j+1)*unit[d]+halo, shape[d])
+				start[d], box[d] = lo, hi-lo
+			}
+			got, _ := nd.New(nd.Float32, box...)
+			want, _ := nd.New(nd.Float32, box...)
+			if err := c.ReadRegion(ctx, start, box, got); err != nil {
+				t.Fatal(err)
+			}
+			if err := a.ReadRegion(ctx, start, box, want); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Fatalf("array %d %v (chunks %v, halo %d, budget %d): the cache's box at %v of %v differs", i, shape, unit, halo, c.budget, start, box)
+			}
+		}
+		hits += c.Hits()
+		shells += c.ShellHits()
+	}
+	if hits == 0 || shells == 0 {
+		t.Fatalf("the cache served %d reads, %d from shells: the test no longer tests it", hits, shells)
+	}
+	t.Logf("%d reads from the cache, %d from shells", hits, shells)
+}
