@@ -190,7 +190,7 @@ func (s *Spec) openOutput(ctx context.Context, anyPlan bool) (*zarr.Array, error
 
 // RunOptions tune a Runner; none changes what it writes.
 type RunOptions struct {
-	// InFlight is the blocks computed at once (0: 2 per device), Devices
+	// InFlight is the blocks computed at once (0: ndconv.DefaultInFlight), Devices
 	// a list of devices that share them (ndconv.BlockOptions).
 	InFlight int
 	Devices  string

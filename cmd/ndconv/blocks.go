@@ -12,6 +12,7 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/filters"
 	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/job"
@@ -32,10 +33,12 @@ import (
 // job.DefaultBlockBytes, raised where one shard's block needs more),
 // NDCONV_BLOCK_CACHE the bytes of a Zarr input's chunks kept decoded
 // (job.ChunkCache) and NDCONV_BLOCKS_IN_FLIGHT the blocks computed at
-// once, for tests and tuning. The defaults were chosen on a 1024³ float32
-// Zarr of 128³ chunks (docs/perf/streaming.md): 1.2 GB resident, 2.1
-// decodes per chunk.
-const defaultBlocksInFlight = 2
+// once (default ndconv.DefaultInFlight), for tests and tuning. The
+// defaults were chosen on a 1024³ float32 Zarr of 128³ chunks
+// (docs/perf/streaming.md): 1.2 GB resident, 2.1 decodes per chunk; and
+// the blocks in flight on a 64-core host, where two of them left a GPU
+// waiting on the host (2048³ uint8 on one GPU: 51.4 s with 2, 7.6 s with
+// 16).
 
 // blockable reports whether the job runs in blocks: a Zarr output, from a
 // Zarr input or a .npy or .raw file.
@@ -141,13 +144,9 @@ func runBlocks(cmd *cobra.Command, fj filterJob, specs []kernelSpec) (bool, erro
 	return true, nil
 }
 
-// blocksInFlight is NDCONV_BLOCKS_IN_FLIGHT, or 2 per device.
+// blocksInFlight is NDCONV_BLOCKS_IN_FLIGHT, or ndconv.DefaultInFlight.
 func blocksInFlight(ndevices int) int {
-	inFlight := int(streamSetting("NDCONV_BLOCKS_IN_FLIGHT", defaultBlocksInFlight))
-	if ndevices > 1 && os.Getenv("NDCONV_BLOCKS_IN_FLIGHT") == "" {
-		inFlight *= ndevices // each device its own blocks in flight
-	}
-	return inFlight
+	return int(streamSetting("NDCONV_BLOCKS_IN_FLIGHT", int64(ndconv.DefaultInFlight(ndevices))))
 }
 
 // limitMemory sets the garbage collector's target near what the blocks
