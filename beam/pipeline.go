@@ -80,6 +80,9 @@ func lookup(name string) (Format, error) {
 			}
 		})
 		supported := strings.Join(names, ", ")
+		if supported == "" {
+			supported = "none"
+		}
 		if name == JobFormat {
 			// The one format a user names; its binding is behind a build
 			// tag until the job package lands beside this module.

@@ -8,6 +8,12 @@ cd "$(dirname "$0")/.."
 # about 3 minutes alone with cold caches, up to 6 while the other packages
 # build and run beside them (docs/perf/ci-time.md).
 go test -timeout 15m ./...
+# The Beam pipeline (beam/, a module of its own so that the library does
+# not carry Beam's dependencies; `./...` above does not reach it), on the
+# in-process Prism runner: ~1 s of tests. Cold, building Beam's SDK and
+# Prism costs ~150 CPU-s beyond the packages the library's tests built
+# (5.5 min on a loaded 2-core machine); warm, ~15 s, mostly the link.
+(cd beam && go test ./...)
 # The concurrency tests under the race detector (it needs cgo and a C
 # compiler, which CI has): one plan shared by 16 goroutines, a device's
 # plans and arrays, concurrent one-shot calls, an Executable's turns.
