@@ -30,10 +30,15 @@ type Job interface {
 	Status(ctx context.Context) (done, total int, err error)
 }
 
-// Runner runs blocks of one opened Job.
+// Runner runs blocks of one opened Job, one at a time: a DoFn instance
+// processes one bundle at a time, and each instance opens its own Runner.
 type Runner interface {
-	// Run runs block i; run again, it writes the same bytes.
+	// Run runs block i; run again, it writes the same bytes. When it
+	// returns nil, the block is stored: Beam's Teardown, which calls
+	// Close, is best effort (Prism, for one, does not call it before the
+	// pipeline ends), so nothing may wait for Close to be written.
 	Run(ctx context.Context, i int) error
+	// Close releases what Open took.
 	Close() error
 }
 

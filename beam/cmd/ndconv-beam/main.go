@@ -62,7 +62,7 @@ func run(ctx context.Context) error {
 	}
 	plan, job, err := ndbeam.Load(ctx, ndbeam.JobFormat, *planURL)
 	if err != nil {
-		return fmt.Errorf("reading the plan %s: %w", *planURL, err)
+		return err // the job package's errors name the plan
 	}
 	p, s := beam.NewPipelineWithRoot()
 	count, err := ndbeam.Pipeline(s, ndbeam.JobFormat, plan)
