@@ -8,6 +8,14 @@ cd "$(dirname "$0")/.."
 # about 3 minutes alone with cold caches, up to 6 while the other packages
 # build and run beside them (docs/perf/ci-time.md).
 go test -timeout 15m ./...
+# The Beam pipeline (beam/, a module of its own so that the library does
+# not carry Beam's dependencies; `./...` above does not reach it), on the
+# in-process Prism runner: ~1 s of tests with a fake block runner, plus
+# TestJobOnPrism's real job (~20 s on a loaded machine, most of it building
+# the ndconv CLI that plans it). Cold, building Beam's SDK and Prism costs
+# ~150 CPU-s beyond the packages the library's tests built (5.5 min on a
+# loaded 2-core machine); warm, ~15 s more, mostly the link.
+(cd beam && go test ./...)
 # The concurrency tests under the race detector (it needs cgo and a C
 # compiler, which CI has): one plan shared by 16 goroutines, a device's
 # plans and arrays, concurrent one-shot calls, an Executable's turns.
