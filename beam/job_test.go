@@ -3,7 +3,6 @@ package beam_test
 import (
 	"bytes"
 	"context"
-	"errors"
 	"math/rand/v2"
 	"os/exec"
 	"path/filepath"
@@ -21,12 +20,8 @@ import (
 // TestJobOnPrism runs a 64-block job of ndconv's own plan format (planned
 // by `ndconv plan`) on Prism, through the job package's binding, and
 // compares its output, bit for bit, with `ndconv worker`'s run of the
-// same job. It skips where the binding is not built in (jobbinding.go's
-// ndconvjob tag).
+// same job.
 func TestJobOnPrism(t *testing.T) {
-	if _, err := ndbeam.Parse(ndbeam.JobFormat, nil); errors.As(err, new(*nd.UnsupportedError)) {
-		t.Skip("the job package's binding is not built in (-tags ndconvjob)")
-	}
 	goCmd, err := exec.LookPath("go")
 	if err != nil {
 		t.Skipf("no go command to build ndconv: %v", err)

@@ -1,7 +1,4 @@
-//go:build ndconvjob
-
-// The binding to ndconv's job package, behind the ndconvjob tag until that
-// package lands beside this module; then the tag goes.
+// The binding to ndconv's job package: the plan format "ndconv".
 
 package beam
 

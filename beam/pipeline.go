@@ -88,11 +88,6 @@ func lookup(name string) (Format, error) {
 		if supported == "" {
 			supported = "none"
 		}
-		if name == JobFormat {
-			// The one format a user names; its binding is behind a build
-			// tag until the job package lands beside this module.
-			supported += " (the job package's binding, jobbinding.go, is built with -tags ndconvjob)"
-		}
 		return Format{}, &nd.UnsupportedError{What: "plan format", Value: name, Supported: supported}
 	}
 	return f, nil
