@@ -41,7 +41,8 @@
 // Defines: those of direct.cl (IN_T, OUT_T, ACC_T=float, OUT_INTEGER,
 // OUT_MIN, OUT_MAX, BORDER, BANK, KY, KX, SHIFT_Y, SHIFT_X, C, NOUTER,
 // OUTER_TAPS), KCH, MX, RY, NTW, WARPS_N, WARPS_Y, BANK_GROUPS, IN_SPLIT,
-// B_HELD.
+// B_HELD, OUT_PAIR (float32 output of an even bank: pairs stored as one
+// float2).
 //
 // Weights (taps, float4 each): [t][jy][c][n-tile of the whole padded
 // bank][lane] = {b0_hi, b1_hi, b0_lo, b1_lo}, the lane's B fragment: b0 =
@@ -269,6 +270,13 @@ extern "C" __global__ void __launch_bounds__(THREADS) correlate_gemm(
 #pragma unroll
 					for (int n = 0; n < NTW; n++) {
 						const int k = 8 * (nt0 + n) + 2 * t;
+#if OUT_PAIR
+						// float output, an even bank: the pair in one store.
+						if (k < BANK) {
+							*(float2*)(o + k) = make_float2(acc[r][mx][n][2 * h], acc[r][mx][n][2 * h + 1]);
+						}
+						continue;
+#endif
 						if (k < BANK) {
 							o[k] = to_output(acc[r][mx][n][2 * h]);
 						}

@@ -166,6 +166,7 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 		fmt.Sprintf("BANK_GROUPS=%d", groups),
 		fmt.Sprintf("IN_SPLIT=%d", b2i(!inExactTF32(p.In))),
 		fmt.Sprintf("B_HELD=%d", b2i(held)),
+		fmt.Sprintf("OUT_PAIR=%d", b2i(p.Out == nd.Float32 && bank%2 == 0)),
 	)
 	slices.Sort(l.Defines)
 	return l, nil
