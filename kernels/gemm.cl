@@ -42,7 +42,8 @@
 // OUT_MIN, OUT_MAX, BORDER, BANK, KY, KX, SHIFT_Y, SHIFT_X, C, NOUTER,
 // OUTER_TAPS), KCH, MX, RY, NTW, WARPS_N, WARPS_Y, BANK_GROUPS, IN_SPLIT,
 // B_HELD, OUT_PAIR (float32 output of an even bank: pairs stored as one
-// float2).
+// float2), STAGES (2: the tiles double-buffered, see stage_fetch; 1: one
+// tile, staged between two barriers).
 //
 // Weights (taps, float4 each): [t][jy][c][n-tile of the whole padded
 // bank][lane] = {b0_hi, b1_hi, b0_lo, b1_lo}, the lane's B fragment: b0 =
@@ -91,6 +92,58 @@ INLINE void mma(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, un
 		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 		: "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
+
+#define STAGE_ELEMS (TILE_ROWS * ROW_ELEMS)
+#define STAGE_N ((STAGE_ELEMS + THREADS - 1) / THREADS)
+
+#if STAGES == 2
+// stage_fetch loads this thread's values of outer tap ot's tile (element
+// i = threadIdx.x + j·THREADS: row i / ROW_ELEMS, element i % ROW_ELEMS,
+// from row y0 − SHIFT_Y and element e0 − SHIFT_X·C) raw into pre, by the
+// border rule; bit j of *outside marks a value the constant border makes
+// cval. Nothing waits for the loads until stage_put.
+INLINE void stage_fetch(__global const IN_T* restrict in, __constant int* restrict outer, long plane, int ot,
+	long y0, long e0, long in_y, long in_x, IN_T* pre, unsigned* outside)
+{
+	const long src = outer_plane(outer, plane, ot);
+	const long in_row = in_x * C;
+	unsigned out_bits = 0;
+#pragma unroll
+	for (int j = 0; j < STAGE_N; j++) {
+		const int i = threadIdx.x + j * THREADS;
+		const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
+		const long py = y0 + r - SHIFT_Y;
+		const long pe = e0 + q - SHIFT_X * C;
+		const long px = position_of(pe);
+		const long c = pe - px * C;
+		pre[j] = (IN_T)0;
+		if (i < STAGE_ELEMS) {
+#if BORDER == BORDER_CONSTANT
+			if (src < 0 || !inside(py, in_y) || !inside(px, in_x)) {
+				out_bits |= 1u << j;
+			} else {
+				pre[j] = in[(src * in_y + py) * in_row + px * C + c];
+			}
+#else
+			pre[j] = in[(src * in_y + border_index(py, in_y)) * in_row + border_index(px, in_x) * C + c];
+#endif
+		}
+	}
+	*outside = out_bits;
+}
+
+// stage_put converts the fetched values and stores them into tile.
+INLINE void stage_put(LOCAL_PTR float* tile, const IN_T* pre, unsigned outside, ACC_T cval) {
+#pragma unroll
+	for (int j = 0; j < STAGE_N; j++) {
+		const int i = threadIdx.x + j * THREADS;
+		const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
+		if (i < STAGE_ELEMS) {
+			tile[r * ROW_PITCH + q] = (outside >> j) & 1 ? cval : to_acc(pre[j]);
+		}
+	}
+}
+#endif
 
 // A_FRAG loads the A fragment of m-tile mx, chunk c from tile row `row`
 // (split into hi and lo parts with IN_SPLIT).
@@ -149,7 +202,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) correlate_gemm(
 	const long planes, // number of output outer planes
 	const ACC_T cval)
 {
-	__shared__ float tile[TILE_ROWS * ROW_PITCH];
+	__shared__ float tiles[STAGES][TILE_ROWS * ROW_PITCH];
 	const long out_row = out_x * C;
 	const long out_plane = out_y * out_row;
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -176,7 +229,24 @@ extern "C" __global__ void __launch_bounds__(THREADS) correlate_gemm(
 				}
 			}
 		}
+#if STAGES == 2
+		// Double-buffered: tap ot + 1's values are loaded (raw, into
+		// registers) before tap ot's products and stored into the other
+		// tile after them, one barrier per tap.
+		IN_T pre[STAGE_N];
+		unsigned outside = 0;
+		stage_fetch(in, outer, plane, 0, y0, e0, in_y, in_x, pre, &outside);
+		stage_put(tiles[0], pre, outside, cval);
+		__syncthreads();
+#endif
 		for (int ot = 0; ot < OUTER_TAPS; ot++) {
+#if STAGES == 2
+			LOCAL_PTR float* tile = tiles[ot & 1];
+			if (ot + 1 < OUTER_TAPS) {
+				stage_fetch(in, outer, plane, ot + 1, y0, e0, in_y, in_x, pre, &outside);
+			}
+#else
+			LOCAL_PTR float* tile = tiles[0];
 			const long src = outer_plane(outer, plane, ot);
 			__syncthreads(); // the last tap's readers are done
 			// Stage rows y0 − SHIFT_Y …, elements e0 − SHIFT_X·C …, mapped
@@ -189,6 +259,7 @@ extern "C" __global__ void __launch_bounds__(THREADS) correlate_gemm(
 				tile[r * ROW_PITCH + q] = gemm_load_input(in, src, py, px, pe - px * C, in_y, in_x, cval);
 			}
 			__syncthreads();
+#endif
 			__global const float4* w = taps + ((long)ot * KY * KCH * NT_ALL + nt0) * 32 + lane;
 			const int row0 = wy * RY; // the warp's first output row in the tile
 #if B_HELD
@@ -247,6 +318,12 @@ extern "C" __global__ void __launch_bounds__(THREADS) correlate_gemm(
 					}
 				}
 			}
+#endif
+#if STAGES == 2
+			if (ot + 1 < OUTER_TAPS) {
+				stage_put(tiles[(ot + 1) & 1], pre, outside, cval);
+			}
+			__syncthreads();
 #endif
 		}
 		// Accumulator q of (r, mx, n) is output element e0 + 16·mx + g (+8

@@ -12,13 +12,27 @@ import (
 // WarpsY warps, each computing RY output rows by MX m-tiles of 16 output
 // elements for NTW n-tiles of 8 kernels. Zero fields take
 // DefaultGemmShape's.
+//
+// Stages is 2 to double-buffer the staged tiles (the next outer tap's
+// loads in flight during this one's products, one barrier per tap), 1
+// for one tile between two barriers; 0 takes 2 where each thread's share
+// of a tile is at most gemmMaxStageN values.
 type GemmShape struct {
 	MX, RY, NTW, WarpsN, WarpsY int
+	Stages                      int
 }
 
 func (s GemmShape) String() string {
-	return fmt.Sprintf("%dx%d warps, %d rows x %d elements x %d kernels each", s.WarpsN, s.WarpsY, s.RY, 16*s.MX, 8*s.NTW)
+	d := fmt.Sprintf("%dx%d warps, %d rows x %d elements x %d kernels each", s.WarpsN, s.WarpsY, s.RY, 16*s.MX, 8*s.NTW)
+	if s.Stages == 2 {
+		d += ", double-buffered"
+	}
+	return d
 }
+
+// gemmMaxStageN bounds the values a thread holds in registers for the
+// next tile when double-buffering (and gemm.cl's bit mask of them).
+const gemmMaxStageN = 16
 
 func (s GemmShape) describe() string { return "tensor cores (3xTF32), " + s.String() }
 
@@ -114,7 +128,7 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 	for _, f := range []struct {
 		dst *int
 		v   int
-	}{{&s.MX, opt.Shape.MX}, {&s.RY, opt.Shape.RY}, {&s.NTW, opt.Shape.NTW}, {&s.WarpsN, opt.Shape.WarpsN}, {&s.WarpsY, opt.Shape.WarpsY}} {
+	}{{&s.MX, opt.Shape.MX}, {&s.RY, opt.Shape.RY}, {&s.NTW, opt.Shape.NTW}, {&s.WarpsN, opt.Shape.WarpsN}, {&s.WarpsY, opt.Shape.WarpsY}, {&s.Stages, opt.Shape.Stages}} {
 		if f.v > 0 {
 			*f.dst = f.v
 		}
@@ -152,6 +166,16 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 		return nil, &nd.UnsupportedError{What: "kernel extent for the gemm method", Value: fmt.Sprint(p.KShape), Supported: fmt.Sprintf("kernels whose staged tile fits %d bytes of shared memory", opt.MaxLocalBytes)}
 	}
 	held := y.k*kch*s.NTW*4 <= gemmHeldRegs
+	threads := 32 * s.WarpsN * s.WarpsY
+	stageN := ceilDiv((tileY+y.k-1)*(tileX+(8*kch-1)*c), threads)
+	if s.Stages != 1 && s.Stages != 2 {
+		s.Stages = 2
+	}
+	if stageN > gemmMaxStageN || 2*l.LocalBytes > opt.MaxLocalBytes {
+		s.Stages = 1
+	}
+	l.LocalBytes *= s.Stages
+	l.Shape = s
 	l.Defines = append(typeDefines(p),
 		fmt.Sprintf("BORDER=%d", p.Border),
 		fmt.Sprintf("BANK=%d", bank),
@@ -166,6 +190,7 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 		fmt.Sprintf("BANK_GROUPS=%d", groups),
 		fmt.Sprintf("IN_SPLIT=%d", b2i(!inExactTF32(p.In))),
 		fmt.Sprintf("B_HELD=%d", b2i(held)),
+		fmt.Sprintf("STAGES=%d", s.Stages),
 		fmt.Sprintf("OUT_PAIR=%d", b2i(p.Out == nd.Float32 && bank%2 == 0)),
 	)
 	slices.Sort(l.Defines)
