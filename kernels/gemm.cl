@@ -43,7 +43,8 @@
 // OUTER_TAPS), KCH, MX, RY, NTW, WARPS_N, WARPS_Y, BANK_GROUPS, IN_SPLIT,
 // B_HELD, OUT_PAIR (float32 output of an even bank: pairs stored as one
 // float2), STAGES (2: the tiles double-buffered, see stage_fetch; 1: one
-// tile, staged between two barriers).
+// tile, staged between two barriers), MIN_BLOCKS (__launch_bounds__'s
+// blocks per multiprocessor).
 //
 // Weights (taps, float4 each): [t][jy][c][n-tile of the whole padded
 // bank][lane] = {b0_hi, b1_hi, b0_lo, b1_lo}, the lane's B fragment: b0 =
@@ -86,9 +87,17 @@ INLINE unsigned tf32(float x) {
 	return r;
 }
 
-// mma adds A·B (16×8·8×8, TF32) to the 16×8 float accumulator d.
+// mma adds A·B (16×8·8×8, TF32) to the 16×8 float accumulator d. Not
+// volatile: a pure function of its operands, which the compiler may then
+// schedule around the fragment loads (MMA_VOLATILE=1 pins the order, for
+// comparison).
+#if MMA_VOLATILE
+#define MMA_ASM asm volatile
+#else
+#define MMA_ASM asm
+#endif
 INLINE void mma(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
-	asm volatile("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+	MMA_ASM("mma.sync.aligned.m16n8k8.row.col.f32.tf32.tf32.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
 		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
 		: "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
@@ -192,7 +201,7 @@ INLINE void stage_put(LOCAL_PTR float* tile, const IN_T* pre, unsigned outside, 
 	} while (0)
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS) correlate_gemm(
+extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) correlate_gemm(
 	__global const IN_T* restrict in,
 	__global OUT_T* restrict out,
 	__global const float4* restrict taps,

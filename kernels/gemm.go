@@ -17,15 +17,28 @@ import (
 // loads in flight during this one's products, one barrier per tap), 1
 // for one tile between two barriers; 0 takes 2 where each thread's share
 // of a tile is at most gemmMaxStageN values.
+//
+// MinBlocks, where positive, asks the compiler to fit that many blocks
+// per multiprocessor (__launch_bounds__), capping each thread's registers.
 type GemmShape struct {
 	MX, RY, NTW, WarpsN, WarpsY int
 	Stages                      int
+	MinBlocks                   int
+	// Volatile keeps the mma instructions in program order (asm
+	// volatile), for comparison.
+	Volatile bool
 }
 
 func (s GemmShape) String() string {
 	d := fmt.Sprintf("%dx%d warps, %d rows x %d elements x %d kernels each", s.WarpsN, s.WarpsY, s.RY, 16*s.MX, 8*s.NTW)
 	if s.Stages == 2 {
 		d += ", double-buffered"
+	}
+	if s.MinBlocks > 0 {
+		d += fmt.Sprintf(", %d blocks per multiprocessor", s.MinBlocks)
+	}
+	if s.Volatile {
+		d += ", mma in program order"
 	}
 	return d
 }
@@ -57,22 +70,21 @@ const gemmMaxTiles = 4
 const gemmHeldRegs = 64
 
 // DefaultGemmShape is the decomposition for a bank of bank kernels with ky
-// kernel rows: n-tiles split over warps (two per warp where the bank has
-// four), 4 output rows per warp where the weights of an outer tap fit
-// registers (each A fragment then feeds up to KY rows), 2 warps along Y.
+// kernel rows: 8 output rows per warp (each A fragment then feeds up to
+// KY rows), n-tiles over warps (two per warp where the bank has four),
+// 4 warps a block, double-buffered. Measured on the H100 for S000
+// (docs/perf/gemm.md): banks of 8, 16 and 32 ran fastest so among the
+// shapes tried.
 func DefaultGemmShape(bank, ky int) GemmShape {
 	nt := min(ceilDiv(bank, 8), gemmMaxTiles)
-	s := GemmShape{MX: 1, RY: 4, NTW: 1, WarpsN: nt, WarpsY: 2}
+	s := GemmShape{MX: 1, RY: 8, NTW: 1, WarpsN: nt, Stages: 2}
 	if nt == 4 {
 		s.NTW, s.WarpsN = 2, 2
 	}
-	if nt == 3 {
-		s.NTW, s.WarpsN = 3, 1
-		s.WarpsY = 4
-	}
+	s.WarpsY = max(1, 4/s.WarpsN)
 	if ky == 1 {
 		s.RY, s.MX = 1, 4
-		s.WarpsY = 8 / s.WarpsN
+		s.WarpsY = max(1, 8/s.WarpsN)
 	}
 	return s
 }
@@ -128,7 +140,7 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 	for _, f := range []struct {
 		dst *int
 		v   int
-	}{{&s.MX, opt.Shape.MX}, {&s.RY, opt.Shape.RY}, {&s.NTW, opt.Shape.NTW}, {&s.WarpsN, opt.Shape.WarpsN}, {&s.WarpsY, opt.Shape.WarpsY}, {&s.Stages, opt.Shape.Stages}} {
+	}{{&s.MX, opt.Shape.MX}, {&s.RY, opt.Shape.RY}, {&s.NTW, opt.Shape.NTW}, {&s.WarpsN, opt.Shape.WarpsN}, {&s.WarpsY, opt.Shape.WarpsY}, {&s.Stages, opt.Shape.Stages}, {&s.MinBlocks, opt.Shape.MinBlocks}} {
 		if f.v > 0 {
 			*f.dst = f.v
 		}
@@ -175,6 +187,7 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 		s.Stages = 1
 	}
 	l.LocalBytes *= s.Stages
+	s.Volatile = opt.Shape.Volatile
 	l.Shape = s
 	l.Defines = append(typeDefines(p),
 		fmt.Sprintf("BORDER=%d", p.Border),
@@ -191,6 +204,8 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 		fmt.Sprintf("IN_SPLIT=%d", b2i(!inExactTF32(p.In))),
 		fmt.Sprintf("B_HELD=%d", b2i(held)),
 		fmt.Sprintf("STAGES=%d", s.Stages),
+		fmt.Sprintf("MIN_BLOCKS=%d", max(s.MinBlocks, 1)),
+		fmt.Sprintf("MMA_VOLATILE=%d", b2i(s.Volatile)),
 		fmt.Sprintf("OUT_PAIR=%d", b2i(p.Out == nd.Float32 && bank%2 == 0)),
 	)
 	slices.Sort(l.Defines)
