@@ -87,10 +87,9 @@ INLINE unsigned tf32(float x) {
 	return r;
 }
 
-// mma adds A·B (16×8·8×8, TF32) to the 16×8 float accumulator d. Not
-// volatile: a pure function of its operands, which the compiler may then
-// schedule around the fragment loads (MMA_VOLATILE=1 pins the order, for
-// comparison).
+// mma adds A·B (16×8·8×8, TF32) to the 16×8 float accumulator d, in
+// program order (MMA_VOLATILE=1), or scheduled by the compiler around the
+// fragment loads (0: it is a pure function of its operands).
 #if MMA_VOLATILE
 #define MMA_ASM asm volatile
 #else

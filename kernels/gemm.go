@@ -24,9 +24,10 @@ type GemmShape struct {
 	MX, RY, NTW, WarpsN, WarpsY int
 	Stages                      int
 	MinBlocks                   int
-	// Volatile keeps the mma instructions in program order (asm
-	// volatile), for comparison.
-	Volatile bool
+	// Reorder lets the compiler schedule the mma instructions around the
+	// fragment loads (asm without volatile); the default keeps them in
+	// program order (asm volatile), the order measured on the device.
+	Reorder bool
 }
 
 func (s GemmShape) String() string {
@@ -37,8 +38,8 @@ func (s GemmShape) String() string {
 	if s.MinBlocks > 0 {
 		d += fmt.Sprintf(", %d blocks per multiprocessor", s.MinBlocks)
 	}
-	if s.Volatile {
-		d += ", mma in program order"
+	if s.Reorder {
+		d += ", mma reordered"
 	}
 	return d
 }
@@ -187,7 +188,7 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 		s.Stages = 1
 	}
 	l.LocalBytes *= s.Stages
-	s.Volatile = opt.Shape.Volatile
+	s.Reorder = opt.Shape.Reorder
 	l.Shape = s
 	l.Defines = append(typeDefines(p),
 		fmt.Sprintf("BORDER=%d", p.Border),
@@ -205,7 +206,7 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 		fmt.Sprintf("B_HELD=%d", b2i(held)),
 		fmt.Sprintf("STAGES=%d", s.Stages),
 		fmt.Sprintf("MIN_BLOCKS=%d", max(s.MinBlocks, 1)),
-		fmt.Sprintf("MMA_VOLATILE=%d", b2i(s.Volatile)),
+		fmt.Sprintf("MMA_VOLATILE=%d", b2i(!s.Reorder)),
 		fmt.Sprintf("OUT_PAIR=%d", b2i(p.Out == nd.Float32 && bank%2 == 0)),
 	)
 	slices.Sort(l.Defines)

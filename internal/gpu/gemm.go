@@ -55,15 +55,15 @@ func NewGemm(dev Device, reopen func() (Device, error), p *nd.Problem, opt Optio
 	return &GemmEngine{Engine: e, absSum: fftconv.AbsSum(p), opened: reopen}, nil
 }
 
-// gemmShape is the decomposition NDCONV_GEMM_SHAPE ("MX,RY,NTW,WN,WY[,STAGES[,MINBLOCKS[,VOLATILE]]]")
+// gemmShape is the decomposition NDCONV_GEMM_SHAPE ("MX,RY,NTW,WN,WY[,STAGES[,MINBLOCKS[,REORDER]]]")
 // asks for: the bench's and the tests' way to compare decompositions
 // (kernels.Tuning has no field for it yet); zero otherwise.
 func gemmShape() kernels.GemmShape {
 	var s kernels.GemmShape
 	if v := os.Getenv("NDCONV_GEMM_SHAPE"); v != "" {
-		var volatile int
-		fmt.Sscanf(v, "%d,%d,%d,%d,%d,%d,%d,%d", &s.MX, &s.RY, &s.NTW, &s.WarpsN, &s.WarpsY, &s.Stages, &s.MinBlocks, &volatile)
-		s.Volatile = volatile == 1
+		var reorder int
+		fmt.Sscanf(v, "%d,%d,%d,%d,%d,%d,%d,%d", &s.MX, &s.RY, &s.NTW, &s.WarpsN, &s.WarpsY, &s.Stages, &s.MinBlocks, &reorder)
+		s.Reorder = reorder == 1
 	}
 	return s
 }
