@@ -50,4 +50,15 @@ func TestGemmOffered(t *testing.T) {
 	if _, _, err := choose(q, "cuda", Options{Method: Gemm}); err == nil || !strings.Contains(err.Error(), "float64") {
 		t.Errorf("gemm on float64: %v", err)
 	}
+	// --device auto --method gemm: the CUDA GPU where there is one, else
+	// the CPU's refusal.
+	defer func(f func() (Device, bool)) { usableGPU = f }(usableGPU)
+	usableGPU = func() (Device, bool) { return Device{Kind: "cuda"}, true }
+	if dev, c := autoDevice(p, Options{Method: Gemm}); dev.Kind != "cuda" || !strings.Contains(c.Reason, "gemm") {
+		t.Errorf("auto device for gemm with a CUDA GPU: %v (%s)", dev, c.Reason)
+	}
+	usableGPU = func() (Device, bool) { return Device{}, false }
+	if _, err := New(p, Options{Method: Gemm}); err == nil || !strings.Contains(err.Error(), "CUDA's tensor cores") {
+		t.Errorf("auto device for gemm without a GPU: %v", err)
+	}
 }

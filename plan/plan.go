@@ -563,6 +563,13 @@ func autoDevice(p *nd.Problem, opt Options) (Device, Choice) {
 	if err := kernels.CheckDTypes(p); err != nil {
 		return cpuDev, Choice{Reason: "cpu (the GPU kernels do not take " + p.In.String() + " to " + p.Out.String() + ")"}
 	}
+	if opt.Method == Gemm {
+		// Only CUDA runs it: no estimate to compare.
+		if gpu, ok := usableGPU(); ok && gpu.Kind == (cudaBackend{}).Name() {
+			return gpu, Choice{Reason: gpu.String() + " (gemm runs on CUDA's tensor cores only)"}
+		}
+		return cpuDev, Choice{Reason: "cpu (no CUDA GPU for gemm)"} // New reports the error
+	}
 	cpuImpl, cpuCost, err := choose(p, cpuDev.Kind, opt)
 	if err != nil {
 		return cpuDev, Choice{Reason: "cpu"} // New reports the error
