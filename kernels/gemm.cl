@@ -44,7 +44,7 @@
 // B_HELD, OUT_PAIR (float32 output of an even bank: pairs stored as one
 // float2), STAGES (2: the tiles double-buffered, see stage_fetch; 1: one
 // tile, staged between two barriers), MIN_BLOCKS (__launch_bounds__'s
-// blocks per multiprocessor).
+// blocks per multiprocessor; 0: none), MMA_VOLATILE.
 //
 // Weights (taps, float4 each): [t][jy][c][n-tile of the whole padded
 // bank][lane] = {b0_hi, b1_hi, b0_lo, b1_lo}, the lane's B fragment: b0 =
@@ -200,7 +200,15 @@ INLINE void stage_put(LOCAL_PTR float* tile, const IN_T* pre, unsigned outside, 
 	} while (0)
 #endif
 
-extern "C" __global__ void __launch_bounds__(THREADS, MIN_BLOCKS) correlate_gemm(
+// With MIN_BLOCKS 0, no blocks-per-multiprocessor hint: on the H100,
+// __launch_bounds__(THREADS, 1) made S000's bank of 8 26 % slower
+// (docs/perf/gemm.md, call 3).
+#if MIN_BLOCKS > 0
+#define GEMM_BOUNDS __launch_bounds__(THREADS, MIN_BLOCKS)
+#else
+#define GEMM_BOUNDS __launch_bounds__(THREADS)
+#endif
+extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 	__global const IN_T* restrict in,
 	__global OUT_T* restrict out,
 	__global const float4* restrict taps,

@@ -205,7 +205,7 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 		fmt.Sprintf("IN_SPLIT=%d", b2i(!inExactTF32(p.In))),
 		fmt.Sprintf("B_HELD=%d", b2i(held)),
 		fmt.Sprintf("STAGES=%d", s.Stages),
-		fmt.Sprintf("MIN_BLOCKS=%d", max(s.MinBlocks, 1)),
+		fmt.Sprintf("MIN_BLOCKS=%d", max(s.MinBlocks, 0)),
 		fmt.Sprintf("MMA_VOLATILE=%d", b2i(!s.Reorder)),
 		fmt.Sprintf("OUT_PAIR=%d", b2i(p.Out == nd.Float32 && bank%2 == 0)),
 	)

@@ -422,7 +422,7 @@ func TestGemmCUDASyntax(t *testing.T) {
 			t.Fatal(err)
 		}
 		var b strings.Builder
-		b.WriteString("#define __launch_bounds__(n, m)\nunsigned __float_as_uint(float);\nfloat __uint_as_float(unsigned);\n")
+		b.WriteString("#define __launch_bounds__(...)\nunsigned __float_as_uint(float);\nfloat __uint_as_float(unsigned);\n")
 		for _, d := range l.Defines {
 			name, value, _ := strings.Cut(d, "=")
 			fmt.Fprintf(&b, "#define %s %s\n", name, value)
