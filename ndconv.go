@@ -46,9 +46,10 @@ const (
 	Direct    = plan.Direct
 	Separable = plan.Separable
 	FFT       = plan.FFT
+	Gemm      = plan.Gemm
 )
 
-// ParseMethod accepts auto, direct, separable and fft, as Options.Method's
+// ParseMethod accepts auto, direct, separable, fft and gemm, as Options.Method's
 // text (the C API's "method" field, the CLI's --method).
 func ParseMethod(s string) (Method, error) { return plan.ParseMethod(s) }
 

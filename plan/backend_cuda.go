@@ -81,6 +81,7 @@ var cudaBinding = gpuBinding{
 	planner:    func(d Device) (gpu.Planner, error) { return cuda.Planner(d.Index) },
 	fftWhy:     cudaFFTWhy,
 	fftPending: true,
+	gemm:       true,
 }
 
 // cudaFFTWhy says why the FFT method cannot run p on CUDA: the float32

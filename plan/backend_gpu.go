@@ -24,6 +24,8 @@ type gpuBinding struct {
 	fftWhy func(*nd.Problem) error
 	// fftPending counts the FFT's kernels as one to build when warming up.
 	fftPending bool
+	// gemm offers the gemm method (CUDA's tensor cores).
+	gemm bool
 }
 
 // gpuOptions are the engine's options of a plan's.
@@ -31,7 +33,8 @@ func gpuOptions(opt Options) gpu.Options {
 	return gpu.Options{Progress: opt.Progress, Tuning: opt.Tuning, Timeline: opt.Timeline, PieceBytes: opt.PieceBytes, MemoryBudget: opt.DeviceMemory}
 }
 
-// implementations are the binding's direct, separable and FFT methods.
+// implementations are the binding's direct, separable and FFT methods,
+// and gemm where the binding has tensor-core kernels (CUDA).
 func (b gpuBinding) implementations() []Implementation {
 	newEngine := func(make func(gpu.Device, *nd.Problem, gpu.Options) (*gpu.Engine, error)) func(*nd.Problem, Options) (Runner, error) {
 		return func(p *nd.Problem, opt Options) (Runner, error) {
@@ -62,8 +65,20 @@ func (b gpuBinding) implementations() []Implementation {
 	if b.fftPending {
 		fftPending = pending(gpu.FFT)
 	}
-	return append(withPending(methods(b.name, newEngine(gpu.NewDirect), newEngine(gpu.NewSeparable)), pending(gpu.Direct), pending(gpu.Separable)),
+	impls := append(withPending(methods(b.name, newEngine(gpu.NewDirect), newEngine(gpu.NewSeparable)), pending(gpu.Direct), pending(gpu.Separable)),
 		fftOn(b.name, b.fftWhy, newFFT, fftPending))
+	if b.gemm {
+		newGemm := func(p *nd.Problem, opt Options) (Runner, error) {
+			dev, err := b.open(opt.Device)
+			if err != nil {
+				return nil, err
+			}
+			return gpu.NewGemm(dev, func() (gpu.Device, error) { return b.open(opt.Device) }, p, gpuOptions(opt))
+		}
+		why := func(p *nd.Problem) error { return gpu.GemmWhy(b.name, p) }
+		impls = append(impls, gemmOn(b.name, why, newGemm, pending(gpu.Gemm)))
+	}
+	return impls
 }
 
 // openMemory opens the device's memory: arrays are gpu.Arrays, moved on

@@ -26,17 +26,21 @@ const (
 	Direct
 	Separable
 	FFT
+	// Gemm is an implicit GEMM on CUDA's tensor cores, float32-accurate
+	// by splitting into TF32 parts (internal/gpu/gemm.go): fast family.
+	Gemm
 )
 
-var methodNames = [...]string{"auto", "direct", "separable", "fft"}
+var methodNames = [...]string{"auto", "direct", "separable", "fft", "gemm"}
 
 func (m Method) String() string { return nd.EnumName(methodNames[:], m, "Method") }
 
 // Exact reports whether m belongs to the exact family (direct and
-// separable: the same bits on every device); FFT differs by rounding.
+// separable: the same bits on every device); FFT and gemm differ by
+// rounding.
 func (m Method) Exact() bool { return m == Direct || m == Separable }
 
-// ParseMethod accepts auto, direct, separable and fft.
+// ParseMethod accepts auto, direct, separable, fft and gemm.
 func ParseMethod(s string) (Method, error) { return nd.ParseEnum[Method](methodNames[:], s, "method") }
 
 // Device names a backend and, for GPUs, which device of it.
@@ -122,6 +126,12 @@ func Implementations() []Implementation {
 // backend's own limits (cuFFT's) to fftconv.Supported.
 func fftOn(device string, why func(*nd.Problem) error, prepare func(*nd.Problem, Options) (Runner, error), pending func(*nd.Problem, Options) (int, error)) Implementation {
 	return Implementation{Device: device, Method: FFT, Supports: func(p *nd.Problem) bool { return why(p) == nil }, Why: why, Cost: FFTCost, Prepare: prepare, Pending: pending}
+}
+
+// gemmOn is CUDA's gemm implementation: why says why the tensor-core
+// kernel cannot run a problem; auto does not choose it (choose).
+func gemmOn(device string, why func(*nd.Problem) error, prepare func(*nd.Problem, Options) (Runner, error), pending func(*nd.Problem, Options) (int, error)) Implementation {
+	return Implementation{Device: device, Method: Gemm, Supports: func(p *nd.Problem) bool { return why(p) == nil }, Why: why, Cost: DirectCost, Prepare: prepare, Pending: pending}
 }
 
 // fastMargin is how much cheaper than the best exact method a method of
@@ -355,7 +365,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 // checkMethod refuses a method the options cannot have: an unknown one,
 // or one of the fast family under Exact.
 func checkMethod(opt Options) error {
-	if opt.Method > FFT {
+	if opt.Method > Gemm {
 		return &nd.UnsupportedError{What: "method", Value: opt.Method.String()}
 	}
 	if opt.Exact && opt.Method != Auto && !opt.Method.Exact() {
@@ -396,6 +406,13 @@ func newEmpty(p *nd.Problem, opt Options) (*Executable, error) {
 		return nil, err
 	}
 	method := Direct
+	if opt.Method == Gemm {
+		// The CPU has no gemm: check it against the device named.
+		if _, _, err := choose(p, dev.Kind, opt); err != nil {
+			return nil, err
+		}
+		return &Executable{Problem: p, Device: dev, Method: Gemm, Choice: choice, run: emptyRunner{}}, nil
+	}
 	if opt.Method != Auto {
 		// The CPU's implementations have every device's support tests,
 		// without a GPU library loaded for them (cuFFT's).
@@ -433,6 +450,9 @@ func choose(p *nd.Problem, kind string, opt Options) (*Implementation, float64, 
 		if opt.Method != Auto && impl.Method != opt.Method {
 			continue
 		}
+		if opt.Method == Auto && impl.Method == Gemm {
+			continue // not chosen by auto yet: no cost model of the tensor cores
+		}
 		ofMethod = true
 		if !impl.Supports(p) {
 			if impl.Why != nil && opt.Method != Auto {
@@ -462,6 +482,8 @@ func choose(p *nd.Problem, kind string, opt Options) (*Implementation, float64, 
 	switch {
 	case !onDevice:
 		return nil, 0, &UnavailableError{Device: Device{Kind: kind}, Reason: "this build has no " + kind + " backend yet"}
+	case !ofMethod && opt.Method == Gemm:
+		return nil, 0, &nd.ArgumentError{Arg: "method", Msg: "gemm runs on CUDA's tensor cores only (mma.sync through NVRTC), not on " + kind}
 	case !ofMethod:
 		return nil, 0, &nd.UnsupportedError{What: "method", Value: opt.Method.String(), Supported: "on " + kind + ": " + methodsOn(kind)}
 	case best == nil && opt.Method == Separable:
@@ -540,6 +562,13 @@ func autoDevice(p *nd.Problem, opt Options) (Device, Choice) {
 	cpuDev := hostDevice()
 	if err := kernels.CheckDTypes(p); err != nil {
 		return cpuDev, Choice{Reason: "cpu (the GPU kernels do not take " + p.In.String() + " to " + p.Out.String() + ")"}
+	}
+	if opt.Method == Gemm {
+		// Only CUDA runs it: no estimate to compare.
+		if gpu, ok := usableGPU(); ok && gpu.Kind == (cudaBackend{}).Name() {
+			return gpu, Choice{Reason: gpu.String() + " (gemm runs on CUDA's tensor cores only)"}
+		}
+		return cpuDev, Choice{Reason: "cpu (no CUDA GPU for gemm)"} // New reports the error
 	}
 	cpuImpl, cpuCost, err := choose(p, cpuDev.Kind, opt)
 	if err != nil {

@@ -16,6 +16,7 @@ const (
 	Direct Method = iota
 	Separable
 	FFT
+	Gemm
 )
 
 // Pending counts the kernels an engine of method m for p would build that
@@ -27,6 +28,8 @@ func Pending(dev Planner, m Method, p *nd.Problem, opt Options) (int, error) {
 	switch m {
 	case FFT:
 		return 1, nil
+	case Gemm:
+		meth = gemm{}
 	case Separable:
 		if !p.Separable() {
 			return 0, nil

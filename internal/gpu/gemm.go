@@ -1,0 +1,227 @@
+package gpu
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"math"
+	"os"
+	"runtime"
+	"sync"
+
+	"github.com/ndconv/ndconv/internal/fftconv"
+	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// GemmEngine executes one problem by the gemm method (kernels/gemm.cl):
+// an implicit GEMM on the tensor cores, float32-accurate by splitting
+// weights (and inputs TF32 does not hold) into TF32 high and low parts.
+// Results differ from the direct method by rounding, within
+// kernels.GemmErrorBound. gemm.cl multiplies every weight, zero ones
+// too, so an input holding NaN or Inf (or values whose products could
+// overflow float32) runs the direct method, whose bits those outputs
+// must carry, as the FFT engine does.
+type GemmEngine struct {
+	*Engine
+	absSum float64
+
+	mu     sync.Mutex
+	direct *Engine // the fallback, made when first needed
+	opened func() (Device, error)
+}
+
+// GemmWhy says why the gemm method cannot run p on a device of backend
+// (nil: it can): it is CUDA's (inline PTX mma.sync), and the problem must
+// be one kernels.GemmWhy takes.
+func GemmWhy(backend string, p *nd.Problem) error {
+	if backend != "cuda" {
+		return fmt.Errorf("gemm runs on CUDA's tensor cores (mma.sync through NVRTC); %s has no such path", backend)
+	}
+	return kernels.GemmWhy(p)
+}
+
+// NewGemm prepares p for the gemm method on dev, which the engine holds;
+// reopen opens the device again for the direct method's fallback.
+func NewGemm(dev Device, reopen func() (Device, error), p *nd.Problem, opt Options) (*GemmEngine, error) {
+	if err := GemmWhy(dev.Backend(), p); err != nil {
+		dev.Close()
+		return nil, &nd.UnsupportedError{What: "problem for the gemm method", Value: err.Error()}
+	}
+	e, err := newEngine(dev, p, opt, gemm{})
+	if err != nil {
+		return nil, err
+	}
+	return &GemmEngine{Engine: e, absSum: fftconv.AbsSum(p), opened: reopen}, nil
+}
+
+// gemmShape is the decomposition NDCONV_GEMM_SHAPE ("MX,RY,NTW,WN,WY[,STAGES[,MINBLOCKS[,REORDER]]]")
+// asks for: the bench's and the tests' way to compare decompositions
+// (kernels.Tuning has no field for it yet); zero otherwise.
+func gemmShape() kernels.GemmShape {
+	var s kernels.GemmShape
+	if v := os.Getenv("NDCONV_GEMM_SHAPE"); v != "" {
+		var reorder int
+		fmt.Sscanf(v, "%d,%d,%d,%d,%d,%d,%d,%d", &s.MX, &s.RY, &s.NTW, &s.WarpsN, &s.WarpsY, &s.Stages, &s.MinBlocks, &reorder)
+		s.Reorder = reorder == 1
+	}
+	return s
+}
+
+// gemm is the gemm kernel family: one launch.
+type gemm struct{}
+
+func (e *Engine) gemmOptions() kernels.GemmOptions {
+	lim := e.plan.Limits()
+	return kernels.GemmOptions{MaxGroupsYZ: lim.MaxGroupsYZ, MaxLocalBytes: lim.MaxLocalBytes, Shape: gemmShape()}
+}
+
+func (gemm) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer) (*prepared, error) {
+	pr := &prepared{}
+	l, err := kernels.NewGemm(p, e.gemmOptions())
+	if err != nil || l == nil {
+		return pr, err
+	}
+	return pr, e.prepareLaunch(pr, l, in, out)
+}
+
+func (gemm) describe(e *Engine, p *nd.Problem) string {
+	if l, err := kernels.NewGemm(p, e.gemmOptions()); err == nil && l != nil {
+		return l.Describe()
+	}
+	return ""
+}
+
+func (gemm) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
+
+func (gemm) launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
+	l, err := kernels.NewGemm(p, e.gemmOptions())
+	if err != nil || l == nil {
+		return nil, err
+	}
+	return []*kernels.Launch{l}, nil
+}
+
+// Close releases the engine and the direct fallback's.
+func (e *GemmEngine) Close() error {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	var errs []error
+	if e.direct != nil {
+		errs = append(errs, e.direct.Close())
+	}
+	return errors.Join(append(errs, e.Engine.Close())...)
+}
+
+// gemmOverflow bounds absSum·maxAbs where the split products stay finite:
+// a TF32 high part may round up past a float32 value's magnitude, and
+// the partial sums must not overflow where the direct method's do not.
+const gemmOverflow = 0x1p120
+
+// needsDirect reports whether src must run by the direct method.
+func (e *GemmEngine) needsDirect(src nd.Array) bool {
+	if src.DType().IsInteger() {
+		return false // integers are finite and far from overflow
+	}
+	nonFinite, maxAbs := fftconv.ScanInput(e.p, src, runtime.GOMAXPROCS(0))
+	return nonFinite > 0 || !(maxAbs*e.absSum <= gemmOverflow) || math.IsInf(maxAbs, 0)
+}
+
+func (e *GemmEngine) directEngine() (*Engine, error) {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	if e.direct == nil {
+		dev, err := e.opened()
+		if err != nil {
+			return nil, err
+		}
+		d, err := NewDirect(dev, e.p, e.opt)
+		if err != nil {
+			return nil, err
+		}
+		e.direct = d
+	}
+	return e.direct, nil
+}
+
+// UsedDirect reports whether the engine has run the direct method for an
+// input the gemm method cannot carry.
+func (e *GemmEngine) UsedDirect() bool {
+	e.mu.Lock()
+	defer e.mu.Unlock()
+	return e.direct != nil
+}
+
+// Execute correlates host arrays by the gemm method or, for inputs it
+// cannot carry, the direct method.
+func (e *GemmEngine) Execute(ctx context.Context, dst, src nd.Array) error {
+	if err := checkArrays(e.p, dst, src); err != nil {
+		return err
+	}
+	if e.needsDirect(src) {
+		d, err := e.directEngine()
+		if err != nil {
+			return err
+		}
+		return d.Execute(ctx, dst, src)
+	}
+	return e.Engine.Execute(ctx, dst, src)
+}
+
+// deviceNeedsDirect checks the arrays and, for float data, reads src back
+// to look for NaN, Inf and overflow.
+func (e *GemmEngine) deviceNeedsDirect(dst, src *Array) (bool, error) {
+	if err := e.checkDeviceArrays(dst, src); err != nil {
+		return false, err
+	}
+	if src.DType.IsInteger() {
+		return false, nil
+	}
+	host, err := nd.New(src.DType, src.Shape...)
+	if err != nil {
+		return false, err
+	}
+	err = e.begin(context.Background(), false)
+	if err == nil {
+		err = src.Read(e.queue, host.Bytes())
+	}
+	e.Engine.mu.Unlock()
+	if err != nil {
+		return false, err
+	}
+	return e.needsDirect(host), nil
+}
+
+// ExecuteDevice correlates device arrays; float input is read back once
+// to look for NaN, Inf and overflow.
+func (e *GemmEngine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
+	direct, err := e.deviceNeedsDirect(dst, src)
+	if err != nil {
+		return err
+	}
+	if direct {
+		d, err := e.directEngine()
+		if err != nil {
+			return err
+		}
+		return d.ExecuteDevice(ctx, dst, src)
+	}
+	return e.Engine.ExecuteDevice(ctx, dst, src)
+}
+
+// TimeDevice times the method on device arrays (the input's scan comes
+// before, untimed).
+func (e *GemmEngine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
+	direct, err := e.deviceNeedsDirect(dst, src)
+	if err != nil {
+		return nil, err
+	}
+	if direct {
+		d, err := e.directEngine()
+		if err != nil {
+			return nil, err
+		}
+		return d.TimeDevice(dst, src, repeats)
+	}
+	return e.Engine.TimeDevice(dst, src, repeats)
+}

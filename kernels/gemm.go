@@ -1,0 +1,289 @@
+package kernels
+
+import (
+	"fmt"
+	"math"
+	"slices"
+
+	"github.com/ndconv/ndconv/nd"
+)
+
+// GemmShape is the work decomposition of gemm.cl: a block of WarpsN ×
+// WarpsY warps, each computing RY output rows by MX m-tiles of 16 output
+// elements for NTW n-tiles of 8 kernels. Zero fields take
+// DefaultGemmShape's.
+//
+// Stages is 2 to double-buffer the staged tiles (the next outer tap's
+// loads in flight during this one's products, one barrier per tap), 1
+// for one tile between two barriers; 0 takes 2 where each thread's share
+// of a tile is at most gemmMaxStageN values.
+//
+// MinBlocks, where positive, asks the compiler to fit that many blocks
+// per multiprocessor (__launch_bounds__), capping each thread's registers.
+type GemmShape struct {
+	MX, RY, NTW, WarpsN, WarpsY int
+	Stages                      int
+	MinBlocks                   int
+	// Reorder lets the compiler schedule the mma instructions around the
+	// fragment loads (asm without volatile); the default keeps them in
+	// program order (asm volatile), the order measured on the device.
+	Reorder bool
+}
+
+func (s GemmShape) String() string {
+	d := fmt.Sprintf("%dx%d warps, %d rows x %d elements x %d kernels each", s.WarpsN, s.WarpsY, s.RY, 16*s.MX, 8*s.NTW)
+	if s.Stages == 2 {
+		d += ", double-buffered"
+	}
+	if s.MinBlocks > 0 {
+		d += fmt.Sprintf(", %d blocks per multiprocessor", s.MinBlocks)
+	}
+	if s.Reorder {
+		d += ", mma reordered"
+	}
+	return d
+}
+
+// gemmMaxStageN bounds the values a thread holds in registers for the
+// next tile when double-buffering (and gemm.cl's bit mask of them).
+const gemmMaxStageN = 16
+
+func (s GemmShape) describe() string { return "tensor cores (3xTF32), " + s.String() }
+
+// GemmOptions are the limits NewGemm plans within.
+type GemmOptions struct {
+	// MaxGroupsYZ bounds the grid's y and z extents (65535 on CUDA).
+	MaxGroupsYZ int
+	// MaxLocalBytes bounds the staged tile (static shared memory); 0
+	// takes 48 KiB.
+	MaxLocalBytes int
+	// Shape fixes the decomposition (experiments); zero fields take the
+	// default's.
+	Shape GemmShape
+}
+
+// gemmMaxTiles bounds the taps' n-tiles (8 kernels each) a block covers;
+// larger banks run in groups (grid X).
+const gemmMaxTiles = 4
+
+// gemmHeldRegs bounds the weight registers a warp holds for a whole outer
+// tap (B_HELD: 4 per float4).
+const gemmHeldRegs = 64
+
+// DefaultGemmShape is the decomposition for a bank of bank kernels with ky
+// kernel rows: 8 output rows per warp (each A fragment then feeds up to
+// KY rows), n-tiles over warps (two per warp where the bank has four),
+// 4 warps a block, double-buffered. Measured on the H100 for S000
+// (docs/perf/gemm.md): banks of 8, 16 and 32 ran fastest so among the
+// shapes tried.
+func DefaultGemmShape(bank, ky int) GemmShape {
+	nt := min(ceilDiv(bank, 8), gemmMaxTiles)
+	s := GemmShape{MX: 1, RY: 8, NTW: 1, WarpsN: nt, Stages: 2}
+	if nt == 4 {
+		s.NTW, s.WarpsN = 2, 2
+	}
+	s.WarpsY = max(1, 4/s.WarpsN)
+	if ky == 1 {
+		s.RY, s.MX = 1, 4
+		s.WarpsY = max(1, 8/s.WarpsN)
+	}
+	return s
+}
+
+// GemmWhy says why the gemm method cannot run p (nil: it can): it needs
+// float32 accumulation (float64 and wide integer data run exactly by the
+// other methods), finite weights and cval, and at most 256 kernels.
+func GemmWhy(p *nd.Problem) error {
+	if err := CheckDTypes(p); err != nil {
+		return err
+	}
+	if p.Wide {
+		return fmt.Errorf("gemm accumulates in float32, and %v data or %v output needs float64", p.In, p.Out)
+	}
+	if len(p.Kernels) > 256 {
+		return fmt.Errorf("gemm takes banks of at most 256 kernels, not %d", len(p.Kernels))
+	}
+	for _, k := range p.Kernels {
+		if len(k.Imag) > 0 {
+			return fmt.Errorf("gemm takes real kernels")
+		}
+		for _, w := range k.Dense {
+			if f := float32(w); math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
+				return fmt.Errorf("gemm needs finite float32 weights (a weight is %v)", w)
+			}
+		}
+	}
+	if p.Border == nd.Constant && (math.IsInf(float64(float32(p.CVal)), 0) || math.IsNaN(p.CVal)) {
+		return fmt.Errorf("gemm needs a finite cval (%v)", p.CVal)
+	}
+	return nil
+}
+
+// inExactTF32 reports whether every value of dtype d is exact in TF32
+// (11 significant bits): 8-bit integers.
+func inExactTF32(d nd.DType) bool { return d == nd.Uint8 || d == nd.Int8 }
+
+// NewGemm specialises the gemm method (gemm.cl) for p. It returns nil, nil
+// when the output is empty.
+func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
+	if err := GemmWhy(p); err != nil {
+		return nil, &nd.UnsupportedError{What: "problem for the gemm method", Value: err.Error()}
+	}
+	if slices.Contains(p.OutShape, 0) || slices.Contains(p.InShape, 0) {
+		return nil, nil
+	}
+	if opt.MaxGroupsYZ <= 0 {
+		opt.MaxGroupsYZ = 65535
+	}
+	outer, y, x, c := canonical(problemAxes(p))
+	bank := len(p.Kernels)
+	s := DefaultGemmShape(bank, y.k)
+	for _, f := range []struct {
+		dst *int
+		v   int
+	}{{&s.MX, opt.Shape.MX}, {&s.RY, opt.Shape.RY}, {&s.NTW, opt.Shape.NTW}, {&s.WarpsN, opt.Shape.WarpsN}, {&s.WarpsY, opt.Shape.WarpsY}, {&s.Stages, opt.Shape.Stages}, {&s.MinBlocks, opt.Shape.MinBlocks}} {
+		if f.v > 0 {
+			*f.dst = f.v
+		}
+	}
+	nt := s.WarpsN * s.NTW
+	groups := ceilDiv(ceilDiv(bank, 8), nt)
+	kch := ceilDiv(x.k, 8)
+	outerTaps, planes := 1, 1
+	l := &Launch{Family: "gemm", Name: "correlate_gemm", CVal: p.CVal, Shape: s}
+	for _, a := range outer {
+		l.Outer = append(l.Outer, int32(a.in), int32(a.out), int32(a.k), int32(a.shift))
+		outerTaps *= a.k
+		planes *= a.out
+	}
+	if len(l.Outer) == 0 {
+		l.Outer = []int32{0}
+	}
+	if outerTaps*y.k*x.k != len(p.Kernels[0].Dense) {
+		return nil, fmt.Errorf("kernels: canonical form has %d taps, the kernel %d", outerTaps*y.k*x.k, len(p.Kernels[0].Dense))
+	}
+	l.Taps = gemmTaps(p, outerTaps, y.k, x.k, kch, nt*groups)
+	tileX, tileY := 16*s.MX, s.RY*s.WarpsY
+	groupsY := ceilDiv(y.out, tileY)
+	if groupsY > opt.MaxGroupsYZ {
+		return nil, &nd.UnsupportedError{What: "axis length", Value: fmt.Sprint(y.out), Supported: fmt.Sprintf("at most %d rows in one launch", opt.MaxGroupsYZ*tileY)}
+	}
+	l.Local = [3]int{32 * s.WarpsN * s.WarpsY, 1, 1}
+	l.Groups = [3]int{ceilDiv(x.out*c, tileX) * groups, groupsY, min(planes, opt.MaxGroupsYZ)}
+	l.Scalars = []int64{int64(y.in), int64(x.in), int64(y.out), int64(x.out), int64(planes)}
+	l.LocalBytes = (tileY + y.k - 1) * (tileX + (8*kch-1)*c + 1) * 4
+	if opt.MaxLocalBytes <= 0 {
+		opt.MaxLocalBytes = 48 << 10
+	}
+	if l.LocalBytes > opt.MaxLocalBytes {
+		return nil, &nd.UnsupportedError{What: "kernel extent for the gemm method", Value: fmt.Sprint(p.KShape), Supported: fmt.Sprintf("kernels whose staged tile fits %d bytes of shared memory", opt.MaxLocalBytes)}
+	}
+	held := y.k*kch*s.NTW*4 <= gemmHeldRegs
+	threads := 32 * s.WarpsN * s.WarpsY
+	stageN := ceilDiv((tileY+y.k-1)*(tileX+(8*kch-1)*c), threads)
+	if s.Stages != 1 && s.Stages != 2 {
+		s.Stages = 2
+	}
+	if stageN > gemmMaxStageN || 2*l.LocalBytes > opt.MaxLocalBytes {
+		s.Stages = 1
+	}
+	l.LocalBytes *= s.Stages
+	s.Reorder = opt.Shape.Reorder
+	l.Shape = s
+	l.Defines = append(typeDefines(p),
+		fmt.Sprintf("BORDER=%d", p.Border),
+		fmt.Sprintf("BANK=%d", bank),
+		fmt.Sprintf("KY=%d", y.k), fmt.Sprintf("KX=%d", x.k),
+		fmt.Sprintf("SHIFT_Y=%d", y.shift), fmt.Sprintf("SHIFT_X=%d", x.shift),
+		fmt.Sprintf("C=%d", c),
+		fmt.Sprintf("NOUTER=%d", len(outer)),
+		fmt.Sprintf("OUTER_TAPS=%d", outerTaps),
+		fmt.Sprintf("KCH=%d", kch),
+		fmt.Sprintf("MX=%d", s.MX), fmt.Sprintf("RY=%d", s.RY), fmt.Sprintf("NTW=%d", s.NTW),
+		fmt.Sprintf("WARPS_N=%d", s.WarpsN), fmt.Sprintf("WARPS_Y=%d", s.WarpsY),
+		fmt.Sprintf("BANK_GROUPS=%d", groups),
+		fmt.Sprintf("IN_SPLIT=%d", b2i(!inExactTF32(p.In))),
+		fmt.Sprintf("B_HELD=%d", b2i(held)),
+		fmt.Sprintf("STAGES=%d", s.Stages),
+		fmt.Sprintf("MIN_BLOCKS=%d", max(s.MinBlocks, 0)),
+		fmt.Sprintf("MMA_VOLATILE=%d", b2i(!s.Reorder)),
+		fmt.Sprintf("OUT_PAIR=%d", b2i(p.Out == nd.Float32 && bank%2 == 0)),
+	)
+	slices.Sort(l.Defines)
+	return l, nil
+}
+
+// gemmTaps lays the weights out as gemm.cl reads them: per outer tap t,
+// kernel row jy, chunk c of 8 taps along X and n-tile nt of the padded
+// bank (ntAll n-tiles), for each lane (g = lane/4, q = lane%4) the float4
+// {hi(b0), hi(b1), lo(b0), lo(b1)} with b0 = W[jx = 8c + q][kernel 8nt +
+// g], b1 at jx + 4; zero beyond the kernel's X extent and the bank.
+func gemmTaps(p *nd.Problem, outerTaps, ky, kx, kch, ntAll int) []float64 {
+	bank := len(p.Kernels)
+	taps := make([]float64, outerTaps*ky*kch*ntAll*32*4)
+	i := 0
+	for t := range outerTaps {
+		for jy := range ky {
+			for c := range kch {
+				for nt := range ntAll {
+					for lane := range 32 {
+						g, q := lane/4, lane%4
+						k := 8*nt + g
+						for h, jx := range []int{8*c + q, 8*c + q + 4} {
+							w := float32(0)
+							if k < bank && jx < kx {
+								w = float32(p.Kernels[k].Dense[(t*ky+jy)*kx+jx])
+							}
+							hi, lo := SplitTF32(w)
+							taps[i+h], taps[i+2+h] = float64(hi), float64(lo)
+						}
+						i += 4
+					}
+				}
+			}
+		}
+	}
+	return taps
+}
+
+// RoundTF32 rounds a float32 to the nearest TF32 value (10 fraction bits),
+// ties away from zero, as PTX's cvt.rna.tf32.f32 does.
+func RoundTF32(x float32) float32 {
+	b := math.Float32bits(x)
+	if e := b >> 23 & 0xff; e == 0xff {
+		return x // Inf, NaN
+	}
+	b += 1 << 12
+	return math.Float32frombits(b &^ (1<<13 - 1))
+}
+
+// SplitTF32 splits x into hi = RoundTF32(x) and lo = RoundTF32(x − hi):
+// hi + lo keeps about 22 of x's 24 significant bits (|x − hi − lo| ≤
+// 2⁻²²·|x|, or a subnormal's spacing).
+func SplitTF32(x float32) (hi, lo float32) {
+	hi = RoundTF32(x)
+	return hi, RoundTF32(x - hi)
+}
+
+// GemmErrorBound bounds |gemm − exact| for one output of p, relative to
+// absSum·maxAbs (Σ|w| of the largest kernel times the largest |x| of the
+// extended input): the weights' and (for inputs TF32 does not hold) the
+// inputs' split loses at most 2⁻²¹ of each product, and each of the
+// accumulator's additions — one per mma, 2 or 3 per chunk of 8 taps,
+// whatever rounding the tensor cores use inside an mma — at most 2⁻²³ of
+// the running sum: (2 or 3)·chunks·2⁻²³ + 2⁻²¹ in all. It is at most the
+// a-priori bound of a float32 direct sum of the same taps (taps·2⁻²⁴)
+// wherever a chunk's 8 slots are at least half used; the tests measure
+// the actual error against it.
+func GemmErrorBound(p *nd.Problem, absSum, maxAbs float64) float64 {
+	outer, y, x, _ := canonical(problemAxes(p))
+	chunks := y.k * ceilDiv(x.k, 8)
+	for _, a := range outer {
+		chunks *= a.k
+	}
+	products := 2.0
+	if !inExactTF32(p.In) {
+		products = 3
+	}
+	return (products*float64(chunks)*0x1p-23 + 0x1p-21) * absSum * maxAbs
+}
