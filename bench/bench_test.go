@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/internal/ref"
-	"github.com/ndconv/ndconv/plan"
 )
 
 func TestRooflineArithmetic(t *testing.T) {
@@ -147,7 +147,11 @@ func TestData(t *testing.T) {
 // TestResultJSON pins the field names bench/README.md promises.
 func TestResultJSON(t *testing.T) {
 	w := Complete(Workload{Set: "custom", ID: "x", Shape: []int{64, 64}, DType: "float32", Kernel: []int{3, 3}})
-	r, err := Run(t.Context(), w, Options{Device: plan.Device{Kind: "cpu"}, Workers: 1, Repeats: 3}, "cpu", Roofline{CopyGBps: 10, FMAGFlops: 10})
+	cpu, err := ndconv.ParseDevice("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(t.Context(), w, Options{Device: cpu, Workers: 1, Repeats: 3}, "cpu", Roofline{CopyGBps: 10, FMAGFlops: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,7 +179,7 @@ func TestResultJSON(t *testing.T) {
 	}
 	// A workload that cannot run is a result with a note, not an error.
 	bad := Complete(Workload{ID: "bad", Shape: []int{4}, DType: "float32", Kernel: []int{9}, Mode: "valid"})
-	r, err = Run(t.Context(), bad, Options{Device: plan.Device{Kind: "cpu"}, Repeats: 1}, "cpu", Roofline{})
+	r, err = Run(t.Context(), bad, Options{Device: cpu, Repeats: 1}, "cpu", Roofline{})
 	if err != nil || r.MsMedian != nil || r.Note == "" {
 		t.Errorf("an impossible workload: %+v, %v", r, err)
 	}
