@@ -42,7 +42,7 @@ type BenchPlan struct {
 
 // NewBenchPlan plans p (a normalized nd.Spec) with opt.
 func NewBenchPlan(p *nd.Problem, opt BenchOptions) (*BenchPlan, error) {
-	popt := plan.Options{Device: opt.Device.d, Method: opt.Method, Workers: opt.Workers,
+	popt := plan.Options{Device: opt.Device.dev(), Method: opt.Method, Workers: opt.Workers,
 		Tuning: opt.Tuning.t, NoTuningCache: opt.NoTuningCache}
 	var tl *chunk.Timeline
 	if opt.Timeline {
@@ -60,7 +60,7 @@ func NewBenchPlan(p *nd.Problem, opt BenchOptions) (*BenchPlan, error) {
 func (b *BenchPlan) Method() Method { return b.exec.Method }
 
 // Device is the device the plan runs on (auto resolved).
-func (b *BenchPlan) Device() DeviceName { return DeviceName{b.exec.Device} }
+func (b *BenchPlan) Device() DeviceName { return name(b.exec.Device) }
 
 // Implementation names the kernel implementations and parameters the plan
 // runs on a GPU ("" on the CPU).
@@ -162,7 +162,7 @@ type Roofline struct {
 // on each of workers goroutines; on a GPU kernels/roofline.cl between the
 // device's events. dev must name a device (not auto: resolve it first).
 func MeasureRoofline(dev DeviceName, workers int) (Roofline, error) {
-	r, err := plan.MeasureRoofline(dev.d, workers)
+	r, err := plan.MeasureRoofline(dev.dev(), workers)
 	if err != nil {
 		return Roofline{}, err
 	}

@@ -7,7 +7,24 @@ import "github.com/ndconv/ndconv/plan"
 // DeviceName is auto. Tools that choose a device before planning (the
 // CLI, bench, the tuner) ask it what it names; comparing two with == tells
 // whether they name the same device.
-type DeviceName struct{ d plan.Device }
+type DeviceName struct{ d plan.Device } // auto is the zero plan.Device (name)
+
+// name is d as a DeviceName: auto ("" or "auto") the zero one, so that
+// == compares names.
+func name(d plan.Device) DeviceName {
+	if d.IsAuto() {
+		return DeviceName{}
+	}
+	return DeviceName{d}
+}
+
+// dev is the device the planner takes: auto its parsed "auto".
+func (n DeviceName) dev() plan.Device {
+	if n.IsAuto() {
+		return plan.Device{Kind: "auto"}
+	}
+	return n.d
+}
 
 // ParseDevice parses a device string as Options.Device takes it ("" or
 // auto, cpu, cuda, cuda:N, opencl, opencl:P:D); an unknown one is an
@@ -15,7 +32,7 @@ type DeviceName struct{ d plan.Device }
 // strings the library, the CLI and the C API share.
 func ParseDevice(s string) (DeviceName, error) {
 	d, err := plan.ParseDevice(s)
-	return DeviceName{d}, err
+	return name(d), err
 }
 
 // ParseDevices parses a comma-separated list of devices, as
@@ -29,7 +46,7 @@ func ParseDevices(s string) ([]DeviceName, error) {
 	}
 	names := make([]DeviceName, len(ds))
 	for i, d := range ds {
-		names[i] = DeviceName{d}
+		names[i] = name(d)
 	}
 	return names, nil
 }
@@ -61,7 +78,7 @@ func (n DeviceName) GPU() bool { return n.d.GPU() }
 // Resolve is the one device the name means: a plain opencl becomes the
 // first OpenCL GPU (else opencl:0:0); other names are themselves (auto
 // stays auto: the planner resolves it per problem).
-func (n DeviceName) Resolve() DeviceName { return DeviceName{n.d.Resolve()} }
+func (n DeviceName) Resolve() DeviceName { return name(n.d.Resolve()) }
 
 // Available is nil where the device's backend can run on this machine
 // (its driver library loads and offers a device), else why not; auto is

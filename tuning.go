@@ -54,7 +54,7 @@ func OpenTuningCache(path string) (*TuningCache, error) {
 // Store records t for p run by method m on dev (Save writes it out); a
 // device whose model and driver cannot be identified is an error.
 func (c *TuningCache) Store(dev DeviceName, p *nd.Problem, m Method, t Tuning) error {
-	return c.c.Store(dev.d, p, m, t.t)
+	return c.c.Store(dev.dev(), p, m, t.t)
 }
 
 // Len is the number of tunings stored.
@@ -74,14 +74,14 @@ func (c *TuningCache) StoreCPURates(r CPURates) { c.c.StoreCPURates(r.r) }
 
 // GPURates returns the rates stored for dev, false where none are.
 func (c *TuningCache) GPURates(dev DeviceName) (GPURates, bool) {
-	r, ok := c.c.GPURates(dev.d)
+	r, ok := c.c.GPURates(dev.dev())
 	return GPURates{r}, ok
 }
 
 // StoreGPURates records dev's rates (Save writes them out); a device whose
 // model and driver cannot be identified is an error.
 func (c *TuningCache) StoreGPURates(dev DeviceName, r GPURates) error {
-	return c.c.StoreGPURates(dev.d, r.r)
+	return c.c.StoreGPURates(dev.dev(), r.r)
 }
 
 // CPURates is what the CPU engine sustains, measured (MeasureCPURates):
@@ -125,6 +125,6 @@ func MeasureCPURates(ctx context.Context, workers int) (CPURates, error) {
 // cold). Only devices whose MeasuresRates is true are measured; others are
 // an error (they keep the default rates).
 func MeasureGPURates(ctx context.Context, dev DeviceName) (GPURates, error) {
-	r, err := plan.MeasureGPURates(ctx, dev.d)
+	r, err := plan.MeasureGPURates(ctx, dev.dev())
 	return GPURates{r}, err
 }

@@ -188,3 +188,34 @@ func TestResultJSON(t *testing.T) {
 		t.Errorf("no null median: %s", b)
 	}
 }
+
+// TestRunGPU times a workload on an OpenCL device (PoCL in CI) through the
+// root's bench plan: on device arrays, then once more from host memory
+// with a timeline. The checksum is the CPU's (the direct method gives the
+// same bits everywhere); the timeline is one chunk's three stages.
+func TestRunGPU(t *testing.T) {
+	dev, err := ndconv.ParseDevice("opencl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Available(); err != nil {
+		t.Skipf("no OpenCL: %v", err)
+	}
+	dev = dev.Resolve()
+	cpu, _ := ndconv.ParseDevice("cpu")
+	w := Complete(Workload{Set: "custom", ID: "x", Shape: []int{64, 48}, DType: "float32", Kernel: []int{5, 3}})
+	want, err := Run(t.Context(), w, Options{Device: cpu, Method: ndconv.Direct, Workers: 1, Repeats: 1}, "cpu", Roofline{})
+	if err != nil || want.MsMedian == nil {
+		t.Fatalf("on the CPU: %+v, %v", want, err)
+	}
+	r, err := Run(t.Context(), w, Options{Device: dev, Method: ndconv.Direct, Repeats: 3, NoTuningCache: true, Timeline: true}, "gpu", Roofline{})
+	if err != nil || r.MsMedian == nil {
+		t.Fatalf("on %v: %+v, %v", dev, r, err)
+	}
+	if r.System != "ndconv-opencl" || r.Method != "direct" || r.Impl == "" || r.Repeats != 3 || r.Checksum != want.Checksum {
+		t.Errorf("on %v: %+v; the CPU's checksum %v", dev, r, want.Checksum)
+	}
+	if r.Chunks != 1 || len(r.Spans) != 3 || r.Spans[0].Stage != ndconv.StageCopyIn || r.Spans[2].Stage != ndconv.StageCopyOut {
+		t.Errorf("timeline: %d chunks, %+v", r.Chunks, r.Spans)
+	}
+}
