@@ -70,8 +70,8 @@ func TestOverlap(t *testing.T) {
 	spans := []ndconv.Span{
 		{Chunk: 0, Stage: ndconv.StageCopyIn, Start: 0, End: ms(2)},
 		{Chunk: 0, Stage: ndconv.StageKernel, Start: ms(2), End: ms(6)},
-		{Chunk: 1, Stage: ndconv.StageCopyIn, Start: ms(1), End: ms(4)}, // beside chunk 0's kernel 2 ms (its copy-in does not count)
-		{Chunk: 1, Stage: ndconv.StageKernel, Start: ms(3), End: ms(5)}, // beside its own copy-in 1 ms (chunk 0's kernel does not count)
+		{Chunk: 1, Stage: ndconv.StageCopyIn, Start: ms(1), End: ms(4)},  // beside chunk 0's kernel 2 ms (its copy-in does not count)
+		{Chunk: 1, Stage: ndconv.StageKernel, Start: ms(3), End: ms(5)},  // beside its own copy-in 1 ms (chunk 0's kernel does not count)
 		{Chunk: 0, Stage: ndconv.StageCopyOut, Start: ms(6), End: ms(7)}, // touches chunk 0's kernel, overlaps nothing
 	}
 	if got := ndconv.Overlap(spans); got != ms(3) {
