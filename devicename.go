@@ -7,9 +7,9 @@ import "github.com/ndconv/ndconv/plan"
 // DeviceName is auto. Tools that choose a device before planning (the
 // CLI, bench, the tuner) ask it what it names; comparing two with == tells
 // whether they name the same device.
-type DeviceName struct{ d plan.Device } // auto is the zero plan.Device (name)
+type DeviceName struct{ d plan.Device }
 
-// name is d as a DeviceName: auto ("" or "auto") the zero one, so that
+// name is d as a DeviceName: auto ("" or "auto") is the zero DeviceName, so that
 // == compares names.
 func name(d plan.Device) DeviceName {
 	if d.IsAuto() {
