@@ -43,7 +43,7 @@ type BlockOptions struct {
 	// DefaultInFlight(devices).
 	InFlight int
 	// Devices spreads the blocks over several devices: a list as
-	// plan.ParseDevices takes it ("cuda:all", "cuda:0,cuda:1",
+	// ParseDevices takes it ("cuda:all", "cuda:0,cuda:1",
 	// "opencl:all"); empty, the plan's own device. Worker w computes on
 	// device w mod len(Devices), each taking the next block as it frees
 	// up, so a slower device takes fewer; a block that fails on one device

@@ -62,4 +62,15 @@
 // for a request that cannot be carried out as given, *nd.UnsupportedError
 // for an unsupported value, *plan.UnavailableError for a device that is not
 // usable here, and the context's error when ctx is cancelled.
+//
+// # Measurement and tuning
+//
+// Tools that measure ndconv reach the planner through this package, never
+// past it: Devices lists the backends and devices; ParseDevice names one
+// (DeviceName); NewBenchPlan times a problem from host memory or on data
+// already on the device, with the pipeline's Timeline; MeasureRoofline
+// measures a device's copy and multiply-add peaks; TuningCandidates,
+// TuningCache, MeasureCPURates and MeasureGPURates are what the tuner
+// (package bench's TuneWorkload and TuneRates, `ndconv tune`) stores for
+// plans to read.
 package ndconv

@@ -288,12 +288,12 @@ func (p *Plan) Compile() error {
 // if one is usable. Failures are not reported here: a plan that needs the
 // device reports its own. Close the result once the plans are made; it
 // lets go without waiting.
-func Prewarm(device string) (*plan.Warm, error) {
+func Prewarm(device string) (*Warm, error) {
 	dev, err := plan.ParseDevice(device)
 	if err != nil {
 		return nil, err
 	}
-	return plan.Prewarm(dev), nil
+	return &Warm{plan.Prewarm(dev)}, nil
 }
 
 // Close releases what the plan holds on its device (a GPU engine's memory,

@@ -7,8 +7,8 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/internal/ref"
-	"github.com/ndconv/ndconv/plan"
 )
 
 func TestRooflineArithmetic(t *testing.T) {
@@ -147,7 +147,11 @@ func TestData(t *testing.T) {
 // TestResultJSON pins the field names bench/README.md promises.
 func TestResultJSON(t *testing.T) {
 	w := Complete(Workload{Set: "custom", ID: "x", Shape: []int{64, 64}, DType: "float32", Kernel: []int{3, 3}})
-	r, err := Run(t.Context(), w, Options{Device: plan.Device{Kind: "cpu"}, Workers: 1, Repeats: 3}, "cpu", Roofline{CopyGBps: 10, FMAGFlops: 10})
+	cpu, err := ndconv.ParseDevice("cpu")
+	if err != nil {
+		t.Fatal(err)
+	}
+	r, err := Run(t.Context(), w, Options{Device: cpu, Workers: 1, Repeats: 3}, "cpu", Roofline{CopyGBps: 10, FMAGFlops: 10})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -175,12 +179,43 @@ func TestResultJSON(t *testing.T) {
 	}
 	// A workload that cannot run is a result with a note, not an error.
 	bad := Complete(Workload{ID: "bad", Shape: []int{4}, DType: "float32", Kernel: []int{9}, Mode: "valid"})
-	r, err = Run(t.Context(), bad, Options{Device: plan.Device{Kind: "cpu"}, Repeats: 1}, "cpu", Roofline{})
+	r, err = Run(t.Context(), bad, Options{Device: cpu, Repeats: 1}, "cpu", Roofline{})
 	if err != nil || r.MsMedian != nil || r.Note == "" {
 		t.Errorf("an impossible workload: %+v, %v", r, err)
 	}
 	b, _ = json.Marshal(r)
 	if !strings.Contains(string(b), `"ms_median":null`) {
 		t.Errorf("no null median: %s", b)
+	}
+}
+
+// TestRunGPU times a workload on an OpenCL device (PoCL in CI) through the
+// root's bench plan: on device arrays, then once more from host memory
+// with a timeline. The checksum is the CPU's (the direct method gives the
+// same bits everywhere); the timeline is one chunk's three stages.
+func TestRunGPU(t *testing.T) {
+	dev, err := ndconv.ParseDevice("opencl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := dev.Available(); err != nil {
+		t.Skipf("no OpenCL: %v", err)
+	}
+	dev = dev.Resolve()
+	cpu, _ := ndconv.ParseDevice("cpu")
+	w := Complete(Workload{Set: "custom", ID: "x", Shape: []int{64, 48}, DType: "float32", Kernel: []int{5, 3}})
+	want, err := Run(t.Context(), w, Options{Device: cpu, Method: ndconv.Direct, Workers: 1, Repeats: 1}, "cpu", Roofline{})
+	if err != nil || want.MsMedian == nil {
+		t.Fatalf("on the CPU: %+v, %v", want, err)
+	}
+	r, err := Run(t.Context(), w, Options{Device: dev, Method: ndconv.Direct, Repeats: 3, NoTuningCache: true, Timeline: true}, "gpu", Roofline{})
+	if err != nil || r.MsMedian == nil {
+		t.Fatalf("on %v: %+v, %v", dev, r, err)
+	}
+	if r.System != "ndconv-opencl" || r.Method != "direct" || r.Impl == "" || r.Repeats != 3 || r.Checksum != want.Checksum {
+		t.Errorf("on %v: %+v; the CPU's checksum %v", dev, r, want.Checksum)
+	}
+	if r.Chunks != 1 || len(r.Spans) != 3 || r.Spans[0].Stage != ndconv.StageCopyIn || r.Spans[2].Stage != ndconv.StageCopyOut {
+		t.Errorf("timeline: %d chunks, %+v", r.Chunks, r.Spans)
 	}
 }

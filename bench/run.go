@@ -5,11 +5,8 @@ import (
 	"slices"
 	"time"
 
-	"github.com/ndconv/ndconv/chunk"
-	"github.com/ndconv/ndconv/internal/gpu"
-	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/nd"
-	"github.com/ndconv/ndconv/plan"
 )
 
 // Result is one line of `ndconv bench` (and of every peer): a workload's
@@ -43,24 +40,24 @@ type Result struct {
 	PctPCIe float64 `json:"pct_pcie,omitempty"`
 	// Chunks and OverlapMs summarise the timeline (Options.Timeline): the
 	// chunks one execution ran in, and how long copies and kernels ran at
-	// the same time (chunk.Overlap). Spans is the timeline itself.
-	Chunks    int          `json:"chunks,omitempty"`
-	OverlapMs float64      `json:"overlap_ms,omitempty"`
-	Spans     []chunk.Span `json:"-"`
-	Note      string       `json:"note,omitempty"`
+	// the same time (ndconv.Overlap). Spans is the timeline itself.
+	Chunks    int           `json:"chunks,omitempty"`
+	OverlapMs float64       `json:"overlap_ms,omitempty"`
+	Spans     []ndconv.Span `json:"-"`
+	Note      string        `json:"note,omitempty"`
 }
 
 // Options are how `ndconv bench` runs workloads.
 type Options struct {
-	Device  plan.Device
-	Method  plan.Method
+	Device  ndconv.DeviceName
+	Method  ndconv.Method
 	Workers int // CPU goroutines; 0 means all cores
 	Repeats int // timed repeats after a warm-up (fewer when MaxSeconds runs out, never under 3)
 	// MaxSeconds bounds the timed repeats of one workload on the CPU.
 	MaxSeconds float64
 	// Tuning fixes the GPU kernels' work decomposition (the tuner's
 	// candidates); NoTuningCache times the kernels' own choice.
-	Tuning        kernels.Tuning
+	Tuning        ndconv.Tuning
 	NoTuningCache bool
 	// Timeline records, on a GPU, one more execution from host memory
 	// after the timed ones: each chunk's copy in, kernels and copy out
@@ -68,19 +65,12 @@ type Options struct {
 	Timeline bool
 }
 
-// deviceTimer is what the GPU engines offer the bench: runs on device
-// arrays between the device's events.
-type deviceTimer interface {
-	TimeDevice(dst, src *gpu.Array, repeats int) ([]float64, error)
-	Device() gpu.Device
-}
-
 // Run times one workload. A workload that cannot run (too large, not
 // supported) gives a result with no times and a note saying why; only a
 // cancelled context is an error.
 func Run(ctx context.Context, w Workload, opt Options, device string, roof Roofline) (Result, error) {
 	system := "ndconv"
-	if opt.Device.Kind == "opencl" {
+	if opt.Device.Backend() == "opencl" {
 		system = "ndconv-opencl"
 	}
 	r := Result{Kind: "result", System: system, Device: device, Set: w.Set, ID: w.ID, Shape: w.Shape,
@@ -109,19 +99,15 @@ func Run(ctx context.Context, w Workload, opt Options, device string, roof Roofl
 	}
 	if len(spans) > 0 {
 		r.Spans, r.Chunks = spans, len(spans)/3
-		r.OverlapMs = float64(chunk.Overlap(spans).Microseconds()) / 1e3
+		r.OverlapMs = float64(ndconv.Overlap(spans).Microseconds()) / 1e3
 	}
 	return r, nil
 }
 
-// implementer is what engines that can name their kernel implementations
-// offer (the GPU engines).
-type implementer interface{ Implementation() string }
-
 // run prepares and times w, returning each repeat's milliseconds, the
 // output's checksum, the method the planner chose and the implementation
 // the engine runs it with.
-func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum float64, method, impl string, spans []chunk.Span, err error) {
+func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum float64, method, impl string, spans []ndconv.Span, err error) {
 	spec, err := Spec(w)
 	if err != nil {
 		return nil, 0, "", "", nil, err
@@ -130,17 +116,14 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 	if err != nil {
 		return nil, 0, "", "", nil, err
 	}
-	popt := plan.Options{Device: opt.Device, Method: opt.Method, Workers: opt.Workers,
+	popt := ndconv.BenchOptions{Device: opt.Device, Method: opt.Method, Workers: opt.Workers,
 		Tuning: opt.Tuning, NoTuningCache: opt.NoTuningCache}
-	exec, err := plan.New(p, popt)
+	exec, err := ndconv.NewBenchPlan(p, popt)
 	if err != nil {
 		return nil, 0, "", "", nil, err
 	}
 	defer exec.Close()
-	method = exec.Method.String()
-	if i, ok := exec.Runner().(implementer); ok {
-		impl = i.Implementation()
-	}
+	method, impl = exec.Method().String(), exec.Implementation()
 	src, err := Input(w)
 	if err != nil {
 		return nil, 0, method, impl, nil, err
@@ -149,8 +132,8 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 	if err != nil {
 		return nil, 0, method, impl, nil, err
 	}
-	if timer, ok := exec.Runner().(deviceTimer); ok && !w.Transfers {
-		ms, err = timeOnDevice(timer, dst, src, opt.Repeats)
+	if exec.TimesOnDevice() && !w.Transfers {
+		ms, err = exec.TimeOnDevice(dst, src, opt.Repeats)
 	} else {
 		ms, err = timeOnHost(ctx, exec, dst, src, w.Rounds, opt)
 	}
@@ -158,7 +141,7 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 		return nil, 0, method, impl, nil, err
 	}
 	if opt.Timeline && opt.Device.GPU() {
-		popt.Device, popt.Method = exec.Device, exec.Method
+		popt.Device, popt.Method = exec.Device(), exec.Method()
 		if spans, err = recordTimeline(ctx, p, popt, dst, src); err != nil {
 			return nil, 0, method, impl, nil, err
 		}
@@ -169,56 +152,26 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 // recordTimeline executes p from host memory on a GPU engine of its own
 // that records a timeline, once to warm up and once recorded, and returns
 // the recorded run's spans.
-func recordTimeline(ctx context.Context, p *nd.Problem, opt plan.Options, dst, src nd.Array) ([]chunk.Span, error) {
-	var tl chunk.Timeline
-	opt.Timeline = &tl
-	exec, err := plan.New(p, opt)
+func recordTimeline(ctx context.Context, p *nd.Problem, opt ndconv.BenchOptions, dst, src nd.Array) ([]ndconv.Span, error) {
+	opt.Timeline = true
+	exec, err := ndconv.NewBenchPlan(p, opt)
 	if err != nil {
 		return nil, err
 	}
 	defer exec.Close()
 	for range 2 {
-		tl.Reset()
+		exec.ResetTimeline()
 		if err := exec.Execute(ctx, dst, src); err != nil {
 			return nil, err
 		}
 	}
-	return tl.Spans(), nil
-}
-
-// timeOnDevice uploads the input, times the engine on device arrays, and
-// copies the output back into dst for the checksum.
-func timeOnDevice(timer deviceTimer, dst, src nd.Array, repeats int) ([]float64, error) {
-	dev := timer.Device()
-	q, err := dev.NewQueue()
-	if err != nil {
-		return nil, err
-	}
-	defer q.Close()
-	in, err := gpu.NewArray(dev, src.DType(), src.Shape...)
-	if err != nil {
-		return nil, err
-	}
-	defer in.Free()
-	if err := in.Write(q, src.Bytes()); err != nil {
-		return nil, err
-	}
-	out, err := gpu.NewArray(dev, dst.DType(), dst.Shape...)
-	if err != nil {
-		return nil, err
-	}
-	defer out.Free()
-	ms, err := timer.TimeDevice(out, in, max(repeats, 1))
-	if err != nil {
-		return nil, err
-	}
-	return ms, out.Read(q, dst.Bytes())
+	return exec.Timeline(), nil
 }
 
 // timeOnHost times rounds executions per repeat with the wall clock, after
 // one warm-up execution, stopping early (after at least 3 repeats) when
 // the time budget is spent.
-func timeOnHost(ctx context.Context, exec *plan.Executable, dst, src nd.Array, rounds int, opt Options) ([]float64, error) {
+func timeOnHost(ctx context.Context, exec *ndconv.BenchPlan, dst, src nd.Array, rounds int, opt Options) ([]float64, error) {
 	if err := exec.Execute(ctx, dst, src); err != nil {
 		return nil, err
 	}

@@ -5,16 +5,15 @@ import (
 	"fmt"
 	"time"
 
-	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/nd"
-	"github.com/ndconv/ndconv/plan"
 )
 
 // The tuner: ndconv tune's search, for any program that wants it. It
 // times, on a GPU, the kernels' own work decomposition for a workload and
-// every candidate decomposition (kernels.TuningCandidates; the FFT's
+// every candidate decomposition (ndconv.TuningCandidates; the FFT's
 // transform lengths for the FFT method), all through Run on data already
-// on the device, and stores the fastest in a plan.TuningCache when it
+// on the device, and stores the fastest in an ndconv.TuningCache when it
 // beats the kernels' own by more than TuneThreshold — as FFTW's planner
 // stores its wisdom. Every candidate gives the same bits; only the speed
 // differs.
@@ -25,8 +24,8 @@ const TuneThreshold = 0.02
 
 // TuneOptions configure TuneWorkload.
 type TuneOptions struct {
-	Device plan.Device // a GPU
-	Method plan.Method // auto: the method a plan would choose
+	Device ndconv.DeviceName // a GPU
+	Method ndconv.Method     // auto: the method a plan would choose
 	// Repeats is the timed runs per candidate (the median counts).
 	Repeats int
 	// TimeLimit bounds the time one workload's candidates may take,
@@ -37,7 +36,7 @@ type TuneOptions struct {
 // TuneResult is one workload's search.
 type TuneResult struct {
 	Workload string
-	Method   plan.Method
+	Method   ndconv.Method
 	// Skipped says why the workload was not tuned ("" where it was): no
 	// plan for it on the device, or the kernels' own choice does not run.
 	Skipped string
@@ -45,7 +44,7 @@ type TuneResult struct {
 	// timed within TimeLimit.
 	Candidates, Measured int
 	DefaultMs, BestMs    float64 // the kernels' own choice, the fastest
-	Best                 kernels.Tuning
+	Best                 ndconv.Tuning
 	// Stored reports that Best beat the default by more than
 	// TuneThreshold and is in the cache.
 	Stored bool
@@ -55,13 +54,13 @@ type TuneResult struct {
 }
 
 // TuneRates measures the rates auto's device choice rests on
-// (plan.MeasureGPURates where the device's backend measures them — a
-// CUDA GPU —, plan.MeasureCPURates always) and stores them in cache. Call
+// (ndconv.MeasureGPURates where the device's backend measures them — a
+// CUDA GPU —, ndconv.MeasureCPURates always) and stores them in cache. Call
 // it before anything else in the process touches the GPU: its start is
 // measured cold. gpu is nil where the device's rates are not measured.
-func TuneRates(ctx context.Context, cache *plan.TuningCache, dev plan.Device, workers int) (gpu *plan.GPURates, cpu plan.CPURates, err error) {
+func TuneRates(ctx context.Context, cache *ndconv.TuningCache, dev ndconv.DeviceName, workers int) (gpu *ndconv.GPURates, cpu ndconv.CPURates, err error) {
 	if dev.MeasuresRates() {
-		r, err := plan.MeasureGPURates(ctx, dev)
+		r, err := ndconv.MeasureGPURates(ctx, dev)
 		if err != nil {
 			return nil, cpu, err
 		}
@@ -70,7 +69,7 @@ func TuneRates(ctx context.Context, cache *plan.TuningCache, dev plan.Device, wo
 		}
 		gpu = &r
 	}
-	if cpu, err = plan.MeasureCPURates(ctx, workers); err != nil {
+	if cpu, err = ndconv.MeasureCPURates(ctx, workers); err != nil {
 		return gpu, cpu, err
 	}
 	cache.StoreCPURates(cpu)
@@ -82,7 +81,7 @@ func TuneRates(ctx context.Context, cache *plan.TuningCache, dev plan.Device, wo
 // it beats the default by more than TuneThreshold; for the FFT method on
 // a GPU it also calibrates the device's FFT cost scale against the direct
 // method. The caller saves the cache.
-func TuneWorkload(ctx context.Context, cache *plan.TuningCache, w Workload, opt TuneOptions) (TuneResult, error) {
+func TuneWorkload(ctx context.Context, cache *ndconv.TuningCache, w Workload, opt TuneOptions) (TuneResult, error) {
 	res := TuneResult{Workload: w.ID}
 	spec, err := Spec(w)
 	if err != nil {
@@ -92,15 +91,15 @@ func TuneWorkload(ctx context.Context, cache *plan.TuningCache, w Workload, opt 
 	if err != nil {
 		return res, err
 	}
-	exec, err := plan.New(p, plan.Options{Device: opt.Device, Method: opt.Method, NoTuningCache: true})
+	exec, err := ndconv.NewBenchPlan(p, ndconv.BenchOptions{Device: opt.Device, Method: opt.Method, NoTuningCache: true})
 	if err != nil {
 		res.Skipped = err.Error()
 		return res, nil
 	}
-	res.Method = exec.Method
+	res.Method = exec.Method()
 	exec.Close()
 	run := Options{Device: opt.Device, Method: res.Method, Repeats: opt.Repeats, NoTuningCache: true}
-	median := func(t kernels.Tuning) (float64, bool) {
+	median := func(t ndconv.Tuning) (float64, bool) {
 		run.Tuning = t
 		r, err := Run(ctx, w, run, "", Roofline{})
 		if err != nil || r.MsMedian == nil {
@@ -108,18 +107,12 @@ func TuneWorkload(ctx context.Context, cache *plan.TuningCache, w Workload, opt 
 		}
 		return *r.MsMedian, true
 	}
-	base, ok := median(kernels.Tuning{})
+	base, ok := median(ndconv.Tuning{})
 	if !ok {
 		res.Skipped = "the default does not run"
 		return res, nil
 	}
-	candidates := kernels.TuningCandidates(p, res.Method == plan.Separable)
-	if res.Method == plan.FFT {
-		candidates = kernels.FFTCandidates(p)
-	}
-	if res.Method == plan.Gemm {
-		candidates = nil // gemm's decomposition is no field of kernels.Tuning yet: nothing to tune
-	}
+	candidates := ndconv.TuningCandidates(p, res.Method)
 	res.Candidates, res.DefaultMs, res.BestMs = len(candidates), base, base
 	start := time.Now()
 	for _, c := range candidates {
@@ -137,7 +130,7 @@ func TuneWorkload(ctx context.Context, cache *plan.TuningCache, w Workload, opt 
 		}
 		res.Stored = true
 	}
-	if res.Method == plan.FFT && opt.Device.GPU() {
+	if res.Method == ndconv.FFT && opt.Device.GPU() {
 		if res.FFTScale, err = calibrateFFT(ctx, cache, w, p, opt.Device, res.BestMs, opt.Repeats); err != nil {
 			return res, err
 		}
@@ -148,16 +141,16 @@ func TuneWorkload(ctx context.Context, cache *plan.TuningCache, w Workload, opt 
 // calibrateFFT times the direct method (as auto would run it, with the
 // tuning cache's entries as the process found them) on the workload the
 // FFT method ran in fftMs, and folds the two into the device's FFTScale
-// (plan.GPURates.AddFFTScale), which it returns (0: no direct time to
+// (ndconv.GPURates.AddFFTScale), which it returns (0: no direct time to
 // calibrate against).
-func calibrateFFT(ctx context.Context, cache *plan.TuningCache, w Workload, p *nd.Problem, dev plan.Device, fftMs float64, repeats int) (float64, error) {
-	r, err := Run(ctx, w, Options{Device: dev, Method: plan.Direct, Repeats: repeats}, "", Roofline{})
+func calibrateFFT(ctx context.Context, cache *ndconv.TuningCache, w Workload, p *nd.Problem, dev ndconv.DeviceName, fftMs float64, repeats int) (float64, error) {
+	r, err := Run(ctx, w, Options{Device: dev, Method: ndconv.Direct, Repeats: repeats}, "", Roofline{})
 	if err != nil || r.MsMedian == nil {
 		return 0, nil
 	}
 	rates, _ := cache.GPURates(dev)
-	rates.AddFFTScale(fftMs, plan.FFTCost(p), *r.MsMedian, plan.DirectCost(p))
-	return rates.FFTScale, cache.StoreGPURates(dev, rates)
+	rates.AddFFTScale(p, fftMs, *r.MsMedian)
+	return rates.FFTScale(), cache.StoreGPURates(dev, rates)
 }
 
 // String is the result as ndconv tune prints it: the decomposition

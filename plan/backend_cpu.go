@@ -53,6 +53,45 @@ func (cpuBackend) Open(Device) (func() error, error) { return nil, nil }
 
 func (cpuBackend) OpenMemory(Device) (DeviceMemory, error) { return hostMemory{}, nil }
 
+// cpuCopyBytes is the size of each buffer of the CPU roofline's copy,
+// far beyond any cache.
+const cpuCopyBytes = 256 << 20
+
+// MeasureRoofline measures the CPU with workers goroutines, the median of
+// 5 runs: a copy of cpuCopyBytes split among them (Go's copy, which moves
+// vectors), and on each the engine's widest multiply-add loop (cpu.FMAPeak:
+// AVX-512 or AVX2 fused multiply-adds in independent chains), so the
+// figure is the vector units' peak that SIMD code such as OpenCV's also
+// faces.
+func (cpuBackend) MeasureRoofline(_ Device, workers int) (Roofline, error) {
+	const repeats = 5
+	workers = max(workers, 1)
+	r := Roofline{Device: CPUName(workers)}
+	src, dst := make([]byte, cpuCopyBytes), make([]byte, cpuCopyBytes)
+	for i := range src {
+		src[i] = byte(i)
+	}
+	r.CopyMs = medianMs(repeats, func() {
+		parallelChunks(workers, len(src), func(lo, hi int) { copy(dst[lo:hi], src[lo:hi]) })
+	})
+	r.CopyGBps = 2 * cpuCopyBytes / (r.CopyMs / 1e3) / 1e9
+
+	const rounds = 1 << 22
+	madds := make([]int64, workers)
+	r.FMAMs = medianMs(repeats, func() {
+		parallelChunks(workers, workers, func(lo, _ int) { madds[lo] = cpu.FMAPeak(rounds) })
+	})
+	var total int64
+	for _, m := range madds {
+		total += m
+	}
+	r.FMAGFlops = 2 * float64(total) / (r.FMAMs / 1e3) / 1e9
+	return r, nil
+}
+
+// CPUName is the processor's model name (cpu.Model) and the cores used.
+func CPUName(workers int) string { return fmt.Sprintf("%s (%d cores)", cpu.Model(), workers) }
+
 // cpuScratchBytes is the host memory the CPU engine's method m takes for
 // p besides the output, written fresh (auto's CPU estimate).
 func cpuScratchBytes(p *nd.Problem, m Method) float64 {

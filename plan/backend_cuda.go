@@ -119,6 +119,34 @@ func (cudaBackend) Open(d Device) (func() error, error) {
 
 func (cudaBackend) OpenMemory(d Device) (DeviceMemory, error) { return cudaBinding.openMemory(d) }
 
+// MeasureRoofline measures a CUDA GPU's roofline (cuda.MeasureRoofline:
+// kernels/roofline.cl timed with CUDA events) and its pinned transfer
+// rates over 64 MiB (cuda.MeasureTransfers), each the median of 11 runs.
+func (cudaBackend) MeasureRoofline(dev Device, _ int) (Roofline, error) {
+	if err := cuda.Available(); err != nil {
+		return Roofline{}, fmt.Errorf("device %v unavailable: %w", dev, err)
+	}
+	d, err := cuda.Open(dev.Index)
+	if err != nil {
+		return Roofline{}, err
+	}
+	defer d.Close()
+	info, err := d.Info()
+	if err != nil {
+		return Roofline{}, err
+	}
+	r, err := cuda.MeasureRoofline(d, 11)
+	if err != nil {
+		return Roofline{}, err
+	}
+	tr, err := cuda.MeasureTransfers(d, 64<<20, 11)
+	if err != nil {
+		return Roofline{}, err
+	}
+	return Roofline{Device: info.Name, CopyGBps: r.CopyGBps, FMAGFlops: r.FMAGFlops,
+		CopyMs: r.CopyMs, FMAMs: r.FMAMs, PCIeHtoDGBps: tr.HtoDGBps, PCIeDtoHGBps: tr.DtoHGBps, PCIeGBps: tr.BothGBps}, nil
+}
+
 // MeasureRates measures a CUDA GPU (MeasureGPURates): the driver's and the context's
 // start (cold only where this is the process's first use of CUDA: call it
 // first), one NVRTC compilation, the pinned transfers, the device's copy

@@ -115,6 +115,21 @@ func (openclBackend) Open(d Device) (func() error, error) {
 
 func (openclBackend) OpenMemory(d Device) (DeviceMemory, error) { return openclBinding.openMemory(d) }
 
+// MeasureRoofline measures an OpenCL device's roofline with the kernels of
+// kernels/roofline.cl (opencl.MeasureRoofline, the same as on CUDA), the
+// median of 11 runs.
+func (openclBackend) MeasureRoofline(dev Device, _ int) (Roofline, error) {
+	if err := opencl.Available(); err != nil {
+		return Roofline{}, fmt.Errorf("device %v unavailable: %w", dev, err)
+	}
+	info, roof, err := opencl.MeasureRoofline(dev.Platform, dev.Index, 11)
+	if err != nil {
+		return Roofline{}, err
+	}
+	return Roofline{Device: fmt.Sprintf("%s (OpenCL %s)", info.Name, info.Spec()),
+		CopyGBps: roof.CopyGBps, FMAGFlops: roof.FMAGFlops, CopyMs: roof.CopyMs, FMAMs: roof.FMAMs}, nil
+}
+
 // openCLGPU is the first OpenCL device that is a GPU, looked up once.
 var openCLGPU = sync.OnceValues(func() (Device, bool) {
 	if opencl.Available() != nil {

@@ -26,4 +26,10 @@
 // DeviceArrays there (host memory for the CPU, a cuda.Array, an OpenCL
 // buffer: the backend's DeviceMemory and Buffer) that an Executable for the
 // same device runs on with no transfers (ExecuteDevice).
+//
+// For measurement (the root's BenchPlan and MeasureRoofline, which bench
+// and the CLI call): an Executable names its kernel implementation and
+// times itself on device arrays (bench.go); a backend may measure its
+// device's roofline (RooflineMeasurer, roofline.go) and its rates
+// (RateMeasurer).
 package plan

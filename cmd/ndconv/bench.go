@@ -14,9 +14,8 @@ import (
 	"github.com/spf13/cobra"
 	"github.com/spf13/pflag"
 
+	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/bench"
-	"github.com/ndconv/ndconv/chunk"
-	"github.com/ndconv/ndconv/plan"
 )
 
 // benchFlags are the flags of `ndconv bench`: a named workload set, or
@@ -147,7 +146,7 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	if f.list {
 		return writeJSONLines(out, ws)
 	}
-	dev, err := plan.ParseDevice(f.device)
+	dev, err := ndconv.ParseDevice(f.device)
 	if err != nil {
 		return &usageError{err}
 	}
@@ -157,7 +156,7 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	default:
 		dev = dev.Resolve()
 	}
-	method, err := plan.ParseMethod(f.method)
+	method, err := ndconv.ParseMethod(f.method)
 	if err != nil {
 		return &usageError{err}
 	}
@@ -172,7 +171,7 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	}
 	if opt.Repeats <= 0 {
 		opt.Repeats = 7
-		if dev.Kind == "cuda" {
+		if dev.Backend() == "cuda" {
 			opt.Repeats = 21
 		}
 	}
@@ -229,10 +228,10 @@ type spanLine struct {
 }
 
 // timelineLines are a result's spans as JSON lines.
-func timelineLines(w bench.Workload, spans []chunk.Span) []spanLine {
+func timelineLines(w bench.Workload, spans []ndconv.Span) []spanLine {
 	lines := make([]spanLine, len(spans))
 	for i, s := range spans {
-		lines[i] = spanLine{Kind: "span", ID: w.ID, Chunk: s.Chunk, Stage: s.Stage.String(),
+		lines[i] = spanLine{Kind: "span", ID: w.ID, Chunk: s.Chunk, Stage: string(s.Stage),
 			StartMs: float64(s.Start.Nanoseconds()) / 1e6, EndMs: float64(s.End.Nanoseconds()) / 1e6}
 	}
 	return lines

@@ -18,7 +18,6 @@ import (
 	"github.com/ndconv/ndconv/imageio"
 	"github.com/ndconv/ndconv/imageio/tiff"
 	"github.com/ndconv/ndconv/nd"
-	"github.com/ndconv/ndconv/plan"
 )
 
 // namedFilterHelp lists the named filters for --help.
@@ -183,7 +182,7 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 			if multiDevice(f.device) {
 				// Several devices share a Zarr output's blocks (runBlocks);
 				// the plan is made on the first.
-				devs, err := plan.ParseDevices(f.device)
+				devs, err := ndconv.ParseDevices(f.device)
 				if err != nil {
 					return &usageError{fmt.Errorf("--device: %w", err)}
 				}
@@ -256,15 +255,15 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 	if opt.Mode, err = nd.ParseMode(f.mode); err != nil {
 		return opt, raw, &usageError{fmt.Errorf("--mode: %w", err)}
 	}
-	if opt.Method, err = plan.ParseMethod(f.method); err != nil {
+	if opt.Method, err = ndconv.ParseMethod(f.method); err != nil {
 		return opt, raw, &usageError{fmt.Errorf("--method: %w", err)}
 	}
-	if _, err = plan.ParseDevice(f.device); err != nil {
+	if _, err = ndconv.ParseDevice(f.device); err != nil {
 		return opt, raw, &usageError{fmt.Errorf("--device: %w", err)}
 	}
 	opt.Device = f.device
 	opt.Exact = f.exact
-	if opt.Exact && opt.Method != plan.Auto && !opt.Method.Exact() {
+	if opt.Exact && opt.Method != ndconv.Auto && !opt.Method.Exact() {
 		return opt, raw, usagef("--exact allows only the exact methods (direct, separable), not --method %v", opt.Method)
 	}
 	if f.dtype != "" {
@@ -416,7 +415,7 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	}
 	if !job.quiet {
 		method := r.plan.Method()
-		if strings.Contains(method, plan.FFT.String()) || strings.Contains(method, plan.Gemm.String()) {
+		if strings.Contains(method, ndconv.FFT.String()) || strings.Contains(method, ndconv.Gemm.String()) {
 			method += " (differs from the exact methods by rounding)"
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s %v %v: %s on %s, %.1f ms (read %.1f ms, write %.1f ms)%s\n",
@@ -525,7 +524,7 @@ type headerPlan struct {
 // or returns nil where it does not apply. A failure calls fail with its
 // error, at once.
 func planFromHeader(job filterJob, specs []kernelSpec, fail context.CancelCauseFunc) *headerPlan {
-	dev, err := plan.ParseDevice(job.opt.Device)
+	dev, err := ndconv.ParseDevice(job.opt.Device)
 	if err != nil || !dev.GPU() {
 		return nil
 	}
@@ -589,15 +588,15 @@ func (hp *headerPlan) discard() {
 
 // prewarm starts opening the device named in the background
 // (ndconv.Prewarm): a named GPU always, auto's GPU for an input of at
-// least plan.AutoPrewarmMinBytes, the CPU never. The result's Close would
+// least ndconv.AutoPrewarmMinBytes, the CPU never. The result's Close would
 // let go of it (nil does nothing).
-func prewarm(device, input string) *plan.Warm {
-	dev, err := plan.ParseDevice(device)
+func prewarm(device, input string) *ndconv.Warm {
+	dev, err := ndconv.ParseDevice(device)
 	if err != nil || !(dev.IsAuto() || dev.GPU()) {
 		return nil
 	}
 	if dev.IsAuto() {
-		if fi, err := os.Stat(input); err != nil || fi.Size() < plan.AutoPrewarmMinBytes {
+		if fi, err := os.Stat(input); err != nil || fi.Size() < ndconv.AutoPrewarmMinBytes {
 			return nil
 		}
 	}

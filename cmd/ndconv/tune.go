@@ -8,8 +8,8 @@ import (
 
 	"github.com/spf13/cobra"
 
+	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/bench"
-	"github.com/ndconv/ndconv/plan"
 )
 
 // tuneFlags are bench's workload flags plus where the cache lives.
@@ -64,7 +64,7 @@ func runTune(cmd *cobra.Command, f tuneFlags) error {
 	if err != nil {
 		return err
 	}
-	dev, err := plan.ParseDevice(f.device)
+	dev, err := ndconv.ParseDevice(f.device)
 	if err != nil {
 		return &usageError{err}
 	}
@@ -72,15 +72,15 @@ func runTune(cmd *cobra.Command, f tuneFlags) error {
 	if !dev.GPU() && (dev.IsAuto() || !f.rates) { // the CPU with --rates only
 		return usagef("--device %s: tune measures GPU kernels (cuda or opencl; cpu with --rates)", f.device)
 	}
-	method, err := plan.ParseMethod(f.method)
+	method, err := ndconv.ParseMethod(f.method)
 	if err != nil {
 		return &usageError{err}
 	}
 	path := f.cache
 	if path == "" {
-		path = plan.DefaultTuningPath()
+		path = ndconv.DefaultTuningPath()
 	}
-	cache, err := plan.OpenTuningCache(path)
+	cache, err := ndconv.OpenTuningCache(path)
 	if err != nil {
 		return err
 	}
@@ -116,7 +116,7 @@ func runTune(cmd *cobra.Command, f tuneFlags) error {
 
 // tuneRates measures the rates auto uses (bench.TuneRates) into cache,
 // and prints them.
-func tuneRates(cmd *cobra.Command, cache *plan.TuningCache, dev plan.Device, workers int) error {
+func tuneRates(cmd *cobra.Command, cache *ndconv.TuningCache, dev ndconv.DeviceName, workers int) error {
 	out := cmd.OutOrStdout()
 	gpu, cpu, err := bench.TuneRates(cmd.Context(), cache, dev, workers)
 	switch {
@@ -133,14 +133,14 @@ func tuneRates(cmd *cobra.Command, cache *plan.TuningCache, dev plan.Device, wor
 }
 
 // tuneWorkload runs bench.TuneWorkload and prints its line.
-func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *plan.TuningCache, w bench.Workload, dev plan.Device, method plan.Method, repeats int, limit time.Duration) error {
+func tuneWorkload(cmd *cobra.Command, table io.Writer, cache *ndconv.TuningCache, w bench.Workload, dev ndconv.DeviceName, method ndconv.Method, repeats int, limit time.Duration) error {
 	r, err := bench.TuneWorkload(cmd.Context(), cache, w, bench.TuneOptions{Device: dev, Method: method, Repeats: repeats, TimeLimit: limit})
 	if err != nil {
 		return err
 	}
 	if r.Skipped != "" {
 		method := "—" // no plan: the error says why
-		if r.Method != plan.Auto {
+		if r.Method != ndconv.Auto {
 			method = r.Method.String()
 		}
 		fmt.Fprintf(table, "%s\t%s\t\t—\t\t\t%s\t\n", w.ID, method, r.Skipped)

@@ -129,17 +129,6 @@ var exceptions = []struct{ from, to, why string }{
 	{"plan", "cpu", "issue 31: the CPU backend's adapter (plan/backend_cpu.go) lives in plan"},
 	{"plan", "cuda", "issue 31: the CUDA backend's adapter (plan/backend_cuda.go) lives in plan"},
 	{"plan", "opencl", "issue 31: the OpenCL backend's adapter (plan/backend_opencl.go) lives in plan"},
-
-	// issue 31 item 4: the CLI and bench reach past the root API.
-	{"cmd/ndconv", "plan", "issue 31: device and method strings, the tuning cache and rates for tune and bench are plan's types (bench.Tune and ndconv.Devices are the library's entry points; the types are not in the root API yet)"},
-	{"cmd/ndconv", "chunk", "issue 31: bench's results carry chunk.Span timelines, which the CLI prints"},
-	{"bench", "plan", "issue 31: bench times a plan.Executable on data already in place"},
-	{"bench", "chunk", "issue 31: bench records a pipeline's chunk.Timeline"},
-	{"bench", "cpu", "issue 31: the CPU roofline reads cpu.FMAPeak"},
-	{"bench", "opencl", "issue 31: the OpenCL roofline is measured with the binding's kernels and events"},
-	{"bench", "cuda", "issue 31: the CUDA roofline and pinned transfer rates are the binding's measurements (bench.MeasureRoofline)"},
-	{"bench", "internal/gpu", "issue 31: bench times the GPU engines on device arrays (gpu.Array); a bench entry point in the root API to come"},
-	{"bench", "kernels", "issue 31: the roofline's kernels are built from kernels.Source directly"},
 }
 
 // pkg is what the test reads of `go list -json`.
