@@ -1,0 +1,511 @@
+"""ndconv on dask arrays: scipy.ndimage's correlate, convolve and named
+filters over the blocks of a dask array, with the bits ndconv gives on the
+whole array, in every border mode, wrap included; and to_zarr, which
+writes a dask array through ndconv's own Zarr writer.
+
+    import dask.array as da, ndconv.dask as ndd
+    x = da.from_zarr("in.zarr")                     # or any dask array
+    y = ndd.correlate(x, w, mode="wrap")            # lazy, the chunks of x
+    ndd.to_zarr(y, "out.zarr", shards=(128, 128, 128))
+
+How blocks get their borders. Each output element needs the input within
+the kernel's reach around it: per axis ``before = k//2 + origin`` samples
+before and ``after = k - 1 - before`` after (for convolve, the flipped
+kernel's), a Gaussian's radius each side, and so on. The filters here
+compute that reach (origins and even kernels included) and build the
+result with dask's ``map_overlap`` at exactly that depth, ``boundary=
+'none'``: a block gets its neighbours' samples, never a border rule's
+guess. The array's own border is made, once, by ndconv's rule
+(DESIGN.md §1) before the blocks are cut: along every axis whose mode
+reads samples (reflect, mirror, nearest, wrap, grid-mirror, grid-wrap),
+the array is extended by ``before`` and ``after`` samples taken from where
+the rule says, at any distance (wrap reads the far side of the whole
+array, not of the block; a kernel longer than the axis reflects again and
+again), and the extension joins the first and last chunks. Along an axis
+whose mode is constant (constant, grid-constant), nothing is added: a block
+at the array's edge is filtered with that mode and cval, which gives cval
+outside exactly where the whole array has its edge, also for the
+separable filters' passes in sequence. So each output element is computed
+from the same samples in the same order as on the whole array: the result
+is bit for bit ndconv's on the whole array (for the exact methods, direct
+and separable, which ``method='auto'`` chooses for all but very large
+kernels; an FFT may be chosen per block, and its rounding differs). This
+is where dask-image differs: its filters pass the mode to scipy per block
+and dask's own boundary to the overlap, and wrap comes out wrong across
+chunks (dask-image#242).
+
+Chunks shorter than the reach are merged with their neighbours first (the
+result is rechunked back to the input's chunks). correlate and convolve
+compute each block's ``valid`` part only (the block with its halo is
+exactly what the output block needs), so no work is spent on halos.
+
+Every function takes the arguments of its ndconv (and scipy.ndimage)
+namesake, ``output`` as a dtype only, and returns a lazy dask array;
+generic_laplace and generic_gradient_magnitude (whose reach a callable
+decides) are not offered.
+
+to_zarr(array, url, ...) creates the Zarr array (v3 with shards by
+default, or v2) through ndconv's C API once, rechunks the array to the
+shard grid, and each task writes its block's shards whole
+(zarr.Array.WriteRegion: one Put per shard, a file renamed into place), so
+that a task run twice, by a retry or after a worker died, writes the same
+bytes, and a reader never sees half a shard.
+"""
+import functools
+import warnings
+
+import dask
+import dask.array as da
+import numpy as np
+
+import ndconv
+from . import ArgumentError
+from ._zarr import ZarrArray
+
+__all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter", "gaussian_filter1d",
+           "gaussian_laplace", "gaussian_gradient_magnitude", "uniform_filter", "uniform_filter1d", "sobel",
+           "prewitt", "laplace", "to_zarr", "from_zarr", "reach"]
+
+_CONSTANT = ("constant", "grid-constant")
+_SAMPLED = ("reflect", "grid-mirror", "mirror", "nearest", "wrap", "grid-wrap")
+
+
+def border_index(p, n, mode):
+    """The sample that position(s) p (any integers, inside [0, n) or not)
+    read on an axis of length n under mode: ndconv's border rules
+    (DESIGN.md §1), at any distance from the edge."""
+    p = np.asarray(p, dtype=np.int64)
+    if mode in ("reflect", "grid-mirror"):
+        q = np.mod(p, 2 * n)
+        return np.where(q >= n, 2 * n - 1 - q, q)
+    if mode == "mirror":
+        if n == 1:
+            return np.zeros_like(p)
+        q = np.mod(p, 2 * n - 2)
+        return np.where(q >= n, 2 * n - 2 - q, q)
+    if mode == "nearest":
+        return np.clip(p, 0, n - 1)
+    if mode in ("wrap", "grid-wrap"):
+        return np.mod(p, n)
+    raise ArgumentError("boundary mode not supported: %r (one of %s reads samples)" % (mode, ", ".join(_SAMPLED)))
+
+
+def _modes(mode, ndim, axes):
+    """mode per axis of an ndim-axis array: one string, or a sequence of
+    one per axis of axes. Axes not filtered get None."""
+    out = [None] * ndim
+    if isinstance(mode, str):
+        for a in axes:
+            out[a] = mode
+        return out
+    mode = list(mode)
+    if len(mode) != len(axes):
+        raise ArgumentError("sequence argument must have length equal to input rank (%d modes for %d axes)"
+                            % (len(mode), len(axes)))
+    for a, m in zip(axes, mode):
+        out[a] = m
+    return out
+
+
+def _per_axis(v, n):
+    if np.ndim(v) == 0:
+        return [v] * n
+    v = list(v)
+    if len(v) != n:
+        raise ArgumentError("sequence argument must have length equal to input rank (%d values for %d axes)"
+                            % (len(v), n))
+    return v
+
+
+def _axes(axes, ndim):
+    if axes is None:
+        return list(range(ndim))
+    axes = [int(a) for a in np.atleast_1d(axes)]
+    out = [a + ndim if a < 0 else a for a in axes]
+    if any(a < 0 or a >= ndim for a in out) or len(set(out)) != len(out):
+        raise ArgumentError("invalid axes %r for an array of %d axes" % (axes, ndim))
+    return out
+
+
+def _kernel_reach(n, origin, flip):
+    """(before, after) of a kernel of length n with origin: correlate's
+    c = n//2 + origin samples before; convolve's flipped kernel has origin
+    -origin - (1 if n is even else 0) (DESIGN.md §1)."""
+    o = int(origin)
+    if flip:
+        o = -o - (1 - n % 2)
+    b = n // 2 + o
+    return b, n - 1 - b
+
+
+def reach(x_ndim, weights_shape, origin=0, axes=None, flip=False):
+    """The halo, (before, after) per input axis, that correlate (flip
+    False) or convolve (flip True) with weights of weights_shape reads
+    around each output element."""
+    k = len(weights_shape)
+    axes = list(range(k)) if axes is None else _axes(axes, x_ndim)
+    if len(axes) != k:
+        raise ArgumentError("weights have %d axes and axes names %d" % (k, len(axes)))
+    origins = _per_axis(0 if origin is None else origin, k)
+    r = [(0, 0)] * x_ndim
+    for j, a in enumerate(axes):
+        r[a] = _kernel_reach(int(weights_shape[j]), origins[j], flip)
+    return r
+
+
+def _merge_small(chunks, need):
+    """chunks with every chunk at least need long, neighbours merged (one
+    chunk where the axis is shorter)."""
+    out = []
+    for c in chunks:
+        if out and out[-1] < need:
+            out[-1] += c
+        else:
+            out.append(c)
+    if len(out) > 1 and out[-1] < need:
+        last = out.pop()
+        out[-1] += last
+    return tuple(out)
+
+
+def _out_dtype(fn, x, kwargs):
+    """The result's dtype, by filtering a one-element array (which also
+    checks every argument before any task runs)."""
+    sample = np.zeros((1,) * x.ndim, x.dtype)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")
+        return fn(sample, **kwargs).dtype
+
+
+def _block(block, block_info=None, *, fn, kwargs, reach, pad, valid):
+    """One output block: fn on block (the block with its halo, and the
+    array's border where it is at an edge), cut to the output block."""
+    out = block_info[None]
+    loc, core = out["chunk-location"], out["chunk-shape"]
+    if valid and all(n == b + c + a for n, c, (b, a) in zip(block.shape, core, reach)):
+        # The block with its halo on every side: its valid part is the
+        # output block (the origin is in the halo's split already).
+        return fn(block, **dict(kwargs, extent="valid", origin=0))
+    r = fn(block, **kwargs)
+    cut = tuple(slice(s, s + c) for s, c in zip(
+        ((b if (p or l > 0) else 0) for (b, _), p, l in zip(reach, pad, loc)), core))
+    return r[cut]
+
+
+def _apply(x, fn, kwargs, reach, modes, valid_ok=False):
+    """fn (an ndconv filter taking kwargs) over the blocks of dask array x,
+    whose output element reads reach[axis] = (before, after) samples
+    around it, with border mode modes[axis] (None where reach is 0)."""
+    x = da.asarray(x)
+    kwargs = dict(kwargs)
+    out = kwargs.get("output")
+    if out is not None and not isinstance(out, (str, type, np.dtype)):
+        raise ArgumentError("invalid output: give a dtype (or None) for a dask array, not %s" % type(out).__name__)
+    dtype = _out_dtype(fn, x, kwargs)
+    if x.size == 0:
+        return x.map_blocks(lambda b: fn(b, **kwargs), dtype=dtype)
+    ndim = x.ndim
+    chunks0 = x.chunks
+    chunks = tuple(_merge_small(c, max(b, a, 1)) for c, (b, a) in zip(chunks0, reach))
+    x = x.rechunk(chunks)
+    pad = [bool((b or a) and modes[i] not in _CONSTANT) for i, (b, a) in enumerate(reach)]
+    for i, m in enumerate(modes):
+        if pad[i] and m not in _SAMPLED:
+            raise ArgumentError("boundary mode not supported: %r" % (m,))
+    p = x
+    with warnings.catch_warnings():
+        # wrap's far side is an out-of-order index (a small slab).
+        warnings.simplefilter("ignore", da.PerformanceWarning)
+        for i in range(ndim):
+            if not pad[i]:
+                continue
+            b, a = reach[i]
+            n = x.shape[i]
+            parts = []
+            sl = [slice(None)] * ndim
+            if b:
+                sl[i] = border_index(np.arange(-b, 0), n, modes[i])
+                parts.append(p[tuple(sl)])
+            parts.append(p)
+            if a:
+                sl[i] = border_index(np.arange(n, n + a), n, modes[i])
+                parts.append(p[tuple(sl)])
+            p = da.concatenate(parts, axis=i)
+    # The extension joins the first and last chunks: the blocks of p are
+    # those of x, the first one b longer and the last one a longer.
+    pchunks = []
+    for c, (b, a), pd in zip(chunks, reach, pad):
+        c = list(c)
+        if pd:
+            c[0] += b
+            c[-1] += a
+        pchunks.append(tuple(c))
+    p = p.rechunk(tuple(pchunks))
+    depth = {i: (0 if len(chunks[i]) == 1 else (b if b == a else (b, a))) for i, (b, a) in enumerate(reach)}
+    # The valid part of a block is its output block only where it has its
+    # halo on every side: always along padded axes and inner blocks; the
+    # blocks at a constant-mode edge run fn whole and are cut.
+    valid = bool(valid_ok and kwargs.get("integer", "round") == "round")
+    f = functools.partial(_block, fn=fn, kwargs=kwargs, reach=tuple(reach), pad=tuple(pad), valid=valid)
+    r = da.map_overlap(f, p, depth=depth, boundary="none", trim=False, chunks=chunks, dtype=dtype,
+                       meta=np.empty((0,) * ndim, dtype), name="ndconv-" + fn.__name__)
+    if chunks != chunks0:
+        r = r.rechunk(chunks0)
+    return r
+
+
+def _nd_kwargs(output, mode, cval, integer, device, method, workers):
+    return dict(output=output, mode=mode, cval=cval, integer=integer, device=device, method=method,
+                workers=workers)
+
+
+def _kernel_op(fn, flip, x, weights, output, mode, cval, origin, axes, integer, device, method, workers):
+    x = da.asarray(x)
+    w = np.asarray(weights)
+    if not isinstance(mode, str):
+        raise ArgumentError("boundary mode not supported: %r (one mode for correlate and convolve)" % (mode,))
+    r = reach(x.ndim, w.shape, origin, axes, flip)
+    spanned = list(range(w.ndim)) if axes is None else _axes(axes, x.ndim)
+    kw = _nd_kwargs(output, mode, cval, integer, device, method, workers)
+    kw.update(weights=w, origin=origin, axes=axes)
+    return _apply(x, fn, kw, r, _modes(mode, x.ndim, spanned), valid_ok=True)
+
+
+def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
+              *, integer="round", device="auto", method="auto", workers=0):
+    """ndconv.correlate over a dask array's blocks (see the module's doc)."""
+    return _kernel_op(ndconv.correlate, False, input, weights, output, mode, cval, origin, axes, integer, device,
+                      method, workers)
+
+
+def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
+             *, integer="round", device="auto", method="auto", workers=0):
+    """ndconv.convolve over a dask array's blocks (see the module's doc)."""
+    return _kernel_op(ndconv.convolve, True, input, weights, output, mode, cval, origin, axes, integer, device,
+                      method, workers)
+
+
+def _1d_op(fn, flip, x, weights, axis, output, mode, cval, origin, integer, device, method, workers):
+    x = da.asarray(x)
+    w = np.asarray(weights)
+    ax = _axes([axis], x.ndim)[0]
+    r = [(0, 0)] * x.ndim
+    r[ax] = _kernel_reach(len(np.atleast_1d(w)), origin, flip)
+    kw = _nd_kwargs(output, mode, cval, integer, device, method, workers)
+    kw.update(weights=w, axis=axis, origin=origin)
+    return _apply(x, fn, kw, r, _modes(mode, x.ndim, [ax]))
+
+
+def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
+                *, integer="round", device="auto", method="auto", workers=0):
+    """ndconv.correlate1d over a dask array's blocks."""
+    return _1d_op(ndconv.correlate1d, False, input, weights, axis, output, mode, cval, origin, integer, device,
+                  method, workers)
+
+
+def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
+               *, integer="round", device="auto", method="auto", workers=0):
+    """ndconv.convolve1d over a dask array's blocks."""
+    return _1d_op(ndconv.convolve1d, True, input, weights, axis, output, mode, cval, origin, integer, device,
+                  method, workers)
+
+
+def _radius(sigma, truncate, radius):
+    """A Gaussian's reach each side: its radius, or int(truncate·sigma + 0.5)."""
+    if radius is not None:
+        return int(radius)
+    return int(float(truncate) * float(sigma) + 0.5)
+
+
+def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
+                      *, radius=None, integer="round", device="auto", method="auto", workers=0):
+    """ndconv.gaussian_filter1d over a dask array's blocks."""
+    x = da.asarray(input)
+    ax = _axes([axis], x.ndim)[0]
+    r = [(0, 0)] * x.ndim
+    k = _radius(sigma, truncate, radius)
+    r[ax] = (k, k)
+    kw = _nd_kwargs(output, mode, cval, integer, device, method, workers)
+    kw.update(sigma=sigma, axis=axis, order=order, truncate=truncate, radius=radius)
+    return _apply(x, ndconv.gaussian_filter1d, kw, r, _modes(mode, x.ndim, [ax]))
+
+
+def _gaussian_reach(ndim, axes, sigma, truncate, radius):
+    sig = _per_axis(sigma, len(axes))
+    rad = _per_axis(radius, len(axes))
+    r = [(0, 0)] * ndim
+    for a, s, k in zip(axes, sig, rad):
+        if float(s) > 1e-15:  # a zero sigma leaves its axis alone, as scipy
+            k = _radius(s, truncate, k)
+            r[a] = (k, k)
+    return r
+
+
+def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
+                    *, radius=None, axes=None, integer="round", device="auto", method="auto", workers=0):
+    """ndconv.gaussian_filter over a dask array's blocks; sigma, order,
+    mode and radius may be given per axis (of axes)."""
+    x = da.asarray(input)
+    ax = _axes(axes, x.ndim)
+    r = _gaussian_reach(x.ndim, ax, sigma, truncate, radius)
+    kw = _nd_kwargs(output, mode, cval, integer, device, method, workers)
+    kw.update(sigma=sigma, order=order, truncate=truncate, radius=radius, axes=axes)
+    return _apply(x, ndconv.gaussian_filter, kw, r, _modes(mode, x.ndim, ax))
+
+
+def _composite(fn, input, sigma, output, mode, cval, integer, device, method, workers, kwargs):
+    x = da.asarray(input)
+    ax = list(range(x.ndim))
+    r = _gaussian_reach(x.ndim, ax, sigma, kwargs.get("truncate", 4.0), kwargs.get("radius"))
+    kw = _nd_kwargs(output, mode, cval, integer, device, method, workers)
+    kw.update(kwargs, sigma=sigma)
+    return _apply(x, fn, kw, r, _modes(mode, x.ndim, ax))
+
+
+def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, integer="round", device="auto",
+                     method="auto", workers=0, **kwargs):
+    """ndconv.gaussian_laplace over a dask array's blocks."""
+    return _composite(ndconv.gaussian_laplace, input, sigma, output, mode, cval, integer, device, method, workers,
+                      kwargs)
+
+
+def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *, integer="round",
+                                device="auto", method="auto", workers=0, **kwargs):
+    """ndconv.gaussian_gradient_magnitude over a dask array's blocks."""
+    return _composite(ndconv.gaussian_gradient_magnitude, input, sigma, output, mode, cval, integer, device, method,
+                      workers, kwargs)
+
+
+def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
+                     *, integer="round", device="auto", method="auto", workers=0):
+    """ndconv.uniform_filter1d over a dask array's blocks."""
+    x = da.asarray(input)
+    ax = _axes([axis], x.ndim)[0]
+    r = [(0, 0)] * x.ndim
+    r[ax] = _kernel_reach(int(size), origin, False)
+    kw = _nd_kwargs(output, mode, cval, integer, device, method, workers)
+    kw.update(size=size, axis=axis, origin=origin)
+    return _apply(x, ndconv.uniform_filter1d, kw, r, _modes(mode, x.ndim, [ax]))
+
+
+def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0,
+                   *, axes=None, integer="round", device="auto", method="auto", workers=0):
+    """ndconv.uniform_filter over a dask array's blocks; size, mode and
+    origin may be given per axis (of axes)."""
+    x = da.asarray(input)
+    ax = _axes(axes, x.ndim)
+    r = [(0, 0)] * x.ndim
+    for a, s, o in zip(ax, _per_axis(size, len(ax)), _per_axis(origin, len(ax))):
+        r[a] = _kernel_reach(int(s), o, False)
+    kw = _nd_kwargs(output, mode, cval, integer, device, method, workers)
+    kw.update(size=size, origin=origin, axes=axes)
+    return _apply(x, ndconv.uniform_filter, kw, r, _modes(mode, x.ndim, ax))
+
+
+def _three_tap(fn, input, kw, mode):
+    """sobel, prewitt and laplace: three taps along every axis."""
+    x = da.asarray(input)
+    ax = list(range(x.ndim))
+    return _apply(x, fn, kw, [(1, 1)] * x.ndim, _modes(mode, x.ndim, ax))
+
+
+def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0, *, integer="round", device="auto",
+          method="auto", workers=0):
+    """ndconv.sobel over a dask array's blocks."""
+    kw = _nd_kwargs(output, mode, cval, integer, device, method, workers)
+    kw.update(axis=axis)
+    return _three_tap(ndconv.sobel, input, kw, mode)
+
+
+def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0, *, integer="round", device="auto",
+            method="auto", workers=0):
+    """ndconv.prewitt over a dask array's blocks."""
+    kw = _nd_kwargs(output, mode, cval, integer, device, method, workers)
+    kw.update(axis=axis)
+    return _three_tap(ndconv.prewitt, input, kw, mode)
+
+
+def laplace(input, output=None, mode="reflect", cval=0.0, *, integer="round", device="auto", method="auto",
+            workers=0):
+    """ndconv.laplace over a dask array's blocks."""
+    return _three_tap(ndconv.laplace, input, _nd_kwargs(output, mode, cval, integer, device, method, workers), mode)
+
+
+# Zarr
+
+
+def _default_layout(chunksize, shards, chunks):
+    """The shard shape (dask's chunk shape, unless given) and chunk shape
+    (given, or the shard halved along axes of 64 or more, a few chunks per
+    shard for readers of parts)."""
+    shards = tuple(int(s) for s in (chunksize if shards is None else shards))
+    if chunks is None:
+        chunks = tuple(s // 2 if s >= 64 and s % 2 == 0 else s for s in shards)
+    return tuple(int(c) for c in chunks), shards
+
+
+_open_arrays = {}
+
+
+def _array_at(url):
+    """This process's open handle of the Zarr array at url (each process
+    opens it once; tasks in one process share it)."""
+    a = _open_arrays.get(url)
+    if a is None:
+        a = _open_arrays[url] = ZarrArray.open(url)
+    return a
+
+
+def _write_block(block, block_info=None, *, url):
+    loc = block_info[0]["array-location"]
+    _array_at(url).write([lo for lo, _ in loc], block)
+    return np.ones((1,) * block.ndim, np.int8)
+
+
+def to_zarr(array, url, *, shards=None, chunks=None, format=3, compressor="zstd", level=0, fill_value=0.0,
+            resume=False, compute=True):
+    """Writes dask array `array` into a new Zarr array at url (a path or
+    bucket URL with a component ending in .zarr) through ndconv's Zarr
+    package: the metadata once, here (v3 with shards of `shards`, default
+    the array's chunk shape, and chunks of `chunks`; format=2 for Zarr v2,
+    which has no shards and whose chunks are then the unit written), then
+    one task per shard-grid block, each writing its shards whole
+    (idempotently: a task run again writes the same bytes). Blocks are
+    converted to the array's dtype, and rechunked to the shard grid first.
+    With resume, an array of the same layout already at url keeps its
+    shards (to finish an interrupted write). Returns the opened
+    ndconv ZarrArray, or with compute=False the dask array of the writes
+    (one int8 per block) to compute later."""
+    x = da.asarray(array)
+    if x.ndim == 0:
+        raise ArgumentError("invalid shape: a 0-D array has no axis to store")
+    chunks, shards = _default_layout(x.chunksize, shards, chunks)
+    if format == 2:
+        chunks, shards = shards, None  # v2's unit written is its chunk
+    z = ZarrArray.create(url, x.shape, x.dtype, chunks=chunks, shards=shards, format=format, compressor=compressor,
+                         level=level, fill_value=fill_value, resume=resume)
+    grid = z.shards
+    z.close()
+    y = x.rechunk(tuple(tuple(min(g, n - i) for i in range(0, n, g)) if n else (0,) for g, n in zip(grid, x.shape)))
+    w = y.map_blocks(functools.partial(_write_block, url=str(url)), dtype=np.int8,
+                     chunks=tuple((1,) * len(c) for c in y.chunks), name="ndconv-to-zarr")
+    if not compute:
+        return w
+    w.compute()
+    return ZarrArray.open(url)
+
+
+def from_zarr(url, chunks=None):
+    """The Zarr array at url as a dask array read through ndconv's Zarr
+    package, in blocks of `chunks` (default its shard shape)."""
+    z = ZarrArray.open(url)
+    shape, dtype, grid = z.shape, z.dtype, z.shards
+    z.close()
+    chunks = grid if chunks is None else chunks
+    x = da.zeros(shape, dtype=dtype, chunks=chunks)
+
+    def read(block, block_info=None):
+        loc = block_info[None]["array-location"]
+        return _array_at(str(url)).read([lo for lo, _ in loc], [hi - lo for lo, hi in loc])
+
+    return x.map_blocks(read, dtype=dtype, name="ndconv-from-zarr")
