@@ -243,10 +243,24 @@ func regionArgs(a *zarr.Array, start, shape unsafe.Pointer, rank int32, p unsafe
 	if err := sized(a.DType(), sh, nbytes); err != nil {
 		return nil, nil, err
 	}
-	if !aligned(p, a.DType()) {
-		return nil, nil, argError("buffer", "address not aligned for %v", a.DType())
-	}
 	return st, sh, nil
+}
+
+// typed is the caller's buffer as an array of the Zarr array's dtype: a
+// view, or where p is not aligned for the dtype (a buffer numpy or a
+// pickle left at an odd address) a new array, the caller's bytes copied
+// in when in is true; copied reports that.
+func typed(dt nd.DType, shape []int, p unsafe.Pointer, nbytes int64, in bool) (a nd.Array, copied bool, err error) {
+	if aligned(p, dt) {
+		return view(dt, shape, p, nbytes), false, nil
+	}
+	if a, err = nd.New(dt, shape...); err != nil {
+		return a, false, err
+	}
+	if in && nbytes > 0 {
+		copy(a.Bytes(), unsafe.Slice((*byte)(p), nbytes))
+	}
+	return a, true, nil
 }
 
 // zarrWriteRegion is ndconv_zarr_write_region: src (C order, the array's
@@ -263,7 +277,11 @@ func zarrWriteRegion(id int64, start, shape unsafe.Pointer, rank int32, src unsa
 	if err != nil {
 		return fail(err, errbuf, errlen)
 	}
-	if err := a.WriteRegion(context.Background(), st, view(a.DType(), sh, src, nbytes)); err != nil {
+	buf, _, err := typed(a.DType(), sh, src, nbytes, true)
+	if err != nil {
+		return fail(err, errbuf, errlen)
+	}
+	if err := a.WriteRegion(context.Background(), st, buf); err != nil {
 		return fail(err, errbuf, errlen)
 	}
 	return codeOK
@@ -282,8 +300,15 @@ func zarrReadRegion(id int64, start, shape unsafe.Pointer, rank int32, dst unsaf
 	if err != nil {
 		return fail(err, errbuf, errlen)
 	}
-	if err := a.ReadRegion(context.Background(), st, sh, view(a.DType(), sh, dst, nbytes)); err != nil {
+	buf, copied, err := typed(a.DType(), sh, dst, nbytes, false)
+	if err != nil {
 		return fail(err, errbuf, errlen)
+	}
+	if err := a.ReadRegion(context.Background(), st, sh, buf); err != nil {
+		return fail(err, errbuf, errlen)
+	}
+	if copied && nbytes > 0 {
+		copy(unsafe.Slice((*byte)(dst), nbytes), buf.Bytes())
 	}
 	return codeOK
 }

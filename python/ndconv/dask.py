@@ -66,16 +66,29 @@ __all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filte
            "gaussian_laplace", "gaussian_gradient_magnitude", "uniform_filter", "uniform_filter1d", "sobel",
            "prewitt", "laplace", "to_zarr", "from_zarr", "reach"]
 
-_CONSTANT = ("constant", "grid-constant")
-_SAMPLED = ("reflect", "grid-mirror", "mirror", "nearest", "wrap", "grid-wrap")
+# ndconv's border names and aliases (nd.ParseBorder: any case, spaces
+# trimmed) and the rule each names.
+_RULES = {"reflect": "reflect", "symmetric": "reflect", "grid-mirror": "reflect",
+          "mirror": "mirror", "reflect101": "mirror", "reflect_101": "mirror",
+          "nearest": "nearest", "edge": "nearest", "replicate": "nearest",
+          "wrap": "wrap", "grid-wrap": "wrap",
+          "constant": "constant", "grid-constant": "constant"}
+
+
+def _rule(mode):
+    """The border rule mode names, or None for a name ndconv does not know
+    (the filter itself then says so)."""
+    return _RULES.get(mode.strip().lower()) if isinstance(mode, str) else None
 
 
 def border_index(p, n, mode):
     """The sample that position(s) p (any integers, inside [0, n) or not)
-    read on an axis of length n under mode: ndconv's border rules
-    (DESIGN.md §1), at any distance from the edge."""
+    read on an axis of length n under mode (any of ndconv's border names
+    but constant's): ndconv's border rules (DESIGN.md §1), at any distance
+    from the edge."""
     p = np.asarray(p, dtype=np.int64)
-    if mode in ("reflect", "grid-mirror"):
+    mode = _rule(mode)
+    if mode == "reflect":
         q = np.mod(p, 2 * n)
         return np.where(q >= n, 2 * n - 1 - q, q)
     if mode == "mirror":
@@ -85,9 +98,9 @@ def border_index(p, n, mode):
         return np.where(q >= n, 2 * n - 2 - q, q)
     if mode == "nearest":
         return np.clip(p, 0, n - 1)
-    if mode in ("wrap", "grid-wrap"):
+    if mode == "wrap":
         return np.mod(p, n)
-    raise ArgumentError("boundary mode not supported: %r (one of %s reads samples)" % (mode, ", ".join(_SAMPLED)))
+    raise ArgumentError("boundary mode not supported: %r (give a mode that reads samples, not constant)" % (mode,))
 
 
 def _modes(mode, ndim, axes):
@@ -208,10 +221,8 @@ def _apply(x, fn, kwargs, reach, modes, valid_ok=False):
     chunks0 = x.chunks
     chunks = tuple(_merge_small(c, max(b, a, 1)) for c, (b, a) in zip(chunks0, reach))
     x = x.rechunk(chunks)
-    pad = [bool((b or a) and modes[i] not in _CONSTANT) for i, (b, a) in enumerate(reach)]
-    for i, m in enumerate(modes):
-        if pad[i] and m not in _SAMPLED:
-            raise ArgumentError("boundary mode not supported: %r" % (m,))
+    # (_out_dtype has checked the modes: each is one ndconv knows.)
+    pad = [bool((b or a) and _rule(modes[i]) != "constant") for i, (b, a) in enumerate(reach)]
     p = x
     with warnings.catch_warnings():
         # wrap's far side is an out-of-order index (a small slab).
