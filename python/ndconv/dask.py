@@ -205,6 +205,98 @@ def _block(block, block_info=None, *, fn, kwargs, reach, pad, valid):
     return r[cut]
 
 
+def _export(block, ax, head, tail):
+    """What a block gives its neighbours along ax: its first head and last
+    tail samples (copies: a pickled view would carry the whole block)."""
+    sl = [slice(None)] * block.ndim
+    sl[ax] = slice(0, head)
+    h = np.array(block[tuple(sl)])
+    sl[ax] = slice(block.shape[ax] - tail, block.shape[ax])
+    return h, np.array(block[tuple(sl)])
+
+
+def _extend(block, ax, before, after):
+    """block with the samples before and after it along ax: each None or
+    (source, which, index): source the block itself (which None) or a
+    neighbour's export (which 0: its head, 1: its tail), index the
+    positions in it, in order."""
+    parts = []
+    for side in (before, after):
+        if side is None:
+            parts.append(None)
+            continue
+        src, which, idx = side
+        src = block if which is None else src[which]
+        parts.append(np.take(src, idx, axis=ax))
+    if parts[0] is None and parts[1] is None:
+        return block
+    return np.concatenate([q for q in (parts[0], block, parts[1]) if q is not None], axis=ax)
+
+
+def _halo_axis(y, ax, b, a, rule, n):
+    """y with every block extended along ax by b samples before and a
+    after: its neighbours' (through one export task per block, which sends
+    only those samples), and at the array's edge the border rule's samples
+    (at any distance: a block's own samples for reflect, mirror and
+    nearest, the far block's for wrap; nothing for constant). Needs every
+    chunk along ax at least max(b, a) + 1 long, or one chunk."""
+    from dask.highlevelgraph import HighLevelGraph
+    from dask.base import tokenize
+    chunks = y.chunks[ax]
+    nb = len(chunks)
+    starts = np.concatenate([[0], np.cumsum(chunks)[:-1]]).astype(np.int64)
+    tok = tokenize(y, ax, b, a, rule)
+    ename, xname = "ndconv-halo-export-%s" % tok, "ndconv-halo-%s" % tok
+    dsk = {}
+    keys = list(np.ndindex(*y.numblocks))
+    if nb > 1:
+        for idx in keys:
+            dsk[(ename,) + idx] = (_export, (y.name,) + idx, ax, a, b)
+
+    def border(idx, j, positions):
+        """The (source, which, index) of positions outside the axis, for
+        block j: in the block itself, or in the far block's export."""
+        g = border_index(positions, n, rule)
+        lo, hi = starts[j], starts[j] + chunks[j]
+        if g.min() >= lo and g.max() < hi:
+            return (None, None, g - lo)
+        if g.min() >= n - b:  # wrap, before the first block: the last block's tail
+            far = idx[:ax] + (nb - 1,) + idx[ax + 1:]
+            return ((ename,) + far, 1, g - (n - b))
+        far = idx[:ax] + (0,) + idx[ax + 1:]  # wrap, after the last block: the first block's head
+        return ((ename,) + far, 0, g)
+
+    for idx in keys:
+        j = idx[ax]
+        before = after = None
+        if b:
+            if j > 0:
+                prev = idx[:ax] + (j - 1,) + idx[ax + 1:]
+                before = ((ename,) + prev, 1, np.arange(b))
+            elif rule != "constant":
+                before = border(idx, j, np.arange(-b, 0))
+        if a:
+            if j < nb - 1:
+                nxt = idx[:ax] + (j + 1,) + idx[ax + 1:]
+                after = ((ename,) + nxt, 0, np.arange(a))
+            elif rule != "constant":
+                after = border(idx, j, np.arange(n, n + a))
+        # Lists, not tuples: dask puts the export in place of its key
+        # inside a list.
+        dsk[(xname,) + idx] = (_extend, (y.name,) + idx, ax, None if before is None else list(before),
+                               None if after is None else list(after))
+    new = []
+    for j, c in enumerate(chunks):
+        if b and (j > 0 or rule != "constant"):
+            c += b
+        if a and (j < nb - 1 or rule != "constant"):
+            c += a
+        new.append(c)
+    out_chunks = y.chunks[:ax] + (tuple(new),) + y.chunks[ax + 1:]
+    graph = HighLevelGraph.from_collections(xname, dsk, dependencies=[y])
+    return da.Array(graph, xname, out_chunks, meta=y._meta)
+
+
 def _apply(x, fn, kwargs, reach, modes, valid_ok=False):
     """fn (an ndconv filter taking kwargs) over the blocks of dask array x,
     whose output element reads reach[axis] = (before, after) samples
@@ -219,47 +311,26 @@ def _apply(x, fn, kwargs, reach, modes, valid_ok=False):
         return x.map_blocks(lambda b: fn(b, **kwargs), dtype=dtype)
     ndim = x.ndim
     chunks0 = x.chunks
-    chunks = tuple(_merge_small(c, max(b, a, 1)) for c, (b, a) in zip(chunks0, reach))
+    # Chunks at least one longer than the reach: a block's halo then comes
+    # from its two neighbours only, and an edge block's border from itself
+    # (mirror reads one sample further than reflect) or, for wrap, from the
+    # far block's export.
+    chunks = tuple(_merge_small(c, max(b, a) + 1) for c, (b, a) in zip(chunks0, reach))
     x = x.rechunk(chunks)
     # (_out_dtype has checked the modes: each is one ndconv knows.)
-    pad = [bool((b or a) and _rule(modes[i]) != "constant") for i, (b, a) in enumerate(reach)]
+    rules = [_rule(m) if m is not None else None for m in modes]
+    pad = [bool((b or a) and rules[i] != "constant") for i, (b, a) in enumerate(reach)]
     p = x
-    with warnings.catch_warnings():
-        # wrap's far side is an out-of-order index (a small slab).
-        warnings.simplefilter("ignore", da.PerformanceWarning)
-        for i in range(ndim):
-            if not pad[i]:
-                continue
-            b, a = reach[i]
-            n = x.shape[i]
-            parts = []
-            sl = [slice(None)] * ndim
-            if b:
-                sl[i] = border_index(np.arange(-b, 0), n, modes[i])
-                parts.append(p[tuple(sl)])
-            parts.append(p)
-            if a:
-                sl[i] = border_index(np.arange(n, n + a), n, modes[i])
-                parts.append(p[tuple(sl)])
-            p = da.concatenate(parts, axis=i)
-    # The extension joins the first and last chunks: the blocks of p are
-    # those of x, the first one b longer and the last one a longer.
-    pchunks = []
-    for c, (b, a), pd in zip(chunks, reach, pad):
-        c = list(c)
-        if pd:
-            c[0] += b
-            c[-1] += a
-        pchunks.append(tuple(c))
-    p = p.rechunk(tuple(pchunks))
-    depth = {i: (0 if len(chunks[i]) == 1 else (b if b == a else (b, a))) for i, (b, a) in enumerate(reach)}
+    for i, (b, a) in enumerate(reach):
+        if b or a:
+            p = _halo_axis(p, i, b, a, rules[i], x.shape[i])
     # The valid part of a block is its output block only where it has its
     # halo on every side: always along padded axes and inner blocks; the
     # blocks at a constant-mode edge run fn whole and are cut.
     valid = bool(valid_ok and kwargs.get("integer", "round") == "round")
     f = functools.partial(_block, fn=fn, kwargs=kwargs, reach=tuple(reach), pad=tuple(pad), valid=valid)
-    r = da.map_overlap(f, p, depth=depth, boundary="none", trim=False, chunks=chunks, dtype=dtype,
-                       meta=np.empty((0,) * ndim, dtype), name="ndconv-" + fn.__name__)
+    r = p.map_blocks(f, chunks=chunks, dtype=dtype, meta=np.empty((0,) * ndim, dtype), name="ndconv-%s-%s" % (
+        fn.__name__, dask.base.tokenize(p, fn.__name__, kwargs, reach, modes)))
     if chunks != chunks0:
         r = r.rechunk(chunks0)
     return r
