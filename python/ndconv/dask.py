@@ -32,14 +32,16 @@ kernels; an FFT may be chosen per block, and its rounding differs). This
 is where dask-image differs: its filters pass the mode to scipy per block,
 and wrap comes out wrong across chunks (dask-image#242).
 
-The halo is exchanged one axis at a time (the corners come with the
-second and third axes' exchanges), with one task per block that exports
-only the samples its neighbours need (its first ``after`` and last
-``before`` samples along the axis) and one that joins them to the block:
-about 7 tasks a block in 3-D, where map_overlap makes about 21 (one per
-neighbour's piece), and the border needs no padding pass of its own. On a
-distributed cluster, the scheduler's cost per task is what a filter on a
-dask array pays beyond the filtering. Chunks not longer than the reach are
+The halo is exchanged one axis at a time, so that the corners come along
+with the later axes' slabs: each block has one export task per axis,
+which sends its neighbours only its first ``after`` and last ``before``
+samples along that axis (with the lower axes' halos on them), and one
+filter task, which fills its extended block once from its own block and
+the slabs and filters it: 4 tasks a block in 3-D (map_overlap makes about
+21, one per neighbour's piece, plus a pass to pad the border), only slabs
+move between workers, and no pass copies whole blocks. On a distributed
+cluster, the scheduler's cost per task and the bytes moved are what a
+filter on a dask array pays beyond the filtering. Chunks not longer than the reach are
 merged with their neighbours first (the result is rechunked back to the
 input's chunks). correlate and convolve compute each block's ``valid``
 part only (the block with its halo is exactly what the output block
@@ -211,94 +213,110 @@ def _block(block, loc, core, *, fn, kwargs, reach, pad, valid):
     return r[cut]
 
 
-def _export(block, ax, head, tail):
-    """What a block gives its neighbours along ax: its first head and last
-    tail samples (copies: a pickled view would carry the whole block)."""
-    sl = [slice(None)] * block.ndim
-    sl[ax] = slice(0, head)
-    h = np.array(block[tuple(sl)])
-    sl[ax] = slice(block.shape[ax] - tail, block.shape[ax])
-    return h, np.array(block[tuple(sl)])
+# The halo exchange. A block's extension E_k is the block extended along
+# axes 0 … k-1 (E_0 is the block). Along axis k it is extended by a slab of
+# E_k before it and one after: the previous block's last samples of its
+# E_k, the next block's first ones, or at the array's edge the border
+# rule's samples (of the block's own E_k, or for wrap of the far block's);
+# E_k's slabs carry the lower axes' halos, so the corners come along. Every
+# block has one export task per axis, which sends its neighbours only the
+# first and last samples of its E_k (small), and one filter task, which
+# fills its extended block once and filters it: the big blocks never move,
+# and no pass copies them whole.
 
 
-def _extend(block, ax, before, after):
-    """block with the samples before and after it along ax: each None or
-    (source, which, index): source the block itself (which None) or a
-    neighbour's export (which 0: its head, 1: its tail), index the
-    positions in it, in order."""
-    parts = []
-    for side in (before, after):
-        if side is None:
-            parts.append(None)
-            continue
-        src, which, idx = side
-        src = block if which is None else src[which]
-        parts.append(np.take(src, idx, axis=ax))
-    if parts[0] is None and parts[1] is None:
-        return block
-    return np.concatenate([q for q in (parts[0], block, parts[1]) if q is not None], axis=ax)
+def _take_ext(own, lower, k, positions):
+    """E_k (own extended along the axes before k by the slabs lower[m] =
+    (before, after), arrays or None) at the given positions along axis k."""
+    piece = np.take(own, positions, axis=k)
+    for m, (bef, aft) in enumerate(lower):
+        parts = [np.take(q, positions, axis=k) for q in (bef,) if q is not None]
+        parts.append(piece)
+        parts += [np.take(q, positions, axis=k) for q in (aft,) if q is not None]
+        piece = np.concatenate(parts, axis=m) if len(parts) > 1 else piece
+    return piece
 
 
-def _halo_axis(y, ax, b, a, rule, n):
-    """y with every block extended along ax by b samples before and a
-    after: its neighbours' (through one export task per block, which sends
-    only those samples), and at the array's edge the border rule's samples
-    (at any distance: a block's own samples for reflect, mirror and
-    nearest, the far block's for wrap; nothing for constant). Needs every
-    chunk along ax at least max(b, a) + 1 long, or one chunk."""
-    chunks = y.chunks[ax]
-    nb = len(chunks)
-    starts = np.concatenate([[0], np.cumsum(chunks)[:-1]]).astype(np.int64)
-    tok = tokenize(y, ax, b, a, rule)
-    ename, xname = "ndconv-halo-export-%s" % tok, "ndconv-halo-%s" % tok
-    dsk = {}
-    keys = list(np.ndindex(*y.numblocks))
-    if nb > 1:
-        for idx in keys:
-            dsk[(ename,) + idx] = (_export, (y.name,) + idx, ax, a, b)
+def _resolve(own, recipes, exports, upto):
+    """The slabs (before, after) of axes 0 … upto-1: each recipe is None
+    (no slab), ("export", axis-k export of a neighbour, 0 head or 1 tail,
+    positions in it) or ("own", positions along the axis in own)."""
+    slabs = []
+    for k in range(upto):
+        pair = []
+        for r in recipes[k]:
+            if r is None:
+                pair.append(None)
+            elif r[0] == "own":
+                pair.append(_take_ext(own, slabs, k, r[1]))
+            else:
+                pair.append(np.take(exports[r[1]][r[2]], r[3], axis=k))
+        slabs.append(tuple(pair))
+    return slabs
 
-    def border(idx, j, positions):
-        """The (source, which, index) of positions outside the axis, for
-        block j: in the block itself, or in the far block's export."""
-        g = border_index(positions, n, rule)
-        lo, hi = starts[j], starts[j] + chunks[j]
-        if g.min() >= lo and g.max() < hi:
-            return (None, None, g - lo)
-        if g.min() >= n - b:  # wrap, before the first block: the last block's tail
-            far = idx[:ax] + (nb - 1,) + idx[ax + 1:]
-            return ((ename,) + far, 1, g - (n - b))
-        far = idx[:ax] + (0,) + idx[ax + 1:]  # wrap, after the last block: the first block's head
-        return ((ename,) + far, 0, g)
 
-    for idx in keys:
-        j = idx[ax]
-        before = after = None
-        if b:
-            if j > 0:
-                prev = idx[:ax] + (j - 1,) + idx[ax + 1:]
-                before = ((ename,) + prev, 1, np.arange(b))
-            elif rule != "constant":
-                before = border(idx, j, np.arange(-b, 0))
-        if a:
-            if j < nb - 1:
-                nxt = idx[:ax] + (j + 1,) + idx[ax + 1:]
-                after = ((ename,) + nxt, 0, np.arange(a))
-            elif rule != "constant":
-                after = border(idx, j, np.arange(n, n + a))
-        # Lists, not tuples: dask puts the export in place of its key
-        # inside a list.
-        dsk[(xname,) + idx] = (_extend, (y.name,) + idx, ax, None if before is None else list(before),
-                               None if after is None else list(after))
-    new = []
-    for j, c in enumerate(chunks):
-        if b and (j > 0 or rule != "constant"):
-            c += b
-        if a and (j < nb - 1 or rule != "constant"):
-            c += a
-        new.append(c)
-    out_chunks = y.chunks[:ax] + (tuple(new),) + y.chunks[ax + 1:]
-    graph = HighLevelGraph.from_collections(xname, dsk, dependencies=[y])
-    return da.Array(graph, xname, out_chunks, meta=y._meta)
+def _export(own, recipes, exports, k, head, tail):
+    """Block own's first head and last tail samples of its E_k."""
+    lower = _resolve(own, recipes, exports, k)
+    n = own.shape[k]
+    return _take_ext(own, lower, k, np.arange(head)), _take_ext(own, lower, k, np.arange(n - tail, n))
+
+
+def _assemble(own, slabs):
+    """own extended along every axis by its slabs: one array, filled once."""
+    nd = own.ndim
+    off = [0 if bef is None else bef.shape[k] for k, (bef, _) in enumerate(slabs)]
+    shape = [own.shape[k] + off[k] + (0 if aft is None else aft.shape[k]) for k, (_, aft) in enumerate(slabs)]
+    out = np.empty(shape, own.dtype)
+    out[tuple(slice(off[k], off[k] + own.shape[k]) for k in range(nd))] = own
+    for k, (bef, aft) in enumerate(slabs):
+        for q, lo in ((bef, 0), (aft, off[k] + own.shape[k])):
+            if q is None:
+                continue
+            region = tuple(slice(0, shape[m]) if m < k else slice(lo, lo + q.shape[k]) if m == k else
+                           slice(off[m], off[m] + own.shape[m]) for m in range(nd))
+            out[region] = q
+    return out
+
+
+def _filter_block(own, recipes, exports, loc, core, *, fn, kwargs, reach, pad, valid):
+    block = _assemble(own, _resolve(own, recipes, exports, own.ndim))
+    return _block(block, loc, core, fn=fn, kwargs=kwargs, reach=reach, pad=pad, valid=valid)
+
+
+def _recipes(idx, chunks, starts, reach, rules, shape, ename):
+    """Per axis, where block idx's slabs come from (see _resolve), and the
+    export keys they name."""
+    out = []
+    for k, (b, a) in enumerate(reach):
+        nb, j, n = len(chunks[k]), idx[k], shape[k]
+        pair = []
+        for side, width in ((0, b), (1, a)):
+            if not width:
+                pair.append(None)
+                continue
+            nbr = j - 1 if side == 0 else j + 1
+            if 0 <= nbr < nb:
+                # The neighbour's last b samples (before) or first a (after).
+                key = (ename[k],) + idx[:k] + (nbr,) + idx[k + 1:]
+                pair.append(("export", key, 1 - side, np.arange(width)))
+                continue
+            if rules[k] == "constant":
+                pair.append(None)
+                continue
+            pos = np.arange(-b, 0) if side == 0 else np.arange(n, n + a)
+            g = border_index(pos, n, rules[k])
+            lo, hi = starts[k][j], starts[k][j] + chunks[k][j]
+            if g.min() >= lo and g.max() < hi:
+                pair.append(("own", g - lo))
+            elif side == 0:  # wrap, before the first block: the last block's last b samples
+                key = (ename[k],) + idx[:k] + (nb - 1,) + idx[k + 1:]
+                pair.append(("export", key, 1, g - (n - b)))
+            else:  # wrap, after the last block: the first block's first a samples
+                key = (ename[k],) + idx[:k] + (0,) + idx[k + 1:]
+                pair.append(("export", key, 0, g))
+        out.append(tuple(pair))
+    return out
 
 
 def _apply(x, fn, kwargs, reach, modes, valid_ok=False):
@@ -323,21 +341,34 @@ def _apply(x, fn, kwargs, reach, modes, valid_ok=False):
     x = x.rechunk(chunks)
     # (_out_dtype has checked the modes: each is one ndconv knows.)
     rules = [_rule(m) if m is not None else None for m in modes]
-    pad = [bool((b or a) and rules[i] != "constant") for i, (b, a) in enumerate(reach)]
-    p = x
-    for i, (b, a) in enumerate(reach):
-        if b or a:
-            p = _halo_axis(p, i, b, a, rules[i], x.shape[i])
-    # The valid part of a block is its output block only where it has its
-    # halo on every side: always along padded axes and inner blocks; the
-    # blocks at a constant-mode edge run fn whole and are cut.
-    valid = bool(valid_ok and kwargs.get("integer", "round") == "round")
-    f = functools.partial(_block, fn=fn, kwargs=kwargs, reach=tuple(reach), pad=tuple(pad), valid=valid)
-    # One task a block (map_blocks would add one more for its block_info).
-    name = "ndconv-%s-%s" % (fn.__name__, tokenize(p, fn.__name__, kwargs, reach, modes))
-    dsk = {(name,) + idx: (f, (p.name,) + idx, idx, tuple(c[i] for c, i in zip(chunks, idx)))
-           for idx in np.ndindex(*p.numblocks)}
-    r = da.Array(HighLevelGraph.from_collections(name, dsk, dependencies=[p]), name, chunks,
+    pad = tuple(bool((b or a) and rules[i] != "constant") for i, (b, a) in enumerate(reach))
+    starts = [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(np.int64) for c in chunks]
+    tok = tokenize(x, fn.__name__, kwargs, reach, modes)
+    ename = ["ndconv-halo-%d-%s" % (k, tok) for k in range(ndim)]
+    name = "ndconv-%s-%s" % (fn.__name__, tok)
+    recipes = {idx: _recipes(idx, chunks, starts, reach, rules, x.shape, ename) for idx in np.ndindex(*x.numblocks)}
+
+    def task_args(idx, upto):
+        """Block idx's recipes for the axes before upto, export keys
+        numbered, and the list of those keys (dask puts each export in
+        place of its key inside a list)."""
+        keys = sorted({r[1] for rs in recipes[idx][:upto] for r in rs if r is not None and r[0] == "export"})
+        pos = {key: i for i, key in enumerate(keys)}
+        rs = [tuple(None if r is None else r if r[0] == "own" else (r[0], pos[r[1]]) + r[2:] for r in pair)
+              for pair in recipes[idx][:upto]]
+        return rs, list(keys)
+
+    dsk = {}
+    for idx in recipes:
+        for k, (b, a) in enumerate(reach):
+            if (b or a) and len(chunks[k]) > 1:
+                dsk[(ename[k],) + idx] = (_export, (x.name,) + idx) + task_args(idx, k) + (k, a, b)
+    f = functools.partial(_filter_block, fn=fn, kwargs=kwargs, reach=tuple(reach), pad=pad,
+                          valid=bool(valid_ok and kwargs.get("integer", "round") == "round"))
+    for idx in recipes:
+        dsk[(name,) + idx] = (f, (x.name,) + idx) + task_args(idx, ndim) + (
+            idx, tuple(c[i] for c, i in zip(chunks, idx)))
+    r = da.Array(HighLevelGraph.from_collections(name, dsk, dependencies=[x]), name, chunks,
                  meta=np.empty((0,) * ndim, dtype))
     if chunks != chunks0:
         r = r.rechunk(chunks0)
