@@ -138,6 +138,9 @@ def test_aliases_and_errors():
         ndd.correlate(dx, np.ones((3, 3)), origin=2)
     with pytest.raises(ndconv.ArgumentError, match="output"):
         ndd.correlate(dx, np.ones((3, 3)), output=np.empty((5, 8)))
+    # Empty arrays give ndconv's empty results.
+    e = ndd.gaussian_filter(da.zeros((0, 5), chunks=(1, 2)), 1.0)
+    assert same_bits(sync(e), ndconv.gaussian_filter(np.zeros((0, 5)), 1.0))
 
 
 def test_dask_image_style_wrap_is_wrong_here():
