@@ -3,7 +3,7 @@ and against dask-image's way (map_overlap with scipy.ndimage.correlate per
 block: dask-image is not packaged by Debian, so this is its stand-in), on
 one float32 volume and kernel. Reports, asserts nothing:
 
-    /usr/bin/python3 python/scipy_suite/dask_bench.py [--n 512] [--k 5] [--chunk 128] [--workers 4] [--repeat 2]
+    /usr/bin/python3 python/scipy_suite/dask_bench.py [--n 512] [--k 5] [--chunk 128] [--workers 4] [--repeat 2] [--scipy-repeat 1]
 
 The input is made on the workers and persisted before any timing (no
 transfer from the client is timed); each dask run persists its result on
@@ -52,7 +52,7 @@ def main():
     ap.add_argument("--workers", type=int, default=4)
     ap.add_argument("--repeat", type=int, default=2)
     ap.add_argument("--mode", default="reflect")
-    ap.add_argument("--skip-scipy", action="store_true")
+    ap.add_argument("--scipy-repeat", type=int, default=1, help="runs of the map_overlap+scipy stand-in (0: none)")
     a = ap.parse_args()
     n, k, c = a.n, a.k, a.chunk
     w = np.random.default_rng(1).standard_normal((k, k, k))
@@ -65,9 +65,7 @@ def main():
     distributed.wait(x)
     xl = x.compute()
 
-    ts, want = timed(lambda: ndconv.correlate(xl, w, mode=a.mode), a.repeat)
-    res["in_process_s"] = ts
-
+    want = ndconv.correlate(xl, w, mode=a.mode)
     runs = [0]
 
     def fresh():
@@ -87,16 +85,28 @@ def main():
         ndd.correlate(small, w, mode=a.mode, workers=wk).compute()
     small.map_overlap(ndi.correlate, depth=k // 2, boundary="none", weights=w, mode=a.mode).compute()
 
-    for label, kw in (("ndconv_dask_s", {}), ("ndconv_dask_workers1_s", {"workers": 1})):
-        ts, y = timed(lambda: run(lambda: ndd.correlate(fresh(), w, mode=a.mode, **kw)), a.repeat)
-        res[label] = ts
-        assert np.array_equal(y.compute().view(np.uint32), want.view(np.uint32)), label
-        del y
-    if not a.skip_scipy:
+    # Rounds of in-process, ndconv.dask, ndconv.dask with workers=1, one
+    # after the other: the machine's load changes less within a round, so
+    # each round's ratio is the figure to read.
+    for key in ("in_process_s", "ndconv_dask_s", "ndconv_dask_workers1_s", "ratio", "ratio_workers1"):
+        res[key] = []
+    for _ in range(a.repeat):
+        t = time.perf_counter()
+        ndconv.correlate(xl, w, mode=a.mode)
+        res["in_process_s"].append(time.perf_counter() - t)
+        for label, kw in (("ndconv_dask_s", {}), ("ndconv_dask_workers1_s", {"workers": 1})):
+            t = time.perf_counter()
+            y = run(lambda: ndd.correlate(fresh(), w, mode=a.mode, **kw))
+            res[label].append(time.perf_counter() - t)
+            assert np.array_equal(y.compute().view(np.uint32), want.view(np.uint32)), label
+            del y
+        res["ratio"].append(res["ndconv_dask_s"][-1] / res["in_process_s"][-1])
+        res["ratio_workers1"].append(res["ndconv_dask_workers1_s"][-1] / res["in_process_s"][-1])
+    if a.scipy_repeat:
         # dask-image's correlate: map_overlap at the kernel's depth, the
         # mode passed to scipy for every block (boundary 'none').
         ts, y = timed(lambda: run(lambda: fresh().map_overlap(ndi.correlate, depth=k // 2, boundary="none", weights=w,
-                                                          mode=a.mode)), a.repeat)
+                                                          mode=a.mode)), a.scipy_repeat)
         res["map_overlap_scipy_s"] = ts
         d = np.abs(y.compute().astype(np.float64) - want).max()
         res["map_overlap_scipy_maxdiff"] = float(d)
