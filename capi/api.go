@@ -15,6 +15,7 @@ import (
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/filters"
 	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/zarr"
 )
 
 // The exported C functions (capi.go) convert their C types and call these,
@@ -69,7 +70,10 @@ func errorCode(err error) int32 {
 	var uf *filters.UnknownFilterError
 	var pe *filters.ParameterError
 	var re *filters.RankError
-	if errors.As(err, &ae) || errors.As(err, &ue) || errors.As(err, &se) || errors.As(err, &uf) || errors.As(err, &pe) || errors.As(err, &re) {
+	var za *zarr.ArgumentError
+	var zu *zarr.UnsupportedError
+	if errors.As(err, &ae) || errors.As(err, &ue) || errors.As(err, &se) || errors.As(err, &uf) || errors.As(err, &pe) || errors.As(err, &re) ||
+		errors.As(err, &za) || errors.As(err, &zu) {
 		return codeInvalid
 	}
 	return codeFailed

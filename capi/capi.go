@@ -36,3 +36,33 @@ func ndconv_plan_free(id C.int64_t, errbuf *C.char, errlen C.int) C.int {
 func ndconv_plan_execute_device(id C.int64_t, src C.uint64_t, srcBytes C.int64_t, dst C.uint64_t, dstBytes C.int64_t, stream C.int64_t, errbuf *C.char, errlen C.int) C.int {
 	return C.int(planExecuteDevice(int64(id), uintptr(src), int64(srcBytes), uintptr(dst), int64(dstBytes), int64(stream), unsafe.Pointer(errbuf), int32(errlen)))
 }
+
+//export ndconv_zarr_create
+func ndconv_zarr_create(spec *C.char, out *C.int64_t, errbuf *C.char, errlen C.int) C.int {
+	return C.int(zarrCreate(unsafe.Pointer(spec), (*int64)(unsafe.Pointer(out)), unsafe.Pointer(errbuf), int32(errlen)))
+}
+
+//export ndconv_zarr_open
+func ndconv_zarr_open(url *C.char, out *C.int64_t, errbuf *C.char, errlen C.int) C.int {
+	return C.int(zarrOpen(unsafe.Pointer(url), (*int64)(unsafe.Pointer(out)), unsafe.Pointer(errbuf), int32(errlen)))
+}
+
+//export ndconv_zarr_info
+func ndconv_zarr_info(id C.int64_t, buf *C.char, n C.int, errbuf *C.char, errlen C.int) C.int {
+	return C.int(zarrInfoOf(int64(id), unsafe.Pointer(buf), int32(n), unsafe.Pointer(errbuf), int32(errlen)))
+}
+
+//export ndconv_zarr_write_region
+func ndconv_zarr_write_region(id C.int64_t, start, shape *C.int64_t, rank C.int, src unsafe.Pointer, nbytes C.int64_t, errbuf *C.char, errlen C.int) C.int {
+	return C.int(zarrWriteRegion(int64(id), unsafe.Pointer(start), unsafe.Pointer(shape), int32(rank), src, int64(nbytes), unsafe.Pointer(errbuf), int32(errlen)))
+}
+
+//export ndconv_zarr_read_region
+func ndconv_zarr_read_region(id C.int64_t, start, shape *C.int64_t, rank C.int, dst unsafe.Pointer, nbytes C.int64_t, errbuf *C.char, errlen C.int) C.int {
+	return C.int(zarrReadRegion(int64(id), unsafe.Pointer(start), unsafe.Pointer(shape), int32(rank), dst, int64(nbytes), unsafe.Pointer(errbuf), int32(errlen)))
+}
+
+//export ndconv_zarr_close
+func ndconv_zarr_close(id C.int64_t, errbuf *C.char, errlen C.int) C.int {
+	return C.int(zarrClose(int64(id), unsafe.Pointer(errbuf), int32(errlen)))
+}

@@ -3,7 +3,7 @@
 //
 //	go build -buildmode=c-shared -o libndconv.so ./capi
 //
-// It exports five functions. ndconv_plan_new prepares a correlation or
+// It exports eleven functions. ndconv_plan_new prepares a correlation or
 // convolution (or a named filter) from a JSON description and float64
 // weights (complex ones as pairs of float64, numpy's complex128 memory) and
 // returns a handle; ndconv_plan_info describes the plan's output
@@ -19,6 +19,19 @@
 // stream first and returning once the result is written. A plan
 // keeps its device (a GPU context) alive across calls and may be used from
 // several threads: calls on one plan are serialised.
+//
+// Six more open Zarr arrays through the zarr package, for writers in other
+// processes (python/ndconv/dask.py's to_zarr): ndconv_zarr_create writes
+// a new array's metadata from a JSON description (url, shape, dtype,
+// chunks, shards, format, compressor, level, fill_value, resume; as
+// imageio.CreateZarr) and returns a handle; ndconv_zarr_open opens the
+// array at a URL; ndconv_zarr_info describes it as JSON (shape, dtype,
+// chunks, shards: the unit stored under one key, format);
+// ndconv_zarr_write_region writes a C-contiguous buffer at a start on the
+// shard grid (zarr.Array.WriteRegion: each shard whole, in one Put, so a
+// region written again writes the same bytes); ndconv_zarr_read_region
+// reads any box; ndconv_zarr_close forgets the handle. Starts and shapes
+// are arrays of rank int64s.
 //
 // JSON has no NaN or infinity: a request carries a non-finite cval as the
 // string "nan", "inf" or "-inf". A request's unknown fields are refused.
