@@ -44,17 +44,19 @@ class _Uncacheable(Exception):
 
 
 def _keyof(v):
-    """v as part of a call's key (its type and value: 1, 1.0, True and 1+0j
-    are equal in Python and not as arguments), or _Uncacheable."""
+    """v as part of a call's key, with its type beside it (1, 1.0, True
+    and 1+0j are equal in Python and not as arguments; _cached adds the
+    type of a plain scalar itself), or _Uncacheable."""
     t = type(v)
-    if t in _SCALARS or t is type or isinstance(v, np.dtype):
-        return t, v
+    if t is type or isinstance(v, np.dtype):
+        return v
     if t is np.ndarray:
         # Weights, a sigma per axis: the values matter.
-        return t, v.dtype, v.shape, v.tobytes()
+        return v.dtype, v.shape, v.tobytes()
     if t is tuple or t is list:
-        if all(type(e) in _SCALARS for e in v):
-            return t, tuple(v), tuple(type(e) for e in v)
+        ts = tuple(map(type, v))
+        if _SCALARS.issuperset(ts):
+            return tuple(v), ts
     raise _Uncacheable
 
 
@@ -95,13 +97,27 @@ def _cached(fn):
                 output = args[out_pos - 1]
             else:
                 output = kwargs.get("output")
+        key = [name, input.shape, input.dtype]
         try:
-            key = [name, input.shape, input.dtype]
-            for i, a in enumerate(args, 1):
-                key.append(_keyof(a) if i != out_pos or type(a) is not np.ndarray else ("out", a.shape, a.dtype))
+            i = 0
+            for a in args:
+                i += 1
+                t = type(a)
+                if t in _SCALARS:
+                    key += (t, a)
+                elif t is np.ndarray and i == out_pos:
+                    # An output array: its shape and dtype decide the call.
+                    key += (t, (a.shape, a.dtype))
+                else:
+                    key += (t, _keyof(a))
             for k, a in kwargs.items():
-                key.append(k)
-                key.append(_keyof(a) if k != "output" or type(a) is not np.ndarray else ("out", a.shape, a.dtype))
+                t = type(a)
+                if t in _SCALARS:
+                    key += (k, t, a)
+                elif t is np.ndarray and k == "output":
+                    key += (k, t, (a.shape, a.dtype))
+                else:
+                    key += (k, t, _keyof(a))
             key = tuple(key)
             hit = _fast.get(key)
         except _Uncacheable:
@@ -111,7 +127,8 @@ def _cached(fn):
             plan, with_output = hit
             out = output if with_output else None
             result = plan._exec(input, out)
-            _record((plan, input, out, result))
+            if getattr(_rec, "stack", None):
+                _record((plan, input, out, result))
             return result
         # What ran is recorded in this call's recorder and in those of the
         # calls around it (gaussian_filter1d runs correlate1d).

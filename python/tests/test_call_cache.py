@@ -128,3 +128,19 @@ def test_cache_bounded():
         for _ in range(2):
             ndconv.uniform_filter1d(x, 1 + s % 5, origin=0, cval=float(s))
     assert len(_filters._fast) <= _filters._FAST_SIZE
+
+
+def test_read_only_and_views():
+    # The data's address comes from the buffer protocol where the array is
+    # writable, else from .ctypes: a read-only input and one that does not
+    # own its memory give the bits the writable copy gives, warm or cold.
+    rng = np.random.default_rng(4)
+    base = rng.standard_normal((20, 18)).astype(np.float32)
+    want = ndconv.sobel(base.copy())
+    ro = base.copy()
+    ro.flags.writeable = False
+    view = np.frombuffer(base.copy().tobytes(), np.float32).reshape(base.shape)  # read-only, not owning
+    for x in (ro, view, base[2:12].copy(), base):
+        for _ in range(3):
+            got = ndconv.sobel(x)
+            assert got.tobytes() == (want if x.shape == base.shape else ndconv.sobel.uncached(x)).tobytes()
