@@ -6,6 +6,7 @@ import inspect
 import numbers
 import threading
 import warnings
+import weakref
 from collections.abc import Iterable
 
 import numpy as np
@@ -31,7 +32,9 @@ _AxisError = getattr(getattr(np, "exceptions", None), "AxisError", None) or np.A
 # the plan at once. The plan and the input are the ones the full path used,
 # so the results are the same bits. Anything else (several passes, a result
 # rounded or summed in numpy, a warning, a data-dependent route) leaves no
-# entry and takes the full path every time.
+# entry and takes the full path every time. An entry holds its plan weakly:
+# the plan cache (ndconv._cache) decides how long a plan, and the device
+# memory it holds, lives.
 
 _FAST_SIZE = 64
 _fast = {}
@@ -123,9 +126,9 @@ def _cached(fn):
         except _Uncacheable:
             _nocache()
             return fn(input, *args, **kwargs)
-        if hit is not None:
-            plan, with_output = hit
-            out = output if with_output else None
+        plan = hit[0]() if hit is not None else None
+        if plan is not None:
+            out = output if hit[1] else None
             result = plan._exec(input, out)
             if getattr(_rec, "stack", None):
                 _record((plan, input, out, result))
@@ -145,7 +148,7 @@ def _cached(fn):
                 with _cache_lock:
                     while len(_fast) >= _FAST_SIZE:
                         _fast.pop(next(iter(_fast)))
-                    _fast[key] = (plan, out is not None)
+                    _fast[key] = (weakref.ref(plan), out is not None)
         return result
 
     wrapper.uncached = fn

@@ -144,3 +144,20 @@ def test_read_only_and_views():
         for _ in range(3):
             got = ndconv.sobel(x)
             assert got.tobytes() == (want if x.shape == base.shape else ndconv.sobel.uncached(x)).tobytes()
+
+
+def test_plan_cache_decides_lifetime():
+    # The call cache holds its plans weakly: a plan the plan cache lets go
+    # is released (its device memory with it), and the next call makes a
+    # new one, with the same bits.
+    import gc
+    x = np.random.default_rng(3).standard_normal((10, 12))
+    want = ndconv.gaussian_filter(x, 1.0)
+    ndconv.gaussian_filter(x, 1.0)
+    (ref, _), = [v for k, v in _filters._fast.items() if k[0] == "gaussian_filter" and k[1] == x.shape]
+    assert ref() is not None
+    ndconv._cache.clear()
+    gc.collect()
+    assert ref() is None
+    for _ in range(2):
+        assert ndconv.gaussian_filter(x, 1.0).tobytes() == want.tobytes()
