@@ -112,6 +112,7 @@ func BenchmarkSmallExecute(b *testing.B) {
 	}{
 		{"correlate3x3", `"kernel_shape":[3,3],"nkernels":1`, w9},
 		{"correlate1d", `"kernel_shape":[3],"nkernels":1,"axes":[1]`, []float64{1, 2, 1}},
+		{"correlate1d0", `"kernel_shape":[3],"nkernels":1,"axes":[0]`, []float64{1, 2, 1}},
 		{"sobel", `"filter":"sobel:axis=1"`, nil},
 		{"prewitt", `"filter":"prewitt:axis=1"`, nil},
 		{"laplace", `"filter":"laplace"`, nil},

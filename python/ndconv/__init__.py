@@ -57,7 +57,8 @@ of the same mistakes) or RuntimeError (anything else, such as an
 unavailable device or an internal error the C API recovered) with the
 message the ndconv CLI prints. Plans are cached: repeated calls with the
 same shapes, dtypes, weights and options reuse the prepared plan and its
-device context.
+device context; a repeated call that ran as one plan also skips the
+argument checks it passed before (same plan, same bits).
 """
 import collections
 import ctypes
