@@ -40,6 +40,7 @@ _FAST_SIZE = 64
 _fast = {}
 _rec = threading.local()
 _SCALARS = frozenset((int, float, complex, str, bool, type(None)))
+_INEXACT = (float, complex, np.inexact)
 
 
 class _Uncacheable(Exception):
@@ -59,7 +60,15 @@ def _keyof(v):
     if t is tuple or t is list:
         ts = tuple(map(type, v))
         if _SCALARS.issuperset(ts):
-            return tuple(v), ts
+            tv = tuple(v)
+            if 0 in tv:
+                # 0.0 == -0.0, and weights of either sign made plans of
+                # their own (the plan cache keys their bytes): repr tells
+                # them apart.
+                return tv, ts, repr(tv)
+            return tv, ts
+    if isinstance(v, np.generic):
+        return v
     raise _Uncacheable
 
 
@@ -142,7 +151,8 @@ def _cached(fn):
             result = fn(input, *args, **kwargs)
         finally:
             recs.pop()
-        if len(mine) == 1 and mine[0] is not None:
+        if len(mine) == 1 and mine[0] is not None and not any(isinstance(v, _INEXACT) and v != v for v in key):
+            # (A NaN argument makes a key equal to no other: not kept.)
             plan, x, out, r = mine[0]
             if x is input and r is result and (out is None or (out is output and type(out) is np.ndarray)):
                 with _cache_lock:

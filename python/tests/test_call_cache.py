@@ -161,3 +161,25 @@ def test_plan_cache_decides_lifetime():
     assert ref() is None
     for _ in range(2):
         assert ndconv.gaussian_filter(x, 1.0).tobytes() == want.tobytes()
+
+
+def test_keys_of_signed_zeros_and_nan():
+    x = np.arange(30.0).reshape(5, 6)
+    _filters._fast.clear()
+    for w in ([0.0, 1.0, 2.0], [-0.0, 1.0, 2.0]):
+        for _ in range(2):
+            ndconv.correlate1d(x, w)
+    assert len([k for k in _filters._fast if k[0] == "correlate1d"]) == 2
+    # A NaN cval equals nothing, itself included: such calls are not kept
+    # (each would add an entry no call finds), and still give the bits.
+    want = ndconv.correlate1d.uncached(x, [1.0, 2.0, 1.0], mode="constant", cval=np.nan)
+    for cval in (float("nan"), np.float64("nan"), np.float32("nan")):
+        for _ in range(2):
+            got = ndconv.correlate1d(x, [1.0, 2.0, 1.0], mode="constant", cval=cval)
+            assert got.tobytes() == want.tobytes()
+    assert len([k for k in _filters._fast if k[0] == "correlate1d"]) == 2
+    # numpy scalars are keys too.
+    for _ in range(2):
+        a = ndconv.gaussian_filter(x, np.float64(1.5))
+    assert a.tobytes() == ndconv.gaussian_filter.uncached(x, 1.5).tobytes()
+    assert [k for k in _filters._fast if k[0] == "gaussian_filter" and np.float64 in k]
