@@ -32,7 +32,10 @@ type handle struct {
 	filter *ndconv.FilterPlan
 	in     nd.DType
 	shape  []int
-	dev    *ndconv.Device // the shared device of a plan for device arrays, else nil
+	// The output's dtype and shape, read once (Plan.Shape copies).
+	outType  nd.DType
+	outShape []int
+	dev      *ndconv.Device // the shared device of a plan for device arrays, else nil
 }
 
 // close releases the plan's device, once no call is using it.
@@ -206,6 +209,11 @@ func planNew(spec, weights unsafe.Pointer, nweights int64, out *int64, errbuf un
 	if err != nil {
 		return fail(err, errbuf, errlen)
 	}
+	if h.plan != nil {
+		h.outType, h.outShape = h.plan.DType(), h.plan.Shape()
+	} else {
+		h.outType, h.outShape = h.filter.DType(), h.filter.Shape()
+	}
 	handlesMu.Lock()
 	nextID++
 	handles[nextID] = h
@@ -286,12 +294,45 @@ func sized(dt nd.DType, shape []int, nbytes int64) error {
 
 // view makes an Array of dt and shape over the nbytes at p, which sized
 // has checked and which are aligned for dt, without copying.
+// The shape is the caller's, not a copy: the handle's, which no one
+// changes. The typed slice is made directly rather than through
+// nd.ViewBytes's reflection, which cost a small call about a microsecond.
 func view(dt nd.DType, shape []int, p unsafe.Pointer, nbytes int64) nd.Array {
-	var b []byte
-	if nbytes > 0 {
-		b = unsafe.Slice((*byte)(p), nbytes)
+	var data any
+	if nbytes == 0 {
+		data = nd.ViewBytes(dt, nil)
+	} else {
+		n := int(nbytes) / dt.Size()
+		switch dt {
+		case nd.Uint8:
+			data = unsafe.Slice((*uint8)(p), n)
+		case nd.Int8:
+			data = unsafe.Slice((*int8)(p), n)
+		case nd.Uint16:
+			data = unsafe.Slice((*uint16)(p), n)
+		case nd.Int16:
+			data = unsafe.Slice((*int16)(p), n)
+		case nd.Uint32:
+			data = unsafe.Slice((*uint32)(p), n)
+		case nd.Int32:
+			data = unsafe.Slice((*int32)(p), n)
+		case nd.Uint64:
+			data = unsafe.Slice((*uint64)(p), n)
+		case nd.Int64:
+			data = unsafe.Slice((*int64)(p), n)
+		case nd.Float32:
+			data = unsafe.Slice((*float32)(p), n)
+		case nd.Float64:
+			data = unsafe.Slice((*float64)(p), n)
+		case nd.Complex64:
+			data = unsafe.Slice((*complex64)(p), n)
+		case nd.Complex128:
+			data = unsafe.Slice((*complex128)(p), n)
+		default:
+			data = nd.ViewBytes(dt, unsafe.Slice((*byte)(p), nbytes))
+		}
 	}
-	return nd.Array{Shape: slices.Clone(shape), Data: nd.ViewBytes(dt, b)}
+	return nd.Array{Shape: shape, Data: data}
 }
 
 // aligned says whether p is aligned for dt's elements (for complex ones,
@@ -335,12 +376,7 @@ func planExecute(id int64, src unsafe.Pointer, srcBytes int64, dst unsafe.Pointe
 	if err := sized(h.in, h.shape, srcBytes); err != nil {
 		return fail(fmt.Errorf("input: %w", err), errbuf, errlen)
 	}
-	outType, outShape := nd.Unspecified, []int(nil)
-	if h.plan != nil {
-		outType, outShape = h.plan.DType(), h.plan.Shape()
-	} else {
-		outType, outShape = h.filter.DType(), h.filter.Shape()
-	}
+	outType, outShape := h.outType, h.outShape
 	if err := sized(outType, outShape, dstBytes); err != nil {
 		return fail(fmt.Errorf("output: %w", err), errbuf, errlen)
 	}
@@ -352,7 +388,10 @@ func planExecute(id int64, src unsafe.Pointer, srcBytes int64, dst unsafe.Pointe
 		}
 		copy(in.Bytes(), unsafe.Slice((*byte)(src), srcBytes))
 	}
-	dstBuf := view(nd.Uint8, []int{int(dstBytes)}, dst, dstBytes).Bytes()
+	var dstBuf []byte
+	if dstBytes > 0 {
+		dstBuf = unsafe.Slice((*byte)(dst), dstBytes)
+	}
 	ctx := context.Background()
 	if h.plan != nil {
 		// An output that overlaps the input (in place, or a view of it)

@@ -10,7 +10,9 @@
 // as JSON; ndconv_plan_execute filters one C-contiguous buffer into another
 // (no copies: the Go engines read and write the caller's memory for the
 // length of the call, except that an output overlapping the input is
-// computed into a temporary and copied, as scipy.ndimage does);
+// computed into a temporary and copied, as scipy.ndimage does, and that a
+// named filter of several terms, such as a gradient magnitude, combines
+// them in an array of its own, which is copied);
 // ndconv_plan_free releases the plan and its device resources;
 // ndconv_plan_execute_device filters the caller's CUDA device memory in
 // place (a plan whose request asks for "device_arrays" on cuda:N; the

@@ -179,6 +179,14 @@ func newHandle(r request, w []float64) (*handle, error) {
 		if err != nil {
 			return nil, err
 		}
+		if len(fs) == 1 && len(fs[0].Terms) == 1 && fs[0].Combine == filters.Single {
+			// One kernel (sobel, a Gaussian, a uniform box): the kernel
+			// plan that a FilterPlan would wrap, run directly, so that it
+			// writes the caller's output with no array of its own to
+			// allocate and copy (a small call's cost), the same bits.
+			h.plan, err = ndconv.NewPlan(op, r.Shape, in, opt, fs[0].Terms[0])
+			return h, err
+		}
 		h.filter, err = ndconv.NewFilterPlan(op, r.Shape, in, opt, fs...)
 		return h, err
 	}

@@ -2,19 +2,167 @@
 package exports. How their results differ from scipy's, and what
 ``integer=`` does, is in the package docstring (help(ndconv))."""
 import functools
+import inspect
 import numbers
+import threading
 import warnings
+import weakref
 from collections.abc import Iterable
 
 import numpy as np
 
-from . import ArgumentError, Plan, _DTYPES, _NATIVE, _device, _plan
+from . import ArgumentError, Plan, _DTYPES, _NATIVE, _cache_lock, _device, _plan
 
 _SCIPY_MODES = ("reflect", "grid-mirror", "mirror", "nearest", "wrap", "grid-wrap", "constant", "grid-constant")
 _CONSTANT = ("constant", "grid-constant")
 _F64 = np.dtype(np.float64)
 # numpy 2 moved AxisError to numpy.exceptions (numpy 1.25 has both).
 _AxisError = getattr(getattr(np, "exceptions", None), "AxisError", None) or np.AxisError
+
+
+# ------------------------------------------------------------- call cache
+#
+# A warm call of a small filter costs more in this module's argument
+# normalisation than in the engine. Each public function is wrapped by
+# _cached: a call whose arguments form a key (the input a C-contiguous
+# native array, the rest plain scalars, tuples or lists of them, weights
+# arrays and an output array or dtype) and whose first run went through
+# exactly one engine plan that returned the input filtered, as it is, as the
+# result, is remembered as that plan; the next call with an equal key runs
+# the plan at once. The plan and the input are the ones the full path used,
+# so the results are the same bits. Anything else (several passes, a result
+# rounded or summed in numpy, a warning, a data-dependent route) leaves no
+# entry and takes the full path every time. An entry holds its plan weakly:
+# the plan cache (ndconv._cache) decides how long a plan, and the device
+# memory it holds, lives.
+
+_FAST_SIZE = 64
+_fast = {}
+_rec = threading.local()
+_SCALARS = frozenset((int, float, complex, str, bool, type(None)))
+_INEXACT = (float, complex, np.inexact)
+
+
+class _Uncacheable(Exception):
+    pass
+
+
+def _keyof(v):
+    """v as part of a call's key, with its type beside it (1, 1.0, True
+    and 1+0j are equal in Python and not as arguments; _cached adds the
+    type of a plain scalar itself), or _Uncacheable."""
+    t = type(v)
+    if t is type or isinstance(v, np.dtype):
+        return v
+    if t is np.ndarray:
+        # Weights, a sigma per axis: the values matter.
+        return v.dtype, v.shape, v.tobytes()
+    if t is tuple or t is list:
+        ts = tuple(map(type, v))
+        if _SCALARS.issuperset(ts):
+            tv = tuple(v)
+            if 0 in tv:
+                # 0.0 == -0.0, and weights of either sign made plans of
+                # their own (the plan cache keys their bytes): repr tells
+                # them apart.
+                return tv, ts, repr(tv)
+            return tv, ts
+    if isinstance(v, np.generic):
+        return v
+    raise _Uncacheable
+
+
+def _recording():
+    """The current thread's stack of call recorders."""
+    recs = getattr(_rec, "stack", None)
+    if recs is None:
+        recs = _rec.stack = []
+    return recs
+
+
+def _record(entry):
+    """Tells every call being recorded on this thread what ran: a plan's
+    execution (plan, input, output argument, result) or None (something
+    that makes the call uncacheable)."""
+    for r in _recording():
+        r.append(entry)
+
+
+def _nocache():
+    _record(None)
+
+
+def _cached(fn):
+    """fn with the call cache (see above)."""
+    name = fn.__name__
+    params = list(inspect.signature(fn).parameters)
+    out_pos = params.index("output") if "output" in params else None
+
+    @functools.wraps(fn)
+    def wrapper(input, *args, **kwargs):
+        if type(input) is not np.ndarray or input.dtype not in _NATIVE or not input.flags.c_contiguous:
+            _nocache()
+            return fn(input, *args, **kwargs)
+        output = None
+        if out_pos is not None:
+            if len(args) >= out_pos:
+                output = args[out_pos - 1]
+            else:
+                output = kwargs.get("output")
+        key = [name, input.shape, input.dtype]
+        try:
+            i = 0
+            for a in args:
+                i += 1
+                t = type(a)
+                if t in _SCALARS:
+                    key += (t, a)
+                elif t is np.ndarray and i == out_pos:
+                    # An output array: its shape and dtype decide the call.
+                    key += (t, (a.shape, a.dtype))
+                else:
+                    key += (t, _keyof(a))
+            for k, a in kwargs.items():
+                t = type(a)
+                if t in _SCALARS:
+                    key += (k, t, a)
+                elif t is np.ndarray and k == "output":
+                    key += (k, t, (a.shape, a.dtype))
+                else:
+                    key += (k, t, _keyof(a))
+            key = tuple(key)
+            hit = _fast.get(key)
+        except _Uncacheable:
+            _nocache()
+            return fn(input, *args, **kwargs)
+        plan = hit[0]() if hit is not None else None
+        if plan is not None:
+            out = output if hit[1] else None
+            result = plan._exec(input, out)
+            if getattr(_rec, "stack", None):
+                _record((plan, input, out, result))
+            return result
+        # What ran is recorded in this call's recorder and in those of the
+        # calls around it (gaussian_filter1d runs correlate1d).
+        recs = _recording()
+        mine = []
+        recs.append(mine)
+        try:
+            result = fn(input, *args, **kwargs)
+        finally:
+            recs.pop()
+        if len(mine) == 1 and mine[0] is not None and not any(isinstance(v, _INEXACT) and v != v for v in key):
+            # (A NaN argument makes a key equal to no other: not kept.)
+            plan, x, out, r = mine[0]
+            if x is input and r is result and (out is None or (out is output and type(out) is np.ndarray)):
+                with _cache_lock:
+                    while len(_fast) >= _FAST_SIZE:
+                        _fast.pop(next(iter(_fast)))
+                    _fast[key] = (weakref.ref(plan), out is not None)
+        return result
+
+    wrapper.uncached = fn
+    return wrapper
 
 
 # ---------------------------------------------------------------- helpers
@@ -64,6 +212,7 @@ def _get_output(output, input, shape=None, complex_output=False):
     dt = np.dtype(output)
     if complex_output and dt.kind != "c":
         warnings.warn("promoting specified output dtype to complex", UserWarning, stacklevel=4)
+        _nocache()
         dt = np.promote_types(dt, np.complex64)
     return None, dt
 
@@ -195,7 +344,9 @@ def _run(op, x, weights, filter, out, odt, mode, cval, origin, axes, extent, dev
                                     method=method, workers=workers))
     if out is not None and out.shape != p.shape:
         raise ArgumentError("invalid output: shape %s, the result has %s" % (out.shape, p.shape))
-    return p._exec(x, out)
+    r = p._exec(x, out)
+    _record((p, x, out, r))
+    return r
 
 
 def _filter(op, x, weights, filter, out, odt, mode, cval, origin, axes, scipy_int, device, method, workers,
@@ -222,6 +373,7 @@ def _exact_on_engine(x, w):
     """Whether every float64 sum of x and w is exact whatever its order
     (integer data and weights, sums below 2^53), so that the engines'
     fused multiply-adds give scipy's float64 result bit for bit."""
+    _nocache()  # the route depends on the data
     if x.dtype.kind not in "biu" or w.dtype.kind != "f" or not np.all(np.floor(w) == w):
         return False
     if x.size == 0:
@@ -477,6 +629,7 @@ def _nd(op, input, weights, output, mode, cval, origin, axes, extent, integer, d
                    workers, extent=extent)
 
 
+@_cached
 def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
               *, extent="same", integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.correlate. ``weights`` spans ``axes`` (default the
@@ -489,6 +642,7 @@ def correlate(input, weights, output=None, mode="reflect", cval=0.0, origin=0, a
                workers)
 
 
+@_cached
 def convolve(input, weights, output=None, mode="reflect", cval=0.0, origin=0, axes=None,
              *, extent="same", integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.convolve (see correlate)."""
@@ -543,12 +697,14 @@ def _1d(op, input, weights, axis, output, mode, cval, origin, integer, device, m
                    workers)
 
 
+@_cached
 def correlate1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
                 *, integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.correlate1d (see correlate)."""
     return _1d("correlate", input, weights, axis, output, mode, cval, origin, integer, device, method, workers)
 
 
+@_cached
 def convolve1d(input, weights, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
                *, integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.convolve1d (see correlate)."""
@@ -628,6 +784,7 @@ def _gaussian_weights(sigma, order, truncate, radius):
     return np.ascontiguousarray(_gaussian_kernel1d(sigma, int(order), lw)[::-1])
 
 
+@_cached
 def gaussian_filter1d(input, sigma, axis=-1, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
                       *, radius=None, integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.gaussian_filter1d: a correlate1d with scipy's
@@ -670,6 +827,7 @@ def _spec(values, kind=float):
     return "x".join(repr(kind(v)) for v in values)
 
 
+@_cached
 def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0, truncate=4.0,
                     *, radius=None, axes=None, integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.gaussian_filter, with scipy 1.11's ``axes``: sigma,
@@ -769,6 +927,7 @@ def _uniform_origin(size, origin):
         raise ArgumentError("invalid origin")
 
 
+@_cached
 def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0, origin=0,
                      *, integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.uniform_filter1d (see help(ndconv))."""
@@ -792,6 +951,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
                    False, device, method, workers)
 
 
+@_cached
 def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=0,
                    *, axes=None, integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.uniform_filter, with scipy 1.11's ``axes``; size, mode
@@ -849,12 +1009,14 @@ def _derivative(name, smooth, input, axis, output, mode, cval, integer, device, 
     return _finish(r, out, odt)
 
 
+@_cached
 def sobel(input, axis=-1, output=None, mode="reflect", cval=0.0,
           *, integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.sobel; mode may be given per axis (see help(ndconv))."""
     return _derivative("sobel", [1, 2, 1], input, axis, output, mode, cval, integer, device, method, workers)
 
 
+@_cached
 def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0,
             *, integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.prewitt; mode may be given per axis (see help(ndconv))."""
@@ -929,6 +1091,7 @@ def _laplacian(named, derivative2, x, output, mode, cval, scipy_int, device, met
     return _finish(r, out, odt)
 
 
+@_cached
 def laplace(input, output=None, mode="reflect", cval=0.0, *, integer="round", device="auto", method="auto",
             workers=0):
     """scipy.ndimage.laplace; mode may be given per axis (see help(ndconv))."""
@@ -950,6 +1113,7 @@ def _gaussian_kw(kwargs):
                         % ", ".join(sorted(bad)))
 
 
+@_cached
 def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, integer="round", device="auto",
                      method="auto", workers=0, **kwargs):
     """scipy.ndimage.gaussian_laplace (kwargs: gaussian_filter's truncate,
@@ -971,6 +1135,7 @@ def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, int
                       extra=(sigma,))
 
 
+@_cached
 def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *, integer="round",
                                 device="auto", method="auto", workers=0, **kwargs):
     """scipy.ndimage.gaussian_gradient_magnitude (kwargs: gaussian_filter's
