@@ -1,0 +1,130 @@
+package imageio
+
+import (
+	"bytes"
+	"math"
+	"math/rand/v2"
+	"os"
+	"path/filepath"
+	"testing"
+
+	"github.com/ndconv/ndconv/imageio/tiff"
+	"github.com/ndconv/ndconv/nd"
+)
+
+// benchPhoto16 is a 16-bit gray h×w image like a scientific camera's:
+// smooth shapes over the whole range plus noise of ±64, which the
+// predictor and deflate or LZW find as hard as a photograph's.
+func benchPhoto16(h, w int) nd.Array {
+	rng := rand.New(rand.NewPCG(16, 16))
+	d := make([]uint16, h*w)
+	for y := range h {
+		for x := range w {
+			v := 32768 + 15000*math.Sin(float64(x)/97) + 12000*math.Cos(float64(y)/61) + float64(rng.IntN(129)-64)
+			d[y*w+x] = uint16(max(0, min(65535, v)))
+		}
+	}
+	return nd.Array{Shape: []int{h, w}, Data: d}
+}
+
+// codecBenchImages are the images the codec benchmarks time, with the
+// TIFF channel count of each. NDCONV_CODEC_BENCH_DIR=dir writes them as
+// .npy files (name.npy), and the files the benchmarks decode, so that
+// bench/peers/codecs_cv2.py can time OpenCV on the same pixels and files.
+func codecBenchImages(b *testing.B) []struct {
+	name string
+	img  tiff.Image
+} {
+	imgs := []struct {
+		name string
+		img  tiff.Image
+	}{
+		{"rgb8", tiff.Image{Array: benchPhoto(2048, 2048, 3), Channels: 3}},
+		{"gray16", tiff.Image{Array: benchPhoto16(2048, 2048)}},
+	}
+	if dir := os.Getenv("NDCONV_CODEC_BENCH_DIR"); dir != "" {
+		for _, im := range imgs {
+			if err := WriteNPYFile(filepath.Join(dir, im.name+".npy"), im.img.Array); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+	return imgs
+}
+
+// saveBenchFile writes data as dir/name when NDCONV_CODEC_BENCH_DIR is set.
+func saveBenchFile(b *testing.B, name string, data []byte) {
+	if dir := os.Getenv("NDCONV_CODEC_BENCH_DIR"); dir != "" {
+		if err := os.WriteFile(filepath.Join(dir, name), data, 0o644); err != nil {
+			b.Fatal(err)
+		}
+	}
+}
+
+// BenchmarkTIFF times tiff.Write and tiff.Read, in memory, on a 2048²
+// RGB uint8 photograph-like image and a 2048² uint16 gray one, Deflate and
+// LZW with the predictor (what `ndconv … out.tif --compression` writes).
+// docs/perf/codecs.md has the figures with OpenCV's beside them.
+func BenchmarkTIFF(b *testing.B) {
+	for _, im := range codecBenchImages(b) {
+		raw := int64(im.img.Array.Len() * im.img.Array.DType().Size())
+		for _, c := range []tiff.Compression{tiff.Deflate, tiff.LZW} {
+			opt := tiff.Options{Compression: c, Predictor: true}
+			var file bytes.Buffer
+			if err := tiff.Write(&file, im.img, opt); err != nil {
+				b.Fatal(err)
+			}
+			saveBenchFile(b, im.name+"-"+c.String()+".tif", file.Bytes())
+			b.Run(im.name+"/"+c.String()+"/write", func(b *testing.B) {
+				var buf bytes.Buffer
+				b.SetBytes(raw)
+				for b.Loop() {
+					buf.Reset()
+					if err := tiff.Write(&buf, im.img, opt); err != nil {
+						b.Fatal(err)
+					}
+				}
+				b.ReportMetric(float64(buf.Len()), "file-bytes")
+			})
+			b.Run(im.name+"/"+c.String()+"/read", func(b *testing.B) {
+				b.SetBytes(raw)
+				for b.Loop() {
+					if _, err := tiff.Read(bytes.NewReader(file.Bytes()), int64(file.Len())); err != nil {
+						b.Fatal(err)
+					}
+				}
+			})
+		}
+	}
+}
+
+// BenchmarkJPEG times WriteJPEG and ReadJPEG at OpenCV's default quality
+// (95) on the RGB image of BenchmarkTIFF.
+func BenchmarkJPEG(b *testing.B) {
+	a := codecBenchImages(b)[0].img.Array
+	raw := int64(a.Len())
+	var file bytes.Buffer
+	if err := WriteJPEG(&file, a, 95); err != nil {
+		b.Fatal(err)
+	}
+	saveBenchFile(b, "rgb8-q95.jpg", file.Bytes())
+	b.Run("write", func(b *testing.B) {
+		var buf bytes.Buffer
+		b.SetBytes(raw)
+		for b.Loop() {
+			buf.Reset()
+			if err := WriteJPEG(&buf, a, 95); err != nil {
+				b.Fatal(err)
+			}
+		}
+		b.ReportMetric(float64(buf.Len()), "file-bytes")
+	})
+	b.Run("read", func(b *testing.B) {
+		b.SetBytes(raw)
+		for b.Loop() {
+			if _, err := ReadJPEG(bytes.NewReader(file.Bytes())); err != nil {
+				b.Fatal(err)
+			}
+		}
+	})
+}
