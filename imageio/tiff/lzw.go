@@ -1,6 +1,9 @@
 package tiff
 
-import "errors"
+import (
+	"encoding/binary"
+	"errors"
+)
 
 // TIFF's LZW (TIFF 6.0, section 13): codes most significant bit first,
 // starting 9 bits wide; 256 clears the table, 257 ends the data, 258 is the
@@ -137,13 +140,24 @@ func (d *lzwDecoder) decode(dst, src []byte) (int, error) {
 		lastLen int32
 	)
 	for o < len(dst) {
-		for nbits < width {
-			if in == len(src) {
-				return o, errLZWData
+		if nbits < width {
+			if in+8 <= len(src) {
+				// Eight bytes at once; those that did not fit whole are
+				// ORed in again, to the same bits, by the next refill.
+				bits |= binary.BigEndian.Uint64(src[in:]) >> nbits
+				k := (63 - nbits) >> 3
+				in += int(k)
+				nbits += k << 3
+			} else {
+				for nbits < width {
+					if in == len(src) {
+						return o, errLZWData
+					}
+					bits |= uint64(src[in]) << (56 - nbits)
+					in++
+					nbits += 8
+				}
 			}
-			bits |= uint64(src[in]) << (56 - nbits)
-			in++
-			nbits += 8
 		}
 		code := int32(bits >> (64 - width))
 		bits <<= width
@@ -162,7 +176,14 @@ func (d *lzwDecoder) decode(dst, src []byte) (int, error) {
 		case code < hi && code >= lzwFirst:
 			s, l := d.start[code], d.length[code]
 			pos, n = int32(o), l
-			o += copy(dst[o:], dst[s:s+l])
+			if l <= 8 && o+8 <= len(dst) {
+				// Most strings are short: one 8-byte move, whose bytes
+				// past the string are overwritten by the codes after it.
+				binary.LittleEndian.PutUint64(dst[o:], binary.LittleEndian.Uint64(dst[s:]))
+				o += int(l)
+			} else {
+				o += copy(dst[o:], dst[s:s+l])
+			}
 		case code == hi && valid:
 			// The string being defined: the previous one followed by its
 			// own first byte.

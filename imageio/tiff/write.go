@@ -308,15 +308,32 @@ type pageEncoder struct {
 // stripEncoder holds one worker's buffers and compressors.
 type stripEncoder struct {
 	raw, scratch []byte
-	data         bytes.Buffer
-	zw           *zlib.Writer
+	data, hdata  bytes.Buffer
+	zw, zh       *zlib.Writer // at deflateLevel, and Huffman only
 	lzw          *lzwEncoder
 }
 
-// deflateLevel is the zlib level of Deflate strips. klauspost/compress's
-// level 6 writes files about as small as libtiff's default (zlib's level
-// 6, which OpenCV and tifffile use) in a fraction of its time.
-const deflateLevel = 6
+// zlibInto compresses src into buf with *zw, made at level on first use,
+// and returns buf's bytes.
+func zlibInto(zw **zlib.Writer, buf *bytes.Buffer, level int, src []byte) []byte {
+	buf.Reset()
+	if *zw == nil {
+		*zw, _ = zlib.NewWriterLevel(buf, level) // a valid level cannot fail
+	} else {
+		(*zw).Reset(buf)
+	}
+	(*zw).Write(src) // writes to a bytes.Buffer cannot fail
+	(*zw).Close()
+	return buf.Bytes()
+}
+
+// deflateLevel is the klauspost/compress level of Deflate strips. Each
+// strip is also coded with Huffman codes alone, and the smaller kept:
+// a photograph's predicted samples have few repeats for LZ77 to find, and
+// on them Huffman coding alone is smaller than zlib's level 6 (libtiff's
+// default, which OpenCV and tifffile use) in a tenth of its time, while
+// images with repeats keep the LZ77 matches (docs/perf/codecs.md).
+const deflateLevel = 5
 
 // encodePage returns the strips of page p, each padded to an even length
 // so that what follows starts at an even offset, and the size of each
@@ -360,15 +377,11 @@ func (e *stripEncoder) encodeStrip(src any, p, k int, l writeLayout, dst []byte)
 	case compressionNone:
 		dst = append(dst, e.raw...)
 	case compressionDeflate:
-		e.data.Reset()
-		if e.zw == nil {
-			e.zw, _ = zlib.NewWriterLevel(&e.data, deflateLevel) // a valid level cannot fail
-		} else {
-			e.zw.Reset(&e.data)
+		z := zlibInto(&e.zw, &e.data, deflateLevel, e.raw)
+		if h := zlibInto(&e.zh, &e.hdata, zlib.HuffmanOnly, e.raw); len(h) < len(z) {
+			z = h
 		}
-		e.zw.Write(e.raw) // writes to a bytes.Buffer cannot fail
-		e.zw.Close()
-		dst = append(dst, e.data.Bytes()...)
+		dst = append(dst, z...)
 	case compressionLZW:
 		if e.lzw == nil {
 			e.lzw = new(lzwEncoder)
