@@ -126,3 +126,31 @@ func BenchmarkDecodePNG(b *testing.B) {
 		}
 	})
 }
+
+// TestYCbCrToRGB checks ReadJPEG's direct conversion against the path it
+// replaced (image/draw into RGBA through FromImage, then R, G, B): every
+// chroma subsampling, odd sizes and rectangles not at the origin.
+func TestYCbCrToRGB(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 3))
+	ratios := []image.YCbCrSubsampleRatio{image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422,
+		image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio440, image.YCbCrSubsampleRatio411, image.YCbCrSubsampleRatio410}
+	for _, ratio := range ratios {
+		for _, r := range []image.Rectangle{image.Rect(0, 0, 1, 1), image.Rect(0, 0, 17, 9), image.Rect(3, 5, 40, 30), image.Rect(0, 0, 300, 230)} {
+			m := image.NewYCbCr(r, ratio)
+			for _, p := range [][]uint8{m.Y, m.Cb, m.Cr} {
+				for i := range p {
+					p[i] = uint8(rng.IntN(256))
+				}
+			}
+			want, err := FromImage(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = selectChannels(want, 0, 1, 2)
+			got := ycbcrToRGB(m)
+			if !slices.Equal(got.Shape, want.Shape) || !bytes.Equal(got.Data.([]uint8), want.Data.([]uint8)) {
+				t.Errorf("%v %v: the direct conversion differs from image/draw's", ratio, r)
+			}
+		}
+	}
+}
