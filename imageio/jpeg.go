@@ -144,6 +144,9 @@ func WriteJPEG(w io.Writer, a nd.Array, quality int) error {
 	if quality < 1 || quality > 100 {
 		return &UnsupportedError{Format: ".jpg", What: "quality", Value: fmt.Sprint(quality), Detail: "JPEG quality is 1 to 100"}
 	}
+	if d, ok := a.Data.([]uint8); ok && c == 3 {
+		return jpeg.Encode(w, rgbToYCbCr(d, h, wd), &jpeg.Options{Quality: quality})
+	}
 	var like image.Image = (*image.Gray)(nil)
 	if c == 3 {
 		like = (*image.RGBA)(nil)
@@ -184,4 +187,24 @@ func ycbcrToRGB(m *image.YCbCr) nd.Array {
 		}
 	}) // nothing here panics on a decoder's own image
 	return nd.Array{Shape: []int{h, w, 3}, Data: out}
+}
+
+// rgbToYCbCr converts h×w interleaved RGB samples to a 4:4:4 YCbCr image
+// with color.RGBToYCbCr, rows on all cores. image/jpeg encodes it to the
+// same bytes as the RGBA image it was given before (its RGBA path applies
+// the same conversion pixel by pixel, then both subsample alike), without
+// filling that image and converting it on one core.
+func rgbToYCbCr(d []uint8, h, w int) *image.YCbCr {
+	m := image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio444)
+	rowsPer := max(1, (1<<16)/w)
+	_ = nd.ForEach(runtime.GOMAXPROCS(0), (h+rowsPer-1)/rowsPer, nil, func(_, k int) {
+		for y := k * rowsPer; y < min(h, (k+1)*rowsPer); y++ {
+			row := d[y*w*3 : (y+1)*w*3]
+			o := y * m.YStride // 4:4:4: the chroma planes share the luma's layout
+			for x := range w {
+				m.Y[o+x], m.Cb[o+x], m.Cr[o+x] = color.RGBToYCbCr(row[3*x], row[3*x+1], row[3*x+2])
+			}
+		}
+	}) // nothing here panics
+	return m
 }
