@@ -158,3 +158,39 @@ func startCPUClock() cpuClock { return cpuClock{cpuTime()} }
 func (c cpuClock) stop(b *testing.B) {
 	b.ReportMetric(float64(cpuTime()-c.start)/1e6/float64(b.N), "cpu-ms/op")
 }
+
+// BenchmarkReadPeerFiles times ndconv reading the files OpenCV wrote
+// (bench/peers/codecs_cv2.py leaves them in NDCONV_CODEC_BENCH_DIR as
+// cv2-*.tif and cv2-*.jpg): decoding the same file as cv2.imdecode.
+func BenchmarkReadPeerFiles(b *testing.B) {
+	dir := os.Getenv("NDCONV_CODEC_BENCH_DIR")
+	if dir == "" {
+		b.Skip("NDCONV_CODEC_BENCH_DIR is not set")
+	}
+	files, _ := filepath.Glob(filepath.Join(dir, "cv2-*"))
+	for _, f := range files {
+		data, err := os.ReadFile(f)
+		if err != nil {
+			b.Fatal(err)
+		}
+		ext := filepath.Ext(f)
+		if ext != ".tif" && ext != ".jpg" {
+			continue
+		}
+		b.Run(filepath.Base(f), func(b *testing.B) {
+			clock := startCPUClock()
+			for b.Loop() {
+				var err error
+				if ext == ".tif" {
+					_, err = tiff.Read(bytes.NewReader(data), int64(len(data)))
+				} else {
+					_, err = ReadJPEG(bytes.NewReader(data))
+				}
+				if err != nil {
+					b.Fatal(err)
+				}
+			}
+			clock.stop(b)
+		})
+	}
+}

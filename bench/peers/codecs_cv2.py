@@ -7,6 +7,10 @@ the images as .npy and the files ndconv wrote), then this script on DIR:
     mkdir -p /tmp/codecbench
     NDCONV_CODEC_BENCH_DIR=/tmp/codecbench go test ./imageio -run '^$' -bench 'TIFF|JPEG|PNG'
     /usr/bin/python3 bench/peers/codecs_cv2.py /tmp/codecbench
+    NDCONV_CODEC_BENCH_DIR=/tmp/codecbench go test ./imageio -run '^$' -bench ReadPeerFiles
+
+(the last times ndconv reading the files OpenCV wrote, which the script
+leaves in DIR as cv2-*).
 
 It times, on the same pixels (RGB flipped to BGR first, so both files hold
 the same RGB) and OpenCV's default threads: cv2.imencode to memory and
@@ -66,6 +70,7 @@ def main():
             a = np.ascontiguousarray(a[..., ::-1])
         best, med, cpu, (ok, buf) = timeit(lambda: cv2.imencode(ext, a, params), args.repeat)
         assert ok
+        buf.tofile(os.path.join(args.dir, f"cv2-{name}-{codec}{ext}"))  # for BenchmarkReadPeerFiles
         print(f"{name} {codec} encode: best {best:.0f} ms, median {med:.0f} ms, cpu {cpu:.0f} ms, {buf.size} bytes")
         flag = cv2.IMREAD_UNCHANGED
         best, med, cpu, b = timeit(lambda: cv2.imdecode(buf, flag), args.repeat)

@@ -3,8 +3,8 @@
 // samples, which golang.org/x/image/tiff (one page, 8 and 16 bits) cannot.
 // It owns the TIFF container (classic TIFF in either byte order, and
 // BigTIFF for reading), its strip and tile layouts, its codecs (None, LZW,
-// Deflate and, for reading, PackBits), its
-// predictors, and the mapping of TIFF sample types to nd dtypes.
+// Deflate and, for reading, PackBits), its predictors, and the mapping of
+// TIFF sample types to nd dtypes.
 //
 // # Reading
 //
