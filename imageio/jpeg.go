@@ -5,8 +5,10 @@ import (
 	"errors"
 	"fmt"
 	"image"
+	"image/color"
 	"image/jpeg"
 	"io"
+	"runtime"
 
 	"github.com/ndconv/ndconv/nd"
 )
@@ -51,6 +53,9 @@ func ReadJPEG(r io.Reader) (nd.Array, error) {
 	img, err := jpeg.Decode(bytes.NewReader(data))
 	if err != nil {
 		return nd.Array{}, jpegError(err)
+	}
+	if y, ok := img.(*image.YCbCr); ok {
+		return ycbcrToRGB(y), nil
 	}
 	a, err := FromImage(img)
 	if err != nil || len(a.Shape) == 2 {
@@ -139,6 +144,9 @@ func WriteJPEG(w io.Writer, a nd.Array, quality int) error {
 	if quality < 1 || quality > 100 {
 		return &UnsupportedError{Format: ".jpg", What: "quality", Value: fmt.Sprint(quality), Detail: "JPEG quality is 1 to 100"}
 	}
+	if d, ok := a.Data.([]uint8); ok && c == 3 {
+		return jpeg.Encode(w, rgbToYCbCr(d, h, wd), &jpeg.Options{Quality: quality})
+	}
 	var like image.Image = (*image.Gray)(nil)
 	if c == 3 {
 		like = (*image.RGBA)(nil)
@@ -148,4 +156,55 @@ func WriteJPEG(w io.Writer, a nd.Array, quality int) error {
 		return err
 	}
 	return jpeg.Encode(w, img, &jpeg.Options{Quality: quality})
+}
+
+// ycbcrToRGB converts a decoded colour JPEG to an H×W×3 array with
+// color.YCbCrToRGB, the conversion image/draw applies (and so FromImage
+// did before), giving the same samples without the RGBA image and the two
+// copies between; rows are converted on all cores.
+func ycbcrToRGB(m *image.YCbCr) nd.Array {
+	r := m.Rect
+	h, w := r.Dy(), r.Dx()
+	out := make([]uint8, h*w*3)
+	shift := 0 // log2 of the chroma planes' horizontal subsampling
+	switch m.SubsampleRatio {
+	case image.YCbCrSubsampleRatio422, image.YCbCrSubsampleRatio420:
+		shift = 1
+	case image.YCbCrSubsampleRatio411, image.YCbCrSubsampleRatio410:
+		shift = 2
+	}
+	rowsPer := max(1, (1<<16)/max(w, 1))
+	_ = nd.ForEach(runtime.GOMAXPROCS(0), (h+rowsPer-1)/rowsPer, nil, func(_, k int) {
+		for y := k * rowsPer; y < min(h, (k+1)*rowsPer); y++ {
+			row := out[y*w*3 : (y+1)*w*3]
+			yi := m.YOffset(r.Min.X, r.Min.Y+y)
+			// COffset, with its horizontal step taken out of the loop.
+			ci0 := m.COffset(r.Min.X, r.Min.Y+y) - r.Min.X>>shift
+			for x := range w {
+				ci := ci0 + (r.Min.X+x)>>shift
+				row[3*x], row[3*x+1], row[3*x+2] = color.YCbCrToRGB(m.Y[yi+x], m.Cb[ci], m.Cr[ci])
+			}
+		}
+	}) // nothing here panics on a decoder's own image
+	return nd.Array{Shape: []int{h, w, 3}, Data: out}
+}
+
+// rgbToYCbCr converts h×w interleaved RGB samples to a 4:4:4 YCbCr image
+// with color.RGBToYCbCr, rows on all cores. image/jpeg encodes it to the
+// same bytes as the RGBA image it was given before (its RGBA path applies
+// the same conversion pixel by pixel, then both subsample alike), without
+// filling that image and converting it on one core.
+func rgbToYCbCr(d []uint8, h, w int) *image.YCbCr {
+	m := image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio444)
+	rowsPer := max(1, (1<<16)/w)
+	_ = nd.ForEach(runtime.GOMAXPROCS(0), (h+rowsPer-1)/rowsPer, nil, func(_, k int) {
+		for y := k * rowsPer; y < min(h, (k+1)*rowsPer); y++ {
+			row := d[y*w*3 : (y+1)*w*3]
+			o := y * m.YStride // 4:4:4: the chroma planes share the luma's layout
+			for x := range w {
+				m.Y[o+x], m.Cb[o+x], m.Cr[o+x] = color.RGBToYCbCr(row[3*x], row[3*x+1], row[3*x+2])
+			}
+		}
+	}) // nothing here panics
+	return m
 }

@@ -4,10 +4,13 @@ import (
 	"bytes"
 	"image"
 	"image/color"
+	"image/jpeg"
 	"image/png"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/ndconv/ndconv/nd"
 )
 
 // TestDecodePNGFast: the fast decoder gives image/png's arrays, bit for
@@ -125,4 +128,63 @@ func BenchmarkDecodePNG(b *testing.B) {
 			}
 		}
 	})
+}
+
+// TestYCbCrToRGB checks ReadJPEG's direct conversion against the path it
+// replaced (image/draw into RGBA through FromImage, then R, G, B): every
+// chroma subsampling, odd sizes and rectangles not at the origin.
+func TestYCbCrToRGB(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 3))
+	ratios := []image.YCbCrSubsampleRatio{image.YCbCrSubsampleRatio444, image.YCbCrSubsampleRatio422,
+		image.YCbCrSubsampleRatio420, image.YCbCrSubsampleRatio440, image.YCbCrSubsampleRatio411, image.YCbCrSubsampleRatio410}
+	for _, ratio := range ratios {
+		for _, r := range []image.Rectangle{image.Rect(0, 0, 1, 1), image.Rect(0, 0, 17, 9), image.Rect(3, 5, 40, 30), image.Rect(0, 0, 300, 230)} {
+			m := image.NewYCbCr(r, ratio)
+			for _, p := range [][]uint8{m.Y, m.Cb, m.Cr} {
+				for i := range p {
+					p[i] = uint8(rng.IntN(256))
+				}
+			}
+			want, err := FromImage(m)
+			if err != nil {
+				t.Fatal(err)
+			}
+			want = selectChannels(want, 0, 1, 2)
+			got := ycbcrToRGB(m)
+			if !slices.Equal(got.Shape, want.Shape) || !bytes.Equal(got.Data.([]uint8), want.Data.([]uint8)) {
+				t.Errorf("%v %v: the direct conversion differs from image/draw's", ratio, r)
+			}
+		}
+	}
+}
+
+// TestWriteJPEGSameBytes checks that WriteJPEG's direct RGB → YCbCr path
+// writes the same file as image/jpeg given the RGBA image (the path it
+// replaced), at several qualities and sizes (edges of partial blocks).
+func TestWriteJPEGSameBytes(t *testing.T) {
+	rng := rand.New(rand.NewPCG(27, 4))
+	for _, hw := range [][2]int{{1, 1}, {7, 17}, {16, 16}, {33, 50}, {120, 97}} {
+		h, w := hw[0], hw[1]
+		d := make([]uint8, h*w*3)
+		m := image.NewRGBA(image.Rect(0, 0, w, h))
+		for i := range d {
+			d[i] = uint8(rng.IntN(256))
+			m.Pix[i/3*4+i%3] = d[i]
+		}
+		for i := 3; i < len(m.Pix); i += 4 {
+			m.Pix[i] = 255
+		}
+		for _, q := range []int{1, 50, 95, 100} {
+			var got, want bytes.Buffer
+			if err := WriteJPEG(&got, nd.Array{Shape: []int{h, w, 3}, Data: d}, q); err != nil {
+				t.Fatal(err)
+			}
+			if err := jpeg.Encode(&want, m, &jpeg.Options{Quality: q}); err != nil {
+				t.Fatal(err)
+			}
+			if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("%dx%d quality %d: %d bytes, image/jpeg from RGBA %d, or other bytes", w, h, q, got.Len(), want.Len())
+			}
+		}
+	}
 }

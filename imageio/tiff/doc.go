@@ -3,8 +3,8 @@
 // samples, which golang.org/x/image/tiff (one page, 8 and 16 bits) cannot.
 // It owns the TIFF container (classic TIFF in either byte order, and
 // BigTIFF for reading), its strip and tile layouts, its codecs (None, LZW,
-// Deflate and, for reading, PackBits; LZW's decoder is x/image's), its
-// predictors, and the mapping of TIFF sample types to nd dtypes.
+// Deflate and, for reading, PackBits), its predictors, and the mapping of
+// TIFF sample types to nd dtypes.
 //
 // # Reading
 //
@@ -45,8 +45,10 @@
 // their width) and 3 (the floating-point predictor of TIFF Technical Note
 // 3, as libtiff writes it: bytes regrouped most significant first in
 // either file byte order) are read. Strips and tiles are compressed
-// independently, so they are decoded on all cores (Deflate and LZW 1.6–1.8×
-// faster on 2 cores than one after another).
+// independently, so they are decoded on all cores: Deflate with
+// github.com/klauspost/compress's inflater, LZW with a decoder of this
+// package that expands each code with one copy from what it has decoded
+// already (checked against golang.org/x/image/tiff/lzw).
 //
 // Read trusts no header. Offsets and counts are checked against the file
 // size, products of sizes against overflow and nd.MaxElements, and what
@@ -66,6 +68,11 @@
 // pixel per unit with no absolute unit. Options choose None, Deflate or
 // LZW compression (TIFF's LZW, with its early change of code width, which
 // compress/lzw does not write) and the predictor that suits the dtype.
-// The files are checked to read back in libtiff and tifffile (see
-// testdata/make_tiff.py).
+// Strips are encoded on all cores and are the same bytes on any number of
+// them; Deflate strips are coded by klauspost/compress at level 5 and with
+// Huffman codes alone, the smaller kept (on photographs the latter, smaller
+// than libtiff's default level 6). The files are checked to read back in
+// libtiff and tifffile (see testdata/make_tiff.py), and OpenCV and PIL
+// (bench/peers/codecs_cv2.py); files OpenCV and PIL write are read in
+// TestReadPeerFiles (testdata/make_peers.py).
 package tiff

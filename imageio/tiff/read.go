@@ -2,7 +2,6 @@ package tiff
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"errors"
 	"fmt"
@@ -11,7 +10,7 @@ import (
 	"runtime"
 	"strings"
 
-	"golang.org/x/image/tiff/lzw"
+	"github.com/klauspost/compress/zlib"
 
 	"github.com/ndconv/ndconv/nd"
 )
@@ -166,9 +165,13 @@ func shapeString(shape []int) string {
 }
 
 // chunkBuffers are reused from chunk to chunk: the compressed bytes, the
-// decoded bytes, and scratch space for the floating-point predictor.
+// decoded bytes, scratch space for the floating-point predictor, and the
+// decoders.
 type chunkBuffers struct {
 	raw, decoded, scratch []byte
+	src                   bytes.Reader
+	zr                    io.ReadCloser // a klauspost zlib reader, once needed
+	lzw                   *lzwDecoder
 }
 
 func grow(b []byte, n int) []byte {
@@ -190,7 +193,7 @@ func (p *page) decodeChunk(s *source, dst any, index, k int, buf *chunkBuffers) 
 	} else {
 		if buf.raw, err = s.readAt(buf.raw, p.offsets[k], p.counts[k], name); err == nil {
 			buf.decoded = grow(buf.decoded, n)
-			err = p.decompress(buf.decoded, buf.raw, name)
+			err = p.decompress(buf.decoded, buf.raw, name, buf)
 		}
 	}
 	if err != nil {
@@ -201,9 +204,8 @@ func (p *page) decodeChunk(s *source, dst any, index, k int, buf *chunkBuffers) 
 }
 
 // decompress fills dst, whose length is the decoded size of the chunk,
-// from the compressed bytes src.
-func (p *page) decompress(dst, src []byte, name string) error {
-	var r io.Reader
+// from the compressed bytes src, with buf's reusable decoders.
+func (p *page) decompress(dst, src []byte, name string, buf *chunkBuffers) error {
 	switch p.compression {
 	case compressionPackBits:
 		return unpackBits(dst, src, name)
@@ -211,20 +213,29 @@ func (p *page) decompress(dst, src []byte, name string) error {
 		if len(src) >= 2 && src[0] == 0 && src[1]&1 != 0 {
 			return &UnsupportedError{What: "compression", Value: "old-style LZW", Code: "5", Detail: name + " starts with a least-significant-bit-first code"}
 		}
-		lr := lzw.NewReader(bytes.NewReader(src), lzw.MSB, 8)
-		defer lr.Close()
-		r = lr
-	default: // Deflate
-		zr, err := zlib.NewReader(bytes.NewReader(src))
-		if err != nil {
-			return &FormatError{Msg: name + ": Deflate header", Err: err}
+		if buf.lzw == nil {
+			buf.lzw = new(lzwDecoder)
 		}
-		defer zr.Close()
-		r = zr
+		// Only the decoded size is read: bytes after it (padding some
+		// writers leave, or a missing end code) do not matter.
+		if got, err := buf.lzw.decode(dst, src); err != nil {
+			return &FormatError{Msg: fmt.Sprintf("%s: LZW data end after %d of %d bytes", name, got, len(dst)), Err: err}
+		}
+		return nil
 	}
-	// Only the decoded size is read: bytes after it (padding some writers
-	// leave, or a missing end code) do not matter.
-	if got, err := io.ReadFull(r, dst); err != nil {
+	// Deflate, through klauspost/compress's inflater (about twice as fast
+	// as compress/flate's), reset for each chunk.
+	buf.src.Reset(src)
+	var err error
+	if buf.zr == nil {
+		buf.zr, err = zlib.NewReader(&buf.src)
+	} else {
+		err = buf.zr.(zlib.Resetter).Reset(&buf.src, nil)
+	}
+	if err != nil {
+		return &FormatError{Msg: name + ": Deflate header", Err: err}
+	}
+	if got, err := io.ReadFull(buf.zr, dst); err != nil {
 		if errors.Is(err, io.EOF) {
 			err = io.ErrUnexpectedEOF
 		}

@@ -48,10 +48,21 @@ func storeEach[T any](dst []T, base, stride int, src []byte, size int, conv func
 func storeSamples(dst any, base, stride int, src []byte, order binary.ByteOrder) {
 	switch d := dst.(type) {
 	case []uint8:
+		if stride == 1 {
+			copy(d[base:], src)
+			return
+		}
 		storeEach(d, base, stride, src, 1, func(b []byte) uint8 { return b[0] })
 	case []int8:
 		storeEach(d, base, stride, src, 1, func(b []byte) int8 { return int8(b[0]) })
 	case []uint16:
+		if stride == 1 && order == binary.LittleEndian {
+			d = d[base : base+len(src)/2]
+			for i := range d {
+				d[i] = binary.LittleEndian.Uint16(src[2*i:])
+			}
+			return
+		}
 		storeEach(d, base, stride, src, 2, func(b []byte) uint16 { return order.Uint16(b) })
 	case []int16:
 		storeEach(d, base, stride, src, 2, func(b []byte) int16 { return int16(order.Uint16(b)) })
@@ -107,6 +118,17 @@ func invertEach[T uint8 | uint16 | uint32](d []T, start, n, stride int, max T) {
 // row of samples of size bytes: each sample is stored as its difference
 // from the sample stride samples before it, modulo 2^(8·size).
 func horizontal(row []byte, size, stride int, order binary.ByteOrder, encode bool) {
+	switch {
+	case size == 1:
+		horizontal8(row, stride, encode)
+		return
+	case size == 2 && order == binary.LittleEndian:
+		horizontal16(row, stride, false, encode)
+		return
+	case size == 2:
+		horizontal16(row, stride, true, encode)
+		return
+	}
 	n := len(row) / size
 	at := func(i int) []byte { return row[i*size:] }
 	if encode {
@@ -157,5 +179,72 @@ func floatPredictor(row, scratch []byte, size, stride int, order binary.ByteOrde
 		for b := range size {
 			row[i*size+b] = scratch[significance(b)*n+i]
 		}
+	}
+}
+
+// horizontal8 is horizontal for bytes: the common case, without a call
+// per sample.
+func horizontal8(row []byte, stride int, encode bool) {
+	if stride >= len(row) {
+		return
+	}
+	if encode {
+		for i := len(row) - 1; i >= stride; i-- {
+			row[i] -= row[i-stride]
+		}
+		return
+	}
+	switch stride {
+	case 1:
+		for i := 1; i < len(row); i++ {
+			row[i] += row[i-1]
+		}
+	case 3:
+		a, b, c := row[0], row[1], row[2]
+		for i := 3; i+3 <= len(row); i += 3 {
+			a += row[i]
+			b += row[i+1]
+			c += row[i+2]
+			row[i], row[i+1], row[i+2] = a, b, c
+		}
+	default:
+		for i := stride; i < len(row); i++ {
+			row[i] += row[i-stride]
+		}
+	}
+}
+
+// horizontal16 is horizontal for 16-bit samples, little-endian or
+// big-endian (bigEndian).
+func horizontal16(row []byte, stride int, bigEndian, encode bool) {
+	n := len(row) / 2
+	if bigEndian {
+		// Swapping the bytes in and out keeps one loop to tune.
+		swap16(row[:2*n])
+		defer swap16(row[:2*n])
+	}
+	le := binary.LittleEndian
+	if encode {
+		for i := n - 1; i >= stride; i-- {
+			le.PutUint16(row[2*i:], le.Uint16(row[2*i:])-le.Uint16(row[2*(i-stride):]))
+		}
+		return
+	}
+	if stride == 1 && n > 0 {
+		v := le.Uint16(row)
+		for i := 2; i+2 <= 2*n; i += 2 {
+			v += le.Uint16(row[i:])
+			le.PutUint16(row[i:], v)
+		}
+		return
+	}
+	for i := stride; i < n; i++ {
+		le.PutUint16(row[2*i:], le.Uint16(row[2*i:])+le.Uint16(row[2*(i-stride):]))
+	}
+}
+
+func swap16(b []byte) {
+	for i := 0; i+1 < len(b); i += 2 {
+		b[i], b[i+1] = b[i+1], b[i]
 	}
 }

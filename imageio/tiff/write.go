@@ -2,13 +2,15 @@ package tiff
 
 import (
 	"bytes"
-	"compress/zlib"
 	"encoding/binary"
 	"fmt"
 	"io"
 	"math"
+	"runtime"
 	"slices"
 	"strconv"
+
+	"github.com/klauspost/compress/zlib"
 
 	"github.com/ndconv/ndconv/nd"
 )
@@ -71,26 +73,33 @@ func Write(w io.Writer, img Image, opt Options) error {
 	out.write(header)
 	var enc pageEncoder
 	for p := range l.pages {
-		data, counts := enc.encodePage(img.Array.Data, p, l, opt)
+		strips, counts, err := enc.encodePage(img.Array.Data, p, l)
+		if err != nil {
+			return err
+		}
 		fields := l.fields(counts)
 		ifdStart := out.pos
 		dataStart := ifdStart + ifdLength(fields)
-		next := uint64(0)
-		if p+1 < l.pages {
-			next = dataStart + uint64(len(data))
-		}
-		// Strip offsets, now that the data's place is known.
+		// Strip offsets, now that the data's place is known; each strip
+		// starts at an even offset.
 		i := slices.IndexFunc(fields, func(f field) bool { return f.tag == tagStripOffsets })
-		for k, pos := 0, dataStart; k < len(counts); k++ {
-			fields[i].values[k] = uint32(pos)
-			pos += uint64(counts[k])
+		end := dataStart
+		for k, s := range strips {
+			fields[i].values[k] = uint32(min(end, maxClassicOffset))
+			end += uint64(len(s))
 		}
-		if end := dataStart + uint64(len(data)); end > maxClassicOffset {
+		if end > maxClassicOffset {
 			return &UnsupportedError{What: "file size", Value: strconv.FormatUint(end, 10) + " bytes",
 				Detail: fmt.Sprintf("page %d ends beyond the 4 GiB a classic TIFF can address; BigTIFF writing is not supported", p)}
 		}
+		next := uint64(0)
+		if p+1 < l.pages {
+			next = end
+		}
 		out.write(serializeIFD(fields, ifdStart, next))
-		out.write(data)
+		for _, s := range strips {
+			out.write(s)
+		}
 		if out.err != nil {
 			return out.err
 		}
@@ -288,56 +297,102 @@ func serializeIFD(fields []field, pos, next uint64) []byte {
 }
 
 // pageEncoder turns pages into compressed strips, reusing its buffers.
+// Strips are compressed independently, so they are encoded on all cores,
+// each worker with its own buffers; the strips are the same bytes however
+// many cores there are.
 type pageEncoder struct {
-	raw, scratch []byte
-	data         bytes.Buffer
-	zw           *zlib.Writer
-	lzw          lzwEncoder
+	workers []stripEncoder
+	strips  [][]byte
 }
 
-// encodePage returns the strips of page p, one after another (padded to
-// an even length), and the size of each.
-func (e *pageEncoder) encodePage(src any, p int, l writeLayout, opt Options) ([]byte, []uint32) {
-	e.data.Reset()
-	var counts []uint32
+// stripEncoder holds one worker's buffers and compressors.
+type stripEncoder struct {
+	raw, scratch []byte
+	data, hdata  bytes.Buffer
+	zw, zh       *zlib.Writer // at deflateLevel, and Huffman only
+	lzw          *lzwEncoder
+}
+
+// zlibInto compresses src into buf with *zw, made at level on first use,
+// and returns buf's bytes.
+func zlibInto(zw **zlib.Writer, buf *bytes.Buffer, level int, src []byte) []byte {
+	buf.Reset()
+	if *zw == nil {
+		*zw, _ = zlib.NewWriterLevel(buf, level) // a valid level cannot fail
+	} else {
+		(*zw).Reset(buf)
+	}
+	(*zw).Write(src) // writes to a bytes.Buffer cannot fail
+	(*zw).Close()
+	return buf.Bytes()
+}
+
+// deflateLevel is the klauspost/compress level of Deflate strips. Each
+// strip is also coded with Huffman codes alone, and the smaller kept:
+// a photograph's predicted samples have few repeats for LZ77 to find, and
+// on them Huffman coding alone is smaller than zlib's level 6 (libtiff's
+// default, which OpenCV and tifffile use) in a tenth of its time, while
+// images with repeats keep the LZ77 matches (docs/perf/codecs.md).
+const deflateLevel = 5
+
+// encodePage returns the strips of page p, each padded to an even length
+// so that what follows starts at an even offset, and the size of each
+// without the padding. The slices are valid until the next call.
+func (e *pageEncoder) encodePage(src any, p int, l writeLayout) ([][]byte, []uint32, error) {
+	n := ceilDiv(l.height, l.rowsPerStrip)
+	workers := max(1, min(runtime.GOMAXPROCS(0), n))
+	if len(e.workers) < workers {
+		e.workers = append(e.workers, make([]stripEncoder, workers-len(e.workers))...)
+	}
+	e.strips = slices.Grow(e.strips[:0], n)[:n]
+	counts := make([]uint32, n)
+	err := nd.ForEach(workers, n, nil, func(w, k int) {
+		data, count := e.workers[w].encodeStrip(src, p, k, l, e.strips[k][:0])
+		e.strips[k], counts[k] = data, count
+	})
+	return e.strips, counts, err
+}
+
+// encodeStrip appends strip k of page p, padded to an even length, to dst
+// and returns it with its size before padding.
+func (e *stripEncoder) encodeStrip(src any, p, k int, l writeLayout, dst []byte) ([]byte, uint32) {
 	rowSamples := l.width * l.spp
 	rowBytes := l.rowBytes()
 	size := l.dtype.Size()
-	for y0 := 0; y0 < l.height; y0 += l.rowsPerStrip {
-		rows := min(l.rowsPerStrip, l.height-y0)
-		first := (p*l.height + y0) * rowSamples
-		e.raw = appendLittleEndian(e.raw[:0], src, first, first+rows*rowSamples)
-		for r := range rows {
-			row := e.raw[r*rowBytes : (r+1)*rowBytes]
-			switch l.predictor {
-			case predictorHorizontal:
-				horizontal(row, size, l.spp, binary.LittleEndian, true)
-			case predictorFloat:
-				e.scratch = grow(e.scratch, rowBytes)
-				floatPredictor(row, e.scratch, size, l.spp, binary.LittleEndian, true)
-			}
+	y0 := k * l.rowsPerStrip
+	rows := min(l.rowsPerStrip, l.height-y0)
+	first := (p*l.height + y0) * rowSamples
+	e.raw = appendLittleEndian(e.raw[:0], src, first, first+rows*rowSamples)
+	for r := range rows {
+		row := e.raw[r*rowBytes : (r+1)*rowBytes]
+		switch l.predictor {
+		case predictorHorizontal:
+			horizontal(row, size, l.spp, binary.LittleEndian, true)
+		case predictorFloat:
+			e.scratch = grow(e.scratch, rowBytes)
+			floatPredictor(row, e.scratch, size, l.spp, binary.LittleEndian, true)
 		}
-		before := e.data.Len()
-		switch l.compression {
-		case compressionNone:
-			e.data.Write(e.raw)
-		case compressionDeflate:
-			if e.zw == nil {
-				e.zw = zlib.NewWriter(&e.data)
-			} else {
-				e.zw.Reset(&e.data)
-			}
-			e.zw.Write(e.raw) // writes to a bytes.Buffer cannot fail
-			e.zw.Close()
-		case compressionLZW:
-			e.data.Write(e.lzw.encode(e.data.AvailableBuffer(), e.raw))
+	}
+	switch l.compression {
+	case compressionNone:
+		dst = append(dst, e.raw...)
+	case compressionDeflate:
+		z := zlibInto(&e.zw, &e.data, deflateLevel, e.raw)
+		if h := zlibInto(&e.zh, &e.hdata, zlib.HuffmanOnly, e.raw); len(h) < len(z) {
+			z = h
 		}
-		counts = append(counts, uint32(e.data.Len()-before))
+		dst = append(dst, z...)
+	case compressionLZW:
+		if e.lzw == nil {
+			e.lzw = new(lzwEncoder)
+		}
+		dst = e.lzw.encode(dst, e.raw)
 	}
-	if e.data.Len()%2 != 0 {
-		e.data.WriteByte(0) // the next IFD must start at an even offset
+	count := uint32(len(dst))
+	if len(dst)%2 != 0 {
+		dst = append(dst, 0)
 	}
-	return e.data.Bytes(), counts
+	return dst, count
 }
 
 // appendLittleEndian appends elements [from, to) of an array's data to
@@ -350,7 +405,12 @@ func appendLittleEndian(dst []byte, data any, from, to int) []byte {
 	case []int8:
 		return appendEach(dst, d[from:to], func(b []byte, v int8) []byte { return append(b, byte(v)) })
 	case []uint16:
-		return appendEach(dst, d[from:to], le.AppendUint16)
+		n := len(dst)
+		dst = slices.Grow(dst, 2*(to-from))[:n+2*(to-from)]
+		for i, v := range d[from:to] {
+			le.PutUint16(dst[n+2*i:], v)
+		}
+		return dst
 	case []int16:
 		return appendEach(dst, d[from:to], func(b []byte, v int16) []byte { return le.AppendUint16(b, uint16(v)) })
 	case []nd.Half:

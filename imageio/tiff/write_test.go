@@ -179,7 +179,8 @@ func TestParseCompression(t *testing.T) {
 	}
 }
 
-// TestLZWEncode checks the LZW writer against golang.org/x/image/tiff/lzw,
+// TestLZWEncode checks the LZW writer, and the reader's decoder on what it
+// writes, against golang.org/x/image/tiff/lzw,
 // which reads TIFF's variant, on inputs that cross every code-width
 // change and fill the table several times. (That libtiff reads it too is
 // checked by the golden files.)
@@ -209,12 +210,18 @@ func TestLZWEncode(t *testing.T) {
 		inputs[fmt.Sprintf("pattern-%d", n)] = b
 	}
 	var e lzwEncoder
+	var d lzwDecoder
 	for name, in := range inputs {
 		enc := e.encode(nil, in)
 		r := lzw.NewReader(bytes.NewReader(enc), lzw.MSB, 8)
 		got, err := io.ReadAll(r)
 		if err != nil || !bytes.Equal(got, in) {
 			t.Errorf("%s: decoded %d bytes (%v), want %d", name, len(got), err, len(in))
+		}
+		// And the reader's own decoder, into a buffer of the exact size.
+		mine := make([]byte, len(in))
+		if n, err := d.decode(mine, enc); err != nil || n != len(in) || !bytes.Equal(mine, in) {
+			t.Errorf("%s: lzwDecoder decoded %d bytes (%v), want %d", name, n, err, len(in))
 		}
 	}
 }
