@@ -117,8 +117,8 @@ func TuneWorkload(ctx context.Context, cache *plan.TuningCache, w Workload, opt 
 	if res.Method == plan.FFT {
 		candidates = kernels.FFTCandidates(p)
 	}
-	if res.Method == plan.Gemm {
-		candidates = nil // gemm's decomposition is no field of kernels.Tuning yet: nothing to tune
+	if res.Method == plan.Gemm || res.Method == plan.Winograd {
+		candidates = nil // gemm's and winograd's decompositions are no fields of kernels.Tuning yet: nothing to tune
 	}
 	res.Candidates, res.DefaultMs, res.BestMs = len(candidates), base, base
 	start := time.Now()
