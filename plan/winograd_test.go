@@ -27,7 +27,7 @@ func TestWinogradOffered(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	for _, kind := range []string{"cpu"} {
+	for _, kind := range []string{"cpu", "cuda", "opencl"} {
 		impl, _, err := choose(p, kind, Options{Method: Winograd})
 		if err != nil || impl.Method != Winograd {
 			t.Errorf("winograd on %s: %v, %v", kind, impl, err)
@@ -42,7 +42,7 @@ func TestWinogradOffered(t *testing.T) {
 	}
 	seven := dense([]int{64, 64}, 7*7)
 	big, _ := seven.Normalize()
-	for _, kind := range []string{"cpu"} {
+	for _, kind := range []string{"cpu", "cuda", "opencl"} {
 		_, _, err := choose(big, kind, Options{Method: Winograd})
 		if !errors.As(err, &ae) || !strings.Contains(err.Error(), "winograd cannot run this problem on "+kind+": winograd takes 3×3, 5×5 and 3×3×3 kernels, not 7×7") {
 			t.Errorf("winograd 7×7 on %s: %v", kind, err)
