@@ -206,4 +206,3 @@ func (e *WinogradEngine) TimeDevice(dst, src *Array, repeats int) ([]float64, er
 	}
 	return e.Engine.TimeDevice(dst, src, repeats)
 }
-
