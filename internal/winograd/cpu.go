@@ -40,6 +40,8 @@ type CPU struct {
 	grid    []int   // tiles per output axis (outputs on axes the kernel does not span)
 	maps    [][]int // per input axis: input index of padded position q (−1: cval)
 	kaxis   []int   // per input axis: its index among the kernel axes, or −1
+	strides []int   // the input's, in elements
+	ostride []int   // the output's, in voxels
 	usedDir bool
 }
 
@@ -55,6 +57,7 @@ func NewCPU(p *nd.Problem, opt Options) (*CPU, error) {
 	e := &CPU{p: p, v: v, opt: opt, u: v.Weights(p), bt: to32(v.BT), at: to32(v.AT), absSum: AbsSum(p)}
 	rank := len(p.InShape)
 	e.grid, e.maps, e.kaxis = make([]int, rank), make([][]int, rank), make([]int, rank)
+	e.strides, e.ostride = nd.Strides(p.InShape), nd.Strides(p.OutShape)
 	for a := range rank {
 		e.kaxis[a] = -1
 		e.grid[a] = p.OutShape[a]
@@ -206,11 +209,8 @@ func (e *CPU) tile(out, x []float32, t int, s [4][]float32) {
 	// Gather: base offset over the axes the kernel does not span, then the
 	// n^d positions of the kernel axes (row-major in kernel-axis order).
 	base, constant := 0, false
-	inStride := 1
-	strides := make([]int, rank)
+	strides := e.strides
 	for a := rank - 1; a >= 0; a-- {
-		strides[a] = inStride
-		inStride *= p.InShape[a]
 		if e.kaxis[a] < 0 {
 			i := e.maps[a][origin[a]]
 			if i < 0 {
@@ -255,17 +255,7 @@ func (e *CPU) tile(out, x []float32, t int, s [4][]float32) {
 	}
 	bank := len(p.Kernels)
 	mul := s[2][:len(vin)]
-	var outStride [8]int
-	os := outStride[:0]
-	if rank > len(outStride) {
-		os = make([]int, 0, rank)
-	}
-	os = os[:rank]
-	st := 1
-	for a := rank - 1; a >= 0; a-- {
-		os[a] = st
-		st *= p.OutShape[a]
-	}
+	os := e.ostride
 	obase := 0
 	for a := range rank {
 		if e.kaxis[a] < 0 {
