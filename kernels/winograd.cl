@@ -21,18 +21,37 @@
 // axis's tiles, then P(DIMS−1), …: neighbouring work-items read
 // neighbouring samples of a channel-last image.
 //
-// The taps argument holds Bᵀ (N×N), then Aᵀ (M×N), then U (BANK × N^DIMS,
-// row-major over the kernel axes), all float. Zero coefficients are
-// skipped, as the CPU engine does (the same roundings, not the same
-// order of contraction).
+// The taps argument holds U (BANK × N^DIMS, row-major over the kernel
+// axes), float. Bᵀ (N×N) and Aᵀ (M×N) are the tables below, which
+// TestWinogradTables checks against internal/winograd's; every loop is
+// unrolled, so the compiler folds their zeros and ones and the tile's
+// arrays live in registers. Zero coefficients add nothing, as in the CPU
+// engine (the same roundings, not the same order of contraction).
 //
 // Defines: those of direct.cl (IN_T, OUT_T, ACC_T=float, OUT_INTEGER, …,
 // BORDER, BANK), DIMS, M, R, SHIFT0, SHIFT1, SHIFT2 (each kernel axis's
 // Problem.Shift).
 //
-// This is the correct, simple form (one tile per work-item, the
-// transforms read from constant memory); docs/perf/winograd.md designs the
-// fast one (the bank's products as a batched GEMM over tiles × filters).
+// This is the simple form (one tile per work-item, n^d loads of its own,
+// interleaved stores of stride BANK); docs/perf/winograd.md designs the
+// fast one (staged input, outputs through shared memory in whole lines).
+
+// Bᵀ and Aᵀ of F(M, R), row-major (internal/winograd.NewTransform's).
+#if M == 2 && R == 3
+#define WG_BT_TABLE {1, 0, -1, 0, 0, 1, 1, 0, 0, -1, 1, 0, 0, -1, 0, 1}
+#define WG_AT_TABLE {1, 1, 1, 0, 0, 1, -1, 1}
+#elif M == 4 && R == 3
+#define WG_BT_TABLE {4, 0, -5, 0, 1, 0, 0, 4, 4, -1, -1, 0, 0, -4, 4, 1, -1, 0, 0, -2, -1, 2, 1, 0, 0, 2, -1, -2, 1, 0, 0, 4, 0, -5, 0, 1}
+#define WG_AT_TABLE {1, 1, 1, 1, 1, 0, 0, 1, -1, 2, -2, 0, 0, 1, 1, 4, 4, 0, 0, 1, -1, 8, -8, 1}
+#elif M == 2 && R == 5
+#define WG_BT_TABLE {4, 0, -5, 0, 1, 0, 0, 4, 4, -1, -1, 0, 0, -4, 4, 1, -1, 0, 0, -2, -1, 2, 1, 0, 0, 2, -1, -2, 1, 0, 0, 4, 0, -5, 0, 1}
+#define WG_AT_TABLE {1, 1, 1, 1, 1, 0, 0, 1, -1, 2, -2, 1}
+#elif M == 4 && R == 5
+#define WG_BT_TABLE {4, 0, -21, 0, 21, 0, -4, 0, 0, -4, -4, 17, 17, -4, -4, 0, 0, 4, -4, -17, 17, 4, -4, 0, 0, 2, 1, -10, -5, 8, 4, 0, 0, -2, 1, 10, -5, -8, 4, 0, 0, 4, 8, -5, -10, 1, 2, 0, 0, -4, 8, 5, -10, -1, 2, 0, 0, -4, 0, 21, 0, -21, 0, 4}
+#define WG_AT_TABLE {1, 1, 1, 1, 1, 1, 1, 0, 0, 1, -1, 2, -2, 0.5, -0.5, 0, 0, 1, 1, 4, 4, 0.25, 0.25, 0, 0, 1, -1, 8, -8, 0.125, -0.125, 1}
+#else
+#error "winograd.cl: no tables for this tile"
+#endif
 
 #define N (M + R - 1)
 #if DIMS == 3
@@ -42,27 +61,22 @@
 #define NT (N * N)
 #define MT (M * M)
 #endif
-#define BT_AT 0
-#define AT_AT (N * N)
-#define U_AT (N * N + M * N)
 
-// wg_axis multiplies axis a of src (DIMS axes, lengths len) by the rows ×
-// len[a] matrix mat, into dst; len[a] becomes rows.
-INLINE void wg_axis(__private const float* src, __private float* dst, __private int* len, int a,
-	__constant ACC_T* restrict mat, int rows)
+// wg_axis multiplies the middle axis of src, viewed as [outer][cols][inner],
+// by the rows × cols matrix mat, into dst [outer][rows][inner]. Every
+// argument but the arrays is a compile-time constant where it is called,
+// and the loops unroll.
+INLINE void wg_axis(__private const float* src, __private float* dst, const float* mat,
+	const int outer, const int cols, const int inner, const int rows)
 {
-	int outer = 1, inner = 1;
-	for (int i = 0; i < a; i++) {
-		outer *= len[i];
-	}
-	for (int i = a + 1; i < DIMS; i++) {
-		inner *= len[i];
-	}
-	const int cols = len[a];
+#pragma unroll
 	for (int o = 0; o < outer; o++) {
+#pragma unroll
 		for (int r = 0; r < rows; r++) {
+#pragma unroll
 			for (int in = 0; in < inner; in++) {
 				float s = 0;
+#pragma unroll
 				for (int c = 0; c < cols; c++) {
 					const float w = mat[r * cols + c];
 					if (w != 0) {
@@ -73,7 +87,6 @@ INLINE void wg_axis(__private const float* src, __private float* dst, __private 
 			}
 		}
 	}
-	len[a] = rows;
 }
 
 __kernel void correlate_winograd(
@@ -91,6 +104,8 @@ __kernel void correlate_winograd(
 	if (gid >= total) {
 		return;
 	}
+	const float bt[N * N] = WG_BT_TABLE;
+	const float at[M * N] = WG_AT_TABLE;
 	const long P[4] = {p0, p1, p2, p3};
 	const long NN[3] = {n0, n1, n2};
 	const long O[3] = {o0, o1, o2};
@@ -99,6 +114,7 @@ __kernel void correlate_winograd(
 	long rest = gid;
 	pi[DIMS] = rest % P[DIMS];
 	rest /= P[DIMS];
+#pragma unroll
 	for (int a = DIMS - 1; a >= 0; a--) {
 		const long tiles = (O[a] + M - 1) / M;
 		ti[a] = rest % tiles;
@@ -107,74 +123,82 @@ __kernel void correlate_winograd(
 		rest /= P[a];
 	}
 
-	// Gather the tile by the border rule.
-	float d[NT], e[NT], f[NT];
-	for (int t = 0; t < NT; t++) {
-		int c[3];
-		int r = t;
-		for (int a = DIMS - 1; a >= 0; a--) {
-			c[a] = r % N;
-			r /= N;
-		}
-		long off = pi[0];
-		int outside = 0;
-		for (int a = 0; a < DIMS; a++) {
-			long q = ti[a] * M + c[a] - S[a];
+	// Each kernel axis's n input positions, mapped by the border rule
+	// once (−1: cval), and the tile's n^d inputs gathered.
+	long pos[DIMS][N];
+#pragma unroll
+	for (int a = 0; a < DIMS; a++) {
+#pragma unroll
+		for (int c = 0; c < N; c++) {
+			long q = ti[a] * M + c - S[a];
 #if BORDER == BORDER_CONSTANT
-			if (!inside(q, NN[a])) {
-				outside = 1;
-				q = 0;
-			}
+			pos[a][c] = inside(q, NN[a]) ? q : -1;
 #else
-			q = border_index(q, NN[a]);
+			pos[a][c] = border_index(q, NN[a]);
 #endif
-			off = (off * NN[a] + q) * P[a + 1] + pi[a + 1];
 		}
+	}
+	float d[NT], e[NT], f[NT];
+#pragma unroll
+	for (int t = 0; t < NT; t++) {
+#if DIMS == 3
+		const int c0 = t / (N * N), c1 = t / N % N, c2 = t % N;
+		const long q0 = pos[0][c0], q1 = pos[1][c1], q2 = pos[2][c2];
+		const int outside = q0 < 0 || q1 < 0 || q2 < 0;
+		const long off = ((((pi[0] * NN[0] + q0) * P[1] + pi[1]) * NN[1] + q1) * P[2] + pi[2]) * NN[2] * P[3]
+			+ q2 * P[3] + pi[3];
+#else
+		const int c0 = t / N, c1 = t % N;
+		const long q0 = pos[0][c0], q1 = pos[1][c1];
+		const int outside = q0 < 0 || q1 < 0;
+		const long off = (((pi[0] * NN[0] + q0) * P[1] + pi[1]) * NN[1] + q1) * P[2] + pi[2];
+#endif
 		d[t] = outside ? cval : to_acc(in[off]);
 	}
 
-	// V = Bᵀ d B, axis by axis (into e for two axes, d for three).
-	int len[3] = {N, N, N};
-	wg_axis(d, e, len, 0, taps + BT_AT, N);
-	wg_axis(e, d, len, 1, taps + BT_AT, N);
+	// V = Bᵀ d B, axis by axis (into d for two axes, e for three).
 #if DIMS == 3
-	wg_axis(d, e, len, 2, taps + BT_AT, N);
+	wg_axis(d, e, bt, 1, N, N * N, N);
+	wg_axis(e, d, bt, N, N, N, N);
+	wg_axis(d, e, bt, N * N, N, 1, N);
 #define V e
 #define Y0 d
 #else
+	wg_axis(d, e, bt, 1, N, N, N);
+	wg_axis(e, d, bt, N, N, 1, N);
 #define V d
 #define Y0 e
 #endif
 
-	// Output origin over the gaps.
 	for (int k = 0; k < BANK; k++) {
-		__constant ACC_T* restrict u = taps + U_AT + k * NT;
+		__constant ACC_T* restrict u = taps + k * NT;
+#pragma unroll
 		for (int t = 0; t < NT; t++) {
 			f[t] = u[t] * V[t];
 		}
-		int ylen[3] = {N, N, N};
-		wg_axis(f, Y0, ylen, 0, taps + AT_AT, M);
-		wg_axis(Y0, f, ylen, 1, taps + AT_AT, M);
+		// Y = Aᵀ M A: the shape goes from N^DIMS to M^DIMS axis by axis.
 #if DIMS == 3
-		wg_axis(f, Y0, ylen, 2, taps + AT_AT, M);
+		wg_axis(f, Y0, at, 1, N, N * N, M);
+		wg_axis(Y0, f, at, M, N, N, M);
+		wg_axis(f, Y0, at, M * M, N, 1, M);
 #define Y Y0
 #else
+		wg_axis(f, Y0, at, 1, N, N, M);
+		wg_axis(Y0, f, at, M, N, 1, M);
 #define Y f
 #endif
+#pragma unroll
 		for (int t = 0; t < MT; t++) {
-			int c[3];
-			int r = t;
-			for (int a = DIMS - 1; a >= 0; a--) {
-				c[a] = r % M;
-				r /= M;
-			}
-			long off = pi[0];
-			int inside_all = 1;
-			for (int a = 0; a < DIMS; a++) {
-				const long o = ti[a] * M + c[a];
-				inside_all = inside_all && o < O[a];
-				off = (off * O[a] + o) * P[a + 1] + pi[a + 1];
-			}
+#if DIMS == 3
+			const long y0 = ti[0] * M + t / (M * M), y1 = ti[1] * M + t / M % M, y2 = ti[2] * M + t % M;
+			const int inside_all = y0 < O[0] && y1 < O[1] && y2 < O[2];
+			const long off = ((((pi[0] * O[0] + y0) * P[1] + pi[1]) * O[1] + y1) * P[2] + pi[2]) * O[2] * P[3]
+				+ y2 * P[3] + pi[3];
+#else
+			const long y0 = ti[0] * M + t / M, y1 = ti[1] * M + t % M;
+			const int inside_all = y0 < O[0] && y1 < O[1];
+			const long off = (((pi[0] * O[0] + y0) * P[1] + pi[1]) * O[1] + y1) * P[2] + pi[2];
+#endif
 			if (inside_all) {
 				out[off * BANK + k] = to_output(Y[t]);
 			}

@@ -23,8 +23,8 @@ func (s WinogradShape) describe() string {
 // or wavefront.
 const winogradLocal = 64
 
-// winogradMaxTaps bounds the taps argument (Bᵀ, Aᵀ and the bank's
-// transformed weights, float each): CUDA's constant bank holds 64 KiB.
+// winogradMaxTaps bounds the taps argument (the bank's transformed
+// weights, float each): CUDA's constant bank holds 64 KiB.
 const winogradMaxTaps = 16 << 10
 
 // WinogradWhy says why winograd.cl cannot run p (nil: it can): the
@@ -48,9 +48,7 @@ func WinogradWhy(p *nd.Problem) error {
 	return nil
 }
 
-func winogradTaps(v *winograd.Variant, bank int) int {
-	return v.N*v.N + v.M*v.N + bank*v.TileInputs()
-}
+func winogradTaps(v *winograd.Variant, bank int) int { return bank * v.TileInputs() }
 
 // NewWinograd specialises the Winograd method (winograd.cl) for p with
 // output tiles of width m (0: the default, winograd.Tiles). It returns
@@ -91,12 +89,6 @@ func NewWinograd(p *nd.Problem, m int) (*Launch, error) {
 	}
 	l := &Launch{Family: "winograd", Name: "correlate_winograd", CVal: p.CVal, Outer: []int32{0},
 		Shape: WinogradShape{Variant: v.Name(), Local: winogradLocal}}
-	for _, row := range v.BT {
-		l.Taps = append(l.Taps, row...)
-	}
-	for _, row := range v.AT {
-		l.Taps = append(l.Taps, row...)
-	}
 	for _, u := range v.Weights(p) {
 		for _, x := range u {
 			l.Taps = append(l.Taps, float64(x))

@@ -5,9 +5,11 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"strconv"
 	"strings"
 	"testing"
 
+	"github.com/ndconv/ndconv/internal/winograd"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -84,8 +86,8 @@ func TestWinogradCUDASyntax(t *testing.T) {
 	}
 }
 
-// TestWinogradLaunch: the launch's taps hold Bᵀ, Aᵀ and the bank's
-// transformed weights; one work-item per tile and gap position; refused,
+// TestWinogradLaunch: the launch's taps hold the bank's transformed
+// weights; one work-item per tile and gap position; refused,
 // with the reason, for what winograd.cl does not take.
 func TestWinogradLaunch(t *testing.T) {
 	s := winogradSpec([]int{10, 7, 3, 9}, nd.Float32, []int{3, 3}, 5, nd.Reflect)
@@ -98,7 +100,7 @@ func TestWinogradLaunch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if len(l.Taps) != 36+24+5*36 {
+	if len(l.Taps) != 5*36 {
 		t.Errorf("%d taps", len(l.Taps))
 	}
 	// Gaps 10, 3, 1; tiles ⌈7/4⌉·⌈9/4⌉.
@@ -123,5 +125,60 @@ func TestWinogradLaunch(t *testing.T) {
 		if _, err := NewWinograd(p, 0); err == nil || !strings.Contains(err.Error(), c.why) {
 			t.Errorf("%v: %v, want %q", c.spec.Kernels[0].Shape, err, c.why)
 		}
+	}
+}
+
+// TestWinogradTables: the Bᵀ and Aᵀ tables winograd.cl holds for each tile
+// are internal/winograd's (the transformed weights, made there, must meet
+// the same matrices).
+func TestWinogradTables(t *testing.T) {
+	src, err := sources.ReadFile("winograd.cl")
+	if err != nil {
+		t.Fatal(err)
+	}
+	text := string(src)
+	seen := 0
+	for _, mr := range [][2]int{{2, 3}, {4, 3}, {2, 5}, {4, 5}} {
+		tr, err := winograd.NewTransform(mr[0], mr[1])
+		if err != nil {
+			t.Fatal(err)
+		}
+		cond := fmt.Sprintf("M == %d && R == %d\n", mr[0], mr[1])
+		i := strings.Index(text, cond)
+		if i < 0 {
+			t.Errorf("winograd.cl has no tables for F(%d,%d)", mr[0], mr[1])
+			continue
+		}
+		block := text[i+len(cond):]
+		for _, tab := range []struct {
+			name string
+			m    [][]float64
+		}{{"WG_BT_TABLE", tr.BT}, {"WG_AT_TABLE", tr.AT}} {
+			j := strings.Index(block, "#define "+tab.name+" {")
+			if j < 0 {
+				t.Fatalf("F(%d,%d): no %s", mr[0], mr[1], tab.name)
+			}
+			line := block[j+len("#define "+tab.name+" {"):]
+			line = line[:strings.Index(line, "}")]
+			var got []float64
+			for _, f := range strings.Split(line, ",") {
+				v, err := strconv.ParseFloat(strings.TrimSpace(f), 64)
+				if err != nil {
+					t.Fatal(err)
+				}
+				got = append(got, v)
+			}
+			var want []float64
+			for _, r := range tab.m {
+				want = append(want, r...)
+			}
+			if fmt.Sprint(got) != fmt.Sprint(want) {
+				t.Errorf("F(%d,%d) %s: %v, want %v", mr[0], mr[1], tab.name, got, want)
+			}
+		}
+		seen++
+	}
+	if want := 4; seen != want {
+		t.Errorf("%d tiles' tables checked, want %d", seen, want)
 	}
 }
