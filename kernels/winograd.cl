@@ -30,7 +30,11 @@
 //
 // Defines: those of direct.cl (IN_T, OUT_T, ACC_T=float, OUT_INTEGER, …,
 // BORDER, BANK), DIMS, M, R, SHIFT0, SHIFT1, SHIFT2 (each kernel axis's
-// Problem.Shift).
+// Problem.Shift), LOCAL (work-items a group), STAGE_OUT (KG > 0: outputs
+// go through local memory, KG filters at a time, and the group writes each
+// voxel's KG values and a tile row's voxels as contiguous runs — a warp
+// stores whole sectors — instead of every work-item storing with a
+// stride of BANK; 0: direct stores).
 //
 // This is the simple form (one tile per work-item, n^d loads of its own,
 // interleaved stores of stride BANK); docs/perf/winograd.md designs the
@@ -89,6 +93,41 @@ INLINE void wg_axis(__private const float* src, __private float* dst, const floa
 	}
 }
 
+// wg_tile decodes work-item gid into its gap positions pi and tile ti.
+INLINE void wg_tile(long gid, const long* P, const long* O, long* pi, long* ti)
+{
+	long rest = gid;
+	pi[DIMS] = rest % P[DIMS];
+	rest /= P[DIMS];
+#pragma unroll
+	for (int a = DIMS - 1; a >= 0; a--) {
+		const long tiles = (O[a] + M - 1) / M;
+		ti[a] = rest % tiles;
+		rest /= tiles;
+		pi[a] = rest % P[a];
+		rest /= P[a];
+	}
+}
+
+// wg_out is the output voxel index of output t of tile (pi, ti), or −1
+// where it lies past the output's end.
+INLINE long wg_out(int t, const long* P, const long* O, const long* pi, const long* ti)
+{
+#if DIMS == 3
+	const long y0 = ti[0] * M + t / (M * M), y1 = ti[1] * M + t / M % M, y2 = ti[2] * M + t % M;
+	if (y0 >= O[0] || y1 >= O[1] || y2 >= O[2]) {
+		return -1;
+	}
+	return ((((pi[0] * O[0] + y0) * P[1] + pi[1]) * O[1] + y1) * P[2] + pi[2]) * O[2] * P[3] + y2 * P[3] + pi[3];
+#else
+	const long y0 = ti[0] * M + t / M, y1 = ti[1] * M + t % M;
+	if (y0 >= O[0] || y1 >= O[1]) {
+		return -1;
+	}
+	return (((pi[0] * O[0] + y0) * P[1] + pi[1]) * O[1] + y1) * P[2] + pi[2];
+#endif
+}
+
 __kernel void correlate_winograd(
 	__global const IN_T* restrict in,
 	__global OUT_T* restrict out,
@@ -101,9 +140,18 @@ __kernel void correlate_winograd(
 	const ACC_T cval)
 {
 	const long gid = get_global_id(0);
+#if STAGE_OUT
+	// Every work-item reaches the barriers; those past the end compute a
+	// tile of their own (gid wrapped) and store nothing.
+	__local float stage[LOCAL * MT * STAGE_OUT];
+	const int active = gid < total;
+	const int lid = get_local_id(0);
+	const long group0 = gid - lid;
+#else
 	if (gid >= total) {
 		return;
 	}
+#endif
 	const float bt[N * N] = WG_BT_TABLE;
 	const float at[M * N] = WG_AT_TABLE;
 	const long P[4] = {p0, p1, p2, p3};
@@ -111,17 +159,11 @@ __kernel void correlate_winograd(
 	const long O[3] = {o0, o1, o2};
 	const int S[3] = {SHIFT0, SHIFT1, SHIFT2};
 	long pi[4], ti[3];
-	long rest = gid;
-	pi[DIMS] = rest % P[DIMS];
-	rest /= P[DIMS];
-#pragma unroll
-	for (int a = DIMS - 1; a >= 0; a--) {
-		const long tiles = (O[a] + M - 1) / M;
-		ti[a] = rest % tiles;
-		rest /= tiles;
-		pi[a] = rest % P[a];
-		rest /= P[a];
-	}
+#if STAGE_OUT
+	wg_tile(active ? gid : 0, P, O, pi, ti);
+#else
+	wg_tile(gid, P, O, pi, ti);
+#endif
 
 	// Each kernel axis's n input positions, mapped by the border rule
 	// once (−1: cval), and the tile's n^d inputs gathered.
@@ -187,22 +229,43 @@ __kernel void correlate_winograd(
 		wg_axis(Y0, f, at, M, N, 1, M);
 #define Y f
 #endif
+#if STAGE_OUT
+		// Stage this filter's outputs; after every KG filters (or the
+		// bank's last), the group writes them: element i of the staged
+		// block is value i % kg of voxel i / kg (tile (i / kg) / MT of the
+		// group), so consecutive work-items store consecutive addresses.
+		const int kg = k % STAGE_OUT;
 #pragma unroll
 		for (int t = 0; t < MT; t++) {
-#if DIMS == 3
-			const long y0 = ti[0] * M + t / (M * M), y1 = ti[1] * M + t / M % M, y2 = ti[2] * M + t % M;
-			const int inside_all = y0 < O[0] && y1 < O[1] && y2 < O[2];
-			const long off = ((((pi[0] * O[0] + y0) * P[1] + pi[1]) * O[1] + y1) * P[2] + pi[2]) * O[2] * P[3]
-				+ y2 * P[3] + pi[3];
+			stage[(lid * MT + t) * STAGE_OUT + kg] = Y[t];
+		}
+		if (kg == STAGE_OUT - 1 || k == BANK - 1) {
+			const int kn = kg + 1;
+			const int k0 = k - kg;
+			barrier(CLK_LOCAL_MEM_FENCE);
+			for (int i = lid; i < LOCAL * MT * kn; i += LOCAL) {
+				const int v = i / kn, j = i % kn;
+				const long g = group0 + v / MT;
+				if (g < total) {
+					long qi[4], qt[3];
+					wg_tile(g, P, O, qi, qt);
+					const long off = wg_out(v % MT, P, O, qi, qt);
+					if (off >= 0) {
+						out[off * BANK + k0 + j] = to_output(stage[v * STAGE_OUT + j]);
+					}
+				}
+			}
+			barrier(CLK_LOCAL_MEM_FENCE);
+		}
 #else
-			const long y0 = ti[0] * M + t / M, y1 = ti[1] * M + t % M;
-			const int inside_all = y0 < O[0] && y1 < O[1];
-			const long off = (((pi[0] * O[0] + y0) * P[1] + pi[1]) * O[1] + y1) * P[2] + pi[2];
-#endif
-			if (inside_all) {
+#pragma unroll
+		for (int t = 0; t < MT; t++) {
+			const long off = wg_out(t, P, O, pi, ti);
+			if (off >= 0) {
 				out[off * BANK + k] = to_output(Y[t]);
 			}
 		}
+#endif
 #undef Y
 	}
 }

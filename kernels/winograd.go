@@ -9,15 +9,39 @@ import (
 )
 
 // WinogradShape is winograd.cl's decomposition: one output tile per
-// work-item, Local work-items a group.
+// work-item, Local work-items a group, outputs staged in local memory
+// Stage filters at a time (0: stored directly).
 type WinogradShape struct {
 	Variant string // the tile, F(4×4,3×3) …
 	Local   int
+	Stage   int
 }
 
 func (s WinogradShape) describe() string {
-	return fmt.Sprintf("%s, one tile per work-item, %d a group", s.Variant, s.Local)
+	d := fmt.Sprintf("%s, one tile per work-item, %d a group", s.Variant, s.Local)
+	if s.Stage > 0 {
+		d += fmt.Sprintf(", outputs staged %d filters at a time", s.Stage)
+	}
+	return d
 }
+
+// WinogradOptions choose winograd.cl's specialisation.
+type WinogradOptions struct {
+	// Tile is the output tile width m; 0 the kernel size's default
+	// (winograd.Tiles).
+	Tile int
+	// Stage is how many filters' outputs go through local memory at a
+	// time before the group stores them in runs (docs/perf/winograd.md,
+	// step 4); 0 takes min(8, bank), a negative value stores directly.
+	Stage int
+	// MaxLocalBytes bounds the staged outputs; 0 takes 48 KiB. Where the
+	// stage does not fit, outputs are stored directly.
+	MaxLocalBytes int
+}
+
+// winogradStage is the default number of filters staged at a time: 8
+// floats, one 32-byte sector per voxel.
+const winogradStage = 8
 
 // winogradLocal is the work-group size: a multiple of every device's warp
 // or wavefront.
@@ -50,17 +74,16 @@ func WinogradWhy(p *nd.Problem) error {
 
 func winogradTaps(v *winograd.Variant, bank int) int { return bank * v.TileInputs() }
 
-// NewWinograd specialises the Winograd method (winograd.cl) for p with
-// output tiles of width m (0: the default, winograd.Tiles). It returns
-// nil, nil when the output is empty.
-func NewWinograd(p *nd.Problem, m int) (*Launch, error) {
+// NewWinograd specialises the Winograd method (winograd.cl) for p. It
+// returns nil, nil when the output is empty.
+func NewWinograd(p *nd.Problem, opt WinogradOptions) (*Launch, error) {
 	if err := WinogradWhy(p); err != nil {
 		return nil, &nd.UnsupportedError{What: "problem for the winograd method", Value: err.Error()}
 	}
 	if slices.Contains(p.OutShape, 0) || slices.Contains(p.InShape, 0) {
 		return nil, nil
 	}
-	v, err := winograd.New(p, m)
+	v, err := winograd.New(p, opt.Tile)
 	if err != nil {
 		return nil, err
 	}
@@ -87,8 +110,18 @@ func NewWinograd(p *nd.Problem, m int) (*Launch, error) {
 	if ceilDiv64(total, winogradLocal) > 1<<31-1 {
 		return nil, &nd.UnsupportedError{What: "problem size for the winograd method", Value: fmt.Sprint(p.InShape), Supported: "at most 2³¹−1 work-groups of tiles"}
 	}
+	stage := opt.Stage
+	if stage == 0 {
+		stage = min(winogradStage, len(p.Kernels))
+	}
+	if opt.MaxLocalBytes <= 0 {
+		opt.MaxLocalBytes = 48 << 10
+	}
+	if stage < 0 || winogradLocal*v.TileOutputs()*stage*4 > opt.MaxLocalBytes {
+		stage = 0
+	}
 	l := &Launch{Family: "winograd", Name: "correlate_winograd", CVal: p.CVal, Outer: []int32{0},
-		Shape: WinogradShape{Variant: v.Name(), Local: winogradLocal}}
+		Shape: WinogradShape{Variant: v.Name(), Local: winogradLocal, Stage: stage}, LocalBytes: winogradLocal * v.TileOutputs() * stage * 4}
 	for _, u := range v.Weights(p) {
 		for _, x := range u {
 			l.Taps = append(l.Taps, float64(x))
@@ -103,6 +136,7 @@ func NewWinograd(p *nd.Problem, m int) (*Launch, error) {
 		fmt.Sprintf("DIMS=%d", v.Dims()),
 		fmt.Sprintf("M=%d", v.M), fmt.Sprintf("R=%d", v.R),
 		fmt.Sprintf("SHIFT0=%d", shifts[0]), fmt.Sprintf("SHIFT1=%d", shifts[1]), fmt.Sprintf("SHIFT2=%d", shifts[2]),
+		fmt.Sprintf("LOCAL=%d", winogradLocal), fmt.Sprintf("STAGE_OUT=%d", stage),
 	)
 	slices.Sort(l.Defines)
 	return l, nil

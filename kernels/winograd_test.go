@@ -47,20 +47,21 @@ func TestWinogradCUDASyntax(t *testing.T) {
 	}
 	dir := t.TempDir()
 	for i, c := range []struct {
-		spec nd.Spec
-		m    int
+		spec  nd.Spec
+		m     int
+		stage int
 	}{
-		{winogradSpec([]int{64, 64}, nd.Float32, []int{3, 3}, 1, nd.Reflect), 4},
-		{winogradSpec([]int{64, 64, 3}, nd.Uint8, []int{3, 3}, 8, nd.Constant), 2},
-		{winogradSpec([]int{64, 64}, nd.Uint16, []int{5, 5}, 4, nd.Mirror), 2},
-		{winogradSpec([]int{64, 64}, nd.Float32, []int{5, 5}, 2, nd.Wrap), 4},
-		{winogradSpec([]int{16, 16, 16}, nd.Uint8, []int{3, 3, 3}, 16, nd.Nearest), 2},
+		{winogradSpec([]int{64, 64}, nd.Float32, []int{3, 3}, 1, nd.Reflect), 4, 0},
+		{winogradSpec([]int{64, 64, 3}, nd.Uint8, []int{3, 3}, 8, nd.Constant), 2, -1},
+		{winogradSpec([]int{64, 64}, nd.Uint16, []int{5, 5}, 4, nd.Mirror), 2, 0},
+		{winogradSpec([]int{64, 64}, nd.Float32, []int{5, 5}, 2, nd.Wrap), 4, -1},
+		{winogradSpec([]int{16, 16, 16}, nd.Uint8, []int{3, 3, 3}, 16, nd.Nearest), 2, 0},
 	} {
 		p, err := c.spec.Normalize()
 		if err != nil {
 			t.Fatal(err)
 		}
-		l, err := NewWinograd(p, c.m)
+		l, err := NewWinograd(p, WinogradOptions{Tile: c.m, Stage: c.stage})
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -96,7 +97,7 @@ func TestWinogradLaunch(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	l, err := NewWinograd(p, 4)
+	l, err := NewWinograd(p, WinogradOptions{Tile: 4})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -107,7 +108,10 @@ func TestWinogradLaunch(t *testing.T) {
 	if want := []int64{10, 3, 1, 1, 7, 9, 1, 7, 9, 1, 10 * 3 * 2 * 3}; fmt.Sprint(l.Scalars) != fmt.Sprint(want) {
 		t.Errorf("scalars %v, want %v", l.Scalars, want)
 	}
-	if !strings.Contains(l.Describe(), "F(4×4,3×3)") {
+	if d := l.Describe(); !strings.Contains(d, "F(4×4,3×3)") || !strings.Contains(d, "staged 5 filters") || l.LocalBytes != 64*16*5*4 {
+		t.Errorf("describe %q, %d local bytes", d, l.LocalBytes)
+	}
+	if l, _ := NewWinograd(p, WinogradOptions{Tile: 4, Stage: -1}); l.LocalBytes != 0 || strings.Contains(l.Describe(), "staged") {
 		t.Errorf("describe %q", l.Describe())
 	}
 	for _, c := range []struct {
@@ -122,7 +126,7 @@ func TestWinogradLaunch(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if _, err := NewWinograd(p, 0); err == nil || !strings.Contains(err.Error(), c.why) {
+		if _, err := NewWinograd(p, WinogradOptions{}); err == nil || !strings.Contains(err.Error(), c.why) {
 			t.Errorf("%v: %v, want %q", c.spec.Kernels[0].Shape, err, c.why)
 		}
 	}

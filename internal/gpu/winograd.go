@@ -3,7 +3,9 @@ package gpu
 import (
 	"context"
 	"errors"
+	"os"
 	"runtime"
+	"strconv"
 	"sync"
 
 	"github.com/ndconv/ndconv/internal/fftconv"
@@ -60,9 +62,21 @@ func (e *WinogradEngine) Variant() *winograd.Variant { return e.variant }
 // winogradMethod is the Winograd kernel family: one launch per chunk.
 type winogradMethod struct{ tile int }
 
+// winogradStage is the output staging NDCONV_WINOGRAD_STAGE asks for
+// (filters at a time; negative: direct stores), the bench's A/B of
+// docs/perf/winograd.md's step 4; 0 (unset) the default.
+func winogradStage() int {
+	v, _ := strconv.Atoi(os.Getenv("NDCONV_WINOGRAD_STAGE"))
+	return v
+}
+
+func (m winogradMethod) options(e *Engine) kernels.WinogradOptions {
+	return kernels.WinogradOptions{Tile: m.tile, Stage: winogradStage(), MaxLocalBytes: e.plan.Limits().MaxLocalBytes}
+}
+
 func (m winogradMethod) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer) (*prepared, error) {
 	pr := &prepared{}
-	l, err := kernels.NewWinograd(p, m.tile)
+	l, err := kernels.NewWinograd(p, m.options(e))
 	if err != nil || l == nil {
 		return pr, err
 	}
@@ -70,7 +84,7 @@ func (m winogradMethod) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]B
 }
 
 func (m winogradMethod) describe(e *Engine, p *nd.Problem) string {
-	if l, err := kernels.NewWinograd(p, m.tile); err == nil && l != nil {
+	if l, err := kernels.NewWinograd(p, m.options(e)); err == nil && l != nil {
 		return l.Describe()
 	}
 	return ""
@@ -79,7 +93,7 @@ func (m winogradMethod) describe(e *Engine, p *nd.Problem) string {
 func (winogradMethod) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
 
 func (m winogradMethod) launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
-	l, err := kernels.NewWinograd(p, m.tile)
+	l, err := kernels.NewWinograd(p, m.options(e))
 	if err != nil || l == nil {
 		return nil, err
 	}

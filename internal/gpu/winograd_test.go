@@ -190,3 +190,30 @@ func TestWinogradNonFinite(t *testing.T) {
 }
 
 func newWinogradRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 3)) }
+
+// TestWinogradStores runs both ways winograd.cl stores its outputs —
+// directly (NDCONV_WINOGRAD_STAGE=-1) and staged three filters at a time
+// (banks in partial groups) — on a few random problems of banks.
+func TestWinogradStores(t *testing.T) {
+	ForEach(t, func(t *testing.T, tg *Target) {
+		var cases []enginetest.Case
+		for _, c := range enginetest.WinogradRandom(47, 40, true) {
+			if len(c.Spec.Kernels) > 1 && len(cases) < 3 {
+				cases = append(cases, c)
+			}
+		}
+		var w winogradWorst
+		for _, stage := range []string{"-1", "3"} {
+			t.Setenv("NDCONV_WINOGRAD_STAGE", stage)
+			for _, c := range cases {
+				got, err := gputest.Run(c, func(p *nd.Problem) (*gpu.WinogradEngine, error) { return winogradOn(tg, p) })
+				if err != nil {
+					t.Fatalf("%s: %v", c.Name, err)
+				}
+				if msg := w.check(c, 0, got); msg != "" {
+					t.Errorf("stage %s %s: %s", stage, c.Name, msg)
+				}
+			}
+		}
+	})
+}
