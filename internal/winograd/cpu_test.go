@@ -87,10 +87,11 @@ func TestWinogradCPUBankError(t *testing.T) {
 		if len(k) == 3 {
 			shape = []int{24, 24, 24}
 		}
-		c.Input = enginetest.RandomArray(randFor(k), nd.Float32, shape...)
+		rng := newRand(uint64(len(k)*10 + k[0]))
+		c.Input = enginetest.RandomArray(rng, nd.Float32, shape...)
 		c.Spec = nd.Spec{Shape: shape, In: nd.Float32, Out: nd.Float32, Mode: nd.Same}
 		for range 8 {
-			c.Spec.Kernels = append(c.Spec.Kernels, enginetest.RandomKernel(randFor(k), false, k...))
+			c.Spec.Kernels = append(c.Spec.Kernels, enginetest.RandomKernel(rng, false, k...))
 		}
 		p, err := c.Spec.Normalize()
 		if err != nil {
@@ -114,8 +115,6 @@ func TestWinogradCPUBankError(t *testing.T) {
 		}
 	}
 }
-
-func randFor(k []int) *randSource { return newRand(uint64(len(k)*10 + k[0])) }
 
 // TestWinogradWhy: the method refuses, with the reason, what it does not
 // serve.

@@ -2,6 +2,4 @@ package winograd_test
 
 import "math/rand/v2"
 
-type randSource = rand.Rand
-
 func newRand(seed uint64) *rand.Rand { return rand.New(rand.NewPCG(seed, 1)) }
