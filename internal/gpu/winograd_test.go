@@ -2,6 +2,7 @@ package gpu_test
 
 import (
 	"context"
+	"fmt"
 	"math"
 	"math/rand/v2"
 	"strconv"
@@ -213,6 +214,50 @@ func TestWinogradStores(t *testing.T) {
 				if msg := w.check(c, 0, got); msg != "" {
 					t.Errorf("stage %s %s: %s", stage, c.Name, msg)
 				}
+			}
+		}
+	})
+}
+
+// TestWinogradChunked: under a device-memory budget below the data's
+// bytes the engine runs the problem in halo'd pieces, each a problem of
+// its own whose tiles start at its first output: every output stays
+// within the bound of the exact result (not the same bits as the whole
+// run: a tile's rounding depends on where the tile starts).
+func TestWinogradChunked(t *testing.T) {
+	ForEach(t, func(t *testing.T, tg *Target) {
+		rng := newWinogradRand(9)
+		for _, s := range []nd.Spec{
+			{Shape: []int{61, 37}, In: nd.Float32, Border: nd.Reflect, Origin: []int{1, -1},
+				Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 3, 3), enginetest.RandomKernel(rng, true, 3, 3), enginetest.RandomKernel(rng, false, 3, 3)}},
+			{Shape: []int{19, 14, 13}, In: nd.Uint8, Out: nd.Float32, Border: nd.Constant, CVal: 7, Mode: nd.Full,
+				Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 3, 3, 3), enginetest.RandomKernel(rng, false, 3, 3, 3)}},
+		} {
+			in := enginetest.RandomArray(rng, s.In, s.Shape...)
+			c := enginetest.Case{Name: fmt.Sprint(s.Shape), Spec: s, Input: in}
+			p, err := s.Normalize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			out, _ := nd.New(p.Out, p.FullShape()...)
+			dev, err := tg.Open()
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := gpu.NewWinograd(dev, tg.Open, p, gpu.Options{MemoryBudget: int64(len(in.Bytes())+len(out.Bytes())) / 3})
+			if err != nil {
+				t.Fatal(err)
+			}
+			if n, err := gpu.Pieces(e.Engine); err != nil || n < 2 {
+				t.Errorf("%s: %d pieces (%v) under a third of the data's bytes", c.Name, n, err)
+			}
+			if err := e.Execute(context.Background(), out, in); err != nil {
+				t.Fatal(err)
+			}
+			e.Close()
+			var w winogradWorst
+			if msg := w.check(c, 0, out); msg != "" {
+				t.Errorf("%s: %s", c.Name, msg)
 			}
 		}
 	})
