@@ -85,7 +85,8 @@ const DefaultBlockBytes = 64 << 20
 // whole, once. Host memory holds InFlight blocks' input and output,
 // whatever the volume. The blocks put together equal Execute's output bit
 // for bit for the exact methods (direct, separable); FFT blocks agree
-// within the FFT's bound. A block is a pure function of the plan and its
+// within the FFT's bound, Winograd blocks within the Winograd bound (a
+// block's tiles start at its own first output). A block is a pure function of the plan and its
 // index, so a re-run block writes the same bytes. Progress, when the plan
 // has one, counts blocks; ctx is checked before each block, and the first
 // error stops the rest (blocks already written stay written).

@@ -47,9 +47,10 @@ const (
 	Separable = plan.Separable
 	FFT       = plan.FFT
 	Gemm      = plan.Gemm
+	Winograd  = plan.Winograd
 )
 
-// ParseMethod accepts auto, direct, separable, fft and gemm, as Options.Method's
+// ParseMethod accepts auto, direct, separable, fft, gemm and winograd, as Options.Method's
 // text (the C API's "method" field, the CLI's --method).
 func ParseMethod(s string) (Method, error) { return plan.ParseMethod(s) }
 

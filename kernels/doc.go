@@ -35,8 +35,13 @@
 // nd.Problem into a Launch: the source, the defines, the weights and
 // geometry to upload, and the work sizes. It depends only on nd (and, for
 // FFT convolution, internal/fftconv's device-neutral decomposition and
-// internal/fft's table of roots of unity), so
+// internal/fft's table of roots of unity; for winograd.cl,
+// internal/winograd's tiles and transformed weights), so
 // both backends — and tests without a GPU — use it.
+//
+// The fast family's kernels beside FFT: gemm.cl (CUDA only, an implicit
+// GEMM on the tensor cores, NewGemm) and winograd.cl (CUDA and OpenCL, a
+// bank of 3×3, 5×5 or 3×3×3 kernels in Winograd tiles, NewWinograd).
 //
 // FFT convolution is two families that take their own arguments rather
 // than a Launch's: fftconv.cl (gather by the border rule, spectrum

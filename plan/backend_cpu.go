@@ -7,6 +7,7 @@ import (
 
 	"github.com/ndconv/ndconv/cpu"
 	"github.com/ndconv/ndconv/internal/fftconv"
+	"github.com/ndconv/ndconv/internal/winograd"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -41,7 +42,15 @@ func (b cpuBackend) Implementations() []Implementation {
 	return append(methods(b.Name(),
 		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewDirect(p, cpuOptions(opt)), nil },
 		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewSeparable(p, cpuOptions(opt)) }),
-		fftOn(b.Name(), fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }, nil))
+		fftOn(b.Name(), fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }, nil),
+		winogradOn(b.Name(), winograd.Why, newCPUWinograd, nil))
+}
+
+// newCPUWinograd is the CPU's Winograd engine (internal/winograd), with
+// the direct engine for inputs its tiles cannot carry; the tile is
+// NDCONV_WINOGRAD_TILE's where set.
+func newCPUWinograd(p *nd.Problem, opt Options) (Runner, error) {
+	return winograd.NewCPU(p, winograd.Options{Workers: opt.Workers, Tile: winograd.TileFromEnv(), Direct: cpu.NewDirect(p, cpuOptions(opt))})
 }
 
 // Identity is none: the CPU has no tuning entries.

@@ -33,8 +33,8 @@ func gpuOptions(opt Options) gpu.Options {
 	return gpu.Options{Progress: opt.Progress, Tuning: opt.Tuning, Timeline: opt.Timeline, PieceBytes: opt.PieceBytes, MemoryBudget: opt.DeviceMemory}
 }
 
-// implementations are the binding's direct, separable and FFT methods,
-// and gemm where the binding has tensor-core kernels (CUDA).
+// implementations are the binding's direct, separable, FFT and Winograd
+// methods, and gemm where the binding has tensor-core kernels (CUDA).
 func (b gpuBinding) implementations() []Implementation {
 	newEngine := func(make func(gpu.Device, *nd.Problem, gpu.Options) (*gpu.Engine, error)) func(*nd.Problem, Options) (Runner, error) {
 		return func(p *nd.Problem, opt Options) (Runner, error) {
@@ -78,7 +78,14 @@ func (b gpuBinding) implementations() []Implementation {
 		why := func(p *nd.Problem) error { return gpu.GemmWhy(b.name, p) }
 		impls = append(impls, gemmOn(b.name, why, newGemm, pending(gpu.Gemm)))
 	}
-	return impls
+	newWinograd := func(p *nd.Problem, opt Options) (Runner, error) {
+		dev, err := b.open(opt.Device)
+		if err != nil {
+			return nil, err
+		}
+		return gpu.NewWinograd(dev, func() (gpu.Device, error) { return b.open(opt.Device) }, p, gpuOptions(opt))
+	}
+	return append(impls, winogradOn(b.name, gpu.WinogradWhy, newWinograd, pending(gpu.Winograd)))
 }
 
 // openMemory opens the device's memory: arrays are gpu.Arrays, moved on

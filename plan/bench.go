@@ -79,14 +79,14 @@ type Tuning = kernels.Tuning
 
 // TuningCandidates are the decompositions the tuner times for p run with
 // method m: the FFT's transform lengths (kernels.FFTCandidates) for FFT,
-// none for gemm, else the direct or separable kernels' shapes
+// none for gemm and winograd, else the direct or separable kernels' shapes
 // (kernels.TuningCandidates).
 func TuningCandidates(p *nd.Problem, m Method) []Tuning {
 	switch m {
 	case FFT:
 		return kernels.FFTCandidates(p)
-	case Gemm:
-		return nil // gemm's decomposition is no kernels.Tuning shape yet: nothing to tune
+	case Gemm, Winograd:
+		return nil // their decompositions are no kernels.Tuning shapes yet: nothing to tune
 	}
 	return kernels.TuningCandidates(p, m == Separable)
 }

@@ -29,18 +29,22 @@ const (
 	// Gemm is an implicit GEMM on CUDA's tensor cores, float32-accurate
 	// by splitting into TF32 parts (internal/gpu/gemm.go): fast family.
 	Gemm
+	// Winograd runs 3×3, 5×5 and 3×3×3 kernels (banks above all) in
+	// Winograd tiles F(m^d, r^d) (internal/winograd): fast family, on
+	// every device.
+	Winograd
 )
 
-var methodNames = [...]string{"auto", "direct", "separable", "fft", "gemm"}
+var methodNames = [...]string{"auto", "direct", "separable", "fft", "gemm", "winograd"}
 
 func (m Method) String() string { return nd.EnumName(methodNames[:], m, "Method") }
 
 // Exact reports whether m belongs to the exact family (direct and
-// separable: the same bits on every device); FFT and gemm differ by
-// rounding.
+// separable: the same bits on every device); FFT, gemm and winograd
+// differ by rounding.
 func (m Method) Exact() bool { return m == Direct || m == Separable }
 
-// ParseMethod accepts auto, direct, separable, fft and gemm.
+// ParseMethod accepts auto, direct, separable, fft, gemm and winograd.
 func ParseMethod(s string) (Method, error) { return nd.ParseEnum[Method](methodNames[:], s, "method") }
 
 // Device names a backend and, for GPUs, which device of it.
@@ -132,6 +136,12 @@ func fftOn(device string, why func(*nd.Problem) error, prepare func(*nd.Problem,
 // kernel cannot run a problem; auto does not choose it (choose).
 func gemmOn(device string, why func(*nd.Problem) error, prepare func(*nd.Problem, Options) (Runner, error), pending func(*nd.Problem, Options) (int, error)) Implementation {
 	return Implementation{Device: device, Method: Gemm, Supports: func(p *nd.Problem) bool { return why(p) == nil }, Why: why, Cost: DirectCost, Prepare: prepare, Pending: pending}
+}
+
+// winogradOn is a device's Winograd implementation: why says why its
+// tiles cannot run a problem; auto does not choose it (choose).
+func winogradOn(device string, why func(*nd.Problem) error, prepare func(*nd.Problem, Options) (Runner, error), pending func(*nd.Problem, Options) (int, error)) Implementation {
+	return Implementation{Device: device, Method: Winograd, Supports: func(p *nd.Problem) bool { return why(p) == nil }, Why: why, Cost: DirectCost, Prepare: prepare, Pending: pending}
 }
 
 // fastMargin is how much cheaper than the best exact method a method of
@@ -365,7 +375,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 // checkMethod refuses a method the options cannot have: an unknown one,
 // or one of the fast family under Exact.
 func checkMethod(opt Options) error {
-	if opt.Method > Gemm {
+	if opt.Method > Winograd {
 		return &nd.UnsupportedError{What: "method", Value: opt.Method.String()}
 	}
 	if opt.Exact && opt.Method != Auto && !opt.Method.Exact() {
@@ -450,8 +460,8 @@ func choose(p *nd.Problem, kind string, opt Options) (*Implementation, float64, 
 		if opt.Method != Auto && impl.Method != opt.Method {
 			continue
 		}
-		if opt.Method == Auto && impl.Method == Gemm {
-			continue // not chosen by auto yet: no cost model of the tensor cores
+		if opt.Method == Auto && (impl.Method == Gemm || impl.Method == Winograd) {
+			continue // not chosen by auto yet: no cost model of the tensor cores, no measurement of the Winograd tiles
 		}
 		ofMethod = true
 		if !impl.Supports(p) {

@@ -47,7 +47,7 @@ nothing: the peer scripts in bench/peers read them.`,
 	}
 	fl := cmd.Flags()
 	fl.StringVar(&f.device, "device", "auto", "auto|cpu|cuda|cuda:N|opencl|opencl:P:D (auto: the CUDA GPU when present)")
-	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft|gemm")
+	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft|gemm|winograd")
 	addWorkloadFlags(fl, &f)
 	fl.IntVar(&f.repeat, "repeat", 0, "timed repeats (default 21 on a GPU, 7 on the CPU)")
 	fl.IntVar(&f.workers, "workers", 0, "CPU goroutines (default: all cores)")

@@ -221,8 +221,8 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 	fl.StringVar(&f.axes, "axes", "", "input axes A[,A..] the kernel spans (default: the first ones)")
 	fl.StringVar(&f.dtype, "dtype", "", "output dtype: "+strings.ReplaceAll(nd.DTypeNames(), ", ", "|")+" (default: the input's)")
 	fl.StringVar(&f.device, "device", "auto", "auto|cpu|cuda|cuda:N|opencl|opencl:P:D; for a Zarr OUTPUT also several: cuda:all, opencl:all, or a list (cuda:0,cuda:1)")
-	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft|gemm (gemm: CUDA tensor cores)")
-	fl.BoolVar(&f.exact, "exact", false, "auto chooses only the exact methods (direct, separable: the same bits on every device), never fft or gemm")
+	fl.StringVar(&f.method, "method", "auto", "auto|direct|separable|fft|gemm|winograd (gemm: CUDA tensor cores; winograd: 3×3, 5×5, 3×3×3 kernels)")
+	fl.BoolVar(&f.exact, "exact", false, "auto chooses only the exact methods (direct, separable: the same bits on every device), never fft, gemm or winograd")
 	fl.StringVar(&f.shape, "shape", "", "shape of a .raw INPUT, e.g. 512,512")
 	fl.StringVar(&f.inputDType, "input-dtype", "", "dtype of a .raw INPUT")
 	fl.IntVar(&f.gaborBank, "gabor-bank", 0, "make every -k gabor:… a bank of N orientations (θ + kπ/N)")
@@ -415,7 +415,7 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	}
 	if !job.quiet {
 		method := r.plan.Method()
-		if strings.Contains(method, ndconv.FFT.String()) || strings.Contains(method, ndconv.Gemm.String()) {
+		if strings.Contains(method, ndconv.FFT.String()) || strings.Contains(method, ndconv.Gemm.String()) || strings.Contains(method, ndconv.Winograd.String()) {
 			method += " (differs from the exact methods by rounding)"
 		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s %v %v -> %s %v %v: %s on %s, %.1f ms (read %.1f ms, write %.1f ms)%s\n",

@@ -5,6 +5,7 @@ import (
 	"slices"
 
 	"github.com/ndconv/ndconv/chunk"
+	"github.com/ndconv/ndconv/internal/winograd"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -17,6 +18,7 @@ const (
 	Separable
 	FFT
 	Gemm
+	Winograd
 )
 
 // Pending counts the kernels an engine of method m for p would build that
@@ -30,6 +32,8 @@ func Pending(dev Planner, m Method, p *nd.Problem, opt Options) (int, error) {
 		return 1, nil
 	case Gemm:
 		meth = gemm{}
+	case Winograd:
+		meth = winogradMethod{tile: winograd.TileFromEnv()}
 	case Separable:
 		if !p.Separable() {
 			return 0, nil

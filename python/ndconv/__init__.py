@@ -8,7 +8,7 @@ gaussian_filter and uniform_filter.
 
 Every function takes, as keywords, ``integer=`` ('round' or 'scipy'),
 ``device=`` ('auto', 'cpu', 'cuda', 'cuda:N', 'opencl', 'opencl:P:D'),
-``method=`` ('auto', 'direct', 'separable', 'fft') and ``workers=`` beside
+``method=`` ('auto', 'direct', 'separable', 'fft', 'gemm', 'winograd') and ``workers=`` beside
 scipy's arguments. Arrays go to the engines without copies when they are
 C-contiguous and in native byte order; other layouts are copied once, and an
 output sharing memory with the input is filled through a temporary. Every

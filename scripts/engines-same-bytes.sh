@@ -1,0 +1,81 @@
+#!/bin/bash
+# engines-same-bytes.sh: issue 28's check that every engine writes the same
+# bytes. One job — an N³ float32 volume, a random 5³ kernel, reflect, a Zarr
+# output of 64 blocks (N/4 per axis) — run (a) by ndconv's in-process pool
+# (`ndconv worker --count 1`), (b) as 8 worker processes with two of them
+# killed (SIGKILL) and re-run, (c) as an Apache Beam pipeline on Prism
+# (beam/cmd/ndconv-beam), (d) by ndconv.dask on a dask.distributed
+# LocalCluster of 4 worker processes (to_zarr through ndconv's Zarr
+# writer, in the plan output's layout). Prints each run's wall time and the
+# sha256 of its stored shards (the metadata differs: the plan outputs
+# record their plan's hash), and exits 1 if any differs.
+#
+#   bash scripts/engines-same-bytes.sh        # N=256 (64 blocks of 64³)
+#   N=512 bash scripts/engines-same-bytes.sh  # issue 28's overhead figures
+set -euo pipefail
+N=${N:-256}
+here=$(cd "$(dirname "$0")/.." && pwd)
+T=$(mktemp -d)
+trap 'rm -rf "$T"' EXIT
+cd "$here"
+go build -o "$T/ndconv" ./cmd/ndconv
+(cd beam && go build -o "$T/ndconv-beam" ./cmd/ndconv-beam)
+PYTHON=/usr/bin/python3 bash python/install.sh >/dev/null
+nd=$T/ndconv
+B=$((N / 4))
+# The input: a Zarr array in shards of B³ (chunks of (B/2)³), which the
+# outputs take as their layout, so that a block is one shard.
+/usr/bin/python3 -c "
+import numpy as np, dask.array as da, ndconv.dask as ndd
+rng = np.random.default_rng(28)
+x = rng.random(($N, $N, $N), dtype=np.float32)
+np.save('$T/in.npy', x)
+ndd.to_zarr(da.from_array(x, chunks=$B), '$T/in.zarr', shards=($B,) * 3, chunks=($B // 2,) * 3)
+np.save('$T/k.npy', rng.standard_normal((5, 5, 5)).astype(np.float32))"
+secs() { python3 -c "import time; print(f'{time.time() - $1:.2f}')"; }
+sums() { (cd "$1" && find . -type f -path './c/*' | sort | xargs cat | sha256sum | cut -c1-16); }
+plan() { "$nd" plan -q -k "$T/k.npy" --border reflect --blocks $B,$B,$B "$T/in.zarr" "$T/$1.zarr" -o "$T/$1.json"; }
+
+plan a
+s=$(date +%s.%N); "$nd" worker -q --plan "$T/a.json" --index 0 --count 1; ta=$(secs "$s")
+
+plan b
+s=$(date +%s.%N)
+pids=()
+for i in $(seq 0 7); do "$nd" worker -q --plan "$T/b.json" --index "$i" --count 8 & pids+=($!); done
+sleep "${KILL_AFTER:-0.5}"
+kill -9 "${pids[2]}" "${pids[5]}" 2>/dev/null || true
+wait || true
+before=$("$nd" status --plan "$T/b.json")
+"$nd" worker -q --plan "$T/b.json" --index 2 --count 8 & "$nd" worker -q --plan "$T/b.json" --index 5 --count 8 & wait
+tb=$(secs "$s")
+
+plan c
+s=$(date +%s.%N); "$T/ndconv-beam" --plan "$T/c.json" >/dev/null 2>&1; tc=$(secs "$s")
+
+s=$(date +%s.%N)
+/usr/bin/python3 - "$T" <<'EOF' 2>/dev/null
+import json, logging, sys
+import numpy as np, dask.array as da, distributed
+import ndconv.dask as ndd
+T = sys.argv[1]
+meta = json.load(open(f"{T}/a.zarr/zarr.json"))
+shard = meta["chunk_grid"]["configuration"]["chunk_shape"]
+inner = next(c for c in meta["codecs"] if c["name"] == "sharding_indexed")["configuration"]["chunk_shape"]
+with distributed.LocalCluster(n_workers=4, threads_per_worker=1, processes=True, silence_logs=logging.ERROR) as cl, distributed.Client(cl):
+    x = ndd.from_zarr(f"{T}/in.zarr")
+    y = ndd.correlate(x, np.load(f"{T}/k.npy"), mode="reflect", workers=1)
+    ndd.to_zarr(y, f"{T}/d.zarr", shards=shard, chunks=inner)
+EOF
+td=$(secs "$s")
+
+echo "8 workers, two killed: $before before the re-run"
+bad=0
+ref=$(sums "$T/a.zarr")
+for r in "a in-process:$ta" "b 8 workers:$tb" "c Prism:$tc" "d dask:$td"; do
+	name=${r%%:*}
+	sum=$(sums "$T/${name%% *}.zarr")
+	printf '%-14s %7s s  shards %s\n' "$name" "${r##*:}" "$sum"
+	[ "$sum" = "$ref" ] || bad=1
+done
+[ $bad = 0 ] && echo "same bytes from every engine" || { echo "the engines' bytes differ"; exit 1; }
