@@ -334,13 +334,18 @@ func (r *Runner) Run(ctx context.Context, i int) error {
 	return r.run(ctx, func(j int) bool { return j == i })
 }
 
-// RunShare runs the blocks i with i%count == index: a worker's share
-// when count workers run the plan.
+// RunShare runs a worker's share when count workers run the plan: the
+// index-th of count contiguous runs of blocks (blocks [index·n/count,
+// (index+1)·n/count) of n), so that neighbouring blocks, which read the
+// same input chunks at their edges, fall to the same worker and its chunk
+// cache.
 func (r *Runner) RunShare(ctx context.Context, index, count int) error {
 	if count < 1 || index < 0 || index >= count {
 		return &nd.ArgumentError{Arg: "share", Msg: fmt.Sprintf("index %d of %d workers: want 0 ≤ index < count", index, count)}
 	}
-	return r.run(ctx, func(j int) bool { return j%count == index })
+	n := r.s.Blocks()
+	lo, hi := index*n/count, (index+1)*n/count
+	return r.run(ctx, func(j int) bool { return lo <= j && j < hi })
 }
 
 // RunAll runs every block not stored.
