@@ -1,13 +1,10 @@
 package gpu
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"math"
 	"os"
 	"runtime"
-	"sync"
 
 	"github.com/ndconv/ndconv/internal/fftconv"
 	"github.com/ndconv/ndconv/kernels"
@@ -23,12 +20,7 @@ import (
 // overflow float32) runs the direct method, whose bits those outputs
 // must carry, as the FFT engine does.
 type GemmEngine struct {
-	*Engine
-	absSum float64
-
-	mu     sync.Mutex
-	direct *Engine // the fallback, made when first needed
-	opened func() (Device, error)
+	guarded
 }
 
 // GemmWhy says why the gemm method cannot run p on a device of backend
@@ -52,7 +44,16 @@ func NewGemm(dev Device, reopen func() (Device, error), p *nd.Problem, opt Optio
 	if err != nil {
 		return nil, err
 	}
-	return &GemmEngine{Engine: e, absSum: fftconv.AbsSum(p), opened: reopen}, nil
+	absSum := fftconv.AbsSum(p)
+	carries := func(src nd.Array) bool {
+		if src.DType().IsInteger() {
+			return true // integers are finite and far from overflow
+		}
+		nonFinite, maxAbs := fftconv.ScanInput(p, src, runtime.GOMAXPROCS(0))
+		return nonFinite == 0 && maxAbs*absSum <= gemmOverflow && !math.IsInf(maxAbs, 0)
+	}
+	mayNeed := func(d nd.DType) bool { return !d.IsInteger() }
+	return &GemmEngine{guarded{Engine: e, carries: carries, mayNeed: mayNeed, opened: reopen}}, nil
 }
 
 // gemmShape is the decomposition NDCONV_GEMM_SHAPE ("MX,RY,NTW,WN,WY[,STAGES[,MINBLOCKS[,REORDER]]]")
@@ -102,126 +103,7 @@ func (gemm) launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
 	return []*kernels.Launch{l}, nil
 }
 
-// Close releases the engine and the direct fallback's.
-func (e *GemmEngine) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var errs []error
-	if e.direct != nil {
-		errs = append(errs, e.direct.Close())
-	}
-	return errors.Join(append(errs, e.Engine.Close())...)
-}
-
 // gemmOverflow bounds absSum·maxAbs where the split products stay finite:
 // a TF32 high part may round up past a float32 value's magnitude, and
 // the partial sums must not overflow where the direct method's do not.
 const gemmOverflow = 0x1p120
-
-// needsDirect reports whether src must run by the direct method.
-func (e *GemmEngine) needsDirect(src nd.Array) bool {
-	if src.DType().IsInteger() {
-		return false // integers are finite and far from overflow
-	}
-	nonFinite, maxAbs := fftconv.ScanInput(e.p, src, runtime.GOMAXPROCS(0))
-	return nonFinite > 0 || !(maxAbs*e.absSum <= gemmOverflow) || math.IsInf(maxAbs, 0)
-}
-
-func (e *GemmEngine) directEngine() (*Engine, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.direct == nil {
-		dev, err := e.opened()
-		if err != nil {
-			return nil, err
-		}
-		d, err := NewDirect(dev, e.p, e.opt)
-		if err != nil {
-			return nil, err
-		}
-		e.direct = d
-	}
-	return e.direct, nil
-}
-
-// UsedDirect reports whether the engine has run the direct method for an
-// input the gemm method cannot carry.
-func (e *GemmEngine) UsedDirect() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.direct != nil
-}
-
-// Execute correlates host arrays by the gemm method or, for inputs it
-// cannot carry, the direct method.
-func (e *GemmEngine) Execute(ctx context.Context, dst, src nd.Array) error {
-	if err := checkArrays(e.p, dst, src); err != nil {
-		return err
-	}
-	if e.needsDirect(src) {
-		d, err := e.directEngine()
-		if err != nil {
-			return err
-		}
-		return d.Execute(ctx, dst, src)
-	}
-	return e.Engine.Execute(ctx, dst, src)
-}
-
-// deviceNeedsDirect checks the arrays and, for float data, reads src back
-// to look for NaN, Inf and overflow.
-func (e *GemmEngine) deviceNeedsDirect(dst, src *Array) (bool, error) {
-	if err := e.checkDeviceArrays(dst, src); err != nil {
-		return false, err
-	}
-	if src.DType.IsInteger() {
-		return false, nil
-	}
-	host, err := nd.New(src.DType, src.Shape...)
-	if err != nil {
-		return false, err
-	}
-	err = e.begin(context.Background(), false)
-	if err == nil {
-		err = src.Read(e.queue, host.Bytes())
-	}
-	e.Engine.mu.Unlock()
-	if err != nil {
-		return false, err
-	}
-	return e.needsDirect(host), nil
-}
-
-// ExecuteDevice correlates device arrays; float input is read back once
-// to look for NaN, Inf and overflow.
-func (e *GemmEngine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
-	direct, err := e.deviceNeedsDirect(dst, src)
-	if err != nil {
-		return err
-	}
-	if direct {
-		d, err := e.directEngine()
-		if err != nil {
-			return err
-		}
-		return d.ExecuteDevice(ctx, dst, src)
-	}
-	return e.Engine.ExecuteDevice(ctx, dst, src)
-}
-
-// TimeDevice times the method on device arrays (the input's scan comes
-// before, untimed).
-func (e *GemmEngine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
-	direct, err := e.deviceNeedsDirect(dst, src)
-	if err != nil {
-		return nil, err
-	}
-	if direct {
-		d, err := e.directEngine()
-		if err != nil {
-			return nil, err
-		}
-		return d.TimeDevice(dst, src, repeats)
-	}
-	return e.Engine.TimeDevice(dst, src, repeats)
-}

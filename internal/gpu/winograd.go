@@ -1,12 +1,9 @@
 package gpu
 
 import (
-	"context"
-	"errors"
 	"os"
 	"runtime"
 	"strconv"
-	"sync"
 
 	"github.com/ndconv/ndconv/internal/fftconv"
 	"github.com/ndconv/ndconv/internal/winograd"
@@ -22,13 +19,8 @@ import (
 // whose transforms could overflow float32) runs the direct method, whose
 // bits those outputs must carry, as the FFT and gemm engines do.
 type WinogradEngine struct {
-	*Engine
+	guarded
 	variant *winograd.Variant
-	absSum  float64
-
-	mu     sync.Mutex
-	direct *Engine // the fallback, made when first needed
-	opened func() (Device, error)
 }
 
 // WinogradWhy says why the Winograd method cannot run p on a GPU (nil: it
@@ -53,7 +45,13 @@ func NewWinograd(dev Device, reopen func() (Device, error), p *nd.Problem, opt O
 	if err != nil {
 		return nil, err
 	}
-	return &WinogradEngine{Engine: e, variant: v, absSum: winograd.AbsSum(p), opened: reopen}, nil
+	absSum := winograd.AbsSum(p)
+	carries := func(src nd.Array) bool {
+		nonFinite, maxAbs := fftconv.ScanInput(p, src, runtime.GOMAXPROCS(0))
+		return nonFinite == 0 && !v.Overflows(absSum, maxAbs)
+	}
+	mayNeed := func(d nd.DType) bool { return !d.IsInteger() || v.Overflows(absSum, integerMax(d)) }
+	return &WinogradEngine{guarded{Engine: e, carries: carries, mayNeed: mayNeed, opened: reopen}, v}, nil
 }
 
 // Variant is the tile the engine runs.
@@ -100,123 +98,7 @@ func (m winogradMethod) launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, e
 	return []*kernels.Launch{l}, nil
 }
 
-// Close releases the engine and the direct fallback's.
-func (e *WinogradEngine) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var errs []error
-	if e.direct != nil {
-		errs = append(errs, e.direct.Close())
-	}
-	return errors.Join(append(errs, e.Engine.Close())...)
-}
-
-// needsDirect reports whether src must run by the direct method.
-func (e *WinogradEngine) needsDirect(src nd.Array) bool {
-	nonFinite, maxAbs := fftconv.ScanInput(e.p, src, runtime.GOMAXPROCS(0))
-	return nonFinite > 0 || e.variant.Overflows(e.absSum, maxAbs)
-}
-
-func (e *WinogradEngine) directEngine() (*Engine, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.direct == nil {
-		dev, err := e.opened()
-		if err != nil {
-			return nil, err
-		}
-		d, err := NewDirect(dev, e.p, e.opt)
-		if err != nil {
-			return nil, err
-		}
-		e.direct = d
-	}
-	return e.direct, nil
-}
-
-// UsedDirect reports whether the engine has run the direct method for an
-// input the tiles cannot carry.
-func (e *WinogradEngine) UsedDirect() bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.direct != nil
-}
-
-// Execute correlates host arrays by the Winograd method or, for inputs it
-// cannot carry, the direct method.
-func (e *WinogradEngine) Execute(ctx context.Context, dst, src nd.Array) error {
-	if err := checkArrays(e.p, dst, src); err != nil {
-		return err
-	}
-	if e.needsDirect(src) {
-		d, err := e.directEngine()
-		if err != nil {
-			return err
-		}
-		return d.Execute(ctx, dst, src)
-	}
-	return e.Engine.Execute(ctx, dst, src)
-}
-
-// deviceNeedsDirect checks the arrays and, for float data, reads src back
-// to look for NaN, Inf and overflow.
-func (e *WinogradEngine) deviceNeedsDirect(dst, src *Array) (bool, error) {
-	if err := e.checkDeviceArrays(dst, src); err != nil {
-		return false, err
-	}
-	if src.DType.IsInteger() && !e.variant.Overflows(e.absSum, integerMax(src.DType)) {
-		return false, nil
-	}
-	host, err := nd.New(src.DType, src.Shape...)
-	if err != nil {
-		return false, err
-	}
-	err = e.begin(context.Background(), false)
-	if err == nil {
-		err = src.Read(e.queue, host.Bytes())
-	}
-	e.Engine.mu.Unlock()
-	if err != nil {
-		return false, err
-	}
-	return e.needsDirect(host), nil
-}
-
 func integerMax(d nd.DType) float64 {
 	lo, hi := d.Range()
 	return max(-lo, hi)
-}
-
-// ExecuteDevice correlates device arrays; float input is read back once
-// to look for NaN, Inf and overflow.
-func (e *WinogradEngine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
-	direct, err := e.deviceNeedsDirect(dst, src)
-	if err != nil {
-		return err
-	}
-	if direct {
-		d, err := e.directEngine()
-		if err != nil {
-			return err
-		}
-		return d.ExecuteDevice(ctx, dst, src)
-	}
-	return e.Engine.ExecuteDevice(ctx, dst, src)
-}
-
-// TimeDevice times the method on device arrays (the input's scan comes
-// before, untimed).
-func (e *WinogradEngine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
-	direct, err := e.deviceNeedsDirect(dst, src)
-	if err != nil {
-		return nil, err
-	}
-	if direct {
-		d, err := e.directEngine()
-		if err != nil {
-			return nil, err
-		}
-		return d.TimeDevice(dst, src, repeats)
-	}
-	return e.Engine.TimeDevice(dst, src, repeats)
 }
