@@ -90,6 +90,13 @@ func readZarr(ctx context.Context, path string) (_ nd.Array, _ Meta, err error) 
 	return data, Meta{Zarr: zm}, nil
 }
 
+// ZarrLayout is the metadata CreateZarr gives an output array of shape
+// and dt whose input's metadata is meta (zarrLayout), so that a caller can
+// align its blocks with the shards before the array is created.
+func ZarrLayout(shape []int, dt nd.DType, meta Meta) zarr.Meta {
+	return zarrLayout(shape, dt, meta.Zarr)
+}
+
 // zarrLayout is the metadata of an output array a: the input's layout
 // where the input was Zarr of the same rank, else Zarr v3 with shards of
 // about 64 MiB of 1 MiB chunks, zstd-compressed.

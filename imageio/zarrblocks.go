@@ -102,9 +102,9 @@ func createZarr(ctx context.Context, s zarr.Store, inner string, shape []int, dt
 	if resume {
 		if arr, err := zarr.Open(ctx, s, inner); err == nil {
 			have := arr.Meta()
-			if !slices.Equal(have.Shape, m.Shape) || have.DType != m.DType || !slices.Equal(arr.ShardShape(), gridOf(m)) {
+			if !slices.Equal(have.Shape, m.Shape) || have.DType != m.DType || !slices.Equal(arr.ShardShape(), ZarrShardShape(m)) {
 				return nil, &nd.ArgumentError{Arg: "--resume", Msg: fmt.Sprintf("the array there is %v %v in shards of %v; this run writes %v %v in shards of %v: remove it, or run without --resume",
-					have.DType, have.Shape, arr.ShardShape(), m.DType, m.Shape, gridOf(m))}
+					have.DType, have.Shape, arr.ShardShape(), m.DType, m.Shape, ZarrShardShape(m))}
 			}
 			return arr, nil
 		}
@@ -134,11 +134,11 @@ func createZarr(ctx context.Context, s zarr.Store, inner string, shape []int, dt
 	return arr, nil
 }
 
-// gridOf is the shape of the unit m stores under one key: its shards, or
-// its chunks where it has none.
-func gridOf(m zarr.Meta) []int {
+// ZarrShardShape is the shape of what m stores under one key: its
+// shards, or its chunks where it has none (the unit a block writes whole).
+func ZarrShardShape(m zarr.Meta) []int {
 	if m.ShardShape != nil {
-		return m.ShardShape
+		return slices.Clone(m.ShardShape)
 	}
-	return m.ChunkShape
+	return slices.Clone(m.ChunkShape)
 }

@@ -459,13 +459,13 @@ func TestLayoutIsImageio(t *testing.T) {
 		{[]int{64, 64, 64, 3}, imageio.Meta{}}, {[]int{1000, 900, 3}, imageio.Meta{}},
 	} {
 		for _, dt := range []nd.DType{nd.Float32, nd.Uint8, nd.Float64} {
-			m := outputLayout(c.shape, dt, c.meta)
+			m := imageio.ZarrLayout(c.shape, dt, c.meta)
 			a, err := imageio.CreateZarr(ctx, filepath.Join(j.dir, fmt.Sprintf("l%d%v.zarr", i, dt)), c.shape, dt, imageio.WriteOptions{Meta: c.meta}, false)
 			if err != nil {
 				t.Fatal(err)
 			}
-			if !slices.Equal(gridOf(m), a.ShardShape()) || !slices.Equal(m.ChunkShape, a.ChunkShape()) {
-				t.Errorf("%v %v: New's layout has shards %v of chunks %v; imageio's %v of %v", dt, c.shape, gridOf(m), m.ChunkShape, a.ShardShape(), a.ChunkShape())
+			if !slices.Equal(imageio.ZarrShardShape(m), a.ShardShape()) || !slices.Equal(m.ChunkShape, a.ChunkShape()) {
+				t.Errorf("%v %v: New's layout has shards %v of chunks %v; imageio's %v of %v", dt, c.shape, imageio.ZarrShardShape(m), m.ChunkShape, a.ShardShape(), a.ChunkShape())
 			}
 		}
 	}

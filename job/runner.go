@@ -82,9 +82,9 @@ func (s *Spec) create(ctx context.Context, mode CreateMode) (*zarr.Array, error)
 	}
 	in.close() // its metadata is all Create needs
 	dt, _ := nd.ParseDType(s.OutputDType)
-	layout := outputLayout(s.OutputShape, dt, in.meta)
-	if !slices.Equal(gridOf(layout), s.Shards) {
-		return nil, fmt.Errorf("job: input %s is now stored in shards that give the output %v; the plan has %v: plan again", s.Input, gridOf(layout), s.Shards)
+	layout := imageio.ZarrLayout(s.OutputShape, dt, in.meta)
+	if !slices.Equal(imageio.ZarrShardShape(layout), s.Shards) {
+		return nil, fmt.Errorf("job: input %s is now stored in shards that give the output %v; the plan has %v: plan again", s.Input, imageio.ZarrShardShape(layout), s.Shards)
 	}
 	// The workers check the hash; the other modes' callers made the plan
 	// themselves, and write the metadata a run without a plan writes (no

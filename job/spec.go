@@ -216,8 +216,8 @@ func New(ctx context.Context, cfg Config) (*Spec, error) {
 		s.Options.DType = opt.DType.String()
 	}
 	s.OutputShape, s.OutputDType = p.Shape(), p.DType().String()
-	layout := outputLayout(s.OutputShape, p.DType(), in.meta)
-	s.Shards = gridOf(layout)
+	layout := imageio.ZarrLayout(s.OutputShape, p.DType(), in.meta)
+	s.Shards = imageio.ZarrShardShape(layout)
 	rank = len(in.shape)
 	if s.Block, err = chooseBlock(p, cfg, s.Shards[:rank], s.OutputShape[:rank]); err != nil {
 		return nil, err
@@ -576,42 +576,4 @@ func openInput(ctx context.Context, loc string, raw imageio.RawOptions) (*input,
 		return nil, err
 	}
 	return &input{shape: slices.Clone(m.Shape), dtype: m.DType(), mapped: m}, nil
-}
-
-// outputLayout is the output array's metadata, as imageio.CreateZarr lays
-// it out (the input's layout where the input was Zarr of the output's
-// rank, else v3 with shards of about 64 MiB of 1 MiB chunks, zstd), so
-// that the grid can be aligned with its shards before it is created.
-// TestLayoutIsImageio holds it to imageio's.
-func outputLayout(shape []int, dt nd.DType, meta imageio.Meta) zarr.Meta {
-	if zm := meta.Zarr; zm != nil && len(zm.Array.Shape) == len(shape) {
-		m := zm.Array
-		m.Shape, m.DType = slices.Clone(shape), dt
-		if zm.Array.DType != dt {
-			m.FillValue = 0
-		}
-		return m
-	}
-	chunk := zarr.DefaultChunkShape(shape, dt)
-	shard := slices.Clone(chunk)
-	for n, grew := 1, true; grew; {
-		grew = false
-		for d := range shard {
-			if shard[d] < shape[d] && n*2 <= 64 {
-				shard[d] += shard[d]
-				n *= 2
-				grew = true
-			}
-		}
-	}
-	return zarr.Meta{Shape: slices.Clone(shape), DType: dt, ChunkShape: chunk, ShardShape: shard,
-		Compressor: zarr.Compressor{Name: "zstd"}}
-}
-
-// gridOf is the shape of what m stores under one key.
-func gridOf(m zarr.Meta) []int {
-	if m.ShardShape != nil {
-		return slices.Clone(m.ShardShape)
-	}
-	return slices.Clone(m.ChunkShape)
 }
