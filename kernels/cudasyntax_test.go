@@ -18,17 +18,7 @@ import (
 // GPU host shows up here in CI, before a device run. NDCONV_REQUIRE_GXX=1
 // (CI) fails instead of skipping without g++.
 func TestCUDASyntax(t *testing.T) {
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		if os.Getenv("NDCONV_REQUIRE_GXX") == "1" {
-			t.Fatal("NDCONV_REQUIRE_GXX=1 and no g++")
-		}
-		t.Skip("no g++ here")
-	}
-	stub, err := filepath.Abs("testdata/cuda_stub.h")
-	if err != nil {
-		t.Fatal(err)
-	}
+	check := cudaSyntaxChecker(t)
 	factors := func(n ...int) nd.Kernel {
 		var f [][]float64
 		for _, k := range n {
@@ -72,7 +62,6 @@ func TestCUDASyntax(t *testing.T) {
 		{"sepring", nd.Spec{Shape: []int{8192, 8192}, In: nd.Float32, Kernels: []nd.Kernel{factors(31, 31)}, Border: nd.Constant}, DirectOptions{}, sepOpt(SeparableOptions{})},
 		{"sep3 float64", nd.Spec{Shape: []int{256, 256, 256}, In: nd.Float64, Kernels: []nd.Kernel{factors(3, 3, 3)}, Border: nd.Mirror}, DirectOptions{}, sepOpt(SeparableOptions{})},
 	}
-	dir := t.TempDir()
 	families := map[string]bool{}
 	for _, c := range cases {
 		p, err := c.spec.Normalize()
@@ -100,26 +89,10 @@ func TestCUDASyntax(t *testing.T) {
 				}
 				launches = append(launches, l)
 			}
-			for i, l := range launches {
-				src, err := Source(l.Family)
-				if err != nil {
-					t.Fatal(err)
-				}
+			for _, l := range launches {
 				families[l.Family] = true
-				var b strings.Builder
-				for _, d := range l.Defines {
-					name, value, _ := strings.Cut(d, "=")
-					fmt.Fprintf(&b, "#define %s %s\n", name, value)
-				}
-				b.WriteString(src)
-				path := filepath.Join(dir, fmt.Sprintf("%s-%d-%d.cu", strings.ReplaceAll(c.name, " ", "-"), params, i))
-				if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-					t.Fatal(err)
-				}
-				out, err := exec.Command(gxx, "-std=c++17", "-fsyntax-only", "-Wno-unknown-pragmas", "-x", "c++",
-					"-D__CUDACC__", "-include", stub, path).CombinedOutput()
-				if err != nil {
-					t.Errorf("%s (%s, weights in parameters: %v): g++: %v\n%s", c.name, l.Family, l.TapsInParams, err, firstLines(string(out), 12))
+				if out, err := check(l, ""); err != nil {
+					t.Errorf("%s (%s, weights in parameters: %v): g++: %v\n%s", c.name, l.Family, l.TapsInParams, err, out)
 				}
 			}
 		}
@@ -128,6 +101,49 @@ func TestCUDASyntax(t *testing.T) {
 		if !families[f] {
 			t.Errorf("no case launched %s.cl", f)
 		}
+	}
+}
+
+// cudaSyntaxChecker finds g++ (skipping the test without it, unless
+// NDCONV_REQUIRE_GXX=1) and returns a check of one launch: its family's
+// source with its defines, after prelude, compiled by g++ -fsyntax-only
+// as portability.h maps it onto CUDA (testdata/cuda_stub.h), giving g++'s
+// first lines where it fails.
+func cudaSyntaxChecker(t *testing.T) func(l *Launch, prelude string) (string, error) {
+	t.Helper()
+	gxx, err := exec.LookPath("g++")
+	if err != nil {
+		if os.Getenv("NDCONV_REQUIRE_GXX") == "1" {
+			t.Fatal("NDCONV_REQUIRE_GXX=1 and no g++")
+		}
+		t.Skip("no g++ here")
+	}
+	stub, err := filepath.Abs("testdata/cuda_stub.h")
+	if err != nil {
+		t.Fatal(err)
+	}
+	dir := t.TempDir()
+	n := 0
+	return func(l *Launch, prelude string) (string, error) {
+		src, err := Source(l.Family)
+		if err != nil {
+			return "", err
+		}
+		var b strings.Builder
+		b.WriteString(prelude)
+		for _, d := range l.Defines {
+			name, value, _ := strings.Cut(d, "=")
+			fmt.Fprintf(&b, "#define %s %s\n", name, value)
+		}
+		b.WriteString(src)
+		n++
+		path := filepath.Join(dir, fmt.Sprintf("%s-%d.cu", l.Family, n))
+		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
+			return "", err
+		}
+		out, err := exec.Command(gxx, "-std=c++17", "-fsyntax-only", "-Wno-unknown-pragmas", "-x", "c++",
+			"-D__CUDACC__", "-include", stub, path).CombinedOutput()
+		return firstLines(string(out), 12), err
 	}
 }
 

@@ -5,8 +5,6 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -376,17 +374,7 @@ func TestGemmRefuses(t *testing.T) {
 // exact inputs, an outer axis, a bank in groups) where it is installed;
 // the inline PTX itself only NVRTC and the device check.
 func TestGemmCUDASyntax(t *testing.T) {
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		if os.Getenv("NDCONV_REQUIRE_GXX") == "1" {
-			t.Fatal("NDCONV_REQUIRE_GXX=1 and no g++")
-		}
-		t.Skip("no g++ here")
-	}
-	stub, err := filepath.Abs("testdata/cuda_stub.h")
-	if err != nil {
-		t.Fatal(err)
-	}
+	check := cudaSyntaxChecker(t)
 	dense := func(n int, shape ...int) []nd.Kernel {
 		size := 1
 		for _, s := range shape {
@@ -407,8 +395,7 @@ func TestGemmCUDASyntax(t *testing.T) {
 		{Shape: []int{256, 256}, In: nd.Float32, Kernels: dense(16, 31, 31), Border: nd.Constant},
 		{Shape: []int{64, 64, 3}, In: nd.Uint16, Out: nd.Uint8, Kernels: dense(40, 5, 5), Border: nd.Wrap},
 	}
-	dir := t.TempDir()
-	for i, spec := range specs {
+	for _, spec := range specs {
 		p, err := spec.Normalize()
 		if err != nil {
 			t.Fatal(err)
@@ -417,25 +404,8 @@ func TestGemmCUDASyntax(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, err := Source(l.Family)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		b.WriteString("#define __launch_bounds__(...)\nunsigned __float_as_uint(float);\nfloat __uint_as_float(unsigned);\n")
-		for _, d := range l.Defines {
-			name, value, _ := strings.Cut(d, "=")
-			fmt.Fprintf(&b, "#define %s %s\n", name, value)
-		}
-		b.WriteString(src)
-		path := filepath.Join(dir, fmt.Sprintf("gemm-%d.cu", i))
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out, err := exec.Command(gxx, "-std=c++17", "-fsyntax-only", "-Wno-unknown-pragmas", "-x", "c++",
-			"-D__CUDACC__", "-include", stub, path).CombinedOutput()
-		if err != nil {
-			t.Errorf("%v (%v): g++: %v\n%s", spec.Shape, l.Defines, err, firstLines(string(out), 12))
+		if out, err := check(l, "#define __launch_bounds__(...)\nunsigned __float_as_uint(float);\nfloat __uint_as_float(unsigned);\n"); err != nil {
+			t.Errorf("%v (%v): g++: %v\n%s", spec.Shape, l.Defines, err, out)
 		}
 	}
 }

@@ -2,9 +2,6 @@ package kernels
 
 import (
 	"fmt"
-	"os"
-	"os/exec"
-	"path/filepath"
 	"strconv"
 	"strings"
 	"testing"
@@ -34,19 +31,8 @@ func winogradSpec(shape []int, in nd.DType, k []int, bank int, border nd.Border)
 // checks the other families); skipped without g++ unless
 // NDCONV_REQUIRE_GXX=1.
 func TestWinogradCUDASyntax(t *testing.T) {
-	gxx, err := exec.LookPath("g++")
-	if err != nil {
-		if os.Getenv("NDCONV_REQUIRE_GXX") == "1" {
-			t.Fatal("NDCONV_REQUIRE_GXX=1 and no g++")
-		}
-		t.Skip("no g++ here")
-	}
-	stub, err := filepath.Abs("testdata/cuda_stub.h")
-	if err != nil {
-		t.Fatal(err)
-	}
-	dir := t.TempDir()
-	for i, c := range []struct {
+	check := cudaSyntaxChecker(t)
+	for _, c := range []struct {
 		spec  nd.Spec
 		m     int
 		stage int
@@ -65,24 +51,8 @@ func TestWinogradCUDASyntax(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		src, err := Source(l.Family)
-		if err != nil {
-			t.Fatal(err)
-		}
-		var b strings.Builder
-		for _, d := range l.Defines {
-			name, value, _ := strings.Cut(d, "=")
-			fmt.Fprintf(&b, "#define %s %s\n", name, value)
-		}
-		b.WriteString(src)
-		path := filepath.Join(dir, fmt.Sprintf("winograd-%d.cu", i))
-		if err := os.WriteFile(path, []byte(b.String()), 0o644); err != nil {
-			t.Fatal(err)
-		}
-		out, err := exec.Command(gxx, "-std=c++17", "-fsyntax-only", "-Wno-unknown-pragmas", "-x", "c++",
-			"-D__CUDACC__", "-include", stub, path).CombinedOutput()
-		if err != nil {
-			t.Errorf("%s: g++: %v\n%s", l.Describe(), err, firstLines(string(out), 12))
+		if out, err := check(l, ""); err != nil {
+			t.Errorf("%s: g++: %v\n%s", l.Describe(), err, out)
 		}
 	}
 }
