@@ -20,14 +20,10 @@ func SetDirectCopies(e *Engine, registerMin, directMin int) {
 // SetFFTMaxBatch caps the FFT's blocks per batch (0: none) and
 // SetFFTIndex64 makes its kernels index in 64 bits, for the engines made
 // until they are set back.
-func SetFFTMaxBatch(n int)       { fftMaxBatch = n }
-func SetFFTIndex64(wide bool)    { fftIndex64 = wide }
-func FFTStates(e *FFTEngine) int { return len(e.method.(*fftMethod).states) }
-func UsedDirect(e *FFTEngine) bool {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	return e.direct != nil
-}
+func SetFFTMaxBatch(n int)         { fftMaxBatch = n }
+func SetFFTIndex64(wide bool)      { fftIndex64 = wide }
+func FFTStates(e *FFTEngine) int   { return len(e.method.(*fftMethod).states) }
+func UsedDirect(e *FFTEngine) bool { return e.UsedDirect() }
 
 // FFTPlan is the FFT engine's plan of its whole problem's blocks.
 func FFTPlanOf(e *FFTEngine) (batches, batch int, defines []string, err error) {

@@ -8,12 +8,12 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-// guarded is a fast-family engine (gemm, winograd) whose kernel mixes
-// every input of its reach into every output, zero weights too: an input
-// it cannot carry — NaN, Inf, or values whose products or transforms
-// could overflow float32 — runs the direct method instead, whose bits
-// those outputs must carry, as the FFT engine does. The direct engine is
-// made the first time it is needed, on the device opened again.
+// guarded is a fast-family engine (FFT, gemm, winograd) whose method
+// mixes every input of its reach into every output, zero weights too: an
+// input it cannot carry — NaN, Inf, or values whose products or
+// transforms could overflow float32 — runs the direct method instead,
+// whose bits those outputs must carry. The direct engine is made the
+// first time it is needed, on the device opened again.
 type guarded struct {
 	*Engine
 	// carries reports whether the method carries the input src (on the

@@ -1,14 +1,11 @@
 package gpu
 
 import (
-	"context"
-	"errors"
 	"fmt"
 	"os"
 	"runtime"
 	"slices"
 	"strings"
-	"sync"
 
 	"github.com/ndconv/ndconv/internal/fftconv"
 	"github.com/ndconv/ndconv/kernels"
@@ -26,15 +23,7 @@ import (
 // fftconv.Geometry.ErrorBound. An input holding NaN or Inf, or values so
 // large that a float32 transform could overflow (or an infinite cval),
 // runs the direct method, whose bits those outputs must carry.
-type FFTEngine struct {
-	*Engine // the FFT method
-	absSum  float64
-	g       *fftconv.Geometry // the whole problem's blocks, for Overflows
-
-	mu     sync.Mutex
-	direct *Engine // the fallback, made when first needed
-	opened func() (Device, error)
-}
+type FFTEngine struct{ guarded }
 
 // NewFFT prepares p for FFT convolution on dev, which the engine holds;
 // reopen opens the device again for the direct method's fallback engine.
@@ -53,113 +42,15 @@ func NewFFT(dev Device, reopen func() (Device, error), p *nd.Problem, opt Option
 	if err != nil {
 		return nil, err
 	}
-	return &FFTEngine{Engine: e, absSum: fftconv.AbsSum(p), g: g, opened: reopen}, nil
-}
-
-// Close releases the engine, its plans and buffers, and the direct
-// fallback's.
-func (e *FFTEngine) Close() error {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	var errs []error
-	if e.direct != nil {
-		errs = append(errs, e.direct.Close())
+	absSum := fftconv.AbsSum(p)
+	carries := func(src nd.Array) bool {
+		nonFinite, maxAbs := fftconv.ScanInput(p, src, runtime.GOMAXPROCS(0))
+		return nonFinite == 0 && !g.Overflows(absSum, maxAbs)
 	}
-	return errors.Join(append(errs, e.Engine.Close())...)
-}
-
-// needsDirect reports whether src must run by the direct method.
-func (e *FFTEngine) needsDirect(src nd.Array) bool {
-	nonFinite, maxAbs := fftconv.ScanInput(e.p, src, runtime.GOMAXPROCS(0))
-	return nonFinite > 0 || e.g.Overflows(e.absSum, maxAbs)
-}
-
-func (e *FFTEngine) directEngine() (*Engine, error) {
-	e.mu.Lock()
-	defer e.mu.Unlock()
-	if e.direct == nil {
-		dev, err := e.opened()
-		if err != nil {
-			return nil, err
-		}
-		d, err := NewDirect(dev, e.p, e.opt)
-		if err != nil {
-			return nil, err
-		}
-		e.direct = d
-	}
-	return e.direct, nil
-}
-
-// Execute correlates host arrays, by FFT or, for inputs it cannot
-// transform, by the direct method.
-func (e *FFTEngine) Execute(ctx context.Context, dst, src nd.Array) error {
-	if err := checkArrays(e.p, dst, src); err != nil {
-		return err
-	}
-	if e.needsDirect(src) {
-		d, err := e.directEngine()
-		if err != nil {
-			return err
-		}
-		return d.Execute(ctx, dst, src)
-	}
-	return e.Engine.Execute(ctx, dst, src)
-}
-
-// deviceNeedsDirect checks the arrays and reads src back to look for NaN,
-// Inf and overflow.
-func (e *FFTEngine) deviceNeedsDirect(dst, src *Array) (bool, error) {
-	if err := e.checkDeviceArrays(dst, src); err != nil {
-		return false, err
-	}
-	host, err := nd.New(src.DType, src.Shape...)
-	if err != nil {
-		return false, err
-	}
-	err = e.begin(context.Background(), false)
-	if err == nil {
-		err = src.Read(e.queue, host.Bytes())
-	}
-	e.Engine.mu.Unlock()
-	if err != nil {
-		return false, err
-	}
-	return e.needsDirect(host), nil
-}
-
-// ExecuteDevice correlates device arrays. The input is read back once to
-// look for NaN, Inf and overflow.
-func (e *FFTEngine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
-	direct, err := e.deviceNeedsDirect(dst, src)
-	if err != nil {
-		return err
-	}
-	if direct {
-		d, err := e.directEngine()
-		if err != nil {
-			return err
-		}
-		return d.ExecuteDevice(ctx, dst, src)
-	}
-	return e.Engine.ExecuteDevice(ctx, dst, src)
-}
-
-// TimeDevice times the method on device arrays (the input's scan for NaN,
-// Inf and overflow comes before, untimed).
-func (e *FFTEngine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
-	direct, err := e.deviceNeedsDirect(dst, src)
-	if err != nil {
-		return nil, err
-	}
-	if direct {
-		d, err := e.directEngine()
-		if err != nil {
-			return nil, err
-		}
-		return d.TimeDevice(dst, src, repeats)
-	}
-	return e.Engine.TimeDevice(dst, src, repeats)
+	// Every dtype is scanned: the whole problem's blocks decide overflow,
+	// integers included, and an infinite cval is non-finite too.
+	mayNeed := func(nd.DType) bool { return true }
+	return &FFTEngine{guarded{Engine: e, carries: carries, mayNeed: mayNeed, opened: reopen}}, nil
 }
 
 // fftMaxBatch, when positive, caps the blocks per batch, and fftIndex64
