@@ -209,12 +209,15 @@ func (d *Device) Wrap(dtype DType, ptr uintptr, nbytes int, shape ...int) (*Devi
 }
 
 // WithStream returns a context that makes ExecuteDevice on a CUDA device
-// wait for the work the caller queued so far on its stream h (0 or 1: the
-// legacy default stream; 2: the per-thread default stream; else a
-// CUstream or cudaStream_t of the device's primary context) before it
-// reads the input. ExecuteDevice returns once the result is written, so
-// what the caller queues afterwards on any stream sees it. Other devices
-// ignore it.
+// run in the order of the caller's stream h (0 or 1: the legacy default
+// stream; 2: the per-thread default stream; else a CUstream or
+// cudaStream_t of the device's primary context), as a CUDA library call
+// on that stream does: its work starts after the work the caller queued
+// on h so far, the work the caller queues on h afterwards starts after
+// it, and ExecuteDevice may return before the result is written (the
+// exact methods do; FFT, gemm and Winograd wait). Synchronise h before
+// reading the result on the host or on another stream; a failure of the
+// work itself shows there. Other devices ignore it.
 func WithStream(ctx context.Context, h uintptr) context.Context { return plan.WithStream(ctx, h) }
 
 // overlaps says whether two arrays over the caller's memory share a byte.

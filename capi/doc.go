@@ -17,8 +17,10 @@
 // ndconv_plan_execute_device filters the caller's CUDA device memory in
 // place (a plan whose request asks for "device_arrays" on cuda:N; the
 // addresses, byte counts and the caller's stream handle as integers: 0 the
-// legacy default stream, -1 none to wait for), waiting for the caller's
-// stream first and returning once the result is written. A plan
+// legacy default stream, -1 none to wait for). With a stream the work is
+// ordered on it as a CUDA library call's: after what the caller queued
+// there, before what it queues next, and the call may return before the
+// result is written; with -1 it returns once the result is written. A plan
 // keeps its device (a GPU context) alive across calls and may be used from
 // several threads: calls on one plan are serialised.
 //

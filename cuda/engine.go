@@ -77,6 +77,10 @@ func (d engineDevice) WrapExternal(ptr uintptr, n int) (gpu.Buffer, error) {
 	return gpu.Value[gpu.Buffer](d.WrapPointer(DevicePtr(ptr), n))
 }
 
+// CallerQueue is the caller's stream h as a queue the engine orders its
+// work against (Engine.ExecuteDeviceAfter).
+func (d engineDevice) CallerQueue(h uintptr) gpu.Queue { return d.CallerStream(h) }
+
 func (d engineDevice) NewQueue() (gpu.Queue, error) { return gpu.Value[gpu.Queue](d.NewStream()) }
 
 func (d engineDevice) NewEvent() (gpu.Event, error) { return gpu.Value[gpu.Event](d.Device.NewEvent()) }

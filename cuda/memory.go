@@ -363,8 +363,9 @@ func HostView[T Elem](h *HostBuffer) []T {
 // Stream is a queue of device work (CUstream). A nil *Stream is the
 // default stream wherever a stream is taken.
 type Stream struct {
-	dev *Device
-	h   uintptr
+	dev    *Device
+	h      uintptr
+	caller bool // the caller's (CallerStream): never destroyed here
 }
 
 // NewStream creates a stream. It synchronises with the default stream
@@ -398,9 +399,18 @@ func (s *Stream) WaitEvent(e *Event) error {
 	return e.dev.do(func() error { return cuStreamWaitEvent(s.handle(), e.h) })
 }
 
-// Close destroys the stream once its queued work is done.
+// CallerStream is the caller's stream with handle h in this device's
+// primary context (0 or 1: the legacy default stream, 2: the calling
+// thread's per-thread default stream, else a CUstream), for ordering work
+// against it with events. Closing it does nothing: the caller owns it.
+func (d *Device) CallerStream(h uintptr) *Stream {
+	return &Stream{dev: d, h: h, caller: true}
+}
+
+// Close destroys the stream once its queued work is done; a caller's
+// stream (CallerStream) stays.
 func (s *Stream) Close() error {
-	if s == nil || s.h == 0 {
+	if s == nil || s.h == 0 || s.caller {
 		return nil
 	}
 	h := s.h

@@ -115,6 +115,7 @@ type gpuMemory struct {
 type externalDevice interface {
 	WrapExternal(ptr uintptr, n int) (gpu.Buffer, error)
 	SynchronizeStream(h uintptr) error
+	CallerQueue(h uintptr) gpu.Queue
 }
 
 // wrapCache keeps the last buffers wrapped over the caller's memory by
@@ -184,6 +185,12 @@ type deviceRunner interface {
 	ExecuteDevice(ctx context.Context, dst, src *gpu.Array) error
 }
 
+// streamRunner is a deviceRunner that also runs in a caller's queue's
+// order (gpu.Engine.ExecuteDeviceAfter).
+type streamRunner interface {
+	ExecuteDeviceAfter(ctx context.Context, dst, src *gpu.Array, caller gpu.Queue) error
+}
+
 func (m gpuMemory) Alloc(dt nd.DType, shape []int) (Buffer, error) {
 	a, err := gpu.NewArray(m.dev, dt, shape...)
 	if err != nil {
@@ -201,13 +208,15 @@ func (m gpuMemory) Execute(ctx context.Context, run Runner, dst, src Buffer) (bo
 	}
 	if h, ok := streamOf(ctx); ok {
 		// The caller's stream may still be writing the input (or using
-		// the output): wait for it. The engine returns once its own
-		// queue is done, so the caller's later work sees the result.
-		// Waiting here on the host costs no more than a device-side wait
-		// would: ExecuteDevice blocks until the kernels are done anyway.
+		// the output): the work goes after what it has queued, and what
+		// it queues next goes after the work, as a CUDA library call on
+		// that stream would.
 		ext, ok := m.dev.(externalDevice)
 		if !ok {
-			return true, &nd.UnsupportedError{What: "waiting for a caller's stream", Value: m.dev.Backend(), Supported: "cuda"}
+			return true, &nd.UnsupportedError{What: "ordering after a caller's stream", Value: m.dev.Backend(), Supported: "cuda"}
+		}
+		if sr, ok := run.(streamRunner); ok {
+			return true, sr.ExecuteDeviceAfter(ctx, d.a, s.a, ext.CallerQueue(h))
 		}
 		if err := ext.SynchronizeStream(h); err != nil {
 			return true, fmt.Errorf("the caller's stream %#x: %w", h, err)

@@ -130,11 +130,11 @@ func (m *Memory) Wrap(dt nd.DType, shape []int, ptr uintptr, nbytes int) (*Devic
 type streamKey struct{}
 
 // WithStream returns a context that makes ExecuteDevice on a CUDA device
-// wait for the work queued so far on the caller's stream h (0 or 1: the
-// legacy default stream, 2: the per-thread one, else a CUstream of the
-// device's primary context) before it reads the input. ExecuteDevice
-// returns once the result is written, so work the caller queues after it
-// sees the result. Other devices ignore it.
+// run in the order of the caller's stream h (0 or 1: the legacy default
+// stream, 2: the per-thread one, else a CUstream of the device's primary
+// context): after the work queued on h so far, and before the work queued
+// on h afterwards; it may return before the result is written
+// (gpu.Engine.ExecuteDeviceAfter). Other devices ignore it.
 func WithStream(ctx context.Context, h uintptr) context.Context {
 	return context.WithValue(ctx, streamKey{}, h)
 }

@@ -58,11 +58,25 @@ type Engine struct {
 
 	mu     sync.Mutex
 	closed bool
-	queue  Queue           // the kernels' queue
-	pieces []chunk.Chunk   // the split Execute pipelines, once computed
-	pipe   *pipeline       // kept between executions
-	onDev  *devicePrepared // ExecuteDevice's launches for its last arrays
+	queue  Queue             // the kernels' queue
+	pieces []chunk.Chunk     // the split Execute pipelines, once computed
+	pipe   *pipeline         // kept between executions
+	onDev  []*devicePrepared // ExecuteDevice's launches for its last arrays, newest first
+	// queued says that ExecuteDeviceAfter left work on the queue that
+	// nothing has waited for yet; every other entry waits for it first.
+	queued bool
+	// ready and done order ExecuteDeviceAfter's work after the caller's
+	// queue and the caller's later work after it; made when first needed.
+	ready, done Event
 }
+
+// keptPairs is how many pairs of device arrays ExecuteDevice keeps
+// launches prepared for: a caller whose library hands out a new output
+// each call (CuPy's and PyTorch's pools alternate between a few) finds
+// its launches prepared instead of uploading their parameters again.
+// Methods with temporaries keep one pair, so that their memory is held
+// once.
+const keptPairs = 4
 
 // devicePrepared is ExecuteDevice's launches, prepared for one pair of
 // device arrays.
@@ -173,9 +187,14 @@ func (e *Engine) Close() error {
 	if r, ok := e.dev.(Registrar); ok {
 		errs = append(errs, r.HostRegs().close(e))
 	}
-	if e.onDev != nil {
-		e.onDev.pr.free()
-		e.onDev = nil
+	for _, d := range e.onDev {
+		d.pr.free()
+	}
+	e.onDev = nil
+	for _, ev := range []Event{e.ready, e.done} {
+		if ev != nil {
+			errs = append(errs, ev.Close())
+		}
 	}
 	if c, ok := e.method.(interface{ close() }); ok {
 		c.close() // methods that keep device state (FFT's plans and buffers)
@@ -193,6 +212,30 @@ func (e *Engine) Close() error {
 // problem into the pieces it pipelines; the caller unlocks e.mu whatever
 // begin returns.
 func (e *Engine) begin(ctx context.Context, pieces bool) error {
+	if err := e.enter(ctx); err != nil {
+		return err
+	}
+	if e.queued {
+		// The work ExecuteDeviceAfter queued shares the launches and
+		// may share temporaries: wait for it, and report its failure.
+		e.queued = false
+		if err := e.queue.Finish(); err != nil {
+			return fmt.Errorf("earlier work queued on the device: %w", err)
+		}
+	}
+	if pieces && e.pieces == nil {
+		chunks, err := e.chunks()
+		if err != nil {
+			return err
+		}
+		e.pieces = chunks
+	}
+	return nil
+}
+
+// enter locks the engine (the caller unlocks it, also on error) and
+// makes its queue.
+func (e *Engine) enter(ctx context.Context) error {
 	e.mu.Lock()
 	if err := ctx.Err(); err != nil {
 		return err
@@ -206,13 +249,6 @@ func (e *Engine) begin(ctx context.Context, pieces bool) error {
 			return err
 		}
 		e.queue = q
-	}
-	if pieces && e.pieces == nil {
-		chunks, err := e.chunks()
-		if err != nil {
-			return err
-		}
-		e.pieces = chunks
 	}
 	return nil
 }
@@ -511,8 +547,8 @@ func (a *Array) Free() error { return a.Buf.Free() }
 // ExecuteDevice correlates device arrays: src must have the problem's input
 // shape and dtype, dst its output's. Nothing moves between host and
 // device: the launches are prepared (built, parameters uploaded) once
-// for a pair of arrays and kept while the engine runs on that pair. It
-// returns when the kernels are done.
+// for a pair of arrays and kept while the engine runs on that pair (and
+// a few others: keptPairs). It returns when the kernels are done.
 func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err := e.checkDeviceArrays(dst, src); err != nil {
 		return err
@@ -522,25 +558,96 @@ func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err != nil {
 		return err
 	}
-	in, out := src.Buf, dst.Buf
-	if e.onDev == nil || e.onDev.in != in || e.onDev.out != out {
-		if e.onDev != nil {
-			e.onDev.pr.free() // the queue is idle: every execution waits for it
-			e.onDev = nil
-		}
-		pr, err := e.method.prepare(e, e.p, in, out, [2]Buffer{})
-		if err != nil {
-			e.queue.Finish()
-			pr.free()
-			return err
-		}
-		e.onDev = &devicePrepared{in: in, out: out, pr: pr}
+	pr, err := e.preparedFor(src.Buf, dst.Buf)
+	if err == nil {
+		err = pr.run()
 	}
-	err = e.onDev.pr.run()
 	if ferr := e.queue.Finish(); err == nil {
 		err = ferr
 	}
 	return err
+}
+
+// ExecuteDeviceAfter correlates device arrays as ExecuteDevice does, but
+// in the caller's queue's order instead of the host's: the work runs
+// after what caller has queued so far, work caller queues afterwards runs
+// after it, and it returns once the work is queued, not done — the way a
+// CUDA library call on the caller's stream behaves. A failure of the
+// work itself is reported by the caller's next wait on its queue (and
+// by the engine's next entry). The arrays must stay allocated until then.
+func (e *Engine) ExecuteDeviceAfter(ctx context.Context, dst, src *Array, caller Queue) error {
+	if err := e.checkDeviceArrays(dst, src); err != nil {
+		return err
+	}
+	err := e.enter(ctx)
+	defer e.mu.Unlock()
+	if err != nil {
+		return err
+	}
+	for _, ev := range []*Event{&e.ready, &e.done} {
+		if *ev == nil {
+			if *ev, err = e.dev.NewEvent(); err != nil {
+				return err
+			}
+		}
+	}
+	if err := caller.Record(e.ready); err != nil {
+		return fmt.Errorf("the caller's queue: %w", err)
+	}
+	if err := e.queue.Wait(e.ready); err != nil {
+		return err
+	}
+	pr, err := e.preparedFor(src.Buf, dst.Buf)
+	if err == nil {
+		err = pr.run()
+	}
+	e.queued = true
+	if err != nil {
+		return err
+	}
+	if err := e.queue.Record(e.done); err != nil {
+		return err
+	}
+	if err := caller.Wait(e.done); err != nil {
+		return fmt.Errorf("the caller's queue: %w", err)
+	}
+	return nil
+}
+
+// preparedFor returns the launches prepared for the pair in, out,
+// preparing them if the engine keeps none for it. The engine is locked.
+func (e *Engine) preparedFor(in, out Buffer) (*prepared, error) {
+	for i, d := range e.onDev {
+		if d.in == in && d.out == out {
+			copy(e.onDev[1:i+1], e.onDev[:i]) // newest first
+			e.onDev[0] = d
+			return d.pr, nil
+		}
+	}
+	keep := keptPairs
+	if n, _ := e.method.temps(e, e.p); n > 0 {
+		keep = 1
+	}
+	if len(e.onDev) >= keep {
+		// The oldest pair's parameters and temporaries go back: the
+		// queue must be done with them first.
+		if err := e.queue.Finish(); err != nil {
+			return nil, err
+		}
+		e.queued = false
+		for _, d := range e.onDev[keep-1:] {
+			d.pr.free()
+		}
+		e.onDev = e.onDev[:keep-1]
+	}
+	pr, err := e.method.prepare(e, e.p, in, out, [2]Buffer{})
+	if err != nil {
+		e.queue.Finish()
+		pr.free()
+		return nil, err
+	}
+	e.onDev = append([]*devicePrepared{{in: in, out: out, pr: pr}}, e.onDev...)
+	return pr, nil
 }
 
 // TimeDevice times the problem on device arrays as the bench needs it:

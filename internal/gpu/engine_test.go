@@ -634,3 +634,113 @@ func TestEngineSepTile(t *testing.T) {
 		gputest.CheckTunings(t, s003, untuned, "separable", run)
 	})
 }
+
+// TestEngineDeviceAfter chains three engines on device arrays through a
+// caller's queue alone, as CuPy and PyTorch callers do: the caller writes
+// x; a direct engine makes y from x, a separable one z from y, the FFT
+// engine (which waits on the host instead) w from z, each with
+// ExecuteDeviceAfter, which returns before its work is done; then the
+// caller reads y, z and w. Only the events order the engines' queues
+// against the caller's, so a missing wait shows as a result computed from
+// a half-written input. Caller queues are CUDA streams (plan orders work
+// after them only on CUDA).
+func TestEngineDeviceAfter(t *testing.T) {
+	ForEach(t, func(t *testing.T, tg *Target) {
+		if tg.Backend != "cuda" {
+			t.Skip("a caller's queue is a CUDA stream")
+		}
+		dev, caller := tg.Device(), testQueue(t, tg)
+		rng := rand.New(rand.NewPCG(9, 10))
+		n := 2048
+		if tg.Short {
+			n = 256
+		}
+		x := enginetest.RandomArray(rng, nd.Float32, n, n)
+		direct := nd.Spec{Shape: x.Shape, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 15, 15)}, Border: nd.Reflect}
+		sep := nd.Spec{Shape: x.Shape, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, true, 31, 31)}, Border: nd.Wrap}
+		fft := nd.Spec{Shape: x.Shape, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 9, 9)}, Border: nd.Mirror}
+		type stage struct {
+			spec   nd.Spec
+			method string
+			run    func(ctx context.Context, dst, src *gpu.Array, caller gpu.Queue) error
+		}
+		var stages []stage
+		for _, s := range []struct {
+			spec   nd.Spec
+			method string
+		}{{direct, "direct"}, {sep, "separable"}, {fft, "fft"}} {
+			p, err := s.spec.Normalize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			var run func(ctx context.Context, dst, src *gpu.Array, caller gpu.Queue) error
+			switch s.method {
+			case "direct", "separable":
+				make := gpu.NewDirect
+				if s.method == "separable" {
+					make = gpu.NewSeparable
+				}
+				e, err := engineOn(tg, make, p, gpu.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer e.Close()
+				run = e.ExecuteDeviceAfter
+			default:
+				e, err := fftOn(tg, p, gpu.Options{})
+				if err != nil {
+					t.Fatal(err)
+				}
+				defer e.Close()
+				run = e.ExecuteDeviceAfter
+			}
+			stages = append(stages, stage{s.spec, s.method, run})
+		}
+		arrays := make([]*gpu.Array, len(stages)+1)
+		for i := range arrays {
+			a, err := gpu.NewArray(dev, nd.Float32, n, n)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer a.Free()
+			arrays[i] = a
+		}
+		for round := range 3 {
+			// The caller's queue writes x (asynchronously where the
+			// binding can), then the chain runs with no host wait.
+			if err := caller.Write(arrays[0].Buf, 0, x.Bytes()); err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range stages {
+				if err := s.run(context.Background(), arrays[i+1], arrays[i], caller); err != nil {
+					t.Fatalf("round %d, %s: %v", round, s.method, err)
+				}
+			}
+			got := make([]nd.Array, len(arrays))
+			for i, a := range arrays {
+				h, err := nd.New(nd.Float32, n, n)
+				if err != nil {
+					t.Fatal(err)
+				}
+				if err := caller.Read(h.Bytes(), a.Buf, 0); err != nil {
+					t.Fatal(err)
+				}
+				got[i] = h
+			}
+			if err := caller.Finish(); err != nil {
+				t.Fatal(err)
+			}
+			for i, s := range stages[:2] { // the exact methods: the CPU's bits
+				c := enginetest.Case{Name: s.method, Spec: s.spec, Input: got[i]}
+				if msg := gputest.SameBitsAsCPU(c, s.method, got[i+1]); msg != "" {
+					t.Fatalf("round %d, %s after the caller's queue: %s", round, s.method, msg)
+				}
+			}
+			c := enginetest.Case{Name: "fft", Spec: fft, Input: got[2]}
+			if msg := gputest.CheckFFT(c, got[3]); msg != "" {
+				t.Fatalf("round %d, fft after the caller's queue: %s", round, msg)
+			}
+			x = enginetest.RandomArray(rng, nd.Float32, n, n) // the next round's input
+		}
+	})
+}

@@ -3,6 +3,7 @@ package gpu
 import (
 	"context"
 	"errors"
+	"fmt"
 	"sync"
 
 	"github.com/ndconv/ndconv/nd"
@@ -136,4 +137,14 @@ func (e *guarded) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
 		return d.TimeDevice(dst, src, repeats)
 	}
 	return e.Engine.TimeDevice(dst, src, repeats)
+}
+
+// ExecuteDeviceAfter waits on the host for the caller's queue and then
+// runs ExecuteDevice: the input's scan reads it back first anyway, so
+// the call cannot return before its work is done.
+func (e *guarded) ExecuteDeviceAfter(ctx context.Context, dst, src *Array, caller Queue) error {
+	if err := caller.Finish(); err != nil {
+		return fmt.Errorf("the caller's queue: %w", err)
+	}
+	return e.ExecuteDevice(ctx, dst, src)
 }

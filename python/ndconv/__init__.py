@@ -303,7 +303,7 @@ class Plan:
             if src.nbytes and dst.nbytes and src.ptr < dst.ptr + dst.nbytes and dst.ptr < src.ptr + src.nbytes:
                 # The engines read inputs around each output they write: the
                 # result goes to a new array, then into output on its stream
-                # (ours is done by then), as scipy does for overlap.
+                # (ordered after ours), as scipy does for overlap.
                 tmp = self._exec_device(src, None)
                 out[...] = tmp
                 return out

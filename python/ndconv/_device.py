@@ -3,12 +3,13 @@
 device — filtered in place on their device: no host copy, the result
 written into device memory and returned as the same kind of array.
 
-How the caller's stream is respected: the library waits for the work the
-caller queued on the array's stream (``__cuda_array_interface__``'s
-"stream", PyTorch's current stream, the legacy default stream for a DLPack
-producer asked to make its data ready there) before it reads the input,
-and returns once the result is written, so whatever the caller queues next,
-on any stream, sees it.
+How the caller's stream is respected: the work is ordered on the array's
+stream (``__cuda_array_interface__``'s "stream", PyTorch's current stream,
+the legacy default stream for a DLPack producer asked to make its data
+ready there), as a CuPy or PyTorch call is: it starts after the work the
+caller queued there, what the caller queues there next starts after it,
+and the call may return before the result is written. With no stream
+(``"stream": None``) the call returns once the result is written.
 
 Nothing here imports CuPy or PyTorch unless the caller's array is one of
 theirs (they are looked up in sys.modules, never imported for a test)."""
