@@ -298,10 +298,14 @@ def parse_dlpack(x):
         raise
 
 
-def parse_cupy(x, cupy):
+def parse_cupy(x, cupy, copy=False):
     """The Device of a CuPy array, read from its attributes (what its
     __cuda_array_interface__ says, without building the dict): its
-    current stream is CuPy's current stream."""
+    current stream is CuPy's current stream. A strided input (copy: the
+    array is only read) is copied C-contiguous on its device first, by
+    CuPy, as PyTorch tensors are."""
+    if not x.flags.c_contiguous and copy:
+        x = cupy.ascontiguousarray(x)
     if not x.flags.c_contiguous:
         raise ArgumentError("unsupported device array: strides %s are not C-contiguous (copy it first, "
                             "e.g. cupy.ascontiguousarray)" % (x.strides,))
@@ -312,13 +316,14 @@ def parse_cupy(x, cupy):
                   nbytes=x.nbytes)
 
 
-def parse(x):
+def parse(x, copy=False):
     """The Device of x, an array in device memory (is_device_array), or an
-    ArgumentError saying why ndconv cannot take it."""
+    ArgumentError saying why ndconv cannot take it. copy says x is only
+    read (an input), so a strided CuPy array may be copied C-contiguous."""
     if _is_cupy(x):
         cupy = sys.modules.get("cupy")
         if cupy is not None and isinstance(x, cupy.ndarray):
-            return parse_cupy(x, cupy)
+            return parse_cupy(x, cupy, copy)
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(x, torch.Tensor):
         return parse_torch(x, torch)
@@ -440,3 +445,45 @@ def assign(dst, src):
         return dst
     dst[...] = src
     return dst
+
+
+def cast_scipy(d, dtype):
+    """A new array of d's kind (float64 values) stored into the integer
+    dtype as scipy 1.10's C code stores it (ndconv._filters._cast_scipy's
+    rule, by the array's library): truncation toward zero through a 32-bit
+    conversion for types narrower than uint32 (and int32), a 64-bit one
+    otherwise (uint64 values from 2^63 converted less 2^63 with the top bit
+    set), the register's minimum for NaN and values out of its range, then
+    the low bits kept."""
+    dt = np.dtype(dtype)
+    lib = _lib_of(d)
+    if lib == "torch":
+        import torch as xp
+        i64, f = xp.int64, lambda v: xp.tensor(v, dtype=xp.float64, device=d.obj.device)
+    else:
+        import cupy as xp
+        i64, f = xp.int64, float
+    a = xp.trunc(d.obj)
+    lo_min = -(2 ** 63)
+    if dt.itemsize < 4 or dt == np.int32:
+        ok = (a >= -2.0 ** 31) & (a < 2.0 ** 31)
+        t = xp.where(ok, a, f(-2.0 ** 31))
+        t = t.to(i64) if lib == "torch" else t.astype(i64)
+    else:
+        high = a >= 2.0 ** 63 if dt == np.uint64 else None
+        if high is not None:
+            a = xp.where(high, a - 2.0 ** 63, a)
+        ok = (a >= -2.0 ** 63) & (a < 2.0 ** 63)
+        t = xp.where(ok, a, f(0.0))
+        t = t.to(i64) if lib == "torch" else t.astype(i64)
+        t[~ok] = lo_min
+        if high is not None:
+            t[high] ^= lo_min  # the top bit set, as a uint64's
+    # The low bits of the 64-bit result, as dtype: through the signed
+    # type of dtype's width (a conversion that wraps), then reinterpreted.
+    signed = np.dtype("int%d" % (8 * dt.itemsize))
+    if lib == "torch":
+        t = t.to(getattr(xp, signed.name))
+        return t if dt == signed else t.view(getattr(xp, dt.name))
+    t = t.astype(signed)
+    return t if dt == signed else t.view(dt)

@@ -494,7 +494,7 @@ def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, exten
     if type(weights) is not np.ndarray and _device.is_device_array(weights):
         weights = _device.to_host(weights)
     w = _weights(weights)
-    src = _device.parse(input)
+    src = _device.parse(input, copy=True)
     try:
         ndim = len(src.shape)
         if ndim == 0:
@@ -534,12 +534,17 @@ def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, exten
             _, odt = _get_output(output, np.empty(0, src.dtype), complex_output=complex_out)
         if odt.kind == "b":
             raise ArgumentError("unsupported output dtype bool for a device array (the engines have no bool)")
-        if scipy_int and odt.kind in "iu":
-            raise ArgumentError("unsupported integer='scipy' with an integer output on a device array (scipy's "
-                                "truncation and wrapping run on the host; integer='round' runs on the device)")
         if odt.name not in _DTYPES:
             raise ArgumentError('unsupported output dtype "%s"' % odt)
         dev = _device_name(device, src)
+        if scipy_int and odt.kind in "iu":
+            # As the host path: the float64 result, stored into the
+            # integer dtype by scipy's truncation and wrapping, on the
+            # device by the array's library.
+            r = _on_device(op, src.obj, w, axis, None, mode, cval, origin, axes, extent, False, dev, method,
+                           workers, odt=_F64)
+            r = _device.cast_scipy(_device.parse(r), odt)
+            return r if out is None else _device.assign(out.obj, r)
         if src.dtype.kind == "c" or odt.kind == "c":
             return _complex_on_device(op, src, w, axis, None if out is None else out.obj, odt, mode, cval, origin,
                                       axes, extent, scipy_int, dev, method, workers)
@@ -573,24 +578,42 @@ def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, exten
 
 def _complex_on_device(op, src, w, axis, out, odt, mode, cval, origin, axes, extent, scipy_int, dev, method,
                        workers):
-    """Complex data with real weights on the device, as the host path
-    computes it: the real and imaginary parts filtered apart (each a real
-    problem of the parts' dtype), then put together."""
+    """Complex data or weights on the device, as the host path computes
+    them (nd.RealParts): with x = xr + i·xi and w = wr + i·wi (conjugated
+    for correlation), re = corr(xr, wr) − corr(xi, wi) and im = corr(xr, wi)
+    + corr(xi, wr), each a real problem into the accumulator's type
+    (float64 for wide data or a complex128 output, else float32), combined
+    there by the array's library (one operation each) and rounded once to
+    the output's parts."""
+    if odt.kind != "c":
+        raise ArgumentError("output must have complex dtype")
+    spart = np.empty(0, src.dtype).real.dtype
+    opart = np.empty(0, odt).real.dtype
+    wide = spart.name in ("float64", "int32", "uint32", "int64", "uint64") or opart == _F64
+    acc = _F64 if wide else np.dtype(np.float32)
+    cv = complex(cval)
+    if src.dtype.kind == "c":
+        xr, xi = _device.parts(src)
+    else:
+        xr, xi = src.obj, None
+    wr, wi = np.ascontiguousarray(w.real), None
     if w.dtype.kind == "c":
-        raise ArgumentError("unsupported complex weights on a device array (real weights, or host arrays)")
-    if src.dtype.kind != "c":
-        raise ArgumentError("unsupported complex output for real data on a device array (give the data as complex)")
-    if odt != src.dtype:
-        raise ArgumentError("unsupported output dtype %s for %s data on a device array (the data's own)"
-                            % (odt, src.dtype))
-    if _is_complex(cval) and complex(cval).imag != 0:
-        raise ArgumentError("unsupported complex cval on a device array (a real one)")
-    cval = complex(cval).real if np.iscomplexobj(cval) else cval
-    pdt = np.dtype(np.float32 if src.dtype == np.complex64 else np.float64)
-    re, im = _device.parts(src)
-    a = _on_device(op, re, w, axis, None, mode, cval, origin, axes, extent, scipy_int, dev, method, workers, odt=pdt)
-    b = _on_device(op, im, w, axis, None, mode, cval, origin, axes, extent, scipy_int, dev, method, workers, odt=pdt)
-    r = _device.combine(src, a, b, odt)
+        wi = np.ascontiguousarray(-w.imag if op == "correlate" else w.imag)
+
+    def corr(x, weights, c):
+        return _on_device(op, x, weights, axis, None, mode, c, origin, axes, extent, False, dev, method, workers,
+                          odt=acc)
+
+    re = corr(xr, wr, cv.real)
+    im = corr(xr, wi, cv.real) if wi is not None else None
+    if xi is not None:
+        b = corr(xi, wr, cv.imag)
+        if wi is not None:
+            re = re - corr(xi, wi, cv.imag)
+            im = im + b
+        else:
+            im = b
+    r = _device.combine(src, re, im, odt)
     return r if out is None else _device.assign(out, r)
 
 

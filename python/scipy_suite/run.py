@@ -9,6 +9,12 @@ reported rather than ending the runner.
 
     /usr/bin/python3 python/scipy_suite/run.py [--json FILE] [-k EXPR]
 
+With --cupy FILE (CuPy's tests/cupyx_tests/scipy_tests/ndimage_tests/
+test_filters.py, which CuPy's wheels do not ship: a copy from CuPy's
+sources), it runs that file on a CUDA machine instead, with ndconv's
+functions that take device arrays swapped into cupyx.scipy.ndimage, so
+that its CuPy side runs ndconv on CuPy arrays and is compared with scipy.
+
 Exit status: 0 when no test aborted and at least --min-pass (default 97)
 percent of the tests that called ndconv passed.
 """
@@ -26,11 +32,14 @@ SWAPPED = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filte
            "uniform_filter", "uniform_filter1d", "sobel", "prewitt", "laplace"]
 # Those that take integer= (the generic_* ones call what they are given).
 SCIPY_INTEGER = set(SWAPPED) - {"generic_laplace", "generic_gradient_magnitude"}
+# With --cupy: the functions that take CuPy arrays (the others run on host
+# arrays and refuse device arrays, so they are not swapped in).
+DEVICE_SWAPPED = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter1d"]
 
 PLUGIN = r'''
 import functools, json, sys
 import ndconv
-from scipy import ndimage
+%(target)s
 
 SWAPPED = %(swapped)r
 SCIPY_INTEGER = %(integer)r
@@ -81,20 +90,33 @@ def main():
     ap.add_argument("--min-pass", type=float, default=97.0)
     ap.add_argument("--integer", default="scipy", choices=["scipy", "round"],
                     help="the integer rule the swapped functions get (default scipy's)")
+    ap.add_argument("--cupy", metavar="FILE", help="CuPy's ndimage test_filters.py, run against ndconv on CuPy arrays")
     args = ap.parse_args()
     import scipy
     import scipy.ndimage
     src = os.path.join(os.path.dirname(scipy.ndimage.__file__), "tests")
+    swapped, target, suite = SWAPPED, "from scipy import ndimage", "scipy %s" % scipy.__version__
+    if args.cupy:
+        import cupy
+        swapped, target = DEVICE_SWAPPED, "import cupyx.scipy.ndimage as ndimage"
+        suite = "CuPy %s's (scipy %s)" % (cupy.__version__, scipy.__version__)
+        src = os.path.dirname(os.path.abspath(args.cupy))
+        if os.path.basename(args.cupy) != "test_filters.py":
+            sys.exit("--cupy takes CuPy's test_filters.py, not %s" % args.cupy)
     if not os.path.exists(os.path.join(src, "test_filters.py")):
         sys.exit("scipy %s has no ndimage/tests/test_filters.py here (%s)" % (scipy.__version__, src))
     with tempfile.TemporaryDirectory() as tmp:
         pkg = os.path.join(tmp, "scipy_ndimage_tests")
         os.mkdir(pkg)
         for f in ["__init__.py", "test_filters.py"]:
-            shutil.copy(os.path.join(src, f), pkg)
+            if os.path.exists(os.path.join(src, f)):
+                shutil.copy(os.path.join(src, f), pkg)
+            else:
+                open(os.path.join(pkg, f), "w").close()
         out = os.path.join(tmp, "results.json")
         with open(os.path.join(tmp, "ndconv_swap.py"), "w") as f:
-            f.write(PLUGIN % {"swapped": SWAPPED, "integer": sorted(SCIPY_INTEGER), "out": out, "rule": args.integer})
+            f.write(PLUGIN % {"swapped": swapped, "integer": sorted(SCIPY_INTEGER), "out": out, "rule": args.integer,
+                              "target": target})
         with open(os.path.join(tmp, "conftest.py"), "w") as f:
             f.write("import ndconv_swap\n\ndef pytest_configure(config):\n"
                     "    config.pluginmanager.register(ndconv_swap.Recorder())\n")
@@ -110,9 +132,9 @@ def main():
     count = {k: sum(r["outcome"] == k for r in ours) for k in ("passed", "failed", "skipped")}
     ran = count["passed"] + count["failed"]
     pct = 100.0 * count["passed"] / ran if ran else 0.0
-    print("integer=%r: scipy %s test_filters.py: %d tests, %d called ndconv's functions: %d passed, %d failed, %d skipped "
+    print("integer=%r: %s test_filters.py: %d tests, %d called ndconv's functions: %d passed, %d failed, %d skipped "
           "(%.1f%% of those that ran passed); %d aborts" % (
-              args.integer, scipy.__version__, len(results), len(ours), count["passed"], count["failed"], count["skipped"],
+              args.integer, suite, len(results), len(ours), count["passed"], count["failed"], count["skipped"],
               pct, int(aborted)))
     for r in ours:
         if r["outcome"] == "failed":
@@ -121,7 +143,7 @@ def main():
         print("ABORTED: pytest exited with %d\n%s" % (proc.returncode, proc.stderr[-3000:]))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"scipy": scipy.__version__, "counts": count, "percent": pct, "aborted": aborted,
+            json.dump({"suite": suite, "scipy": scipy.__version__, "counts": count, "percent": pct, "aborted": aborted,
                        "tests": results}, f, indent=1)
     return 0 if not aborted and pct >= args.min_pass else 1
 

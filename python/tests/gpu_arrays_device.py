@@ -77,6 +77,14 @@ cases = [
     ("correlate", np.complex64, (100, 90), rng.standard_normal((3, 3)), {}),
     ("correlate", np.float32, (40, 50, 60), rng.standard_normal((3, 3, 3)), {"origin": 1}),
     ("correlate", np.float32, (1000, 1000), np.ones((1, 31)) / 31, {}),
+    # Complex weights and complex cval: nd.RealParts on the device.
+    ("correlate", np.float32, (64, 70), rng.standard_normal((3, 3)) + 1j * rng.standard_normal((3, 3)), {}),
+    ("convolve", np.complex64, (50, 61), rng.standard_normal((3, 5)) - 2j * rng.standard_normal((3, 5)),
+     {"mode": "constant", "cval": 1 + 2j}),
+    ("correlate", np.complex128, (40, 30, 20), rng.standard_normal((3, 3, 3)) * (1 + 1j), {"mode": "wrap"}),
+    ("correlate", np.uint8, (64, 64), 1j * np.ones((3, 3)), {"output": np.complex128}),
+    ("correlate", np.complex64, (64, 64), rng.standard_normal((5, 5)), {"output": np.complex128, "cval": 0.5 - 1j,
+                                                                         "mode": "constant"}),
 ]
 for op, dt, shape, w, kw in ([] if os.environ.get("GPU_ARRAYS_ONLY_TIMING") == "1" else cases):
     name = "%s %s %s w%s %s" % (op, np.dtype(dt).name, shape, w.shape, kw)
@@ -105,8 +113,32 @@ def correctness():
         want = ndconv.correlate1d(x, [1, 2, 3, 4, 5], axis=axis, device="cpu")
         got = ndconv.correlate1d(cupy.asarray(x), [1, 2, 3, 4, 5], axis=axis)
         check("correlate1d axis %d" % axis, same_bits(got.get(), want))
+    wc1 = np.array([1 + 2j, -0.5j, 3, 0.25 - 1j])
+    for op in ("correlate1d", "convolve1d"):
+        xcx = host((30, 40), np.complex64)
+        check("%s complex weights on cupy" % op, same_bits(getattr(ndconv, op)(cupy.asarray(xcx), wc1, axis=0).get(),
+                                                          getattr(ndconv, op)(xcx, wc1, axis=0, device="cpu")))
     check("gaussian_filter1d on cupy", same_bits(ndconv.gaussian_filter1d(cupy.asarray(x), 2.0).get(),
                                                  ndconv.gaussian_filter1d(x, 2.0, device="cpu")))
+
+    # integer='scipy' on the device: the float64 result stored by scipy's
+    # truncation and wrapping (the array's library), as the host path does.
+    xs = (rng.standard_normal((90, 70)) * 3e4).astype(np.float64)
+    ws = rng.standard_normal((3, 3))
+    for dt in (None, np.uint8, np.int8, np.int16, np.uint16, np.int32, np.uint32, np.int64, np.uint64):
+        for kind in ("cupy", "torch"):
+            src = cupy.asarray(host((64, 48), np.uint8)) if dt is None else cupy.asarray(xs)
+            hx = cupy.asnumpy(src)
+            dev = src if kind == "cupy" else torch.as_tensor(src, device="cuda")
+            want = ndconv.correlate(hx, ws, output=dt, integer="scipy", device="cpu")
+            got = ndconv.correlate(dev, ws, output=dt, integer="scipy")
+            got = got.get() if kind == "cupy" else got.cpu().numpy()
+            check("integer='scipy' %s output %s" % (kind, np.dtype(dt).name if dt else "uint8 (input's)"),
+                  same_bits(got, want), "%s vs %s" % (got.dtype, want.dtype))
+    o = cupy.zeros((300, 200), cupy.int16)
+    ndconv.correlate1d(cupy.asarray(x * 1000), [1, -2, 3], axis=0, output=o, integer="scipy")
+    check("integer='scipy' correlate1d into a cupy output", same_bits(
+        o.get(), ndconv.correlate1d(x * 1000, [1, -2, 3], axis=0, output=np.int16, integer="scipy", device="cpu")))
 
     # Weights given as a device array (as cupyx callers do).
     check("cupy weights", same_bits(ndconv.correlate(cupy.asarray(x), cupy.asarray(w7)).get(),
@@ -139,7 +171,12 @@ def correctness():
     xt = torch.from_numpy(x).cuda()
     check("torch transposed", same_bits(ndconv.correlate(xt.t(), w7).cpu().numpy(),
                                         ndconv.correlate(np.ascontiguousarray(x.T), w7, device="cpu")))
-    raises("cupy strided refused", lambda: ndconv.correlate(xc[:, ::2], w7), ndconv.ArgumentError, "not C-contiguous")
+    check("cupy strided input copied", same_bits(ndconv.correlate(xc[:, ::2], w7).get(),
+                                                 ndconv.correlate(np.ascontiguousarray(x[:, ::2]), w7, device="cpu")))
+    check("cupy F-order input copied", same_bits(ndconv.correlate(cupy.asfortranarray(xc), w7).get(),
+                                                 ndconv.correlate(x, w7, device="cpu")))
+    raises("cupy strided output refused", lambda: ndconv.correlate(xc, w7, output=cupy.zeros((x.shape[1], x.shape[0]), cupy.float32).T),
+           ndconv.ArgumentError, "not C-contiguous")
 
     # Streams: the input is written on the caller's stream after a long wait;
     # ndconv must read it only once it is there.
