@@ -44,7 +44,6 @@ import ndconv
 SWAPPED = %(swapped)r
 SCIPY_INTEGER = %(integer)r
 state = {"called": False}
-results = []
 
 
 def swap(name):
@@ -74,12 +73,11 @@ class Recorder:
                 text = str(report.longrepr)
                 lines = [l for l in text.splitlines() if l.startswith("E ")]
                 msg = (lines[0] if lines else text.splitlines()[-1] if text else "")[:300]
-            results.append({"id": report.nodeid, "outcome": report.outcome, "ndconv": state["called"],
-                            "error": msg})
-
-    def pytest_sessionfinish(self, session):
-        with open(%(out)r, "w") as f:
-            json.dump(results, f)
+            # One line a test, written as it ends: a run stopped at its
+            # time limit still reports the tests that ran.
+            with open(%(out)r, "a") as f:
+                f.write(json.dumps({"id": report.nodeid, "outcome": report.outcome, "ndconv": state["called"],
+                                    "error": msg}) + "\n")
 '''
 
 
@@ -90,6 +88,8 @@ def main():
     ap.add_argument("--min-pass", type=float, default=97.0)
     ap.add_argument("--integer", default="scipy", choices=["scipy", "round"],
                     help="the integer rule the swapped functions get (default scipy's)")
+    ap.add_argument("--time-limit", type=float, default=None,
+                    help="stop the suite after this many seconds and report the tests that ran")
     ap.add_argument("--cupy", metavar="FILE", help="CuPy's ndimage test_filters.py, run against ndconv on CuPy arrays")
     args = ap.parse_args()
     import scipy
@@ -125,9 +125,13 @@ def main():
         if args.k:
             cmd += ["-k", args.k]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([tmp] + [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-        proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True)
-        aborted = proc.returncode < 0 or not os.path.exists(out)
-        results = json.load(open(out)) if os.path.exists(out) else []
+        stopped = False
+        try:
+            proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=args.time_limit)
+        except subprocess.TimeoutExpired:
+            stopped, proc = True, None
+        aborted = not stopped and (proc.returncode < 0 or not os.path.exists(out))
+        results = [json.loads(l) for l in open(out)] if os.path.exists(out) else []
     ours = [r for r in results if r["ndconv"]]
     count = {k: sum(r["outcome"] == k for r in ours) for k in ("passed", "failed", "skipped")}
     ran = count["passed"] + count["failed"]
@@ -139,11 +143,13 @@ def main():
     for r in ours:
         if r["outcome"] == "failed":
             print("FAILED %s: %s" % (r["id"].split("::", 1)[-1], r["error"]))
+    if stopped:
+        print("STOPPED at the %g s time limit: the counts are of the tests that ran" % args.time_limit)
     if aborted:
         print("ABORTED: pytest exited with %d\n%s" % (proc.returncode, proc.stderr[-3000:]))
     if args.json:
         with open(args.json, "w") as f:
-            json.dump({"suite": suite, "scipy": scipy.__version__, "counts": count, "percent": pct, "aborted": aborted,
+            json.dump({"suite": suite, "scipy": scipy.__version__, "counts": count, "percent": pct, "aborted": aborted, "stopped": stopped,
                        "tests": results}, f, indent=1)
     return 0 if not aborted and pct >= args.min_pass else 1
 
