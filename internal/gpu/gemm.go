@@ -56,15 +56,16 @@ func NewGemm(dev Device, reopen func() (Device, error), p *nd.Problem, opt Optio
 	return &GemmEngine{guarded{Engine: e, carries: carries, mayNeed: mayNeed, opened: reopen}}, nil
 }
 
-// gemmShape is the decomposition NDCONV_GEMM_SHAPE ("MX,RY,NTW,WN,WY[,STAGES[,MINBLOCKS[,REORDER]]]")
+// gemmShape is the decomposition NDCONV_GEMM_SHAPE ("MX,RY,NTW,WN,WY[,STAGES[,MINBLOCKS[,REORDER[,TF32]]]]")
 // asks for: the bench's and the tests' way to compare decompositions
-// (kernels.Tuning has no field for it yet); zero otherwise.
+// (kernels.Tuning has no field for it yet); zero otherwise. TF32 1
+// keeps 8-bit inputs on the 3xTF32 path (the A/B against FP16).
 func gemmShape() kernels.GemmShape {
 	var s kernels.GemmShape
 	if v := os.Getenv("NDCONV_GEMM_SHAPE"); v != "" {
-		var reorder int
-		fmt.Sscanf(v, "%d,%d,%d,%d,%d,%d,%d,%d", &s.MX, &s.RY, &s.NTW, &s.WarpsN, &s.WarpsY, &s.Stages, &s.MinBlocks, &reorder)
-		s.Reorder = reorder == 1
+		var reorder, tf32 int
+		fmt.Sscanf(v, "%d,%d,%d,%d,%d,%d,%d,%d,%d", &s.MX, &s.RY, &s.NTW, &s.WarpsN, &s.WarpsY, &s.Stages, &s.MinBlocks, &reorder, &tf32)
+		s.Reorder, s.TF32 = reorder == 1, tf32 == 1
 	}
 	return s
 }
