@@ -149,17 +149,16 @@ INLINE unsigned pack_f16(float lo, float hi) {
 #define STAGE_N ((STAGE_ELEMS + THREADS - 1) / THREADS)
 
 #if STAGES == 2
-// stage_fetch loads this thread's values of outer tap ot's tile (element
-// i = threadIdx.x + j·THREADS: row i / ROW_ELEMS, element i % ROW_ELEMS,
-// from row y0 − SHIFT_Y and element e0 + dq − SHIFT_X·C) raw into pre, by the
-// border rule; bit j of *outside marks a value the constant border makes
-// cval. Nothing waits for the loads until stage_put.
-INLINE void stage_fetch(__global const IN_T* restrict in, __constant int* restrict outer, long plane, int ot,
-	long y0, long e0, long in_y, long in_x, IN_T* pre, unsigned* outside, int dq)
+// stage_offsets gives this thread's staged values (element i =
+// threadIdx.x + j·THREADS of the tile: row i / ROW_ELEMS, element i %
+// ROW_ELEMS, from row y0 − SHIFT_Y and element e0 + dq − SHIFT_X·C) their
+// offsets within an input plane by the border rule: −1 where the
+// constant border makes the value cval, or past the tile. They are the
+// same for every plane and outer tap, so they are computed once (the
+// host keeps a plane's offsets within int).
+INLINE void stage_offsets(long y0, long e0, long in_y, long in_x, int dq, int* off)
 {
-	const long src = outer_plane(outer, plane, ot);
 	const long in_row = in_x * C;
-	unsigned out_bits = 0;
 #pragma unroll
 	for (int j = 0; j < STAGE_N; j++) {
 		const int i = threadIdx.x + j * THREADS;
@@ -168,17 +167,35 @@ INLINE void stage_fetch(__global const IN_T* restrict in, __constant int* restri
 		const long pe = e0 + q + dq - SHIFT_X * C;
 		const long px = position_of(pe);
 		const long c = pe - px * C;
-		pre[j] = (IN_T)0;
+		off[j] = -1;
 		if (i < STAGE_ELEMS) {
 #if BORDER == BORDER_CONSTANT
-			if (src < 0 || !inside(py, in_y) || !inside(px, in_x)) {
-				out_bits |= 1u << j;
-			} else {
-				pre[j] = in[(src * in_y + py) * in_row + px * C + c];
+			if (inside(py, in_y) && inside(px, in_x)) {
+				off[j] = (int)(py * in_row + px * C + c);
 			}
 #else
-			pre[j] = in[(src * in_y + border_index(py, in_y)) * in_row + border_index(px, in_x) * C + c];
+			off[j] = (int)(border_index(py, in_y) * in_row + border_index(px, in_x) * C + c);
 #endif
+		}
+	}
+}
+
+// stage_fetch loads this thread's values of input plane src (−1: wholly
+// outside) at offsets off raw into pre; bit j of *outside marks a value
+// that is cval (or past the tile). Nothing waits for the loads until
+// stage_put.
+INLINE void stage_fetch(__global const IN_T* restrict in, long src, long in_plane, const int* off, IN_T* pre,
+	unsigned* outside)
+{
+	__global const IN_T* base = in + (src < 0 ? 0 : src) * in_plane;
+	unsigned out_bits = 0;
+#pragma unroll
+	for (int j = 0; j < STAGE_N; j++) {
+		pre[j] = (IN_T)0;
+		if (src < 0 || off[j] < 0) {
+			out_bits |= 1u << j;
+		} else {
+			pre[j] = base[off[j]];
 		}
 	}
 	*outside = out_bits;
@@ -296,6 +313,11 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 	const ACC_T cval)
 {
 	__shared__ TILE_T tiles[STAGES][TILE_ROWS * ROW_PITCH];
+#if STAGES == 2
+	// The input plane of each outer tap (outer_plane's divisions once per
+	// plane, not per tap and value).
+	__shared__ long srcs[OUTER_TAPS];
+#endif
 	const long out_row = out_x * C;
 	const long out_plane = out_y * out_row;
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -306,6 +328,15 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 	const long e0 = (long)(blockIdx.x % x_tiles) * TILE_X; // first output element of the tile
 	const long y0 = (long)blockIdx.y * TILE_Y;
 	const int nt0 = group * NT + wn * NTW; // the warp's first n-tile of the padded bank
+#if STAGES == 2
+	const long in_plane = in_y * in_x * C;
+	int off[STAGE_N];
+	stage_offsets(y0, e0, in_y, in_x, 0, off);
+#if F16
+	int off2[STAGE_N];
+	stage_offsets(y0, e0, in_y, in_x, C, off2);
+#endif
+#endif
 
 	for (long plane = blockIdx.z; plane < planes; plane += gridDim.z) {
 		float acc[RY][MX][NTW][4];
@@ -326,13 +357,18 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 		// Double-buffered: tap ot + 1's values are loaded (raw, into
 		// registers) before tap ot's products and stored into the other
 		// tile after them, one barrier per tap.
+		__syncthreads(); // the last plane's readers of srcs are done
+		for (int i = threadIdx.x; i < OUTER_TAPS; i += THREADS) {
+			srcs[i] = outer_plane(outer, plane, i);
+		}
+		__syncthreads();
 		IN_T pre[STAGE_N];
 		unsigned outside = 0;
-		stage_fetch(in, outer, plane, 0, y0, e0, in_y, in_x, pre, &outside, 0);
+		stage_fetch(in, srcs[0], in_plane, off, pre, &outside);
 #if F16
 		IN_T pre2[STAGE_N];
 		unsigned outside2 = 0;
-		stage_fetch(in, outer, plane, 0, y0, e0, in_y, in_x, pre2, &outside2, C);
+		stage_fetch(in, srcs[0], in_plane, off2, pre2, &outside2);
 #else
 		IN_T* pre2 = pre;
 		const unsigned outside2 = 0;
@@ -344,9 +380,10 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 #if STAGES == 2
 			LOCAL_PTR TILE_T* tile = tiles[ot & 1];
 			if (ot + 1 < OUTER_TAPS) {
-				stage_fetch(in, outer, plane, ot + 1, y0, e0, in_y, in_x, pre, &outside, 0);
+				const long src = srcs[ot + 1];
+				stage_fetch(in, src, in_plane, off, pre, &outside);
 #if F16
-				stage_fetch(in, outer, plane, ot + 1, y0, e0, in_y, in_x, pre2, &outside2, C);
+				stage_fetch(in, src, in_plane, off2, pre2, &outside2);
 #endif
 			}
 #else

@@ -254,10 +254,15 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 	if s.Stages != 1 && s.Stages != 2 {
 		s.Stages = 2
 	}
-	if stageN > gemmMaxStageN || 2*l.LocalBytes > opt.MaxLocalBytes {
+	// Double-buffered staging keeps each value's offset within an input
+	// plane in an int, and the outer taps' planes in shared memory.
+	if stageN > gemmMaxStageN || 2*l.LocalBytes+8*outerTaps > opt.MaxLocalBytes || int64(y.in)*int64(x.in)*int64(c) > math.MaxInt32 {
 		s.Stages = 1
 	}
 	l.LocalBytes *= s.Stages
+	if s.Stages == 2 {
+		l.LocalBytes += 8 * outerTaps
+	}
 	s.Reorder, s.TF32, s.FP16 = opt.Shape.Reorder, opt.Shape.TF32, f16
 	l.Shape = s
 	l.Defines = append(typeDefines(p),
