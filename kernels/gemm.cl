@@ -146,79 +146,92 @@ INLINE unsigned pack_f16(float lo, float hi) {
 #endif
 
 #define STAGE_ELEMS (TILE_ROWS * ROW_ELEMS)
+#if F16 && STAGES == 2
+// The F16 path's staging: a warp's round covers 32 − C new elements, its
+// last C lanes the next round's first ones again, so that each writing
+// lane takes its pair's partner (C elements on) from a lane of its own
+// warp (a shuffle) instead of a second load. (The pairs at a row's last
+// C elements take the next row's values: the fragments never read them.)
+#define STAGE_STEP (32 - C)
+#define STAGE_ROUNDS ((STAGE_ELEMS + STAGE_STEP - 1) / STAGE_STEP)
+#define STAGE_N ((STAGE_ROUNDS + THREADS / 32 - 1) / (THREADS / 32))
+#define STAGE_INDEX(j) (((int)(threadIdx.x >> 5) + (j) * (THREADS / 32)) * STAGE_STEP + (int)(threadIdx.x & 31))
+#else
 #define STAGE_N ((STAGE_ELEMS + THREADS - 1) / THREADS)
+#define STAGE_INDEX(j) ((int)threadIdx.x + (j) * THREADS)
+#endif
 
 #if STAGES == 2
 // stage_offsets gives this thread's staged values (element i =
-// threadIdx.x + j·THREADS of the tile: row i / ROW_ELEMS, element i %
-// ROW_ELEMS, from row y0 − SHIFT_Y and element e0 + dq − SHIFT_X·C) their
-// offsets within an input plane by the border rule: −1 where the
-// constant border makes the value cval, or past the tile. They are the
-// same for every plane and outer tap, so they are computed once (the
-// host keeps a plane's offsets within int).
-INLINE void stage_offsets(long y0, long e0, long in_y, long in_x, int dq, int* off)
+// STAGE_INDEX(j) of the tile: row i / ROW_ELEMS, element i % ROW_ELEMS,
+// from row y0 − SHIFT_Y and element e0 − SHIFT_X·C) their offsets within
+// an input plane by the border rule, and sets bit j of *outside where
+// the constant border makes the value cval or i is past the tile (offset
+// 0 then: every load is of a real value, and unconditional). They are the
+// same for every plane and outer tap, so they are computed once (the host
+// keeps a plane's offsets within int).
+INLINE void stage_offsets(long y0, long e0, long in_y, long in_x, int* off, unsigned* outside)
 {
 	const long in_row = in_x * C;
-#pragma unroll
-	for (int j = 0; j < STAGE_N; j++) {
-		const int i = threadIdx.x + j * THREADS;
-		const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
-		const long py = y0 + r - SHIFT_Y;
-		const long pe = e0 + q + dq - SHIFT_X * C;
-		const long px = position_of(pe);
-		const long c = pe - px * C;
-		off[j] = -1;
-		if (i < STAGE_ELEMS) {
-#if BORDER == BORDER_CONSTANT
-			if (inside(py, in_y) && inside(px, in_x)) {
-				off[j] = (int)(py * in_row + px * C + c);
-			}
-#else
-			off[j] = (int)(border_index(py, in_y) * in_row + border_index(px, in_x) * C + c);
-#endif
-		}
-	}
-}
-
-// stage_fetch loads this thread's values of input plane src (−1: wholly
-// outside) at offsets off raw into pre; bit j of *outside marks a value
-// that is cval (or past the tile). Nothing waits for the loads until
-// stage_put.
-INLINE void stage_fetch(__global const IN_T* restrict in, long src, long in_plane, const int* off, IN_T* pre,
-	unsigned* outside)
-{
-	__global const IN_T* base = in + (src < 0 ? 0 : src) * in_plane;
 	unsigned out_bits = 0;
 #pragma unroll
 	for (int j = 0; j < STAGE_N; j++) {
-		pre[j] = (IN_T)0;
-		if (src < 0 || off[j] < 0) {
+		const int i = STAGE_INDEX(j);
+		const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
+		const long py = y0 + r - SHIFT_Y;
+		const long pe = e0 + q - SHIFT_X * C;
+		const long px = position_of(pe);
+		const long c = pe - px * C;
+		off[j] = 0;
+		if (i >= STAGE_ELEMS) {
 			out_bits |= 1u << j;
-		} else {
-			pre[j] = base[off[j]];
+			continue;
 		}
+#if BORDER == BORDER_CONSTANT
+		if (inside(py, in_y) && inside(px, in_x)) {
+			off[j] = (int)(py * in_row + px * C + c);
+		} else {
+			out_bits |= 1u << j;
+		}
+#else
+		off[j] = (int)(border_index(py, in_y) * in_row + border_index(px, in_x) * C + c);
+#endif
 	}
 	*outside = out_bits;
 }
 
-// stage_put converts the fetched values and stores them into tile (F16:
-// the pairs of pre and pre2, the values C elements on).
-INLINE void stage_put(LOCAL_PTR TILE_T* tile, const IN_T* pre, unsigned outside, const IN_T* pre2, unsigned outside2,
-	ACC_T cval)
+// stage_fetch loads this thread's values of input plane src (−1: wholly
+// outside, every value cval) at offsets off raw into pre. Nothing waits
+// for the loads until stage_put.
+INLINE void stage_fetch(__global const IN_T* restrict in, long src, long in_plane, const int* off, IN_T* pre)
+{
+	__global const IN_T* base = in + (src < 0 ? 0 : src) * in_plane;
+#pragma unroll
+	for (int j = 0; j < STAGE_N; j++) {
+		pre[j] = base[off[j]];
+	}
+}
+
+// stage_put converts the fetched values (cval where bit j of outside is
+// set) and stores them into tile (F16: as pairs with the values C
+// elements on, from the lanes C on).
+INLINE void stage_put(LOCAL_PTR TILE_T* tile, const IN_T* pre, unsigned outside, ACC_T cval)
 {
 #pragma unroll
 	for (int j = 0; j < STAGE_N; j++) {
-		const int i = threadIdx.x + j * THREADS;
+		const int i = STAGE_INDEX(j);
 		const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
-		if (i < STAGE_ELEMS) {
-			const float v = (outside >> j) & 1 ? cval : to_acc(pre[j]);
+		const float v = (outside >> j) & 1 ? cval : to_acc(pre[j]);
 #if F16
-			const float v2 = (outside2 >> j) & 1 ? cval : to_acc(pre2[j]);
+		const float v2 = __shfl_down_sync(0xffffffffu, v, C);
+		if ((threadIdx.x & 31) < STAGE_STEP && i < STAGE_ELEMS) {
 			tile[r * ROW_PITCH + q] = pack_f16(v, v2);
-#else
-			tile[r * ROW_PITCH + q] = v;
-#endif
 		}
+#else
+		if (i < STAGE_ELEMS) {
+			tile[r * ROW_PITCH + q] = v;
+		}
+#endif
 	}
 }
 #endif
@@ -331,11 +344,8 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 #if STAGES == 2
 	const long in_plane = in_y * in_x * C;
 	int off[STAGE_N];
-	stage_offsets(y0, e0, in_y, in_x, 0, off);
-#if F16
-	int off2[STAGE_N];
-	stage_offsets(y0, e0, in_y, in_x, C, off2);
-#endif
+	unsigned outside_yx; // the values the border makes cval in every plane
+	stage_offsets(y0, e0, in_y, in_x, off, &outside_yx);
 #endif
 
 	for (long plane = blockIdx.z; plane < planes; plane += gridDim.z) {
@@ -363,28 +373,17 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 		}
 		__syncthreads();
 		IN_T pre[STAGE_N];
-		unsigned outside = 0;
-		stage_fetch(in, srcs[0], in_plane, off, pre, &outside);
-#if F16
-		IN_T pre2[STAGE_N];
-		unsigned outside2 = 0;
-		stage_fetch(in, srcs[0], in_plane, off2, pre2, &outside2);
-#else
-		IN_T* pre2 = pre;
-		const unsigned outside2 = 0;
-#endif
-		stage_put(tiles[0], pre, outside, pre2, outside2, cval);
+		long src = srcs[0];
+		stage_fetch(in, src, in_plane, off, pre);
+		stage_put(tiles[0], pre, src < 0 ? ~0u : outside_yx, cval);
 		__syncthreads();
 #endif
 		for (int ot = 0; ot < OUTER_TAPS; ot++) {
 #if STAGES == 2
 			LOCAL_PTR TILE_T* tile = tiles[ot & 1];
 			if (ot + 1 < OUTER_TAPS) {
-				const long src = srcs[ot + 1];
-				stage_fetch(in, src, in_plane, off, pre, &outside);
-#if F16
-				stage_fetch(in, src, in_plane, off2, pre2, &outside2);
-#endif
+				src = srcs[ot + 1];
+				stage_fetch(in, src, in_plane, off, pre);
 			}
 #else
 			LOCAL_PTR TILE_T* tile = tiles[0];
@@ -539,7 +538,7 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 #endif
 #if STAGES == 2
 			if (ot + 1 < OUTER_TAPS) {
-				stage_put(tiles[(ot + 1) & 1], pre, outside, pre2, outside2, cval);
+				stage_put(tiles[(ot + 1) & 1], pre, src < 0 ? ~0u : outside_yx, cval);
 			}
 			__syncthreads();
 #endif

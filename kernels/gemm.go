@@ -149,8 +149,14 @@ func gemmExactTF32(p *nd.Problem) bool {
 	return p.Border != nd.Constant || RoundTF32(cval) == cval
 }
 
+// gemmF16MaxC bounds the interleaved channels of the FP16 path: its
+// staging shuffles each value's pair partner from the lane C on, so a
+// warp stages 32 − C values a round.
+const gemmF16MaxC = 8
+
 // gemmF16 says whether p takes the FP16 path (its staged values exact in
-// FP16: 8-bit data and a cval FP16 holds where the border uses it) and
+// FP16: 8-bit data and a cval FP16 holds where the border uses it; at
+// most gemmF16MaxC channels) and
 // gives each kernel's scale exponent s: its weights times 2^s have their
 // largest magnitude in [2^14, 2^15) (0 for a kernel of zeros), so that
 // their FP16 hi and lo parts keep 22 bits as 3xTF32 does. A kernel whose
@@ -161,6 +167,9 @@ func gemmF16(p *nd.Problem) ([]int, bool) {
 		return nil, false
 	}
 	if cval := float32(p.CVal); p.Border == nd.Constant && RoundF16(cval) != cval {
+		return nil, false
+	}
+	if _, _, _, c := canonical(problemAxes(p)); c > gemmF16MaxC {
 		return nil, false
 	}
 	scales := make([]int, len(p.Kernels))
@@ -251,6 +260,9 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 	held := kRows*kch*s.NTW*4 <= gemmHeldRegs
 	threads := 32 * s.WarpsN * s.WarpsY
 	stageN := ceilDiv((tileY+y.k-1)*(tileX+(8*kch-1)*c), threads)
+	if f16 { // gemm.cl's STAGE_N: rounds of 32 − C values a warp
+		stageN = ceilDiv(ceilDiv((tileY+y.k-1)*(tileX+(8*kch-1)*c), 32-c), threads/32)
+	}
 	if s.Stages != 1 && s.Stages != 2 {
 		s.Stages = 2
 	}

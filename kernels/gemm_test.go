@@ -576,7 +576,7 @@ func TestGemmCUDASyntax(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out, err := check(l, "#define __launch_bounds__(...)\nunsigned __float_as_uint(float);\nfloat __uint_as_float(unsigned);\nbool isnan(float);\n"); err != nil {
+		if out, err := check(l, "#define __launch_bounds__(...)\nunsigned __float_as_uint(float);\nfloat __uint_as_float(unsigned);\nbool isnan(float);\nfloat __shfl_down_sync(unsigned, float, int);\n"); err != nil {
 			t.Errorf("%v (%v): g++: %v\n%s", spec.Shape, l.Defines, err, out)
 		}
 	}
