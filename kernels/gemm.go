@@ -85,12 +85,13 @@ const gemmMaxTiles = 4
 const gemmHeldRegs = 64
 
 // DefaultGemmShape is the decomposition for a bank of bank kernels with ky
-// kernel rows: 8 output rows per warp (each A fragment then feeds up to
-// KY rows), n-tiles over warps (two per warp where the bank has four),
-// 4 warps a block, double-buffered. Measured on the H100 for S000
-// (docs/perf/gemm.md): banks of 8, 16 and 32 ran fastest so among the
-// shapes tried.
-func DefaultGemmShape(bank, ky int) GemmShape {
+// kernel rows (f16: by the FP16 path): 8 output rows per warp (each A
+// fragment then feeds up to KY rows), n-tiles over warps (two per warp
+// where the bank has four), 4 warps a block, double-buffered; on the FP16
+// path one n-tile a warp asks for 5 blocks per multiprocessor (≤ 102
+// registers a thread). Measured on the H100 for S000 (docs/perf/gemm.md):
+// banks of 8, 16 and 32 ran fastest so among the shapes tried.
+func DefaultGemmShape(bank, ky int, f16 bool) GemmShape {
 	nt := min(ceilDiv(bank, 8), gemmMaxTiles)
 	s := GemmShape{MX: 1, RY: 8, NTW: 1, WarpsN: nt, Stages: 2}
 	if nt == 4 {
@@ -100,6 +101,9 @@ func DefaultGemmShape(bank, ky int) GemmShape {
 	if ky == 1 {
 		s.RY, s.MX = 1, 4
 		s.WarpsY = max(1, 8/s.WarpsN)
+	}
+	if f16 && s.NTW == 1 && ky > 1 {
+		s.MinBlocks = 5
 	}
 	return s
 }
@@ -204,7 +208,9 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 	}
 	outer, y, x, c := canonical(problemAxes(p))
 	bank := len(p.Kernels)
-	s := DefaultGemmShape(bank, y.k)
+	scales, f16 := gemmF16(p)
+	f16 = f16 && !opt.Shape.TF32
+	s := DefaultGemmShape(bank, y.k, f16)
 	for _, f := range []struct {
 		dst *int
 		v   int
@@ -216,8 +222,6 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 	nt := s.WarpsN * s.NTW
 	groups := ceilDiv(ceilDiv(bank, 8), nt)
 	kch := ceilDiv(x.k, 8)
-	scales, f16 := gemmF16(p)
-	f16 = f16 && !opt.Shape.TF32
 	outerTaps, planes := 1, 1
 	l := &Launch{Family: "gemm", Name: "correlate_gemm", CVal: p.CVal, Shape: s}
 	for _, a := range outer {

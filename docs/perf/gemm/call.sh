@@ -2,7 +2,8 @@
 # One device call of session 29's gemm helper (FP16 path): S000 timings
 # (the defaults, then VARIANTS = "bank:NDCONV_GEMM_SHAPE ..."; a 9th shape
 # field of 1 keeps the TF32 path, the in-call baseline), then the CUDA
-# tests (TESTS) in the time left, then ncu of NCU's workload (optional).
+# tests (TESTS) in the time left, memcheck of MEMCHECK's tests and ncu of
+# NCU's workload (optional).
 set -u
 G=.gpu/gemm
 T0=$(date +%s)
@@ -12,15 +13,19 @@ nvidia-smi --query-gpu=name,clocks.sm,clocks.max.sm,temperature.gpu --format=csv
 echo "== bench"
 timeout 40 $G/ndconv bench --device cuda --workload seeds --only 'S000-bank(8|16|32)$' --method gemm --json > $OUT/bench.jsonl 2>&1; echo "default rc=$? $(( $(date +%s) - T0 )) s"
 for v in ${VARIANTS:-}; do b=${v%%:*}; s=${v#*:}; NDCONV_GEMM_SHAPE=$s timeout 30 $G/ndconv bench --device cuda --workload seeds --only "S000-bank$b\$" --method gemm --json >> $OUT/bench.jsonl 2>&1; echo "variant $v rc=$? $(( $(date +%s) - T0 )) s"; done
-if [ -n "${NCU:-}" ]; then
-echo "== ncu ($(( $(date +%s) - T0 )) s)"
-NDCONV_GEMM_SHAPE=${NCU_SHAPE:-} timeout 70 ncu --launch-skip 1 --launch-count 1 -k regex:correlate_gemm --section SpeedOfLight --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --metrics sm__inst_executed_pipe_tensor_op_hmma.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum $G/ndconv bench --device cuda --workload seeds --only "$NCU" --method gemm --repeat 1 > $OUT/ncu.txt 2>&1; echo "rc=$?"; grep -E "Duration|Registers|Throughput|Achieved Occupancy|hmma|bank_conflicts|shared_ld|Block Limit|Theoretical Occ|Issue Slots|Stall|Eligible" $OUT/ncu.txt | head -40
-fi
 left=$(( ${BUDGET:-190} - ($(date +%s) - T0) ))
 echo "== tests ($left s left)"
 if [ $left -gt 10 ]; then
 timeout $left $G/gpu.test -test.run "${TESTS:-TestGemm}" -test.v ${TESTFLAGS:-} > $OUT/tests.log 2>&1; echo "rc=$?"
 grep -E '^(--- |ok|FAIL|PASS|panic)|gemm_test.go' $OUT/tests.log | cut -c1-400 | head -40
+fi
+if [ -n "${MEMCHECK:-}" ]; then
+echo "== memcheck ($(( $(date +%s) - T0 )) s)"
+timeout ${MEMCHECK_S:-40} compute-sanitizer --tool memcheck --error-exitcode 9 $G/gpu.test -test.run "$MEMCHECK" -test.short > $OUT/memcheck.log 2>&1; echo "rc=$?"; grep -E "ERROR SUMMARY|^(ok|FAIL|PASS|---)" $OUT/memcheck.log | head
+fi
+if [ -n "${NCU:-}" ]; then
+echo "== ncu ($(( $(date +%s) - T0 )) s)"
+NDCONV_GEMM_SHAPE=${NCU_SHAPE:-} timeout ${NCU_S:-60} ncu --launch-skip 1 --launch-count 1 -k regex:correlate_gemm --section SpeedOfLight --section LaunchStats --section Occupancy --section ComputeWorkloadAnalysis --section WarpStateStats --section SchedulerStats --metrics sm__inst_executed_pipe_tensor_op_hmma.sum,sm__pipe_tensor_op_hmma_cycles_active.avg.pct_of_peak_sustained_active,l1tex__data_bank_conflicts_pipe_lsu_mem_shared_op_ld.sum,smsp__inst_executed_op_shared_ld.sum $G/ndconv bench --device cuda --workload seeds --only "$NCU" --method gemm --repeat 1 > $OUT/ncu.txt 2>&1; echo "rc=$?"; grep -E "Duration|Registers|Throughput|Achieved Occupancy|hmma|bank_conflicts|shared_ld|Block Limit|Theoretical Occ|Issue Slots|Stall|Eligible" $OUT/ncu.txt | head -40
 fi
 echo "== summary ($(( $(date +%s) - T0 )) s)"
 python3 - $OUT/bench.jsonl <<'PY'
