@@ -13,7 +13,9 @@ import (
 
 // GemmEngine executes one problem by the gemm method (kernels/gemm.cl):
 // an implicit GEMM on the tensor cores, float32-accurate by splitting
-// weights (and inputs TF32 does not hold) into TF32 high and low parts.
+// weights (and inputs TF32 does not hold) into TF32 high and low parts,
+// or, for 8-bit inputs, weights scaled per kernel into FP16 high and low
+// parts on the FP16 tensor ops.
 // Results differ from the direct method by rounding, within
 // kernels.GemmErrorBound. gemm.cl multiplies every weight, zero ones
 // too, so an input holding NaN or Inf (or values whose products could
