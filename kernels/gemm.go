@@ -88,9 +88,11 @@ const gemmHeldRegs = 64
 // kernel rows (f16: by the FP16 path): 8 output rows per warp (each A
 // fragment then feeds up to KY rows), n-tiles over warps (two per warp
 // where the bank has four), 4 warps a block, double-buffered; on the FP16
-// path one n-tile a warp asks for 5 blocks per multiprocessor (≤ 102
-// registers a thread). Measured on the H100 for S000 (docs/perf/gemm.md):
-// banks of 8, 16 and 32 ran fastest so among the shapes tried.
+// path a bank of one n-tile (≤ 8 kernels) asks for 5 blocks per
+// multiprocessor (≤ 102 registers a thread: S000 bank 8 0.84 → 0.78 ms;
+// bank 16 lost 2 % so, bank 32 3 % with 4). Measured on the H100 and H200
+// for S000 (docs/perf/gemm.md): banks of 8, 16 and 32 ran fastest so
+// among the shapes tried.
 func DefaultGemmShape(bank, ky int, f16 bool) GemmShape {
 	nt := min(ceilDiv(bank, 8), gemmMaxTiles)
 	s := GemmShape{MX: 1, RY: 8, NTW: 1, WarpsN: nt, Stages: 2}
@@ -102,7 +104,7 @@ func DefaultGemmShape(bank, ky int, f16 bool) GemmShape {
 		s.RY, s.MX = 1, 4
 		s.WarpsY = max(1, 8/s.WarpsN)
 	}
-	if f16 && s.NTW == 1 && ky > 1 {
+	if f16 && nt == 1 && ky > 1 {
 		s.MinBlocks = 5
 	}
 	return s
