@@ -25,7 +25,8 @@
 // 2p, 2p + 1) by 8 taps along X: k < 8 row 2p, k ≥ 8 row 2p + 1, KY odd
 // padded with a zero row. The tile holds FP16 pairs (x[q], x[q + C]) as
 // one 32-bit word, so that a fragment register (two consecutive taps of
-// one row) is one shared load.
+// one row) is one shared load. It is written (and measured) only
+// double-buffered with the weights held (NewGemm takes TF32 otherwise).
 //
 // Zero weights are multiplied like any other (they are padding, too), so
 // an input holding NaN or Inf must not come here: the engine
@@ -81,6 +82,9 @@
 #define ROW_ELEMS (TILE_X + (KXP - 1) * C)
 #define ROW_PITCH (ROW_ELEMS + 1)
 #define THREADS (32 * WARPS_N * WARPS_Y)
+#if F16 && (STAGES != 2 || !B_HELD)
+#error "the FP16 path is double-buffered with the weights held (NewGemm takes TF32 otherwise)"
+#endif
 #if F16
 // Weight rows per outer tap: kernel-row pairs.
 #define KROWS ((KY + 1) / 2)
@@ -146,7 +150,7 @@ INLINE unsigned pack_f16(float lo, float hi) {
 #endif
 
 #define STAGE_ELEMS (TILE_ROWS * ROW_ELEMS)
-#if F16 && STAGES == 2
+#if F16
 // The F16 path's staging: a warp's round covers 32 − C new elements, its
 // last C lanes the next round's first ones again, so that each writing
 // lane takes its pair's partner (C elements on) from a lane of its own
@@ -397,18 +401,13 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 				const long pe = e0 + q - SHIFT_X * C;
 				const long px = position_of(pe);
 				const float v = gemm_load_input(in, src, py, px, pe - px * C, in_y, in_x, cval);
-#if F16
-				const long px2 = position_of(pe + C);
-				tile[r * ROW_PITCH + q] = pack_f16(v, gemm_load_input(in, src, py, px2, pe + C - px2 * C, in_y, in_x, cval));
-#else
 				tile[r * ROW_PITCH + q] = v;
-#endif
 			}
 			__syncthreads();
 #endif
 			__global const float4* w = taps + ((long)ot * KROWS * KCH * NT_ALL + nt0) * 32 + lane;
 			const int row0 = wy * RY; // the warp's first output row in the tile
-#if F16 && B_HELD
+#if F16
 			float4 b[KROWS][KCH][NTW];
 #pragma unroll
 			for (int p = 0; p < KROWS; p++) {
@@ -446,34 +445,6 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 								for (int n = 0; n < NTW; n++) {
 									PRODUCTS16(acc[r][mx][n], hf[i][c][mx], hf[i + 1][c][mx], b[jy / 2][c][n]);
 								}
-							}
-						}
-					}
-				}
-			}
-#elif F16
-			for (int p = 0; p < KROWS; p++) {
-#pragma unroll
-				for (int c = 0; c < KCH; c++) {
-					float4 b[NTW];
-#pragma unroll
-					for (int n = 0; n < NTW; n++) {
-						b[n] = w[((p * KCH + c) * NT_ALL + n) * 32];
-					}
-#pragma unroll
-					for (int r = 0; r < RY; r++) {
-#pragma unroll
-						for (int mx = 0; mx < MX; mx++) {
-							unsigned h0[2], h1[2];
-							H_FRAG(h0, row0 + r + 2 * p, mx, c);
-							if (2 * p + 1 < KY) {
-								H_FRAG(h1, row0 + r + 2 * p + 1, mx, c);
-							} else {
-								H_ZERO(h1);
-							}
-#pragma unroll
-							for (int n = 0; n < NTW; n++) {
-								PRODUCTS16(acc[r][mx][n], h0, h1, b[n]);
 							}
 						}
 					}

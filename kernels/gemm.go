@@ -208,10 +208,24 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 	if opt.MaxGroupsYZ <= 0 {
 		opt.MaxGroupsYZ = 65535
 	}
+	if scales, f16 := gemmF16(p); f16 && !opt.Shape.TF32 {
+		l, err := newGemm(p, opt, scales)
+		if err != nil || l == nil || slices.Contains(l.Defines, "STAGES=2") && slices.Contains(l.Defines, "B_HELD=1") {
+			return l, err
+		}
+	}
+	return newGemm(p, opt, nil)
+}
+
+// newGemm is NewGemm on the FP16 path where scales is not nil (gemmF16's),
+// else on the TF32 path. The FP16 path is only written (and measured)
+// double-buffered with the weights held in registers: where its
+// decomposition would be otherwise (long kernels, large tiles), NewGemm
+// takes the TF32 path.
+func newGemm(p *nd.Problem, opt GemmOptions, scales []int) (*Launch, error) {
+	f16 := scales != nil
 	outer, y, x, c := canonical(problemAxes(p))
 	bank := len(p.Kernels)
-	scales, f16 := gemmF16(p)
-	f16 = f16 && !opt.Shape.TF32
 	s := DefaultGemmShape(bank, y.k, f16)
 	for _, f := range []struct {
 		dst *int

@@ -513,6 +513,50 @@ func TestGemmCValSplit(t *testing.T) {
 	}
 }
 
+// TestGemmF16Forms: the FP16 path runs only double-buffered with the
+// weights held (the forms run and measured on the device); 8-bit data
+// whose decomposition would be otherwise — a 31×31 kernel's 16 row pairs
+// by 4 chunks do not fit the registers — takes TF32, and S000's 7³ bank
+// of 32 and an RGBA bank take FP16.
+func TestGemmF16Forms(t *testing.T) {
+	ones := func(bank int, shape ...int) []nd.Kernel {
+		size := 1
+		for _, s := range shape {
+			size *= s
+		}
+		ks := make([]nd.Kernel, bank)
+		for i := range ks {
+			w := make([]float64, size)
+			for j := range w {
+				w[j] = float64(j%7 - 3)
+			}
+			ks[i] = nd.Kernel{Shape: shape, Weights: w}
+		}
+		return ks
+	}
+	for _, c := range []struct {
+		spec nd.Spec
+		f16  bool
+	}{
+		{nd.Spec{Shape: []int{64, 64, 64}, In: nd.Uint8, Out: nd.Float32, Kernels: ones(32, 7, 7, 7), Mode: nd.Valid}, true},
+		{nd.Spec{Shape: []int{64, 64, 4}, In: nd.Uint8, Out: nd.Float32, Kernels: ones(8, 5, 5)}, true},
+		{nd.Spec{Shape: []int{256, 256}, In: nd.Uint8, Out: nd.Float32, Kernels: ones(16, 31, 31)}, false},
+	} {
+		p, err := c.spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := NewGemm(p, GemmOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f16 := l.Shape.(GemmShape).FP16
+		if f16 != c.f16 || f16 && !(slices.Contains(l.Defines, "STAGES=2") && slices.Contains(l.Defines, "B_HELD=1")) {
+			t.Errorf("%v %v: FP16 %v (want %v), %v", c.spec.Shape, p.KShape, f16, c.f16, l.Defines)
+		}
+	}
+}
+
 // TestGemmRefuses: the problems the gemm method does not take, each with
 // its reason.
 func TestGemmRefuses(t *testing.T) {
@@ -542,7 +586,9 @@ func TestGemmRefuses(t *testing.T) {
 
 // TestGemmCUDASyntax is TestCUDASyntax for gemm.cl: g++ checks the syntax
 // and types of specialisations (the weights held and per row, split and
-// exact inputs, an outer axis, a bank in groups) where it is installed;
+// exact inputs, the FP16 path, 8-bit data that the FP16 path leaves to
+// TF32 — a long kernel: weights per row, one stage —, an outer axis, a
+// bank in groups) where it is installed;
 // the inline PTX itself only NVRTC and the device check.
 func TestGemmCUDASyntax(t *testing.T) {
 	check := cudaSyntaxChecker(t)
