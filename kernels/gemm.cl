@@ -16,6 +16,18 @@
 // x_hi·w_lo + x_lo·w_hi (two products where x is exact), accumulated in
 // float32. The error bound is kernels.GemmErrorBound's.
 //
+// F16 (8-bit inputs, exact in FP16): the FP16 tensor ops instead, mma.sync
+// m16n8k16 (f32 += f16·f16), twice the taps per instruction at the same
+// issue cost. Each kernel's weights are scaled on the host by a power of
+// two 2^s (its largest |w| into [2^14, 2^15)) and split into FP16 hi + lo
+// (two products per tap, as above); the accumulator is multiplied by
+// 2^−s (exact) when stored. A chunk of 16 taps is two kernel rows (jy =
+// 2p, 2p + 1) by 8 taps along X: k < 8 row 2p, k ≥ 8 row 2p + 1, KY odd
+// padded with a zero row. The tile holds FP16 pairs (x[q], x[q + C]) as
+// one 32-bit word, so that a fragment register (two consecutive taps of
+// one row) is one shared load. It is written (and measured) only
+// double-buffered with the weights held (NewGemm takes TF32 otherwise).
+//
 // Zero weights are multiplied like any other (they are padding, too), so
 // an input holding NaN or Inf must not come here: the engine
 // (internal/gpu/gemm.go) runs the direct method for such inputs.
@@ -44,11 +56,17 @@
 // B_HELD, OUT_PAIR (float32 output of an even bank: pairs stored as one
 // float2), STAGES (2: the tiles double-buffered, see stage_fetch; 1: one
 // tile, staged between two barriers), MIN_BLOCKS (__launch_bounds__'s
-// blocks per multiprocessor; 0: none), MMA_VOLATILE.
+// blocks per multiprocessor; 0: none), MMA_VOLATILE, F16 (the FP16 path;
+// IN_SPLIT 0) with SCALE_AT (where the per-kernel scales 2^−s start, in
+// float4s of taps).
 //
 // Weights (taps, float4 each): [t][jy][c][n-tile of the whole padded
 // bank][lane] = {b0_hi, b1_hi, b0_lo, b1_lo}, the lane's B fragment: b0 =
 // W[jx = 8c + lane%4][kernel 8·nt + lane/4], b1 the same at jx + 4.
+// F16: [t][p][c][n-tile][lane] = {hi(b01), hi(b23), lo(b01), lo(b23)},
+// each an FP16 pair (the lower k in the low half): b01 = W'[2p][jx = 8c +
+// 2·(lane%4) + {0, 1}][kernel 8·nt + lane/4], b23 the same at row 2p + 1;
+// then the scales, one float per kernel of the padded bank.
 
 #ifndef __CUDACC__
 #error "gemm.cl is CUDA only (inline PTX mma.sync)"
@@ -64,6 +82,17 @@
 #define ROW_ELEMS (TILE_X + (KXP - 1) * C)
 #define ROW_PITCH (ROW_ELEMS + 1)
 #define THREADS (32 * WARPS_N * WARPS_Y)
+#if F16 && (STAGES != 2 || !B_HELD)
+#error "the FP16 path is double-buffered with the weights held (NewGemm takes TF32 otherwise)"
+#endif
+#if F16
+// Weight rows per outer tap: kernel-row pairs.
+#define KROWS ((KY + 1) / 2)
+typedef unsigned TILE_T;
+#else
+#define KROWS KY
+typedef float TILE_T;
+#endif
 
 INLINE ACC_T gemm_load_input(__global const IN_T* restrict in, long src, long py, long px, long c,
 	long in_y, long in_x, ACC_T cval)
@@ -101,54 +130,112 @@ INLINE void mma(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, un
 		: "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
 }
 
+#if F16
+// mma16 adds A·B (16×16·16×8, FP16 pairs) to the 16×8 float accumulator
+// d: A's registers (row g, k 2t..2t+1), (g+8, 2t..), (g, 2t+8..), (g+8,
+// 2t+8..); B's (k 2t..2t+1, column g), (2t+8.., g).
+INLINE void mma16(float* d, unsigned a0, unsigned a1, unsigned a2, unsigned a3, unsigned b0, unsigned b1) {
+	MMA_ASM("mma.sync.aligned.m16n8k16.row.col.f32.f16.f16.f32 {%0,%1,%2,%3}, {%4,%5,%6,%7}, {%8,%9}, {%0,%1,%2,%3};"
+		: "+f"(d[0]), "+f"(d[1]), "+f"(d[2]), "+f"(d[3])
+		: "r"(a0), "r"(a1), "r"(a2), "r"(a3), "r"(b0), "r"(b1));
+}
+
+// pack_f16 is the FP16 pair (lo in the low half, hi in the high), both
+// exact here (8-bit values, a cval the host checked).
+INLINE unsigned pack_f16(float lo, float hi) {
+	unsigned r;
+	asm("cvt.rn.f16x2.f32 %0, %1, %2;" : "=r"(r) : "f"(hi), "f"(lo));
+	return r;
+}
+#endif
+
 #define STAGE_ELEMS (TILE_ROWS * ROW_ELEMS)
+#if F16
+// The F16 path's staging: a warp's round covers 32 − C new elements, its
+// last C lanes the next round's first ones again, so that each writing
+// lane takes its pair's partner (C elements on) from a lane of its own
+// warp (a shuffle) instead of a second load. (The pairs at a row's last
+// C elements take the next row's values: the fragments never read them.)
+#define STAGE_STEP (32 - C)
+#define STAGE_ROUNDS ((STAGE_ELEMS + STAGE_STEP - 1) / STAGE_STEP)
+#define STAGE_N ((STAGE_ROUNDS + THREADS / 32 - 1) / (THREADS / 32))
+#define STAGE_INDEX(j) (((int)(threadIdx.x >> 5) + (j) * (THREADS / 32)) * STAGE_STEP + (int)(threadIdx.x & 31))
+#else
 #define STAGE_N ((STAGE_ELEMS + THREADS - 1) / THREADS)
+#define STAGE_INDEX(j) ((int)threadIdx.x + (j) * THREADS)
+#endif
 
 #if STAGES == 2
-// stage_fetch loads this thread's values of outer tap ot's tile (element
-// i = threadIdx.x + j·THREADS: row i / ROW_ELEMS, element i % ROW_ELEMS,
-// from row y0 − SHIFT_Y and element e0 − SHIFT_X·C) raw into pre, by the
-// border rule; bit j of *outside marks a value the constant border makes
-// cval. Nothing waits for the loads until stage_put.
-INLINE void stage_fetch(__global const IN_T* restrict in, __constant int* restrict outer, long plane, int ot,
-	long y0, long e0, long in_y, long in_x, IN_T* pre, unsigned* outside)
+// stage_offsets gives this thread's staged values (element i =
+// STAGE_INDEX(j) of the tile: row i / ROW_ELEMS, element i % ROW_ELEMS,
+// from row y0 − SHIFT_Y and element e0 − SHIFT_X·C) their offsets within
+// an input plane by the border rule, and sets bit j of *outside where
+// the constant border makes the value cval or i is past the tile (offset
+// 0 then: every load is of a real value, and unconditional). They are the
+// same for every plane and outer tap, so they are computed once (the host
+// keeps a plane's offsets within int).
+INLINE void stage_offsets(long y0, long e0, long in_y, long in_x, int* off, unsigned* outside)
 {
-	const long src = outer_plane(outer, plane, ot);
 	const long in_row = in_x * C;
 	unsigned out_bits = 0;
 #pragma unroll
 	for (int j = 0; j < STAGE_N; j++) {
-		const int i = threadIdx.x + j * THREADS;
+		const int i = STAGE_INDEX(j);
 		const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
 		const long py = y0 + r - SHIFT_Y;
 		const long pe = e0 + q - SHIFT_X * C;
 		const long px = position_of(pe);
 		const long c = pe - px * C;
-		pre[j] = (IN_T)0;
-		if (i < STAGE_ELEMS) {
-#if BORDER == BORDER_CONSTANT
-			if (src < 0 || !inside(py, in_y) || !inside(px, in_x)) {
-				out_bits |= 1u << j;
-			} else {
-				pre[j] = in[(src * in_y + py) * in_row + px * C + c];
-			}
-#else
-			pre[j] = in[(src * in_y + border_index(py, in_y)) * in_row + border_index(px, in_x) * C + c];
-#endif
+		off[j] = 0;
+		if (i >= STAGE_ELEMS) {
+			out_bits |= 1u << j;
+			continue;
 		}
+#if BORDER == BORDER_CONSTANT
+		if (inside(py, in_y) && inside(px, in_x)) {
+			off[j] = (int)(py * in_row + px * C + c);
+		} else {
+			out_bits |= 1u << j;
+		}
+#else
+		off[j] = (int)(border_index(py, in_y) * in_row + border_index(px, in_x) * C + c);
+#endif
 	}
 	*outside = out_bits;
 }
 
-// stage_put converts the fetched values and stores them into tile.
-INLINE void stage_put(LOCAL_PTR float* tile, const IN_T* pre, unsigned outside, ACC_T cval) {
+// stage_fetch loads this thread's values of input plane src (−1: wholly
+// outside, every value cval) at offsets off raw into pre. Nothing waits
+// for the loads until stage_put.
+INLINE void stage_fetch(__global const IN_T* restrict in, long src, long in_plane, const int* off, IN_T* pre)
+{
+	__global const IN_T* base = in + (src < 0 ? 0 : src) * in_plane;
 #pragma unroll
 	for (int j = 0; j < STAGE_N; j++) {
-		const int i = threadIdx.x + j * THREADS;
+		pre[j] = base[off[j]];
+	}
+}
+
+// stage_put converts the fetched values (cval where bit j of outside is
+// set) and stores them into tile (F16: as pairs with the values C
+// elements on, from the lanes C on).
+INLINE void stage_put(LOCAL_PTR TILE_T* tile, const IN_T* pre, unsigned outside, ACC_T cval)
+{
+#pragma unroll
+	for (int j = 0; j < STAGE_N; j++) {
+		const int i = STAGE_INDEX(j);
 		const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
-		if (i < STAGE_ELEMS) {
-			tile[r * ROW_PITCH + q] = (outside >> j) & 1 ? cval : to_acc(pre[j]);
+		const float v = (outside >> j) & 1 ? cval : to_acc(pre[j]);
+#if F16
+		const float v2 = __shfl_down_sync(0xffffffffu, v, C);
+		if ((threadIdx.x & 31) < STAGE_STEP && i < STAGE_ELEMS) {
+			tile[r * ROW_PITCH + q] = pack_f16(v, v2);
 		}
+#else
+		if (i < STAGE_ELEMS) {
+			tile[r * ROW_PITCH + q] = v;
+		}
+#endif
 	}
 }
 #endif
@@ -200,6 +287,30 @@ INLINE void stage_put(LOCAL_PTR float* tile, const IN_T* pre, unsigned outside, 
 	} while (0)
 #endif
 
+#if F16
+// H_FRAG loads half an A fragment (the 8 taps of one kernel row) of
+// m-tile mx, chunk c from tile row `row` into h[2]: pairs (g, 2t..2t+1),
+// (g+8, 2t..2t+1); H_ZERO is the padding row's.
+#define H_FRAG(h, row, mx, c) \
+	do { \
+		LOCAL_PTR const TILE_T* s_ = tile + (row) * ROW_PITCH + (mx) * 16 + g + (8 * (c) + 2 * t) * C; \
+		(h)[0] = s_[0]; \
+		(h)[1] = s_[8]; \
+	} while (0)
+#define H_ZERO(h) \
+	do { \
+		(h)[0] = 0u; \
+		(h)[1] = 0u; \
+	} while (0)
+// PRODUCTS16 adds the products of kernel rows (h0, h1) and weights bw to
+// d: lo first.
+#define PRODUCTS16(d, h0, h1, bw) \
+	do { \
+		mma16((d), (h0)[0], (h0)[1], (h1)[0], (h1)[1], __float_as_uint((bw).z), __float_as_uint((bw).w)); \
+		mma16((d), (h0)[0], (h0)[1], (h1)[0], (h1)[1], __float_as_uint((bw).x), __float_as_uint((bw).y)); \
+	} while (0)
+#endif
+
 // With MIN_BLOCKS 0, no blocks-per-multiprocessor hint: on the H100,
 // __launch_bounds__(THREADS, 1) made S000's bank of 8 26 % slower
 // (docs/perf/gemm.md, call 3).
@@ -218,7 +329,12 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 	const long planes, // number of output outer planes
 	const ACC_T cval)
 {
-	__shared__ float tiles[STAGES][TILE_ROWS * ROW_PITCH];
+	__shared__ TILE_T tiles[STAGES][TILE_ROWS * ROW_PITCH];
+#if STAGES == 2
+	// The input plane of each outer tap (outer_plane's divisions once per
+	// plane, not per tap and value).
+	__shared__ long srcs[OUTER_TAPS];
+#endif
 	const long out_row = out_x * C;
 	const long out_plane = out_y * out_row;
 	const int lane = threadIdx.x & 31, warp = threadIdx.x >> 5;
@@ -229,6 +345,12 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 	const long e0 = (long)(blockIdx.x % x_tiles) * TILE_X; // first output element of the tile
 	const long y0 = (long)blockIdx.y * TILE_Y;
 	const int nt0 = group * NT + wn * NTW; // the warp's first n-tile of the padded bank
+#if STAGES == 2
+	const long in_plane = in_y * in_x * C;
+	int off[STAGE_N];
+	unsigned outside_yx; // the values the border makes cval in every plane
+	stage_offsets(y0, e0, in_y, in_x, off, &outside_yx);
+#endif
 
 	for (long plane = blockIdx.z; plane < planes; plane += gridDim.z) {
 		float acc[RY][MX][NTW][4];
@@ -249,20 +371,26 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 		// Double-buffered: tap ot + 1's values are loaded (raw, into
 		// registers) before tap ot's products and stored into the other
 		// tile after them, one barrier per tap.
+		__syncthreads(); // the last plane's readers of srcs are done
+		for (int i = threadIdx.x; i < OUTER_TAPS; i += THREADS) {
+			srcs[i] = outer_plane(outer, plane, i);
+		}
+		__syncthreads();
 		IN_T pre[STAGE_N];
-		unsigned outside = 0;
-		stage_fetch(in, outer, plane, 0, y0, e0, in_y, in_x, pre, &outside);
-		stage_put(tiles[0], pre, outside, cval);
+		long src = srcs[0];
+		stage_fetch(in, src, in_plane, off, pre);
+		stage_put(tiles[0], pre, src < 0 ? ~0u : outside_yx, cval);
 		__syncthreads();
 #endif
 		for (int ot = 0; ot < OUTER_TAPS; ot++) {
 #if STAGES == 2
-			LOCAL_PTR float* tile = tiles[ot & 1];
+			LOCAL_PTR TILE_T* tile = tiles[ot & 1];
 			if (ot + 1 < OUTER_TAPS) {
-				stage_fetch(in, outer, plane, ot + 1, y0, e0, in_y, in_x, pre, &outside);
+				src = srcs[ot + 1];
+				stage_fetch(in, src, in_plane, off, pre);
 			}
 #else
-			LOCAL_PTR float* tile = tiles[0];
+			LOCAL_PTR TILE_T* tile = tiles[0];
 			const long src = outer_plane(outer, plane, ot);
 			__syncthreads(); // the last tap's readers are done
 			// Stage rows y0 − SHIFT_Y …, elements e0 − SHIFT_X·C …, mapped
@@ -272,13 +400,57 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 				const long py = y0 + r - SHIFT_Y;
 				const long pe = e0 + q - SHIFT_X * C;
 				const long px = position_of(pe);
-				tile[r * ROW_PITCH + q] = gemm_load_input(in, src, py, px, pe - px * C, in_y, in_x, cval);
+				const float v = gemm_load_input(in, src, py, px, pe - px * C, in_y, in_x, cval);
+				tile[r * ROW_PITCH + q] = v;
 			}
 			__syncthreads();
 #endif
-			__global const float4* w = taps + ((long)ot * KY * KCH * NT_ALL + nt0) * 32 + lane;
+			__global const float4* w = taps + ((long)ot * KROWS * KCH * NT_ALL + nt0) * 32 + lane;
 			const int row0 = wy * RY; // the warp's first output row in the tile
-#if B_HELD
+#if F16
+			float4 b[KROWS][KCH][NTW];
+#pragma unroll
+			for (int p = 0; p < KROWS; p++) {
+#pragma unroll
+				for (int c = 0; c < KCH; c++) {
+#pragma unroll
+					for (int n = 0; n < NTW; n++) {
+						b[p][c][n] = w[((p * KCH + c) * NT_ALL + n) * 32];
+					}
+				}
+			}
+			// Rows i and i + 1 feed output row r through the kernel-row
+			// pair p = (i − r)/2 where i − r is even; each row's half
+			// fragment is loaded once (row RY + KY − 1 only pads: zero).
+			unsigned hf[RY + KY][KCH][MX][2];
+#pragma unroll
+			for (int i = 0; i < RY + KY - 1; i++) {
+#pragma unroll
+				for (int c = 0; c < KCH; c++) {
+#pragma unroll
+					for (int mx = 0; mx < MX; mx++) {
+						if (i == 0) {
+							H_FRAG(hf[0][c][mx], row0, mx, c);
+						}
+						if (i + 1 < RY + KY - 1) {
+							H_FRAG(hf[i + 1][c][mx], row0 + i + 1, mx, c);
+						} else {
+							H_ZERO(hf[i + 1][c][mx]);
+						}
+#pragma unroll
+						for (int r = 0; r < RY; r++) {
+							const int jy = i - r;
+							if (jy >= 0 && jy < KY && jy % 2 == 0) {
+#pragma unroll
+								for (int n = 0; n < NTW; n++) {
+									PRODUCTS16(acc[r][mx][n], hf[i][c][mx], hf[i + 1][c][mx], b[jy / 2][c][n]);
+								}
+							}
+						}
+					}
+				}
+			}
+#elif B_HELD
 			float4 b[KY][KCH][NTW];
 #pragma unroll
 			for (int jy = 0; jy < KY; jy++) {
@@ -337,7 +509,7 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 #endif
 #if STAGES == 2
 			if (ot + 1 < OUTER_TAPS) {
-				stage_put(tiles[(ot + 1) & 1], pre, outside, cval);
+				stage_put(tiles[(ot + 1) & 1], pre, src < 0 ? ~0u : outside_yx, cval);
 			}
 			__syncthreads();
 #endif
@@ -345,6 +517,19 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 		// Accumulator q of (r, mx, n) is output element e0 + 16·mx + g (+8
 		// for q ≥ 2) of row y0 + row0 + r, kernel 8·(nt0 + n) + 2t (+1 for
 		// odd q).
+#if F16
+		// The scales 2^−s of the thread's kernels (exact products).
+		float scale[NTW][2];
+#pragma unroll
+		for (int n = 0; n < NTW; n++) {
+			__global const float* sc = (__global const float*)(taps + SCALE_AT) + 8 * (nt0 + n) + 2 * t;
+			scale[n][0] = sc[0];
+			scale[n][1] = sc[1];
+		}
+#define ACC_OUT(r, mx, n, q) (acc[r][mx][n][q] * scale[n][(q) & 1])
+#else
+#define ACC_OUT(r, mx, n, q) acc[r][mx][n][q]
+#endif
 #pragma unroll
 		for (int r = 0; r < RY; r++) {
 			const long y = y0 + wy * RY + r;
@@ -366,15 +551,15 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 #if OUT_PAIR
 						// float output, an even bank: the pair in one store.
 						if (k < BANK) {
-							*(float2*)(o + k) = make_float2(acc[r][mx][n][2 * h], acc[r][mx][n][2 * h + 1]);
+							*(float2*)(o + k) = make_float2(ACC_OUT(r, mx, n, 2 * h), ACC_OUT(r, mx, n, 2 * h + 1));
 						}
 						continue;
 #endif
 						if (k < BANK) {
-							o[k] = to_output(acc[r][mx][n][2 * h]);
+							o[k] = to_output(ACC_OUT(r, mx, n, 2 * h));
 						}
 						if (k + 1 < BANK) {
-							o[k + 1] = to_output(acc[r][mx][n][2 * h + 1]);
+							o[k + 1] = to_output(ACC_OUT(r, mx, n, 2 * h + 1));
 						}
 					}
 				}
@@ -382,3 +567,4 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 		}
 	}
 }
+#undef ACC_OUT

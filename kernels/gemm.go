@@ -28,6 +28,12 @@ type GemmShape struct {
 	// fragment loads (asm without volatile); the default keeps them in
 	// program order (asm volatile), the order measured on the device.
 	Reorder bool
+	// TF32 keeps the 3xTF32 path where the FP16 one would run (8-bit
+	// inputs): the A/B of the two.
+	TF32 bool
+	// FP16 is NewGemm's answer, not a request: the launch takes the FP16
+	// path (gemmF16).
+	FP16 bool
 }
 
 func (s GemmShape) String() string {
@@ -41,6 +47,9 @@ func (s GemmShape) String() string {
 	if s.Reorder {
 		d += ", mma reordered"
 	}
+	if s.TF32 {
+		d += ", TF32 asked for"
+	}
 	return d
 }
 
@@ -48,7 +57,12 @@ func (s GemmShape) String() string {
 // next tile when double-buffering (and gemm.cl's bit mask of them).
 const gemmMaxStageN = 16
 
-func (s GemmShape) describe() string { return "tensor cores (3xTF32), " + s.String() }
+func (s GemmShape) describe() string {
+	if s.FP16 {
+		return "tensor cores (FP16 weights split hi+lo, m16n8k16), " + s.String()
+	}
+	return "tensor cores (3xTF32), " + s.String()
+}
 
 // GemmOptions are the limits NewGemm plans within.
 type GemmOptions struct {
@@ -71,12 +85,15 @@ const gemmMaxTiles = 4
 const gemmHeldRegs = 64
 
 // DefaultGemmShape is the decomposition for a bank of bank kernels with ky
-// kernel rows: 8 output rows per warp (each A fragment then feeds up to
-// KY rows), n-tiles over warps (two per warp where the bank has four),
-// 4 warps a block, double-buffered. Measured on the H100 for S000
-// (docs/perf/gemm.md): banks of 8, 16 and 32 ran fastest so among the
-// shapes tried.
-func DefaultGemmShape(bank, ky int) GemmShape {
+// kernel rows (f16: by the FP16 path): 8 output rows per warp (each A
+// fragment then feeds up to KY rows), n-tiles over warps (two per warp
+// where the bank has four), 4 warps a block, double-buffered; on the FP16
+// path a bank of one n-tile (≤ 8 kernels) asks for 5 blocks per
+// multiprocessor (≤ 102 registers a thread: S000 bank 8 0.84 → 0.78 ms;
+// bank 16 lost 2 % so, bank 32 3 % with 4). Measured on the H100 and H200
+// for S000 (docs/perf/gemm.md): banks of 8, 16 and 32 ran fastest so
+// among the shapes tried.
+func DefaultGemmShape(bank, ky int, f16 bool) GemmShape {
 	nt := min(ceilDiv(bank, 8), gemmMaxTiles)
 	s := GemmShape{MX: 1, RY: 8, NTW: 1, WarpsN: nt, Stages: 2}
 	if nt == 4 {
@@ -86,6 +103,9 @@ func DefaultGemmShape(bank, ky int) GemmShape {
 	if ky == 1 {
 		s.RY, s.MX = 1, 4
 		s.WarpsY = max(1, 8/s.WarpsN)
+	}
+	if f16 && nt == 1 && ky > 1 {
+		s.MinBlocks = 5
 	}
 	return s
 }
@@ -123,6 +143,59 @@ func GemmWhy(p *nd.Problem) error {
 // (11 significant bits): 8-bit integers.
 func inExactTF32(d nd.DType) bool { return d == nd.Uint8 || d == nd.Int8 }
 
+// gemmExactTF32 reports whether every value gemm.cl stages for p is exact
+// in TF32, so that it need not split them: 8-bit data, and a cval
+// (float32, as the kernels take it) that TF32 holds where the border uses
+// it. A cval such as 0.1 with uint8 data takes the split.
+func gemmExactTF32(p *nd.Problem) bool {
+	if !inExactTF32(p.In) {
+		return false
+	}
+	cval := float32(p.CVal)
+	return p.Border != nd.Constant || RoundTF32(cval) == cval
+}
+
+// gemmF16MaxC bounds the interleaved channels of the FP16 path: its
+// staging shuffles each value's pair partner from the lane C on, so a
+// warp stages 32 − C values a round.
+const gemmF16MaxC = 8
+
+// gemmF16 says whether p takes the FP16 path (its staged values exact in
+// FP16: 8-bit data and a cval FP16 holds where the border uses it; at
+// most gemmF16MaxC channels) and
+// gives each kernel's scale exponent s: its weights times 2^s have their
+// largest magnitude in [2^14, 2^15) (0 for a kernel of zeros), so that
+// their FP16 hi and lo parts keep 22 bits as 3xTF32 does. A kernel whose
+// 2^−s float32 cannot hold (|s| > 126: weights below 2^−112 or above
+// 2^126 only) keeps p on the TF32 path.
+func gemmF16(p *nd.Problem) ([]int, bool) {
+	if !inExactTF32(p.In) {
+		return nil, false
+	}
+	if cval := float32(p.CVal); p.Border == nd.Constant && RoundF16(cval) != cval {
+		return nil, false
+	}
+	if _, _, _, c := canonical(problemAxes(p)); c > gemmF16MaxC {
+		return nil, false
+	}
+	scales := make([]int, len(p.Kernels))
+	for i, k := range p.Kernels {
+		m := 0.0
+		for _, w := range k.Dense {
+			m = max(m, math.Abs(float64(float32(w))))
+		}
+		if m == 0 {
+			continue
+		}
+		_, e := math.Frexp(m) // m = f·2^e, f in [0.5, 1)
+		scales[i] = 15 - e
+		if scales[i] > 126 || scales[i] < -126 {
+			return nil, false
+		}
+	}
+	return scales, true
+}
+
 // NewGemm specialises the gemm method (gemm.cl) for p. It returns nil, nil
 // when the output is empty.
 func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
@@ -135,9 +208,25 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 	if opt.MaxGroupsYZ <= 0 {
 		opt.MaxGroupsYZ = 65535
 	}
+	if scales, f16 := gemmF16(p); f16 && !opt.Shape.TF32 {
+		l, err := newGemm(p, opt, scales)
+		if err != nil || l == nil || slices.Contains(l.Defines, "STAGES=2") && slices.Contains(l.Defines, "B_HELD=1") {
+			return l, err
+		}
+	}
+	return newGemm(p, opt, nil)
+}
+
+// newGemm is NewGemm on the FP16 path where scales is not nil (gemmF16's),
+// else on the TF32 path. The FP16 path is only written (and measured)
+// double-buffered with the weights held in registers: where its
+// decomposition would be otherwise (long kernels, large tiles), NewGemm
+// takes the TF32 path.
+func newGemm(p *nd.Problem, opt GemmOptions, scales []int) (*Launch, error) {
+	f16 := scales != nil
 	outer, y, x, c := canonical(problemAxes(p))
 	bank := len(p.Kernels)
-	s := DefaultGemmShape(bank, y.k)
+	s := DefaultGemmShape(bank, y.k, f16)
 	for _, f := range []struct {
 		dst *int
 		v   int
@@ -162,7 +251,13 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 	if outerTaps*y.k*x.k != len(p.Kernels[0].Dense) {
 		return nil, fmt.Errorf("kernels: canonical form has %d taps, the kernel %d", outerTaps*y.k*x.k, len(p.Kernels[0].Dense))
 	}
-	l.Taps = gemmTaps(p, outerTaps, y.k, x.k, kch, nt*groups)
+	scaleAt := 0
+	if f16 {
+		l.Taps = gemmTapsF16(p, scales, outerTaps, y.k, x.k, kch, nt*groups)
+		scaleAt = outerTaps * ceilDiv(y.k, 2) * kch * nt * groups * 32
+	} else {
+		l.Taps = gemmTaps(p, outerTaps, y.k, x.k, kch, nt*groups)
+	}
 	tileX, tileY := 16*s.MX, s.RY*s.WarpsY
 	groupsY := ceilDiv(y.out, tileY)
 	if groupsY > opt.MaxGroupsYZ {
@@ -178,17 +273,29 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 	if l.LocalBytes > opt.MaxLocalBytes {
 		return nil, &nd.UnsupportedError{What: "kernel extent for the gemm method", Value: fmt.Sprint(p.KShape), Supported: fmt.Sprintf("kernels whose staged tile fits %d bytes of shared memory", opt.MaxLocalBytes)}
 	}
-	held := y.k*kch*s.NTW*4 <= gemmHeldRegs
+	kRows := y.k
+	if f16 {
+		kRows = ceilDiv(y.k, 2)
+	}
+	held := kRows*kch*s.NTW*4 <= gemmHeldRegs
 	threads := 32 * s.WarpsN * s.WarpsY
 	stageN := ceilDiv((tileY+y.k-1)*(tileX+(8*kch-1)*c), threads)
+	if f16 { // gemm.cl's STAGE_N: rounds of 32 − C values a warp
+		stageN = ceilDiv(ceilDiv((tileY+y.k-1)*(tileX+(8*kch-1)*c), 32-c), threads/32)
+	}
 	if s.Stages != 1 && s.Stages != 2 {
 		s.Stages = 2
 	}
-	if stageN > gemmMaxStageN || 2*l.LocalBytes > opt.MaxLocalBytes {
+	// Double-buffered staging keeps each value's offset within an input
+	// plane in an int, and the outer taps' planes in shared memory.
+	if stageN > gemmMaxStageN || 2*l.LocalBytes+8*outerTaps > opt.MaxLocalBytes || int64(y.in)*int64(x.in)*int64(c) > math.MaxInt32 {
 		s.Stages = 1
 	}
 	l.LocalBytes *= s.Stages
-	s.Reorder = opt.Shape.Reorder
+	if s.Stages == 2 {
+		l.LocalBytes += 8 * outerTaps
+	}
+	s.Reorder, s.TF32, s.FP16 = opt.Shape.Reorder, opt.Shape.TF32, f16
 	l.Shape = s
 	l.Defines = append(typeDefines(p),
 		fmt.Sprintf("BORDER=%d", p.Border),
@@ -202,7 +309,9 @@ func NewGemm(p *nd.Problem, opt GemmOptions) (*Launch, error) {
 		fmt.Sprintf("MX=%d", s.MX), fmt.Sprintf("RY=%d", s.RY), fmt.Sprintf("NTW=%d", s.NTW),
 		fmt.Sprintf("WARPS_N=%d", s.WarpsN), fmt.Sprintf("WARPS_Y=%d", s.WarpsY),
 		fmt.Sprintf("BANK_GROUPS=%d", groups),
-		fmt.Sprintf("IN_SPLIT=%d", b2i(!inExactTF32(p.In))),
+		fmt.Sprintf("IN_SPLIT=%d", b2i(!f16 && !gemmExactTF32(p))),
+		fmt.Sprintf("F16=%d", b2i(f16)),
+		fmt.Sprintf("SCALE_AT=%d", scaleAt),
 		fmt.Sprintf("B_HELD=%d", b2i(held)),
 		fmt.Sprintf("STAGES=%d", s.Stages),
 		fmt.Sprintf("MIN_BLOCKS=%d", max(s.MinBlocks, 0)),
@@ -246,6 +355,103 @@ func gemmTaps(p *nd.Problem, outerTaps, ky, kx, kch, ntAll int) []float64 {
 	return taps
 }
 
+// gemmTapsF16 lays the weights out as gemm.cl's F16 path reads them (a
+// float64 per 32-bit word, holding its bits as a float32: two FP16
+// values, never NaN or Inf as a float32 since FP16 parts are finite): per
+// outer tap t, kernel-row pair p, chunk c and n-tile nt, for each lane (g
+// = lane/4, q = lane%4) {hi(b01), hi(b23), lo(b01), lo(b23)}, b01 the
+// pair W'[2p][8c + 2q + {0, 1}][kernel 8nt + g], b23 the same at kernel
+// row 2p + 1, W' = W·2^s of the kernel; zero beyond the kernel and the
+// bank. Then the scales 2^−s, one float per kernel of the padded bank
+// (1 beyond it), to a whole float4.
+func gemmTapsF16(p *nd.Problem, scales []int, outerTaps, ky, kx, kch, ntAll int) []float64 {
+	bank := len(p.Kernels)
+	kp := ceilDiv(ky, 2)
+	n := outerTaps * kp * kch * ntAll * 32 * 4
+	taps := make([]float64, n+ntAll*8)
+	weight := func(k, t, jy, jx int) float32 {
+		if k >= bank || jy >= ky || jx >= kx {
+			return 0
+		}
+		return float32(math.Ldexp(float64(float32(p.Kernels[k].Dense[(t*ky+jy)*kx+jx])), scales[k]))
+	}
+	word := func(lo, hi float32) float64 {
+		return float64(math.Float32frombits(uint32(F16Bits(lo)) | uint32(F16Bits(hi))<<16))
+	}
+	i := 0
+	for t := range outerTaps {
+		for pr := range kp {
+			for c := range kch {
+				for nt := range ntAll {
+					for lane := range 32 {
+						g, q := lane/4, lane%4
+						k := 8*nt + g
+						for h, jy := range []int{2 * pr, 2*pr + 1} {
+							jx := 8*c + 2*q
+							hi0, lo0 := SplitF16(weight(k, t, jy, jx))
+							hi1, lo1 := SplitF16(weight(k, t, jy, jx+1))
+							taps[i+h], taps[i+2+h] = word(hi0, hi1), word(lo0, lo1)
+						}
+						i += 4
+					}
+				}
+			}
+		}
+	}
+	for k := range ntAll * 8 {
+		taps[n+k] = 1
+		if k < bank {
+			taps[n+k] = math.Ldexp(1, -scales[k])
+		}
+	}
+	return taps
+}
+
+// RoundF16 rounds a float32 to the nearest FP16 value (10 fraction bits,
+// subnormals below 2⁻¹⁴ in steps of 2⁻²⁴), ties to even, as PTX's
+// cvt.rn.f16.f32 does; ±Inf beyond FP16's range (65504).
+func RoundF16(x float32) float32 {
+	v := float64(x)
+	if math.IsInf(v, 0) || math.IsNaN(v) || v == 0 {
+		return x
+	}
+	_, e := math.Frexp(math.Abs(v)) // |v| in [2^(e−1), 2^e)
+	step := math.Ldexp(1, max(e-1, -14)-10)
+	r := math.RoundToEven(v/step) * step
+	if math.Abs(r) > 65504 {
+		return float32(math.Inf(int(math.Copysign(1, v))))
+	}
+	return float32(r)
+}
+
+// SplitF16 splits x (|x| < 2^15) into hi = RoundF16(x) and lo =
+// RoundF16(x − hi): |x − hi − lo| ≤ 2⁻²²·|x| + 2⁻²⁵ (lo's subnormal
+// spacing).
+func SplitF16(x float32) (hi, lo float32) {
+	hi = RoundF16(x)
+	return hi, RoundF16(x - hi)
+}
+
+// F16Bits is the FP16 encoding of x, which must be an FP16 value
+// (RoundF16's): sign, 5 exponent bits (bias 15), 10 fraction bits.
+func F16Bits(x float32) uint16 {
+	v := float64(x)
+	var sign uint16
+	if math.Signbit(v) {
+		sign, v = 0x8000, -v
+	}
+	switch {
+	case v == 0:
+		return sign
+	case math.IsInf(v, 0):
+		return sign | 0x7c00
+	case v < 0x1p-14: // subnormal: multiples of 2⁻²⁴
+		return sign | uint16(v*0x1p24)
+	}
+	f, e := math.Frexp(v) // v = f·2^e, f in [0.5, 1)
+	return sign | uint16(e-1+15)<<10 | uint16((f*2-1)*1024)
+}
+
 // RoundTF32 rounds a float32 to the nearest TF32 value (10 fraction bits),
 // ties away from zero, as PTX's cvt.rna.tf32.f32 does.
 func RoundTF32(x float32) float32 {
@@ -267,23 +473,44 @@ func SplitTF32(x float32) (hi, lo float32) {
 
 // GemmErrorBound bounds |gemm − exact| for one output of p, relative to
 // absSum·maxAbs (Σ|w| of the largest kernel times the largest |x| of the
-// extended input): the weights' and (for inputs TF32 does not hold) the
+// extended input).
+//
+// 3xTF32 path: the weights' and (for inputs TF32 does not hold) the
 // inputs' split loses at most 2⁻²¹ of each product, and each of the
 // accumulator's additions — one per mma, 2 or 3 per chunk of 8 taps,
 // whatever rounding the tensor cores use inside an mma — at most 2⁻²³ of
-// the running sum: (2 or 3)·chunks·2⁻²³ + 2⁻²¹ in all. It is at most the
+// the running sum: (2 or 3)·chunks·2⁻²³ + 2⁻²¹ in all.
+//
+// FP16 path (8-bit inputs, gemmF16): the inputs are exact; a kernel's
+// weights scaled by 2^s (exact) have max|w'| ≥ 2^14, and w' − hi − lo is
+// at most 2⁻²²·|w'| + 2⁻²⁵ (SplitF16), so the split loses at most
+// (2⁻²² + taps·2⁻³⁹)·Σ|w'|·max|x|; the products of FP16 values are exact
+// in float32, and each m16n8k16 (16 taps: two kernel rows of 8, KY odd
+// padded with a zero row) is counted as two additions, as the two TF32
+// mma it replaces are: 2·2·pairChunks·2⁻²³. The final multiplication by
+// 2^−s is exact (a float32 result that is not subnormal).
+//
+// Where p may take either path (8-bit inputs: NDCONV_GEMM_SHAPE can ask
+// for TF32), the bound is the larger of the two. It is at most the
 // a-priori bound of a float32 direct sum of the same taps (taps·2⁻²⁴)
-// wherever a chunk's 8 slots are at least half used; the tests measure
-// the actual error against it.
+// wherever a chunk's slots are at least half used; the tests measure the
+// actual error against it.
 func GemmErrorBound(p *nd.Problem, absSum, maxAbs float64) float64 {
 	outer, y, x, _ := canonical(problemAxes(p))
-	chunks := y.k * ceilDiv(x.k, 8)
+	outerTaps := 1
 	for _, a := range outer {
-		chunks *= a.k
+		outerTaps *= a.k
 	}
+	kch := ceilDiv(x.k, 8)
 	products := 2.0
-	if !inExactTF32(p.In) {
+	if !gemmExactTF32(p) {
 		products = 3
 	}
-	return (products*float64(chunks)*0x1p-23 + 0x1p-21) * absSum * maxAbs
+	adds := products * float64(outerTaps*y.k*kch)
+	split := 0x1p-21
+	if _, f16 := gemmF16(p); f16 {
+		adds = max(adds, 2*float64(outerTaps*2*ceilDiv(y.k, 2)*kch))
+		split = max(split, 0x1p-22+float64(outerTaps*y.k*x.k)*0x1p-39)
+	}
+	return (adds*0x1p-23 + split) * absSum * maxAbs
 }

@@ -5,6 +5,7 @@ import (
 	"math"
 	"math/rand/v2"
 	"os"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -40,6 +41,42 @@ func mmaTF32(d *[32][4]float32, a *[32][4]float32, b *[32][2]float32) {
 	*d = res
 }
 
+// mmaF16 is mma.sync.m16n8k16.row.col.f32.f16.f16.f32 as mmaTF32 models
+// m16n8k8, the fragments' FP16 pairs as the PTX ISA lays them out (the
+// lower k in the low half): A's registers (row g, k 2t..2t+1), (g+8,
+// 2t..), (g, 2t+8..), (g+8, 2t+8..), held here as 8 values a[lane][2r+h];
+// B's (k 2t..2t+1, column g), (2t+8.., g) as b[lane][2r+h].
+func mmaF16(d *[32][4]float32, a *[32][8]float32, b *[32][4]float32) {
+	A := func(row, k int) float32 { return a[(row%8)*4+(k%8)/2][2*(row/8+2*(k/8))+k%2] }
+	B := func(k, col int) float32 { return b[col*4+(k%8)/2][2*(k/8)+k%2] }
+	var res [32][4]float32
+	for lane := range 32 {
+		g, t := lane/4, lane%4
+		for q := range 4 {
+			row, col := g+8*(q/2), 2*t+q%2
+			s := float64(d[lane][q])
+			for k := range 16 {
+				s += float64(A(row, k)) * float64(B(k, col))
+			}
+			res[lane][q] = float32(s)
+		}
+	}
+	*d = res
+}
+
+// f16Value decodes an FP16 encoding (finite).
+func f16Value(h uint16) float32 {
+	e, f := int(h>>10&0x1f), float64(h&0x3ff)
+	v := math.Ldexp(f, -24)
+	if e > 0 {
+		v = math.Ldexp(1024+f, e-25)
+	}
+	if h&0x8000 != 0 {
+		v = -v
+	}
+	return float32(v)
+}
+
 // emulateGemm runs a gemm Launch on the CPU warp by warp and lane by lane,
 // as gemm.cl does: the same staging, the same fragment loads from the
 // staged tile, the weights read from l.Taps at the kernel's indices, the
@@ -55,14 +92,19 @@ func emulateGemm(t *testing.T, l *Launch, p *nd.Problem, in []float64) []float32
 	}
 	bank, ky, sy, sx, c := def["BANK"], def["KY"], def["SHIFT_Y"], def["SHIFT_X"], def["C"]
 	kch, mx, ry, ntw, wn, wyN := def["KCH"], def["MX"], def["RY"], def["NTW"], def["WARPS_N"], def["WARPS_Y"]
-	groups, split, held := def["BANK_GROUPS"], def["IN_SPLIT"] == 1, def["B_HELD"] == 1
+	groups, split, held, f16 := def["BANK_GROUPS"], def["IN_SPLIT"] == 1, def["B_HELD"] == 1, def["F16"] == 1
 	nOuter, outerTaps := def["NOUTER"], def["OUTER_TAPS"]
 	nt := wn * ntw
 	ntAll := nt * groups
 	tileX, tileY := 16*mx, ry*wyN
 	rowElems := tileX + (8*kch-1)*c
 	tileRows := tileY + ky - 1
-	if l.Local != [3]int{32 * wn * wyN, 1, 1} || ntAll*8 < bank || len(l.Taps) != outerTaps*ky*kch*ntAll*32*4 {
+	kRows, scaleAt := ky, 0
+	if f16 {
+		kRows = (ky + 1) / 2
+		scaleAt = outerTaps * kRows * kch * ntAll * 32 * 4
+	}
+	if l.Local != [3]int{32 * wn * wyN, 1, 1} || ntAll*8 < bank || len(l.Taps) != outerTaps*kRows*kch*ntAll*32*4+b2i(f16)*ntAll*8 || 4*def["SCALE_AT"] != scaleAt {
 		t.Fatalf("gemm launch: local %v, defines %v, %d weights", l.Local, l.Defines, len(l.Taps))
 	}
 	inY, inX, outY, outX, planes := int(l.Scalars[0]), int(l.Scalars[1]), int(l.Scalars[2]), int(l.Scalars[3]), int(l.Scalars[4])
@@ -91,6 +133,8 @@ func emulateGemm(t *testing.T, l *Launch, p *nd.Problem, in []float64) []float32
 		}
 		return float32(in[src*inPlane+y*inRow+x*c+ch])
 	}
+	// The F16 path's pairs reach C elements past a row.
+	rowElems += b2i(f16) * c
 	tile := make([]float32, tileRows*rowElems)
 	for plane := range planes {
 		for by := range l.Groups[1] {
@@ -159,7 +203,55 @@ func emulateGemm(t *testing.T, l *Launch, p *nd.Problem, in []float64) []float32
 								}
 							}
 							row0 := wy * ry
-							if held {
+							if f16 {
+								for _, v := range tile {
+									if RoundF16(v) != v {
+										t.Fatalf("staged value %v is not exact in FP16 but F16=1", v)
+									}
+								}
+								// The pairs of one kernel row: registers (g, 2t..), (g+8, 2t..).
+								half := func(row, m, ch int) (h [32][4]float32) {
+									if row >= tileRows || row >= row0+ry+ky-1 {
+										return h // the padding row
+									}
+									for lane := range 32 {
+										g, tt := lane/4, lane%4
+										s := tile[row*rowElems+m*16+g+(8*ch+2*tt)*c:]
+										h[lane] = [4]float32{s[0], s[c], s[8], s[8+c]}
+									}
+									return h
+								}
+								for pr := range kRows {
+									for ch := range kch {
+										var bh, bl [32][4]float32
+										for n := range ntw {
+											for lane := range 32 {
+												v := l.Taps[((((ot*kRows+pr)*kch+ch)*ntAll+nt0+n)*32+lane)*4:]
+												for h := range 4 {
+													bits := math.Float32bits(float32(v[h]))
+													lo, hi := f16Value(uint16(bits)), f16Value(uint16(bits>>16))
+													if h < 2 {
+														bh[lane][2*h], bh[lane][2*h+1] = lo, hi
+													} else {
+														bl[lane][2*(h-2)], bl[lane][2*(h-2)+1] = lo, hi
+													}
+												}
+											}
+											for r := range ry {
+												for m := range mx {
+													h0, h1 := half(row0+r+2*pr, m, ch), half(row0+r+2*pr+1, m, ch)
+													var a [32][8]float32
+													for lane := range 32 {
+														a[lane] = [8]float32{h0[lane][0], h0[lane][1], h0[lane][2], h0[lane][3], h1[lane][0], h1[lane][1], h1[lane][2], h1[lane][3]}
+													}
+													mmaF16(accAt(r, m, n), &a, &bl)
+													mmaF16(accAt(r, m, n), &a, &bh)
+												}
+											}
+										}
+									}
+								}
+							} else if held {
 								for i := range ry + ky - 1 {
 									for ch := range kch {
 										for m := range mx {
@@ -206,7 +298,11 @@ func emulateGemm(t *testing.T, l *Launch, p *nd.Problem, in []float64) []float32
 										for n := range ntw {
 											k := 8*(nt0+n) + 2*tt + q%2
 											if e < outRow && k < bank {
-												out[(plane*outPlane+y*outRow+e)*bank+k] = accAt(r, m, n)[lane][q]
+												v := accAt(r, m, n)[lane][q]
+												if f16 {
+													v *= float32(l.Taps[scaleAt+k])
+												}
+												out[(plane*outPlane+y*outRow+e)*bank+k] = v
 											}
 										}
 									}
@@ -342,6 +438,125 @@ func TestGemmModel(t *testing.T) {
 	t.Logf("%d random problems; largest error %.3g of the bound (float32 outputs)", n, worst)
 }
 
+// TestGemmModel8Bit emulates random problems of 8-bit data, the FP16
+// path's, through NewGemm's launches against the float64 reference within
+// GemmErrorBound: kernels scaled by powers of two from 2⁻⁶⁰ to 2⁶⁰ (each
+// its own scale), cvals FP16 holds and ones it does not (0.1, 1e6: the
+// TF32 path, 0.1 split as TF32 does not hold it either), and a quarter
+// with TF32 asked for; both paths must be taken.
+func TestGemmModel8Bit(t *testing.T) {
+	rng := rand.New(rand.NewPCG(29, 8))
+	n := cases(40)
+	paths := map[bool]int{}
+	for i := range n {
+		c := gemmCase(rng, i)
+		c.Spec.In = []nd.DType{nd.Uint8, nd.Int8}[rng.IntN(2)]
+		c.Input = enginetest.RandomArray(rng, c.Spec.In, c.Spec.Shape...)
+		c.Spec.Border = []nd.Border{nd.Constant, nd.Constant, nd.Reflect, nd.Wrap}[rng.IntN(4)]
+		c.Spec.CVal = []float64{-3, 2.5, 0.1, 1e6, 255}[rng.IntN(5)]
+		for b := range c.Spec.Kernels {
+			w := slices.Clone(c.Spec.Kernels[b].Weights)
+			e := rng.IntN(121) - 60
+			for j := range w {
+				w[j] = math.Ldexp(w[j], e)
+			}
+			c.Spec.Kernels[b].Weights = w
+		}
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		opt := GemmOptions{}
+		opt.Shape.TF32 = i%4 == 3
+		if i%3 == 1 {
+			opt.Shape.MX, opt.Shape.RY, opt.Shape.WarpsY = 2, 3, 2
+		}
+		l, err := NewGemm(p, opt)
+		if err != nil || l == nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		f16 := l.Shape.(GemmShape).FP16
+		paths[f16]++
+		got := outputArray(p, emulateGemm(t, l, p, c.Input.Float64s()))
+		bound := GemmErrorBound(p, fftconv.AbsSum(p), c.MaxAbs())
+		if msg := c.CheckBound(got, c.Want(), bound); msg != "" {
+			t.Fatalf("%s (%v %v→%v %v cval %v, kernel %v, bank %d, %v): %s", c.Name, c.Spec.Border, c.Spec.In, p.Out, c.Spec.Mode, c.Spec.CVal, p.KShape, len(p.Kernels), l.Describe(), msg)
+		}
+	}
+	t.Logf("%d random problems: %d by FP16, %d by TF32", n, paths[true], paths[false])
+	if paths[true] == 0 || paths[false] == 0 {
+		t.Errorf("paths taken: %v", paths)
+	}
+}
+
+// TestGemmCValSplit: 8-bit data under a constant border whose cval TF32
+// does not hold (0.1) stage that cval, so the TF32 path must split its
+// values (IN_SPLIT=1) and the FP16 path must not run; a cval both hold
+// keeps them whole (FP16); 2²⁰ (beyond FP16, exact in TF32) takes TF32
+// unsplit.
+func TestGemmCValSplit(t *testing.T) {
+	k := []nd.Kernel{{Shape: []int{3, 3}, Weights: []float64{1, 2, 3, 4, 5, 6, 7, 8, 9}}}
+	for _, c := range []struct {
+		cval  float64
+		f16   bool
+		split bool
+	}{{0.1, false, true}, {1.5, true, false}, {1e6, false, true}, {1 << 20, false, false}} {
+		p, _ := (&nd.Spec{Shape: []int{8, 8}, In: nd.Uint8, Out: nd.Float32, Border: nd.Constant, CVal: c.cval, Kernels: k}).Normalize()
+		l, err := NewGemm(p, GemmOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		split := slices.Contains(l.Defines, "IN_SPLIT=1")
+		if f16 := l.Shape.(GemmShape).FP16; f16 != c.f16 || split != c.split {
+			t.Errorf("cval %v: FP16 %v, IN_SPLIT %v; want %v, %v", c.cval, f16, split, c.f16, c.split)
+		}
+	}
+}
+
+// TestGemmF16Forms: the FP16 path runs only double-buffered with the
+// weights held (the forms run and measured on the device); 8-bit data
+// whose decomposition would be otherwise — a 31×31 kernel's 16 row pairs
+// by 4 chunks do not fit the registers — takes TF32, and S000's 7³ bank
+// of 32 and an RGBA bank take FP16.
+func TestGemmF16Forms(t *testing.T) {
+	ones := func(bank int, shape ...int) []nd.Kernel {
+		size := 1
+		for _, s := range shape {
+			size *= s
+		}
+		ks := make([]nd.Kernel, bank)
+		for i := range ks {
+			w := make([]float64, size)
+			for j := range w {
+				w[j] = float64(j%7 - 3)
+			}
+			ks[i] = nd.Kernel{Shape: shape, Weights: w}
+		}
+		return ks
+	}
+	for _, c := range []struct {
+		spec nd.Spec
+		f16  bool
+	}{
+		{nd.Spec{Shape: []int{64, 64, 64}, In: nd.Uint8, Out: nd.Float32, Kernels: ones(32, 7, 7, 7), Mode: nd.Valid}, true},
+		{nd.Spec{Shape: []int{64, 64, 4}, In: nd.Uint8, Out: nd.Float32, Kernels: ones(8, 5, 5)}, true},
+		{nd.Spec{Shape: []int{256, 256}, In: nd.Uint8, Out: nd.Float32, Kernels: ones(16, 31, 31)}, false},
+	} {
+		p, err := c.spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		l, err := NewGemm(p, GemmOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		f16 := l.Shape.(GemmShape).FP16
+		if f16 != c.f16 || f16 && !(slices.Contains(l.Defines, "STAGES=2") && slices.Contains(l.Defines, "B_HELD=1")) {
+			t.Errorf("%v %v: FP16 %v (want %v), %v", c.spec.Shape, p.KShape, f16, c.f16, l.Defines)
+		}
+	}
+}
+
 // TestGemmRefuses: the problems the gemm method does not take, each with
 // its reason.
 func TestGemmRefuses(t *testing.T) {
@@ -371,7 +586,9 @@ func TestGemmRefuses(t *testing.T) {
 
 // TestGemmCUDASyntax is TestCUDASyntax for gemm.cl: g++ checks the syntax
 // and types of specialisations (the weights held and per row, split and
-// exact inputs, an outer axis, a bank in groups) where it is installed;
+// exact inputs, the FP16 path, 8-bit data that the FP16 path leaves to
+// TF32 — a long kernel: weights per row, one stage —, an outer axis, a
+// bank in groups) where it is installed;
 // the inline PTX itself only NVRTC and the device check.
 func TestGemmCUDASyntax(t *testing.T) {
 	check := cudaSyntaxChecker(t)
@@ -394,6 +611,7 @@ func TestGemmCUDASyntax(t *testing.T) {
 		{Shape: []int{64, 64, 64}, In: nd.Uint8, Out: nd.Float32, Kernels: dense(32, 7, 7, 7), Mode: nd.Valid},
 		{Shape: []int{256, 256}, In: nd.Float32, Kernels: dense(16, 31, 31), Border: nd.Constant},
 		{Shape: []int{64, 64, 3}, In: nd.Uint16, Out: nd.Uint8, Kernels: dense(40, 5, 5), Border: nd.Wrap},
+		{Shape: []int{256, 256}, In: nd.Int8, Out: nd.Int16, Kernels: dense(16, 31, 31), Border: nd.Constant, CVal: 2},
 	}
 	for _, spec := range specs {
 		p, err := spec.Normalize()
@@ -404,7 +622,7 @@ func TestGemmCUDASyntax(t *testing.T) {
 		if err != nil {
 			t.Fatal(err)
 		}
-		if out, err := check(l, "#define __launch_bounds__(...)\nunsigned __float_as_uint(float);\nfloat __uint_as_float(unsigned);\n"); err != nil {
+		if out, err := check(l, "#define __launch_bounds__(...)\nunsigned __float_as_uint(float);\nfloat __uint_as_float(unsigned);\nbool isnan(float);\nfloat __shfl_down_sync(unsigned, float, int);\n"); err != nil {
 			t.Errorf("%v (%v): g++: %v\n%s", spec.Shape, l.Defines, err, out)
 		}
 	}

@@ -13,7 +13,9 @@ import (
 
 // GemmEngine executes one problem by the gemm method (kernels/gemm.cl):
 // an implicit GEMM on the tensor cores, float32-accurate by splitting
-// weights (and inputs TF32 does not hold) into TF32 high and low parts.
+// weights (and inputs TF32 does not hold) into TF32 high and low parts,
+// or, for 8-bit inputs, weights scaled per kernel into FP16 high and low
+// parts on the FP16 tensor ops.
 // Results differ from the direct method by rounding, within
 // kernels.GemmErrorBound. gemm.cl multiplies every weight, zero ones
 // too, so an input holding NaN or Inf (or values whose products could
@@ -56,15 +58,16 @@ func NewGemm(dev Device, reopen func() (Device, error), p *nd.Problem, opt Optio
 	return &GemmEngine{guarded{Engine: e, carries: carries, mayNeed: mayNeed, opened: reopen}}, nil
 }
 
-// gemmShape is the decomposition NDCONV_GEMM_SHAPE ("MX,RY,NTW,WN,WY[,STAGES[,MINBLOCKS[,REORDER]]]")
+// gemmShape is the decomposition NDCONV_GEMM_SHAPE ("MX,RY,NTW,WN,WY[,STAGES[,MINBLOCKS[,REORDER[,TF32]]]]")
 // asks for: the bench's and the tests' way to compare decompositions
-// (kernels.Tuning has no field for it yet); zero otherwise.
+// (kernels.Tuning has no field for it yet); zero otherwise. TF32 1
+// keeps 8-bit inputs on the 3xTF32 path (the A/B against FP16).
 func gemmShape() kernels.GemmShape {
 	var s kernels.GemmShape
 	if v := os.Getenv("NDCONV_GEMM_SHAPE"); v != "" {
-		var reorder int
-		fmt.Sscanf(v, "%d,%d,%d,%d,%d,%d,%d,%d", &s.MX, &s.RY, &s.NTW, &s.WarpsN, &s.WarpsY, &s.Stages, &s.MinBlocks, &reorder)
-		s.Reorder = reorder == 1
+		var reorder, tf32 int
+		fmt.Sscanf(v, "%d,%d,%d,%d,%d,%d,%d,%d,%d", &s.MX, &s.RY, &s.NTW, &s.WarpsN, &s.WarpsY, &s.Stages, &s.MinBlocks, &reorder, &tf32)
+		s.Reorder, s.TF32 = reorder == 1, tf32 == 1
 	}
 	return s
 }
