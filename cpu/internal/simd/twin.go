@@ -71,10 +71,35 @@ func redo32(acc, src []float32, lo, hi int, offs []int, w []float32, set bool) {
 	}
 }
 
-// tapsTwin32 is tapsGo for float32 (set: setTapsGo): each group of
-// twinWidth outputs starts from acc (from +0) and takes every tap in order
-// (group32); a group where careful saw a sum is computed again (redo32).
+// tapsTwin32 is tapsGo for float32 (set: setTapsGo). Where wideTwin holds
+// it widens the source run the taps read to float64 once (wide32), so that
+// the inner loop (group64) loads float64s, and keeps the midpoint test of
+// careful in a few integer instructions per two sums; elsewhere, or where
+// widening would not pay, it runs tapsNarrow32.
 func tapsTwin32(acc, src []float32, offs []int, w []float32, set bool) {
+	n := len(acc)
+	if !wideTwin || n < twinWidth || len(offs) == 0 {
+		tapsNarrow32(acc, src, offs, w, set)
+		return
+	}
+	lo, hi := offsRange(offs)
+	if !widePays(n, hi-lo, len(offs)) {
+		tapsNarrow32(acc, src, offs, w, set)
+		return
+	}
+	sc := twinPool.Get().(*twinScratch)
+	sc.w = widenWeights(sc.w, w)
+	wide32(sc, acc, n, src, offs, w, sc.w, lo, hi, set)
+	twinPool.Put(sc)
+}
+
+// tapsNarrow32 is tapsTwin32 on the float32 source as it is, where
+// widening it would not pay or the architecture lacks cheap unaligned
+// stores (wideTwin): each group of twinWidth outputs starts from acc (from
+// +0) and takes every tap in order (group32Normal, or group32 where
+// normalProducts fails); a group where careful saw a sum is computed
+// again (redo32).
+func tapsNarrow32(acc, src []float32, offs []int, w []float32, set bool) {
 	n := len(acc)
 	w = w[:len(offs)]
 	normal := n >= twinWidth && normalProducts(src, n, offs, w)
@@ -120,24 +145,14 @@ func normalProducts(src []float32, n int, offs []int, w []float32) bool {
 	if len(offs) == 0 {
 		return true
 	}
-	lo, hi := math.MaxInt, 0
-	minW := uint32(math.MaxUint32)
-	for t, o := range offs {
-		lo, hi = min(lo, o), max(hi, o)
-		if b := math.Float32bits(w[t]) &^ (1 << 31); b != 0 {
-			minW = min(minW, b)
-		}
-	}
+	lo, hi := offsRange(offs)
 	// Magnitudes order as their bits do; a zero is skipped by b−1
 	// wrapping around.
 	minX := uint32(math.MaxUint32)
 	for _, v := range src[lo : hi+n] {
 		minX = min(minX, math.Float32bits(v)&^(1<<31)-1)
 	}
-	if minW == math.MaxUint32 || minX == math.MaxUint32 {
-		return true // every weight or every value is zero
-	}
-	return float64(math.Float32frombits(minW))*float64(math.Float32frombits(minX+1)) >= 0x1p-129
+	return normalBound(minWeightBits(w[:len(offs)]), minX)
 }
 
 // group32Normal is group32 where normalProducts holds: only the midpoint
@@ -308,7 +323,8 @@ func setTapsTwinF64(acc, src []float64, offs []int, w []float64) { tapsTwin64(ac
 
 // setLists prepares st's steps as one tap list per set (the offsets and
 // weights of the steps that add to it, in step order), which is how the
-// twin runs Block: set by set, each a SetTaps.
+// twin runs Block: set by set, each a SetTaps; for float32, the weights
+// also as float64s (setW64), widened once per plan for blockTwin32.
 func (st *Steps[F]) setLists() {
 	st.offs = make([][]int, st.sets)
 	st.setW = make([][]F, st.sets)
@@ -320,10 +336,17 @@ func (st *Steps[F]) setLists() {
 			}
 		}
 	}
+	if is32[F]() {
+		st.setW64 = make([][]float64, st.sets)
+		for i, w := range f32s2(st.setW) {
+			st.setW64[i] = widenWeights(nil, w)
+		}
+	}
 }
 
 // blockSets is setsGo on the per-set tap lists of Steps (offs, w), each
-// set a SetTaps through setTaps: the twin's Block.
+// set a SetTaps through setTaps: the twin's Block for float64 (float32's
+// is blockTwin32).
 func blockSets[F float32 | float64](out []F, outPitch, n int, src []F, sets int, offs [][]int, w [][]F, setTaps func(acc, src []F, offs []int, w []F)) {
 	for i := range sets {
 		setTaps(out[i*outPitch:][:n], src, offs[i], w[i])
