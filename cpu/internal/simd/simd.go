@@ -56,9 +56,8 @@ type Steps[F nd.Float] struct {
 	reach int // the largest source offset of a step
 	// offs and setW are the steps as one tap list per set, for the
 	// pure-Go twin (blockTwin).
-	offs   [][]int
-	setW   [][]F
-	setW64 [][]float64 // setW as float64s, for float32 (blockTwin32)
+	offs [][]int
+	setW [][]F
 }
 
 // NewSteps prepares steps and their weights for Block over sets
@@ -102,7 +101,7 @@ func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
 	}
 	switch {
 	case blockBySets && is32[F]():
-		blockTwin32(f32s(out), outPitch, n, f32s(src), st.offs, f32s2(st.setW), st.setW64)
+		blockTwin32(f32s(out), outPitch, n, f32s(src), st.offs, f32s2(st.setW))
 	case blockBySets:
 		blockSets(f64s(out), outPitch, n, f64s(src), st.sets, st.offs, f64s2(st.setW), setTapsTwinF64)
 	case is32[F]() && st.sets == BankSets:

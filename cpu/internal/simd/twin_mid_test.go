@@ -64,16 +64,15 @@ func trapProblem(rng *rand.Rand, n, taps int, trapRate float64) (src []float32, 
 	return src, offs, w, wrong
 }
 
-// TestWideMidpoints runs the wide twin (wide32, tapsTwin32's loop on a
-// widened source) on outputs whose chains meet double-rounding traps at
-// random taps and lanes, and compares every output with nd.FMA32 applied
-// in order (tapsGo), bit for bit. The traps make float32 of the float64
-// sum wrong (counted), so the test fails if group64's midpoint test (mid8)
-// is left out or misses a lane.
-func TestWideMidpoints(t *testing.T) {
+// TestMidpoints runs the float32 twin (SetTaps, Block) on outputs whose
+// chains meet double-rounding traps at random taps and lanes, and compares
+// every output with nd.FMA32 applied in order (setTapsGo), bit for bit.
+// The traps make float32 of the float64 sum wrong (counted), so the test
+// fails if the group loop's midpoint test (mid8 in group32Mid) is left out
+// or misses a lane.
+func TestMidpoints(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 7))
-	wrong, redone, fmas := 0, 0, 0
-	sc := new(twinScratch)
+	wrong, flagged, fmas := 0, 0, 0
 	for c := range twinCases(2000) {
 		n := twinWidth * (1 + rng.IntN(4))
 		taps := 2 + rng.IntN(14)
@@ -82,27 +81,25 @@ func TestWideMidpoints(t *testing.T) {
 		want := make([]float32, n)
 		setTapsGo(want, src, offs, w)
 		acc := make([]float32, n)
-		lo, hi := offsRange(offs)
-		wide32(sc, acc, n, src, offs, w, widenWeights(nil, w), lo, hi, true)
+		setTapsTwinF32(acc, src, offs, w)
+		out := make([]float32, 2*n)
+		blockTwin32(out, n, n, src, [][]int{offs, offs[:1]}, [][]float32{w, w[:1]})
 		for x := range acc {
-			if !same(acc[x], want[x]) {
-				t.Fatalf("case %d (%d taps), output %d: %v, want %v", c, taps, x, acc[x], want[x])
+			if !same(acc[x], want[x]) || !same(out[x], want[x]) {
+				t.Fatalf("case %d (%d taps), output %d: SetTaps %v, Block %v, want %v", c, taps, x, acc[x], out[x], want[x])
 			}
 		}
-		// Count the groups group64 flags, for the log and the check below.
-		buf := make([]float64, len(src))
-		widen(buf, src)
 		for x := 0; x+twinWidth <= n; x += twinWidth {
 			var a [twinWidth]float64
-			if !group64(&a, unsafe.Pointer(&buf[x]), offs, 0, widenWeights(nil, w)) {
-				redone++
+			if !groupNormal(&a, unsafe.Pointer(&src[x]), offs, w) {
+				flagged++
 			}
 		}
 		fmas += n * taps
 	}
-	t.Logf("%d fused multiply-adds, %d double-rounding traps where float32 of the float64 sum is wrong, %d groups flagged", fmas, wrong, redone)
-	if wrong < twinCases(2000)/4 || redone < wrong/8 {
-		t.Fatalf("only %d wrong traps and %d flagged groups", wrong, redone)
+	t.Logf("%d fused multiply-adds, %d double-rounding traps where float32 of the float64 sum is wrong, %d groups flagged", fmas, wrong, flagged)
+	if wrong < twinCases(2000)/4 || flagged < wrong/8 {
+		t.Fatalf("only %d wrong traps and %d flagged groups", wrong, flagged)
 	}
 }
 
@@ -139,18 +136,17 @@ func TestMid8(t *testing.T) {
 	}
 }
 
-// TestWideProperty compares the wide twin's fused multiply-adds with the
-// exact emulation (nd.FMA32, through tapsGo and setsGo) bit for bit on
+// TestTwinProperty compares the float32 twin's fused multiply-adds with
+// the exact emulation (nd.FMA32, through tapsGo and setsGo) bit for bit on
 // random problems: values of random bits (every exponent, subnormals,
 // infinities and NaNs among them), normal ones of mixed scales, small
-// integers (exact sums, as from uint8 images) and trap chains; through
-// tapsTwin32 (Taps and SetTaps), wide32 and blockTwin32 with the source
-// read by overlapping taps, so that widening pays. NDCONV_TWIN_CASES sets
-// the number of problems (each about 1 000 multiply-adds).
-func TestWideProperty(t *testing.T) {
+// integers (exact sums, as from uint8 images) and trap chains (trapProblem),
+// through Taps, SetTaps and Block (blockTwin32, BankSets sets).
+// NDCONV_TWIN_CASES sets the number of problems (a few thousand
+// multiply-adds each).
+func TestTwinProperty(t *testing.T) {
 	rng := rand.New(rand.NewPCG(33, 9))
 	fmas := 0
-	sc := new(twinScratch)
 	kinds := []func() float32{
 		func() float32 { return math.Float32frombits(rng.Uint32()) },
 		func() float32 { return float32(rng.NormFloat64() * math.Ldexp(1, rng.IntN(60)-30)) },
@@ -171,6 +167,9 @@ func TestWideProperty(t *testing.T) {
 		for i := range offs {
 			offs[i], w[i] = rng.IntN(span+1), kw()
 		}
+		if rng.IntN(4) == 0 {
+			src, offs, w, _ = trapProblem(rng, n, taps, 0.2)
+		}
 		init := make([]float32, n)
 		for i := range init {
 			init[i] = kx()
@@ -188,15 +187,10 @@ func TestWideProperty(t *testing.T) {
 		got := append([]float32(nil), init...)
 		tapsTwinF32(got, src, offs, w)
 		check("Taps", got, want)
-		if n >= twinWidth {
-			got = append(got[:0], init...)
-			lo, hi := offsRange(offs)
-			wide32(sc, got, n, src, offs, w, widenWeights(nil, w), lo, hi, false)
-			check("wide32", got, want)
-		}
 		setTapsGo(want, src, offs, w)
 		setTapsTwinF32(got, src, offs, w)
 		check("SetTaps", got, want)
+		fmas += 2 * n * taps
 
 		// A Block of BankSets sets over the same source.
 		steps := make([]int, taps)
@@ -206,13 +200,21 @@ func TestWideProperty(t *testing.T) {
 			for i := range BankSets {
 				bw[s*BankSets+i] = kw()
 			}
+			fmas += n * bitCount(steps[s]&0xff)
 		}
 		st := NewSteps(BankSets, steps, bw)
 		out, ref := make([]float32, BankSets*n), make([]float32, BankSets*n)
 		setsGo(BankSets, ref, n, n, src, steps, bw)
-		blockTwin32(out, n, n, src, st.offs, f32s2(st.setW), st.setW64)
-		check("blockTwin32", out, ref)
-		fmas += 2*n*taps + n*taps*BankSets/2
+		blockTwin32(out, n, n, src, st.offs, f32s2(st.setW))
+		check("Block", out, ref)
 	}
 	t.Logf("%d fused multiply-adds", fmas)
+}
+
+func bitCount(m int) int {
+	c := 0
+	for ; m != 0; m &= m - 1 {
+		c++
+	}
+	return c
 }
