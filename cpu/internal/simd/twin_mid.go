@@ -54,10 +54,10 @@ func group32Mid(a *[twinWidth]float64, p unsafe.Pointer, offs []int, w []float32
 	rA, rB := unsafe.Pointer(&ring[0]), unsafe.Pointer(&ring[1])
 	a0, a1, a2, a3, a4, a5, a6, a7 := a[0], a[1], a[2], a[3], a[4], a[5], a[6], a[7]
 	w = w[:len(offs)]
-	t := 1
-	for ; t < len(offs); t += 2 {
-		wt := float64(w[t-1])
-		v := (*[twinWidth]float32)(unsafe.Add(p, offs[t-1]*4))
+	t := 0
+	for ; t+2 <= len(offs); t += 2 {
+		wt := float64(w[t])
+		v := (*[twinWidth]float32)(unsafe.Add(p, offs[t]*4))
 		s0 := wt*float64(v[0]) + a0
 		s1 := wt*float64(v[1]) + a1
 		s2 := wt*float64(v[2]) + a2
@@ -71,8 +71,8 @@ func group32Mid(a *[twinWidth]float64, p unsafe.Pointer, offs []int, w []float32
 		a0, a1, a2, a3 = float64(float32(s0)), float64(float32(s1)), float64(float32(s2)), float64(float32(s3))
 		a4, a5, a6, a7 = float64(float32(s4)), float64(float32(s5)), float64(float32(s6)), float64(float32(s7))
 
-		wt = float64(w[t])
-		v = (*[twinWidth]float32)(unsafe.Add(p, offs[t]*4))
+		wt = float64(w[t+1])
+		v = (*[twinWidth]float32)(unsafe.Add(p, offs[t+1]*4))
 		s0 = wt*float64(v[0]) + a0
 		s1 = wt*float64(v[1]) + a1
 		s2 = wt*float64(v[2]) + a2
@@ -86,9 +86,9 @@ func group32Mid(a *[twinWidth]float64, p unsafe.Pointer, offs []int, w []float32
 		a0, a1, a2, a3 = float64(float32(s0)), float64(float32(s1)), float64(float32(s2)), float64(float32(s3))
 		a4, a5, a6, a7 = float64(float32(s4)), float64(float32(s5)), float64(float32(s6)), float64(float32(s7))
 	}
-	if t == len(offs) { // an odd number of taps: the last
-		wt := float64(w[t-1])
-		v := (*[twinWidth]float32)(unsafe.Add(p, offs[t-1]*4))
+	if t < len(offs) { // an odd number of taps: the last
+		wt := float64(w[t])
+		v := (*[twinWidth]float32)(unsafe.Add(p, offs[t]*4))
 		s0 := wt*float64(v[0]) + a0
 		s1 := wt*float64(v[1]) + a1
 		s2 := wt*float64(v[2]) + a2
