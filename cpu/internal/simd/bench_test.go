@@ -129,3 +129,67 @@ func BenchmarkTwin(b *testing.B) {
 		})
 	}
 }
+
+// BenchmarkTwinTile runs a 7×7 kernel over one tile row of the CPU engine
+// (2048 outputs at a pitch of 2054, random data), as the engine's direct
+// method does: Block for BlockRows rows and SetTaps for one, through the
+// pure-Go twin (blockTwin32, setTapsTwinF32) and through the loops in use
+// (dispatch: assembly where the build and CPU have it), so that one run
+// gives the twin's cost per fused multiply-add and its ratio to the SIMD
+// path's: cpu-ns/FMA, the process's CPU time (steadier than the wall
+// time on a shared machine; run it with -cpu 1). The rows are in the
+// second-level cache, not the first.
+func BenchmarkTwinTile(b *testing.B) {
+	const k, n, pitch = 7, 2048, 2048 + 6
+	rng := rand.New(rand.NewPCG(1, 2))
+	src := make([]float32, (k+BlockRows)*pitch)
+	for i := range src {
+		src[i] = rng.Float32()*2 - 1
+	}
+	kw := make([]float32, k*k)
+	for i := range kw {
+		kw[i] = rng.Float32() - 0.5
+	}
+	var offs, steps []int
+	var w []float32
+	for r := range k + BlockRows - 1 {
+		for c := range k {
+			if r < k {
+				offs = append(offs, r*pitch+c)
+			}
+			mask := 0
+			for i := range BlockRows {
+				if r-i >= 0 && r-i < k {
+					mask |= 1 << i
+					w = append(w, kw[(r-i)*k+c])
+				} else {
+					w = append(w, 0)
+				}
+			}
+			steps = append(steps, (r*pitch+c)<<8|mask)
+		}
+	}
+	st := NewSteps(BlockRows, steps, w)
+	out := make([]float32, BlockRows*n)
+	for _, impl := range []struct {
+		name string
+		fmas int
+		fn   func()
+	}{
+		{"block/twin", BlockRows * n * k * k, func() { blockTwin32(out, n, n, src, st.offs, st.setW) }},
+		{"block/dispatch", BlockRows * n * k * k, func() { Block(out, n, n, src, st) }},
+		{"settaps/twin", n * k * k, func() { setTapsTwinF32(out[:n], src, offs, kw) }},
+		{"settaps/dispatch", n * k * k, func() { SetTaps(out[:n], src, offs, kw) }},
+	} {
+		b.Run(impl.name, func(b *testing.B) {
+			cpu := processCPU()
+			for b.Loop() {
+				impl.fn()
+			}
+			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(impl.fmas), "ns/FMA")
+			if end := processCPU(); end > 0 {
+				b.ReportMetric(float64((end-cpu).Nanoseconds())/float64(b.N)/float64(impl.fmas), "cpu-ns/FMA")
+			}
+		})
+	}
+}

@@ -27,7 +27,9 @@
 // pure-Go loops everywhere: twins of the reference loops (twin.go) that
 // keep a group of outputs in registers through all its taps, computing
 // the float32 fused multiply-add in float64 where that rounds the same
-// and with nd.FMA32 where it may not. The environment variable
+// and with nd.FMA32 where it may not (the rare sums on a float32 midpoint,
+// found by mid8 two sums to an integer word, and those below float32's
+// normal range, ruled out per call by normalProducts). The environment variable
 // NDCONV_SIMD (EnvISA), read once at start, caps the choice: avx512, avx2
 // or go (on arm64, go or anything else for NEON); a value naming an
 // instruction set the CPU lacks falls back to the widest it has below it,

@@ -101,7 +101,7 @@ func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
 	}
 	switch {
 	case blockBySets && is32[F]():
-		blockSets(f32s(out), outPitch, n, f32s(src), st.sets, st.offs, f32s2(st.setW), setTapsTwinF32)
+		blockTwin32(f32s(out), outPitch, n, f32s(src), st.offs, f32s2(st.setW))
 	case blockBySets:
 		blockSets(f64s(out), outPitch, n, f64s(src), st.sets, st.offs, f64s2(st.setW), setTapsTwinF64)
 	case is32[F]() && st.sets == BankSets:

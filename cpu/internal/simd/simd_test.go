@@ -44,7 +44,7 @@ func blockTwinPrepared[F nd.Float](sets int) func(out []F, outPitch, n int, src 
 	return func(out []F, outPitch, n int, src []F, steps []int, w []F) {
 		st := NewSteps(sets, steps, w)
 		if is32[F]() {
-			blockSets(f32s(out), outPitch, n, f32s(src), sets, st.offs, f32s2(st.setW), setTapsTwinF32)
+			blockTwin32(f32s(out), outPitch, n, f32s(src), st.offs, f32s2(st.setW))
 		} else {
 			blockSets(f64s(out), outPitch, n, f64s(src), sets, st.offs, f64s2(st.setW), setTapsTwinF64)
 		}

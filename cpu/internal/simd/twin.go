@@ -73,23 +73,31 @@ func redo32(acc, src []float32, lo, hi int, offs []int, w []float32, set bool) {
 
 // tapsTwin32 is tapsGo for float32 (set: setTapsGo): each group of
 // twinWidth outputs starts from acc (from +0) and takes every tap in order
-// (group32); a group where careful saw a sum is computed again (redo32).
+// (groupNormal, or group32 where normalProducts fails); a group where
+// careful saw a sum is computed again (redo32).
 func tapsTwin32(acc, src []float32, offs []int, w []float32, set bool) {
 	n := len(acc)
 	w = w[:len(offs)]
 	normal := n >= twinWidth && normalProducts(src, n, offs, w)
+	runGroups(acc, src, offs, w, normal, set)
+}
+
+// runGroups is tapsTwin32 with normalProducts' answer given.
+func runGroups(acc, src []float32, offs []int, w []float32, normal, set bool) {
+	n := len(acc)
 	x := 0
 	for ; x+twinWidth <= n; x += twinWidth {
+		out := (*[twinWidth]float32)(acc[x:])
 		var a [twinWidth]float64
 		if !set {
-			for i, v := range acc[x : x+twinWidth] {
+			for i, v := range out {
 				a[i] = float64(v)
 			}
 		}
 		// checkTaps has bounded every offs[t]+n by len(src).
-		ok := false
+		var ok bool
 		if normal {
-			ok = group32Normal(&a, unsafe.Pointer(&src[x]), offs, w)
+			ok = groupNormal(&a, unsafe.Pointer(&src[x]), offs, w)
 		} else {
 			ok = group32(&a, unsafe.Pointer(&src[x]), offs, w)
 		}
@@ -97,17 +105,39 @@ func tapsTwin32(acc, src []float32, offs []int, w []float32, set bool) {
 			redo32(acc, src, x, x+twinWidth, offs, w, set)
 			continue
 		}
-		for i := range twinWidth {
-			acc[x+i] = float32(a[i])
+		for i := range out {
+			out[i] = float32(a[i])
 		}
 	}
 	redo32(acc, src, x, n, offs, w, set)
 }
 
+// blockTwin32 is the twin's Block for float32: setsGo on the per-set tap
+// lists of Steps (offs, w), each set a SetTaps, with normalProducts' scan
+// done once for all sets, over the source run any of them reads.
+func blockTwin32(out []float32, outPitch, n int, src []float32, offs [][]int, w [][]float32) {
+	lo, hi := math.MaxInt, math.MinInt
+	for _, o := range offs {
+		if len(o) > 0 {
+			l, h := offsRange(o)
+			lo, hi = min(lo, l), max(hi, h)
+		}
+	}
+	minX := uint32(math.MaxUint32)
+	if n >= twinWidth && lo <= hi {
+		minX = minMagnitudeBits(src[lo : hi+n])
+	}
+	for i, o := range offs {
+		wi := w[i][:len(o)]
+		normal := n >= twinWidth && normalBound(minWeightBits(wi), minX)
+		runGroups(out[i*outPitch:][:n], src, o, wi, normal, true)
+	}
+}
+
 // normalProducts reports whether every nonzero product of a weight and a
 // source value the taps read (src[offs[t] … offs[t]+n)) is at least 2⁻¹²⁹
 // in magnitude, so that no sum careful flags for being below 2⁻¹²⁶ can be
-// inexact, and group32Normal may leave that test out. Why: the exact sum e
+// inexact, and groupNormal may leave that test out. Why: the exact sum e
 // of a float32 a and p = w·x is a multiple of L = min(2⁻¹⁴⁹, lsb(w)·lsb(x));
 // if |e| < 2⁻¹²⁵ and L ≥ 2⁻¹⁷⁷ it has under 53 significant bits and the
 // float64 sum is exact, and float32 of an exact sum is correctly rounded.
@@ -120,27 +150,65 @@ func normalProducts(src []float32, n int, offs []int, w []float32) bool {
 	if len(offs) == 0 {
 		return true
 	}
-	lo, hi := math.MaxInt, 0
-	minW := uint32(math.MaxUint32)
-	for t, o := range offs {
+	lo, hi := offsRange(offs)
+	return normalBound(minWeightBits(w[:len(offs)]), minMagnitudeBits(src[lo:hi+n]))
+}
+
+// offsRange is the smallest and the largest of offs (not empty).
+func offsRange(offs []int) (lo, hi int) {
+	lo, hi = offs[0], offs[0]
+	for _, o := range offs[1:] {
 		lo, hi = min(lo, o), max(hi, o)
-		if b := math.Float32bits(w[t]) &^ (1 << 31); b != 0 {
+	}
+	return lo, hi
+}
+
+// minMagnitudeBits is the bits of the smallest nonzero magnitude in src
+// less one, math.MaxUint32 where every value is zero: magnitudes order as
+// their bits do, and a zero is skipped by b−1 wrapping around. Four values
+// per iteration in two chains of minima; not inlined, as inside its
+// callers the compiler kept the minimum on the stack (a store-to-load
+// chain of about five cycles per value).
+//
+//go:noinline
+func minMagnitudeBits(src []float32) uint32 {
+	m0, m1 := uint32(math.MaxUint32), uint32(math.MaxUint32)
+	i := 0
+	for ; i+4 <= len(src); i += 4 {
+		b := (*[4]uint32)(unsafe.Pointer(&src[i]))
+		m0 = min(m0, b[0]&^(1<<31)-1, b[1]&^(1<<31)-1)
+		m1 = min(m1, b[2]&^(1<<31)-1, b[3]&^(1<<31)-1)
+	}
+	for _, v := range src[i:] {
+		m0 = min(m0, math.Float32bits(v)&^(1<<31)-1)
+	}
+	return min(m0, m1)
+}
+
+// minWeightBits is the bits of the smallest nonzero magnitude in w,
+// math.MaxUint32 where every weight is zero.
+func minWeightBits(w []float32) uint32 {
+	minW := uint32(math.MaxUint32)
+	for _, v := range w {
+		if b := math.Float32bits(v) &^ (1 << 31); b != 0 {
 			minW = min(minW, b)
 		}
 	}
-	// Magnitudes order as their bits do; a zero is skipped by b−1
-	// wrapping around.
-	minX := uint32(math.MaxUint32)
-	for _, v := range src[lo : hi+n] {
-		minX = min(minX, math.Float32bits(v)&^(1<<31)-1)
-	}
+	return minW
+}
+
+// normalBound is normalProducts' test on the smallest nonzero weight
+// (minWeightBits) and the smallest nonzero source value (minMagnitudeBits:
+// its bits less one): every nonzero product is at least 2⁻¹²⁹.
+func normalBound(minW, minX uint32) bool {
 	if minW == math.MaxUint32 || minX == math.MaxUint32 {
 		return true // every weight or every value is zero
 	}
 	return float64(math.Float32frombits(minW))*float64(math.Float32frombits(minX+1)) >= 0x1p-129
 }
 
-// group32Normal is group32 where normalProducts holds: only the midpoint
+// group32Normal is group32 where normalProducts holds, on architectures
+// without overlapStores (elsewhere group32Mid runs): only the midpoint
 // test, as the low 29 bits shifted to the top (1000…0 there is 1<<31 of a
 // uint32), its minima in two chains of four so the loop carries short
 // dependencies.
@@ -323,7 +391,8 @@ func (st *Steps[F]) setLists() {
 }
 
 // blockSets is setsGo on the per-set tap lists of Steps (offs, w), each
-// set a SetTaps through setTaps: the twin's Block.
+// set a SetTaps through setTaps: the twin's Block for float64 (float32's
+// is blockTwin32).
 func blockSets[F float32 | float64](out []F, outPitch, n int, src []F, sets int, offs [][]int, w [][]F, setTaps func(acc, src []F, offs []int, w []F)) {
 	for i := range sets {
 		setTaps(out[i*outPitch:][:n], src, offs[i], w[i])
