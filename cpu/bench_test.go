@@ -6,6 +6,7 @@ import (
 	"testing"
 	"time"
 
+	"github.com/ndconv/ndconv/internal/cputime"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/ref"
 	"github.com/ndconv/ndconv/nd"
@@ -60,7 +61,7 @@ func timeExecute(b *testing.B, e Executable, dst, src nd.Array, taps int) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for b.Loop() {
 		if err := e.Execute(b.Context(), dst, src); err != nil {
 			b.Fatal(err)
@@ -74,7 +75,7 @@ func timeExecute(b *testing.B, e Executable, dst, src nd.Array, taps int) {
 // workers together; about twice the wall time of an idle 2-core machine),
 // where it is measured.
 func reportCPU(b *testing.B, start time.Duration) {
-	if end := processCPU(); end > 0 {
+	if end := cputime.Process(); end > 0 {
 		b.ReportMetric((end-start).Seconds()*1e3/float64(b.N), "cpu-ms/op")
 	}
 }
@@ -155,7 +156,7 @@ func BenchmarkFFT1D(b *testing.B) {
 		b.Fatal(err)
 	}
 	b.ResetTimer()
-	cpu := processCPU()
+	cpu := cputime.Process()
 	for b.Loop() {
 		if err := e.Execute(b.Context(), dst, src); err != nil {
 			b.Fatal(err)

@@ -38,6 +38,7 @@ type rule struct {
 // beside the engines: it may import them and what is below them, never the
 // planner, the backends' bindings or the root (their tests import it).
 var testSupport = []string{
+	"internal/cputime",
 	"internal/enginetest",
 	"internal/filterfixtures",
 	"internal/fuzzcorpus",

@@ -4,6 +4,8 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"testing"
+
+	"github.com/ndconv/ndconv/internal/cputime"
 )
 
 // BenchmarkSetTaps runs a k×k kernel's taps over one row of 512 outputs
@@ -182,12 +184,12 @@ func BenchmarkTwinTile(b *testing.B) {
 		{"settaps/dispatch", n * k * k, func() { SetTaps(out[:n], src, offs, kw) }},
 	} {
 		b.Run(impl.name, func(b *testing.B) {
-			cpu := processCPU()
+			cpu := cputime.Process()
 			for b.Loop() {
 				impl.fn()
 			}
 			b.ReportMetric(float64(b.Elapsed().Nanoseconds())/float64(b.N)/float64(impl.fmas), "ns/FMA")
-			if end := processCPU(); end > 0 {
+			if end := cputime.Process(); end > 0 {
 				b.ReportMetric(float64((end-cpu).Nanoseconds())/float64(b.N)/float64(impl.fmas), "cpu-ns/FMA")
 			}
 		})
