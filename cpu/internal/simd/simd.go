@@ -58,6 +58,9 @@ type Steps[F nd.Float] struct {
 	// pure-Go twin (blockTwin).
 	offs [][]int
 	setW [][]F
+	// prog is a row block's steps as runs (runsProgram), for the AVX2
+	// row-block loop; nil for a bank's sets.
+	prog []uint64
 }
 
 // NewSteps prepares steps and their weights for Block over sets
@@ -78,6 +81,9 @@ func NewSteps[F nd.Float](sets int, steps []int, w []F) *Steps[F] {
 		s.reach = max(s.reach, st>>8)
 	}
 	s.setLists()
+	if sets == BlockRows {
+		s.prog = runsProgram(steps, w, sets)
+	}
 	return s
 }
 
@@ -104,6 +110,10 @@ func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
 		blockSets(f32s(out), outPitch, n, f32s(src), st.sets, st.offs, f32s2(st.setW), setTapsTwinF32)
 	case blockBySets:
 		blockSets(f64s(out), outPitch, n, f64s(src), st.sets, st.offs, f64s2(st.setW), setTapsTwinF64)
+	case is32[F]() && blockRuns32 != nil && st.sets == BlockRows:
+		blockRuns32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w), st.prog)
+	case blockRuns64 != nil && !is32[F]() && st.sets == BlockRows:
+		blockRuns64(f64s(out), outPitch, n, f64s(src), st.steps, f64s(st.w), st.prog)
 	case is32[F]() && st.sets == BankSets:
 		bank32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w))
 	case is32[F]():
@@ -248,6 +258,11 @@ var (
 	storeUint16       = storeUint16Sat
 	fmaPeak           = fmaPeakGo
 	transpose8        = transpose8Go
+	// blockRuns32 and blockRuns64, where set (AVX2), run a row block
+	// (BlockRows sets) from its steps' program (Steps.prog) instead of
+	// block32 and block64.
+	blockRuns32 func(out []float32, outPitch, n int, src []float32, steps []int, w []float32, prog []uint64)
+	blockRuns64 func(out []float64, outPitch, n int, src []float64, steps []int, w []float64, prog []uint64)
 )
 
 // FMAPeak runs rounds of independent float32 multiply-add chains in the

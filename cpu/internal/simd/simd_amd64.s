@@ -1063,6 +1063,665 @@ return:
 	VZEROUPPER
 	RET
 
+// func blockRunsAVX2F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32, prog []uint64)
+// Requires: AVX, FMA3
+TEXT ·blockRunsAVX2F32(SB), NOSPLIT, $0-136
+	MOVQ out_base+0(FP), AX
+	MOVQ outPitch+24(FP), CX
+	SHLQ $0x02, CX
+	MOVQ n+32(FP), DX
+	MOVQ src_base+40(FP), BX
+	MOVQ steps_base+64(FP), SI
+	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
+	MOVQ w_base+88(FP), R8
+	XORQ R9, R9
+
+block3:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000018
+	JL     block3Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   prog_base+112(FP), R10
+	LEAQ   (BX)(R9*4), R12
+
+block3ProgRun:
+	MOVQ  (R10), R14
+	ADDQ  $0x08, R10
+	TESTQ R14, R14
+	JEQ   block3ProgStepsDone
+	MOVQ  R14, R11
+	SHRQ  $0x08, R11
+	TESTQ $0x00000008, R14
+	JNE   block3ProgMask8Bit3
+	TESTQ $0x00000004, R14
+	JNE   block3ProgMask4Bit2
+	TESTQ $0x00000002, R14
+	JNE   block3ProgMask2Bit1
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask1Bit0
+	JMP   block3ProgRun
+
+block3ProgMask1Bit0:
+	JMP block3ProgBody1
+
+block3ProgMask2Bit1:
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask3Bit0
+	JMP   block3ProgBody2
+
+block3ProgMask3Bit0:
+	JMP block3ProgBody3
+
+block3ProgMask4Bit2:
+	TESTQ $0x00000002, R14
+	JNE   block3ProgMask6Bit1
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask5Bit0
+	JMP   block3ProgBody4
+
+block3ProgMask5Bit0:
+	JMP block3ProgBody5
+
+block3ProgMask6Bit1:
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask7Bit0
+	JMP   block3ProgBody6
+
+block3ProgMask7Bit0:
+	JMP block3ProgBody7
+
+block3ProgMask8Bit3:
+	TESTQ $0x00000004, R14
+	JNE   block3ProgMask12Bit2
+	TESTQ $0x00000002, R14
+	JNE   block3ProgMask10Bit1
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask9Bit0
+	JMP   block3ProgBody8
+
+block3ProgMask9Bit0:
+	JMP block3ProgBody9
+
+block3ProgMask10Bit1:
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask11Bit0
+	JMP   block3ProgBody10
+
+block3ProgMask11Bit0:
+	JMP block3ProgBody11
+
+block3ProgMask12Bit2:
+	TESTQ $0x00000002, R14
+	JNE   block3ProgMask14Bit1
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask13Bit0
+	JMP   block3ProgBody12
+
+block3ProgMask13Bit0:
+	JMP block3ProgBody13
+
+block3ProgMask14Bit1:
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask15Bit0
+	JMP   block3ProgBody14
+
+block3ProgMask15Bit0:
+	JMP block3ProgBody15
+
+block3ProgBody1:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 8(R10), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VFMADD231PS  Y15, Y0, Y3
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody1
+	JMP          block3ProgRun
+
+block3ProgBody2:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 12(R10), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VFMADD231PS  Y15, Y0, Y6
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody2
+	JMP          block3ProgRun
+
+block3ProgBody3:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 8(R10), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VFMADD231PS  Y15, Y0, Y3
+	VBROADCASTSS 12(R10), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VFMADD231PS  Y15, Y0, Y6
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody3
+	JMP          block3ProgRun
+
+block3ProgBody4:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 16(R10), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VFMADD231PS  Y15, Y0, Y9
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody4
+	JMP          block3ProgRun
+
+block3ProgBody5:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 8(R10), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VFMADD231PS  Y15, Y0, Y3
+	VBROADCASTSS 16(R10), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VFMADD231PS  Y15, Y0, Y9
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody5
+	JMP          block3ProgRun
+
+block3ProgBody6:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 12(R10), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VFMADD231PS  Y15, Y0, Y6
+	VBROADCASTSS 16(R10), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VFMADD231PS  Y15, Y0, Y9
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody6
+	JMP          block3ProgRun
+
+block3ProgBody7:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 8(R10), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VFMADD231PS  Y15, Y0, Y3
+	VBROADCASTSS 12(R10), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VFMADD231PS  Y15, Y0, Y6
+	VBROADCASTSS 16(R10), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VFMADD231PS  Y15, Y0, Y9
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody7
+	JMP          block3ProgRun
+
+block3ProgBody8:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 20(R10), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	VFMADD231PS  Y15, Y0, Y12
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody8
+	JMP          block3ProgRun
+
+block3ProgBody9:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 8(R10), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VFMADD231PS  Y15, Y0, Y3
+	VBROADCASTSS 20(R10), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	VFMADD231PS  Y15, Y0, Y12
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody9
+	JMP          block3ProgRun
+
+block3ProgBody10:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 12(R10), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VFMADD231PS  Y15, Y0, Y6
+	VBROADCASTSS 20(R10), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	VFMADD231PS  Y15, Y0, Y12
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody10
+	JMP          block3ProgRun
+
+block3ProgBody11:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 8(R10), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VFMADD231PS  Y15, Y0, Y3
+	VBROADCASTSS 12(R10), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VFMADD231PS  Y15, Y0, Y6
+	VBROADCASTSS 20(R10), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	VFMADD231PS  Y15, Y0, Y12
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody11
+	JMP          block3ProgRun
+
+block3ProgBody12:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 16(R10), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VFMADD231PS  Y15, Y0, Y9
+	VBROADCASTSS 20(R10), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	VFMADD231PS  Y15, Y0, Y12
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody12
+	JMP          block3ProgRun
+
+block3ProgBody13:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 8(R10), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VFMADD231PS  Y15, Y0, Y3
+	VBROADCASTSS 16(R10), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VFMADD231PS  Y15, Y0, Y9
+	VBROADCASTSS 20(R10), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	VFMADD231PS  Y15, Y0, Y12
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody13
+	JMP          block3ProgRun
+
+block3ProgBody14:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 12(R10), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VFMADD231PS  Y15, Y0, Y6
+	VBROADCASTSS 16(R10), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VFMADD231PS  Y15, Y0, Y9
+	VBROADCASTSS 20(R10), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	VFMADD231PS  Y15, Y0, Y12
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody14
+	JMP          block3ProgRun
+
+block3ProgBody15:
+	MOVQ         (R10), R13
+	VMOVUPS      (R12)(R13*1), Y13
+	VMOVUPS      32(R12)(R13*1), Y14
+	VMOVUPS      64(R12)(R13*1), Y15
+	VBROADCASTSS 8(R10), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VFMADD231PS  Y15, Y0, Y3
+	VBROADCASTSS 12(R10), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VFMADD231PS  Y15, Y0, Y6
+	VBROADCASTSS 16(R10), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VFMADD231PS  Y15, Y0, Y9
+	VBROADCASTSS 20(R10), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	VFMADD231PS  Y15, Y0, Y12
+	ADDQ         $0x18, R10
+	DECQ         R11
+	JNE          block3ProgBody15
+	JMP          block3ProgRun
+
+block3ProgStepsDone:
+	LEAQ    (AX)(R9*4), R10
+	VMOVUPS Y1, (R10)
+	VMOVUPS Y2, 32(R10)
+	VMOVUPS Y3, 64(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y4, (R10)
+	VMOVUPS Y5, 32(R10)
+	VMOVUPS Y6, 64(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y7, (R10)
+	VMOVUPS Y8, 32(R10)
+	VMOVUPS Y9, 64(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y10, (R10)
+	VMOVUPS Y11, 32(R10)
+	VMOVUPS Y12, 64(R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000018, R9
+	JMP     block3
+
+block3Done:
+block2:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000010
+	JL     block2Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block2BodyStepsDone
+
+block2BodyStep:
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
+	SHRQ         $0x08, R13
+	VMOVUPS      (R12)(R13*4), Y13
+	VMOVUPS      32(R12)(R13*4), Y14
+	CMPB         R14, $0x0f
+	JEQ          block2BodyFull
+	TESTQ        $0x00000001, R14
+	JEQ          block2BodySkip0
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+
+block2BodySkip0:
+	TESTQ        $0x00000002, R14
+	JEQ          block2BodySkip1
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+
+block2BodySkip1:
+	TESTQ        $0x00000004, R14
+	JEQ          block2BodySkip2
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+
+block2BodySkip2:
+	TESTQ        $0x00000008, R14
+	JEQ          block2BodySkip3
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+
+block2BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000010, R11
+	CMPQ R10, DI
+	JNE  block2BodyStep
+	JMP  block2BodyStepsDone
+
+block2BodyFull:
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VFMADD231PS  Y14, Y0, Y2
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VFMADD231PS  Y14, Y0, Y5
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VFMADD231PS  Y14, Y0, Y8
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	VFMADD231PS  Y14, Y0, Y11
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000010, R11
+	CMPQ         R10, DI
+	JNE          block2BodyStep
+
+block2BodyStepsDone:
+	LEAQ    (AX)(R9*4), R10
+	VMOVUPS Y1, (R10)
+	VMOVUPS Y2, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y4, (R10)
+	VMOVUPS Y5, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y7, (R10)
+	VMOVUPS Y8, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPS Y10, (R10)
+	VMOVUPS Y11, 32(R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000010, R9
+	JMP     block2
+
+block2Done:
+block1:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000008
+	JL     block1Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y4, Y4, Y4
+	VXORPS Y7, Y7, Y7
+	VXORPS Y10, Y10, Y10
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     block1BodyStepsDone
+
+block1BodyStep:
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
+	SHRQ         $0x08, R13
+	VMOVUPS      (R12)(R13*4), Y13
+	CMPB         R14, $0x0f
+	JEQ          block1BodyFull
+	TESTQ        $0x00000001, R14
+	JEQ          block1BodySkip0
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y13, Y0, Y1
+
+block1BodySkip0:
+	TESTQ        $0x00000002, R14
+	JEQ          block1BodySkip1
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y13, Y0, Y4
+
+block1BodySkip1:
+	TESTQ        $0x00000004, R14
+	JEQ          block1BodySkip2
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y13, Y0, Y7
+
+block1BodySkip2:
+	TESTQ        $0x00000008, R14
+	JEQ          block1BodySkip3
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y13, Y0, Y10
+
+block1BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000010, R11
+	CMPQ R10, DI
+	JNE  block1BodyStep
+	JMP  block1BodyStepsDone
+
+block1BodyFull:
+	VBROADCASTSS (R11), Y0
+	VFMADD231PS  Y13, Y0, Y1
+	VBROADCASTSS 4(R11), Y0
+	VFMADD231PS  Y13, Y0, Y4
+	VBROADCASTSS 8(R11), Y0
+	VFMADD231PS  Y13, Y0, Y7
+	VBROADCASTSS 12(R11), Y0
+	VFMADD231PS  Y13, Y0, Y10
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000010, R11
+	CMPQ         R10, DI
+	JNE          block1BodyStep
+
+block1BodyStepsDone:
+	LEAQ    (AX)(R9*4), R10
+	VMOVUPS Y1, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y4, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y7, (R10)
+	ADDQ    CX, R10
+	VMOVUPS Y10, (R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000008, R9
+	JMP     block1
+
+block1Done:
+scalar:
+	CMPQ   R9, DX
+	JGE    return
+	VXORPS X1, X1, X1
+	VXORPS X4, X4, X4
+	VXORPS X7, X7, X7
+	VXORPS X10, X10, X10
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	LEAQ   (BX)(R9*4), R12
+	CMPQ   R10, DI
+	JE     scalarBodyStepsDone
+
+scalarBodyStep:
+	MOVQ        (R10), R14
+	MOVQ        R14, R13
+	SHRQ        $0x08, R13
+	VMOVSS      (R12)(R13*4), X13
+	TESTQ       $0x00000001, R14
+	JEQ         scalarBodySkip0
+	VMOVSS      (R11), X0
+	VFMADD231SS X13, X0, X1
+
+scalarBodySkip0:
+	TESTQ       $0x00000002, R14
+	JEQ         scalarBodySkip1
+	VMOVSS      4(R11), X0
+	VFMADD231SS X13, X0, X4
+
+scalarBodySkip1:
+	TESTQ       $0x00000004, R14
+	JEQ         scalarBodySkip2
+	VMOVSS      8(R11), X0
+	VFMADD231SS X13, X0, X7
+
+scalarBodySkip2:
+	TESTQ       $0x00000008, R14
+	JEQ         scalarBodySkip3
+	VMOVSS      12(R11), X0
+	VFMADD231SS X13, X0, X10
+
+scalarBodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000010, R11
+	CMPQ R10, DI
+	JNE  scalarBodyStep
+
+scalarBodyStepsDone:
+	LEAQ   (AX)(R9*4), R10
+	VMOVSS X1, (R10)
+	ADDQ   CX, R10
+	VMOVSS X4, (R10)
+	ADDQ   CX, R10
+	VMOVSS X7, (R10)
+	ADDQ   CX, R10
+	VMOVSS X10, (R10)
+	ADDQ   CX, R10
+	INCQ   R9
+	JMP    scalar
+
+return:
+	VZEROUPPER
+	RET
+
 // func tapsAVX2F64(acc []float64, src []float64, offs []int, w []float64)
 // Requires: AVX, FMA3
 TEXT ·tapsAVX2F64(SB), NOSPLIT, $0-96
@@ -2114,6 +2773,665 @@ scalarBodyStepsDone:
 	VMOVSD X7, (R10)
 	ADDQ   CX, R10
 	VMOVSD X8, (R10)
+	ADDQ   CX, R10
+	INCQ   R9
+	JMP    scalar
+
+return:
+	VZEROUPPER
+	RET
+
+// func blockRunsAVX2F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64, prog []uint64)
+// Requires: AVX, FMA3
+TEXT ·blockRunsAVX2F64(SB), NOSPLIT, $0-136
+	MOVQ out_base+0(FP), AX
+	MOVQ outPitch+24(FP), CX
+	SHLQ $0x03, CX
+	MOVQ n+32(FP), DX
+	MOVQ src_base+40(FP), BX
+	MOVQ steps_base+64(FP), SI
+	MOVQ steps_len+72(FP), DI
+	LEAQ (SI)(DI*8), DI
+	MOVQ w_base+88(FP), R8
+	XORQ R9, R9
+
+block3:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x0000000c
+	JL     block3Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y3, Y3, Y3
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y6, Y6, Y6
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y9, Y9, Y9
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	VXORPS Y12, Y12, Y12
+	MOVQ   prog_base+112(FP), R10
+	LEAQ   (BX)(R9*8), R12
+
+block3ProgRun:
+	MOVQ  (R10), R14
+	ADDQ  $0x08, R10
+	TESTQ R14, R14
+	JEQ   block3ProgStepsDone
+	MOVQ  R14, R11
+	SHRQ  $0x08, R11
+	TESTQ $0x00000008, R14
+	JNE   block3ProgMask8Bit3
+	TESTQ $0x00000004, R14
+	JNE   block3ProgMask4Bit2
+	TESTQ $0x00000002, R14
+	JNE   block3ProgMask2Bit1
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask1Bit0
+	JMP   block3ProgRun
+
+block3ProgMask1Bit0:
+	JMP block3ProgBody1
+
+block3ProgMask2Bit1:
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask3Bit0
+	JMP   block3ProgBody2
+
+block3ProgMask3Bit0:
+	JMP block3ProgBody3
+
+block3ProgMask4Bit2:
+	TESTQ $0x00000002, R14
+	JNE   block3ProgMask6Bit1
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask5Bit0
+	JMP   block3ProgBody4
+
+block3ProgMask5Bit0:
+	JMP block3ProgBody5
+
+block3ProgMask6Bit1:
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask7Bit0
+	JMP   block3ProgBody6
+
+block3ProgMask7Bit0:
+	JMP block3ProgBody7
+
+block3ProgMask8Bit3:
+	TESTQ $0x00000004, R14
+	JNE   block3ProgMask12Bit2
+	TESTQ $0x00000002, R14
+	JNE   block3ProgMask10Bit1
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask9Bit0
+	JMP   block3ProgBody8
+
+block3ProgMask9Bit0:
+	JMP block3ProgBody9
+
+block3ProgMask10Bit1:
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask11Bit0
+	JMP   block3ProgBody10
+
+block3ProgMask11Bit0:
+	JMP block3ProgBody11
+
+block3ProgMask12Bit2:
+	TESTQ $0x00000002, R14
+	JNE   block3ProgMask14Bit1
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask13Bit0
+	JMP   block3ProgBody12
+
+block3ProgMask13Bit0:
+	JMP block3ProgBody13
+
+block3ProgMask14Bit1:
+	TESTQ $0x00000001, R14
+	JNE   block3ProgMask15Bit0
+	JMP   block3ProgBody14
+
+block3ProgMask15Bit0:
+	JMP block3ProgBody15
+
+block3ProgBody1:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 8(R10), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VFMADD231PD  Y15, Y0, Y3
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody1
+	JMP          block3ProgRun
+
+block3ProgBody2:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 16(R10), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VFMADD231PD  Y15, Y0, Y6
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody2
+	JMP          block3ProgRun
+
+block3ProgBody3:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 8(R10), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VFMADD231PD  Y15, Y0, Y3
+	VBROADCASTSD 16(R10), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VFMADD231PD  Y15, Y0, Y6
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody3
+	JMP          block3ProgRun
+
+block3ProgBody4:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 24(R10), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VFMADD231PD  Y15, Y0, Y9
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody4
+	JMP          block3ProgRun
+
+block3ProgBody5:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 8(R10), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VFMADD231PD  Y15, Y0, Y3
+	VBROADCASTSD 24(R10), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VFMADD231PD  Y15, Y0, Y9
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody5
+	JMP          block3ProgRun
+
+block3ProgBody6:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 16(R10), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VFMADD231PD  Y15, Y0, Y6
+	VBROADCASTSD 24(R10), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VFMADD231PD  Y15, Y0, Y9
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody6
+	JMP          block3ProgRun
+
+block3ProgBody7:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 8(R10), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VFMADD231PD  Y15, Y0, Y3
+	VBROADCASTSD 16(R10), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VFMADD231PD  Y15, Y0, Y6
+	VBROADCASTSD 24(R10), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VFMADD231PD  Y15, Y0, Y9
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody7
+	JMP          block3ProgRun
+
+block3ProgBody8:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 32(R10), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	VFMADD231PD  Y15, Y0, Y12
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody8
+	JMP          block3ProgRun
+
+block3ProgBody9:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 8(R10), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VFMADD231PD  Y15, Y0, Y3
+	VBROADCASTSD 32(R10), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	VFMADD231PD  Y15, Y0, Y12
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody9
+	JMP          block3ProgRun
+
+block3ProgBody10:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 16(R10), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VFMADD231PD  Y15, Y0, Y6
+	VBROADCASTSD 32(R10), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	VFMADD231PD  Y15, Y0, Y12
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody10
+	JMP          block3ProgRun
+
+block3ProgBody11:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 8(R10), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VFMADD231PD  Y15, Y0, Y3
+	VBROADCASTSD 16(R10), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VFMADD231PD  Y15, Y0, Y6
+	VBROADCASTSD 32(R10), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	VFMADD231PD  Y15, Y0, Y12
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody11
+	JMP          block3ProgRun
+
+block3ProgBody12:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 24(R10), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VFMADD231PD  Y15, Y0, Y9
+	VBROADCASTSD 32(R10), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	VFMADD231PD  Y15, Y0, Y12
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody12
+	JMP          block3ProgRun
+
+block3ProgBody13:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 8(R10), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VFMADD231PD  Y15, Y0, Y3
+	VBROADCASTSD 24(R10), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VFMADD231PD  Y15, Y0, Y9
+	VBROADCASTSD 32(R10), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	VFMADD231PD  Y15, Y0, Y12
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody13
+	JMP          block3ProgRun
+
+block3ProgBody14:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 16(R10), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VFMADD231PD  Y15, Y0, Y6
+	VBROADCASTSD 24(R10), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VFMADD231PD  Y15, Y0, Y9
+	VBROADCASTSD 32(R10), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	VFMADD231PD  Y15, Y0, Y12
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody14
+	JMP          block3ProgRun
+
+block3ProgBody15:
+	MOVQ         (R10), R13
+	VMOVUPD      (R12)(R13*1), Y13
+	VMOVUPD      32(R12)(R13*1), Y14
+	VMOVUPD      64(R12)(R13*1), Y15
+	VBROADCASTSD 8(R10), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VFMADD231PD  Y15, Y0, Y3
+	VBROADCASTSD 16(R10), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VFMADD231PD  Y15, Y0, Y6
+	VBROADCASTSD 24(R10), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VFMADD231PD  Y15, Y0, Y9
+	VBROADCASTSD 32(R10), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	VFMADD231PD  Y15, Y0, Y12
+	ADDQ         $0x28, R10
+	DECQ         R11
+	JNE          block3ProgBody15
+	JMP          block3ProgRun
+
+block3ProgStepsDone:
+	LEAQ    (AX)(R9*8), R10
+	VMOVUPD Y1, (R10)
+	VMOVUPD Y2, 32(R10)
+	VMOVUPD Y3, 64(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y4, (R10)
+	VMOVUPD Y5, 32(R10)
+	VMOVUPD Y6, 64(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y7, (R10)
+	VMOVUPD Y8, 32(R10)
+	VMOVUPD Y9, 64(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y10, (R10)
+	VMOVUPD Y11, 32(R10)
+	VMOVUPD Y12, 64(R10)
+	ADDQ    CX, R10
+	ADDQ    $0x0000000c, R9
+	JMP     block3
+
+block3Done:
+block2:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000008
+	JL     block2Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y2, Y2, Y2
+	VXORPS Y4, Y4, Y4
+	VXORPS Y5, Y5, Y5
+	VXORPS Y7, Y7, Y7
+	VXORPS Y8, Y8, Y8
+	VXORPS Y10, Y10, Y10
+	VXORPS Y11, Y11, Y11
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block2BodyStepsDone
+
+block2BodyStep:
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
+	SHRQ         $0x08, R13
+	VMOVUPD      (R12)(R13*8), Y13
+	VMOVUPD      32(R12)(R13*8), Y14
+	CMPB         R14, $0x0f
+	JEQ          block2BodyFull
+	TESTQ        $0x00000001, R14
+	JEQ          block2BodySkip0
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+
+block2BodySkip0:
+	TESTQ        $0x00000002, R14
+	JEQ          block2BodySkip1
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+
+block2BodySkip1:
+	TESTQ        $0x00000004, R14
+	JEQ          block2BodySkip2
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+
+block2BodySkip2:
+	TESTQ        $0x00000008, R14
+	JEQ          block2BodySkip3
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+
+block2BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	CMPQ R10, DI
+	JNE  block2BodyStep
+	JMP  block2BodyStepsDone
+
+block2BodyFull:
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VFMADD231PD  Y14, Y0, Y2
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VFMADD231PD  Y14, Y0, Y5
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VFMADD231PD  Y14, Y0, Y8
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	VFMADD231PD  Y14, Y0, Y11
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000020, R11
+	CMPQ         R10, DI
+	JNE          block2BodyStep
+
+block2BodyStepsDone:
+	LEAQ    (AX)(R9*8), R10
+	VMOVUPD Y1, (R10)
+	VMOVUPD Y2, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y4, (R10)
+	VMOVUPD Y5, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y7, (R10)
+	VMOVUPD Y8, 32(R10)
+	ADDQ    CX, R10
+	VMOVUPD Y10, (R10)
+	VMOVUPD Y11, 32(R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000008, R9
+	JMP     block2
+
+block2Done:
+block1:
+	MOVQ   DX, R10
+	SUBQ   R9, R10
+	CMPQ   R10, $0x00000004
+	JL     block1Done
+	VXORPS Y1, Y1, Y1
+	VXORPS Y4, Y4, Y4
+	VXORPS Y7, Y7, Y7
+	VXORPS Y10, Y10, Y10
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     block1BodyStepsDone
+
+block1BodyStep:
+	MOVQ         (R10), R14
+	MOVQ         R14, R13
+	SHRQ         $0x08, R13
+	VMOVUPD      (R12)(R13*8), Y13
+	CMPB         R14, $0x0f
+	JEQ          block1BodyFull
+	TESTQ        $0x00000001, R14
+	JEQ          block1BodySkip0
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y13, Y0, Y1
+
+block1BodySkip0:
+	TESTQ        $0x00000002, R14
+	JEQ          block1BodySkip1
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y13, Y0, Y4
+
+block1BodySkip1:
+	TESTQ        $0x00000004, R14
+	JEQ          block1BodySkip2
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y13, Y0, Y7
+
+block1BodySkip2:
+	TESTQ        $0x00000008, R14
+	JEQ          block1BodySkip3
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y13, Y0, Y10
+
+block1BodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	CMPQ R10, DI
+	JNE  block1BodyStep
+	JMP  block1BodyStepsDone
+
+block1BodyFull:
+	VBROADCASTSD (R11), Y0
+	VFMADD231PD  Y13, Y0, Y1
+	VBROADCASTSD 8(R11), Y0
+	VFMADD231PD  Y13, Y0, Y4
+	VBROADCASTSD 16(R11), Y0
+	VFMADD231PD  Y13, Y0, Y7
+	VBROADCASTSD 24(R11), Y0
+	VFMADD231PD  Y13, Y0, Y10
+	ADDQ         $0x08, R10
+	ADDQ         $0x00000020, R11
+	CMPQ         R10, DI
+	JNE          block1BodyStep
+
+block1BodyStepsDone:
+	LEAQ    (AX)(R9*8), R10
+	VMOVUPD Y1, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y4, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y7, (R10)
+	ADDQ    CX, R10
+	VMOVUPD Y10, (R10)
+	ADDQ    CX, R10
+	ADDQ    $0x00000004, R9
+	JMP     block1
+
+block1Done:
+scalar:
+	CMPQ   R9, DX
+	JGE    return
+	VXORPS X1, X1, X1
+	VXORPS X4, X4, X4
+	VXORPS X7, X7, X7
+	VXORPS X10, X10, X10
+	MOVQ   SI, R10
+	MOVQ   R8, R11
+	LEAQ   (BX)(R9*8), R12
+	CMPQ   R10, DI
+	JE     scalarBodyStepsDone
+
+scalarBodyStep:
+	MOVQ        (R10), R14
+	MOVQ        R14, R13
+	SHRQ        $0x08, R13
+	VMOVSD      (R12)(R13*8), X13
+	TESTQ       $0x00000001, R14
+	JEQ         scalarBodySkip0
+	VMOVSD      (R11), X0
+	VFMADD231SD X13, X0, X1
+
+scalarBodySkip0:
+	TESTQ       $0x00000002, R14
+	JEQ         scalarBodySkip1
+	VMOVSD      8(R11), X0
+	VFMADD231SD X13, X0, X4
+
+scalarBodySkip1:
+	TESTQ       $0x00000004, R14
+	JEQ         scalarBodySkip2
+	VMOVSD      16(R11), X0
+	VFMADD231SD X13, X0, X7
+
+scalarBodySkip2:
+	TESTQ       $0x00000008, R14
+	JEQ         scalarBodySkip3
+	VMOVSD      24(R11), X0
+	VFMADD231SD X13, X0, X10
+
+scalarBodySkip3:
+	ADDQ $0x08, R10
+	ADDQ $0x00000020, R11
+	CMPQ R10, DI
+	JNE  scalarBodyStep
+
+scalarBodyStepsDone:
+	LEAQ   (AX)(R9*8), R10
+	VMOVSD X1, (R10)
+	ADDQ   CX, R10
+	VMOVSD X4, (R10)
+	ADDQ   CX, R10
+	VMOVSD X7, (R10)
+	ADDQ   CX, R10
+	VMOVSD X10, (R10)
 	ADDQ   CX, R10
 	INCQ   R9
 	JMP    scalar
