@@ -529,7 +529,10 @@ const blockRows, bankSets = 4, 8
 // (count<<8 | mask) and count records (the step's source offset in bytes,
 // then its sets' weights packed), ended by a zero word; each mask has a
 // body of its own, so a step costs no mask tests and no step-word
-// decoding. The narrower passes and the scalar tail take steps and w.
+// decoding. Outputs past the whole passes take one more such pass that
+// ends at n (it computes some outputs twice, with the same bits) where n
+// allows one; otherwise the narrower passes and the scalar tail take steps
+// and w.
 func block(s isa, e elem, kind string, sets, vectors int, runs bool) {
 	name := fmt.Sprintf("%s%s%s", kind, s.name, e.name)
 	sig := fmt.Sprintf("func(out []%s, outPitch, n int, src []%s, steps []int, w []%s)", e.gotype, e.gotype, e.gotype)
@@ -783,6 +786,19 @@ func block(s isa, e elem, kind string, sets, vectors int, runs bool) {
 			prefix := fmt.Sprintf("block%d", v)
 			if runs && v == vectors {
 				blocks(prefix, n, x, rest, v*lanes, func() { runProg(prefix+"Prog", v) })
+				// The last rest outputs, after at least one whole pass:
+				// one more pass that ends at n, over rest new outputs
+				// and some already computed, which it computes again
+				// with the same bits; no narrower or scalar passes.
+				CMPQ(rest, Imm(0))
+				JEQ(LabelRef("return"))
+				CMPQ(n, U32(v*lanes))
+				JL(LabelRef(prefix + "Narrow"))
+				MOVQ(n, x)
+				SUBQ(U32(v*lanes), x)
+				runProg(prefix+"Last", v)
+				JMP(LabelRef("return"))
+				Label(prefix + "Narrow")
 				continue
 			}
 			blocks(prefix, n, x, rest, v*lanes, func() { run(prefix+"Body", v, nil, false) })
