@@ -7,3 +7,7 @@ package simd
 func asmBlockRuns32(func(string, ...any)) []runsLoop[float32] { return nil }
 
 func asmBlockRuns64(func(string, ...any)) []runsLoop[float64] { return nil }
+
+func asmDense3F32(func(string, ...any)) []dense3Loop[float32] { return nil }
+
+func asmDense3F64(func(string, ...any)) []dense3Loop[float64] { return nil }

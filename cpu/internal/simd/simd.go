@@ -61,6 +61,9 @@ type Steps[F nd.Float] struct {
 	// prog is a row block's steps as runs (runsProgram), for the AVX2
 	// row-block loop; nil for a bank's sets.
 	prog []uint64
+	// d3 is a row block's dense 3×3 kernel, for the loop that holds its
+	// weights in registers; nil for other steps.
+	d3 *dense3Steps[F]
 }
 
 // NewSteps prepares steps and their weights for Block over sets
@@ -83,6 +86,7 @@ func NewSteps[F nd.Float](sets int, steps []int, w []F) *Steps[F] {
 	s.setLists()
 	if sets == BlockRows {
 		s.prog = runsProgram(steps, w, sets)
+		s.d3 = findDense3(steps, w)
 	}
 	return s
 }
@@ -110,6 +114,10 @@ func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
 		blockSets(f32s(out), outPitch, n, f32s(src), st.sets, st.offs, f32s2(st.setW), setTapsTwinF32)
 	case blockBySets:
 		blockSets(f64s(out), outPitch, n, f64s(src), st.sets, st.offs, f64s2(st.setW), setTapsTwinF64)
+	case st.d3 != nil && is32[F]() && dense3F32 != nil:
+		dense3F32(f32s(out), outPitch, n, f32s(src[st.d3.base:]), st.d3.pitch, f32s(st.d3.w[:]))
+	case st.d3 != nil && !is32[F]() && dense3F64 != nil:
+		dense3F64(f64s(out), outPitch, n, f64s(src[st.d3.base:]), st.d3.pitch, f64s(st.d3.w[:]))
 	case is32[F]() && blockRuns32 != nil && st.sets == BlockRows:
 		blockRuns32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w), st.prog)
 	case blockRuns64 != nil && !is32[F]() && st.sets == BlockRows:

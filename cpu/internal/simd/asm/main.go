@@ -92,6 +92,7 @@ func main() {
 			block(s, e, "bank", bankSets, s.bankVectors, false)
 			if !s.masked {
 				block(s, e, "blockRuns", blockRows, s.blockVectors, true)
+				dense3(s, e)
 			}
 		}
 		for _, i := range []integer{u8, u16} {
@@ -867,5 +868,105 @@ func transpose8() {
 			ADDQ(stride, q)
 		}
 	})
+	ret()
+}
+
+// dense3 generates a dense 3×3 kernel's taps for BlockRows output rows,
+// the nine weights held in registers: for each row i < BlockRows and each
+// x < n, out[i·outPitch+x] = the taps (kr, kc) in row-major order, each
+// one fused multiply-add from +0, of w[kr·3+kc] and src[(i+kr)·srcPitch +
+// x + kc]. Each source vector is loaded once for every row that takes it
+// (up to 3), with no weight loads in the loop: half a load per fused
+// multiply-add, against about one for the step loops. Outputs past the
+// whole vectors take one more vector that ends at n (recomputing some
+// outputs with the same bits), or scalars when n is less than a vector.
+func dense3(s isa, e elem) {
+	name := fmt.Sprintf("dense3%s%s", s.name, e.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(out []%s, outPitch, n int, src []%s, srcPitch int, w []%s)", e.gotype, e.gotype, e.gotype))
+	Doc(name + " is dense3Go in " + s.name + ".")
+	shift := uint8(map[int]int{4: 2, 8: 3}[e.size])
+	outp := Load(Param("out").Base(), GP64())
+	opitch := Load(Param("outPitch"), GP64())
+	SHLQ(U8(shift), opitch)
+	n := Load(Param("n"), GP64())
+	srcp := Load(Param("src").Base(), GP64())
+	spitch := Load(Param("srcPitch"), GP64())
+	SHLQ(U8(shift), spitch)
+	wp := Load(Param("w").Base(), GP64())
+	var w [9]reg.VecVirtual
+	for t := range w {
+		w[t] = s.vec()
+		e.broadcast(Mem{Base: wp, Disp: t * e.size}, w[t])
+	}
+	var acc [blockRows]reg.VecVirtual
+	for i := range acc {
+		acc[i] = s.vec()
+	}
+	in := s.vec()
+	lanes := s.bytes / e.size
+	x, q, o := GP64(), GP64(), GP64()
+	XORQ(x, x)
+	// pass computes the outputs at x: whole vectors, or one scalar.
+	pass := func(scalar bool) {
+		a := func(i int) reg.Register {
+			if scalar {
+				return acc[i].AsX()
+			}
+			return acc[i]
+		}
+		for i := range acc {
+			VXORPS(a(i), a(i), a(i))
+		}
+		LEAQ(Mem{Base: srcp, Index: x, Scale: uint8(e.size)}, q)
+		for r := 0; r < blockRows+2; r++ {
+			for c := 0; c < 3; c++ {
+				at := Mem{Base: q, Disp: c * e.size}
+				if scalar {
+					e.moveScalar(at, in.AsX())
+				} else {
+					e.move(at, in)
+				}
+				for i := range acc {
+					if kr := r - i; kr >= 0 && kr < 3 {
+						if scalar {
+							e.fmaScalar(in.AsX(), w[kr*3+c].AsX(), a(i))
+						} else {
+							e.fma(in, w[kr*3+c], a(i))
+						}
+					}
+				}
+			}
+			if r < blockRows+1 {
+				ADDQ(spitch, q)
+			}
+		}
+		LEAQ(Mem{Base: outp, Index: x, Scale: uint8(e.size)}, o)
+		for i := range acc {
+			if scalar {
+				e.moveScalar(a(i), Mem{Base: o})
+			} else {
+				e.move(a(i), Mem{Base: o})
+			}
+			if i < len(acc)-1 {
+				ADDQ(opitch, o)
+			}
+		}
+	}
+	rest := GP64()
+	blocks("vector", n, x, rest, lanes, func() { pass(false) })
+	CMPQ(rest, Imm(0))
+	JEQ(LabelRef("return"))
+	CMPQ(n, U32(lanes))
+	JL(LabelRef("scalar"))
+	MOVQ(n, x)
+	SUBQ(U32(lanes), x)
+	pass(false)
+	JMP(LabelRef("return"))
+	Label("scalar")
+	CMPQ(x, n)
+	JGE(LabelRef("return"))
+	pass(true)
+	INCQ(x)
+	JMP(LabelRef("scalar"))
 	ret()
 }
