@@ -97,8 +97,10 @@ func (st *Steps[F]) Sets() int { return st.sets }
 // Block is SetTaps for st.Sets() sets of outputs at once, set i being
 // out[i·outPitch:][:n], each source vector loaded once for every set that
 // uses it (register blocking): output rows, or a bank's kernels. Each set
-// takes the taps of st in step order, from +0. It panics unless the sets
-// lie in out and every step's source run lies in src.
+// takes the taps of st in step order, from +0. out and src must not
+// overlap: the loops read src as they write out, and may write an output
+// more than once (with the same value). It panics unless the sets lie in
+// out and every step's source run lies in src.
 func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
 	if n < 0 || outPitch < n || (st.sets-1)*outPitch+n > len(out) {
 		panic(fmt.Sprintf("simd: block of %d sets of %d at pitch %d in %d values", st.sets, n, outPitch, len(out)))
