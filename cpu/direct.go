@@ -399,6 +399,18 @@ func (d *direct[F]) runInPlace(dst, src nd.Array, plane, r0, rows, x0, cols int)
 	if hi <= lo || (cols <= inPlaceMinCols && (lo > x0 || hi < x0+cols)) {
 		return 0, 0, false
 	}
+	// An edge left to the padded rows takes at least inPlaceEdge samples,
+	// so that the block loops run it as whole vector passes rather than
+	// as a few scalar ones, which cost about as much as a whole pass each.
+	if e := ceilDiv(inPlaceEdge, g.c); lo > x0 {
+		lo = min(hi, max(lo, x0+e))
+	}
+	if e := ceilDiv(inPlaceEdge, g.c); hi < x0+cols {
+		hi = max(lo, min(hi, x0+cols-e))
+	}
+	if hi <= lo {
+		return 0, 0, false
+	}
 	// The plane's input (the kernel spans no plane axis, so each output
 	// plane reads the input plane at its own index, shifted by the
 	// origin; valid or same keep it inside).
@@ -432,6 +444,11 @@ func (d *direct[F]) runInPlace(dst, src nd.Array, plane, r0, rows, x0, cols int)
 // for the edges costs what reading the interior in place saves (16×16
 // with a 1×3 kernel: 3.1–4.1 µs in place and padded, 2.3 padded alone).
 const inPlaceMinCols = 32
+
+// inPlaceEdge is the fewest samples of an edge that runInPlace leaves to
+// the padded rows: one whole pass of AVX2's widest row block (3 vectors of
+// 8 float32s). A 7×7 kernel's 3-column edges ran as 3 scalar passes each.
+const inPlaceEdge = 24
 
 // readInPlace lets a single 2-D kernel read interior tiles from the input
 // (runInPlace); tests turn it off to compare with the padded rows, and

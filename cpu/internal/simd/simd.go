@@ -58,6 +58,12 @@ type Steps[F nd.Float] struct {
 	// pure-Go twin (blockTwin).
 	offs [][]int
 	setW [][]F
+	// prog is a row block's steps as runs (runsProgram), for the AVX2
+	// row-block loop; nil for a bank's sets.
+	prog []uint64
+	// d3 is a row block's dense 3×3 kernel, for the loop that holds its
+	// weights in registers; nil for other steps.
+	d3 *dense3Steps[F]
 }
 
 // NewSteps prepares steps and their weights for Block over sets
@@ -78,6 +84,10 @@ func NewSteps[F nd.Float](sets int, steps []int, w []F) *Steps[F] {
 		s.reach = max(s.reach, st>>8)
 	}
 	s.setLists()
+	if sets == BlockRows {
+		s.prog = runsProgram(steps, w, sets)
+		s.d3 = findDense3(steps, w)
+	}
 	return s
 }
 
@@ -87,8 +97,10 @@ func (st *Steps[F]) Sets() int { return st.sets }
 // Block is SetTaps for st.Sets() sets of outputs at once, set i being
 // out[i·outPitch:][:n], each source vector loaded once for every set that
 // uses it (register blocking): output rows, or a bank's kernels. Each set
-// takes the taps of st in step order, from +0. It panics unless the sets
-// lie in out and every step's source run lies in src.
+// takes the taps of st in step order, from +0. out and src must not
+// overlap: the loops read src as they write out, and may write an output
+// more than once (with the same value). It panics unless the sets lie in
+// out and every step's source run lies in src.
 func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
 	if n < 0 || outPitch < n || (st.sets-1)*outPitch+n > len(out) {
 		panic(fmt.Sprintf("simd: block of %d sets of %d at pitch %d in %d values", st.sets, n, outPitch, len(out)))
@@ -104,6 +116,14 @@ func Block[F nd.Float](out []F, outPitch, n int, src []F, st *Steps[F]) {
 		blockTwin32(f32s(out), outPitch, n, f32s(src), st.offs, f32s2(st.setW))
 	case blockBySets:
 		blockSets(f64s(out), outPitch, n, f64s(src), st.sets, st.offs, f64s2(st.setW), setTapsTwinF64)
+	case st.d3 != nil && is32[F]() && dense3F32 != nil:
+		dense3F32(f32s(out), outPitch, n, f32s(src[st.d3.base:]), st.d3.pitch, f32s(st.d3.w[:]))
+	case st.d3 != nil && !is32[F]() && dense3F64 != nil:
+		dense3F64(f64s(out), outPitch, n, f64s(src[st.d3.base:]), st.d3.pitch, f64s(st.d3.w[:]))
+	case is32[F]() && blockRuns32 != nil && st.sets == BlockRows:
+		blockRuns32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w), st.prog)
+	case blockRuns64 != nil && !is32[F]() && st.sets == BlockRows:
+		blockRuns64(f64s(out), outPitch, n, f64s(src), st.steps, f64s(st.w), st.prog)
 	case is32[F]() && st.sets == BankSets:
 		bank32(f32s(out), outPitch, n, f32s(src), st.steps, f32s(st.w))
 	case is32[F]():
@@ -248,6 +268,11 @@ var (
 	storeUint16       = storeUint16Sat
 	fmaPeak           = fmaPeakGo
 	transpose8        = transpose8Go
+	// blockRuns32 and blockRuns64, where set (AVX2), run a row block
+	// (BlockRows sets) from its steps' program (Steps.prog) instead of
+	// block32 and block64.
+	blockRuns32 func(out []float32, outPitch, n int, src []float32, steps []int, w []float32, prog []uint64)
+	blockRuns64 func(out []float64, outPitch, n int, src []float64, steps []int, w []float64, prog []uint64)
 )
 
 // FMAPeak runs rounds of independent float32 multiply-add chains in the

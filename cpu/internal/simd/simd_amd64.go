@@ -37,6 +37,8 @@ func init() {
 		taps32, setTaps32, row32, axpy32 = tapsAVX2F32, setTapsAVX2F32, rowAVX2F32, axpyAVX2F32
 		taps64, setTaps64, row64, axpy64 = tapsAVX2F64, setTapsAVX2F64, rowAVX2F64, axpyAVX2F64
 		block32, block64 = blockAVX2F32, blockAVX2F64
+		blockRuns32, blockRuns64 = blockRunsAVX2F32, blockRunsAVX2F64
+		dense3F32, dense3F64 = dense3AVX2F32, dense3AVX2F64
 		bank32, bank64 = bankAVX2F32, bankAVX2F64
 		loadUint8, loadUint16 = loadUint8AVX2, loadUint16AVX2
 		storeUint8, storeUint16 = storeUint8AVX2, storeUint16AVX2

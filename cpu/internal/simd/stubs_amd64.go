@@ -22,6 +22,12 @@ func blockAVX2F32(out []float32, outPitch int, n int, src []float32, steps []int
 // bankAVX2F32 is blockGo in AVX2 for 8 sets.
 func bankAVX2F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32)
 
+// blockRunsAVX2F32 is blockRunsGo in AVX2 for 4 sets.
+func blockRunsAVX2F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32, prog []uint64)
+
+// dense3AVX2F32 is dense3Go in AVX2.
+func dense3AVX2F32(out []float32, outPitch int, n int, src []float32, srcPitch int, w []float32)
+
 // tapsAVX2F64 is tapsGo in AVX2.
 func tapsAVX2F64(acc []float64, src []float64, offs []int, w []float64)
 
@@ -39,6 +45,12 @@ func blockAVX2F64(out []float64, outPitch int, n int, src []float64, steps []int
 
 // bankAVX2F64 is blockGo in AVX2 for 8 sets.
 func bankAVX2F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
+
+// blockRunsAVX2F64 is blockRunsGo in AVX2 for 4 sets.
+func blockRunsAVX2F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64, prog []uint64)
+
+// dense3AVX2F64 is dense3Go in AVX2.
+func dense3AVX2F64(out []float64, outPitch int, n int, src []float64, srcPitch int, w []float64)
 
 // loadUint8AVX2 is loadUint8Go in AVX2.
 func loadUint8AVX2(dst []float32, src []uint8)

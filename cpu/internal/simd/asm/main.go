@@ -88,8 +88,12 @@ func main() {
 			taps(s, e, false, false)
 			taps(s, e, true, true)
 			axpy(s, e)
-			block(s, e, "block", blockRows, s.blockVectors)
-			block(s, e, "bank", bankSets, s.bankVectors)
+			block(s, e, "block", blockRows, s.blockVectors, false)
+			block(s, e, "bank", bankSets, s.bankVectors, false)
+			if !s.masked {
+				block(s, e, "blockRuns", blockRows, s.blockVectors, true)
+				dense3(s, e)
+			}
 		}
 		for _, i := range []integer{u8, u16} {
 			widen(s, i)
@@ -520,10 +524,28 @@ const blockRows, bankSets = 4, 8
 // for each set i whose bit is set in steps[s]&0xff, added with weight
 // w[s·sets+i]: out[i][x] = fma(w, src[…+x], out[i][x]). The sets are
 // output rows (block) or a bank's kernels and rows (bank).
-func block(s isa, e elem, kind string, sets, vectors int) {
+//
+// With runs, the widest pass follows prog instead (see NewSteps): runs of
+// consecutive steps that add to the same sets, each run a header word
+// (count<<8 | mask) and count records (the step's source offset in bytes,
+// then its sets' weights packed), ended by a zero word; each mask has a
+// body of its own, so a step costs no mask tests and no step-word
+// decoding. Outputs past the whole passes take one more such pass that
+// ends at n (it computes some outputs twice, with the same bits) where n
+// allows one; otherwise the narrower passes and the scalar tail take steps
+// and w.
+func block(s isa, e elem, kind string, sets, vectors int, runs bool) {
 	name := fmt.Sprintf("%s%s%s", kind, s.name, e.name)
-	TEXT(name, NOSPLIT, fmt.Sprintf("func(out []%s, outPitch, n int, src []%s, steps []int, w []%s)", e.gotype, e.gotype, e.gotype))
-	Doc(name + " is blockGo in " + s.name + fmt.Sprintf(" for %d sets.", sets))
+	sig := fmt.Sprintf("func(out []%s, outPitch, n int, src []%s, steps []int, w []%s)", e.gotype, e.gotype, e.gotype)
+	if runs {
+		sig = fmt.Sprintf("func(out []%s, outPitch, n int, src []%s, steps []int, w []%s, prog []uint64)", e.gotype, e.gotype, e.gotype)
+	}
+	TEXT(name, NOSPLIT, sig)
+	if runs {
+		Doc(name + " is blockRunsGo in " + s.name + fmt.Sprintf(" for %d sets.", sets))
+	} else {
+		Doc(name + " is blockGo in " + s.name + fmt.Sprintf(" for %d sets.", sets))
+	}
 	outp := Load(Param("out").Base(), GP64())
 	pitch := Load(Param("outPitch"), GP64())
 	SHLQ(U8(map[int]int{4: 2, 8: 3}[e.size]), pitch) // in bytes
@@ -660,6 +682,80 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 			ADDQ(pitch, q)
 		}
 	}
+	// runProg is run's widest pass following prog: per run, the header
+	// word's mask picks the run's body (a test per mask bit), and the body
+	// takes count steps, each one offset load and the loads and fused
+	// multiply-adds of its sets, with 3 instructions of overhead.
+	runProg := func(prefix string, v int) {
+		acc := make([][]reg.Register, sets)
+		for i := range acc {
+			for j := range v {
+				s.zero(accAll[i][j])
+				acc[i] = append(acc[i], accAll[i][j])
+			}
+		}
+		in := inAll[:v]
+		pp, h, cnt := sp, m, wq
+		Load(Param("prog").Base(), pp)
+		LEAQ(Mem{Base: srcp, Index: x, Scale: uint8(e.size)}, srcx)
+		rec := 8 + sets*e.size // a step's record: offset, weights
+		Label(prefix + "Run")
+		MOVQ(Mem{Base: pp}, h)
+		ADDQ(U8(8), pp)
+		TESTQ(h, h)
+		JEQ(LabelRef(prefix + "StepsDone"))
+		MOVQ(h, cnt)
+		SHRQ(U8(8), cnt)
+		// The mask's bits, highest first, down to its body.
+		var tree func(mask, bit int)
+		tree = func(mask, bit int) {
+			if bit < 0 {
+				if mask == 0 {
+					JMP(LabelRef(prefix + "Run")) // no sets: nothing to add
+				} else {
+					JMP(LabelRef(fmt.Sprintf("%sBody%d", prefix, mask)))
+				}
+				return
+			}
+			set := fmt.Sprintf("%sMask%dBit%d", prefix, mask|1<<bit, bit)
+			TESTQ(U32(1<<bit), h)
+			JNE(LabelRef(set))
+			tree(mask, bit-1)
+			Label(set)
+			tree(mask|1<<bit, bit-1)
+		}
+		tree(0, sets-1)
+		for mask := 1; mask < 1<<sets; mask++ {
+			body := fmt.Sprintf("%sBody%d", prefix, mask)
+			Label(body)
+			MOVQ(Mem{Base: pp}, p)
+			for j := range in {
+				e.move(Mem{Base: srcx, Index: p, Scale: 1, Disp: j * s.bytes}, in[j])
+			}
+			for i := range acc {
+				if mask>>i&1 == 0 {
+					continue
+				}
+				e.broadcast(Mem{Base: pp, Disp: 8 + i*e.size}, wv)
+				for j := range in {
+					e.fma(in[j], wv, acc[i][j])
+				}
+			}
+			ADDQ(U8(rec), pp)
+			DECQ(cnt)
+			JNE(LabelRef(body))
+			JMP(LabelRef(prefix + "Run"))
+		}
+		Label(prefix + "StepsDone")
+		q := GP64()
+		LEAQ(Mem{Base: outp, Index: x, Scale: uint8(e.size)}, q)
+		for i := range acc {
+			for j, a := range acc[i] {
+				e.move(a, Mem{Base: q, Disp: j * s.bytes})
+			}
+			ADDQ(pitch, q)
+		}
+	}
 	if s.masked {
 		// After the full blocks, fewer than vectors·lanes outputs
 		// remain: one pass over the steps with as many vectors as they
@@ -689,6 +785,23 @@ func block(s isa, e elem, kind string, sets, vectors int) {
 		// many independent FMA chains as it can.
 		for v := vectors; v >= 1; v-- {
 			prefix := fmt.Sprintf("block%d", v)
+			if runs && v == vectors {
+				blocks(prefix, n, x, rest, v*lanes, func() { runProg(prefix+"Prog", v) })
+				// The last rest outputs, after at least one whole pass:
+				// one more pass that ends at n, over rest new outputs
+				// and some already computed, which it computes again
+				// with the same bits; no narrower or scalar passes.
+				CMPQ(rest, Imm(0))
+				JEQ(LabelRef("return"))
+				CMPQ(n, U32(v*lanes))
+				JL(LabelRef(prefix + "Narrow"))
+				MOVQ(n, x)
+				SUBQ(U32(v*lanes), x)
+				runProg(prefix+"Last", v)
+				JMP(LabelRef("return"))
+				Label(prefix + "Narrow")
+				continue
+			}
 			blocks(prefix, n, x, rest, v*lanes, func() { run(prefix+"Body", v, nil, false) })
 		}
 		Label("scalar")
@@ -755,5 +868,105 @@ func transpose8() {
 			ADDQ(stride, q)
 		}
 	})
+	ret()
+}
+
+// dense3 generates a dense 3×3 kernel's taps for BlockRows output rows,
+// the nine weights held in registers: for each row i < BlockRows and each
+// x < n, out[i·outPitch+x] = the taps (kr, kc) in row-major order, each
+// one fused multiply-add from +0, of w[kr·3+kc] and src[(i+kr)·srcPitch +
+// x + kc]. Each source vector is loaded once for every row that takes it
+// (up to 3), with no weight loads in the loop: half a load per fused
+// multiply-add, against about one for the step loops. Outputs past the
+// whole vectors take one more vector that ends at n (recomputing some
+// outputs with the same bits), or scalars when n is less than a vector.
+func dense3(s isa, e elem) {
+	name := fmt.Sprintf("dense3%s%s", s.name, e.name)
+	TEXT(name, NOSPLIT, fmt.Sprintf("func(out []%s, outPitch, n int, src []%s, srcPitch int, w []%s)", e.gotype, e.gotype, e.gotype))
+	Doc(name + " is dense3Go in " + s.name + ".")
+	shift := uint8(map[int]int{4: 2, 8: 3}[e.size])
+	outp := Load(Param("out").Base(), GP64())
+	opitch := Load(Param("outPitch"), GP64())
+	SHLQ(U8(shift), opitch)
+	n := Load(Param("n"), GP64())
+	srcp := Load(Param("src").Base(), GP64())
+	spitch := Load(Param("srcPitch"), GP64())
+	SHLQ(U8(shift), spitch)
+	wp := Load(Param("w").Base(), GP64())
+	var w [9]reg.VecVirtual
+	for t := range w {
+		w[t] = s.vec()
+		e.broadcast(Mem{Base: wp, Disp: t * e.size}, w[t])
+	}
+	var acc [blockRows]reg.VecVirtual
+	for i := range acc {
+		acc[i] = s.vec()
+	}
+	in := s.vec()
+	lanes := s.bytes / e.size
+	x, q, o := GP64(), GP64(), GP64()
+	XORQ(x, x)
+	// pass computes the outputs at x: whole vectors, or one scalar.
+	pass := func(scalar bool) {
+		a := func(i int) reg.Register {
+			if scalar {
+				return acc[i].AsX()
+			}
+			return acc[i]
+		}
+		for i := range acc {
+			VXORPS(a(i), a(i), a(i))
+		}
+		LEAQ(Mem{Base: srcp, Index: x, Scale: uint8(e.size)}, q)
+		for r := 0; r < blockRows+2; r++ {
+			for c := 0; c < 3; c++ {
+				at := Mem{Base: q, Disp: c * e.size}
+				if scalar {
+					e.moveScalar(at, in.AsX())
+				} else {
+					e.move(at, in)
+				}
+				for i := range acc {
+					if kr := r - i; kr >= 0 && kr < 3 {
+						if scalar {
+							e.fmaScalar(in.AsX(), w[kr*3+c].AsX(), a(i))
+						} else {
+							e.fma(in, w[kr*3+c], a(i))
+						}
+					}
+				}
+			}
+			if r < blockRows+1 {
+				ADDQ(spitch, q)
+			}
+		}
+		LEAQ(Mem{Base: outp, Index: x, Scale: uint8(e.size)}, o)
+		for i := range acc {
+			if scalar {
+				e.moveScalar(a(i), Mem{Base: o})
+			} else {
+				e.move(a(i), Mem{Base: o})
+			}
+			if i < len(acc)-1 {
+				ADDQ(opitch, o)
+			}
+		}
+	}
+	rest := GP64()
+	blocks("vector", n, x, rest, lanes, func() { pass(false) })
+	CMPQ(rest, Imm(0))
+	JEQ(LabelRef("return"))
+	CMPQ(n, U32(lanes))
+	JL(LabelRef("scalar"))
+	MOVQ(n, x)
+	SUBQ(U32(lanes), x)
+	pass(false)
+	JMP(LabelRef("return"))
+	Label("scalar")
+	CMPQ(x, n)
+	JGE(LabelRef("return"))
+	pass(true)
+	INCQ(x)
+	JMP(LabelRef("scalar"))
 	ret()
 }

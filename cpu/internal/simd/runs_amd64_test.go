@@ -1,0 +1,37 @@
+//go:build !noasm && amd64
+
+package simd
+
+// asmBlockRuns32 and asmBlockRuns64 list the assembly loops that follow a
+// row block's program where the CPU runs them.
+func asmBlockRuns32(logf func(string, ...any)) []runsLoop[float32] {
+	if !hasAVX2 {
+		logf("skipping blockRunsAVX2F32: the CPU lacks AVX2 or FMA")
+		return nil
+	}
+	return []runsLoop[float32]{{"AVX2", blockRunsAVX2F32}}
+}
+
+func asmBlockRuns64(func(string, ...any)) []runsLoop[float64] {
+	if !hasAVX2 {
+		return nil
+	}
+	return []runsLoop[float64]{{"AVX2", blockRunsAVX2F64}}
+}
+
+// asmDense3F32 and asmDense3F64 list the dense 3×3 assembly loops where
+// the CPU runs them.
+func asmDense3F32(logf func(string, ...any)) []dense3Loop[float32] {
+	if !hasAVX2 {
+		logf("skipping dense3AVX2F32: the CPU lacks AVX2 or FMA")
+		return nil
+	}
+	return []dense3Loop[float32]{{"AVX2", dense3AVX2F32}}
+}
+
+func asmDense3F64(func(string, ...any)) []dense3Loop[float64] {
+	if !hasAVX2 {
+		return nil
+	}
+	return []dense3Loop[float64]{{"AVX2", dense3AVX2F64}}
+}
