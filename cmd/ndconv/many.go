@@ -158,6 +158,9 @@ func runMany(cmd *cobra.Command, job filterJob) error {
 	if err != nil {
 		return err
 	}
+	if job.ceiling {
+		specs = nil // nothing is filtered
+	}
 	args := job.inputs
 	if job.from != "" {
 		listed, err := readInputList(cmd, job.from)
@@ -209,8 +212,12 @@ func runMany(cmd *cobra.Command, job filterJob) error {
 	secs := time.Since(start).Seconds()
 	if !job.quiet {
 		done := len(ins) - sum.failed - sum.skipped
+		what := job.op.String()
+		if job.ceiling {
+			what = "ceiling"
+		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s: %d files, %d failed, %d skipped, %.2f s, %.1f files/s, %.1f MB/s in, %.1f MB/s out; read %.2f s, compute %.2f s, write %.2f s (each summed over files; they overlap)\n",
-			job.op, len(ins), sum.failed, sum.skipped, secs, float64(done)/max(secs, 1e-9),
+			what, len(ins), sum.failed, sum.skipped, secs, float64(done)/max(secs, 1e-9),
 			float64(sum.bytesIn)/1e6/max(secs, 1e-9), float64(sum.bytesOut)/1e6/max(secs, 1e-9),
 			sum.read.Seconds(), sum.compute.Seconds(), sum.write.Seconds())
 	}
@@ -380,7 +387,7 @@ func readItem(ctx context.Context, job filterJob, in manyInput) manyItem {
 		return it
 	}
 	job.input, job.output = in.path, in.output
-	if streamable(job) {
+	if !job.ceiling && streamable(job) {
 		it.streamed = true
 		return it
 	}
@@ -411,6 +418,10 @@ func computeItem(ctx context.Context, cmd *cobra.Command, job filterJob, specs [
 			return
 		}
 		it.read = time.Since(rs)
+	}
+	if job.ceiling {
+		it.out = it.src // --ceiling: written as read
+		return
 	}
 	key := fmt.Sprint(it.src.Shape, it.src.DType(), it.meta.Channels)
 	start := time.Now()

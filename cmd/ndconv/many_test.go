@@ -5,6 +5,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -254,5 +255,37 @@ func TestManyFromStdinAndGlob(t *testing.T) {
 	code, _, stderr = ndconvCLI(t, dir, "correlate", "-k", "laplace", "in/*.jpg", "--out-dir", "none")
 	if code != 2 || !strings.Contains(stderr, "no file matches") {
 		t.Errorf("a glob matching nothing: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestManyCeiling: --ceiling runs the folder through the same pipeline,
+// reading and writing every file but filtering none: each output holds
+// its input's samples as written by the output's encoder, the summary
+// says so, and -k is not needed.
+func TestManyCeiling(t *testing.T) {
+	dir := t.TempDir()
+	manyFolder(t, dir)
+	os.Remove(filepath.Join(dir, "in", "bad.png"))
+	os.Remove(filepath.Join(dir, "in", "dangling.npy"))
+	code, stdout, stderr := ndconvCLI(t, dir, "correlate", "--ceiling", "in", "--out-dir", "out", "--recursive")
+	if code != 0 || !strings.Contains(stdout, "ceiling: 5 files, 0 failed") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	for _, name := range []string{"a.png", "b.png", "c.npy", "e.tif", "sub/d.png"} {
+		in, _, err := imageio.ReadFile(filepath.Join(dir, "in", name), imageio.RawOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := imageio.ReadFile(filepath.Join(dir, "out", name), imageio.RawOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(in.Bytes(), out.Bytes()) || in.DType() != out.DType() || !slices.Equal(in.Shape, out.Shape) {
+			t.Errorf("%s: the ceiling's output is not its input", name)
+		}
+	}
+	code, _, stderr = ndconvCLI(t, dir, "correlate", "--ceiling", "in/a.png", "o.png")
+	if code != 2 || !strings.Contains(stderr, "--ceiling is for many inputs") {
+		t.Errorf("--ceiling without --out-dir: exit %d, stderr %q", code, stderr)
 	}
 }
