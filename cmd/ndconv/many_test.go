@@ -289,3 +289,62 @@ func TestManyCeiling(t *testing.T) {
 		t.Errorf("--ceiling without --out-dir: exit %d, stderr %q", code, stderr)
 	}
 }
+
+// TestManyOneCorePlans: on 4 cores, a folder of small images of one shape
+// is computed on one-core plans of the compute workers' own, beside the
+// run's plan (the one-file call's, made first), and every output still
+// equals the one-file call's byte for byte: for a 7×7 kernel file and a
+// filter of several terms, uint8 and float32.
+func TestManyOneCorePlans(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := range 4 {
+		a := ramp(nd.Uint8, 23, 31)
+		nd.Store(a.Data, 0, 1, []float64{float64(40 * i), float64(255 - 9*i), float64(i)})
+		name := "p" + string(rune('a'+i)) + ".png"
+		if err := imageio.WriteFile(filepath.Join(in, name), a, imageio.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	writeNPY(t, filepath.Join(in, "v.npy"), ramp(nd.Float32, 9, 10, 11))
+	names = append(names, "v.npy")
+	k7 := ramp(nd.Float32, 7, 7)
+	writeNPY(t, filepath.Join(dir, "k7.npy"), k7)
+	for _, k := range [][]string{
+		{"-k", "k7.npy", "--border", "mirror"},
+		{"-k", "gaussian-gradient-magnitude:sigma=1"},
+	} {
+		out := "out-" + strings.Split(k[1], ":")[0]
+		code, _, notes, lines := runHookedEnv(t, dir, []string{"GOMAXPROCS=4"},
+			append(append([]string{"correlate", "--device", "cpu"}, k...), "in", "--out-dir", out)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %q", k, code, lines)
+		}
+		var plans, oneCore int
+		for _, n := range notes {
+			plans += b2i(strings.HasPrefix(n, "plan "))
+			oneCore += b2i(strings.HasPrefix(n, "one-core plan [23 31] uint8"))
+		}
+		if plans != 2 || oneCore == 0 || oneCore > 2 {
+			t.Errorf("%v: %d run plans (want 2) and %d one-core plans for the PNGs (want 1 or 2, one a worker): %q", k, plans, oneCore, notes)
+		}
+		for _, name := range names {
+			got := readBytes(t, filepath.Join(dir, out, name))
+			if want := oneFileOutput(t, dir, name, out+name, append([]string{"--device", "cpu"}, k...)...); !bytes.Equal(got, want) {
+				t.Errorf("%v: %s differs from a one-file call's output", k, name)
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
