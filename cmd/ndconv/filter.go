@@ -470,6 +470,15 @@ func filterArray(ctx context.Context, job filterJob, specs []kernelSpec, src ndc
 // made (planFor) and executed on src.
 func computeArray(ctx context.Context, job filterJob, specs []kernelSpec, src ndconv.Array, meta imageio.Meta,
 	progress *terminalProgress, planFor func(ndconv.Options, []filters.Filter) (*ndconv.FilterPlan, error)) (ndconv.Array, filtered, error) {
+	return computeArrayWith(ctx, job, specs, src, meta, progress, planFor, nil)
+}
+
+// computeArrayWith is computeArray with execute, where not nil, running
+// the plan on src in place of its Execute (a many-file run's banks of
+// images on a GPU).
+func computeArrayWith(ctx context.Context, job filterJob, specs []kernelSpec, src ndconv.Array, meta imageio.Meta,
+	progress *terminalProgress, planFor func(ndconv.Options, []filters.Filter) (*ndconv.FilterPlan, error),
+	execute func(context.Context, *ndconv.FilterPlan, ndconv.Array) (ndconv.Array, error)) (ndconv.Array, filtered, error) {
 	var r filtered
 	fs, err := buildFilters(specs, spatialAxes(&job.opt, specs, src, meta))
 	if err != nil {
@@ -491,7 +500,12 @@ func computeArray(ctx context.Context, job filterJob, specs []kernelSpec, src nd
 	start := time.Now()
 	testHookStage("computing")
 	testHookPanic("computing")
-	out, err := p.Execute(ctx, src)
+	var out ndconv.Array
+	if execute != nil {
+		out, err = execute(ctx, p, src)
+	} else {
+		out, err = p.Execute(ctx, src)
+	}
 	progress.finish()
 	if err != nil {
 		return ndconv.Array{}, r, err

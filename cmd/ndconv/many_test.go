@@ -2,6 +2,7 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -347,4 +348,67 @@ func b2i(b bool) int {
 		return 1
 	}
 	return 0
+}
+
+// TestManyBanks: small files of one kind waiting for the device together
+// run as one bank (an array with a leading bank axis the kernels do not
+// span); NDCONV_TESTHOOK_BANK_CPU makes the CPU bank as a GPU does (and
+// hold the "device" 100 ms a bank, so that files queue for it), so that
+// this runs where no GPU is. Every output equals the one without banks
+// byte for byte, and a one-file call's: gray and RGB PNGs, a 7×7 kernel
+// file (spanning the first axes by default) and a named filter of several
+// terms (spanning the axes but the colour's, named by the CLI).
+func TestManyBanks(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := range 10 {
+		a := ramp(nd.Uint8, 23, 31)
+		if i%3 == 2 {
+			a = ramp(nd.Uint8, 19, 17, 3)
+		}
+		nd.Store(a.Data, 0, 1, []float64{float64(40 * i), float64(255 - 9*i), float64(i)})
+		name := fmt.Sprintf("p%02d.png", i)
+		if err := imageio.WriteFile(filepath.Join(in, name), a, imageio.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	writeNPY(t, filepath.Join(dir, "k7.npy"), ramp(nd.Float32, 7, 7))
+	for _, k := range [][]string{
+		{"-k", "k7.npy", "--border", "mirror"},
+		{"-k", "gaussian-gradient-magnitude:sigma=1"},
+	} {
+		tag := strings.ReplaceAll(strings.Split(k[1], ":")[0], ".", "")
+		args := append(append([]string{"correlate", "--device", "cpu"}, k...), "in", "--out-dir")
+		code, _, notes, lines := runHookedEnv(t, dir, []string{"GOMAXPROCS=8", "NDCONV_TESTHOOK_BANK_CPU=1"}, append(args, "banked-"+tag)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %q", k, code, lines)
+		}
+		banks := 0
+		for _, n := range notes {
+			banks += b2i(strings.HasPrefix(n, "bank plan "))
+		}
+		if banks == 0 {
+			t.Errorf("%v: no bank plan made: %q", k, notes)
+		}
+		code, _, _, lines = runHookedEnv(t, dir, []string{"GOMAXPROCS=1"}, append(args, "alone-"+tag)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %q", k, code, lines)
+		}
+		for _, name := range names {
+			if !bytes.Equal(readBytes(t, filepath.Join(dir, "banked-"+tag, name)), readBytes(t, filepath.Join(dir, "alone-"+tag, name))) {
+				t.Errorf("%v: %s banked differs from %s alone", k, name, name)
+			}
+		}
+		for _, name := range []string{"p01.png", "p02.png"} { // gray, RGB
+			got := readBytes(t, filepath.Join(dir, "banked-"+tag, name))
+			if want := oneFileOutput(t, dir, name, tag+name, append([]string{"--device", "cpu"}, k...)...); !bytes.Equal(got, want) {
+				t.Errorf("%v: %s differs from a one-file call's output", k, name)
+			}
+		}
+	}
 }
