@@ -18,6 +18,7 @@
 #     --vols V          .npy volumes, 128³ float32, 5³ kernel (default 0: none)
 #     --python PY       python with numpy and cv2 (default /usr/bin/python3 if it has cv2, else python3)
 #     --bank B          (GPU) also time one B×512×512 array with the 7×7 kernel beside one 512² image
+# BASELINE_NDCONV=BIN runs another build beside ndconv on each GPU device (A/B).
 # Files are made once, with a fixed seed (scripts/many_files.py), and kept.
 set -u
 here=$(cd "$(dirname "$0")" && pwd)
@@ -85,6 +86,9 @@ for r in $(seq "$reps"); do
 	timed "ceiling-$r" "$w/out-ceiling" "$n" "$ndconv" correlate --ceiling "$w/png" --out-dir "$w/out-ceiling"
 	for d in $devices; do
 		timed "ndconv-$d-$r" "$w/out-$d" "$n" "$ndconv" correlate -k "$w/k7.npy" --border mirror --device "$d" "$w/png" --out-dir "$w/out-$d"
+		if [ -n "${BASELINE_NDCONV:-}" ] && [ "$d" != cpu ]; then # another build beside it (A/B)
+			timed "baseline-$d-$r" "$w/out-base" "$n" "$BASELINE_NDCONV" correlate -k "$w/k7.npy" --border mirror --device "$d" "$w/png" --out-dir "$w/out-base"
+		fi
 	done
 	timed "cv2-pool$procs-$r" "$w/out-cv2" "$n" $gen cv2-pool "$w/png" "$w/out-cv2" "$w/k7.npy" --procs "$procs"
 done
@@ -98,7 +102,7 @@ for d in $devices; do
 	done
 	echo "ndconv $d: $same of $checked folder outputs equal one-file calls' byte for byte" | tee -a "$table"
 done
-rm -rf "$w/out-ceiling" "$w/out-cv2"
+rm -rf "$w/out-ceiling" "$w/out-cv2" "$w/out-base"
 
 if [ "$bank" -gt 0 ]; then
 	# One B×512×512 array with the 7×7 kernel on axes 1,2 beside one 512²
