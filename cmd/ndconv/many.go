@@ -10,6 +10,7 @@ import (
 	"os"
 	"path/filepath"
 	"runtime"
+	"runtime/debug"
 	"slices"
 	"strconv"
 	"strings"
@@ -201,6 +202,15 @@ func runMany(cmd *cobra.Command, job filterJob) error {
 	}
 	if job.rawFlags && !anyRaw {
 		return usagef("--shape and --input-dtype are for .raw inputs, and none is given")
+	}
+	// Each file allocates its arrays and codec buffers afresh and drops
+	// them, over a small live heap: at Go's default GOGC of 100 the
+	// collector runs every few files. 400 took 7–10% less CPU for 2,000
+	// 512² PNGs with a 7×7 kernel (2-core machine: 21.9–23.5 s instead of
+	// 24.8–25.2 s) for 150 MB resident instead of 87. GOGC, where set,
+	// decides.
+	if os.Getenv("GOGC") == "" {
+		debug.SetGCPercent(400)
 	}
 	// The device is opened once, while the first file is read, and held
 	// for the run, as a one-file call holds it.
