@@ -493,16 +493,22 @@ type computePlans struct {
 }
 
 // concurrentMaxBytes is the largest input computed on one core beside
-// others, or banked with others on a GPU (4 MiB: a 2048² RGB image, a 128³
-// float16 volume); a larger one is split over every core, or goes to the
-// device alone.
-const concurrentMaxBytes = 4 << 20
+// others, or banked with others on a GPU (16 MiB: a 2048² RGBA image, a
+// 128³ float64 volume); a larger one is split over every core, or goes to
+// the device alone. 200 .npy volumes of 128³ float32 (8 MiB) with a 5³
+// kernel on the 2-core machine: 8.4–12.2 s and 8.1–8.8 CPU-s on one core
+// each, 15.6–15.9 s and 9.1–9.5 CPU-s split over both.
+const concurrentMaxBytes = 16 << 20
 
-// maxBank is the most files in one bank on a GPU: a bank of 64 512² uint8
-// images with a 7×7 kernel took 0.22–0.30 ms an image on the H200 host's
-// CUDA, one image alone 1.7–2.5 ms (a call's) and ~0.75 ms (in a run);
+// maxBank is the most files in one bank on a GPU, and maxBankBytes the
+// most input bytes: a bank of 64 512² uint8 images with a 7×7 kernel took
+// 0.22–0.30 ms an image on the H200 host's CUDA, one image alone 1.7–2.5
+// ms (a one-file call's) and ~0.76 ms (in a folder run, one at a time);
 // past 16 a bank saves little more, and holds more memory.
-const maxBank = 16
+const (
+	maxBank      = 16
+	maxBankBytes = 64 << 20
+)
 
 func newComputePlans(job filterJob, workers int) *computePlans {
 	cp := &computePlans{main: map[string]*ndconv.FilterPlan{}, workers: workers, free: make(chan map[string]*ndconv.FilterPlan, workers),
@@ -602,7 +608,7 @@ func (cp *computePlans) executeBanked(ctx context.Context, job filterJob, key st
 		}
 		cp.mu.Lock()
 		q := cp.waiting[key]
-		n := min(len(q), maxBank)
+		n := min(len(q), maxBank, max(1, maxBankBytes/max(1, len(src.Bytes()))))
 		group := q[:n:n]
 		cp.waiting[key] = q[n:]
 		cp.mu.Unlock()
