@@ -53,6 +53,7 @@ type filterFlags struct {
 	recursive   bool
 	failFast    bool
 	skipExist   bool
+	ceiling     bool
 	from        string
 	resume      bool
 	part        string
@@ -75,9 +76,12 @@ type filterJob struct {
 	recursive    bool
 	failFast     bool
 	skipExisting bool
-	rawFlags     bool   // --shape or --input-dtype was given
-	from         string // a file listing more inputs, one a line ("-": standard input)
-	resume       bool   // a Zarr output: keep the shards stored, write the rest (runBlocks)
+	// ceiling: read and write every file through the pipeline, filtering
+	// none (the decode+encode ceiling a run is measured against).
+	ceiling  bool
+	rawFlags bool   // --shape or --input-dtype was given
+	from     string // a file listing more inputs, one a line ("-": standard input)
+	resume   bool   // a Zarr output: keep the shards stored, write the rest (runBlocks)
 	// part, of parts (--part I/N, parts > 0): this process computes the
 	// Zarr output's I-th of N contiguous runs of blocks (an array job's task), keeping
 	// what other tasks stored, as resume does.
@@ -148,12 +152,12 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 				job.inputs, job.outDir, job.outName = args, f.outDir, f.outName
 				job.recursive, job.failFast, job.skipExisting = f.recursive, f.failFast, f.skipExist
 				job.rawFlags = cmd.Flags().Changed("shape") || cmd.Flags().Changed("input-dtype")
-				job.from = f.from
+				job.from, job.ceiling = f.from, f.ceiling
 				if f.resume || f.part != "" {
 					return usagef("--resume and --part are for one Zarr OUTPUT; with --out-dir, --skip-existing skips the outputs written")
 				}
 			} else {
-				for _, flag := range []string{"out-name", "recursive", "fail-fast", "skip-existing", "from"} {
+				for _, flag := range []string{"out-name", "recursive", "fail-fast", "skip-existing", "from", "ceiling"} {
 					if cmd.Flags().Changed(flag) {
 						return usagef("--%s is for many inputs: give --out-dir", flag)
 					}
@@ -237,6 +241,7 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 	fl.BoolVar(&f.recursive, "recursive", false, "with --out-dir: descend into the input directories' subdirectories")
 	fl.BoolVar(&f.failFast, "fail-fast", false, "with --out-dir: stop at the first file that fails")
 	fl.BoolVar(&f.skipExist, "skip-existing", false, "with --out-dir: skip inputs whose output exists (resume a run)")
+	fl.BoolVar(&f.ceiling, "ceiling", false, "with --out-dir: read and write every file, filtering none (the decode+encode ceiling a run is measured against; -k not needed)")
 	fl.BoolVar(&f.resume, "resume", false, "a Zarr OUTPUT: keep the shards an interrupted run stored and compute only the blocks missing")
 	fl.StringVar(&f.part, "part", "", "a Zarr OUTPUT computed by N processes (an array job): this one computes the I-th of N contiguous runs of blocks (I/N, 0 ≤ I < N); any task may run again")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success, and no progress bar")
@@ -308,7 +313,7 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 	if f.gaborBank < 0 {
 		return opt, raw, usagef("--gabor-bank: %d orientations", f.gaborBank)
 	}
-	if len(f.kernels) == 0 {
+	if len(f.kernels) == 0 && !f.ceiling {
 		return opt, raw, usagef("no kernel: give one with -k SPEC")
 	}
 	return opt, raw, nil
@@ -465,6 +470,15 @@ func filterArray(ctx context.Context, job filterJob, specs []kernelSpec, src ndc
 // made (planFor) and executed on src.
 func computeArray(ctx context.Context, job filterJob, specs []kernelSpec, src ndconv.Array, meta imageio.Meta,
 	progress *terminalProgress, planFor func(ndconv.Options, []filters.Filter) (*ndconv.FilterPlan, error)) (ndconv.Array, filtered, error) {
+	return computeArrayWith(ctx, job, specs, src, meta, progress, planFor, nil)
+}
+
+// computeArrayWith is computeArray with execute, where not nil, running
+// the plan on src in place of its Execute (a many-file run's banks of
+// images on a GPU).
+func computeArrayWith(ctx context.Context, job filterJob, specs []kernelSpec, src ndconv.Array, meta imageio.Meta,
+	progress *terminalProgress, planFor func(ndconv.Options, []filters.Filter) (*ndconv.FilterPlan, error),
+	execute func(context.Context, *ndconv.FilterPlan, ndconv.Array) (ndconv.Array, error)) (ndconv.Array, filtered, error) {
 	var r filtered
 	fs, err := buildFilters(specs, spatialAxes(&job.opt, specs, src, meta))
 	if err != nil {
@@ -486,7 +500,12 @@ func computeArray(ctx context.Context, job filterJob, specs []kernelSpec, src nd
 	start := time.Now()
 	testHookStage("computing")
 	testHookPanic("computing")
-	out, err := p.Execute(ctx, src)
+	var out ndconv.Array
+	if execute != nil {
+		out, err = execute(ctx, p, src)
+	} else {
+		out, err = p.Execute(ctx, src)
+	}
 	progress.finish()
 	if err != nil {
 		return ndconv.Array{}, r, err

@@ -2,9 +2,11 @@ package main
 
 import (
 	"bytes"
+	"fmt"
 	"os"
 	"os/exec"
 	"path/filepath"
+	"slices"
 	"strings"
 	"testing"
 
@@ -254,5 +256,159 @@ func TestManyFromStdinAndGlob(t *testing.T) {
 	code, _, stderr = ndconvCLI(t, dir, "correlate", "-k", "laplace", "in/*.jpg", "--out-dir", "none")
 	if code != 2 || !strings.Contains(stderr, "no file matches") {
 		t.Errorf("a glob matching nothing: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestManyCeiling: --ceiling runs the folder through the same pipeline,
+// reading and writing every file but filtering none: each output holds
+// its input's samples as written by the output's encoder, the summary
+// says so, and -k is not needed.
+func TestManyCeiling(t *testing.T) {
+	dir := t.TempDir()
+	manyFolder(t, dir)
+	os.Remove(filepath.Join(dir, "in", "bad.png"))
+	os.Remove(filepath.Join(dir, "in", "dangling.npy"))
+	code, stdout, stderr := ndconvCLI(t, dir, "correlate", "--ceiling", "in", "--out-dir", "out", "--recursive")
+	if code != 0 || !strings.Contains(stdout, "ceiling: 5 files, 0 failed") {
+		t.Fatalf("exit %d, stdout %q, stderr %q", code, stdout, stderr)
+	}
+	for _, name := range []string{"a.png", "b.png", "c.npy", "e.tif", "sub/d.png"} {
+		in, _, err := imageio.ReadFile(filepath.Join(dir, "in", name), imageio.RawOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		out, _, err := imageio.ReadFile(filepath.Join(dir, "out", name), imageio.RawOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(in.Bytes(), out.Bytes()) || in.DType() != out.DType() || !slices.Equal(in.Shape, out.Shape) {
+			t.Errorf("%s: the ceiling's output is not its input", name)
+		}
+	}
+	code, _, stderr = ndconvCLI(t, dir, "correlate", "--ceiling", "in/a.png", "o.png")
+	if code != 2 || !strings.Contains(stderr, "--ceiling is for many inputs") {
+		t.Errorf("--ceiling without --out-dir: exit %d, stderr %q", code, stderr)
+	}
+}
+
+// TestManyOneCorePlans: on 4 cores, a folder of small images of one shape
+// is computed on one-core plans of the compute workers' own, beside the
+// run's plan (the one-file call's, made first), and every output still
+// equals the one-file call's byte for byte: for a 7×7 kernel file and a
+// filter of several terms, uint8 and float32.
+func TestManyOneCorePlans(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := range 4 {
+		a := ramp(nd.Uint8, 23, 31)
+		nd.Store(a.Data, 0, 1, []float64{float64(40 * i), float64(255 - 9*i), float64(i)})
+		name := "p" + string(rune('a'+i)) + ".png"
+		if err := imageio.WriteFile(filepath.Join(in, name), a, imageio.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	writeNPY(t, filepath.Join(in, "v.npy"), ramp(nd.Float32, 9, 10, 11))
+	names = append(names, "v.npy")
+	k7 := ramp(nd.Float32, 7, 7)
+	writeNPY(t, filepath.Join(dir, "k7.npy"), k7)
+	for _, k := range [][]string{
+		{"-k", "k7.npy", "--border", "mirror"},
+		{"-k", "gaussian-gradient-magnitude:sigma=1"},
+	} {
+		out := "out-" + strings.Split(k[1], ":")[0]
+		code, _, notes, lines := runHookedEnv(t, dir, []string{"GOMAXPROCS=4"},
+			append(append([]string{"correlate", "--device", "cpu"}, k...), "in", "--out-dir", out)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %q", k, code, lines)
+		}
+		var plans, oneCore int
+		for _, n := range notes {
+			plans += b2i(strings.HasPrefix(n, "plan "))
+			oneCore += b2i(strings.HasPrefix(n, "one-core plan [23 31] uint8"))
+		}
+		if plans != 2 || oneCore == 0 || oneCore > 2 {
+			t.Errorf("%v: %d run plans (want 2) and %d one-core plans for the PNGs (want 1 or 2, one a worker): %q", k, plans, oneCore, notes)
+		}
+		for _, name := range names {
+			got := readBytes(t, filepath.Join(dir, out, name))
+			if want := oneFileOutput(t, dir, name, out+name, append([]string{"--device", "cpu"}, k...)...); !bytes.Equal(got, want) {
+				t.Errorf("%v: %s differs from a one-file call's output", k, name)
+			}
+		}
+	}
+}
+
+func b2i(b bool) int {
+	if b {
+		return 1
+	}
+	return 0
+}
+
+// TestManyBanks: small files of one kind waiting for the device together
+// run as one bank (an array with a leading bank axis the kernels do not
+// span); NDCONV_TESTHOOK_BANK_CPU makes the CPU bank as a GPU does (and
+// hold the "device" 100 ms a bank, so that files queue for it), so that
+// this runs where no GPU is. Every output equals the one without banks
+// byte for byte, and a one-file call's: gray and RGB PNGs, a 7×7 kernel
+// file (spanning the first axes by default) and a named filter of several
+// terms (spanning the axes but the colour's, named by the CLI).
+func TestManyBanks(t *testing.T) {
+	dir := t.TempDir()
+	in := filepath.Join(dir, "in")
+	if err := os.MkdirAll(in, 0o755); err != nil {
+		t.Fatal(err)
+	}
+	var names []string
+	for i := range 10 {
+		a := ramp(nd.Uint8, 23, 31)
+		if i%3 == 2 {
+			a = ramp(nd.Uint8, 19, 17, 3)
+		}
+		nd.Store(a.Data, 0, 1, []float64{float64(40 * i), float64(255 - 9*i), float64(i)})
+		name := fmt.Sprintf("p%02d.png", i)
+		if err := imageio.WriteFile(filepath.Join(in, name), a, imageio.WriteOptions{}); err != nil {
+			t.Fatal(err)
+		}
+		names = append(names, name)
+	}
+	writeNPY(t, filepath.Join(dir, "k7.npy"), ramp(nd.Float32, 7, 7))
+	for _, k := range [][]string{
+		{"-k", "k7.npy", "--border", "mirror"},
+		{"-k", "gaussian-gradient-magnitude:sigma=1"},
+	} {
+		tag := strings.ReplaceAll(strings.Split(k[1], ":")[0], ".", "")
+		args := append(append([]string{"correlate", "--device", "cpu"}, k...), "in", "--out-dir")
+		code, _, notes, lines := runHookedEnv(t, dir, []string{"GOMAXPROCS=8", "NDCONV_TESTHOOK_BANK_CPU=1"}, append(args, "banked-"+tag)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %q", k, code, lines)
+		}
+		banks := 0
+		for _, n := range notes {
+			banks += b2i(strings.HasPrefix(n, "bank plan "))
+		}
+		if banks == 0 {
+			t.Errorf("%v: no bank plan made: %q", k, notes)
+		}
+		code, _, _, lines = runHookedEnv(t, dir, []string{"GOMAXPROCS=1"}, append(args, "alone-"+tag)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %q", k, code, lines)
+		}
+		for _, name := range names {
+			if !bytes.Equal(readBytes(t, filepath.Join(dir, "banked-"+tag, name)), readBytes(t, filepath.Join(dir, "alone-"+tag, name))) {
+				t.Errorf("%v: %s banked differs from %s alone", k, name, name)
+			}
+		}
+		for _, name := range []string{"p01.png", "p02.png"} { // gray, RGB
+			got := readBytes(t, filepath.Join(dir, "banked-"+tag, name))
+			if want := oneFileOutput(t, dir, name, tag+name, append([]string{"--device", "cpu"}, k...)...); !bytes.Equal(got, want) {
+				t.Errorf("%v: %s differs from a one-file call's output", k, name)
+			}
+		}
 	}
 }

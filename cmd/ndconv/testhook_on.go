@@ -55,3 +55,16 @@ func testHookCancelBlocks() int {
 	n, _ := strconv.Atoi(os.Getenv("NDCONV_TESTHOOK_CANCEL_BLOCKS"))
 	return n
 }
+
+// testHookBankCPU: NDCONV_TESTHOOK_BANK_CPU=1 banks small files on the CPU
+// as on a GPU.
+func testHookBankCPU() bool { return os.Getenv("NDCONV_TESTHOOK_BANK_CPU") == "1" }
+
+// testHookDeviceBusy: with NDCONV_TESTHOOK_BANK_CPU=1, each bank (or file
+// alone) holds the device 100 ms, as a slow GPU would, so that the files
+// read meanwhile queue for it and form banks.
+func testHookDeviceBusy() {
+	if testHookBankCPU() {
+		time.Sleep(100 * time.Millisecond)
+	}
+}
