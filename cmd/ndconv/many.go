@@ -311,7 +311,11 @@ func runPipeline(ctx context.Context, cmd *cobra.Command, job filterJob, specs [
 		}()
 		for it := range results {
 			if it.late {
-				return
+				// Finished (or read) after a signal: dropped. Files that
+				// finished before it are still written, whatever their
+				// place in the order: the compute workers take files as
+				// their plans come free, not in order.
+				continue
 			}
 			computed <- it
 			if it.err != nil && job.failFast {
