@@ -152,12 +152,20 @@ func TestPlanWorkersKilled(t *testing.T) {
 	}
 	_, mid, _ := ndconvCLI(t, dir, "status", "--plan", "out.json")
 	t.Logf("workers %d and %d: %s, %s; then status %s", victims[0], victims[1], outcome[victims[0]], outcome[victims[1]], strings.TrimSpace(mid))
-	for _, i := range victims {
-		cmd := exec.Command(binaryPath, "worker", "--plan", "out.json", "--index", fmt.Sprint(i), "--count", "8")
+	for n, i := range victims {
+		args := []string{"worker", "--plan", "out.json", "--index", fmt.Sprint(i), "--count", "8"}
+		if n == 0 {
+			args = append(args, "--cpuprofile", "w.pprof")
+		}
+		cmd := exec.Command(binaryPath, args...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("worker %d again: %v: %s", i, err, out)
 		}
+	}
+	// --cpuprofile wrote a profile (gzipped protocol buffers).
+	if b, err := os.ReadFile(filepath.Join(dir, "w.pprof")); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("worker --cpuprofile: %d bytes, %v; want a gzipped profile", len(b), err)
 	}
 	if code, stdout, _ := ndconvCLI(t, dir, "status", "--plan", "out.json"); code != 0 || stdout != "64/64 blocks done\n" {
 		t.Fatalf("status after the workers: exit %d, %q", code, stdout)

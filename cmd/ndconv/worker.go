@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -17,6 +18,7 @@ func newWorkerCommand() *cobra.Command {
 		planLoc      string
 		index, count int
 		quiet        bool
+		cpuProfile   string
 	)
 	cmd := &cobra.Command{
 		Use:   "worker --plan PLAN [--index I --count N]",
@@ -38,11 +40,19 @@ output that another plan created is refused.`,
 			if err != nil {
 				return err
 			}
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			ctx := cmd.Context()
 			spec, err := job.Load(ctx, planLoc)
 			if err != nil {
 				return err
 			}
+			trace("plan loaded")
 			stats := &job.Stats{}
 			inFlight := blocksInFlight(1)
 			r, err := spec.OpenWith(ctx, job.RunOptions{InFlight: inFlight, CacheBytes: streamSetting("NDCONV_BLOCK_CACHE", job.DefaultCacheBytes), Stats: stats})
@@ -51,8 +61,14 @@ output that another plan created is refused.`,
 			}
 			defer r.Close()
 			limitMemory(spec, inFlight)
+			trace("opened")
 			if err := r.RunShare(ctx, i, n); err != nil {
 				return err
+			}
+			trace("blocks done")
+			if c := r.Cache(); c != nil {
+				trace(fmt.Sprintf("%d chunks decoded (%d in the array), %d reads from the cache; read+decode %.2f s, compute %.2f s, encode+write %.2f s (summed over the blocks in flight)",
+					c.Decoded(), c.Chunks(), c.Hits(), seconds(stats.Read.Load()), seconds(stats.Compute.Load()), seconds(stats.Write.Load())))
 			}
 			if !quiet {
 				share := (spec.Blocks() - i + n - 1) / n
@@ -67,6 +83,7 @@ output that another plan created is refused.`,
 	fl.IntVar(&index, "index", 0, "this worker's index, 0 ≤ I < N (default: JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)")
 	fl.IntVar(&count, "count", 0, "the number of workers N (default: SLURM_ARRAY_TASK_COUNT)")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "print nothing on success")
+	fl.StringVar(&cpuProfile, "cpuprofile", "", "write this worker's CPU profile (go tool pprof) to FILE")
 	return cmd
 }
 
@@ -150,4 +167,18 @@ the output itself. The exit status is 0 whether or not all are done.`,
 	}
 	cmd.Flags().StringVar(&planLoc, "plan", "", "the plan: a path or a bucket URL")
 	return cmd
+}
+
+// startCPUProfile starts writing the process's CPU profile to path, and
+// returns what stops it.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }
