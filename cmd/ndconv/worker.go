@@ -61,6 +61,7 @@ output that another plan created is refused.`,
 			}
 			defer r.Close()
 			limitMemory(spec, inFlight)
+			setWorkerGC()
 			trace("opened")
 			if err := r.RunShare(ctx, i, n); err != nil {
 				return err
