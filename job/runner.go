@@ -358,6 +358,9 @@ func (r *Runner) run(ctx context.Context, pick func(i int) bool) error {
 		return &nd.ArgumentError{Arg: "runner", Msg: "closed"}
 	}
 	r.src.ctx, r.sink.ctx = ctx, ctx
+	if err := r.removeStale(ctx, pick); err != nil {
+		return err
+	}
 	// The blocks still to come: this run's, not stored whole, not
 	// started (the chunk cache keeps whole only the chunks they own).
 	todo := make([]atomic.Bool, r.s.Blocks())
@@ -381,6 +384,40 @@ func (r *Runner) run(ctx context.Context, pick func(i int) bool) error {
 			return false
 		}}
 	return r.p.ExecuteBlocks(ctx, r.src, r.sink, bo)
+}
+
+// staleRemover is a store that can remove the temporary files its
+// writers left when they died (zarr.DirStore).
+type staleRemover interface {
+	RemoveStale(ctx context.Context, keys []string) (int, error)
+}
+
+// removeStale removes the temporary files that dead writers left beside
+// the shards of the blocks pick names (a worker killed mid-write), stored
+// since or not: the run that owns a block again cleans up after the one
+// that died. A live writer's file stays (zarr.DirStore.RemoveStale).
+func (r *Runner) removeStale(ctx context.Context, pick func(i int) bool) error {
+	st, ok := r.sink.a.Store().(staleRemover)
+	if !ok {
+		return nil
+	}
+	var keys []string
+	for i := range r.s.Blocks() {
+		if !pick(i) {
+			continue
+		}
+		start, shape := r.s.Box(i)
+		r.sink.shards(start, shape, func(idx, _, _ []int) error {
+			keys = append(keys, r.sink.a.Key(idx))
+			return nil
+		})
+	}
+	n, err := st.RemoveStale(ctx, keys)
+	r.stats.Stale.Add(int64(n))
+	if err != nil {
+		return fmt.Errorf("job: removing the temporary files of dead writers in %s: %w", r.s.Output, err)
+	}
+	return nil
 }
 
 // owners reports, for the chunk cache, whether a block still to come

@@ -23,6 +23,9 @@ type Stats struct {
 	Read, Compute, Write atomic.Int64 // nanoseconds
 	In, Out              atomic.Int64 // bytes
 	Written, Skipped     atomic.Int64 // blocks
+	// Stale counts the temporary files of dead writers removed (a worker
+	// killed mid-write leaves its shard's beside it).
+	Stale atomic.Int64
 }
 
 func (s *Stats) add(t *atomic.Int64, since time.Time) { t.Add(int64(time.Since(since))) }

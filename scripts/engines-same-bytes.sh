@@ -34,8 +34,8 @@ np.save('$T/in.npy', x)
 ndd.to_zarr(da.from_array(x, chunks=$B), '$T/in.zarr', shards=($B,) * 3, chunks=($B // 2,) * 3)
 np.save('$T/k.npy', rng.standard_normal((5, 5, 5)).astype(np.float32))"
 secs() { python3 -c "import time; print(f'{time.time() - $1:.2f}')"; }
-# The stored shards (c/…), not the temporary files (.KEY-N beside them)
-# that a worker killed mid-write leaves: no reader lists them.
+# The stored shards (c/…), not temporary files (.KEY-PID@HOST-N beside
+# them): a worker killed mid-write leaves one, which its re-run removes.
 sums() { (cd "$1" && find . -type f -path './c/*' ! -name '.*' | sort | xargs cat | sha256sum | cut -c1-16); }
 plan() { "$nd" plan -q -k "$T/k.npy" --border reflect --blocks $B,$B,$B "$T/in.zarr" "$T/$1.zarr" -o "$T/$1.json"; }
 
@@ -89,7 +89,7 @@ s=$(date +%s.%N)
 /usr/bin/python3 "$T/dask_run.py" "$T"
 td="$(secs "$s"), $(cat "$T/dask.secs") with the cluster up"
 
-echo "8 workers, two killed: $before before the re-run; $(find "$T/b.zarr" -name '.*' -type f | wc -l) temporary files of the killed writes left beside the shards"
+echo "8 workers, two killed: $before before the re-run; $(find "$T/b.zarr" -name '.*-*' -type f | wc -l) temporary files left beside the shards after it"
 bad=0
 ref=$(sums "$T/a.zarr")
 for r in "a in-process|$ta" "e 8 workers|$te" "b 8, 2 killed|$tb" "c Prism|$tc" "d dask|$td"; do

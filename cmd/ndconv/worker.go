@@ -29,7 +29,9 @@ those stored whole already: a worker killed at any point and run again loses
 and duplicates nothing, and writes the same bytes. The index is --index, else
 JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (less
 SLURM_ARRAY_TASK_MIN); the count is --count, else SLURM_ARRAY_TASK_COUNT. An
-output that another plan created is refused.`,
+output that another plan created is refused. The temporary files that a
+killed writer left beside the shards of its blocks are removed (those of a
+writer of this host that no longer runs, and any an hour old).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			begin := time.Now()
@@ -72,9 +74,13 @@ output that another plan created is refused.`,
 					c.Decoded(), c.Chunks(), c.Hits(), seconds(stats.Read.Load()), seconds(stats.Compute.Load()), seconds(stats.Write.Load())))
 			}
 			if !quiet {
-				share := (spec.Blocks() - i + n - 1) / n
-				fmt.Fprintf(cmd.OutOrStdout(), "worker %d of %d: %d of its %d blocks computed, %d stored already (plan %s, %d blocks); %.1f ms\n",
-					i, n, stats.Written.Load(), max(share, 0), stats.Skipped.Load(), planLoc, spec.Blocks(), ms(time.Since(begin)))
+				share := (i+1)*spec.Blocks()/n - i*spec.Blocks()/n
+				stale := ""
+				if k := stats.Stale.Load(); k > 0 {
+					stale = fmt.Sprintf("; %d temporary files of dead writers removed", k)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "worker %d of %d: %d of its %d blocks computed, %d stored already (plan %s, %d blocks)%s; %.1f ms\n",
+					i, n, stats.Written.Load(), max(share, 0), stats.Skipped.Load(), planLoc, spec.Blocks(), stale, ms(time.Since(begin)))
 			}
 			return nil
 		},
