@@ -34,6 +34,9 @@ type ChunkCache struct {
 	count  []int // chunks per axis
 	halo   int   // the rows a halo reaches into a chunk, at most
 	budget int64
+	// owned reports whether a block still to come reads the chunk at lo
+	// of shape whole (nil: any may).
+	owned func(lo, shape []int) bool
 
 	pool  sync.Pool // whole chunks decoded, for the next
 	mu    sync.Mutex
@@ -74,6 +77,18 @@ func NewChunkCache(a *zarr.Array, halo int, budget int64) *ChunkCache {
 	}
 	return c
 }
+
+// SetOwners tells the cache which chunks a block still to come reads
+// whole (owned reports it for the chunk at lo of shape): only those are
+// kept whole when a neighbour's halo decodes them first; the others keep
+// their shell only. A worker that runs a share of the blocks would
+// otherwise hold every chunk its halos reach in the other workers'
+// blocks, whole, until the budget is spent. (A chunk too thin to have a
+// shell is still kept whole: its whole is what serves the halos.) Nil
+// (the default) keeps any
+// chunk whole until a read covers it. Call it between runs, not during
+// one.
+func (c *ChunkCache) SetOwners(owned func(lo, shape []int) bool) { c.owned = owned }
 
 // box is the start and shape of chunk idx, clipped to the array.
 func (c *ChunkCache) box(idx []int) (lo, shape []int) {
@@ -202,7 +217,7 @@ func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst 
 	for _, sl := range e.shell {
 		e.bytes += int64(len(sl.data.Bytes()))
 	}
-	if covered {
+	if covered || e.shell != nil && c.owned != nil && !c.owned(lo, cshape) {
 		c.pool.Put(&data)
 	} else {
 		// Its owner, a block still to come, reads it whole.
@@ -293,6 +308,19 @@ func (c *ChunkCache) keep(lin int, e *cell) {
 func (c *ChunkCache) Decoded() int64   { return c.decoded.Load() }
 func (c *ChunkCache) Hits() int64      { return c.hits.Load() }
 func (c *ChunkCache) ShellHits() int64 { return c.shellHits.Load() }
+
+// Whole is the number of chunks the cache holds whole now.
+func (c *ChunkCache) Whole() int {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	n := 0
+	for _, e := range c.cells {
+		if e.whole.Data != nil {
+			n++
+		}
+	}
+	return n
+}
 
 // Chunks is the number of chunks in the array.
 func (c *ChunkCache) Chunks() int { return prod(c.count) }

@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"testing"
 
+	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/zarr"
@@ -95,4 +96,39 @@ func TestBlockCache(t *testing.T) {
 		t.Fatalf("the cache served %d reads, %d from shells: the test no longer tests it", hits, shells)
 	}
 	t.Logf("%d reads from the cache, %d from shells", hits, shells)
+}
+
+// TestShareHoldsNoWholeChunks: a worker's share reads its halos from the
+// chunks of blocks that other workers own; those must not stay in the
+// cache whole (their owner never comes to this process: a 512³ job's
+// worker held ~100 MB of them, which its heap and page faults paid
+// for). After each share the cache holds shells only, and the shares
+// write the whole output's bytes.
+func TestShareHoldsNoWholeChunks(t *testing.T) {
+	ctx := context.Background()
+	j := newTestJob(t, 5)
+	// A 3³ kernel: a halo of 1, thinner than half the chunks (6×5×4), so
+	// that every chunk has a shell.
+	k := enginetest.RandomArray(rand.New(rand.NewPCG(5, 5)), nd.Float64, 3, 3, 3)
+	j.kernel = ndconv.NewKernel(k.Shape, k.Data.([]float64))
+	s := j.plan(t, "in.zarr", "out.zarr")
+	const workers = 8
+	for i := range workers {
+		// One block at a time: two in flight may both decode a chunk,
+		// and the later keep it whole (memory spent, nothing wrong).
+		r, err := s.OpenWith(ctx, RunOptions{InFlight: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RunShare(ctx, i, workers); err != nil {
+			t.Fatal(err)
+		}
+		if n := r.Cache().Whole(); n != 0 {
+			t.Errorf("worker %d of %d: the cache holds %d chunks whole after its share", i, workers, n)
+		}
+		r.Close()
+	}
+	if got, want := readAll(t, zarr.NewDirStore(filepath.Join(j.dir, "out.zarr"))), j.whole(t); !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Fatal("the shares' output differs from the whole output")
+	}
 }

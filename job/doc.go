@@ -7,7 +7,9 @@
 // plan's hash in the array's attributes), the block function (Runner.Run:
 // a pure function of the plan and a block index, whose writes are whole
 // shards, each stored atomically, so that a block run again writes the
-// same bytes) and the progress read back from what is stored (Status).
+// same bytes, and which removes the temporary files that a writer killed
+// mid-write left beside its blocks' shards) and the progress read back
+// from what is stored (Status).
 //
 // No scheduler lives here: an engine only decides where each block index
 // runs. A block is done when every shard it covers is stored; a shard

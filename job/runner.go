@@ -12,6 +12,7 @@ import (
 	"path/filepath"
 	"slices"
 	"strings"
+	"sync/atomic"
 	"time"
 
 	"github.com/ndconv/ndconv"
@@ -357,6 +358,18 @@ func (r *Runner) run(ctx context.Context, pick func(i int) bool) error {
 		return &nd.ArgumentError{Arg: "runner", Msg: "closed"}
 	}
 	r.src.ctx, r.sink.ctx = ctx, ctx
+	if err := r.removeStale(ctx, pick); err != nil {
+		return err
+	}
+	// The blocks still to come: this run's, not stored whole, not
+	// started (the chunk cache keeps whole only the chunks they own).
+	todo := make([]atomic.Bool, r.s.Blocks())
+	for i := range todo {
+		todo[i].Store(pick(i) && !r.sink.Done(r.s.Box(i)))
+	}
+	if r.src.zarr != nil {
+		r.src.zarr.SetOwners(r.owners(todo))
+	}
 	bo := ndconv.BlockOptions{Shape: r.s.Block, InFlight: r.o.InFlight, Devices: r.o.Devices,
 		Computed: func(_ int, d time.Duration) { r.stats.Compute.Add(int64(d)) },
 		Skip: func(i int) bool {
@@ -367,9 +380,72 @@ func (r *Runner) run(ctx context.Context, pick func(i int) bool) error {
 				r.stats.Skipped.Add(1)
 				return true
 			}
+			todo[i].Store(false) // it reads its chunks now
 			return false
 		}}
 	return r.p.ExecuteBlocks(ctx, r.src, r.sink, bo)
+}
+
+// staleRemover is a store that can remove the temporary files its
+// writers left when they died (zarr.DirStore).
+type staleRemover interface {
+	RemoveStale(ctx context.Context, keys []string) (int, error)
+}
+
+// removeStale removes the temporary files that dead writers left beside
+// the shards of the blocks pick names (a worker killed mid-write), stored
+// since or not: the run that owns a block again cleans up after the one
+// that died. A live writer's file stays (zarr.DirStore.RemoveStale).
+func (r *Runner) removeStale(ctx context.Context, pick func(i int) bool) error {
+	st, ok := r.sink.a.Store().(staleRemover)
+	if !ok {
+		return nil
+	}
+	var keys []string
+	for i := range r.s.Blocks() {
+		if !pick(i) {
+			continue
+		}
+		start, shape := r.s.Box(i)
+		r.sink.shards(start, shape, func(idx, _, _ []int) error {
+			keys = append(keys, r.sink.a.Key(idx))
+			return nil
+		})
+	}
+	n, err := st.RemoveStale(ctx, keys)
+	r.stats.Stale.Add(int64(n))
+	if err != nil {
+		return fmt.Errorf("job: removing the temporary files of dead writers in %s: %w", r.s.Output, err)
+	}
+	return nil
+}
+
+// owners reports, for the chunk cache, whether a block still to come
+// (todo) meets the input box at lo of shape: only such a chunk is worth
+// keeping whole for its owner's read.
+func (r *Runner) owners(todo []atomic.Bool) func(lo, shape []int) bool {
+	rank := len(r.s.Block)
+	return func(lo, shape []int) bool {
+		first, n := make([]int, rank), make([]int, rank)
+		total := 1
+		for d := range rank {
+			first[d] = lo[d] / r.s.Block[d]
+			n[d] = (lo[d]+shape[d]-1)/r.s.Block[d] - first[d] + 1
+			total *= n[d]
+		}
+		for k := range total {
+			i, stride := 0, 1
+			for d, q := rank-1, k; d >= 0; d-- {
+				i += (first[d] + q%n[d]) * stride
+				stride *= r.s.Grid[d]
+				q /= n[d]
+			}
+			if i < len(todo) && todo[i].Load() {
+				return true
+			}
+		}
+		return false
+	}
 }
 
 // Plan is the runner's filter plan (its method, device, dtype).

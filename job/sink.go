@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"context"
 	"errors"
+	"slices"
 	"strconv"
 	"strings"
 	"sync"
@@ -22,6 +23,9 @@ type Stats struct {
 	Read, Compute, Write atomic.Int64 // nanoseconds
 	In, Out              atomic.Int64 // bytes
 	Written, Skipped     atomic.Int64 // blocks
+	// Stale counts the temporary files of dead writers removed (a worker
+	// killed mid-write leaves its shard's beside it).
+	Stale atomic.Int64
 }
 
 func (s *Stats) add(t *atomic.Int64, since time.Time) { t.Add(int64(time.Since(since))) }
@@ -203,19 +207,16 @@ func (s *Sink) writeMissing(start []int, src nd.Array) error {
 // markEmpty notes the block's shards as stored, and stores the marker of
 // each that holds only the fill value (which zarr deleted instead).
 func (s *Sink) markEmpty(start []int, src nd.Array) error {
-	size := len(s.fill)
 	return s.shards(start, src.Shape, func(idx, lo, n []int) error {
 		key := s.a.Key(idx)
 		if s.has(idx) {
 			return nil
 		}
-		part := make([]byte, prod(n)*size)
 		at := make([]int, len(lo))
 		for d := range lo {
 			at[d] = lo[d] - start[d]
 		}
-		chunk.CopyBox(part, n, make([]int, len(n)), src.Bytes(), src.Shape, at, n, size)
-		if !allFill(part, s.fill) {
+		if !boxAllFill(src.Bytes(), src.Shape, at, n, s.fill) {
 			s.note(key)
 			return nil
 		}
@@ -226,6 +227,43 @@ func (s *Sink) markEmpty(start []int, src nd.Array) error {
 		s.note(mark)
 		return nil
 	})
+}
+
+// boxAllFill reports whether the box at at of shape n, of the C-order
+// array b of shape full, holds only the element fill: read in place, row
+// by row (a copy of each shard, only to look at it, cost as much memory
+// traffic as the shard's encoding).
+func boxAllFill(b []byte, full, at, n []int, fill []byte) bool {
+	rank := len(full)
+	if rank == 0 {
+		return allFill(b[:len(fill)], fill)
+	}
+	for _, v := range n {
+		if v == 0 {
+			return true
+		}
+	}
+	es := len(fill)
+	p := slices.Clone(at)
+	for {
+		o := 0
+		for d := range rank {
+			o = o*full[d] + p[d]
+		}
+		if !allFill(b[o*es:(o+n[rank-1])*es], fill) {
+			return false
+		}
+		d := rank - 2
+		for ; d >= 0; d-- {
+			if p[d]++; p[d] < at[d]+n[d] {
+				break
+			}
+			p[d] = at[d]
+		}
+		if d < 0 {
+			return true
+		}
+	}
 }
 
 func allFill(b, fill []byte) bool {

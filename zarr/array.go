@@ -890,12 +890,15 @@ func (a *Array) WriteRegion(ctx context.Context, start []int, src nd.Array) erro
 // lo, and stores it (or deletes it, when it holds only the fill value).
 func (a *Array) writeCell(ctx context.Context, idx, lo []int, in region, w box) error {
 	es := a.p.DType.Size()
-	buf := make([]byte, prod(a.p.grid)*es)
-	cell := region{b: buf, strides: cStrides(a.p.grid), origin: lo}
-	if !slices.Equal(w.shape(), a.p.grid) {
-		a.fill(cell, box{lo: lo, hi: addTo(lo, a.p.grid)})
+	buf := a.cellBytes(in, w)
+	if buf == nil {
+		buf = make([]byte, prod(a.p.grid)*es)
+		cell := region{b: buf, strides: cStrides(a.p.grid), origin: lo}
+		if !slices.Equal(w.shape(), a.p.grid) {
+			a.fill(cell, box{lo: lo, hi: addTo(lo, a.p.grid)})
+		}
+		copyBox(cell, in, w, es)
 	}
-	copyBox(cell, in, w, es)
 	data, err := a.encodeCell(buf)
 	if err != nil {
 		return fmt.Errorf("zarr: encoding %s: %w", a.Key(idx), err)
@@ -904,6 +907,29 @@ func (a *Array) writeCell(ctx context.Context, idx, lo []int, in region, w box) 
 		return a.store.Delete(ctx, a.Key(idx))
 	}
 	return a.store.Put(ctx, a.Key(idx), data)
+}
+
+// cellBytes is the shard w of in when in holds it whole, contiguous and
+// in C order (a block of whole rows of shards, one shard in particular):
+// encodeCell reads it there instead of from a copy. Nil otherwise, and
+// for an array not sharded, whose codecs may hand the bytes themselves to
+// the store.
+func (a *Array) cellBytes(in region, w box) []byte {
+	if a.p.outer.shard == nil || !slices.Equal(w.shape(), a.p.grid) || len(w.lo) == 0 {
+		return nil
+	}
+	// Contiguous: the same extent as the shard on every axis but the
+	// first, which the same strides say.
+	if !slices.Equal(in.strides, cStrides(a.p.grid)) {
+		return nil
+	}
+	es := a.p.DType.Size()
+	o := offset(w.lo, in.origin, in.strides) * es
+	n := prod(a.p.grid) * es
+	if o < 0 || o+n > len(in.b) {
+		return nil
+	}
+	return in.b[o : o+n : o+n]
 }
 
 // allFill reports whether b holds only the fill element.
@@ -975,12 +1001,12 @@ func (a *Array) encodeCell(buf []byte) ([]byte, error) {
 		order = binary.BigEndian
 	}
 	index := make([]byte, 16*n)
-	var body []byte
+	size := 0 // the body's
 	for j, enc := range encoded {
 		off, nb := uint64(emptyChunk), uint64(emptyChunk)
 		if enc != nil {
-			off, nb = uint64(base+len(body)), uint64(len(enc))
-			body = append(body, enc...)
+			off, nb = uint64(base+size), uint64(len(enc))
+			size += len(enc)
 		}
 		order.PutUint64(index[16*j:], off)
 		order.PutUint64(index[16*j+8:], nb)
@@ -990,8 +1016,17 @@ func (a *Array) encodeCell(buf []byte) ([]byte, error) {
 			return nil, err
 		}
 	}
+	// Laid out once, in a buffer of the shard's size (appending the
+	// chunks grew it by copies, about twice the shard's bytes).
+	out := make([]byte, 0, size+len(index))
 	if s.indexAtStart {
-		return append(index, body...), nil
+		out = append(out, index...)
 	}
-	return append(body, index...), nil
+	for _, enc := range encoded {
+		out = append(out, enc...)
+	}
+	if !s.indexAtStart {
+		out = append(out, index...)
+	}
+	return out, nil
 }

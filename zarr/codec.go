@@ -185,7 +185,10 @@ func (c zstdCodec) encode(b []byte) ([]byte, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.EncodeAll(b, make([]byte, 0, len(b)/2+64)), nil
+	// Room for a chunk that does not compress (zstd's bound: raw blocks,
+	// 3 bytes of header per 128 KiB, and the frame's header), so that
+	// EncodeAll never grows it by a copy.
+	return e.EncodeAll(b, make([]byte, 0, len(b)+len(b)>>10+64)), nil
 }
 
 func (zstdCodec) decode(b []byte, limit int) ([]byte, error) {

@@ -513,3 +513,87 @@ func TestShardBytesAnyCores(t *testing.T) {
 		}
 	}
 }
+
+// TestWriteRegionShardsInPlace: a region whose shards lie in it whole
+// and contiguous (rows of shards along the first axis) is encoded from
+// the region's own memory; other regions from a copy. Each way stores
+// the bytes that WriteChunk stores shard by shard, leaves the caller's
+// array as it was, and reads back equal — in both byte orders, with some
+// shards and chunks all fill.
+func TestWriteRegionShardsInPlace(t *testing.T) {
+	ctx := context.Background()
+	rng := rand.New(rand.NewPCG(28, 12))
+	shape, shard := []int{12, 6, 8}, []int{4, 6, 4}
+	src, _ := nd.New(nd.Uint16, shape...)
+	v := src.Data.([]uint16)
+	for i := range v {
+		if i >= len(v)/3 { // the first shards and chunks all fill
+			v[i] = uint16(rng.IntN(1 << 16))
+		}
+	}
+	keep := slices.Clone(v)
+	for _, big := range []bool{false, true} {
+		meta := zarr.Meta{Shape: shape, DType: nd.Uint16, ChunkShape: []int{2, 3, 2}, ShardShape: shard, BigEndian: big, Compressor: zarr.Compressor{Name: "zstd"}}
+		byChunk := newMemStore()
+		a, err := zarr.Create(ctx, byChunk, "", meta)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for i := range 3 {
+			for k := range 2 {
+				part, _ := nd.New(nd.Uint16, shard...)
+				p := part.Data.([]uint16)
+				for z := range 4 {
+					for y := range 6 {
+						copy(p[(z*6+y)*4:(z*6+y+1)*4], v[((i*4+z)*6+y)*8+k*4:])
+					}
+				}
+				if err := a.WriteChunk(ctx, []int{i, 0, k}, part); err != nil {
+					t.Fatal(err)
+				}
+			}
+		}
+		for _, region := range [][2][]int{
+			{{0, 0, 0}, shape},     // rows of two shards side by side: copies
+			{{4, 0, 0}, {8, 6, 8}}, // the same, from the second row
+			{{4, 0, 4}, {8, 6, 4}}, // a column of shards: in place
+			{{8, 0, 0}, {4, 6, 4}}, // one shard: in place
+		} {
+			s := newMemStore()
+			b, err := zarr.Create(ctx, s, "", meta)
+			if err != nil {
+				t.Fatal(err)
+			}
+			start, n := region[0], region[1]
+			part, _ := nd.New(nd.Uint16, n...)
+			p := part.Data.([]uint16)
+			for z := range n[0] {
+				for y := range n[1] {
+					copy(p[(z*n[1]+y)*n[2]:(z*n[1]+y+1)*n[2]], v[((start[0]+z)*6+start[1]+y)*8+start[2]:])
+				}
+			}
+			before := slices.Clone(p)
+			if err := b.WriteRegion(ctx, start, part); err != nil {
+				t.Fatal(err)
+			}
+			if !slices.Equal(p, before) {
+				t.Errorf("big-endian %v, region at %v of %v: WriteRegion changed the caller's array", big, start, n)
+			}
+			for k, got := range s.m {
+				if k == "zarr.json" {
+					continue
+				}
+				if want, ok := byChunk.m[k]; !ok || !bytes.Equal(got, want) {
+					t.Errorf("big-endian %v, region at %v of %v: %s differs from WriteChunk's", big, start, n, k)
+				}
+			}
+		}
+		got, err := a.ReadAll(ctx)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Data.([]uint16), keep) {
+			t.Errorf("big-endian %v: read back differs", big)
+		}
+	}
+}

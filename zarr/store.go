@@ -11,7 +11,9 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
+	"strconv"
 	"strings"
+	"time"
 )
 
 // A Store holds a Zarr hierarchy as bytes under "/"-separated keys
@@ -60,7 +62,9 @@ func readWorkers(s Store) int {
 
 // DirStore is a Store in a directory of the local file system: a key is a
 // file's path relative to Root. Put writes a temporary file beside the
-// key's and renames it into place.
+// key's (".NAME-PID@HOST-RANDOM", which List skips) and renames it into
+// place; RemoveStale removes those that a writer killed before its rename
+// left.
 type DirStore struct {
 	Root string
 }
@@ -153,7 +157,7 @@ func (s *DirStore) Put(ctx context.Context, key string, data []byte) (err error)
 	if err := os.MkdirAll(dir, 0o755); err != nil {
 		return err
 	}
-	f, err := os.CreateTemp(dir, "."+name+"-*")
+	f, err := os.CreateTemp(dir, "."+name+"-"+writerTag+"-*")
 	if err != nil {
 		return err
 	}
@@ -175,7 +179,122 @@ func (s *DirStore) Put(ctx context.Context, key string, data []byte) (err error)
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
+	if beforeRename != nil {
+		beforeRename(f.Name())
+	}
 	return os.Rename(f.Name(), p)
+}
+
+// beforeRename, when set (tests), is called with a Put's temporary file
+// written whole, before its rename.
+var beforeRename func(tmp string)
+
+// writerTag names the process in its Puts' temporary files
+// (".NAME-PID@HOST-RANDOM"), so that RemoveStale can tell whether their
+// writer still runs.
+var writerTag = func() string {
+	host, _ := os.Hostname()
+	clean := strings.Map(func(r rune) rune {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_') {
+			return r
+		}
+		return '_'
+	}, host)
+	return fmt.Sprintf("%d@%s", os.Getpid(), clean)
+}()
+
+// StaleAfter is how long RemoveStale leaves a temporary file whose writer
+// it cannot see (one of another host, on a shared file system, or one
+// not named by this version): a Put writes its file in one call and
+// renames it at once, so one not renamed for an hour was left by a
+// writer that died.
+var StaleAfter = time.Hour
+
+// RemoveStale removes the temporary files that Puts of keys left beside
+// them when their writer died (killed mid-write; a Put that fails removes
+// its own): those whose writer was a process of this host that no longer
+// runs, and any not modified for StaleAfter. A live writer's file is
+// kept, so that its rename still lands. It returns how many it removed.
+// Each folder of keys is listed once.
+func (s *DirStore) RemoveStale(ctx context.Context, keys []string) (int, error) {
+	byDir := map[string]map[string]bool{} // folder → names of keys in it
+	for _, key := range keys {
+		p, err := s.path(key)
+		if err != nil {
+			return 0, err
+		}
+		dir, name := filepath.Split(p)
+		if byDir[dir] == nil {
+			byDir[dir] = map[string]bool{}
+		}
+		byDir[dir][name] = true
+	}
+	host := writerTag[strings.IndexByte(writerTag, '@')+1:]
+	removed := 0
+	for dir, names := range byDir {
+		if err := context.Cause(ctx); err != nil {
+			return removed, err
+		}
+		entries, err := os.ReadDir(dir)
+		if errors.Is(err, fs.ErrNotExist) {
+			continue
+		}
+		if err != nil {
+			return removed, err
+		}
+		for _, e := range entries {
+			name, tag, ok := tempOf(e.Name())
+			if !ok || !names[name] || e.IsDir() {
+				continue
+			}
+			stale := false
+			if pid, h, ok := strings.Cut(tag, "@"); ok && h == host {
+				if n, err := strconv.Atoi(pid); err == nil && n > 0 && !processRuns(n) {
+					stale = true
+				}
+			}
+			if !stale {
+				info, err := e.Info()
+				if err != nil {
+					continue // renamed or removed meanwhile
+				}
+				stale = time.Since(info.ModTime()) > StaleAfter
+			}
+			if !stale {
+				continue
+			}
+			if err := os.Remove(filepath.Join(dir, e.Name())); err == nil {
+				removed++
+			} else if !errors.Is(err, fs.ErrNotExist) {
+				return removed, err
+			}
+		}
+	}
+	return removed, nil
+}
+
+// tempOf parses a Put's temporary file name, ".NAME-TAG-RANDOM" (TAG
+// empty for the files of versions before writerTag): the key's last part
+// and the writer's tag.
+func tempOf(file string) (name, tag string, ok bool) {
+	if !strings.HasPrefix(file, ".") || isMetaName(file) {
+		return "", "", false
+	}
+	rest := file[1:]
+	i := strings.LastIndexByte(rest, '-')
+	if i <= 0 {
+		return "", "", false
+	}
+	if _, err := strconv.ParseUint(rest[i+1:], 10, 64); err != nil {
+		return "", "", false
+	}
+	rest = rest[:i]
+	// NAME-PID@HOST, or NAME alone (an older version's, or a name
+	// holding '-').
+	if j := strings.LastIndexByte(rest, '-'); j > 0 && strings.Contains(rest[j+1:], "@") {
+		return rest[:j], rest[j+1:], true
+	}
+	return rest, "", true
 }
 
 // List implements Store. Temporary files of a Put under way are not

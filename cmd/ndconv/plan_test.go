@@ -152,12 +152,32 @@ func TestPlanWorkersKilled(t *testing.T) {
 	}
 	_, mid, _ := ndconvCLI(t, dir, "status", "--plan", "out.json")
 	t.Logf("workers %d and %d: %s, %s; then status %s", victims[0], victims[1], outcome[victims[0]], outcome[victims[1]], strings.TrimSpace(mid))
-	for _, i := range victims {
-		cmd := exec.Command(binaryPath, "worker", "--plan", "out.json", "--index", fmt.Sprint(i), "--count", "8")
+	// What a worker killed mid-write leaves: a shard's temporary file,
+	// named for its dead writer; planted beside a victim's first block
+	// (its writer a real process, killed), with one of a live writer (this
+	// process) beside its second. Its re-run removes the first, keeps the
+	// second (whose rename would still land), and the killed workers'
+	// own are gone too.
+	deadTmp, liveTmp := plantTemps(t, filepath.Join(dir, "out.zarr"), 8*victims[0])
+	for n, i := range victims {
+		args := []string{"worker", "--plan", "out.json", "--index", fmt.Sprint(i), "--count", "8"}
+		if n == 0 {
+			args = append(args, "--cpuprofile", "w.pprof")
+		}
+		cmd := exec.Command(binaryPath, args...)
 		cmd.Dir = dir
 		if out, err := cmd.CombinedOutput(); err != nil {
 			t.Fatalf("worker %d again: %v: %s", i, err, out)
 		}
+	}
+	temps := tempFiles(t, filepath.Join(dir, "out.zarr"))
+	if len(temps) != 1 || temps[0] != liveTmp {
+		t.Errorf("temporary files after the re-runs: %q; want only the live writer's %s (the dead writer's was %s)", temps, liveTmp, deadTmp)
+	}
+	os.Remove(liveTmp)
+	// --cpuprofile wrote a profile (gzipped protocol buffers).
+	if b, err := os.ReadFile(filepath.Join(dir, "w.pprof")); err != nil || len(b) < 2 || b[0] != 0x1f || b[1] != 0x8b {
+		t.Errorf("worker --cpuprofile: %d bytes, %v; want a gzipped profile", len(b), err)
 	}
 	if code, stdout, _ := ndconvCLI(t, dir, "status", "--plan", "out.json"); code != 0 || stdout != "64/64 blocks done\n" {
 		t.Fatalf("status after the workers: exit %d, %q", code, stdout)
@@ -324,4 +344,63 @@ func TestPlanBadInput(t *testing.T) {
 	if len(after) != len(before) {
 		t.Errorf("the refused commands changed the output: %d objects, %d before", len(after), len(before))
 	}
+}
+
+// plantTemps plants beside the shards of blocks b and b+1 of the
+// 4×4×4-block output at out (one shard a block) what a Put leaves when
+// its writer dies before its rename (".NAME-PID@HOST-RANDOM"): for b, a
+// writer that was a real process, killed; for b+1, this process. It
+// returns their paths.
+func plantTemps(t *testing.T, out string, b int) (dead, live string) {
+	t.Helper()
+	a, err := zarr.Open(context.Background(), zarr.NewDirStore(out), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	host, _ := os.Hostname()
+	host = strings.Map(func(r rune) rune {
+		if r < 128 && (r >= 'a' && r <= 'z' || r >= 'A' && r <= 'Z' || r >= '0' && r <= '9' || r == '.' || r == '_') {
+			return r
+		}
+		return '_'
+	}, host)
+	writer := exec.Command("sleep", "60")
+	if err := writer.Start(); err != nil {
+		t.Fatal(err)
+	}
+	writer.Process.Kill()
+	writer.Wait()
+	plant := func(block, pid int) string {
+		key := a.Key([]int{block / 16, block / 4 % 4, block % 4})
+		p := filepath.Join(out, filepath.FromSlash(key))
+		tmp := filepath.Join(filepath.Dir(p), fmt.Sprintf(".%s-%d@%s-%d", filepath.Base(p), pid, host, 1000+block))
+		if err := os.MkdirAll(filepath.Dir(tmp), 0o755); err != nil {
+			t.Fatal(err)
+		}
+		if err := os.WriteFile(tmp, []byte("half a shard"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		return tmp
+	}
+	return plant(b, writer.Process.Pid), plant(b+1, os.Getpid())
+}
+
+// tempFiles lists the files under dir whose names start with "." but
+// the metadata's (Zarr v2's .zarray and the like): Puts' temporaries.
+func tempFiles(t *testing.T, dir string) []string {
+	t.Helper()
+	var temps []string
+	err := filepath.WalkDir(dir, func(p string, d os.DirEntry, err error) error {
+		if err != nil {
+			return err
+		}
+		if !d.IsDir() && strings.HasPrefix(d.Name(), ".") && strings.Contains(d.Name(), "-") {
+			temps = append(temps, p)
+		}
+		return nil
+	})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return temps
 }

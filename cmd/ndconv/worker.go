@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"strconv"
 	"time"
 
@@ -17,6 +18,7 @@ func newWorkerCommand() *cobra.Command {
 		planLoc      string
 		index, count int
 		quiet        bool
+		cpuProfile   string
 	)
 	cmd := &cobra.Command{
 		Use:   "worker --plan PLAN [--index I --count N]",
@@ -27,7 +29,9 @@ those stored whole already: a worker killed at any point and run again loses
 and duplicates nothing, and writes the same bytes. The index is --index, else
 JOB_COMPLETION_INDEX (a Kubernetes Indexed Job) or SLURM_ARRAY_TASK_ID (less
 SLURM_ARRAY_TASK_MIN); the count is --count, else SLURM_ARRAY_TASK_COUNT. An
-output that another plan created is refused.`,
+output that another plan created is refused. The temporary files that a
+killed writer left beside the shards of its blocks are removed (those of a
+writer of this host that no longer runs, and any an hour old).`,
 		Args: cobra.NoArgs,
 		RunE: func(cmd *cobra.Command, _ []string) error {
 			begin := time.Now()
@@ -38,11 +42,19 @@ output that another plan created is refused.`,
 			if err != nil {
 				return err
 			}
+			if cpuProfile != "" {
+				stop, err := startCPUProfile(cpuProfile)
+				if err != nil {
+					return err
+				}
+				defer stop()
+			}
 			ctx := cmd.Context()
 			spec, err := job.Load(ctx, planLoc)
 			if err != nil {
 				return err
 			}
+			trace("plan loaded")
 			stats := &job.Stats{}
 			inFlight := blocksInFlight(1)
 			r, err := spec.OpenWith(ctx, job.RunOptions{InFlight: inFlight, CacheBytes: streamSetting("NDCONV_BLOCK_CACHE", job.DefaultCacheBytes), Stats: stats})
@@ -51,13 +63,24 @@ output that another plan created is refused.`,
 			}
 			defer r.Close()
 			limitMemory(spec, inFlight)
+			setWorkerGC()
+			trace("opened")
 			if err := r.RunShare(ctx, i, n); err != nil {
 				return err
 			}
+			trace("blocks done")
+			if c := r.Cache(); c != nil {
+				trace(fmt.Sprintf("%d chunks decoded (%d in the array), %d reads from the cache; read+decode %.2f s, compute %.2f s, encode+write %.2f s (summed over the blocks in flight)",
+					c.Decoded(), c.Chunks(), c.Hits(), seconds(stats.Read.Load()), seconds(stats.Compute.Load()), seconds(stats.Write.Load())))
+			}
 			if !quiet {
-				share := (spec.Blocks() - i + n - 1) / n
-				fmt.Fprintf(cmd.OutOrStdout(), "worker %d of %d: %d of its %d blocks computed, %d stored already (plan %s, %d blocks); %.1f ms\n",
-					i, n, stats.Written.Load(), max(share, 0), stats.Skipped.Load(), planLoc, spec.Blocks(), ms(time.Since(begin)))
+				share := (i+1)*spec.Blocks()/n - i*spec.Blocks()/n
+				stale := ""
+				if k := stats.Stale.Load(); k > 0 {
+					stale = fmt.Sprintf("; %d temporary files of dead writers removed", k)
+				}
+				fmt.Fprintf(cmd.OutOrStdout(), "worker %d of %d: %d of its %d blocks computed, %d stored already (plan %s, %d blocks)%s; %.1f ms\n",
+					i, n, stats.Written.Load(), max(share, 0), stats.Skipped.Load(), planLoc, spec.Blocks(), stale, ms(time.Since(begin)))
 			}
 			return nil
 		},
@@ -67,6 +90,7 @@ output that another plan created is refused.`,
 	fl.IntVar(&index, "index", 0, "this worker's index, 0 ≤ I < N (default: JOB_COMPLETION_INDEX or SLURM_ARRAY_TASK_ID)")
 	fl.IntVar(&count, "count", 0, "the number of workers N (default: SLURM_ARRAY_TASK_COUNT)")
 	fl.BoolVarP(&quiet, "quiet", "q", false, "print nothing on success")
+	fl.StringVar(&cpuProfile, "cpuprofile", "", "write this worker's CPU profile (go tool pprof) to FILE")
 	return cmd
 }
 
@@ -150,4 +174,18 @@ the output itself. The exit status is 0 whether or not all are done.`,
 	}
 	cmd.Flags().StringVar(&planLoc, "plan", "", "the plan: a path or a bucket URL")
 	return cmd
+}
+
+// startCPUProfile starts writing the process's CPU profile to path, and
+// returns what stops it.
+func startCPUProfile(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := pprof.StartCPUProfile(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { pprof.StopCPUProfile(); f.Close() }, nil
 }

@@ -577,10 +577,17 @@ def _array_at(url):
     return a
 
 
-def _write_block(block, block_info=None, *, url):
-    loc = block_info[0]["array-location"]
-    _array_at(url).write([lo for lo, _ in loc], block)
+def _write_block(block, url, start):
+    _array_at(url).write(list(start), block)
     return np.ones((1,) * block.ndim, np.int8)
+
+
+def _read_block(url, start, shape):
+    return _array_at(url).read(list(start), list(shape))
+
+
+def _starts(chunks):
+    return [np.concatenate([[0], np.cumsum(c)[:-1]]).astype(int).tolist() for c in chunks]
 
 
 def to_zarr(array, url, *, shards=None, chunks=None, format=3, compressor="zstd", level=0, fill_value=0.0,
@@ -608,8 +615,14 @@ def to_zarr(array, url, *, shards=None, chunks=None, format=3, compressor="zstd"
     grid = z.shards
     z.close()
     y = x.rechunk(tuple(tuple(min(g, n - i) for i in range(0, n, g)) if n else (0,) for g, n in zip(grid, x.shape)))
-    w = y.map_blocks(functools.partial(_write_block, url=str(url)), dtype=np.int8,
-                     chunks=tuple((1,) * len(c) for c in y.chunks), name="ndconv-to-zarr")
+    # One task a block, its place in the array written into it (map_blocks
+    # with block_info made a second task a block, to compute the place).
+    name = "ndconv-to-zarr-" + tokenize(y, str(url))
+    starts = _starts(y.chunks)
+    dsk = {(name,) + idx: (_write_block, (y.name,) + idx, str(url), tuple(st[i] for st, i in zip(starts, idx)))
+           for idx in np.ndindex(*y.numblocks)}
+    w = da.Array(HighLevelGraph.from_collections(name, dsk, dependencies=[y]), name,
+                 tuple((1,) * len(c) for c in y.chunks), meta=np.empty((0,) * y.ndim, np.int8))
     if not compute:
         return w
     w.compute()
@@ -622,11 +635,13 @@ def from_zarr(url, chunks=None):
     z = ZarrArray.open(url)
     shape, dtype, grid = z.shape, z.dtype, z.shards
     z.close()
-    chunks = grid if chunks is None else chunks
-    x = da.zeros(shape, dtype=dtype, chunks=chunks)
-
-    def read(block, block_info=None):
-        loc = block_info[None]["array-location"]
-        return _array_at(str(url)).read([lo for lo, _ in loc], [hi - lo for lo, hi in loc])
-
-    return x.map_blocks(read, dtype=dtype, name="ndconv-from-zarr")
+    chunks = da.core.normalize_chunks(grid if chunks is None else chunks, shape, dtype=dtype)
+    # One task a block, reading its box (map_blocks over da.zeros made
+    # two, and a third for its place).
+    name = "ndconv-from-zarr-" + tokenize(str(url), shape, dtype, chunks)
+    starts = _starts(chunks)
+    dsk = {(name,) + idx: (_read_block, str(url), tuple(st[i] for st, i in zip(starts, idx)),
+                           tuple(c[i] for c, i in zip(chunks, idx)))
+           for idx in np.ndindex(*[len(c) for c in chunks])}
+    return da.Array(HighLevelGraph(layers={name: dsk}, dependencies={name: set()}), name, chunks,
+                    meta=np.empty((0,) * len(shape), dtype))
