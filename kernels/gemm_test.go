@@ -24,21 +24,9 @@ import (
 // rounded once to float32: a model of the tensor cores that ignores how
 // they round inside (the device tests measure that).
 func mmaTF32(d *[32][4]float32, a *[32][4]float32, b *[32][2]float32) {
-	A := func(row, k int) float32 { return a[(row%8)*4+k%4][row/8+2*(k/4)] }
-	B := func(k, col int) float32 { return b[col*4+k%4][k/4] }
-	var res [32][4]float32
-	for lane := range 32 {
-		g, t := lane/4, lane%4
-		for q := range 4 {
-			row, col := g+8*(q/2), 2*t+q%2
-			s := float64(d[lane][q])
-			for k := range 8 {
-				s += float64(A(row, k)) * float64(B(k, col))
-			}
-			res[lane][q] = float32(s)
-		}
-	}
-	*d = res
+	mmaModel(d, 8,
+		func(row, k int) float32 { return a[(row%8)*4+k%4][row/8+2*(k/4)] },
+		func(k, col int) float32 { return b[col*4+k%4][k/4] })
 }
 
 // mmaF16 is mma.sync.m16n8k16.row.col.f32.f16.f16.f32 as mmaTF32 models
@@ -47,15 +35,23 @@ func mmaTF32(d *[32][4]float32, a *[32][4]float32, b *[32][2]float32) {
 // 2t..), (g, 2t+8..), (g+8, 2t+8..), held here as 8 values a[lane][2r+h];
 // B's (k 2t..2t+1, column g), (2t+8.., g) as b[lane][2r+h].
 func mmaF16(d *[32][4]float32, a *[32][8]float32, b *[32][4]float32) {
-	A := func(row, k int) float32 { return a[(row%8)*4+(k%8)/2][2*(row/8+2*(k/8))+k%2] }
-	B := func(k, col int) float32 { return b[col*4+(k%8)/2][2*(k/8)+k%2] }
+	mmaModel(d, 16,
+		func(row, k int) float32 { return a[(row%8)*4+(k%8)/2][2*(row/8+2*(k/8))+k%2] },
+		func(k, col int) float32 { return b[col*4+(k%8)/2][2*(k/8)+k%2] })
+}
+
+// mmaModel is D = A·B + D for one m16n8kK tile in a warp's fragments:
+// element (row, k) of A and (k, col) of B as A and B give them, d's lanes
+// holding D as mmaTF32 says; each element's K products and old value
+// summed in float64, rounded once to float32.
+func mmaModel(d *[32][4]float32, kk int, A func(row, k int) float32, B func(k, col int) float32) {
 	var res [32][4]float32
 	for lane := range 32 {
 		g, t := lane/4, lane%4
 		for q := range 4 {
 			row, col := g+8*(q/2), 2*t+q%2
 			s := float64(d[lane][q])
-			for k := range 16 {
+			for k := range kk {
 				s += float64(A(row, k)) * float64(B(k, col))
 			}
 			res[lane][q] = float32(s)
