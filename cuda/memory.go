@@ -134,14 +134,6 @@ func (d *Device) checkPointer(ptr DevicePtr, size int) error {
 	return nil
 }
 
-// SynchronizeStream waits until the work queued so far on the stream with
-// handle h, a stream of the caller in this device's primary context (0 or
-// 1: the legacy default stream, 2: the per-thread default stream), is
-// done, and reports its first error.
-func (d *Device) SynchronizeStream(h uintptr) error {
-	return d.do(func() error { return cuStreamSynchronize(h) })
-}
-
 // Ptr is the buffer's device address.
 func (b *Buffer) Ptr() DevicePtr { return b.ptr }
 

@@ -3,7 +3,6 @@ package plan
 import (
 	"context"
 	"errors"
-	"fmt"
 	"slices"
 	"sync"
 
@@ -111,10 +110,9 @@ type gpuMemory struct {
 }
 
 // externalDevice is a gpu.Device that can wrap the caller's device memory
-// and wait for the caller's streams (cuda's).
+// and order work after the caller's streams (cuda's).
 type externalDevice interface {
 	WrapExternal(ptr uintptr, n int) (gpu.Buffer, error)
-	SynchronizeStream(h uintptr) error
 	CallerQueue(h uintptr) gpu.Queue
 }
 
@@ -180,14 +178,11 @@ type gpuArray struct {
 }
 
 // deviceRunner is what the GPU engines offer for data already on the
-// device.
+// device: in the host's order, or in a caller's queue's
+// (gpu.Engine.ExecuteDeviceAfter; the guarded engines wait for that
+// queue on the host instead).
 type deviceRunner interface {
 	ExecuteDevice(ctx context.Context, dst, src *gpu.Array) error
-}
-
-// streamRunner is a deviceRunner that also runs in a caller's queue's
-// order (gpu.Engine.ExecuteDeviceAfter).
-type streamRunner interface {
 	ExecuteDeviceAfter(ctx context.Context, dst, src *gpu.Array, caller gpu.Queue) error
 }
 
@@ -215,12 +210,7 @@ func (m gpuMemory) Execute(ctx context.Context, run Runner, dst, src Buffer) (bo
 		if !ok {
 			return true, &nd.UnsupportedError{What: "ordering after a caller's stream", Value: m.dev.Backend(), Supported: "cuda"}
 		}
-		if sr, ok := run.(streamRunner); ok {
-			return true, sr.ExecuteDeviceAfter(ctx, d.a, s.a, ext.CallerQueue(h))
-		}
-		if err := ext.SynchronizeStream(h); err != nil {
-			return true, fmt.Errorf("the caller's stream %#x: %w", h, err)
-		}
+		return true, r.ExecuteDeviceAfter(ctx, d.a, s.a, ext.CallerQueue(h))
 	}
 	return true, r.ExecuteDevice(ctx, d.a, s.a)
 }
