@@ -449,21 +449,31 @@ def assign(dst, src):
 
 def cast_scipy(d, dtype):
     """A new array of d's kind (float64 values) stored into the integer
-    dtype as scipy 1.10's C code stores it (ndconv._filters._cast_scipy's
-    rule, by the array's library): truncation toward zero through a 32-bit
-    conversion for types narrower than uint32 (and int32), a 64-bit one
-    otherwise (uint64 values from 2^63 converted less 2^63 with the top bit
-    set), the register's minimum for NaN and values out of its range, then
-    the low bits kept."""
+    dtype as scipy 1.10 stores it (scipy_int_cast), by the array's
+    library."""
+    return scipy_int_cast(d.obj, dtype, _lib_of(d))
+
+
+def scipy_int_cast(a, dtype, lib="numpy"):
+    """a (float64 values; a numpy, CuPy or torch array as lib says) stored
+    into the integer dtype as scipy 1.10's C code stores it, ``(type)value``
+    compiled for x86-64: truncation toward zero through cvttsd2si, 32-bit
+    for types narrower than uint32 (and int32), 64-bit otherwise (uint64
+    values from 2^63 converted less 2^63 with the top bit set), the
+    register's minimum for NaN and values out of its range, then the low
+    bits kept (wrapping). numpy's own astype does not do this for every
+    pair (uint32 from a negative value). The host path and the device path
+    both store through here."""
     dt = np.dtype(dtype)
-    lib = _lib_of(d)
     if lib == "torch":
         import torch as xp
-        i64, f = xp.int64, lambda v: xp.tensor(v, dtype=xp.float64, device=d.obj.device)
-    else:
+        i64, f = xp.int64, lambda v: xp.tensor(v, dtype=xp.float64, device=a.device)
+    elif lib == "cupy":
         import cupy as xp
         i64, f = xp.int64, float
-    a = xp.trunc(d.obj)
+    else:
+        xp, i64, f = np, np.int64, float
+    a = xp.trunc(a)
     lo_min = -(2 ** 63)
     if dt.itemsize < 4 or dt == np.int32:
         ok = (a >= -2.0 ** 31) & (a < 2.0 ** 31)

@@ -259,35 +259,14 @@ def _mode_name(mode):
 
 
 def _cast_scipy(a, dt):
-    """a (float64) as scipy's C code stores it into dtype dt,
-    ``(type)value`` compiled for x86-64: truncation toward zero through
-    cvttsd2si (32-bit for types narrower than uint32, 64-bit for uint32 and
-    int64, and for uint64 values from 2^63 the conversion of value − 2^63
-    with the top bit set), whose out-of-range and NaN result is the
-    register's minimum, then the low bits kept (wrapping). numpy's own
-    astype does not do this for every pair (uint32 from a negative value)."""
+    """a (float64) as scipy's C code stores it into dtype dt
+    (_device.scipy_int_cast for integers)."""
     if dt.kind == "b":
         return a != 0
     if dt.kind not in "iu":
         return a.astype(dt)
     with np.errstate(invalid="ignore"):
-        a = np.trunc(a)
-        if dt.itemsize < 4 or dt == np.int32:
-            ok = (a >= -2.0**31) & (a < 2.0**31)
-            t = np.where(ok, a, -2.0**31).astype(np.int64)
-        elif dt != np.uint64:
-            ok = (a >= -2.0**63) & (a < 2.0**63)
-            t = np.where(ok, a, 0.0).astype(np.int64)
-            t[~ok] = np.iinfo(np.int64).min
-        else:
-            high = a >= 2.0**63
-            b = np.where(high, a - 2.0**63, a)
-            ok = (b >= -2.0**63) & (b < 2.0**63)
-            t = np.where(ok, b, 0.0).astype(np.int64)
-            t[~ok] = np.iinfo(np.int64).min
-            t = t.view(np.uint64)
-            t[high] ^= np.uint64(1 << 63)
-    return t.astype(dt)
+        return _device.scipy_int_cast(a, dt)
 
 
 def _round_saturate(a, dt):
