@@ -79,7 +79,7 @@ func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 		}
 		e.spectra = append(e.spectra, spec)
 	}
-	e.absSum = fftconv.AbsSum(p)
+	e.absSum = p.WeightAbsSum()
 	return e, nil
 }
 

@@ -453,7 +453,7 @@ func TestFFTConvEmulated(t *testing.T) {
 			f.Transforms = twin.Transforms
 		}
 		got := emulateFFTConv(t, f, p, c.Input)
-		bound := f.Geometry.ErrorBound(fftconv.AbsSum(p), c.MaxAbs())
+		bound := f.Geometry.ErrorBound(p.WeightAbsSum(), c.MaxAbs())
 		if msg := c.CheckBound(got, c.Want(), bound); msg != "" {
 			t.Errorf("%s (real blocks %v, library %v, %d batches of %d): %s", c.Name, real, library, f.Batches, f.Batch, msg)
 		}

@@ -11,7 +11,6 @@ import (
 	"testing"
 
 	"github.com/ndconv/ndconv/internal/enginetest"
-	"github.com/ndconv/ndconv/internal/fftconv"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -421,7 +420,7 @@ func TestGemmModel(t *testing.T) {
 		}
 		got := outputArray(p, emulateGemm(t, l, p, c.Input.Float64s()))
 		want := c.Want()
-		bound := GemmErrorBound(p, fftconv.AbsSum(p), c.MaxAbs())
+		bound := GemmErrorBound(p, p.WeightAbsSum(), c.MaxAbs())
 		if msg := c.CheckBound(got, want, bound); msg != "" {
 			t.Fatalf("%s (%v %v→%v %v, kernel %v, bank %d, %v): %s", c.Name, c.Spec.Border, c.Spec.In, p.Out, c.Spec.Mode, p.KShape, len(p.Kernels), l.Describe(), msg)
 		}
@@ -474,7 +473,7 @@ func TestGemmModel8Bit(t *testing.T) {
 		f16 := l.Shape.(GemmShape).FP16
 		paths[f16]++
 		got := outputArray(p, emulateGemm(t, l, p, c.Input.Float64s()))
-		bound := GemmErrorBound(p, fftconv.AbsSum(p), c.MaxAbs())
+		bound := GemmErrorBound(p, p.WeightAbsSum(), c.MaxAbs())
 		if msg := c.CheckBound(got, c.Want(), bound); msg != "" {
 			t.Fatalf("%s (%v %v→%v %v cval %v, kernel %v, bank %d, %v): %s", c.Name, c.Spec.Border, c.Spec.In, p.Out, c.Spec.Mode, c.Spec.CVal, p.KShape, len(p.Kernels), l.Describe(), msg)
 		}

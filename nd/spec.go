@@ -192,6 +192,22 @@ type Weights struct {
 // planner runs such a problem without any engine (plan.New).
 func (p *Problem) Empty() bool { return slices.Contains(p.InShape, 0) }
 
+// WeightAbsSum is the largest Σ|w| of the problem's kernels, their
+// weights rounded to float32 as the float32 methods (FFT, gemm,
+// Winograd) take them: with the input's largest magnitude, the scale of
+// those methods' error bounds and overflow guards.
+func (p *Problem) WeightAbsSum() float64 {
+	m := 0.0
+	for _, k := range p.Kernels {
+		s := 0.0
+		for _, v := range k.Dense {
+			s += math.Abs(float64(float32(v)))
+		}
+		m = max(m, s)
+	}
+	return m
+}
+
 // FullShape is OutShape with the bank axis appended when there is one.
 func (p *Problem) FullShape() []int {
 	if p.Bank {

@@ -82,7 +82,7 @@ func TestWinogradPlanCPU(t *testing.T) {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
 		v, _ := winograd.New(p, 0)
-		if msg := c.CheckBound(got, c.Want(), v.ErrorBound(winograd.AbsSum(p), c.MaxAbs())); msg != "" {
+		if msg := c.CheckBound(got, c.Want(), v.ErrorBound(p.WeightAbsSum(), c.MaxAbs())); msg != "" {
 			t.Fatalf("%s: %s", c.Name, msg)
 		}
 		x.Close()

@@ -82,20 +82,6 @@ const (
 // time.
 const scanChunk = 1 << 18
 
-// AbsSum is the largest Σ|w| of the bank's kernels, their weights as the
-// float32 transforms see them.
-func AbsSum(p *nd.Problem) float64 {
-	m := 0.0
-	for _, k := range p.Kernels {
-		s := 0.0
-		for _, v := range k.Dense {
-			s += math.Abs(float64(float32(v)))
-		}
-		m = max(m, s)
-	}
-	return m
-}
-
 // overflowMargin keeps every value inside the float32 transforms, each of
 // which can grow a block's values by its size, far from float32's range.
 const overflowMargin = 1e30

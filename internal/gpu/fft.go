@@ -42,7 +42,7 @@ func NewFFT(dev Device, reopen func() (Device, error), p *nd.Problem, opt Option
 	if err != nil {
 		return nil, err
 	}
-	absSum := fftconv.AbsSum(p)
+	absSum := p.WeightAbsSum()
 	carries := func(src nd.Array) bool {
 		nonFinite, maxAbs := fftconv.ScanInput(p, src, runtime.GOMAXPROCS(0))
 		return nonFinite == 0 && !g.Overflows(absSum, maxAbs)

@@ -205,7 +205,7 @@ func TestFFTBound(t *testing.T) {
 		for i, v := range got.Float64s() {
 			worst = max(worst, math.Abs(v-want.Values[i]))
 		}
-		bound := g.ErrorBound(fftconv.AbsSum(p), c.MaxAbs())
+		bound := g.ErrorBound(p.WeightAbsSum(), c.MaxAbs())
 		t.Logf("%s: largest error %.3g, %.2f of the bound", c.Name, worst, worst/bound)
 		if worst > bound {
 			t.Errorf("largest error %.3g exceeds the bound %.3g", worst, bound)

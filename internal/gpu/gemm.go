@@ -46,7 +46,7 @@ func NewGemm(dev Device, reopen func() (Device, error), p *nd.Problem, opt Optio
 	if err != nil {
 		return nil, err
 	}
-	absSum := fftconv.AbsSum(p)
+	absSum := p.WeightAbsSum()
 	carries := func(src nd.Array) bool {
 		if src.DType().IsInteger() {
 			return true // integers are finite and far from overflow

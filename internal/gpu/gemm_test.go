@@ -31,7 +31,7 @@ func gemmError(c enginetest.Case, p *nd.Problem, want ref.Result, got nd.Array) 
 	if p.Out.IsInteger() {
 		return 0, 0
 	}
-	absSum := fftconv.AbsSum(p)
+	absSum := p.WeightAbsSum()
 	scale := absSum * c.MaxAbs()
 	bound := kernels.GemmErrorBound(p, absSum, c.MaxAbs())
 	for i, v := range got.Float64s() {
@@ -57,7 +57,7 @@ func checkGemm(c enginetest.Case, got nd.Array) string {
 	if nonFinite, _ := fftconv.ScanInput(p, c.Input, 1); nonFinite > 0 {
 		return gputest.SameBitsAsCPU(c, "direct", got)
 	}
-	return c.CheckBound(got, c.Want(), kernels.GemmErrorBound(p, fftconv.AbsSum(p), c.MaxAbs()))
+	return c.CheckBound(got, c.Want(), kernels.GemmErrorBound(p, p.WeightAbsSum(), c.MaxAbs()))
 }
 
 // gemmCases are the engines' table and random cases that the gemm method
@@ -155,7 +155,7 @@ func TestGemmBank(t *testing.T) {
 			want := c.Want()
 			ofBound, rel := gemmError(c, p, want, got)
 			_, directRel := gemmError(c, p, want, direct)
-			absSum := fftconv.AbsSum(p)
+			absSum := p.WeightAbsSum()
 			bound := kernels.GemmErrorBound(p, absSum, c.MaxAbs()) / (absSum * c.MaxAbs())
 			sumBound := float64(len(p.Kernels[0].Dense)) * 0x1p-24
 			t.Logf("%v %v %v %v bank %d: gemm error %.3g of Σ|w|·max|x| (%.3g of its bound %.3g); direct float32 %.3g; a float32 sum's bound %.3g", bc.dt, bc.shape, bc.border, bc.mode, bc.bank, rel, ofBound, bound, directRel, sumBound)

@@ -45,7 +45,7 @@ func NewWinograd(dev Device, reopen func() (Device, error), p *nd.Problem, opt O
 	if err != nil {
 		return nil, err
 	}
-	absSum := winograd.AbsSum(p)
+	absSum := p.WeightAbsSum()
 	carries := func(src nd.Array) bool {
 		nonFinite, maxAbs := fftconv.ScanInput(p, src, runtime.GOMAXPROCS(0))
 		return nonFinite == 0 && !v.Overflows(absSum, maxAbs)

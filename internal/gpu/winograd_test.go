@@ -63,7 +63,7 @@ func (w *winogradWorst) check(c enginetest.Case, m int, got nd.Array) string {
 	if err != nil {
 		return err.Error()
 	}
-	bound := v.ErrorBound(winograd.AbsSum(p), c.MaxAbs())
+	bound := v.ErrorBound(p.WeightAbsSum(), c.MaxAbs())
 	want := c.Want()
 	if msg := c.CheckBound(got, want, bound); msg != "" {
 		return v.Name() + ": " + msg

@@ -101,7 +101,7 @@ func CheckFFT(c enginetest.Case, got nd.Array) string {
 	if err != nil {
 		return err.Error()
 	}
-	absSum := fftconv.AbsSum(p)
+	absSum := p.WeightAbsSum()
 	nonFinite, maxAbs := fftconv.ScanInput(p, c.Input, 1)
 	if nonFinite > 0 || g.Overflows(absSum, maxAbs) {
 		return SameBitsAsCPU(c, "direct", got)

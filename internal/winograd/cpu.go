@@ -54,7 +54,7 @@ func NewCPU(p *nd.Problem, opt Options) (*CPU, error) {
 	if opt.Workers <= 0 {
 		opt.Workers = runtime.GOMAXPROCS(0)
 	}
-	e := &CPU{p: p, v: v, opt: opt, u: v.Weights(p), bt: to32(v.BT), at: to32(v.AT), absSum: AbsSum(p)}
+	e := &CPU{p: p, v: v, opt: opt, u: v.Weights(p), bt: to32(v.BT), at: to32(v.AT), absSum: p.WeightAbsSum()}
 	rank := len(p.InShape)
 	e.grid, e.maps, e.kaxis = make([]int, rank), make([][]int, rank), make([]int, rank)
 	e.strides, e.ostride = nd.Strides(p.InShape), nd.Strides(p.OutShape)
@@ -89,20 +89,6 @@ func (e *CPU) Variant() *Variant { return e.v }
 
 // UsedDirect reports whether an input has run the direct method.
 func (e *CPU) UsedDirect() bool { return e.usedDir }
-
-// AbsSum is the largest Σ|w| of p's kernels, the weights rounded to
-// float32 as the tiles take them.
-func AbsSum(p *nd.Problem) float64 {
-	m := 0.0
-	for _, k := range p.Kernels {
-		s := 0.0
-		for _, v := range k.Dense {
-			s += math.Abs(float64(float32(v)))
-		}
-		m = max(m, s)
-	}
-	return m
-}
 
 func to32(m [][]float64) [][]float32 {
 	out := make([][]float32, len(m))

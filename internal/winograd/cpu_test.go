@@ -59,7 +59,7 @@ func TestWinogradCPURandom(t *testing.T) {
 		for _, m := range winograd.Tiles(r, kax) {
 			got, e := run(t, c, m)
 			v := e.Variant()
-			bound := v.ErrorBound(winograd.AbsSum(p), maxAbs)
+			bound := v.ErrorBound(p.WeightAbsSum(), maxAbs)
 			if msg := c.CheckBound(got, want, bound); msg != "" {
 				t.Fatalf("seed %d %s %s: %s (bound %.3g)", seed, c.Name, v.Name(), msg, bound)
 			}
@@ -102,8 +102,8 @@ func TestWinogradCPUBankError(t *testing.T) {
 		for _, m := range winograd.Tiles(k[0], len(k)) {
 			got, e := run(t, c, m)
 			v := e.Variant()
-			bound := v.ErrorBound(winograd.AbsSum(p), c.MaxAbs())
-			direct := float64(taps) * 0x1p-24 * winograd.AbsSum(p) * c.MaxAbs()
+			bound := v.ErrorBound(p.WeightAbsSum(), c.MaxAbs())
+			direct := float64(taps) * 0x1p-24 * p.WeightAbsSum() * c.MaxAbs()
 			worst := 0.0
 			for i, g := range got.Float64s() {
 				worst = max(worst, math.Abs(g-want.Values[i]))

@@ -24,7 +24,7 @@ func FuzzWinogradCPU(f *testing.F) {
 		kshape := c.Spec.Kernels[0].Shape
 		for _, m := range winograd.Tiles(kshape[0], len(kshape)) {
 			got, e := run(t, c, m)
-			bound := e.Variant().ErrorBound(winograd.AbsSum(p), c.MaxAbs())
+			bound := e.Variant().ErrorBound(p.WeightAbsSum(), c.MaxAbs())
 			if msg := c.CheckBound(got, want, bound); msg != "" {
 				t.Fatalf("seed %d %s %s: %s", seed, c.Name, e.Variant().Name(), msg)
 			}
