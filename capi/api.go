@@ -51,11 +51,8 @@ func (h *handle) close() {
 	}
 }
 
-var (
-	handlesMu sync.Mutex
-	handles   = map[int64]*handle{}
-	nextID    int64
-)
+// plans are the live plans by handle.
+var plans idTable[*handle]
 
 // Error codes, as doc.go gives them.
 const (
@@ -214,11 +211,7 @@ func planNew(spec, weights unsafe.Pointer, nweights int64, out *int64, errbuf un
 	} else {
 		h.outType, h.outShape = h.filter.DType(), h.filter.Shape()
 	}
-	handlesMu.Lock()
-	nextID++
-	handles[nextID] = h
-	*out = nextID
-	handlesMu.Unlock()
+	*out = plans.add(h)
 	return codeOK
 }
 
@@ -233,9 +226,7 @@ type info struct {
 // acquire returns the live plan id names, locked: the caller unlocks
 // h.mu. A plan freed meanwhile (by another thread) is an error.
 func acquire(id int64) (*handle, error) {
-	handlesMu.Lock()
-	h, ok := handles[id]
-	handlesMu.Unlock()
+	h, ok := plans.get(id)
 	if !ok {
 		return nil, fmt.Errorf("capi: no plan %d (freed?)", id)
 	}
@@ -427,11 +418,8 @@ func planExecute(id int64, src unsafe.Pointer, srcBytes int64, dst unsafe.Pointe
 func planFree(id int64, errbuf unsafe.Pointer, errlen int32) (rc int32) {
 	defer guard("ndconv_plan_free", &rc, errbuf, errlen)
 	enter("ndconv_plan_free")
-	handlesMu.Lock()
-	h := handles[id]
-	delete(handles, id)
-	handlesMu.Unlock()
-	if h == nil {
+	h, ok := plans.take(id)
+	if !ok {
 		return fail(fmt.Errorf("capi: no plan %d (freed already?)", id), errbuf, errlen)
 	}
 	h.close()

@@ -7,7 +7,6 @@ import (
 	"fmt"
 	"io"
 	"slices"
-	"sync"
 	"unsafe"
 
 	"github.com/ndconv/ndconv/imageio"
@@ -50,25 +49,14 @@ type zarrInfo struct {
 	Format int    `json:"format"`
 }
 
-var (
-	zarrMu     sync.Mutex
-	zarrArrays = map[int64]*zarr.Array{}
-	zarrNextID int64
-)
+// zarrArrays are the open Zarr arrays by handle.
+var zarrArrays idTable[*zarr.Array]
 
-func addZarr(a *zarr.Array, out *int64) {
-	zarrMu.Lock()
-	zarrNextID++
-	zarrArrays[zarrNextID] = a
-	*out = zarrNextID
-	zarrMu.Unlock()
-}
+func addZarr(a *zarr.Array, out *int64) { *out = zarrArrays.add(a) }
 
 func getZarr(id int64) (*zarr.Array, error) {
-	zarrMu.Lock()
-	defer zarrMu.Unlock()
-	a := zarrArrays[id]
-	if a == nil {
+	a, ok := zarrArrays.get(id)
+	if !ok {
 		return nil, fmt.Errorf("capi: no Zarr array %d (closed?)", id)
 	}
 	return a, nil
@@ -318,11 +306,7 @@ func zarrReadRegion(id int64, start, shape unsafe.Pointer, rank int32, dst unsaf
 func zarrClose(id int64, errbuf unsafe.Pointer, errlen int32) (rc int32) {
 	defer guard("ndconv_zarr_close", &rc, errbuf, errlen)
 	enter("ndconv_zarr_close")
-	zarrMu.Lock()
-	a := zarrArrays[id]
-	delete(zarrArrays, id)
-	zarrMu.Unlock()
-	if a == nil {
+	if _, ok := zarrArrays.take(id); !ok {
 		return fail(fmt.Errorf("capi: no Zarr array %d (closed already?)", id), errbuf, errlen)
 	}
 	return codeOK
