@@ -282,7 +282,7 @@ func (e *CPU) tile(out, x []float32, t int, s [4][]float32) {
 func transform(x, tmp []float32, shape []int, mat [][]float32) []float32 {
 	cur, other := x, tmp
 	for a := range shape {
-		shape[a] = applyAxis32(other, cur, shape, a, mat)
+		shape[a] = applyAxis(other, cur, shape, a, mat)
 		cur, other = other, cur
 	}
 	return cur
@@ -297,36 +297,8 @@ func transformOut(x, a, b []float32, shape []int, mat [][]float32) []float32 {
 		if &cur[0] == &a[0] {
 			next = b
 		}
-		shape[i] = applyAxis32(next, cur, shape, i, mat)
+		shape[i] = applyAxis(next, cur, shape, i, mat)
 		cur = next
 	}
 	return cur
-}
-
-// applyAxis32 multiplies axis a of src (shape) by mat (rows × shape[a]) in
-// float32, each sum in column order, into dst; it returns the rows.
-func applyAxis32(dst, src []float32, shape []int, a int, mat [][]float32) int {
-	outer, inner := 1, 1
-	for i := range a {
-		outer *= shape[i]
-	}
-	for i := a + 1; i < len(shape); i++ {
-		inner *= shape[i]
-	}
-	rows, cols := len(mat), shape[a]
-	for o := range outer {
-		for r := range rows {
-			row := mat[r]
-			for in := range inner {
-				var s float32
-				for c := range cols {
-					if row[c] != 0 {
-						s += row[c] * src[(o*cols+c)*inner+in]
-					}
-				}
-				dst[(o*rows+r)*inner+in] = s
-			}
-		}
-	}
-	return rows
 }

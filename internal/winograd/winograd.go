@@ -198,8 +198,8 @@ func (v *Variant) Weights(p *nd.Problem) [][]float32 {
 			shape[i] = v.R
 		}
 		for a := range d {
-			next := applyAxis(cur, shape, a, v.G)
-			shape[a] = v.N
+			next := make([]float64, len(cur)/shape[a]*len(v.G))
+			shape[a] = applyAxis(next, cur, shape, a, v.G)
 			cur = next
 		}
 		u := make([]float32, len(cur))
@@ -211,9 +211,12 @@ func (v *Variant) Weights(p *nd.Problem) [][]float32 {
 	return us
 }
 
-// applyAxis multiplies axis a of x (shape) by the matrix mat (rows ×
-// shape[a]) in float64.
-func applyAxis(x []float64, shape []int, a int, mat [][]float64) []float64 {
+// applyAxis multiplies axis a of src (shape) by mat (rows × shape[a]),
+// each sum over mat's nonzero entries in column order, into dst; it
+// returns the rows. Leaving out a zero entry changes no sum of finite
+// values (a sum that starts at +0 never becomes −0), and the tiles and
+// the transformed weights are only used for finite inputs and weights.
+func applyAxis[F float32 | float64](dst, src []F, shape []int, a int, mat [][]F) int {
 	outer, inner := 1, 1
 	for i := range a {
 		outer *= shape[i]
@@ -222,17 +225,19 @@ func applyAxis(x []float64, shape []int, a int, mat [][]float64) []float64 {
 		inner *= shape[i]
 	}
 	rows, cols := len(mat), shape[a]
-	out := make([]float64, outer*rows*inner)
 	for o := range outer {
 		for r := range rows {
+			row := mat[r]
 			for in := range inner {
-				s := 0.0
+				var s F
 				for c := range cols {
-					s += mat[r][c] * x[(o*cols+c)*inner+in]
+					if row[c] != 0 {
+						s += row[c] * src[(o*cols+c)*inner+in]
+					}
 				}
-				out[(o*rows+r)*inner+in] = s
+				dst[(o*rows+r)*inner+in] = s
 			}
 		}
 	}
-	return out
+	return rows
 }
