@@ -123,20 +123,7 @@ func GemmWhy(p *nd.Problem) error {
 	if len(p.Kernels) > 256 {
 		return fmt.Errorf("gemm takes banks of at most 256 kernels, not %d", len(p.Kernels))
 	}
-	for _, k := range p.Kernels {
-		if len(k.Imag) > 0 {
-			return fmt.Errorf("gemm takes real kernels")
-		}
-		for _, w := range k.Dense {
-			if f := float32(w); math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
-				return fmt.Errorf("gemm needs finite float32 weights (a weight is %v)", w)
-			}
-		}
-	}
-	if p.Border == nd.Constant && (math.IsInf(float64(float32(p.CVal)), 0) || math.IsNaN(p.CVal)) {
-		return fmt.Errorf("gemm needs a finite cval (%v)", p.CVal)
-	}
-	return nil
+	return p.RealFinite32("gemm")
 }
 
 // inExactTF32 reports whether every value of dtype d is exact in TF32

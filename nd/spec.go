@@ -192,6 +192,26 @@ type Weights struct {
 // planner runs such a problem without any engine (plan.New).
 func (p *Problem) Empty() bool { return slices.Contains(p.InShape, 0) }
 
+// RealFinite32 checks what the float32 methods (gemm, Winograd) need of
+// a problem: real kernels, weights finite as float32, and a finite cval
+// under the constant border; the error names method.
+func (p *Problem) RealFinite32(method string) error {
+	for _, k := range p.Kernels {
+		if len(k.Imag) > 0 {
+			return fmt.Errorf("%s takes real kernels", method)
+		}
+		for _, w := range k.Dense {
+			if f := float32(w); math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
+				return fmt.Errorf("%s needs finite float32 weights (a weight is %v)", method, w)
+			}
+		}
+	}
+	if p.Border == Constant && (math.IsInf(float64(float32(p.CVal)), 0) || math.IsNaN(p.CVal)) {
+		return fmt.Errorf("%s needs a finite cval (%v)", method, p.CVal)
+	}
+	return nil
+}
+
 // WeightAbsSum is the largest Σ|w| of the problem's kernels, their
 // weights rounded to float32 as the float32 methods (FFT, gemm,
 // Winograd) take them: with the input's largest magnitude, the scale of

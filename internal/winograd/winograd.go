@@ -111,20 +111,7 @@ func Why(p *nd.Problem) error {
 		}
 		return fmt.Errorf("winograd takes 3×3, 5×5 and 3×3×3 kernels, not %s", k)
 	}
-	for _, k := range p.Kernels {
-		if len(k.Imag) > 0 {
-			return fmt.Errorf("winograd takes real kernels")
-		}
-		for _, w := range k.Dense {
-			if f := float32(w); math.IsInf(float64(f), 0) || math.IsNaN(float64(f)) {
-				return fmt.Errorf("winograd needs finite float32 weights (a weight is %v)", w)
-			}
-		}
-	}
-	if p.Border == nd.Constant && (math.IsInf(float64(float32(p.CVal)), 0) || math.IsNaN(p.CVal)) {
-		return fmt.Errorf("winograd needs a finite cval (%v)", p.CVal)
-	}
-	return nil
+	return p.RealFinite32("winograd")
 }
 
 // Tiles lists the output tile widths m each kernel size can take, the
