@@ -865,33 +865,45 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     return _finish(r, out, odt)
 
 
+def _border_index(p, n, rule):
+    """The samples that positions p (an int64 array, at any distance from
+    the edge) read on an axis of length n under rule ('reflect', 'mirror',
+    'nearest' or 'wrap'): DESIGN.md §1's border rules; None for another
+    rule."""
+    if rule == "reflect":
+        q = np.mod(p, 2 * n)
+        return np.where(q >= n, 2 * n - 1 - q, q)
+    if rule == "mirror":
+        if n == 1:
+            return np.zeros_like(p)
+        q = np.mod(p, 2 * n - 2)
+        return np.where(q >= n, 2 * n - 2 - q, q)
+    if rule == "nearest":
+        return np.clip(p, 0, n - 1)
+    if rule == "wrap":
+        return np.mod(p, n)
+    return None
+
+
+# The rule each of scipy's mode names that read samples follows.
+_SAMPLE_RULES = {"reflect": "reflect", "grid-mirror": "reflect", "mirror": "mirror", "nearest": "nearest",
+                 "wrap": "wrap", "grid-wrap": "wrap"}
+
+
 def _extend(x, axis, before, after, mode, cval):
     """x extended along axis by before and after samples as scipy's line
     buffers extend it (the border rules of DESIGN.md §1)."""
     n = x.shape[axis]
     p = np.arange(-before, n + after)
-    if mode in ("reflect", "grid-mirror"):
-        q = np.mod(p, 2 * n)
-        idx = np.where(q >= n, 2 * n - 1 - q, q)
-    elif mode == "mirror":
-        if n == 1:
-            idx = np.zeros_like(p)
-        else:
-            q = np.mod(p, 2 * n - 2)
-            idx = np.where(q >= n, 2 * n - 2 - q, q)
-    elif mode == "nearest":
-        idx = np.clip(p, 0, n - 1)
-    elif mode in ("wrap", "grid-wrap"):
-        idx = np.mod(p, n)
-    elif mode in _CONSTANT:
+    if mode in _SAMPLE_RULES:
+        return np.take(x, _border_index(p, n, _SAMPLE_RULES[mode]), axis=axis).astype(np.float64)
+    if mode in _CONSTANT:
         e = np.take(x, np.clip(p, 0, n - 1), axis=axis).astype(np.float64)
         shape = [1] * x.ndim
         shape[axis] = len(p)
         outside = ((p < 0) | (p >= n)).reshape(shape)
         return np.where(outside, float(cval), e)
-    else:
-        raise ArgumentError("boundary mode not supported")
-    return np.take(x, idx, axis=axis).astype(np.float64)
+    raise ArgumentError("boundary mode not supported")
 
 
 def _uniform1d_scipy(x, size, axis, mode, cval, origin):

@@ -69,6 +69,7 @@ from dask.highlevelgraph import HighLevelGraph
 
 import ndconv
 from . import ArgumentError
+from ._filters import _border_index
 from ._zarr import ZarrArray
 
 __all__ = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter", "gaussian_filter1d",
@@ -95,21 +96,10 @@ def border_index(p, n, mode):
     read on an axis of length n under mode (any of ndconv's border names
     but constant's): ndconv's border rules (DESIGN.md §1), at any distance
     from the edge."""
-    p = np.asarray(p, dtype=np.int64)
-    mode = _rule(mode)
-    if mode == "reflect":
-        q = np.mod(p, 2 * n)
-        return np.where(q >= n, 2 * n - 1 - q, q)
-    if mode == "mirror":
-        if n == 1:
-            return np.zeros_like(p)
-        q = np.mod(p, 2 * n - 2)
-        return np.where(q >= n, 2 * n - 2 - q, q)
-    if mode == "nearest":
-        return np.clip(p, 0, n - 1)
-    if mode == "wrap":
-        return np.mod(p, n)
-    raise ArgumentError("boundary mode not supported: %r (give a mode that reads samples, not constant)" % (mode,))
+    idx = _border_index(np.asarray(p, dtype=np.int64), n, _rule(mode))
+    if idx is None:
+        raise ArgumentError("boundary mode not supported: %r (give a mode that reads samples, not constant)" % (mode,))
+    return idx
 
 
 def _modes(mode, ndim, axes):
