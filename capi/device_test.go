@@ -56,8 +56,8 @@ func TestDeviceArraysRequest(t *testing.T) {
 		wantErr(t, c.name, rc, &e, 1, c.want)
 	}
 	var e errBuf
-	rc := planNew(cstr(`{"op":"correlate","shape":[8],"dtype":"float32","border":"reflect","filter":"gaussian:sigma=1","device":"cuda","device_arrays":true}`), nil, 0, &id, e.ptr(), e.len())
-	wantErr(t, "filter", rc, &e, 1, "unsupported named filter on device arrays")
+	rc := planNew(cstr(`{"op":"correlate","shape":[8,8],"dtype":"float32","border":"reflect","filter":"log:sigma=1","device":"cuda","device_arrays":true}`), nil, 0, &id, e.ptr(), e.len())
+	wantErr(t, "filter", rc, &e, 1, "unsupported named filter of several terms on device arrays")
 }
 
 // TestDeviceArraysNoGPU: on a machine without CUDA, a plan for device
@@ -74,5 +74,11 @@ func TestDeviceArraysNoGPU(t *testing.T) {
 	rc := planNew(cstr(`{"op":"correlate","shape":[8],"dtype":"float32","border":"reflect","kernel_shape":[3],"nkernels":1,"device":"cuda:0","device_arrays":true}`), f64ptr([]float64{1, 2, 3}), 3, &id, e.ptr(), e.len())
 	if rc != 2 {
 		t.Errorf("planNew on a machine with no CUDA = %d %q, want 2", rc, e.String())
+	}
+	// A named filter of one kernel on device arrays asks for the device
+	// too (the Gaussian's plan on it).
+	rc = planNew(cstr(`{"op":"correlate","shape":[8,8],"dtype":"float32","border":"reflect","filter":"gaussian:sigma=1","device":"cuda:0","device_arrays":true}`), nil, 0, &id, e.ptr(), e.len())
+	if rc != 2 {
+		t.Errorf("planNew of a Gaussian on device arrays with no CUDA = %d %q, want 2", rc, e.String())
 	}
 }

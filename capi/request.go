@@ -165,9 +165,6 @@ func newHandle(r request, w []float64) (*handle, error) {
 	opt.CVal, opt.CValImag, opt.Origin, opt.Axes, opt.Device, opt.Workers = float64(r.CVal), float64(r.CValImag), r.Origin, r.Axes, r.Device, r.Workers
 	h := &handle{in: in, shape: slices.Clone(r.Shape)}
 	if r.Filter != "" {
-		if r.DeviceArrays {
-			return nil, &nd.UnsupportedError{What: "named filter on device arrays", Value: r.Filter, Supported: "kernels (weights or factors)"}
-		}
 		if len(w) != 0 {
 			return nil, &nd.ArgumentError{Arg: "kernel", Msg: fmt.Sprintf("a named filter takes no weights, got %d", len(w))}
 		}
@@ -183,9 +180,22 @@ func newHandle(r request, w []float64) (*handle, error) {
 			// One kernel (sobel, a Gaussian, a uniform box): the kernel
 			// plan that a FilterPlan would wrap, run directly, so that it
 			// writes the caller's output with no array of its own to
-			// allocate and copy (a small call's cost), the same bits.
+			// allocate and copy (a small call's cost), the same bits —
+			// on device arrays too, as the same plan.
+			if r.DeviceArrays {
+				if h.dev, err = sharedDevice(r.Device); err != nil {
+					return nil, err
+				}
+				h.plan, err = h.dev.NewPlan(op, r.Shape, in, opt, fs[0].Terms[0])
+				return h, err
+			}
 			h.plan, err = ndconv.NewPlan(op, r.Shape, in, opt, fs[0].Terms[0])
 			return h, err
+		}
+		if r.DeviceArrays {
+			// Several terms combine on the host (FilterPlan); the Python
+			// face combines device terms with the array's library.
+			return nil, &nd.UnsupportedError{What: "named filter of several terms on device arrays", Value: r.Filter, Supported: "filters of one kernel"}
 		}
 		h.filter, err = ndconv.NewFilterPlan(op, r.Shape, in, opt, fs...)
 		return h, err
