@@ -47,9 +47,9 @@ Where results differ from scipy.ndimage:
 
 Arrays in CUDA device memory (CuPy, PyTorch, Numba: ``__cuda_array_interface__``;
 JAX and others: ``__dlpack__`` on a CUDA device) are filtered on their own device
-with no host copy by correlate, convolve, correlate1d, convolve1d and
-gaussian_filter1d, on the caller's stream, and come back as the same kind of
-array (``output=`` may be a device array); see python/README.md.
+with no host copy by every filter here, on the caller's stream, and come back
+as the same kind of array (``output=`` may be a device array), with the host
+path's bits; see python/README.md.
 
 Errors raise ArgumentError (an invalid or unsupported request or argument;
 a ValueError, and a RuntimeError too, as scipy raises RuntimeError for some

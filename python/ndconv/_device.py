@@ -51,6 +51,15 @@ class Device:
         if r is not None:
             r()
 
+    # The named filters read these as they read a numpy array's.
+    @property
+    def ndim(self):
+        return len(self.shape)
+
+    @property
+    def size(self):
+        return math.prod(self.shape)
+
 
 def _module(x):
     return type(x).__module__.split(".", 1)[0]
@@ -181,9 +190,7 @@ def parse_torch(x, torch, stream=None):
     that a 0.3 ms call notices."""
     if x.device.type != "cuda":
         raise ArgumentError("unsupported device array: a PyTorch tensor on %s, not a CUDA device" % x.device)
-    dt = _TORCH_DTYPES.get(x.dtype)
-    if dt is None:
-        dt = _TORCH_DTYPES[x.dtype] = _dtype(str(x.dtype).rsplit(".", 1)[-1], "tensor")
+    dt = _torch_dtype(x)
     if not x.is_contiguous():
         x = x.contiguous()
     if dt.kind == "c" and x.is_conj():
@@ -195,8 +202,16 @@ def parse_torch(x, torch, stream=None):
     return Device(x, x.data_ptr(), tuple(x.shape), dt, index, int(stream), "torch")
 
 
-# A PyTorch dtype's numpy dtype, once looked up (parse_torch).
+# A PyTorch dtype's numpy dtype, once looked up (_torch_dtype).
 _TORCH_DTYPES = {}
+
+
+def _torch_dtype(x):
+    """The numpy dtype of the tensor x, or an ArgumentError."""
+    dt = _TORCH_DTYPES.get(x.dtype)
+    if dt is None:
+        dt = _TORCH_DTYPES[x.dtype] = _dtype(str(x.dtype).rsplit(".", 1)[-1], "tensor")
+    return dt
 
 
 # ------------------------------------------------------------------ DLPack
@@ -409,11 +424,77 @@ def _lib_of(d):
 
 def astype(d, dtype):
     """A new contiguous array of d's kind with d's values as dtype (exact
-    where it widens; round to nearest even where it narrows)."""
+    where it widens; round to nearest even where it narrows; a copy where
+    the dtype is d's)."""
     if _lib_of(d) == "torch":
         import torch
-        return d.obj.to(getattr(torch, np.dtype(dtype).name)).contiguous()
+        return d.obj.to(dtype=getattr(torch, np.dtype(dtype).name), memory_format=torch.contiguous_format, copy=True)
     return d.obj.astype(dtype, order="C")
+
+
+def library(a):
+    """'numpy', 'cupy' or 'torch': the library whose operations the filters
+    of several passes use on a (a numpy array, or an array _lib_of takes)."""
+    if type(a) is np.ndarray:
+        return "numpy"
+    if type(a) is Device:
+        return _lib_of(a)
+    torch = sys.modules.get("torch")
+    if torch is not None and isinstance(a, torch.Tensor):
+        return "torch"
+    if _is_cupy(a):
+        return "cupy"
+    raise ArgumentError("unsupported device array: a filter of several passes on an array of type %s (CuPy arrays "
+                        "and PyTorch tensors are taken; other kinds take correlate, convolve and the filters of "
+                        "one plan)" % type(a).__name__)
+
+
+def dtype_of(a):
+    """The numpy dtype of a numpy, CuPy or torch array."""
+    if library(a) == "torch":
+        return _torch_dtype(a)
+    return a.dtype
+
+
+def zeros(like, shape, dtype):
+    """A new zeroed array of like's kind (a numpy array, or a parsed
+    Device) and dtype."""
+    if type(like) is np.ndarray:
+        return np.zeros(shape, dtype)
+    a, _, finish = empty_like_kind(like, shape, np.dtype(dtype))
+    if library(a) == "torch":
+        a.zero_()
+    else:
+        a.fill(0)
+    return finish(a) if finish is not None else a
+
+
+def add_to(acc, a):
+    """acc += a, in place, in acc's dtype (as numpy's += casts)."""
+    if library(acc) == "torch":
+        acc.add_(a)
+    else:
+        acc += a
+    return acc
+
+
+def square_in_place(a):
+    if library(a) == "torch":
+        return a.mul_(a)
+    m = np if type(a) is np.ndarray else sys.modules["cupy"]
+    return m.multiply(a, a, out=a)
+
+
+def sqrt_in_place(a):
+    """a = √a in place, cast into a's dtype (truncated for an integer
+    array, as numpy's unsafe cast)."""
+    if library(a) == "torch":
+        if a.is_floating_point():
+            return a.sqrt_()
+        import torch
+        return a.copy_(a.to(torch.float64).sqrt().trunc())
+    m = np if type(a) is np.ndarray else sys.modules["cupy"]
+    return m.sqrt(a, out=a, casting="unsafe")
 
 
 def parts(d):
@@ -452,6 +533,35 @@ def cast_scipy(d, dtype):
     dtype as scipy 1.10 stores it (scipy_int_cast), by the array's
     library."""
     return scipy_int_cast(d.obj, dtype, _lib_of(d))
+
+
+def round_saturate(a, dtype, lib="numpy"):
+    """a (float64 values; a numpy, CuPy or torch array as lib says) into
+    dtype as the engines store an integer output: rounded half to even,
+    saturated, NaN as 0 (a bool output: a != 0; a float one: astype). The
+    host path and the device path both store through here."""
+    dt = np.dtype(dtype)
+    if lib == "torch":
+        import torch
+        if dt.kind == "b":
+            return a != 0
+        if dt.kind not in "iu":
+            return a.to(getattr(torch, dt.name))
+        r = torch.nan_to_num(torch.round(a), nan=0.0, posinf=math.inf, neginf=-math.inf)
+    else:
+        xp = np if lib == "numpy" else sys.modules["cupy"]
+        if dt.kind == "b":
+            return a != 0
+        if dt.kind not in "iu":
+            return a.astype(dt)
+        r = xp.rint(a)
+        r[xp.isnan(r)] = 0
+    info = np.iinfo(dt)
+    hi = float(info.max) if info.bits < 64 else float(np.nextafter(float(info.max), 0.0))
+    if lib == "torch":
+        return r.clamp_(float(info.min), hi).to(getattr(torch, dt.name))
+    xp.clip(r, float(info.min), hi, out=r)
+    return r.astype(dt)
 
 
 def scipy_int_cast(a, dtype, lib="numpy"):

@@ -193,11 +193,27 @@ def _get_output(output, input, shape=None, complex_output=False):
     array or None, the output dtype)."""
     if shape is None:
         shape = input.shape
+    on_device = type(input) is _device.Device
     if output is None:
         if complex_output:
             return None, np.promote_types(input.dtype, np.complex64)
         return None, input.dtype
+    if type(output) is not np.ndarray and _device.is_device_array(output):
+        if not on_device:
+            raise ArgumentError("invalid output: a device array (%s) for a host array input (give a numpy array, "
+                                "a dtype or None)" % type(output).__name__)
+        d = _device.parse(output)
+        d.done()
+        if d.shape != tuple(shape):
+            raise ArgumentError("invalid output: shape %s, the result has %s (output shape not correct)"
+                                % (d.shape, tuple(shape)))
+        if complex_output and d.dtype.kind != "c":
+            raise ArgumentError("output must have complex dtype")
+        return output, d.dtype
     if isinstance(output, np.ndarray):
+        if on_device:
+            raise ArgumentError("invalid output: a numpy array for a device array input (give a device array, a "
+                                "dtype or None)")
         if output.shape != tuple(shape):
             raise ArgumentError("invalid output: shape %s, the result has %s (output shape not correct)"
                                 % (output.shape, tuple(shape)))
@@ -218,15 +234,43 @@ def _get_output(output, input, shape=None, complex_output=False):
 
 
 def _deliver(result, out):
-    """result, written into the caller's output array where there is one."""
+    """result, written into the caller's output array (numpy's, or a
+    device array) where there is one."""
     if out is None or result is out:
         return result
-    out[...] = result
-    return out
+    if type(out) is np.ndarray:
+        out[...] = result
+        return out
+    return _device.assign(out, _obj(result))
 
 
-def _empty(out, dt, shape):
-    return out if out is not None else np.zeros(shape, dt)
+def _empty(out, dt, like):
+    """The result of a filter of an empty array like: out, or a new one of
+    like's kind."""
+    return out if out is not None else _device.zeros(like, like.shape, dt)
+
+
+def _input(input):
+    """input as the named filters take it: a numpy array, or an array in
+    device memory as its parsed Device (its array, shape, dtype and kind),
+    which each pass runs on its own device (_filter)."""
+    if type(input) is np.ndarray or type(input) is _device.Device:
+        return input
+    if _device.is_device_array(input):
+        d = _device.parse(input, copy=True)
+        d.done()  # only its description is kept: each pass parses the array again
+        return d
+    return np.asarray(input)
+
+
+def _obj(x):
+    """The array itself (a parsed device array's, or x)."""
+    return x.obj if type(x) is _device.Device else x
+
+
+def _as_dtype(x, dt):
+    """A copy of x (a numpy array or a parsed device array) as dt."""
+    return _device.astype(x, dt) if type(x) is _device.Device else x.astype(dt)
 
 
 def _axis(axis, ndim):
@@ -267,21 +311,6 @@ def _cast_scipy(a, dt):
         return a.astype(dt)
     with np.errstate(invalid="ignore"):
         return _device.scipy_int_cast(a, dt)
-
-
-def _round_saturate(a, dt):
-    """a (float64) into dt as the engines store an integer output: rounded
-    half to even, saturated, NaN as 0."""
-    if dt.kind == "b":
-        return a != 0
-    if dt.kind not in "iu":
-        return a.astype(dt)
-    info = np.iinfo(dt)
-    r = np.rint(a)
-    r[np.isnan(r)] = 0
-    hi = float(info.max) if info.bits < 64 else np.nextafter(float(info.max), 0.0)
-    np.clip(r, float(info.min), hi, out=r)
-    return r.astype(dt)
 
 
 # ------------------------------------------------------------ engine calls
@@ -333,7 +362,11 @@ def _filter(op, x, weights, filter, out, odt, mode, cval, origin, axes, scipy_in
     """One correlation on the engines with the output rule: with
     integer='scipy' an integer (or bool) output is computed in float64 and
     cast as scipy casts; a bool output is computed in float64 either way
-    (the engines have no bool)."""
+    (the engines have no bool). x in device memory (a parsed Device, or a
+    pass's result) runs on its device (_on_device)."""
+    if type(x) is not np.ndarray:
+        return _on_device(op, _obj(x), weights, None, out, mode, cval, origin, axes, extent, scipy_int, device,
+                          method, workers, odt=odt if out is None else None, filter=filter)
     if scipy_int and odt.kind in "iub" and weights is not None and not _exact_on_engine(x, weights):
         # The float64 sums' order decides where a result near an integer
         # truncates (a length-1 axis or a flat region gives Σw·v with Σw
@@ -343,7 +376,7 @@ def _filter(op, x, weights, filter, out, odt, mode, cval, origin, axes, scipy_in
     x = _engine_input(x)
     if odt.kind == "b" or (scipy_int and odt.kind in "iu"):
         r = _run(op, x, weights, filter, None, _F64, mode, cval, origin, axes, extent, device, method, workers)
-        r = _cast_scipy(r, odt) if scipy_int else _round_saturate(r, odt)
+        r = _cast_scipy(r, odt) if scipy_int else _device.round_saturate(r, odt)
         return _deliver(r, out)
     return _run(op, x, weights, filter, out, odt, mode, cval, origin, axes, extent, device, method, workers)
 
@@ -442,18 +475,6 @@ def _weights(weights):
 # ------------------------------------------------------- device arrays
 
 
-def _host_array(input):
-    """input as a numpy array; an array in device memory is refused with a
-    clear error where the filter runs on host arrays only."""
-    if type(input) is np.ndarray:
-        return input
-    if _device.is_device_array(input):
-        raise ArgumentError("unsupported input: a device array (%s); on device arrays ndconv runs correlate, "
-                            "convolve, correlate1d and convolve1d (give this filter's weights to them), or copy "
-                            "the array to the host" % type(input).__name__)
-    return np.asarray(input)
-
-
 def _device_name(device, arr):
     """The CUDA device a device array's call runs on: its own."""
     mine = "cuda:%d" % arr.device
@@ -466,13 +487,15 @@ def _device_name(device, arr):
 
 
 def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, extent, scipy_int, device, method,
-               workers, odt=None):
+               workers, odt=None, filter=None):
     """correlate/convolve (axis None) or correlate1d/convolve1d on an array
     in CUDA device memory, on its device with no host copy; the result is
-    an array of the input's kind (or output, a device array)."""
+    an array of the input's kind (or output, a device array). With a named
+    filter's spec (filter; weights None) it is that filter's plan, as the
+    host path's."""
     if type(weights) is not np.ndarray and _device.is_device_array(weights):
         weights = _device.to_host(weights)
-    w = _weights(weights)
+    w = _weights(weights) if filter is None else None
     src = _device.parse(input, copy=True)
     try:
         ndim = len(src.shape)
@@ -494,8 +517,9 @@ def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, exten
                 raise ArgumentError("A sequence of modes is not supported")
             if axes is not None:
                 axes = tuple(int(a) for a in np.atleast_1d(axes))
-            origin = _origin_key(origin)
-        complex_out = src.dtype.kind == "c" or w.dtype.kind == "c"
+            if origin is not None:
+                origin = _origin_key(origin)
+        complex_out = src.dtype.kind == "c" or (w is not None and w.dtype.kind == "c")
         if not complex_out and _is_complex(cval):
             raise ArgumentError("Cannot provide a complex-valued cval when the input is real.")
         out = None
@@ -521,10 +545,13 @@ def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, exten
             # integer dtype by scipy's truncation and wrapping, on the
             # device by the array's library.
             r = _on_device(op, src.obj, w, axis, None, mode, cval, origin, axes, extent, False, dev, method,
-                           workers, odt=_F64)
+                           workers, odt=_F64, filter=filter)
             r = _device.cast_scipy(_device.parse(r), odt)
             return r if out is None else _device.assign(out.obj, r)
         if src.dtype.kind == "c" or odt.kind == "c":
+            if filter is not None:
+                # (The named filters run complex data as 1-D passes of weights.)
+                raise ArgumentError("unsupported: named filter %s of complex data in one plan" % filter)
             return _complex_on_device(op, src, w, axis, None if out is None else out.obj, odt, mode, cval, origin,
                                       axes, extent, scipy_int, dev, method, workers)
         if src.dtype == np.float16 or odt == np.float16:
@@ -535,17 +562,17 @@ def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, exten
             x32 = _device.astype(src, np.float32) if src.dtype == np.float16 else src.obj
             o32 = None if odt == np.float16 else out
             r = _on_device(op, x32, w, axis, o32, mode, cval, origin, axes, extent, scipy_int, dev, method, workers,
-                           odt=np.dtype(np.float32) if odt == np.float16 else odt)
+                           odt=np.dtype(np.float32) if odt == np.float16 else odt, filter=filter)
             if odt != np.float16:
                 return r
             r = _device.astype(_device.parse(r), np.float16)
             return r if out is None else _device.assign(out, r)
         if type(cval) is not float:
             cval = complex(cval) if np.iscomplexobj(cval) else float(cval)
-        key = ("device", op, src.shape, src.dtype, w.shape, w.dtype, w.tobytes(), odt, mode, cval, origin, axes,
-               extent, dev, method, workers)
-        p = _plan(key, lambda: Plan(op, src.shape, src.dtype, weights=w, output_dtype=odt, mode=mode, cval=cval,
-                                    origin=origin, axes=axes, extent=extent, device=dev, method=method,
+        what = (w.shape, w.dtype, w.tobytes()) if filter is None else filter
+        key = ("device", op, src.shape, src.dtype, what, odt, mode, cval, origin, axes, extent, dev, method, workers)
+        p = _plan(key, lambda: Plan(op, src.shape, src.dtype, weights=w, filter=filter, output_dtype=odt, mode=mode,
+                                    cval=cval, origin=origin, axes=axes, extent=extent, device=dev, method=method,
                                     workers=workers, device_arrays=True))
         if src.nbytes == 0 and out is None:
             # Nothing to compute: an empty array of the input's kind.
@@ -611,7 +638,7 @@ def _nd(op, input, weights, output, mode, cval, origin, axes, extent, integer, d
     if type(input) is not np.ndarray and _device.is_device_array(input):
         return _on_device(op, input, weights, None, output, mode, cval, origin, axes, extent, scipy_int, device,
                           method, workers)
-    x = _host_array(input)
+    x = np.asarray(input)
     w = _weights(weights)
     if x.ndim == 0:
         raise ArgumentError("invalid shape: a 0-D array has no axis to filter")
@@ -624,7 +651,7 @@ def _nd(op, input, weights, output, mode, cval, origin, axes, extent, integer, d
     if x.size == 0 and extent == "same":
         if w.size == 0:
             raise ArgumentError("no filter weights given")
-        return _empty(out, odt, x.shape)
+        return _empty(out, odt, x)
     if axes is not None:
         axes = tuple(int(a) for a in np.atleast_1d(axes))
     return _filter(op, x, w, None, out, odt, mode, cval, _origin_key(origin), axes, scipy_int, device, method,
@@ -676,7 +703,7 @@ def _1d(op, input, weights, axis, output, mode, cval, origin, integer, device, m
     if type(input) is not np.ndarray and _device.is_device_array(input):
         return _on_device(op, input, weights, axis, output, mode, cval, origin, None, "same", scipy_int, device,
                           method, workers)
-    x = _host_array(input)
+    x = np.asarray(input)
     w = _weights(weights)
     if w.ndim != 1 or w.shape[0] < 1:
         raise ArgumentError("no filter weights given" if w.size == 0 else
@@ -694,7 +721,7 @@ def _1d(op, input, weights, axis, output, mode, cval, origin, integer, device, m
                             "(len(weights)-1) // 2")
     mode = _mode_name(mode)
     if x.size == 0:
-        return _empty(out, odt, x.shape)
+        return _empty(out, odt, x)
     return _filter(op, x, w, None, out, odt, mode, cval, origin, (axis,), scipy_int, device, method,
                    workers)
 
@@ -742,8 +769,9 @@ def _work_dtype(odt, scipy_int):
 
 
 def _finish(r, out, odt):
-    if r.dtype != odt:
-        r = _round_saturate(r, odt) if odt.kind in "iub" else r.astype(odt)
+    """The passes' result r (numpy's or a device array) as odt, into out."""
+    if _device.dtype_of(r) != odt:
+        r = _device.round_saturate(r, odt, _device.library(r))
     return _deliver(r, out)
 
 
@@ -837,7 +865,7 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     separable plan where it can (rounded once at the end; scipy rounds
     into the output dtype after every axis); see help(ndconv)."""
     scipy_int = _scipy_rule(integer)
-    x = _host_array(input)
+    x = _input(input)
     out, odt = _get_output(output, x)
     axes = _check_axes(axes, x.ndim)
     n = len(axes)
@@ -849,9 +877,9 @@ def gaussian_filter(input, sigma, order=0, output=None, mode="reflect", cval=0.0
     for m in modes:
         _mode_name(m)
     if x.size == 0:
-        return _empty(out, odt, x.shape)
+        return _empty(out, odt, x)
     if not todo:
-        return _deliver(x.astype(odt) if out is None else x, out)
+        return _deliver(_as_dtype(x, odt) if out is None else x, out)
     spec = _gaussian_spec(tuple(float(s) for _, s, _, _, _ in todo), tuple(o for _, _, o, _, _ in todo),
                           tuple(r for _, _, _, _, r in todo), float(truncate))
     if spec is not None and _fusable(x, [m for _, _, _, m, _ in todo], cval, len(todo), scipy_int, odt):
@@ -930,8 +958,10 @@ def _uniform_pass(x, size, axis, wdt, mode, cval, origin, scipy_int, device, met
     if x.dtype.kind == "c":
         w = np.full(size, 1.0 / size)
         return _pass1d(x, w, axis, wdt, mode, cval, origin, scipy_int, device, method, workers)
-    if scipy_int and wdt.kind in "iub":
+    if scipy_int and wdt.kind in "iub" and type(x) is np.ndarray:
         return _cast_scipy(_uniform1d_scipy(x, size, axis, mode, cval, origin), wdt)
+    # (On the device, integer='scipy' stores the plan's float64 sums as
+    # scipy casts them, as _on_device does for any plan.)
     return _filter("correlate", x, None, "uniform:size=%d" % size, None, wdt, mode, cval, origin, (axis,),
                    False, device, method, workers)
 
@@ -946,7 +976,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
                      *, integer="round", device="auto", method="auto", workers=0):
     """scipy.ndimage.uniform_filter1d (see help(ndconv))."""
     scipy_int = _scipy_rule(integer)
-    x = _host_array(input)
+    x = _input(input)
     if x.ndim == 0:
         _axis(axis, 0)
     axis = _axis(axis, x.ndim)
@@ -957,7 +987,7 @@ def uniform_filter1d(input, size, axis=-1, output=None, mode="reflect", cval=0.0
     _uniform_origin(size, origin)
     mode = _mode_name(mode)
     if x.size == 0:
-        return _empty(out, odt, x.shape)
+        return _empty(out, odt, x)
     if scipy_int or x.dtype.kind == "c" or odt.kind == "b":
         return _finish(_uniform_pass(x, int(size), axis, odt, mode, cval, origin, scipy_int, device, method,
                                      workers), out, odt)
@@ -971,7 +1001,7 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
     """scipy.ndimage.uniform_filter, with scipy 1.11's ``axes``; size, mode
     and origin may be given per axis (see help(ndconv))."""
     scipy_int = _scipy_rule(integer)
-    x = _host_array(input)
+    x = _input(input)
     out, odt = _get_output(output, x, complex_output=x.dtype.kind == "c")
     axes = _check_axes(axes, x.ndim)
     n = len(axes)
@@ -983,9 +1013,9 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
         _uniform_origin(s, o)
         _mode_name(m)
     if x.size == 0:
-        return _empty(out, odt, x.shape)
+        return _empty(out, odt, x)
     if not todo:
-        return _deliver(x.astype(odt) if out is None else x, out)
+        return _deliver(_as_dtype(x, odt) if out is None else x, out)
     if _fusable(x, [t[3] for t in todo], cval, len(todo), scipy_int, odt):
         o = tuple(t[2] for t in todo)
         return _filter("correlate", x, None, "uniform:size=%s" % _spec((t[1] for t in todo), int), out, odt,
@@ -1000,7 +1030,7 @@ def uniform_filter(input, size=3, output=None, mode="reflect", cval=0.0, origin=
 
 def _derivative(name, smooth, input, axis, output, mode, cval, integer, device, method, workers):
     scipy_int = _scipy_rule(integer)
-    x = _host_array(input)
+    x = _input(input)
     if x.ndim == 0:
         _axis(axis, 0)
     axis = _axis(axis, x.ndim)
@@ -1009,7 +1039,7 @@ def _derivative(name, smooth, input, axis, output, mode, cval, integer, device, 
     for m in modes:
         _mode_name(m)
     if x.size == 0:
-        return _empty(out, odt, x.shape)
+        return _empty(out, odt, x)
     if _fusable(x, modes, cval, x.ndim, scipy_int, odt):
         return _filter("correlate", x, None, "%s:axis=%d" % (name, axis), out, odt, modes[0], cval, None, None,
                        False, device, method, workers)
@@ -1046,18 +1076,26 @@ def generic_laplace(input, derivative2, output=None, mode="reflect", cval=0.0, e
     dtype as scipy sums."""
     if extra_keywords is None:
         extra_keywords = {}
-    x = _host_array(input)
+    x = _input(input)
     out, odt = _get_output(output, x)
-    output = out if out is not None else np.zeros(x.shape, odt)
-    if x.ndim > 0:
-        modes = _normalize_sequence(mode, x.ndim)
-        derivative2(x, 0, output, modes[0], cval, *extra_arguments, **extra_keywords)
-        for ii in range(1, x.ndim):
-            tmp = derivative2(x, ii, output.dtype, modes[ii], cval, *extra_arguments, **extra_keywords)
-            output += tmp
-    else:
-        output[...] = x[...]
+    src = _obj(x)
+    if x.ndim == 0:
+        return _deliver(_as_dtype(x, odt) if out is None else src, out)
+    modes = _normalize_sequence(mode, x.ndim)
+    output = _first_term(derivative2, src, out, odt, modes[0], cval, extra_arguments, extra_keywords)
+    for ii in range(1, x.ndim):
+        tmp = derivative2(src, ii, odt, modes[ii], cval, *extra_arguments, **extra_keywords)
+        _device.add_to(output, tmp)
     return output
+
+
+def _first_term(derivative, src, out, odt, mode, cval, extra_arguments, extra_keywords):
+    """The generic filters' axis-0 term, into out where the caller gave
+    one (scipy's call), else a new array of odt (src's kind)."""
+    if out is None:
+        return derivative(src, 0, odt, mode, cval, *extra_arguments, **extra_keywords)
+    derivative(src, 0, out, mode, cval, *extra_arguments, **extra_keywords)
+    return out
 
 
 def generic_gradient_magnitude(input, derivative, output=None, mode="reflect", cval=0.0, extra_arguments=(),
@@ -1068,20 +1106,18 @@ def generic_gradient_magnitude(input, derivative, output=None, mode="reflect", c
     dtype as scipy computes it."""
     if extra_keywords is None:
         extra_keywords = {}
-    x = _host_array(input)
+    x = _input(input)
     out, odt = _get_output(output, x)
-    output = out if out is not None else np.zeros(x.shape, odt)
-    if x.ndim > 0:
-        modes = _normalize_sequence(mode, x.ndim)
-        derivative(x, 0, output, modes[0], cval, *extra_arguments, **extra_keywords)
-        np.multiply(output, output, output)
-        for ii in range(1, x.ndim):
-            tmp = derivative(x, ii, output.dtype, modes[ii], cval, *extra_arguments, **extra_keywords)
-            np.multiply(tmp, tmp, tmp)
-            output += tmp
-        np.sqrt(output, output, casting="unsafe")
-    else:
-        output[...] = x[...]
+    src = _obj(x)
+    if x.ndim == 0:
+        return _deliver(_as_dtype(x, odt) if out is None else src, out)
+    modes = _normalize_sequence(mode, x.ndim)
+    output = _device.square_in_place(_first_term(derivative, src, out, odt, modes[0], cval, extra_arguments,
+                                                 extra_keywords))
+    for ii in range(1, x.ndim):
+        tmp = derivative(src, ii, odt, modes[ii], cval, *extra_arguments, **extra_keywords)
+        _device.add_to(output, _device.square_in_place(tmp))
+    _device.sqrt_in_place(output)
     return output
 
 
@@ -1095,13 +1131,13 @@ def _laplacian(named, derivative2, x, output, mode, cval, scipy_int, device, met
     for m in modes:
         _mode_name(m)
     if x.size == 0:
-        return _empty(out, odt, x.shape)
+        return _empty(out, odt, x)
     if named is not None and _fusable(x, modes, cval, x.ndim, scipy_int, odt) and x.ndim > 0:
         return _filter("correlate", x, None, named, out, odt, modes[0], cval, None, None, False, device, method,
                        workers)
     wdt = _work_dtype(odt, scipy_int)
     generic = generic_gradient_magnitude if magnitude else generic_laplace
-    r = generic(x, derivative2, wdt, modes, cval, extra_arguments=extra)
+    r = generic(_obj(x), derivative2, wdt, modes, cval, extra_arguments=extra)
     return _finish(r, out, odt)
 
 
@@ -1116,7 +1152,7 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, integer="round", de
         return correlate1d(input, [1, -2, 1], axis, output, mode, cval, 0, integer=integer, device=device,
                            method=method, workers=workers)
 
-    return _laplacian("laplace", derivative2, _host_array(input), output, mode, cval, scipy_int, device, method,
+    return _laplacian("laplace", derivative2, _input(input), output, mode, cval, scipy_int, device, method,
                       workers)
 
 
@@ -1134,10 +1170,10 @@ def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, int
     radius); mode may be given per axis (see help(ndconv))."""
     _gaussian_kw(kwargs)
     scipy_int = _scipy_rule(integer)
-    x = _host_array(input)
+    x = _input(input)
 
     def derivative2(input, axis, output, mode, cval, sigma):
-        order = [0] * input.ndim
+        order = [0] * x.ndim
         order[axis] = 2
         return gaussian_filter(input, sigma, order, output, mode, cval, integer=integer, device=device,
                                method=method, workers=workers, **kwargs)
@@ -1156,10 +1192,10 @@ def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=
     truncate, radius); mode may be given per axis (see help(ndconv))."""
     _gaussian_kw(kwargs)
     scipy_int = _scipy_rule(integer)
-    x = _host_array(input)
+    x = _input(input)
 
     def derivative(input, axis, output, mode, cval, sigma):
-        order = [0] * input.ndim
+        order = [0] * x.ndim
         order[axis] = 1
         return gaussian_filter(input, sigma, order, output, mode, cval, integer=integer, device=device,
                                method=method, workers=workers, **kwargs)

@@ -25,6 +25,7 @@ import shutil
 import subprocess
 import sys
 import tempfile
+import time
 
 # The functions swapped in (scipy.ndimage's names; ndconv has each).
 SWAPPED = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter", "gaussian_filter1d",
@@ -32,12 +33,11 @@ SWAPPED = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filte
            "uniform_filter", "uniform_filter1d", "sobel", "prewitt", "laplace"]
 # Those that take integer= (the generic_* ones call what they are given).
 SCIPY_INTEGER = set(SWAPPED) - {"generic_laplace", "generic_gradient_magnitude"}
-# With --cupy: the functions that take CuPy arrays (the others run on host
-# arrays and refuse device arrays, so they are not swapped in).
-DEVICE_SWAPPED = ["correlate", "convolve", "correlate1d", "convolve1d", "gaussian_filter1d"]
+# With --cupy: the functions that take CuPy arrays (every one).
+DEVICE_SWAPPED = SWAPPED
 
 PLUGIN = r'''
-import functools, json, sys
+import functools, json, os, sys
 import ndconv
 %(target)s
 
@@ -62,7 +62,16 @@ for name in SWAPPED:
     setattr(ndimage, name, swap(name))
 
 
+SHARD = os.environ.get("NDCONV_SUITE_SHARD")
+
+
 class Recorder:
+    def pytest_collection_modifyitems(self, config, items):
+        # One of --shards N processes: every Nth test from the kth.
+        if SHARD:
+            k, n = (int(v) for v in SHARD.split("/"))
+            items[:] = [it for i, it in enumerate(items) if i %% n == k]
+
     def pytest_runtest_setup(self, item):
         state["called"] = False
 
@@ -91,6 +100,7 @@ def main():
     ap.add_argument("--time-limit", type=float, default=None,
                     help="stop the suite after this many seconds and report the tests that ran")
     ap.add_argument("--cupy", metavar="FILE", help="CuPy's ndimage test_filters.py, run against ndconv on CuPy arrays")
+    ap.add_argument("--shards", type=int, default=1, help="run the suite as this many pytest processes at once")
     args = ap.parse_args()
     import scipy
     import scipy.ndimage
@@ -125,12 +135,23 @@ def main():
         if args.k:
             cmd += ["-k", args.k]
         env = dict(os.environ, PYTHONPATH=os.pathsep.join([tmp] + [os.path.abspath(p) for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]))
-        stopped = False
-        try:
-            proc = subprocess.run(cmd, cwd=tmp, env=env, capture_output=True, text=True, timeout=args.time_limit)
-        except subprocess.TimeoutExpired:
-            stopped, proc = True, None
-        aborted = not stopped and (proc.returncode < 0 or not os.path.exists(out))
+        stopped, aborts = False, []
+        procs = []
+        for k in range(args.shards):
+            e = dict(env, NDCONV_SUITE_SHARD="%d/%d" % (k, args.shards)) if args.shards > 1 else env
+            procs.append(subprocess.Popen(cmd, cwd=tmp, env=e, stdout=subprocess.DEVNULL, stderr=subprocess.PIPE,
+                                          text=True))
+        deadline = None if args.time_limit is None else time.monotonic() + args.time_limit
+        for proc in procs:
+            try:
+                _, err = proc.communicate(timeout=None if deadline is None else max(0.0, deadline - time.monotonic()))
+                if proc.returncode < 0:
+                    aborts.append((proc.returncode, err))
+            except subprocess.TimeoutExpired:
+                stopped = True
+                proc.kill()
+                proc.communicate()
+        aborted = bool(aborts) or (not stopped and not os.path.exists(out))
         results = [json.loads(l) for l in open(out)] if os.path.exists(out) else []
     ours = [r for r in results if r["ndconv"]]
     count = {k: sum(r["outcome"] == k for r in ours) for k in ("passed", "failed", "skipped")}
@@ -139,14 +160,15 @@ def main():
     print("integer=%r: %s test_filters.py: %d tests, %d called ndconv's functions: %d passed, %d failed, %d skipped "
           "(%.1f%% of those that ran passed); %d aborts" % (
               args.integer, suite, len(results), len(ours), count["passed"], count["failed"], count["skipped"],
-              pct, int(aborted)))
+              pct, len(aborts) or int(aborted)))
     for r in ours:
         if r["outcome"] == "failed":
             print("FAILED %s: %s" % (r["id"].split("::", 1)[-1], r["error"]))
     if stopped:
         print("STOPPED at the %g s time limit: the counts are of the tests that ran" % args.time_limit)
     if aborted:
-        print("ABORTED: pytest exited with %d\n%s" % (proc.returncode, proc.stderr[-3000:]))
+        for code, err in aborts or [(None, "no results written")]:
+            print("ABORTED: pytest exited with %s\n%s" % (code, err[-3000:]))
     if args.json:
         with open(args.json, "w") as f:
             json.dump({"suite": suite, "scipy": scipy.__version__, "counts": count, "percent": pct, "aborted": aborted, "stopped": stopped,

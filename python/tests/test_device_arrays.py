@@ -3,6 +3,7 @@ __cuda_array_interface__ and DLPack, the checks made before any device is
 touched, and the errors. The device tests (CuPy and PyTorch on the GPU)
 are gpu_arrays_device.py, run on the device machine."""
 import ctypes
+import types
 import math
 import sys
 
@@ -160,13 +161,22 @@ def test_numpy_dlpack_is_host():
     assert not _device.is_device_array(CPU())
 
 
-def test_filters_refuse_device_arrays_clearly():
-    x = FakeCAI()
-    for f, args in [(ndconv.gaussian_filter, (1.0,)), (ndconv.uniform_filter, ()), (ndconv.sobel, ()),
-                    (ndconv.laplace, ()), (ndconv.prewitt, ()), (ndconv.gaussian_laplace, (1.0,)),
-                    (ndconv.uniform_filter1d, (3,))]:
-        with pytest.raises(ndconv.ArgumentError, match="a device array \\(FakeCAI\\); on device arrays ndconv runs"):
-            f(x, *args)
+NAMED = [(ndconv.gaussian_filter, (1.0,)), (ndconv.uniform_filter, ()), (ndconv.sobel, ()), (ndconv.laplace, ()),
+         (ndconv.prewitt, ()), (ndconv.gaussian_laplace, (1.0,)), (ndconv.gaussian_gradient_magnitude, (1.0,)),
+         (ndconv.uniform_filter1d, (3,)), (ndconv.gaussian_filter1d, (1.0,))]
+
+
+def test_named_filters_take_device_arrays():
+    # Each reaches the device (no CUDA here: the library's error; with a
+    # GPU, the fake pointer is refused by the device's check), and refuses
+    # a numpy output for a device input before any device is touched.
+    for f, args in NAMED:
+        with pytest.raises((RuntimeError, ndconv.ArgumentError), match="(?i)cuda"):
+            f(FakeCAI(), *args)
+        with pytest.raises(ndconv.ArgumentError, match="a numpy array for a device array input"):
+            f(FakeCAI(), *args, output=np.zeros((4, 5), np.float32))
+    with pytest.raises(ndconv.ArgumentError, match="a device array \\(FakeCAI\\) for a host array input"):
+        ndconv.gaussian_filter(np.zeros((4, 5), np.float32), 1.0, output=FakeCAI())
 
 
 @pytest.mark.parametrize("kw, msg", [
@@ -262,3 +272,106 @@ def test_cast_scipy_host_and_device(monkeypatch):
             assert got.dtype == np.dtype(dt), (name, dt)
             bad = [(v, int(g), w) for v, g, w in zip(a.tolist(), got.tolist(), want) if int(g) != w]
             assert not bad, (name, dt, bad[:5])
+
+
+# --------------------------------------------------- named filters, faked
+#
+# The named filters' device path without a GPU: numpy stands in for CuPy
+# (an ndarray subclass that says it is CuPy's, and a module of numpy's
+# functions named cupy), and each device plan runs as the same plan on the
+# CPU — whose bits the GPU's equal (DESIGN's exact family). What this checks
+# is the Python routing: each pass and each fused plan reaches _on_device,
+# intermediates stay device arrays, and the rounding, sums and outputs are
+# done by the array's library with the host path's bits.
+
+class FakeCupyArray(np.ndarray):
+    __module__ = "cupy"
+    __cuda_array_interface__ = property(lambda self: {})
+    data = property(lambda self: types.SimpleNamespace(ptr=self.ctypes.data))
+    device = property(lambda self: types.SimpleNamespace(id=0))
+
+
+def _fake_cupy():
+    m = types.ModuleType("cupy")
+    for name in dir(np):
+        if not name.startswith("__"):
+            setattr(m, name, getattr(np, name))
+    m.ndarray = FakeCupyArray
+    m.empty = lambda shape, dtype=float: np.empty(shape, dtype).view(FakeCupyArray)
+    m.ascontiguousarray = lambda a: np.ascontiguousarray(a).view(FakeCupyArray)
+    m.where = lambda *a: np.where(*a).view(FakeCupyArray)
+    stream = types.SimpleNamespace(ptr=7)
+    m.cuda = types.SimpleNamespace(runtime=types.SimpleNamespace(getDevice=lambda: 0),
+                                   get_current_stream=lambda: stream, Device=None)
+    return m
+
+
+class _CPUForDevice:
+    """ndconv.Plan with device_arrays=True, run on the CPU."""
+
+    def __init__(self, *args, device=None, **kw):
+        assert device == "cuda:0"
+        self.plan = ndconv.Plan(*args, device="cpu", **kw)
+        self.shape, self.dtype = self.plan.shape, self.plan.dtype
+
+    def _exec_device(self, src, out):
+        assert type(src.obj) is FakeCupyArray and src.stream == 7
+        r = self.plan._exec(np.ascontiguousarray(src.obj.view(np.ndarray)), None)
+        if out is None:
+            return r.view(FakeCupyArray)
+        out.obj.view(np.ndarray)[...] = r
+        return out.obj
+
+
+def _plan_or_fake(*args, device_arrays=False, **kw):
+    return _CPUForDevice(*args, **kw) if device_arrays else ndconv.Plan(*args, **kw)
+
+
+def test_named_filters_device_path(monkeypatch):
+    from ndconv import _filters
+    monkeypatch.setitem(sys.modules, "cupy", _fake_cupy())
+    monkeypatch.setattr(_filters, "Plan", _plan_or_fake)
+    monkeypatch.setattr(ndconv, "_cache", type(ndconv._cache)())
+    rng = np.random.default_rng(5)
+    f32 = rng.standard_normal((9, 11)).astype(np.float32)
+    u8 = rng.integers(0, 256, (7, 6, 5)).astype(np.uint8)
+    cases = [
+        (ndconv.gaussian_filter, f32, (1.5,), {}),
+        (ndconv.gaussian_filter, f32, ((1.0, 2.0),), {"order": (1, 0), "mode": ["reflect", "wrap"]}),
+        (ndconv.gaussian_filter, u8, (1.0,), {"order": 3}),
+        (ndconv.gaussian_filter, u8, (1.0,), {"integer": "scipy"}),
+        (ndconv.gaussian_filter, f32, (0.0,), {}),
+        (ndconv.gaussian_filter, f32, (1.0,), {"mode": "constant", "cval": 2.0}),
+        (ndconv.gaussian_filter1d, f32, (2.0,), {"axis": 0, "order": 1}),
+        (ndconv.uniform_filter, u8, (), {"size": (3, 1, 4), "origin": (1, 0, -1)}),
+        (ndconv.uniform_filter, u8, (), {"size": 3, "mode": ["nearest", "mirror", "wrap"]}),
+        (ndconv.uniform_filter, f32, (), {"size": 3, "output": np.float64}),
+        (ndconv.uniform_filter1d, u8, (4,), {"axis": 1}),
+        (ndconv.sobel, u8, (), {"axis": 0}),
+        (ndconv.sobel, f32, (), {"mode": ["reflect", "constant"], "cval": 1.0}),
+        (ndconv.prewitt, u8, (), {"output": np.int16}),
+        (ndconv.prewitt, u8, (), {"integer": "scipy"}),
+        (ndconv.laplace, f32, (), {}),
+        (ndconv.laplace, u8, (), {"mode": "nearest"}),
+        (ndconv.laplace, u8, (), {"integer": "scipy"}),
+        (ndconv.gaussian_laplace, f32, (1.2,), {}),
+        (ndconv.gaussian_laplace, u8, (1.2,), {"output": np.float64}),
+        (ndconv.gaussian_gradient_magnitude, f32, (1.0,), {}),
+        (ndconv.gaussian_gradient_magnitude, u8, (1.0,), {}),
+    ]
+    for f, x, args, kw in cases:
+        want = f(x, *args, device="cpu", **kw)
+        got = f(x.view(FakeCupyArray), *args, **kw)
+        what = "%s%s %s on %s" % (f.__name__, args, kw, x.dtype)
+        assert type(got) is FakeCupyArray, what
+        assert got.dtype == want.dtype and got.shape == want.shape, what
+        assert np.array_equal(got.view(np.ndarray), want, equal_nan=True), what
+        # Into a device output of the result's dtype.
+        out = np.full(want.shape, 99, want.dtype).view(FakeCupyArray)
+        kw2 = dict(kw, output=out)
+        r = f(x.view(FakeCupyArray), *args, **kw2)
+        assert r is out or r is None, what
+        assert np.array_equal(out.view(np.ndarray), want, equal_nan=True), what
+    # An empty array: an empty device array of the output dtype.
+    e = ndconv.gaussian_filter(np.zeros((0, 4), np.float32).view(FakeCupyArray), 1.0)
+    assert type(e) is FakeCupyArray and e.shape == (0, 4)
