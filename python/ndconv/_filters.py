@@ -268,6 +268,14 @@ def _obj(x):
     return x.obj if type(x) is _device.Device else x
 
 
+def _dtype(x):
+    """The numpy dtype of x: a numpy array, a parsed device array, or a
+    pass's result in device memory (a torch tensor's dtype is torch's)."""
+    if type(x) is np.ndarray or type(x) is _device.Device:
+        return x.dtype
+    return _device.dtype_of(x)
+
+
 def _as_dtype(x, dt):
     """A copy of x (a numpy array or a parsed device array) as dt."""
     return _device.astype(x, dt) if type(x) is _device.Device else x.astype(dt)
@@ -955,13 +963,22 @@ def _uniform1d_scipy(x, size, axis, mode, cval, origin):
 
 def _uniform_pass(x, size, axis, wdt, mode, cval, origin, scipy_int, device, method, workers):
     mode = _mode_name(mode)
-    if x.dtype.kind == "c":
+    xdt = _dtype(x)
+    if xdt.kind == "c":
         w = np.full(size, 1.0 / size)
         return _pass1d(x, w, axis, wdt, mode, cval, origin, scipy_int, device, method, workers)
     if scipy_int and wdt.kind in "iub" and type(x) is np.ndarray:
         return _cast_scipy(_uniform1d_scipy(x, size, axis, mode, cval, origin), wdt)
-    # (On the device, integer='scipy' stores the plan's float64 sums as
-    # scipy casts them, as _on_device does for any plan.)
+    if scipy_int and wdt.kind in "iu" and xdt.kind in "iub" and float(cval) == int(cval):
+        # On the device, integer data: scipy's running sums of integers
+        # are exact, so its mean is the exact window sum (the engines'
+        # float64 sum of ones) divided by size once, then stored by
+        # scipy's cast, all by the array's library.
+        r = _filter("correlate", x, np.ones(size), None, None, _F64, mode, cval, origin, (axis,), False, device,
+                    method, workers)
+        return _device.scipy_int_cast(r / size, wdt, _device.library(r))
+    # (Otherwise, on the device, integer='scipy' stores the plan's float64
+    # results as scipy casts them, as _on_device does for any plan.)
     return _filter("correlate", x, None, "uniform:size=%d" % size, None, wdt, mode, cval, origin, (axis,),
                    False, device, method, workers)
 
@@ -1068,83 +1085,100 @@ def prewitt(input, axis=-1, output=None, mode="reflect", cval=0.0,
 
 
 def generic_laplace(input, derivative2, output=None, mode="reflect", cval=0.0, extra_arguments=(),
-                    extra_keywords=None):
+                    extra_keywords=None, *, axes=None):
     """scipy.ndimage.generic_laplace: the sum over axes of
     ``derivative2(input, axis, output, mode, cval, *extra_arguments,
     **extra_keywords)`` (any callable; ndconv's correlate1d,
     gaussian_filter and the like run on the engines), summed in the output
-    dtype as scipy sums."""
+    dtype as scipy sums; over ``axes`` (scipy 1.15), mode per axis of them."""
     if extra_keywords is None:
         extra_keywords = {}
     x = _input(input)
     out, odt = _get_output(output, x)
     src = _obj(x)
-    if x.ndim == 0:
+    axes = _check_axes(axes, x.ndim)
+    if not axes:
         return _deliver(_as_dtype(x, odt) if out is None else src, out)
-    modes = _normalize_sequence(mode, x.ndim)
-    output = _first_term(derivative2, src, out, odt, modes[0], cval, extra_arguments, extra_keywords)
-    for ii in range(1, x.ndim):
-        tmp = derivative2(src, ii, odt, modes[ii], cval, *extra_arguments, **extra_keywords)
+    modes = _normalize_sequence(mode, len(axes))
+    output = _first_term(derivative2, src, axes[0], out, odt, modes[0], cval, extra_arguments, extra_keywords)
+    for ax, m in zip(axes[1:], modes[1:]):
+        tmp = derivative2(src, ax, odt, m, cval, *extra_arguments, **extra_keywords)
         _device.add_to(output, tmp)
     return output
 
 
-def _first_term(derivative, src, out, odt, mode, cval, extra_arguments, extra_keywords):
-    """The generic filters' axis-0 term, into out where the caller gave
+def _first_term(derivative, src, axis, out, odt, mode, cval, extra_arguments, extra_keywords):
+    """The generic filters' first term, into out where the caller gave
     one (scipy's call), else a new array of odt (src's kind)."""
     if out is None:
-        return derivative(src, 0, odt, mode, cval, *extra_arguments, **extra_keywords)
-    derivative(src, 0, out, mode, cval, *extra_arguments, **extra_keywords)
+        return derivative(src, axis, odt, mode, cval, *extra_arguments, **extra_keywords)
+    derivative(src, axis, out, mode, cval, *extra_arguments, **extra_keywords)
     return out
 
 
 def generic_gradient_magnitude(input, derivative, output=None, mode="reflect", cval=0.0, extra_arguments=(),
-                               extra_keywords=None):
+                               extra_keywords=None, *, axes=None):
     """scipy.ndimage.generic_gradient_magnitude: the square root of the sum
     over axes of the squares of ``derivative(input, axis, output, mode,
     cval, *extra_arguments, **extra_keywords)``, computed in the output
-    dtype as scipy computes it."""
+    dtype as scipy computes it; over ``axes`` (scipy 1.15)."""
     if extra_keywords is None:
         extra_keywords = {}
     x = _input(input)
     out, odt = _get_output(output, x)
     src = _obj(x)
-    if x.ndim == 0:
+    axes = _check_axes(axes, x.ndim)
+    if not axes:
         return _deliver(_as_dtype(x, odt) if out is None else src, out)
-    modes = _normalize_sequence(mode, x.ndim)
-    output = _device.square_in_place(_first_term(derivative, src, out, odt, modes[0], cval, extra_arguments,
-                                                 extra_keywords))
-    for ii in range(1, x.ndim):
-        tmp = derivative(src, ii, odt, modes[ii], cval, *extra_arguments, **extra_keywords)
+    modes = _normalize_sequence(mode, len(axes))
+    output = _device.square_in_place(_first_term(derivative, src, axes[0], out, odt, modes[0], cval,
+                                                 extra_arguments, extra_keywords))
+    for ax, m in zip(axes[1:], modes[1:]):
+        tmp = derivative(src, ax, odt, m, cval, *extra_arguments, **extra_keywords)
         _device.add_to(output, _device.square_in_place(tmp))
     _device.sqrt_in_place(output)
     return output
 
 
-def _laplacian(named, derivative2, x, output, mode, cval, scipy_int, device, method, workers, extra=(),
+def _laplacian(named, derivative2, x, output, mode, cval, axes, scipy_int, device, method, workers, extra=(),
                magnitude=False):
-    """laplace, gaussian_laplace or gaussian_gradient_magnitude: the fused
-    named filter where it can run, else scipy's generic_* over ndconv's
-    1-D filters (into float64 under integer='round', then rounded once)."""
+    """laplace, gaussian_laplace or gaussian_gradient_magnitude over axes
+    (checked): the fused named filter where it can run (every axis), else
+    scipy's generic_* over ndconv's 1-D filters (into float64 under
+    integer='round', then rounded once)."""
     out, odt = _get_output(output, x)
-    modes = _normalize_sequence(mode, x.ndim)
+    modes = _normalize_sequence(mode, len(axes))
     for m in modes:
         _mode_name(m)
     if x.size == 0:
         return _empty(out, odt, x)
-    if named is not None and _fusable(x, modes, cval, x.ndim, scipy_int, odt) and x.ndim > 0:
+    if (named is not None and axes == tuple(range(x.ndim)) and x.ndim > 0
+            and _fusable(x, modes, cval, x.ndim, scipy_int, odt)):
         return _filter("correlate", x, None, named, out, odt, modes[0], cval, None, None, False, device, method,
                        workers)
     wdt = _work_dtype(odt, scipy_int)
     generic = generic_gradient_magnitude if magnitude else generic_laplace
-    r = generic(_obj(x), derivative2, wdt, modes, cval, extra_arguments=extra)
+    r = generic(_obj(x), derivative2, wdt, modes, cval, extra_arguments=extra, axes=axes)
     return _finish(r, out, odt)
 
 
+def _sigmas_on(sigma, axes, ndim):
+    """scipy 1.15's sigma for gaussian_laplace and the gradient magnitude
+    over axes: one per axis of axes, 0 (not filtered) on the others."""
+    sigma = _normalize_sequence(sigma, len(axes))
+    if len(axes) == ndim:
+        return sigma
+    full = [0] * ndim
+    for s, ax in zip(sigma, axes):
+        full[ax] = s
+    return full
+
+
 @_cached
-def laplace(input, output=None, mode="reflect", cval=0.0, *, integer="round", device="auto", method="auto",
-            workers=0):
-    """scipy.ndimage.laplace; mode may be given per axis (see help(ndconv))."""
+def laplace(input, output=None, mode="reflect", cval=0.0, *, axes=None, integer="round", device="auto",
+            method="auto", workers=0):
+    """scipy.ndimage.laplace, with scipy 1.15's ``axes``; mode may be given
+    per axis (of axes; see help(ndconv))."""
     scipy_int = _scipy_rule(integer)
     integer = "scipy" if scipy_int else "round"
 
@@ -1152,8 +1186,9 @@ def laplace(input, output=None, mode="reflect", cval=0.0, *, integer="round", de
         return correlate1d(input, [1, -2, 1], axis, output, mode, cval, 0, integer=integer, device=device,
                            method=method, workers=workers)
 
-    return _laplacian("laplace", derivative2, _input(input), output, mode, cval, scipy_int, device, method,
-                      workers)
+    x = _input(input)
+    return _laplacian("laplace", derivative2, x, output, mode, cval, _check_axes(axes, x.ndim), scipy_int, device,
+                      method, workers)
 
 
 def _gaussian_kw(kwargs):
@@ -1164,10 +1199,11 @@ def _gaussian_kw(kwargs):
 
 
 @_cached
-def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, integer="round", device="auto",
-                     method="auto", workers=0, **kwargs):
-    """scipy.ndimage.gaussian_laplace (kwargs: gaussian_filter's truncate,
-    radius); mode may be given per axis (see help(ndconv))."""
+def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None, integer="round",
+                     device="auto", method="auto", workers=0, **kwargs):
+    """scipy.ndimage.gaussian_laplace, with scipy 1.15's ``axes`` (kwargs:
+    gaussian_filter's truncate, radius); sigma and mode may be given per
+    axis (of axes; see help(ndconv))."""
     _gaussian_kw(kwargs)
     scipy_int = _scipy_rule(integer)
     x = _input(input)
@@ -1181,15 +1217,17 @@ def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, int
     # scipy's composition of gaussian_filter calls (each one fused plan),
     # so that the result is that of gaussian_filter's orders summed, bit
     # for bit, as scipy's is.
-    return _laplacian(None, derivative2, x, output, mode, cval, scipy_int, device, method, workers,
-                      extra=(sigma,))
+    axes = _check_axes(axes, x.ndim)
+    return _laplacian(None, derivative2, x, output, mode, cval, axes, scipy_int, device, method, workers,
+                      extra=(_sigmas_on(sigma, axes, x.ndim),))
 
 
 @_cached
-def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *, integer="round",
-                                device="auto", method="auto", workers=0, **kwargs):
-    """scipy.ndimage.gaussian_gradient_magnitude (kwargs: gaussian_filter's
-    truncate, radius); mode may be given per axis (see help(ndconv))."""
+def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None,
+                                integer="round", device="auto", method="auto", workers=0, **kwargs):
+    """scipy.ndimage.gaussian_gradient_magnitude, with scipy 1.15's
+    ``axes`` (kwargs: gaussian_filter's truncate, radius); sigma and mode
+    may be given per axis (of axes; see help(ndconv))."""
     _gaussian_kw(kwargs)
     scipy_int = _scipy_rule(integer)
     x = _input(input)
@@ -1201,5 +1239,6 @@ def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=
                                method=method, workers=workers, **kwargs)
 
     # scipy's composition (see gaussian_laplace).
-    return _laplacian(None, derivative, x, output, mode, cval, scipy_int, device, method, workers,
-                      extra=(sigma,), magnitude=True)
+    axes = _check_axes(axes, x.ndim)
+    return _laplacian(None, derivative, x, output, mode, cval, axes, scipy_int, device, method, workers,
+                      extra=(_sigmas_on(sigma, axes, x.ndim),), magnitude=True)

@@ -327,3 +327,31 @@ def test_argument_types():
 
 def test_version():
     assert isinstance(ndconv.__version__, str) and ndconv.__version__
+
+
+def test_laplacians_over_axes():
+    # scipy 1.15's axes for laplace, gaussian_laplace and the gradient
+    # magnitude: the generic sum over the axes given, in their order, mode
+    # and sigma per axis of them (the other axes unfiltered).
+    rng = np.random.default_rng(11)
+    x = rng.standard_normal((6, 7, 8))
+    want = (ndconv.correlate1d(x, [1, -2, 1], axis=2, mode="reflect")
+            + ndconv.correlate1d(x, [1, -2, 1], axis=0, mode="wrap"))
+    got = ndconv.laplace(x, axes=(2, 0), mode=["reflect", "wrap"])
+    assert np.array_equal(got, want)
+
+    def term(order_axis, order):
+        sig = [0.0, 0.0, 0.0]
+        sig[2], sig[0] = 1.0, 2.0
+        o = [0, 0, 0]
+        o[order_axis] = order
+        return ndconv.gaussian_filter(x, sig, o, mode="nearest")
+    assert np.array_equal(ndconv.gaussian_laplace(x, (1.0, 2.0), axes=(2, 0), mode="nearest"),
+                          term(2, 2) + term(0, 2))
+    assert np.array_equal(ndconv.gaussian_gradient_magnitude(x, (1.0, 2.0), axes=(-1, 0), mode="nearest"),
+                          np.sqrt(term(2, 1) ** 2 + term(0, 1) ** 2))
+    # Every axis given is the filter without axes; none leaves the input.
+    assert np.array_equal(ndconv.laplace(x, axes=(0, 1, 2)), ndconv.laplace(x))
+    assert np.array_equal(ndconv.gaussian_laplace(x, 1.5, axes=()), x)
+    with pytest.raises(ndconv.ArgumentError, match="sequence argument must have length"):
+        ndconv.laplace(x, axes=(0, 1), mode=["reflect"] * 3)
