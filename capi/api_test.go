@@ -82,7 +82,7 @@ func TestPlanNewArguments(t *testing.T) {
 		{"unknown field", cstr(`{"shape":[8],"dtype":"float64","border":"reflect","kernel_shape":[3],"nkernels":1,"cvall":1}`), f64ptr(w), 3, &id, 1, `unknown field "cvall"`},
 		{"trailing data", cstr(spec1D + `{}`), f64ptr(w), 3, &id, 1, "data after the request's object"},
 		{"0-d input", cstr(`{"shape":[],"dtype":"float64","border":"reflect","kernel_shape":[],"nkernels":1}`), f64ptr(w), 1, &id, 1, "invalid shape: a 0-D array has no axis to filter"},
-		{"empty kernel shape", cstr(`{"shape":[8],"dtype":"float64","border":"reflect","kernel_shape":[0],"nkernels":1000000000000}`), nil, 0, &id, 1, "need 0 weights"},
+		{"empty kernel shape", cstr(`{"shape":[8],"dtype":"float64","border":"reflect","kernel_shape":[0],"nkernels":1000000000000}`), nil, 0, &id, 1, "shape [0] has no taps"},
 		{"overflowing count", cstr(`{"shape":[8],"dtype":"float64","border":"reflect","kernel_shape":[3],"nkernels":6148914691236517206}`), f64ptr(w), 2, &id, 1, "need more than 2^63 weights"},
 		{"bad cval string", cstr(`{"shape":[8],"dtype":"float64","border":"reflect","kernel_shape":[3],"nkernels":1,"cval":"lots"}`), f64ptr(w), 3, &id, 1, `"lots" is not a number`},
 		{"negative workers", cstr(`{"shape":[8],"dtype":"float64","border":"reflect","kernel_shape":[3],"nkernels":1,"workers":-1}`), f64ptr(w), 3, &id, 1, "invalid workers: -1 is negative"},

@@ -237,6 +237,9 @@ func kernelsOf(r request, w []float64) ([]ndconv.Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
+	if n == 0 {
+		return nil, &nd.ArgumentError{Arg: "kernel", Msg: fmt.Sprintf("shape %v has no taps (an axis of length 0)", r.KernelShape)}
+	}
 	parts := 1
 	if r.ComplexWeights {
 		parts = 2

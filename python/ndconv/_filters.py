@@ -548,6 +548,10 @@ def _on_device(op, input, weights, axis, output, mode, cval, origin, axes, exten
         if odt.name not in _DTYPES:
             raise ArgumentError('unsupported output dtype "%s"' % odt)
         dev = _device_name(device, src)
+        if w is not None and w.size == 0 and axis is None and extent == "same":
+            _zero_size_weights(w, ndim, axes)
+            r = _device.zeros(src, src.shape, odt)  # scipy's result
+            return r if out is None else _device.assign(out.obj, r)
         if scipy_int and odt.kind in "iu":
             # As the host path: the float64 result, stored into the
             # integer dtype by scipy's truncation and wrapping, on the
@@ -634,6 +638,15 @@ def _complex_on_device(op, src, w, axis, out, odt, mode, cval, origin, axes, ext
 # ------------------------------------------------- correlate and convolve
 
 
+def _zero_size_weights(w, ndim, axes):
+    """scipy's rule for weights with an axis of length 0 (checked before
+    the result, zeros, is made): their other axes must be one per filtered
+    axis."""
+    if len([n for n in w.shape if n > 0]) != (ndim if axes is None else len(axes)):
+        raise ArgumentError("invalid kernel: weights of shape %s have an axis of length 0 and the rest do not "
+                            "span the filtered axes (filter weights array has incorrect shape)" % (w.shape,))
+
+
 def _origin_key(origin):
     if type(origin) is int:
         return origin
@@ -662,6 +675,9 @@ def _nd(op, input, weights, output, mode, cval, origin, axes, extent, integer, d
         return _empty(out, odt, x)
     if axes is not None:
         axes = tuple(int(a) for a in np.atleast_1d(axes))
+    if w.size == 0 and extent == "same":
+        _zero_size_weights(w, x.ndim, axes)
+        return _deliver(np.zeros(x.shape, odt), out)
     return _filter(op, x, w, None, out, odt, mode, cval, _origin_key(origin), axes, scipy_int, device, method,
                    workers, extent=extent)
 
@@ -1163,8 +1179,8 @@ def _laplacian(named, derivative2, x, output, mode, cval, axes, scipy_int, devic
 
 
 def _sigmas_on(sigma, axes, ndim):
-    """scipy 1.15's sigma for gaussian_laplace and the gradient magnitude
-    over axes: one per axis of axes, 0 (not filtered) on the others."""
+    """scipy 1.15's sigma for gaussian_laplace over axes: one per axis of
+    axes, 0 (not filtered) on the others."""
     sigma = _normalize_sequence(sigma, len(axes))
     if len(axes) == ndim:
         return sigma
@@ -1226,8 +1242,9 @@ def gaussian_laplace(input, sigma, output=None, mode="reflect", cval=0.0, *, axe
 def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=0.0, *, axes=None,
                                 integer="round", device="auto", method="auto", workers=0, **kwargs):
     """scipy.ndimage.gaussian_gradient_magnitude, with scipy 1.15's
-    ``axes`` (kwargs: gaussian_filter's truncate, radius); sigma and mode
-    may be given per axis (of axes; see help(ndconv))."""
+    ``axes`` (kwargs: gaussian_filter's truncate, radius); mode may be
+    given per axis of axes, sigma per axis of the input (as scipy, the
+    derivatives along axes smooth every axis; see help(ndconv))."""
     _gaussian_kw(kwargs)
     scipy_int = _scipy_rule(integer)
     x = _input(input)
@@ -1239,6 +1256,7 @@ def gaussian_gradient_magnitude(input, sigma, output=None, mode="reflect", cval=
                                method=method, workers=workers, **kwargs)
 
     # scipy's composition (see gaussian_laplace).
-    axes = _check_axes(axes, x.ndim)
-    return _laplacian(None, derivative, x, output, mode, cval, axes, scipy_int, device, method, workers,
-                      extra=(_sigmas_on(sigma, axes, x.ndim),), magnitude=True)
+    # (scipy's sigma applies to every axis here, filtered or not: only
+    # gaussian_laplace sets the others' to 0.)
+    return _laplacian(None, derivative, x, output, mode, cval, _check_axes(axes, x.ndim), scipy_int, device, method,
+                      workers, extra=(sigma,), magnitude=True)

@@ -348,10 +348,29 @@ def test_laplacians_over_axes():
         return ndconv.gaussian_filter(x, sig, o, mode="nearest")
     assert np.array_equal(ndconv.gaussian_laplace(x, (1.0, 2.0), axes=(2, 0), mode="nearest"),
                           term(2, 2) + term(0, 2))
-    assert np.array_equal(ndconv.gaussian_gradient_magnitude(x, (1.0, 2.0), axes=(-1, 0), mode="nearest"),
-                          np.sqrt(term(2, 1) ** 2 + term(0, 1) ** 2))
+    # The gradient magnitude's sigma smooths every axis, as scipy's does.
+    g = [ndconv.gaussian_filter(x, 1.5, [0, 0, 1], mode="nearest"),
+         ndconv.gaussian_filter(x, 1.5, [1, 0, 0], mode="nearest")]
+    assert np.array_equal(ndconv.gaussian_gradient_magnitude(x, 1.5, axes=(-1, 0), mode="nearest"),
+                          np.sqrt(g[0] ** 2 + g[1] ** 2))
     # Every axis given is the filter without axes; none leaves the input.
     assert np.array_equal(ndconv.laplace(x, axes=(0, 1, 2)), ndconv.laplace(x))
     assert np.array_equal(ndconv.gaussian_laplace(x, 1.5, axes=()), x)
     with pytest.raises(ndconv.ArgumentError, match="sequence argument must have length"):
         ndconv.laplace(x, axes=(0, 1), mode=["reflect"] * 3)
+
+
+def test_zero_size_weights():
+    # scipy's rule: an axis of length 0 with the others spanning the input
+    # gives zeros (in the output dtype); otherwise the shape is refused.
+    x = np.arange(12, dtype=np.uint8).reshape(3, 4)
+    for k in [(0, 3, 3), (3, 0, 2)]:
+        for f in (ndconv.correlate, ndconv.convolve):
+            r = f(x, np.zeros(k))
+            assert r.dtype == np.uint8 and r.shape == x.shape and not r.any()
+            assert np.array_equal(r, ndi.correlate(x, np.zeros(k)))
+    for k in [(0, 3), (3, 0)]:
+        with pytest.raises(ndconv.ArgumentError, match="incorrect shape"):
+            ndconv.correlate(x, np.zeros(k))
+        with pytest.raises(RuntimeError):
+            ndi.correlate(x, np.zeros(k))
