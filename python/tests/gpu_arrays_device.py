@@ -287,6 +287,9 @@ def named_filters():
         ("gaussian_gradient_magnitude", f32, (1.0,), {}),
         ("gaussian_gradient_magnitude", u8, (1.0,), {}),
         ("gaussian_gradient_magnitude", f64, (2.0,), {"mode": "mirror"}),
+        ("gaussian_gradient_magnitude", u8, (1.0,), {"axes": (2, 0), "mode": ["reflect", "constant"]}),
+        ("gaussian_laplace", f32, ((1.5,),), {"axes": (1,)}),
+        ("laplace", u8, (), {"axes": (0, 2), "mode": ["reflect", "wrap"], "output": np.float64}),
     ]
     for fname, xh, args, kw in named:
         name = "%s%s %s on %s %s" % (fname, args, kw, xh.dtype, xh.shape)
