@@ -25,9 +25,11 @@ func (e *usageError) Unwrap() error { return e.err }
 func usagef(format string, a ...any) error { return &usageError{fmt.Errorf(format, a...)} }
 
 func main() {
+	stopProfile := profileFromEnv()
 	ctx, stop := signalContext()
 	code := run(ctx, os.Args[1:], os.Stdout, os.Stderr, runFilter)
 	stop()
+	stopProfile()
 	trace("exit")
 	os.Exit(code)
 }
