@@ -204,22 +204,21 @@ def _get_output(output, input, shape=None, complex_output=False):
                                 "a dtype or None)" % type(output).__name__)
         d = _device.parse(output)
         d.done()
-        if d.shape != tuple(shape):
-            raise ArgumentError("invalid output: shape %s, the result has %s (output shape not correct)"
-                                % (d.shape, tuple(shape)))
-        if complex_output and d.dtype.kind != "c":
-            raise ArgumentError("output must have complex dtype")
-        return output, d.dtype
-    if isinstance(output, np.ndarray):
+        given = d.shape, d.dtype
+    elif isinstance(output, np.ndarray):
         if on_device:
             raise ArgumentError("invalid output: a numpy array for a device array input (give a device array, a "
                                 "dtype or None)")
-        if output.shape != tuple(shape):
+        given = output.shape, output.dtype
+    else:
+        given = None
+    if given is not None:
+        if given[0] != tuple(shape):
             raise ArgumentError("invalid output: shape %s, the result has %s (output shape not correct)"
-                                % (output.shape, tuple(shape)))
-        if complex_output and output.dtype.kind != "c":
+                                % (given[0], tuple(shape)))
+        if complex_output and given[1].kind != "c":
             raise ArgumentError("output must have complex dtype")
-        return output, output.dtype
+        return output, given[1]
     if isinstance(output, str):
         dt = np.dtype(np.sctypeDict.get(output, output))
         if complex_output and dt.kind != "c":
