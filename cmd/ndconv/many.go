@@ -492,8 +492,9 @@ type computePlans struct {
 	// banks of n files of a kind, n a power of two (serial).
 	waiting map[string][]*bankRequest
 	banks   map[string]*ndconv.FilterPlan
-	noBank  map[string]bool // kinds whose bank plans are not the run's plan's method
-	bankCPU bool            // tests: bank on the CPU too
+	bankIn  map[*ndconv.FilterPlan]ndconv.Array // each bank plan's input, reused (under serial)
+	noBank  map[string]bool                     // kinds whose bank plans are not the run's plan's method
+	bankCPU bool                                // tests: bank on the CPU too
 }
 
 // concurrentMaxBytes is the largest input computed on one core beside
@@ -516,7 +517,8 @@ const (
 
 func newComputePlans(job filterJob, workers int) *computePlans {
 	cp := &computePlans{main: map[string]*ndconv.FilterPlan{}, workers: workers, free: make(chan map[string]*ndconv.FilterPlan, workers),
-		waiting: map[string][]*bankRequest{}, banks: map[string]*ndconv.FilterPlan{}, noBank: map[string]bool{},
+		waiting: map[string][]*bankRequest{}, banks: map[string]*ndconv.FilterPlan{}, bankIn: map[*ndconv.FilterPlan]ndconv.Array{},
+		noBank:  map[string]bool{},
 		bankCPU: testHookBankCPU()}
 	if job.opt.Workers > 0 {
 		cp.workers = min(workers, job.opt.Workers) // --workers N: N cores for the computation
@@ -641,8 +643,15 @@ func (cp *computePlans) runBank(ctx context.Context, job filterJob, key string, 
 		}
 		return
 	}
-	shape := group[0].src.Shape
-	in, err := nd.New(group[0].src.DType(), append([]int{len(group)}, shape...)...)
+	// The bank's input is the plan's own, made once: nothing else holds it
+	// once Execute returns.
+	in, ok := cp.bankIn[p]
+	var err error
+	if !ok {
+		if in, err = nd.New(group[0].src.DType(), append([]int{len(group)}, group[0].src.Shape...)...); err == nil {
+			cp.bankIn[p] = in
+		}
+	}
 	var out ndconv.Array
 	if err == nil {
 		b, size := in.Bytes(), len(group[0].src.Bytes())
@@ -651,14 +660,14 @@ func (cp *computePlans) runBank(ctx context.Context, job filterJob, key string, 
 		}
 		out, err = p.Execute(ctx, in)
 	}
+	// Each file's output is its part of the bank's, a view: no copy or
+	// zeroed allocation while the device is held (the bank's output lives
+	// until its last file is written).
+	per := out.Len() / max(1, len(group))
 	for i, r := range group {
 		r.done = true
-		if r.err = err; err != nil {
-			continue
-		}
-		if r.out, r.err = nd.New(out.DType(), main.Shape()...); r.err == nil {
-			b := r.out.Bytes()
-			copy(b, out.Bytes()[i*len(b):(i+1)*len(b)])
+		if r.err = err; err == nil {
+			r.out = ndconv.Array{Shape: main.Shape(), Data: nd.SliceData(out.Data, i*per, (i+1)*per)}
 		}
 	}
 }
