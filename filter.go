@@ -264,8 +264,16 @@ func (fp *FilterPlan) DeviceChoice() string {
 	return fp.terms[0].DeviceChoice()
 }
 
-// Execute filters src, which must have the planned shape and dtype.
+// Execute filters src, which must have the planned shape and dtype, into
+// a new array.
 func (fp *FilterPlan) Execute(ctx context.Context, src Array) (Array, error) {
+	return fp.ExecuteInto(ctx, Array{}, src)
+}
+
+// ExecuteInto filters src into dst (of the plan's Shape and DType; a zero
+// Array: a new one) and returns it: a caller that allocates its outputs
+// ahead (or reuses them) keeps that work out of the execution.
+func (fp *FilterPlan) ExecuteInto(ctx context.Context, dst, src Array) (Array, error) {
 	if fp == nil || fp.bank == nil && len(fp.terms) == 0 {
 		return Array{}, errNoFilterPlan
 	}
@@ -273,11 +281,17 @@ func (fp *FilterPlan) Execute(ctx context.Context, src Array) (Array, error) {
 		return Array{}, err
 	}
 	if fp.bank != nil {
-		return fp.bank.Execute(ctx, Array{}, src)
+		return fp.bank.Execute(ctx, dst, src)
 	}
-	dst, err := nd.New(fp.out, fp.shape...)
-	if err != nil {
-		return Array{}, err
+	if dst.Data == nil {
+		var err error
+		if dst, err = nd.New(fp.out, fp.shape...); err != nil {
+			return Array{}, err
+		}
+	} else if err := dst.Check(); err != nil {
+		return Array{}, fmt.Errorf("output: %w", err)
+	} else if dst.DType() != fp.out || !slices.Equal(dst.Shape, fp.shape) {
+		return Array{}, &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", dst.DType(), dst.Shape, fp.out, fp.shape)}
 	}
 	for i, p := range fp.terms {
 		terms, err := p.Execute(ctx, Array{}, src)

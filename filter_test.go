@@ -157,3 +157,46 @@ func TestFilterBank(t *testing.T) {
 		t.Error("a valid-mode bank of different sizes was accepted")
 	}
 }
+
+// TestFilterPlanExecuteInto: ExecuteInto writes the caller's array with
+// Execute's values (a bank of one kernel shape, and a filter of several
+// terms), and refuses an output of another shape or dtype.
+func TestFilterPlanExecuteInto(t *testing.T) {
+	ctx := context.Background()
+	x := nd.Array{Shape: []int{9, 8}, Data: make([]float32, 72)}
+	for i := range x.Data.([]float32) {
+		x.Data.([]float32)[i] = float32(math.Sin(float64(i)))
+	}
+	for _, named := range [][]filters.Named{
+		{filters.Gaussian{Sigma: []float64{1.5}}}, // one bank
+		{filters.Gaussian{Sigma: []float64{1}}, filters.Sobel{Axis: 1}},
+		{filters.GaussianGradientMagnitude{Sigma: []float64{1}}},
+	} {
+		fs, err := ndconv.BuildFilters(2, nil, named...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		p, err := ndconv.NewFilterPlan(ndconv.Correlation, x.Shape, nd.Float32, ndconv.Options{Device: "cpu"}, fs...)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, err := p.Execute(ctx, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		dst, _ := nd.New(p.DType(), p.Shape()...)
+		nd.Store(dst.Data, 0, 1, []float64{7}) // not zero: every value must be written
+		got, err := p.ExecuteInto(ctx, dst, x)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if &got.Data.([]float32)[0] != &dst.Data.([]float32)[0] || !slices.Equal(got.Data.([]float32), want.Data.([]float32)) {
+			t.Errorf("%v: ExecuteInto did not write Execute's values into the given array", named)
+		}
+		wrong, _ := nd.New(nd.Float64, p.Shape()...)
+		if _, err := p.ExecuteInto(ctx, wrong, x); err == nil {
+			t.Errorf("%v: a float64 output for a float32 plan was taken", named)
+		}
+		p.Close()
+	}
+}

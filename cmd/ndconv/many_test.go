@@ -388,20 +388,29 @@ func TestManyBanks(t *testing.T) {
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %q", k, code, lines)
 		}
-		banks := 0
-		for _, n := range notes {
-			banks += b2i(strings.HasPrefix(n, "bank plan "))
-		}
-		if banks == 0 {
+		if countNotes(notes, "bank plan ") == 0 {
 			t.Errorf("%v: no bank plan made: %q", k, notes)
 		}
 		code, _, _, lines = runHookedEnv(t, dir, []string{"GOMAXPROCS=1"}, append(args, "alone-"+tag)...)
 		if code != 0 {
 			t.Fatalf("%v: exit %d: %q", k, code, lines)
 		}
+		// Files above the bank limit run alone on the "device", their
+		// outputs allocated ahead (executeAlone).
+		code, _, notes, lines = runHookedEnv(t, dir, []string{"GOMAXPROCS=8", "NDCONV_TESTHOOK_BANK_CPU=1", "NDCONV_TESTHOOK_BANK_FILE_MAX=1"}, append(args, "big-"+tag)...)
+		if code != 0 {
+			t.Fatalf("%v: exit %d: %q", k, code, lines)
+		}
+		if n := countNotes(notes, "device alone"); n != len(names) {
+			t.Errorf("%v: %d files ran alone on the device, want %d: %q", k, n, len(names), notes)
+		}
 		for _, name := range names {
-			if !bytes.Equal(readBytes(t, filepath.Join(dir, "banked-"+tag, name)), readBytes(t, filepath.Join(dir, "alone-"+tag, name))) {
+			alone := readBytes(t, filepath.Join(dir, "alone-"+tag, name))
+			if !bytes.Equal(readBytes(t, filepath.Join(dir, "banked-"+tag, name)), alone) {
 				t.Errorf("%v: %s banked differs from %s alone", k, name, name)
+			}
+			if !bytes.Equal(readBytes(t, filepath.Join(dir, "big-"+tag, name)), alone) {
+				t.Errorf("%v: %s run alone on the device differs from %s alone", k, name, name)
 			}
 		}
 		for _, name := range []string{"p01.png", "p02.png"} { // gray, RGB
@@ -411,4 +420,13 @@ func TestManyBanks(t *testing.T) {
 			}
 		}
 	}
+}
+
+// countNotes counts the test hook's notes that start with prefix.
+func countNotes(notes []string, prefix string) int {
+	n := 0
+	for _, s := range notes {
+		n += b2i(strings.HasPrefix(s, prefix))
+	}
+	return n
 }

@@ -29,3 +29,5 @@ func testHookBankCPU() bool { return false }
 // testHookDeviceBusy holds the device a while per bank (ndconv_testhook
 // only, with NDCONV_TESTHOOK_BANK_CPU), so that files queue for it.
 func testHookDeviceBusy() {}
+
+func testHookBankFileMax(def int) int { return def }

@@ -68,3 +68,12 @@ func testHookDeviceBusy() {
 		time.Sleep(100 * time.Millisecond)
 	}
 }
+
+// testHookBankFileMax is NDCONV_TESTHOOK_BANK_FILE_MAX (bytes) where set:
+// files above it run alone on the "device" instead of in banks.
+func testHookBankFileMax(def int) int {
+	if n, err := strconv.Atoi(os.Getenv("NDCONV_TESTHOOK_BANK_FILE_MAX")); err == nil {
+		return n
+	}
+	return def
+}
