@@ -51,10 +51,35 @@ type ChunkCache struct {
 // cell is what the cache holds of one chunk: the whole of it, or its
 // shell.
 type cell struct {
-	whole nd.Array // or Data nil
+	whole *held // or nil
 	shell []slab
 	bytes int64
 	last  int64 // the tick of its last use
+}
+
+// held is a chunk kept whole, and the reads copying from it now: once
+// dropped from its cell (read by its owner, or evicted), it goes back to
+// the pool of spares when the last of them is done, not before.
+type held struct {
+	data    nd.Array
+	readers int
+	dropped bool
+}
+
+// release ends a read of h (under c.mu), giving h back to the pool if it
+// was dropped meanwhile and this was its last reader.
+func (c *ChunkCache) release(h *held) {
+	h.readers--
+	c.drop(h)
+}
+
+// drop gives h's array back to the pool once dropped and unread (under
+// c.mu).
+func (c *ChunkCache) drop(h *held) {
+	if h.dropped && h.readers == 0 {
+		c.putSpare(h.data)
+		h.data = nd.Array{}
+	}
 }
 
 // slab is the rows of a chunk within the halo's thickness of one face:
@@ -101,13 +126,33 @@ func (c *ChunkCache) box(idx []int) (lo, shape []int) {
 	return lo, shape
 }
 
-// spare returns an array of shape from the pool, or a new one.
+// spare returns an array of shape from the pool (its contents arbitrary),
+// or a new one.
 func (c *ChunkCache) spare(shape []int) nd.Array {
 	if a, ok := c.pool.Get().(*nd.Array); ok && slices.Equal(a.Shape, shape) {
 		return *a
 	}
 	a, _ := nd.New(c.a.DType(), shape...) // a chunk's size is checked by Open
 	return a
+}
+
+// poisonSpares, set by tests, overwrites each array given back to the
+// pool, so that a read of one after its release shows at once.
+var poisonSpares bool
+
+// testHookHit, set by tests, runs between a read's taking a chunk kept
+// whole and its copy from it (to evict the chunk there).
+var testHookHit func(c *ChunkCache)
+
+// putSpare gives a back to the pool: nothing reads it any more.
+func (c *ChunkCache) putSpare(a nd.Array) {
+	if poisonSpares {
+		b := a.Bytes()
+		for i := range b {
+			b[i] = 0xA5
+		}
+	}
+	c.pool.Put(&a)
 }
 
 // ReadRegion fills dst with the box at start of shape, from the chunks it
@@ -182,17 +227,25 @@ func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst 
 	c.tick++
 	if e := c.cells[lin]; e != nil {
 		e.last = c.tick
-		if whole := e.whole; whole.Data != nil {
+		if h := e.whole; h != nil {
+			h.readers++
 			if covered {
 				// Its owner reads it now: the shell is all that is left
-				// to read.
-				e.whole = nd.Array{}
-				e.bytes -= int64(len(whole.Bytes()))
-				c.used -= int64(len(whole.Bytes()))
+				// to read; the array goes back to the pool after the
+				// copies from it.
+				e.whole, h.dropped = nil, true
+				e.bytes -= int64(len(h.data.Bytes()))
+				c.used -= int64(len(h.data.Bytes()))
 			}
 			c.mu.Unlock()
+			if testHookHit != nil {
+				testHookHit(c)
+			}
 			c.hits.Add(1)
-			put(whole, lo)
+			put(h.data, lo)
+			c.mu.Lock()
+			c.release(h)
+			c.mu.Unlock()
 			return nil
 		}
 		for _, sl := range e.shell {
@@ -209,7 +262,7 @@ func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst 
 	c.decoded.Add(1)
 	data := c.spare(cshape)
 	if err := c.a.ReadRegion(ctx, lo, cshape, data); err != nil {
-		c.pool.Put(&data)
+		c.putSpare(data)
 		return err
 	}
 	put(data, lo)
@@ -218,10 +271,10 @@ func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst 
 		e.bytes += int64(len(sl.data.Bytes()))
 	}
 	if covered || e.shell != nil && c.owned != nil && !c.owned(lo, cshape) {
-		c.pool.Put(&data)
+		c.putSpare(data)
 	} else {
 		// Its owner, a block still to come, reads it whole.
-		e.whole = data
+		e.whole = &held{data: data}
 		e.bytes += int64(len(data.Bytes()))
 	}
 	c.keep(lin, e)
@@ -271,6 +324,10 @@ func (c *ChunkCache) keep(lin int, e *cell) {
 	defer c.mu.Unlock()
 	if old := c.cells[lin]; old != nil {
 		c.used -= old.bytes // another block decoded it at the same time
+		if old.whole != nil {
+			old.whole.dropped = true
+			c.drop(old.whole)
+		}
 	}
 	e.last = c.tick
 	c.cells[lin] = e
@@ -282,7 +339,7 @@ func (c *ChunkCache) keep(lin int, e *cell) {
 		for c.used > c.budget {
 			victim, oldest := -1, int64(0)
 			for j, f := range c.cells {
-				if (!wholeOnly || f.whole.Data != nil) && (victim < 0 || f.last < oldest) {
+				if (!wholeOnly || f.whole != nil) && (victim < 0 || f.last < oldest) {
 					victim, oldest = j, f.last
 				}
 			}
@@ -290,12 +347,16 @@ func (c *ChunkCache) keep(lin int, e *cell) {
 				break
 			}
 			v := c.cells[victim]
-			if wholeOnly {
-				n := int64(len(v.whole.Bytes()))
-				v.whole = nd.Array{}
+			if v.whole != nil {
+				n := int64(len(v.whole.data.Bytes()))
+				v.whole.dropped = true
+				c.drop(v.whole) // now, or after the reads copying from it
+				v.whole = nil
 				v.bytes -= n
 				c.used -= n
-				continue
+				if wholeOnly {
+					continue
+				}
 			}
 			c.used -= v.bytes
 			delete(c.cells, victim)
@@ -315,7 +376,7 @@ func (c *ChunkCache) Whole() int {
 	defer c.mu.Unlock()
 	n := 0
 	for _, e := range c.cells {
-		if e.whole.Data != nil {
+		if e.whole != nil {
 			n++
 		}
 	}

@@ -6,6 +6,7 @@ import (
 	"fmt"
 	"math/rand/v2"
 	"path/filepath"
+	"sync"
 	"testing"
 
 	"github.com/ndconv/ndconv"
@@ -38,6 +39,8 @@ func writeZarrInput(t testing.TB, path string, a nd.Array, shard, chunk []int, c
 // the array itself, and that the cache served reads from whole chunks
 // and from shells.
 func TestBlockCache(t *testing.T) {
+	poisonSpares = true // a chunk given back to the pool too soon shows
+	defer func() { poisonSpares = false }()
 	dir := t.TempDir()
 	rng := rand.New(rand.NewPCG(30, 7))
 	ctx := context.Background()
@@ -130,5 +133,80 @@ func TestShareHoldsNoWholeChunks(t *testing.T) {
 	}
 	if got, want := readAll(t, zarr.NewDirStore(filepath.Join(j.dir, "out.zarr"))), j.whole(t); !bytes.Equal(got.Bytes(), want.Bytes()) {
 		t.Fatal("the shares' output differs from the whole output")
+	}
+}
+
+// TestBlockCacheConcurrent reads every block's box through one cache from
+// several goroutines at once, each in its own order, under budgets that
+// evict chunks while others copy from them, with every chunk given back
+// to the pool overwritten: each box must equal a read of the array
+// itself.
+func TestBlockCacheConcurrent(t *testing.T) {
+	poisonSpares = true
+	defer func() { poisonSpares, testHookHit = false, nil }()
+	ctx := context.Background()
+	shape, unit, halo := []int{30, 27, 21}, []int{8, 8, 8}, 2
+	src := enginetest.RandomArray(rand.New(rand.NewPCG(30, 8)), nd.Float32, shape...)
+	path := filepath.Join(t.TempDir(), "c.zarr")
+	writeZarrInput(t, path, src, unit, nil, "zstd")
+	a, err := zarr.Open(ctx, zarr.NewDirStore(path), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var boxes [][2][]int
+	for i := 0; i < shape[0]; i += unit[0] {
+		for j := 0; j < shape[1]; j += unit[1] {
+			for k := 0; k < shape[2]; k += unit[2] {
+				start, box := []int{i, j, k}, make([]int, 3)
+				for d := range 3 {
+					lo, hi := max(start[d]-halo, 0), min(start[d]+unit[d]+halo, shape[d])
+					start[d], box[d] = lo, hi-lo
+				}
+				boxes = append(boxes, [2][]int{start, box})
+			}
+		}
+	}
+	want := make([]nd.Array, len(boxes))
+	for i, b := range boxes {
+		want[i], _ = nd.New(nd.Float32, b[1]...)
+		if err := a.ReadRegion(ctx, b[0], b[1], want[i]); err != nil {
+			t.Fatal(err)
+		}
+	}
+	var hits int64
+	for round, budget := range []int64{0, 1, 3 * 8 * 8 * 8 * 4, 1 << 30, -1} {
+		testHookHit = nil
+		if budget < 0 {
+			// Every chunk kept whole is evicted while a read copies
+			// from it.
+			budget = 1 << 30
+			testHookHit = func(c *ChunkCache) { c.keep(-1, &cell{bytes: c.budget + 1}) }
+		}
+		c := NewChunkCache(a, halo, max(budget, 1))
+		var wg sync.WaitGroup
+		for g := range 4 {
+			wg.Add(1)
+			go func() {
+				defer wg.Done()
+				order := rand.New(rand.NewPCG(uint64(round), uint64(g))).Perm(len(boxes))
+				for _, i := range order {
+					got, _ := nd.New(nd.Float32, boxes[i][1]...)
+					if err := c.ReadRegion(ctx, boxes[i][0], boxes[i][1], got); err != nil {
+						t.Error(err)
+						return
+					}
+					if !bytes.Equal(got.Bytes(), want[i].Bytes()) {
+						t.Errorf("budget %d, goroutine %d: the cache's box at %v of %v differs", budget, g, boxes[i][0], boxes[i][1])
+						return
+					}
+				}
+			}()
+		}
+		wg.Wait()
+		hits += c.Hits() - c.ShellHits()
+	}
+	testHookHit = nil
+	if hits == 0 {
+		t.Fatal("no read was served from a whole chunk: the test no longer tests it")
 	}
 }

@@ -480,7 +480,7 @@ func (a *Array) ReadRegion(ctx context.Context, start, shape []int, dst nd.Array
 			covered := slices.Equal(want.shape(), intersect(cellLo, a.p.grid, make([]int, len(idx)), a.p.Shape).shape())
 			return a.readShard(ctx, key, cellLo, want, covered, out)
 		}
-		data, err := a.store.Get(ctx, key)
+		data, release, err := getPooled(ctx, a.store, key)
 		if errors.Is(err, ErrNotFound) {
 			a.fill(out, want)
 			return nil
@@ -488,9 +488,20 @@ func (a *Array) ReadRegion(ctx context.Context, start, shape []int, dst nd.Array
 		if err != nil {
 			return err
 		}
-		buf, strides, err := decodeArray(key, &a.p.outer, data, a.p.grid, a.p.DType)
+		// data (and buf, where the codecs only check it) is read until
+		// the copy below.
+		defer release()
+		var into []byte
+		if a.p.outer.perm == nil && slices.Equal(start, cellLo) && slices.Equal(shape, a.p.grid) {
+			// dst is this chunk, in C order: decoded there, not copied.
+			into = out.b
+		}
+		buf, strides, err := decodeArrayInto(key, &a.p.outer, data, a.p.grid, a.p.DType, into)
 		if err != nil {
 			return err
+		}
+		if len(buf) > 0 && len(into) > 0 && &buf[0] == &into[0] {
+			return nil
 		}
 		copyBox(out, region{b: buf, strides: strides, origin: cellLo}, want, a.p.DType.Size())
 		return nil
@@ -581,6 +592,13 @@ func copyBox(dst, src region, w box, es int) {
 // a sharding one): its bytes in the machine's order, and the strides (in
 // elements) of the chunk's axes in them.
 func decodeArray(key string, c *chain, data []byte, shape []int, dt nd.DType) ([]byte, []int, error) {
+	return decodeArrayInto(key, c, data, shape, dt, nil)
+}
+
+// decodeArrayInto is decodeArray, its last decoder (the one that yields
+// the chunk's bytes) writing into into's memory where it can (an
+// intoDecoder, the result fitting): the result is then into[:n].
+func decodeArrayInto(key string, c *chain, data []byte, shape []int, dt nd.DType, into []byte) ([]byte, []int, error) {
 	n := prod(shape) * dt.Size()
 	b := data
 	owned := false // whether b is no longer data's memory (a shard's chunks may share bytes)
@@ -594,7 +612,12 @@ func decodeArray(key string, c *chain, data []byte, shape []int, dt nd.DType) ([
 			limit = n + n/8 + 1<<16
 		}
 		var err error
-		if b, err = safeDecode(c.bytes[i], b, limit); err != nil {
+		if id, ok := c.bytes[i].(intoDecoder); ok && i == 0 && into != nil {
+			b, err = safeDecodeInto(id, b, into, limit)
+		} else {
+			b, err = safeDecode(c.bytes[i], b, limit)
+		}
+		if err != nil {
 			return nil, nil, formatErrorf(key, err, "codec %s", c.bytes[i].v3().Name)
 		}
 	}
@@ -621,6 +644,16 @@ func safeDecode(c bytesCodec, b []byte, limit int) (out []byte, err error) {
 	return c.decode(b, limit)
 }
 
+// safeDecodeInto is safeDecode for decodeInto.
+func safeDecodeInto(c intoDecoder, b, into []byte, limit int) (out []byte, err error) {
+	defer func() {
+		if r := recover(); r != nil {
+			out, err = nil, fmt.Errorf("decoder failed: %v", r)
+		}
+	}()
+	return c.decodeInto(b, into, limit)
+}
+
 // permStrides are the strides of a chunk's axes where the chunk is stored
 // in C order after the transpose perm (nil: none).
 func permStrides(shape, perm []int) []int {
@@ -642,6 +675,12 @@ func permStrides(shape, perm []int) []int {
 // encodeArray encodes a chunk held in C order in the machine's byte order
 // (b is not modified).
 func encodeArray(c *chain, b []byte, shape []int, dt nd.DType) ([]byte, error) {
+	return encodeArrayInto(c, b, shape, dt, nil)
+}
+
+// encodeArrayInto is encodeArray, its last encoder writing into into's
+// memory where it can (an intoEncoder, the result fitting).
+func encodeArrayInto(c *chain, b []byte, shape []int, dt nd.DType, into []byte) ([]byte, error) {
 	es := dt.Size()
 	owned := false
 	if c.perm != nil {
@@ -657,9 +696,14 @@ func encodeArray(c *chain, b []byte, shape []int, dt nd.DType) ([]byte, error) {
 		}
 		swapBytes(b, dt.Part().Size())
 	}
-	for _, bc := range c.bytes {
+	for i, bc := range c.bytes {
 		var err error
-		if b, err = bc.encode(b); err != nil {
+		if ie, ok := bc.(intoEncoder); ok && i == len(c.bytes)-1 && into != nil {
+			b, err = ie.encodeInto(b, into)
+		} else {
+			b, err = bc.encode(b)
+		}
+		if err != nil {
 			return nil, err
 		}
 	}
@@ -890,16 +934,31 @@ func (a *Array) WriteRegion(ctx context.Context, start []int, src nd.Array) erro
 // lo, and stores it (or deletes it, when it holds only the fill value).
 func (a *Array) writeCell(ctx context.Context, idx, lo []int, in region, w box) error {
 	es := a.p.DType.Size()
+	// A DirStore's Put is done with data when it returns, so the shard's
+	// buffers can go back to the pool then; another Store might keep
+	// them.
+	_, pooled := a.store.(*DirStore)
 	buf := a.cellBytes(in, w)
 	if buf == nil {
-		buf = make([]byte, prod(a.p.grid)*es)
+		if pooled {
+			// Overwritten whole below: by the fill value, then w.
+			buf = getBuf(prod(a.p.grid) * es)
+			defer putBuf(buf)
+		} else {
+			buf = make([]byte, prod(a.p.grid)*es)
+		}
 		cell := region{b: buf, strides: cStrides(a.p.grid), origin: lo}
 		if !slices.Equal(w.shape(), a.p.grid) {
 			a.fill(cell, box{lo: lo, hi: addTo(lo, a.p.grid)})
 		}
 		copyBox(cell, in, w, es)
 	}
-	data, err := a.encodeCell(buf)
+	var into []byte
+	if pooled && a.p.outer.shard == nil {
+		into = getBuf(encodeBound(len(buf)))
+		defer putBuf(into)
+	}
+	data, err := a.encodeCell(buf, into)
 	if err != nil {
 		return fmt.Errorf("zarr: encoding %s: %w", a.Key(idx), err)
 	}
@@ -946,14 +1005,15 @@ func allFill(b, fill []byte) bool {
 }
 
 // encodeCell encodes a shard (or chunk) held in C order: nil when it
-// holds only the fill value.
-func (a *Array) encodeCell(buf []byte) ([]byte, error) {
+// holds only the fill value. An unsharded chunk's encoding is written
+// into into's memory where it fits (into may be nil).
+func (a *Array) encodeCell(buf, into []byte) ([]byte, error) {
 	if allFill(buf, a.p.fill) {
 		return nil, nil
 	}
 	s := a.p.outer.shard
 	if s == nil {
-		return encodeArray(&a.p.outer, buf, a.p.grid, a.p.DType)
+		return encodeArrayInto(&a.p.outer, buf, a.p.grid, a.p.DType, into)
 	}
 	rank := len(a.p.grid)
 	es := a.p.DType.Size()

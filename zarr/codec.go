@@ -39,6 +39,23 @@ type bytesCodec interface {
 	v2() map[string]any
 }
 
+// An intoDecoder is a bytesCodec that can decode into memory given it
+// (the chunk's place in the array read, or a buffer from the pool),
+// sparing a new buffer and a copy.
+type intoDecoder interface {
+	// decodeInto is decode, its result in dst's memory where it fits in
+	// cap(dst) (dst's contents are then overwritten), else elsewhere.
+	decodeInto(b, dst []byte, limit int) ([]byte, error)
+}
+
+// An intoEncoder is a bytesCodec that can encode into a buffer given it
+// (from the pool).
+type intoEncoder interface {
+	// encodeInto is encode, its result in dst's memory where it fits in
+	// cap(dst), else elsewhere.
+	encodeInto(b, dst []byte) ([]byte, error)
+}
+
 type codecJSON struct {
 	Name          string         `json:"name"`
 	Configuration map[string]any `json:"configuration,omitempty"`
@@ -188,15 +205,35 @@ func (c zstdCodec) encode(b []byte) ([]byte, error) {
 	// Room for a chunk that does not compress (zstd's bound: raw blocks,
 	// 3 bytes of header per 128 KiB, and the frame's header), so that
 	// EncodeAll never grows it by a copy.
-	return e.EncodeAll(b, make([]byte, 0, len(b)+len(b)>>10+64)), nil
+	return e.EncodeAll(b, make([]byte, 0, encodeBound(len(b)))), nil
 }
 
-func (zstdCodec) decode(b []byte, limit int) ([]byte, error) {
+// encodeBound is the room zstd may need for n bytes that do not compress
+// (its bound: raw blocks, 3 bytes of header per 128 KiB, and the frame's
+// header).
+func encodeBound(n int) int { return n + n>>10 + 64 }
+
+// encodeInto implements intoEncoder.
+func (c zstdCodec) encodeInto(b, dst []byte) ([]byte, error) {
+	e, err := c.encoder()
+	if err != nil {
+		return nil, err
+	}
+	return e.EncodeAll(b, dst[:0]), nil
+}
+
+func (c zstdCodec) decode(b []byte, limit int) ([]byte, error) {
+	return c.decodeInto(b, nil, limit)
+}
+
+// decodeInto implements intoDecoder: the frame is decoded into dst's
+// memory when it fits there (a longer one into a new buffer).
+func (zstdCodec) decodeInto(b, dst []byte, limit int) ([]byte, error) {
 	d, err := zstdDecoder(limit)
 	if err != nil {
 		return nil, err
 	}
-	out, err := d.DecodeAll(b, nil)
+	out, err := d.DecodeAll(b, dst[:0])
 	if err != nil {
 		return nil, err
 	}

@@ -1,0 +1,116 @@
+package zarr
+
+import (
+	"context"
+	"errors"
+	"fmt"
+	"io"
+	"os"
+	"sync"
+)
+
+// bufPool holds byte buffers of a chunk's size or so between uses: a
+// chunk's stored bytes read from a file, a shard's bytes before encoding,
+// and its encoded form before its Put. Without it each was a fresh large
+// allocation, which the runtime zeroes (and the kernel maps in) before it
+// is overwritten whole: 8% of the CPU of a 1024³ float32 Zarr → Zarr run
+// on two cores (docs/perf/streaming.md). A buffer goes back only where
+// its last reader is known to be done with it.
+var bufPool sync.Pool // *[]byte
+
+// poisonReleased, set by tests, overwrites each buffer given back to the
+// pool, so that a use after release reads garbage at once instead of by
+// the chance of another goroutine's reuse.
+var poisonReleased bool
+
+// getBuf returns a buffer of length n, from the pool where one there is
+// large enough; its contents are arbitrary.
+func getBuf(n int) []byte {
+	if p, ok := bufPool.Get().(*[]byte); ok {
+		if cap(*p) >= n {
+			return (*p)[:n]
+		}
+		// Too small for this one: a later, smaller request may use it.
+		bufPool.Put(p)
+	}
+	// A little room, so that a chunk that compresses a little worse than
+	// the one before still fits.
+	return make([]byte, n, n+n/16)
+}
+
+// putBuf gives b back to the pool: its caller and everything it handed b
+// to are done with it.
+func putBuf(b []byte) {
+	if cap(b) == 0 {
+		return
+	}
+	b = b[:cap(b)]
+	if poisonReleased {
+		for i := range b {
+			b[i] = 0xA5
+		}
+	}
+	bufPool.Put(&b)
+}
+
+// getPooled reads key's value into a buffer from the pool where the store
+// is a DirStore (whose reads fill a buffer given them), else by s.Get.
+// release gives the buffer back; call it once the value and everything
+// decoded without a copy from it are no longer read.
+func getPooled(ctx context.Context, s Store, key string) (data []byte, release func(), err error) {
+	ds, ok := s.(*DirStore)
+	if !ok {
+		data, err = s.Get(ctx, key)
+		return data, func() {}, err
+	}
+	data, pooled, err := ds.getInto(ctx, key)
+	if err != nil || !pooled {
+		return data, func() {}, err
+	}
+	return data, func() { putBuf(data) }, nil
+}
+
+// getInto is Get reading into a buffer from the pool (pooled: true) sized
+// from the file's Stat; a file that grows between the Stat and its end
+// is read as Get reads it.
+func (s *DirStore) getInto(ctx context.Context, key string) (b []byte, pooled bool, err error) {
+	if err := context.Cause(ctx); err != nil {
+		return nil, false, err
+	}
+	p, err := s.path(key)
+	if err != nil {
+		return nil, false, err
+	}
+	f, err := os.Open(p)
+	if err != nil {
+		return nil, false, notFound(key, err)
+	}
+	defer f.Close()
+	fi, err := f.Stat()
+	if err != nil {
+		return nil, false, err
+	}
+	if fi.IsDir() {
+		return nil, false, fmt.Errorf("%w: %s is a directory", ErrNotFound, key)
+	}
+	if fi.Size() > maxValueBytes {
+		return nil, false, formatErrorf(key, nil, "%d bytes, more than the %d a value may hold", fi.Size(), int64(maxValueBytes))
+	}
+	b = getBuf(int(fi.Size()))
+	n, err := io.ReadFull(f, b)
+	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return b[:n], true, nil // it shrank since the Stat
+	case err != nil:
+		putBuf(b)
+		return nil, false, err
+	}
+	var one [1]byte
+	if m, _ := f.Read(one[:]); m == 0 {
+		return b, true, nil
+	}
+	// It grew since the Stat: read it as Get does.
+	putBuf(b)
+	b, err = s.Get(ctx, key)
+	return b, false, err
+}
