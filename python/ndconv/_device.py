@@ -434,11 +434,10 @@ def astype(d, dtype):
 
 def library(a):
     """'numpy', 'cupy' or 'torch': the library whose operations the filters
-    of several passes use on a (a numpy array, or an array _lib_of takes)."""
+    of several passes use on a (a numpy array, a CuPy array or a torch
+    tensor; another kind is refused)."""
     if type(a) is np.ndarray:
         return "numpy"
-    if type(a) is Device:
-        return _lib_of(a)
     torch = sys.modules.get("torch")
     if torch is not None and isinstance(a, torch.Tensor):
         return "torch"
@@ -447,6 +446,12 @@ def library(a):
     raise ArgumentError("unsupported device array: a filter of several passes on an array of type %s (CuPy arrays "
                         "and PyTorch tensors are taken; other kinds take correlate, convolve and the filters of "
                         "one plan)" % type(a).__name__)
+
+
+def _xp(lib):
+    """The numpy-like module of lib 'numpy' or 'cupy' (torch's names differ:
+    its callers branch on it)."""
+    return np if lib == "numpy" else sys.modules["cupy"]
 
 
 def dtype_of(a):
@@ -481,22 +486,22 @@ def add_to(acc, a):
 
 
 def square_in_place(a):
-    if library(a) == "torch":
+    lib = library(a)
+    if lib == "torch":
         return a.mul_(a)
-    m = np if type(a) is np.ndarray else sys.modules["cupy"]
-    return m.multiply(a, a, out=a)
+    return _xp(lib).multiply(a, a, out=a)
 
 
 def sqrt_in_place(a):
     """a = √a in place, cast into a's dtype (truncated for an integer
     array, as numpy's unsafe cast)."""
-    if library(a) == "torch":
+    lib = library(a)
+    if lib == "torch":
         if a.is_floating_point():
             return a.sqrt_()
         import torch
         return a.copy_(a.to(torch.float64).sqrt().trunc())
-    m = np if type(a) is np.ndarray else sys.modules["cupy"]
-    return m.sqrt(a, out=a, casting="unsafe")
+    return _xp(lib).sqrt(a, out=a, casting="unsafe")
 
 
 def parts(d):
@@ -543,17 +548,15 @@ def round_saturate(a, dtype, lib="numpy"):
     saturated, NaN as 0 (a bool output: a != 0; a float one: astype). The
     host path and the device path both store through here."""
     dt = np.dtype(dtype)
+    if dt.kind == "b":
+        return a != 0
     if lib == "torch":
         import torch
-        if dt.kind == "b":
-            return a != 0
         if dt.kind not in "iu":
             return a.to(getattr(torch, dt.name))
         r = torch.nan_to_num(torch.round(a), nan=0.0, posinf=math.inf, neginf=-math.inf)
     else:
-        xp = np if lib == "numpy" else sys.modules["cupy"]
-        if dt.kind == "b":
-            return a != 0
+        xp = _xp(lib)
         if dt.kind not in "iu":
             return a.astype(dt)
         r = xp.rint(a)
@@ -580,11 +583,9 @@ def scipy_int_cast(a, dtype, lib="numpy"):
     if lib == "torch":
         import torch as xp
         i64, f = xp.int64, lambda v: xp.tensor(v, dtype=xp.float64, device=a.device)
-    elif lib == "cupy":
-        import cupy as xp
-        i64, f = xp.int64, float
     else:
-        xp, i64, f = np, np.int64, float
+        xp = _xp(lib)
+        i64, f = xp.int64, float
     a = xp.trunc(a)
     lo_min = -(2 ** 63)
     if dt.itemsize < 4 or dt == np.int32:

@@ -54,6 +54,14 @@ def raises(name, fn, kind, text):
 
 rng = np.random.default_rng(7)
 
+# A kernel that keeps a stream busy for a number of clock cycles: the
+# stream checks write their input only after it.
+spin = cupy.RawKernel(r'''
+extern "C" __global__ void spin(long long cycles) {
+    long long t0 = clock64();
+    while (clock64() - t0 < cycles) {}
+}''', "spin")
+
 
 def host(shape, dt):
     dt = np.dtype(dt)
@@ -180,11 +188,6 @@ def correctness():
 
     # Streams: the input is written on the caller's stream after a long wait;
     # ndconv must read it only once it is there.
-    spin = cupy.RawKernel(r'''
-    extern "C" __global__ void spin(long long cycles) {
-        long long t0 = clock64();
-        while (clock64() - t0 < cycles) {}
-    }''', "spin")
     for label, make in [("cupy non-blocking stream", lambda: cupy.cuda.Stream(non_blocking=True)),
                         ("cupy blocking stream", lambda: cupy.cuda.Stream()),
                         ("cupy per-thread default stream", lambda: cupy.cuda.Stream.ptds)]:
@@ -310,11 +313,6 @@ def named_filters():
         except Exception:
             check("named case " + name, False, traceback.format_exc())
     # On a caller's stream: the input is written there after a long wait.
-    spin = cupy.RawKernel(r'''
-    extern "C" __global__ void spin(long long cycles) {
-        long long t0 = clock64();
-        while (clock64() - t0 < cycles) {}
-    }''', "spin")
     want = ndconv.gaussian_gradient_magnitude(f32, 1.5, device="cpu")
     s = cupy.cuda.Stream(non_blocking=True)
     with s:
