@@ -256,12 +256,17 @@ func cString(s string) []byte {
 	return b
 }
 
-// ptr is the address of b's first byte, or 0 for an empty slice.
-func ptr(b []byte) uintptr {
+// ptr is the address of b's first byte, or nil for an empty slice. It is
+// an unsafe.Pointer, converted to uintptr in ccall's own argument list
+// (uintptr(ptr(b))), so that uintptrescapes keeps b alive for the call: a
+// helper returning a uintptr would leave b free to be collected and its
+// memory reused while the driver still reads it (NVIDIA's clBuildProgram
+// then built other programs' options).
+func ptr(b []byte) unsafe.Pointer {
 	if len(b) == 0 {
-		return 0
+		return nil
 	}
-	return uintptr(unsafe.Pointer(&b[0]))
+	return unsafe.Pointer(&b[0])
 }
 
 // Typed wrappers, one per entry point, each named after it.
@@ -385,7 +390,7 @@ func clReleaseCommandQueue(q uintptr) error {
 // the call returns.
 func clCreateBuffer(ctx uintptr, flags uint64, size int, host []byte) (uintptr, error) {
 	code := int32(codeNotLoaded)
-	h := ccall(cl.clCreateBuffer, ctx, uintptr(flags), uintptr(size), ptr(host), uintptr(unsafe.Pointer(&code)))
+	h := ccall(cl.clCreateBuffer, ctx, uintptr(flags), uintptr(size), uintptr(ptr(host)), uintptr(unsafe.Pointer(&code)))
 	return h, checkCode("clCreateBuffer", int(code))
 }
 
@@ -398,11 +403,11 @@ func clReleaseMemObject(m uintptr) error {
 // keeps the slice alive (uintptrescapes) for exactly that long.
 
 func clEnqueueWriteBuffer(q, buf uintptr, offset int, src []byte) error {
-	return check("clEnqueueWriteBuffer", ccall(cl.clEnqueueWriteBuffer, q, buf, clTrue, uintptr(offset), uintptr(len(src)), ptr(src), 0, 0, 0))
+	return check("clEnqueueWriteBuffer", ccall(cl.clEnqueueWriteBuffer, q, buf, clTrue, uintptr(offset), uintptr(len(src)), uintptr(ptr(src)), 0, 0, 0))
 }
 
 func clEnqueueReadBuffer(q, buf uintptr, offset int, dst []byte) error {
-	return check("clEnqueueReadBuffer", ccall(cl.clEnqueueReadBuffer, q, buf, clTrue, uintptr(offset), uintptr(len(dst)), ptr(dst), 0, 0, 0))
+	return check("clEnqueueReadBuffer", ccall(cl.clEnqueueReadBuffer, q, buf, clTrue, uintptr(offset), uintptr(len(dst)), uintptr(ptr(dst)), 0, 0, 0))
 }
 
 // The non-blocking transfers move between a buffer and host memory that
@@ -413,24 +418,24 @@ func clEnqueueReadBuffer(q, buf uintptr, offset int, dst []byte) error {
 func clEnqueueWriteBufferAsync(q, buf uintptr, offset int, src unsafe.Pointer, n int, wait []uintptr) (uintptr, error) {
 	var event uintptr
 	err := check("clEnqueueWriteBuffer", ccall(cl.clEnqueueWriteBuffer, q, buf, clFalse, uintptr(offset), uintptr(n), uintptr(src),
-		uintptr(len(wait)), waitList(wait), uintptr(unsafe.Pointer(&event))))
+		uintptr(len(wait)), uintptr(waitList(wait)), uintptr(unsafe.Pointer(&event))))
 	return event, err
 }
 
 func clEnqueueReadBufferAsync(q, buf uintptr, offset int, dst unsafe.Pointer, n int, wait []uintptr) (uintptr, error) {
 	var event uintptr
 	err := check("clEnqueueReadBuffer", ccall(cl.clEnqueueReadBuffer, q, buf, clFalse, uintptr(offset), uintptr(n), uintptr(dst),
-		uintptr(len(wait)), waitList(wait), uintptr(unsafe.Pointer(&event))))
+		uintptr(len(wait)), uintptr(waitList(wait)), uintptr(unsafe.Pointer(&event))))
 	return event, err
 }
 
 // waitList is a cl_event* for a wait list of len(wait) events (NULL when
-// empty, as OpenCL requires).
-func waitList(wait []uintptr) uintptr {
+// empty, as OpenCL requires), converted in the call (see ptr).
+func waitList(wait []uintptr) unsafe.Pointer {
 	if len(wait) == 0 {
-		return 0
+		return nil
 	}
-	return uintptr(unsafe.Pointer(&wait[0]))
+	return unsafe.Pointer(&wait[0])
 }
 
 // clEnqueueMapBuffer maps size bytes of buf for reading and writing and
@@ -492,7 +497,7 @@ func clCreateProgramWithBinary(ctx, device uintptr, binary []byte) (uintptr, err
 
 func clBuildProgram(program, device uintptr, options string) error {
 	opts := cString(options)
-	return check("clBuildProgram", ccall(cl.clBuildProgram, program, 1, uintptr(unsafe.Pointer(&device)), ptr(opts), 0, 0))
+	return check("clBuildProgram", ccall(cl.clBuildProgram, program, 1, uintptr(unsafe.Pointer(&device)), uintptr(ptr(opts)), 0, 0))
 }
 
 func clGetProgramBuildLog(program, device uintptr) (string, error) {
@@ -527,7 +532,7 @@ func clReleaseProgram(p uintptr) error {
 func clCreateKernel(program uintptr, name string) (uintptr, error) {
 	n := cString(name)
 	code := int32(codeNotLoaded)
-	h := ccall(cl.clCreateKernel, program, ptr(n), uintptr(unsafe.Pointer(&code)))
+	h := ccall(cl.clCreateKernel, program, uintptr(ptr(n)), uintptr(unsafe.Pointer(&code)))
 	return h, checkCode("clCreateKernel", int(code))
 }
 
@@ -553,7 +558,7 @@ func clReleaseKernel(k uintptr) error {
 func clEnqueueNDRangeKernel(q, kernel uintptr, global, local *[3]uintptr, wait []uintptr) (uintptr, error) {
 	var event uintptr
 	err := check("clEnqueueNDRangeKernel", ccall(cl.clEnqueueNDRangeKernel, q, kernel, 3, 0,
-		uintptr(unsafe.Pointer(global)), uintptr(unsafe.Pointer(local)), uintptr(len(wait)), waitList(wait), uintptr(unsafe.Pointer(&event))))
+		uintptr(unsafe.Pointer(global)), uintptr(unsafe.Pointer(local)), uintptr(len(wait)), uintptr(waitList(wait)), uintptr(unsafe.Pointer(&event))))
 	return event, err
 }
 

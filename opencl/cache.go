@@ -6,7 +6,10 @@ import (
 
 // cacheFormat is hashed into every key: change it when the key's inputs or
 // the file layout change, and old files are simply never found again.
-const cacheFormat = "ndconv-opencl-program-1"
+// Format 2: binaries cached before the build options and kernel names
+// were kept alive through their calls (api.go's ptr) may hold another
+// program's build, so none of them is read again.
+const cacheFormat = "ndconv-opencl-program-2"
 
 // programKeyOf names one build: the SHA-256 of everything its binary
 // depends on, each input hashed with its length (gpucache.KeyBuilder). The
