@@ -6,6 +6,7 @@ import (
 	"runtime"
 	"strconv"
 	"sync"
+	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/gpu"
 )
@@ -211,6 +212,7 @@ type Device struct {
 	life gpu.Life // shared by every operation (do), exclusive for the last Close
 
 	pool     *Pool
+	hostFree *gpu.FreeList[unsafe.Pointer] // the engines' idle pinned staging
 	modules  moduleCache
 	hostRegs *gpu.HostRegs // registered host memory, shared by the engines
 }
@@ -252,7 +254,8 @@ func openDevice(index int) (*Device, error) {
 		return nil, err
 	}
 	d := &Device{index: index, dev: dev, ctx: ctx, info: info}
-	d.pool = &Pool{dev: d, limit: info.TotalMemory / 4}
+	d.pool = &Pool{dev: d, list: gpu.NewFreeList[DevicePtr](info.TotalMemory / 4)}
+	d.hostFree = gpu.NewFreeList[unsafe.Pointer](gpu.HostFreeLimit)
 	d.hostRegs = gpu.NewHostRegs(d)
 	return d, nil
 }
@@ -277,8 +280,11 @@ func (d *Device) release() error {
 			for _, m := range d.modules.Drain() {
 				errs = append(errs, cuModuleUnload(m.handle))
 			}
-			for _, p := range d.pool.drain() {
+			for _, p := range d.pool.list.Drain() {
 				errs = append(errs, cuMemFree(p))
+			}
+			for _, p := range d.hostFree.Drain() {
+				errs = append(errs, cuMemFreeHost(p))
 			}
 			for _, addr := range registered {
 				errs = append(errs, cuMemHostUnregister(addr))

@@ -67,7 +67,7 @@ func (d engineDevice) Scratch(n int) (gpu.Buffer, error) {
 }
 
 func (d engineDevice) AllocHost(n int) (gpu.HostBuffer, error) {
-	return gpu.Value[gpu.HostBuffer](d.Device.AllocHost(n))
+	return gpu.Value[gpu.HostBuffer](d.pooledHost(n))
 }
 
 // WrapExternal is WrapPointer for the engine: a gpu.Buffer over the

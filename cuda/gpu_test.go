@@ -307,6 +307,44 @@ func TestGPUPoolReuse(t *testing.T) {
 	}
 }
 
+// TestGPUHostFreeList: the engines' staging (pooledHost) goes back to the
+// device's free list and is handed out again for its size class, never
+// twice at once, and copies through it work.
+func TestGPUHostFreeList(t *testing.T) {
+	d := testDevice(t)
+	h1, err := d.pooledHost(3000)
+	must(t, err)
+	p := h1.p
+	if len(h1.Bytes()) != 3000 {
+		t.Fatalf("Bytes has %d bytes, want 3000", len(h1.Bytes()))
+	}
+	must(t, h1.Free())
+	must(t, h1.Free()) // twice: nothing
+	h2, err := d.pooledHost(2900) // the same 3072-byte class
+	must(t, err)
+	h3, err := d.pooledHost(2900)
+	must(t, err)
+	if h2.p != p || h3.p == p {
+		t.Errorf("free list: %p, %p; want the freed %p once", h2.p, h3.p, p)
+	}
+	buf, err := d.Alloc(2900)
+	must(t, err)
+	defer buf.Free()
+	for i := range h2.Bytes() {
+		h2.Bytes()[i] = byte(i * 7)
+	}
+	must(t, buf.CopyFromHost(0, h2.Bytes()))
+	must(t, buf.CopyToHost(h3.Bytes(), 0))
+	if !bytes.Equal(h2.Bytes(), h3.Bytes()) {
+		t.Error("a copy through pooled staging changed the bytes")
+	}
+	h2.Free()
+	h3.Free()
+	if s := d.hostFree.Stats(); s.IdleBytes < 2*3072 {
+		t.Errorf("stats %+v: both buffers should be idle", s)
+	}
+}
+
 // TestGPUConcurrentLaunches: 8 goroutines × 20 iterations on one device,
 // each with its own data and scale, half on their own stream.
 func TestGPUConcurrentLaunches(t *testing.T) {

@@ -3,10 +3,10 @@ package cuda
 import (
 	"errors"
 	"fmt"
-	"math/bits"
 	"sync"
 	"unsafe"
 
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -50,7 +50,7 @@ func (d *Device) Alloc(size int) (*Buffer, error) {
 func (d *Device) allocRaw(size int) (DevicePtr, error) {
 	p, err := cuMemAlloc(size)
 	if err != nil && IsOutOfMemory(err) {
-		if idle := d.pool.drain(); len(idle) > 0 {
+		if idle := d.pool.list.Drain(); len(idle) > 0 {
 			for _, q := range idle {
 				cuMemFree(q)
 			}
@@ -277,10 +277,12 @@ func (b *Buffer) memset(op string, off, n int, value byte, s *Stream, async bool
 // HostBuffer is page-locked ("pinned") host memory: the only host memory
 // the GPU copies to and from while other work runs.
 type HostBuffer struct {
-	dev  *Device
-	mu   sync.Mutex
-	p    unsafe.Pointer // C memory from cuMemHostAlloc; nil once freed
-	size int
+	dev      *Device
+	mu       sync.Mutex
+	p        unsafe.Pointer // C memory from cuMemHostAlloc; nil once freed
+	size     int
+	capacity int  // bytes allocated: a size class where pooled
+	pooled   bool // Free returns it to the device's hostFree
 }
 
 // AllocHost allocates size bytes of pinned host memory, usable with every
@@ -293,7 +295,38 @@ func (d *Device) AllocHost(size int) (*HostBuffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &HostBuffer{dev: d, p: p, size: size}, nil
+	return &HostBuffer{dev: d, p: p, size: size, capacity: size}, nil
+}
+
+// pooledHost is AllocHost through the device's free list of pinned
+// memory, which the engines' staging comes from: an engine made per block
+// geometry or per call would otherwise lock and unlock pages each time
+// (gpu.FreeList says why that stalls every device of the host).
+func (d *Device) pooledHost(size int) (*HostBuffer, error) {
+	if size <= 0 {
+		return nil, &RangeError{Backend: "cuda", Op: "AllocHost", Length: size}
+	}
+	class := gpu.SizeClass(size)
+	p, ok := d.hostFree.Take(class)
+	if !ok {
+		var err error
+		p, err = doValue(d, func() (unsafe.Pointer, error) {
+			p, err := cuMemHostAlloc(class)
+			if err != nil { // out of pinned memory: give the idle back and try again
+				if idle := d.hostFree.Drain(); len(idle) > 0 {
+					for _, q := range idle {
+						cuMemFreeHost(q)
+					}
+					p, err = cuMemHostAlloc(class)
+				}
+			}
+			return p, err
+		})
+		if err != nil {
+			return nil, err
+		}
+	}
+	return &HostBuffer{dev: d, p: p, size: size, capacity: class, pooled: true}, nil
 }
 
 // Bytes is the buffer's memory; nil after Free. The slice must not be used
@@ -310,8 +343,9 @@ func (h *HostBuffer) Bytes() []byte {
 // Size is the buffer's length in bytes.
 func (h *HostBuffer) Size() int { return h.size }
 
-// Free releases the memory. Freeing twice, a nil buffer, or after the
-// device's last Close, does nothing.
+// Free releases the memory (to the device's free list where it came from
+// one). Freeing twice, a nil buffer, or after the device's last Close,
+// does nothing.
 func (h *HostBuffer) Free() error {
 	if h == nil {
 		return nil
@@ -323,6 +357,9 @@ func (h *HostBuffer) Free() error {
 	}
 	p := h.p
 	h.p = nil
+	if h.pooled && h.dev.hostFree.Put(p, h.capacity) {
+		return nil
+	}
 	err := h.dev.do(func() error { return cuMemFreeHost(p) })
 	if errors.Is(err, ErrClosed) {
 		return nil // released with the context
@@ -454,37 +491,15 @@ func (e *Event) Close() error {
 
 // Pool keeps freed device buffers for reuse, so that the temporaries of
 // one call serve the next without cuMemAlloc/cuMemFree (each of which may
-// synchronise the device). Sizes are rounded up to size classes (four per
-// power of two, at most 25% slack), each with its free list. Idle memory
-// is capped at a quarter of the device's; Trim releases it all.
+// synchronise the device): a gpu.FreeList by size class. Idle memory is
+// capped at a quarter of the device's; Trim releases it all.
 type Pool struct {
-	dev   *Device
-	limit int64 // idle bytes kept at most
-
-	mu    sync.Mutex
-	free  map[int][]DevicePtr // size class → idle blocks
-	idle  int64
-	stats PoolStats
+	dev  *Device
+	list *gpu.FreeList[DevicePtr]
 }
 
 // PoolStats counts a Pool's traffic.
-type PoolStats struct {
-	Hits, Misses int64 // Gets served from a free list, and by cuMemAlloc
-	IdleBytes    int64 // held in free lists now
-}
-
-// minSizeClass is the smallest block: finer classes would only fragment.
-const minSizeClass = 512
-
-// sizeClass rounds n up to its class: a multiple of a quarter of the
-// power of two below it.
-func sizeClass(n int) int {
-	if n <= minSizeClass {
-		return minSizeClass
-	}
-	step := 1 << (bits.Len(uint(n-1)) - 3)
-	return (n + step - 1) &^ (step - 1)
-}
+type PoolStats = gpu.FreeListStats
 
 // Pool is the device's pool of temporary buffers.
 func (d *Device) Pool() *Pool { return d.pool }
@@ -496,38 +511,22 @@ func (p *Pool) Get(size int) (*Buffer, error) {
 	if size <= 0 {
 		return nil, &RangeError{Backend: "cuda", Op: "Pool.Get", Length: size}
 	}
-	class := sizeClass(size)
-	p.mu.Lock()
-	if list := p.free[class]; len(list) > 0 {
-		ptr := list[len(list)-1]
-		p.free[class] = list[:len(list)-1]
-		p.idle -= int64(class)
-		p.stats.Hits++
-		p.mu.Unlock()
-		return &Buffer{dev: p.dev, ptr: ptr, size: size, capacity: class, pool: p}, nil
-	}
-	p.stats.Misses++
-	p.mu.Unlock()
-	ptr, err := doValue(p.dev, func() (DevicePtr, error) { return p.dev.allocRaw(class) })
-	if err != nil {
-		return nil, err
+	class := gpu.SizeClass(size)
+	ptr, ok := p.list.Take(class)
+	if !ok {
+		var err error
+		if ptr, err = doValue(p.dev, func() (DevicePtr, error) { return p.dev.allocRaw(class) }); err != nil {
+			return nil, err
+		}
 	}
 	return &Buffer{dev: p.dev, ptr: ptr, size: size, capacity: class, pool: p}, nil
 }
 
 // put takes a block back, or frees it when the pool holds its limit.
 func (p *Pool) put(ptr DevicePtr, class int) error {
-	p.mu.Lock()
-	if p.idle+int64(class) <= p.limit {
-		if p.free == nil {
-			p.free = map[int][]DevicePtr{}
-		}
-		p.free[class] = append(p.free[class], ptr)
-		p.idle += int64(class)
-		p.mu.Unlock()
+	if p.list.Put(ptr, class) {
 		return nil
 	}
-	p.mu.Unlock()
 	err := p.dev.do(func() error { return cuMemFree(ptr) })
 	if errors.Is(err, ErrClosed) {
 		return nil
@@ -537,7 +536,7 @@ func (p *Pool) put(ptr DevicePtr, class int) error {
 
 // Trim frees every idle block.
 func (p *Pool) Trim() error {
-	idle := p.drain()
+	idle := p.list.Drain()
 	if len(idle) == 0 {
 		return nil
 	}
@@ -550,25 +549,5 @@ func (p *Pool) Trim() error {
 	})
 }
 
-// drain empties the free lists and returns their blocks for the caller to
-// free (inside do, or in Close).
-func (p *Pool) drain() []DevicePtr {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	var all []DevicePtr
-	for _, list := range p.free {
-		all = append(all, list...)
-	}
-	p.free = nil
-	p.idle = 0
-	return all
-}
-
 // Stats returns the pool's counters.
-func (p *Pool) Stats() PoolStats {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	s := p.stats
-	s.IdleBytes = p.idle
-	return s
-}
+func (p *Pool) Stats() PoolStats { return p.list.Stats() }

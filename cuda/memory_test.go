@@ -7,37 +7,6 @@ import (
 	"unsafe"
 )
 
-func TestSizeClass(t *testing.T) {
-	prev := 0
-	classes := map[int]bool{}
-	for n := 1; n <= 1<<22; n += 1 + n/7 {
-		c := sizeClass(n)
-		if c < n || c < minSizeClass {
-			t.Fatalf("sizeClass(%d) = %d, too small", n, c)
-		}
-		if n > minSizeClass && float64(c) > 1.25*float64(n) {
-			t.Fatalf("sizeClass(%d) = %d wastes more than 25%%", n, c)
-		}
-		if c < prev {
-			t.Fatalf("sizeClass(%d) = %d, smaller than for a smaller size", n, c)
-		}
-		if sizeClass(c) != c {
-			t.Fatalf("class %d is not its own class", c)
-		}
-		prev = c
-		classes[c] = true
-	}
-	// Four classes per power of two: few lists for a wide range of sizes.
-	if len(classes) > 4*14+1 {
-		t.Errorf("%d classes up to 4 MiB", len(classes))
-	}
-	for n, want := range map[int]int{1: 512, 512: 512, 513: 640, 1000: 1024, 1025: 1280, 3 << 20: 3 << 20, 3<<20 + 1: 3<<20 + 1<<19} {
-		if got := sizeClass(n); got != want {
-			t.Errorf("sizeClass(%d) = %d, want %d", n, got, want)
-		}
-	}
-}
-
 func TestParamBlockMarshal(t *testing.T) {
 	pb := new(paramBlock)
 	buf := &Buffer{ptr: 0x7f00_0000_1000}

@@ -254,8 +254,9 @@ type Device struct {
 	life gpu.Life // shared by every operation (do), exclusive for the last Close
 
 	programs programCache
-	pinned   pinnedRanges // the HostBuffers' memory
-	hostQ    struct {     // hostQueue's
+	hostFree *gpu.FreeList[*HostBuffer] // the engines' idle staging
+	pinned   pinnedRanges               // the HostBuffers' memory
+	hostQ    struct {                   // hostQueue's
 		mu sync.Mutex
 		q  *Queue
 	}
@@ -309,7 +310,7 @@ func openDevice(platform, device int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &Device{info: info, platform: pl.id, id: pl.devices[device], ctx: ctx}, nil
+	return &Device{info: info, platform: pl.id, id: pl.devices[device], ctx: ctx, hostFree: gpu.NewFreeList[*HostBuffer](gpu.HostFreeLimit)}, nil
 }
 
 // Close balances one Open. The last Close releases the cached programs and
@@ -323,6 +324,9 @@ func (d *Device) Close() error {
 func (d *Device) release() error {
 	return d.life.End(func() error { // once the operations in flight are done
 		var errs []error
+		for _, h := range d.hostFree.Drain() {
+			errs = append(errs, clEnqueueUnmapMemObject(h.q.h, h.buf.h, h.p), clReleaseMemObject(h.buf.h))
+		}
 		if q := d.hostQ.q; q != nil {
 			errs = append(errs, clFinish(q.h), clReleaseCommandQueue(q.h))
 		}

@@ -78,16 +78,51 @@ func (d engineDevice) Scratch(n int) (gpu.Buffer, error) { return d.Alloc(n) }
 
 // AllocHost maps a buffer allocated in host memory (CL_MEM_ALLOC_HOST_PTR):
 // OpenCL's pinned memory, mapped on the device's own queue.
+// Staging comes from the device's free list of mapped buffers (see
+// gpu.FreeList), sized by class and handed out as a prefix.
 func (d engineDevice) AllocHost(n int) (gpu.HostBuffer, error) {
-	q, err := d.hostQueue()
-	if err != nil {
-		return nil, err
+	if n <= 0 {
+		return nil, &RangeError{Backend: "opencl", Op: "AllocHost", Length: n}
 	}
-	h, err := d.Device.AllocHost(q, n)
-	if err != nil {
-		return nil, err
+	class := gpu.SizeClass(n)
+	h, ok := d.hostFree.Take(class)
+	if !ok {
+		q, err := d.hostQueue()
+		if err != nil {
+			return nil, err
+		}
+		if h, err = d.Device.AllocHost(q, class); err != nil {
+			return nil, err
+		}
 	}
-	return h, nil
+	return &pooledHost{h: h, n: n, list: d.hostFree}, nil
+}
+
+// pooledHost is n bytes of a mapped buffer of a size class, which Free
+// returns to the list it came from (or frees where the list is full).
+type pooledHost struct {
+	h    *HostBuffer
+	n    int
+	list *gpu.FreeList[*HostBuffer]
+}
+
+func (p *pooledHost) Bytes() []byte {
+	if p.h == nil {
+		return nil
+	}
+	return p.h.Bytes()[:p.n]
+}
+
+func (p *pooledHost) Free() error {
+	h := p.h
+	if h == nil {
+		return nil
+	}
+	p.h = nil
+	if p.list.Put(h, h.Size()) {
+		return nil
+	}
+	return h.Free()
 }
 
 func (d engineDevice) NewQueue() (gpu.Queue, error) { return gpu.Value[gpu.Queue](d.Device.NewQueue()) }

@@ -405,3 +405,33 @@ func TestBuffers(t *testing.T) {
 		t.Error("a buffer above the device's largest")
 	}
 }
+
+// TestGPUHostFreeList: the engines' staging (engineDevice.AllocHost) is a
+// prefix of a mapped buffer of its size class, counted as pinned, which
+// Free returns to the device's free list for the next of its class.
+func TestGPUHostFreeList(t *testing.T) {
+	d := testDevice(t)
+	ed := engineDevice{d}
+	h1, err := ed.AllocHost(3000)
+	if err != nil {
+		t.Fatal(err)
+	}
+	b := h1.Bytes()
+	if len(b) != 3000 || !d.pinned.holds(b) {
+		t.Fatalf("staging of %d bytes, pinned %v; want 3000, true", len(b), d.pinned.holds(b))
+	}
+	first := &b[0]
+	if err := h1.Free(); err != nil {
+		t.Fatal(err)
+	}
+	if h1.Free() != nil || h1.Bytes() != nil {
+		t.Error("a second Free, or Bytes after Free, did something")
+	}
+	h2, _ := ed.AllocHost(2900) // the same 3072-byte class
+	h3, _ := ed.AllocHost(2900)
+	if &h2.Bytes()[0] != first || &h3.Bytes()[0] == first || len(h2.Bytes()) != 2900 {
+		t.Error("the freed staging was not reused once, as 2900 bytes")
+	}
+	h2.Free()
+	h3.Free()
+}

@@ -23,12 +23,14 @@ type Device interface {
 
 	// Alloc allocates n ≥ 1 bytes of device memory, uninitialised.
 	Alloc(n int) (Buffer, error)
-	// Scratch allocates n ≥ 1 bytes for a short-lived temporary or a
-	// launch's parameters, from a pool where the API's allocations are
-	// slow (CUDA's cuMemAlloc synchronises the device); Free returns it.
+	// Scratch allocates n ≥ 1 bytes for what an engine holds — a
+	// pipeline's buffers, temporaries, a launch's parameters — from a
+	// FreeList where the API's allocations are slow (CUDA's cuMemAlloc
+	// synchronises the device); Free returns it.
 	Scratch(n int) (Buffer, error)
 	// AllocHost allocates n ≥ 1 bytes of page-locked host memory, the
-	// staging a pipeline copies through at the copy engines' full rate.
+	// staging a pipeline copies through at the copy engines' full rate,
+	// from the device's FreeList of it; Free returns it there.
 	AllocHost(n int) (HostBuffer, error)
 	// NewQueue makes an in-order queue of work (a CUDA stream, an OpenCL
 	// command queue).

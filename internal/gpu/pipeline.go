@@ -84,16 +84,16 @@ func (e *Engine) newPipeline(chunks []chunk.Chunk) (pl *pipeline, err error) {
 		temps, tempBytes = max(temps, n), max(tempBytes, b)
 	}
 	for i := range temps {
-		if pl.temps[i], err = e.dev.Alloc(tempBytes); err != nil {
+		if pl.temps[i], err = e.dev.Scratch(tempBytes); err != nil {
 			return nil, err
 		}
 	}
 	for i := range min(len(pl.slots), len(chunks)) { // a slot per chunk in flight
 		s := &pl.slots[i]
-		if s.in, err = e.dev.Alloc(inBytes); err != nil {
+		if s.in, err = e.dev.Scratch(inBytes); err != nil {
 			return nil, err
 		}
-		if s.out, err = e.dev.Alloc(outBytes); err != nil {
+		if s.out, err = e.dev.Scratch(outBytes); err != nil {
 			return nil, err
 		}
 		if s.stageIn, err = e.dev.AllocHost(inBytes); err != nil {

@@ -1,0 +1,71 @@
+package gpu
+
+import "testing"
+
+func TestSizeClass(t *testing.T) {
+	prev := 0
+	classes := map[int]bool{}
+	for n := 1; n <= 1<<30; n += 1 + n/7 {
+		c := SizeClass(n)
+		if c < n || c < minSizeClass {
+			t.Fatalf("SizeClass(%d) = %d, too small", n, c)
+		}
+		if limit := map[bool]float64{true: 1.25, false: 1.03}[n <= coarseClassesUpTo]; n > minSizeClass && float64(c) > limit*float64(n) {
+			t.Fatalf("SizeClass(%d) = %d wastes more than 25%%", n, c)
+		}
+		if c < prev {
+			t.Fatalf("SizeClass(%d) = %d, smaller than for a smaller size", n, c)
+		}
+		if SizeClass(c) != c {
+			t.Fatalf("class %d is not its own class", c)
+		}
+		prev = c
+		classes[c] = true
+	}
+	// Four classes per power of two up to 64 MiB: few lists for a wide
+	// range of sizes.
+	small := 0
+	for c := range classes {
+		if c <= coarseClassesUpTo {
+			small++
+		}
+	}
+	if small > 4*17+1 {
+		t.Errorf("%d classes up to 64 MiB", small)
+	}
+	for n, want := range map[int]int{1: 512, 512: 512, 513: 640, 1000: 1024, 1025: 1280, 3 << 20: 3 << 20, 3<<20 + 1: 3<<20 + 1<<19, 64 << 20: 64 << 20, 64<<20 + 1: 66 << 20, 100 << 20: 100 << 20} {
+		if got := SizeClass(n); got != want {
+			t.Errorf("SizeClass(%d) = %d, want %d", n, got, want)
+		}
+	}
+}
+
+// TestFreeList: Take hits only what Put kept, of its class; Put refuses
+// past the limit; Drain hands back everything idle.
+func TestFreeList(t *testing.T) {
+	f := NewFreeList[int](3 * 1024)
+	if _, ok := f.Take(1024); ok {
+		t.Fatal("an empty list gave an allocation")
+	}
+	for i := range 3 {
+		if !f.Put(i, 1024) {
+			t.Fatalf("Put %d refused under the limit", i)
+		}
+	}
+	if f.Put(9, 512) {
+		t.Error("Put past the limit kept it")
+	}
+	if _, ok := f.Take(2048); ok {
+		t.Error("a class never put was served")
+	}
+	if v, ok := f.Take(1024); !ok || v != 2 {
+		t.Errorf("Take = %d, %v; want the last put, 2", v, ok)
+	}
+	s := f.Stats()
+	if s.Hits != 1 || s.Misses != 2 || s.IdleBytes != 2048 {
+		t.Errorf("stats %+v", s)
+	}
+	if got := f.Drain(); len(got) != 2 || f.Stats().IdleBytes != 0 {
+		t.Errorf("Drain = %v, idle %d", got, f.Stats().IdleBytes)
+	}
+}
