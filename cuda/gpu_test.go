@@ -319,7 +319,7 @@ func TestGPUHostFreeList(t *testing.T) {
 		t.Fatalf("Bytes has %d bytes, want 3000", len(h1.Bytes()))
 	}
 	must(t, h1.Free())
-	must(t, h1.Free()) // twice: nothing
+	must(t, h1.Free())            // twice: nothing
 	h2, err := d.pooledHost(2900) // the same 3072-byte class
 	must(t, err)
 	h3, err := d.pooledHost(2900)
