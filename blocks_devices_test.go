@@ -9,6 +9,7 @@ import (
 	"runtime"
 	"strconv"
 	"strings"
+	"sync/atomic"
 	"testing"
 	"time"
 
@@ -33,6 +34,7 @@ func TestBlocksOnDevices(t *testing.T) {
 	if cuda.Available() == nil {
 		lists = append(lists, "cuda:all", "cuda:all,cpu")
 	}
+	openBefore := cuda.IsOpen(0) // held by another test: not this one's to check
 	p, err := ndconv.NewPlan(ndconv.Correlation, shape, nd.Float32, ndconv.Options{Device: "cpu", Method: ndconv.Direct, Border: nd.Mirror}, k)
 	if err != nil {
 		t.Fatal(err)
@@ -59,6 +61,27 @@ func TestBlocksOnDevices(t *testing.T) {
 		var un *plan.UnavailableError
 		if !errors.As(err, &ue) && !errors.As(err, &un) {
 			t.Errorf("Devices %q: %v, want an unsupported or unavailable device", bad, err)
+		}
+	}
+	// The plan holds the GPUs it spread blocks over until its Close, so
+	// that the next call finds their contexts made.
+	if cuda.Available() == nil {
+		if !cuda.IsOpen(0) {
+			t.Error("cuda:0 is not held open after ExecuteBlocks on cuda:all")
+		}
+		q, err := ndconv.NewPlan(ndconv.Correlation, shape, nd.Float32, ndconv.Options{Device: "cpu", Method: ndconv.Direct}, k)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := q.ExecuteBlocks(ctx, ndconv.ArraySource{Array: x}, ndconv.ArraySink{Array: want}, ndconv.BlockOptions{Devices: "cuda:0"}); err != nil {
+			t.Fatal(err)
+		}
+		q.Close()
+		if err := p.Close(); err != nil {
+			t.Fatal(err)
+		}
+		if cuda.IsOpen(0) && !openBefore {
+			t.Error("cuda:0 is still open after the plans' Close")
 		}
 	}
 }
@@ -102,10 +125,26 @@ func TestBlocksDeviceScaling(t *testing.T) {
 	var outs [][]byte
 	var rates []float64
 	for _, inFlight := range inFlights {
-		for _, devices := range []string{"cuda:0", "cuda:all", "cuda:0", "cuda:all"} {
+		// NDCONV_SCALING_DEVICES: other device lists to time after these,
+		// separated by ';' ("cuda:1;cuda:0,cuda:1").
+		lists := []string{"cuda:0", "cuda:all", "cuda:0", "cuda:all"}
+		if v := os.Getenv("NDCONV_SCALING_DEVICES"); v != "" {
+			lists = append(lists, strings.Split(v, ";")...)
+		}
+		for _, devices := range lists {
 			got, _ := nd.New(nd.Uint8, shape...)
+			// Where the workers' time went, summed over them: reading
+			// (gathering a block's boxes), making executables, executing,
+			// writing (scattering the output).
+			var stages [4]atomic.Int64
+			ndconv.SetBlockTrace(func(stage string, d time.Duration) {
+				stages[map[string]int{"new": 1, "execute": 2}[stage]].Add(int64(d))
+			})
+			src := timedSource{ndconv.ArraySource{Array: x}, &stages[0]}
+			sink := timedSink{ndconv.ArraySink{Array: got}, &stages[3]}
 			start := time.Now()
-			err := p.ExecuteBlocks(ctx, ndconv.ArraySource{Array: x}, ndconv.ArraySink{Array: got}, ndconv.BlockOptions{Shape: []int{256, 256, 256}, Devices: devices, InFlight: inFlight})
+			err := p.ExecuteBlocks(ctx, src, sink, ndconv.BlockOptions{Shape: []int{256, 256, 256}, Devices: devices, InFlight: inFlight})
+			ndconv.SetBlockTrace(nil)
 			if err != nil {
 				t.Fatal(err)
 			}
@@ -113,9 +152,11 @@ func TestBlocksDeviceScaling(t *testing.T) {
 			rate := 2 * float64(len(b)) / secs / 1e9
 			rates = append(rates, rate)
 			outs = append(outs, got.Bytes())
-			t.Logf("%-9s in flight %2d: %.3f s, %.2f GB/s in and out", devices, inFlight, secs, rate)
+			sum := func(i int) float64 { return time.Duration(stages[i].Load()).Seconds() }
+			t.Logf("%-9s in flight %2d: %.3f s, %.2f GB/s in and out; summed s: read %.2f, new %.2f, execute %.2f, write %.2f",
+				devices, inFlight, secs, rate, sum(0), sum(1), sum(2), sum(3))
 		}
-		n := len(rates)
+		n := len(rates) - (len(lists) - 4)
 		t.Logf("in flight %d: cuda:all at %.2f× cuda:0's rate (second runs)", inFlight, rates[n-1]/rates[n-2])
 	}
 	for i := 1; i < len(outs); i++ {
@@ -147,4 +188,27 @@ func TestBlocksDeviceScaling(t *testing.T) {
 	}
 	ds, _ := plan.ParseDevices("cuda:all")
 	t.Logf("%d GPUs", len(ds))
+}
+
+// timedSource and timedSink add the time of each read and write to d.
+type timedSource struct {
+	ndconv.BlockSource
+	d *atomic.Int64
+}
+
+func (s timedSource) ReadRegion(start, shape []int, dst nd.Array) error {
+	t := time.Now()
+	defer func() { s.d.Add(int64(time.Since(t))) }()
+	return s.BlockSource.ReadRegion(start, shape, dst)
+}
+
+type timedSink struct {
+	ndconv.BlockSink
+	d *atomic.Int64
+}
+
+func (s timedSink) WriteRegion(start []int, src nd.Array) error {
+	t := time.Now()
+	defer func() { s.d.Add(int64(time.Since(t))) }()
+	return s.BlockSink.WriteRegion(start, src)
 }

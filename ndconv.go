@@ -2,6 +2,7 @@ package ndconv
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"slices"
 
@@ -165,6 +166,7 @@ type Plan struct {
 	inType  DType
 	opt     plan.Options
 	dev     *Device // the device that made the plan (Device.NewPlan), else nil
+	held    heldDevices
 }
 
 // NewPlan prepares op with the given kernels (several make a filter bank)
@@ -310,7 +312,7 @@ func (p *Plan) Close() error {
 	if p.dev != nil {
 		p.dev.forget(p)
 	}
-	return p.exec.Close()
+	return errors.Join(p.exec.Close(), p.held.close())
 }
 
 // ErrClosed is the error of executing a plan after its Close.
