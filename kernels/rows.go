@@ -95,15 +95,30 @@ func newRows(a directArgs, s RowsShape) *Launch {
 // 8 outputs per work-item and an L2 prefetch 4 rows ahead) and lost at
 // 2048², where its work-groups of 32 rows are too few to fill the device
 // (figures: docs/perf/gpu-kernels.md, "The figures behind the defaults").
+//
+// Float32 kernels of 10 to 49 taps (5×5, 7×7) take narrower work-groups
+// walking longer columns on images of 8192² and more: 0.218 and 0.238 ms
+// against tiled.cl's 0.275 and 0.301 (H100, session 31, the tuner's
+// choice of session 25); smaller images keep tiled.cl, whose work-groups
+// are more.
 func defaultRowsShape(p *nd.Problem, outerTaps int, y, x axis, c int) RowsShape {
-	if outerTaps != 1 || len(p.Kernels) != 1 || c != 1 || y.k*x.k > 9 || y.k < 2 || y.out*x.out < rowsMinOutputs {
+	if outerTaps != 1 || len(p.Kernels) != 1 || c != 1 || y.k < 2 || y.out*x.out < rowsMinOutputs {
 		return RowsShape{}
 	}
-	if p.In.Size() == 1 {
+	switch taps := y.k * x.k; {
+	case taps <= 9 && p.In.Size() == 1:
 		return RowsShape{TX: 256, RX: 8, Chunk: 32, L2Ahead: 4}
+	case taps <= 9:
+		return RowsShape{TX: 256, RX: 4, Chunk: 32}
+	case taps <= 49 && p.In == nd.Float32 && !p.Wide && y.out*x.out >= rowsLongMinOutputs:
+		return RowsShape{TX: 64, RX: 4, Chunk: 128}
 	}
-	return RowsShape{TX: 256, RX: 4, Chunk: 32}
+	return RowsShape{}
 }
+
+// rowsLongMinOutputs is the smallest image rows.cl serves untuned with
+// kernels above 9 taps (8192²).
+const rowsLongMinOutputs = 1 << 26
 
 // rowsCandidates are rows.cl's decompositions the tuner measures (none
 // for 1-D problems, which tiled.cl's one-row work-groups serve).

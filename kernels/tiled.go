@@ -113,9 +113,22 @@ func rollingShape(kz, bank int, wide bool) (TiledShape, bool) {
 // rolling made single-kernel volumes faster and S000's banks of 2 and 4
 // slower (the tuner may still pick it for a bank; figures:
 // docs/perf/gpu-kernels.md, v4).
+//
+// Fewer outputs per work-item than rollingShape's most: the H100's tuner
+// (session 25's cache, measured against these defaults in session 31)
+// chose 1×4 outputs on 32×4 work-items in chunks of 16 planes for 3³
+// (0.514 against 0.802 ms on 512³) and 2×2 on 32×8 for 7³ (2.60 against
+// 2.97 ms; rollChunk gives its 128-plane chunks). A 3-tap axis wastes
+// little in short chunks (2 planes of 16), and more chunks are more
+// work-groups for the serial walk down the planes.
 func defaultRollingShape(kz, bank int, wide bool) (TiledShape, bool) {
 	if bank != 1 {
 		return TiledShape{}, false
+	}
+	for _, s := range []TiledShape{{TX: 32, TY: 4, RX: 1, RY: 4, ZChunk: 16}, {TX: 32, TY: 8, RX: 2, RY: 2}} {
+		if (kz <= 3) == (s.ZChunk > 0) && rollFits(s, kz, bank, wide) {
+			return s, true
+		}
 	}
 	return rollingShape(kz, bank, wide)
 }
@@ -198,11 +211,20 @@ func DefaultTiledShape(y, x axis, c, bank int, wide bool) TiledShape {
 		}
 		return TiledShape{TX: 32, TY: 4, RX: 2, RY: 2, BankGroup: group}
 	case bank >= 8:
-		return TiledShape{TX: 32, TY: 4, RX: 4, RY: 1}
+		// 2×2 outputs: S000's bank of 8 took 2.58 ms against 4×1's 2.82
+		// (H100, session 31).
+		return TiledShape{TX: 32, TY: 4, RX: 2, RY: 2}
 	case bank >= 2:
 		return TiledShape{TX: 32, TY: 4, RX: 4, RY: 2}
 	case wide:
 		return TiledShape{TX: 32, TY: 8, RX: 2, RY: 2}
+	case c == 1 && y.k >= 13 && y.k < 24:
+		// Tiles of 16 rows for long kernels, whose halo is most of a
+		// tile of 32 (H100, 8192² float32: 15×15 0.73 ms against
+		// 0.87 with 4×4 outputs on 32×8 work-items; session 31).
+		return TiledShape{TX: 32, TY: 8, RX: 4, RY: 2}
+	case c == 1 && y.k >= 9 && y.k < 24:
+		return TiledShape{TX: 32, TY: 4, RX: 4, RY: 4} // 9×9: 0.319 against 0.362 ms
 	}
 	return TiledShape{TX: 32, TY: 8, RX: 4, RY: 4}
 }
