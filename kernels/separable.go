@@ -50,6 +50,9 @@ type SeparableOptions struct {
 	MaxLocalBytes int
 	// MaxParamBytes: see DirectOptions.
 	MaxParamBytes int
+	// GroupItems is how many work-items a default decomposition may put
+	// in one work-group; 0 means 256, what every device allows.
+	GroupItems int
 	// Shape is the tuner's choice of decomposition: a SepFusedShape forces
 	// sepfused.cl's; a Sep3Shape forces sep3.cl where the passes are Z, Y,
 	// X on adjacent axes; a SepTileShape forces septile.cl for the fused X

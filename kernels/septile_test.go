@@ -78,6 +78,8 @@ func TestSepTilePlanner(t *testing.T) {
 	}{
 		{"S003 c1 float32", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(31, 31)}, Border: nd.Constant}, opt, []string{"septile"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 4}},
 		{"S003 c4 uint8", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Uint8, Kernels: []nd.Kernel{factorsOf(31, 31)}, Border: nd.Constant}, opt, []string{"septile"}, SepTileShape{TX: 64, TY: 4, RX: 8, RY: 8}},
+		{"S003 c4 uint8, CUDA's 512 work-items", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Uint8, Kernels: []nd.Kernel{factorsOf(31, 31)}, Border: nd.Constant}, SeparableOptions{MaxLocalBytes: 48 << 10, GroupItems: 512}, []string{"septile"}, SepTileShape{TX: 64, TY: 8, RX: 8, RY: 4}},
+		{"S003 c1 float32, 512 allowed, 256 kept", nd.Spec{Shape: []int{480, 640}, Kernels: []nd.Kernel{factorsOf(31, 31)}, Border: nd.Constant}, SeparableOptions{MaxLocalBytes: 48 << 10, GroupItems: 512}, []string{"septile"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 4}},
 		{"S003 c4 float64", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(3, 3)}}, opt, []string{"septile"}, SepTileShape{TX: 64, TY: 4, RX: 8, RY: 8}},
 		{"c4 float64 15 taps", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(15, 15)}}, opt, []string{"septile"}, SepTileShape{TX: 64, TY: 4, RX: 8, RY: 8}},
 		{"c4 float64 31 taps: smaller tiles", nd.Spec{Shape: []int{480, 640, 4}, In: nd.Float64, Kernels: []nd.Kernel{factorsOf(31, 31)}}, opt, []string{"septile"}, SepTileShape{TX: 32, TY: 8, RX: 8, RY: 1}},

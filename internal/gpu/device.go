@@ -74,6 +74,11 @@ type Limits struct {
 	MaxLocalBytes int
 	// MaxGroupsYZ bounds a launch's y and z group counts.
 	MaxGroupsYZ int
+	// DefaultGroupItems is how many work-items a default decomposition
+	// may put in one work-group (0: 256, what every device compiles every
+	// kernel for; NVIDIA's OpenCL compiles septile.cl for no more). A
+	// tuned decomposition may use more.
+	DefaultGroupItems int
 	// MaxParamBytes is how many bytes of weights a launch may pass among
 	// its kernel parameters (ByValue); 0: always in a buffer.
 	MaxParamBytes int

@@ -313,7 +313,7 @@ func (e *Engine) directOptions() kernels.DirectOptions {
 // within on the engine's device, with its tuning.
 func (e *Engine) separableOptions() kernels.SeparableOptions {
 	lim, t := e.plan.Limits(), e.opt.Tuning
-	return kernels.SeparableOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxParamBytes: lim.MaxParamBytes, Shape: t.Shape, FuseSmall: t.FuseSmall}
+	return kernels.SeparableOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxParamBytes: lim.MaxParamBytes, GroupItems: lim.DefaultGroupItems, Shape: t.Shape, FuseSmall: t.FuseSmall}
 }
 
 func (direct) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer) (*prepared, error) {
