@@ -26,7 +26,7 @@ const maxParamTapBytes = 30 << 10
 
 // limits are every CUDA device's bounds on launches (the FFT's batch
 // buffers at most 1 GiB: beyond it, batches gain nothing measurable).
-var limits = gpu.Limits{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxParamBytes: maxParamTapBytes, FFTBudget: 1 << 30, DefaultGroupItems: 512}
+var limits = gpu.Limits{MaxLocalBytes: maxStaticShared, MaxGroupsYZ: 65535, MaxParamBytes: maxParamTapBytes, FFTBudget: 1 << 30, DefaultGroupItems: 1024}
 
 // OpenEngineDevice opens cuda:index as the engine's device; its Close
 // balances the Open.

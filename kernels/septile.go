@@ -94,7 +94,7 @@ func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShap
 		if opt.FuseSmall || product(p.OutShape) >= sepTileMaxOutputs {
 			return SepTileShape{}
 		}
-		s = g.defaultShape(p.Wide, opt.MaxLocalBytes, opt.GroupItems)
+		s = g.defaultShape(p.Wide, opt.MaxLocalBytes, opt.GroupItems, p.In.Size() == 1)
 	}
 	if !g.fits(s, p.Wide, opt.MaxLocalBytes) {
 		return SepTileShape{}
@@ -116,17 +116,21 @@ func sepTileShape(p *nd.Problem, passes []int, opt SeparableOptions) SepTileShap
 // Then smaller tiles, where a long kernel with channels or float64 would
 // need more than the local memory.
 //
-// With channels, where the device allows more (groupItems: CUDA's 512), a
-// work-group has more rows of work-items, each fewer rows of outputs: the
-// H100's tuner chose 64×8 work-items of 4 rows for S003's RGBA float32
-// (0.0310 ms against 64×4 of 8 rows' 0.0334) and 64×16 of 2 for uint8
-// (0.0353 against 0.0427). One channel keeps 256 (32×16 was no faster).
-func (g sepTileGeometry) defaultShape(wide bool, maxLocal, groupItems int) SepTileShape {
+// With channels, where the device allows more (groupItems: CUDA's 1024),
+// a work-group has more rows of work-items, each fewer rows of outputs:
+// the H100's tuner chose 64×8 work-items of 4 rows for S003's RGBA float32
+// (0.0310–0.0316 ms against 64×4 of 8 rows' 0.0334–0.0351) and 64×16 of 2
+// for uint8 (0.0353–0.0362 against 0.0426; 64×8 was slower, 0.0445). One
+// channel keeps 256 (32×16 was no faster).
+func (g sepTileGeometry) defaultShape(wide bool, maxLocal, groupItems int, narrow bool) SepTileShape {
 	tiles := []struct{ px, rows int }{{32, 32}, {32, 16}, {16, 16}, {16, 8}, {8, 8}}
 	items := 256
 	if g.c > 1 {
 		tiles = []struct{ px, rows int }{{16, 32}, {16, 16}, {16, 8}, {8, 8}}
 		items = max(items, groupItems)
+		if !narrow {
+			items = min(items, 512)
+		}
 	}
 	for _, t := range tiles {
 		tx := t.px * g.c
