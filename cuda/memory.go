@@ -48,16 +48,7 @@ func (d *Device) Alloc(size int) (*Buffer, error) {
 // allocRaw is cuMemAlloc that, on running out of memory, hands the pool's
 // idle blocks back to the driver and tries once more. It runs inside do.
 func (d *Device) allocRaw(size int) (DevicePtr, error) {
-	p, err := cuMemAlloc(size)
-	if err != nil && IsOutOfMemory(err) {
-		if idle := d.pool.list.Drain(); len(idle) > 0 {
-			for _, q := range idle {
-				cuMemFree(q)
-			}
-			p, err = cuMemAlloc(size)
-		}
-	}
-	return p, err
+	return d.pool.list.Alloc(func() (DevicePtr, error) { return cuMemAlloc(size) }, IsOutOfMemory, cuMemFree)
 }
 
 // WrapPointer makes a Buffer over size bytes of device memory the caller
@@ -311,16 +302,9 @@ func (d *Device) pooledHost(size int) (*HostBuffer, error) {
 	if !ok {
 		var err error
 		p, err = doValue(d, func() (unsafe.Pointer, error) {
-			p, err := cuMemHostAlloc(class)
-			if err != nil { // out of pinned memory: give the idle back and try again
-				if idle := d.hostFree.Drain(); len(idle) > 0 {
-					for _, q := range idle {
-						cuMemFreeHost(q)
-					}
-					p, err = cuMemHostAlloc(class)
-				}
-			}
-			return p, err
+			// Out of pinned memory: the idle staging goes back first.
+			anyFailure := func(error) bool { return true }
+			return d.hostFree.Alloc(func() (unsafe.Pointer, error) { return cuMemHostAlloc(class) }, anyFailure, cuMemFreeHost)
 		})
 		if err != nil {
 			return nil, err

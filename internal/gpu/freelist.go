@@ -107,6 +107,22 @@ func (f *FreeList[T]) Drain() []T {
 	return all
 }
 
+// Alloc calls alloc, and where it fails and retry says the failure is
+// for want of memory, frees every idle allocation (with free) and calls
+// it once more: the idle ones are the first memory to give back.
+func (f *FreeList[T]) Alloc(alloc func() (T, error), retry func(error) bool, free func(T) error) (T, error) {
+	t, err := alloc()
+	if err != nil && retry(err) {
+		if idle := f.Drain(); len(idle) > 0 {
+			for _, u := range idle {
+				free(u)
+			}
+			t, err = alloc()
+		}
+	}
+	return t, err
+}
+
 // Stats returns the counters.
 func (f *FreeList[T]) Stats() FreeListStats {
 	f.mu.Lock()

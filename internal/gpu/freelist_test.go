@@ -1,6 +1,9 @@
 package gpu
 
-import "testing"
+import (
+	"errors"
+	"testing"
+)
 
 func TestSizeClass(t *testing.T) {
 	prev := 0
@@ -67,5 +70,31 @@ func TestFreeList(t *testing.T) {
 	}
 	if got := f.Drain(); len(got) != 2 || f.Stats().IdleBytes != 0 {
 		t.Errorf("Drain = %v, idle %d", got, f.Stats().IdleBytes)
+	}
+}
+
+// TestFreeListAlloc: a failure for want of memory frees the idle
+// allocations and tries once more; any other failure leaves them.
+func TestFreeListAlloc(t *testing.T) {
+	errFull, errOther := errors.New("full"), errors.New("other")
+	for _, tc := range []struct {
+		first     error
+		wantFreed int
+		wantErr   error
+	}{{errFull, 2, nil}, {errOther, 0, errOther}} {
+		f := NewFreeList[int](1 << 20)
+		f.Put(1, 1024)
+		f.Put(2, 2048)
+		calls, freed := 0, 0
+		v, err := f.Alloc(func() (int, error) {
+			calls++
+			if calls == 1 {
+				return 0, tc.first
+			}
+			return 7, nil
+		}, func(err error) bool { return err == errFull }, func(int) error { freed++; return nil })
+		if freed != tc.wantFreed || err != tc.wantErr || (err == nil && v != 7) {
+			t.Errorf("first failure %v: value %d, error %v, %d freed; want error %v, %d freed", tc.first, v, err, freed, tc.wantErr, tc.wantFreed)
+		}
 	}
 }
