@@ -7,6 +7,7 @@ import (
 	"path/filepath"
 	"slices"
 	"testing"
+	"time"
 	"unsafe"
 
 	"github.com/ndconv/ndconv/zarr"
@@ -184,4 +185,50 @@ func TestZarrArguments(t *testing.T) {
 		t.Fatal(e.String())
 	}
 	wantErr(t, "second close", zarrClose(id2, e.ptr(), e.len()), &e, 2, "closed already")
+}
+
+// A region written through the C API first clears the temporary files a
+// dead writer left beside its shards (a dask task run again after its
+// worker was killed mid-write); a file a live writer may still rename
+// stays.
+func TestZarrWriteRemovesStale(t *testing.T) {
+	url := filepath.Join(t.TempDir(), "s.zarr")
+	id := mustZarr(t, fmt.Sprintf(`{"url":%q,"shape":[8],"dtype":"int16","chunks":[2],"shards":[4]}`, url))
+	data := []int16{1, 2, 3, 4, 5, 6, 7, 8}
+	var e errBuf
+	write := func() {
+		if rc := zarrWriteRegion(id, i64s(0), i64s(4), 1, unsafe.Pointer(&data[0]), 8, e.ptr(), e.len()); rc != 0 {
+			t.Fatal(e.String())
+		}
+	}
+	write()
+	var shard string
+	filepath.Walk(url, func(p string, fi os.FileInfo, err error) error {
+		if err == nil && !fi.IsDir() && fi.Name() != "zarr.json" {
+			shard = p
+		}
+		return nil
+	})
+	if shard == "" {
+		t.Fatal("no shard written")
+	}
+	dir, name := filepath.Split(shard)
+	plant := func(tmp string, age time.Duration) string {
+		p := filepath.Join(dir, tmp)
+		if err := os.WriteFile(p, []byte("partial"), 0o644); err != nil {
+			t.Fatal(err)
+		}
+		when := time.Now().Add(-age)
+		os.Chtimes(p, when, when)
+		return p
+	}
+	dead := plant("."+name+"-4242@elsewhere-1", 2*zarr.StaleAfter) // its writer long gone
+	live := plant("."+name+"-4243@elsewhere-2", time.Minute)        // may still be renamed
+	write()
+	if _, err := os.Stat(dead); err == nil {
+		t.Error("a dead writer's temporary file was left beside the shard")
+	}
+	if _, err := os.Stat(live); err != nil {
+		t.Errorf("a recent writer's temporary file was removed: %v", err)
+	}
 }

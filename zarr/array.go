@@ -308,6 +308,20 @@ func (a *Array) ReadAll(ctx context.Context) (nd.Array, error) {
 // checkRegion checks a region against the array and an array that holds
 // it.
 func (a *Array) checkRegion(arg string, start, shape []int, buf nd.Array) error {
+	if err := a.checkBox(start, shape); err != nil {
+		return err
+	}
+	if buf.DType() != a.p.DType {
+		return argErrorf(arg, "holds %v; the array is %v", buf.DType(), a.p.DType)
+	}
+	if !slices.Equal(buf.Shape, shape) {
+		return argErrorf(arg, "has shape %v; the region's is %v", buf.Shape, shape)
+	}
+	return buf.Check()
+}
+
+// checkBox checks that the box at start of shape lies in the array.
+func (a *Array) checkBox(start, shape []int) error {
 	rank := len(a.p.Shape)
 	if len(start) != rank || len(shape) != rank {
 		return argErrorf("region", "start %v and shape %v for an array of %d axes", start, shape, rank)
@@ -317,13 +331,7 @@ func (a *Array) checkRegion(arg string, start, shape []int, buf nd.Array) error 
 			return argErrorf("region", "start %v shape %v is outside the array's shape %v", start, shape, a.p.Shape)
 		}
 	}
-	if buf.DType() != a.p.DType {
-		return argErrorf(arg, "holds %v; the array is %v", buf.DType(), a.p.DType)
-	}
-	if !slices.Equal(buf.Shape, shape) {
-		return argErrorf(arg, "has shape %v; the region's is %v", buf.Shape, shape)
-	}
-	return buf.Check()
+	return nil
 }
 
 // cells calls fn for the grid index of every shard (or chunk) that meets
@@ -903,6 +911,36 @@ func addTo(a, b []int) []int {
 		o[i] = a[i] + b[i]
 	}
 	return o
+}
+
+// RemoveStale removes the temporary files that writers killed before their
+// rename left beside the shards (or chunks) that the box at start of shape
+// meets, where the store keeps such files (DirStore.RemoveStale: a live
+// writer's stay); it returns how many it removed. A caller that writes a
+// region another process may have died writing (a dask task run again, an
+// array job's block) cleans up after it with this first.
+func (a *Array) RemoveStale(ctx context.Context, start, shape []int) (int, error) {
+	st, ok := a.store.(interface {
+		RemoveStale(context.Context, []string) (int, error)
+	})
+	if !ok {
+		return 0, nil
+	}
+	if err := a.checkBox(start, shape); err != nil {
+		return 0, err
+	}
+	var mu sync.Mutex
+	var keys []string
+	err := a.cells(ctx, 1, start, shape, func(_ context.Context, idx []int) error {
+		mu.Lock()
+		defer mu.Unlock()
+		keys = append(keys, a.Key(idx))
+		return nil
+	})
+	if err != nil {
+		return 0, err
+	}
+	return st.RemoveStale(ctx, keys)
 }
 
 // WriteRegion writes src at start: a region whose edges lie on the shard
