@@ -8,6 +8,7 @@ import (
 	"hash/crc32"
 	"io"
 	"runtime"
+	"slices"
 	"sync"
 	"sync/atomic"
 
@@ -100,6 +101,7 @@ func encodePNG(w io.Writer, width, height, c int, colorType byte, s nd.Array, le
 	for range min(nseg, runtime.GOMAXPROCS(0)) {
 		wg.Go(func() {
 			e := newPNGRowEncoder(s, width, c, level)
+			defer e.release()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= nseg || stop.Load() {
@@ -126,7 +128,12 @@ func writePNGSegments(w io.Writer, ihdr []byte, segs []pngSegment, level int) er
 	// The zlib header: deflate with a 32 KiB window; FLEVEL as the level.
 	cmf, flg := byte(0x78), [10]byte{0, 0, 1, 1, 1, 1, 2, 3, 3, 3}[level]<<6
 	flg += byte(31 - (int(cmf)<<8|int(flg))%31)
-	idat := append(make([]byte, 0, pngIDATBytes), cmf, flg)
+	idatBuf := idatBuffers.Get().(*[]byte)
+	if cap(*idatBuf) < pngIDATBytes {
+		*idatBuf = make([]byte, 0, pngIDATBytes)
+	}
+	defer idatBuffers.Put(idatBuf)
+	idat := append((*idatBuf)[:0:pngIDATBytes], cmf, flg) // chunks of pngIDATBytes
 	var adler uint32 = 1
 	for i := range segs {
 		<-segs[i].done
@@ -152,6 +159,11 @@ func writePNGSegments(w io.Writer, ihdr []byte, segs []pngSegment, level int) er
 	cw.chunk("IEND", nil)
 	return cw.err
 }
+
+// idatBuffers hold an IDAT chunk being filled, one per image written at
+// once (1 MiB each: allocated and zeroed per file, they cost a small
+// image more than its filtering).
+var idatBuffers = sync.Pool{New: func() any { return new([]byte) }}
 
 // pngChunkWriter writes PNG chunks, keeping the first error.
 type pngChunkWriter struct {
@@ -205,24 +217,56 @@ type pngRowEncoder struct {
 	s               nd.Array
 	width, c, level int
 	bpp             int
-	prev, cur       []byte   // raw rows, big-endian samples
-	try             [][]byte // each filter's output, for the heuristic
-	filtered        bytes.Buffer
-	out, hout       bytes.Buffer
-	fw, hw          *flate.Writer // at the level, and Huffman only
+	*pngScratch
 }
+
+// pngScratch is what row encoders keep from image to image (pngScratches):
+// a klauspost deflater is megabytes of state, zeroed when made, and a
+// folder of 512² images made two per file (3.4 MB allocated a file;
+// zeroing and the GC took half of its encoding). Reset deflaters write
+// the same bytes as new ones.
+type pngScratch struct {
+	prev, cur []byte   // raw rows, big-endian samples
+	try       [][]byte // each filter's output, for the heuristic
+	filtered  bytes.Buffer
+	out, hout bytes.Buffer
+	fw, hw    *flate.Writer // at fwLevel, and Huffman only
+	fwLevel   int
+}
+
+var pngScratches = sync.Pool{New: func() any { return new(pngScratch) }}
 
 func newPNGRowEncoder(s nd.Array, width, c, level int) *pngRowEncoder {
 	bpp := c * s.DType().Size()
-	e := &pngRowEncoder{s: s, width: width, c: c, level: level, bpp: bpp,
-		prev: make([]byte, width*bpp), cur: make([]byte, width*bpp)}
+	e := &pngRowEncoder{s: s, width: width, c: c, level: level, bpp: bpp, pngScratch: pngScratches.Get().(*pngScratch)}
+	e.prev, e.cur = resized(e.prev, width*bpp), resized(e.cur, width*bpp)
 	if level > 1 {
-		e.try = make([][]byte, 5)
+		e.try = slices.Grow(e.try[:0], 5)[:5]
 		for i := range e.try {
-			e.try[i] = make([]byte, 1+width*bpp)
+			e.try[i] = resized(e.try[i], 1+width*bpp)
 		}
 	}
+	if e.fw != nil && e.fwLevel != level {
+		e.fw = nil
+	}
+	e.fwLevel = level
 	return e
+}
+
+// release gives the encoder's scratch back for the next image.
+func (e *pngRowEncoder) release() {
+	if e.pngScratch != nil {
+		pngScratches.Put(e.pngScratch)
+		e.pngScratch = nil
+	}
+}
+
+// resized is b with length n, reallocated only if too small.
+func resized(b []byte, n int) []byte {
+	if cap(b) < n {
+		return make([]byte, n)
+	}
+	return b[:n]
 }
 
 // row puts row y's samples, big-endian, in dst.
