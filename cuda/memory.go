@@ -297,18 +297,15 @@ func (d *Device) pooledHost(size int) (*HostBuffer, error) {
 	if size <= 0 {
 		return nil, &RangeError{Backend: "cuda", Op: "AllocHost", Length: size}
 	}
-	class := gpu.SizeClass(size)
-	p, ok := d.hostFree.Take(class)
-	if !ok {
-		var err error
-		p, err = doValue(d, func() (unsafe.Pointer, error) {
+	p, class, err := d.hostFree.Get(size, func(class int) (unsafe.Pointer, error) {
+		return doValue(d, func() (unsafe.Pointer, error) {
 			// Out of pinned memory: the idle staging goes back first.
 			anyFailure := func(error) bool { return true }
 			return d.hostFree.Alloc(func() (unsafe.Pointer, error) { return cuMemHostAlloc(class) }, anyFailure, cuMemFreeHost)
 		})
-		if err != nil {
-			return nil, err
-		}
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &HostBuffer{dev: d, p: p, size: size, capacity: class, pooled: true}, nil
 }
@@ -495,13 +492,11 @@ func (p *Pool) Get(size int) (*Buffer, error) {
 	if size <= 0 {
 		return nil, &RangeError{Backend: "cuda", Op: "Pool.Get", Length: size}
 	}
-	class := gpu.SizeClass(size)
-	ptr, ok := p.list.Take(class)
-	if !ok {
-		var err error
-		if ptr, err = doValue(p.dev, func() (DevicePtr, error) { return p.dev.allocRaw(class) }); err != nil {
-			return nil, err
-		}
+	ptr, class, err := p.list.Get(size, func(class int) (DevicePtr, error) {
+		return doValue(p.dev, func() (DevicePtr, error) { return p.dev.allocRaw(class) })
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &Buffer{dev: p.dev, ptr: ptr, size: size, capacity: class, pool: p}, nil
 }

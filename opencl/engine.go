@@ -84,16 +84,15 @@ func (d engineDevice) AllocHost(n int) (gpu.HostBuffer, error) {
 	if n <= 0 {
 		return nil, &RangeError{Backend: "opencl", Op: "AllocHost", Length: n}
 	}
-	class := gpu.SizeClass(n)
-	h, ok := d.hostFree.Take(class)
-	if !ok {
+	h, _, err := d.hostFree.Get(n, func(class int) (*HostBuffer, error) {
 		q, err := d.hostQueue()
 		if err != nil {
 			return nil, err
 		}
-		if h, err = d.Device.AllocHost(q, class); err != nil {
-			return nil, err
-		}
+		return d.Device.AllocHost(q, class)
+	})
+	if err != nil {
+		return nil, err
 	}
 	return &pooledHost{h: h, n: n, list: d.hostFree}, nil
 }

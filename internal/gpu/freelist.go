@@ -61,6 +61,17 @@ const (
 	largeClassStep    = 2 << 20
 )
 
+// Get returns an allocation for n bytes and its class: an idle one of n's
+// class, else alloc(class)'s.
+func (f *FreeList[T]) Get(n int, alloc func(class int) (T, error)) (T, int, error) {
+	class := SizeClass(n)
+	if t, ok := f.Take(class); ok {
+		return t, class, nil
+	}
+	t, err := alloc(class)
+	return t, class, err
+}
+
 // Take returns an idle allocation of class, or false (counted as a miss:
 // the caller allocates class bytes itself).
 func (f *FreeList[T]) Take(class int) (T, bool) {

@@ -98,3 +98,19 @@ func TestFreeListAlloc(t *testing.T) {
 		}
 	}
 }
+
+// TestFreeListGet: a size's class is served from the list, else alloc is
+// asked for the whole class.
+func TestFreeListGet(t *testing.T) {
+	f := NewFreeList[int](1 << 20)
+	asked := 0
+	alloc := func(class int) (int, error) { asked = class; return 99, nil }
+	if v, class, err := f.Get(1000, alloc); v != 99 || class != 1024 || asked != 1024 || err != nil {
+		t.Errorf("miss: %d, class %d, asked %d, %v", v, class, asked, err)
+	}
+	f.Put(5, 1024)
+	asked = 0
+	if v, class, err := f.Get(900, alloc); v != 5 || class != 1024 || asked != 0 || err != nil {
+		t.Errorf("hit: %d, class %d, asked %d, %v", v, class, asked, err)
+	}
+}
