@@ -223,7 +223,7 @@ func TestZarrWriteRemovesStale(t *testing.T) {
 		return p
 	}
 	dead := plant("."+name+"-4242@elsewhere-1", 2*zarr.StaleAfter) // its writer long gone
-	live := plant("."+name+"-4243@elsewhere-2", time.Minute)        // may still be renamed
+	live := plant("."+name+"-4243@elsewhere-2", time.Minute)       // may still be renamed
 	write()
 	if _, err := os.Stat(dead); err == nil {
 		t.Error("a dead writer's temporary file was left beside the shard")
