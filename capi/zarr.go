@@ -271,7 +271,7 @@ func zarrWriteRegion(id int64, start, shape unsafe.Pointer, rank int32, src unsa
 	}
 	// A task run again after its worker died (dask retries it elsewhere)
 	// clears the temporary files that worker left beside these shards.
-	if _, err := a.RemoveStale(context.Background(), st, sh); err != nil {
+	if _, err := a.RemoveStale(context.Background(), [][]int{st}, [][]int{sh}); err != nil {
 		return fail(err, errbuf, errlen)
 	}
 	if err := a.WriteRegion(context.Background(), st, buf); err != nil {

@@ -386,33 +386,19 @@ func (r *Runner) run(ctx context.Context, pick func(i int) bool) error {
 	return r.p.ExecuteBlocks(ctx, r.src, r.sink, bo)
 }
 
-// staleRemover is a store that can remove the temporary files its
-// writers left when they died (zarr.DirStore).
-type staleRemover interface {
-	RemoveStale(ctx context.Context, keys []string) (int, error)
-}
-
 // removeStale removes the temporary files that dead writers left beside
 // the shards of the blocks pick names (a worker killed mid-write), stored
 // since or not: the run that owns a block again cleans up after the one
 // that died. A live writer's file stays (zarr.DirStore.RemoveStale).
 func (r *Runner) removeStale(ctx context.Context, pick func(i int) bool) error {
-	st, ok := r.sink.a.Store().(staleRemover)
-	if !ok {
-		return nil
-	}
-	var keys []string
+	var starts, shapes [][]int
 	for i := range r.s.Blocks() {
-		if !pick(i) {
-			continue
+		if pick(i) {
+			start, shape := r.s.Box(i)
+			starts, shapes = append(starts, start), append(shapes, shape)
 		}
-		start, shape := r.s.Box(i)
-		r.sink.shards(start, shape, func(idx, _, _ []int) error {
-			keys = append(keys, r.sink.a.Key(idx))
-			return nil
-		})
 	}
-	n, err := st.RemoveStale(ctx, keys)
+	n, err := r.sink.a.RemoveStale(ctx, starts, shapes)
 	r.stats.Stale.Add(int64(n))
 	if err != nil {
 		return fmt.Errorf("job: removing the temporary files of dead writers in %s: %w", r.s.Output, err)

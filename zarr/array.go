@@ -914,31 +914,37 @@ func addTo(a, b []int) []int {
 }
 
 // RemoveStale removes the temporary files that writers killed before their
-// rename left beside the shards (or chunks) that the box at start of shape
-// meets, where the store keeps such files (DirStore.RemoveStale: a live
-// writer's stay); it returns how many it removed. A caller that writes a
-// region another process may have died writing (a dask task run again, an
-// array job's block) cleans up after it with this first.
-func (a *Array) RemoveStale(ctx context.Context, start, shape []int) (int, error) {
+// rename left beside the shards (or chunks) that the boxes meet (box i at
+// starts[i] of shapes[i]), where the store keeps such files
+// (DirStore.RemoveStale: a live writer's stay, each folder is listed once);
+// it returns how many it removed. A caller that writes regions another
+// process may have died writing (a dask task run again, an array job's
+// blocks) cleans up after it with this first.
+func (a *Array) RemoveStale(ctx context.Context, starts, shapes [][]int) (int, error) {
 	st, ok := a.store.(interface {
 		RemoveStale(context.Context, []string) (int, error)
 	})
 	if !ok {
 		return 0, nil
 	}
-	if err := a.checkBox(start, shape); err != nil {
-		return 0, err
+	if len(starts) != len(shapes) {
+		return 0, argErrorf("region", "%d starts for %d shapes", len(starts), len(shapes))
 	}
 	var mu sync.Mutex
 	var keys []string
-	err := a.cells(ctx, 1, start, shape, func(_ context.Context, idx []int) error {
-		mu.Lock()
-		defer mu.Unlock()
-		keys = append(keys, a.Key(idx))
-		return nil
-	})
-	if err != nil {
-		return 0, err
+	for i := range starts {
+		if err := a.checkBox(starts[i], shapes[i]); err != nil {
+			return 0, err
+		}
+		err := a.cells(ctx, 1, starts[i], shapes[i], func(_ context.Context, idx []int) error {
+			mu.Lock()
+			defer mu.Unlock()
+			keys = append(keys, a.Key(idx))
+			return nil
+		})
+		if err != nil {
+			return 0, err
+		}
 	}
 	return st.RemoveStale(ctx, keys)
 }
