@@ -125,10 +125,12 @@ func defaultRollingShape(kz, bank int, wide bool) (TiledShape, bool) {
 	if bank != 1 {
 		return TiledShape{}, false
 	}
-	for _, s := range []TiledShape{{TX: 32, TY: 4, RX: 1, RY: 4, ZChunk: 16}, {TX: 32, TY: 8, RX: 2, RY: 2}} {
-		if (kz <= 3) == (s.ZChunk > 0) && rollFits(s, kz, bank, wide) {
-			return s, true
-		}
+	s := TiledShape{TX: 32, TY: 8, RX: 2, RY: 2}
+	if kz <= 3 {
+		s = TiledShape{TX: 32, TY: 4, RX: 1, RY: 4, ZChunk: 16}
+	}
+	if rollFits(s, kz, bank, wide) {
+		return s, true
 	}
 	return rollingShape(kz, bank, wide)
 }
@@ -223,7 +225,7 @@ func DefaultTiledShape(y, x axis, c, bank int, wide bool) TiledShape {
 		// tile of 32 (H100, 8192² float32: 15×15 0.73 ms against
 		// 0.87 with 4×4 outputs on 32×8 work-items; session 31).
 		return TiledShape{TX: 32, TY: 8, RX: 4, RY: 2}
-	case c == 1 && y.k >= 9 && y.k < 24:
+	case c == 1 && y.k >= 9 && y.k < 13:
 		return TiledShape{TX: 32, TY: 4, RX: 4, RY: 4} // 9×9: 0.319 against 0.362 ms
 	}
 	return TiledShape{TX: 32, TY: 8, RX: 4, RY: 4}
