@@ -1083,7 +1083,6 @@ func (a *Array) encodeCell(buf, into []byte) ([]byte, error) {
 		if chunk == nil {
 			chunk = make([]byte, prod(s.inner)*es)
 		}
-		defer spare.Put(chunk)
 		c := make([]int, rank)
 		for d, r := rank-1, j; d >= 0; d-- {
 			c[d] = r % counts[d] * s.inner[d]
@@ -1091,10 +1090,18 @@ func (a *Array) encodeCell(buf, into []byte) ([]byte, error) {
 		}
 		copyBox(region{b: chunk, strides: cStrides(s.inner), origin: c}, shardRegion, box{lo: c, hi: addTo(c, s.inner)}, es)
 		if allFill(chunk, a.p.fill) {
+			spare.Put(chunk)
 			return nil
 		}
 		enc, err := encodeArray(&s.codecs, chunk, s.inner, a.p.DType)
 		encoded[j] = enc
+		// Codecs that change nothing (bytes in the host's order, no
+		// compression) return the chunk itself, which is then the
+		// encoded chunk's memory: given back, another chunk would
+		// overwrite it before the shard is laid out.
+		if !nd.Overlap(nd.Array{Shape: []int{len(enc)}, Data: enc}, nd.Array{Shape: []int{len(chunk)}, Data: chunk}) {
+			spare.Put(chunk)
+		}
 		return err
 	})
 	if err != nil {
