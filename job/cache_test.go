@@ -210,3 +210,41 @@ func TestBlockCacheConcurrent(t *testing.T) {
 		t.Fatal("no read was served from a whole chunk: the test no longer tests it")
 	}
 }
+
+// BenchmarkChunkCacheManyChunks reads an array of 8,192 chunks through the
+// cache in halo'd blocks of 64 chunks, under a budget that keeps evicting:
+// the cost of the cache's bookkeeping, which must not grow with the
+// number of chunks it holds (an eviction once searched every cell).
+func BenchmarkChunkCacheManyChunks(b *testing.B) {
+	ctx := context.Background()
+	shape, unit, block, halo := []int{64, 64, 128}, []int{4, 4, 4}, []int{16, 16, 16}, 1
+	src := enginetest.RandomArray(rand.New(rand.NewPCG(30, 9)), nd.Uint8, shape...)
+	path := filepath.Join(b.TempDir(), "c.zarr")
+	writeZarrInput(b, path, src, unit, nil, "zstd")
+	a, err := zarr.Open(ctx, zarr.NewDirStore(path), "")
+	if err != nil {
+		b.Fatal(err)
+	}
+	var boxes [][2][]int
+	for i := 0; i < shape[0]; i += block[0] {
+		for j := 0; j < shape[1]; j += block[1] {
+			for k := 0; k < shape[2]; k += block[2] {
+				start, box := []int{i, j, k}, make([]int, 3)
+				for d := range 3 {
+					lo, hi := max(start[d]-halo, 0), min(start[d]+block[d]+halo, shape[d])
+					start[d], box[d] = lo, hi-lo
+				}
+				boxes = append(boxes, [2][]int{start, box})
+			}
+		}
+	}
+	for b.Loop() {
+		c := NewChunkCache(a, halo, 64<<10)
+		for _, box := range boxes {
+			got, _ := nd.New(nd.Uint8, box[1]...)
+			if err := c.ReadRegion(ctx, box[0], box[1], got); err != nil {
+				b.Fatal(err)
+			}
+		}
+	}
+}

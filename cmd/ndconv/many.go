@@ -232,6 +232,9 @@ func runMany(cmd *cobra.Command, job filterJob) error {
 			what, len(ins), sum.failed, sum.skipped, secs, float64(done)/max(secs, 1e-9),
 			float64(sum.bytesIn)/1e6/max(secs, 1e-9), float64(sum.bytesOut)/1e6/max(secs, 1e-9),
 			sum.read.Seconds(), sum.compute.Seconds(), sum.write.Seconds())
+		if sum.gpu.executions > 0 {
+			fmt.Fprintf(cmd.OutOrStdout(), "  %v\n", sum.gpu)
+		}
 	}
 	if sum.failed > 0 {
 		return fmt.Errorf("%d of %d files failed", sum.failed, len(ins))
@@ -239,10 +242,10 @@ func runMany(cmd *cobra.Command, job filterJob) error {
 	return nil
 }
 
-// A many-file run is a pipeline of three stages, each on a goroutine of
-// its own, one file in each at a time and one waiting between them:
-// reading and decoding file i+1, computing file i and encoding and writing
-// file i−1 overlap, so that a folder runs at the pace of its slowest stage,
+// A many-file run is a pipeline of three stages, each working on several
+// files at once (runPipeline says how many): reading and decoding the
+// next files, computing the ones read and encoding and writing the ones
+// computed overlap, so that a folder runs at the pace of its slowest stage,
 // with the files in flight bounding the memory. Files leave the pipeline
 // in order, and their failures are reported in order, by name.
 
@@ -264,6 +267,7 @@ type manySummary struct {
 	failed, skipped      int
 	bytesIn, bytesOut    int64
 	read, compute, write time.Duration
+	gpu                  gpuUse
 }
 
 // runPipeline runs the inputs through the three stages and reports each
@@ -275,9 +279,20 @@ func runPipeline(ctx context.Context, cmd *cobra.Command, job filterJob, specs [
 	defer cancel()
 	// Decoding and encoding take one core a file (a PNG's inflate and
 	// deflate are one stream), so several files are read and several
-	// written at once, on up to half the cores each; the computation
-	// takes the cores (or the device) it takes for one file.
-	workers := max(1, runtime.GOMAXPROCS(0)/2)
+	// written at once, up to one a core in each stage: the stages' costs
+	// differ from file to file and format to format (a 512² PNG decodes in
+	// ~3.5 ms and encodes in 1.3–2.2), and with half the cores each the
+	// heavier stage bounded the run with cores idle. The Go scheduler
+	// shares the cores among the stages' goroutines. The computation on
+	// the CPU takes up to half the cores, one file a core (computePlans);
+	// on a GPU its slots only wait for the device, and as many files wait
+	// as one bank takes.
+	procs := runtime.GOMAXPROCS(0)
+	workers := max(1, procs/2)
+	codecs, slots := procs, workers
+	if dev, err := ndconv.ParseDevice(job.opt.Device); err == nil && dev.GPU() {
+		slots = max(slots, maxBank)
+	}
 	inputs := make(chan manyInput)
 	go func() {
 		defer close(inputs)
@@ -289,13 +304,14 @@ func runPipeline(ctx context.Context, cmd *cobra.Command, job filterJob, specs [
 			}
 		}
 	}()
-	read := ordered(inputs, workers, func(in manyInput) manyItem { return readItem(stop, job, in) })
+	read := ordered(inputs, codecs, func(in manyInput) manyItem { return readItem(stop, job, in) })
 	computed := make(chan manyItem)
-	go func() { // compute: up to workers files at once (computePlans)
+	var cp *computePlans // read once written is drained: the compute stage has closed it
+	go func() {          // compute: up to workers files at once (computePlans)
 		defer close(computed)
-		cp := newComputePlans(job, workers)
+		cp = newComputePlans(job, workers)
 		defer cp.close()
-		results := ordered(read, workers, func(it manyItem) manyItem {
+		results := ordered(read, slots, func(it manyItem) manyItem {
 			if stop.Err() != nil {
 				it.late = true // read after a stop: dropped
 				return it
@@ -323,7 +339,7 @@ func runPipeline(ctx context.Context, cmd *cobra.Command, job filterJob, specs [
 			}
 		}
 	}()
-	written := ordered(computed, workers, func(it manyItem) manyItem {
+	written := ordered(computed, codecs, func(it manyItem) manyItem {
 		if it.err == nil && !it.skipped && !it.streamed {
 			// A computed file is written whole even after a signal.
 			job := job
@@ -358,6 +374,9 @@ func runPipeline(ctx context.Context, cmd *cobra.Command, job filterJob, specs [
 			sum.bytesIn += int64(len(it.src.Bytes()))
 			sum.bytesOut += int64(len(it.out.Bytes()))
 		}
+	}
+	if cp != nil {
+		sum.gpu = cp.gpu
 	}
 	return sum
 }
@@ -498,6 +517,24 @@ type computePlans struct {
 	// (bankFileMaxBytes; tests lower it).
 	bankFileMax int
 	bankCPU     bool // tests: bank on the CPU too
+
+	alone map[string]*alonePool // under mu
+
+	gpu gpuUse // under mu
+}
+
+// gpuUse is what a run's files took of a GPU: the time its executions
+// took, summed (the host's copies to and from the device included; files
+// run alone overlap, banks do not), and how many executions carried how
+// many files. A run whose device is the bound shows busy close to its
+// wall time.
+type gpuUse struct {
+	held              time.Duration
+	executions, files int
+}
+
+func (u gpuUse) String() string {
+	return fmt.Sprintf("GPU executions %.2f s summed, %d of %.1f files each", u.held.Seconds(), u.executions, float64(u.files)/float64(max(1, u.executions)))
 }
 
 // concurrentMaxBytes is the largest input computed on one core beside
@@ -521,7 +558,7 @@ const (
 func newComputePlans(job filterJob, workers int) *computePlans {
 	cp := &computePlans{main: map[string]*ndconv.FilterPlan{}, workers: workers, free: make(chan map[string]*ndconv.FilterPlan, workers),
 		waiting: map[string][]*bankRequest{}, banks: map[string]*ndconv.FilterPlan{}, bankIn: map[*ndconv.FilterPlan]ndconv.Array{},
-		noBank: map[string]bool{}, bankFileMax: testHookBankFileMax(bankFileMaxBytes),
+		noBank: map[string]bool{}, alone: map[string]*alonePool{}, bankFileMax: testHookBankFileMax(bankFileMaxBytes),
 		bankCPU: testHookBankCPU()}
 	if job.opt.Workers > 0 {
 		cp.workers = min(workers, job.opt.Workers) // --workers N: N cores for the computation
@@ -556,7 +593,9 @@ func (cp *computePlans) plan(job filterJob, opt ndconv.Options, fs []filters.Fil
 	small := len(src.Bytes()) <= concurrentMaxBytes
 	if small && (main.Device() != "cpu" || cp.bankCPU) {
 		if len(src.Bytes()) > cp.bankFileMax {
-			return main, nil, cp.executeAlone, nil
+			return main, nil, func(ctx context.Context, p *ndconv.FilterPlan, src ndconv.Array) (ndconv.Array, error) {
+				return cp.executeAlone(ctx, job, key, p, opt, fs, src)
+			}, nil
 		}
 		return main, nil, func(ctx context.Context, p *ndconv.FilterPlan, src ndconv.Array) (ndconv.Array, error) {
 			return cp.executeBanked(ctx, job, key, p, opt, fs, src)
@@ -599,18 +638,101 @@ func (cp *computePlans) plan(job filterJob, opt ndconv.Options, fs []filters.Fil
 const bankFileMaxBytes = 1 << 20
 
 // executeAlone filters src, a file too large to bank, on the GPU of the
-// run's plan p, its output allocated (and zeroed) before the device is
-// taken, so that the device's holder only copies and computes.
-func (cp *computePlans) executeAlone(ctx context.Context, p *ndconv.FilterPlan, src ndconv.Array) (ndconv.Array, error) {
-	dst, err := nd.New(p.DType(), p.Shape()...)
+// run's plan main, its output allocated (and zeroed) before the device is
+// taken, so that the execution only copies and computes. Up to aloneMax
+// such files run at once, each with a plan of its own (alonePlan).
+func (cp *computePlans) executeAlone(ctx context.Context, job filterJob, key string, main *ndconv.FilterPlan, opt ndconv.Options,
+	fs []filters.Filter, src ndconv.Array) (ndconv.Array, error) {
+	dst, err := nd.New(main.DType(), main.Shape()...)
 	if err != nil {
 		return ndconv.Array{}, err
 	}
 	testHookNote("device alone")
-	cp.serial.Lock()
-	defer cp.serial.Unlock()
+	p, put := cp.alonePlan(job, key, main, opt, fs, src)
+	defer put()
 	testHookDeviceBusy()
+	start := time.Now()
+	defer cp.addGPU(start, 1, 1)
 	return p.ExecuteInto(ctx, dst, src)
+}
+
+// aloneMax is the most files too large to bank that run on a GPU at once.
+// Each execution's host side (copying the file into pinned staging and the
+// output out of it, on one core) takes longer than its transfers and
+// kernels, so one at a time leaves the device mostly idle: with several,
+// one file's host copies overlap another's transfers, on other cores.
+const aloneMax = 3
+
+// alonePool is a kind's plans for files run alone: the run's plan and up
+// to aloneMax-1 more, made as files find them all busy.
+type alonePool struct {
+	free   chan *ndconv.FilterPlan
+	extra  []*ndconv.FilterPlan // made here (cp.close closes them)
+	made   int
+	noMore bool // another plan would not be the run's plan's method
+}
+
+// alonePlan takes a plan for a file of kind key to run alone, and returns
+// the function that gives it back.
+func (cp *computePlans) alonePlan(job filterJob, key string, main *ndconv.FilterPlan, opt ndconv.Options, fs []filters.Filter,
+	src ndconv.Array) (*ndconv.FilterPlan, func()) {
+	cp.mu.Lock()
+	a := cp.alone[key]
+	if a == nil {
+		a = &alonePool{free: make(chan *ndconv.FilterPlan, aloneMax), made: 1}
+		a.free <- main
+		cp.alone[key] = a
+	}
+	var p *ndconv.FilterPlan
+	select {
+	case p = <-a.free:
+	default:
+		if a.made < aloneMax && !a.noMore {
+			a.made++
+			cp.mu.Unlock()
+			p = samePlan(job, main, opt, fs, src.Shape, src.DType())
+			cp.mu.Lock()
+			if p == nil {
+				a.made--
+				a.noMore = true
+			} else {
+				testHookNote("alone plan " + key)
+				a.extra = append(a.extra, p)
+			}
+		}
+	}
+	cp.mu.Unlock()
+	if p == nil {
+		p = <-a.free
+	}
+	return p, func() { a.free <- p }
+}
+
+// samePlan makes a plan of main's filters, method and device for inputs
+// of the given shape and dtype, or returns nil where it would not be
+// main's method on main's device with main's output dtype (and so not the
+// same bits).
+func samePlan(job filterJob, main *ndconv.FilterPlan, opt ndconv.Options, fs []filters.Filter, shape []int, dt ndconv.DType) *ndconv.FilterPlan {
+	if m, err := ndconv.ParseMethod(main.Method()); err == nil {
+		opt.Method = m
+	}
+	p, err := ndconv.NewFilterPlan(job.op, shape, dt, opt, fs...)
+	if err != nil || p.Method() != main.Method() || p.Device() != main.Device() || p.DType() != main.DType() {
+		if p != nil {
+			p.Close()
+		}
+		return nil
+	}
+	return p
+}
+
+// addGPU counts executions of files that took the device since start.
+func (cp *computePlans) addGPU(start time.Time, executions, files int) {
+	cp.mu.Lock()
+	defer cp.mu.Unlock()
+	cp.gpu.held += time.Since(start)
+	cp.gpu.executions += executions
+	cp.gpu.files += files
 }
 
 // bankRequest is one file waiting for the device.
@@ -660,6 +782,7 @@ func (cp *computePlans) executeBanked(ctx context.Context, job filterJob, key st
 func (cp *computePlans) runBank(ctx context.Context, job filterJob, key string, main *ndconv.FilterPlan, opt ndconv.Options,
 	fs []filters.Filter, group []*bankRequest) {
 	testHookDeviceBusy()
+	start := time.Now()
 	var p *ndconv.FilterPlan
 	if len(group) > 1 && !cp.noBank[key] {
 		p = cp.bankPlan(job, key, len(group), main, opt, fs, group[0].src)
@@ -669,8 +792,10 @@ func (cp *computePlans) runBank(ctx context.Context, job filterJob, key string, 
 			r.out, r.err = main.Execute(ctx, r.src)
 			r.done = true
 		}
+		cp.addGPU(start, len(group), len(group))
 		return
 	}
+	defer cp.addGPU(start, 1, len(group))
 	// The bank's input is the plan's own, made once: nothing else holds it
 	// once Execute returns.
 	in, ok := cp.bankIn[p]
@@ -735,15 +860,12 @@ func (cp *computePlans) bankPlan(job filterJob, key string, n int, main *ndconv.
 			bopt.Axes = append(bopt.Axes, a+1)
 		}
 	}
-	if m, err := ndconv.ParseMethod(main.Method()); err == nil {
-		bopt.Method = m
+	p := samePlan(job, main, bopt, fs, append([]int{n}, src.Shape...), src.DType())
+	if p != nil && !slices.Equal(p.Shape(), append([]int{n}, main.Shape()...)) {
+		p.Close()
+		p = nil
 	}
-	p, err := ndconv.NewFilterPlan(job.op, append([]int{n}, src.Shape...), src.DType(), bopt, fs...)
-	if err != nil || p.Method() != main.Method() || p.Device() != main.Device() || p.DType() != main.DType() ||
-		!slices.Equal(p.Shape(), append([]int{n}, main.Shape()...)) {
-		if p != nil {
-			p.Close()
-		}
+	if p == nil {
 		cp.noBank[key] = true
 		return nil
 	}
@@ -763,6 +885,11 @@ func (cp *computePlans) close() {
 	}
 	for _, p := range cp.banks {
 		p.Close()
+	}
+	for _, a := range cp.alone {
+		for _, p := range a.extra {
+			p.Close()
+		}
 	}
 }
 

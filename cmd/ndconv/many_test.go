@@ -404,6 +404,22 @@ func TestManyBanks(t *testing.T) {
 		if n := countNotes(notes, "device alone"); n != len(names) {
 			t.Errorf("%v: %d files ran alone on the device, want %d: %q", k, n, len(names), notes)
 		}
+		// Each "device" execution takes 100 ms (testHookDeviceBusy), so
+		// files queue for it, and more plans are made to run them at once.
+		perKind := map[string]int{}
+		for _, n := range notes {
+			if kind, ok := strings.CutPrefix(n, "alone plan "); ok {
+				perKind[kind]++
+			}
+		}
+		for kind, n := range perKind {
+			if n > aloneMax-1 {
+				t.Errorf("%v: %d more plans for files of %s alone, want at most %d", k, n, kind, aloneMax-1)
+			}
+		}
+		if len(perKind) == 0 {
+			t.Errorf("%v: no more plans for files alone: %q", k, notes)
+		}
 		for _, name := range names {
 			alone := readBytes(t, filepath.Join(dir, "alone-"+tag, name))
 			if !bytes.Equal(readBytes(t, filepath.Join(dir, "banked-"+tag, name)), alone) {
