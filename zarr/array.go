@@ -818,14 +818,26 @@ func (a *Array) readShard(ctx context.Context, key string, cellLo []int, want bo
 			if off > maxValueBytes || nb > maxValueBytes {
 				return formatErrorf(ckey, nil, "index points at bytes %d to %d", off, off+nb)
 			}
+			var release func()
 			var err error
-			if data, err = a.store.GetRange(ctx, key, int64(off), int64(nb)); err != nil {
+			if data, release, err = getRangePooled(ctx, a.store, key, int64(off), int64(nb)); err != nil {
 				return err
 			}
+			defer release() // data (and buf, where the codecs only check it) is read until the copy below
 		}
-		buf, strides, err := decodeArray(ckey, &s.codecs, data, inner, a.p.DType)
+		var into []byte
+		if s.codecs.perm == nil && slices.Equal(out.origin, chunkLo) && slices.Equal(w.shape(), inner) &&
+			len(out.b) == prod(inner)*es && slices.Equal(out.strides, cStrides(inner)) {
+			// out is this chunk, in C order (a read of one chunk, as the
+			// blocks' chunk cache makes): decoded there, not copied.
+			into = out.b
+		}
+		buf, strides, err := decodeArrayInto(ckey, &s.codecs, data, inner, a.p.DType, into)
 		if err != nil {
 			return err
+		}
+		if len(buf) > 0 && len(into) > 0 && &buf[0] == &into[0] {
+			return nil
 		}
 		copyBox(out, region{b: buf, strides: strides, origin: chunkLo}, w, es)
 		return nil
@@ -1074,15 +1086,22 @@ func (a *Array) encodeCell(buf, into []byte) ([]byte, error) {
 	// The chunks are encoded on every core (a block of one shard would
 	// otherwise encode on one), then laid out in C order: the same bytes
 	// whatever the number of cores.
+	// The chunks' copies and encoded forms are in buffers from the pool,
+	// given back once the shard is laid out (those an encoded chunk's
+	// memory is) or at once (the others).
 	encoded := make([][]byte, n)
+	held := make([][2][]byte, n)
+	defer func() {
+		for _, h := range held {
+			putBuf(h[0])
+			putBuf(h[1])
+		}
+	}()
 	zero := make([]int, rank)
 	shardRegion := region{b: buf, strides: cStrides(a.p.grid), origin: zero}
-	var spare sync.Pool
+	chunkBytes := prod(s.inner) * es
 	err := parallel(context.Background(), runtime.GOMAXPROCS(0), n, func(_ context.Context, j int) error {
-		chunk, _ := spare.Get().([]byte)
-		if chunk == nil {
-			chunk = make([]byte, prod(s.inner)*es)
-		}
+		chunk := getBuf(chunkBytes)
 		c := make([]int, rank)
 		for d, r := rank-1, j; d >= 0; d-- {
 			c[d] = r % counts[d] * s.inner[d]
@@ -1090,17 +1109,22 @@ func (a *Array) encodeCell(buf, into []byte) ([]byte, error) {
 		}
 		copyBox(region{b: chunk, strides: cStrides(s.inner), origin: c}, shardRegion, box{lo: c, hi: addTo(c, s.inner)}, es)
 		if allFill(chunk, a.p.fill) {
-			spare.Put(chunk)
+			putBuf(chunk)
 			return nil
 		}
-		enc, err := encodeArray(&s.codecs, chunk, s.inner, a.p.DType)
+		into := getBuf(encodeBound(chunkBytes))
+		enc, err := encodeArrayInto(&s.codecs, chunk, s.inner, a.p.DType, into)
 		encoded[j] = enc
 		// Codecs that change nothing (bytes in the host's order, no
 		// compression) return the chunk itself, which is then the
 		// encoded chunk's memory: given back, another chunk would
 		// overwrite it before the shard is laid out.
-		if !nd.Overlap(nd.Array{Shape: []int{len(enc)}, Data: enc}, nd.Array{Shape: []int{len(chunk)}, Data: chunk}) {
-			spare.Put(chunk)
+		for k, b := range [][]byte{chunk, into} {
+			if err == nil && nd.Overlap(nd.Array{Shape: []int{len(enc)}, Data: enc}, nd.Array{Shape: []int{cap(b)}, Data: b[:cap(b)]}) {
+				held[j][k] = b
+			} else {
+				putBuf(b)
+			}
 		}
 		return err
 	})

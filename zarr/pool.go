@@ -114,3 +114,20 @@ func (s *DirStore) getInto(ctx context.Context, key string) (b []byte, pooled bo
 	b, err = s.Get(ctx, key)
 	return b, false, err
 }
+
+// getRangePooled is GetRange reading into a buffer from the pool where
+// the store is a DirStore, else s.GetRange; release gives the buffer back
+// (as getPooled's).
+func getRangePooled(ctx context.Context, s Store, key string, off, n int64) (data []byte, release func(), err error) {
+	ds, ok := s.(*DirStore)
+	if !ok || n < 0 || n > maxValueBytes { // (the store refuses the latter)
+		data, err = s.GetRange(ctx, key, off, n)
+		return data, func() {}, err
+	}
+	b := getBuf(int(n))
+	if data, err = ds.getRangeInto(ctx, key, off, n, b); err != nil {
+		putBuf(b)
+		return nil, nil, err
+	}
+	return data, func() { putBuf(b) }, nil
+}

@@ -40,6 +40,8 @@ func TestPooledBuffersSameBytes(t *testing.T) {
 		{"v2 gzip", Meta{Format: 2, Compressor: Compressor{Name: "gzip"}}},
 		{"v3 zstd crc32c big-endian", Meta{Compressor: Compressor{Name: "zstd"}, Checksum: true, BigEndian: true}},
 		{"v3 sharded zstd", Meta{Compressor: Compressor{Name: "zstd"}, ShardShape: []int{16, 16, 16}}},
+		{"v3 sharded raw", Meta{ShardShape: []int{16, 16, 16}}}, // encoded chunks are their copies' memory
+		{"v3 sharded zstd crc32c", Meta{Compressor: Compressor{Name: "zstd"}, Checksum: true, ShardShape: []int{16, 16, 16}}},
 	} {
 		t.Run(c.name, func(t *testing.T) {
 			m := c.m

@@ -114,6 +114,12 @@ func (s *DirStore) Get(ctx context.Context, key string) ([]byte, error) {
 
 // GetRange implements Store.
 func (s *DirStore) GetRange(ctx context.Context, key string, off, n int64) ([]byte, error) {
+	return s.getRangeInto(ctx, key, off, n, nil)
+}
+
+// getRangeInto is GetRange reading into buf where it holds n bytes (a
+// new buffer otherwise).
+func (s *DirStore) getRangeInto(ctx context.Context, key string, off, n int64, buf []byte) ([]byte, error) {
 	if err := context.Cause(ctx); err != nil {
 		return nil, err
 	}
@@ -137,7 +143,10 @@ func (s *DirStore) GetRange(ctx context.Context, key string, off, n int64) ([]by
 	if n < 0 || off < 0 || n > size-off || n > maxValueBytes {
 		return nil, formatErrorf(key, nil, "holds %d bytes; bytes %d to %d were asked for", size, off, off+n)
 	}
-	b := make([]byte, n)
+	b := buf
+	if int64(len(b)) != n {
+		b = make([]byte, n)
+	}
 	if _, err := f.ReadAt(b, off); err != nil && !(errors.Is(err, io.EOF) && n == 0) {
 		return nil, formatErrorf(key, err, "reading bytes %d to %d", off, off+n)
 	}
