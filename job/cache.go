@@ -49,6 +49,11 @@ type ChunkCache struct {
 	// volume of 1 MiB chunks, searched under the lock once per chunk
 	// decoded: the blocks in flight took turns at it).
 	lru, wholes list.List // of *cell
+	// decoding holds the chunks a read is decoding now, each until what
+	// is kept of it is in cells: a block in flight that needs the same
+	// chunk (its neighbour's, for its halo, or its own that a neighbour's
+	// halo reached first) waits for it instead of decoding it too.
+	decoding map[int]chan struct{}
 	// decoded counts the chunks decoded, hits the reads the cache served
 	// (shellHits from a shell).
 	decoded, hits, shellHits atomic.Int64
@@ -105,7 +110,7 @@ func NewChunkCache(a *zarr.Array, halo int, budget int64) *ChunkCache {
 	if budget == 0 {
 		budget = DefaultCacheBytes
 	}
-	c := &ChunkCache{a: a, unit: a.ChunkShape(), halo: max(halo, 1), budget: budget, cells: map[int]*cell{}}
+	c := &ChunkCache{a: a, unit: a.ChunkShape(), halo: max(halo, 1), budget: budget, cells: map[int]*cell{}, decoding: map[int]chan struct{}{}}
 	for d, n := range a.Shape() {
 		c.count = append(c.count, (n+c.unit[d]-1)/c.unit[d])
 	}
@@ -152,6 +157,9 @@ var poisonSpares bool
 // testHookHit, set by tests, runs between a read's taking a chunk kept
 // whole and its copy from it (to evict the chunk there).
 var testHookHit func(c *ChunkCache)
+
+// testHookDecode, set by tests, runs before each decode of a chunk.
+var testHookDecode func()
 
 // putSpare gives a back to the pool: nothing reads it any more.
 func (c *ChunkCache) putSpare(a nd.Array) {
@@ -233,40 +241,38 @@ func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst 
 		lin = lin*c.count[d] + idx[d]
 	}
 	c.mu.Lock()
-	if e := c.cells[lin]; e != nil {
-		c.touch(e)
-		if h := e.whole; h != nil {
-			h.readers++
-			if covered {
-				// Its owner reads it now: the shell is all that is left
-				// to read; the array goes back to the pool after the
-				// copies from it.
-				c.unwhole(e)
-				h.dropped = true
-			}
-			c.mu.Unlock()
-			if testHookHit != nil {
-				testHookHit(c)
-			}
-			c.hits.Add(1)
-			put(h.data, lo)
-			c.mu.Lock()
-			c.release(h)
-			c.mu.Unlock()
-			return nil
+	for {
+		if c.serve(lin, covered, wlo, w, lo, put) {
+			return nil // (c.mu unlocked)
 		}
-		for _, sl := range e.shell {
-			if inside(wlo, w, sl.lo, sl.data.Shape) {
-				c.mu.Unlock()
-				c.hits.Add(1)
-				c.shellHits.Add(1)
-				put(sl.data, sl.lo)
-				return nil
-			}
+		busy, ok := c.decoding[lin]
+		if !ok {
+			break
 		}
+		// Another block is decoding the chunk now: its result, kept,
+		// serves this read too (or, kept as a shell this read is not
+		// inside, this read decodes it again).
+		c.mu.Unlock()
+		select {
+		case <-busy:
+		case <-ctx.Done():
+			return context.Cause(ctx)
+		}
+		c.mu.Lock()
 	}
+	done := make(chan struct{})
+	c.decoding[lin] = done
 	c.mu.Unlock()
+	defer func() {
+		c.mu.Lock()
+		delete(c.decoding, lin)
+		c.mu.Unlock()
+		close(done)
+	}()
 	c.decoded.Add(1)
+	if testHookDecode != nil {
+		testHookDecode()
+	}
 	data := c.spare(cshape)
 	if err := c.a.ReadRegion(ctx, lo, cshape, data); err != nil {
 		c.putSpare(data)
@@ -286,6 +292,48 @@ func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst 
 	}
 	c.keep(lin, e)
 	return nil
+}
+
+// serve copies the part of chunk lin inside the box wlo of shape w from
+// what the cache holds of it, if it holds that part: then it returns true
+// with c.mu unlocked; else false with c.mu still held. covered says that
+// the read takes the whole chunk (its owner's read).
+func (c *ChunkCache) serve(lin int, covered bool, wlo, w, lo []int, put func(src nd.Array, srcLo []int)) bool {
+	e := c.cells[lin]
+	if e == nil {
+		return false
+	}
+	c.touch(e)
+	if h := e.whole; h != nil {
+		h.readers++
+		if covered {
+			// Its owner reads it now: the shell is all that is left to
+			// read; the array goes back to the pool after the copies
+			// from it.
+			c.unwhole(e)
+			h.dropped = true
+		}
+		c.mu.Unlock()
+		if testHookHit != nil {
+			testHookHit(c)
+		}
+		c.hits.Add(1)
+		put(h.data, lo)
+		c.mu.Lock()
+		c.release(h)
+		c.mu.Unlock()
+		return true
+	}
+	for _, sl := range e.shell {
+		if inside(wlo, w, sl.lo, sl.data.Shape) {
+			c.mu.Unlock()
+			c.hits.Add(1)
+			c.shellHits.Add(1)
+			put(sl.data, sl.lo)
+			return true
+		}
+	}
+	return false
 }
 
 // inside reports whether the box at lo of shape lies inside the box at

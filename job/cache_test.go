@@ -8,6 +8,7 @@ import (
 	"path/filepath"
 	"sync"
 	"testing"
+	"time"
 
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/internal/enginetest"
@@ -246,5 +247,44 @@ func BenchmarkChunkCacheManyChunks(b *testing.B) {
 				b.Fatal(err)
 			}
 		}
+	}
+}
+
+// TestBlockCacheDecodesOnce reads the same chunk from 8 goroutines at once,
+// each a halo's rows of it, while its decode is slow: one decodes it, the
+// others wait and copy from what it kept.
+func TestBlockCacheDecodesOnce(t *testing.T) {
+	defer func() { testHookDecode = nil }()
+	testHookDecode = func() { time.Sleep(20 * time.Millisecond) }
+	ctx := context.Background()
+	shape, unit := []int{16, 16}, []int{8, 8}
+	src := enginetest.RandomArray(rand.New(rand.NewPCG(30, 10)), nd.Float32, shape...)
+	path := filepath.Join(t.TempDir(), "c.zarr")
+	writeZarrInput(t, path, src, unit, nil, "zstd")
+	a, err := zarr.Open(ctx, zarr.NewDirStore(path), "")
+	if err != nil {
+		t.Fatal(err)
+	}
+	want, _ := nd.New(nd.Float32, 2, 8)
+	if err := a.ReadRegion(ctx, []int{8, 0}, []int{2, 8}, want); err != nil {
+		t.Fatal(err)
+	}
+	c := NewChunkCache(a, 2, 0)
+	var wg sync.WaitGroup
+	for range 8 {
+		wg.Add(1)
+		go func() {
+			defer wg.Done()
+			got, _ := nd.New(nd.Float32, 2, 8)
+			if err := c.ReadRegion(ctx, []int{8, 0}, []int{2, 8}, got); err != nil {
+				t.Error(err)
+			} else if !bytes.Equal(got.Bytes(), want.Bytes()) {
+				t.Error("a read of the chunk's first rows differs from the array's")
+			}
+		}()
+	}
+	wg.Wait()
+	if n := c.Decoded(); n != 1 {
+		t.Errorf("the chunk was decoded %d times, want 1", n)
 	}
 }
