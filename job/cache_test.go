@@ -154,19 +154,7 @@ func TestBlockCacheConcurrent(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	var boxes [][2][]int
-	for i := 0; i < shape[0]; i += unit[0] {
-		for j := 0; j < shape[1]; j += unit[1] {
-			for k := 0; k < shape[2]; k += unit[2] {
-				start, box := []int{i, j, k}, make([]int, 3)
-				for d := range 3 {
-					lo, hi := max(start[d]-halo, 0), min(start[d]+unit[d]+halo, shape[d])
-					start[d], box[d] = lo, hi-lo
-				}
-				boxes = append(boxes, [2][]int{start, box})
-			}
-		}
-	}
+	boxes := haloBoxes(shape, unit, halo)
 	want := make([]nd.Array, len(boxes))
 	for i, b := range boxes {
 		want[i], _ = nd.New(nd.Float32, b[1]...)
@@ -226,19 +214,7 @@ func BenchmarkChunkCacheManyChunks(b *testing.B) {
 	if err != nil {
 		b.Fatal(err)
 	}
-	var boxes [][2][]int
-	for i := 0; i < shape[0]; i += block[0] {
-		for j := 0; j < shape[1]; j += block[1] {
-			for k := 0; k < shape[2]; k += block[2] {
-				start, box := []int{i, j, k}, make([]int, 3)
-				for d := range 3 {
-					lo, hi := max(start[d]-halo, 0), min(start[d]+block[d]+halo, shape[d])
-					start[d], box[d] = lo, hi-lo
-				}
-				boxes = append(boxes, [2][]int{start, box})
-			}
-		}
-	}
+	boxes := haloBoxes(shape, block, halo)
 	for b.Loop() {
 		c := NewChunkCache(a, halo, 64<<10)
 		for _, box := range boxes {
@@ -287,4 +263,24 @@ func TestBlockCacheDecodesOnce(t *testing.T) {
 	if n := c.Decoded(); n != 1 {
 		t.Errorf("the chunk was decoded %d times, want 1", n)
 	}
+}
+
+// haloBoxes is the start and shape of each block of a 3-D array of shape
+// in blocks of block, in C order, grown by halo on every side and clipped
+// to the array: the boxes blocks read.
+func haloBoxes(shape, block []int, halo int) [][2][]int {
+	var boxes [][2][]int
+	for i := 0; i < shape[0]; i += block[0] {
+		for j := 0; j < shape[1]; j += block[1] {
+			for k := 0; k < shape[2]; k += block[2] {
+				start, box := []int{i, j, k}, make([]int, 3)
+				for d := range 3 {
+					lo, hi := max(start[d]-halo, 0), min(start[d]+block[d]+halo, shape[d])
+					start[d], box[d] = lo, hi-lo
+				}
+				boxes = append(boxes, [2][]int{start, box})
+			}
+		}
+	}
+	return boxes
 }
