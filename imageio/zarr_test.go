@@ -6,6 +6,7 @@ import (
 	"os"
 	"path/filepath"
 	"slices"
+	"sync"
 	"testing"
 
 	"github.com/ndconv/ndconv/nd"
@@ -133,5 +134,49 @@ func TestZarrBlosclzInput(t *testing.T) {
 	}
 	if c := meta2.Zarr.Array.Compressor; c.Name != "blosc" || c.BloscName != "lz4" || c.Shuffle != zarr.ByteShuffle {
 		t.Errorf("compressor %+v; want blosc lz4 with byte shuffle", c)
+	}
+}
+
+// TestCreateZarrResumeAtOnce creates one resumed output from 16 goroutines
+// at once, as the tasks of an array job do, each storing a shard as soon
+// as its CreateZarr returns: none may remove what another created (its
+// metadata or its shard), and every one must open the array.
+func TestCreateZarrResumeAtOnce(t *testing.T) {
+	for round := range 20 {
+		path := filepath.Join(t.TempDir(), "out.zarr")
+		shape := []int{64, 64}
+		var wg sync.WaitGroup
+		errs := make(chan error, 16)
+		for i := range 16 {
+			wg.Go(func() {
+				opt := WriteOptions{Meta: Meta{Zarr: &ZarrMeta{Array: zarr.Meta{Shape: shape, DType: nd.Uint8, ChunkShape: []int{4, 64},
+					Compressor: zarr.Compressor{Name: "zstd"}}}}}
+				a, err := CreateZarr(context.Background(), path, shape, nd.Uint8, opt, true)
+				if err != nil {
+					errs <- err
+					return
+				}
+				tile, _ := nd.New(nd.Uint8, 4, 64)
+				tile.Bytes()[0] = 1 // not the fill value: stored
+				errs <- a.WriteRegion(context.Background(), []int{4 * i, 0}, tile)
+			})
+		}
+		wg.Wait()
+		close(errs)
+		for err := range errs {
+			if err != nil {
+				t.Fatalf("round %d: %v", round, err)
+			}
+		}
+		a, err := zarr.Open(context.Background(), zarr.NewDirStore(path), "")
+		if err != nil {
+			t.Fatalf("round %d: %v", round, err)
+		}
+		got, _ := a.ReadAll(context.Background())
+		for i := range 16 {
+			if got.Bytes()[4*i*64] != 1 {
+				t.Fatalf("round %d: the shard task %d stored is gone", round, i)
+			}
+		}
 	}
 }

@@ -2,6 +2,7 @@ package imageio
 
 import (
 	"context"
+	"errors"
 	"fmt"
 	"os"
 	"slices"
@@ -100,26 +101,31 @@ func createZarr(ctx context.Context, s zarr.Store, inner string, shape []int, dt
 	}
 	m := zarrLayout(shape, dt, level)
 	if resume {
-		if arr, err := zarr.Open(ctx, s, inner); err == nil {
-			have := arr.Meta()
-			if !slices.Equal(have.Shape, m.Shape) || have.DType != m.DType || !slices.Equal(arr.ShardShape(), ZarrShardShape(m)) {
-				return nil, &nd.ArgumentError{Arg: "--resume", Msg: fmt.Sprintf("the array there is %v %v in shards of %v; this run writes %v %v in shards of %v: remove it, or run without --resume",
-					have.DType, have.Shape, arr.ShardShape(), m.DType, m.Shape, ZarrShardShape(m))}
-			}
-			return arr, nil
+		if arr, err := openLayout(ctx, s, inner, m); err == nil || !errors.Is(err, zarr.ErrNotFound) {
+			return arr, err
 		}
-	}
-	if err := zarr.Remove(ctx, s, inner); err != nil {
-		return nil, err
-	}
-	if ome {
-		// The group's old metadata goes too: it is rewritten below.
-		if err := zarr.Remove(ctx, s, parent(inner)); err != nil {
+		// None there yet. Nothing is removed: the tasks of an array job
+		// start at once, and removing what another has just created would
+		// lose its metadata and shards. A task that finds the metadata
+		// another wrote meanwhile opens it.
+	} else {
+		if err := zarr.Remove(ctx, s, inner); err != nil {
 			return nil, err
+		}
+		if ome {
+			// The group's old metadata goes too: it is rewritten below.
+			if err := zarr.Remove(ctx, s, parent(inner)); err != nil {
+				return nil, err
+			}
 		}
 	}
 	arr, err := zarr.Create(ctx, s, inner, m)
 	if err != nil {
+		if resume {
+			if again, err2 := openLayout(ctx, s, inner, m); err2 == nil {
+				return again, nil
+			}
+		}
 		return nil, err
 	}
 	if ome {
@@ -130,6 +136,22 @@ func createZarr(ctx context.Context, s zarr.Store, inner string, shape []int, dt
 		if err := zarr.WriteMultiscale(ctx, s, parent(inner), arr.Meta().Format, ms); err != nil {
 			return nil, err
 		}
+	}
+	return arr, nil
+}
+
+// openLayout opens the array at inner for a resumed run writing m: an
+// error wrapping zarr.ErrNotFound where there is none, an ArgumentError
+// where its shape, dtype or shards differ from m's.
+func openLayout(ctx context.Context, s zarr.Store, inner string, m zarr.Meta) (*zarr.Array, error) {
+	arr, err := zarr.Open(ctx, s, inner)
+	if err != nil {
+		return nil, err
+	}
+	have := arr.Meta()
+	if !slices.Equal(have.Shape, m.Shape) || have.DType != m.DType || !slices.Equal(arr.ShardShape(), ZarrShardShape(m)) {
+		return nil, &nd.ArgumentError{Arg: "--resume", Msg: fmt.Sprintf("the array there is %v %v in shards of %v; this run writes %v %v in shards of %v: remove it, or run without --resume",
+			have.DType, have.Shape, arr.ShardShape(), m.DType, m.Shape, ZarrShardShape(m))}
 	}
 	return arr, nil
 }
