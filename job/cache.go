@@ -311,7 +311,6 @@ func (c *ChunkCache) serve(lin int, covered bool, wlo, w, lo []int, put func(src
 			// read; the array goes back to the pool after the copies
 			// from it.
 			c.unwhole(e)
-			h.dropped = true
 		}
 		c.mu.Unlock()
 		if testHookHit != nil {
@@ -379,10 +378,8 @@ func (c *ChunkCache) keep(lin int, e *cell) {
 	defer c.mu.Unlock()
 	if old := c.cells[lin]; old != nil {
 		// Another block decoded it at the same time.
-		if h := old.whole; h != nil {
-			c.unwhole(old)
-			h.dropped = true
-			c.drop(h)
+		if old.whole != nil {
+			c.drop(c.unwhole(old))
 		}
 		c.remove(old)
 	}
@@ -397,11 +394,7 @@ func (c *ChunkCache) keep(lin int, e *cell) {
 	// recently used first, and then shells: a shell serves every
 	// neighbour's halo, a whole chunk only its owner's read.
 	for c.used > c.budget && c.wholes.Len() > 0 {
-		v := c.wholes.Front().Value.(*cell)
-		h := v.whole
-		c.unwhole(v)
-		h.dropped = true
-		c.drop(h) // now, or after the reads copying from it
+		c.drop(c.unwhole(c.wholes.Front().Value.(*cell))) // now, or after the reads copying from it
 	}
 	for c.used > c.budget && c.lru.Len() > 0 {
 		c.remove(c.lru.Front().Value.(*cell))
@@ -416,15 +409,18 @@ func (c *ChunkCache) touch(e *cell) {
 	}
 }
 
-// unwhole takes e's whole chunk out of the cache's count, leaving its
-// shell (under c.mu); the caller drops the chunk when its reads are done.
-func (c *ChunkCache) unwhole(e *cell) {
-	n := int64(len(e.whole.data.Bytes()))
+// unwhole takes e's whole chunk out of the cache, leaving its shell
+// (under c.mu), and returns it marked dropped: it goes back to the pool
+// when its last read is done (drop, release).
+func (c *ChunkCache) unwhole(e *cell) *held {
+	h := e.whole
+	n := int64(len(h.data.Bytes()))
 	e.bytes -= n
 	c.used -= n
-	e.whole = nil
+	e.whole, h.dropped = nil, true
 	c.wholes.Remove(e.wholeAt)
 	e.wholeAt = nil
+	return h
 }
 
 // remove takes e, holding no whole chunk, out of the cache (under c.mu).

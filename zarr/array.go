@@ -496,24 +496,33 @@ func (a *Array) ReadRegion(ctx context.Context, start, shape []int, dst nd.Array
 		if err != nil {
 			return err
 		}
-		// data (and buf, where the codecs only check it) is read until
-		// the copy below.
+		// data (and the decoded chunk, where the codecs only check it)
+		// is read until decodeChunk's copy.
 		defer release()
-		var into []byte
-		if a.p.outer.perm == nil && slices.Equal(start, cellLo) && slices.Equal(shape, a.p.grid) {
-			// dst is this chunk, in C order: decoded there, not copied.
-			into = out.b
-		}
-		buf, strides, err := decodeArrayInto(key, &a.p.outer, data, a.p.grid, a.p.DType, into)
-		if err != nil {
-			return err
-		}
-		if len(buf) > 0 && len(into) > 0 && &buf[0] == &into[0] {
-			return nil
-		}
-		copyBox(out, region{b: buf, strides: strides, origin: cellLo}, want, a.p.DType.Size())
-		return nil
+		return a.decodeChunk(key, &a.p.outer, data, a.p.grid, cellLo, want, out)
 	})
+}
+
+// decodeChunk decodes a chunk's stored bytes (data, through the codecs c)
+// as the chunk of shape at lo in the array, and copies its part w into
+// out. Where out is exactly that chunk, in C order (a read of one chunk,
+// as the blocks' chunk cache makes), the chunk is decoded there instead:
+// no buffer for it, no copy.
+func (a *Array) decodeChunk(key string, c *chain, data []byte, shape, lo []int, w box, out region) error {
+	es := a.p.DType.Size()
+	var into []byte
+	if c.perm == nil && slices.Equal(out.origin, lo) && len(out.b) == prod(shape)*es && slices.Equal(out.strides, cStrides(shape)) {
+		into = out.b
+	}
+	buf, strides, err := decodeArrayInto(key, c, data, shape, a.p.DType, into)
+	if err != nil {
+		return err
+	}
+	if len(buf) > 0 && len(into) > 0 && &buf[0] == &into[0] {
+		return nil
+	}
+	copyBox(out, region{b: buf, strides: strides, origin: lo}, w, es)
+	return nil
 }
 
 // fill sets box w of out to the fill value.
@@ -777,7 +786,6 @@ func (a *Array) readShard(ctx context.Context, key string, cellLo []int, want bo
 	if err != nil {
 		return err
 	}
-	es := a.p.DType.Size()
 	// Each chunk that meets want, in C order.
 	lo, hi := make([]int, rank), make([]int, rank)
 	for d := range rank {
@@ -823,24 +831,9 @@ func (a *Array) readShard(ctx context.Context, key string, cellLo []int, want bo
 			if data, release, err = getRangePooled(ctx, a.store, key, int64(off), int64(nb)); err != nil {
 				return err
 			}
-			defer release() // data (and buf, where the codecs only check it) is read until the copy below
+			defer release() // data is read until decodeChunk's copy
 		}
-		var into []byte
-		if s.codecs.perm == nil && slices.Equal(out.origin, chunkLo) && slices.Equal(w.shape(), inner) &&
-			len(out.b) == prod(inner)*es && slices.Equal(out.strides, cStrides(inner)) {
-			// out is this chunk, in C order (a read of one chunk, as the
-			// blocks' chunk cache makes): decoded there, not copied.
-			into = out.b
-		}
-		buf, strides, err := decodeArrayInto(ckey, &s.codecs, data, inner, a.p.DType, into)
-		if err != nil {
-			return err
-		}
-		if len(buf) > 0 && len(into) > 0 && &buf[0] == &into[0] {
-			return nil
-		}
-		copyBox(out, region{b: buf, strides: strides, origin: chunkLo}, w, es)
-		return nil
+		return a.decodeChunk(ckey, &s.codecs, data, inner, chunkLo, w, out)
 	}
 	if whole != nil {
 		// In memory already: decoded on every core (a block reading one
