@@ -1007,12 +1007,22 @@ func (a *Array) writeCell(ctx context.Context, idx, lo []int, in region, w box) 
 		into = getBuf(encodeBound(len(buf)))
 		defer putBuf(into)
 	}
-	data, err := a.encodeCell(buf, into)
+	pieces, release, err := a.encodeCell(buf, into)
+	defer release()
 	if err != nil {
 		return fmt.Errorf("zarr: encoding %s: %w", a.Key(idx), err)
 	}
-	if data == nil {
+	if pieces == nil {
 		return a.store.Delete(ctx, a.Key(idx))
+	}
+	if pp, ok := a.store.(piecesPutter); ok {
+		return pp.putPieces(ctx, a.Key(idx), pieces)
+	}
+	data := pieces[0]
+	if len(pieces) > 1 {
+		// Laid out once, in a buffer of the shard's size: the store may
+		// keep it, so the pieces' pooled buffers cannot be it.
+		data = slices.Concat(pieces...)
 	}
 	return a.store.Put(ctx, a.Key(idx), data)
 }
@@ -1053,16 +1063,26 @@ func allFill(b, fill []byte) bool {
 	return true
 }
 
-// encodeCell encodes a shard (or chunk) held in C order: nil when it
-// holds only the fill value. An unsharded chunk's encoding is written
-// into into's memory where it fits (into may be nil).
-func (a *Array) encodeCell(buf, into []byte) ([]byte, error) {
+// encodeCell encodes a shard (or chunk) held in C order as the pieces
+// whose concatenation is the stored value: nil when it holds only the fill
+// value. An unsharded chunk's encoding is one piece, written into into's
+// memory where it fits (into may be nil). A shard's pieces are its index
+// and its chunks in the order stored, in buffers from the pool: a store
+// that writes pieces (a DirStore) writes them without laying the shard
+// out in one more buffer of its size. release gives the buffers back once
+// the pieces are stored; it is never nil.
+func (a *Array) encodeCell(buf, into []byte) (pieces [][]byte, release func(), err error) {
+	release = func() {}
 	if allFill(buf, a.p.fill) {
-		return nil, nil
+		return nil, release, nil
 	}
 	s := a.p.outer.shard
 	if s == nil {
-		return encodeArrayInto(&a.p.outer, buf, a.p.grid, a.p.DType, into)
+		enc, err := encodeArrayInto(&a.p.outer, buf, a.p.grid, a.p.DType, into)
+		if err != nil {
+			return nil, release, err
+		}
+		return [][]byte{enc}, release, nil
 	}
 	rank := len(a.p.grid)
 	es := a.p.DType.Size()
@@ -1084,16 +1104,16 @@ func (a *Array) encodeCell(buf, into []byte) ([]byte, error) {
 	// memory is) or at once (the others).
 	encoded := make([][]byte, n)
 	held := make([][2][]byte, n)
-	defer func() {
+	release = func() {
 		for _, h := range held {
 			putBuf(h[0])
 			putBuf(h[1])
 		}
-	}()
+	}
 	zero := make([]int, rank)
 	shardRegion := region{b: buf, strides: cStrides(a.p.grid), origin: zero}
 	chunkBytes := prod(s.inner) * es
-	err := parallel(context.Background(), runtime.GOMAXPROCS(0), n, func(_ context.Context, j int) error {
+	err = parallel(context.Background(), runtime.GOMAXPROCS(0), n, func(_ context.Context, j int) error {
 		chunk := getBuf(chunkBytes)
 		c := make([]int, rank)
 		for d, r := rank-1, j; d >= 0; d-- {
@@ -1122,7 +1142,7 @@ func (a *Array) encodeCell(buf, into []byte) ([]byte, error) {
 		return err
 	})
 	if err != nil {
-		return nil, err
+		return nil, release, err
 	}
 	var order binary.ByteOrder = binary.LittleEndian
 	if s.index.big {
@@ -1141,20 +1161,20 @@ func (a *Array) encodeCell(buf, into []byte) ([]byte, error) {
 	}
 	for _, bc := range s.index.bytes {
 		if index, err = bc.encode(index); err != nil {
-			return nil, err
+			return nil, release, err
 		}
 	}
-	// Laid out once, in a buffer of the shard's size (appending the
-	// chunks grew it by copies, about twice the shard's bytes).
-	out := make([]byte, 0, size+len(index))
+	pieces = make([][]byte, 0, n+1)
 	if s.indexAtStart {
-		out = append(out, index...)
+		pieces = append(pieces, index)
 	}
 	for _, enc := range encoded {
-		out = append(out, enc...)
+		if enc != nil {
+			pieces = append(pieces, enc)
+		}
 	}
 	if !s.indexAtStart {
-		out = append(out, index...)
+		pieces = append(pieces, index)
 	}
-	return out, nil
+	return pieces, release, nil
 }

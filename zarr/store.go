@@ -154,7 +154,18 @@ func (s *DirStore) getRangeInto(ctx context.Context, key string, off, n int64, b
 }
 
 // Put implements Store.
-func (s *DirStore) Put(ctx context.Context, key string, data []byte) (err error) {
+func (s *DirStore) Put(ctx context.Context, key string, data []byte) error {
+	return s.putPieces(ctx, key, [][]byte{data})
+}
+
+// A piecesPutter stores the concatenation of pieces under key, as Put
+// does, without needing it in one buffer; it is done with the pieces when
+// it returns. A shard is written this way from its encoded chunks.
+type piecesPutter interface {
+	putPieces(ctx context.Context, key string, pieces [][]byte) error
+}
+
+func (s *DirStore) putPieces(ctx context.Context, key string, pieces [][]byte) (err error) {
 	if err := context.Cause(ctx); err != nil {
 		return err
 	}
@@ -176,8 +187,10 @@ func (s *DirStore) Put(ctx context.Context, key string, data []byte) (err error)
 			os.Remove(f.Name())
 		}
 	}()
-	if _, err := f.Write(data); err != nil {
-		return err
+	for _, p := range pieces {
+		if _, err := f.Write(p); err != nil {
+			return err
+		}
 	}
 	if err := f.Chmod(0o644); err != nil {
 		return err

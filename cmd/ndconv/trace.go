@@ -3,6 +3,7 @@ package main
 import (
 	"fmt"
 	"os"
+	"runtime/pprof"
 	"time"
 )
 
@@ -18,19 +19,44 @@ var (
 
 // profileFromEnv starts the CPU profile NDCONV_CPUPROFILE names (any
 // command; worker has its --cpuprofile flag too) and returns what stops
-// it; a profile that cannot start is said once on stderr, and the command
-// runs without it.
+// it; with NDCONV_MEMPROFILE it also writes the allocation profile there
+// when the command ends (`go tool pprof -sample_index=alloc_space`: where
+// the collector's work comes from). A profile that cannot start or be
+// written is said once on stderr, and the command runs without it.
 func profileFromEnv() func() {
-	path := os.Getenv("NDCONV_CPUPROFILE")
-	if path == "" {
-		return func() {}
+	stopCPU := func() {}
+	if path := os.Getenv("NDCONV_CPUPROFILE"); path != "" {
+		stop, err := startCPUProfile(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ndconv: NDCONV_CPUPROFILE: %v\n", err)
+		} else {
+			stopCPU = stop
+		}
 	}
-	stop, err := startCPUProfile(path)
+	memPath := os.Getenv("NDCONV_MEMPROFILE")
+	return func() {
+		stopCPU()
+		if memPath == "" {
+			return
+		}
+		if err := writeAllocProfile(memPath); err != nil {
+			fmt.Fprintf(os.Stderr, "ndconv: NDCONV_MEMPROFILE: %v\n", err)
+		}
+	}
+}
+
+// writeAllocProfile writes the heap profile (allocations since the start,
+// sampled) to path.
+func writeAllocProfile(path string) error {
+	f, err := os.Create(path)
 	if err != nil {
-		fmt.Fprintf(os.Stderr, "ndconv: NDCONV_CPUPROFILE: %v\n", err)
-		return func() {}
+		return err
 	}
-	return stop
+	if err := pprof.Lookup("allocs").WriteTo(f, 0); err != nil {
+		f.Close()
+		return err
+	}
+	return f.Close()
 }
 
 func trace(stage string) {
