@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"errors"
 	"sync"
 	"unsafe"
 
@@ -46,13 +45,11 @@ type driverEntryPoints struct {
 	cuMemHostUnregister       uintptr // CUresult cuMemHostUnregister(void *p)
 	cuStreamCreate            uintptr // CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	cuStreamSynchronize       uintptr // CUresult cuStreamSynchronize(CUstream hStream)
-	cuStreamQuery             uintptr // CUresult cuStreamQuery(CUstream hStream)
 	cuStreamDestroy           uintptr // CUresult cuStreamDestroy_v2(CUstream hStream)
 	cuStreamWaitEvent         uintptr // CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 	cuEventCreate             uintptr // CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	cuEventRecord             uintptr // CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 	cuEventSynchronize        uintptr // CUresult cuEventSynchronize(CUevent hEvent)
-	cuEventQuery              uintptr // CUresult cuEventQuery(CUevent hEvent)
 	cuEventElapsedTime        uintptr // CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
 	cuEventDestroy            uintptr // CUresult cuEventDestroy_v2(CUevent hEvent)
 	cuModuleLoadData          uintptr // CUresult cuModuleLoadData(CUmodule *module, const void *image)
@@ -102,13 +99,11 @@ func driverSymbols() []dynlib.Symbol {
 		{"cuMemHostUnregister", &drv.cuMemHostUnregister},
 		{"cuStreamCreate", &drv.cuStreamCreate},
 		{"cuStreamSynchronize", &drv.cuStreamSynchronize},
-		{"cuStreamQuery", &drv.cuStreamQuery},
 		{"cuStreamDestroy_v2", &drv.cuStreamDestroy},
 		{"cuStreamWaitEvent", &drv.cuStreamWaitEvent},
 		{"cuEventCreate", &drv.cuEventCreate},
 		{"cuEventRecord", &drv.cuEventRecord},
 		{"cuEventSynchronize", &drv.cuEventSynchronize},
-		{"cuEventQuery", &drv.cuEventQuery},
 		{"cuEventElapsedTime", &drv.cuEventElapsedTime},
 		{"cuEventDestroy_v2", &drv.cuEventDestroy},
 		{"cuModuleLoadData", &drv.cuModuleLoadData},
@@ -345,26 +340,6 @@ func cuStreamCreate(flags int) (uintptr, error) {
 
 func cuStreamSynchronize(s uintptr) error {
 	return check("cuStreamSynchronize", ccall(drv.cuStreamSynchronize, s))
-}
-
-// cuStreamQuery reports whether the work queued on s is done: false and
-// no error while it runs (CUDA_ERROR_NOT_READY).
-func cuStreamQuery(s uintptr) (bool, error) {
-	return ready(check("cuStreamQuery", ccall(drv.cuStreamQuery, s)))
-}
-
-// cuEventQuery reports whether the work before e's last record is done.
-func cuEventQuery(e uintptr) (bool, error) {
-	return ready(check("cuEventQuery", ccall(drv.cuEventQuery, e)))
-}
-
-// ready reads a query's result: CUDA_ERROR_NOT_READY is "not yet".
-func ready(err error) (bool, error) {
-	var e *Error
-	if errors.As(err, &e) && e.Code == CodeNotReady {
-		return false, nil
-	}
-	return err == nil, err
 }
 
 func cuStreamDestroy(s uintptr) error {

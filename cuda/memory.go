@@ -4,7 +4,6 @@ import (
 	"errors"
 	"fmt"
 	"sync"
-	"time"
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/gpu"
@@ -377,9 +376,6 @@ type Stream struct {
 	dev    *Device
 	h      uintptr
 	caller bool // the caller's (CallerStream): never destroyed here
-
-	mu    sync.Mutex
-	sleep uintptr // a blocking-sync event Synchronize sleeps on; made at its first long wait
 }
 
 // NewStream creates a stream. It synchronises with the default stream
@@ -401,63 +397,9 @@ func (s *Stream) handle() uintptr {
 }
 
 // Synchronize waits until all work queued on s is done and reports the
-// first error from it. It polls for spinWait, then sleeps (see spinWait);
-// on a caller's stream it waits as the driver does by default.
+// first error from it.
 func (s *Stream) Synchronize() error {
-	if s.caller {
-		return s.dev.do(func() error { return cuStreamSynchronize(s.h) })
-	}
-	return s.dev.do(func() error {
-		if done, err := poll(func() (bool, error) { return cuStreamQuery(s.h) }); done || err != nil {
-			return err
-		}
-		s.mu.Lock()
-		defer s.mu.Unlock()
-		if s.sleep == 0 {
-			h, err := cuEventCreate(eventBlockingSync | eventDisableTiming)
-			if err != nil {
-				return err
-			}
-			s.sleep = h
-		}
-		if err := cuEventRecord(s.sleep, s.h); err != nil {
-			return err
-		}
-		if err := cuEventSynchronize(s.sleep); err != nil {
-			return err
-		}
-		// Done by now (unless another goroutine queued more on s, which
-		// this waits for as before), and the stream's own error, if any.
-		return cuStreamSynchronize(s.h)
-	})
-}
-
-// spinWait is how long a wait for the GPU polls before it sleeps. By
-// default (CU_CTX_SCHED_AUTO, with more cores than GPUs) the driver's
-// waits spin a core until the GPU is done; a many-file run has several
-// executions waiting at once while its codecs want every core. Polling
-// first keeps short waits (small calls) as quick as spinning; a wait
-// longer than this sleeps on a blocking-sync event and gives its core
-// back, waking tens of microseconds after the GPU is done.
-const spinWait = 100 * time.Microsecond
-
-// CUevent_flags (cuda.h).
-const (
-	eventBlockingSync  = 0x1 // CU_EVENT_BLOCKING_SYNC
-	eventDisableTiming = 0x2 // CU_EVENT_DISABLE_TIMING
-)
-
-// poll calls query until it says done, fails, or spinWait has passed.
-func poll(query func() (bool, error)) (bool, error) {
-	start := time.Now()
-	for {
-		if done, err := query(); done || err != nil {
-			return done, err
-		}
-		if time.Since(start) > spinWait {
-			return false, nil
-		}
-	}
+	return s.dev.do(func() error { return cuStreamSynchronize(s.h) })
 }
 
 // WaitEvent makes the work queued on s (nil: the default stream) after
@@ -481,17 +423,9 @@ func (s *Stream) Close() error {
 	if s == nil || s.h == 0 || s.caller {
 		return nil
 	}
-	s.mu.Lock()
-	h, sleep := s.h, s.sleep
-	s.h, s.sleep = 0, 0
-	s.mu.Unlock()
-	return s.dev.do(func() error {
-		var err error
-		if sleep != 0 {
-			err = cuEventDestroy(sleep)
-		}
-		return errors.Join(err, cuStreamDestroy(h))
-	})
+	h := s.h
+	s.h = 0
+	return s.dev.do(func() error { return cuStreamDestroy(h) })
 }
 
 // Event marks a point in a stream, for waiting on it and timing between two.
@@ -500,10 +434,9 @@ type Event struct {
 	h   uintptr
 }
 
-// NewEvent creates an event that records time. Waiting on it polls for
-// spinWait, then sleeps.
+// NewEvent creates an event that records time.
 func (d *Device) NewEvent() (*Event, error) {
-	h, err := doValue(d, func() (uintptr, error) { return cuEventCreate(eventBlockingSync) })
+	h, err := doValue(d, func() (uintptr, error) { return cuEventCreate(0) })
 	if err != nil {
 		return nil, err
 	}
@@ -515,15 +448,9 @@ func (e *Event) Record(s *Stream) error {
 	return e.dev.do(func() error { return cuEventRecord(e.h, s.handle()) })
 }
 
-// Synchronize waits until the work before the event's last Record is done:
-// it polls for spinWait, then sleeps (a blocking-sync event).
+// Synchronize waits until the work before the event's last Record is done.
 func (e *Event) Synchronize() error {
-	return e.dev.do(func() error {
-		if done, err := poll(func() (bool, error) { return cuEventQuery(e.h) }); done || err != nil {
-			return err
-		}
-		return cuEventSynchronize(e.h)
-	})
+	return e.dev.do(func() error { return cuEventSynchronize(e.h) })
 }
 
 // MillisecondsSince is the GPU time in milliseconds (about 0.5 µs
