@@ -31,9 +31,10 @@ const DefaultCacheBytes = 384 << 20
 // bounds memory, never correctness.
 type ChunkCache struct {
 	a      *zarr.Array
+	shape  []int // the array's
 	unit   []int // a chunk's shape
 	count  []int // chunks per axis
-	halo   int   // the rows a halo reaches into a chunk, at most
+	halo   int   // the rows a halo reaches into a chunk, at most (0: none)
 	budget int64
 	// owned reports whether a block still to come reads the chunk at lo
 	// of shape whole (nil: any may).
@@ -110,8 +111,8 @@ func NewChunkCache(a *zarr.Array, halo int, budget int64) *ChunkCache {
 	if budget == 0 {
 		budget = DefaultCacheBytes
 	}
-	c := &ChunkCache{a: a, unit: a.ChunkShape(), halo: max(halo, 1), budget: budget, cells: map[int]*cell{}, decoding: map[int]chan struct{}{}}
-	for d, n := range a.Shape() {
+	c := &ChunkCache{a: a, shape: a.Shape(), unit: a.ChunkShape(), halo: max(halo, 0), budget: budget, cells: map[int]*cell{}, decoding: map[int]chan struct{}{}}
+	for d, n := range c.shape {
 		c.count = append(c.count, (n+c.unit[d]-1)/c.unit[d])
 	}
 	return c
@@ -131,11 +132,10 @@ func (c *ChunkCache) SetOwners(owned func(lo, shape []int) bool) { c.owned = own
 
 // box is the start and shape of chunk idx, clipped to the array.
 func (c *ChunkCache) box(idx []int) (lo, shape []int) {
-	full := c.a.Shape()
 	lo, shape = make([]int, len(idx)), make([]int, len(idx))
 	for d := range idx {
 		lo[d] = idx[d] * c.unit[d]
-		shape[d] = min(c.unit[d], full[d]-lo[d])
+		shape[d] = min(c.unit[d], c.shape[d]-lo[d])
 	}
 	return lo, shape
 }
@@ -348,23 +348,41 @@ func inside(lo, shape, olo, oshape []int) bool {
 
 // shellOf cuts the slabs of a chunk (data, at lo) within the halo's
 // thickness of each face: two per axis, or none along an axis the halo
-// spans half of (a read there takes the chunk whole).
+// spans half of (a read there takes the chunk whole), and none without a
+// halo. The slabs share one allocation (and their boxes another): a
+// chunk decoded on each of many cores at once allocating six of each
+// made the collector's sweeping, which small allocations pay for, most
+// of a block run's CPU time on 64 cores.
 func (c *ChunkCache) shellOf(data nd.Array, lo []int) []slab {
 	rank := len(lo)
-	var shell []slab
+	if c.halo == 0 {
+		return nil
+	}
+	elems := 0
 	for d := range rank {
 		if 2*c.halo >= data.Shape[d] {
 			return nil // the shell would be the chunk
 		}
+		elems += 2 * c.halo * data.Len() / data.Shape[d]
+	}
+	all, _ := nd.New(data.DType(), elems)
+	ints := make([]int, 2*rank*3*rank) // each slab's shape, origin in the chunk and lo
+	shell := make([]slab, 0, 2*rank)
+	zero := make([]int, rank)
+	next := 0
+	for d := range rank {
 		for _, off := range []int{0, data.Shape[d] - c.halo} {
-			shape := slices.Clone(data.Shape)
+			shape, at, slo := ints[:rank:rank], ints[rank:2*rank:2*rank], ints[2*rank:3*rank:3*rank]
+			ints = ints[3*rank:]
+			copy(shape, data.Shape)
 			shape[d] = c.halo
-			at := make([]int, rank)
 			at[d] = off
-			s, _ := nd.New(data.DType(), shape...)
-			chunk.CopyBox(s.Bytes(), shape, make([]int, rank), data.Bytes(), data.Shape, at, shape, data.DType().Size())
-			slo := slices.Clone(lo)
+			copy(slo, lo)
 			slo[d] += off
+			n := c.halo * data.Len() / data.Shape[d]
+			s := nd.Array{Shape: shape, Data: nd.SliceData(all.Data, next, next+n)}
+			next += n
+			chunk.CopyBox(s.Bytes(), shape, zero, data.Bytes(), data.Shape, at, shape, data.DType().Size())
 			shell = append(shell, slab{lo: slo, data: s})
 		}
 	}

@@ -5,37 +5,48 @@ import (
 	"errors"
 	"fmt"
 	"io"
+	"math/bits"
 	"os"
 	"sync"
 )
 
-// bufPool holds byte buffers of a chunk's size or so between uses: a
-// chunk's stored bytes read from a file, a shard's bytes before encoding,
-// and its encoded form before its Put. Without it each was a fresh large
-// allocation, which the runtime zeroes (and the kernel maps in) before it
-// is overwritten whole: 8% of the CPU of a 1024³ float32 Zarr → Zarr run
-// on two cores (docs/perf/streaming.md). A buffer goes back only where
-// its last reader is known to be done with it.
-var bufPool sync.Pool // *[]byte
+// bufPools hold byte buffers between uses, by size class (a class k
+// buffer has a capacity of at least 1<<k): a chunk's stored bytes read
+// from a file, a shard's bytes before encoding, and its encoded form
+// before its Put. Without them each was a fresh large allocation, which
+// the runtime zeroes (and the kernel maps in) before it is overwritten
+// whole: 8% of the CPU of a 1024³ float32 Zarr → Zarr run on two cores
+// (docs/perf/streaming.md); with one pool for every size, a request
+// often met a buffer too small and allocated anyway. A buffer goes back
+// only where its last reader is known to be done with it.
+var bufPools [bits.UintSize]sync.Pool // *[]byte
+
+// boxPool holds the empty *[]byte boxes getBuf takes out of bufPools, for
+// putBuf to reuse: a new box at each putBuf was a small allocation at each
+// chunk read and encoded, and small allocations pay for the collector's
+// sweeping, which on many cores at once is contended (it was a third of a
+// 64-core block run's CPU time).
+var boxPool sync.Pool // *[]byte, nil inside
 
 // poisonReleased, set by tests, overwrites each buffer given back to the
 // pool, so that a use after release reads garbage at once instead of by
 // the chance of another goroutine's reuse.
 var poisonReleased bool
 
-// getBuf returns a buffer of length n, from the pool where one there is
-// large enough; its contents are arbitrary.
+// getBuf returns a buffer of length n, from the pool where one is there;
+// its contents are arbitrary.
 func getBuf(n int) []byte {
-	if p, ok := bufPool.Get().(*[]byte); ok {
-		if cap(*p) >= n {
-			return (*p)[:n]
-		}
-		// Too small for this one: a later, smaller request may use it.
-		bufPool.Put(p)
+	if n <= 0 {
+		return []byte{}
 	}
-	// A little room, so that a chunk that compresses a little worse than
-	// the one before still fits.
-	return make([]byte, n, n+n/16)
+	k := bits.Len(uint(n - 1)) // the class whose buffers all hold n
+	if p, ok := bufPools[k].Get().(*[]byte); ok {
+		b := *p
+		*p = nil
+		boxPool.Put(p)
+		return b[:n]
+	}
+	return make([]byte, n, 1<<k)
 }
 
 // putBuf gives b back to the pool: its caller and everything it handed b
@@ -50,7 +61,12 @@ func putBuf(b []byte) {
 			b[i] = 0xA5
 		}
 	}
-	bufPool.Put(&b)
+	p, ok := boxPool.Get().(*[]byte)
+	if !ok {
+		p = new([]byte)
+	}
+	*p = b
+	bufPools[bits.Len(uint(cap(b)))-1].Put(p) // the largest class it can serve
 }
 
 // getPooled reads key's value into a buffer from the pool where the store
