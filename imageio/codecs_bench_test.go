@@ -2,6 +2,8 @@ package imageio
 
 import (
 	"bytes"
+	"image"
+	"image/jpeg"
 	"math"
 	"math/rand/v2"
 	"os"
@@ -104,34 +106,81 @@ func BenchmarkTIFF(b *testing.B) {
 	}
 }
 
-// BenchmarkJPEG times WriteJPEG and ReadJPEG at OpenCV's default quality
-// (95) on the RGB image of BenchmarkTIFF.
+// BenchmarkJPEG times WriteJPEG and ReadJPEG (imageio/jpeg) at OpenCV's
+// default quality (95) on the RGB image of BenchmarkTIFF (write, read)
+// and on a 512² gray one, a folder run's file (gray512/…), and
+// image/jpeg on the RGB image (stdlib-write, stdlib-read: the codec
+// ReadJPEG and WriteJPEG used before session 33).
 func BenchmarkJPEG(b *testing.B) {
 	a := codecBenchImages(b)[0].img.Array
-	raw := int64(a.Len())
-	var file bytes.Buffer
-	if err := WriteJPEG(&file, a, 95); err != nil {
+	gray := benchPhoto(512, 512, 1)
+	gray.Shape = gray.Shape[:2]
+	if dir := os.Getenv("NDCONV_CODEC_BENCH_DIR"); dir != "" {
+		if err := WriteNPYFile(filepath.Join(dir, "gray512.npy"), gray); err != nil {
+			b.Fatal(err)
+		}
+	}
+	for _, im := range []struct {
+		prefix, file string
+		a            nd.Array
+	}{{"", "rgb8-q95.jpg", a}, {"gray512/", "gray512-q95.jpg", gray}} {
+		raw := int64(im.a.Len())
+		var file bytes.Buffer
+		if err := WriteJPEG(&file, im.a, 95); err != nil {
+			b.Fatal(err)
+		}
+		saveBenchFile(b, im.file, file.Bytes())
+		b.Run(im.prefix+"write", func(b *testing.B) {
+			var buf bytes.Buffer
+			b.SetBytes(raw)
+			clock := startCPUClock()
+			for b.Loop() {
+				buf.Reset()
+				if err := WriteJPEG(&buf, im.a, 95); err != nil {
+					b.Fatal(err)
+				}
+			}
+			clock.stop(b)
+			b.ReportMetric(float64(buf.Len()), "file-bytes")
+		})
+		b.Run(im.prefix+"read", func(b *testing.B) {
+			b.SetBytes(raw)
+			clock := startCPUClock()
+			for b.Loop() {
+				if _, err := ReadJPEG(bytes.NewReader(file.Bytes())); err != nil {
+					b.Fatal(err)
+				}
+			}
+			clock.stop(b)
+		})
+	}
+	d := a.Data.([]uint8)
+	m := image.NewRGBA(image.Rect(0, 0, 2048, 2048))
+	for i := range 2048 * 2048 {
+		copy(m.Pix[4*i:4*i+3], d[3*i:3*i+3])
+		m.Pix[4*i+3] = 255
+	}
+	var std bytes.Buffer
+	if err := jpeg.Encode(&std, m, &jpeg.Options{Quality: 95}); err != nil {
 		b.Fatal(err)
 	}
-	saveBenchFile(b, "rgb8-q95.jpg", file.Bytes())
-	b.Run("write", func(b *testing.B) {
+	b.Run("stdlib-write", func(b *testing.B) {
 		var buf bytes.Buffer
-		b.SetBytes(raw)
+		b.SetBytes(int64(len(d)))
 		clock := startCPUClock()
 		for b.Loop() {
 			buf.Reset()
-			if err := WriteJPEG(&buf, a, 95); err != nil {
+			if err := jpeg.Encode(&buf, m, &jpeg.Options{Quality: 95}); err != nil {
 				b.Fatal(err)
 			}
 		}
 		clock.stop(b)
-		b.ReportMetric(float64(buf.Len()), "file-bytes")
 	})
-	b.Run("read", func(b *testing.B) {
-		b.SetBytes(raw)
+	b.Run("stdlib-read", func(b *testing.B) {
+		b.SetBytes(int64(len(d)))
 		clock := startCPUClock()
 		for b.Loop() {
-			if _, err := ReadJPEG(bytes.NewReader(file.Bytes())); err != nil {
+			if _, err := jpeg.Decode(bytes.NewReader(std.Bytes())); err != nil {
 				b.Fatal(err)
 			}
 		}

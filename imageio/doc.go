@@ -4,8 +4,10 @@
 // input to output. It holds the NumPy .npy format, written by hand (ReadNPY,
 // WriteNPY); PNG (ReadPNG, WritePNG, WritePNGLevel: every colour type at 8
 // and 16 bits, read with image/png, written by our own encoder with
-// OpenCV's defaults, rows deflated in parallel with klauspost/compress) and
-// JPEG (ReadJPEG, WriteJPEG) on the standard library; headerless .raw files (ReadRawFile); tables of numbers
+// OpenCV's defaults, rows deflated in parallel with klauspost/compress);
+// JPEG (ReadJPEG, WriteJPEG) with the subpackage jpeg, our codec with
+// libjpeg-turbo's (OpenCV's) samples and bytes, image/jpeg reading what it
+// does not; headerless .raw files (ReadRawFile); tables of numbers
 // for kernels (ReadText); and the conversion between image.Image values and
 // arrays (FromImage, ToImage). The TIFF and NIfTI-1 codecs, which no
 // reachable library provides, are the subpackages tiff and nifti.

@@ -10,11 +10,16 @@ import (
 	"io"
 	"runtime"
 
+	ourjpeg "github.com/ndconv/ndconv/imageio/jpeg"
 	"github.com/ndconv/ndconv/nd"
 )
 
-// ReadJPEG decodes a JPEG into a uint8 H×W array (grayscale) or H×W×3 (RGB,
-// converted from the file's YCbCr or CMYK by image/jpeg's colour models).
+// ReadJPEG decodes a JPEG into a uint8 H×W array (grayscale) or H×W×3 (RGB).
+// Baseline and extended sequential Huffman-coded 8-bit files of one or
+// three components are decoded by imageio/jpeg, to the samples
+// libjpeg-turbo (and so OpenCV) gives; the others (progressive,
+// arithmetic-coded, 12-bit, CMYK, unusual sampling), and any file it
+// cannot read, by image/jpeg, converted by its colour models.
 //
 // The SOI marker and the header up to the frame (SOF) are read first,
 // within jpegMaxHeader bytes, and the rest within what the frame's size
@@ -50,8 +55,22 @@ func ReadJPEG(r io.Reader) (nd.Array, error) {
 	if err := checkClaimedPixels(".jpg", cfg.Width, cfg.Height, 3, 3*int64(cfg.Width)*int64(cfg.Height), len(data), jpegMaxRatio); err != nil {
 		return nd.Array{}, err
 	}
+	ours, oursErr := ourjpeg.Decode(data)
+	if oursErr == nil {
+		shape := []int{ours.Height, ours.Width, 3}
+		if ours.Channels == 1 {
+			shape = shape[:2]
+		}
+		return nd.Array{Shape: shape, Data: ours.Pix}, nil
+	}
 	img, err := jpeg.Decode(bytes.NewReader(data))
 	if err != nil {
+		// A file of the subset imageio/jpeg decodes: its error, typed
+		// as image/jpeg's are (a cut file is "truncated file").
+		var fe *ourjpeg.FormatError
+		if errors.As(oursErr, &fe) {
+			return nd.Array{}, jpegError(oursErr)
+		}
 		return nd.Array{}, jpegError(err)
 	}
 	if y, ok := img.(*image.YCbCr); ok {
@@ -109,13 +128,19 @@ func checkImageSize(format string, width, height, samples int) error {
 func jpegError(err error) error {
 	var fe jpeg.FormatError
 	var ue jpeg.UnsupportedError
+	var ofe *ourjpeg.FormatError
+	var oue *ourjpeg.UnsupportedError
 	switch {
+	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
+		return &FormatError{Format: ".jpg", Msg: "truncated file", Err: err}
+	case errors.As(err, &ofe):
+		return &FormatError{Format: ".jpg", Msg: ofe.Msg, Err: err}
+	case errors.As(err, &oue):
+		return &UnsupportedError{Format: ".jpg", What: "feature", Value: oue.What}
 	case errors.As(err, &fe):
 		return &FormatError{Format: ".jpg", Msg: string(fe), Err: err}
 	case errors.As(err, &ue):
 		return &UnsupportedError{Format: ".jpg", What: "feature", Value: string(ue)}
-	case errors.Is(err, io.ErrUnexpectedEOF) || errors.Is(err, io.EOF):
-		return &FormatError{Format: ".jpg", Msg: "truncated file", Err: err}
 	}
 	return &FormatError{Format: ".jpg", Msg: err.Error(), Err: err}
 }
@@ -124,9 +149,11 @@ func jpegError(err error) error {
 const DefaultJPEGQuality = 95
 
 // WriteJPEG encodes an H×W (gray) or H×W×3 (RGB) array as a baseline JPEG
-// of the given quality (1–100; 0 means DefaultJPEGQuality). Samples are
-// converted to 8 bits by nd.Store's rule. JPEG has no alpha: two- and
-// four-channel arrays are refused.
+// of the given quality (1–100; 0 means DefaultJPEGQuality) with
+// imageio/jpeg: the bytes cv2.imencode writes for the same samples and
+// quality (JFIF, YCbCr 4:2:0 by libjpeg's conversion, standard tables).
+// Samples are converted to 8 bits by nd.Store's rule. JPEG has no alpha:
+// two- and four-channel arrays are refused.
 func WriteJPEG(w io.Writer, a nd.Array, quality int) error {
 	h, wd, c, err := imageShape(a, ".jpg")
 	if err != nil {
@@ -144,18 +171,11 @@ func WriteJPEG(w io.Writer, a nd.Array, quality int) error {
 	if quality < 1 || quality > 100 {
 		return &UnsupportedError{Format: ".jpg", What: "quality", Value: fmt.Sprint(quality), Detail: "JPEG quality is 1 to 100"}
 	}
-	if d, ok := a.Data.([]uint8); ok && c == 3 {
-		return jpeg.Encode(w, rgbToYCbCr(d, h, wd), &jpeg.Options{Quality: quality})
+	pix, ok := a.Data.([]uint8)
+	if !ok {
+		pix = imageSamples(a, false).Data.([]uint8)
 	}
-	var like image.Image = (*image.Gray)(nil)
-	if c == 3 {
-		like = (*image.RGBA)(nil)
-	}
-	img, err := ToImage(imageSamples(a, false), like)
-	if err != nil {
-		return err
-	}
-	return jpeg.Encode(w, img, &jpeg.Options{Quality: quality})
+	return ourjpeg.Encode(w, &ourjpeg.Image{Width: wd, Height: h, Channels: max(c, 1), Pix: pix}, &ourjpeg.Options{Quality: quality})
 }
 
 // ycbcrToRGB converts a decoded colour JPEG to an H×W×3 array with
@@ -187,24 +207,4 @@ func ycbcrToRGB(m *image.YCbCr) nd.Array {
 		}
 	}) // nothing here panics on a decoder's own image
 	return nd.Array{Shape: []int{h, w, 3}, Data: out}
-}
-
-// rgbToYCbCr converts h×w interleaved RGB samples to a 4:4:4 YCbCr image
-// with color.RGBToYCbCr, rows on all cores. image/jpeg encodes it to the
-// same bytes as the RGBA image it was given before (its RGBA path applies
-// the same conversion pixel by pixel, then both subsample alike), without
-// filling that image and converting it on one core.
-func rgbToYCbCr(d []uint8, h, w int) *image.YCbCr {
-	m := image.NewYCbCr(image.Rect(0, 0, w, h), image.YCbCrSubsampleRatio444)
-	rowsPer := max(1, (1<<16)/w)
-	_ = nd.ForEach(runtime.GOMAXPROCS(0), (h+rowsPer-1)/rowsPer, nil, func(_, k int) {
-		for y := k * rowsPer; y < min(h, (k+1)*rowsPer); y++ {
-			row := d[y*w*3 : (y+1)*w*3]
-			o := y * m.YStride // 4:4:4: the chroma planes share the luma's layout
-			for x := range w {
-				m.Y[o+x], m.Cb[o+x], m.Cr[o+x] = color.RGBToYCbCr(row[3*x], row[3*x+1], row[3*x+2])
-			}
-		}
-	}) // nothing here panics
-	return m
 }

@@ -385,6 +385,28 @@ func jpegSeeds(t testing.TB) map[string][]byte {
 		}
 		seeds["seed-"+strings.TrimSuffix(name, ".jpg")] = b
 	}
+	// Files of imageio/jpeg's subset (restart intervals, 4:2:2, 4:4:0, an
+	// RGB file), a progressive one (image/jpeg's), and one cut in its scan.
+	for name, file := range map[string]string{
+		"rst": "cv2_rst3_rgb_50x70", "422": "pil_422_5x6", "440": "ours_440_3x2",
+		"adobe-rgb": "edit_adobe_rgb", "progressive": "progressive", "gray-q1": "cv2_gray_16x16_random_q1",
+	} {
+		b, err := os.ReadFile(filepath.Join("jpeg/testdata", file+".jpg"))
+		if err != nil {
+			t.Fatal(err)
+		}
+		seeds["seed-"+name] = b
+		if name == "rst" {
+			seeds["seed-cut-scan"] = b[:len(b)*2/3]
+		}
+		if name == "gray-q1" {
+			// Three codes of length 1 in the first DHT: a table whose
+			// codes overflow (once a panic, found by fuzzing).
+			bad := bytes.Clone(b)
+			bad[bytes.Index(bad, []byte{0xff, 0xc4})+5] = 3
+			seeds["seed-bad-dht"] = bad
+		}
+	}
 	return seeds
 }
 

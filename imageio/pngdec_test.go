@@ -4,10 +4,12 @@ import (
 	"bytes"
 	"image"
 	"image/color"
-	"image/jpeg"
 	"image/png"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
+	"strings"
 	"testing"
 
 	"github.com/ndconv/ndconv/nd"
@@ -130,8 +132,9 @@ func BenchmarkDecodePNG(b *testing.B) {
 	})
 }
 
-// TestYCbCrToRGB checks ReadJPEG's direct conversion against the path it
-// replaced (image/draw into RGBA through FromImage, then R, G, B): every
+// TestYCbCrToRGB checks the conversion ReadJPEG applies to what image/jpeg
+// decodes (the files imageio/jpeg leaves to it: progressive and others)
+// against image/draw's (into RGBA through FromImage, then R, G, B): every
 // chroma subsampling, odd sizes and rectangles not at the origin.
 func TestYCbCrToRGB(t *testing.T) {
 	rng := rand.New(rand.NewPCG(27, 3))
@@ -158,34 +161,86 @@ func TestYCbCrToRGB(t *testing.T) {
 	}
 }
 
-// TestWriteJPEGSameBytes checks that WriteJPEG's direct RGB → YCbCr path
-// writes the same file as image/jpeg given the RGBA image (the path it
-// replaced), at several qualities and sizes (edges of partial blocks).
-func TestWriteJPEGSameBytes(t *testing.T) {
-	rng := rand.New(rand.NewPCG(27, 4))
-	for _, hw := range [][2]int{{1, 1}, {7, 17}, {16, 16}, {33, 50}, {120, 97}} {
-		h, w := hw[0], hw[1]
-		d := make([]uint8, h*w*3)
-		m := image.NewRGBA(image.Rect(0, 0, w, h))
-		for i := range d {
-			d[i] = uint8(rng.IntN(256))
-			m.Pix[i/3*4+i%3] = d[i]
+// jpegFixtures lists imageio/jpeg's OpenCV fixtures (see
+// jpeg/testdata/gen.py): name, writer and quality of each.
+func jpegFixtures(t *testing.T) [][3]string {
+	b, err := os.ReadFile("jpeg/testdata/cases.txt")
+	if err != nil {
+		t.Fatal(err)
+	}
+	var out [][3]string
+	for _, line := range strings.Split(strings.TrimSpace(string(b)), "\n") {
+		f := strings.Fields(line)
+		out = append(out, [3]string{f[0], f[1], f[2]})
+	}
+	return out
+}
+
+// TestWriteJPEGOpenCVBytes: WriteJPEG writes the file cv2.imencode wrote
+// from the same samples at the same quality (OpenCV's 4:2:0 files, gray
+// and RGB, qualities 1 to 100), for uint8 arrays and, by nd.Store's rule
+// to 8 bits, for other dtypes holding the same values.
+func TestWriteJPEGOpenCVBytes(t *testing.T) {
+	n := 0
+	for _, fx := range jpegFixtures(t) {
+		if fx[1] != "cv2" || strings.Contains(fx[0], "rst") {
+			continue
 		}
-		for i := 3; i < len(m.Pix); i += 4 {
-			m.Pix[i] = 255
+		q, _ := strconv.Atoi(fx[2])
+		src, _, err := ReadFile("jpeg/testdata/"+fx[0]+".src.png", RawOptions{})
+		if err != nil {
+			t.Fatal(err)
 		}
-		for _, q := range []int{1, 50, 95, 100} {
-			var got, want bytes.Buffer
-			if err := WriteJPEG(&got, nd.Array{Shape: []int{h, w, 3}, Data: d}, q); err != nil {
+		want, err := os.ReadFile("jpeg/testdata/" + fx[0] + ".jpg")
+		if err != nil {
+			t.Fatal(err)
+		}
+		var got bytes.Buffer
+		if err := WriteJPEG(&got, src, q); err != nil {
+			t.Fatal(err)
+		}
+		if !bytes.Equal(got.Bytes(), want) {
+			t.Errorf("%s: %d bytes, cv2 wrote %d, or other bytes", fx[0], got.Len(), len(want))
+		}
+		// float32 and uint16 arrays of the same values: the same file.
+		for _, dt := range []nd.DType{nd.Float32, nd.Uint16} {
+			other, _ := nd.New(dt, src.Shape...)
+			nd.Store(other.Data, 0, 1, src.Float64s())
+			got.Reset()
+			if err := WriteJPEG(&got, other, q); err != nil {
 				t.Fatal(err)
 			}
-			if err := jpeg.Encode(&want, m, &jpeg.Options{Quality: q}); err != nil {
-				t.Fatal(err)
-			}
-			if !bytes.Equal(got.Bytes(), want.Bytes()) {
-				t.Errorf("%dx%d quality %d: %d bytes, image/jpeg from RGBA %d, or other bytes", w, h, q, got.Len(), want.Len())
+			if !bytes.Equal(got.Bytes(), want) {
+				t.Errorf("%s as %v: other bytes than cv2's", fx[0], dt)
 			}
 		}
+		n++
+	}
+	if n < 20 {
+		t.Fatalf("only %d fixtures", n)
+	}
+}
+
+// TestReadJPEGOpenCVSamples: ReadJPEG gives cv2.imdecode's samples for
+// every fixture (restart intervals, 4:4:4, 4:2:2, 4:4:0 and RGB files
+// included), and reads a progressive file (image/jpeg's).
+func TestReadJPEGOpenCVSamples(t *testing.T) {
+	for _, fx := range jpegFixtures(t) {
+		got, _, err := ReadFile("jpeg/testdata/"+fx[0]+".jpg", RawOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _, err := ReadFile("jpeg/testdata/"+fx[0]+".want.png", RawOptions{})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(got.Shape, want.Shape) || !bytes.Equal(got.Data.([]uint8), want.Data.([]uint8)) {
+			t.Errorf("%s: %v differs from cv2's %v", fx[0], got.Shape, want.Shape)
+		}
+	}
+	a, _, err := ReadFile("jpeg/testdata/progressive.jpg", RawOptions{})
+	if err != nil || !slices.Equal(a.Shape, []int{24, 40, 3}) {
+		t.Errorf("progressive: %v %v", a.Shape, err)
 	}
 }
 

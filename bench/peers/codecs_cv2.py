@@ -59,6 +59,7 @@ def main():
         ("gray16", "deflate", ".tif", [cv2.IMWRITE_TIFF_COMPRESSION, 8]),
         ("gray16", "lzw", ".tif", [cv2.IMWRITE_TIFF_COMPRESSION, 5]),
         ("rgb8", "q95", ".jpg", [cv2.IMWRITE_JPEG_QUALITY, 95]),
+        ("gray512", "q95", ".jpg", [cv2.IMWRITE_JPEG_QUALITY, 95]),
         ("rgb8", "png", ".png", []),
     ]
     for name, codec, ext, params in cases:
