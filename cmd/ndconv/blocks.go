@@ -102,6 +102,14 @@ func runBlocks(cmd *cobra.Command, fj filterJob, specs []kernelSpec) (bool, erro
 				cancel(fmt.Errorf("testhook: cancelled after %d blocks", n))
 			}
 		}
+	} else if tracing {
+		// The first block, then every eighth: a run's start-up, steady
+		// rate and tail.
+		o.After = func(done int64) {
+			if done == 1 || done%8 == 0 {
+				trace(fmt.Sprintf("%d blocks done", done))
+			}
+		}
 	}
 	r, err := spec.OpenWith(ctx, o)
 	if err != nil {

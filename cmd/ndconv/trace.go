@@ -4,6 +4,7 @@ import (
 	"fmt"
 	"os"
 	"runtime/pprof"
+	rtrace "runtime/trace"
 	"time"
 )
 
@@ -19,8 +20,9 @@ var (
 
 // profileFromEnv starts the CPU profile NDCONV_CPUPROFILE names (any
 // command; worker has its --cpuprofile flag too) and returns what stops
-// it; with NDCONV_MEMPROFILE it also writes the allocation profile there
-// when the command ends (`go tool pprof -sample_index=alloc_space`: where
+// it; NDCONV_EXECTRACE records an execution trace, and with
+// NDCONV_MEMPROFILE it writes the allocation profile there when the
+// command ends (`go tool pprof -sample_index=alloc_space`: where
 // the collector's work comes from). A profile that cannot start or be
 // written is said once on stderr, and the command runs without it.
 func profileFromEnv() func() {
@@ -33,9 +35,19 @@ func profileFromEnv() func() {
 			stopCPU = stop
 		}
 	}
+	stopExec := func() {}
+	if path := os.Getenv("NDCONV_EXECTRACE"); path != "" {
+		stop, err := startExecTrace(path)
+		if err != nil {
+			fmt.Fprintf(os.Stderr, "ndconv: NDCONV_EXECTRACE: %v\n", err)
+		} else {
+			stopExec = stop
+		}
+	}
 	memPath := os.Getenv("NDCONV_MEMPROFILE")
 	return func() {
 		stopCPU()
+		stopExec()
 		if memPath == "" {
 			return
 		}
@@ -43,6 +55,20 @@ func profileFromEnv() func() {
 			fmt.Fprintf(os.Stderr, "ndconv: NDCONV_MEMPROFILE: %v\n", err)
 		}
 	}
+}
+
+// startExecTrace starts the execution tracer (runtime/trace) writing to
+// path: where goroutines wait (`go tool trace -pprof=sync|syscall|sched`).
+func startExecTrace(path string) (func(), error) {
+	f, err := os.Create(path)
+	if err != nil {
+		return nil, err
+	}
+	if err := rtrace.Start(f); err != nil {
+		f.Close()
+		return nil, err
+	}
+	return func() { rtrace.Stop(); f.Close() }, nil
 }
 
 // writeAllocProfile writes the heap profile (allocations since the start,
