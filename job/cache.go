@@ -190,7 +190,7 @@ func (c *ChunkCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.
 	var wg sync.WaitGroup
 	var once sync.Once
 	var firstErr error
-	for range min(total, runtime.GOMAXPROCS(0)) {
+	for range min(total, readWorkers()) {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
@@ -214,6 +214,15 @@ func (c *ChunkCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.
 	wg.Wait()
 	return firstErr
 }
+
+// readWorkers is how many chunks one ReadRegion reads at once: a quarter
+// of the cores (at least 4). Blocks in flight read at the same time, and
+// each chunk read takes the cache's lock twice; with one reader a core for
+// each of 8 blocks, 512 goroutines queued on the lock on a 64-core host,
+// each handed it while waiting for a core (the collector's and the
+// encoders' work holding them), and the goroutines spent 60 s a second
+// waiting there (an execution trace of the 2048³ Zarr run on four GPUs).
+func readWorkers() int { return max(4, runtime.GOMAXPROCS(0)/4) }
 
 // copyCell copies the part of chunk idx inside the box at start of shape
 // into dst: from the cache where it holds that part, else decoding the
@@ -263,10 +272,13 @@ func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst 
 	done := make(chan struct{})
 	c.decoding[lin] = done
 	c.mu.Unlock()
+	kept := false
 	defer func() {
-		c.mu.Lock()
-		delete(c.decoding, lin)
-		c.mu.Unlock()
+		if !kept { // keep did not run: the decode failed
+			c.mu.Lock()
+			delete(c.decoding, lin)
+			c.mu.Unlock()
+		}
 		close(done)
 	}()
 	c.decoded.Add(1)
@@ -291,6 +303,7 @@ func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst 
 		e.bytes += int64(len(data.Bytes()))
 	}
 	c.keep(lin, e)
+	kept = true
 	return nil
 }
 
@@ -390,10 +403,13 @@ func (c *ChunkCache) shellOf(data nd.Array, lo []int) []slab {
 }
 
 // keep stores entry e of chunk lin, evicting the entries least recently
-// used while the cache holds more than its budget.
+// used while the cache holds more than its budget, and ends the chunk's
+// decoding (its waiters, woken after, find e): one hold of c.mu for
+// both, which every chunk decoded takes.
 func (c *ChunkCache) keep(lin int, e *cell) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
+	delete(c.decoding, lin)
 	if old := c.cells[lin]; old != nil {
 		// Another block decoded it at the same time.
 		if old.whole != nil {
