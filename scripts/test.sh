@@ -24,11 +24,12 @@ go test -timeout 15m ./...
 CGO_ENABLED=1 go test -race -run 'TestSharedPlan|TestConcurrentCalls|TestDeviceConcurrent' .
 CGO_ENABLED=1 go test -race -run 'TestExecutableTurns' ./plan
 CGO_ENABLED=1 go test -race -run 'TestConcurrentExecuteAndFree' ./capi
-# The pure-Go twins of the SIMD loops, which other architectures run.
+# The pure-Go twins of the SIMD loops (the CPU engine's and the JPEG
+# codec's), which other architectures run.
 # kernels' decomposition tests (every tuning candidate emulated, 34 s) check
 # the launches, not the CPU engine they are compared with: they run once,
 # above; the canonical-form test compares with the twins here.
-go test -tags noasm ./cpu/... ./internal/fft .
+go test -tags noasm ./cpu/... ./internal/fft ./imageio/jpeg .
 go test -tags noasm -skip 'TestTuningCandidates|TestBankGroups' ./kernels
 # Each instruction set of the CPU engine's loops, whichever CPU CI got:
 # NDCONV_SIMD caps the loops' dispatch (cpu/doc.go), so an AVX-512 machine

@@ -60,11 +60,11 @@ func idctDC(coef int16, q int32, dst []byte, off, stride int) {
 	}
 }
 
-// idct is libjpeg's jpeg_idct_islow: dequantizes blk (natural order) by q
+// idctGo is libjpeg's jpeg_idct_islow: dequantizes blk (natural order) by q
 // (the quantization table as libjpeg-turbo's ISLOW_MULT_TYPE, short, holds
 // it), inverse-transforms it and writes the 8×8 samples at dst[off:] with
 // the given row stride.
-func idct(blk *[64]int16, q *[64]int32, dst []byte, off, stride int) {
+func idctGo(blk *[64]int16, q *[64]int32, dst []byte, off, stride int) {
 	var ws [64]int32
 	// Pass 1: columns, into ws, scaled by 2**pass1Bits.
 	for c := range 8 {
@@ -322,13 +322,19 @@ func newDivisor(d uint32) divisor {
 	return divisor{recip: fq & 0xffff, corr: c & 0xffff, shift: r, mult: uint64(fq&0xffff) << (32 - r)}
 }
 
-// quantTable holds a table's divisors in zigzag order, for quantize.
-type quantTable [64]divisor
+// quantTable holds a table's divisors in zigzag order, for quantize, and
+// their recip, corr and shift fields as three rows, for fdctQuantAVX2.
+type quantTable struct {
+	div [64]divisor
+	vec [3][64]uint32
+}
 
 func newQuantTable(q *[64]uint16) *quantTable {
 	var t quantTable
 	for k := range 64 {
-		t[k] = newDivisor(uint32(q[zigzag[k]]) << 3)
+		d := newDivisor(uint32(q[zigzag[k]]) << 3)
+		t.div[k] = d
+		t.vec[0][k], t.vec[1][k], t.vec[2][k] = d.recip, d.corr, d.shift
 	}
 	return &t
 }
@@ -341,7 +347,7 @@ func quantize(ws *[64]int32, t *quantTable, out *[64]int16) uint64 {
 	var mask uint64
 	for k := range 64 {
 		v := ws[zigzag[k]&63]
-		d := &t[k]
+		d := &t.div[k]
 		neg := v >> 31 // 0 or -1
 		a := uint32((v ^ neg) - neg)
 		// ((a + corr) · recip) >> shift, as one multiply by a
@@ -351,4 +357,12 @@ func quantize(ws *[64]int32, t *quantTable, out *[64]int16) uint64 {
 		mask |= uint64(uint32(-p)>>31) << k
 	}
 	return mask
+}
+
+// fdctQuantGo is fdct of the 8×8 samples at src[off:] followed by
+// quantize into out (zigzag order), with ws as scratch; it returns
+// quantize's mask of nonzero coefficients.
+func fdctQuantGo(src []byte, off, stride int, t *quantTable, ws *[64]int32, out *[64]int16) uint64 {
+	fdct(src, off, stride, ws)
+	return quantize(ws, t, out)
 }

@@ -77,9 +77,14 @@
 // the whole bytes among them); RGB → YCbCr multiplies two pixels at a
 // time in the halves of a uint64.
 //
-// All of it is pure Go. docs/perf/codecs.md has the figures beside
-// OpenCV's and the profile of what is left (the IDCT, FDCT, quantization
-// and colour conversion, which libjpeg-turbo does with AVX2).
+// On amd64 with AVX2 the islow IDCT and the FDCT with quantization are
+// assembly generated with avo (asm/, jpeg_amd64.s), computing in 32-bit
+// lanes exactly what their pure-Go twins (idctGo, fdctQuantGo) compute;
+// the IDCT declines blocks whose dequantized coefficients reach 2^15
+// (only corrupt files have them), which the twin then transforms. The
+// noasm build tag, other architectures and CPUs without AVX2 use the
+// twins. The rest is pure Go. docs/perf/codecs.md has the figures beside
+// OpenCV's and the profile of what is left (the colour conversions).
 //
 // # Conventions
 //

@@ -305,8 +305,7 @@ func (e *encoder) transform(i int, w *encWork) {
 					gx, gy := mx*c.h+bx, i*c.v+by
 					zz := (*[64]int16)(w.coef[b*64 : b*64+64])
 					if gx < c.bw && gy < c.bh {
-						fdct(w.strip, c.stripOff+by*8*sw+gx*8, sw, &w.ws)
-						w.mask[b] = quantize(&w.ws, c.q, zz)
+						w.mask[b] = fdctQuant(w.strip, c.stripOff+by*8*sw+gx*8, sw, c.q, &w.ws, zz)
 					} else {
 						dc := w.coef[(b-1)*64]
 						*zz = [64]int16{}
