@@ -2,6 +2,7 @@ package main
 
 import (
 	"fmt"
+	"io"
 	"os"
 	"runtime/pprof"
 	rtrace "runtime/trace"
@@ -26,28 +27,27 @@ var (
 // the collector's work comes from). A profile that cannot start or be
 // written is said once on stderr, and the command runs without it.
 func profileFromEnv() func() {
-	stopCPU := func() {}
-	if path := os.Getenv("NDCONV_CPUPROFILE"); path != "" {
-		stop, err := startCPUProfile(path)
-		if err != nil {
-			fmt.Fprintf(os.Stderr, "ndconv: NDCONV_CPUPROFILE: %v\n", err)
-		} else {
-			stopCPU = stop
+	var stops []func()
+	for _, p := range []struct {
+		env   string
+		start func(string) (func(), error)
+	}{{"NDCONV_CPUPROFILE", startCPUProfile}, {"NDCONV_EXECTRACE", startExecTrace}} {
+		path := os.Getenv(p.env)
+		if path == "" {
+			continue
 		}
-	}
-	stopExec := func() {}
-	if path := os.Getenv("NDCONV_EXECTRACE"); path != "" {
-		stop, err := startExecTrace(path)
+		stop, err := p.start(path)
 		if err != nil {
-			fmt.Fprintf(os.Stderr, "ndconv: NDCONV_EXECTRACE: %v\n", err)
-		} else {
-			stopExec = stop
+			fmt.Fprintf(os.Stderr, "ndconv: %s: %v\n", p.env, err)
+			continue
 		}
+		stops = append(stops, stop)
 	}
 	memPath := os.Getenv("NDCONV_MEMPROFILE")
 	return func() {
-		stopCPU()
-		stopExec()
+		for _, stop := range stops {
+			stop()
+		}
 		if memPath == "" {
 			return
 		}
@@ -60,15 +60,21 @@ func profileFromEnv() func() {
 // startExecTrace starts the execution tracer (runtime/trace) writing to
 // path: where goroutines wait (`go tool trace -pprof=sync|syscall|sched`).
 func startExecTrace(path string) (func(), error) {
+	return startRecording(path, rtrace.Start, rtrace.Stop)
+}
+
+// startRecording creates path, starts a recorder writing to it and
+// returns what stops the recorder and closes the file.
+func startRecording(path string, start func(io.Writer) error, stop func()) (func(), error) {
 	f, err := os.Create(path)
 	if err != nil {
 		return nil, err
 	}
-	if err := rtrace.Start(f); err != nil {
+	if err := start(f); err != nil {
 		f.Close()
 		return nil, err
 	}
-	return func() { rtrace.Stop(); f.Close() }, nil
+	return func() { stop(); f.Close() }, nil
 }
 
 // writeAllocProfile writes the heap profile (allocations since the start,

@@ -179,13 +179,5 @@ the output itself. The exit status is 0 whether or not all are done.`,
 // startCPUProfile starts writing the process's CPU profile to path, and
 // returns what stops it.
 func startCPUProfile(path string) (func(), error) {
-	f, err := os.Create(path)
-	if err != nil {
-		return nil, err
-	}
-	if err := pprof.StartCPUProfile(f); err != nil {
-		f.Close()
-		return nil, err
-	}
-	return func() { pprof.StopCPUProfile(); f.Close() }, nil
+	return startRecording(path, pprof.StartCPUProfile, pprof.StopCPUProfile)
 }
