@@ -199,3 +199,18 @@ func TestTuneRatesCPU(t *testing.T) {
 		t.Errorf("tune --device cpu without --rates: exit %d, %q", code, stderr)
 	}
 }
+
+// TestPrewarmEveryListedDevice: a device list (blocks of a Zarr output
+// shared by several GPUs) starts opening every device of the list at the
+// process's start, not only the first, whose plan comes first.
+func TestPrewarmEveryListedDevice(t *testing.T) {
+	dir := t.TempDir()
+	writeNPY(t, filepath.Join(dir, "in.npy"), ramp(nd.Float32, 32, 24))
+	writeText(t, filepath.Join(dir, "k.csv"), "1,2,1\n2,4,2\n1,2,1\n")
+	code, _, notes, lines := runHooked(t, dir, "correlate", "-k", "k.csv", "--device", "cuda:0,cuda:1", "in.npy", "out.zarr")
+	for _, want := range []string{"prewarm cuda:0", "prewarm cuda:1"} {
+		if indexOf(notes, want) < 0 {
+			t.Errorf("notes %q: no %q (exit %d, %q)", notes, want, code, lines)
+		}
+	}
+}
