@@ -1,0 +1,45 @@
+#!/bin/bash
+# Session 33, call 7 (4-GPU host): A = 2c4b54a (call 6's D) against
+# E = e3b05b7 (a device list prewarms every device at the start),
+# interleaved, 2 rounds, with block progress traced: cuda:0, two GPUs, all
+# four, and the second bound (one tap on the smoothed output).
+set -u
+T0=$(date +%s); el() { echo "$(( $(date +%s) - T0 )) s"; }
+W=.gpu/s33g; gunzip -f $W/*.gz; chmod +x $W/ndconv-*
+nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c; nproc; free -g | head -2
+export NDCONV_CACHE_DIR=/tmp/ndconv-cache
+d=/tmp/z; mkdir -p $d
+python3 - <<'PY'
+import numpy as np
+n = 2048
+a = np.lib.format.open_memmap('/tmp/z/in.npy', mode='w+', dtype=np.uint8, shape=(n, n, n))
+rng = np.random.default_rng(30)
+y, x = np.mgrid[0:n, 0:n]
+base = ((np.sin(x / 37.0) + np.cos(y / 53.0)) * 40 + 100).astype(np.uint8)  # 20..180
+del y, x
+for z in range(0, n, 64):
+    a[z:z+64] = rng.integers(0, 24, size=(64, n, n), dtype=np.uint8) + base[None] + np.uint8(z // 64)
+a.flush()
+np.save('/tmp/z/k7.npy', (np.random.default_rng(7).random((7, 7, 7)) / 343).astype(np.float32))
+np.save('/tmp/z/k1.npy', np.ones((1, 1, 1), np.float32))
+PY
+echo "npy made ($(el))"
+NDCONV_BLOCKS_IN_FLIGHT=32 $W/ndconv-E correlate -k $d/k1.npy --device cpu $d/in.npy $d/in.zarr > $OUT/convert.log 2>&1; echo "convert rc=$? ($(el)): $(tail -1 $OUT/convert.log | cut -c1-300)"
+rm -f $d/in.npy
+run() { local name=$1; shift; rm -rf $d/out.zarr; local a=$(date +%s%N)
+  /usr/bin/time -f "%U+%S cpu-s %M KB" -o $OUT/$name.time "$@" > $OUT/$name.log 2>&1; local rc=$?; local b=$(date +%s%N)
+  echo "$name rc=$rc $(( (b - a) / 1000000 )) ms $(cat $OUT/$name.time) | $(grep -v trace $OUT/$name.log | tail -1 | sed 's/.*ms; //' | cut -c1-150) | $(grep -E 'planned|1 blocks done|128 blocks done' $OUT/$name.log | sed 's/ndconv: trace //' | tr '\n' ' ')"; }
+run make-smooth $W/ndconv-E correlate -k $d/k7.npy --device cuda:all $d/in.zarr $d/out.zarr; mv $d/out.zarr $d/smooth.zarr
+export NDCONV_TRACE=1
+for r in 1 2; do
+  for v in A E; do
+    run bound2-$v-$r $W/ndconv-$v correlate -k $d/k1.npy --device cpu $d/smooth.zarr $d/out.zarr
+    run cuda_0-$v-$r $W/ndconv-$v correlate -k $d/k7.npy --device cuda:0 $d/in.zarr $d/out.zarr
+    run cuda_01-$v-$r $W/ndconv-$v correlate -k $d/k7.npy --device cuda:0,cuda:1 $d/in.zarr $d/out.zarr
+    run cuda_all-$v-$r $W/ndconv-$v correlate -k $d/k7.npy --device cuda:all $d/in.zarr $d/out.zarr
+  done
+  [ $(( $(date +%s) - T0 )) -gt 300 ] && break
+done
+diff -r -q $d/out.zarr $d/smooth.zarr > /dev/null && echo "the last cuda:all output == E's first, byte for byte" || echo "outputs DIFFER"
+echo "done ($(el))"
+tar czf $OUT/logs.tgz -C $OUT --exclude logs.tgz --exclude '*.gz' . 2>/dev/null; mkdir -p /tmp/keep; mv $OUT/*.log $OUT/*.time /tmp/keep/ 2>/dev/null; true
