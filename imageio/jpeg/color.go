@@ -33,9 +33,9 @@ func init() {
 	}
 }
 
-// yccToRGB converts w samples of Y, Cb, Cr rows to interleaved RGB
-// (jdcolext.c ycc_rgb_convert_internal).
-func yccToRGB(dst, y, cb, cr []byte, w int) {
+// yccToRGBGo converts w samples of Y, Cb, Cr rows to interleaved RGB
+// (jdcolext.c ycc_rgb_convert_internal). It is yccToRGB's pure-Go twin.
+func yccToRGBGo(dst, y, cb, cr []byte, w int) {
 	dst = dst[:3*w]
 	y, cb, cr = y[:w], cb[:w], cr[:w]
 	for x := range w {
@@ -59,9 +59,10 @@ func interleave3(dst, a, b, c []byte, w int) {
 	}
 }
 
-// upH2V1 is h2v1_fancy_upsample on one row of dw > 2 samples: the
+// upH2V1Go is h2v1_fancy_upsample on one row of dw > 2 samples: the
 // triangle filter at ¾ and ¼, biased 1 and 2 alternately; 2·dw outputs.
-func upH2V1(out, in []byte, dw int) {
+// It is upH2V1's pure-Go twin.
+func upH2V1Go(out, in []byte, dw int) {
 	in = in[:dw]
 	out = out[:2*dw]
 	v := int(in[0])
@@ -76,6 +77,22 @@ func upH2V1(out, in []byte, dw int) {
 	v = int(in[dw-1])
 	out[2*dw-2] = byte((v*3 + int(in[dw-2]) + 1) >> 2)
 	out[2*dw-1] = byte(v)
+}
+
+// upH2V1Span writes outputs x0 … x1−1 of upH2V1Go's row, one at a time:
+// ¾ of sample x/2 and ¼ of its left (x even) or right (x odd) neighbour,
+// clamped to the row, which gives the edge outputs' (4·v + 1) >> 2 = v and
+// (4·v + 2) >> 2 = v.
+func upH2V1Span(out, in []byte, dw, x0, x1 int) {
+	in = in[:dw]
+	for x := x0; x < x1; x++ {
+		i := x >> 1
+		j, bias := min(i+1, dw-1), 2
+		if x&1 == 0 {
+			j, bias = max(i-1, 0), 1
+		}
+		out[x] = byte((3*int(in[i]) + int(in[j]) + bias) >> 2)
+	}
 }
 
 // upH2Box is h2v1_upsample (and one row of h2v2_upsample): each sample
@@ -132,12 +149,13 @@ var (
 	fcrG, fcrB       = fix(0.41869), fix(0.08131)
 )
 
-// rgbToYCC converts w interleaved RGB pixels to three rows. Two pixels
+// rgbToYCCGo converts w interleaved RGB pixels to three rows; it is
+// rgbToYCC's pure-Go twin. Two pixels
 // go through each multiply, one in each 32-bit half of a uint64: the
 // negative terms are written as c·(255 − v) with the constant moved into
 // the offset, so that every half stays within 0 … 2^25 and no carry
 // crosses (the sums, and so the samples, are the scalar ones).
-func rgbToYCC(y, cb, cr, src []byte, w int) {
+func rgbToYCCGo(y, cb, cr, src []byte, w int) {
 	src = src[:3*w]
 	y, cb, cr = y[:w], cb[:w], cr[:w]
 	const lo = 1<<32 | 1
@@ -172,10 +190,10 @@ func rgbToYCC(y, cb, cr, src []byte, w int) {
 	}
 }
 
-// downH2V2 is h2v2_downsample on two rows already expanded to 2·n
+// downH2V2Go is h2v2_downsample on two rows already expanded to 2·n
 // samples: each output the sum of a 2×2 block plus a bias of 1, 2, 1, 2…,
-// over 4.
-func downH2V2(out, in0, in1 []byte, n int) {
+// over 4. It is downH2V2's pure-Go twin.
+func downH2V2Go(out, in0, in1 []byte, n int) {
 	out = out[:n]
 	in0, in1 = in0[:2*n], in1[:2*n]
 	for i := range out {
@@ -196,10 +214,11 @@ func downH2V1(out, in []byte, n int) {
 	}
 }
 
-// yccH2V2 is upH2V2 of the Cb and Cr rows followed by yccToRGB, fused:
-// output row y of w ≤ 2·dw pixels from the luma row and the nearer and
-// farther chroma rows (dw > 2 samples each), without the upsampled rows.
-func yccH2V2(dst, y, bN, bF, rN, rF []byte, dw, w int) {
+// yccH2V2Go is upH2V2 of the Cb and Cr rows followed by yccToRGB, fused:
+// output row y of w pixels (2·dw − 1 or 2·dw) from the luma row and the
+// nearer and farther chroma rows (dw > 2 samples each), without the
+// upsampled rows. It is yccH2V2's pure-Go twin.
+func yccH2V2Go(dst, y, bN, bF, rN, rF []byte, dw, w int) {
 	dst = dst[:3*w]
 	y = y[:w]
 	bN, bF, rN, rF = bN[:dw], bF[:dw], rN[:dw], rF[:dw]
@@ -235,5 +254,27 @@ func yccH2V2(dst, y, bN, bF, rN, rF []byte, dw, w int) {
 	}
 	if x+1 < w {
 		put(x+1, (bThis*4+7)>>4, (rThis*4+7)>>4)
+	}
+}
+
+// yccH2V2Span writes pixels x0 … x1−1 of yccH2V2Go's row, a pixel at a
+// time: the column sums of chroma samples i = x/2 and of its left (x
+// even) or right (x odd) neighbour, clamped to the row, which gives the
+// edge pixels' (4·sum + 8) >> 4 and (4·sum + 7) >> 4.
+func yccH2V2Span(dst, y, bN, bF, rN, rF []byte, dw, x0, x1 int) {
+	bN, bF, rN, rF = bN[:dw], bF[:dw], rN[:dw], rF[:dw]
+	for x := x0; x < x1; x++ {
+		i := x >> 1
+		j, bias := min(i+1, dw-1), 7
+		if x&1 == 0 {
+			j, bias = max(i-1, 0), 8
+		}
+		cb := (3*(3*int(bN[i])+int(bF[i])) + 3*int(bN[j]) + int(bF[j]) + bias) >> 4
+		cr := (3*(3*int(rN[i])+int(rF[i])) + 3*int(rN[j]) + int(rF[j]) + bias) >> 4
+		Y := int32(y[x])
+		o := dst[3*x : 3*x+3 : 3*x+3]
+		o[0] = clamp8[(Y+crR[cr]+256)&1023]
+		o[1] = clamp8[(Y+((cbG[cb]+crG[cr])>>scaleBits)+256)&1023]
+		o[2] = clamp8[(Y+cbB[cb]+256)&1023]
 	}
 }

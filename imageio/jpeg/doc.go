@@ -77,14 +77,19 @@
 // the whole bytes among them); RGB → YCbCr multiplies two pixels at a
 // time in the halves of a uint64.
 //
-// On amd64 with AVX2 the islow IDCT and the FDCT with quantization are
-// assembly generated with avo (asm/, jpeg_amd64.s), computing in 32-bit
-// lanes exactly what their pure-Go twins (idctGo, fdctQuantGo) compute;
-// the IDCT declines blocks whose dequantized coefficients reach 2^15
-// (only corrupt files have them), which the twin then transforms. The
-// noasm build tag, other architectures and CPUs without AVX2 use the
-// twins. The rest is pure Go. docs/perf/codecs.md has the figures beside
-// OpenCV's and the profile of what is left (the colour conversions).
+// On amd64 with AVX2 the islow IDCT, the FDCT with quantization and the
+// colour paths are assembly generated with avo (asm/, jpeg_amd64.s),
+// computing exactly what their pure-Go twins compute: idctGo and
+// fdctQuantGo in 32-bit lanes (the IDCT declines blocks whose dequantized
+// coefficients reach 2^15, which only corrupt files have, and the twin
+// transforms them); the fused 4:2:0 upsampling and YCbCr → RGB
+// (yccH2V2Go), YCbCr → RGB (yccToRGBGo), h2v1 fancy upsampling
+// (upH2V1Go), RGB → YCbCr (rgbToYCCGo) and h2v2 downsampling
+// (downH2V2Go) in 16-bit lanes with the colour sums in 32-bit lanes of
+// VPMADDWD, 32 pixels at a time, the row edges (and rows under 32
+// pixels) left to the twins. The noasm build tag, other architectures and
+// CPUs without AVX2 use the twins. The rest is pure Go.
+// docs/perf/codecs.md has the figures beside OpenCV's.
 //
 // # Conventions
 //

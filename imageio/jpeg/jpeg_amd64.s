@@ -80,6 +80,586 @@ DATA jpegZigzag<>+248(SB)/4, $+62
 DATA jpegZigzag<>+252(SB)/4, $+63
 GLOBL jpegZigzag<>(SB), RODATA|NOPTR, $256
 
+DATA jpegRGBInterleave<>+0(SB)/1, $0x00
+DATA jpegRGBInterleave<>+1(SB)/1, $0x80
+DATA jpegRGBInterleave<>+2(SB)/1, $0x80
+DATA jpegRGBInterleave<>+3(SB)/1, $0x01
+DATA jpegRGBInterleave<>+4(SB)/1, $0x80
+DATA jpegRGBInterleave<>+5(SB)/1, $0x80
+DATA jpegRGBInterleave<>+6(SB)/1, $0x02
+DATA jpegRGBInterleave<>+7(SB)/1, $0x80
+DATA jpegRGBInterleave<>+8(SB)/1, $0x80
+DATA jpegRGBInterleave<>+9(SB)/1, $0x03
+DATA jpegRGBInterleave<>+10(SB)/1, $0x80
+DATA jpegRGBInterleave<>+11(SB)/1, $0x80
+DATA jpegRGBInterleave<>+12(SB)/1, $0x04
+DATA jpegRGBInterleave<>+13(SB)/1, $0x80
+DATA jpegRGBInterleave<>+14(SB)/1, $0x80
+DATA jpegRGBInterleave<>+15(SB)/1, $0x05
+DATA jpegRGBInterleave<>+16(SB)/1, $0x00
+DATA jpegRGBInterleave<>+17(SB)/1, $0x80
+DATA jpegRGBInterleave<>+18(SB)/1, $0x80
+DATA jpegRGBInterleave<>+19(SB)/1, $0x01
+DATA jpegRGBInterleave<>+20(SB)/1, $0x80
+DATA jpegRGBInterleave<>+21(SB)/1, $0x80
+DATA jpegRGBInterleave<>+22(SB)/1, $0x02
+DATA jpegRGBInterleave<>+23(SB)/1, $0x80
+DATA jpegRGBInterleave<>+24(SB)/1, $0x80
+DATA jpegRGBInterleave<>+25(SB)/1, $0x03
+DATA jpegRGBInterleave<>+26(SB)/1, $0x80
+DATA jpegRGBInterleave<>+27(SB)/1, $0x80
+DATA jpegRGBInterleave<>+28(SB)/1, $0x04
+DATA jpegRGBInterleave<>+29(SB)/1, $0x80
+DATA jpegRGBInterleave<>+30(SB)/1, $0x80
+DATA jpegRGBInterleave<>+31(SB)/1, $0x05
+DATA jpegRGBInterleave<>+32(SB)/1, $0x80
+DATA jpegRGBInterleave<>+33(SB)/1, $0x00
+DATA jpegRGBInterleave<>+34(SB)/1, $0x80
+DATA jpegRGBInterleave<>+35(SB)/1, $0x80
+DATA jpegRGBInterleave<>+36(SB)/1, $0x01
+DATA jpegRGBInterleave<>+37(SB)/1, $0x80
+DATA jpegRGBInterleave<>+38(SB)/1, $0x80
+DATA jpegRGBInterleave<>+39(SB)/1, $0x02
+DATA jpegRGBInterleave<>+40(SB)/1, $0x80
+DATA jpegRGBInterleave<>+41(SB)/1, $0x80
+DATA jpegRGBInterleave<>+42(SB)/1, $0x03
+DATA jpegRGBInterleave<>+43(SB)/1, $0x80
+DATA jpegRGBInterleave<>+44(SB)/1, $0x80
+DATA jpegRGBInterleave<>+45(SB)/1, $0x04
+DATA jpegRGBInterleave<>+46(SB)/1, $0x80
+DATA jpegRGBInterleave<>+47(SB)/1, $0x80
+DATA jpegRGBInterleave<>+48(SB)/1, $0x80
+DATA jpegRGBInterleave<>+49(SB)/1, $0x00
+DATA jpegRGBInterleave<>+50(SB)/1, $0x80
+DATA jpegRGBInterleave<>+51(SB)/1, $0x80
+DATA jpegRGBInterleave<>+52(SB)/1, $0x01
+DATA jpegRGBInterleave<>+53(SB)/1, $0x80
+DATA jpegRGBInterleave<>+54(SB)/1, $0x80
+DATA jpegRGBInterleave<>+55(SB)/1, $0x02
+DATA jpegRGBInterleave<>+56(SB)/1, $0x80
+DATA jpegRGBInterleave<>+57(SB)/1, $0x80
+DATA jpegRGBInterleave<>+58(SB)/1, $0x03
+DATA jpegRGBInterleave<>+59(SB)/1, $0x80
+DATA jpegRGBInterleave<>+60(SB)/1, $0x80
+DATA jpegRGBInterleave<>+61(SB)/1, $0x04
+DATA jpegRGBInterleave<>+62(SB)/1, $0x80
+DATA jpegRGBInterleave<>+63(SB)/1, $0x80
+DATA jpegRGBInterleave<>+64(SB)/1, $0x80
+DATA jpegRGBInterleave<>+65(SB)/1, $0x80
+DATA jpegRGBInterleave<>+66(SB)/1, $0x00
+DATA jpegRGBInterleave<>+67(SB)/1, $0x80
+DATA jpegRGBInterleave<>+68(SB)/1, $0x80
+DATA jpegRGBInterleave<>+69(SB)/1, $0x01
+DATA jpegRGBInterleave<>+70(SB)/1, $0x80
+DATA jpegRGBInterleave<>+71(SB)/1, $0x80
+DATA jpegRGBInterleave<>+72(SB)/1, $0x02
+DATA jpegRGBInterleave<>+73(SB)/1, $0x80
+DATA jpegRGBInterleave<>+74(SB)/1, $0x80
+DATA jpegRGBInterleave<>+75(SB)/1, $0x03
+DATA jpegRGBInterleave<>+76(SB)/1, $0x80
+DATA jpegRGBInterleave<>+77(SB)/1, $0x80
+DATA jpegRGBInterleave<>+78(SB)/1, $0x04
+DATA jpegRGBInterleave<>+79(SB)/1, $0x80
+DATA jpegRGBInterleave<>+80(SB)/1, $0x80
+DATA jpegRGBInterleave<>+81(SB)/1, $0x80
+DATA jpegRGBInterleave<>+82(SB)/1, $0x00
+DATA jpegRGBInterleave<>+83(SB)/1, $0x80
+DATA jpegRGBInterleave<>+84(SB)/1, $0x80
+DATA jpegRGBInterleave<>+85(SB)/1, $0x01
+DATA jpegRGBInterleave<>+86(SB)/1, $0x80
+DATA jpegRGBInterleave<>+87(SB)/1, $0x80
+DATA jpegRGBInterleave<>+88(SB)/1, $0x02
+DATA jpegRGBInterleave<>+89(SB)/1, $0x80
+DATA jpegRGBInterleave<>+90(SB)/1, $0x80
+DATA jpegRGBInterleave<>+91(SB)/1, $0x03
+DATA jpegRGBInterleave<>+92(SB)/1, $0x80
+DATA jpegRGBInterleave<>+93(SB)/1, $0x80
+DATA jpegRGBInterleave<>+94(SB)/1, $0x04
+DATA jpegRGBInterleave<>+95(SB)/1, $0x80
+DATA jpegRGBInterleave<>+96(SB)/1, $0x80
+DATA jpegRGBInterleave<>+97(SB)/1, $0x80
+DATA jpegRGBInterleave<>+98(SB)/1, $0x06
+DATA jpegRGBInterleave<>+99(SB)/1, $0x80
+DATA jpegRGBInterleave<>+100(SB)/1, $0x80
+DATA jpegRGBInterleave<>+101(SB)/1, $0x07
+DATA jpegRGBInterleave<>+102(SB)/1, $0x80
+DATA jpegRGBInterleave<>+103(SB)/1, $0x80
+DATA jpegRGBInterleave<>+104(SB)/1, $0x08
+DATA jpegRGBInterleave<>+105(SB)/1, $0x80
+DATA jpegRGBInterleave<>+106(SB)/1, $0x80
+DATA jpegRGBInterleave<>+107(SB)/1, $0x09
+DATA jpegRGBInterleave<>+108(SB)/1, $0x80
+DATA jpegRGBInterleave<>+109(SB)/1, $0x80
+DATA jpegRGBInterleave<>+110(SB)/1, $0x0a
+DATA jpegRGBInterleave<>+111(SB)/1, $0x80
+DATA jpegRGBInterleave<>+112(SB)/1, $0x80
+DATA jpegRGBInterleave<>+113(SB)/1, $0x80
+DATA jpegRGBInterleave<>+114(SB)/1, $0x06
+DATA jpegRGBInterleave<>+115(SB)/1, $0x80
+DATA jpegRGBInterleave<>+116(SB)/1, $0x80
+DATA jpegRGBInterleave<>+117(SB)/1, $0x07
+DATA jpegRGBInterleave<>+118(SB)/1, $0x80
+DATA jpegRGBInterleave<>+119(SB)/1, $0x80
+DATA jpegRGBInterleave<>+120(SB)/1, $0x08
+DATA jpegRGBInterleave<>+121(SB)/1, $0x80
+DATA jpegRGBInterleave<>+122(SB)/1, $0x80
+DATA jpegRGBInterleave<>+123(SB)/1, $0x09
+DATA jpegRGBInterleave<>+124(SB)/1, $0x80
+DATA jpegRGBInterleave<>+125(SB)/1, $0x80
+DATA jpegRGBInterleave<>+126(SB)/1, $0x0a
+DATA jpegRGBInterleave<>+127(SB)/1, $0x80
+DATA jpegRGBInterleave<>+128(SB)/1, $0x05
+DATA jpegRGBInterleave<>+129(SB)/1, $0x80
+DATA jpegRGBInterleave<>+130(SB)/1, $0x80
+DATA jpegRGBInterleave<>+131(SB)/1, $0x06
+DATA jpegRGBInterleave<>+132(SB)/1, $0x80
+DATA jpegRGBInterleave<>+133(SB)/1, $0x80
+DATA jpegRGBInterleave<>+134(SB)/1, $0x07
+DATA jpegRGBInterleave<>+135(SB)/1, $0x80
+DATA jpegRGBInterleave<>+136(SB)/1, $0x80
+DATA jpegRGBInterleave<>+137(SB)/1, $0x08
+DATA jpegRGBInterleave<>+138(SB)/1, $0x80
+DATA jpegRGBInterleave<>+139(SB)/1, $0x80
+DATA jpegRGBInterleave<>+140(SB)/1, $0x09
+DATA jpegRGBInterleave<>+141(SB)/1, $0x80
+DATA jpegRGBInterleave<>+142(SB)/1, $0x80
+DATA jpegRGBInterleave<>+143(SB)/1, $0x0a
+DATA jpegRGBInterleave<>+144(SB)/1, $0x05
+DATA jpegRGBInterleave<>+145(SB)/1, $0x80
+DATA jpegRGBInterleave<>+146(SB)/1, $0x80
+DATA jpegRGBInterleave<>+147(SB)/1, $0x06
+DATA jpegRGBInterleave<>+148(SB)/1, $0x80
+DATA jpegRGBInterleave<>+149(SB)/1, $0x80
+DATA jpegRGBInterleave<>+150(SB)/1, $0x07
+DATA jpegRGBInterleave<>+151(SB)/1, $0x80
+DATA jpegRGBInterleave<>+152(SB)/1, $0x80
+DATA jpegRGBInterleave<>+153(SB)/1, $0x08
+DATA jpegRGBInterleave<>+154(SB)/1, $0x80
+DATA jpegRGBInterleave<>+155(SB)/1, $0x80
+DATA jpegRGBInterleave<>+156(SB)/1, $0x09
+DATA jpegRGBInterleave<>+157(SB)/1, $0x80
+DATA jpegRGBInterleave<>+158(SB)/1, $0x80
+DATA jpegRGBInterleave<>+159(SB)/1, $0x0a
+DATA jpegRGBInterleave<>+160(SB)/1, $0x80
+DATA jpegRGBInterleave<>+161(SB)/1, $0x05
+DATA jpegRGBInterleave<>+162(SB)/1, $0x80
+DATA jpegRGBInterleave<>+163(SB)/1, $0x80
+DATA jpegRGBInterleave<>+164(SB)/1, $0x06
+DATA jpegRGBInterleave<>+165(SB)/1, $0x80
+DATA jpegRGBInterleave<>+166(SB)/1, $0x80
+DATA jpegRGBInterleave<>+167(SB)/1, $0x07
+DATA jpegRGBInterleave<>+168(SB)/1, $0x80
+DATA jpegRGBInterleave<>+169(SB)/1, $0x80
+DATA jpegRGBInterleave<>+170(SB)/1, $0x08
+DATA jpegRGBInterleave<>+171(SB)/1, $0x80
+DATA jpegRGBInterleave<>+172(SB)/1, $0x80
+DATA jpegRGBInterleave<>+173(SB)/1, $0x09
+DATA jpegRGBInterleave<>+174(SB)/1, $0x80
+DATA jpegRGBInterleave<>+175(SB)/1, $0x80
+DATA jpegRGBInterleave<>+176(SB)/1, $0x80
+DATA jpegRGBInterleave<>+177(SB)/1, $0x05
+DATA jpegRGBInterleave<>+178(SB)/1, $0x80
+DATA jpegRGBInterleave<>+179(SB)/1, $0x80
+DATA jpegRGBInterleave<>+180(SB)/1, $0x06
+DATA jpegRGBInterleave<>+181(SB)/1, $0x80
+DATA jpegRGBInterleave<>+182(SB)/1, $0x80
+DATA jpegRGBInterleave<>+183(SB)/1, $0x07
+DATA jpegRGBInterleave<>+184(SB)/1, $0x80
+DATA jpegRGBInterleave<>+185(SB)/1, $0x80
+DATA jpegRGBInterleave<>+186(SB)/1, $0x08
+DATA jpegRGBInterleave<>+187(SB)/1, $0x80
+DATA jpegRGBInterleave<>+188(SB)/1, $0x80
+DATA jpegRGBInterleave<>+189(SB)/1, $0x09
+DATA jpegRGBInterleave<>+190(SB)/1, $0x80
+DATA jpegRGBInterleave<>+191(SB)/1, $0x80
+DATA jpegRGBInterleave<>+192(SB)/1, $0x80
+DATA jpegRGBInterleave<>+193(SB)/1, $0x0b
+DATA jpegRGBInterleave<>+194(SB)/1, $0x80
+DATA jpegRGBInterleave<>+195(SB)/1, $0x80
+DATA jpegRGBInterleave<>+196(SB)/1, $0x0c
+DATA jpegRGBInterleave<>+197(SB)/1, $0x80
+DATA jpegRGBInterleave<>+198(SB)/1, $0x80
+DATA jpegRGBInterleave<>+199(SB)/1, $0x0d
+DATA jpegRGBInterleave<>+200(SB)/1, $0x80
+DATA jpegRGBInterleave<>+201(SB)/1, $0x80
+DATA jpegRGBInterleave<>+202(SB)/1, $0x0e
+DATA jpegRGBInterleave<>+203(SB)/1, $0x80
+DATA jpegRGBInterleave<>+204(SB)/1, $0x80
+DATA jpegRGBInterleave<>+205(SB)/1, $0x0f
+DATA jpegRGBInterleave<>+206(SB)/1, $0x80
+DATA jpegRGBInterleave<>+207(SB)/1, $0x80
+DATA jpegRGBInterleave<>+208(SB)/1, $0x80
+DATA jpegRGBInterleave<>+209(SB)/1, $0x0b
+DATA jpegRGBInterleave<>+210(SB)/1, $0x80
+DATA jpegRGBInterleave<>+211(SB)/1, $0x80
+DATA jpegRGBInterleave<>+212(SB)/1, $0x0c
+DATA jpegRGBInterleave<>+213(SB)/1, $0x80
+DATA jpegRGBInterleave<>+214(SB)/1, $0x80
+DATA jpegRGBInterleave<>+215(SB)/1, $0x0d
+DATA jpegRGBInterleave<>+216(SB)/1, $0x80
+DATA jpegRGBInterleave<>+217(SB)/1, $0x80
+DATA jpegRGBInterleave<>+218(SB)/1, $0x0e
+DATA jpegRGBInterleave<>+219(SB)/1, $0x80
+DATA jpegRGBInterleave<>+220(SB)/1, $0x80
+DATA jpegRGBInterleave<>+221(SB)/1, $0x0f
+DATA jpegRGBInterleave<>+222(SB)/1, $0x80
+DATA jpegRGBInterleave<>+223(SB)/1, $0x80
+DATA jpegRGBInterleave<>+224(SB)/1, $0x80
+DATA jpegRGBInterleave<>+225(SB)/1, $0x80
+DATA jpegRGBInterleave<>+226(SB)/1, $0x0b
+DATA jpegRGBInterleave<>+227(SB)/1, $0x80
+DATA jpegRGBInterleave<>+228(SB)/1, $0x80
+DATA jpegRGBInterleave<>+229(SB)/1, $0x0c
+DATA jpegRGBInterleave<>+230(SB)/1, $0x80
+DATA jpegRGBInterleave<>+231(SB)/1, $0x80
+DATA jpegRGBInterleave<>+232(SB)/1, $0x0d
+DATA jpegRGBInterleave<>+233(SB)/1, $0x80
+DATA jpegRGBInterleave<>+234(SB)/1, $0x80
+DATA jpegRGBInterleave<>+235(SB)/1, $0x0e
+DATA jpegRGBInterleave<>+236(SB)/1, $0x80
+DATA jpegRGBInterleave<>+237(SB)/1, $0x80
+DATA jpegRGBInterleave<>+238(SB)/1, $0x0f
+DATA jpegRGBInterleave<>+239(SB)/1, $0x80
+DATA jpegRGBInterleave<>+240(SB)/1, $0x80
+DATA jpegRGBInterleave<>+241(SB)/1, $0x80
+DATA jpegRGBInterleave<>+242(SB)/1, $0x0b
+DATA jpegRGBInterleave<>+243(SB)/1, $0x80
+DATA jpegRGBInterleave<>+244(SB)/1, $0x80
+DATA jpegRGBInterleave<>+245(SB)/1, $0x0c
+DATA jpegRGBInterleave<>+246(SB)/1, $0x80
+DATA jpegRGBInterleave<>+247(SB)/1, $0x80
+DATA jpegRGBInterleave<>+248(SB)/1, $0x0d
+DATA jpegRGBInterleave<>+249(SB)/1, $0x80
+DATA jpegRGBInterleave<>+250(SB)/1, $0x80
+DATA jpegRGBInterleave<>+251(SB)/1, $0x0e
+DATA jpegRGBInterleave<>+252(SB)/1, $0x80
+DATA jpegRGBInterleave<>+253(SB)/1, $0x80
+DATA jpegRGBInterleave<>+254(SB)/1, $0x0f
+DATA jpegRGBInterleave<>+255(SB)/1, $0x80
+DATA jpegRGBInterleave<>+256(SB)/1, $0x0a
+DATA jpegRGBInterleave<>+257(SB)/1, $0x80
+DATA jpegRGBInterleave<>+258(SB)/1, $0x80
+DATA jpegRGBInterleave<>+259(SB)/1, $0x0b
+DATA jpegRGBInterleave<>+260(SB)/1, $0x80
+DATA jpegRGBInterleave<>+261(SB)/1, $0x80
+DATA jpegRGBInterleave<>+262(SB)/1, $0x0c
+DATA jpegRGBInterleave<>+263(SB)/1, $0x80
+DATA jpegRGBInterleave<>+264(SB)/1, $0x80
+DATA jpegRGBInterleave<>+265(SB)/1, $0x0d
+DATA jpegRGBInterleave<>+266(SB)/1, $0x80
+DATA jpegRGBInterleave<>+267(SB)/1, $0x80
+DATA jpegRGBInterleave<>+268(SB)/1, $0x0e
+DATA jpegRGBInterleave<>+269(SB)/1, $0x80
+DATA jpegRGBInterleave<>+270(SB)/1, $0x80
+DATA jpegRGBInterleave<>+271(SB)/1, $0x0f
+DATA jpegRGBInterleave<>+272(SB)/1, $0x0a
+DATA jpegRGBInterleave<>+273(SB)/1, $0x80
+DATA jpegRGBInterleave<>+274(SB)/1, $0x80
+DATA jpegRGBInterleave<>+275(SB)/1, $0x0b
+DATA jpegRGBInterleave<>+276(SB)/1, $0x80
+DATA jpegRGBInterleave<>+277(SB)/1, $0x80
+DATA jpegRGBInterleave<>+278(SB)/1, $0x0c
+DATA jpegRGBInterleave<>+279(SB)/1, $0x80
+DATA jpegRGBInterleave<>+280(SB)/1, $0x80
+DATA jpegRGBInterleave<>+281(SB)/1, $0x0d
+DATA jpegRGBInterleave<>+282(SB)/1, $0x80
+DATA jpegRGBInterleave<>+283(SB)/1, $0x80
+DATA jpegRGBInterleave<>+284(SB)/1, $0x0e
+DATA jpegRGBInterleave<>+285(SB)/1, $0x80
+DATA jpegRGBInterleave<>+286(SB)/1, $0x80
+DATA jpegRGBInterleave<>+287(SB)/1, $0x0f
+GLOBL jpegRGBInterleave<>(SB), RODATA|NOPTR, $288
+
+DATA jpegRGBSplit<>+0(SB)/1, $0x00
+DATA jpegRGBSplit<>+1(SB)/1, $0x03
+DATA jpegRGBSplit<>+2(SB)/1, $0x06
+DATA jpegRGBSplit<>+3(SB)/1, $0x09
+DATA jpegRGBSplit<>+4(SB)/1, $0x0c
+DATA jpegRGBSplit<>+5(SB)/1, $0x0f
+DATA jpegRGBSplit<>+6(SB)/1, $0x80
+DATA jpegRGBSplit<>+7(SB)/1, $0x80
+DATA jpegRGBSplit<>+8(SB)/1, $0x80
+DATA jpegRGBSplit<>+9(SB)/1, $0x80
+DATA jpegRGBSplit<>+10(SB)/1, $0x80
+DATA jpegRGBSplit<>+11(SB)/1, $0x80
+DATA jpegRGBSplit<>+12(SB)/1, $0x80
+DATA jpegRGBSplit<>+13(SB)/1, $0x80
+DATA jpegRGBSplit<>+14(SB)/1, $0x80
+DATA jpegRGBSplit<>+15(SB)/1, $0x80
+DATA jpegRGBSplit<>+16(SB)/1, $0x00
+DATA jpegRGBSplit<>+17(SB)/1, $0x03
+DATA jpegRGBSplit<>+18(SB)/1, $0x06
+DATA jpegRGBSplit<>+19(SB)/1, $0x09
+DATA jpegRGBSplit<>+20(SB)/1, $0x0c
+DATA jpegRGBSplit<>+21(SB)/1, $0x0f
+DATA jpegRGBSplit<>+22(SB)/1, $0x80
+DATA jpegRGBSplit<>+23(SB)/1, $0x80
+DATA jpegRGBSplit<>+24(SB)/1, $0x80
+DATA jpegRGBSplit<>+25(SB)/1, $0x80
+DATA jpegRGBSplit<>+26(SB)/1, $0x80
+DATA jpegRGBSplit<>+27(SB)/1, $0x80
+DATA jpegRGBSplit<>+28(SB)/1, $0x80
+DATA jpegRGBSplit<>+29(SB)/1, $0x80
+DATA jpegRGBSplit<>+30(SB)/1, $0x80
+DATA jpegRGBSplit<>+31(SB)/1, $0x80
+DATA jpegRGBSplit<>+32(SB)/1, $0x01
+DATA jpegRGBSplit<>+33(SB)/1, $0x04
+DATA jpegRGBSplit<>+34(SB)/1, $0x07
+DATA jpegRGBSplit<>+35(SB)/1, $0x0a
+DATA jpegRGBSplit<>+36(SB)/1, $0x0d
+DATA jpegRGBSplit<>+37(SB)/1, $0x80
+DATA jpegRGBSplit<>+38(SB)/1, $0x80
+DATA jpegRGBSplit<>+39(SB)/1, $0x80
+DATA jpegRGBSplit<>+40(SB)/1, $0x80
+DATA jpegRGBSplit<>+41(SB)/1, $0x80
+DATA jpegRGBSplit<>+42(SB)/1, $0x80
+DATA jpegRGBSplit<>+43(SB)/1, $0x80
+DATA jpegRGBSplit<>+44(SB)/1, $0x80
+DATA jpegRGBSplit<>+45(SB)/1, $0x80
+DATA jpegRGBSplit<>+46(SB)/1, $0x80
+DATA jpegRGBSplit<>+47(SB)/1, $0x80
+DATA jpegRGBSplit<>+48(SB)/1, $0x01
+DATA jpegRGBSplit<>+49(SB)/1, $0x04
+DATA jpegRGBSplit<>+50(SB)/1, $0x07
+DATA jpegRGBSplit<>+51(SB)/1, $0x0a
+DATA jpegRGBSplit<>+52(SB)/1, $0x0d
+DATA jpegRGBSplit<>+53(SB)/1, $0x80
+DATA jpegRGBSplit<>+54(SB)/1, $0x80
+DATA jpegRGBSplit<>+55(SB)/1, $0x80
+DATA jpegRGBSplit<>+56(SB)/1, $0x80
+DATA jpegRGBSplit<>+57(SB)/1, $0x80
+DATA jpegRGBSplit<>+58(SB)/1, $0x80
+DATA jpegRGBSplit<>+59(SB)/1, $0x80
+DATA jpegRGBSplit<>+60(SB)/1, $0x80
+DATA jpegRGBSplit<>+61(SB)/1, $0x80
+DATA jpegRGBSplit<>+62(SB)/1, $0x80
+DATA jpegRGBSplit<>+63(SB)/1, $0x80
+DATA jpegRGBSplit<>+64(SB)/1, $0x02
+DATA jpegRGBSplit<>+65(SB)/1, $0x05
+DATA jpegRGBSplit<>+66(SB)/1, $0x08
+DATA jpegRGBSplit<>+67(SB)/1, $0x0b
+DATA jpegRGBSplit<>+68(SB)/1, $0x0e
+DATA jpegRGBSplit<>+69(SB)/1, $0x80
+DATA jpegRGBSplit<>+70(SB)/1, $0x80
+DATA jpegRGBSplit<>+71(SB)/1, $0x80
+DATA jpegRGBSplit<>+72(SB)/1, $0x80
+DATA jpegRGBSplit<>+73(SB)/1, $0x80
+DATA jpegRGBSplit<>+74(SB)/1, $0x80
+DATA jpegRGBSplit<>+75(SB)/1, $0x80
+DATA jpegRGBSplit<>+76(SB)/1, $0x80
+DATA jpegRGBSplit<>+77(SB)/1, $0x80
+DATA jpegRGBSplit<>+78(SB)/1, $0x80
+DATA jpegRGBSplit<>+79(SB)/1, $0x80
+DATA jpegRGBSplit<>+80(SB)/1, $0x02
+DATA jpegRGBSplit<>+81(SB)/1, $0x05
+DATA jpegRGBSplit<>+82(SB)/1, $0x08
+DATA jpegRGBSplit<>+83(SB)/1, $0x0b
+DATA jpegRGBSplit<>+84(SB)/1, $0x0e
+DATA jpegRGBSplit<>+85(SB)/1, $0x80
+DATA jpegRGBSplit<>+86(SB)/1, $0x80
+DATA jpegRGBSplit<>+87(SB)/1, $0x80
+DATA jpegRGBSplit<>+88(SB)/1, $0x80
+DATA jpegRGBSplit<>+89(SB)/1, $0x80
+DATA jpegRGBSplit<>+90(SB)/1, $0x80
+DATA jpegRGBSplit<>+91(SB)/1, $0x80
+DATA jpegRGBSplit<>+92(SB)/1, $0x80
+DATA jpegRGBSplit<>+93(SB)/1, $0x80
+DATA jpegRGBSplit<>+94(SB)/1, $0x80
+DATA jpegRGBSplit<>+95(SB)/1, $0x80
+DATA jpegRGBSplit<>+96(SB)/1, $0x80
+DATA jpegRGBSplit<>+97(SB)/1, $0x80
+DATA jpegRGBSplit<>+98(SB)/1, $0x80
+DATA jpegRGBSplit<>+99(SB)/1, $0x80
+DATA jpegRGBSplit<>+100(SB)/1, $0x80
+DATA jpegRGBSplit<>+101(SB)/1, $0x80
+DATA jpegRGBSplit<>+102(SB)/1, $0x02
+DATA jpegRGBSplit<>+103(SB)/1, $0x05
+DATA jpegRGBSplit<>+104(SB)/1, $0x08
+DATA jpegRGBSplit<>+105(SB)/1, $0x0b
+DATA jpegRGBSplit<>+106(SB)/1, $0x0e
+DATA jpegRGBSplit<>+107(SB)/1, $0x80
+DATA jpegRGBSplit<>+108(SB)/1, $0x80
+DATA jpegRGBSplit<>+109(SB)/1, $0x80
+DATA jpegRGBSplit<>+110(SB)/1, $0x80
+DATA jpegRGBSplit<>+111(SB)/1, $0x80
+DATA jpegRGBSplit<>+112(SB)/1, $0x80
+DATA jpegRGBSplit<>+113(SB)/1, $0x80
+DATA jpegRGBSplit<>+114(SB)/1, $0x80
+DATA jpegRGBSplit<>+115(SB)/1, $0x80
+DATA jpegRGBSplit<>+116(SB)/1, $0x80
+DATA jpegRGBSplit<>+117(SB)/1, $0x80
+DATA jpegRGBSplit<>+118(SB)/1, $0x02
+DATA jpegRGBSplit<>+119(SB)/1, $0x05
+DATA jpegRGBSplit<>+120(SB)/1, $0x08
+DATA jpegRGBSplit<>+121(SB)/1, $0x0b
+DATA jpegRGBSplit<>+122(SB)/1, $0x0e
+DATA jpegRGBSplit<>+123(SB)/1, $0x80
+DATA jpegRGBSplit<>+124(SB)/1, $0x80
+DATA jpegRGBSplit<>+125(SB)/1, $0x80
+DATA jpegRGBSplit<>+126(SB)/1, $0x80
+DATA jpegRGBSplit<>+127(SB)/1, $0x80
+DATA jpegRGBSplit<>+128(SB)/1, $0x80
+DATA jpegRGBSplit<>+129(SB)/1, $0x80
+DATA jpegRGBSplit<>+130(SB)/1, $0x80
+DATA jpegRGBSplit<>+131(SB)/1, $0x80
+DATA jpegRGBSplit<>+132(SB)/1, $0x80
+DATA jpegRGBSplit<>+133(SB)/1, $0x00
+DATA jpegRGBSplit<>+134(SB)/1, $0x03
+DATA jpegRGBSplit<>+135(SB)/1, $0x06
+DATA jpegRGBSplit<>+136(SB)/1, $0x09
+DATA jpegRGBSplit<>+137(SB)/1, $0x0c
+DATA jpegRGBSplit<>+138(SB)/1, $0x0f
+DATA jpegRGBSplit<>+139(SB)/1, $0x80
+DATA jpegRGBSplit<>+140(SB)/1, $0x80
+DATA jpegRGBSplit<>+141(SB)/1, $0x80
+DATA jpegRGBSplit<>+142(SB)/1, $0x80
+DATA jpegRGBSplit<>+143(SB)/1, $0x80
+DATA jpegRGBSplit<>+144(SB)/1, $0x80
+DATA jpegRGBSplit<>+145(SB)/1, $0x80
+DATA jpegRGBSplit<>+146(SB)/1, $0x80
+DATA jpegRGBSplit<>+147(SB)/1, $0x80
+DATA jpegRGBSplit<>+148(SB)/1, $0x80
+DATA jpegRGBSplit<>+149(SB)/1, $0x00
+DATA jpegRGBSplit<>+150(SB)/1, $0x03
+DATA jpegRGBSplit<>+151(SB)/1, $0x06
+DATA jpegRGBSplit<>+152(SB)/1, $0x09
+DATA jpegRGBSplit<>+153(SB)/1, $0x0c
+DATA jpegRGBSplit<>+154(SB)/1, $0x0f
+DATA jpegRGBSplit<>+155(SB)/1, $0x80
+DATA jpegRGBSplit<>+156(SB)/1, $0x80
+DATA jpegRGBSplit<>+157(SB)/1, $0x80
+DATA jpegRGBSplit<>+158(SB)/1, $0x80
+DATA jpegRGBSplit<>+159(SB)/1, $0x80
+DATA jpegRGBSplit<>+160(SB)/1, $0x80
+DATA jpegRGBSplit<>+161(SB)/1, $0x80
+DATA jpegRGBSplit<>+162(SB)/1, $0x80
+DATA jpegRGBSplit<>+163(SB)/1, $0x80
+DATA jpegRGBSplit<>+164(SB)/1, $0x80
+DATA jpegRGBSplit<>+165(SB)/1, $0x01
+DATA jpegRGBSplit<>+166(SB)/1, $0x04
+DATA jpegRGBSplit<>+167(SB)/1, $0x07
+DATA jpegRGBSplit<>+168(SB)/1, $0x0a
+DATA jpegRGBSplit<>+169(SB)/1, $0x0d
+DATA jpegRGBSplit<>+170(SB)/1, $0x80
+DATA jpegRGBSplit<>+171(SB)/1, $0x80
+DATA jpegRGBSplit<>+172(SB)/1, $0x80
+DATA jpegRGBSplit<>+173(SB)/1, $0x80
+DATA jpegRGBSplit<>+174(SB)/1, $0x80
+DATA jpegRGBSplit<>+175(SB)/1, $0x80
+DATA jpegRGBSplit<>+176(SB)/1, $0x80
+DATA jpegRGBSplit<>+177(SB)/1, $0x80
+DATA jpegRGBSplit<>+178(SB)/1, $0x80
+DATA jpegRGBSplit<>+179(SB)/1, $0x80
+DATA jpegRGBSplit<>+180(SB)/1, $0x80
+DATA jpegRGBSplit<>+181(SB)/1, $0x01
+DATA jpegRGBSplit<>+182(SB)/1, $0x04
+DATA jpegRGBSplit<>+183(SB)/1, $0x07
+DATA jpegRGBSplit<>+184(SB)/1, $0x0a
+DATA jpegRGBSplit<>+185(SB)/1, $0x0d
+DATA jpegRGBSplit<>+186(SB)/1, $0x80
+DATA jpegRGBSplit<>+187(SB)/1, $0x80
+DATA jpegRGBSplit<>+188(SB)/1, $0x80
+DATA jpegRGBSplit<>+189(SB)/1, $0x80
+DATA jpegRGBSplit<>+190(SB)/1, $0x80
+DATA jpegRGBSplit<>+191(SB)/1, $0x80
+DATA jpegRGBSplit<>+192(SB)/1, $0x80
+DATA jpegRGBSplit<>+193(SB)/1, $0x80
+DATA jpegRGBSplit<>+194(SB)/1, $0x80
+DATA jpegRGBSplit<>+195(SB)/1, $0x80
+DATA jpegRGBSplit<>+196(SB)/1, $0x80
+DATA jpegRGBSplit<>+197(SB)/1, $0x80
+DATA jpegRGBSplit<>+198(SB)/1, $0x80
+DATA jpegRGBSplit<>+199(SB)/1, $0x80
+DATA jpegRGBSplit<>+200(SB)/1, $0x80
+DATA jpegRGBSplit<>+201(SB)/1, $0x80
+DATA jpegRGBSplit<>+202(SB)/1, $0x80
+DATA jpegRGBSplit<>+203(SB)/1, $0x01
+DATA jpegRGBSplit<>+204(SB)/1, $0x04
+DATA jpegRGBSplit<>+205(SB)/1, $0x07
+DATA jpegRGBSplit<>+206(SB)/1, $0x0a
+DATA jpegRGBSplit<>+207(SB)/1, $0x0d
+DATA jpegRGBSplit<>+208(SB)/1, $0x80
+DATA jpegRGBSplit<>+209(SB)/1, $0x80
+DATA jpegRGBSplit<>+210(SB)/1, $0x80
+DATA jpegRGBSplit<>+211(SB)/1, $0x80
+DATA jpegRGBSplit<>+212(SB)/1, $0x80
+DATA jpegRGBSplit<>+213(SB)/1, $0x80
+DATA jpegRGBSplit<>+214(SB)/1, $0x80
+DATA jpegRGBSplit<>+215(SB)/1, $0x80
+DATA jpegRGBSplit<>+216(SB)/1, $0x80
+DATA jpegRGBSplit<>+217(SB)/1, $0x80
+DATA jpegRGBSplit<>+218(SB)/1, $0x80
+DATA jpegRGBSplit<>+219(SB)/1, $0x01
+DATA jpegRGBSplit<>+220(SB)/1, $0x04
+DATA jpegRGBSplit<>+221(SB)/1, $0x07
+DATA jpegRGBSplit<>+222(SB)/1, $0x0a
+DATA jpegRGBSplit<>+223(SB)/1, $0x0d
+DATA jpegRGBSplit<>+224(SB)/1, $0x80
+DATA jpegRGBSplit<>+225(SB)/1, $0x80
+DATA jpegRGBSplit<>+226(SB)/1, $0x80
+DATA jpegRGBSplit<>+227(SB)/1, $0x80
+DATA jpegRGBSplit<>+228(SB)/1, $0x80
+DATA jpegRGBSplit<>+229(SB)/1, $0x80
+DATA jpegRGBSplit<>+230(SB)/1, $0x80
+DATA jpegRGBSplit<>+231(SB)/1, $0x80
+DATA jpegRGBSplit<>+232(SB)/1, $0x80
+DATA jpegRGBSplit<>+233(SB)/1, $0x80
+DATA jpegRGBSplit<>+234(SB)/1, $0x80
+DATA jpegRGBSplit<>+235(SB)/1, $0x02
+DATA jpegRGBSplit<>+236(SB)/1, $0x05
+DATA jpegRGBSplit<>+237(SB)/1, $0x08
+DATA jpegRGBSplit<>+238(SB)/1, $0x0b
+DATA jpegRGBSplit<>+239(SB)/1, $0x0e
+DATA jpegRGBSplit<>+240(SB)/1, $0x80
+DATA jpegRGBSplit<>+241(SB)/1, $0x80
+DATA jpegRGBSplit<>+242(SB)/1, $0x80
+DATA jpegRGBSplit<>+243(SB)/1, $0x80
+DATA jpegRGBSplit<>+244(SB)/1, $0x80
+DATA jpegRGBSplit<>+245(SB)/1, $0x80
+DATA jpegRGBSplit<>+246(SB)/1, $0x80
+DATA jpegRGBSplit<>+247(SB)/1, $0x80
+DATA jpegRGBSplit<>+248(SB)/1, $0x80
+DATA jpegRGBSplit<>+249(SB)/1, $0x80
+DATA jpegRGBSplit<>+250(SB)/1, $0x80
+DATA jpegRGBSplit<>+251(SB)/1, $0x02
+DATA jpegRGBSplit<>+252(SB)/1, $0x05
+DATA jpegRGBSplit<>+253(SB)/1, $0x08
+DATA jpegRGBSplit<>+254(SB)/1, $0x0b
+DATA jpegRGBSplit<>+255(SB)/1, $0x0e
+DATA jpegRGBSplit<>+256(SB)/1, $0x80
+DATA jpegRGBSplit<>+257(SB)/1, $0x80
+DATA jpegRGBSplit<>+258(SB)/1, $0x80
+DATA jpegRGBSplit<>+259(SB)/1, $0x80
+DATA jpegRGBSplit<>+260(SB)/1, $0x80
+DATA jpegRGBSplit<>+261(SB)/1, $0x80
+DATA jpegRGBSplit<>+262(SB)/1, $0x80
+DATA jpegRGBSplit<>+263(SB)/1, $0x80
+DATA jpegRGBSplit<>+264(SB)/1, $0x80
+DATA jpegRGBSplit<>+265(SB)/1, $0x80
+DATA jpegRGBSplit<>+266(SB)/1, $0x00
+DATA jpegRGBSplit<>+267(SB)/1, $0x03
+DATA jpegRGBSplit<>+268(SB)/1, $0x06
+DATA jpegRGBSplit<>+269(SB)/1, $0x09
+DATA jpegRGBSplit<>+270(SB)/1, $0x0c
+DATA jpegRGBSplit<>+271(SB)/1, $0x0f
+DATA jpegRGBSplit<>+272(SB)/1, $0x80
+DATA jpegRGBSplit<>+273(SB)/1, $0x80
+DATA jpegRGBSplit<>+274(SB)/1, $0x80
+DATA jpegRGBSplit<>+275(SB)/1, $0x80
+DATA jpegRGBSplit<>+276(SB)/1, $0x80
+DATA jpegRGBSplit<>+277(SB)/1, $0x80
+DATA jpegRGBSplit<>+278(SB)/1, $0x80
+DATA jpegRGBSplit<>+279(SB)/1, $0x80
+DATA jpegRGBSplit<>+280(SB)/1, $0x80
+DATA jpegRGBSplit<>+281(SB)/1, $0x80
+DATA jpegRGBSplit<>+282(SB)/1, $0x00
+DATA jpegRGBSplit<>+283(SB)/1, $0x03
+DATA jpegRGBSplit<>+284(SB)/1, $0x06
+DATA jpegRGBSplit<>+285(SB)/1, $0x09
+DATA jpegRGBSplit<>+286(SB)/1, $0x0c
+DATA jpegRGBSplit<>+287(SB)/1, $0x0f
+GLOBL jpegRGBSplit<>(SB), RODATA|NOPTR, $288
+
 // func idctAVX2(blk *[64]int16, q *[64]int32, dst *byte, stride int) bool
 // Requires: AVX, AVX2
 TEXT ·idctAVX2(SB), NOSPLIT, $0-33
@@ -675,6 +1255,489 @@ TEXT ·fdctQuantAVX2(SB), NOSPLIT, $256-40
 	VZEROUPPER
 	RET
 
+// func yccH2V2AVX2(dst *byte, y *byte, bN *byte, bF *byte, rN *byte, rF *byte, n int)
+// Requires: AVX, AVX2
+TEXT ·yccH2V2AVX2(SB), NOSPLIT, $0-56
+	MOVQ dst+0(FP), AX
+	MOVQ y+8(FP), CX
+	MOVQ bN+16(FP), DX
+	MOVQ bF+24(FP), BX
+	MOVQ rN+32(FP), SI
+	MOVQ rF+40(FP), DI
+	MOVQ n+48(FP), R8
+
+h2v2loop:
+	VPMOVZXBW  (DX), Y0
+	VPMOVZXBW  (BX), Y1
+	VPADDW     Y0, Y0, Y2
+	VPADDW     Y0, Y2, Y2
+	VPADDW     Y1, Y2, Y2
+	VPMOVZXBW  -1(DX), Y0
+	VPMOVZXBW  -1(BX), Y1
+	VPADDW     Y0, Y0, Y3
+	VPADDW     Y0, Y3, Y3
+	VPADDW     Y1, Y3, Y3
+	VPMOVZXBW  1(DX), Y0
+	VPMOVZXBW  1(BX), Y1
+	VPADDW     Y0, Y0, Y4
+	VPADDW     Y0, Y4, Y4
+	VPADDW     Y1, Y4, Y4
+	VPADDW     Y2, Y2, Y0
+	VPADDW     Y2, Y0, Y0
+	VPADDW     Y3, Y0, Y1
+	VPADDW     jpegConsts<>+576(SB), Y1, Y1
+	VPSRLW     $0x04, Y1, Y1
+	VPADDW     Y4, Y0, Y0
+	VPADDW     jpegConsts<>+608(SB), Y0, Y0
+	VPSRLW     $0x04, Y0, Y0
+	VPUNPCKLWD Y0, Y1, Y2
+	VPUNPCKHWD Y0, Y1, Y0
+	VPSUBW     jpegConsts<>+640(SB), Y2, Y2
+	VPSUBW     jpegConsts<>+640(SB), Y0, Y0
+	VPMOVZXBW  (SI), Y1
+	VPMOVZXBW  (DI), Y3
+	VPADDW     Y1, Y1, Y4
+	VPADDW     Y1, Y4, Y4
+	VPADDW     Y3, Y4, Y4
+	VPMOVZXBW  -1(SI), Y1
+	VPMOVZXBW  -1(DI), Y3
+	VPADDW     Y1, Y1, Y5
+	VPADDW     Y1, Y5, Y5
+	VPADDW     Y3, Y5, Y5
+	VPMOVZXBW  1(SI), Y1
+	VPMOVZXBW  1(DI), Y3
+	VPADDW     Y1, Y1, Y6
+	VPADDW     Y1, Y6, Y6
+	VPADDW     Y3, Y6, Y6
+	VPADDW     Y4, Y4, Y1
+	VPADDW     Y4, Y1, Y1
+	VPADDW     Y5, Y1, Y3
+	VPADDW     jpegConsts<>+576(SB), Y3, Y3
+	VPSRLW     $0x04, Y3, Y3
+	VPADDW     Y6, Y1, Y1
+	VPADDW     jpegConsts<>+608(SB), Y1, Y1
+	VPSRLW     $0x04, Y1, Y1
+	VPUNPCKLWD Y1, Y3, Y4
+	VPUNPCKHWD Y1, Y3, Y1
+	VPSUBW     jpegConsts<>+640(SB), Y4, Y4
+	VPSUBW     jpegConsts<>+640(SB), Y1, Y1
+	VMOVDQU    (CX), Y3
+	VPXOR      Y5, Y5, Y5
+	VPUNPCKLBW Y5, Y3, Y6
+	VPUNPCKHBW Y5, Y3, Y3
+	VPUNPCKLWD Y4, Y2, Y5
+	VPUNPCKHWD Y4, Y2, Y7
+	VPMADDWD   jpegConsts<>+672(SB), Y5, Y8
+	VPMADDWD   jpegConsts<>+672(SB), Y7, Y9
+	VPADDD     jpegConsts<>+704(SB), Y8, Y8
+	VPADDD     jpegConsts<>+704(SB), Y9, Y9
+	VPSRAD     $0x10, Y8, Y8
+	VPSRAD     $0x10, Y9, Y9
+	VPACKSSDW  Y9, Y8, Y8
+	VPADDW     Y4, Y8, Y8
+	VPADDW     Y6, Y8, Y8
+	VPMADDWD   jpegConsts<>+736(SB), Y5, Y9
+	VPMADDWD   jpegConsts<>+736(SB), Y7, Y10
+	VPADDD     jpegConsts<>+704(SB), Y9, Y9
+	VPADDD     jpegConsts<>+704(SB), Y10, Y10
+	VPSRAD     $0x10, Y9, Y9
+	VPSRAD     $0x10, Y10, Y10
+	VPACKSSDW  Y10, Y9, Y9
+	VPSUBW     Y4, Y9, Y9
+	VPADDW     Y6, Y9, Y9
+	VPMADDWD   jpegConsts<>+768(SB), Y5, Y4
+	VPMADDWD   jpegConsts<>+768(SB), Y7, Y5
+	VPADDD     jpegConsts<>+704(SB), Y4, Y4
+	VPADDD     jpegConsts<>+704(SB), Y5, Y5
+	VPSRAD     $0x10, Y4, Y4
+	VPSRAD     $0x10, Y5, Y5
+	VPACKSSDW  Y5, Y4, Y4
+	VPADDW     Y2, Y4, Y4
+	VPADDW     Y2, Y4, Y4
+	VPADDW     Y6, Y4, Y4
+	VPUNPCKLWD Y1, Y0, Y2
+	VPUNPCKHWD Y1, Y0, Y5
+	VPMADDWD   jpegConsts<>+672(SB), Y2, Y6
+	VPMADDWD   jpegConsts<>+672(SB), Y5, Y7
+	VPADDD     jpegConsts<>+704(SB), Y6, Y6
+	VPADDD     jpegConsts<>+704(SB), Y7, Y7
+	VPSRAD     $0x10, Y6, Y6
+	VPSRAD     $0x10, Y7, Y7
+	VPACKSSDW  Y7, Y6, Y6
+	VPADDW     Y1, Y6, Y6
+	VPADDW     Y3, Y6, Y6
+	VPMADDWD   jpegConsts<>+736(SB), Y2, Y7
+	VPMADDWD   jpegConsts<>+736(SB), Y5, Y10
+	VPADDD     jpegConsts<>+704(SB), Y7, Y7
+	VPADDD     jpegConsts<>+704(SB), Y10, Y10
+	VPSRAD     $0x10, Y7, Y7
+	VPSRAD     $0x10, Y10, Y10
+	VPACKSSDW  Y10, Y7, Y7
+	VPSUBW     Y1, Y7, Y7
+	VPADDW     Y3, Y7, Y7
+	VPMADDWD   jpegConsts<>+768(SB), Y2, Y1
+	VPMADDWD   jpegConsts<>+768(SB), Y5, Y2
+	VPADDD     jpegConsts<>+704(SB), Y1, Y1
+	VPADDD     jpegConsts<>+704(SB), Y2, Y2
+	VPSRAD     $0x10, Y1, Y1
+	VPSRAD     $0x10, Y2, Y2
+	VPACKSSDW  Y2, Y1, Y1
+	VPADDW     Y0, Y1, Y1
+	VPADDW     Y0, Y1, Y1
+	VPADDW     Y3, Y1, Y1
+	VPACKUSWB  Y6, Y8, Y8
+	VPACKUSWB  Y7, Y9, Y9
+	VPACKUSWB  Y1, Y4, Y4
+	VPSHUFB    jpegRGBInterleave<>+0(SB), Y8, Y0
+	VPSHUFB    jpegRGBInterleave<>+32(SB), Y9, Y1
+	VPOR       Y1, Y0, Y0
+	VPSHUFB    jpegRGBInterleave<>+64(SB), Y4, Y1
+	VPOR       Y1, Y0, Y0
+	VPSHUFB    jpegRGBInterleave<>+96(SB), Y8, Y1
+	VPSHUFB    jpegRGBInterleave<>+128(SB), Y9, Y2
+	VPOR       Y2, Y1, Y1
+	VPSHUFB    jpegRGBInterleave<>+160(SB), Y4, Y2
+	VPOR       Y2, Y1, Y1
+	VPSHUFB    jpegRGBInterleave<>+192(SB), Y8, Y2
+	VPSHUFB    jpegRGBInterleave<>+224(SB), Y9, Y3
+	VPOR       Y3, Y2, Y2
+	VPSHUFB    jpegRGBInterleave<>+256(SB), Y4, Y3
+	VPOR       Y3, Y2, Y2
+	VPERM2I128 $0x20, Y1, Y0, Y3
+	VMOVDQU    Y3, (AX)
+	VPERM2I128 $0x30, Y0, Y2, Y3
+	VMOVDQU    Y3, 32(AX)
+	VPERM2I128 $0x31, Y2, Y1, Y3
+	VMOVDQU    Y3, 64(AX)
+	ADDQ       $0x00000060, AX
+	ADDQ       $0x00000020, CX
+	ADDQ       $0x00000010, DX
+	ADDQ       $0x00000010, BX
+	ADDQ       $0x00000010, SI
+	ADDQ       $0x00000010, DI
+	DECQ       R8
+	JNZ        h2v2loop
+	VZEROUPPER
+	RET
+
+// func upH2V1AVX2(out *byte, in *byte, n int)
+// Requires: AVX, AVX2
+TEXT ·upH2V1AVX2(SB), NOSPLIT, $0-24
+	MOVQ out+0(FP), AX
+	MOVQ in+8(FP), CX
+	MOVQ n+16(FP), DX
+
+h2v1loop:
+	VPMOVZXBW  (CX), Y0
+	VPMOVZXBW  -1(CX), Y1
+	VPMOVZXBW  1(CX), Y2
+	VPADDW     Y0, Y0, Y3
+	VPADDW     Y0, Y3, Y3
+	VPADDW     Y1, Y3, Y0
+	VPADDW     jpegConsts<>+800(SB), Y0, Y0
+	VPSRLW     $0x02, Y0, Y0
+	VPADDW     Y2, Y3, Y1
+	VPADDW     jpegConsts<>+832(SB), Y1, Y1
+	VPSRLW     $0x02, Y1, Y1
+	VPUNPCKLWD Y1, Y0, Y2
+	VPUNPCKHWD Y1, Y0, Y0
+	VPACKUSWB  Y0, Y2, Y2
+	VMOVDQU    Y2, (AX)
+	ADDQ       $0x00000020, AX
+	ADDQ       $0x00000010, CX
+	DECQ       DX
+	JNZ        h2v1loop
+	VZEROUPPER
+	RET
+
+// func yccToRGBAVX2(dst *byte, y *byte, cb *byte, cr *byte, n int)
+// Requires: AVX, AVX2
+TEXT ·yccToRGBAVX2(SB), NOSPLIT, $0-40
+	MOVQ dst+0(FP), AX
+	MOVQ y+8(FP), CX
+	MOVQ cb+16(FP), DX
+	MOVQ cr+24(FP), BX
+	MOVQ n+32(FP), SI
+
+yccloop:
+	VMOVDQU    (DX), Y0
+	VPXOR      Y1, Y1, Y1
+	VPUNPCKLBW Y1, Y0, Y2
+	VPUNPCKHBW Y1, Y0, Y0
+	VPSUBW     jpegConsts<>+640(SB), Y2, Y2
+	VPSUBW     jpegConsts<>+640(SB), Y0, Y0
+	VMOVDQU    (BX), Y1
+	VPXOR      Y3, Y3, Y3
+	VPUNPCKLBW Y3, Y1, Y4
+	VPUNPCKHBW Y3, Y1, Y1
+	VPSUBW     jpegConsts<>+640(SB), Y4, Y4
+	VPSUBW     jpegConsts<>+640(SB), Y1, Y1
+	VMOVDQU    (CX), Y3
+	VPXOR      Y5, Y5, Y5
+	VPUNPCKLBW Y5, Y3, Y6
+	VPUNPCKHBW Y5, Y3, Y3
+	VPUNPCKLWD Y4, Y2, Y5
+	VPUNPCKHWD Y4, Y2, Y7
+	VPMADDWD   jpegConsts<>+672(SB), Y5, Y8
+	VPMADDWD   jpegConsts<>+672(SB), Y7, Y9
+	VPADDD     jpegConsts<>+704(SB), Y8, Y8
+	VPADDD     jpegConsts<>+704(SB), Y9, Y9
+	VPSRAD     $0x10, Y8, Y8
+	VPSRAD     $0x10, Y9, Y9
+	VPACKSSDW  Y9, Y8, Y8
+	VPADDW     Y4, Y8, Y8
+	VPADDW     Y6, Y8, Y8
+	VPMADDWD   jpegConsts<>+736(SB), Y5, Y9
+	VPMADDWD   jpegConsts<>+736(SB), Y7, Y10
+	VPADDD     jpegConsts<>+704(SB), Y9, Y9
+	VPADDD     jpegConsts<>+704(SB), Y10, Y10
+	VPSRAD     $0x10, Y9, Y9
+	VPSRAD     $0x10, Y10, Y10
+	VPACKSSDW  Y10, Y9, Y9
+	VPSUBW     Y4, Y9, Y9
+	VPADDW     Y6, Y9, Y9
+	VPMADDWD   jpegConsts<>+768(SB), Y5, Y4
+	VPMADDWD   jpegConsts<>+768(SB), Y7, Y5
+	VPADDD     jpegConsts<>+704(SB), Y4, Y4
+	VPADDD     jpegConsts<>+704(SB), Y5, Y5
+	VPSRAD     $0x10, Y4, Y4
+	VPSRAD     $0x10, Y5, Y5
+	VPACKSSDW  Y5, Y4, Y4
+	VPADDW     Y2, Y4, Y4
+	VPADDW     Y2, Y4, Y4
+	VPADDW     Y6, Y4, Y4
+	VPUNPCKLWD Y1, Y0, Y2
+	VPUNPCKHWD Y1, Y0, Y5
+	VPMADDWD   jpegConsts<>+672(SB), Y2, Y6
+	VPMADDWD   jpegConsts<>+672(SB), Y5, Y7
+	VPADDD     jpegConsts<>+704(SB), Y6, Y6
+	VPADDD     jpegConsts<>+704(SB), Y7, Y7
+	VPSRAD     $0x10, Y6, Y6
+	VPSRAD     $0x10, Y7, Y7
+	VPACKSSDW  Y7, Y6, Y6
+	VPADDW     Y1, Y6, Y6
+	VPADDW     Y3, Y6, Y6
+	VPMADDWD   jpegConsts<>+736(SB), Y2, Y7
+	VPMADDWD   jpegConsts<>+736(SB), Y5, Y10
+	VPADDD     jpegConsts<>+704(SB), Y7, Y7
+	VPADDD     jpegConsts<>+704(SB), Y10, Y10
+	VPSRAD     $0x10, Y7, Y7
+	VPSRAD     $0x10, Y10, Y10
+	VPACKSSDW  Y10, Y7, Y7
+	VPSUBW     Y1, Y7, Y7
+	VPADDW     Y3, Y7, Y7
+	VPMADDWD   jpegConsts<>+768(SB), Y2, Y1
+	VPMADDWD   jpegConsts<>+768(SB), Y5, Y2
+	VPADDD     jpegConsts<>+704(SB), Y1, Y1
+	VPADDD     jpegConsts<>+704(SB), Y2, Y2
+	VPSRAD     $0x10, Y1, Y1
+	VPSRAD     $0x10, Y2, Y2
+	VPACKSSDW  Y2, Y1, Y1
+	VPADDW     Y0, Y1, Y1
+	VPADDW     Y0, Y1, Y1
+	VPADDW     Y3, Y1, Y1
+	VPACKUSWB  Y6, Y8, Y8
+	VPACKUSWB  Y7, Y9, Y9
+	VPACKUSWB  Y1, Y4, Y4
+	VPSHUFB    jpegRGBInterleave<>+0(SB), Y8, Y0
+	VPSHUFB    jpegRGBInterleave<>+32(SB), Y9, Y1
+	VPOR       Y1, Y0, Y0
+	VPSHUFB    jpegRGBInterleave<>+64(SB), Y4, Y1
+	VPOR       Y1, Y0, Y0
+	VPSHUFB    jpegRGBInterleave<>+96(SB), Y8, Y1
+	VPSHUFB    jpegRGBInterleave<>+128(SB), Y9, Y2
+	VPOR       Y2, Y1, Y1
+	VPSHUFB    jpegRGBInterleave<>+160(SB), Y4, Y2
+	VPOR       Y2, Y1, Y1
+	VPSHUFB    jpegRGBInterleave<>+192(SB), Y8, Y2
+	VPSHUFB    jpegRGBInterleave<>+224(SB), Y9, Y3
+	VPOR       Y3, Y2, Y2
+	VPSHUFB    jpegRGBInterleave<>+256(SB), Y4, Y3
+	VPOR       Y3, Y2, Y2
+	VPERM2I128 $0x20, Y1, Y0, Y3
+	VMOVDQU    Y3, (AX)
+	VPERM2I128 $0x30, Y0, Y2, Y3
+	VMOVDQU    Y3, 32(AX)
+	VPERM2I128 $0x31, Y2, Y1, Y3
+	VMOVDQU    Y3, 64(AX)
+	ADDQ       $0x00000060, AX
+	ADDQ       $0x00000020, CX
+	ADDQ       $0x00000020, DX
+	ADDQ       $0x00000020, BX
+	DECQ       SI
+	JNZ        yccloop
+	VZEROUPPER
+	RET
+
+// func rgbToYCCAVX2(y *byte, cb *byte, cr *byte, src *byte, n int)
+// Requires: AVX, AVX2
+TEXT ·rgbToYCCAVX2(SB), NOSPLIT, $0-40
+	MOVQ y+0(FP), AX
+	MOVQ cb+8(FP), CX
+	MOVQ cr+16(FP), DX
+	MOVQ src+24(FP), BX
+	MOVQ n+32(FP), SI
+
+rgbloop:
+	VMOVDQU     (BX), X0
+	VINSERTI128 $0x01, 48(BX), Y0, Y0
+	VMOVDQU     16(BX), X1
+	VINSERTI128 $0x01, 64(BX), Y1, Y1
+	VMOVDQU     32(BX), X2
+	VINSERTI128 $0x01, 80(BX), Y2, Y2
+	VPSHUFB     jpegRGBSplit<>+0(SB), Y0, Y3
+	VPSHUFB     jpegRGBSplit<>+96(SB), Y1, Y4
+	VPOR        Y4, Y3, Y3
+	VPSHUFB     jpegRGBSplit<>+192(SB), Y2, Y4
+	VPOR        Y4, Y3, Y3
+	VPSHUFB     jpegRGBSplit<>+32(SB), Y0, Y4
+	VPSHUFB     jpegRGBSplit<>+128(SB), Y1, Y5
+	VPOR        Y5, Y4, Y4
+	VPSHUFB     jpegRGBSplit<>+224(SB), Y2, Y5
+	VPOR        Y5, Y4, Y4
+	VPSHUFB     jpegRGBSplit<>+64(SB), Y0, Y5
+	VPSHUFB     jpegRGBSplit<>+160(SB), Y1, Y6
+	VPOR        Y6, Y5, Y5
+	VPSHUFB     jpegRGBSplit<>+256(SB), Y2, Y6
+	VPOR        Y6, Y5, Y5
+	VPXOR       Y6, Y6, Y6
+	VPUNPCKLBW  Y6, Y3, Y7
+	VPUNPCKLBW  Y6, Y4, Y8
+	VPUNPCKLBW  Y6, Y5, Y9
+	VPUNPCKLWD  Y8, Y7, Y10
+	VPUNPCKLWD  Y8, Y9, Y11
+	VPMADDWD    jpegConsts<>+864(SB), Y10, Y12
+	VPMADDWD    jpegConsts<>+896(SB), Y11, Y13
+	VPADDD      Y13, Y12, Y12
+	VPADDD      jpegConsts<>+704(SB), Y12, Y12
+	VPSRLD      $0x10, Y12, Y12
+	VPMADDWD    jpegConsts<>+928(SB), Y10, Y13
+	VPSLLD      $0x10, Y11, Y14
+	VPSRLD      $0x01, Y14, Y14
+	VPADDD      Y14, Y13, Y13
+	VPADDD      jpegConsts<>+992(SB), Y13, Y13
+	VPSRLD      $0x10, Y13, Y13
+	VPMADDWD    jpegConsts<>+960(SB), Y11, Y11
+	VPSLLD      $0x10, Y10, Y10
+	VPSRLD      $0x01, Y10, Y10
+	VPADDD      Y10, Y11, Y11
+	VPADDD      jpegConsts<>+992(SB), Y11, Y11
+	VPSRLD      $0x10, Y11, Y11
+	VPUNPCKHWD  Y8, Y7, Y7
+	VPUNPCKHWD  Y8, Y9, Y8
+	VPMADDWD    jpegConsts<>+864(SB), Y7, Y9
+	VPMADDWD    jpegConsts<>+896(SB), Y8, Y10
+	VPADDD      Y10, Y9, Y9
+	VPADDD      jpegConsts<>+704(SB), Y9, Y9
+	VPSRLD      $0x10, Y9, Y9
+	VPMADDWD    jpegConsts<>+928(SB), Y7, Y10
+	VPSLLD      $0x10, Y8, Y14
+	VPSRLD      $0x01, Y14, Y14
+	VPADDD      Y14, Y10, Y10
+	VPADDD      jpegConsts<>+992(SB), Y10, Y10
+	VPSRLD      $0x10, Y10, Y10
+	VPMADDWD    jpegConsts<>+960(SB), Y8, Y8
+	VPSLLD      $0x10, Y7, Y7
+	VPSRLD      $0x01, Y7, Y7
+	VPADDD      Y7, Y8, Y8
+	VPADDD      jpegConsts<>+992(SB), Y8, Y8
+	VPSRLD      $0x10, Y8, Y8
+	VPACKSSDW   Y9, Y12, Y7
+	VPACKSSDW   Y10, Y13, Y9
+	VPACKSSDW   Y8, Y11, Y8
+	VPUNPCKHBW  Y6, Y3, Y3
+	VPUNPCKHBW  Y6, Y4, Y4
+	VPUNPCKHBW  Y6, Y5, Y5
+	VPUNPCKLWD  Y4, Y3, Y6
+	VPUNPCKLWD  Y4, Y5, Y10
+	VPMADDWD    jpegConsts<>+864(SB), Y6, Y11
+	VPMADDWD    jpegConsts<>+896(SB), Y10, Y12
+	VPADDD      Y12, Y11, Y11
+	VPADDD      jpegConsts<>+704(SB), Y11, Y11
+	VPSRLD      $0x10, Y11, Y11
+	VPMADDWD    jpegConsts<>+928(SB), Y6, Y12
+	VPSLLD      $0x10, Y10, Y13
+	VPSRLD      $0x01, Y13, Y13
+	VPADDD      Y13, Y12, Y12
+	VPADDD      jpegConsts<>+992(SB), Y12, Y12
+	VPSRLD      $0x10, Y12, Y12
+	VPMADDWD    jpegConsts<>+960(SB), Y10, Y10
+	VPSLLD      $0x10, Y6, Y6
+	VPSRLD      $0x01, Y6, Y6
+	VPADDD      Y6, Y10, Y10
+	VPADDD      jpegConsts<>+992(SB), Y10, Y10
+	VPSRLD      $0x10, Y10, Y10
+	VPUNPCKHWD  Y4, Y3, Y3
+	VPUNPCKHWD  Y4, Y5, Y4
+	VPMADDWD    jpegConsts<>+864(SB), Y3, Y5
+	VPMADDWD    jpegConsts<>+896(SB), Y4, Y6
+	VPADDD      Y6, Y5, Y5
+	VPADDD      jpegConsts<>+704(SB), Y5, Y5
+	VPSRLD      $0x10, Y5, Y5
+	VPMADDWD    jpegConsts<>+928(SB), Y3, Y6
+	VPSLLD      $0x10, Y4, Y13
+	VPSRLD      $0x01, Y13, Y13
+	VPADDD      Y13, Y6, Y6
+	VPADDD      jpegConsts<>+992(SB), Y6, Y6
+	VPSRLD      $0x10, Y6, Y6
+	VPMADDWD    jpegConsts<>+960(SB), Y4, Y4
+	VPSLLD      $0x10, Y3, Y3
+	VPSRLD      $0x01, Y3, Y3
+	VPADDD      Y3, Y4, Y4
+	VPADDD      jpegConsts<>+992(SB), Y4, Y4
+	VPSRLD      $0x10, Y4, Y4
+	VPACKSSDW   Y5, Y11, Y3
+	VPACKSSDW   Y6, Y12, Y5
+	VPACKSSDW   Y4, Y10, Y4
+	VPACKUSWB   Y3, Y7, Y7
+	VMOVDQU     Y7, (AX)
+	ADDQ        $0x00000020, AX
+	VPACKUSWB   Y5, Y9, Y9
+	VMOVDQU     Y9, (CX)
+	ADDQ        $0x00000020, CX
+	VPACKUSWB   Y4, Y8, Y8
+	VMOVDQU     Y8, (DX)
+	ADDQ        $0x00000020, DX
+	ADDQ        $0x00000060, BX
+	DECQ        SI
+	JNZ         rgbloop
+	VZEROUPPER
+	RET
+
+// func downH2V2AVX2(out *byte, in0 *byte, in1 *byte, n int)
+// Requires: AVX, AVX2
+TEXT ·downH2V2AVX2(SB), NOSPLIT, $0-32
+	MOVQ out+0(FP), AX
+	MOVQ in0+8(FP), CX
+	MOVQ in1+16(FP), DX
+	MOVQ n+24(FP), BX
+
+downloop:
+	VMOVDQU    (CX), Y0
+	VPMADDUBSW jpegConsts<>+1024(SB), Y0, Y0
+	VMOVDQU    (DX), Y1
+	VPMADDUBSW jpegConsts<>+1024(SB), Y1, Y1
+	VPADDW     Y1, Y0, Y0
+	VPADDW     jpegConsts<>+1056(SB), Y0, Y0
+	VPSRLW     $0x02, Y0, Y0
+	VMOVDQU    32(CX), Y1
+	VPMADDUBSW jpegConsts<>+1024(SB), Y1, Y1
+	VMOVDQU    32(DX), Y2
+	VPMADDUBSW jpegConsts<>+1024(SB), Y2, Y2
+	VPADDW     Y2, Y1, Y1
+	VPADDW     jpegConsts<>+1056(SB), Y1, Y1
+	VPSRLW     $0x02, Y1, Y1
+	VPACKUSWB  Y1, Y0, Y0
+	VPERMQ     $0xd8, Y0, Y0
+	VMOVDQU    Y0, (AX)
+	ADDQ       $0x00000020, AX
+	ADDQ       $0x00000040, CX
+	ADDQ       $0x00000040, DX
+	DECQ       BX
+	JNZ        downloop
+	VZEROUPPER
+	RET
+
 DATA jpegConsts<>+0(SB)/4, $+4433
 DATA jpegConsts<>+4(SB)/4, $+4433
 DATA jpegConsts<>+8(SB)/4, $+4433
@@ -819,4 +1882,132 @@ DATA jpegConsts<>+560(SB)/4, $+16384
 DATA jpegConsts<>+564(SB)/4, $+16384
 DATA jpegConsts<>+568(SB)/4, $+16384
 DATA jpegConsts<>+572(SB)/4, $+16384
-GLOBL jpegConsts<>(SB), RODATA|NOPTR, $576
+DATA jpegConsts<>+576(SB)/4, $+524296
+DATA jpegConsts<>+580(SB)/4, $+524296
+DATA jpegConsts<>+584(SB)/4, $+524296
+DATA jpegConsts<>+588(SB)/4, $+524296
+DATA jpegConsts<>+592(SB)/4, $+524296
+DATA jpegConsts<>+596(SB)/4, $+524296
+DATA jpegConsts<>+600(SB)/4, $+524296
+DATA jpegConsts<>+604(SB)/4, $+524296
+DATA jpegConsts<>+608(SB)/4, $+458759
+DATA jpegConsts<>+612(SB)/4, $+458759
+DATA jpegConsts<>+616(SB)/4, $+458759
+DATA jpegConsts<>+620(SB)/4, $+458759
+DATA jpegConsts<>+624(SB)/4, $+458759
+DATA jpegConsts<>+628(SB)/4, $+458759
+DATA jpegConsts<>+632(SB)/4, $+458759
+DATA jpegConsts<>+636(SB)/4, $+458759
+DATA jpegConsts<>+640(SB)/4, $+8388736
+DATA jpegConsts<>+644(SB)/4, $+8388736
+DATA jpegConsts<>+648(SB)/4, $+8388736
+DATA jpegConsts<>+652(SB)/4, $+8388736
+DATA jpegConsts<>+656(SB)/4, $+8388736
+DATA jpegConsts<>+660(SB)/4, $+8388736
+DATA jpegConsts<>+664(SB)/4, $+8388736
+DATA jpegConsts<>+668(SB)/4, $+8388736
+DATA jpegConsts<>+672(SB)/4, $+1726545920
+DATA jpegConsts<>+676(SB)/4, $+1726545920
+DATA jpegConsts<>+680(SB)/4, $+1726545920
+DATA jpegConsts<>+684(SB)/4, $+1726545920
+DATA jpegConsts<>+688(SB)/4, $+1726545920
+DATA jpegConsts<>+692(SB)/4, $+1726545920
+DATA jpegConsts<>+696(SB)/4, $+1726545920
+DATA jpegConsts<>+700(SB)/4, $+1726545920
+DATA jpegConsts<>+704(SB)/4, $+32768
+DATA jpegConsts<>+708(SB)/4, $+32768
+DATA jpegConsts<>+712(SB)/4, $+32768
+DATA jpegConsts<>+716(SB)/4, $+32768
+DATA jpegConsts<>+720(SB)/4, $+32768
+DATA jpegConsts<>+724(SB)/4, $+32768
+DATA jpegConsts<>+728(SB)/4, $+32768
+DATA jpegConsts<>+732(SB)/4, $+32768
+DATA jpegConsts<>+736(SB)/4, $+1227794406
+DATA jpegConsts<>+740(SB)/4, $+1227794406
+DATA jpegConsts<>+744(SB)/4, $+1227794406
+DATA jpegConsts<>+748(SB)/4, $+1227794406
+DATA jpegConsts<>+752(SB)/4, $+1227794406
+DATA jpegConsts<>+756(SB)/4, $+1227794406
+DATA jpegConsts<>+760(SB)/4, $+1227794406
+DATA jpegConsts<>+764(SB)/4, $+1227794406
+DATA jpegConsts<>+768(SB)/4, $+50594
+DATA jpegConsts<>+772(SB)/4, $+50594
+DATA jpegConsts<>+776(SB)/4, $+50594
+DATA jpegConsts<>+780(SB)/4, $+50594
+DATA jpegConsts<>+784(SB)/4, $+50594
+DATA jpegConsts<>+788(SB)/4, $+50594
+DATA jpegConsts<>+792(SB)/4, $+50594
+DATA jpegConsts<>+796(SB)/4, $+50594
+DATA jpegConsts<>+800(SB)/4, $+65537
+DATA jpegConsts<>+804(SB)/4, $+65537
+DATA jpegConsts<>+808(SB)/4, $+65537
+DATA jpegConsts<>+812(SB)/4, $+65537
+DATA jpegConsts<>+816(SB)/4, $+65537
+DATA jpegConsts<>+820(SB)/4, $+65537
+DATA jpegConsts<>+824(SB)/4, $+65537
+DATA jpegConsts<>+828(SB)/4, $+65537
+DATA jpegConsts<>+832(SB)/4, $+131074
+DATA jpegConsts<>+836(SB)/4, $+131074
+DATA jpegConsts<>+840(SB)/4, $+131074
+DATA jpegConsts<>+844(SB)/4, $+131074
+DATA jpegConsts<>+848(SB)/4, $+131074
+DATA jpegConsts<>+852(SB)/4, $+131074
+DATA jpegConsts<>+856(SB)/4, $+131074
+DATA jpegConsts<>+860(SB)/4, $+131074
+DATA jpegConsts<>+864(SB)/4, $+1447447691
+DATA jpegConsts<>+868(SB)/4, $+1447447691
+DATA jpegConsts<>+872(SB)/4, $+1447447691
+DATA jpegConsts<>+876(SB)/4, $+1447447691
+DATA jpegConsts<>+880(SB)/4, $+1447447691
+DATA jpegConsts<>+884(SB)/4, $+1447447691
+DATA jpegConsts<>+888(SB)/4, $+1447447691
+DATA jpegConsts<>+892(SB)/4, $+1447447691
+DATA jpegConsts<>+896(SB)/4, $+1073749295
+DATA jpegConsts<>+900(SB)/4, $+1073749295
+DATA jpegConsts<>+904(SB)/4, $+1073749295
+DATA jpegConsts<>+908(SB)/4, $+1073749295
+DATA jpegConsts<>+912(SB)/4, $+1073749295
+DATA jpegConsts<>+916(SB)/4, $+1073749295
+DATA jpegConsts<>+920(SB)/4, $+1073749295
+DATA jpegConsts<>+924(SB)/4, $+1073749295
+DATA jpegConsts<>+928(SB)/4, $-1422666547
+DATA jpegConsts<>+932(SB)/4, $-1422666547
+DATA jpegConsts<>+936(SB)/4, $-1422666547
+DATA jpegConsts<>+940(SB)/4, $-1422666547
+DATA jpegConsts<>+944(SB)/4, $-1422666547
+DATA jpegConsts<>+948(SB)/4, $-1422666547
+DATA jpegConsts<>+952(SB)/4, $-1422666547
+DATA jpegConsts<>+956(SB)/4, $-1422666547
+DATA jpegConsts<>+960(SB)/4, $-1798182097
+DATA jpegConsts<>+964(SB)/4, $-1798182097
+DATA jpegConsts<>+968(SB)/4, $-1798182097
+DATA jpegConsts<>+972(SB)/4, $-1798182097
+DATA jpegConsts<>+976(SB)/4, $-1798182097
+DATA jpegConsts<>+980(SB)/4, $-1798182097
+DATA jpegConsts<>+984(SB)/4, $-1798182097
+DATA jpegConsts<>+988(SB)/4, $-1798182097
+DATA jpegConsts<>+992(SB)/4, $+8421375
+DATA jpegConsts<>+996(SB)/4, $+8421375
+DATA jpegConsts<>+1000(SB)/4, $+8421375
+DATA jpegConsts<>+1004(SB)/4, $+8421375
+DATA jpegConsts<>+1008(SB)/4, $+8421375
+DATA jpegConsts<>+1012(SB)/4, $+8421375
+DATA jpegConsts<>+1016(SB)/4, $+8421375
+DATA jpegConsts<>+1020(SB)/4, $+8421375
+DATA jpegConsts<>+1024(SB)/4, $+16843009
+DATA jpegConsts<>+1028(SB)/4, $+16843009
+DATA jpegConsts<>+1032(SB)/4, $+16843009
+DATA jpegConsts<>+1036(SB)/4, $+16843009
+DATA jpegConsts<>+1040(SB)/4, $+16843009
+DATA jpegConsts<>+1044(SB)/4, $+16843009
+DATA jpegConsts<>+1048(SB)/4, $+16843009
+DATA jpegConsts<>+1052(SB)/4, $+16843009
+DATA jpegConsts<>+1056(SB)/4, $+131073
+DATA jpegConsts<>+1060(SB)/4, $+131073
+DATA jpegConsts<>+1064(SB)/4, $+131073
+DATA jpegConsts<>+1068(SB)/4, $+131073
+DATA jpegConsts<>+1072(SB)/4, $+131073
+DATA jpegConsts<>+1076(SB)/4, $+131073
+DATA jpegConsts<>+1080(SB)/4, $+131073
+DATA jpegConsts<>+1084(SB)/4, $+131073
+GLOBL jpegConsts<>(SB), RODATA|NOPTR, $1088

@@ -12,3 +12,23 @@ func idctAVX2(blk *[64]int16, q *[64]int32, dst *byte, stride int) bool
 // fdctQuantAVX2 is fdctQuantGo in AVX2; t holds the divisors' recip, corr
 // and shift (the C's shift + 16) in zigzag order.
 func fdctQuantAVX2(src *byte, stride int, t *[3][64]uint32, out *[64]int16) uint64
+
+// yccH2V2AVX2 is yccH2V2Go on n chunks of 16 chroma samples (32 pixels):
+// it writes 96·n bytes at dst from 32·n luma samples at y and the chroma
+// rows' samples −1 … 16·n (bN, bF, rN and rF point at sample 0 of the
+// chunks, which is not the rows' first).
+func yccH2V2AVX2(dst *byte, y *byte, bN *byte, bF *byte, rN *byte, rF *byte, n int)
+
+// upH2V1AVX2 is upH2V1Go on n chunks of 16 samples: it writes 32·n bytes
+// at out from the samples −1 … 16·n at in (which is not the row's first).
+func upH2V1AVX2(out *byte, in *byte, n int)
+
+// yccToRGBAVX2 is yccToRGBGo on 32·n pixels.
+func yccToRGBAVX2(dst *byte, y *byte, cb *byte, cr *byte, n int)
+
+// rgbToYCCAVX2 is rgbToYCCGo on 32·n pixels.
+func rgbToYCCAVX2(y *byte, cb *byte, cr *byte, src *byte, n int)
+
+// downH2V2AVX2 is downH2V2Go on n chunks of 32 outputs (64 samples of each
+// row).
+func downH2V2AVX2(out *byte, in0 *byte, in1 *byte, n int)

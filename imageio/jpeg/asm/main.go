@@ -73,8 +73,10 @@ func main() {
 	for i, v := range zigzagOrder {
 		DATA(4*i, I32(v))
 	}
+	colorTables()
 	idct()
 	fdctQuant()
+	colorKernels()
 	GLOBL("jpegConsts", RODATA|NOPTR)
 	for i, v := range constList {
 		for l := range 8 {
