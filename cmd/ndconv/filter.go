@@ -83,7 +83,7 @@ type filterJob struct {
 	from     string // a file listing more inputs, one a line ("-": standard input)
 	resume   bool   // a Zarr output: keep the shards stored, write the rest (runBlocks)
 	// part, of parts (--part I/N, parts > 0): this process computes the
-	// Zarr output's I-th of N contiguous runs of blocks (an array job's task), keeping
+	// Zarr output's I-th of N shares of the blocks (compact regions: runs in Z order; an array job's task), keeping
 	// what other tasks stored, as resume does.
 	part, parts int
 	// devices is a --device list (cuda:all, cuda:0,cuda:1): a Zarr
@@ -243,7 +243,7 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 	fl.BoolVar(&f.skipExist, "skip-existing", false, "with --out-dir: skip inputs whose output exists (resume a run)")
 	fl.BoolVar(&f.ceiling, "ceiling", false, "with --out-dir: read and write every file, filtering none (the decode+encode ceiling a run is measured against; -k not needed)")
 	fl.BoolVar(&f.resume, "resume", false, "a Zarr OUTPUT: keep the shards an interrupted run stored and compute only the blocks missing")
-	fl.StringVar(&f.part, "part", "", "a Zarr OUTPUT computed by N processes (an array job): this one computes the I-th of N contiguous runs of blocks (I/N, 0 ≤ I < N); any task may run again")
+	fl.StringVar(&f.part, "part", "", "a Zarr OUTPUT computed by N processes (an array job): this one computes the I-th of N shares of the blocks (compact regions: runs in Z order; I/N, 0 ≤ I < N); any task may run again")
 	fl.BoolVarP(&f.quiet, "quiet", "q", false, "print nothing on success, and no progress bar")
 	return cmd
 }

@@ -45,7 +45,7 @@ INPUT is a Zarr array (a path or a bucket URL) or a .npy or .raw file that
 every worker can read; OUTPUT a Zarr array every worker can write.
 
 Workers then run it: ndconv worker --plan PLAN --index I --count N computes
-the I-th of N contiguous runs of blocks; any worker may be killed and run again, and the
+the I-th of N shares of the blocks (compact regions: runs in Z order); any worker may be killed and run again, and the
 blocks it stored whole are skipped. ndconv status --plan PLAN counts the
 blocks done. --emit k8s writes a Kubernetes Indexed Job manifest that runs
 --count workers of --image on standard output; --emit slurm an sbatch array

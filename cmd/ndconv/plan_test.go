@@ -158,7 +158,8 @@ func TestPlanWorkersKilled(t *testing.T) {
 	// process) beside its second. Its re-run removes the first, keeps the
 	// second (whose rename would still land), and the killed workers'
 	// own are gone too.
-	deadTmp, liveTmp := plantTemps(t, filepath.Join(dir, "out.zarr"), 8*victims[0])
+	share := spec.Share(victims[0], 8)
+	deadTmp, liveTmp := plantTemps(t, filepath.Join(dir, "out.zarr"), share[0], share[1])
 	for n, i := range victims {
 		args := []string{"worker", "--plan", "out.json", "--index", fmt.Sprint(i), "--count", "8"}
 		if n == 0 {
@@ -346,12 +347,12 @@ func TestPlanBadInput(t *testing.T) {
 	}
 }
 
-// plantTemps plants beside the shards of blocks b and b+1 of the
-// 4×4×4-block output at out (one shard a block) what a Put leaves when
-// its writer dies before its rename (".NAME-PID@HOST-RANDOM"): for b, a
-// writer that was a real process, killed; for b+1, this process. It
-// returns their paths.
-func plantTemps(t *testing.T, out string, b int) (dead, live string) {
+// plantTemps plants beside the shards of two blocks of the 4×4×4-block
+// output at out (one shard a block) what a Put leaves when its writer
+// dies before its rename (".NAME-PID@HOST-RANDOM"): for deadBlock, a
+// writer that was a real process, killed; for liveBlock, this process.
+// It returns their paths.
+func plantTemps(t *testing.T, out string, deadBlock, liveBlock int) (dead, live string) {
 	t.Helper()
 	a, err := zarr.Open(context.Background(), zarr.NewDirStore(out), "")
 	if err != nil {
@@ -382,7 +383,7 @@ func plantTemps(t *testing.T, out string, b int) (dead, live string) {
 		}
 		return tmp
 	}
-	return plant(b, writer.Process.Pid), plant(b+1, os.Getpid())
+	return plant(deadBlock, writer.Process.Pid), plant(liveBlock, os.Getpid())
 }
 
 // tempFiles lists the files under dir whose names start with "." but

@@ -23,7 +23,7 @@ func newWorkerCommand() *cobra.Command {
 	cmd := &cobra.Command{
 		Use:   "worker --plan PLAN [--index I --count N]",
 		Short: "Compute one worker's share of a plan's blocks (ndconv plan)",
-		Long: `Computes the I-th of N contiguous runs of blocks of the plan PLAN (a path or a bucket URL,
+		Long: `Computes the I-th of N shares of the blocks (compact regions: runs in Z order) of the plan PLAN (a path or a bucket URL,
 as ndconv plan wrote it) and writes each whole into the plan's output, skipping
 those stored whole already: a worker killed at any point and run again loses
 and duplicates nothing, and writes the same bytes. The index is --index, else
