@@ -984,9 +984,9 @@ func (a *Array) WriteRegion(ctx context.Context, start []int, src nd.Array) erro
 func (a *Array) writeCell(ctx context.Context, idx, lo []int, in region, w box) error {
 	es := a.p.DType.Size()
 	// A DirStore's Put is done with data when it returns, so the shard's
-	// buffers can go back to the pool then; another Store might keep
-	// them.
-	_, pooled := a.store.(*DirStore)
+	// buffers can go back to the pool then, and it writes a shard's pieces
+	// without laying them out; another Store might keep them.
+	ds, pooled := a.store.(*DirStore)
 	buf := a.cellBytes(in, w)
 	if buf == nil {
 		if pooled {
@@ -1015,8 +1015,8 @@ func (a *Array) writeCell(ctx context.Context, idx, lo []int, in region, w box) 
 	if pieces == nil {
 		return a.store.Delete(ctx, a.Key(idx))
 	}
-	if pp, ok := a.store.(piecesPutter); ok {
-		return pp.putPieces(ctx, a.Key(idx), pieces)
+	if pooled {
+		return ds.putPieces(ctx, a.Key(idx), pieces)
 	}
 	data := pieces[0]
 	if len(pieces) > 1 {

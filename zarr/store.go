@@ -158,13 +158,9 @@ func (s *DirStore) Put(ctx context.Context, key string, data []byte) error {
 	return s.putPieces(ctx, key, [][]byte{data})
 }
 
-// A piecesPutter stores the concatenation of pieces under key, as Put
-// does, without needing it in one buffer; it is done with the pieces when
-// it returns. A shard is written this way from its encoded chunks.
-type piecesPutter interface {
-	putPieces(ctx context.Context, key string, pieces [][]byte) error
-}
-
+// putPieces stores the concatenation of pieces under key, as Put does,
+// without needing it in one buffer; it is done with the pieces when it
+// returns. A shard is written this way from its encoded chunks.
 func (s *DirStore) putPieces(ctx context.Context, key string, pieces [][]byte) (err error) {
 	if err := context.Cause(ctx); err != nil {
 		return err
