@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ndconv/ndconv/nd"
 )
 
 // Image is a decoded image, or one to encode: Height rows of Width pixels
@@ -785,41 +787,36 @@ func (d *decoder) decode() (*Image, error) {
 		}
 		total := d.mcusX * d.mcusY
 		nseg := (total + d.restart - 1) / d.restart
-		var next atomic.Int64
 		var firstErr error
 		var mu sync.Mutex
-		parallel(workers, func() {
-			for {
-				k := int(next.Add(1) - 1)
-				if k >= nseg {
-					return
-				}
-				st := &scanReader{d: d}
-				st.reset(k)
-				err := st.decode(k*d.restart, min(total, (k+1)*d.restart), at)
-				if err != nil {
-					mu.Lock()
+		failed := func() bool { mu.Lock(); defer mu.Unlock(); return firstErr != nil }
+		err := nd.ForEach(workers, nseg, failed, func(_, k int) {
+			st := &scanReader{d: d}
+			st.reset(k)
+			if err := st.decode(k*d.restart, min(total, (k+1)*d.restart), at); err != nil {
+				mu.Lock()
+				if firstErr == nil {
 					firstErr = err
-					mu.Unlock()
-					return
 				}
+				mu.Unlock()
 			}
 		})
-		if firstErr != nil {
-			return nil, firstErr
+		if err == nil {
+			err = firstErr
 		}
-		next.Store(0)
-		parallel(workers, func() {
-			w := d.newRowWork()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= rows {
-					return
-				}
-				d.idctRow(i, at(i))
-				finish(i, w)
+		if err != nil {
+			return nil, err
+		}
+		works := make([]*rowWork, workers)
+		if err := nd.ForEach(workers, rows, nil, func(wk, i int) {
+			if works[wk] == nil {
+				works[wk] = d.newRowWork()
 			}
-		})
+			d.idctRow(i, at(i))
+			finish(i, works[wk])
+		}); err != nil {
+			return nil, err
+		}
 		return img, nil
 	}
 
@@ -896,17 +893,4 @@ func (d *decoder) decodeRows(emit func(i int, decodeInto func(coefRows) error) e
 		}
 	}
 	return nil
-}
-
-// parallel runs f on n goroutines and waits for them.
-func parallel(n int, f func()) {
-	var wg sync.WaitGroup
-	for range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			f()
-		}()
-	}
-	wg.Wait()
 }
