@@ -93,7 +93,7 @@ func runBlocks(cmd *cobra.Command, fj filterJob, specs []kernelSpec) (bool, erro
 	if err := spec.CreateWith(ctx, mode); err != nil {
 		return true, err
 	}
-	inFlight := blocksInFlight(fj.ndevices)
+	inFlight := blocksInFlight(len(fj.deviceList))
 	o := job.RunOptions{InFlight: inFlight, Devices: fj.devices, CacheBytes: streamSetting("NDCONV_BLOCK_CACHE", job.DefaultCacheBytes),
 		Stats: stats, AnyPlan: true, Before: func() { testHookPanic("sink") }}
 	if n := testHookCancelBlocks(); n > 0 {

@@ -87,10 +87,10 @@ type filterJob struct {
 	// what other tasks stored, as resume does.
 	part, parts int
 	// devices is a --device list (cuda:all, cuda:0,cuda:1): a Zarr
-	// output's blocks spread over them (runBlocks); opt.Device is the first,
-	// ndevices how many it names.
-	devices  string
-	ndevices int
+	// output's blocks spread over them (runBlocks); deviceList the devices
+	// it names, opt.Device the first.
+	devices    string
+	deviceList []ndconv.DeviceName
 }
 
 func newFilterCommand(name, peer string, runJob func(*cobra.Command, filterJob) error) *cobra.Command {
@@ -193,7 +193,7 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 				if job.outDir != "" || !blockable(job) {
 					return usagef("--device %s: several devices share the blocks of a Zarr OUTPUT (from a Zarr, .npy or .raw INPUT); name one device otherwise", f.device)
 				}
-				job.devices, job.ndevices, f.device = f.device, len(devs), devs[0].String()
+				job.devices, job.deviceList, f.device = f.device, devs, devs[0].String()
 			}
 			if job.opt, job.raw, err = parseFilterOptions(f); err != nil {
 				return err
@@ -377,14 +377,11 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	// sooner than the driver's release would, and a CPU run does not wait
 	// for a start still under way.
 	prewarm(job.opt.Device, job.input)
-	if job.devices != "" {
-		// The other devices of a list too: their contexts were otherwise
-		// made at the blocks' first call, after the plan, holding the
-		// first blocks on them back (1.5 s on a host of four GPUs).
-		devs, _ := ndconv.ParseDevices(job.devices) // parsed already, with the flags
-		for _, d := range devs[min(1, len(devs)):] {
-			prewarm(d.String(), job.input)
-		}
+	// The other devices of a list too: their contexts were otherwise made
+	// at the blocks' first call, after the plan, holding the first blocks
+	// on them back (1.5 s on a host of four GPUs).
+	for _, d := range job.deviceList[min(1, len(job.deviceList)):] {
+		prewarm(d.String(), job.input)
 	}
 	trace("prewarm started")
 	if blockable(job) {
