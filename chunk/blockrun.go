@@ -1,6 +1,7 @@
 package chunk
 
 import (
+	"cmp"
 	"context"
 	"fmt"
 	"slices"
@@ -188,22 +189,36 @@ func (b *Block) Read(src Source, in nd.Array, region *nd.Array) error {
 	if region == nil {
 		region = &scratch
 	}
-	var err error
-	size := in.DType().Size()
+	// The largest box first: a source that keeps what it decodes (a Zarr
+	// input's chunk cache) then serves the thin boxes beside it (an edge's
+	// reflected rows) from chunks it has decoded whole, where read first
+	// they would decode a chunk for a few rows and the large box decode it
+	// again (1,229 decodes of 1,024 chunks, 1024³ in 16 blocks).
+	type box struct{ start, shape, at []int }
+	var list []box
 	b.Regions(func(start, shape, at []int) {
-		if err != nil {
-			return
-		}
-		var r nd.Array
-		if r, err = reuseArray(region, in.DType(), shape); err != nil {
-			return
-		}
-		if err = src.ReadRegion(start, shape, r); err != nil {
-			return
-		}
-		CopyBox(in.Bytes(), in.Shape, at, r.Bytes(), shape, make([]int, len(shape)), shape, size)
+		list = append(list, box{slices.Clone(start), slices.Clone(shape), slices.Clone(at)})
 	})
-	return err
+	volume := func(shape []int) int {
+		n := 1
+		for _, e := range shape {
+			n *= e
+		}
+		return n
+	}
+	slices.SortStableFunc(list, func(x, y box) int { return cmp.Compare(volume(y.shape), volume(x.shape)) })
+	size := in.DType().Size()
+	for _, bx := range list {
+		r, err := reuseArray(region, in.DType(), bx.shape)
+		if err != nil {
+			return err
+		}
+		if err := src.ReadRegion(bx.start, bx.shape, r); err != nil {
+			return err
+		}
+		CopyBox(in.Bytes(), in.Shape, bx.at, r.Bytes(), bx.shape, make([]int, len(bx.shape)), bx.shape, size)
+	}
+	return nil
 }
 
 // reuseArray returns an array of dt and shape backed by *buf, allocating a

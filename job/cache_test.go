@@ -11,6 +11,7 @@ import (
 	"time"
 
 	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/zarr"
@@ -283,4 +284,120 @@ func haloBoxes(shape, block []int, halo int) [][2][]int {
 		}
 	}
 	return boxes
+}
+
+// TestRunDecodesEachChunkOnce: a run in blocks of several chunks a side,
+// its halos reaching into the neighbours' chunks and past the volume's
+// edges (reflected, or wrapped to the far side), decodes every chunk of
+// its input once where the cache has room, and writes the whole output's
+// bytes. An edge block that read its thin reflected boxes before its own
+// box decoded its edge chunks twice; a shell of every face of every
+// chunk spent the budget on faces no box reads apart (a block's inner
+// faces), which then evicted whole chunks kept for their owners.
+func TestRunDecodesEachChunkOnce(t *testing.T) {
+	ctx := context.Background()
+	for _, border := range []ndconv.Border{ndconv.Reflect, ndconv.Wrap, ndconv.Nearest} {
+		j := newTestJob(t, 6)
+		// A 3³ kernel: a halo of 1, thinner than half the chunks (6×5×4).
+		k := enginetest.RandomArray(rand.New(rand.NewPCG(6, 6)), nd.Float64, 3, 3, 3)
+		j.kernel = ndconv.NewKernel(k.Shape, k.Data.([]float64))
+		cfg := j.config(filepath.Join(j.dir, "in.zarr"), filepath.Join(j.dir, "out.zarr"))
+		cfg.Options.Border = border
+		s, err := New(ctx, cfg)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := s.Create(ctx); err != nil {
+			t.Fatal(err)
+		}
+		r, err := s.OpenWith(ctx, RunOptions{InFlight: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if err := r.RunAll(ctx); err != nil {
+			t.Fatal(err)
+		}
+		c := r.Cache()
+		if got, want := c.Decoded(), int64(c.Chunks()); got != want {
+			t.Errorf("%v: %d chunks decoded, want each of the %d once", border, got, want)
+		}
+		faces := c.used
+		g, err := r.Plan().Grid(ndconv.BlockOptions{Shape: s.Block})
+		if err != nil {
+			t.Fatal(err)
+		}
+		r.Close()
+		s.Close()
+		want, err := ndconv.ApplyFilters(ctx, ndconv.Correlation, j.src,
+			ndconv.Options{Border: border, Device: "cpu", Method: ndconv.Direct}, ndconv.KernelFilter("k", j.kernel))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := readAll(t, zarr.NewDirStore(filepath.Join(j.dir, "out.zarr"))); !bytes.Equal(got.Bytes(), want.Bytes()) {
+			t.Fatalf("%v: the blocks' output differs from the whole output", border)
+		}
+
+		// The same reads keeping every face: the shells hold more.
+		a, err := zarr.Open(ctx, zarr.NewDirStore(filepath.Join(j.dir, "in.zarr")), "")
+		if err != nil {
+			t.Fatal(err)
+		}
+		all := NewChunkCache(a, 1, 0)
+		for i := range g.Len() {
+			b := g.Block(i)
+			in, _ := nd.New(a.DType(), b.Problem.InShape...)
+			if err := b.Read(sourceOf(ctx, all), in, nil); err != nil {
+				t.Fatal(err)
+			}
+		}
+		if faces >= all.used {
+			t.Errorf("%v: the cache held %d bytes of shells at the box edges, %d keeping every face: no fewer", border, faces, all.used)
+		}
+	}
+}
+
+// sourceOf reads regions through c.
+func sourceOf(ctx context.Context, c *ChunkCache) chunkSource { return chunkSource{ctx, c} }
+
+type chunkSource struct {
+	ctx context.Context
+	c   *ChunkCache
+}
+
+func (s chunkSource) ReadRegion(start, shape []int, dst nd.Array) error {
+	return s.c.ReadRegion(s.ctx, start, shape, dst)
+}
+
+// TestCacheBudget: room for a slab of blocks' waiting chunks, twice over,
+// within the floor and the ceiling.
+func TestCacheBudget(t *testing.T) {
+	for _, c := range []struct {
+		shape, block, unit []int
+		elem, inFlight     int
+		want               int64
+	}{
+		// 2048³ uint8, 1 MiB chunks, blocks of 4 chunks a side, 8 in
+		// flight: (16 + 8) faces of 16 chunks, twice.
+		{[]int{2048, 2048, 2048}, []int{256, 512, 512}, []int{64, 128, 128}, 1, 8, 768 << 20},
+		// 1024³ float32 in 8 MiB chunks: capped.
+		{[]int{1024, 1024, 1024}, []int{256, 512, 512}, []int{128, 128, 128}, 4, 2, maxCacheBytes},
+		// A small volume: the floor.
+		{[]int{64, 64, 64}, []int{32, 64, 64}, []int{16, 16, 16}, 4, 2, DefaultCacheBytes},
+		// One block: nothing waits.
+		{[]int{64, 64}, []int{64, 64}, []int{8, 8}, 1, 1, DefaultCacheBytes},
+	} {
+		kshape := []int{3, 3, 3}[:len(c.shape)]
+		spec := nd.Spec{Shape: c.shape, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rand.New(rand.NewPCG(1, 1)), true, kshape...)}}
+		p, err := spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := chunk.NewGrid(p, c.block)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if got := cacheBudget(g, c.unit, c.elem, c.inFlight); got != c.want {
+			t.Errorf("%v in blocks of %v, chunks of %v: budget %d MiB, want %d", c.shape, c.block, c.unit, got>>20, c.want>>20)
+		}
+	}
 }

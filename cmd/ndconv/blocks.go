@@ -94,7 +94,7 @@ func runBlocks(cmd *cobra.Command, fj filterJob, specs []kernelSpec) (bool, erro
 		return true, err
 	}
 	inFlight := blocksInFlight(len(fj.deviceList))
-	o := job.RunOptions{InFlight: inFlight, Devices: fj.devices, CacheBytes: streamSetting("NDCONV_BLOCK_CACHE", job.DefaultCacheBytes),
+	o := job.RunOptions{InFlight: inFlight, Devices: fj.devices, CacheBytes: streamSetting("NDCONV_BLOCK_CACHE", 0),
 		Stats: stats, AnyPlan: true, Before: func() { testHookPanic("sink") }}
 	if n := testHookCancelBlocks(); n > 0 {
 		o.After = func(done int64) {
@@ -118,7 +118,7 @@ func runBlocks(cmd *cobra.Command, fj filterJob, specs []kernelSpec) (bool, erro
 	defer r.Close()
 	p := r.Plan()
 	trace("planned on " + p.Device())
-	limitMemory(spec, inFlight)
+	limitMemory(spec, inFlight, r.Cache())
 	testHookStage("blocks")
 	if fj.parts > 0 {
 		err = r.RunShare(ctx, fj.part, fj.parts)
@@ -134,7 +134,7 @@ func runBlocks(cmd *cobra.Command, fj filterJob, specs []kernelSpec) (bool, erro
 	}
 	trace("blocks done")
 	if c := r.Cache(); c != nil {
-		trace(fmt.Sprintf("%d chunks decoded (%d in the array), %d reads from the cache", c.Decoded(), c.Chunks(), c.Hits()))
+		trace(fmt.Sprintf("%d chunks decoded (%d in the array), %d reads from the cache (budget %d MiB)", c.Decoded(), c.Chunks(), c.Hits(), c.Budget()>>20))
 	}
 	if !fj.quiet {
 		wall := time.Since(begin)
@@ -161,11 +161,14 @@ func blocksInFlight(ndevices int) int {
 // in flight and the cache hold, unless GOMEMLIMIT is set: the garbage of
 // each block (decoded chunks, encoded shards) would let the heap grow to
 // twice what it holds before a collection.
-func limitMemory(spec *job.Spec, inFlight int) {
+func limitMemory(spec *job.Spec, inFlight int, cache *job.ChunkCache) {
 	if os.Getenv("GOMEMLIMIT") != "" {
 		return
 	}
-	held := int64(inFlight)*spec.BlockBytes() + streamSetting("NDCONV_BLOCK_CACHE", job.DefaultCacheBytes)
+	held := int64(inFlight) * spec.BlockBytes()
+	if cache != nil {
+		held += cache.Budget()
+	}
 	debug.SetMemoryLimit(held + held/2 + 256<<20)
 }
 

@@ -62,7 +62,7 @@ writer of this host that no longer runs, and any an hour old).`,
 				return err
 			}
 			defer r.Close()
-			limitMemory(spec, inFlight)
+			limitMemory(spec, inFlight, r.Cache())
 			setWorkerGC()
 			trace("opened")
 			if err := r.RunShare(ctx, i, n); err != nil {
