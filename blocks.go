@@ -127,51 +127,33 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 	// block's shape could add the products differently.
 	opt := p.opt
 	opt.Method, opt.Progress = p.exec.Method, nil
-	// Each worker keeps the executables of the last few block geometries
-	// it computed (inner blocks, and those at an edge or corner), so that
-	// alternating geometries do not make engines (device memory, pinned
-	// staging, kernels) anew.
-	const keptGeometries = 4
-	execs := make([][]*plan.Executable, inFlight)
-	defer func() {
-		for _, es := range execs {
-			for _, e := range es {
-				e.Close()
-			}
+	// The executables (engines: device memory, pinned staging, streams,
+	// kernels) are shared: a worker takes one of its block's geometry on
+	// its device from the pool, or makes one while fewer than perDevice
+	// exist there, else waits for one to come free. A block spends most
+	// of its time reading and writing, so a few engines serve 8 workers;
+	// one each made the first blocks wait for 8 engines' allocations at
+	// once, which the driver serialises (0.6 s on the H100 host).
+	pool := &enginePool{opt: opt, perDevice: max(2, inFlight/len(devices)/2)}
+	defer pool.close()
+	// run computes block b on device d with an executable from the pool.
+	run := func(ctx context.Context, d plan.Device, b *chunk.Block, dst, src nd.Array) error {
+		e, err := pool.get(ctx, d, b.Problem)
+		if err != nil {
+			return err
 		}
-	}()
-	// run computes block b on device d with one of worker w's executables,
-	// made where none has the block's geometry on d.
-	run := func(ctx context.Context, w int, d plan.Device, b *chunk.Block, dst, src nd.Array) error {
-		es := execs[w]
-		i := slices.IndexFunc(es, func(e *plan.Executable) bool { return e.Device == d && chunk.SameGeometry(e.Problem, b.Problem) })
-		if i < 0 {
-			o := opt
-			o.Device = d
-			made := time.Now()
-			e, err := plan.New(b.Problem, o)
-			if err != nil {
-				return err
-			}
-			blockTrace.add("new", made)
-			if len(es) == keptGeometries {
-				es[0].Close()
-				es = es[1:]
-			}
-			es = append(es, e)
-			execs[w], i = es, len(es)-1
-		}
+		defer pool.put(e)
 		defer blockTrace.add("execute", time.Now())
-		return es[i].Execute(ctx, dst, src)
+		return e.exec.Execute(ctx, dst, src)
 	}
 	return chunk.RunBlocksSkip(ctx, g, src, sink, inFlight, p.opt.Progress, bo.Skip, func(ctx context.Context, w int, b *chunk.Block, dst, src nd.Array) error {
 		d := devices[w%len(devices)]
 		start := time.Now()
-		err := run(ctx, w, d, b, dst, src)
+		err := run(ctx, d, b, dst, src)
 		if err != nil && len(devices) > 1 && ctx.Err() == nil {
 			// Once more on the next device, then the failure is the block's.
 			next := devices[(w+1)%len(devices)]
-			if retry := run(ctx, w, next, b, dst, src); retry != nil {
+			if retry := run(ctx, next, b, dst, src); retry != nil {
 				return fmt.Errorf("on %v: %w; again on %v: %w", d, err, next, retry)
 			}
 			err = nil
@@ -181,6 +163,149 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 		}
 		return err
 	})
+}
+
+// enginePool keeps ExecuteBlocks' executables by device and block
+// geometry (inner blocks, and those at an edge or corner), for whichever
+// worker computes such a block next: at most perDevice of one geometry on
+// a device, and the last keptGeometries geometries of a device, so that
+// alternating geometries do not make engines anew.
+type enginePool struct {
+	opt       plan.Options
+	perDevice int
+	mu        sync.Mutex
+	kinds     []*engineKind // least recently used first
+	dropped   []*engineKind // evicted, with executables still in use
+}
+
+// keptGeometries is the geometries a device keeps engines of.
+const keptGeometries = 4
+
+// engineKind is the executables of one geometry on one device: free ones
+// in free, made ones counted in made (free or in use).
+type engineKind struct {
+	device  plan.Device
+	problem *nd.Problem
+	free    chan *plan.Executable
+	made    int
+	waiting int  // workers waiting for one to come free
+	dropped bool // evicted: executables put back are closed, but to a waiter
+}
+
+// poolEngine is an executable taken from the pool, with its kind.
+type poolEngine struct {
+	exec *plan.Executable
+	kind *engineKind
+}
+
+// get returns an executable for problem's geometry on d: a free one, a
+// new one while fewer than perDevice are made, or the next to come free.
+func (p *enginePool) get(ctx context.Context, d plan.Device, problem *nd.Problem) (poolEngine, error) {
+	p.mu.Lock()
+	k := p.kind(d, problem)
+	select {
+	case e := <-k.free:
+		p.mu.Unlock()
+		return poolEngine{e, k}, nil
+	default:
+	}
+	if k.made < p.perDevice {
+		k.made++
+		p.mu.Unlock()
+		o := p.opt
+		o.Device = d
+		made := time.Now()
+		e, err := plan.New(problem, o)
+		if err != nil {
+			p.mu.Lock()
+			k.made--
+			p.mu.Unlock()
+			return poolEngine{}, err
+		}
+		blockTrace.add("new", made)
+		return poolEngine{e, k}, nil
+	}
+	k.waiting++
+	p.mu.Unlock()
+	defer func() {
+		p.mu.Lock()
+		k.waiting--
+		p.mu.Unlock()
+	}()
+	select {
+	case e := <-k.free:
+		return poolEngine{e, k}, nil
+	case <-ctx.Done():
+		return poolEngine{}, context.Cause(ctx)
+	}
+}
+
+// kind finds or adds the kind of problem's geometry on d, most recently
+// used now, dropping the least recently used of d's beyond keptGeometries
+// (under p.mu).
+func (p *enginePool) kind(d plan.Device, problem *nd.Problem) *engineKind {
+	i := slices.IndexFunc(p.kinds, func(k *engineKind) bool {
+		return k.device == d && chunk.SameGeometry(k.problem, problem)
+	})
+	var k *engineKind
+	if i >= 0 {
+		k = p.kinds[i]
+		p.kinds = slices.Delete(p.kinds, i, i+1)
+	} else {
+		k = &engineKind{device: d, problem: problem, free: make(chan *plan.Executable, p.perDevice)}
+		n := 0
+		for _, o := range p.kinds {
+			if o.device == d {
+				n++
+			}
+		}
+		for j := 0; n >= keptGeometries && j < len(p.kinds); j++ {
+			if o := p.kinds[j]; o.device == d {
+				p.drop(o)
+				p.dropped = append(p.dropped, o)
+				p.kinds = slices.Delete(p.kinds, j, j+1)
+				n--
+				j--
+			}
+		}
+	}
+	p.kinds = append(p.kinds, k)
+	return k
+}
+
+// drop closes k's free executables and marks it so that those in use
+// are closed when put back (under p.mu).
+func (p *enginePool) drop(k *engineKind) {
+	k.dropped = true
+	for {
+		select {
+		case e := <-k.free:
+			e.Close()
+		default:
+			return
+		}
+	}
+}
+
+// put gives e back to the pool (or closes it, its kind dropped).
+func (p *enginePool) put(e poolEngine) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	if e.kind.dropped && e.kind.waiting == 0 {
+		e.exec.Close()
+		return
+	}
+	e.kind.free <- e.exec // room: at most perDevice are made
+}
+
+// close closes every executable put back.
+func (p *enginePool) close() {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	for _, k := range slices.Concat(p.kinds, p.dropped) {
+		p.drop(k)
+	}
+	p.kinds, p.dropped = nil, nil
 }
 
 // heldDevices are the GPUs a plan's ExecuteBlocks spread blocks over,
