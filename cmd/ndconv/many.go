@@ -293,6 +293,10 @@ func runPipeline(ctx context.Context, cmd *cobra.Command, job filterJob, specs [
 	if dev, err := ndconv.ParseDevice(job.opt.Device); err == nil && dev.GPU() {
 		slots = max(slots, maxBank)
 	}
+	// NDCONV_MANY_CODECS and NDCONV_MANY_SLOTS set the files in flight in
+	// the read and write stages and in the compute stage (measurements).
+	codecs = int(streamSetting("NDCONV_MANY_CODECS", int64(codecs)))
+	slots = int(streamSetting("NDCONV_MANY_SLOTS", int64(slots)))
 	inputs := make(chan manyInput)
 	go func() {
 		defer close(inputs)
