@@ -225,6 +225,28 @@ func (c *ChunkCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.
 		n[d] = (start[d]+shape[d]-1)/c.unit[d] - first[d] + 1
 		total *= n[d]
 	}
+	// The chunks the box holds whole first, the ones its edges cut (its
+	// halo's, mostly) after: those are the neighbouring blocks' own
+	// chunks, which the neighbours in flight decode at the same time, and
+	// a block that read them in C order among its own waited at every
+	// other chunk for the neighbour decoding it, which waited for its own
+	// neighbour (2048³ on 64 cores: reading a block took 4× as long with
+	// a halo as without, 8 in flight, and 10× with 24).
+	order := make([]int, 0, total)
+	for pass := range 2 {
+		for k := range total {
+			inner := true
+			for d, r := rank-1, k; d >= 0; d-- {
+				lo := (first[d] + r%n[d]) * c.unit[d]
+				hi := min(lo+c.unit[d], c.shape[d])
+				inner = inner && lo >= start[d] && hi <= start[d]+shape[d]
+				r /= n[d]
+			}
+			if inner == (pass == 0) {
+				order = append(order, k)
+			}
+		}
+	}
 	var next atomic.Int64
 	var wg sync.WaitGroup
 	var once sync.Once
@@ -234,12 +256,12 @@ func (c *ChunkCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.
 		go func() {
 			defer wg.Done()
 			for {
-				k := int(next.Add(1) - 1)
-				if k >= total {
+				i := int(next.Add(1) - 1)
+				if i >= total {
 					return
 				}
 				idx := make([]int, rank)
-				for d, r := rank-1, k; d >= 0; d-- {
+				for d, r := rank-1, order[i]; d >= 0; d-- {
 					idx[d] = first[d] + r%n[d]
 					r /= n[d]
 				}
