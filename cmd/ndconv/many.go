@@ -739,7 +739,7 @@ func (cp *computePlans) addGPU(start time.Time, executions, files int) {
 	cp.gpu.files += files
 }
 
-// bankRequest is one file waiting for the device.
+// bankRequest is one file waiting for the device, with its output.
 type bankRequest struct {
 	src, out ndconv.Array
 	err      error
@@ -756,7 +756,16 @@ type bankRequest struct {
 // would differ runs its files one by one.
 func (cp *computePlans) executeBanked(ctx context.Context, job filterJob, key string, main *ndconv.FilterPlan, opt ndconv.Options,
 	fs []filters.Filter, src ndconv.Array) (ndconv.Array, error) {
-	r := &bankRequest{src: src}
+	// The output allocated (and zeroed) here, on the file's own goroutine,
+	// not while it holds the device: on the H100 host with 10,000 512²
+	// PNGs the zeroing was 0.6 s of the 2.0 s the device was held, one
+	// file after another. (A file that runs in a bank of several gets a
+	// view of the bank's output instead.)
+	out, err := nd.New(main.DType(), main.Shape()...)
+	if err != nil {
+		return ndconv.Array{}, err
+	}
+	r := &bankRequest{src: src, out: out}
 	cp.mu.Lock()
 	cp.waiting[key] = append(cp.waiting[key], r)
 	cp.mu.Unlock()
@@ -793,7 +802,7 @@ func (cp *computePlans) runBank(ctx context.Context, job filterJob, key string, 
 	}
 	if p == nil {
 		for _, r := range group {
-			r.out, r.err = main.Execute(ctx, r.src)
+			r.out, r.err = main.ExecuteInto(ctx, r.out, r.src)
 			r.done = true
 		}
 		cp.addGPU(start, len(group), len(group))
