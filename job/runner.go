@@ -278,7 +278,11 @@ func (s *Spec) OpenWith(ctx context.Context, o RunOptions) (_ *Runner, err error
 		opt, _ := s.options()
 		budget := o.CacheBytes
 		if budget == 0 {
-			budget = cacheBudget(g, r.in.zarr.ChunkShape(), r.in.zarr.DType().Size(), o.InFlight)
+			inFlight := o.InFlight
+			if inFlight == 0 {
+				inFlight = ndconv.DefaultInFlight(1)
+			}
+			budget = cacheBudget(g, r.in.zarr.ChunkShape(), r.in.zarr.DType().Size(), inFlight)
 		}
 		r.src.zarr = NewChunkCache(r.in.zarr, halo(s.Filters, opt.Origin), budget)
 		r.src.zarr.SetBoxEdges(boxEdges(g))

@@ -32,11 +32,14 @@ import (
 // NDCONV_BLOCK_BYTES bounds a block's input and output (default
 // job.DefaultBlockBytes, raised where one shard's block needs more),
 // NDCONV_BLOCK_CACHE the bytes of a Zarr input's chunks kept decoded
-// (job.ChunkCache) and NDCONV_BLOCKS_IN_FLIGHT the blocks computed at
-// once (default ndconv.DefaultInFlight), for tests and tuning. The
-// defaults were chosen on a 1024³ float32 Zarr of 128³ chunks
-// (docs/perf/streaming.md): 1.2 GB resident, 2.1 decodes per chunk; and
-// the blocks in flight on a 64-core host, where two of them left a GPU
+// (job.ChunkCache; default: room for the chunks that wait for a later
+// block, 384 MiB to 1 GiB) and NDCONV_BLOCKS_IN_FLIGHT the blocks
+// computed at once (default ndconv.DefaultInFlight), for tests and
+// tuning. The cache's default decodes each chunk once on a 1024³
+// float32 Zarr of 128³ chunks on this 2-core machine (1.2 GB resident)
+// and 1.04 times on a 2048³ uint8 one of 1 MiB chunks on 64 cores
+// (docs/perf/streaming.md, session 34); the blocks in flight were chosen
+// on a 64-core host, where two of them left a GPU
 // waiting on the host (2048³ uint8 on one GPU: 51.4 s with 2, 7.6 s with
 // 16).
 
