@@ -1,0 +1,55 @@
+#!/bin/bash
+# Session 34, call 3 (4-GPU host): the 2048³ uint8 Zarr case (v3, 1 MiB
+# chunks in 256×512×512 shards, zstd 3; 7³; 128 blocks, 8 in flight).
+# A = 9ba897c (session 33's end), B = the working tree: the chunk cache
+# keeps shell faces only where a block's box edge falls (and an edge
+# block reads its largest box first), its budget sized to the chunks that
+# wait for a later block (768 MiB here), and the blocks' executables
+# shared among the workers (at most inFlight/devices/2 of a geometry per
+# device). Interleaved, 2 rounds, traced: bound2 (one tap over the
+# smoothed output, CPU), cuda:0, two GPUs, four.
+set -u
+T0=$(date +%s); el() { echo "$(( $(date +%s) - T0 )) s"; }
+W=.gpu/s34c; gunzip -f $W/*.gz; chmod +x $W/ndconv-*
+nvidia-smi --query-gpu=name --format=csv,noheader | sort | uniq -c; nproc; free -g | head -2
+export NDCONV_CACHE_DIR=/tmp/ndconv-cache
+# The block tests on the GPUs (B's root package): blocks equal whole on
+# every device and list, the devices held, and the engine pool.
+timeout 170 $W/root.test -test.count=1 -test.v -test.run 'TestBlocks|TestEnginePool' > $OUT/blocktests.log 2>&1
+echo "block tests rc=$? pass=$(grep -c -- '--- PASS' $OUT/blocktests.log) fail=$(grep -c -- '--- FAIL' $OUT/blocktests.log) skip=$(grep -c -- '--- SKIP' $OUT/blocktests.log) ($(el))"; grep -E -- '--- FAIL|panic' $OUT/blocktests.log | head
+d=/tmp/z; mkdir -p $d
+python3 - <<'PY'
+import numpy as np
+n = 2048
+a = np.lib.format.open_memmap('/tmp/z/in.npy', mode='w+', dtype=np.uint8, shape=(n, n, n))
+rng = np.random.default_rng(30)
+y, x = np.mgrid[0:n, 0:n]
+base = ((np.sin(x / 37.0) + np.cos(y / 53.0)) * 40 + 100).astype(np.uint8)  # 20..180
+del y, x
+for z in range(0, n, 64):
+    a[z:z+64] = rng.integers(0, 24, size=(64, n, n), dtype=np.uint8) + base[None] + np.uint8(z // 64)
+a.flush()
+np.save('/tmp/z/k7.npy', (np.random.default_rng(7).random((7, 7, 7)) / 343).astype(np.float32))
+np.save('/tmp/z/k1.npy', np.ones((1, 1, 1), np.float32))
+PY
+echo "npy made ($(el))"
+NDCONV_BLOCKS_IN_FLIGHT=32 $W/ndconv-A correlate -k $d/k1.npy --device cpu $d/in.npy $d/in.zarr > $OUT/convert.log 2>&1; echo "convert rc=$? ($(el)): $(tail -1 $OUT/convert.log | cut -c1-300)"
+rm -f $d/in.npy
+run() { local name=$1; shift; rm -rf $d/out.zarr; local a=$(date +%s%N)
+  /usr/bin/time -f "%U+%S cpu-s %M KB" -o $OUT/$name.time "$@" > $OUT/$name.log 2>&1; local rc=$?; local b=$(date +%s%N)
+  echo "$name rc=$rc $(( (b - a) / 1000000 )) ms $(cat $OUT/$name.time) | $(grep -E 'planned|1 blocks done|chunks decoded' $OUT/$name.log | sed 's/ndconv: trace //; s/reads from the cache/cache reads/' | tr '\n' ' ')"; }
+run make-smooth $W/ndconv-A correlate -k $d/k7.npy --device cuda:all $d/in.zarr $d/out.zarr; mv $d/out.zarr $d/smooth.zarr
+export NDCONV_TRACE=1
+for r in 1 2; do
+  for v in A B; do
+    run bound2-$v-$r $W/ndconv-$v correlate -k $d/k1.npy --device cpu $d/smooth.zarr $d/out.zarr
+    run cuda_0-$v-$r $W/ndconv-$v correlate -k $d/k7.npy --device cuda:0 $d/in.zarr $d/out.zarr
+    [ $v = B ] && { diff -r -q $d/out.zarr $d/smooth.zarr > /dev/null && echo "  B cuda:0 == A's cuda:all output, byte for byte" || echo "  B cuda:0 output DIFFERS"; }
+    run cuda_01-$v-$r $W/ndconv-$v correlate -k $d/k7.npy --device cuda:0,cuda:1 $d/in.zarr $d/out.zarr
+    run cuda_all-$v-$r $W/ndconv-$v correlate -k $d/k7.npy --device cuda:all $d/in.zarr $d/out.zarr
+    [ $v = B ] && { diff -r -q $d/out.zarr $d/smooth.zarr > /dev/null && echo "  B cuda:all == A's, byte for byte" || echo "  B cuda:all output DIFFERS"; }
+  done
+  [ $(( $(date +%s) - T0 )) -gt 380 ] && break
+done
+echo "done ($(el))"
+tar czf $OUT/logs.tgz -C $OUT --exclude logs.tgz --exclude '*.gz' . 2>/dev/null; mkdir -p /tmp/keep; mv $OUT/*.log $OUT/*.time /tmp/keep/ 2>/dev/null; true
