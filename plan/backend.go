@@ -296,16 +296,12 @@ func ParseDevices(s string) ([]Device, error) {
 			if !found {
 				return nil, &nd.UnsupportedError{What: "device", Value: part, Supported: "cuda:all, opencl:all and the forms of ParseDevice"}
 			}
-			ds, err := b.Devices()
+			usable, err := usableDevices(b)
 			if err != nil {
 				return nil, unavailable(Device{Kind: kind}, err)
 			}
 			n := len(devs)
-			for _, d := range ds {
-				if d.Usable {
-					devs = append(devs, d.Device)
-				}
-			}
+			devs = append(devs, usable...)
 			if len(devs) == n {
 				return nil, &UnavailableError{Device: Device{Kind: kind}, Reason: "no usable " + kind + " device"}
 			}
@@ -318,4 +314,24 @@ func ParseDevices(s string) ([]Device, error) {
 		devs = append(devs, d)
 	}
 	return devs, nil
+}
+
+// usableDevices lists b's usable devices: through its UsableDevices where
+// it has one (a cheaper listing than Devices, which may open each device
+// for its live figures), else from Devices.
+func usableDevices(b Backend) ([]Device, error) {
+	if u, ok := b.(interface{ UsableDevices() ([]Device, error) }); ok {
+		return u.UsableDevices()
+	}
+	ds, err := b.Devices()
+	if err != nil {
+		return nil, err
+	}
+	var usable []Device
+	for _, d := range ds {
+		if d.Usable {
+			usable = append(usable, d.Device)
+		}
+	}
+	return usable, nil
 }

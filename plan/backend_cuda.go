@@ -67,6 +67,25 @@ func (b cudaBackend) Devices() ([]DeviceInfo, error) {
 	return ds, nil
 }
 
+// UsableDevices lists the devices ndconv can use from their static
+// attributes, opening none (cuda.Describe): what a device list needs.
+func (b cudaBackend) UsableDevices() ([]Device, error) {
+	if err := b.Available(); err != nil {
+		return nil, err
+	}
+	infos, err := cuda.Describe()
+	if err != nil {
+		return nil, err
+	}
+	var ds []Device
+	for _, info := range infos {
+		if info.ComputeCapability.Supported() {
+			ds = append(ds, Device{Kind: b.Name(), Index: info.Index})
+		}
+	}
+	return ds, nil
+}
+
 // AutoDevice is the first CUDA device, where CUDA is available.
 func (b cudaBackend) AutoDevice() (Device, bool) {
 	return Device{Kind: b.Name()}, cuda.Available() == nil

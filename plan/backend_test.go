@@ -281,6 +281,21 @@ func TestParseDevices(t *testing.T) {
 	} else if err != nil && !errors.As(err, &ue) {
 		t.Errorf("cuda:all without CUDA: %T %v, want an *UnavailableError", err, err)
 	}
+	// cuda:all lists the devices from their static attributes
+	// (cuda.Describe, opening none): the usable ones Devices lists.
+	if (cudaBackend{}).Available() == nil {
+		all, err := ParseDevices("cuda:all")
+		infos, err2 := cudaBackend{}.Devices()
+		var want []Device
+		for _, d := range infos {
+			if d.Usable {
+				want = append(want, d.Device)
+			}
+		}
+		if err != nil || err2 != nil || !slices.Equal(all, want) {
+			t.Errorf("cuda:all = %v, %v; the usable devices listed: %v, %v", all, err, want, err2)
+		}
+	}
 	for _, bad := range []string{"gpu:all", "cpu,", "cuda:x"} {
 		if _, err := ParseDevices(bad); err == nil {
 			t.Errorf("ParseDevices(%q) accepted", bad)
