@@ -29,7 +29,8 @@ const MaxRatio = 2000
 // integer IDCT, fancy upsampling and its YCbCr → RGB tables. What it does
 // not decode (see the package doc) is an *UnsupportedError; a damaged
 // file a *FormatError.
-func Decode(data []byte) (*Image, error) {
+func Decode(data []byte) (_ *Image, err error) {
+	defer nd.RecoverPanic(&err)
 	d, err := parse(data)
 	if err != nil {
 		return nil, err
@@ -838,15 +839,20 @@ func (d *decoder) decode() (*Image, error) {
 	}
 	ready := make(chan job, rows)
 	process := func(j job, w *rowWork) {
+		if testHookRow != nil {
+			testHookRow(j.row)
+		}
 		d.idctRow(j.row, at(j.slot))
 		free <- j.slot
 		finish(j.row, w)
 	}
 	var wg sync.WaitGroup
+	fail := newFailure()
 	for range workers - 1 {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer fail.recover()
 			w := d.newRowWork()
 			for j := range ready {
 				process(j, w)
@@ -854,24 +860,41 @@ func (d *decoder) decode() (*Image, error) {
 		}()
 	}
 	w := d.newRowWork()
-	err := d.decodeRows(func(i int, decodeInto func(coefRows) error) error {
-		s := <-free
-		if err := decodeInto(at(s)); err != nil {
-			free <- s
-			return err
+	// The main goroutine decodes the rows and then helps finish them;
+	// a panic of its own is recovered like a worker's, and ready closed
+	// even then, so that the workers end before this returns.
+	err := func() error {
+		defer close(ready)
+		defer fail.recover()
+		return d.decodeRows(func(i int, decodeInto func(coefRows) error) error {
+			var s int
+			select {
+			case s = <-free:
+			case <-fail.done: // a worker's slot will not come back
+				return fail.err
+			}
+			if err := decodeInto(at(s)); err != nil {
+				free <- s
+				return err
+			}
+			if workers == 1 {
+				process(job{i, s}, w)
+			} else {
+				ready <- job{i, s}
+			}
+			return nil
+		})
+	}()
+	func() {
+		defer fail.recover()
+		for j := range ready {
+			process(j, w)
 		}
-		if workers == 1 {
-			process(job{i, s}, w)
-		} else {
-			ready <- job{i, s}
-		}
-		return nil
-	})
-	close(ready)
-	for j := range ready {
-		process(j, w)
-	}
+	}()
 	wg.Wait()
+	if fail.err != nil {
+		return nil, fail.err
+	}
 	if err != nil {
 		return nil, err
 	}

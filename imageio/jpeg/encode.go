@@ -7,6 +7,8 @@ import (
 	"runtime"
 	"sync"
 	"sync/atomic"
+
+	"github.com/ndconv/ndconv/nd"
 )
 
 // Sampling is the chroma subsampling of a colour JPEG: the luma's
@@ -80,7 +82,8 @@ type encoder struct {
 }
 
 // AppendEncode appends the JPEG encoding of img to dst.
-func AppendEncode(dst []byte, img *Image, opt *Options) ([]byte, error) {
+func AppendEncode(dst []byte, img *Image, opt *Options) (_ []byte, err error) {
+	defer nd.RecoverPanic(&err)
 	var o Options
 	if opt != nil {
 		o = *opt
@@ -138,8 +141,10 @@ func AppendEncode(dst []byte, img *Image, opt *Options) ([]byte, error) {
 		c.stripOff = off
 		off += c.stripW * 8 * c.v
 	}
-	out := e.header(dst)
-	out = e.scan(out)
+	out, err := e.scan(e.header(dst))
+	if err != nil {
+		return nil, err
+	}
 	return append(out, 0xff, 0xd9), nil
 }
 
@@ -473,7 +478,7 @@ func (s *stuffer) flush() {
 // its own bits (a row's first DC difference waits for the row before's
 // last DC values); the rows' bits are then joined and byte-stuffed in
 // order, which makes the bytes those of one serial pass.
-func (e *encoder) scan(out []byte) []byte {
+func (e *encoder) scan(out []byte) ([]byte, error) {
 	rows := e.mcusY
 	res := make([]rowBits, rows)
 	lastDC := make([][3]int32, rows)
@@ -486,15 +491,20 @@ func (e *encoder) scan(out []byte) []byte {
 	var next atomic.Int64
 	workers := min(runtime.GOMAXPROCS(0), rows)
 	var wg sync.WaitGroup
+	fail := newFailure()
 	for range workers {
 		wg.Add(1)
 		go func() {
 			defer wg.Done()
+			defer fail.recover()
 			w := e.newWork()
 			for {
 				i := int(next.Add(1) - 1)
 				if i >= rows {
 					return
+				}
+				if testHookRow != nil {
+					testHookRow(i)
 				}
 				e.prepare(i, w)
 				e.transform(i, w)
@@ -512,7 +522,11 @@ func (e *encoder) scan(out []byte) []byte {
 				close(dcReady[i])
 				var pred [3]int32
 				if i > 0 {
-					<-dcReady[i-1]
+					select {
+					case <-dcReady[i-1]:
+					case <-fail.done:
+						return
+					}
 					pred = lastDC[i-1]
 				}
 				res[i].bytes = make([]byte, 0, e.rowBlocks*16)
@@ -521,13 +535,19 @@ func (e *encoder) scan(out []byte) []byte {
 			}
 		}()
 	}
+	// The workers wait on nothing of this goroutine's: they end, however
+	// it leaves.
+	defer wg.Wait()
 	s := stuffer{out: out}
 	for i := range rows {
-		<-done[i]
+		select {
+		case <-done[i]:
+		case <-fail.done:
+			return nil, fail.err
+		}
 		s.row(&res[i])
 		res[i] = rowBits{}
 	}
-	wg.Wait()
 	s.flush()
-	return s.out
+	return s.out, nil
 }

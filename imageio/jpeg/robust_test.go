@@ -4,12 +4,16 @@ import (
 	"bytes"
 	"errors"
 	"flag"
+	"fmt"
 	"io"
 	"math/rand/v2"
 	"os"
 	"path/filepath"
 	"runtime"
 	"testing"
+	"time"
+
+	"github.com/ndconv/ndconv/nd"
 )
 
 var update = flag.Bool("update", false, "rewrite testdata/ours_*.jpg (then run testdata/gen.py)")
@@ -228,4 +232,58 @@ func FuzzDecode(f *testing.F) {
 			t.Fatalf("%dx%dx%d image with %d samples", img.Width, img.Height, img.Channels, len(img.Pix))
 		}
 	})
+}
+
+// TestWorkerPanic: a panic on one of the codec's worker goroutines (a
+// bug) comes back from Encode and Decode as an *nd.PanicError, with every
+// goroutine stopped — not the end of the process, and not a wait for
+// rows that will not come — on several cores and on one.
+func TestWorkerPanic(t *testing.T) {
+	defer func() { testHookRow = nil }()
+	defer runtime.GOMAXPROCS(runtime.GOMAXPROCS(0))
+	rng := rand.New(rand.NewPCG(34, 1))
+	img := &Image{Width: 96, Height: 160, Channels: 3, Pix: make([]byte, 96*160*3)}
+	for i := range img.Pix {
+		img.Pix[i] = byte(rng.IntN(256))
+	}
+	good, err := AppendEncode(nil, img, nil)
+	if err != nil {
+		t.Fatal(err)
+	}
+	within := func(what string, f func() error) {
+		t.Helper()
+		res := make(chan error, 1)
+		go func() { res <- f() }()
+		select {
+		case err := <-res:
+			var pe *nd.PanicError
+			if !errors.As(err, &pe) {
+				t.Errorf("%s: %v (%T), want an *nd.PanicError", what, err, err)
+			}
+		case <-time.After(20 * time.Second):
+			t.Fatalf("%s: still waiting after 20 s", what)
+		}
+	}
+	for _, procs := range []int{1, 4} {
+		runtime.GOMAXPROCS(procs)
+		for _, row := range []int{0, 3, 9} {
+			testHookRow = func(i int) {
+				if i == row {
+					panic("injected")
+				}
+			}
+			within(fmt.Sprintf("encode, %d cores, row %d", procs, row), func() error {
+				_, err := AppendEncode(nil, img, nil)
+				return err
+			})
+			within(fmt.Sprintf("decode, %d cores, row %d", procs, row), func() error {
+				_, err := Decode(good)
+				return err
+			})
+		}
+	}
+	testHookRow = nil
+	if _, err := Decode(good); err != nil {
+		t.Fatalf("after the panics: %v", err)
+	}
 }
