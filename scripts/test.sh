@@ -25,7 +25,7 @@ go test -timeout 15m ./...
 CGO_ENABLED=1 go test -race -run 'TestSharedPlan|TestConcurrentCalls|TestDeviceConcurrent' .
 CGO_ENABLED=1 go test -race -run 'TestExecutableTurns' ./plan
 CGO_ENABLED=1 go test -race -run 'TestConcurrentExecuteAndFree' ./capi
-CGO_ENABLED=1 go test -race -run 'TestParallelSame' ./imageio/jpeg
+CGO_ENABLED=1 go test -race -run 'TestParallelSame|TestWorkerPanic' ./imageio/jpeg
 # The pure-Go twins of the SIMD loops (the CPU engine's and the JPEG
 # codec's), which other architectures run.
 # kernels' decomposition tests (every tuning candidate emulated, 34 s) check
