@@ -19,13 +19,15 @@ go test -timeout 15m ./...
 # The concurrency tests under the race detector (it needs cgo and a C
 # compiler, which CI has): one plan shared by 16 goroutines, a device's
 # plans and arrays, concurrent one-shot calls, an Executable's turns, the
-# JPEG codec's pipelined decode and encode.
+# blocks' pool of executables, the JPEG codec's pipelined decode and
+# encode (and their workers' panics), the Zarr chunk cache.
 # About 85 s on a cold 2-core cache (building the race-instrumented
 # packages), 10 s warm.
-CGO_ENABLED=1 go test -race -run 'TestSharedPlan|TestConcurrentCalls|TestDeviceConcurrent' .
+CGO_ENABLED=1 go test -race -run 'TestSharedPlan|TestConcurrentCalls|TestDeviceConcurrent|TestEnginePool' .
 CGO_ENABLED=1 go test -race -run 'TestExecutableTurns' ./plan
 CGO_ENABLED=1 go test -race -run 'TestConcurrentExecuteAndFree' ./capi
 CGO_ENABLED=1 go test -race -run 'TestParallelSame|TestWorkerPanic' ./imageio/jpeg
+CGO_ENABLED=1 go test -race -run 'TestBlockCacheConcurrent|TestBlockCacheDecodesOnce|TestRunDecodesEachChunkOnce' ./job
 # The pure-Go twins of the SIMD loops (the CPU engine's and the JPEG
 # codec's), which other architectures run.
 # kernels' decomposition tests (every tuning candidate emulated, 34 s) check
