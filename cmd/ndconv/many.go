@@ -518,7 +518,8 @@ type computePlans struct {
 	bankIn  map[*ndconv.FilterPlan]ndconv.Array // each bank plan's input, reused (under serial)
 	noBank  map[string]bool                     // kinds whose bank plans are not the run's plan's method
 	// bankFileMax is the largest file a GPU banks with others
-	// (bankFileMaxBytes; tests lower it).
+	// (bankFileMaxBytes, or NDCONV_MANY_BANK_BYTES for measurements: 1
+	// runs every file alone; tests lower it).
 	bankFileMax int
 	bankCPU     bool // tests: bank on the CPU too
 
@@ -562,7 +563,7 @@ const (
 func newComputePlans(job filterJob, workers int) *computePlans {
 	cp := &computePlans{main: map[string]*ndconv.FilterPlan{}, workers: workers, free: make(chan map[string]*ndconv.FilterPlan, workers),
 		waiting: map[string][]*bankRequest{}, banks: map[string]*ndconv.FilterPlan{}, bankIn: map[*ndconv.FilterPlan]ndconv.Array{},
-		noBank: map[string]bool{}, alone: map[string]*alonePool{}, bankFileMax: testHookBankFileMax(bankFileMaxBytes),
+		noBank: map[string]bool{}, alone: map[string]*alonePool{}, bankFileMax: testHookBankFileMax(int(streamSetting("NDCONV_MANY_BANK_BYTES", bankFileMaxBytes))),
 		bankCPU: testHookBankCPU()}
 	if job.opt.Workers > 0 {
 		cp.workers = min(workers, job.opt.Workers) // --workers N: N cores for the computation
