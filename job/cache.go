@@ -232,48 +232,34 @@ func (c *ChunkCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.
 	// other chunk for the neighbour decoding it, which waited for its own
 	// neighbour (2048³ on 64 cores: reading a block took 4× as long with
 	// a halo as without, 8 in flight, and 10× with 24).
-	order := make([]int, 0, total)
+	cells := make([][]int, 0, total) // the chunks' grid indices, in that order
 	for pass := range 2 {
 		for k := range total {
+			idx := make([]int, rank)
 			inner := true
 			for d, r := rank-1, k; d >= 0; d-- {
-				lo := (first[d] + r%n[d]) * c.unit[d]
-				hi := min(lo+c.unit[d], c.shape[d])
-				inner = inner && lo >= start[d] && hi <= start[d]+shape[d]
+				idx[d] = first[d] + r%n[d]
+				lo := idx[d] * c.unit[d]
+				inner = inner && lo >= start[d] && min(lo+c.unit[d], c.shape[d]) <= start[d]+shape[d]
 				r /= n[d]
 			}
 			if inner == (pass == 0) {
-				order = append(order, k)
+				cells = append(cells, idx)
 			}
 		}
 	}
-	var next atomic.Int64
-	var wg sync.WaitGroup
-	var once sync.Once
-	var firstErr error
-	for range min(total, readWorkers()) {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= total {
-					return
-				}
-				idx := make([]int, rank)
-				for d, r := rank-1, order[i]; d >= 0; d-- {
-					idx[d] = first[d] + r%n[d]
-					r /= n[d]
-				}
-				if err := c.copyCell(ctx, idx, start, shape, dst); err != nil {
-					once.Do(func() { firstErr = err })
-					return
-				}
-			}
-		}()
+	var failed atomic.Pointer[error]
+	if err := nd.ForEach(readWorkers(), total, func() bool { return failed.Load() != nil }, func(_, i int) {
+		if err := c.copyCell(ctx, cells[i], start, shape, dst); err != nil {
+			failed.CompareAndSwap(nil, &err)
+		}
+	}); err != nil {
+		return err
 	}
-	wg.Wait()
-	return firstErr
+	if err := failed.Load(); err != nil {
+		return *err
+	}
+	return nil
 }
 
 // readWorkers is how many chunks one ReadRegion reads at once: a quarter
