@@ -145,23 +145,16 @@ func Available() error { return availability() }
 var availability = sync.OnceValue(checkAvailable)
 
 func checkAvailable() error {
-	if err := loadDriver(); err != nil {
+	infos, err := Describe()
+	if err != nil {
 		return err
 	}
-	n, err := cuDeviceGetCount()
-	if err != nil {
-		return &UnavailableError{Backend: "cuda", Reason: "cannot count devices", Err: err}
-	}
-	if n == 0 {
+	if len(infos) == 0 {
 		return &UnavailableError{Backend: "cuda", Reason: "no CUDA device"}
 	}
 	var found []string
 	usable := false
-	for i := range n {
-		info, _, err := queryDevice(i)
-		if err != nil {
-			return &UnavailableError{Backend: "cuda", Reason: fmt.Sprintf("cannot query device %d", i), Err: err}
-		}
+	for _, info := range infos {
 		usable = usable || info.ComputeCapability.Supported()
 		found = append(found, info.Name+" ("+info.ComputeCapability.String()+")")
 	}
@@ -183,13 +176,13 @@ func Describe() ([]Info, error) {
 	}
 	n, err := cuDeviceGetCount()
 	if err != nil {
-		return nil, err
+		return nil, &UnavailableError{Backend: "cuda", Reason: "cannot count devices", Err: err}
 	}
 	infos := make([]Info, 0, n)
 	for i := range n {
 		info, _, err := queryDevice(i)
 		if err != nil {
-			return nil, err
+			return nil, &UnavailableError{Backend: "cuda", Reason: fmt.Sprintf("cannot query device %d", i), Err: err}
 		}
 		infos = append(infos, info)
 	}
