@@ -139,6 +139,26 @@ typedef int idx_t;
 typedef long idx_t;
 #endif
 
+#ifdef C
+// load_sample reads sample c of position (py, px) of input plane src —
+// planes of in_y rows of in_x positions of C samples — by the border rule:
+// cval outside for the constant border (src < 0 marks a plane wholly
+// outside), the mapped position otherwise. The direct families stage
+// their tiles through it (and direct.cl reads its taps so).
+INLINE ACC_T load_sample(__global const IN_T* restrict in, idx_t src, idx_t py, idx_t px, idx_t c,
+	idx_t in_y, idx_t in_x, ACC_T cval)
+{
+#if BORDER == BORDER_CONSTANT
+	if (src < 0 || py < 0 || py >= in_y || px < 0 || px >= in_x) {
+		return cval;
+	}
+	return to_acc(in[(src * in_y + py) * (in_x * C) + px * C + c]);
+#else
+	return to_acc(in[(src * in_y + (idx_t)border_index(py, in_y)) * (in_x * C) + (idx_t)border_index(px, in_x) * C + c]);
+#endif
+}
+#endif
+
 // has_value: whether position p of an axis of n has a value after the
 // border rule — only the constant border leaves positions wholly outside
 // (whose rows the fused separable kernels fill with a constant instead of

@@ -28,23 +28,6 @@
 #define ROW_ELEMS (TILE_X + HALO_X)
 #define TILE_ROWS (TILE_Y + KY - 1)
 
-// load_input reads sample c of position (py, px) of input plane src, by
-// the border rule: cval outside for the constant border (src < 0 marks a
-// plane wholly outside), the mapped position otherwise.
-INLINE ACC_T load_input(__global const IN_T* restrict in, long src, long py, long px, long c,
-	long in_y, long in_x, ACC_T cval)
-{
-	const long in_row = in_x * C;
-#if BORDER == BORDER_CONSTANT
-	if (src < 0 || !inside(py, in_y) || !inside(px, in_x)) {
-		return cval;
-	}
-	return to_acc(in[(src * in_y + py) * in_row + px * C + c]);
-#else
-	return to_acc(in[(src * in_y + border_index(py, in_y)) * in_row + border_index(px, in_x) * C + c]);
-#endif
-}
-
 __kernel void correlate_direct(
 	__global const IN_T* restrict in,
 	__global OUT_T* restrict out,
@@ -82,7 +65,7 @@ __kernel void correlate_direct(
 				for (int i = lx; i < ROW_ELEMS; i += TILE_X) {
 					const long pe = e0 + i - SHIFT_X * C;
 					const long px = position_of(pe);
-					tile[r][i] = load_input(in, src, py, px, pe - px * C, in_y, in_x, cval);
+					tile[r][i] = load_sample(in, src, py, px, pe - px * C, in_y, in_x, cval);
 				}
 			}
 			barrier(CLK_LOCAL_MEM_FENCE);
@@ -103,7 +86,7 @@ __kernel void correlate_direct(
 				for (int jy = 0; jy < KY; jy++) {
 					const long py = y + jy - SHIFT_Y;
 					for (int jx = 0; jx < KX; jx++) {
-						const ACC_T v = load_input(in, src, py, px0 + jx - SHIFT_X, c, in_y, in_x, cval);
+						const ACC_T v = load_sample(in, src, py, px0 + jx - SHIFT_X, c, in_y, in_x, cval);
 						for (int k = 0; k < BANK; k++) {
 							acc[k] = accumulate(acc[k], w[(jy * KX + jx) * BANK + k], v);
 						}

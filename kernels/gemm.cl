@@ -94,20 +94,6 @@ typedef unsigned TILE_T;
 typedef float TILE_T;
 #endif
 
-INLINE ACC_T gemm_load_input(__global const IN_T* restrict in, long src, long py, long px, long c,
-	long in_y, long in_x, ACC_T cval)
-{
-	const long in_row = in_x * C;
-#if BORDER == BORDER_CONSTANT
-	if (src < 0 || !inside(py, in_y) || !inside(px, in_x)) {
-		return cval;
-	}
-	return to_acc(in[(src * in_y + py) * in_row + px * C + c]);
-#else
-	return to_acc(in[(src * in_y + border_index(py, in_y)) * in_row + border_index(px, in_x) * C + c]);
-#endif
-}
-
 // tf32 rounds to the nearest TF32 value, ties away (the tensor cores read
 // a register's top 19 bits).
 INLINE unsigned tf32(float x) {
@@ -400,7 +386,7 @@ extern "C" __global__ void GEMM_BOUNDS correlate_gemm(
 				const long py = y0 + r - SHIFT_Y;
 				const long pe = e0 + q - SHIFT_X * C;
 				const long px = position_of(pe);
-				const float v = gemm_load_input(in, src, py, px, pe - px * C, in_y, in_x, cval);
+				const float v = load_sample(in, src, py, px, pe - px * C, in_y, in_x, cval);
 				tile[r * ROW_PITCH + q] = v;
 			}
 			__syncthreads();

@@ -114,21 +114,6 @@ INLINE void window_advance(ACC_T win[RX], LOCAL_PTR const ACC_T* row, int jx)
 #define WINDOW_VALUE(rx, jx) (win[((rx) + (jx) * C) % RX])
 #endif
 
-// tiled_load reads sample c of position (py, px) of input plane src by the
-// border rule (src < 0: a plane wholly outside, constant border).
-INLINE ACC_T tiled_load(__global const IN_T* restrict in, idx_t src, idx_t py, idx_t px, idx_t c,
-	idx_t in_y, idx_t in_x, ACC_T cval)
-{
-#if BORDER == BORDER_CONSTANT
-	if (src < 0 || py < 0 || py >= in_y || px < 0 || px >= in_x) {
-		return cval;
-	}
-	return to_acc(in[(src * in_y + py) * (in_x * C) + px * C + c]);
-#else
-	return to_acc(in[(src * in_y + (idx_t)border_index(py, in_y)) * (in_x * C) + (idx_t)border_index(px, in_x) * C + c]);
-#endif
-}
-
 #if VECTOR_LOADS
 // put4 stores chunk j of tile row r (4 input values read from LEAD
 // elements before the row's first, at an aligned address) into the tile,
@@ -188,7 +173,7 @@ INLINE void stage_tile(LOCAL_PTR ACC_T* restrict tile, __global const IN_T* rest
 			const int r = i / ROW_ELEMS, q = i - r * ROW_ELEMS;
 			const idx_t pe = fe0 + q;
 			const idx_t px = position_of(pe);
-			tile[r * ROW_PITCH + SKEW(q)] = tiled_load(in, src, fy0 + r, px, pe - px * C, in_y, in_x, cval);
+			tile[r * ROW_PITCH + SKEW(q)] = load_sample(in, src, fy0 + r, px, pe - px * C, in_y, in_x, cval);
 		}
 	}
 }
