@@ -31,7 +31,7 @@ func TestRooflineArithmetic(t *testing.T) {
 
 // TestSets pins the workload sets the issue names.
 func TestSets(t *testing.T) {
-	seeds, anchors := Seeds(), Anchors()
+	seeds, anchors, banks := Seeds(), Anchors(), Banks()
 	count := func(ws []Workload, prefix string) int {
 		n := 0
 		for _, w := range ws {
@@ -51,8 +51,13 @@ func TestSets(t *testing.T) {
 			t.Errorf("%d %s workloads, want %d", got, prefix, want)
 		}
 	}
+	for prefix, want := range map[string]int{"B-2d-k3-": 1, "B-2d-k5-": 1, "B-3d-k3-": 1, "B-2d-k31-": 1} {
+		if got := count(banks, prefix); got != want {
+			t.Errorf("%d %s workloads, want %d", got, prefix, want)
+		}
+	}
 	ids := map[string]bool{}
-	for _, w := range append(seeds, anchors...) {
+	for _, w := range slices.Concat(seeds, anchors, banks) {
 		if ids[w.ID] {
 			t.Errorf("duplicate id %s", w.ID)
 		}
@@ -61,7 +66,7 @@ func TestSets(t *testing.T) {
 			t.Errorf("%s: %v", w.ID, err)
 		}
 	}
-	if all, _ := Lookup("all"); len(all) != len(seeds)+len(anchors) {
+	if all, _ := Lookup("all"); len(all) != len(seeds)+len(anchors)+len(banks) {
 		t.Errorf("all has %d workloads", len(all))
 	}
 	if _, err := Lookup("nonesuch"); err == nil {

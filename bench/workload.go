@@ -32,19 +32,22 @@ type Workload struct {
 }
 
 // Sets names the workload sets.
-var Sets = []string{"seeds", "anchors"}
+var Sets = []string{"seeds", "anchors", "banks"}
 
-// Lookup returns the workloads of a set: "seeds", "anchors", or "all".
+// Lookup returns the workloads of a set: "seeds", "anchors", "banks", or
+// "all".
 func Lookup(set string) ([]Workload, error) {
 	switch set {
 	case "seeds":
 		return Seeds(), nil
 	case "anchors":
 		return Anchors(), nil
+	case "banks":
+		return Banks(), nil
 	case "all":
-		return append(Seeds(), Anchors()...), nil
+		return slices.Concat(Seeds(), Anchors(), Banks()), nil
 	}
-	return nil, &nd.UnsupportedError{What: "workload set", Value: set, Supported: "seeds, anchors, all"}
+	return nil, &nd.UnsupportedError{What: "workload set", Value: set, Supported: "seeds, anchors, banks, all"}
 }
 
 // Complete fills the defaults and the derived fields (bytes, madds) of w.
@@ -170,6 +173,20 @@ func Anchors() []Workload {
 	for _, k := range []int{7, 63, 1023} {
 		add(Workload{ID: fmt.Sprintf("A-1d-k%d", k), Shape: []int{1 << 28}, DType: "float32", Kernel: []int{k}})
 	}
+	return ws
+}
+
+// Banks are filter banks — one input, many kernels, an output per kernel —
+// as cuDNN serves them (one channel in, the bank's channels out): small
+// 2-D and 3-D kernels, whose cost is writing the output, and a bank of
+// 31×31 kernels (a Gabor bank).
+func Banks() []Workload {
+	var ws []Workload
+	add := func(w Workload) { w.Set = "banks"; ws = append(ws, workload(w)) }
+	add(Workload{ID: "B-2d-k3-bank64", Shape: []int{2048, 2048}, DType: "float32", Kernel: square(3, 2), Bank: 64})
+	add(Workload{ID: "B-2d-k5-bank32", Shape: []int{2048, 2048}, DType: "float32", Kernel: square(5, 2), Bank: 32})
+	add(Workload{ID: "B-3d-k3-bank16", Shape: []int{256, 256, 256}, DType: "float32", Kernel: square(3, 3), Bank: 16})
+	add(Workload{ID: "B-2d-k31-bank16", Shape: []int{4096, 4096}, DType: "float32", Kernel: square(31, 2), Bank: 16})
 	return ws
 }
 

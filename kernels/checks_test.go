@@ -13,6 +13,7 @@ import (
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/internal/kerneltest"
 	"github.com/ndconv/ndconv/kernels"
+	"github.com/ndconv/ndconv/nd"
 )
 
 // TestTuningCandidates: every candidate decomposition `ndconv tune` may
@@ -154,5 +155,87 @@ func TestSepTileSteps(t *testing.T) {
 	}
 	if set != len(enginetest.Separable2D()) || ran < 3*set || tiled < 3*set {
 		t.Errorf("%d runs (%d in septile.cl), %d of the 2-D separable set's %d cases", ran, tiled, set, len(enginetest.Separable2D()))
+	}
+}
+
+// TestBankFamily emulates bank.cl's launches — the backends' checks and
+// the tuner's candidates — on the banks of the table, the random cases and
+// enginetest.Banks, against the reference and the CPU engine's bits.
+func TestBankFamily(t *testing.T) {
+	tried := 0
+	for _, c := range append(kernels.EngineCases(), enginetest.OnGPU(enginetest.Banks())...) {
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		checks, _ := kerneltest.BankChecks(p)
+		for _, cand := range append(checks, kernels.TuningCandidates(p, false)...) {
+			want, ok := cand.Shape.(kernels.BankShape)
+			if !ok {
+				continue
+			}
+			l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Shape: cand.Shape})
+			if err != nil || l == nil || l.Family != "bank" || l.Shape != want {
+				t.Fatalf("%s, %v: launch %v, %v", c.Name, want, l, err)
+			}
+			tried++
+			kernels.CheckDirectLaunch(t, c, p, l)
+		}
+	}
+	t.Logf("%d bank.cl launches", tried)
+	if tried < 40 {
+		t.Errorf("only %d bank.cl launches tried", tried)
+	}
+}
+
+// TestDefaultBankShape pins where NewDirect takes bank.cl untuned: images
+// with banks of 4 kernels or more and volumes with 16 or more, while the
+// window and weights fit registers; its shape, and tiled.cl elsewhere.
+func TestDefaultBankShape(t *testing.T) {
+	kernel := func(n int, shape ...int) []nd.Kernel {
+		size := 1
+		for _, s := range shape {
+			size *= s
+		}
+		ks := make([]nd.Kernel, n)
+		for i := range ks {
+			w := make([]float64, size)
+			for j := range w {
+				w[j] = float64(i+j+1) / 16
+			}
+			ks[i] = nd.Kernel{Shape: shape, Weights: w}
+		}
+		return ks
+	}
+	for _, tc := range []struct {
+		name   string
+		shape  []int
+		ks     []nd.Kernel
+		family string
+		want   kernels.BankShape
+	}{
+		{"image, bank of 2", []int{2048, 2048}, kernel(2, 3, 3), "tiled", kernels.BankShape{}},
+		{"image, bank of 4", []int{2048, 2048}, kernel(4, 3, 3), "bank", kernels.BankShape{Lanes: 4, Cols: 32, TileX: 32, TileY: 16}},
+		{"image, bank of 8", []int{2048, 2048}, kernel(8, 3, 3), "bank", kernels.BankShape{Lanes: 8, Cols: 32, TileX: 32, TileY: 16}},
+		{"image, bank of 32, 5×5", []int{2048, 2048}, kernel(32, 5, 5), "bank", kernels.BankShape{Lanes: 16, Cols: 16, TileX: 32, TileY: 16}},
+		{"image, bank of 64", []int{2048, 2048}, kernel(64, 3, 3), "bank", kernels.BankShape{Lanes: 32, Cols: 8, TileX: 32, TileY: 16}},
+		{"image, bank of 8, 7×7 (registers)", []int{2048, 2048}, kernel(8, 7, 7), "tiled", kernels.BankShape{}},
+		{"volume, bank of 8", []int{64, 64, 64}, kernel(8, 3, 3, 3), "tiled", kernels.BankShape{}},
+		{"volume, bank of 16", []int{64, 64, 64}, kernel(16, 3, 3, 3), "bank", kernels.BankShape{Lanes: 8, Cols: 16, TileX: 64, TileY: 32}},
+		{"stack of images, bank of 8", []int{4, 256, 256}, kernel(8, 1, 3, 3), "bank", kernels.BankShape{Lanes: 8, Cols: 32, TileX: 32, TileY: 16}},
+	} {
+		spec := nd.Spec{Shape: tc.shape, In: nd.Float32, Kernels: tc.ks}
+		p, err := spec.Normalize()
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10})
+		if err != nil {
+			t.Fatalf("%s: %v", tc.name, err)
+		}
+		got, _ := l.Shape.(kernels.BankShape)
+		if l.Family != tc.family || got != tc.want {
+			t.Errorf("%s: %s %v, want %s %v", tc.name, l.Family, l.Shape, tc.family, tc.want)
+		}
 	}
 }

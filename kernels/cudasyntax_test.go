@@ -52,6 +52,8 @@ func TestCUDASyntax(t *testing.T) {
 		{"tiled 7x7", nd.Spec{Shape: []int{512, 512}, In: nd.Float32, Kernels: []nd.Kernel{dense(7, 7)}, Border: nd.Reflect}, DirectOptions{}, nil},
 		{"tiled RGBA uint8 bank", nd.Spec{Shape: []int{256, 256, 4}, In: nd.Uint8, Kernels: []nd.Kernel{dense(5, 5), dense(5, 5)}, Border: nd.Constant}, DirectOptions{}, nil},
 		{"tiled bank groups", nd.Spec{Shape: []int{64, 64, 64}, In: nd.Uint8, Out: nd.Float32, Kernels: []nd.Kernel{dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3), dense(3, 3, 3)}, Border: nd.Constant}, DirectOptions{Shape: TiledShape{TX: 32, TY: 4, RX: 2, RY: 1, BankGroup: 4}}, nil},
+		{"bank 3-D", nd.Spec{Shape: []int{64, 64, 64}, In: nd.Float32, Kernels: []nd.Kernel{factors(3, 3, 3), factors(3, 3, 3)}, Border: nd.Reflect}, DirectOptions{Shape: BankShape{Lanes: 2, Cols: 64, TileX: 32, TileY: 16}}, nil},
+		{"bank uint8 zeros float64", nd.Spec{Shape: []int{64, 64}, In: nd.Uint8, Out: nd.Float64, Kernels: []nd.Kernel{dense(3, 3), dense(3, 3), dense(3, 3), dense(3, 3)}, Border: nd.Constant}, DirectOptions{Shape: BankShape{Lanes: 2, Cols: 32, TileX: 32, TileY: 8}}, nil},
 		{"rolling 3-D", nd.Spec{Shape: []int{64, 64, 64}, In: nd.Float32, Kernels: []nd.Kernel{dense(3, 3, 3)}, Border: nd.Wrap}, DirectOptions{}, nil},
 		{"rows uint8 L2", nd.Spec{Shape: []int{4096, 4096}, In: nd.Uint8, Kernels: []nd.Kernel{dense(3, 3)}, Border: nd.Mirror}, DirectOptions{}, nil},
 		{"window 1-D", nd.Spec{Shape: []int{1 << 20}, In: nd.Float32, Kernels: []nd.Kernel{dense(63)}, Border: nd.Nearest}, DirectOptions{Shape: TiledShape{TX: 64, TY: 1, RX: 8, RY: 1, Window: true}}, nil},
@@ -97,7 +99,7 @@ func TestCUDASyntax(t *testing.T) {
 			}
 		}
 	}
-	for _, f := range []string{"direct", "tiled", "rows", "separable", "septile", "sepfused", "sepring", "sep3"} {
+	for _, f := range []string{"direct", "tiled", "rows", "bank", "separable", "septile", "sepfused", "sepring", "sep3"} {
 		if !families[f] {
 			t.Errorf("no case launched %s.cl", f)
 		}

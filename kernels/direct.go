@@ -38,13 +38,16 @@ type DirectOptions struct {
 	// passes them through a __constant buffer.
 	MaxParamBytes int
 	// Shape is the tuner's choice of decomposition: a TiledShape forces
-	// tiled.cl's, a RowsShape selects rows.cl where it serves the problem;
-	// nil (or another family's shape) lets NewDirect choose
-	// (DefaultTiledShape, defaultRowsShape).
+	// tiled.cl's, a RowsShape or BankShape selects rows.cl or bank.cl where
+	// it serves the problem; nil (or another family's shape) lets
+	// NewDirect choose (DefaultTiledShape, defaultRowsShape,
+	// defaultBankShape).
 	Shape Decomposition
-	// tiled and rows are Shape by family, zero where it is not theirs.
+	// tiled, rows and bank are Shape by family, zero where it is not
+	// theirs.
 	tiled TiledShape
 	rows  RowsShape
+	bank  BankShape
 	// Untiled selects direct.cl, the simple implementation, even where
 	// tiled.cl would serve (tests, and the tuner's baseline).
 	Untiled bool
@@ -57,6 +60,7 @@ type DirectOptions struct {
 func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 	opt.tiled, _ = opt.Shape.(TiledShape)
 	opt.rows, _ = opt.Shape.(RowsShape)
+	opt.bank, _ = opt.Shape.(BankShape)
 	if err := CheckDTypes(p); err != nil {
 		return nil, err
 	}
@@ -118,11 +122,17 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 		fmt.Sprintf("TILED=%d", b2i(tiled)),
 	)
 	slices.Sort(l.Defines)
-	rows := opt.rows
-	if rows == (RowsShape{}) && opt.tiled == (TiledShape{}) {
+	rows, bankShape := opt.rows, opt.bank
+	if rows == (RowsShape{}) && bankShape == (BankShape{}) && opt.tiled == (TiledShape{}) {
 		rows = defaultRowsShape(p, outerTaps, y, x, c)
+		bankShape = defaultBankShape(p, outerTaps, y, x, c)
 	}
 	a := directArgs{p: p, opt: opt, outer: outer, y: y, x: x, c: c, outerTaps: outerTaps, base: l}
+	if !opt.Untiled && bankShape != (BankShape{}) {
+		if b := newBank(a, bankShape); b != nil {
+			return b, nil
+		}
+	}
 	if !opt.Untiled && rows != (RowsShape{}) {
 		if r := newRows(a, rows); r != nil {
 			return r, nil

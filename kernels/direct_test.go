@@ -43,6 +43,12 @@ func emulateDirect[F nd.Float](t *testing.T, l *Launch, p *nd.Problem, in []floa
 		if l.Local != [3]int{def["TX"], def["TY"], 1} {
 			t.Fatalf("tiled launch: local size %v, defines TX=%d TY=%d", l.Local, def["TX"], def["TY"])
 		}
+	case "bank":
+		// Work-groups of KL·NCOL work-items over TILE_Y × TILE_X tiles,
+		// KPL kernels each.
+		if l.Local != [3]int{def["KL"] * def["NCOL"], 1, 1} || def["KL"]*def["KPL"] != bank {
+			t.Fatalf("bank launch: local size %v, defines %v", l.Local, l.Defines)
+		}
 	case "rows":
 		// Work-items of RX outputs walking chunks of rows, the chunk
 		// length after the outer axes.

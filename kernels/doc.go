@@ -13,12 +13,15 @@
 // share. The decompositions the tests run beyond those are
 // internal/kerneltest's.
 //
-// The direct method has three implementations, all adding the same
+// The direct method has four implementations, all adding the same
 // products in the same order: tiled.cl (register-blocked work-items over a
 // tile staged in local memory; for volumes, correlate_rolling walks the
 // planes, each staged once for the KZ outputs that read it), rows.cl
 // (work-items walking down image columns with no local memory, for large
-// images with small kernels) and direct.cl (the plain fallback). The
+// images with small kernels), bank.cl (banks of small kernels, whose cost
+// is their output: neighbouring work-items hold neighbouring kernels, so
+// each store is a whole line of the interleaved output) and direct.cl (the
+// plain fallback). The
 // separable method runs separable.cl's passes or its last two passes
 // fused: in septile.cl's 2-D tiles, each staged whole in one phase, for
 // small images, and in sepfused.cl's strips walking down the rows for

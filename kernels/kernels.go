@@ -64,7 +64,8 @@ type Launch struct {
 	// __constant pointer; only CUDA launches are built so.
 	TapsInParams bool
 	// Shape is the launch's work decomposition, its family's: a
-	// TiledShape for tiled.cl, RowsShape for rows.cl, SepFusedShape for
+	// TiledShape for tiled.cl, RowsShape for rows.cl, BankShape for
+	// bank.cl, SepFusedShape for
 	// sepfused.cl and sepring.cl, Sep3Shape for sep3.cl, SepTileShape for
 	// septile.cl; nil for the families that have none (direct.cl,
 	// separable.cl).
@@ -80,6 +81,7 @@ type Decomposition interface {
 
 func (s TiledShape) describe() string   { return s.String() }
 func (s RowsShape) describe() string    { return s.String() }
+func (s BankShape) describe() string    { return s.String() }
 func (s Sep3Shape) describe() string    { return s.String() }
 func (s SepTileShape) describe() string { return s.String() }
 func (s FFTShape) describe() string     { return fmt.Sprintf("lengths %v", s.Slice()) }
@@ -97,8 +99,8 @@ func (s SepFusedShape) describe() string {
 // the transform lengths for the FFT. The zero value lets the builders
 // choose; a builder ignores a shape of another method's family.
 type Tuning struct {
-	// Shape is the decomposition: a TiledShape, RowsShape, SepFusedShape,
-	// Sep3Shape, SepTileShape or FFTShape; nil for none.
+	// Shape is the decomposition: a TiledShape, RowsShape, BankShape,
+	// SepFusedShape, Sep3Shape, SepTileShape or FFTShape; nil for none.
 	Shape Decomposition
 	// FuseSmall runs the separable method's fused strips (sepfused.cl,
 	// sep3.cl) on small problems too (SeparableOptions.FuseSmall): the
@@ -117,6 +119,7 @@ var tuningKeys = []struct {
 	{"tiled", parseShape[TiledShape]},
 	{"fused", parseShape[SepFusedShape]},
 	{"rows", parseShape[RowsShape]},
+	{"bank", parseShape[BankShape]},
 	{"sep3", parseShape[Sep3Shape]},
 	{"septile", parseShape[SepTileShape]},
 	{"fft", parseShape[FFTShape]},
@@ -137,6 +140,8 @@ func (t Tuning) key() string {
 		return "fused"
 	case RowsShape:
 		return "rows"
+	case BankShape:
+		return "bank"
 	case Sep3Shape:
 		return "sep3"
 	case SepTileShape:
@@ -389,7 +394,7 @@ func vector4(d nd.DType) (string, bool) {
 }
 
 // TuningCandidates are the work decompositions `ndconv tune` measures for
-// p: tiled.cl's and rows.cl's for the direct method; for the separable one
+// p: tiled.cl's, rows.cl's and bank.cl's for the direct method; for the separable one
 // sep3.cl's where its passes are Z, Y, X on adjacent axes, and septile.cl's,
 // sepfused.cl's and sepring.cl's (none where the passes do not fuse). Every
 // candidate computes the same bits; they differ only in how the work is
@@ -401,5 +406,5 @@ func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 		}
 		return slices.Concat(sep3Candidates(p), sepTileCandidates(p), sepFusedCandidates(p))
 	}
-	return append(rowsCandidates(p), tiledCandidates(p)...)
+	return slices.Concat(rowsCandidates(p), bankCandidates(p), tiledCandidates(p))
 }

@@ -39,7 +39,7 @@ device memory for cuda; GPU times from CUDA events), after a warm-up, and
 measures the device's copy bandwidth and FMA peak in the same run.
 pct_roofline = 100 × max(bytes ÷ copy bandwidth, 2·madds ÷ FMA peak) ÷ time.
 
-Either a named set (--workload seeds|anchors|all, see bench/README.md) or one
+Either a named set (--workload seeds|anchors|banks|all, see bench/README.md) or one
 workload: --shape 2048,2048 --dtype float32 --kernel 7x7 [--separable]
 [--bank K] [--channels C]. --list prints the workloads (JSON lines) and runs
 nothing: the peer scripts in bench/peers read them.`,
@@ -62,7 +62,7 @@ nothing: the peer scripts in bench/peers read them.`,
 // addWorkloadFlags adds the flags that name workloads (bench, tune): a
 // named set, or one workload.
 func addWorkloadFlags(fl *pflag.FlagSet, f *benchFlags) {
-	fl.StringVar(&f.workload, "workload", "", "a named set: seeds, anchors or all")
+	fl.StringVar(&f.workload, "workload", "", "a named set: seeds, anchors, banks or all")
 	fl.StringVar(&f.only, "only", "", "only the workloads whose id matches this regular expression")
 	fl.StringVar(&f.shape, "shape", "2048,2048", "input shape without channels (one workload)")
 	fl.StringVar(&f.dtype, "dtype", "float32", "input dtype: uint8 or float32 (one workload)")

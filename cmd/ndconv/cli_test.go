@@ -507,7 +507,7 @@ func TestBench(t *testing.T) {
 		t.Fatalf("bench --list: exit %d, %s", code, stderr)
 	}
 	lines := strings.Split(strings.TrimSpace(out), "\n")
-	if len(lines) != 46+20 {
+	if len(lines) != 46+20+4 { // seeds, anchors, banks
 		t.Errorf("bench --list printed %d workloads", len(lines))
 	}
 	for _, line := range lines {

@@ -42,7 +42,7 @@ Each workload's line is printed, and the cache saved, as soon as it is
 done; --time-limit bounds the time one workload's candidates may take (as
 FFTW's planner time limit), keeping the fastest measured by then.
 
-Workloads are named as for bench: --workload seeds|anchors|all [--only RE],
+Workloads are named as for bench: --workload seeds|anchors|banks|all [--only RE],
 or one with --shape, --dtype, --kernel, ….`,
 		RunE: func(cmd *cobra.Command, _ []string) error { return runTune(cmd, f) },
 	}

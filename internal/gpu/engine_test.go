@@ -5,7 +5,9 @@ import (
 	"errors"
 	"fmt"
 	"math/rand/v2"
+	"os"
 	"slices"
+	"strconv"
 	"strings"
 	"sync"
 	"sync/atomic"
@@ -527,6 +529,76 @@ func TestEngineTiming(t *testing.T) {
 	})
 }
 
+// TestBankTiming times every decomposition of the direct method the tuner
+// may choose — bank.cl's and tiled.cl's among them — beside the untuned
+// choice, on output-bound banks (issue 29's and the timing set's), on
+// device arrays: one line per decomposition, median of 11 runs. A
+// measurement (NDCONV_TIMING=1), not a test; skipped on PoCL.
+func TestBankTiming(t *testing.T) {
+	gputest.TimingProblems(t) // the NDCONV_TIMING gate
+	f32 := func(bank int, kernel []int, shape ...int) gputest.Workload {
+		return gputest.Workload{In: nd.Float32, Out: nd.Float32, Shape: shape, Kernel: kernel, Bank: bank}
+	}
+	k3, k5, k333 := []int{3, 3}, []int{5, 5}, []int{3, 3, 3}
+	workloads := []gputest.Workload{
+		f32(64, k3, 2048, 2048), f32(32, k5, 2048, 2048), f32(16, k333, 256, 256, 256),
+		f32(2, k3, 2048, 2048), f32(4, k3, 2048, 2048), f32(8, k3, 2048, 2048), f32(16, k3, 2048, 2048),
+		f32(8, k5, 2048, 2048), f32(8, k3, 4096, 4096), f32(16, k3, 512, 512), f32(4, k333, 256, 256, 256),
+		{In: nd.Uint8, Out: nd.Float32, Shape: []int{2048, 2048}, Kernel: k3, Bank: 16},
+		{In: nd.Float32, Out: nd.Float32, Shape: []int{1024, 1024, 3}, Kernel: []int{3, 3, 1}, Bank: 8},
+	}
+	if only := os.Getenv("NDCONV_BANK_TIMING"); only != "" {
+		// A comma-separated list of the workloads' indices.
+		var some []gputest.Workload
+		for _, f := range strings.Split(only, ",") {
+			if i, err := strconv.Atoi(f); err == nil && i >= 0 && i < len(workloads) {
+				some = append(some, workloads[i])
+			}
+		}
+		workloads = some
+	}
+	ForEach(t, func(t *testing.T, tg *Target) {
+		if tg.PoCL {
+			t.Skip("timing on PoCL means nothing")
+		}
+		rng := rand.New(rand.NewPCG(1, 1))
+		for _, w := range workloads {
+			p, err := w.Problem(rng)
+			if err != nil {
+				t.Fatal(err)
+			}
+			src, err := gpu.NewArray(tg.Device(), w.In, w.Shape...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			dst, err := gpu.NewArray(tg.Device(), w.Out, p.FullShape()...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, tuning := range append([]kernels.Tuning{{}}, kernels.TuningCandidates(p, false)...) {
+				e, err := engineOn(tg, gpu.NewDirect, p, gpu.Options{Tuning: tuning})
+				if err != nil {
+					t.Logf("%v %v bank %d, %v: %v", w.Shape, w.Kernel, w.Bank, tuning, err)
+					continue
+				}
+				ms, err := e.TimeDevice(dst, src, 11)
+				impl := e.Implementation()
+				e.Close()
+				if err != nil {
+					// A candidate the device cannot launch (too many
+					// registers for its work-group): the tuner skips
+					// it too.
+					t.Logf("%v %v bank %d, %v: %v", w.Shape, w.Kernel, w.Bank, tuning, err)
+					continue
+				}
+				t.Logf("BANKTIME %v %v bank %d | %s | %s", w.Shape, w.Kernel, w.Bank, impl, w.Summary(ms))
+			}
+			src.Free()
+			dst.Free()
+		}
+	})
+}
+
 // runTuned runs a case with an engine in a tuning.
 func runTuned(tg *Target, make newEngine) func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 	return func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
@@ -581,6 +653,19 @@ func TestEngineBankGroups(t *testing.T) {
 			cases = append(engineCases(t, tg), cases...)
 		}
 		gputest.CheckTunings(t, cases, inTurn(tg, kerneltest.BankGroupChecks), "direct", runTuned(tg, gpu.NewDirect))
+	})
+}
+
+// TestEngineBank runs bank.cl (kernel lanes of one and two kernels, small
+// tiles; one decomposition in turn where the target samples) on
+// enginetest.Banks and the table's banks.
+func TestEngineBank(t *testing.T) {
+	ForEach(t, func(t *testing.T, tg *Target) {
+		cases := enginetest.OnGPU(enginetest.Banks())
+		if !tg.Sample {
+			cases = append(engineCases(t, tg), cases...)
+		}
+		gputest.CheckTunings(t, cases, inTurn(tg, kerneltest.BankChecks), "direct", runTuned(tg, gpu.NewDirect))
 	})
 }
 

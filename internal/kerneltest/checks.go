@@ -17,6 +17,7 @@ var (
 	_ check = RollingChecks
 	_ check = WindowChecks
 	_ check = BankGroupChecks
+	_ check = BankChecks
 	_ check = SepRingChecks
 	_ check = Sep3Checks
 	_ check = SepTileChecks
@@ -184,6 +185,31 @@ func BankGroupChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 	for g := 1; g < bank; g++ {
 		if bank%g == 0 {
 			checks = append(checks, kernels.Tuning{Shape: kernels.TiledShape{TX: 8, TY: 2, RX: 2, RY: 2, BankGroup: g}})
+		}
+	}
+	return checks, false
+}
+
+// BankChecks are bank.cl decompositions for the backends' tests of p's
+// bank: every kernel in its own lane, and two kernels per lane where the
+// bank is even; tiles of 8 × 5 and 16 × 3 (several tiles, and rows that
+// the window's KY-step walk leaves over, on small inputs); nil for single
+// kernels and where bank.cl does not serve p. image is false: every such
+// case runs.
+func BankChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
+	bank := len(p.Kernels)
+	lanes := []int{bank}
+	if bank%2 == 0 {
+		lanes = append(lanes, bank/2)
+	}
+	for _, kl := range lanes {
+		cols := (32 + kl - 1) / kl
+		for _, tile := range [][2]int{{8, 5}, {16, 3}} {
+			s := kernels.BankShape{Lanes: kl, Cols: cols, TileX: tile[0], TileY: tile[1]}
+			l, err := kernels.NewDirect(gpuTyped(p), kernels.DirectOptions{MaxLocalBytes: maxLocal, Shape: s})
+			if err == nil && l != nil && l.Family == "bank" {
+				checks = append(checks, kernels.Tuning{Shape: s})
+			}
 		}
 	}
 	return checks, false

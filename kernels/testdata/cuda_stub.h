@@ -7,6 +7,7 @@
 #define __forceinline__ inline
 #define __shared__ static
 #define __restrict__
+#define __launch_bounds__(...)
 struct dim3_ { unsigned x, y, z; };
 extern dim3_ threadIdx, blockIdx, blockDim, gridDim;
 void __syncthreads();
