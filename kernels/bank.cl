@@ -64,19 +64,9 @@
 		} \
 	} while (0)
 
-__kernel void BANK_BOUNDS correlate_bank(
-	__global const IN_T* restrict in,
-	__global OUT_T* restrict out,
-	TAPS_PARAM,
-	__constant int* restrict outer,
-	const long in_y_, const long in_x_,
-	const long out_y_, const long out_x_,
-	const long planes_,
-	const ACC_T cval)
+__kernel void BANK_BOUNDS correlate_bank(DIRECT_PARAMS)
 {
-	const idx_t in_y = (idx_t)in_y_, in_x = (idx_t)in_x_;
-	const idx_t out_y = (idx_t)out_y_, out_x = (idx_t)out_x_, planes = (idx_t)planes_;
-	const idx_t in_row = in_x * C, out_row = out_x * C;
+	DIRECT_SIZES;
 	const int lid = (int)get_local_id(0);
 	const int lane = lid % KL, col = lid / KL;
 	const idx_t e0 = (idx_t)get_group_id(0) * TILE_X; // first output element of the tile

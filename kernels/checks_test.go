@@ -6,6 +6,7 @@ package kernels_test
 
 import (
 	"fmt"
+	"math/rand/v2"
 	"slices"
 	"strings"
 	"testing"
@@ -192,18 +193,11 @@ func TestBankFamily(t *testing.T) {
 // with banks of 4 kernels or more and volumes with 16 or more, while the
 // window and weights fit registers; its shape, and tiled.cl elsewhere.
 func TestDefaultBankShape(t *testing.T) {
-	kernel := func(n int, shape ...int) []nd.Kernel {
-		size := 1
-		for _, s := range shape {
-			size *= s
-		}
+	rng := rand.New(rand.NewPCG(35, 35))
+	kernel := func(n int, shape ...int) []nd.Kernel { // dense weights
 		ks := make([]nd.Kernel, n)
 		for i := range ks {
-			w := make([]float64, size)
-			for j := range w {
-				w[j] = float64(i+j+1) / 16
-			}
-			ks[i] = nd.Kernel{Shape: shape, Weights: w}
+			ks[i] = enginetest.RandomKernel(rng, false, shape...)
 		}
 		return ks
 	}

@@ -255,6 +255,25 @@ struct taps_t {
 		} \
 	} while (0)
 
+// DIRECT_PARAMS: the arguments of the direct method's kernels (tiled.cl,
+// rows.cl, bank.cl; direct.cl's, with the weights always in a buffer),
+// in the order kernels.NewDirect builds them; DIRECT_SIZES declares their
+// lengths in idx_t (in_y, in_x, out_y, out_x, planes) and the rows' element
+// counts (in_row, out_row).
+#define DIRECT_PARAMS \
+	__global const IN_T* restrict in, \
+	__global OUT_T* restrict out, \
+	TAPS_PARAM, \
+	__constant int* restrict outer, \
+	const long in_y_, const long in_x_, \
+	const long out_y_, const long out_x_, \
+	const long planes_, \
+	const ACC_T cval
+#define DIRECT_SIZES \
+	const idx_t in_y = (idx_t)in_y_, in_x = (idx_t)in_x_; \
+	const idx_t out_y = (idx_t)out_y_, out_x = (idx_t)out_x_, planes = (idx_t)planes_; \
+	const idx_t in_row = in_x * C, out_row = out_x * C
+
 // FUSED_PASS_PARAMS: the arguments of the fused separable kernels
 // (sepfused.cl, sepring.cl, septile.cl), in the order every family keeps
 // (kernels.fusedLaunch builds them once for all three).

@@ -97,19 +97,9 @@ INLINE void load_row(ACC_T x[SPAN], __global const IN_T* restrict in, idx_t src,
 	}
 }
 
-__kernel void correlate_rows(
-	__global const IN_T* restrict in,
-	__global OUT_T* restrict out,
-	TAPS_PARAM,
-	__constant int* restrict outer,
-	const long in_y_, const long in_x_,
-	const long out_y_, const long out_x_,
-	const long planes_,
-	const ACC_T cval)
+__kernel void correlate_rows(DIRECT_PARAMS)
 {
-	const idx_t in_y = (idx_t)in_y_, in_x = (idx_t)in_x_;
-	const idx_t out_y = (idx_t)out_y_, out_x = (idx_t)out_x_, planes = (idx_t)planes_;
-	const idx_t in_row = in_x * C, out_row = out_x * C;
+	DIRECT_SIZES;
 	const idx_t e = ((idx_t)get_group_id(0) * TX + (idx_t)get_local_id(0)) * RX; // first output element
 	if (e >= out_row) {
 		return; // no barriers below

@@ -239,19 +239,9 @@ INLINE void store_block(__global OUT_T* restrict out, ACC_T acc[RY][RX][BANK], i
 #define GROUP_BOUNDS
 #endif
 
-__kernel void GROUP_BOUNDS correlate_tiled(
-	__global const IN_T* restrict in,
-	__global OUT_T* restrict out,
-	TAPS_PARAM,
-	__constant int* restrict outer,
-	const long in_y_, const long in_x_,
-	const long out_y_, const long out_x_,
-	const long planes_,
-	const ACC_T cval)
+__kernel void GROUP_BOUNDS correlate_tiled(DIRECT_PARAMS)
 {
-	const idx_t in_y = (idx_t)in_y_, in_x = (idx_t)in_x_;
-	const idx_t out_y = (idx_t)out_y_, out_x = (idx_t)out_x_, planes = (idx_t)planes_;
-	const idx_t in_row = in_x * C, out_row = out_x * C;
+	DIRECT_SIZES;
 	const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
 	const int lid = ly * TX + lx;
 	const idx_t e0 = (idx_t)get_group_id(0) * TILE_X; // first output element of the tile
@@ -440,19 +430,9 @@ INLINE idx_t roll_source(idx_t v, idx_t z_shift, idx_t z_in)
 //
 // outer holds the Z axis: input length, output length, KZ, shift, and then
 // the chunk length (a run-time value, so chunkings share one program).
-__kernel void GROUP_BOUNDS correlate_rolling(
-	__global const IN_T* restrict in,
-	__global OUT_T* restrict out,
-	TAPS_PARAM,
-	__constant int* restrict outer,
-	const long in_y_, const long in_x_,
-	const long out_y_, const long out_x_,
-	const long planes_,
-	const ACC_T cval)
+__kernel void GROUP_BOUNDS correlate_rolling(DIRECT_PARAMS)
 {
-	const idx_t in_y = (idx_t)in_y_, in_x = (idx_t)in_x_;
-	const idx_t out_y = (idx_t)out_y_, out_x = (idx_t)out_x_;
-	const idx_t in_row = in_x * C, out_row = out_x * C;
+	DIRECT_SIZES; // planes unused: the chunks walk Z
 	const int lx = (int)get_local_id(0), ly = (int)get_local_id(1);
 	const int lid = ly * TX + lx;
 	const idx_t e0 = (idx_t)get_group_id(0) * TILE_X;

@@ -648,11 +648,7 @@ func TestEngineWindow(t *testing.T) {
 // enginetest.Banks and the table's banks.
 func TestEngineBankGroups(t *testing.T) {
 	ForEach(t, func(t *testing.T, tg *Target) {
-		cases := enginetest.OnGPU(enginetest.Banks())
-		if !tg.Sample {
-			cases = append(engineCases(t, tg), cases...)
-		}
-		gputest.CheckTunings(t, cases, inTurn(tg, kerneltest.BankGroupChecks), "direct", runTuned(tg, gpu.NewDirect))
+		gputest.CheckTunings(t, bankCases(t, tg), inTurn(tg, kerneltest.BankGroupChecks), "direct", runTuned(tg, gpu.NewDirect))
 	})
 }
 
@@ -661,12 +657,18 @@ func TestEngineBankGroups(t *testing.T) {
 // enginetest.Banks and the table's banks.
 func TestEngineBank(t *testing.T) {
 	ForEach(t, func(t *testing.T, tg *Target) {
-		cases := enginetest.OnGPU(enginetest.Banks())
-		if !tg.Sample {
-			cases = append(engineCases(t, tg), cases...)
-		}
-		gputest.CheckTunings(t, cases, inTurn(tg, kerneltest.BankChecks), "direct", runTuned(tg, gpu.NewDirect))
+		gputest.CheckTunings(t, bankCases(t, tg), inTurn(tg, kerneltest.BankChecks), "direct", runTuned(tg, gpu.NewDirect))
 	})
+}
+
+// bankCases are enginetest.Banks and, where the target does not sample,
+// every case of the table.
+func bankCases(t *testing.T, tg *Target) []enginetest.Case {
+	cases := enginetest.OnGPU(enginetest.Banks())
+	if !tg.Sample {
+		cases = append(engineCases(t, tg), cases...)
+	}
+	return cases
 }
 
 // TestEngineSepRing runs sepring.cl in narrow strips of few rounds on
