@@ -31,8 +31,7 @@
 // Defines: those of direct.cl (IN_T, OUT_T, ACC_T, OUT_INTEGER, OUT_MIN,
 // OUT_MAX, BORDER, BANK, KY, KX, SHIFT_Y, SHIFT_X, C, NOUTER, OUTER_TAPS,
 // TILE_X, TILE_Y) and KL, KPL, NCOL (above), IDX32, TAPS_N, TAPS_IN_PARAMS,
-// ALL_NONZERO (else each tap tests its weight as it runs: a lane's weights
-// are not known when the kernel is compiled).
+// ALL_NONZERO, or TAPS_KNOWN with TZ0…TZ3 and TN0…TN3 (see BANK_ADD).
 
 #define GROUP_SIZE (KL * NCOL)
 #define HALO_X ((KX - 1) * C)
@@ -41,10 +40,18 @@
 #define PLANE_ELEMS (TILE_ROWS * ROW_ELEMS)
 #define NTAPS (OUTER_TAPS * KY * KX)
 
+// BANK_ADD(i, acc, w, v) adds tap i's product to acc: one fma where the
+// tap is nonzero in every kernel, nothing where it is zero in every
+// kernel, and where that differs between kernels a test of the lane's
+// weight (accumulate) — the host's bitmaps TZ (zero in all) and TN
+// (nonzero in all) decide at compile time, every index being a constant.
 #if ALL_NONZERO
-#define BANK_ADD(acc, w, v) fma_rn((w), (v), (acc))
+#define BANK_ADD(i, acc, w, v) fma_rn((w), (v), (acc))
+#elif TAPS_KNOWN
+#define TAP_BIT(W, i) ((((i) < 64 ? W##0 : (i) < 128 ? W##1 : (i) < 192 ? W##2 : W##3) >> ((i) % 64)) & 1)
+#define BANK_ADD(i, acc, w, v) (TAP_BIT(TZ, i) ? (acc) : TAP_BIT(TN, i) ? fma_rn((w), (v), (acc)) : accumulate((acc), (w), (v)))
 #else
-#define BANK_ADD(acc, w, v) accumulate((acc), (w), (v))
+#define BANK_ADD(i, acc, w, v) accumulate((acc), (w), (v))
 #endif
 
 #if defined(__CUDACC__)
@@ -132,7 +139,8 @@ __kernel void BANK_BOUNDS correlate_bank(DIRECT_PARAMS)
 								for (int jy = 0; jy < KY; jy++) {
 #pragma unroll
 									for (int jx = 0; jx < KX; jx++) {
-										acc = BANK_ADD(acc, w[m][(t * KY + jy) * KX + jx], win[t][(u + jy) % KY][jx]);
+										const int i = (t * KY + jy) * KX + jx;
+										acc = BANK_ADD(i, acc, w[m][i], win[t][(u + jy) % KY][jx]);
 									}
 								}
 							}

@@ -75,14 +75,46 @@ func newBank(a directArgs, s BankShape) *Launch {
 		fmt.Sprintf("TILE_X=%d", s.TileX), fmt.Sprintf("TILE_Y=%d", s.TileY),
 		fmt.Sprintf("KL=%d", s.Lanes), fmt.Sprintf("KPL=%d", bank/s.Lanes), fmt.Sprintf("NCOL=%d", s.Cols),
 		fmt.Sprintf("IDX32=%d", b2i(maxIndex < math.MaxInt32)),
-		fmt.Sprintf("ALL_NONZERO=%d", b2i(!slices.Contains(l.Taps, 0))),
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)),
 		// Each work-item reads its weights once, by a run-time index:
 		// a buffer, not the parameters.
 		t.tapsInParams(0, AccBytes(p)))
+	defs = append(defs, bankTapDefines(l.Taps, bank)...)
 	slices.Sort(defs)
 	t.Defines = defs
 	return &t
+}
+
+// bankTapDefines tell bank.cl which taps need which treatment, where the
+// taps are few enough for bitmaps (256): ALL_NONZERO=1 for a bank without
+// zeros (every tap one plain fma), else TZ0…TZ3, the taps zero in every
+// kernel (left out of the code), and TN0…TN3, those nonzero in every
+// kernel (plain fmas); the rest test the lane's weight as they run
+// (common.cl's accumulate). Beyond 256 taps every tap tests its weight.
+// taps is tap-major, bank weights per tap.
+func bankTapDefines(taps []float64, bank int) []string {
+	if !slices.Contains(taps, 0) {
+		return []string{"ALL_NONZERO=1"}
+	}
+	n := len(taps) / bank
+	if n > 256 {
+		return []string{"ALL_NONZERO=0", "TAPS_KNOWN=0"}
+	}
+	var zero, nonzero [4]uint64
+	for i := range n {
+		w := taps[i*bank : (i+1)*bank]
+		if !slices.ContainsFunc(w, func(v float64) bool { return v != 0 }) {
+			zero[i/64] |= 1 << (i % 64)
+		}
+		if !slices.Contains(w, 0) {
+			nonzero[i/64] |= 1 << (i % 64)
+		}
+	}
+	defs := []string{"ALL_NONZERO=0", "TAPS_KNOWN=1"}
+	for i := range 4 {
+		defs = append(defs, fmt.Sprintf("TZ%d=0x%xUL", i, zero[i]), fmt.Sprintf("TN%d=0x%xUL", i, nonzero[i]))
+	}
+	return defs
 }
 
 // defaultBankShape is bank.cl's decomposition for problems no tuning
@@ -111,6 +143,9 @@ func defaultBankShape(p *nd.Problem, outerTaps int, y, x axis, c int) BankShape 
 	}
 	if lanes > 32 && bank%32 == 0 {
 		lanes = 32
+	}
+	if lanes > 256 {
+		return BankShape{} // work-groups beyond what every device takes
 	}
 	group, s := 256, BankShape{TileX: 32, TileY: 16}
 	if outerTaps > 1 {

@@ -213,6 +213,7 @@ func TestDefaultBankShape(t *testing.T) {
 		{"image, bank of 8", []int{2048, 2048}, kernel(8, 3, 3), "bank", kernels.BankShape{Lanes: 8, Cols: 32, TileX: 32, TileY: 16}},
 		{"image, bank of 32, 5×5", []int{2048, 2048}, kernel(32, 5, 5), "bank", kernels.BankShape{Lanes: 16, Cols: 16, TileX: 32, TileY: 16}},
 		{"image, bank of 64", []int{2048, 2048}, kernel(64, 3, 3), "bank", kernels.BankShape{Lanes: 32, Cols: 8, TileX: 32, TileY: 16}},
+		{"image, bank of 600 (300 lanes)", []int{64, 64}, kernel(600, 3, 3), "tiled", kernels.BankShape{}},
 		{"image, bank of 8, 7×7 (registers)", []int{2048, 2048}, kernel(8, 7, 7), "tiled", kernels.BankShape{}},
 		{"volume, bank of 8", []int{64, 64, 64}, kernel(8, 3, 3, 3), "tiled", kernels.BankShape{}},
 		{"volume, bank of 16", []int{64, 64, 64}, kernel(16, 3, 3, 3), "bank", kernels.BankShape{Lanes: 8, Cols: 16, TileX: 64, TileY: 32}},

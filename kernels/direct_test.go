@@ -2,6 +2,7 @@ package kernels
 
 import (
 	"math"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -292,5 +293,24 @@ func TestDTypesOnGPU(t *testing.T) {
 				t.Errorf("%v: defines %s", d, defs)
 			}
 		}
+	}
+}
+
+// TestBankTapDefines: bank.cl's tap bitmaps — zero in every kernel,
+// nonzero in every kernel — and the plain forms without zeros and beyond
+// 256 taps.
+func TestBankTapDefines(t *testing.T) {
+	// Three taps of a bank of 2, tap-major: zero in both, nonzero in
+	// both, zero in one.
+	got := bankTapDefines([]float64{0, 0, 1, 2, 0, 3}, 2)
+	want := []string{"ALL_NONZERO=0", "TAPS_KNOWN=1", "TZ0=0x1UL", "TN0=0x2UL", "TZ1=0x0UL", "TN1=0x0UL", "TZ2=0x0UL", "TN2=0x0UL", "TZ3=0x0UL", "TN3=0x0UL"}
+	if !slices.Equal(got, want) {
+		t.Errorf("got %v, want %v", got, want)
+	}
+	if got := bankTapDefines([]float64{1, 2, 3, 4}, 2); !slices.Equal(got, []string{"ALL_NONZERO=1"}) {
+		t.Errorf("dense: %v", got)
+	}
+	if got := bankTapDefines(make([]float64, 2*257), 2); !slices.Equal(got, []string{"ALL_NONZERO=0", "TAPS_KNOWN=0"}) {
+		t.Errorf("257 taps: %v", got)
 	}
 }

@@ -418,5 +418,28 @@ func Banks() []Case {
 	add("bank12/2d/float32/mirror", nd.Spec{Kernels: bank(12, 3, 4), Border: nd.Mirror}, RandomArray(rng, nd.Float32, 13, 37))
 	add("bank8/rgb/uint16->float32/nearest", nd.Spec{Kernels: bank(8, 3, 3), Border: nd.Nearest, Out: nd.Float32}, RandomArray(rng, nd.Uint16, 9, 17, 3))
 	add("bank4/2d/float64/constant", nd.Spec{Kernels: bank(4, 5, 3), Border: nd.Constant, CVal: -1.5, Mode: nd.Valid}, RandomArray(rng, nd.Float64, 12, 21))
+
+	// Taps zero in every kernel (the corners), nonzero in every kernel
+	// (the centre) and zero in some (the rest), over NaN and ±Inf: a bank
+	// kernel may leave the first out, add the second unconditionally and
+	// must test the third as it runs.
+	mixed := make([]nd.Kernel, 6)
+	for k := range mixed {
+		w := make([]float64, 9)
+		for i := range w {
+			switch {
+			case i == 0 || i == 8:
+			case i == 4:
+				w[i] = float64(k + 1)
+			case (i+k)%3 != 0:
+				w[i] = rng.Float64()*2 - 1
+			}
+		}
+		mixed[k] = nd.Kernel{Shape: []int{3, 3}, Weights: w}
+	}
+	special := RandomArray(rng, nd.Float32, 11, 13)
+	sd := special.Data.([]float32)
+	sd[0], sd[50], sd[142] = float32(math.NaN()), float32(math.Inf(1)), float32(math.Inf(-1))
+	add("bank6/2d/float32/zero-taps-nan-inf", nd.Spec{Kernels: mixed, Border: nd.Reflect}, special)
 	return cases
 }

@@ -599,6 +599,57 @@ func TestBankTiming(t *testing.T) {
 	})
 }
 
+// TestBankZerosTiming times the untuned direct method on 2048² banks of 64
+// 3×3 kernels whose zeros bank.cl treats three ways: none (every tap one
+// fma), zero in every kernel at the corners (left out at compile time) and
+// a quarter of the weights zero at random (each tap tests the lane's
+// weight). A measurement (NDCONV_TIMING=1); skipped on PoCL.
+func TestBankZerosTiming(t *testing.T) {
+	gputest.TimingProblems(t) // the NDCONV_TIMING gate
+	ForEach(t, func(t *testing.T, tg *Target) {
+		if tg.PoCL {
+			t.Skip("timing on PoCL means nothing")
+		}
+		rng := rand.New(rand.NewPCG(2, 2))
+		src, err := gpu.NewArray(tg.Device(), nd.Float32, 2048, 2048)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer src.Free()
+		dst, err := gpu.NewArray(tg.Device(), nd.Float32, 2048, 2048, 64)
+		if err != nil {
+			t.Fatal(err)
+		}
+		defer dst.Free()
+		for _, zeros := range []string{"none", "corners", "random"} {
+			ks := make([]nd.Kernel, 64)
+			for i := range ks {
+				ks[i] = enginetest.RandomKernel(rng, zeros == "random", 3, 3)
+				if zeros == "corners" {
+					ks[i].Weights[0], ks[i].Weights[2], ks[i].Weights[6], ks[i].Weights[8] = 0, 0, 0, 0
+				}
+			}
+			spec := nd.Spec{Shape: []int{2048, 2048}, In: nd.Float32, Kernels: ks}
+			p, err := spec.Normalize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			e, err := engineOn(tg, gpu.NewDirect, p, gpu.Options{})
+			if err != nil {
+				t.Fatal(err)
+			}
+			ms, err := e.TimeDevice(dst, src, 11)
+			impl := e.Implementation()
+			e.Close()
+			if err != nil {
+				t.Fatal(err)
+			}
+			slices.Sort(ms)
+			t.Logf("BANKZEROS %s | %s | median %.3f ms (min %.3f)", zeros, impl, ms[len(ms)/2], ms[0])
+		}
+	})
+}
+
 // runTuned runs a case with an engine in a tuning.
 func runTuned(tg *Target, make newEngine) func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
 	return func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error) {
