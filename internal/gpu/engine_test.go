@@ -317,14 +317,7 @@ func TestEngineDeviceArrays(t *testing.T) {
 		rng := rand.New(rand.NewPCG(5, 6))
 		x := enginetest.RandomArray(rng, nd.Float32, 64, 48, 3)
 		spec := nd.Spec{Shape: x.Shape, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 5, 5), enginetest.RandomKernel(rng, false, 5, 5)}, Border: nd.Mirror}
-		p, err := spec.Normalize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := engineOn(tg, gpu.NewDirect, p, gpu.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e, p := directEngine(t, tg, spec)
 		defer e.Close()
 		src := upload(t, dev, q, x)
 		dst, err := gpu.NewArray(dev, p.Out, p.FullShape()...)
@@ -368,14 +361,7 @@ func TestEngineConcurrent(t *testing.T) {
 		// One engine, eight goroutines, different inputs.
 		rng := rand.New(rand.NewPCG(7, 8))
 		spec := nd.Spec{Shape: []int{33, 47}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomKernel(rng, true, 5, 3)}, Border: nd.Wrap}
-		p, err := spec.Normalize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := engineOn(tg, gpu.NewDirect, p, gpu.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e, p := directEngine(t, tg, spec)
 		defer e.Close()
 		var wg sync.WaitGroup
 		errs := make(chan string, 8)
@@ -413,14 +399,7 @@ func TestEngineChecks(t *testing.T) {
 		dev, q := tg.Device(), testQueue(t, tg)
 		rng := rand.New(rand.NewPCG(3, 3))
 		spec := nd.Spec{Shape: []int{6, 5}, In: nd.Uint8, Kernels: []nd.Kernel{{Shape: []int{3}, Weights: []float64{1, 2, 1}}}}
-		p, err := spec.Normalize()
-		if err != nil {
-			t.Fatal(err)
-		}
-		e, err := engineOn(tg, gpu.NewDirect, p, gpu.Options{})
-		if err != nil {
-			t.Fatal(err)
-		}
+		e, _ := directEngine(t, tg, spec)
 		x := enginetest.RandomArray(rng, nd.Uint8, 6, 5)
 		good, _ := nd.New(nd.Uint8, 6, 5)
 		var ae *nd.ArgumentError
@@ -630,14 +609,7 @@ func TestBankZerosTiming(t *testing.T) {
 				}
 			}
 			spec := nd.Spec{Shape: []int{2048, 2048}, In: nd.Float32, Kernels: ks}
-			p, err := spec.Normalize()
-			if err != nil {
-				t.Fatal(err)
-			}
-			e, err := engineOn(tg, gpu.NewDirect, p, gpu.Options{})
-			if err != nil {
-				t.Fatal(err)
-			}
+			e, _ := directEngine(t, tg, spec)
 			ms, err := e.TimeDevice(dst, src, 11)
 			impl := e.Implementation()
 			e.Close()
@@ -648,6 +620,21 @@ func TestBankZerosTiming(t *testing.T) {
 			t.Logf("BANKZEROS %s | %s | median %.3f ms (min %.3f)", zeros, impl, ms[len(ms)/2], ms[0])
 		}
 	})
+}
+
+// directEngine is an engine of the direct method for spec on the target
+// (untuned), the test failing where either cannot be made.
+func directEngine(t *testing.T, tg *Target, spec nd.Spec) (*gpu.Engine, *nd.Problem) {
+	t.Helper()
+	p, err := spec.Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	e, err := engineOn(tg, gpu.NewDirect, p, gpu.Options{})
+	if err != nil {
+		t.Fatal(err)
+	}
+	return e, p
 }
 
 // runTuned runs a case with an engine in a tuning.
