@@ -233,9 +233,9 @@ func (c *ChunkCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.
 	// neighbour (2048³ on 64 cores: reading a block took 4× as long with
 	// a halo as without, 8 in flight, and 10× with 24).
 	cells := make([][]int, 0, total) // the chunks' grid indices, in that order
+	idx := make([]int, rank)
 	for pass := range 2 {
 		for k := range total {
-			idx := make([]int, rank)
 			inner := true
 			for d, r := rank-1, k; d >= 0; d-- {
 				idx[d] = first[d] + r%n[d]
@@ -244,7 +244,7 @@ func (c *ChunkCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.
 				r /= n[d]
 			}
 			if inner == (pass == 0) {
-				cells = append(cells, idx)
+				cells = append(cells, slices.Clone(idx))
 			}
 		}
 	}

@@ -60,7 +60,7 @@
 #define BANK_BOUNDS
 #endif
 
-// load_row puts row r of every staged plane — the KX values element ex of
+// LOAD_ROW puts row r of every staged plane — the KX values element ex of
 // the tile reads there — into window slot s.
 #define LOAD_ROW(win, tile, s, r, ex) \
 	do { \

@@ -42,8 +42,13 @@ func bankFit(s BankShape, outerTaps int, y, x axis, c, bank int, wide bool, maxL
 		budget, acc = budget/2, 8
 	}
 	taps := outerTaps * y.k * x.k
-	local := outerTaps * (s.TileY + y.k - 1) * (s.TileX + (x.k-1)*c) * acc
-	return (bank/s.Lanes+1)*taps <= budget && local <= maxLocal
+	return (bank/s.Lanes+1)*taps <= budget && bankLocalBytes(s, outerTaps, y, x, c, acc) <= maxLocal
+}
+
+// bankLocalBytes is the local memory bank.cl declares in shape s: every
+// outer tap's plane of the tile's footprint, in ACC_T of accBytes.
+func bankLocalBytes(s BankShape, outerTaps int, y, x axis, c, accBytes int) int {
+	return outerTaps * (s.TileY + y.k - 1) * (s.TileX + (x.k-1)*c) * accBytes
 }
 
 // newBank specialises bank.cl in shape s for a's canonical problem, or
@@ -60,7 +65,7 @@ func newBank(a directArgs, s BankShape) *Launch {
 	}
 	t := *l
 	t.Family, t.Name = "bank", "correlate_bank"
-	t.LocalBytes = a.outerTaps * (s.TileY + y.k - 1) * (s.TileX + (x.k-1)*c) * AccBytes(p)
+	t.LocalBytes = bankLocalBytes(s, a.outerTaps, y, x, c, AccBytes(p))
 	t.Local = [3]int{s.Lanes * s.Cols, 1, 1}
 	t.Groups = [3]int{(x.out*c + s.TileX - 1) / s.TileX, groupsY, l.Groups[2]}
 	t.Shape = s
@@ -132,7 +137,7 @@ func bankTapDefines(taps []float64, bank int) []string {
 // one), at most 32 lanes; work-groups of up to 256 work-items over 32 ×
 // 16 tiles on images, of 128 over 64 × 32 on volumes (whose tiles stage a
 // plane per outer tap, halo and all).
-func defaultBankShape(p *nd.Problem, outerTaps int, y, x axis, c int) BankShape {
+func defaultBankShape(p *nd.Problem, outerTaps int) BankShape {
 	bank := len(p.Kernels)
 	if bank < 4 || (outerTaps > 1 && bank < 16) {
 		return BankShape{}

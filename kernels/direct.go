@@ -125,7 +125,7 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 	rows, bankShape := opt.rows, opt.bank
 	if rows == (RowsShape{}) && bankShape == (BankShape{}) && opt.tiled == (TiledShape{}) {
 		rows = defaultRowsShape(p, outerTaps, y, x, c)
-		bankShape = defaultBankShape(p, outerTaps, y, x, c)
+		bankShape = defaultBankShape(p, outerTaps)
 	}
 	a := directArgs{p: p, opt: opt, outer: outer, y: y, x: x, c: c, outerTaps: outerTaps, base: l}
 	if !opt.Untiled && bankShape != (BankShape{}) {

@@ -65,10 +65,9 @@ type Launch struct {
 	TapsInParams bool
 	// Shape is the launch's work decomposition, its family's: a
 	// TiledShape for tiled.cl, RowsShape for rows.cl, BankShape for
-	// bank.cl, SepFusedShape for
-	// sepfused.cl and sepring.cl, Sep3Shape for sep3.cl, SepTileShape for
-	// septile.cl; nil for the families that have none (direct.cl,
-	// separable.cl).
+	// bank.cl, SepFusedShape for sepfused.cl and sepring.cl, Sep3Shape
+	// for sep3.cl, SepTileShape for septile.cl; nil for the families
+	// that have none (direct.cl, separable.cl).
 	Shape Decomposition
 }
 
@@ -394,11 +393,11 @@ func vector4(d nd.DType) (string, bool) {
 }
 
 // TuningCandidates are the work decompositions `ndconv tune` measures for
-// p: tiled.cl's, rows.cl's and bank.cl's for the direct method; for the separable one
-// sep3.cl's where its passes are Z, Y, X on adjacent axes, and septile.cl's,
-// sepfused.cl's and sepring.cl's (none where the passes do not fuse). Every
-// candidate computes the same bits; they differ only in how the work is
-// spread.
+// p: tiled.cl's, rows.cl's and bank.cl's for the direct method; for the
+// separable one sep3.cl's where its passes are Z, Y, X on adjacent axes,
+// and septile.cl's, sepfused.cl's and sepring.cl's (none where the passes
+// do not fuse). Every candidate computes the same bits; they differ only
+// in how the work is spread.
 func TuningCandidates(p *nd.Problem, separable bool) []Tuning {
 	if separable {
 		if !fusable(separablePasses(p)) {

@@ -514,7 +514,7 @@ func TestEngineTiming(t *testing.T) {
 // device arrays: one line per decomposition, median of 11 runs. A
 // measurement (NDCONV_TIMING=1), not a test; skipped on PoCL.
 func TestBankTiming(t *testing.T) {
-	gputest.TimingProblems(t) // the NDCONV_TIMING gate
+	gputest.RequireTiming(t)
 	f32 := func(bank int, kernel []int, shape ...int) gputest.Workload {
 		return gputest.Workload{In: nd.Float32, Out: nd.Float32, Shape: shape, Kernel: kernel, Bank: bank}
 	}
@@ -584,7 +584,7 @@ func TestBankTiming(t *testing.T) {
 // a quarter of the weights zero at random (each tap tests the lane's
 // weight). A measurement (NDCONV_TIMING=1); skipped on PoCL.
 func TestBankZerosTiming(t *testing.T) {
-	gputest.TimingProblems(t) // the NDCONV_TIMING gate
+	gputest.RequireTiming(t)
 	ForEach(t, func(t *testing.T, tg *Target) {
 		if tg.PoCL {
 			t.Skip("timing on PoCL means nothing")

@@ -175,14 +175,21 @@ func (w Workload) Problem(rng *rand.Rand) (*nd.Problem, error) {
 	return spec.Normalize()
 }
 
+// RequireTiming skips tb unless NDCONV_TIMING=1: timing is a
+// measurement, not a test.
+func RequireTiming(tb testing.TB) {
+	tb.Helper()
+	if os.Getenv("NDCONV_TIMING") != "1" {
+		tb.Skip("set NDCONV_TIMING=1 to time the kernel")
+	}
+}
+
 // TimingProblems skips tb unless NDCONV_TIMING=1 (timing is a
 // measurement, not a test), and otherwise yields each of TimingWorkloads
 // with its problem, the kernels of all drawn from one seeded generator.
 func TimingProblems(tb testing.TB) iter.Seq2[Workload, *nd.Problem] {
 	tb.Helper()
-	if os.Getenv("NDCONV_TIMING") != "1" {
-		tb.Skip("set NDCONV_TIMING=1 to time the kernel")
-	}
+	RequireTiming(tb)
 	return func(yield func(Workload, *nd.Problem) bool) {
 		rng := rand.New(rand.NewPCG(1, 1))
 		for _, w := range TimingWorkloads() {
