@@ -45,40 +45,170 @@ func TestTuningCandidates(t *testing.T) {
 	}
 }
 
+// eachBankCandidate calls f with each case of the table, the random cases
+// and enginetest.Banks — its problem p — and each decomposition of
+// checks(p) and of the tuner's candidates for p.
+func eachBankCandidate(t *testing.T, checks func(*nd.Problem) ([]kernels.Tuning, bool), f func(c enginetest.Case, p *nd.Problem, cand kernels.Tuning)) {
+	t.Helper()
+	for _, c := range append(kernels.EngineCases(), enginetest.OnGPU(enginetest.Banks())...) {
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatalf("%s: %v", c.Name, err)
+		}
+		some, _ := checks(p)
+		for _, cand := range append(some, kernels.TuningCandidates(p, false)...) {
+			f(c, p, cand)
+		}
+	}
+}
+
 // TestBankGroups emulates tiled.cl's bank groups — a bank split into
 // groups of every size dividing it, the large banks' tuner candidates
 // among them — on the banks of the table, the random cases and
 // enginetest.Banks, against the reference and the CPU engine's bits.
 func TestBankGroups(t *testing.T) {
 	tried, vector := 0, 0
-	for _, c := range append(kernels.EngineCases(), enginetest.OnGPU(enginetest.Banks())...) {
+	eachBankCandidate(t, kerneltest.BankGroupChecks, func(c enginetest.Case, p *nd.Problem, cand kernels.Tuning) {
+		tiled, _ := cand.Shape.(kernels.TiledShape)
+		if tiled.BankGroup == 0 {
+			return
+		}
+		l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Shape: cand.Shape})
+		if err != nil || l == nil {
+			t.Fatalf("%s, %+v: launch %v, %v", c.Name, tiled, l, err)
+		}
+		if shape, _ := l.Shape.(kernels.TiledShape); shape.BankGroup != tiled.BankGroup || !slices.Contains(l.Defines, fmt.Sprintf("OUT_BANK=%d", len(p.Kernels))) {
+			t.Fatalf("%s, %+v: launch shape %+v, defines %v", c.Name, tiled, l.Shape, l.Defines)
+		}
+		tried++
+		if slices.Contains(l.Defines, "VECTOR_STORES=1") {
+			vector++
+		}
+		kernels.CheckDirectLaunch(t, c, p, l)
+	})
+	t.Logf("%d bank-group launches, %d with vector stores", tried, vector)
+	if tried < 40 || vector == 0 {
+		t.Errorf("%d bank-group launches tried, %d with vector stores", tried, vector)
+	}
+}
+
+// TestLocalWeights emulates tiled.cl's launches with a bank's weights in
+// local memory — the backends' checks and the tuner's candidates — on the
+// banks of the table, the random cases and enginetest.Banks, against the
+// reference and the CPU engine's bits.
+func TestLocalWeights(t *testing.T) {
+	tried := 0
+	eachBankCandidate(t, kerneltest.LocalWeightsChecks, func(c enginetest.Case, p *nd.Problem, cand kernels.Tuning) {
+		want, _ := cand.Shape.(kernels.TiledShape)
+		if !want.LocalWeights {
+			return
+		}
+		l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Shape: cand.Shape})
+		if err != nil || l == nil {
+			t.Fatalf("%s, %+v: launch %v, %v", c.Name, want, l, err)
+		}
+		got, _ := l.Shape.(kernels.TiledShape)
+		if !got.LocalWeights || got.BankGroup != want.BankGroup || !slices.Contains(l.Defines, "LOCAL_WEIGHTS=1") || !slices.Contains(l.Defines, "TAPS_IN_PARAMS=0") {
+			t.Fatalf("%s, %+v: launch shape %+v, defines %v", c.Name, want, l.Shape, l.Defines)
+		}
+		tried++
+		kernels.CheckDirectLaunch(t, c, p, l)
+	})
+	t.Logf("%d launches with weights in local memory", tried)
+	if tried < 40 {
+		t.Errorf("only %d launches with weights in local memory tried", tried)
+	}
+}
+
+// TestTilesInside: tiled.cl moves the last tiles back inside the input
+// (TILES_INSIDE) exactly where no output reads outside it (valid mode)
+// and the output spans a tile each way (enginetest.Banks' valid-tiles
+// cases among them), and nowhere else; the launches give the CPU
+// engine's bits.
+func TestTilesInside(t *testing.T) {
+	inside := 0
+	for _, c := range enginetest.OnGPU(enginetest.Banks()) {
 		p, err := c.Spec.Normalize()
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
 		}
-		checks, _ := kerneltest.BankGroupChecks(p)
-		for _, cand := range append(checks, kernels.TuningCandidates(p, false)...) {
-			tiled, _ := cand.Shape.(kernels.TiledShape)
-			if tiled.BankGroup == 0 {
+		for _, s := range []kernels.TiledShape{{TX: 8, TY: 2, RX: 2, RY: 2}, {TX: 8, TY: 2, RX: 4, RY: 1, LocalWeights: true}} {
+			l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Shape: s})
+			if err != nil || l == nil {
 				continue
 			}
-			l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Shape: cand.Shape})
-			if err != nil || l == nil {
-				t.Fatalf("%s, %+v: launch %v, %v", c.Name, tiled, l, err)
+			n := len(p.OutShape) // these cases have one sample per position
+			want := c.Spec.Mode == nd.Valid && p.OutShape[n-2] >= s.TY*s.RY && p.OutShape[n-1] >= s.TX*s.RX
+			if got := slices.Contains(l.Defines, "TILES_INSIDE=1"); got != want {
+				t.Errorf("%s, %+v: TILES_INSIDE %v, want %v", c.Name, s, got, want)
 			}
-			if shape, _ := l.Shape.(kernels.TiledShape); shape.BankGroup != tiled.BankGroup || !slices.Contains(l.Defines, fmt.Sprintf("OUT_BANK=%d", len(p.Kernels))) {
-				t.Fatalf("%s, %+v: launch shape %+v, defines %v", c.Name, tiled, l.Shape, l.Defines)
+			if want {
+				inside++
+				kernels.CheckDirectLaunch(t, c, p, l)
 			}
-			tried++
-			if slices.Contains(l.Defines, "VECTOR_STORES=1") {
-				vector++
-			}
-			kernels.CheckDirectLaunch(t, c, p, l)
 		}
 	}
-	t.Logf("%d bank-group launches, %d with vector stores", tried, vector)
-	if tried < 40 || vector == 0 {
-		t.Errorf("%d bank-group launches tried, %d with vector stores", tried, vector)
+	if inside < 3 {
+		t.Errorf("%d launches with the last tiles inside", inside)
+	}
+}
+
+// TestDefaultLocalWeights pins where NewDirect stages a bank's weights in
+// local memory untuned: volumes' valid banks of a multiple of 8 kernels
+// of 343 taps or more, float32 accumulators; the constant-bank default
+// (or bank.cl) elsewhere.
+func TestDefaultLocalWeights(t *testing.T) {
+	rng := rand.New(rand.NewPCG(36, 36))
+	kernel := func(n int, shape ...int) []nd.Kernel {
+		ks := make([]nd.Kernel, n)
+		for i := range ks {
+			ks[i] = enginetest.RandomKernel(rng, false, shape...)
+		}
+		return ks
+	}
+	for _, tc := range []struct {
+		name  string
+		in    nd.DType
+		shape []int
+		ks    []nd.Kernel
+		want  kernels.TiledShape // zero: not LocalWeights
+	}{
+		{"S000 bank of 8", nd.Uint8, []int{64, 64, 64}, kernel(8, 7, 7, 7), kernels.TiledShape{TX: 32, TY: 4, RX: 4, RY: 1, LocalWeights: true}},
+		{"S000 bank of 32", nd.Uint8, []int{64, 64, 64}, kernel(32, 7, 7, 7), kernels.TiledShape{TX: 32, TY: 4, RX: 4, RY: 1, BankGroup: 8, LocalWeights: true}},
+		{"9×7×7 float32 bank of 16", nd.Float32, []int{64, 64, 64}, kernel(16, 9, 7, 7), kernels.TiledShape{TX: 32, TY: 4, RX: 4, RY: 1, BankGroup: 8, LocalWeights: true}},
+		{"5³ bank of 16", nd.Float32, []int{64, 64, 64}, kernel(16, 5, 5, 5), kernels.TiledShape{}},
+		{"bank of 12", nd.Uint8, []int{64, 64, 64}, kernel(12, 7, 7, 7), kernels.TiledShape{}},
+		{"bank of 4", nd.Uint8, []int{64, 64, 64}, kernel(4, 7, 7, 7), kernels.TiledShape{}},
+		{"3³ bank of 8", nd.Float32, []int{64, 64, 64}, kernel(8, 3, 3, 3), kernels.TiledShape{}},
+		{"float64 bank of 8", nd.Float64, []int{64, 64, 64}, kernel(8, 7, 7, 7), kernels.TiledShape{}},
+		{"image, 7×7 bank of 8", nd.Float32, []int{512, 512}, kernel(8, 7, 7), kernels.TiledShape{}},
+	} {
+		for _, mode := range []nd.Mode{nd.Valid, nd.Same} {
+			spec := nd.Spec{Shape: tc.shape, In: tc.in, Out: nd.Float32, Kernels: tc.ks, Mode: mode}
+			if tc.in == nd.Float64 {
+				spec.Out = nd.Float64
+			}
+			p, err := spec.Normalize()
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10})
+			if err != nil {
+				t.Fatalf("%s: %v", tc.name, err)
+			}
+			got, _ := l.Shape.(kernels.TiledShape)
+			if !got.LocalWeights {
+				got = kernels.TiledShape{}
+			}
+			got.ZChunk = 0
+			want := tc.want
+			if mode == nd.Same {
+				want = kernels.TiledShape{} // tiles need the border rule
+			}
+			if got != want {
+				t.Errorf("%s, %v: %s %v, want LocalWeights shape %v", tc.name, mode, l.Family, l.Shape, want)
+			}
+		}
 	}
 }
 
@@ -164,25 +294,18 @@ func TestSepTileSteps(t *testing.T) {
 // enginetest.Banks, against the reference and the CPU engine's bits.
 func TestBankFamily(t *testing.T) {
 	tried := 0
-	for _, c := range append(kernels.EngineCases(), enginetest.OnGPU(enginetest.Banks())...) {
-		p, err := c.Spec.Normalize()
-		if err != nil {
-			t.Fatalf("%s: %v", c.Name, err)
+	eachBankCandidate(t, kerneltest.BankChecks, func(c enginetest.Case, p *nd.Problem, cand kernels.Tuning) {
+		want, ok := cand.Shape.(kernels.BankShape)
+		if !ok {
+			return
 		}
-		checks, _ := kerneltest.BankChecks(p)
-		for _, cand := range append(checks, kernels.TuningCandidates(p, false)...) {
-			want, ok := cand.Shape.(kernels.BankShape)
-			if !ok {
-				continue
-			}
-			l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Shape: cand.Shape})
-			if err != nil || l == nil || l.Family != "bank" || l.Shape != want {
-				t.Fatalf("%s, %v: launch %v, %v", c.Name, want, l, err)
-			}
-			tried++
-			kernels.CheckDirectLaunch(t, c, p, l)
+		l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10, Shape: cand.Shape})
+		if err != nil || l == nil || l.Family != "bank" || l.Shape != want {
+			t.Fatalf("%s, %v: launch %v, %v", c.Name, want, l, err)
 		}
-	}
+		tried++
+		kernels.CheckDirectLaunch(t, c, p, l)
+	})
 	t.Logf("%d bank.cl launches", tried)
 	if tried < 40 {
 		t.Errorf("only %d bank.cl launches tried", tried)

@@ -40,6 +40,12 @@ type TiledShape struct {
 	// per work-item, each input tile staged once per group. Volumes so
 	// split re-stage each plane per outer tap (no rolling).
 	BankGroup int `json:",omitzero"`
+	// LocalWeights stages the bank (group)'s weights in local memory,
+	// each work-item reading a tap's weights as 4-vectors (float
+	// accumulators, a group of a multiple of 4 kernels, not rolling):
+	// one read per 4 weights, where reads by a run-time index (outer
+	// taps in a loop) take one per weight.
+	LocalWeights bool `json:",omitzero"`
 }
 
 func (s TiledShape) String() string {
@@ -55,6 +61,9 @@ func (s TiledShape) String() string {
 	}
 	if s.BankGroup > 0 {
 		d += fmt.Sprintf(", banks of %d kernels", s.BankGroup)
+	}
+	if s.LocalWeights {
+		d += ", weights in local memory"
 	}
 	return d
 }
@@ -231,7 +240,49 @@ func DefaultTiledShape(y, x axis, c, bank int, wide bool) TiledShape {
 	return TiledShape{TX: 32, TY: 8, RX: 4, RY: 4}
 }
 
-// tiledLocalBytes is the local memory tiled.cl declares for shape s.
+// localWeightsFit reports whether tiled.cl can stage the weights of shape
+// s's bank groups in local memory (TiledShape.LocalWeights): float
+// accumulators, read as 4-vectors, so groups of a multiple of 4 kernels,
+// and no rolling (its kernel reads the constant bank).
+func localWeightsFit(s TiledShape, bank int, wide bool) bool {
+	return !wide && bankGroup(s, bank)%4 == 0 && s.ZChunk <= 0
+}
+
+// localWeightBytes is the local memory a group of kernels' weights take
+// (TiledShape.LocalWeights): every tap's weight of each kernel.
+func localWeightBytes(outerTaps int, y, x axis, group, accSize int) int {
+	return outerTaps * y.k * x.k * group * accSize
+}
+
+// defaultLocalWeights is the untuned decomposition of compute-bound banks
+// of large kernels spanning outer axes (volumes) where no output reads
+// outside the input (valid): groups of 8 kernels (the whole bank of 8)
+// with their weights in local memory, 4×1 outputs on 32×4 work-items.
+// Zero elsewhere: banks not a multiple of 8, float64, kernels of fewer
+// than 343 taps (7³), problems whose tiles need the border rule, weights
+// beyond the local memory — where it was measured to lose or was not
+// measured. H100, session 36 (A/B interleaved, the same bits): S000's
+// valid banks of 8, 16 and 32 7³ kernels took 2.40, 4.82 and 9.64 ms
+// against the constant-bank default's 2.58, 5.35 and 12.87; but 256³
+// float32 banks of 16 5³ kernels in same mode 3.70 against 2.84
+// (docs/perf/gpu-kernels.md, "Session 36").
+func defaultLocalWeights(p *nd.Problem, outerTaps int, y, x axis, c, accSize, maxLocal int) TiledShape {
+	bank := len(p.Kernels)
+	if outerTaps == 1 || bank < 8 || bank%8 != 0 || p.Wide || outerTaps*y.k*x.k < 343 || !p.ReadsInside() {
+		return TiledShape{}
+	}
+	s := TiledShape{TX: 32, TY: 4, RX: 4, RY: 1, BankGroup: 8, ZChunk: -1, LocalWeights: true}
+	if bank == 8 {
+		s.BankGroup = 0
+	}
+	if tiledLocalBytes(s, y, x, c, accSize)+localWeightBytes(outerTaps, y, x, 8, accSize) > maxLocal {
+		return TiledShape{}
+	}
+	return s
+}
+
+// tiledLocalBytes is the local memory tiled.cl declares for shape s's
+// input tile (LocalWeights adds the group's weights).
 func tiledLocalBytes(s TiledShape, y, x axis, c, accSize int) int {
 	rowElems := s.TX*s.RX + (x.k-1)*c
 	pitch := rowElems + rowElems/s.RX + 1
@@ -246,8 +297,9 @@ func newTiled(a directArgs) *Launch {
 	accSize := AccBytes(p)
 	s := opt.tiled
 	roll := false
-	// A bank split into groups re-stages each plane (no rolling).
-	if rollable(outer) && bankGroup(s, bank) == bank {
+	// A bank split into groups re-stages each plane (no rolling), as
+	// does one with its weights in local memory.
+	if rollable(outer) && bankGroup(s, bank) == bank && !s.LocalWeights {
 		kz := outer[0].k
 		switch {
 		case s == (TiledShape{}):
@@ -256,20 +308,31 @@ func newTiled(a directArgs) *Launch {
 			roll = rollFits(s, kz, bank, p.Wide)
 		}
 	}
+	outerTaps := len(l.Taps) / (y.k * x.k * bank)
 	if s == (TiledShape{}) {
 		// Still zero: no rolling shape was chosen above.
+		s = defaultLocalWeights(p, outerTaps, y, x, c, accSize, opt.MaxLocalBytes)
+	}
+	if s == (TiledShape{}) {
 		s = DefaultTiledShape(y, x, c, bank, p.Wide)
 		s = unrolledShape(s, y, x, bankGroup(s, bank))
 	}
+	if s.LocalWeights && !localWeightsFit(s, bank, p.Wide) {
+		return nil
+	}
 	group := bankGroup(s, bank)
-	local := tiledLocalBytes(s, y, x, c, accSize)
+	weightBytes := 0
+	if s.LocalWeights {
+		weightBytes = localWeightBytes(outerTaps, y, x, group, accSize)
+	}
+	local := tiledLocalBytes(s, y, x, c, accSize) + weightBytes
 	for local > opt.MaxLocalBytes && s.RY > 1 {
 		s.RY /= 2
-		local = tiledLocalBytes(s, y, x, c, accSize)
+		local = tiledLocalBytes(s, y, x, c, accSize) + weightBytes
 	}
 	for local > opt.MaxLocalBytes && s.TY > 1 {
 		s.TY /= 2
-		local = tiledLocalBytes(s, y, x, c, accSize)
+		local = tiledLocalBytes(s, y, x, c, accSize) + weightBytes
 	}
 	if local > opt.MaxLocalBytes {
 		return nil
@@ -327,7 +390,6 @@ func newTiled(a directArgs) *Launch {
 	}
 	rowsFMA := walkFMA(s, y, x, group)
 	unrollRows := rowsFMA*kz <= unrollBudget
-	outerTaps := len(l.Taps) / (y.k * x.k * bank)
 	defs = append(defs,
 		fmt.Sprintf("TX=%d", s.TX), fmt.Sprintf("TY=%d", s.TY),
 		fmt.Sprintf("RX=%d", s.RX), fmt.Sprintf("RY=%d", s.RY),
@@ -337,11 +399,22 @@ func newTiled(a directArgs) *Launch {
 		fmt.Sprintf("ROLL_Z=%d", b2i(roll)), fmt.Sprintf("KZ=%d", kz),
 		fmt.Sprintf("UNROLL_OUTER=%d", b2i(outerTaps > 1 && outerTaps*rowsFMA <= unrollOuterBudget)),
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
+	if !roll && p.ReadsInside() && y.out >= tileY && outRow >= tileX {
+		// correlate_tiled moves the last tiles back inside (valid
+		// problems: no tile then needs the border rule).
+		defs = append(defs, "TILES_INSIDE=1")
+	}
+	paramBytes := opt.MaxParamBytes
+	if s.LocalWeights {
+		// Staged from a buffer once per work-group and group.
+		defs = append(defs, "LOCAL_WEIGHTS=1")
+		paramBytes = 0
+	}
 	if s.MinGroups > 0 {
 		defs = append(defs, fmt.Sprintf("MIN_GROUPS=%d", s.MinGroups))
 	}
 	defs = append(defs, nonzeroDefines(t.Taps)...)
-	defs = append(defs, t.tapsInParams(opt.MaxParamBytes, accSize))
+	defs = append(defs, t.tapsInParams(paramBytes, accSize))
 	defs = append(defs, vectorDefines(p, (x.in*c)%4 == 0, stores)...)
 	slices.Sort(defs)
 	t.Defines = defs
@@ -440,6 +513,36 @@ func tiledCandidates(p *nd.Problem) []Tuning {
 						s.ZChunk = -1
 					}
 					out = append(out, Tuning{Shape: s})
+				}
+			}
+		}
+	}
+	// Banks (whole or in groups) of kernels spanning outer axes, with
+	// their weights in local memory: the outer taps are a loop, whose
+	// weights the constant bank reads by a run-time index. (Images' taps
+	// unroll to constant indices, read free by each fma: a 2048² bank of
+	// 8 7×7 took 0.167 ms at best so, against 0.142; H100, session 36.)
+	outerTaps := 1
+	for _, a := range outer {
+		outerTaps *= a.k
+	}
+	for _, g := range []int{4, 8, 16} {
+		if g > bank || bank%g != 0 || p.Wide || outerTaps == 1 {
+			continue
+		}
+		for _, ty := range []int{4, 8} {
+			for _, r := range [][2]int{{4, 1}, {8, 1}, {4, 2}} {
+				for _, minGroups := range []int{0, 2} {
+					s := TiledShape{TX: 32, TY: ty, RX: r[0], RY: r[1], BankGroup: g, MinGroups: minGroups, LocalWeights: true}
+					if g == bank {
+						s.BankGroup = 0
+					}
+					if roll {
+						s.ZChunk = -1
+					}
+					if r[0]*r[1]*g <= regs {
+						out = append(out, Tuning{Shape: s})
+					}
 				}
 			}
 		}

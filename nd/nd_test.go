@@ -208,6 +208,33 @@ func TestNormalizeEmpty(t *testing.T) {
 	}
 }
 
+// TestReadsInside: valid mode reads inside the input on every axis (those
+// the kernel does not span too, with any origin); same and full do not,
+// unless the kernel is a single tap at the origin.
+func TestReadsInside(t *testing.T) {
+	k33 := Kernel{Shape: []int{3, 3}, Weights: make([]float64, 9)}
+	k11 := Kernel{Shape: []int{1, 1}, Weights: []float64{1}}
+	for _, c := range []struct {
+		spec Spec
+		want bool
+	}{
+		{Spec{Shape: []int{8, 9}, Kernels: []Kernel{k33}, Mode: Valid}, true},
+		{Spec{Shape: []int{8, 9, 4}, Kernels: []Kernel{k33}, Axes: []int{0, 1}, Mode: Valid, Origin: []int{1, -1}}, true},
+		{Spec{Shape: []int{8, 9}, Kernels: []Kernel{k33}}, false},
+		{Spec{Shape: []int{8, 9}, Kernels: []Kernel{k33}, Mode: Full}, false},
+		{Spec{Shape: []int{8, 9}, Kernels: []Kernel{k11}}, true},
+	} {
+		c.spec.In = Float32
+		p, err := c.spec.Normalize()
+		if err != nil {
+			t.Fatalf("%+v: %v", c.spec, err)
+		}
+		if got := p.ReadsInside(); got != c.want {
+			t.Errorf("%v %v origin %v: ReadsInside %v, want %v", c.spec.Shape, c.spec.Mode, c.spec.Origin, got, c.want)
+		}
+	}
+}
+
 // TestConvolveNormalisation checks DESIGN §1: convolve is correlate with the
 // kernel flipped and origin −o − (k even).
 func TestConvolveNormalisation(t *testing.T) {

@@ -228,6 +228,18 @@ func (p *Problem) WeightAbsSum() float64 {
 	return m
 }
 
+// ReadsInside reports whether every output reads input positions inside
+// the input only (valid mode, and axes the kernel does not span): the
+// border rule then gives no value any output receives.
+func (p *Problem) ReadsInside() bool {
+	for d := range p.InShape {
+		if p.Shift[d] != 0 || p.OutShape[d]+p.KShape[d]-1 > p.InShape[d] {
+			return false
+		}
+	}
+	return true
+}
+
 // FullShape is OutShape with the bank axis appended when there is one.
 func (p *Problem) FullShape() []int {
 	if p.Bank {

@@ -418,6 +418,11 @@ func Banks() []Case {
 	add("bank12/2d/float32/mirror", nd.Spec{Kernels: bank(12, 3, 4), Border: nd.Mirror}, RandomArray(rng, nd.Float32, 13, 37))
 	add("bank8/rgb/uint16->float32/nearest", nd.Spec{Kernels: bank(8, 3, 3), Border: nd.Nearest, Out: nd.Float32}, RandomArray(rng, nd.Uint16, 9, 17, 3))
 	add("bank4/2d/float64/constant", nd.Spec{Kernels: bank(4, 5, 3), Border: nd.Constant, CVal: -1.5, Mode: nd.Valid}, RandomArray(rng, nd.Float64, 12, 21))
+	// Valid outputs several tiles wide and tall (S000's shape in small):
+	// the last tiles move back inside the input, overlapping the ones
+	// before them.
+	add("bank8/3d/uint8->float32/valid-tiles", nd.Spec{Kernels: bank(8, 3, 3, 3), Mode: nd.Valid, Out: nd.Float32}, RandomArray(rng, nd.Uint8, 6, 23, 37))
+	add("bank4/2d/float32/valid-tiles", nd.Spec{Kernels: bank(4, 3, 5), Mode: nd.Valid, Border: nd.Wrap}, RandomArray(rng, nd.Float32, 21, 45))
 
 	// Taps zero in every kernel (the corners), nonzero in every kernel
 	// (the centre) and zero in some (the rest), over NaN and ±Inf: a bank

@@ -511,8 +511,9 @@ func TestEngineTiming(t *testing.T) {
 // TestBankTiming times every decomposition of the direct method the tuner
 // may choose — bank.cl's and tiled.cl's among them — beside the untuned
 // choice, on output-bound banks (issue 29's and the timing set's), on
-// device arrays: one line per decomposition, median of 11 runs. A
-// measurement (NDCONV_TIMING=1), not a test; skipped on PoCL.
+// device arrays: one line per decomposition, median of 11 runs.
+// NDCONV_BANK_TIMING picks workloads by index. A measurement
+// (NDCONV_TIMING=1), not a test; skipped on PoCL.
 func TestBankTiming(t *testing.T) {
 	gputest.RequireTiming(t)
 	f32 := func(bank int, kernel []int, shape ...int) gputest.Workload {
@@ -526,21 +527,79 @@ func TestBankTiming(t *testing.T) {
 		{In: nd.Uint8, Out: nd.Float32, Shape: []int{2048, 2048}, Kernel: k3, Bank: 16},
 		{In: nd.Float32, Out: nd.Float32, Shape: []int{1024, 1024, 3}, Kernel: []int{3, 3, 1}, Bank: 8},
 	}
-	if only := os.Getenv("NDCONV_BANK_TIMING"); only != "" {
-		// A comma-separated list of the workloads' indices.
-		var some []gputest.Workload
-		for _, f := range strings.Split(only, ",") {
-			if i, err := strconv.Atoi(f); err == nil && i >= 0 && i < len(workloads) {
-				some = append(some, workloads[i])
+	timeDirect(t, "BANKTIME", 1, pickWorkloads("NDCONV_BANK_TIMING", workloads), func(p *nd.Problem) []kernels.Tuning {
+		return append([]kernels.Tuning{{}}, kernels.TuningCandidates(p, false)...)
+	})
+}
+
+// TestLocalWeightsTiming times tiled.cl's decompositions with a bank's
+// weights in local memory beside the untuned choice and the constant-bank
+// bank groups the tuner chose before them (S000's 2×2 outputs in groups of
+// 8), on compute-bound banks: S000's 256³ uint8 volume with banks of 8, 16
+// and 32 7³ kernels (valid), a 2048² image with a bank of 8 7×7 kernels,
+// and 256³ float32 volumes with banks of 8 and 16 5³ kernels. One line per
+// decomposition, median of 11 runs on device arrays. NDCONV_LW_TIMING
+// picks workloads by index and NDCONV_LW_SHAPE one decomposition by its
+// description (for a profiler). A measurement (NDCONV_TIMING=1); skipped
+// on PoCL.
+func TestLocalWeightsTiming(t *testing.T) {
+	gputest.RequireTiming(t)
+	s000 := func(bank int) gputest.Workload {
+		return gputest.Workload{In: nd.Uint8, Out: nd.Float32, Shape: []int{256, 256, 256}, Kernel: []int{7, 7, 7}, Bank: bank, Mode: nd.Valid}
+	}
+	workloads := []gputest.Workload{s000(8), s000(16), s000(32),
+		{In: nd.Float32, Out: nd.Float32, Shape: []int{2048, 2048}, Kernel: []int{7, 7}, Bank: 8},
+		{In: nd.Float32, Out: nd.Float32, Shape: []int{256, 256, 256}, Kernel: []int{5, 5, 5}, Bank: 8},
+		{In: nd.Float32, Out: nd.Float32, Shape: []int{256, 256, 256}, Kernel: []int{5, 5, 5}, Bank: 16}}
+	only := os.Getenv("NDCONV_LW_SHAPE")
+	timeDirect(t, "LWTIME", 3, pickWorkloads("NDCONV_LW_TIMING", workloads), func(p *nd.Problem) []kernels.Tuning {
+		tunings := []kernels.Tuning{{}}
+		if len(p.Kernels) >= 16 {
+			tunings = append(tunings, kernels.Tuning{Shape: kernels.TiledShape{TX: 32, TY: 4, RX: 2, RY: 2, BankGroup: 8, ZChunk: -1}})
+		}
+		for _, c := range kernels.TuningCandidates(p, false) {
+			if s, ok := c.Shape.(kernels.TiledShape); ok && s.LocalWeights {
+				tunings = append(tunings, c)
 			}
 		}
-		workloads = some
+		if only != "" {
+			tunings = slices.DeleteFunc(tunings, func(c kernels.Tuning) bool {
+				s, ok := c.Shape.(kernels.TiledShape)
+				return !ok || s.String() != only
+			})
+		}
+		return tunings
+	})
+}
+
+// pickWorkloads is workloads, or those whose indices the environment
+// variable env lists (comma-separated).
+func pickWorkloads(env string, workloads []gputest.Workload) []gputest.Workload {
+	only := os.Getenv(env)
+	if only == "" {
+		return workloads
 	}
+	var some []gputest.Workload
+	for _, f := range strings.Split(only, ",") {
+		if i, err := strconv.Atoi(f); err == nil && i >= 0 && i < len(workloads) {
+			some = append(some, workloads[i])
+		}
+	}
+	return some
+}
+
+// timeDirect times the direct method on device arrays for each workload
+// (its kernels drawn from seed) in each decomposition tunings gives for
+// its problem: one line per decomposition, tagged, median of 11 runs.
+// A decomposition the device cannot launch (too many registers for its
+// work-group) is logged and skipped, as the tuner skips it. Skipped on
+// PoCL.
+func timeDirect(t *testing.T, tag string, seed uint64, workloads []gputest.Workload, tunings func(*nd.Problem) []kernels.Tuning) {
 	ForEach(t, func(t *testing.T, tg *Target) {
 		if tg.PoCL {
 			t.Skip("timing on PoCL means nothing")
 		}
-		rng := rand.New(rand.NewPCG(1, 1))
+		rng := rand.New(rand.NewPCG(seed, seed))
 		for _, w := range workloads {
 			p, err := w.Problem(rng)
 			if err != nil {
@@ -554,7 +613,7 @@ func TestBankTiming(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			for _, tuning := range append([]kernels.Tuning{{}}, kernels.TuningCandidates(p, false)...) {
+			for _, tuning := range tunings(p) {
 				e, err := engineOn(tg, gpu.NewDirect, p, gpu.Options{Tuning: tuning})
 				if err != nil {
 					t.Logf("%v %v bank %d, %v: %v", w.Shape, w.Kernel, w.Bank, tuning, err)
@@ -564,13 +623,10 @@ func TestBankTiming(t *testing.T) {
 				impl := e.Implementation()
 				e.Close()
 				if err != nil {
-					// A candidate the device cannot launch (too many
-					// registers for its work-group): the tuner skips
-					// it too.
 					t.Logf("%v %v bank %d, %v: %v", w.Shape, w.Kernel, w.Bank, tuning, err)
 					continue
 				}
-				t.Logf("BANKTIME %v %v bank %d | %s | %s", w.Shape, w.Kernel, w.Bank, impl, w.Summary(ms))
+				t.Logf("%s %v %v bank %d | %s | %s", tag, w.Shape, w.Kernel, w.Bank, impl, w.Summary(ms))
 			}
 			src.Free()
 			dst.Free()
@@ -687,6 +743,16 @@ func TestEngineWindow(t *testing.T) {
 func TestEngineBankGroups(t *testing.T) {
 	ForEach(t, func(t *testing.T, tg *Target) {
 		gputest.CheckTunings(t, bankCases(t, tg), inTurn(tg, kerneltest.BankGroupChecks), "direct", runTuned(tg, gpu.NewDirect))
+	})
+}
+
+// TestEngineLocalWeights runs tiled.cl with a bank's weights in local
+// memory (whole banks and groups of a multiple of 4 kernels; one
+// decomposition in turn where the target samples) on enginetest.Banks and
+// the table's banks.
+func TestEngineLocalWeights(t *testing.T) {
+	ForEach(t, func(t *testing.T, tg *Target) {
+		gputest.CheckTunings(t, bankCases(t, tg), inTurn(tg, kerneltest.LocalWeightsChecks), "direct", runTuned(tg, gpu.NewDirect))
 	})
 }
 

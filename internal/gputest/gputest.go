@@ -150,6 +150,7 @@ type Workload struct {
 	Shape   []int
 	Kernel  []int // the kernels' shape
 	Bank    int   // how many kernels
+	Mode    nd.Mode
 }
 
 // TimingWorkloads are the timing tests' problems: 8192² float32 and uint8
@@ -157,10 +158,10 @@ type Workload struct {
 // kernels, and a 256³ volume with a 5×5×5 kernel.
 func TimingWorkloads() []Workload {
 	return []Workload{
-		{nd.Float32, nd.Float32, []int{8192, 8192}, []int{7, 7}, 1},
-		{nd.Uint8, nd.Uint8, []int{8192, 8192}, []int{7, 7}, 1},
-		{nd.Float32, nd.Float32, []int{4096, 4096}, []int{3, 3}, 8},
-		{nd.Float32, nd.Float32, []int{256, 256, 256}, []int{5, 5, 5}, 1},
+		{nd.Float32, nd.Float32, []int{8192, 8192}, []int{7, 7}, 1, nd.Same},
+		{nd.Uint8, nd.Uint8, []int{8192, 8192}, []int{7, 7}, 1, nd.Same},
+		{nd.Float32, nd.Float32, []int{4096, 4096}, []int{3, 3}, 8, nd.Same},
+		{nd.Float32, nd.Float32, []int{256, 256, 256}, []int{5, 5, 5}, 1, nd.Same},
 	}
 }
 
@@ -171,7 +172,7 @@ func (w Workload) Problem(rng *rand.Rand) (*nd.Problem, error) {
 	for range w.Bank {
 		ks = append(ks, enginetest.RandomKernel(rng, false, w.Kernel...))
 	}
-	spec := nd.Spec{Shape: w.Shape, In: w.In, Out: w.Out, Kernels: ks}
+	spec := nd.Spec{Shape: w.Shape, In: w.In, Out: w.Out, Kernels: ks, Mode: w.Mode}
 	return spec.Normalize()
 }
 
@@ -209,15 +210,19 @@ func TimingProblems(tb testing.TB) iter.Seq2[Workload, *nd.Problem] {
 // input read once, the outputs written once) and arithmetic rate.
 func (w Workload) Summary(ms []float64) string {
 	slices.Sort(ms)
-	n, taps := 1, 1
-	for _, d := range w.Shape {
+	n, outputs, taps := 1, 1, 1
+	for i, d := range w.Shape {
 		n *= d
+		if w.Mode == nd.Valid && i < len(w.Kernel) {
+			d -= w.Kernel[i] - 1
+		}
+		outputs *= d
 	}
 	for _, k := range w.Kernel {
 		taps *= k
 	}
-	bytes := float64(n*w.In.Size() + n*w.Bank*w.Out.Size())
+	bytes := float64(n*w.In.Size() + outputs*w.Bank*w.Out.Size())
 	med := ms[len(ms)/2]
 	return fmt.Sprintf("%v→%v %v kernel %v bank %d: median %.3f ms (min %.3f), %.0f GB/s, %.0f GFLOP/s",
-		w.In, w.Out, w.Shape, w.Kernel, w.Bank, med, ms[0], bytes/med/1e6, 2*float64(n*taps*w.Bank)/med/1e6)
+		w.In, w.Out, w.Shape, w.Kernel, w.Bank, med, ms[0], bytes/med/1e6, 2*float64(outputs*taps*w.Bank)/med/1e6)
 }

@@ -1,6 +1,7 @@
 package kerneltest
 
 import (
+	"slices"
 	"strconv"
 	"strings"
 
@@ -185,6 +186,32 @@ func BankGroupChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 	for g := 1; g < bank; g++ {
 		if bank%g == 0 {
 			checks = append(checks, kernels.Tuning{Shape: kernels.TiledShape{TX: 8, TY: 2, RX: 2, RY: 2, BankGroup: g}})
+		}
+	}
+	return checks, false
+}
+
+// LocalWeightsChecks are tiled.cl decompositions of p's bank with its
+// weights in local memory (TiledShape.LocalWeights): the whole bank and
+// every group of a multiple of 4 kernels dividing it, 2×2 and 4×1 outputs
+// per work-item (two tap-weight reads per row of taps, one); nil where
+// none serves p (single kernels, banks not a multiple of 4, float64
+// accumulators). image is false: every such case runs.
+func LocalWeightsChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
+	bank := len(p.Kernels)
+	for g := 4; g <= bank; g += 4 {
+		if bank%g != 0 {
+			continue
+		}
+		for _, r := range [][2]int{{2, 2}, {4, 1}} {
+			s := kernels.TiledShape{TX: 8, TY: 2, RX: r[0], RY: r[1], BankGroup: g, LocalWeights: true}
+			if g == bank {
+				s.BankGroup = 0
+			}
+			l, err := kernels.NewDirect(gpuTyped(p), kernels.DirectOptions{MaxLocalBytes: maxLocal, Shape: s})
+			if err == nil && l != nil && l.Family == "tiled" && slices.Contains(l.Defines, "LOCAL_WEIGHTS=1") {
+				checks = append(checks, kernels.Tuning{Shape: s})
+			}
 		}
 	}
 	return checks, false
