@@ -519,9 +519,10 @@ func tiledCandidates(p *nd.Problem) []Tuning {
 	}
 	// Banks (whole or in groups) of kernels spanning outer axes, with
 	// their weights in local memory: the outer taps are a loop, whose
-	// weights the constant bank reads by a run-time index. (Images' taps
-	// unroll to constant indices, read free by each fma: a 2048² bank of
-	// 8 7×7 took 0.167 ms at best so, against 0.142; H100, session 36.)
+	// weights are otherwise read by a run-time index, one load each.
+	// (Images' taps unroll to constant indices, read free by each fma: a
+	// 2048² bank of 8 7×7 took 0.167 ms at best so, against 0.142; H100,
+	// session 36.) Tiles of 128 elements: 8 outputs a work-item on 16.
 	outerTaps := 1
 	for _, a := range outer {
 		outerTaps *= a.k
@@ -531,9 +532,9 @@ func tiledCandidates(p *nd.Problem) []Tuning {
 			continue
 		}
 		for _, ty := range []int{4, 8} {
-			for _, r := range [][2]int{{4, 1}, {8, 1}, {4, 2}} {
+			for _, r := range [][2]int{{4, 1}, {8, 1}, {4, 2}, {8, 2}} {
 				for _, minGroups := range []int{0, 2} {
-					s := TiledShape{TX: 32, TY: ty, RX: r[0], RY: r[1], BankGroup: g, MinGroups: minGroups, LocalWeights: true}
+					s := TiledShape{TX: 128 / r[0], TY: ty, RX: r[0], RY: r[1], BankGroup: g, MinGroups: minGroups, LocalWeights: true}
 					if g == bank {
 						s.BankGroup = 0
 					}
