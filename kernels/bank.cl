@@ -71,56 +71,6 @@
 		} \
 	} while (0)
 
-#if BORDER != BORDER_CONSTANT
-// stage_edge stages an edge tile's footprint of input plane src — TILE_ROWS
-// rows from fy0, ROW_ELEMS elements from fe0, converted once — reading the
-// part inside the plane plainly and only the frame around it (whole rows
-// above and below, the columns beside) by the border rule. Mapping every
-// element, a warp paid the border rule wherever one lane needed it: a
-// volume's tiles are small against their halo (on a 256² plane 20 of 32
-// tiles of 64 × 32 touch an edge), and its banks ran 20–31% slower under
-// reflect and wrap than under the constant border, with 10.6% more
-// instructions (ncu, bench/results/2026-11-27-h100-s35, calls 6–8).
-INLINE void stage_edge(LOCAL_PTR ACC_T* restrict dst, __global const IN_T* restrict in, idx_t src,
-	idx_t fy0, idx_t fe0, idx_t in_y, idx_t in_x, int lid, ACC_T cval)
-{
-	const idx_t in_row = in_x * C;
-	// The footprint's rows [r0, r1) and elements [q0, q1) inside the plane;
-	// none for a plane wholly outside (src < 0) or a footprint beside it.
-	int r0 = (int)(max(fy0, (idx_t)0) - fy0), r1 = (int)(min(fy0 + TILE_ROWS, in_y) - fy0);
-	int q0 = (int)(max(fe0, (idx_t)0) - fe0), q1 = (int)(min(fe0 + ROW_ELEMS, in_row) - fe0);
-	if (src < 0 || r1 <= r0 || q1 <= q0) {
-		r0 = r1 = q0 = q1 = 0;
-	}
-	// Whole rows, so that the divisor is a constant; the few elements
-	// outside [q0, q1) are the frame's.
-	for (int i = lid; i < (r1 - r0) * ROW_ELEMS; i += GROUP_SIZE) {
-		const int k = i / ROW_ELEMS, q = i - k * ROW_ELEMS, r = r0 + k;
-		if (q >= q0 && q < q1) {
-			dst[r * ROW_ELEMS + q] = to_acc(in[(src * in_y + fy0 + r) * in_row + fe0 + q]);
-		}
-	}
-	// The frame: rows_out whole rows, then `sides` elements of each inside
-	// row (those before q0, then those from q1).
-	const int rows_out = r0 + (TILE_ROWS - r1), sides = q0 + (ROW_ELEMS - q1);
-	const int frame = rows_out * ROW_ELEMS + (r1 - r0) * sides;
-	for (int i = lid; i < frame; i += GROUP_SIZE) {
-		int r, q;
-		if (i < rows_out * ROW_ELEMS) {
-			const int k = i / ROW_ELEMS;
-			r = k < r0 ? k : r1 + (k - r0);
-			q = i - k * ROW_ELEMS;
-		} else {
-			const int j = i - rows_out * ROW_ELEMS, k = j / sides, m = j - k * sides;
-			r = r0 + k;
-			q = m < q0 ? m : q1 + (m - q0);
-		}
-		const idx_t pe = fe0 + q;
-		const idx_t px = position_of(pe);
-		dst[r * ROW_ELEMS + q] = load_sample(in, src, fy0 + r, px, pe - px * C, in_y, in_x, cval);
-	}
-}
-#endif
 
 __kernel void BANK_BOUNDS correlate_bank(DIRECT_PARAMS)
 {
@@ -167,7 +117,7 @@ __kernel void BANK_BOUNDS correlate_bank(DIRECT_PARAMS)
 					dst[i] = load_sample(in, src, fy0 + r, px, pe - px * C, in_y, in_x, cval);
 				}
 #else
-				stage_edge(dst, in, src, fy0, fe0, in_y, in_x, lid, cval);
+				stage_edge(dst, ROW_ELEMS, 0, TILE_ROWS, ROW_ELEMS, GROUP_SIZE, in, src, fy0, fe0, in_y, in_x, lid, cval);
 #endif
 			}
 		}

@@ -176,6 +176,60 @@ INLINE int has_value(idx_t p, idx_t n) {
 // the border rule then maps.
 #define position_of(pe) ((pe) >= 0 ? (pe) / C : -((-(pe) + C - 1) / C))
 
+#if defined(C) && BORDER != BORDER_CONSTANT
+// stage_edge stages an edge tile's footprint of input plane src — rows
+// rows from fy0, elems elements from fe0, converted once — into dst
+// (element q of row r at r·pitch + q, plus q / skew where skew > 0: the
+// skewed rows of tiled.cl) by group_size work-items, reading the part
+// inside the plane plainly and only the frame around it (whole rows above
+// and below, the columns beside) by the border rule. Mapping every
+// element, a warp paid the border rule wherever one lane needed it: a
+// volume's tiles are small against their halo (on a 256² plane 20 of 32
+// tiles of 64 × 32 touch an edge), and bank.cl's banks ran 20–31% slower
+// under reflect and wrap than under the constant border, with 10.6% more
+// instructions (ncu, bench/results/2026-11-27-h100-s35, calls 6–8). The
+// constant border keeps its per-element compare, as cheap.
+INLINE void stage_edge(LOCAL_PTR ACC_T* restrict dst, int pitch, int skew, int rows, int elems, int group_size,
+	__global const IN_T* restrict in, idx_t src, idx_t fy0, idx_t fe0, idx_t in_y, idx_t in_x, int lid, ACC_T cval)
+{
+	const idx_t in_row = in_x * C;
+	// The footprint's rows [r0, r1) and elements [q0, q1) inside the plane;
+	// none for a footprint beside it.
+	int r0 = (int)(max(fy0, (idx_t)0) - fy0), r1 = (int)(min(fy0 + rows, in_y) - fy0);
+	int q0 = (int)(max(fe0, (idx_t)0) - fe0), q1 = (int)(min(fe0 + elems, in_row) - fe0);
+	if (src < 0 || r1 <= r0 || q1 <= q0) {
+		r0 = r1 = q0 = q1 = 0;
+	}
+	// Whole rows, so that the divisor is a constant; the few elements
+	// outside [q0, q1) are the frame's.
+	for (int i = lid; i < (r1 - r0) * elems; i += group_size) {
+		const int k = i / elems, q = i - k * elems, r = r0 + k;
+		if (q >= q0 && q < q1) {
+			dst[r * pitch + q + (skew > 0 ? q / skew : 0)] = to_acc(in[(src * in_y + fy0 + r) * in_row + fe0 + q]);
+		}
+	}
+	// The frame: rows_out whole rows, then `sides` elements of each inside
+	// row (those before q0, then those from q1).
+	const int rows_out = r0 + (rows - r1), sides = q0 + (elems - q1);
+	const int frame = rows_out * elems + (r1 - r0) * sides;
+	for (int i = lid; i < frame; i += group_size) {
+		int r, q;
+		if (i < rows_out * elems) {
+			const int k = i / elems;
+			r = k < r0 ? k : r1 + (k - r0);
+			q = i - k * elems;
+		} else {
+			const int j = i - rows_out * elems, k = j / sides, m = j - k * sides;
+			r = r0 + k;
+			q = m < q0 ? m : q1 + (m - q0);
+		}
+		const idx_t pe = fe0 + q;
+		const idx_t px = position_of(pe);
+		dst[r * pitch + q + (skew > 0 ? q / skew : 0)] = load_sample(in, src, fy0 + r, px, pe - px * C, in_y, in_x, cval);
+	}
+}
+#endif
+
 // The weights: by value among the kernel's parameters on CUDA where the
 // host put them there (TAPS_IN_PARAMS: each fma takes its weight straight
 // from the constant bank), else a __constant buffer; TAP(i) reads one.
