@@ -3,10 +3,12 @@
 # target for a short while. FUZZTIME=0 skips fuzzing.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-# Every module of the graph, other platforms' too: internal/layers lists
-# the import graph for several GOOS with the network off, and a fresh
-# module cache lacked cobra's Windows-only mousetrap (TestLayers failed).
+# Every module of both graphs (the library's and beam/'s), other
+# platforms' too: the layering tests list the import graph for several
+# GOOS with the network off, and a fresh module cache lacked the
+# Windows-only mousetrap and go-winio (TestLayers failed in both).
 go mod download
+(cd beam && go mod download)
 # -timeout 15m: go test's default 10 minutes per package binary is a thin
 # margin on a loaded 2-core machine; the OpenCL package's PoCL builds take
 # about 3 minutes alone with cold caches, up to 6 while the other packages
