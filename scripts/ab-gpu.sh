@@ -34,6 +34,7 @@
 #
 #   bash scripts/ab-gpu.sh run
 #   ONLY='^(S001-w(5|15|21)|A-rgba-k5)$' TUNING=bench/results/2026-11-25-h100-s25/tuning-after.json bash scripts/ab-gpu.sh run
+#   bash scripts/ab-gpu.sh rows rows.txt   # ad-hoc workloads, "name|bench arguments" a line
 #
 # With the device tool: it sends the session's checkout, so copy
 # .gpu/ab and this script into an ignored folder of that checkout, carry
@@ -92,12 +93,58 @@ build() {
 }
 
 run() {
+	rounds_of bench_sets "sets ${SETS:-all}
+only ${ONLY:-.}"
+}
+
+# rows FILE: the same rounds over ad-hoc workloads, one a line of FILE,
+# "name|bench arguments" ("3d-k3-reflect|--shape 512,512,512 --kernel
+# 3x3x3 --border reflect"; # starts a comment): each build runs `bench
+# ARGS --json` per line, its result renamed to the line's name, and the
+# comparison is run's. For a change that only a border, a mode or a shape
+# outside the named sets reaches.
+rows() {
+	ROWS_FILE=${1:?usage: $0 rows FILE (lines "name|bench arguments")}
+	[ -s "$ROWS_FILE" ] || { echo "no rows in $ROWS_FILE" >&2; exit 2; }
+	rounds_of bench_rows "rows $ROWS_FILE"
+}
+
+# bench_sets BIN OUTFILE DEVICE: the named sets' workloads as JSON lines.
+bench_sets() {
+	"$1" bench --workload "${SETS:-all}" --only "${ONLY:-.}" --json --device "$3" >"$2"
+}
+
+# bench_rows BIN OUTFILE DEVICE: each line of ROWS_FILE's workload, its
+# JSON lines' id set to the line's name.
+bench_rows() {
+	local bin=$1 file=$2 device=$3 name args rc=0
+	: >"$file"
+	while IFS= read -r line; do
+		case $line in '' | '#'*) continue ;; esac
+		name=${line%%|*}
+		args=${line#*|}
+		# shellcheck disable=SC2086 # the arguments are words
+		"$bin" bench --device "$device" $args --json |
+			python3 -c 'import json,sys
+for l in sys.stdin:
+    r = json.loads(l)
+    if r.get("kind") == "result":
+        r["id"] = sys.argv[1]
+    print(json.dumps(r))' "$name" >>"$file" || rc=1
+	done <"$ROWS_FILE"
+	return $rc
+}
+
+# rounds_of FN WHAT: ROUNDS rounds, each running FN once per build (A B A
+# B …), with one compiled-kernel cache and one tuning cache; then compare.
+rounds_of() {
+	local fn=$1 what=$2
 	local dir=$here/.gpu/ab
 	[ -s "$dir/labels.txt" ] || { echo "no builds in $dir: run '$0 build' on a host with Go first" >&2; exit 2; }
 	local out=${AB_OUT:-/tmp/ab}
 	mkdir -p "$out"
 	cp "$dir/labels.txt" "$out/labels.txt"
-	local sets=${SETS:-all} only=${ONLY:-.} rounds=${ROUNDS:-3} device=${DEVICE:-cuda}
+	local rounds=${ROUNDS:-3} device=${DEVICE:-cuda}
 	local labels
 	labels=$(cut -d' ' -f1 "$dir/labels.txt")
 	export NDCONV_CACHE_DIR=${NDCONV_CACHE_DIR:-/tmp/ndconv-ab-cache}
@@ -112,8 +159,7 @@ run() {
 	{
 		echo "date $(date -u +%FT%TZ)"
 		echo "gpu $(nvidia-smi --query-gpu=name,driver_version,clocks.sm,clocks.max.sm,temperature.gpu --format=csv,noheader 2>/dev/null | head -1)"
-		echo "sets $sets"
-		echo "only $only"
+		echo "$what"
 		echo "rounds $rounds"
 		echo "device $device"
 		echo "tuning ${TUNING:-none}"
@@ -123,8 +169,7 @@ run() {
 	for r in $(seq 1 "$rounds"); do
 		for label in $labels; do
 			t0=$(date +%s)
-			"$dir/ndconv-$label" bench --workload "$sets" --only "$only" --json --device "$device" \
-				>"$out/$label-r$r.jsonl" 2>"$out/$label-r$r.err"
+			"$fn" "$dir/ndconv-$label" "$out/$label-r$r.jsonl" "$device" 2>"$out/$label-r$r.err"
 			echo "round $r $label: exit $? in $(($(date +%s) - t0)) s"
 		done
 	done | tee "$out/rounds.log"
@@ -292,9 +337,10 @@ PY
 case $cmd in
 build) build "$@" ;;
 run) run ;;
+rows) rows "$@" ;;
 compare) compare "$@" ;;
 *)
-	sed -n '2,59p' "$0" | sed 's/^# \{0,1\}//'
+	sed -n '2,60p' "$0" | sed 's/^# \{0,1\}//'
 	exit 2
 	;;
 esac
