@@ -43,7 +43,12 @@ func TestLayers(t *testing.T) {
 	cmd.Stderr = &stderr
 	out, err := cmd.Output()
 	if err != nil {
-		t.Fatalf("go list: %v\n%s", err, stderr.Bytes())
+		hint := ""
+		if strings.Contains(stderr.String(), "module lookup disabled") {
+			// GOPROXY=off: another platform's module missing from the cache.
+			hint = " — the module cache lacks a module of the graph: run `go mod download` in beam/ (scripts/test.sh does)"
+		}
+		t.Fatalf("go list: %v\n%s%s", err, stderr.Bytes(), hint)
 	}
 	n := 0
 	for dec := json.NewDecoder(bytes.NewReader(out)); ; n++ {

@@ -207,7 +207,7 @@ func list(t *testing.T) (pkgs map[string][]string, std map[string]bool) {
 		cmd.Stderr = &stderr
 		out, err := cmd.Output()
 		if err != nil {
-			t.Fatalf("go list (%s): %v\n%s", c.name, err, stderr.Bytes())
+			t.Fatalf("go list (%s): %v\n%s%s", c.name, err, stderr.Bytes(), offlineHint(stderr.String()))
 		}
 		for dec := json.NewDecoder(bytes.NewReader(out)); ; {
 			var p pkg
@@ -221,7 +221,7 @@ func list(t *testing.T) (pkgs map[string][]string, std map[string]bool) {
 				std[p.ImportPath] = true
 			case rel(p.ImportPath) == "" || p.DepOnly:
 			case p.Error != nil:
-				t.Errorf("%s (%s): %s", p.ImportPath, c.name, p.Error.Err)
+				t.Errorf("%s (%s): %s%s", p.ImportPath, c.name, p.Error.Err, offlineHint(p.Error.Err))
 			default:
 				imps := pkgs[p.ImportPath]
 				for _, imp := range p.Imports {
@@ -360,4 +360,15 @@ func TestLayers(t *testing.T) {
 		}
 	}
 	t.Logf("%d packages, %d known exceptions", len(pkgs), len(exceptions))
+}
+
+// offlineHint explains go list's failure with the network off (GOPROXY=off,
+// so that the test never downloads): a module of another platform's graph
+// missing from the module cache, which `go mod download` (scripts/test.sh
+// runs it) fetches.
+func offlineHint(msg string) string {
+	if strings.Contains(msg, "module lookup disabled") {
+		return " — the module cache lacks a module of the graph: run `go mod download` (scripts/test.sh does)"
+	}
+	return ""
 }
