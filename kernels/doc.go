@@ -16,7 +16,9 @@
 // The direct method has four implementations, all adding the same
 // products in the same order: tiled.cl (register-blocked work-items over a
 // tile staged in local memory; for volumes, correlate_rolling walks the
-// planes, each staged once for the KZ outputs that read it), rows.cl
+// planes, each staged once for the KZ outputs that read it, and large banks
+// of large kernels take their weights from local memory, four a read),
+// rows.cl
 // (work-items walking down image columns with no local memory, for large
 // images with small kernels), bank.cl (banks of small kernels, whose cost
 // is their output: neighbouring work-items hold neighbouring kernels, so
