@@ -212,6 +212,33 @@ func TestDefaultLocalWeights(t *testing.T) {
 	}
 }
 
+// TestLocalWeightsDefaultChecked: the backends' LocalWeights checks run
+// the untuned decomposition on enginetest.Banks' S000 in small (where it
+// stages the weights in local memory), so the device suites run the
+// default path with a 7³ bank, not only the checks' shapes.
+func TestLocalWeightsDefaultChecked(t *testing.T) {
+	for _, c := range enginetest.OnGPU(enginetest.Banks()) {
+		if !strings.HasSuffix(c.Name, "valid-7x7x7") {
+			continue
+		}
+		p, err := c.Spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		checks, _ := kerneltest.LocalWeightsChecks(p)
+		if len(checks) == 0 || checks[0].Shape != nil {
+			t.Fatalf("%s: checks %v do not start with the untuned decomposition", c.Name, checks)
+		}
+		l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: 48 << 10})
+		if err != nil || !slices.Contains(l.Defines, "TILES_INSIDE=1") || !slices.Contains(l.Defines, "LOCAL_WEIGHTS=1") {
+			t.Fatalf("%s: untuned launch %v, %v", c.Name, l, err)
+		}
+		kernels.CheckDirectLaunch(t, c, p, l)
+		return
+	}
+	t.Fatal("no valid-7x7x7 case in enginetest.Banks")
+}
+
 // TestSep3Steps emulates every case whose passes sep3.cl runs through
 // kernels.NewSeparable's launches in each of kerneltest.Sep3Checks' decompositions and the
 // default one, and

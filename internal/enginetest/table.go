@@ -423,6 +423,10 @@ func Banks() []Case {
 	// before them.
 	add("bank8/3d/uint8->float32/valid-tiles", nd.Spec{Kernels: bank(8, 3, 3, 3), Mode: nd.Valid, Out: nd.Float32}, RandomArray(rng, nd.Uint8, 6, 23, 37))
 	add("bank4/2d/float32/valid-tiles", nd.Spec{Kernels: bank(4, 3, 5), Mode: nd.Valid, Border: nd.Wrap}, RandomArray(rng, nd.Float32, 21, 45))
+	// S000's kernels in small: a bank of 8 7³ kernels, valid, on a volume
+	// whose 134 outputs a row take a moved-back tile of 128 — the GPU's
+	// untuned decomposition with the weights in local memory.
+	add("bank8/3d/uint8->float32/valid-7x7x7", nd.Spec{Kernels: bank(8, 7, 7, 7), Mode: nd.Valid, Out: nd.Float32}, RandomArray(rng, nd.Uint8, 8, 10, 140))
 
 	// Taps zero in every kernel (the corners), nonzero in every kernel
 	// (the centre) and zero in some (the rest), over NaN and ±Inf: a bank

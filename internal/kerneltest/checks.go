@@ -192,13 +192,17 @@ func BankGroupChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 }
 
 // LocalWeightsChecks are tiled.cl decompositions of p's bank with its
-// weights in local memory (TiledShape.LocalWeights): the whole bank and
-// every group of a multiple of 4 kernels dividing it, 2×2 and 4×1 outputs
-// per work-item (two tap-weight reads per row of taps, one); nil where
-// none serves p (single kernels, banks not a multiple of 4, float64
-// accumulators). image is false: every such case runs.
+// weights in local memory (TiledShape.LocalWeights): the untuned one where
+// it is so, the whole bank and every group of a multiple of 4 kernels
+// dividing it, 2×2 and 4×1 outputs per work-item (two tap-weight reads per
+// row of taps, one); nil where none serves p (single kernels, banks not a
+// multiple of 4, float64 accumulators). image is false: every such case
+// runs.
 func LocalWeightsChecks(p *nd.Problem) (checks []kernels.Tuning, image bool) {
 	bank := len(p.Kernels)
+	if l, err := kernels.NewDirect(gpuTyped(p), kernels.DirectOptions{MaxLocalBytes: maxLocal}); err == nil && l != nil && slices.Contains(l.Defines, "LOCAL_WEIGHTS=1") {
+		checks = append(checks, kernels.Tuning{})
+	}
 	for g := 4; g <= bank; g += 4 {
 		if bank%g != 0 {
 			continue
