@@ -500,7 +500,7 @@ func TestEngineTiming(t *testing.T) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			t.Logf("TIMING %s %s", tg.Name, w.Summary(ms))
+			t.Logf("TIMING %s %s", tg.Name, w.Summary(p, ms))
 			src.Free()
 			dst.Free()
 			e.Close()
@@ -626,7 +626,7 @@ func timeDirect(t *testing.T, tag string, seed uint64, workloads []gputest.Workl
 					t.Logf("%v %v bank %d, %v: %v", w.Shape, w.Kernel, w.Bank, tuning, err)
 					continue
 				}
-				t.Logf("%s %v %v bank %d | %s | %s", tag, w.Shape, w.Kernel, w.Bank, impl, w.Summary(ms))
+				t.Logf("%s %v %v bank %d | %s | %s", tag, w.Shape, w.Kernel, w.Bank, impl, w.Summary(p, ms))
 			}
 			src.Free()
 			dst.Free()

@@ -206,16 +206,16 @@ func TimingProblems(tb testing.TB) iter.Seq2[Workload, *nd.Problem] {
 }
 
 // Summary reads the timings ms (milliseconds, sorted here) of the
-// workload as its median and minimum, and the median's bandwidth (the
-// input read once, the outputs written once) and arithmetic rate.
-func (w Workload) Summary(ms []float64) string {
+// workload's problem p as their median and minimum, and the median's
+// bandwidth (the input read once, the outputs written once) and
+// arithmetic rate (every output's taps for every kernel).
+func (w Workload) Summary(p *nd.Problem, ms []float64) string {
 	slices.Sort(ms)
 	n, outputs, taps := 1, 1, 1
-	for i, d := range w.Shape {
+	for _, d := range p.InShape {
 		n *= d
-		if w.Mode == nd.Valid && i < len(w.Kernel) {
-			d -= w.Kernel[i] - 1
-		}
+	}
+	for _, d := range p.OutShape {
 		outputs *= d
 	}
 	for _, k := range w.Kernel {

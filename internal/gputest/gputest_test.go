@@ -85,15 +85,22 @@ func TestWorkloads(t *testing.T) {
 			t.Errorf("%v: %v", w, err)
 		}
 	}
+	summary := func(w Workload) string {
+		p, err := w.Problem(rng)
+		if err != nil {
+			t.Fatalf("%v: %v", w, err)
+		}
+		return w.Summary(p, []float64{4, 1, 2})
+	}
 	w := Workload{nd.Float32, nd.Float32, []int{1000, 1000}, []int{3, 3}, 2, nd.Same}
-	got := w.Summary([]float64{4, 1, 2})
+	got := summary(w)
 	want := "float32→float32 [1000 1000] kernel [3 3] bank 2: median 2.000 ms (min 1.000), 6 GB/s, 18 GFLOP/s"
 	if got != want {
 		t.Errorf("got  %q\nwant %q", got, want)
 	}
 	// Valid: 500 × 1000 outputs of 501 taps × 2 kernels, each written.
 	w = Workload{nd.Float32, nd.Float32, []int{1000, 1000}, []int{501, 1}, 2, nd.Valid}
-	got = w.Summary([]float64{4, 1, 2})
+	got = summary(w)
 	want = "float32→float32 [1000 1000] kernel [501 1] bank 2: median 2.000 ms (min 1.000), 4 GB/s, 501 GFLOP/s"
 	if got != want {
 		t.Errorf("valid: got  %q\nwant %q", got, want)
