@@ -71,7 +71,6 @@
 		} \
 	} while (0)
 
-
 __kernel void BANK_BOUNDS correlate_bank(DIRECT_PARAMS)
 {
 	DIRECT_SIZES;

@@ -168,10 +168,7 @@ func defaultBankShape(p *nd.Problem, outerTaps int) BankShape {
 // to 64 rows.
 func bankCandidates(p *nd.Problem) []Tuning {
 	outer, y, x, c := canonical(problemAxes(p))
-	outerTaps := 1
-	for _, a := range outer {
-		outerTaps *= a.k
-	}
+	outerTaps := outerTapCount(outer)
 	bank := len(p.Kernels)
 	var out []Tuning
 	var laneCounts []int

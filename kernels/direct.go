@@ -115,8 +115,9 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 	// the constant border's compare does that cheapest (S000's valid
 	// bank of 8, tiled.cl: 3.96 ms under reflect, 2.58 under constant;
 	// H100, session 36).
+	inside := p.ReadsInside()
 	border := p.Border
-	if p.ReadsInside() {
+	if inside {
 		border = nd.Constant
 	}
 	l.Defines = append(typeDefines(p),
@@ -136,7 +137,7 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 		rows = defaultRowsShape(p, outerTaps, y, x, c)
 		bankShape = defaultBankShape(p, outerTaps)
 	}
-	a := directArgs{p: p, opt: opt, outer: outer, y: y, x: x, c: c, outerTaps: outerTaps, base: l}
+	a := directArgs{p: p, opt: opt, outer: outer, y: y, x: x, c: c, outerTaps: outerTaps, inside: inside, base: l}
 	if !opt.Untiled && bankShape != (BankShape{}) {
 		if b := newBank(a, bankShape); b != nil {
 			return b, nil
@@ -158,8 +159,9 @@ func NewDirect(p *nd.Problem, opt DirectOptions) (*Launch, error) {
 // directArgs are what the builders of the direct method's faster families
 // (newTiled, newRows) take besides their decomposition: the problem and
 // options, its canonical form (outer axes, Y, X, and C samples merged
-// into X's elements; outerTaps, the outer axes' taps), and direct.cl's
-// launch of it (base), which they specialise.
+// into X's elements; outerTaps, the outer axes' taps), whether every
+// output reads inside the input (inside: nd.Problem.ReadsInside), and
+// direct.cl's launch of it (base), which they specialise.
 type directArgs struct {
 	p         *nd.Problem
 	opt       DirectOptions
@@ -167,6 +169,7 @@ type directArgs struct {
 	y, x      axis
 	c         int
 	outerTaps int
+	inside    bool
 	base      *Launch
 }
 
@@ -177,6 +180,16 @@ func problemAxes(p *nd.Problem) []axis {
 		axes[d] = axis{p.InShape[d], p.OutShape[d], p.KShape[d], p.Shift[d]}
 	}
 	return axes
+}
+
+// outerTapCount is the kernel's taps along the outer axes of a canonical
+// form: a plane of KY × KX taps for each.
+func outerTapCount(outer []axis) int {
+	n := 1
+	for _, a := range outer {
+		n *= a.k
+	}
+	return n
 }
 
 // canonical folds the problem's axes into the kernel's form: outer axes

@@ -484,10 +484,7 @@ func SplitTF32(x float32) (hi, lo float32) {
 // actual error against it.
 func GemmErrorBound(p *nd.Problem, absSum, maxAbs float64) float64 {
 	outer, y, x, _ := canonical(problemAxes(p))
-	outerTaps := 1
-	for _, a := range outer {
-		outerTaps *= a.k
-	}
+	outerTaps := outerTapCount(outer)
 	kch := ceilDiv(x.k, 8)
 	products := 2.0
 	if !gemmExactTF32(p) {

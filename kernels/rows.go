@@ -127,10 +127,7 @@ func rowsCandidates(p *nd.Problem) []Tuning {
 	if y.out == 1 && y.k == 1 {
 		return nil
 	}
-	outerTaps := 1
-	for _, a := range outer {
-		outerTaps *= a.k
-	}
+	outerTaps := outerTapCount(outer)
 	var out []Tuning
 	for _, tx := range []int{64, 128, 256} {
 		// 16 outputs per work-item: uint8's 16 bytes of a row in

@@ -266,16 +266,18 @@ func localWeightBytes(outerTaps int, y, x axis, group, accSize int) int {
 // against the constant-bank default's 2.58, 5.35 and 12.87; but 256³
 // float32 banks of 16 5³ kernels in same mode 3.70 against 2.84
 // (docs/perf/gpu-kernels.md, "Session 36").
-func defaultLocalWeights(p *nd.Problem, outerTaps int, y, x axis, c, accSize, maxLocal int) TiledShape {
+func defaultLocalWeights(a directArgs) TiledShape {
+	p, y, x := a.p, a.y, a.x
 	bank := len(p.Kernels)
-	if outerTaps == 1 || bank < 8 || bank%8 != 0 || p.Wide || outerTaps*y.k*x.k < 343 || !p.ReadsInside() {
+	if a.outerTaps == 1 || bank < 8 || bank%8 != 0 || p.Wide || a.outerTaps*y.k*x.k < 343 || !a.inside {
 		return TiledShape{}
 	}
 	s := TiledShape{TX: 32, TY: 4, RX: 4, RY: 1, BankGroup: 8, ZChunk: -1, LocalWeights: true}
 	if bank == 8 {
 		s.BankGroup = 0
 	}
-	if tiledLocalBytes(s, y, x, c, accSize)+localWeightBytes(outerTaps, y, x, 8, accSize) > maxLocal {
+	accSize := AccBytes(p)
+	if tiledLocalBytes(s, y, x, a.c, accSize)+localWeightBytes(a.outerTaps, y, x, 8, accSize) > a.opt.MaxLocalBytes {
 		return TiledShape{}
 	}
 	return s
@@ -308,10 +310,9 @@ func newTiled(a directArgs) *Launch {
 			roll = rollFits(s, kz, bank, p.Wide)
 		}
 	}
-	outerTaps := len(l.Taps) / (y.k * x.k * bank)
 	if s == (TiledShape{}) {
 		// Still zero: no rolling shape was chosen above.
-		s = defaultLocalWeights(p, outerTaps, y, x, c, accSize, opt.MaxLocalBytes)
+		s = defaultLocalWeights(a)
 	}
 	if s == (TiledShape{}) {
 		s = DefaultTiledShape(y, x, c, bank, p.Wide)
@@ -323,7 +324,7 @@ func newTiled(a directArgs) *Launch {
 	group := bankGroup(s, bank)
 	weightBytes := 0
 	if s.LocalWeights {
-		weightBytes = localWeightBytes(outerTaps, y, x, group, accSize)
+		weightBytes = localWeightBytes(a.outerTaps, y, x, group, accSize)
 	}
 	local := tiledLocalBytes(s, y, x, c, accSize) + weightBytes
 	for local > opt.MaxLocalBytes && s.RY > 1 {
@@ -397,9 +398,9 @@ func newTiled(a directArgs) *Launch {
 		fmt.Sprintf("UNROLL_ROWS=%d", b2i(unrollRows)),
 		fmt.Sprintf("WINDOW_X=%d", b2i((s.Window || !unrollRows) && c <= s.RX)),
 		fmt.Sprintf("ROLL_Z=%d", b2i(roll)), fmt.Sprintf("KZ=%d", kz),
-		fmt.Sprintf("UNROLL_OUTER=%d", b2i(outerTaps > 1 && outerTaps*rowsFMA <= unrollOuterBudget)),
+		fmt.Sprintf("UNROLL_OUTER=%d", b2i(a.outerTaps > 1 && a.outerTaps*rowsFMA <= unrollOuterBudget)),
 		fmt.Sprintf("TAPS_N=%d", len(l.Taps)))
-	if !roll && p.ReadsInside() && y.out >= tileY && outRow >= tileX {
+	if !roll && a.inside && y.out >= tileY && outRow >= tileX {
 		// correlate_tiled moves the last tiles back inside (valid
 		// problems: no tile then needs the border rule).
 		defs = append(defs, "TILES_INSIDE=1")
@@ -523,10 +524,7 @@ func tiledCandidates(p *nd.Problem) []Tuning {
 	// (Images' taps unroll to constant indices, read free by each fma: a
 	// 2048² bank of 8 7×7 took 0.167 ms at best so, against 0.142; H100,
 	// session 36.) Tiles of 128 elements: 8 outputs a work-item on 16.
-	outerTaps := 1
-	for _, a := range outer {
-		outerTaps *= a.k
-	}
+	outerTaps := outerTapCount(outer)
 	for _, g := range []int{4, 8, 16} {
 		if g > bank || bank%g != 0 || p.Wide || outerTaps == 1 {
 			continue
