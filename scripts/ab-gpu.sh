@@ -124,7 +124,7 @@ bench_rows() {
 		name=${line%%|*}
 		args=${line#*|}
 		# shellcheck disable=SC2086 # the arguments are words
-		"$bin" bench --device "$device" $args --json |
+		"$bin" bench --device "$device" $args --json </dev/null |
 			python3 -c 'import json,sys
 for l in sys.stdin:
     r = json.loads(l)
@@ -340,7 +340,8 @@ run) run ;;
 rows) rows "$@" ;;
 compare) compare "$@" ;;
 *)
-	sed -n '2,60p' "$0" | sed 's/^# \{0,1\}//'
+	# The header comment, up to the first line that is not one.
+	awk 'NR > 1 && /^#/ { sub(/^# ?/, ""); print; next } NR > 1 { exit }' "$0"
 	exit 2
 	;;
 esac
