@@ -7,29 +7,21 @@ import (
 	"github.com/ndconv/ndconv/internal/gpucache"
 )
 
-// Module returns the kernels of source compiled for this device with
-// defines, compiling only when neither this process nor the disk cache
-// has them. Each define is NAME or NAME=VALUE (passed as -DNAME=VALUE); an
-// entry starting with "-" is passed to NVRTC as an option as it is. name
-// is the program's name in NVRTC's messages.
-//
-// Modules are cached in memory per device (all callers share one *Module,
-// which stays loaded until the device's last Close) and on disk under
-// CacheDir, keyed by the SHA-256 of the source, the sorted defines and
-// options, the architecture and the NVRTC and driver versions. Concurrent
-// calls for one key compile once; the others wait for it. A damaged cache
-// file is ignored, and replaced by a fresh compilation.
-func (d *Device) Module(source, name string, defines []string) (*Module, error) {
+// module returns the module of source compiled for this device with
+// defines (NAME or NAME=VALUE, passed as -DNAME=VALUE; an entry starting
+// with "-" is an NVRTC option as it is), compiling only when neither this
+// process nor the disk cache has it. name is the program's name in NVRTC's
+// messages. Concurrent calls for one key compile once (gpucache.Cache); a
+// damaged cache file is ignored, and replaced by a fresh compilation.
+func (d *Device) module(source, name string, defines []string) (*module, error) {
 	nvrtcVer, err := nvrtcVersion()
 	if err != nil {
 		return nil, err
 	}
 	arch := d.info.ComputeCapability.Arch()
 	options := compileOptions(arch, defines)
-	key := moduleKeyOf(source, options, arch, nvrtcVer, driver.version)
-	return getModule(&d.modules, key,
-		func() ([]byte, error) { return compile(source, name, options) },
-		d.LoadModule)
+	key := moduleKeyOf(source, options, arch, nvrtcVer, driverVersion)
+	return getModule(&d.modules, key, func() ([]byte, error) { return compile(source, name, options) }, d.loadModule)
 }
 
 // compileOptions is the NVRTC command line for arch and defines: the
@@ -57,9 +49,10 @@ func moduleKeyOf(source string, options []string, arch string, nvrtc Version, dr
 	return b.Key()
 }
 
-// moduleStore is the disk cache: a file is a header (magic "NDCUBIN\x01",
+// moduleStore is the disk cache, in $NDCONV_CACHE_DIR/cuda, else the user
+// cache directory's ndconv/cuda: a file is a header (magic "NDCUBIN\x01",
 // the key, the CUBIN's length and SHA-256) and the CUBIN, named
-// <key>.cubin in CacheDir.
+// <key>.cubin.
 var moduleStore = &gpucache.Store{
 	Subdir:  "cuda",
 	Magic:   "NDCUBIN\x01",
@@ -69,59 +62,22 @@ var moduleStore = &gpucache.Store{
 	Getenv:  func(k string) string { return lookupEnv(k) },
 }
 
-// moduleCache is one device's modules by key, with the counters tests and
-// benchmarks read.
-type moduleCache = gpucache.Cache[*Module]
+// moduleCache is one device's modules by key.
+type moduleCache = gpucache.Cache[*module]
 
 // getModule returns the module for key from c, compiling it (compile
 // returns the CUBIN) and loading it (load) at most once however many
-// goroutines ask at the same time. Every module it returns is owned by the
-// cache (cached: Unload leaves it loaded). A failed build is not
-// remembered: the next call tries again.
-func getModule(c *moduleCache, key gpucache.Key, compile func() ([]byte, error), load func([]byte) (*Module, error)) (*Module, error) {
-	loadCached := func(image []byte) (*Module, error) {
-		m, err := load(image)
-		if err != nil {
-			return nil, err
-		}
-		m.cached = true
-		return m, nil
-	}
+// goroutines ask at the same time. A failed build is not remembered: the
+// next call tries again.
+func getModule(c *moduleCache, key gpucache.Key, compile func() ([]byte, error), load func([]byte) (*module, error)) (*module, error) {
 	return c.Get(moduleStore, key,
-		func() (*Module, []byte, error) {
+		func() (*module, []byte, error) {
 			image, err := compile()
 			if err != nil {
 				return nil, nil, err
 			}
-			m, err := loadCached(image)
+			m, err := load(image)
 			return m, image, err
 		},
-		loadCached)
+		load)
 }
-
-// CacheStats counts a device's module cache traffic since Open.
-type CacheStats struct {
-	MemoryHits int64 // Module calls answered by a module already loaded (or being built)
-	DiskHits   int64 // answered by a CUBIN read from the disk cache
-	Compiles   int64 // NVRTC compilations
-	DiskWrites int64 // CUBINs written to the disk cache
-	Rejected   int64 // cache files ignored: damaged, or refused by the driver
-	DiskErrors int64 // the cache directory could not be used (compiling still worked)
-}
-
-// CacheStats returns the device's module cache counters.
-func (d *Device) CacheStats() CacheStats { return snapshot(&d.modules) }
-
-func snapshot(c *moduleCache) CacheStats {
-	s := c.Stats()
-	return CacheStats{s.MemoryHits, s.DiskHits, s.Builds, s.DiskWrites, s.Rejected, s.DiskErrors}
-}
-
-// CacheDir is where compiled modules are kept: $NDCONV_CACHE_DIR/cuda if
-// that is set, else ndconv/cuda in the user's cache directory
-// (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux).
-func CacheDir() (string, error) { return moduleStore.Dir() }
-
-// ClearCache deletes the compiled modules in CacheDir (and any temporary
-// files left by an interrupted write). Modules already loaded stay loaded.
-func ClearCache() error { return moduleStore.Clear() }

@@ -131,13 +131,13 @@ func oracleKey(tb testing.TB, i int) gpucache.Key {
 }
 
 // TestCacheDir: the disk cache is moduleStore (tested in internal/gpucache)
-// in NDCONV_CACHE_DIR/cuda, its files <key>.cubin, and ClearCache empties it.
+// in NDCONV_CACHE_DIR/cuda, its files <key>.cubin, and Clear empties it.
 func TestCacheDir(t *testing.T) {
 	root := t.TempDir()
 	t.Setenv("NDCONV_CACHE_DIR", root)
-	dir, err := CacheDir()
+	dir, err := moduleStore.Dir()
 	if err != nil || dir != filepath.Join(root, "cuda") {
-		t.Fatalf("CacheDir = %q, %v", dir, err)
+		t.Fatalf("the cache directory is %q, %v", dir, err)
 	}
 	if err := moduleStore.Write(dir, testKey, []byte("x")); err != nil {
 		t.Fatal(err)
@@ -146,11 +146,11 @@ func TestCacheDir(t *testing.T) {
 	if _, err := os.Stat(path); err != nil {
 		t.Errorf("the cache file is not <key>.cubin: %v", err)
 	}
-	if err := ClearCache(); err != nil {
+	if err := moduleStore.Clear(); err != nil {
 		t.Fatal(err)
 	}
 	if _, err := os.Stat(path); !errors.Is(err, fs.ErrNotExist) {
-		t.Errorf("ClearCache left the file: %v", err)
+		t.Errorf("Clear left the file: %v", err)
 	}
 }
 
@@ -164,30 +164,29 @@ func (f *fakeBuilder) compile() ([]byte, error) {
 	return []byte("CUBIN:good"), nil
 }
 
-func (f *fakeBuilder) load(image []byte) (*Module, error) {
+func (f *fakeBuilder) load(image []byte) (*module, error) {
 	if !bytes.HasPrefix(image, []byte("CUBIN:")) {
-		return nil, &Error{Call: "cuModuleLoadData", Code: CodeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE"}
+		return nil, &Error{Call: "cuModuleLoadData", Code: codeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE"}
 	}
-	return &Module{}, nil
+	return &module{}, nil
 }
 
-// TestModuleCache: getModule compiles and then loads (cold), loads a CUBIN
-// from the disk (a new process) and marks every module it returns as the
-// cache's, and the counters read as CacheStats. The cache itself is tested
-// in internal/gpucache.
+// TestModuleCache: getModule compiles and then loads (cold), and loads a
+// CUBIN from the disk (a new process). The cache itself is tested in
+// internal/gpucache.
 func TestModuleCache(t *testing.T) {
 	t.Setenv("NDCONV_CACHE_DIR", t.TempDir())
-	dir, _ := CacheDir()
+	dir, _ := moduleStore.Dir()
 	fb := &fakeBuilder{}
 	c := &moduleCache{}
 	m1, err := getModule(c, testKey, fb.compile, fb.load)
-	if err != nil || m1 == nil || !m1.cached {
+	if err != nil || m1 == nil {
 		t.Fatalf("cold: %v, %v", m1, err)
 	}
 	if m2, _ := getModule(c, testKey, fb.compile, fb.load); m2 != m1 {
 		t.Error("warm: another module")
 	}
-	if got, want := snapshot(c), (CacheStats{MemoryHits: 1, Compiles: 1, DiskWrites: 1}); got != want {
+	if got, want := c.Stats(), (gpucache.Stats{MemoryHits: 1, Builds: 1, DiskWrites: 1}); got != want {
 		t.Errorf("stats %+v, want %+v", got, want)
 	}
 	if got, err := moduleStore.Read(dir, testKey); err != nil || string(got) != "CUBIN:good" {
@@ -195,10 +194,10 @@ func TestModuleCache(t *testing.T) {
 	}
 
 	c = &moduleCache{} // a new process: only the disk remembers
-	if m, err := getModule(c, testKey, fb.compile, fb.load); err != nil || !m.cached {
+	if m, err := getModule(c, testKey, fb.compile, fb.load); err != nil || m == nil {
 		t.Fatalf("disk: %v, %v", m, err)
 	}
-	if got, want := snapshot(c), (CacheStats{DiskHits: 1}); got != want {
+	if got, want := c.Stats(), (gpucache.Stats{DiskHits: 1}); got != want {
 		t.Errorf("stats %+v, want %+v", got, want)
 	}
 
@@ -208,10 +207,10 @@ func TestModuleCache(t *testing.T) {
 	c = &moduleCache{}
 	bad := func() ([]byte, error) { return []byte("garbage"), nil }
 	var e *Error
-	if _, err := getModule(c, testKey, bad, fb.load); !errors.As(err, &e) || e.Code != CodeInvalidImage {
+	if _, err := getModule(c, testKey, bad, fb.load); !errors.As(err, &e) || e.Code != codeInvalidImage {
 		t.Errorf("a refused compilation: %v", err)
 	}
-	if got, want := snapshot(c), (CacheStats{Compiles: 1}); got != want {
+	if got, want := c.Stats(), (gpucache.Stats{Builds: 1}); got != want {
 		t.Errorf("stats %+v, want %+v", got, want)
 	}
 	if fb.compiles.Load() != 1 {

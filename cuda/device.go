@@ -41,52 +41,20 @@ func (c ComputeCapability) Supported() bool {
 	return c.Major > MinComputeCapability.Major || c.Major == MinComputeCapability.Major && c.Minor >= MinComputeCapability.Minor
 }
 
-// Info describes one GPU: what the planner sizes work by and what
-// `ndconv devices` prints. Memory sizes are in bytes, clocks in kHz; a
-// figure the driver does not report (some are deprecated in CUDA 13) is 0.
+// Info describes one GPU, as `ndconv devices` prints it. Memory sizes are
+// in bytes.
 type Info struct {
 	Index                  int // the ordinal Open takes
 	Name                   string
 	ComputeCapability      ComputeCapability
 	SMs                    int // multiprocessors
 	TotalMemory            int64
-	FreeMemory             int64 // at the time of the query; 0 where no context could be made
+	FreeMemory             int64 // at the time of the query; 0 where no context was made
 	DriverVersion          Version
 	NVRTCVersion           Version // zero where NVRTC is missing
-	WarpSize               int
-	MaxThreadsPerBlock     int
-	MaxThreadsPerSM        int
-	MaxBlockDim            [3]int
-	MaxGridDim             [3]int
-	MaxSharedPerBlock      int // without opting in
-	MaxSharedPerBlockOptin int // with Function.SetMaxDynamicSharedMemory
-	MaxSharedPerSM         int
-	MaxRegistersPerBlock   int
-	L2CacheSize            int
-	ClockRate              int // kHz
-	MemoryClockRate        int // kHz
-	MemoryBusWidth         int // bits
+	MaxSharedPerBlock      int     // without opting in
+	MaxSharedPerBlockOptin int     // with a kernel's opt-in
 }
-
-// CUdevice_attribute values (cuda.h).
-const (
-	attrMaxThreadsPerBlock     = 1
-	attrMaxBlockDimX           = 2 // Y, Z follow
-	attrMaxGridDimX            = 5 // Y, Z follow
-	attrMaxSharedPerBlock      = 8
-	attrWarpSize               = 10
-	attrMaxRegistersPerBlock   = 12
-	attrClockRate              = 13
-	attrMultiprocessorCount    = 16
-	attrMemoryClockRate        = 36
-	attrGlobalMemoryBusWidth   = 37
-	attrL2CacheSize            = 38
-	attrMaxThreadsPerSM        = 39
-	attrComputeCapabilityMajor = 75
-	attrComputeCapabilityMinor = 76
-	attrMaxSharedPerSM         = 81
-	attrMaxSharedPerBlockOptin = 97
-)
 
 // queryDevice reads everything about ordinal that needs no context.
 func queryDevice(ordinal int) (Info, int32, error) {
@@ -94,44 +62,24 @@ func queryDevice(ordinal int) (Info, int32, error) {
 	if err != nil {
 		return Info{}, 0, err
 	}
-	info := Info{Index: ordinal, DriverVersion: driverVersionOf(driver.version)}
+	info := Info{Index: ordinal, DriverVersion: driverVersionOf(driverVersion)}
 	if info.Name, err = cuDeviceGetName(dev); err != nil {
 		return Info{}, 0, err
 	}
 	if info.TotalMemory, err = cuDeviceTotalMem(dev); err != nil {
 		return Info{}, 0, err
 	}
-	required := []struct {
-		attr int
-		dst  *int
-	}{
-		{attrComputeCapabilityMajor, &info.ComputeCapability.Major},
-		{attrComputeCapabilityMinor, &info.ComputeCapability.Minor},
-		{attrMultiprocessorCount, &info.SMs},
-		{attrWarpSize, &info.WarpSize},
-		{attrMaxThreadsPerBlock, &info.MaxThreadsPerBlock},
-		{attrMaxThreadsPerSM, &info.MaxThreadsPerSM},
-		{attrMaxBlockDimX, &info.MaxBlockDim[0]},
-		{attrMaxBlockDimX + 1, &info.MaxBlockDim[1]},
-		{attrMaxBlockDimX + 2, &info.MaxBlockDim[2]},
-		{attrMaxGridDimX, &info.MaxGridDim[0]},
-		{attrMaxGridDimX + 1, &info.MaxGridDim[1]},
-		{attrMaxGridDimX + 2, &info.MaxGridDim[2]},
-		{attrMaxSharedPerBlock, &info.MaxSharedPerBlock},
-		{attrMaxSharedPerBlockOptin, &info.MaxSharedPerBlockOptin},
-		{attrMaxSharedPerSM, &info.MaxSharedPerSM},
-		{attrMaxRegistersPerBlock, &info.MaxRegistersPerBlock},
-		{attrL2CacheSize, &info.L2CacheSize},
-	}
-	for _, a := range required {
-		if *a.dst, err = cuDeviceGetAttribute(a.attr, dev); err != nil {
+	for attr, dst := range map[int]*int{ // CUdevice_attribute values (cuda.h)
+		75: &info.ComputeCapability.Major, // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
+		76: &info.ComputeCapability.Minor,
+		16: &info.SMs,                    // CU_DEVICE_ATTRIBUTE_MULTIPROCESSOR_COUNT
+		8:  &info.MaxSharedPerBlock,      // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
+		97: &info.MaxSharedPerBlockOptin, // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
+	} {
+		if *dst, err = cuDeviceGetAttribute(attr, dev); err != nil {
 			return Info{}, 0, err
 		}
 	}
-	// Deprecated in CUDA 13: reported where the driver still knows them.
-	info.ClockRate, _ = cuDeviceGetAttribute(attrClockRate, dev)
-	info.MemoryClockRate, _ = cuDeviceGetAttribute(attrMemoryClockRate, dev)
-	info.MemoryBusWidth, _ = cuDeviceGetAttribute(attrGlobalMemoryBusWidth, dev)
 	info.NVRTCVersion, _ = nvrtcVersion()
 	return info, dev, nil
 }
@@ -142,9 +90,7 @@ func queryDevice(ordinal int) (Info, int32, error) {
 // costs one library load the first time, nothing after.
 func Available() error { return availability() }
 
-var availability = sync.OnceValue(checkAvailable)
-
-func checkAvailable() error {
+var availability = sync.OnceValue(func() error {
 	infos, err := Describe()
 	if err != nil {
 		return err
@@ -161,17 +107,14 @@ func checkAvailable() error {
 	if !usable {
 		return &UnavailableError{Backend: "cuda", Reason: fmt.Sprintf("no device of compute capability %v or newer (found %v)", MinComputeCapability, found)}
 	}
-	return loadNVRTC()
-}
+	return nvrtcLib.load()
+})
 
 // Describe is Devices without the live figures (FreeMemory 0 for every
-// device): each device's static attributes, opening none. Devices opens
-// every usable device to read its free memory, making its context and
-// releasing it; a device list (cuda:all) that did so before its devices
-// were opened for work made each context twice (on a host of four H200s,
-// 1.5–2.1 s before the work's own start).
+// device): each device's static attributes, opening none, so that a device
+// list does not make each context twice (docs/cuda.md).
 func Describe() ([]Info, error) {
-	if err := loadDriver(); err != nil {
+	if err := driverLib.load(); err != nil {
 		return nil, err
 	}
 	n, err := cuDeviceGetCount()
@@ -190,7 +133,8 @@ func Describe() ([]Info, error) {
 }
 
 // Devices describes every CUDA device, also those too old for Open (their
-// FreeMemory is 0). It needs the driver, not NVRTC.
+// FreeMemory is 0), opening each usable one to read its free memory. It
+// needs the driver, not NVRTC.
 func Devices() ([]Info, error) {
 	infos, err := Describe()
 	if err != nil {
@@ -209,9 +153,27 @@ func Devices() ([]Info, error) {
 	return infos, nil
 }
 
-// Device is one GPU with its primary context retained. Every method may be
-// called from any goroutine, several at once: each runs on a locked OS
-// thread with the context made current (see do).
+// StaticInfo describes device index as far as the driver tells without a
+// context (FreeMemory is 0): cheap, where Devices opens every device.
+func StaticInfo(index int) (Info, error) {
+	if err := driverLib.load(); err != nil {
+		return Info{}, err
+	}
+	info, _, err := queryDevice(index)
+	return info, err
+}
+
+// IsOpen reports whether device index is open in this process (its
+// context made), without opening it.
+func IsOpen(index int) bool {
+	_, ok := registry.Lookup(index)
+	return ok
+}
+
+// Device is one GPU with its primary context retained, the engine's
+// gpu.Device (engine.go). Every method may be called from any goroutine,
+// several at once: each runs on a locked OS thread with the context made
+// current (see do).
 type Device struct {
 	index int
 	dev   int32   // CUdevice
@@ -220,8 +182,8 @@ type Device struct {
 
 	life gpu.Life // shared by every operation (do), exclusive for the last Close
 
-	pool     *Pool
-	hostFree *gpu.FreeList[unsafe.Pointer] // the engines' idle pinned staging
+	pool     *gpu.FreeList[DevicePtr]      // idle temporaries (Scratch)
+	hostFree *gpu.FreeList[unsafe.Pointer] // idle pinned staging (AllocHost)
 	modules  moduleCache
 	hostRegs *gpu.HostRegs // registered host memory, shared by the engines
 }
@@ -235,7 +197,7 @@ var registry gpu.Registry[int, *Device]
 // Devices older than MinComputeCapability are refused with an
 // *UnsupportedError.
 func Open(index int) (*Device, error) {
-	if err := loadDriver(); err != nil {
+	if err := driverLib.load(); err != nil {
 		return nil, err
 	}
 	return registry.Open(index, func() (*Device, error) { return openDevice(index) })
@@ -263,7 +225,7 @@ func openDevice(index int) (*Device, error) {
 		return nil, err
 	}
 	d := &Device{index: index, dev: dev, ctx: ctx, info: info}
-	d.pool = &Pool{dev: d, list: gpu.NewFreeList[DevicePtr](info.TotalMemory / 4)}
+	d.pool = gpu.NewFreeList[DevicePtr](info.TotalMemory / 4)
 	d.hostFree = gpu.NewFreeList[unsafe.Pointer](gpu.HostFreeLimit)
 	d.hostRegs = gpu.NewHostRegs(d)
 	return d, nil
@@ -289,7 +251,7 @@ func (d *Device) release() error {
 			for _, m := range d.modules.Drain() {
 				errs = append(errs, cuModuleUnload(m.handle))
 			}
-			for _, p := range d.pool.list.Drain() {
+			for _, p := range d.pool.Drain() {
 				errs = append(errs, cuMemFree(p))
 			}
 			for _, p := range d.hostFree.Drain() {
@@ -330,11 +292,14 @@ func doValue[T any](d *Device, fn func() (T, error)) (T, error) {
 	return v, err
 }
 
-// Index is the device's ordinal.
-func (d *Device) Index() int { return d.index }
-
-// ComputeCapability is the device's architecture.
-func (d *Device) ComputeCapability() ComputeCapability { return d.info.ComputeCapability }
+// free is do for a call that frees memory: after the last Close it does
+// nothing, the memory having gone with the context.
+func (d *Device) free(fn func() error) error {
+	if err := d.do(fn); !errors.Is(err, ErrClosed) {
+		return err
+	}
+	return nil
+}
 
 // Info describes the device, with its free memory as of now.
 func (d *Device) Info() (Info, error) {
@@ -345,11 +310,4 @@ func (d *Device) Info() (Info, error) {
 		return err
 	})
 	return info, err
-}
-
-// Synchronize waits for all work queued on the device (cuCtxSynchronize),
-// and reports the first asynchronous error, such as a kernel's illegal
-// address.
-func (d *Device) Synchronize() error {
-	return d.do(cuCtxSynchronize)
 }

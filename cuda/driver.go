@@ -1,20 +1,11 @@
 package cuda
 
 import (
-	"sync"
 	"unsafe"
-
-	"github.com/ndconv/ndconv/internal/dynlib"
-	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// The driver's entry points, bound once by loadDriver. Each holds the
-// address of the C function named in its comment; where cuda.h maps a name
-// to a versioned symbol (cuMemAlloc → cuMemAlloc_v2) the versioned one is
-// bound, since the plain symbol is the legacy 32-bit ABI.
-var drv driverEntryPoints
-
-type driverEntryPoints struct {
+// drv holds the driver's entry points, each the C function in its comment.
+var drv struct {
 	cuInit                    uintptr // CUresult cuInit(unsigned int Flags)
 	cuDriverGetVersion        uintptr // CUresult cuDriverGetVersion(int *driverVersion)
 	cuGetErrorName            uintptr // CUresult cuGetErrorName(CUresult error, const char **pStr)
@@ -23,41 +14,35 @@ type driverEntryPoints struct {
 	cuDeviceGet               uintptr // CUresult cuDeviceGet(CUdevice *device, int ordinal)
 	cuDeviceGetName           uintptr // CUresult cuDeviceGetName(char *name, int len, CUdevice dev)
 	cuDeviceGetAttribute      uintptr // CUresult cuDeviceGetAttribute(int *pi, CUdevice_attribute attrib, CUdevice dev)
-	cuDeviceTotalMem          uintptr // CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
+	cuDeviceTotalMem          uintptr `sym:"cuDeviceTotalMem_v2"` // CUresult cuDeviceTotalMem_v2(size_t *bytes, CUdevice dev)
 	cuDevicePrimaryCtxRetain  uintptr // CUresult cuDevicePrimaryCtxRetain(CUcontext *pctx, CUdevice dev)
-	cuDevicePrimaryCtxRelease uintptr // CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
+	cuDevicePrimaryCtxRelease uintptr `sym:"cuDevicePrimaryCtxRelease_v2"` // CUresult cuDevicePrimaryCtxRelease_v2(CUdevice dev)
 	cuCtxSetCurrent           uintptr // CUresult cuCtxSetCurrent(CUcontext ctx)
 	cuCtxSynchronize          uintptr // CUresult cuCtxSynchronize(void)
-	cuMemGetInfo              uintptr // CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
-	cuMemAlloc                uintptr // CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
-	cuMemFree                 uintptr // CUresult cuMemFree_v2(CUdeviceptr dptr)
-	cuMemcpyHtoD              uintptr // CUresult cuMemcpyHtoD_v2(CUdeviceptr dst, const void *src, size_t n)
-	cuMemcpyDtoH              uintptr // CUresult cuMemcpyDtoH_v2(void *dst, CUdeviceptr src, size_t n)
-	cuMemcpyDtoD              uintptr // CUresult cuMemcpyDtoD_v2(CUdeviceptr dst, CUdeviceptr src, size_t n)
-	cuMemcpyHtoDAsync         uintptr // CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
-	cuMemcpyDtoHAsync         uintptr // CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
-	cuMemcpyDtoDAsync         uintptr // CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
-	cuMemsetD8                uintptr // CUresult cuMemsetD8_v2(CUdeviceptr dst, unsigned char uc, size_t n)
+	cuMemGetInfo              uintptr `sym:"cuMemGetInfo_v2"`      // CUresult cuMemGetInfo_v2(size_t *free, size_t *total)
+	cuMemAlloc                uintptr `sym:"cuMemAlloc_v2"`        // CUresult cuMemAlloc_v2(CUdeviceptr *dptr, size_t bytesize)
+	cuMemFree                 uintptr `sym:"cuMemFree_v2"`         // CUresult cuMemFree_v2(CUdeviceptr dptr)
+	cuMemcpyHtoDAsync         uintptr `sym:"cuMemcpyHtoDAsync_v2"` // CUresult cuMemcpyHtoDAsync_v2(CUdeviceptr dst, const void *src, size_t n, CUstream s)
+	cuMemcpyDtoHAsync         uintptr `sym:"cuMemcpyDtoHAsync_v2"` // CUresult cuMemcpyDtoHAsync_v2(void *dst, CUdeviceptr src, size_t n, CUstream s)
+	cuMemcpyDtoDAsync         uintptr `sym:"cuMemcpyDtoDAsync_v2"` // CUresult cuMemcpyDtoDAsync_v2(CUdeviceptr dst, CUdeviceptr src, size_t n, CUstream s)
 	cuMemsetD8Async           uintptr // CUresult cuMemsetD8Async(CUdeviceptr dst, unsigned char uc, size_t n, CUstream s)
 	cuMemHostAlloc            uintptr // CUresult cuMemHostAlloc(void **pp, size_t bytesize, unsigned int Flags)
 	cuMemFreeHost             uintptr // CUresult cuMemFreeHost(void *p)
-	cuMemHostRegister         uintptr // CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
+	cuMemHostRegister         uintptr `sym:"cuMemHostRegister_v2"` // CUresult cuMemHostRegister_v2(void *p, size_t bytesize, unsigned int Flags)
 	cuMemHostUnregister       uintptr // CUresult cuMemHostUnregister(void *p)
 	cuStreamCreate            uintptr // CUresult cuStreamCreate(CUstream *phStream, unsigned int Flags)
 	cuStreamSynchronize       uintptr // CUresult cuStreamSynchronize(CUstream hStream)
-	cuStreamDestroy           uintptr // CUresult cuStreamDestroy_v2(CUstream hStream)
+	cuStreamDestroy           uintptr `sym:"cuStreamDestroy_v2"` // CUresult cuStreamDestroy_v2(CUstream hStream)
 	cuStreamWaitEvent         uintptr // CUresult cuStreamWaitEvent(CUstream hStream, CUevent hEvent, unsigned int Flags)
 	cuEventCreate             uintptr // CUresult cuEventCreate(CUevent *phEvent, unsigned int Flags)
 	cuEventRecord             uintptr // CUresult cuEventRecord(CUevent hEvent, CUstream hStream)
 	cuEventSynchronize        uintptr // CUresult cuEventSynchronize(CUevent hEvent)
 	cuEventElapsedTime        uintptr // CUresult cuEventElapsedTime(float *pMilliseconds, CUevent hStart, CUevent hEnd)
-	cuEventDestroy            uintptr // CUresult cuEventDestroy_v2(CUevent hEvent)
+	cuEventDestroy            uintptr `sym:"cuEventDestroy_v2"` // CUresult cuEventDestroy_v2(CUevent hEvent)
 	cuModuleLoadData          uintptr // CUresult cuModuleLoadData(CUmodule *module, const void *image)
 	cuModuleUnload            uintptr // CUresult cuModuleUnload(CUmodule hmod)
 	cuModuleGetFunction       uintptr // CUresult cuModuleGetFunction(CUfunction *hfunc, CUmodule hmod, const char *name)
-	cuModuleGetGlobal         uintptr // CUresult cuModuleGetGlobal_v2(CUdeviceptr *dptr, size_t *bytes, CUmodule hmod, const char *name)
 	cuFuncGetAttribute        uintptr // CUresult cuFuncGetAttribute(int *pi, CUfunction_attribute attrib, CUfunction hfunc)
-	cuFuncSetAttribute        uintptr // CUresult cuFuncSetAttribute(CUfunction hfunc, CUfunction_attribute attrib, int value)
 	cuPointerGetAttribute     uintptr // CUresult cuPointerGetAttribute(void *data, CUpointer_attribute attribute, CUdeviceptr ptr)
 	// CUresult cuLaunchKernel(CUfunction f, unsigned int gridDimX, gridDimY, gridDimZ,
 	//     unsigned int blockDimX, blockDimY, blockDimZ, unsigned int sharedMemBytes,
@@ -65,113 +50,41 @@ type driverEntryPoints struct {
 	cuLaunchKernel uintptr
 }
 
-// driverSymbols is the table loadDriver binds: the exact symbol names the
-// driver exports (checked against cuda.h's #define list).
-func driverSymbols() []dynlib.Symbol {
-	return []dynlib.Symbol{
-		{"cuInit", &drv.cuInit},
-		{"cuDriverGetVersion", &drv.cuDriverGetVersion},
-		{"cuGetErrorName", &drv.cuGetErrorName},
-		{"cuGetErrorString", &drv.cuGetErrorString},
-		{"cuDeviceGetCount", &drv.cuDeviceGetCount},
-		{"cuDeviceGet", &drv.cuDeviceGet},
-		{"cuDeviceGetName", &drv.cuDeviceGetName},
-		{"cuDeviceGetAttribute", &drv.cuDeviceGetAttribute},
-		{"cuDeviceTotalMem_v2", &drv.cuDeviceTotalMem},
-		{"cuDevicePrimaryCtxRetain", &drv.cuDevicePrimaryCtxRetain},
-		{"cuDevicePrimaryCtxRelease_v2", &drv.cuDevicePrimaryCtxRelease},
-		{"cuCtxSetCurrent", &drv.cuCtxSetCurrent},
-		{"cuCtxSynchronize", &drv.cuCtxSynchronize},
-		{"cuMemGetInfo_v2", &drv.cuMemGetInfo},
-		{"cuMemAlloc_v2", &drv.cuMemAlloc},
-		{"cuMemFree_v2", &drv.cuMemFree},
-		{"cuMemcpyHtoD_v2", &drv.cuMemcpyHtoD},
-		{"cuMemcpyDtoH_v2", &drv.cuMemcpyDtoH},
-		{"cuMemcpyDtoD_v2", &drv.cuMemcpyDtoD},
-		{"cuMemcpyHtoDAsync_v2", &drv.cuMemcpyHtoDAsync},
-		{"cuMemcpyDtoHAsync_v2", &drv.cuMemcpyDtoHAsync},
-		{"cuMemcpyDtoDAsync_v2", &drv.cuMemcpyDtoDAsync},
-		{"cuMemsetD8_v2", &drv.cuMemsetD8},
-		{"cuMemsetD8Async", &drv.cuMemsetD8Async},
-		{"cuMemHostAlloc", &drv.cuMemHostAlloc},
-		{"cuMemFreeHost", &drv.cuMemFreeHost},
-		{"cuMemHostRegister_v2", &drv.cuMemHostRegister},
-		{"cuMemHostUnregister", &drv.cuMemHostUnregister},
-		{"cuStreamCreate", &drv.cuStreamCreate},
-		{"cuStreamSynchronize", &drv.cuStreamSynchronize},
-		{"cuStreamDestroy_v2", &drv.cuStreamDestroy},
-		{"cuStreamWaitEvent", &drv.cuStreamWaitEvent},
-		{"cuEventCreate", &drv.cuEventCreate},
-		{"cuEventRecord", &drv.cuEventRecord},
-		{"cuEventSynchronize", &drv.cuEventSynchronize},
-		{"cuEventElapsedTime", &drv.cuEventElapsedTime},
-		{"cuEventDestroy_v2", &drv.cuEventDestroy},
-		{"cuModuleLoadData", &drv.cuModuleLoadData},
-		{"cuModuleUnload", &drv.cuModuleUnload},
-		{"cuModuleGetFunction", &drv.cuModuleGetFunction},
-		{"cuModuleGetGlobal_v2", &drv.cuModuleGetGlobal},
-		{"cuFuncGetAttribute", &drv.cuFuncGetAttribute},
-		{"cuFuncSetAttribute", &drv.cuFuncSetAttribute},
-		{"cuPointerGetAttribute", &drv.cuPointerGetAttribute},
-		{"cuLaunchKernel", &drv.cuLaunchKernel},
+var driverLib = library{
+	spec:      cudaSpec("NDCONV_LIBCUDA", "libcuda.so.1", "libcuda.so"),
+	entries:   &drv,
+	noLibrary: "no CUDA driver library",
+	noSymbol:  "CUDA driver library lacks an entry point (driver too old?)",
+	init:      initDriver,
+}
+
+// driverVersion is cuDriverGetVersion's 1000*major + 10*minor, once the
+// driver is loaded.
+var driverVersion int
+
+func initDriver(string) error {
+	if err := initFailed("cuInit", check("cuInit", ccall(drv.cuInit, 0))); err != nil {
+		return err
 	}
+	var v int32
+	err := check("cuDriverGetVersion", ccall(drv.cuDriverGetVersion, uintptr(unsafe.Pointer(&v))))
+	driverVersion = int(v)
+	return initFailed("cuDriverGetVersion", err)
 }
 
-var driverLibrary = dynlib.Spec{
-	EnvVar:  "NDCONV_LIBCUDA",
-	Sonames: []string{"libcuda.so.1", "libcuda.so"},
-	Dirs:    cudaLibraryDirs,
-	Globs:   cudaLibraryGlobs,
-}
-
-// driver is the process's one binding of libcuda: loaded, bound and
-// initialised on first use (never from init), the outcome kept.
-var driver struct {
-	once    sync.Once
-	err     error // an *UnavailableError
-	path    string
-	version int // cuDriverGetVersion: 1000*major + 10*minor
-}
-
-// loadDriver opens libcuda, binds its symbols and calls cuInit, once. Its
-// error is an *UnavailableError saying which step failed.
-func loadDriver() error {
-	driver.once.Do(func() {
-		lib, err := gpu.OpenLibrary("cuda", driverLibrary, lookupEnv, driverSymbols(), func() { drv = driverEntryPoints{} },
-			"no CUDA driver library", "CUDA driver library lacks an entry point (driver too old?)")
-		if err != nil {
-			driver.err = err
-			return
-		}
-		driver.path = lib.Path
-		if err := check("cuInit", ccall(drv.cuInit, 0)); err != nil {
-			driver.err = &UnavailableError{Backend: "cuda", Reason: "cuInit failed", Err: err}
-			return
-		}
-		var v int32
-		if err := check("cuDriverGetVersion", ccall(drv.cuDriverGetVersion, uintptr(unsafe.Pointer(&v)))); err != nil {
-			driver.err = &UnavailableError{Backend: "cuda", Reason: "cuDriverGetVersion failed", Err: err}
-			return
-		}
-		driver.version = int(v)
-	})
-	return driver.err
-}
-
-// check turns a CUresult into nil or an *Error for call.
+// check turns a CUresult into nil or an *Error for call, named by the
+// driver where it can be asked, else by cuda.h (knownResults).
 func check(call string, r uintptr) error {
-	code := int(uint32(r)) // CUresult is a 32-bit enum: the register's upper half is not part of it
-	if code == 0 {
-		return nil
-	}
-	name, message := knownResult(code)
-	if s, ok := driverString(drv.cuGetErrorName, code); ok {
-		name = s
-	}
-	if s, ok := driverString(drv.cuGetErrorString, code); ok {
-		message = s
-	}
-	return &Error{Call: call, Code: code, Name: name, Message: message}
+	return resultError(call, r, func(code int) (name, message string) {
+		name, message = knownResult(code)
+		if s, ok := driverString(drv.cuGetErrorName, code); ok {
+			name = s
+		}
+		if s, ok := driverString(drv.cuGetErrorString, code); ok {
+			message = s
+		}
+		return name, message
+	})
 }
 
 // driverString asks cuGetErrorName or cuGetErrorString about code.
@@ -183,27 +96,11 @@ func driverString(fn uintptr, code int) (string, bool) {
 	return goString(p), true
 }
 
-// goString copies the NUL-terminated C string at p.
-func goString(p *byte) string {
-	if p == nil {
-		return ""
-	}
-	n := 0
-	for *(*byte)(unsafe.Add(unsafe.Pointer(p), n)) != 0 {
-		n++
-	}
-	return string(unsafe.Slice(p, n))
-}
-
-// cString returns s as a NUL-terminated byte slice for a const char*.
-func cString(s string) []byte {
-	b := make([]byte, len(s)+1)
-	copy(b, s)
-	return b
-}
-
 // Typed wrappers, one per entry point, each named after it. They assume
-// the caller made the right context current (Device.do).
+// the caller made the right context current (Device.do). Host memory is
+// passed as a *byte to its first byte: Go memory is safe in the copies
+// (the driver is done with pageable memory when the call returns), pinned
+// memory is C memory.
 
 func cuDeviceGetCount() (int, error) {
 	var n int32
@@ -251,9 +148,7 @@ func cuCtxSetCurrent(ctx uintptr) error {
 	return check("cuCtxSetCurrent", ccall(drv.cuCtxSetCurrent, ctx))
 }
 
-func cuCtxSynchronize() error {
-	return check("cuCtxSynchronize", ccall(drv.cuCtxSynchronize))
-}
+func cuCtxSynchronize() error { return check("cuCtxSynchronize", ccall(drv.cuCtxSynchronize)) }
 
 func cuMemGetInfo() (free, total int64, err error) {
 	var f, t uintptr
@@ -267,25 +162,7 @@ func cuMemAlloc(n int) (DevicePtr, error) {
 	return p, err
 }
 
-func cuMemFree(p DevicePtr) error {
-	return check("cuMemFree", ccall(drv.cuMemFree, uintptr(p)))
-}
-
-// The copies take host memory as a *byte to the first byte: Go memory is
-// safe here (the driver is done with pageable memory when the call
-// returns, asynchronous or not), pinned memory is C memory.
-
-func cuMemcpyHtoD(dst DevicePtr, src *byte, n int) error {
-	return check("cuMemcpyHtoD", ccall(drv.cuMemcpyHtoD, uintptr(dst), uintptr(unsafe.Pointer(src)), uintptr(n)))
-}
-
-func cuMemcpyDtoH(dst *byte, src DevicePtr, n int) error {
-	return check("cuMemcpyDtoH", ccall(drv.cuMemcpyDtoH, uintptr(unsafe.Pointer(dst)), uintptr(src), uintptr(n)))
-}
-
-func cuMemcpyDtoD(dst, src DevicePtr, n int) error {
-	return check("cuMemcpyDtoD", ccall(drv.cuMemcpyDtoD, uintptr(dst), uintptr(src), uintptr(n)))
-}
+func cuMemFree(p DevicePtr) error { return check("cuMemFree", ccall(drv.cuMemFree, uintptr(p))) }
 
 func cuMemcpyHtoDAsync(dst DevicePtr, src *byte, n int, stream uintptr) error {
 	return check("cuMemcpyHtoDAsync", ccall(drv.cuMemcpyHtoDAsync, uintptr(dst), uintptr(unsafe.Pointer(src)), uintptr(n), stream))
@@ -297,10 +174,6 @@ func cuMemcpyDtoHAsync(dst *byte, src DevicePtr, n int, stream uintptr) error {
 
 func cuMemcpyDtoDAsync(dst, src DevicePtr, n int, stream uintptr) error {
 	return check("cuMemcpyDtoDAsync", ccall(drv.cuMemcpyDtoDAsync, uintptr(dst), uintptr(src), uintptr(n), stream))
-}
-
-func cuMemsetD8(dst DevicePtr, value byte, n int) error {
-	return check("cuMemsetD8", ccall(drv.cuMemsetD8, uintptr(dst), uintptr(value), uintptr(n)))
 }
 
 func cuMemsetD8Async(dst DevicePtr, value byte, n int, stream uintptr) error {
@@ -342,9 +215,7 @@ func cuStreamSynchronize(s uintptr) error {
 	return check("cuStreamSynchronize", ccall(drv.cuStreamSynchronize, s))
 }
 
-func cuStreamDestroy(s uintptr) error {
-	return check("cuStreamDestroy", ccall(drv.cuStreamDestroy, s))
-}
+func cuStreamDestroy(s uintptr) error { return check("cuStreamDestroy", ccall(drv.cuStreamDestroy, s)) }
 
 func cuStreamWaitEvent(s, e uintptr) error {
 	return check("cuStreamWaitEvent", ccall(drv.cuStreamWaitEvent, s, e, 0))
@@ -370,13 +241,11 @@ func cuEventElapsedTime(start, end uintptr) (float32, error) {
 	return ms, err
 }
 
-func cuEventDestroy(e uintptr) error {
-	return check("cuEventDestroy", ccall(drv.cuEventDestroy, e))
-}
+func cuEventDestroy(e uintptr) error { return check("cuEventDestroy", ccall(drv.cuEventDestroy, e)) }
 
 func cuModuleLoadData(image []byte) (uintptr, error) {
 	if len(image) == 0 {
-		return 0, &Error{Call: "cuModuleLoadData", Code: CodeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE", Message: "empty module image"}
+		return 0, &Error{Call: "cuModuleLoadData", Code: codeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE", Message: "empty module image"}
 	}
 	// The driver is given no length: it reads an ELF or fatbin image by
 	// its headers, anything else as PTX text up to a NUL. A NUL at the end
@@ -389,9 +258,7 @@ func cuModuleLoadData(image []byte) (uintptr, error) {
 	return m, err
 }
 
-func cuModuleUnload(m uintptr) error {
-	return check("cuModuleUnload", ccall(drv.cuModuleUnload, m))
-}
+func cuModuleUnload(m uintptr) error { return check("cuModuleUnload", ccall(drv.cuModuleUnload, m)) }
 
 func cuModuleGetFunction(m uintptr, name string) (uintptr, error) {
 	var f uintptr
@@ -400,53 +267,24 @@ func cuModuleGetFunction(m uintptr, name string) (uintptr, error) {
 	return f, err
 }
 
-func cuModuleGetGlobal(m uintptr, name string) (DevicePtr, int, error) {
-	var p DevicePtr
-	var n uintptr
-	cname := cString(name)
-	err := check("cuModuleGetGlobal", ccall(drv.cuModuleGetGlobal, uintptr(unsafe.Pointer(&p)), uintptr(unsafe.Pointer(&n)), m, uintptr(unsafe.Pointer(&cname[0]))))
-	return p, int(n), err
-}
-
 func cuFuncGetAttribute(attr int, f uintptr) (int, error) {
 	var v int32
 	err := check("cuFuncGetAttribute", ccall(drv.cuFuncGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), f))
 	return int(v), err
 }
 
-func cuFuncSetAttribute(f uintptr, attr, value int) error {
-	return check("cuFuncSetAttribute", ccall(drv.cuFuncSetAttribute, f, uintptr(attr), uintptr(value)))
-}
-
 // cuLaunchKernel launches f; params is the address of a pinned void*[]
 // (see paramBlock).
-func cuLaunchKernel(f uintptr, grid, block [3]uint32, shared uint32, stream uintptr, params unsafe.Pointer) error {
+func cuLaunchKernel(f uintptr, grid, block [3]uint32, stream uintptr, params unsafe.Pointer) error {
 	return check("cuLaunchKernel", ccall(drv.cuLaunchKernel, f,
 		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
-		uintptr(shared), stream, uintptr(params), 0))
+		0, stream, uintptr(params), 0))
 }
 
-// CUpointer_attribute values (cuda.h) that WrapPointer reads.
-const (
-	pointerContext       = 1  // CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
-	pointerMemoryType    = 2  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE: unsigned int (CUmemorytype)
-	pointerIsManaged     = 8  // CU_POINTER_ATTRIBUTE_IS_MANAGED: unsigned int (bool)
-	pointerDeviceOrdinal = 9  // CU_POINTER_ATTRIBUTE_DEVICE_ORDINAL: int
-	pointerRangeStart    = 11 // CU_POINTER_ATTRIBUTE_RANGE_START_ADDR: CUdeviceptr
-	pointerRangeSize     = 12 // CU_POINTER_ATTRIBUTE_RANGE_SIZE: size_t
-)
-
-// CUmemorytype values.
-const (
-	memoryTypeHost    = 1
-	memoryTypeDevice  = 2
-	memoryTypeUnified = 4
-)
-
-// cuPointerGetAttribute reads one attribute of the allocation holding p
-// into a value of up to 8 bytes (zeroed first: the 4-byte attributes
-// fill its low half).
+// cuPointerGetAttribute reads one attribute (a CUpointer_attribute) of
+// the allocation holding p into a value of up to 8 bytes (zeroed first:
+// the 4-byte attributes fill its low half).
 func cuPointerGetAttribute(attr int, p DevicePtr) (uint64, error) {
 	var v uint64
 	err := check("cuPointerGetAttribute", ccall(drv.cuPointerGetAttribute, uintptr(unsafe.Pointer(&v)), uintptr(attr), uintptr(p)))

@@ -8,10 +8,11 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// Error is a failed CUDA driver or NVRTC call. Call names the entry point
-// as the C API documents it (cuMemAlloc, not cuMemAlloc_v2); Code is the
-// CUresult or nvrtcResult; Name and Message are what the library reports
-// for the code (cuGetErrorName, cuGetErrorString, nvrtcGetErrorString).
+// Error is a failed CUDA driver, NVRTC or cuFFT call. Call names the entry
+// point as the C API documents it (cuMemAlloc, not cuMemAlloc_v2); Code is
+// the CUresult, nvrtcResult or cufftResult; Name and Message are what the
+// library reports for the code (cuGetErrorName, cuGetErrorString,
+// nvrtcGetErrorString).
 type Error struct {
 	Call    string
 	Code    int
@@ -27,88 +28,65 @@ func (e *Error) Error() string {
 	return s
 }
 
-// CUresult codes that callers act on. The rest are reported by name.
+// resultError is nil for a zero result r of call, else an *Error with
+// describe's name and message for its code. The result types are 32-bit
+// enums: the register's upper half is not part of them.
+func resultError(call string, r uintptr, describe func(code int) (name, message string)) error {
+	code := int(uint32(r))
+	if code == 0 {
+		return nil
+	}
+	name, message := describe(code)
+	return &Error{Call: call, Code: code, Name: name, Message: message}
+}
+
+// The codes this package acts on.
 const (
-	CodeInvalidValue       = 1
-	CodeOutOfMemory        = 2
-	CodeNotInitialized     = 3
-	CodeNoDevice           = 100
-	CodeInvalidDevice      = 101
-	CodeInvalidImage       = 200
-	CodeInvalidContext     = 201
-	CodeNoBinaryForGPU     = 209
-	CodeInvalidHandle      = 400
-	CodeNotFound           = 500
-	CodeNotReady           = 600
-	CodeIllegalAddress     = 700
-	CodeLaunchOutOfRes     = 701
-	CodeLaunchFailed       = 719
-	CodeUnknown            = 999
+	codeInvalidValue       = 1
+	codeOutOfMemory        = 2
+	codeNotInitialized     = 3
+	codeInvalidImage       = 200
 	nvrtcCodeInvalidOption = 5
 	nvrtcCodeCompilation   = 6
 )
 
-// CUresult codes of registering host memory (cuMemHostRegister), which a
-// failure answers by copying through staging.
-const (
-	CodeHostMemoryAlreadyRegistered = 712
-	CodeHostMemoryNotRegistered     = 713
-)
-
-// IsOutOfMemory reports whether err is, or wraps, a CUDA out-of-memory
-// error, the one failure a caller can answer by working in smaller pieces.
-func IsOutOfMemory(err error) bool {
+// isOutOfMemory reports whether err is, or wraps, a CUDA out-of-memory
+// error (not NVRTC's code 2), the one failure answered by giving idle
+// memory back and trying again.
+func isOutOfMemory(err error) bool {
 	var e *Error
-	return errors.As(err, &e) && e.Code == CodeOutOfMemory && strings.HasPrefix(e.Call, "cu")
+	return errors.As(err, &e) && e.Code == codeOutOfMemory && strings.HasPrefix(e.Call, "cu")
 }
 
 // knownResults mirrors cuda.h's names and cuGetErrorString's messages for
 // the codes most often seen, so that an error reads well even when the
 // driver cannot be asked (it failed to load, or the call was cuInit).
 var knownResults = map[int][2]string{
-	CodeInvalidValue:   {"CUDA_ERROR_INVALID_VALUE", "invalid argument"},
-	CodeOutOfMemory:    {"CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
-	CodeNotInitialized: {"CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
+	codeInvalidValue:   {"CUDA_ERROR_INVALID_VALUE", "invalid argument"},
+	codeOutOfMemory:    {"CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
+	codeNotInitialized: {"CUDA_ERROR_NOT_INITIALIZED", "initialization error"},
 	4:                  {"CUDA_ERROR_DEINITIALIZED", "driver shutting down"},
 	34:                 {"CUDA_ERROR_STUB_LIBRARY", "CUDA driver is a stub library"},
 	46:                 {"CUDA_ERROR_DEVICE_UNAVAILABLE", "CUDA-capable device(s) is/are busy or unavailable"},
-	CodeNoDevice:       {"CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
-	CodeInvalidDevice:  {"CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
-	CodeInvalidImage:   {"CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
-	CodeInvalidContext: {"CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
-	CodeNoBinaryForGPU: {"CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device"},
+	100:                {"CUDA_ERROR_NO_DEVICE", "no CUDA-capable device is detected"},
+	101:                {"CUDA_ERROR_INVALID_DEVICE", "invalid device ordinal"},
+	codeInvalidImage:   {"CUDA_ERROR_INVALID_IMAGE", "device kernel image is invalid"},
+	201:                {"CUDA_ERROR_INVALID_CONTEXT", "invalid device context"},
+	209:                {"CUDA_ERROR_NO_BINARY_FOR_GPU", "no kernel image is available for execution on the device"},
 	218:                {"CUDA_ERROR_INVALID_PTX", "a PTX JIT compilation failed"},
 	222:                {"CUDA_ERROR_UNSUPPORTED_PTX_VERSION", "the provided PTX was compiled with an unsupported toolchain."},
-	CodeInvalidHandle:  {"CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
-	CodeNotFound:       {"CUDA_ERROR_NOT_FOUND", "named symbol not found"},
-	CodeNotReady:       {"CUDA_ERROR_NOT_READY", "device not ready"},
-	CodeIllegalAddress: {"CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
-	CodeLaunchOutOfRes: {"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
+	400:                {"CUDA_ERROR_INVALID_HANDLE", "invalid resource handle"},
+	500:                {"CUDA_ERROR_NOT_FOUND", "named symbol not found"},
+	600:                {"CUDA_ERROR_NOT_READY", "device not ready"},
+	700:                {"CUDA_ERROR_ILLEGAL_ADDRESS", "an illegal memory access was encountered"},
+	701:                {"CUDA_ERROR_LAUNCH_OUT_OF_RESOURCES", "too many resources requested for launch"},
 	702:                {"CUDA_ERROR_LAUNCH_TIMEOUT", "the launch timed out and was terminated"},
-	CodeLaunchFailed:   {"CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
+	712:                {"CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped"},
+	713:                {"CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region"},
+	719:                {"CUDA_ERROR_LAUNCH_FAILED", "unspecified launch failure"},
 	803:                {"CUDA_ERROR_SYSTEM_DRIVER_MISMATCH", "system has unsupported display driver / cuda driver combination"},
 	804:                {"CUDA_ERROR_COMPAT_NOT_SUPPORTED_ON_DEVICE", "forward compatibility was attempted on non supported HW"},
-	CodeUnknown:        {"CUDA_ERROR_UNKNOWN", "unknown error"},
-
-	CodeHostMemoryAlreadyRegistered: {"CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED", "part or all of the requested memory range is already mapped"},
-	CodeHostMemoryNotRegistered:     {"CUDA_ERROR_HOST_MEMORY_NOT_REGISTERED", "pointer does not correspond to a registered memory region"},
-}
-
-// nvrtcResultNames mirrors nvrtc.h's nvrtcResult, for when
-// nvrtcGetErrorString cannot be asked.
-var nvrtcResultNames = []string{
-	"NVRTC_SUCCESS",
-	"NVRTC_ERROR_OUT_OF_MEMORY",
-	"NVRTC_ERROR_PROGRAM_CREATION_FAILURE",
-	"NVRTC_ERROR_INVALID_INPUT",
-	"NVRTC_ERROR_INVALID_PROGRAM",
-	"NVRTC_ERROR_INVALID_OPTION",
-	"NVRTC_ERROR_COMPILATION",
-	"NVRTC_ERROR_BUILTIN_OPERATION_FAILURE",
-	"NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION",
-	"NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION",
-	"NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID",
-	"NVRTC_ERROR_INTERNAL_ERROR",
+	999:                {"CUDA_ERROR_UNKNOWN", "unknown error"},
 }
 
 // knownResult returns the name and message cuda.h gives code, or a
@@ -118,6 +96,35 @@ func knownResult(code int) (name, message string) {
 		return nm[0], nm[1]
 	}
 	return fmt.Sprintf("CUDA_ERROR_%d", code), ""
+}
+
+// nvrtcResultNames mirrors nvrtc.h's nvrtcResult, for when
+// nvrtcGetErrorString cannot be asked; cufftResultNames mirrors cufft.h's
+// cufftResult.
+var (
+	nvrtcResultNames = []string{
+		"NVRTC_SUCCESS", "NVRTC_ERROR_OUT_OF_MEMORY", "NVRTC_ERROR_PROGRAM_CREATION_FAILURE",
+		"NVRTC_ERROR_INVALID_INPUT", "NVRTC_ERROR_INVALID_PROGRAM", "NVRTC_ERROR_INVALID_OPTION",
+		"NVRTC_ERROR_COMPILATION", "NVRTC_ERROR_BUILTIN_OPERATION_FAILURE",
+		"NVRTC_ERROR_NO_NAME_EXPRESSIONS_AFTER_COMPILATION", "NVRTC_ERROR_NO_LOWERED_NAMES_BEFORE_COMPILATION",
+		"NVRTC_ERROR_NAME_EXPRESSION_NOT_VALID", "NVRTC_ERROR_INTERNAL_ERROR",
+	}
+	cufftResultNames = []string{
+		"CUFFT_SUCCESS", "CUFFT_INVALID_PLAN", "CUFFT_ALLOC_FAILED", "CUFFT_INVALID_TYPE",
+		"CUFFT_INVALID_VALUE", "CUFFT_INTERNAL_ERROR", "CUFFT_EXEC_FAILED", "CUFFT_SETUP_FAILED",
+		"CUFFT_INVALID_SIZE", "CUFFT_UNALIGNED_DATA", "CUFFT_INCOMPLETE_PARAMETER_LIST",
+		"CUFFT_INVALID_DEVICE", "CUFFT_PARSE_ERROR", "CUFFT_NO_WORKSPACE", "CUFFT_NOT_IMPLEMENTED",
+		"CUFFT_LICENSE_ERROR", "CUFFT_NOT_SUPPORTED",
+	}
+)
+
+// codeName is names[code], or prefix and the number for a code the table
+// lacks.
+func codeName(names []string, prefix string, code int) string {
+	if code < len(names) {
+		return names[code]
+	}
+	return fmt.Sprintf("%s%d", prefix, code)
 }
 
 // The failure classes both GPU backends share are one type each in
@@ -135,7 +142,7 @@ type (
 	// UnsupportedError is a device or request this package does not
 	// support.
 	UnsupportedError = gpu.UnsupportedError
-	// RangeError is a copy, memset or view that does not fit its buffer.
+	// RangeError is a copy or fill that does not fit its buffer.
 	RangeError = gpu.RangeError
 	// CompileError is an NVRTC compilation that failed, with its log and
 	// every option.

@@ -8,7 +8,7 @@ import (
 )
 
 func TestErrorFormat(t *testing.T) {
-	e := &Error{Call: "cuMemAlloc", Code: CodeOutOfMemory, Name: "CUDA_ERROR_OUT_OF_MEMORY", Message: "out of memory"}
+	e := &Error{Call: "cuMemAlloc", Code: codeOutOfMemory, Name: "CUDA_ERROR_OUT_OF_MEMORY", Message: "out of memory"}
 	if got, want := e.Error(), "cuda: cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (out of memory)"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
@@ -35,18 +35,18 @@ func TestCheck(t *testing.T) {
 	if !errors.As(err, &e) {
 		t.Fatalf("check(2) = %T %v, want *Error", err, err)
 	}
-	if e.Code != CodeOutOfMemory || e.Call != "cuMemAlloc" || e.Name != "CUDA_ERROR_OUT_OF_MEMORY" || e.Message != "out of memory" {
+	if e.Code != codeOutOfMemory || e.Call != "cuMemAlloc" || e.Name != "CUDA_ERROR_OUT_OF_MEMORY" || e.Message != "out of memory" {
 		t.Errorf("check(2) = %+v", e)
 	}
-	if !IsOutOfMemory(fmt.Errorf("chunk 3: %w", err)) {
-		t.Error("IsOutOfMemory does not see through wrapping")
+	if !isOutOfMemory(fmt.Errorf("chunk 3: %w", err)) {
+		t.Error("isOutOfMemory does not see through wrapping")
 	}
-	if IsOutOfMemory(check("cuMemAlloc", CodeInvalidValue)) || IsOutOfMemory(nil) {
-		t.Error("IsOutOfMemory true for another error")
+	if isOutOfMemory(check("cuMemAlloc", codeInvalidValue)) || isOutOfMemory(nil) {
+		t.Error("isOutOfMemory true for another error")
 	}
 	// NVRTC's out-of-memory is code 1, and not a device out-of-memory.
-	if IsOutOfMemory(&Error{Call: "nvrtcCompileProgram", Code: 2}) {
-		t.Error("IsOutOfMemory true for an NVRTC code")
+	if isOutOfMemory(&Error{Call: "nvrtcCompileProgram", Code: 2}) {
+		t.Error("isOutOfMemory true for an NVRTC code")
 	}
 	// An unknown code still gets a readable name.
 	if err := check("cuX", 12345); !strings.Contains(err.Error(), "12345") {
@@ -119,7 +119,7 @@ func TestAvailableIsAnAnswer(t *testing.T) {
 		t.Fatalf("Available() = %T %v, want *UnavailableError", err, err)
 	}
 	t.Logf("Available: %v", err)
-	if driverErr := loadDriver(); driverErr != nil {
+	if driverErr := driverLib.load(); driverErr != nil {
 		if _, err := Open(0); err == nil {
 			t.Error("Open succeeded without a driver")
 		}

@@ -12,9 +12,12 @@ import (
 	"strings"
 	"testing"
 	"time"
+	"unsafe"
 
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/internal/gpucache"
 	"github.com/ndconv/ndconv/internal/gputest"
+	"github.com/ndconv/ndconv/nd"
 )
 
 // The tests in this file need a GPU: they skip, saying why, where
@@ -32,8 +35,17 @@ func testDevice(t testing.TB) *Device {
 func testCacheDir(t testing.TB) string {
 	root := t.TempDir()
 	t.Setenv("NDCONV_CACHE_DIR", root)
-	dir, _ := CacheDir()
+	dir, _ := moduleStore.Dir()
 	return dir
+}
+
+// testStream is a new stream, closed when t ends.
+func testStream(t testing.TB, d *Device) *Stream {
+	t.Helper()
+	q, err := d.NewQueue()
+	must(t, err)
+	t.Cleanup(func() { q.Close() })
+	return q.(*Stream)
 }
 
 // vaddSource computes c = a + scale*b + OFFSET, OFFSET a define. With the
@@ -56,14 +68,10 @@ func vaddReference(a, b []float32, scale, offset float32) []float32 {
 
 func vaddFunction(t testing.TB, d *Device, defines ...string) *Function {
 	t.Helper()
-	m, err := d.Module(vaddSource, "vadd.cu", append([]string{"OFFSET=0.5f"}, defines...))
-	if err != nil {
-		t.Fatal(err)
-	}
-	f, err := m.Function("vadd")
-	if err != nil {
-		t.Fatal(err)
-	}
+	m, err := d.module(vaddSource, "vadd.cu", append([]string{"OFFSET=0.5f"}, defines...))
+	must(t, err)
+	f, err := m.function("vadd")
+	must(t, err)
 	return f
 }
 
@@ -76,28 +84,28 @@ func testInputs(n, seed int) (a, b []float32) {
 	return a, b
 }
 
-func grid1D(n, block int) [3]uint32 { return [3]uint32{uint32((n + block - 1) / block), 1, 1} }
+func grid1D(n, block int) [3]int { return [3]int{(n + block - 1) / block, 1, 1} }
 
 // runVadd uploads a and b, launches vadd on s and returns c. It returns
 // its errors rather than failing t, to be usable from any goroutine.
 func runVadd(d *Device, f *Function, a, b []float32, scale float32, s *Stream) ([]float32, error) {
 	n := len(a)
-	bufs := make([]*Buffer, 3)
+	bufs := make([]gpu.Buffer, 3)
 	for i := range bufs {
 		var err error
-		if bufs[i], err = d.Pool().Get(4 * n); err != nil {
+		if bufs[i], err = d.Scratch(4 * n); err != nil {
 			return nil, err
 		}
 		defer bufs[i].Free()
 	}
 	c := make([]float32, n)
 	err := errors.Join(
-		bufs[0].CopyFromHostAsync(0, Bytes(a), s),
-		bufs[1].CopyFromHostAsync(0, Bytes(b), s),
-		f.Launch(grid1D(n, 256), [3]uint32{256, 1, 1}, 0, s, bufs[0], bufs[1], bufs[2].Ptr(), scale, int32(n)),
-		bufs[2].CopyToHostAsync(Bytes(c), 0, s))
-	if err == nil && s != nil {
-		err = s.Synchronize()
+		s.Write(bufs[0], 0, nd.AsBytes(a)),
+		s.Write(bufs[1], 0, nd.AsBytes(b)),
+		s.Launch(f, grid1D(n, 256), [3]int{256, 1, 1}, bufs[0], bufs[1], bufs[2], scale, int32(n)),
+		s.Read(nd.AsBytes(c), bufs[2], 0))
+	if err == nil {
+		err = s.Finish()
 	}
 	return c, err
 }
@@ -124,6 +132,13 @@ func firstMismatch(got, want []float32) int {
 	return -1
 }
 
+func must(t testing.TB, err error) {
+	t.Helper()
+	if err != nil {
+		t.Fatal(err)
+	}
+}
+
 func TestGPUDevices(t *testing.T) {
 	d := testDevice(t)
 	infos, err := Devices()
@@ -137,34 +152,28 @@ func TestGPUDevices(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	if info.SMs <= 0 || info.WarpSize != 32 || info.MaxThreadsPerBlock < 1024 || !info.ComputeCapability.Supported() ||
-		info.TotalMemory <= 0 || info.FreeMemory <= 0 || info.FreeMemory > info.TotalMemory ||
-		info.MaxSharedPerBlockOptin < info.MaxSharedPerBlock || info.MaxBlockDim[0] < 1024 || info.MaxGridDim[0] < 1<<30 {
+	if info.SMs <= 0 || !info.ComputeCapability.Supported() || info.TotalMemory <= 0 || info.FreeMemory <= 0 ||
+		info.FreeMemory > info.TotalMemory || info.MaxSharedPerBlock < 48<<10 || info.MaxSharedPerBlockOptin < info.MaxSharedPerBlock {
 		t.Errorf("implausible info %+v", info)
 	}
 	if info.DriverVersion.Major < 12 || info.NVRTCVersion.Major < 12 {
 		t.Errorf("driver %v, NVRTC %v", info.DriverVersion, info.NVRTCVersion)
 	}
-	t.Logf("driver library %s, NVRTC %s", driver.path, nvrtcState.path)
+	t.Logf("driver library %s, NVRTC %s", driverLib.path, nvrtcLib.path)
 }
 
 func TestGPUVectorAdd(t *testing.T) {
 	d := testDevice(t)
 	testCacheDir(t)
 	f := vaddFunction(t, d)
+	s := testStream(t, d)
 	for _, n := range []int{1, 255, 256, 1000, 1 << 20} {
 		a, b := testInputs(n, n)
-		must(t, checkVadd(d, f, a, b, 2, nil))
+		must(t, checkVadd(d, f, a, b, 2, s))
 	}
-	attrs, err := f.Attributes()
-	if err != nil {
-		t.Fatal(err)
+	if n := f.MaxGroupSize(); n < 256 || n > 1024 {
+		t.Errorf("vadd: MaxGroupSize %d", n)
 	}
-	cc := d.ComputeCapability()
-	if attrs.MaxThreadsPerBlock < 256 || attrs.Registers <= 0 || attrs.BinaryVersion != 10*cc.Major+cc.Minor {
-		t.Errorf("attributes %+v for %v", attrs, cc)
-	}
-	t.Logf("vadd: %+v", attrs)
 }
 
 // TestGPUPinnedAsync runs upload, kernel and download on one stream from
@@ -174,84 +183,69 @@ func TestGPUPinnedAsync(t *testing.T) {
 	testCacheDir(t)
 	f := vaddFunction(t, d)
 	const n = 1 << 22
-	hosts := make([]*HostBuffer, 3)
-	for i := range hosts {
-		var err error
-		if hosts[i], err = d.AllocHost(4 * n); err != nil {
-			t.Fatal(err)
+	var views [3][]float32
+	devs := make([]gpu.Buffer, 3)
+	for i := range views {
+		h, err := d.AllocHost(4 * n)
+		must(t, err)
+		defer h.Free()
+		if len(h.Bytes()) != 4*n {
+			t.Fatalf("Bytes has %d bytes, want %d", len(h.Bytes()), 4*n)
 		}
-		defer hosts[i].Free()
+		views[i] = unsafe.Slice((*float32)(unsafe.Pointer(&h.Bytes()[0])), n) // pinned memory is page-aligned
+		devs[i], err = d.Alloc(4 * n)
+		must(t, err)
+		defer devs[i].Free()
 	}
-	a, b, c := HostView[float32](hosts[0]), HostView[float32](hosts[1]), HostView[float32](hosts[2])
-	if len(a) != n {
-		t.Fatalf("HostView has %d elements, want %d", len(a), n)
-	}
+	a, b, c := views[0], views[1], views[2]
 	ra, rb := testInputs(n, 5)
 	copy(a, ra)
 	copy(b, rb)
-	s, err := d.NewStream()
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer s.Close()
-	start, _ := d.NewEvent()
-	end, _ := d.NewEvent()
+	s := testStream(t, d)
+	start, err := d.NewEvent()
+	must(t, err)
 	defer start.Close()
+	end, err := d.NewEvent()
+	must(t, err)
 	defer end.Close()
 
-	devs := make([]*Buffer, 3)
-	for i := range devs {
-		if devs[i], err = d.Alloc(4 * n); err != nil {
-			t.Fatal(err)
-		}
-		defer devs[i].Free()
-	}
-	if err := start.Record(s); err != nil {
-		t.Fatal(err)
-	}
-	must(t, devs[0].CopyFromHostAsync(0, hosts[0].Bytes(), s))
-	must(t, devs[1].CopyFromHostAsync(0, hosts[1].Bytes(), s))
-	must(t, f.Launch(grid1D(n, 512), [3]uint32{512, 1, 1}, 0, s, devs[0], devs[1], devs[2], float32(-1), int32(n)))
-	must(t, devs[2].CopyToHostAsync(hosts[2].Bytes(), 0, s))
-	must(t, end.Record(s))
+	must(t, s.Record(start))
+	must(t, s.Write(devs[0], 0, nd.AsBytes(a)))
+	must(t, s.Write(devs[1], 0, nd.AsBytes(b)))
+	must(t, s.Launch(f, grid1D(n, 512), [3]int{512, 1, 1}, devs[0], devs[1], devs[2], float32(-1), int32(n)))
+	must(t, s.Read(nd.AsBytes(c), devs[2], 0))
+	must(t, s.Record(end))
 	must(t, end.Synchronize())
-	ms, err := end.MillisecondsSince(start)
-	if err != nil || ms <= 0 {
-		t.Errorf("elapsed %v ms, %v", ms, err)
+	took, err := end.Since(start)
+	if err != nil || took <= 0 {
+		t.Errorf("elapsed %v, %v", took, err)
 	}
 	if i := firstMismatch(c, vaddReference(ra, rb, -1, 0.5)); i >= 0 {
 		t.Fatalf("c[%d] = %v", i, c[i])
 	}
-	gb := float64(3*4*n) / 1e9
-	t.Logf("48 MiB through pinned memory + kernel: %.3f ms (%.1f GB/s)", ms, gb/(float64(ms)/1e3))
+	t.Logf("48 MiB through pinned memory + kernel: %v (%.1f GB/s)", took, float64(3*4*n)/1e9/took.Seconds())
 }
 
-func must(t testing.TB, err error) {
-	t.Helper()
-	if err != nil {
-		t.Fatal(err)
-	}
-}
-
-func TestGPUMemsetAndDeviceCopy(t *testing.T) {
+func TestGPUFillAndCopy(t *testing.T) {
 	d := testDevice(t)
+	s := testStream(t, d)
 	src, err := d.Alloc(1000)
 	must(t, err)
 	defer src.Free()
 	dst, err := d.Alloc(1000)
 	must(t, err)
 	defer dst.Free()
-	must(t, src.Memset(0, 1000, 0x11))
-	must(t, src.Memset(100, 50, 0xab))
-	must(t, dst.Memset(0, 1000, 0))
-	must(t, dst.CopyFrom(500, src, 90, 70)) // 10 × 0x11, 50 × 0xab, 10 × 0x11
-	s, _ := d.NewStream()
-	defer s.Close()
-	must(t, dst.MemsetAsync(0, 5, 0xee, s))
-	must(t, dst.CopyFromAsync(900, src, 120, 10, s))
-	must(t, s.Synchronize())
+	must(t, s.Fill(src, 0, 1000, 0x11))
+	must(t, s.Fill(src, 100, 50, 0xab))
+	must(t, s.Fill(dst, 0, 1000, 0))
+	must(t, s.Copy(dst, 500, src, 90, 70)) // 10 × 0x11, 50 × 0xab, 10 × 0x11
+	must(t, s.Fill(dst, 0, 5, 0xee))
+	must(t, s.Copy(dst, 900, src, 120, 10))
 	got := make([]byte, 1000)
-	must(t, dst.CopyToHost(got, 0))
+	must(t, s.Read(got, dst, 0))
+	part := make([]byte, 20)
+	must(t, s.Read(part, dst, 555))
+	must(t, s.Finish())
 	want := make([]byte, 1000)
 	copy(want, bytes.Repeat([]byte{0xee}, 5))
 	copy(want[500:], bytes.Repeat([]byte{0x11}, 10))
@@ -263,69 +257,79 @@ func TestGPUMemsetAndDeviceCopy(t *testing.T) {
 			t.Fatalf("byte %d = %#x, want %#x", i, got[i], want[i])
 		}
 	}
-	part := make([]byte, 20)
-	must(t, dst.CopyToHost(part, 555))
 	if !bytes.Equal(part, want[555:575]) {
 		t.Errorf("partial download %x", part)
 	}
 	var re *RangeError
-	if err := dst.CopyToHost(make([]byte, 10), 995); !errors.As(err, &re) {
+	if err := s.Read(make([]byte, 10), dst, 995); !errors.As(err, &re) {
 		t.Errorf("reading past the end: %v", err)
 	}
 }
 
+// trimPool frees the pool's idle blocks, for a test that counts them.
+func trimPool(t testing.TB, d *Device) {
+	must(t, d.do(func() error {
+		var errs []error
+		for _, p := range d.pool.Drain() {
+			errs = append(errs, cuMemFree(p))
+		}
+		return errors.Join(errs...)
+	}))
+}
+
 func TestGPUPoolReuse(t *testing.T) {
 	d := testDevice(t)
-	p := d.Pool()
-	must(t, p.Trim())
-	before := p.Stats()
-	b1, err := p.Get(1000)
+	trimPool(t, d)
+	before := d.pool.Stats()
+	b1, err := d.Scratch(1000)
 	must(t, err)
-	ptr := b1.Ptr()
+	ptr := b1.(*Buffer).ptr
 	must(t, b1.Free())
-	must(t, b1.Free())    // twice: nothing
-	b2, err := p.Get(900) // the same 1024-byte class
+	must(t, b1.Free())         // twice: nothing
+	b2, err := d.Scratch(900) // the same 1024-byte class
 	must(t, err)
-	if b2.Ptr() != ptr || b2.Size() != 900 {
-		t.Errorf("pool did not reuse the block: %#x vs %#x", b2.Ptr(), ptr)
+	if b2.(*Buffer).ptr != ptr || b2.Size() != 900 {
+		t.Errorf("pool did not reuse the block: %#x vs %#x", b2.(*Buffer).ptr, ptr)
 	}
-	b3, err := p.Get(900) // the block is taken: a new one
+	b3, err := d.Scratch(900) // the block is taken: a new one
 	must(t, err)
-	if b3.Ptr() == ptr {
+	if b3.(*Buffer).ptr == ptr {
 		t.Error("pool handed one block out twice")
 	}
-	must(t, b3.Memset(0, 900, 1)) // usable
+	s := testStream(t, d)
+	must(t, s.Fill(b3, 0, 900, 1)) // usable
+	must(t, s.Finish())
 	b2.Free()
 	b3.Free()
-	s := p.Stats()
-	if s.Hits-before.Hits != 1 || s.Misses-before.Misses != 2 || s.IdleBytes != 2048 {
-		t.Errorf("stats %+v (before %+v)", s, before)
+	st := d.pool.Stats()
+	if st.Hits-before.Hits != 1 || st.Misses-before.Misses != 2 || st.IdleBytes != 2048 {
+		t.Errorf("stats %+v (before %+v)", st, before)
 	}
-	must(t, p.Trim())
-	if s := p.Stats(); s.IdleBytes != 0 {
-		t.Errorf("after Trim: %+v", s)
+	trimPool(t, d)
+	if st := d.pool.Stats(); st.IdleBytes != 0 {
+		t.Errorf("after trimming: %+v", st)
 	}
 }
 
-// TestGPUHostFreeList: the engines' staging (pooledHost) goes back to the
+// TestGPUHostFreeList: the engines' staging (AllocHost) goes back to the
 // device's free list and is handed out again for its size class, never
 // twice at once, and copies through it work.
 func TestGPUHostFreeList(t *testing.T) {
 	d := testDevice(t)
-	h1, err := d.pooledHost(3000)
+	h1, err := d.AllocHost(3000)
 	must(t, err)
-	p := h1.p
+	p := h1.(*HostBuffer).p
 	if len(h1.Bytes()) != 3000 {
 		t.Fatalf("Bytes has %d bytes, want 3000", len(h1.Bytes()))
 	}
 	must(t, h1.Free())
-	must(t, h1.Free())            // twice: nothing
-	h2, err := d.pooledHost(2900) // the same 3072-byte class
+	must(t, h1.Free())           // twice: nothing
+	h2, err := d.AllocHost(2900) // the same 3072-byte class
 	must(t, err)
-	h3, err := d.pooledHost(2900)
+	h3, err := d.AllocHost(2900)
 	must(t, err)
-	if h2.p != p || h3.p == p {
-		t.Errorf("free list: %p, %p; want the freed %p once", h2.p, h3.p, p)
+	if h2.(*HostBuffer).p != p || h3.(*HostBuffer).p == p {
+		t.Errorf("free list: %p, %p; want the freed %p once", h2.(*HostBuffer).p, h3.(*HostBuffer).p, p)
 	}
 	buf, err := d.Alloc(2900)
 	must(t, err)
@@ -333,8 +337,10 @@ func TestGPUHostFreeList(t *testing.T) {
 	for i := range h2.Bytes() {
 		h2.Bytes()[i] = byte(i * 7)
 	}
-	must(t, buf.CopyFromHost(0, h2.Bytes()))
-	must(t, buf.CopyToHost(h3.Bytes(), 0))
+	s := testStream(t, d)
+	must(t, s.Write(buf, 0, h2.Bytes()))
+	must(t, s.Read(h3.Bytes(), buf, 0))
+	must(t, s.Finish())
 	if !bytes.Equal(h2.Bytes(), h3.Bytes()) {
 		t.Error("a copy through pooled staging changed the bytes")
 	}
@@ -346,20 +352,23 @@ func TestGPUHostFreeList(t *testing.T) {
 }
 
 // TestGPUConcurrentLaunches: 8 goroutines × 20 iterations on one device,
-// each with its own data and scale, half on their own stream.
+// each with its own data and scale, half on their own stream and half on
+// one they share.
 func TestGPUConcurrentLaunches(t *testing.T) {
 	d := testDevice(t)
 	testCacheDir(t)
 	f := vaddFunction(t, d)
+	common := testStream(t, d)
 	gputest.Together(8, func(g int) {
-		var s *Stream
+		s := common
 		if g%2 == 1 {
-			var err error
-			if s, err = d.NewStream(); err != nil {
+			q, err := d.NewQueue()
+			if err != nil {
 				t.Error(err)
 				return
 			}
-			defer s.Close()
+			defer q.Close()
+			s = q.(*Stream)
 		}
 		for it := 0; it < 20; it++ {
 			n := 1000 + 977*g + 31*it
@@ -377,20 +386,20 @@ func TestGPUCompileError(t *testing.T) {
 	d := testDevice(t)
 	testCacheDir(t)
 	src := "extern \"C\" __global__ void broken(float* x) { x[0] = undefined_thing + KW; }\n"
-	_, err := d.Module(src, "broken.cu", []string{"KW=5", "TILE=16"})
+	_, err := d.module(src, "broken.cu", []string{"KW=5", "TILE=16"})
 	var ce *CompileError
 	if !errors.As(err, &ce) {
 		t.Fatalf("error %T %v, want *CompileError", err, err)
 	}
 	if !strings.Contains(ce.Log, "undefined_thing") || !slices.Contains(ce.Options, "-DKW=5") || !slices.Contains(ce.Options, "-DTILE=16") ||
-		!slices.Contains(ce.Options, "--gpu-architecture="+d.ComputeCapability().Arch()) || ce.Program != "broken.cu" {
+		!slices.Contains(ce.Options, "--gpu-architecture="+d.info.ComputeCapability.Arch()) || ce.Program != "broken.cu" {
 		t.Errorf("compile error lacks detail: %+v", ce)
 	}
 	if !strings.Contains(err.Error(), "-DKW=5") || !strings.Contains(err.Error(), "undefined_thing") {
 		t.Errorf("message: %v", err)
 	}
 	t.Logf("%v", err)
-	if s := d.CacheStats(); s.Compiles == 0 {
+	if s := d.modules.Stats(); s.Builds == 0 {
 		t.Error("the failed compile was not counted")
 	}
 }
@@ -401,21 +410,22 @@ func TestGPUBadLaunch(t *testing.T) {
 	d := testDevice(t)
 	testCacheDir(t)
 	f := vaddFunction(t, d)
+	s := testStream(t, d)
 	buf, err := d.Alloc(4 * 4096)
 	must(t, err)
 	defer buf.Free()
-	err = f.Launch([3]uint32{1, 1, 1}, [3]uint32{2048, 1, 1}, 0, nil, buf, buf, buf, float32(1), int32(4096))
+	err = s.Launch(f, [3]int{1, 1, 1}, [3]int{2048, 1, 1}, buf, buf, buf, float32(1), int32(4096))
 	var e *Error
-	if !errors.As(err, &e) || e.Code != CodeInvalidValue || e.Name != "CUDA_ERROR_INVALID_VALUE" || e.Call != "cuLaunchKernel" {
+	if !errors.As(err, &e) || e.Code != codeInvalidValue || e.Name != "CUDA_ERROR_INVALID_VALUE" || e.Call != "cuLaunchKernel" {
 		t.Fatalf("launch with 2048 threads: %v", err)
 	}
 	t.Logf("%v", err)
-	if err := f.Launch([3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}, 0, nil, buf, buf, 7); err == nil {
+	if err := s.Launch(f, [3]int{1, 1, 1}, [3]int{32, 1, 1}, buf, buf, 7); err == nil {
 		t.Error("a Go int argument was accepted")
 	}
-	must(t, d.Synchronize())
+	must(t, s.Finish())
 	a, b := testInputs(5000, 9)
-	if err := checkVadd(d, f, a, b, 3, nil); err != nil {
+	if err := checkVadd(d, f, a, b, 3, s); err != nil {
 		t.Errorf("after the bad launch: %v", err)
 	}
 }
@@ -426,12 +436,12 @@ func TestGPUHugeAllocation(t *testing.T) {
 	if b, err := d.Alloc(pib); err == nil {
 		b.Free()
 		t.Fatal("allocated a PiB")
-	} else if !IsOutOfMemory(err) {
+	} else if !isOutOfMemory(err) {
 		t.Errorf("1 PiB: %v, want out of memory", err)
 	} else {
 		t.Logf("%v", err)
 	}
-	if _, err := d.Pool().Get(pib); err == nil {
+	if _, err := d.Scratch(pib); err == nil {
 		t.Error("the pool allocated a PiB")
 	}
 	if _, err := d.AllocHost(pib); err == nil {
@@ -442,8 +452,44 @@ func TestGPUHugeAllocation(t *testing.T) {
 	must(t, b.Free())
 }
 
+// TestGPUWrapExternal: device memory of this device is wrapped in place
+// (and not freed by the wrapper), host memory and a range past the
+// allocation are refused with an *nd.ArgumentError.
+func TestGPUWrapExternal(t *testing.T) {
+	d := testDevice(t)
+	own, err := d.Alloc(4096)
+	must(t, err)
+	defer own.Free()
+	ptr := uintptr(own.(*Buffer).ptr)
+	w, err := d.WrapExternal(ptr+1024, 1024)
+	must(t, err)
+	s := testStream(t, d)
+	must(t, s.Fill(own, 0, 4096, 0))
+	must(t, s.Fill(w, 0, 1024, 7))
+	must(t, w.Free()) // the caller's: stays
+	got := make([]byte, 4096)
+	must(t, s.Read(got, own, 0))
+	must(t, s.Finish())
+	if got[1023] != 0 || got[1024] != 7 || got[2047] != 7 || got[2048] != 0 {
+		t.Errorf("writing through the wrapper: %v", got[1020:1030])
+	}
+	host := make([]byte, 64)
+	var ae *nd.ArgumentError
+	for name, c := range map[string]struct {
+		ptr uintptr
+		n   int
+	}{"host memory": {uintptr(unsafe.Pointer(&host[0])), 64}, "past the end": {ptr + 1024, 1 << 30}, "NULL": {0, 16}} {
+		if _, err := d.WrapExternal(c.ptr, c.n); !errors.As(err, &ae) {
+			t.Errorf("%s: %v, want an *nd.ArgumentError", name, err)
+		} else {
+			t.Logf("%s: %v", name, err)
+		}
+	}
+	runtime.KeepAlive(host)
+}
+
 // dropModules forgets d's loaded modules, as a new process would not have
-// them, so that the next Module call goes to the disk cache.
+// them, so that the next module call goes to the disk cache.
 func dropModules(t *testing.T, d *Device) {
 	mods := d.modules.Drain()
 	must(t, d.do(func() error {
@@ -463,27 +509,28 @@ func TestGPUModuleCache(t *testing.T) {
 	dir := testCacheDir(t)
 	nonce := fmt.Sprintf("NONCE=%d", time.Now().UnixNano())
 	a, b := testInputs(3000, 1)
-	step := func(name string, wantDelta CacheStats) {
+	s := testStream(t, d)
+	step := func(name string, wantDelta gpucache.Stats) {
 		t.Helper()
-		before := d.CacheStats()
+		before := d.modules.Stats()
 		start := time.Now()
 		f := vaddFunction(t, d, nonce)
 		took := time.Since(start)
-		after := d.CacheStats()
-		delta := CacheStats{after.MemoryHits - before.MemoryHits, after.DiskHits - before.DiskHits, after.Compiles - before.Compiles,
-			after.DiskWrites - before.DiskWrites, after.Rejected - before.Rejected, after.DiskErrors - before.DiskErrors}
+		after := d.modules.Stats()
+		delta := gpucache.Stats{MemoryHits: after.MemoryHits - before.MemoryHits, DiskHits: after.DiskHits - before.DiskHits, Builds: after.Builds - before.Builds,
+			DiskWrites: after.DiskWrites - before.DiskWrites, Rejected: after.Rejected - before.Rejected, DiskErrors: after.DiskErrors - before.DiskErrors}
 		if delta != wantDelta {
 			t.Errorf("%s: stats changed by %+v, want %+v", name, delta, wantDelta)
 		}
-		if err := checkVadd(d, f, a, b, 2, nil); err != nil {
+		if err := checkVadd(d, f, a, b, 2, s); err != nil {
 			t.Errorf("%s: %v", name, err)
 		}
 		t.Logf("%s: %v", name, took)
 	}
-	step("cold", CacheStats{Compiles: 1, DiskWrites: 1})
-	step("warm", CacheStats{MemoryHits: 1})
+	step("cold", gpucache.Stats{Builds: 1, DiskWrites: 1})
+	step("warm", gpucache.Stats{MemoryHits: 1})
 	dropModules(t, d)
-	step("disk", CacheStats{DiskHits: 1})
+	step("disk", gpucache.Stats{DiskHits: 1})
 
 	files, _ := os.ReadDir(dir)
 	if len(files) != 1 {
@@ -494,7 +541,7 @@ func TestGPUModuleCache(t *testing.T) {
 	data[len(data)/2] ^= 0x40
 	must(t, os.WriteFile(path, data, 0o644))
 	dropModules(t, d)
-	step("damaged file", CacheStats{Compiles: 1, DiskWrites: 1, Rejected: 1})
+	step("damaged file", gpucache.Stats{Builds: 1, DiskWrites: 1, Rejected: 1})
 
 	// A checksum that holds over an image the driver refuses. (Not one
 	// that claims to be ELF: the driver trusts an ELF header's offsets.)
@@ -504,17 +551,12 @@ func TestGPUModuleCache(t *testing.T) {
 	copy(key[:], raw)
 	must(t, os.WriteFile(path, moduleStore.Encode(key, []byte("no module at all")), 0o644))
 	dropModules(t, d)
-	step("refused file", CacheStats{Compiles: 1, DiskWrites: 1, Rejected: 1})
-	step("warm again", CacheStats{MemoryHits: 1})
+	step("refused file", gpucache.Stats{Builds: 1, DiskWrites: 1, Rejected: 1})
+	step("warm again", gpucache.Stats{MemoryHits: 1})
 
-	m, err := d.Module(vaddSource, "vadd.cu", []string{"OFFSET=0.5f", nonce})
-	must(t, err)
-	must(t, m.Unload()) // cache-owned: stays loaded
-	step("after Unload", CacheStats{MemoryHits: 1})
-
-	must(t, ClearCache())
+	must(t, moduleStore.Clear())
 	if files, _ := os.ReadDir(dir); len(files) != 0 {
-		t.Errorf("ClearCache left %d files", len(files))
+		t.Errorf("clearing the store left %d files", len(files))
 	}
 }
 
@@ -522,16 +564,16 @@ func TestGPUModuleCompilesOnce(t *testing.T) {
 	d := testDevice(t)
 	testCacheDir(t)
 	defines := []string{"OFFSET=0.5f", fmt.Sprintf("NONCE=%d", time.Now().UnixNano())}
-	before := d.CacheStats()
-	mods := make([]*Module, 8)
+	before := d.modules.Stats()
+	mods := make([]*module, 8)
 	gputest.Together(len(mods), func(i int) {
-		m, err := d.Module(vaddSource, "vadd.cu", defines)
+		m, err := d.module(vaddSource, "vadd.cu", defines)
 		if err != nil {
 			t.Error(err)
 		}
 		mods[i] = m
 	})
-	if got := d.CacheStats().Compiles - before.Compiles; got != 1 {
+	if got := d.modules.Stats().Builds - before.Builds; got != 1 {
 		t.Errorf("%d compilations for 8 concurrent calls", got)
 	}
 	for _, m := range mods {
@@ -541,46 +583,34 @@ func TestGPUModuleCompilesOnce(t *testing.T) {
 	}
 }
 
-func TestGPUModuleLoadAndGlobals(t *testing.T) {
+// TestGPUModuleLoad: a CUBIN loads and its kernel runs; a missing kernel
+// is an error naming it; an image that is no module is refused.
+func TestGPUModuleLoad(t *testing.T) {
 	d := testDevice(t)
-	src := `__device__ int counter[4] = {1, 2, 3, 4};
-extern "C" __global__ void bump(int by) { counter[threadIdx.x] += by; }`
-	image, err := compile(src, "globals.cu", compileOptions(d.ComputeCapability().Arch(), nil))
+	src := `extern "C" __global__ void bump(int* counter, int by) { counter[threadIdx.x] += by; }`
+	image, err := compile(src, "bump.cu", compileOptions(d.info.ComputeCapability.Arch(), nil))
 	must(t, err)
-	m, err := d.LoadModule(image)
+	m, err := d.loadModule(image)
 	must(t, err)
-	defer m.Unload()
-	f, err := m.Function("bump")
+	defer d.do(func() error { return cuModuleUnload(m.handle) })
+	f, err := m.function("bump")
 	must(t, err)
-	must(t, f.Launch([3]uint32{1, 1, 1}, [3]uint32{4, 1, 1}, 0, nil, int32(10)))
-	ptr, size, err := m.Global("counter")
+	counter, err := d.Alloc(16)
 	must(t, err)
-	if size != 16 {
-		t.Errorf("counter is %d bytes", size)
-	}
+	defer counter.Free()
+	s := testStream(t, d)
+	must(t, s.Write(counter, 0, nd.AsBytes([]int32{1, 2, 3, 4})))
+	must(t, s.Launch(f, [3]int{1, 1, 1}, [3]int{4, 1, 1}, counter, int32(10)))
 	got := make([]int32, 4)
-	view := &Buffer{dev: d, ptr: ptr, size: size}
-	must(t, view.CopyToHost(Bytes(got), 0))
+	must(t, s.Read(nd.AsBytes(got), counter, 0))
+	must(t, s.Finish())
 	if !slices.Equal(got, []int32{11, 12, 13, 14}) {
 		t.Errorf("counter = %v", got)
 	}
-	if _, err := m.Function("no_such_kernel"); err == nil || !strings.Contains(err.Error(), "no_such_kernel") {
+	if _, err := m.function("no_such_kernel"); err == nil || !strings.Contains(err.Error(), "no_such_kernel") {
 		t.Errorf("missing kernel: %v", err)
 	}
-	if _, _, err := m.Global("no_such_global"); err == nil {
-		t.Error("missing global found")
-	}
-	// Dynamic shared memory above 48 KiB needs the opt-in.
-	info, _ := d.Info()
-	if info.MaxSharedPerBlockOptin > 48<<10 {
-		must(t, f.SetMaxDynamicSharedMemory(info.MaxSharedPerBlockOptin))
-		attrs, err := f.Attributes()
-		must(t, err)
-		if attrs.MaxDynamicSharedBytes != info.MaxSharedPerBlockOptin {
-			t.Errorf("max dynamic shared = %d, want %d", attrs.MaxDynamicSharedBytes, info.MaxSharedPerBlockOptin)
-		}
-	}
-	if _, err := d.LoadModule([]byte("not a module")); err == nil {
+	if _, err := d.loadModule([]byte("not a module")); err == nil {
 		t.Error("loaded garbage")
 	}
 }
@@ -632,16 +662,17 @@ func BenchmarkLaunch(b *testing.B) {
 	d := testDevice(b)
 	testCacheDir(b)
 	f := vaddFunction(b, d)
+	s := testStream(b, d)
 	buf, err := d.Alloc(1024)
 	must(b, err)
 	defer buf.Free()
 	b.ResetTimer()
 	for range b.N {
-		if err := f.Launch([3]uint32{1, 1, 1}, [3]uint32{32, 1, 1}, 0, nil, buf, buf, buf, float32(1), int32(32)); err != nil {
+		if err := s.Launch(f, [3]int{1, 1, 1}, [3]int{32, 1, 1}, buf, buf, buf, float32(1), int32(32)); err != nil {
 			b.Fatal(err)
 		}
 	}
-	must(b, d.Synchronize())
+	must(b, s.Finish())
 }
 
 // BenchmarkContextSwitch is the cost do adds to every call: lock the

@@ -4,6 +4,7 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -15,13 +16,16 @@ import (
 )
 
 func TestDriverAndNVRTCSpecs(t *testing.T) {
-	if driverLibrary.EnvVar != "NDCONV_LIBCUDA" || driverLibrary.Sonames[0] != "libcuda.so.1" {
-		t.Errorf("driver spec %+v", driverLibrary)
+	if spec := driverLib.spec; spec.EnvVar != "NDCONV_LIBCUDA" || spec.Sonames[0] != "libcuda.so.1" {
+		t.Errorf("driver spec %+v", spec)
 	}
-	if nvrtcLibrary.EnvVar != "NDCONV_LIBNVRTC" || !slices.Equal(nvrtcLibrary.Sonames[:2], []string{"libnvrtc.so.13", "libnvrtc.so.12"}) {
-		t.Errorf("nvrtc spec %+v", nvrtcLibrary)
+	if spec := nvrtcLib.spec; spec.EnvVar != "NDCONV_LIBNVRTC" || !slices.Equal(spec.Sonames[:2], []string{"libnvrtc.so.13", "libnvrtc.so.12"}) {
+		t.Errorf("nvrtc spec %+v", spec)
 	}
-	for _, spec := range []dynlib.Spec{driverLibrary, nvrtcLibrary} {
+	if spec := cufftLib.spec; spec.EnvVar != "NDCONV_LIBCUFFT" || !slices.Equal(spec.Sonames[:2], []string{"libcufft.so.12", "libcufft.so.11"}) {
+		t.Errorf("cuFFT spec %+v", spec)
+	}
+	for _, spec := range []dynlib.Spec{driverLib.spec, nvrtcLib.spec, cufftLib.spec} {
 		if !slices.Equal(spec.Globs, []string{"/usr/local/cuda-*/lib64"}) {
 			t.Errorf("%s: versioned installations are not searched: %v", spec.EnvVar, spec.Globs)
 		}
@@ -46,7 +50,7 @@ func TestLibraryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("NDCONV_LIBCUDA", fake)
-	_, err := dynlib.Open(driverLibrary, lookupEnv)
+	_, err := dynlib.Open(driverLib.spec, lookupEnv)
 	var le *LibraryError
 	if !errors.As(libraryError(err), &le) || !slices.Equal(le.Tried, []string{fake}) ||
 		!strings.HasPrefix(le.Error(), "cuda: cannot load "+fake+" (from NDCONV_LIBCUDA): ") {
@@ -71,7 +75,7 @@ func TestLibraryErrors(t *testing.T) {
 	if n := ccall(strlen, uintptr(unsafe.Pointer(&s[0]))); n != 6 {
 		t.Errorf("strlen = %d, want 6", n)
 	}
-	if ccall(0) != CodeNotInitialized {
+	if ccall(0) != codeNotInitialized {
 		t.Error("ccall of an unbound entry point does not fail cleanly")
 	}
 }
@@ -89,3 +93,31 @@ func TestGoString(t *testing.T) {
 // libraryError presents an error of dynlib.Open or Library.Bind as
 // gpu.OpenLibrary does, as this package's *LibraryError.
 func libraryError(err error) error { return gpu.LibraryErrorOf("cuda", err) }
+
+// TestSymbols: every entry point of the three tables is bound by the
+// name of its field, or by its sym tag's versioned name (the C prototype
+// in its comment names the same symbol), each once, to its own field.
+func TestSymbols(t *testing.T) {
+	names, addrs := map[string]bool{}, map[*uintptr]bool{}
+	for _, lib := range []*library{&driverLib, &nvrtcLib, &cufftLib} {
+		for _, s := range symbols(reflect.ValueOf(lib.entries).Elem()) {
+			if names[s.Name] || addrs[s.Addr] {
+				t.Errorf("%s bound twice", s.Name)
+			}
+			names[s.Name], addrs[s.Addr] = true, true
+		}
+	}
+	for _, want := range []string{"cuInit", "cuMemAlloc_v2", "cuMemFree_v2", "cuStreamDestroy_v2", "cuLaunchKernel", "nvrtcGetCUBIN", "cufftExecC2C"} {
+		if !names[want] {
+			t.Errorf("%s is not bound", want)
+		}
+	}
+	for _, plain := range []string{"cuMemAlloc", "cuDeviceTotalMem", "cuMemHostRegister", "cuEventDestroy"} {
+		if names[plain] {
+			t.Errorf("%s is bound by its legacy name", plain)
+		}
+	}
+	if syms := symbols(reflect.ValueOf(&drv).Elem()); syms[0].Name != "cuInit" || syms[0].Addr != &drv.cuInit {
+		t.Errorf("the driver's first entry point: %+v", syms[0])
+	}
+}

@@ -5,16 +5,13 @@ import (
 	"path/filepath"
 	"runtime"
 	"slices"
-	"strconv"
 	"strings"
-	"sync"
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
-	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// NVRTC's entry points, bound once by loadNVRTC.
+// nv holds NVRTC's entry points, each the C function in its comment.
 var nv struct {
 	nvrtcVersion           uintptr // nvrtcResult nvrtcVersion(int *major, int *minor)
 	nvrtcGetErrorString    uintptr // const char *nvrtcGetErrorString(nvrtcResult result)
@@ -27,55 +24,28 @@ var nv struct {
 	nvrtcGetCUBIN          uintptr // nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin)
 }
 
-func nvrtcSymbols() []dynlib.Symbol {
-	return []dynlib.Symbol{
-		{"nvrtcVersion", &nv.nvrtcVersion},
-		{"nvrtcGetErrorString", &nv.nvrtcGetErrorString},
-		{"nvrtcCreateProgram", &nv.nvrtcCreateProgram},
-		{"nvrtcDestroyProgram", &nv.nvrtcDestroyProgram},
-		{"nvrtcCompileProgram", &nv.nvrtcCompileProgram},
-		{"nvrtcGetProgramLogSize", &nv.nvrtcGetProgramLogSize},
-		{"nvrtcGetProgramLog", &nv.nvrtcGetProgramLog},
-		{"nvrtcGetCUBINSize", &nv.nvrtcGetCUBINSize},
-		{"nvrtcGetCUBIN", &nv.nvrtcGetCUBIN},
+// nvrtcLib prefers CUDA 13's NVRTC (the driver the project targets), then
+// 12's: nvrtcGetCUBIN exists in both.
+var nvrtcLib = library{
+	spec:      cudaSpec("NDCONV_LIBNVRTC", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"),
+	entries:   &nv,
+	noLibrary: "no NVRTC library",
+	noSymbol:  "NVRTC library lacks an entry point (older than CUDA 11.1?)",
+	init:      initNVRTC,
+}
+
+// nvrtcVer is the loaded NVRTC's version.
+var nvrtcVer Version
+
+func initNVRTC(path string) error {
+	var major, minor int32
+	err := nvrtcCheck("nvrtcVersion", ccall(nv.nvrtcVersion, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))))
+	if err != nil {
+		return initFailed("nvrtcVersion", err)
 	}
-}
-
-// nvrtcLibrary prefers CUDA 13's NVRTC (the driver the project targets),
-// then 12's: nvrtcGetCUBIN exists in both.
-var nvrtcLibrary = dynlib.Spec{
-	EnvVar:  "NDCONV_LIBNVRTC",
-	Sonames: []string{"libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"},
-	Dirs:    cudaLibraryDirs,
-	Globs:   cudaLibraryGlobs,
-}
-
-var nvrtcState struct {
-	once    sync.Once
-	err     error // an *UnavailableError
-	path    string
-	version Version
-}
-
-// loadNVRTC opens and binds NVRTC, once.
-func loadNVRTC() error {
-	nvrtcState.once.Do(func() {
-		lib, err := gpu.OpenLibrary("cuda", nvrtcLibrary, lookupEnv, nvrtcSymbols(), func() { nv.nvrtcVersion, nv.nvrtcCompileProgram = 0, 0 },
-			"no NVRTC library", "NVRTC library lacks an entry point (older than CUDA 11.1?)")
-		if err != nil {
-			nvrtcState.err = err
-			return
-		}
-		var major, minor int32
-		if err := nvrtcCheck("nvrtcVersion", ccall(nv.nvrtcVersion, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor)))); err != nil {
-			nvrtcState.err = &UnavailableError{Backend: "cuda", Reason: "nvrtcVersion failed", Err: err}
-			return
-		}
-		nvrtcState.path = lib.Path
-		nvrtcState.version = Version{int(major), int(minor)}
-		preloadNVRTCBuiltins(lib.Path)
-	})
-	return nvrtcState.err
+	nvrtcVer = Version{int(major), int(minor)}
+	preloadNVRTCBuiltins(path)
+	return nil
 }
 
 // preloadNVRTCBuiltins loads libnvrtc-builtins from NVRTC's own directory.
@@ -100,28 +70,22 @@ func preloadNVRTCBuiltins(nvrtcPath string) {
 
 // nvrtcVersion is the loaded NVRTC's version.
 func nvrtcVersion() (Version, error) {
-	if err := loadNVRTC(); err != nil {
+	if err := nvrtcLib.load(); err != nil {
 		return Version{}, err
 	}
-	return nvrtcState.version, nil
+	return nvrtcVer, nil
 }
 
 // nvrtcCheck turns an nvrtcResult into nil or an *Error for call.
 func nvrtcCheck(call string, r uintptr) error {
-	code := int(uint32(r))
-	if code == 0 {
-		return nil
-	}
-	name := "NVRTC_ERROR_" + strconv.Itoa(code)
-	if code < len(nvrtcResultNames) {
-		name = nvrtcResultNames[code]
-	}
-	if nv.nvrtcGetErrorString != 0 {
-		if p := ccall(nv.nvrtcGetErrorString, uintptr(code)); p != 0 {
-			name = goString(*(**byte)(unsafe.Pointer(&p)))
+	return resultError(call, r, func(code int) (string, string) {
+		if nv.nvrtcGetErrorString != 0 {
+			if p := ccall(nv.nvrtcGetErrorString, uintptr(code)); p != 0 {
+				return goString(*(**byte)(unsafe.Pointer(&p))), ""
+			}
 		}
-	}
-	return &Error{Call: call, Code: code, Name: name}
+		return codeName(nvrtcResultNames, "NVRTC_ERROR_", code), ""
+	})
 }
 
 // compile compiles CUDA C++ source with NVRTC and returns the CUBIN.
@@ -130,7 +94,7 @@ func nvrtcCheck(call string, r uintptr) error {
 // and is refused. name is the program's name in NVRTC's log. A failed
 // compilation is a *CompileError holding the full log and the options.
 func compile(source, name string, options []string) ([]byte, error) {
-	if err := loadNVRTC(); err != nil {
+	if err := nvrtcLib.load(); err != nil {
 		return nil, err
 	}
 	src, cname := cString(source), cString(name)

@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"errors"
+	"slices"
+
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
@@ -15,7 +17,7 @@ func MeasureRoofline(dev *Device, repeats int) (Roofline, error) {
 	if err != nil {
 		return Roofline{}, err
 	}
-	return gpu.MeasureRoofline(engineDevice{dev}, info.SMs, min(int64(1)<<30, info.FreeMemory/4), repeats)
+	return gpu.MeasureRoofline(dev, info.SMs, min(int64(1)<<30, info.FreeMemory/4), repeats)
 }
 
 // Transfers is what the link between host and device sustains from and to
@@ -30,62 +32,58 @@ type Transfers struct {
 // warm-up: host to device, device to host, and both at once.
 func MeasureTransfers(dev *Device, size, repeats int) (Transfers, error) {
 	var t Transfers
-	var hosts [2]*HostBuffer
-	var bufs [2]*Buffer
-	var streams [2]*Stream
+	var frees []func() error
 	defer func() {
-		for i := range 2 {
-			hosts[i].Free()
-			if bufs[i] != nil {
-				bufs[i].Free()
-			}
-			streams[i].Close()
+		for _, free := range slices.Backward(frees) {
+			free()
 		}
 	}()
-	var err error
+	var hosts [2][]byte
+	var bufs [2]gpu.Buffer
+	var qs [2]gpu.Queue
+	var events [2]gpu.Event
 	for i := range 2 {
-		if hosts[i], err = dev.AllocHost(size); err != nil {
+		h, err := dev.AllocHost(size)
+		if err != nil {
 			return t, err
 		}
+		frees = append(frees, h.Free)
+		hosts[i] = h.Bytes()
 		if bufs[i], err = dev.Alloc(size); err != nil {
 			return t, err
 		}
-		if streams[i], err = dev.NewStream(); err != nil {
+		frees = append(frees, bufs[i].Free)
+		if qs[i], err = dev.NewQueue(); err != nil {
 			return t, err
 		}
+		frees = append(frees, qs[i].Close)
+		if events[i], err = dev.NewEvent(); err != nil {
+			return t, err
+		}
+		frees = append(frees, events[i].Close)
 	}
-	in, out := hosts[0].Bytes(), hosts[1].Bytes()
-	htod := func(s *Stream) error { return bufs[0].CopyFromHostAsync(0, in, s) }
-	dtoh := func(s *Stream) error { return bufs[1].CopyToHostAsync(out, 0, s) }
+	htod := func(q gpu.Queue) error { return q.Write(bufs[0], 0, hosts[0]) }
+	dtoh := func(q gpu.Queue) error { return q.Read(hosts[1], bufs[1], 0) }
 	gbps := func(bytes int, ms float64) float64 { return float64(bytes) / (ms / 1e3) / 1e9 }
-	ms, err := gpu.MedianOnQueue(engineDevice{dev}, streams[0], repeats, func() error { return htod(streams[0]) })
+	ms, err := gpu.MedianOnQueue(dev, qs[0], repeats, func() error { return htod(qs[0]) })
 	if err != nil {
 		return t, err
 	}
 	t.HtoDGBps = gbps(size, ms)
-	if ms, err = gpu.MedianOnQueue(engineDevice{dev}, streams[0], repeats, func() error { return dtoh(streams[0]) }); err != nil {
+	if ms, err = gpu.MedianOnQueue(dev, qs[0], repeats, func() error { return dtoh(qs[0]) }); err != nil {
 		return t, err
 	}
 	t.DtoHGBps = gbps(size, ms)
-	// Both: the second stream starts after an event on the first and the
-	// first waits for the second's end, so the events on the first bound
-	// both copies.
-	fork, err := dev.NewEvent()
-	if err != nil {
-		return t, err
-	}
-	defer fork.Close()
-	join, err := dev.NewEvent()
-	if err != nil {
-		return t, err
-	}
-	defer join.Close()
+	// Both: the second stream starts after an event (fork) on the first
+	// and the first waits for the second's end (join), so the events on
+	// the first bound both copies.
+	fork, join := events[0], events[1]
 	both := func() error {
-		return errors.Join(fork.Record(streams[0]), streams[1].WaitEvent(fork),
-			htod(streams[0]), dtoh(streams[1]),
-			join.Record(streams[1]), streams[0].WaitEvent(join))
+		return errors.Join(qs[0].Record(fork), qs[1].Wait(fork),
+			htod(qs[0]), dtoh(qs[1]),
+			qs[1].Record(join), qs[0].Wait(join))
 	}
-	if ms, err = gpu.MedianOnQueue(engineDevice{dev}, streams[0], repeats, both); err != nil {
+	if ms, err = gpu.MedianOnQueue(dev, qs[0], repeats, both); err != nil {
 		return t, err
 	}
 	t.BothGBps = gbps(2*size, ms)

@@ -44,21 +44,21 @@ func TestGPUPending(t *testing.T) {
 	if err != nil {
 		t.Fatal(err)
 	}
-	before := d.CacheStats()
+	before := d.modules.Stats()
 	if err := e.Compile(); err != nil {
 		t.Fatal(err)
 	}
-	compiled := d.CacheStats()
-	if compiled.Compiles != before.Compiles+1 {
-		t.Errorf("Compile compiled %d modules, want 1", compiled.Compiles-before.Compiles)
+	compiled := d.modules.Stats()
+	if compiled.Builds != before.Builds+1 {
+		t.Errorf("Compile compiled %d modules, want 1", compiled.Builds-before.Builds)
 	}
 	src, _ := nd.New(nd.Float32, 40, 56)
 	dst, _ := nd.New(nd.Float32, 40, 56)
 	if err := e.Execute(t.Context(), dst, src); err != nil {
 		t.Fatal(err)
 	}
-	if after := d.CacheStats(); after.Compiles != compiled.Compiles {
-		t.Errorf("the first Execute after Compile compiled %d modules", after.Compiles-compiled.Compiles)
+	if after := d.modules.Stats(); after.Builds != compiled.Builds {
+		t.Errorf("the first Execute after Compile compiled %d modules", after.Builds-compiled.Builds)
 	}
 	e.Close()
 	if n, err := directPending(p); err != nil || n != 0 {
@@ -69,7 +69,7 @@ func TestGPUPending(t *testing.T) {
 		t.Errorf("from the disk cache: %d pending, %v", n, err)
 	}
 	info, err := StaticInfo(0)
-	if err != nil || info.Name != d.info.Name || info.ComputeCapability != d.ComputeCapability() {
+	if err != nil || info.Name != d.info.Name || info.ComputeCapability != d.info.ComputeCapability {
 		t.Errorf("StaticInfo = %+v, %v", info, err)
 	}
 	if !IsOpen(0) {
