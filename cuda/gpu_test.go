@@ -285,7 +285,7 @@ func TestGPUPoolReuse(t *testing.T) {
 	must(t, err)
 	ptr := b1.(*Buffer).ptr
 	must(t, b1.Free())
-	must(t, b1.Free())         // twice: nothing
+	must(t, b1.Free())        // twice: nothing
 	b2, err := d.Scratch(900) // the same 1024-byte class
 	must(t, err)
 	if b2.(*Buffer).ptr != ptr || b2.Size() != 900 {
