@@ -13,19 +13,19 @@ import (
 // calling thread (the device's primary context, made current by do) and
 // on our streams, which are the runtime's cudaStream_t.
 var cufft struct {
-	cufftGetVersion        uintptr // cufftResult cufftGetVersion(int *version)
-	cufftCreate            uintptr // cufftResult cufftCreate(cufftHandle *plan)
-	cufftSetAutoAllocation uintptr // cufftResult cufftSetAutoAllocation(cufftHandle plan, int autoAllocate)
+	cufftGetVersion        entry // cufftResult cufftGetVersion(int *version)
+	cufftCreate            entry // cufftResult cufftCreate(cufftHandle *plan)
+	cufftSetAutoAllocation entry // cufftResult cufftSetAutoAllocation(cufftHandle plan, int autoAllocate)
 	// cufftResult cufftMakePlanMany(cufftHandle plan, int rank, int *n,
 	//     int *inembed, int istride, int idist, int *onembed, int ostride,
 	//     int odist, cufftType type, int batch, size_t *workSize)
-	cufftMakePlanMany uintptr
-	cufftSetWorkArea  uintptr // cufftResult cufftSetWorkArea(cufftHandle plan, void *workArea)
-	cufftSetStream    uintptr // cufftResult cufftSetStream(cufftHandle plan, cudaStream_t stream)
-	cufftExecR2C      uintptr // cufftResult cufftExecR2C(cufftHandle plan, cufftReal *idata, cufftComplex *odata)
-	cufftExecC2R      uintptr // cufftResult cufftExecC2R(cufftHandle plan, cufftComplex *idata, cufftReal *odata)
-	cufftExecC2C      uintptr // cufftResult cufftExecC2C(cufftHandle plan, cufftComplex *idata, cufftComplex *odata, int direction)
-	cufftDestroy      uintptr // cufftResult cufftDestroy(cufftHandle plan)
+	cufftMakePlanMany entry
+	cufftSetWorkArea  entry // cufftResult cufftSetWorkArea(cufftHandle plan, void *workArea)
+	cufftSetStream    entry // cufftResult cufftSetStream(cufftHandle plan, cudaStream_t stream)
+	cufftExecR2C      entry // cufftResult cufftExecR2C(cufftHandle plan, cufftReal *idata, cufftComplex *odata)
+	cufftExecC2R      entry // cufftResult cufftExecC2R(cufftHandle plan, cufftComplex *idata, cufftReal *odata)
+	cufftExecC2C      entry // cufftResult cufftExecC2C(cufftHandle plan, cufftComplex *idata, cufftComplex *odata, int direction)
+	cufftDestroy      entry // cufftResult cufftDestroy(cufftHandle plan)
 }
 
 // cufftLib prefers CUDA 13's cuFFT (soname 12), then CUDA 12's (soname
@@ -35,9 +35,10 @@ var cufftLib = library{
 	entries:   &cufft,
 	noLibrary: "no cuFFT library",
 	noSymbol:  "cuFFT library lacks an entry point",
+	describe:  func(code int) (string, string) { return codeName(cufftResultNames, "CUFFT_ERROR_", code), "" },
 	init: func(string) error {
-		var v int32
-		return initFailed("cufftGetVersion", cufftCheck("cufftGetVersion", ccall(cufft.cufftGetVersion, uintptr(unsafe.Pointer(&v)))))
+		_, err := out[int32](&cufft.cufftGetVersion)
+		return initFailed("cufftGetVersion", err)
 	},
 }
 
@@ -52,13 +53,6 @@ func CUFFTAvailable() error {
 
 // FFTAvailable is CUFFTAvailable (gpu.FFTLibrary).
 func (d *Device) FFTAvailable() error { return CUFFTAvailable() }
-
-// cufftCheck turns a cufftResult into nil or an *Error for call.
-func cufftCheck(call string, r uintptr) error {
-	return resultError(call, r, func(code int) (string, string) {
-		return codeName(cufftResultNames, "CUFFT_ERROR_", code), ""
-	})
-}
 
 // cufftType values and the directions of cufftExecC2C (cufft.h).
 const (
@@ -106,27 +100,27 @@ func (d *Device) FFTPlan(lengths []int, batch int, kind gpu.FFTKind, q gpu.Queue
 	p := &fftPlan{dev: d, kind: kind}
 	var workSize uint64
 	err := d.do(func() error {
-		if err := cufftCheck("cufftCreate", ccall(cufft.cufftCreate, uintptr(unsafe.Pointer(&p.handle)))); err != nil {
+		if err := cufft.cufftCreate.call(uintptr(unsafe.Pointer(&p.handle))); err != nil {
 			return err
 		}
 		p.created = true
 		// Our pool supplies the work area: cuFFT allocates none itself.
-		if err := cufftCheck("cufftSetAutoAllocation", ccall(cufft.cufftSetAutoAllocation, uintptr(p.handle), 0)); err != nil {
+		if err := cufft.cufftSetAutoAllocation.call(uintptr(p.handle), 0); err != nil {
 			return err
 		}
 		// NULL embeddings: the default, contiguous layout.
-		return cufftCheck("cufftMakePlanMany", ccall(cufft.cufftMakePlanMany, uintptr(p.handle), uintptr(len(n)), uintptr(unsafe.Pointer(&n[0])),
-			0, 1, 0, 0, 1, 0, typ, uintptr(batch), uintptr(unsafe.Pointer(&workSize))))
+		return cufft.cufftMakePlanMany.call(uintptr(p.handle), uintptr(len(n)), uintptr(unsafe.Pointer(&n[0])),
+			0, 1, 0, 0, 1, 0, typ, uintptr(batch), uintptr(unsafe.Pointer(&workSize)))
 	})
 	if err == nil {
 		p.work, err = d.alloc("Scratch", max(int(workSize), 1), true)
 	}
 	if err == nil {
 		err = d.do(func() error {
-			if err := cufftCheck("cufftSetWorkArea", ccall(cufft.cufftSetWorkArea, uintptr(p.handle), uintptr(p.work.ptr))); err != nil {
+			if err := cufft.cufftSetWorkArea.call(uintptr(p.handle), uintptr(p.work.ptr)); err != nil {
 				return err
 			}
-			return cufftCheck("cufftSetStream", ccall(cufft.cufftSetStream, uintptr(p.handle), q.(*Stream).h))
+			return cufft.cufftSetStream.call(uintptr(p.handle), q.(*Stream).h)
 		})
 	}
 	if err != nil {
@@ -142,15 +136,15 @@ func (p *fftPlan) Exec(in, out gpu.Buffer) error {
 	return p.dev.do(func() error {
 		switch p.kind {
 		case gpu.RealForward:
-			return cufftCheck("cufftExecR2C", ccall(cufft.cufftExecR2C, uintptr(p.handle), src, dst))
+			return cufft.cufftExecR2C.call(uintptr(p.handle), src, dst)
 		case gpu.RealInverse:
-			return cufftCheck("cufftExecC2R", ccall(cufft.cufftExecC2R, uintptr(p.handle), src, dst))
+			return cufft.cufftExecC2R.call(uintptr(p.handle), src, dst)
 		}
 		direction := cufftForward
 		if p.kind == gpu.ComplexInverse {
 			direction = cufftInverse
 		}
-		return cufftCheck("cufftExecC2C", ccall(cufft.cufftExecC2C, uintptr(p.handle), src, dst, uintptr(int64(direction))))
+		return cufft.cufftExecC2C.call(uintptr(p.handle), src, dst, uintptr(int64(direction)))
 	})
 }
 
@@ -159,7 +153,7 @@ func (p *fftPlan) Exec(in, out gpu.Buffer) error {
 func (p *fftPlan) Destroy() error {
 	var err error
 	if p.created {
-		err = p.dev.do(func() error { return cufftCheck("cufftDestroy", ccall(cufft.cufftDestroy, uintptr(p.handle))) })
+		err = p.dev.do(func() error { return cufft.cufftDestroy.call(uintptr(p.handle)) })
 		p.created = false
 	}
 	if p.work != nil {

@@ -58,7 +58,7 @@ type Info struct {
 
 // queryDevice reads everything about ordinal that needs no context.
 func queryDevice(ordinal int) (Info, int32, error) {
-	dev, err := cuDeviceGet(ordinal)
+	dev, err := out[int32](&drv.cuDeviceGet, uintptr(ordinal))
 	if err != nil {
 		return Info{}, 0, err
 	}
@@ -66,9 +66,11 @@ func queryDevice(ordinal int) (Info, int32, error) {
 	if info.Name, err = cuDeviceGetName(dev); err != nil {
 		return Info{}, 0, err
 	}
-	if info.TotalMemory, err = cuDeviceTotalMem(dev); err != nil {
+	total, err := out[uintptr](&drv.cuDeviceTotalMem, uintptr(dev))
+	if err != nil {
 		return Info{}, 0, err
 	}
+	info.TotalMemory = int64(total)
 	for attr, dst := range map[int]*int{ // CUdevice_attribute values (cuda.h)
 		75: &info.ComputeCapability.Major, // CU_DEVICE_ATTRIBUTE_COMPUTE_CAPABILITY_MAJOR
 		76: &info.ComputeCapability.Minor,
@@ -76,9 +78,11 @@ func queryDevice(ordinal int) (Info, int32, error) {
 		8:  &info.MaxSharedPerBlock,      // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK
 		97: &info.MaxSharedPerBlockOptin, // CU_DEVICE_ATTRIBUTE_MAX_SHARED_MEMORY_PER_BLOCK_OPTIN
 	} {
-		if *dst, err = cuDeviceGetAttribute(attr, dev); err != nil {
+		v, err := out[int32](&drv.cuDeviceGetAttribute, uintptr(attr), uintptr(dev))
+		if err != nil {
 			return Info{}, 0, err
 		}
+		*dst = int(v)
 	}
 	info.NVRTCVersion, _ = nvrtcVersion()
 	return info, dev, nil
@@ -220,7 +224,7 @@ func openDevice(index int) (*Device, error) {
 		return nil, &UnsupportedError{Backend: "cuda", What: "compute capability", Value: info.ComputeCapability.String(),
 			Reason: fmt.Sprintf("device %d (%s) is older than the %v ndconv needs", index, info.Name, MinComputeCapability)}
 	}
-	ctx, err := cuDevicePrimaryCtxRetain(dev)
+	ctx, err := out[uintptr](&drv.cuDevicePrimaryCtxRetain, uintptr(dev))
 	if err != nil {
 		return nil, err
 	}
@@ -245,11 +249,11 @@ func (d *Device) release() error {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
 		var errs []error
-		if err := cuCtxSetCurrent(d.ctx); err != nil {
+		if err := drv.cuCtxSetCurrent.call(d.ctx); err != nil {
 			errs = append(errs, err)
 		} else {
 			for _, m := range d.modules.Drain() {
-				errs = append(errs, cuModuleUnload(m.handle))
+				errs = append(errs, drv.cuModuleUnload.call(m.handle))
 			}
 			for _, p := range d.pool.Drain() {
 				errs = append(errs, cuMemFree(p))
@@ -258,10 +262,10 @@ func (d *Device) release() error {
 				errs = append(errs, cuMemFreeHost(p))
 			}
 			for _, addr := range registered {
-				errs = append(errs, cuMemHostUnregister(addr))
+				errs = append(errs, drv.cuMemHostUnregister.call(addr))
 			}
 		}
-		errs = append(errs, cuDevicePrimaryCtxRelease(d.dev))
+		errs = append(errs, drv.cuDevicePrimaryCtxRelease.call(uintptr(d.dev)))
 		return errors.Join(errs...)
 	})
 }
@@ -275,7 +279,7 @@ func (d *Device) do(fn func() error) error {
 	return d.life.Do(ErrClosed, func() error {
 		runtime.LockOSThread()
 		defer runtime.UnlockOSThread()
-		if err := cuCtxSetCurrent(d.ctx); err != nil {
+		if err := drv.cuCtxSetCurrent.call(d.ctx); err != nil {
 			return err
 		}
 		return fn()
@@ -305,8 +309,9 @@ func (d *Device) free(fn func() error) error {
 func (d *Device) Info() (Info, error) {
 	info := d.info
 	err := d.do(func() error {
-		free, _, err := cuMemGetInfo()
-		info.FreeMemory = free
+		var free, total uintptr
+		err := drv.cuMemGetInfo.call(uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
+		info.FreeMemory = int64(free)
 		return err
 	})
 	return info, err

@@ -64,14 +64,17 @@ func (d *Device) Kernel(family string, defines []string, name string) (gpu.Kerne
 // launch, with its reason.
 func (*Device) CheckLaunch(*kernels.Launch, gpu.Kernel) error { return nil }
 
-// LockPages page-locks host memory for direct copies (gpu.PageLocker).
+// LockPages page-locks n bytes of the caller's host memory at addr for
+// this context's copies (gpu.PageLocker; flags 0: not portable, not
+// mapped, read and written). The caller keeps the memory alive and mapped
+// until UnlockPages.
 func (d *Device) LockPages(addr uintptr, n int) error {
-	return d.do(func() error { return cuMemHostRegister(addr, n) })
+	return d.do(func() error { return drv.cuMemHostRegister.call(addr, uintptr(n), 0) })
 }
 
 // UnlockPages unlocks what LockPages locked.
 func (d *Device) UnlockPages(addr uintptr) error {
-	return d.do(func() error { return cuMemHostUnregister(addr) })
+	return d.do(func() error { return drv.cuMemHostUnregister.call(addr) })
 }
 
 func (d *Device) Missing(launches []*kernels.Launch) (int, error) {

@@ -28,18 +28,6 @@ func (e *Error) Error() string {
 	return s
 }
 
-// resultError is nil for a zero result r of call, else an *Error with
-// describe's name and message for its code. The result types are 32-bit
-// enums: the register's upper half is not part of them.
-func resultError(call string, r uintptr, describe func(code int) (name, message string)) error {
-	code := int(uint32(r))
-	if code == 0 {
-		return nil
-	}
-	name, message := describe(code)
-	return &Error{Call: call, Code: code, Name: name, Message: message}
-}
-
 // The codes this package acts on.
 const (
 	codeInvalidValue       = 1

@@ -19,29 +19,29 @@ func TestErrorFormat(t *testing.T) {
 	}
 }
 
-// TestCheck checks the CUresult → *Error conversion, with the driver's
+// TestCheck checks the CUresult → *Error conversion (library.result), with the driver's
 // strings where it is loaded and cuda.h's where it is not: both read the
 // same for the codes mirrored.
 func TestCheck(t *testing.T) {
-	if err := check("cuInit", 0); err != nil {
-		t.Errorf("check(0) = %v, want nil", err)
+	if err := driverLib.result("cuInit", 0); err != nil {
+		t.Errorf("result(0) = %v, want nil", err)
 	}
 	// Only the low 32 bits are the CUresult: garbage above must not count.
-	if err := check("cuInit", 0xdeadbeef_00000000); err != nil {
-		t.Errorf("check with garbage upper half = %v, want nil", err)
+	if err := driverLib.result("cuInit", 0xdeadbeef_00000000); err != nil {
+		t.Errorf("result with garbage upper half = %v, want nil", err)
 	}
-	err := check("cuMemAlloc", 0xdeadbeef_00000002)
+	err := driverLib.result("cuMemAlloc", 0xdeadbeef_00000002)
 	var e *Error
 	if !errors.As(err, &e) {
-		t.Fatalf("check(2) = %T %v, want *Error", err, err)
+		t.Fatalf("result(2) = %T %v, want *Error", err, err)
 	}
 	if e.Code != codeOutOfMemory || e.Call != "cuMemAlloc" || e.Name != "CUDA_ERROR_OUT_OF_MEMORY" || e.Message != "out of memory" {
-		t.Errorf("check(2) = %+v", e)
+		t.Errorf("result(2) = %+v", e)
 	}
 	if !isOutOfMemory(fmt.Errorf("chunk 3: %w", err)) {
 		t.Error("isOutOfMemory does not see through wrapping")
 	}
-	if isOutOfMemory(check("cuMemAlloc", codeInvalidValue)) || isOutOfMemory(nil) {
+	if isOutOfMemory(driverLib.result("cuMemAlloc", codeInvalidValue)) || isOutOfMemory(nil) {
 		t.Error("isOutOfMemory true for another error")
 	}
 	// NVRTC's out-of-memory is code 1, and not a device out-of-memory.
@@ -49,19 +49,19 @@ func TestCheck(t *testing.T) {
 		t.Error("isOutOfMemory true for an NVRTC code")
 	}
 	// An unknown code still gets a readable name.
-	if err := check("cuX", 12345); !strings.Contains(err.Error(), "12345") {
+	if err := driverLib.result("cuX", 12345); !strings.Contains(err.Error(), "12345") {
 		t.Errorf("unknown code reads %q", err)
 	}
 }
 
-func TestNVRTCCheck(t *testing.T) {
-	if err := nvrtcCheck("nvrtcVersion", 0); err != nil {
-		t.Errorf("nvrtcCheck(0) = %v", err)
+func TestNVRTCResult(t *testing.T) {
+	if err := nvrtcLib.result("nvrtcVersion", 0); err != nil {
+		t.Errorf("nvrtc result(0) = %v", err)
 	}
-	err := nvrtcCheck("nvrtcCompileProgram", 0xffffffff_00000006)
+	err := nvrtcLib.result("nvrtcCompileProgram", 0xffffffff_00000006)
 	var e *Error
 	if !errors.As(err, &e) || e.Code != nvrtcCodeCompilation || e.Name != "NVRTC_ERROR_COMPILATION" {
-		t.Errorf("nvrtcCheck(6) = %#v", err)
+		t.Errorf("nvrtc result(6) = %#v", err)
 	}
 }
 

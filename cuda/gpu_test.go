@@ -494,7 +494,7 @@ func dropModules(t *testing.T, d *Device) {
 	mods := d.modules.Drain()
 	must(t, d.do(func() error {
 		for _, m := range mods {
-			if err := cuModuleUnload(m.handle); err != nil {
+			if err := drv.cuModuleUnload.call(m.handle); err != nil {
 				return err
 			}
 		}
@@ -592,7 +592,7 @@ func TestGPUModuleLoad(t *testing.T) {
 	must(t, err)
 	m, err := d.loadModule(image)
 	must(t, err)
-	defer d.do(func() error { return cuModuleUnload(m.handle) })
+	defer d.do(func() error { return drv.cuModuleUnload.call(m.handle) })
 	f, err := m.function("bump")
 	must(t, err)
 	counter, err := d.Alloc(16)

@@ -15,12 +15,18 @@ import (
 // NVRTC, cuFFT): where to find it, its entry points, and the outcome of
 // loading it, which happens once, on first use, never from init.
 type library struct {
-	spec    dynlib.Spec
-	entries any // a pointer to the struct of its entry points (see symbols)
+	spec dynlib.Spec
+	// entries points to the struct of its entry points: entry fields, each
+	// named after the C function (the name its errors give) and bound to
+	// that symbol, or to the one its sym tag names where the header maps
+	// the name to a versioned symbol (cuMemAlloc to cuMemAlloc_v2: the
+	// plain one is the legacy 32-bit ABI).
+	entries any
 	// noLibrary and noSymbol are the *UnavailableError's reason where the
 	// library does not open, and where it lacks an entry point.
 	noLibrary, noSymbol string
-	init                func(path string) error // once bound: cuInit, the version
+	describe            func(code int) (name, message string) // a result code, for its *Error
+	init                func(path string) error               // once bound: cuInit, the version
 
 	once sync.Once
 	err  error // an *UnavailableError
@@ -31,8 +37,13 @@ type library struct {
 // reported by name now, not as a crash at first use) and runs init, once.
 func (l *library) load() error {
 	l.once.Do(func() {
-		table := reflect.ValueOf(l.entries).Elem()
-		lib, err := gpu.OpenLibrary("cuda", l.spec, lookupEnv, symbols(table), func() { table.SetZero() }, l.noLibrary, l.noSymbol)
+		syms := l.symbols()
+		unbind := func() {
+			for _, s := range syms {
+				*s.Addr = 0
+			}
+		}
+		lib, err := gpu.OpenLibrary("cuda", l.spec, lookupEnv, syms, unbind, l.noLibrary, l.noSymbol)
 		if err == nil {
 			l.path = lib.Path
 			err = l.init(lib.Path)
@@ -42,17 +53,61 @@ func (l *library) load() error {
 	return l.err
 }
 
-// symbols lists the entry points of table, a struct of uintptr fields:
-// each binds the symbol it is named after, or the one its sym tag names
-// where cuda.h maps the name to a versioned symbol (cuMemAlloc to
-// cuMemAlloc_v2: the plain one is the legacy 32-bit ABI).
-func symbols(table reflect.Value) []dynlib.Symbol {
+// symbols names l's entry points and lists the symbols they bind.
+func (l *library) symbols() []dynlib.Symbol {
+	table := reflect.ValueOf(l.entries).Elem()
 	syms := make([]dynlib.Symbol, table.NumField())
 	for i := range syms {
 		f := table.Type().Field(i)
-		syms[i] = dynlib.Symbol{Name: cmp.Or(f.Tag.Get("sym"), f.Name), Addr: (*uintptr)(unsafe.Pointer(table.Field(i).UnsafeAddr()))}
+		e := (*entry)(unsafe.Pointer(table.Field(i).UnsafeAddr()))
+		e.lib, e.name = l, f.Name
+		syms[i] = dynlib.Symbol{Name: cmp.Or(f.Tag.Get("sym"), f.Name), Addr: &e.addr}
 	}
 	return syms
+}
+
+// result turns r, call's result code (a 32-bit enum: the register's
+// upper half is not part of it), into nil or an *Error.
+func (l *library) result(call string, r uintptr) error {
+	code := int(uint32(r))
+	if code == 0 {
+		return nil
+	}
+	name, message := l.describe(code)
+	return &Error{Call: call, Code: code, Name: name, Message: message}
+}
+
+// entry is one C entry point of a library, bound when the library loads.
+type entry struct {
+	lib  *library
+	name string
+	addr uintptr // 0 where unbound
+}
+
+// call calls the entry point with integer and pointer arguments, and
+// turns its result into nil or an *Error. Every caller converts pointers
+// to uintptr in the call expression; uintptrescapes keeps the objects they
+// point to alive (and on the heap) until the call returns. The wrappers
+// in driver.go assume the caller made the right context current
+// (Device.do).
+//
+//go:uintptrescapes
+func (e *entry) call(args ...uintptr) error { return e.lib.result(e.name, ccall(e.addr, args...)) }
+
+// out calls e with a pointer to a T before args (at most two), the C
+// API's out-parameter, and returns the T.
+func out[T any](e *entry, args ...uintptr) (T, error) {
+	var v T
+	var err error
+	switch len(args) {
+	case 0:
+		err = e.call(uintptr(unsafe.Pointer(&v)))
+	case 1:
+		err = e.call(uintptr(unsafe.Pointer(&v)), args[0])
+	default:
+		err = e.call(uintptr(unsafe.Pointer(&v)), args[0], args[1])
+	}
+	return v, err
 }
 
 // initFailed is err, from a library's initialisation call, as the
@@ -85,11 +140,9 @@ var cudaLibraryDirs = []string{
 	"/opt/cuda/lib64",
 }
 
-// ccall calls the C function at fn with integer and pointer arguments and
-// returns its integer result, or codeNotInitialized where fn is unbound
-// (its library failed to load, reported there). Every caller converts
-// pointers to uintptr in its own call expression; uintptrescapes keeps the
-// objects they point to alive (and on the heap) until the call returns.
+// ccall calls the C function at fn as entry.call does, and returns its
+// integer result unchecked, or codeNotInitialized where fn is unbound (its
+// library failed to load, reported there).
 //
 //go:uintptrescapes
 func ccall(fn uintptr, args ...uintptr) uintptr {

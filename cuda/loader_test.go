@@ -4,7 +4,6 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
-	"reflect"
 	"runtime"
 	"slices"
 	"strings"
@@ -96,11 +95,12 @@ func libraryError(err error) error { return gpu.LibraryErrorOf("cuda", err) }
 
 // TestSymbols: every entry point of the three tables is bound by the
 // name of its field, or by its sym tag's versioned name (the C prototype
-// in its comment names the same symbol), each once, to its own field.
+// in its comment names the same symbol), each once, to its own field, and
+// its errors name the C function as the API documents it.
 func TestSymbols(t *testing.T) {
 	names, addrs := map[string]bool{}, map[*uintptr]bool{}
 	for _, lib := range []*library{&driverLib, &nvrtcLib, &cufftLib} {
-		for _, s := range symbols(reflect.ValueOf(lib.entries).Elem()) {
+		for _, s := range lib.symbols() {
 			if names[s.Name] || addrs[s.Addr] {
 				t.Errorf("%s bound twice", s.Name)
 			}
@@ -117,7 +117,14 @@ func TestSymbols(t *testing.T) {
 			t.Errorf("%s is bound by its legacy name", plain)
 		}
 	}
-	if syms := symbols(reflect.ValueOf(&drv).Elem()); syms[0].Name != "cuInit" || syms[0].Addr != &drv.cuInit {
-		t.Errorf("the driver's first entry point: %+v", syms[0])
+	if drv.cuMemAlloc.name != "cuMemAlloc" || drv.cuMemAlloc.lib != &driverLib || nv.nvrtcGetCUBIN.lib != &nvrtcLib {
+		t.Errorf("cuMemAlloc is named %q for %p", drv.cuMemAlloc.name, drv.cuMemAlloc.lib)
+	}
+	// Unbound (its library did not load), an entry point fails cleanly,
+	// named.
+	unbound := entry{lib: &cufftLib, name: "cufftCreate"}
+	var e *Error
+	if err := unbound.call(0); !errors.As(err, &e) || e.Code != codeNotInitialized || e.Call != "cufftCreate" {
+		t.Errorf("an unbound entry point: %v", err)
 	}
 }

@@ -61,7 +61,8 @@ func (d *Device) alloc(op string, n int, pooled bool) (*Buffer, error) {
 // idle blocks back to the driver and tries once more.
 func (d *Device) allocRaw(n int) (DevicePtr, error) {
 	return doValue(d, func() (DevicePtr, error) {
-		return d.pool.Alloc(func() (DevicePtr, error) { return cuMemAlloc(n) }, isOutOfMemory, cuMemFree)
+		alloc := func() (DevicePtr, error) { return out[DevicePtr](&drv.cuMemAlloc, uintptr(n)) }
+		return d.pool.Alloc(alloc, isOutOfMemory, cuMemFree)
 	})
 }
 
@@ -207,7 +208,10 @@ func (d *Device) AllocHost(n int) (gpu.HostBuffer, error) {
 		return doValue(d, func() (unsafe.Pointer, error) {
 			// Out of pinned memory: the idle staging goes back first.
 			anyFailure := func(error) bool { return true }
-			return d.hostFree.Alloc(func() (unsafe.Pointer, error) { return cuMemHostAlloc(class) }, anyFailure, cuMemFreeHost)
+			alloc := func() (unsafe.Pointer, error) {
+				return out[unsafe.Pointer](&drv.cuMemHostAlloc, uintptr(class), 1) // CU_MEMHOSTALLOC_PORTABLE
+			}
+			return d.hostFree.Alloc(alloc, anyFailure, cuMemFreeHost)
 		})
 	})
 	if err != nil {
@@ -258,7 +262,7 @@ type Stream struct {
 // against the legacy default stream as the CUDA runtime's
 // cudaStreamCreate makes them.
 func (d *Device) NewQueue() (gpu.Queue, error) {
-	h, err := doValue(d, func() (uintptr, error) { return cuStreamCreate(0) })
+	h, err := doValue(d, func() (uintptr, error) { return out[uintptr](&drv.cuStreamCreate, 0) })
 	if err != nil {
 		return nil, err
 	}
@@ -277,7 +281,9 @@ func (s *Stream) Write(dst gpu.Buffer, off int, src []byte) error {
 	if err := b.span("Write", off, len(src)); err != nil || len(src) == 0 {
 		return err
 	}
-	return s.dev.do(func() error { return cuMemcpyHtoDAsync(b.ptr+DevicePtr(off), &src[0], len(src), s.h) })
+	return s.dev.do(func() error {
+		return drv.cuMemcpyHtoDAsync.call(uintptr(b.ptr)+uintptr(off), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), s.h)
+	})
 }
 
 func (s *Stream) Read(dst []byte, src gpu.Buffer, off int) error {
@@ -285,7 +291,9 @@ func (s *Stream) Read(dst []byte, src gpu.Buffer, off int) error {
 	if err := b.span("Read", off, len(dst)); err != nil || len(dst) == 0 {
 		return err
 	}
-	return s.dev.do(func() error { return cuMemcpyDtoHAsync(&dst[0], b.ptr+DevicePtr(off), len(dst), s.h) })
+	return s.dev.do(func() error {
+		return drv.cuMemcpyDtoHAsync.call(uintptr(unsafe.Pointer(&dst[0])), uintptr(b.ptr)+uintptr(off), uintptr(len(dst)), s.h)
+	})
 }
 
 func (s *Stream) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int) error {
@@ -296,7 +304,9 @@ func (s *Stream) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int)
 	if err := b.span("Copy", srcOff, n); err != nil || n == 0 {
 		return err
 	}
-	return s.dev.do(func() error { return cuMemcpyDtoDAsync(d.ptr+DevicePtr(dstOff), b.ptr+DevicePtr(srcOff), n, s.h) })
+	return s.dev.do(func() error {
+		return drv.cuMemcpyDtoDAsync.call(uintptr(d.ptr)+uintptr(dstOff), uintptr(b.ptr)+uintptr(srcOff), uintptr(n), s.h)
+	})
 }
 
 func (s *Stream) Fill(dst gpu.Buffer, off, n int, value byte) error {
@@ -304,21 +314,23 @@ func (s *Stream) Fill(dst gpu.Buffer, off, n int, value byte) error {
 	if err := b.span("Fill", off, n); err != nil || n == 0 {
 		return err
 	}
-	return s.dev.do(func() error { return cuMemsetD8Async(b.ptr+DevicePtr(off), value, n, s.h) })
+	return s.dev.do(func() error {
+		return drv.cuMemsetD8Async.call(uintptr(b.ptr)+uintptr(off), uintptr(value), uintptr(n), s.h)
+	})
 }
 
 func (s *Stream) Record(ev gpu.Event) error {
-	return s.dev.do(func() error { return cuEventRecord(ev.(*Event).h, s.h) })
+	return s.dev.do(func() error { return drv.cuEventRecord.call(ev.(*Event).h, s.h) })
 }
 
 func (s *Stream) Wait(ev gpu.Event) error {
-	return s.dev.do(func() error { return cuStreamWaitEvent(s.h, ev.(*Event).h) })
+	return s.dev.do(func() error { return drv.cuStreamWaitEvent.call(s.h, ev.(*Event).h, 0) })
 }
 
 func (s *Stream) Flush() error { return nil } // CUDA submits as it queues
 
 func (s *Stream) Finish() error {
-	return s.dev.do(func() error { return cuStreamSynchronize(s.h) })
+	return s.dev.do(func() error { return drv.cuStreamSynchronize.call(s.h) })
 }
 
 // Close destroys the stream once its queued work is done; a caller's
@@ -329,7 +341,7 @@ func (s *Stream) Close() error {
 	}
 	h := s.h
 	s.h = 0
-	return s.dev.do(func() error { return cuStreamDestroy(h) })
+	return s.dev.do(func() error { return drv.cuStreamDestroy.call(h) })
 }
 
 // Event marks a point in a stream (CUevent; gpu.Event), for waiting on it
@@ -341,7 +353,7 @@ type Event struct {
 
 // NewEvent creates an event that records time.
 func (d *Device) NewEvent() (gpu.Event, error) {
-	h, err := doValue(d, func() (uintptr, error) { return cuEventCreate(0) })
+	h, err := doValue(d, func() (uintptr, error) { return out[uintptr](&drv.cuEventCreate, 0) })
 	if err != nil {
 		return nil, err
 	}
@@ -350,13 +362,13 @@ func (d *Device) NewEvent() (gpu.Event, error) {
 
 // Synchronize waits until the work before the event's last Record is done.
 func (e *Event) Synchronize() error {
-	return e.dev.do(func() error { return cuEventSynchronize(e.h) })
+	return e.dev.do(func() error { return drv.cuEventSynchronize.call(e.h) })
 }
 
 // Since is the GPU time (about 0.5 µs resolution) from start's completion
 // to e's; both must have completed.
 func (e *Event) Since(start gpu.Event) (time.Duration, error) {
-	ms, err := doValue(e.dev, func() (float32, error) { return cuEventElapsedTime(start.(*Event).h, e.h) })
+	ms, err := doValue(e.dev, func() (float32, error) { return out[float32](&drv.cuEventElapsedTime, start.(*Event).h, e.h) })
 	return time.Duration(float64(ms) * float64(time.Millisecond)), err
 }
 
@@ -367,5 +379,5 @@ func (e *Event) Close() error {
 	}
 	h := e.h
 	e.h = 0
-	return e.dev.do(func() error { return cuEventDestroy(h) })
+	return e.dev.do(func() error { return drv.cuEventDestroy.call(h) })
 }

@@ -63,11 +63,11 @@ func (f *Function) Name() string { return f.name }
 // registers (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK); 0 where the driver
 // cannot say.
 func (f *Function) MaxGroupSize() int {
-	n, err := doValue(f.dev, func() (int, error) { return cuFuncGetAttribute(0, f.handle) })
+	n, err := doValue(f.dev, func() (int32, error) { return out[int32](&drv.cuFuncGetAttribute, 0, f.handle) })
 	if err != nil {
 		return 0
 	}
-	return n
+	return int(n)
 }
 
 // maxKernelParams bounds a launch's argument count; CUDA allows more, no
@@ -171,7 +171,7 @@ func (s *Stream) Launch(k gpu.Kernel, groups, local [3]int, args ...any) error {
 			return err
 		}
 		if debugLaunches() {
-			return cuCtxSynchronize()
+			return drv.cuCtxSynchronize.call()
 		}
 		return nil
 	})

@@ -13,15 +13,15 @@ import (
 
 // nv holds NVRTC's entry points, each the C function in its comment.
 var nv struct {
-	nvrtcVersion           uintptr // nvrtcResult nvrtcVersion(int *major, int *minor)
-	nvrtcGetErrorString    uintptr // const char *nvrtcGetErrorString(nvrtcResult result)
-	nvrtcCreateProgram     uintptr // nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name, int numHeaders, const char * const *headers, const char * const *includeNames)
-	nvrtcDestroyProgram    uintptr // nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog)
-	nvrtcCompileProgram    uintptr // nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char * const *options)
-	nvrtcGetProgramLogSize uintptr // nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *logSizeRet)
-	nvrtcGetProgramLog     uintptr // nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log)
-	nvrtcGetCUBINSize      uintptr // nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t *cubinSizeRet)
-	nvrtcGetCUBIN          uintptr // nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin)
+	nvrtcVersion           entry // nvrtcResult nvrtcVersion(int *major, int *minor)
+	nvrtcGetErrorString    entry // const char *nvrtcGetErrorString(nvrtcResult result)
+	nvrtcCreateProgram     entry // nvrtcResult nvrtcCreateProgram(nvrtcProgram *prog, const char *src, const char *name, int numHeaders, const char * const *headers, const char * const *includeNames)
+	nvrtcDestroyProgram    entry // nvrtcResult nvrtcDestroyProgram(nvrtcProgram *prog)
+	nvrtcCompileProgram    entry // nvrtcResult nvrtcCompileProgram(nvrtcProgram prog, int numOptions, const char * const *options)
+	nvrtcGetProgramLogSize entry // nvrtcResult nvrtcGetProgramLogSize(nvrtcProgram prog, size_t *logSizeRet)
+	nvrtcGetProgramLog     entry // nvrtcResult nvrtcGetProgramLog(nvrtcProgram prog, char *log)
+	nvrtcGetCUBINSize      entry // nvrtcResult nvrtcGetCUBINSize(nvrtcProgram prog, size_t *cubinSizeRet)
+	nvrtcGetCUBIN          entry // nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin)
 }
 
 // nvrtcLib prefers CUDA 13's NVRTC (the driver the project targets), then
@@ -31,6 +31,7 @@ var nvrtcLib = library{
 	entries:   &nv,
 	noLibrary: "no NVRTC library",
 	noSymbol:  "NVRTC library lacks an entry point (older than CUDA 11.1?)",
+	describe:  describeNVRTC,
 	init:      initNVRTC,
 }
 
@@ -39,8 +40,7 @@ var nvrtcVer Version
 
 func initNVRTC(path string) error {
 	var major, minor int32
-	err := nvrtcCheck("nvrtcVersion", ccall(nv.nvrtcVersion, uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))))
-	if err != nil {
+	if err := nv.nvrtcVersion.call(uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))); err != nil {
 		return initFailed("nvrtcVersion", err)
 	}
 	nvrtcVer = Version{int(major), int(minor)}
@@ -76,16 +76,15 @@ func nvrtcVersion() (Version, error) {
 	return nvrtcVer, nil
 }
 
-// nvrtcCheck turns an nvrtcResult into nil or an *Error for call.
-func nvrtcCheck(call string, r uintptr) error {
-	return resultError(call, r, func(code int) (string, string) {
-		if nv.nvrtcGetErrorString != 0 {
-			if p := ccall(nv.nvrtcGetErrorString, uintptr(code)); p != 0 {
-				return goString(*(**byte)(unsafe.Pointer(&p))), ""
-			}
+// describeNVRTC names an nvrtcResult as nvrtcGetErrorString does, else
+// as nvrtc.h does.
+func describeNVRTC(code int) (string, string) {
+	if fn := nv.nvrtcGetErrorString.addr; fn != 0 {
+		if p := ccall(fn, uintptr(code)); p != 0 {
+			return goString(*(**byte)(unsafe.Pointer(&p))), ""
 		}
-		return codeName(nvrtcResultNames, "NVRTC_ERROR_", code), ""
-	})
+	}
+	return codeName(nvrtcResultNames, "NVRTC_ERROR_", code), ""
 }
 
 // compile compiles CUDA C++ source with NVRTC and returns the CUBIN.
@@ -99,11 +98,11 @@ func compile(source, name string, options []string) ([]byte, error) {
 	}
 	src, cname := cString(source), cString(name)
 	var prog uintptr
-	if err := nvrtcCheck("nvrtcCreateProgram", ccall(nv.nvrtcCreateProgram, uintptr(unsafe.Pointer(&prog)),
-		uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&cname[0])), 0, 0, 0)); err != nil {
+	if err := nv.nvrtcCreateProgram.call(uintptr(unsafe.Pointer(&prog)),
+		uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&cname[0])), 0, 0, 0); err != nil {
 		return nil, err
 	}
-	defer func() { ccall(nv.nvrtcDestroyProgram, uintptr(unsafe.Pointer(&prog))) }()
+	defer func() { nv.nvrtcDestroyProgram.call(uintptr(unsafe.Pointer(&prog))) }()
 
 	// const char* const* options: a Go array of pointers to Go memory,
 	// passed to C, so every string it points to is pinned for the call.
@@ -115,8 +114,7 @@ func compile(source, name string, options []string) ([]byte, error) {
 		pinner.Pin(&b[0])
 		cOpts[i] = &b[0]
 	}
-	r := ccall(nv.nvrtcCompileProgram, prog, uintptr(len(options)), uintptr(unsafe.Pointer(&cOpts[0])))
-	if err := nvrtcCheck("nvrtcCompileProgram", r); err != nil {
+	if err := nv.nvrtcCompileProgram.call(prog, uintptr(len(options)), uintptr(unsafe.Pointer(&cOpts[0]))); err != nil {
 		e := err.(*Error)
 		if e.Code == nvrtcCodeCompilation || e.Code == nvrtcCodeInvalidOption { // the log says which
 			return nil, &CompileError{Backend: "cuda", Program: name, Options: slices.Clone(options), Log: programLog(prog), Code: e.Name, Err: e}
@@ -125,14 +123,14 @@ func compile(source, name string, options []string) ([]byte, error) {
 	}
 
 	var n uintptr
-	if err := nvrtcCheck("nvrtcGetCUBINSize", ccall(nv.nvrtcGetCUBINSize, prog, uintptr(unsafe.Pointer(&n)))); err != nil {
+	if err := nv.nvrtcGetCUBINSize.call(prog, uintptr(unsafe.Pointer(&n))); err != nil {
 		return nil, err
 	}
 	if n == 0 {
 		return nil, &UnsupportedError{Backend: "cuda", What: "compile options", Value: strings.Join(options, " "), Reason: "NVRTC produced no CUBIN (a virtual compute_XY architecture?)"}
 	}
 	cubin := make([]byte, n)
-	if err := nvrtcCheck("nvrtcGetCUBIN", ccall(nv.nvrtcGetCUBIN, prog, uintptr(unsafe.Pointer(&cubin[0])))); err != nil {
+	if err := nv.nvrtcGetCUBIN.call(prog, uintptr(unsafe.Pointer(&cubin[0]))); err != nil {
 		return nil, err
 	}
 	return cubin, nil
@@ -141,11 +139,11 @@ func compile(source, name string, options []string) ([]byte, error) {
 // programLog returns NVRTC's log for prog, or "" if it cannot be had.
 func programLog(prog uintptr) string {
 	var n uintptr
-	if ccall(nv.nvrtcGetProgramLogSize, prog, uintptr(unsafe.Pointer(&n))) != 0 || n <= 1 {
+	if nv.nvrtcGetProgramLogSize.call(prog, uintptr(unsafe.Pointer(&n))) != nil || n <= 1 {
 		return ""
 	}
 	buf := make([]byte, n)
-	if ccall(nv.nvrtcGetProgramLog, prog, uintptr(unsafe.Pointer(&buf[0]))) != 0 {
+	if nv.nvrtcGetProgramLog.call(prog, uintptr(unsafe.Pointer(&buf[0]))) != nil {
 		return ""
 	}
 	return strings.TrimRight(string(buf), "\x00")
