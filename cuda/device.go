@@ -179,10 +179,9 @@ func IsOpen(index int) bool {
 // several at once: each runs on a locked OS thread with the context made
 // current (see do).
 type Device struct {
-	index int
-	dev   int32   // CUdevice
-	ctx   uintptr // CUcontext, the retained primary context
-	info  Info    // the static part, fixed at Open
+	staticDevice         // the static part, fixed at Open
+	dev          int32   // CUdevice
+	ctx          uintptr // CUcontext, the retained primary context
 
 	life gpu.Life // shared by every operation (do), exclusive for the last Close
 
@@ -228,7 +227,7 @@ func openDevice(index int) (*Device, error) {
 	if err != nil {
 		return nil, err
 	}
-	d := &Device{index: index, dev: dev, ctx: ctx, info: info}
+	d := &Device{staticDevice: staticDevice{index, info}, dev: dev, ctx: ctx}
 	d.pool = gpu.NewFreeList[DevicePtr](info.TotalMemory / 4)
 	d.hostFree = gpu.NewFreeList[unsafe.Pointer](gpu.HostFreeLimit)
 	d.hostRegs = gpu.NewHostRegs(d)

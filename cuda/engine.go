@@ -35,8 +35,6 @@ func OpenEngineDevice(index int) (gpu.Device, error) {
 	return gpu.Value[gpu.Device](d, err)
 }
 
-func (*Device) Backend() string           { return "cuda" }
-func (*Device) Limits() gpu.Limits        { return limits }
 func (*Device) Check(*nd.Problem) error   { return nil }
 func (d *Device) HostRegs() *gpu.HostRegs { return d.hostRegs }
 
@@ -77,10 +75,6 @@ func (d *Device) UnlockPages(addr uintptr) error {
 	return d.do(func() error { return drv.cuMemHostUnregister.call(addr) })
 }
 
-func (d *Device) Missing(launches []*kernels.Launch) (int, error) {
-	return missing(d.index, d.info, launches)
-}
-
 // Planner is cuda:index as the engine plans for it, without opening it:
 // what Pending asks.
 func Planner(index int) (gpu.Planner, error) {
@@ -91,7 +85,9 @@ func Planner(index int) (gpu.Planner, error) {
 	return staticDevice{index, info}, nil
 }
 
-// staticDevice is a device not opened: its limits, total memory and cache.
+// staticDevice is a device as planning sees it (gpu.Planner), opened or
+// not: its ordinal and static description, its limits and total memory,
+// and what its module cache holds. A Device is one, and more.
 type staticDevice struct {
 	index int
 	info  Info
@@ -102,22 +98,18 @@ func (staticDevice) Limits() gpu.Limits { return limits }
 
 func (s staticDevice) MemoryBudget(int) (int64, error) { return s.info.TotalMemory / 10 * 7, nil }
 
+// Missing counts the launches whose modules are neither loaded on the
+// device (where it is open) nor in the module store.
 func (s staticDevice) Missing(launches []*kernels.Launch) (int, error) {
-	return missing(s.index, s.info, launches)
-}
-
-// missing counts the launches whose modules are neither loaded on
-// cuda:index (where it is open) nor in the module store.
-func missing(index int, info Info, launches []*kernels.Launch) (int, error) {
 	nvrtcVer, err := nvrtcVersion()
 	if err != nil {
 		return 0, err
 	}
 	var loaded *moduleCache // nil: no device open, nothing in memory
-	if d, ok := registry.Lookup(index); ok {
+	if d, ok := registry.Lookup(s.index); ok {
 		loaded = &d.modules
 	}
-	arch := info.ComputeCapability.Arch()
+	arch := s.info.ComputeCapability.Arch()
 	keys := make([]gpucache.Key, 0, len(launches))
 	for _, l := range launches {
 		src, err := kernels.Source(l.Family)

@@ -116,25 +116,15 @@ func codeName(names []string, prefix string, code int) string {
 }
 
 // The failure classes both GPU backends share are one type each in
-// internal/gpu, with the backend named in a field ("cuda") that begins the
-// message; this package's names for them are aliases, so errors.As with,
-// say, a *cuda.UnavailableError matches them.
+// internal/gpu (which says what each means), with the backend ("cuda")
+// beginning the message; these aliases let errors.As match, say, a
+// *cuda.UnavailableError.
 type (
-	// UnavailableError says why the CUDA backend cannot be used on this
-	// machine. It is an ordinary answer, not a malfunction: callers fall
-	// back to another backend.
-	UnavailableError = gpu.UnavailableError
-	// LibraryError is a shared library that could not be opened, or one
-	// that lacks a symbol ndconv needs (see gpu.OpenLibrary).
-	LibraryError = gpu.LibraryError
-	// UnsupportedError is a device or request this package does not
-	// support.
-	UnsupportedError = gpu.UnsupportedError
-	// RangeError is a copy or fill that does not fit its buffer.
-	RangeError = gpu.RangeError
-	// CompileError is an NVRTC compilation that failed, with its log and
-	// every option.
-	CompileError = gpu.BuildError
+	UnavailableError = gpu.UnavailableError // the backend cannot be used here: callers fall back
+	LibraryError     = gpu.LibraryError     // a library that does not open, or lacks a symbol
+	UnsupportedError = gpu.UnsupportedError // a device or request this package does not support
+	RangeError       = gpu.RangeError       // a copy or fill that does not fit its buffer
+	CompileError     = gpu.BuildError       // an NVRTC compilation that failed, with its log and options
 )
 
 // ErrClosed is returned by operations on a Device after its last Close.

@@ -2,7 +2,7 @@ package cuda
 
 import (
 	"fmt"
-	"sync"
+	"sync/atomic"
 	"time"
 	"unsafe"
 
@@ -17,11 +17,10 @@ type DevicePtr uintptr
 type Buffer struct {
 	dev      *Device
 	ptr      DevicePtr
-	size     int        // bytes asked for
-	class    int        // bytes allocated where it came from the pool (Scratch), else 0
-	external bool       // the caller's memory (WrapExternal): never freed here
-	mu       sync.Mutex // guards freed
-	freed    bool
+	size     int  // bytes asked for
+	class    int  // bytes allocated where it came from the pool (Scratch), else 0
+	external bool // the caller's memory (WrapExternal): never freed here
+	freed    atomic.Bool
 }
 
 // Alloc allocates n bytes of device memory (cuMemAlloc, at least 256-byte
@@ -162,15 +161,9 @@ func (b *Buffer) Size() int { return b.size }
 // or after the device's last Close, does nothing, and so does freeing the
 // caller's memory (WrapExternal).
 func (b *Buffer) Free() error {
-	if b.external {
+	if b.external || b.freed.Swap(true) {
 		return nil
 	}
-	b.mu.Lock()
-	defer b.mu.Unlock()
-	if b.freed {
-		return nil
-	}
-	b.freed = true
 	if b.class > 0 && b.dev.pool.Put(b.ptr, b.class) {
 		return nil
 	}
@@ -189,8 +182,7 @@ func (b *Buffer) span(op string, off, n int) error {
 // only host memory the GPU copies to and from while other work runs.
 type HostBuffer struct {
 	dev   *Device
-	mu    sync.Mutex
-	p     unsafe.Pointer // from cuMemHostAlloc; nil once freed
+	p     atomic.Pointer[byte] // from cuMemHostAlloc; nil once freed
 	size  int
 	class int // bytes allocated
 }
@@ -217,31 +209,28 @@ func (d *Device) AllocHost(n int) (gpu.HostBuffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &HostBuffer{dev: d, p: p, size: n, class: class}, nil
+	h := &HostBuffer{dev: d, size: n, class: class}
+	h.p.Store((*byte)(p))
+	return h, nil
 }
 
 // Bytes is the buffer's memory; nil after Free. The slice must not be used
 // once the buffer is freed.
 func (h *HostBuffer) Bytes() []byte {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.p == nil {
-		return nil
+	if p := h.p.Load(); p != nil {
+		return unsafe.Slice(p, h.size)
 	}
-	return unsafe.Slice((*byte)(h.p), h.size)
+	return nil
 }
 
 // Free returns the memory to the device's free list, or frees it where
 // the list is full. Freeing twice, or after the device's last Close, does
 // nothing.
 func (h *HostBuffer) Free() error {
-	h.mu.Lock()
-	defer h.mu.Unlock()
-	if h.p == nil {
+	p := unsafe.Pointer(h.p.Swap(nil))
+	if p == nil {
 		return nil
 	}
-	p := h.p
-	h.p = nil
 	if h.dev.hostFree.Put(p, h.class) {
 		return nil
 	}
@@ -276,46 +265,41 @@ func (d *Device) NewQueue() (gpu.Queue, error) {
 // Closing it does nothing: the caller owns it.
 func (d *Device) CallerQueue(h uintptr) gpu.Queue { return &Stream{dev: d, h: h, caller: true} }
 
-func (s *Stream) Write(dst gpu.Buffer, off int, src []byte) error {
-	b := dst.(*Buffer)
-	if err := b.span("Write", off, len(src)); err != nil || len(src) == 0 {
+// queue checks that n bytes at off lie inside b, and queues call with
+// their device address; nothing where n is 0.
+func (s *Stream) queue(op string, b gpu.Buffer, off, n int, call func(at uintptr) error) error {
+	buf := b.(*Buffer)
+	if err := buf.span(op, off, n); err != nil || n == 0 {
 		return err
 	}
-	return s.dev.do(func() error {
-		return drv.cuMemcpyHtoDAsync.call(uintptr(b.ptr)+uintptr(off), uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), s.h)
+	return s.dev.do(func() error { return call(uintptr(buf.ptr) + uintptr(off)) })
+}
+
+func (s *Stream) Write(dst gpu.Buffer, off int, src []byte) error {
+	return s.queue("Write", dst, off, len(src), func(at uintptr) error {
+		return drv.cuMemcpyHtoDAsync.call(at, uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), s.h)
 	})
 }
 
 func (s *Stream) Read(dst []byte, src gpu.Buffer, off int) error {
-	b := src.(*Buffer)
-	if err := b.span("Read", off, len(dst)); err != nil || len(dst) == 0 {
-		return err
-	}
-	return s.dev.do(func() error {
-		return drv.cuMemcpyDtoHAsync.call(uintptr(unsafe.Pointer(&dst[0])), uintptr(b.ptr)+uintptr(off), uintptr(len(dst)), s.h)
+	return s.queue("Read", src, off, len(dst), func(at uintptr) error {
+		return drv.cuMemcpyDtoHAsync.call(uintptr(unsafe.Pointer(&dst[0])), at, uintptr(len(dst)), s.h)
 	})
 }
 
 func (s *Stream) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int) error {
-	d, b := dst.(*Buffer), src.(*Buffer)
-	if err := d.span("Copy", dstOff, n); err != nil {
+	b := src.(*Buffer)
+	if err := b.span("Copy", srcOff, n); err != nil {
 		return err
 	}
-	if err := b.span("Copy", srcOff, n); err != nil || n == 0 {
-		return err
-	}
-	return s.dev.do(func() error {
-		return drv.cuMemcpyDtoDAsync.call(uintptr(d.ptr)+uintptr(dstOff), uintptr(b.ptr)+uintptr(srcOff), uintptr(n), s.h)
+	return s.queue("Copy", dst, dstOff, n, func(at uintptr) error {
+		return drv.cuMemcpyDtoDAsync.call(at, uintptr(b.ptr)+uintptr(srcOff), uintptr(n), s.h)
 	})
 }
 
 func (s *Stream) Fill(dst gpu.Buffer, off, n int, value byte) error {
-	b := dst.(*Buffer)
-	if err := b.span("Fill", off, n); err != nil || n == 0 {
-		return err
-	}
-	return s.dev.do(func() error {
-		return drv.cuMemsetD8Async.call(uintptr(b.ptr)+uintptr(off), uintptr(value), uintptr(n), s.h)
+	return s.queue("Fill", dst, off, n, func(at uintptr) error {
+		return drv.cuMemsetD8Async.call(at, uintptr(value), uintptr(n), s.h)
 	})
 }
 
