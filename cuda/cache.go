@@ -14,14 +14,23 @@ import (
 // messages. Concurrent calls for one key compile once (gpucache.Cache); a
 // damaged cache file is ignored, and replaced by a fresh compilation.
 func (d *Device) module(source, name string, defines []string) (*module, error) {
-	nvrtcVer, err := nvrtcVersion()
+	key, options, err := moduleKey(d.info, source, defines)
 	if err != nil {
 		return nil, err
 	}
-	arch := d.info.ComputeCapability.Arch()
-	options := compileOptions(arch, defines)
-	key := moduleKeyOf(source, options, arch, nvrtcVer, driverVersion)
 	return getModule(&d.modules, key, func() ([]byte, error) { return compile(source, name, options) }, d.loadModule)
+}
+
+// moduleKey is the cache key, and the NVRTC options, of source compiled
+// with defines for the device info describes.
+func moduleKey(info Info, source string, defines []string) (gpucache.Key, []string, error) {
+	nvrtcVer, err := nvrtcVersion()
+	if err != nil {
+		return gpucache.Key{}, nil, err
+	}
+	arch := info.ComputeCapability.Arch()
+	options := compileOptions(arch, defines)
+	return moduleKeyOf(source, options, arch, nvrtcVer, driverVersion), options, nil
 }
 
 // compileOptions is the NVRTC command line for arch and defines: the

@@ -245,12 +245,8 @@ func (d *Device) Close() error { return registry.Close(d.index, d, d.release) }
 func (d *Device) release() error {
 	registered := d.hostRegs.Drain() // before life: registering holds the cache's lock inside do
 	return d.life.End(func() error { // once the operations in flight are done
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		var errs []error
-		if err := drv.cuCtxSetCurrent.call(d.ctx); err != nil {
-			errs = append(errs, err)
-		} else {
+		err := onContext(d.ctx, func() error {
+			var errs []error
 			for _, m := range d.modules.Drain() {
 				errs = append(errs, drv.cuModuleUnload.call(m.handle))
 			}
@@ -263,26 +259,30 @@ func (d *Device) release() error {
 			for _, addr := range registered {
 				errs = append(errs, drv.cuMemHostUnregister.call(addr))
 			}
-		}
-		errs = append(errs, drv.cuDevicePrimaryCtxRelease.call(uintptr(d.dev)))
-		return errors.Join(errs...)
+			return errors.Join(errs...)
+		})
+		return errors.Join(err, drv.cuDevicePrimaryCtxRelease.call(uintptr(d.dev)))
 	})
 }
 
-// do runs fn on a locked OS thread with d's context current, and is how
-// every operation on d reaches the driver: a CUDA context is current per
-// OS thread, and a goroutine may change threads between two statements.
-// do must not be nested (fn must not call do, directly or through a
-// method): the shared lock it holds would deadlock against a pending Close.
+// do runs fn with d's context current (onContext), and is how every
+// operation on d reaches the driver. do must not be nested (fn must not
+// call do, directly or through a method): the shared lock it holds would
+// deadlock against a pending Close.
 func (d *Device) do(fn func() error) error {
-	return d.life.Do(ErrClosed, func() error {
-		runtime.LockOSThread()
-		defer runtime.UnlockOSThread()
-		if err := drv.cuCtxSetCurrent.call(d.ctx); err != nil {
-			return err
-		}
-		return fn()
-	})
+	return d.life.Do(ErrClosed, func() error { return onContext(d.ctx, fn) })
+}
+
+// onContext runs fn on a locked OS thread with ctx current: a CUDA context
+// is current per OS thread, and a goroutine may change threads between two
+// statements.
+func onContext(ctx uintptr, fn func() error) error {
+	runtime.LockOSThread()
+	defer runtime.UnlockOSThread()
+	if err := drv.cuCtxSetCurrent.call(ctx); err != nil {
+		return err
+	}
+	return fn()
 }
 
 // doValue is do for work that returns a value: a handle, a pointer.

@@ -101,22 +101,19 @@ func (s staticDevice) MemoryBudget(int) (int64, error) { return s.info.TotalMemo
 // Missing counts the launches whose modules are neither loaded on the
 // device (where it is open) nor in the module store.
 func (s staticDevice) Missing(launches []*kernels.Launch) (int, error) {
-	nvrtcVer, err := nvrtcVersion()
-	if err != nil {
-		return 0, err
-	}
 	var loaded *moduleCache // nil: no device open, nothing in memory
 	if d, ok := registry.Lookup(s.index); ok {
 		loaded = &d.modules
 	}
-	arch := s.info.ComputeCapability.Arch()
-	keys := make([]gpucache.Key, 0, len(launches))
-	for _, l := range launches {
+	keys := make([]gpucache.Key, len(launches))
+	for i, l := range launches {
 		src, err := kernels.Source(l.Family)
 		if err != nil {
 			return 0, err
 		}
-		keys = append(keys, moduleKeyOf(src, compileOptions(arch, l.Defines), arch, nvrtcVer, driverVersion))
+		if keys[i], _, err = moduleKey(s.info, src, l.Defines); err != nil {
+			return 0, err
+		}
 	}
 	return loaded.Missing(moduleStore, keys), nil
 }

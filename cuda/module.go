@@ -15,9 +15,6 @@ import (
 type module struct {
 	dev    *Device
 	handle uintptr
-
-	mu        sync.Mutex
-	functions map[string]*Function
 }
 
 // loadModule loads a CUBIN image.
@@ -29,24 +26,13 @@ func (d *Device) loadModule(image []byte) (*module, error) {
 	return &module{dev: d, handle: h}, nil
 }
 
-// function looks up the kernel called name (its extern "C" name),
-// remembering it: a lookup before every launch costs a map read.
+// function looks up the kernel called name (its extern "C" name).
 func (m *module) function(name string) (*Function, error) {
-	m.mu.Lock()
-	defer m.mu.Unlock()
-	if f := m.functions[name]; f != nil {
-		return f, nil
-	}
 	h, err := doValue(m.dev, func() (uintptr, error) { return cuModuleGetFunction(m.handle, name) })
 	if err != nil {
 		return nil, fmt.Errorf("%w (kernel %q)", err, name)
 	}
-	f := &Function{dev: m.dev, handle: h, name: name}
-	if m.functions == nil {
-		m.functions = map[string]*Function{}
-	}
-	m.functions[name] = f
-	return f, nil
+	return &Function{dev: m.dev, handle: h, name: name}, nil
 }
 
 // Function is a kernel in a loaded module (CUfunction; gpu.Kernel).

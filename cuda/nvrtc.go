@@ -1,7 +1,6 @@
 package cuda
 
 import (
-	"os"
 	"path/filepath"
 	"runtime"
 	"slices"
@@ -60,10 +59,8 @@ func preloadNVRTCBuiltins(nvrtcPath string) {
 	matches, _ := filepath.Glob(filepath.Join(filepath.Dir(nvrtcPath), "libnvrtc-builtins.so.*"))
 	slices.Sort(matches)
 	for i := len(matches) - 1; i >= 0; i-- { // the longest, most specific version
-		if _, err := os.Stat(matches[i]); err == nil {
-			if _, err := dynlib.OpenPath(matches[i]); err == nil {
-				return
-			}
+		if _, err := dynlib.OpenPath(matches[i]); err == nil {
+			return
 		}
 	}
 }

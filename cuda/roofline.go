@@ -7,15 +7,12 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// Roofline is what a device sustains, measured (gpu.MeasureRoofline).
-type Roofline = gpu.Roofline
-
 // MeasureRoofline times the roofline kernels (kernels/roofline.cl) on the
 // device with CUDA events over 1 GiB, or a quarter of what is free.
-func MeasureRoofline(dev *Device, repeats int) (Roofline, error) {
+func MeasureRoofline(dev *Device, repeats int) (gpu.Roofline, error) {
 	info, err := dev.Info()
 	if err != nil {
-		return Roofline{}, err
+		return gpu.Roofline{}, err
 	}
 	return gpu.MeasureRoofline(dev, info.SMs, min(int64(1)<<30, info.FreeMemory/4), repeats)
 }
