@@ -22,9 +22,7 @@ func driverVersionOf(v int) Version { return Version{v / 1000, v % 1000 / 10} }
 // ComputeCapability is a GPU's architecture generation: 9.0 for the H100.
 type ComputeCapability struct{ Major, Minor int }
 
-func (c ComputeCapability) String() string {
-	return strconv.Itoa(c.Major) + "." + strconv.Itoa(c.Minor)
-}
+func (c ComputeCapability) String() string { return Version(c).String() }
 
 // Arch is the name NVRTC's --gpu-architecture takes for a CUBIN: "sm_90".
 func (c ComputeCapability) Arch() string {
