@@ -7,16 +7,16 @@ import (
 	"github.com/ndconv/ndconv/internal/gpucache"
 )
 
-// module returns the module of source compiled for this device with
+// module returns the CUmodule of source compiled for this device with
 // defines (NAME or NAME=VALUE, passed as -DNAME=VALUE; an entry starting
 // with "-" is an NVRTC option as it is), compiling only when neither this
 // process nor the disk cache has it. name is the program's name in NVRTC's
 // messages. Concurrent calls for one key compile once (gpucache.Cache); a
 // damaged cache file is ignored, and replaced by a fresh compilation.
-func (d *Device) module(source, name string, defines []string) (*module, error) {
+func (d *Device) module(source, name string, defines []string) (uintptr, error) {
 	key, options, err := moduleKey(d.info, source, defines)
 	if err != nil {
-		return nil, err
+		return 0, err
 	}
 	return getModule(&d.modules, key, func() ([]byte, error) { return compile(source, name, options) }, d.loadModule)
 }
@@ -71,19 +71,19 @@ var moduleStore = &gpucache.Store{
 	Getenv:  func(k string) string { return lookupEnv(k) },
 }
 
-// moduleCache is one device's modules by key.
-type moduleCache = gpucache.Cache[*module]
+// moduleCache is one device's modules (CUmodule handles) by key.
+type moduleCache = gpucache.Cache[uintptr]
 
 // getModule returns the module for key from c, compiling it (compile
 // returns the CUBIN) and loading it (load) at most once however many
 // goroutines ask at the same time. A failed build is not remembered: the
 // next call tries again.
-func getModule(c *moduleCache, key gpucache.Key, compile func() ([]byte, error), load func([]byte) (*module, error)) (*module, error) {
+func getModule(c *moduleCache, key gpucache.Key, compile func() ([]byte, error), load func([]byte) (uintptr, error)) (uintptr, error) {
 	return c.Get(moduleStore, key,
-		func() (*module, []byte, error) {
+		func() (uintptr, []byte, error) {
 			image, err := compile()
 			if err != nil {
-				return nil, nil, err
+				return 0, nil, err
 			}
 			m, err := load(image)
 			return m, image, err

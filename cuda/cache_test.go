@@ -164,11 +164,11 @@ func (f *fakeBuilder) compile() ([]byte, error) {
 	return []byte("CUBIN:good"), nil
 }
 
-func (f *fakeBuilder) load(image []byte) (*module, error) {
+func (f *fakeBuilder) load(image []byte) (uintptr, error) {
 	if !bytes.HasPrefix(image, []byte("CUBIN:")) {
-		return nil, &Error{Call: "cuModuleLoadData", Code: codeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE"}
+		return 0, &Error{Call: "cuModuleLoadData", Code: codeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE"}
 	}
-	return &module{}, nil
+	return uintptr(f.compiles.Load()), nil
 }
 
 // TestModuleCache: getModule compiles and then loads (cold), and loads a
@@ -180,7 +180,7 @@ func TestModuleCache(t *testing.T) {
 	fb := &fakeBuilder{}
 	c := &moduleCache{}
 	m1, err := getModule(c, testKey, fb.compile, fb.load)
-	if err != nil || m1 == nil {
+	if err != nil || m1 == 0 {
 		t.Fatalf("cold: %v, %v", m1, err)
 	}
 	if m2, _ := getModule(c, testKey, fb.compile, fb.load); m2 != m1 {
@@ -194,7 +194,7 @@ func TestModuleCache(t *testing.T) {
 	}
 
 	c = &moduleCache{} // a new process: only the disk remembers
-	if m, err := getModule(c, testKey, fb.compile, fb.load); err != nil || m == nil {
+	if m, err := getModule(c, testKey, fb.compile, fb.load); err != nil || m == 0 {
 		t.Fatalf("disk: %v, %v", m, err)
 	}
 	if got, want := c.Stats(), (gpucache.Stats{DiskHits: 1}); got != want {

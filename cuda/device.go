@@ -246,7 +246,7 @@ func (d *Device) release() error {
 		err := onContext(d.ctx, func() error {
 			var errs []error
 			for _, m := range d.modules.Drain() {
-				errs = append(errs, drv.cuModuleUnload.call(m.handle))
+				errs = append(errs, drv.cuModuleUnload.call(m))
 			}
 			for _, p := range d.pool.Drain() {
 				errs = append(errs, cuMemFree(p))

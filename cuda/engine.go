@@ -55,7 +55,7 @@ func (d *Device) Kernel(family string, defines []string, name string) (gpu.Kerne
 	if err != nil {
 		return nil, err
 	}
-	return gpu.Value[gpu.Kernel](mod.function(name))
+	return gpu.Value[gpu.Kernel](d.function(mod, name))
 }
 
 // CheckLaunch accepts every launch: the driver refuses a bad one at

@@ -70,7 +70,7 @@ func vaddFunction(t testing.TB, d *Device, defines ...string) *Function {
 	t.Helper()
 	m, err := d.module(vaddSource, "vadd.cu", append([]string{"OFFSET=0.5f"}, defines...))
 	must(t, err)
-	f, err := m.function("vadd")
+	f, err := d.function(m, "vadd")
 	must(t, err)
 	return f
 }
@@ -494,7 +494,7 @@ func dropModules(t *testing.T, d *Device) {
 	mods := d.modules.Drain()
 	must(t, d.do(func() error {
 		for _, m := range mods {
-			if err := drv.cuModuleUnload.call(m.handle); err != nil {
+			if err := drv.cuModuleUnload.call(m); err != nil {
 				return err
 			}
 		}
@@ -565,7 +565,7 @@ func TestGPUModuleCompilesOnce(t *testing.T) {
 	testCacheDir(t)
 	defines := []string{"OFFSET=0.5f", fmt.Sprintf("NONCE=%d", time.Now().UnixNano())}
 	before := d.modules.Stats()
-	mods := make([]*module, 8)
+	mods := make([]uintptr, 8)
 	gputest.Together(len(mods), func(i int) {
 		m, err := d.module(vaddSource, "vadd.cu", defines)
 		if err != nil {
@@ -592,8 +592,8 @@ func TestGPUModuleLoad(t *testing.T) {
 	must(t, err)
 	m, err := d.loadModule(image)
 	must(t, err)
-	defer d.do(func() error { return drv.cuModuleUnload.call(m.handle) })
-	f, err := m.function("bump")
+	defer d.do(func() error { return drv.cuModuleUnload.call(m) })
+	f, err := d.function(m, "bump")
 	must(t, err)
 	counter, err := d.Alloc(16)
 	must(t, err)
@@ -607,7 +607,7 @@ func TestGPUModuleLoad(t *testing.T) {
 	if !slices.Equal(got, []int32{11, 12, 13, 14}) {
 		t.Errorf("counter = %v", got)
 	}
-	if _, err := m.function("no_such_kernel"); err == nil || !strings.Contains(err.Error(), "no_such_kernel") {
+	if _, err := d.function(m, "no_such_kernel"); err == nil || !strings.Contains(err.Error(), "no_such_kernel") {
 		t.Errorf("missing kernel: %v", err)
 	}
 	if _, err := d.loadModule([]byte("not a module")); err == nil {

@@ -84,16 +84,8 @@ func (d *Device) WrapExternal(ptr uintptr, n int) (gpu.Buffer, error) {
 	if uint64(ptr)+uint64(n) < uint64(ptr) {
 		return nil, &nd.ArgumentError{Arg: "device pointer", Msg: fmt.Sprintf("%#x with %d bytes wraps around the address space", ptr, n)}
 	}
-	var why error
-	err := d.do(func() error {
-		why = d.checkPointer(DevicePtr(ptr), n)
-		return nil
-	})
-	if err != nil {
+	if err := d.do(func() error { return d.checkPointer(DevicePtr(ptr), n) }); err != nil {
 		return nil, err
-	}
-	if why != nil {
-		return nil, why
 	}
 	return &Buffer{dev: d, ptr: DevicePtr(ptr), size: n, external: true}, nil
 }

@@ -10,29 +10,20 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// module is a loaded CUBIN (CUmodule), owned by its device's module cache
-// (cache.go) until the device's last Close.
-type module struct {
-	dev    *Device
-	handle uintptr
+// loadModule loads a CUBIN image: a CUmodule, which the device's module
+// cache (cache.go) owns until the device's last Close.
+func (d *Device) loadModule(image []byte) (uintptr, error) {
+	return doValue(d, func() (uintptr, error) { return cuModuleLoadData(image) })
 }
 
-// loadModule loads a CUBIN image.
-func (d *Device) loadModule(image []byte) (*module, error) {
-	h, err := doValue(d, func() (uintptr, error) { return cuModuleLoadData(image) })
-	if err != nil {
-		return nil, err
-	}
-	return &module{dev: d, handle: h}, nil
-}
-
-// function looks up the kernel called name (its extern "C" name).
-func (m *module) function(name string) (*Function, error) {
-	h, err := doValue(m.dev, func() (uintptr, error) { return cuModuleGetFunction(m.handle, name) })
+// function looks up the kernel called name (its extern "C" name) in
+// module.
+func (d *Device) function(module uintptr, name string) (*Function, error) {
+	h, err := doValue(d, func() (uintptr, error) { return cuModuleGetFunction(module, name) })
 	if err != nil {
 		return nil, fmt.Errorf("%w (kernel %q)", err, name)
 	}
-	return &Function{dev: m.dev, handle: h, name: name}, nil
+	return &Function{dev: d, handle: h, name: name}, nil
 }
 
 // Function is a kernel in a loaded module (CUfunction; gpu.Kernel).
