@@ -96,10 +96,7 @@ func driverString(fn uintptr, code int) (string, bool) {
 }
 
 // Typed wrappers for the entry points whose arguments need more than a
-// conversion to uintptr, or that are passed as functions. Host memory is
-// passed to the copies as the address of its first byte: Go memory is
-// safe there (the driver is done with pageable memory when the call
-// returns), pinned memory is C memory.
+// conversion to uintptr, or that are passed as functions.
 
 func cuDeviceGetCount() (int, error) {
 	n, err := out[int32](&drv.cuDeviceGetCount)

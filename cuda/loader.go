@@ -94,8 +94,9 @@ type entry struct {
 //go:uintptrescapes
 func (e *entry) call(args ...uintptr) error { return e.lib.result(e.name, ccall(e.addr, args...)) }
 
-// out calls e with a pointer to a T before args (at most two), the C
-// API's out-parameter, and returns the T.
+// out calls e with a pointer to a T before args, the C API's
+// out-parameter, and returns the T. args are at most two, and never
+// pointers to Go memory (their conversion belongs in call's expression).
 func out[T any](e *entry, args ...uintptr) (T, error) {
 	var v T
 	var err error
