@@ -119,12 +119,12 @@ func Describe() ([]Info, error) {
 	if err := driverLib.load(); err != nil {
 		return nil, err
 	}
-	n, err := cuDeviceGetCount()
+	n, err := out[int32](&drv.cuDeviceGetCount)
 	if err != nil {
 		return nil, &UnavailableError{Backend: "cuda", Reason: "cannot count devices", Err: err}
 	}
 	infos := make([]Info, 0, n)
-	for i := range n {
+	for i := range int(n) {
 		info, _, err := queryDevice(i)
 		if err != nil {
 			return nil, &UnavailableError{Backend: "cuda", Reason: fmt.Sprintf("cannot query device %d", i), Err: err}
@@ -206,11 +206,11 @@ func Open(index int) (*Device, error) {
 
 // openDevice makes the Device with ordinal index (Open's first).
 func openDevice(index int) (*Device, error) {
-	n, err := cuDeviceGetCount()
+	n, err := out[int32](&drv.cuDeviceGetCount)
 	if err != nil {
 		return nil, err
 	}
-	if index < 0 || index >= n {
+	if index < 0 || index >= int(n) {
 		return nil, fmt.Errorf("cuda: no device %d (this machine has %d)", index, n)
 	}
 	info, dev, err := queryDevice(index)

@@ -98,11 +98,6 @@ func driverString(fn uintptr, code int) (string, bool) {
 // Typed wrappers for the entry points whose arguments need more than a
 // conversion to uintptr, or that are passed as functions.
 
-func cuDeviceGetCount() (int, error) {
-	n, err := out[int32](&drv.cuDeviceGetCount)
-	return int(n), err
-}
-
 func cuDeviceGetName(dev int32) (string, error) {
 	var buf [256]byte
 	if err := drv.cuDeviceGetName.call(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)-1), uintptr(dev)); err != nil {
@@ -144,11 +139,4 @@ func cuLaunchKernel(f uintptr, grid, block [3]uint32, stream uintptr, params uns
 		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
 		0, stream, uintptr(params), 0)
-}
-
-// cuPointerGetAttribute reads one attribute (a CUpointer_attribute) of
-// the allocation holding p into a value of up to 8 bytes (zeroed first:
-// the 4-byte attributes fill its low half).
-func cuPointerGetAttribute(attr int, p DevicePtr) (uint64, error) {
-	return out[uint64](&drv.cuPointerGetAttribute, uintptr(attr), uintptr(p))
 }

@@ -632,8 +632,8 @@ func TestGPUOpenClose(t *testing.T) {
 	if _, err := Open(-1); err == nil {
 		t.Error("Open(-1) succeeded")
 	}
-	n, _ := cuDeviceGetCount()
-	if _, err := Open(n); err == nil {
+	n, _ := out[int32](&drv.cuDeviceGetCount)
+	if _, err := Open(int(n)); err == nil {
 		t.Errorf("Open(%d) succeeded", n)
 	}
 

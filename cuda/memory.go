@@ -90,8 +90,9 @@ func (d *Device) WrapExternal(ptr uintptr, n int) (gpu.Buffer, error) {
 	return &Buffer{dev: d, ptr: DevicePtr(ptr), size: n, external: true}, nil
 }
 
-// CUpointer_attribute values (cuda.h) that checkPointer reads, and the
-// CUmemorytype values of pointerMemoryType.
+// CUpointer_attribute values (cuda.h) that checkPointer reads, each into
+// 8 zeroed bytes (the 4-byte ones fill the low half), and the CUmemorytype
+// values of pointerMemoryType.
 const (
 	pointerContext       = 1  // CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
 	pointerMemoryType    = 2  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE: unsigned int (CUmemorytype)
@@ -108,10 +109,11 @@ const (
 // checkPointer says why size bytes at ptr are not device memory this
 // context may use (nil if they are). It runs inside do.
 func (d *Device) checkPointer(ptr DevicePtr, size int) error {
+	attr := func(a int) (uint64, error) { return out[uint64](&drv.cuPointerGetAttribute, uintptr(a), uintptr(ptr)) }
 	bad := func(format string, a ...any) error {
 		return &nd.ArgumentError{Arg: "device pointer", Msg: fmt.Sprintf("%#x: ", uintptr(ptr)) + fmt.Sprintf(format, a...)}
 	}
-	kind, err := cuPointerGetAttribute(pointerMemoryType, ptr)
+	kind, err := attr(pointerMemoryType)
 	if err != nil {
 		// CUDA_ERROR_INVALID_VALUE: an address no CUDA context knows,
 		// ordinary host memory (numpy's) among them.
@@ -124,8 +126,8 @@ func (d *Device) checkPointer(ptr DevicePtr, size int) error {
 	default:
 		return bad("CUDA memory of type %d, not linear device memory", uint32(kind))
 	}
-	if managed, _ := cuPointerGetAttribute(pointerIsManaged, ptr); uint32(managed) == 0 {
-		ord, err := cuPointerGetAttribute(pointerDeviceOrdinal, ptr)
+	if managed, _ := attr(pointerIsManaged); uint32(managed) == 0 {
+		ord, err := attr(pointerDeviceOrdinal)
 		if err != nil {
 			return bad("no device ordinal (%v)", err)
 		}
@@ -135,11 +137,11 @@ func (d *Device) checkPointer(ptr DevicePtr, size int) error {
 	}
 	// Memory from cuMemMap (PyTorch's expandable segments, stream-ordered
 	// pools) reports no context; any other must be the primary context.
-	if ctx, err := cuPointerGetAttribute(pointerContext, ptr); err == nil && ctx != 0 && uintptr(ctx) != d.ctx {
+	if ctx, err := attr(pointerContext); err == nil && ctx != 0 && uintptr(ctx) != d.ctx {
 		return bad("memory of another CUDA context than the device's primary one (ndconv runs in the primary context, as the CUDA runtime does)")
 	}
-	start, err1 := cuPointerGetAttribute(pointerRangeStart, ptr)
-	n, err2 := cuPointerGetAttribute(pointerRangeSize, ptr)
+	start, err1 := attr(pointerRangeStart)
+	n, err2 := attr(pointerRangeSize)
 	if err1 == nil && err2 == nil && n > 0 && uint64(ptr)+uint64(size) > start+n {
 		return bad("%d bytes run past the allocation's end (%d bytes from %#x)", size, n, start)
 	}
