@@ -61,9 +61,11 @@ func queryDevice(ordinal int) (Info, int32, error) {
 		return Info{}, 0, err
 	}
 	info := Info{Index: ordinal, DriverVersion: driverVersionOf(driverVersion)}
-	if info.Name, err = cuDeviceGetName(dev); err != nil {
+	var name [256]byte
+	if err := drv.cuDeviceGetName.call(uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)-1), uintptr(dev)); err != nil {
 		return Info{}, 0, err
 	}
+	info.Name = goString(&name[0])
 	total, err := out[uintptr](&drv.cuDeviceTotalMem, uintptr(dev))
 	if err != nil {
 		return Info{}, 0, err

@@ -95,48 +95,8 @@ func driverString(fn uintptr, code int) (string, bool) {
 	return goString(p), true
 }
 
-// Typed wrappers for the entry points whose arguments need more than a
-// conversion to uintptr, or that are passed as functions.
-
-func cuDeviceGetName(dev int32) (string, error) {
-	var buf [256]byte
-	if err := drv.cuDeviceGetName.call(uintptr(unsafe.Pointer(&buf[0])), uintptr(len(buf)-1), uintptr(dev)); err != nil {
-		return "", err
-	}
-	return goString(&buf[0]), nil
-}
+// The two entry points passed as functions (to gpu.FreeList), typed.
 
 func cuMemFree(p DevicePtr) error { return drv.cuMemFree.call(uintptr(p)) }
 
 func cuMemFreeHost(p unsafe.Pointer) error { return drv.cuMemFreeHost.call(uintptr(p)) }
-
-func cuModuleLoadData(image []byte) (uintptr, error) {
-	if len(image) == 0 {
-		return 0, &Error{Call: "cuModuleLoadData", Code: codeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE", Message: "empty module image"}
-	}
-	// The driver is given no length: it reads an ELF or fatbin image by
-	// its headers, anything else as PTX text up to a NUL. A NUL at the end
-	// keeps a damaged or textual image from being read past its end.
-	if image[len(image)-1] != 0 {
-		image = append(image[:len(image):len(image)], 0)
-	}
-	var m uintptr
-	err := drv.cuModuleLoadData.call(uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&image[0])))
-	return m, err
-}
-
-func cuModuleGetFunction(m uintptr, name string) (uintptr, error) {
-	var f uintptr
-	cname := cString(name)
-	err := drv.cuModuleGetFunction.call(uintptr(unsafe.Pointer(&f)), m, uintptr(unsafe.Pointer(&cname[0])))
-	return f, err
-}
-
-// cuLaunchKernel launches f; params is the address of a pinned void*[]
-// (see paramBlock).
-func cuLaunchKernel(f uintptr, grid, block [3]uint32, stream uintptr, params unsafe.Pointer) error {
-	return drv.cuLaunchKernel.call(f,
-		uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
-		uintptr(block[0]), uintptr(block[1]), uintptr(block[2]),
-		0, stream, uintptr(params), 0)
-}

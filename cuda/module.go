@@ -13,13 +13,29 @@ import (
 // loadModule loads a CUBIN image: a CUmodule, which the device's module
 // cache (cache.go) owns until the device's last Close.
 func (d *Device) loadModule(image []byte) (uintptr, error) {
-	return doValue(d, func() (uintptr, error) { return cuModuleLoadData(image) })
+	if len(image) == 0 {
+		return 0, &Error{Call: "cuModuleLoadData", Code: codeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE", Message: "empty module image"}
+	}
+	// The driver is given no length: it reads an ELF or fatbin image by
+	// its headers, anything else as PTX text up to a NUL. A NUL at the end
+	// keeps a damaged or textual image from being read past its end.
+	if image[len(image)-1] != 0 {
+		image = append(image[:len(image):len(image)], 0)
+	}
+	return doValue(d, func() (m uintptr, err error) {
+		err = drv.cuModuleLoadData.call(uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&image[0])))
+		return m, err
+	})
 }
 
 // function looks up the kernel called name (its extern "C" name) in
 // module.
 func (d *Device) function(module uintptr, name string) (*Function, error) {
-	h, err := doValue(d, func() (uintptr, error) { return cuModuleGetFunction(module, name) })
+	cname := cString(name)
+	h, err := doValue(d, func() (f uintptr, err error) {
+		err = drv.cuModuleGetFunction.call(uintptr(unsafe.Pointer(&f)), module, uintptr(unsafe.Pointer(&cname[0])))
+		return f, err
+	})
 	if err != nil {
 		return nil, fmt.Errorf("%w (kernel %q)", err, name)
 	}
@@ -144,7 +160,10 @@ func (s *Stream) Launch(k gpu.Kernel, groups, local [3]int, args ...any) error {
 	pinner.Pin(pb)
 	defer pinner.Unpin()
 	err := s.dev.do(func() error {
-		if err := cuLaunchKernel(f.handle, grid, block, s.h, unsafe.Pointer(&pb.ptrs[0])); err != nil {
+		// No dynamic shared memory, no extra options.
+		err := drv.cuLaunchKernel.call(f.handle, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+			uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), 0, s.h, uintptr(unsafe.Pointer(&pb.ptrs[0])), 0)
+		if err != nil {
 			return err
 		}
 		if debugLaunches() {
