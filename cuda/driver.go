@@ -4,8 +4,7 @@ import (
 	"unsafe"
 )
 
-// drv holds the driver's entry points, each the C function in its comment
-// (see library.entries).
+// drv holds the driver's entry points (library.entries), C prototypes beside.
 var drv struct {
 	cuInit                    entry // CUresult cuInit(unsigned int Flags)
 	cuDriverGetVersion        entry // CUresult cuDriverGetVersion(int *driverVersion)
