@@ -1,6 +1,8 @@
 package opencl
 
 import (
+	"os"
+	"reflect"
 	"runtime"
 	"sync"
 	"unsafe"
@@ -9,10 +11,40 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// The ICD loader's entry points, bound once by loadLibrary. Each holds the
-// address of the C function whose prototype is in its comment (cl.h). No
-// struct is ever passed by value: every argument is an integer, a handle or
-// a pointer.
+// openclLibrary is the ICD loader (ocl-icd, Khronos' loader, or a vendor's
+// libOpenCL), which dispatches every call to the platform that owns the
+// object: PoCL, NVIDIA, ROCm, Intel. The search, dlopen and the C calls
+// are internal/dynlib's.
+var openclLibrary = dynlib.Spec{
+	EnvVar:  "NDCONV_LIBOPENCL",
+	Sonames: openclSonames(),
+	Dirs: []string{
+		"/usr/lib/x86_64-linux-gnu",
+		"/usr/lib/aarch64-linux-gnu",
+		"/usr/lib64",
+		"/usr/lib",
+		"/usr/local/lib",
+		"/opt/rocm/lib",
+		"/usr/local/cuda/lib64",
+		"/usr/lib/wsl/lib",
+	},
+}
+
+func openclSonames() []string {
+	if runtime.GOOS == "darwin" {
+		return []string{"/System/Library/Frameworks/OpenCL.framework/OpenCL"}
+	}
+	return []string{"libOpenCL.so.1", "libOpenCL.so"}
+}
+
+// lookupEnv is os.Getenv, a variable so that tests can present another
+// environment without touching the process's.
+var lookupEnv = os.Getenv
+
+// The ICD loader's entry points, bound once by loadLibrary: each field
+// holds the address of the C function it is named after (symbols), whose
+// prototype is in its comment (cl.h). No struct is ever passed by value:
+// every argument is an integer, a handle or a pointer.
 var cl entryPoints
 
 type entryPoints struct {
@@ -24,8 +56,8 @@ type entryPoints struct {
 	clReleaseContext     uintptr // cl_int clReleaseContext(cl_context context)
 	clCreateCommandQueue uintptr // cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
 	// cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
-	//     const cl_queue_properties *properties, cl_int *errcode_ret) — OpenCL 2.0, optional
-	clCreateCommandQueueWithProperties uintptr
+	//     const cl_queue_properties *properties, cl_int *errcode_ret) — OpenCL 2.0, bound where present
+	clCreateCommandQueueWithProperties uintptr `optional:"yes"`
 	clReleaseCommandQueue              uintptr // cl_int clReleaseCommandQueue(cl_command_queue command_queue)
 	clCreateBuffer                     uintptr // cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
 	clReleaseMemObject                 uintptr // cl_int clReleaseMemObject(cl_mem memobj)
@@ -85,52 +117,21 @@ type entryPoints struct {
 	clEnqueueFillBuffer uintptr
 }
 
-// requiredSymbols is the OpenCL 1.2 core ndconv needs: every ICD loader
-// exports it.
-func requiredSymbols() []dynlib.Symbol {
-	return []dynlib.Symbol{
-		{"clGetPlatformIDs", &cl.clGetPlatformIDs},
-		{"clGetPlatformInfo", &cl.clGetPlatformInfo},
-		{"clGetDeviceIDs", &cl.clGetDeviceIDs},
-		{"clGetDeviceInfo", &cl.clGetDeviceInfo},
-		{"clCreateContext", &cl.clCreateContext},
-		{"clReleaseContext", &cl.clReleaseContext},
-		{"clCreateCommandQueue", &cl.clCreateCommandQueue},
-		{"clReleaseCommandQueue", &cl.clReleaseCommandQueue},
-		{"clCreateBuffer", &cl.clCreateBuffer},
-		{"clReleaseMemObject", &cl.clReleaseMemObject},
-		{"clEnqueueReadBuffer", &cl.clEnqueueReadBuffer},
-		{"clEnqueueWriteBuffer", &cl.clEnqueueWriteBuffer},
-		{"clEnqueueCopyBuffer", &cl.clEnqueueCopyBuffer},
-		{"clEnqueueMapBuffer", &cl.clEnqueueMapBuffer},
-		{"clEnqueueUnmapMemObject", &cl.clEnqueueUnmapMemObject},
-		{"clCreateProgramWithSource", &cl.clCreateProgramWithSource},
-		{"clCreateProgramWithBinary", &cl.clCreateProgramWithBinary},
-		{"clBuildProgram", &cl.clBuildProgram},
-		{"clGetProgramBuildInfo", &cl.clGetProgramBuildInfo},
-		{"clGetProgramInfo", &cl.clGetProgramInfo},
-		{"clReleaseProgram", &cl.clReleaseProgram},
-		{"clCreateKernel", &cl.clCreateKernel},
-		{"clSetKernelArg", &cl.clSetKernelArg},
-		{"clGetKernelWorkGroupInfo", &cl.clGetKernelWorkGroupInfo},
-		{"clReleaseKernel", &cl.clReleaseKernel},
-		{"clEnqueueNDRangeKernel", &cl.clEnqueueNDRangeKernel},
-		{"clFlush", &cl.clFlush},
-		{"clFinish", &cl.clFinish},
-		{"clWaitForEvents", &cl.clWaitForEvents},
-		{"clGetEventProfilingInfo", &cl.clGetEventProfilingInfo},
-		{"clReleaseEvent", &cl.clReleaseEvent},
-		{"clEnqueueMarkerWithWaitList", &cl.clEnqueueMarkerWithWaitList},
-		{"clEnqueueBarrierWithWaitList", &cl.clEnqueueBarrierWithWaitList},
-		{"clEnqueueFillBuffer", &cl.clEnqueueFillBuffer},
+// symbols is cl's fields as symbol tables, each bound to the symbol of its
+// name: required, the OpenCL 1.2 core every ICD loader exports, and
+// optional (tagged so), bound where the library has them.
+func symbols() (required, optional []dynlib.Symbol) {
+	v := reflect.ValueOf(&cl).Elem()
+	for i := range v.NumField() {
+		f := v.Type().Field(i)
+		s := dynlib.Symbol{Name: f.Name, Addr: (*uintptr)(v.Field(i).Addr().UnsafePointer())}
+		if f.Tag.Get("optional") != "" {
+			optional = append(optional, s)
+		} else {
+			required = append(required, s)
+		}
 	}
-}
-
-// optionalSymbols are used where the library has them.
-func optionalSymbols() []dynlib.Symbol {
-	return []dynlib.Symbol{
-		{"clCreateCommandQueueWithProperties", &cl.clCreateCommandQueueWithProperties},
-	}
+	return required, optional
 }
 
 // Constants mirrored from cl.h (checked against the header by
@@ -139,11 +140,8 @@ const (
 	clFalse = 0
 	clTrue  = 1
 
-	clPlatformProfile    = 0x0900
-	clPlatformVersion    = 0x0901
-	clPlatformName       = 0x0902
-	clPlatformVendor     = 0x0903
-	clPlatformExtensions = 0x0904
+	clPlatformVersion = 0x0901
+	clPlatformName    = 0x0902
 
 	clDeviceTypeCPU         = 1 << 1
 	clDeviceTypeGPU         = 1 << 2
@@ -153,90 +151,61 @@ const (
 
 	clDeviceType                  = 0x1000
 	clDeviceMaxComputeUnits       = 0x1002
-	clDeviceMaxWorkItemDimensions = 0x1003
 	clDeviceMaxWorkGroupSize      = 0x1004
 	clDeviceMaxWorkItemSizes      = 0x1005
-	clDeviceMaxClockFrequency     = 0x100C
 	clDeviceMaxMemAllocSize       = 0x1010
 	clDeviceGlobalMemSize         = 0x101F
 	clDeviceMaxConstantBufferSize = 0x1020
-	clDeviceMaxConstantArgs       = 0x1021
-	clDeviceLocalMemType          = 0x1022
 	clDeviceLocalMemSize          = 0x1023
 	clDeviceAvailable             = 0x1027
 	clDeviceCompilerAvailable     = 0x1028
 	clDeviceName                  = 0x102B
-	clDeviceVendor                = 0x102C
 	clDriverVersion               = 0x102D
 	clDeviceVersion               = 0x102F
 	clDeviceExtensions            = 0x1030
 	clDeviceDoubleFPConfig        = 0x1032
-	clDeviceOpenCLCVersion        = 0x103D
-
-	clLocal = 0x1 // cl_device_local_mem_type: dedicated local memory
 
 	clContextPlatform = 0x1084
 
-	clQueueProperties               = 0x1093
-	clQueueProfilingEnable          = 1 << 1
-	clQueueOutOfOrderExecModeEnable = 1 << 0
+	clQueueProperties      = 0x1093
+	clQueueProfilingEnable = 1 << 1
 
 	clMemReadWrite    = 1 << 0
-	clMemWriteOnly    = 1 << 1
-	clMemReadOnly     = 1 << 2
-	clMemUseHostPtr   = 1 << 3
 	clMemAllocHostPtr = 1 << 4
-	clMemCopyHostPtr  = 1 << 5
 
 	clMapRead  = 1 << 0
 	clMapWrite = 1 << 1
 
-	clProgramNumDevices   = 0x1162
-	clProgramBinarySizes  = 0x1165
-	clProgramBinaries     = 0x1166
-	clProgramBuildStatus  = 0x1181
-	clProgramBuildOptions = 0x1182
-	clProgramBuildLog     = 0x1183
+	clProgramBinarySizes = 0x1165
+	clProgramBinaries    = 0x1166
+	clProgramBuildLog    = 0x1183
 
-	clKernelWorkGroupSize  = 0x11B0
-	clKernelLocalMemSize   = 0x11B2
-	clKernelPrivateMemSize = 0x11B4
+	clKernelWorkGroupSize = 0x11B0
 
-	clProfilingCommandQueued = 0x1280
-	clProfilingCommandSubmit = 0x1281
-	clProfilingCommandStart  = 0x1282
-	clProfilingCommandEnd    = 0x1283
+	clProfilingCommandEnd = 0x1283
 )
 
-// library is the process's one binding of the ICD loader: loaded and bound
-// on first use (never from init), the outcome kept.
-var lib struct {
-	once sync.Once
-	err  error // an *UnavailableError
-	path string
-}
-
-// loadLibrary opens the ICD loader and binds its symbols, once.
-func loadLibrary() error {
-	lib.once.Do(func() {
-		l, err := gpu.OpenLibrary("opencl", openclLibrary, lookupEnv, requiredSymbols(), func() { cl = entryPoints{} },
-			"no OpenCL library", "OpenCL library lacks an OpenCL 1.2 entry point")
-		if err != nil {
-			lib.err = err
-			return
-		}
-		l.BindOptional(optionalSymbols())
-		lib.path = l.Path
-	})
-	return lib.err
-}
-
-// LibraryPath is the ICD loader in use, or "" where none loaded.
-func LibraryPath() string {
-	if loadLibrary() != nil {
-		return ""
+// loadLibrary opens the ICD loader and binds its symbols, once (on first
+// use, never from init): nil, or an *UnavailableError.
+var loadLibrary = sync.OnceValue(func() error {
+	required, optional := symbols()
+	l, err := gpu.OpenLibrary("opencl", openclLibrary, lookupEnv, required, func() { cl = entryPoints{} },
+		"no OpenCL library", "OpenCL library lacks an OpenCL 1.2 entry point")
+	if err == nil {
+		l.BindOptional(optional)
 	}
-	return lib.path
+	return err
+})
+
+// ccall calls the C function at fn with integer and pointer arguments and
+// returns its integer result, or notLoadedResult where fn is unbound (the
+// library failed to load, reported there). Every caller converts pointers
+// to uintptr in its own call expression; uintptrescapes keeps the objects
+// they point to alive (and on the heap) until the call returns.
+//
+//go:uintptrescapes
+func ccall(fn uintptr, args ...uintptr) uintptr {
+	return dynlib.Call(fn, notLoadedResult, args...)
 }
 
 // goString copies the NUL-terminated C string in b (or all of b).
@@ -269,71 +238,67 @@ func ptr(b []byte) unsafe.Pointer {
 	return unsafe.Pointer(&b[0])
 }
 
-// Typed wrappers, one per entry point, each named after it.
-
-func clGetPlatformIDs() ([]uintptr, error) {
-	var n uint32
-	if err := check("clGetPlatformIDs", ccall(cl.clGetPlatformIDs, 0, 0, uintptr(unsafe.Pointer(&n)))); err != nil {
-		return nil, err
+func clBool(b bool) uintptr {
+	if b {
+		return clTrue
 	}
-	if n == 0 {
+	return clFalse
+}
+
+// Typed wrappers, one per entry point, each named after it. Where a call
+// fills an array or string of the library's size, its helper (handles,
+// infoBytes) asks for the size, then the value, through query, which
+// converts the pointers it is given in ccall's own argument list.
+
+// handles are the platforms or devices a clGet*IDs call lists, none where
+// it answers notFound.
+func handles(call string, notFound int, query func(n uintptr, ids, count unsafe.Pointer) uintptr) ([]uintptr, error) {
+	var n uint32
+	r := query(0, nil, unsafe.Pointer(&n))
+	if resultCode(r) == notFound {
 		return nil, nil
 	}
+	if err := check(call, r); err != nil || n == 0 {
+		return nil, err
+	}
 	ids := make([]uintptr, n)
-	err := check("clGetPlatformIDs", ccall(cl.clGetPlatformIDs, uintptr(n), uintptr(unsafe.Pointer(&ids[0])), uintptr(unsafe.Pointer(&n))))
+	err := check(call, query(uintptr(n), unsafe.Pointer(&ids[0]), unsafe.Pointer(&n)))
 	return ids[:min(int(n), len(ids))], err
 }
 
-// infoBytes asks an info query (clGet*Info) for its size, then its value.
-// query(size, value, sizeRet) makes the call; it converts the pointers to
-// uintptr in ccall's own argument list, as every call here does, so that
-// what they point to stays put and alive until the call returns.
+func clGetPlatformIDs() ([]uintptr, error) {
+	return handles("clGetPlatformIDs", codePlatformNotFound, func(n uintptr, ids, count unsafe.Pointer) uintptr {
+		return ccall(cl.clGetPlatformIDs, n, uintptr(ids), uintptr(count))
+	})
+}
+
+func clGetDeviceIDs(platform uintptr) ([]uintptr, error) {
+	return handles("clGetDeviceIDs", codeDeviceNotFound, func(n uintptr, ids, count unsafe.Pointer) uintptr {
+		return ccall(cl.clGetDeviceIDs, platform, clDeviceTypeAll, n, uintptr(ids), uintptr(count))
+	})
+}
+
+// infoBytes is the value of a clGet*Info query.
 func infoBytes(call string, query func(size uintptr, value, sizeRet unsafe.Pointer) uintptr) ([]byte, error) {
 	var size uintptr
-	if err := check(call, query(0, nil, unsafe.Pointer(&size))); err != nil {
+	if err := check(call, query(0, nil, unsafe.Pointer(&size))); err != nil || size == 0 {
 		return nil, err
-	}
-	if size == 0 {
-		return nil, nil
 	}
 	buf := make([]byte, size)
 	err := check(call, query(size, unsafe.Pointer(&buf[0]), nil))
 	return buf, err
 }
 
-func clGetPlatformInfoString(platform uintptr, param int) (string, error) {
-	b, err := infoBytes("clGetPlatformInfo", func(size uintptr, value, sizeRet unsafe.Pointer) uintptr {
+func clGetPlatformInfo(platform uintptr, param int) ([]byte, error) {
+	return infoBytes("clGetPlatformInfo", func(size uintptr, value, sizeRet unsafe.Pointer) uintptr {
 		return ccall(cl.clGetPlatformInfo, platform, uintptr(param), size, uintptr(value), uintptr(sizeRet))
 	})
-	return goString(b), err
 }
 
-func clGetDeviceIDs(platform uintptr, deviceType uint64) ([]uintptr, error) {
-	var n uint32
-	r := ccall(cl.clGetDeviceIDs, platform, uintptr(deviceType), 0, 0, uintptr(unsafe.Pointer(&n)))
-	if resultCode(r) == CodeDeviceNotFound {
-		return nil, nil
-	}
-	if err := check("clGetDeviceIDs", r); err != nil {
-		return nil, err
-	}
-	if n == 0 {
-		return nil, nil
-	}
-	ids := make([]uintptr, n)
-	err := check("clGetDeviceIDs", ccall(cl.clGetDeviceIDs, platform, uintptr(deviceType), uintptr(n), uintptr(unsafe.Pointer(&ids[0])), uintptr(unsafe.Pointer(&n))))
-	return ids[:min(int(n), len(ids))], err
-}
-
-func clGetDeviceInfoBytes(device uintptr, param int) ([]byte, error) {
+func clGetDeviceInfo(device uintptr, param int) ([]byte, error) {
 	return infoBytes("clGetDeviceInfo", func(size uintptr, value, sizeRet unsafe.Pointer) uintptr {
 		return ccall(cl.clGetDeviceInfo, device, uintptr(param), size, uintptr(value), uintptr(sizeRet))
 	})
-}
-
-func clGetDeviceInfoString(device uintptr, param int) (string, error) {
-	b, err := clGetDeviceInfoBytes(device, param)
-	return goString(b), err
 }
 
 // clGetDeviceInfoUint reads a cl_uint, cl_ulong, size_t or cl_bool query:
@@ -342,18 +307,10 @@ func clGetDeviceInfoUint(device uintptr, param int) (uint64, error) {
 	var v uint64
 	var size uintptr
 	err := check("clGetDeviceInfo", ccall(cl.clGetDeviceInfo, device, uintptr(param), 8, uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&size))))
-	if err != nil {
-		return 0, err
+	if size < 8 { // little-endian: a narrower value sits in v's low bytes
+		v &= 1<<(8*size) - 1
 	}
-	switch size { // little-endian: a narrower value sits in v's low bytes
-	case 1:
-		v &= 0xff
-	case 2:
-		v &= 0xffff
-	case 4:
-		v &= 0xffffffff
-	}
-	return v, nil
+	return v, err
 }
 
 func clCreateContext(platform, device uintptr) (uintptr, error) {
@@ -361,10 +318,6 @@ func clCreateContext(platform, device uintptr) (uintptr, error) {
 	code := int32(codeNotLoaded)
 	h := ccall(cl.clCreateContext, uintptr(unsafe.Pointer(&props[0])), 1, uintptr(unsafe.Pointer(&device)), 0, 0, uintptr(unsafe.Pointer(&code)))
 	return h, checkCode("clCreateContext", int(code))
-}
-
-func clReleaseContext(ctx uintptr) error {
-	return check("clReleaseContext", ccall(cl.clReleaseContext, ctx))
 }
 
 // clCreateQueue makes an in-order queue with profiling on, through
@@ -381,61 +334,40 @@ func clCreateQueue(ctx, device uintptr, modern bool) (uintptr, error) {
 	return h, checkCode("clCreateCommandQueue", int(code))
 }
 
-func clReleaseCommandQueue(q uintptr) error {
-	return check("clReleaseCommandQueue", ccall(cl.clReleaseCommandQueue, q))
-}
-
-// clCreateBuffer allocates size bytes; with clMemCopyHostPtr in flags the
-// buffer starts as a copy of host (which must hold size bytes), done before
-// the call returns.
-func clCreateBuffer(ctx uintptr, flags uint64, size int, host []byte) (uintptr, error) {
+func clCreateBuffer(ctx uintptr, flags uint64, size int) (uintptr, error) {
 	code := int32(codeNotLoaded)
-	h := ccall(cl.clCreateBuffer, ctx, uintptr(flags), uintptr(size), uintptr(ptr(host)), uintptr(unsafe.Pointer(&code)))
+	h := ccall(cl.clCreateBuffer, ctx, uintptr(flags), uintptr(size), 0, uintptr(unsafe.Pointer(&code)))
 	return h, checkCode("clCreateBuffer", int(code))
 }
 
-func clReleaseMemObject(m uintptr) error {
-	return check("clReleaseMemObject", ccall(cl.clReleaseMemObject, m))
+func clReleaseContext(h uintptr) error {
+	return check("clReleaseContext", ccall(cl.clReleaseContext, h))
+}
+func clReleaseCommandQueue(h uintptr) error {
+	return check("clReleaseCommandQueue", ccall(cl.clReleaseCommandQueue, h))
+}
+func clReleaseMemObject(h uintptr) error {
+	return check("clReleaseMemObject", ccall(cl.clReleaseMemObject, h))
+}
+func clReleaseProgram(h uintptr) error {
+	return check("clReleaseProgram", ccall(cl.clReleaseProgram, h))
+}
+func clReleaseKernel(h uintptr) error { return check("clReleaseKernel", ccall(cl.clReleaseKernel, h)) }
+func clReleaseEvent(h uintptr) error  { return check("clReleaseEvent", ccall(cl.clReleaseEvent, h)) }
+func clFlush(q uintptr) error         { return check("clFlush", ccall(cl.clFlush, q)) }
+func clFinish(q uintptr) error        { return check("clFinish", ccall(cl.clFinish, q)) }
+
+// The transfers between host memory and a buffer. Blocking, the library
+// is done with the memory when the call returns (and uintptrescapes keeps
+// a Go slice alive for exactly that long); non-blocking, the memory is a
+// mapped host buffer's, which the caller keeps until the queue is done.
+
+func clEnqueueWriteBuffer(q, buf uintptr, blocking bool, offset int, src []byte) error {
+	return check("clEnqueueWriteBuffer", ccall(cl.clEnqueueWriteBuffer, q, buf, clBool(blocking), uintptr(offset), uintptr(len(src)), uintptr(ptr(src)), 0, 0, 0))
 }
 
-// The transfers between Go memory and a buffer are blocking: the
-// implementation is done with the Go slice when the call returns, which
-// keeps the slice alive (uintptrescapes) for exactly that long.
-
-func clEnqueueWriteBuffer(q, buf uintptr, offset int, src []byte) error {
-	return check("clEnqueueWriteBuffer", ccall(cl.clEnqueueWriteBuffer, q, buf, clTrue, uintptr(offset), uintptr(len(src)), uintptr(ptr(src)), 0, 0, 0))
-}
-
-func clEnqueueReadBuffer(q, buf uintptr, offset int, dst []byte) error {
-	return check("clEnqueueReadBuffer", ccall(cl.clEnqueueReadBuffer, q, buf, clTrue, uintptr(offset), uintptr(len(dst)), uintptr(ptr(dst)), 0, 0, 0))
-}
-
-// The non-blocking transfers move between a buffer and host memory that
-// is not Go memory (a mapped pinned buffer, whose pointer the caller
-// keeps valid until the transfer's event completes). They wait for the
-// events of wait and return their own.
-
-func clEnqueueWriteBufferAsync(q, buf uintptr, offset int, src unsafe.Pointer, n int, wait []uintptr) (uintptr, error) {
-	var event uintptr
-	err := check("clEnqueueWriteBuffer", ccall(cl.clEnqueueWriteBuffer, q, buf, clFalse, uintptr(offset), uintptr(n), uintptr(src),
-		uintptr(len(wait)), uintptr(waitList(wait)), uintptr(unsafe.Pointer(&event))))
-	return event, err
-}
-
-func clEnqueueReadBufferAsync(q, buf uintptr, offset int, dst unsafe.Pointer, n int, wait []uintptr) (uintptr, error) {
-	var event uintptr
-	err := check("clEnqueueReadBuffer", ccall(cl.clEnqueueReadBuffer, q, buf, clFalse, uintptr(offset), uintptr(n), uintptr(dst),
-		uintptr(len(wait)), uintptr(waitList(wait)), uintptr(unsafe.Pointer(&event))))
-	return event, err
-}
-
-// waitList is a cl_event* for a wait list of len(wait) events (NULL when
-// empty, as OpenCL requires), converted in the call (see ptr).
-func waitList(wait []uintptr) unsafe.Pointer {
-	if len(wait) == 0 {
-		return nil
-	}
-	return unsafe.Pointer(&wait[0])
+func clEnqueueReadBuffer(q, buf uintptr, blocking bool, offset int, dst []byte) error {
+	return check("clEnqueueReadBuffer", ccall(cl.clEnqueueReadBuffer, q, buf, clBool(blocking), uintptr(offset), uintptr(len(dst)), uintptr(ptr(dst)), 0, 0, 0))
 }
 
 // clEnqueueMapBuffer maps size bytes of buf for reading and writing and
@@ -457,12 +389,21 @@ func clEnqueueCopyBuffer(q, src, dst uintptr, srcOffset, dstOffset, n int) error
 	return check("clEnqueueCopyBuffer", ccall(cl.clEnqueueCopyBuffer, q, src, dst, uintptr(srcOffset), uintptr(dstOffset), uintptr(n), 0, 0, 0))
 }
 
+// clEnqueueFillBuffer sets n bytes of buf from offset to value.
+func clEnqueueFillBuffer(q, buf uintptr, value byte, offset, n int) error {
+	pattern := [1]byte{value}
+	return check("clEnqueueFillBuffer", ccall(cl.clEnqueueFillBuffer, q, buf, uintptr(unsafe.Pointer(&pattern[0])), 1, uintptr(offset), uintptr(n), 0, 0, 0))
+}
+
+// The arrays of pointers handed to the library (program sources and
+// binaries) point into pinned memory (runtime.Pinner).
+
 func clCreateProgramWithSource(ctx uintptr, source string) (uintptr, error) {
 	src := cString(source)
 	var pinner runtime.Pinner
 	pinner.Pin(&src[0])
 	defer pinner.Unpin()
-	strs := [1]uintptr{uintptr(unsafe.Pointer(&src[0]))} // const char**: pointers to pinned memory
+	strs := [1]uintptr{uintptr(unsafe.Pointer(&src[0]))}
 	lengths := [1]uintptr{uintptr(len(source))}
 	code := int32(codeNotLoaded)
 	h := ccall(cl.clCreateProgramWithSource, ctx, 1, uintptr(unsafe.Pointer(&strs[0])), uintptr(unsafe.Pointer(&lengths[0])), uintptr(unsafe.Pointer(&code)))
@@ -471,7 +412,7 @@ func clCreateProgramWithSource(ctx uintptr, source string) (uintptr, error) {
 
 func clCreateProgramWithBinary(ctx, device uintptr, binary []byte) (uintptr, error) {
 	if len(binary) == 0 {
-		return 0, &Error{Call: "clCreateProgramWithBinary", Code: CodeInvalidBinary, Name: ErrorName(CodeInvalidBinary)}
+		return 0, checkCode("clCreateProgramWithBinary", codeInvalidBinary)
 	}
 	var pinner runtime.Pinner
 	pinner.Pin(&binary[0])
@@ -510,11 +451,8 @@ func clGetProgramBuildLog(program, device uintptr) (string, error) {
 // clGetProgramBinary returns the binary of a program built for one device.
 func clGetProgramBinary(program uintptr) ([]byte, error) {
 	var size uintptr
-	if err := check("clGetProgramInfo", ccall(cl.clGetProgramInfo, program, clProgramBinarySizes, unsafe.Sizeof(size), uintptr(unsafe.Pointer(&size)), 0)); err != nil {
+	if err := check("clGetProgramInfo", ccall(cl.clGetProgramInfo, program, clProgramBinarySizes, unsafe.Sizeof(size), uintptr(unsafe.Pointer(&size)), 0)); err != nil || size == 0 {
 		return nil, err
-	}
-	if size == 0 {
-		return nil, nil
 	}
 	bin := make([]byte, size)
 	var pinner runtime.Pinner
@@ -523,10 +461,6 @@ func clGetProgramBinary(program uintptr) ([]byte, error) {
 	ptrs := [1]uintptr{uintptr(unsafe.Pointer(&bin[0]))} // unsigned char**: one pointer per device
 	err := check("clGetProgramInfo", ccall(cl.clGetProgramInfo, program, clProgramBinaries, unsafe.Sizeof(ptrs), uintptr(unsafe.Pointer(&ptrs[0])), 0))
 	return bin, err
-}
-
-func clReleaseProgram(p uintptr) error {
-	return check("clReleaseProgram", ccall(cl.clReleaseProgram, p))
 }
 
 func clCreateKernel(program uintptr, name string) (uintptr, error) {
@@ -542,44 +476,26 @@ func clSetKernelArg(kernel uintptr, index int, size uintptr, value unsafe.Pointe
 	return check("clSetKernelArg", ccall(cl.clSetKernelArg, kernel, uintptr(index), size, uintptr(value)))
 }
 
-func clGetKernelWorkGroupInfoUint(kernel, device uintptr, param int) (uint64, error) {
-	var v uint64
-	err := check("clGetKernelWorkGroupInfo", ccall(cl.clGetKernelWorkGroupInfo, kernel, device, uintptr(param), 8, uintptr(unsafe.Pointer(&v)), 0))
-	return v, err
-}
-
-func clReleaseKernel(k uintptr) error {
-	return check("clReleaseKernel", ccall(cl.clReleaseKernel, k))
+func clGetKernelWorkGroupSize(kernel, device uintptr) (int, error) {
+	var v uintptr
+	err := check("clGetKernelWorkGroupInfo", ccall(cl.clGetKernelWorkGroupInfo, kernel, device, clKernelWorkGroupSize, unsafe.Sizeof(v), uintptr(unsafe.Pointer(&v)), 0))
+	return int(v), err
 }
 
 // clEnqueueNDRangeKernel queues kernel over global work-items in groups of
-// local (both [3]uintptr, work_dim 3), after the events of wait, and
-// returns its event.
-func clEnqueueNDRangeKernel(q, kernel uintptr, global, local *[3]uintptr, wait []uintptr) (uintptr, error) {
-	var event uintptr
-	err := check("clEnqueueNDRangeKernel", ccall(cl.clEnqueueNDRangeKernel, q, kernel, 3, 0,
-		uintptr(unsafe.Pointer(global)), uintptr(unsafe.Pointer(local)), uintptr(len(wait)), uintptr(waitList(wait)), uintptr(unsafe.Pointer(&event))))
-	return event, err
+// local (work_dim 3).
+func clEnqueueNDRangeKernel(q, kernel uintptr, global, local *[3]uintptr) error {
+	return check("clEnqueueNDRangeKernel", ccall(cl.clEnqueueNDRangeKernel, q, kernel, 3, 0, uintptr(unsafe.Pointer(global)), uintptr(unsafe.Pointer(local)), 0, 0, 0))
 }
 
-func clFlush(q uintptr) error  { return check("clFlush", ccall(cl.clFlush, q)) }
-func clFinish(q uintptr) error { return check("clFinish", ccall(cl.clFinish, q)) }
-
-func clWaitForEvents(events ...uintptr) error {
-	if len(events) == 0 {
-		return nil
-	}
-	return check("clWaitForEvents", ccall(cl.clWaitForEvents, uintptr(len(events)), uintptr(unsafe.Pointer(&events[0]))))
+func clWaitForEvent(event uintptr) error {
+	return check("clWaitForEvents", ccall(cl.clWaitForEvents, 1, uintptr(unsafe.Pointer(&event))))
 }
 
 func clGetEventProfilingInfo(event uintptr, param int) (uint64, error) {
 	var v uint64
 	err := check("clGetEventProfilingInfo", ccall(cl.clGetEventProfilingInfo, event, uintptr(param), 8, uintptr(unsafe.Pointer(&v)), 0))
 	return v, err
-}
-
-func clReleaseEvent(e uintptr) error {
-	return check("clReleaseEvent", ccall(cl.clReleaseEvent, e))
 }
 
 // clEnqueueMarker queues a marker, whose event completes with the work
@@ -593,10 +509,4 @@ func clEnqueueMarker(q uintptr) (uintptr, error) {
 // clEnqueueBarrier makes the work queued on q after it wait for event.
 func clEnqueueBarrier(q, event uintptr) error {
 	return check("clEnqueueBarrierWithWaitList", ccall(cl.clEnqueueBarrierWithWaitList, q, 1, uintptr(unsafe.Pointer(&event)), 0))
-}
-
-// clEnqueueFillBuffer sets n bytes of buf from offset to value.
-func clEnqueueFillBuffer(q, buf uintptr, value byte, offset, n int) error {
-	pattern := [1]byte{value}
-	return check("clEnqueueFillBuffer", ccall(cl.clEnqueueFillBuffer, q, buf, uintptr(unsafe.Pointer(&pattern[0])), 1, uintptr(offset), uintptr(n), 0, 0, 0))
 }

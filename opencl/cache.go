@@ -28,9 +28,10 @@ func programKeyOf(source, options string, info Info) gpucache.Key {
 	return b.Key()
 }
 
-// programStore is the disk cache: a file is a header (magic
+// programStore is the disk cache, in $NDCONV_CACHE_DIR/opencl, else
+// ndconv/opencl in the user's cache directory: a file is a header (magic
 // "NDCLBIN\x01", the key, the binary's length and SHA-256) and the
-// program binary, named <key>.clbin in CacheDir.
+// program binary, named <key>.clbin.
 var programStore = &gpucache.Store{
 	Subdir:  "opencl",
 	Magic:   "NDCLBIN\x01",
@@ -40,31 +41,5 @@ var programStore = &gpucache.Store{
 	Getenv:  func(k string) string { return lookupEnv(k) },
 }
 
-// programCache is one device's programs by key, with the counters tests
-// and benchmarks read.
+// programCache is one device's programs by key.
 type programCache = gpucache.Cache[*Program]
-
-// CacheStats counts a device's program cache traffic since Open.
-type CacheStats struct {
-	MemoryHits int64 // Program calls answered by a program already built (or being built)
-	DiskHits   int64 // answered by a binary from the disk cache
-	Builds     int64 // builds from source
-	DiskWrites int64 // binaries written to the disk cache
-	Rejected   int64 // cache files ignored: damaged, or refused by the driver
-	DiskErrors int64 // the cache directory could not be used (building still worked)
-}
-
-// CacheStats returns the device's program cache counters.
-func (d *Device) CacheStats() CacheStats { return snapshot(&d.programs) }
-
-// snapshot is c's counters as CacheStats, which has gpucache.Stats' fields.
-func snapshot(c *programCache) CacheStats { return CacheStats(c.Stats()) }
-
-// CacheDir is where program binaries are kept: $NDCONV_CACHE_DIR/opencl
-// if that is set, else ndconv/opencl in the user's cache directory
-// (os.UserCacheDir: $XDG_CACHE_HOME or ~/.cache on Linux).
-func CacheDir() (string, error) { return programStore.Dir() }
-
-// ClearCache deletes the program binaries in CacheDir (and any temporary
-// files left by an interrupted write). Programs already built stay built.
-func ClearCache() error { return programStore.Clear() }

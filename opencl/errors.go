@@ -18,29 +18,16 @@ type Error struct {
 
 func (e *Error) Error() string { return "opencl: " + e.Call + ": " + e.Name }
 
-// cl_int error codes that callers act on (cl.h, cl_ext.h). The rest are
+// cl_int codes this package acts on (cl.h, cl_ext.h); the rest are
 // reported by name.
 const (
-	codeSuccess               = 0
-	CodeDeviceNotFound        = -1
-	CodeMemAllocationFailure  = -4
-	CodeOutOfResources        = -5
-	CodeOutOfHostMemory       = -6
-	CodeProfilingNotAvailable = -7
-	CodeBuildProgramFailure   = -11
-	CodeInvalidValue          = -30
-	CodeInvalidDevice         = -33
-	CodeInvalidBinary         = -42
-	CodeInvalidBuildOptions   = -43
-	CodeInvalidKernelName     = -46
-	CodeInvalidArgSize        = -51
-	CodeInvalidWorkGroupSize  = -54
-	CodeInvalidOperation      = -59
-	CodeInvalidBufferSize     = -61
-	CodePlatformNotFound      = -1001               // CL_PLATFORM_NOT_FOUND_KHR: the ICD loader found no platform
-	codeNotLoaded             = -9999               // not OpenCL's: an entry point called while the library is not loaded
-	notLoadedResult           = uintptr(0xffffd8f1) // codeNotLoaded as a returned 32-bit register
-	codeNotLoadedName         = "NDCONV_OPENCL_NOT_LOADED"
+	codeSuccess          = 0
+	codeDeviceNotFound   = -1
+	codeInvalidBinary    = -42
+	codePlatformNotFound = -1001               // CL_PLATFORM_NOT_FOUND_KHR: the ICD loader found no platform
+	codeNotLoaded        = -9999               // not OpenCL's: an entry point called while the library is not loaded
+	notLoadedResult      = uintptr(0xffffd8f1) // codeNotLoaded as a returned 32-bit register
+	codeNotLoadedName    = "NDCONV_OPENCL_NOT_LOADED"
 )
 
 // errorNames mirrors cl.h's (and cl_ext.h's) names of the error codes.
@@ -112,9 +99,9 @@ var errorNames = map[int]string{
 	-9999: codeNotLoadedName,
 }
 
-// ErrorName returns cl.h's name of an OpenCL error code, or a numbered
+// errorName returns cl.h's name of an OpenCL error code, or a numbered
 // placeholder for a code it does not name (a vendor extension's).
-func ErrorName(code int) string {
+func errorName(code int) string {
 	if n, ok := errorNames[code]; ok {
 		return n
 	}
@@ -125,47 +112,25 @@ func ErrorName(code int) string {
 func resultCode(r uintptr) int { return int(int32(uint32(r))) }
 
 // check turns a returned cl_int into nil or an *Error for call.
-func check(call string, r uintptr) error {
-	return checkCode(call, resultCode(r))
-}
+func check(call string, r uintptr) error { return checkCode(call, resultCode(r)) }
 
 func checkCode(call string, code int) error {
 	if code == codeSuccess {
 		return nil
 	}
-	return &Error{Call: call, Code: code, Name: ErrorName(code)}
+	return &Error{Call: call, Code: code, Name: errorName(code)}
 }
 
-// IsOutOfMemory reports whether err is, or wraps, a device or host
-// allocation failure, the failure a caller can answer by working in smaller
-// pieces.
-func IsOutOfMemory(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && (e.Code == CodeMemAllocationFailure || e.Code == CodeOutOfHostMemory)
-}
-
-// The failure classes both GPU backends share are one type each in
-// internal/gpu, with the backend named in a field ("opencl") that begins the
-// message; this package's names for them are aliases, so errors.As with,
-// say, a *opencl.UnavailableError matches them.
+// The failure classes both GPU bindings share are internal/gpu's types,
+// named here too, so that errors.As with, say, an *opencl.UnavailableError
+// matches them.
 type (
-	// UnavailableError says why the OpenCL backend cannot be used on this
-	// machine. It is an ordinary answer, not a malfunction: callers fall
-	// back to another backend.
 	UnavailableError = gpu.UnavailableError
-	// LibraryError is a shared library that could not be opened, or one
-	// that lacks a symbol ndconv needs (see gpu.OpenLibrary).
-	LibraryError = gpu.LibraryError
-	// UnsupportedError is a device or request this package does not
-	// support.
+	LibraryError     = gpu.LibraryError
 	UnsupportedError = gpu.UnsupportedError
-	// RangeError is a copy, memset or view that does not fit its buffer.
-	RangeError = gpu.RangeError
-	// BuildError is a program that failed to build, with the compiler's
-	// log, the defines and the option string.
-	BuildError = gpu.BuildError
+	RangeError       = gpu.RangeError
+	BuildError       = gpu.BuildError
 )
 
-// ErrClosed is returned by operations on a Device after its last Close, or
-// on a released Queue, Buffer or Program.
+// ErrClosed is returned by operations on a Device after its last Close.
 var ErrClosed = errors.New("opencl: closed")

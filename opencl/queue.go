@@ -1,0 +1,309 @@
+package opencl
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/ndconv/ndconv/internal/gpu"
+)
+
+// Buffer is device memory (cl_mem).
+type Buffer struct {
+	dev  *Device
+	h    uintptr
+	size int
+}
+
+// Alloc allocates n ≥ 1 bytes of uninitialised device memory.
+func (d *Device) Alloc(n int) (gpu.Buffer, error) {
+	return gpu.Value[gpu.Buffer](d.alloc(clMemReadWrite, n))
+}
+
+// Scratch is Alloc: OpenCL's allocations are quick.
+func (d *Device) Scratch(n int) (gpu.Buffer, error) { return d.Alloc(n) }
+
+func (d *Device) alloc(flags uint64, n int) (*Buffer, error) {
+	if n <= 0 {
+		return nil, &RangeError{Backend: "opencl", Op: "Alloc", Length: n}
+	}
+	if int64(n) > d.info.MaxAlloc && d.info.MaxAlloc > 0 {
+		return nil, &UnsupportedError{Backend: "opencl", What: "buffer size", Value: fmt.Sprintf("%d bytes", n),
+			Reason: fmt.Sprintf("the largest buffer %s allows is %d bytes", d.info.Name, d.info.MaxAlloc)}
+	}
+	var h uintptr
+	err := d.do(func() (err error) {
+		h, err = clCreateBuffer(d.ctx, flags, n)
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Buffer{dev: d, h: h, size: n}, nil
+}
+
+// Size is the buffer's length in bytes.
+func (b *Buffer) Size() int { return b.size }
+
+// fits is a *RangeError for op where n bytes at off leave the buffer.
+func (b *Buffer) fits(op string, off, n int) error {
+	if off < 0 || n < 0 || off+n > b.size {
+		return &RangeError{Backend: "opencl", Op: op, Offset: off, Length: n, Size: b.size}
+	}
+	return nil
+}
+
+// Free releases the buffer. Commands already queued that use it still
+// complete: OpenCL frees the memory once they are done.
+func (b *Buffer) Free() error {
+	if b == nil || b.h == 0 {
+		return nil
+	}
+	err := b.dev.do(func() error { return clReleaseMemObject(b.h) })
+	b.h = 0
+	return err
+}
+
+// Queue is an in-order command queue with profiling on (gpu.Queue).
+type Queue struct {
+	dev *Device
+	h   uintptr
+}
+
+func (d *Device) NewQueue() (gpu.Queue, error) { return gpu.Value[gpu.Queue](d.newQueue()) }
+
+func (d *Device) newQueue() (*Queue, error) {
+	var h uintptr
+	err := d.do(func() (err error) {
+		h, err = d.createQueue()
+		return err
+	})
+	if err != nil {
+		return nil, err
+	}
+	return &Queue{dev: d, h: h}, nil
+}
+
+func (q *Queue) Finish() error { return q.dev.do(func() error { return clFinish(q.h) }) }
+func (q *Queue) Flush() error  { return q.dev.do(func() error { return clFlush(q.h) }) }
+
+// Close waits for the queue's work and releases it.
+func (q *Queue) Close() error {
+	if q == nil || q.h == 0 {
+		return nil
+	}
+	err := q.dev.do(func() error { return errors.Join(clFinish(q.h), clReleaseCommandQueue(q.h)) })
+	q.h = 0
+	return err
+}
+
+// Launch queues kernel k (a *Kernel) over groups × local work-items.
+func (q *Queue) Launch(k gpu.Kernel, groups, local [3]int, args ...any) error {
+	return k.(*Kernel).launch(q, groups, local, args)
+}
+
+// Write copies src into dst: asynchronously from a HostBuffer's memory,
+// else before it returns.
+func (q *Queue) Write(dst gpu.Buffer, off int, src []byte) error {
+	b := dst.(*Buffer)
+	if err := b.fits("Write", off, len(src)); err != nil || len(src) == 0 {
+		return err
+	}
+	return q.dev.do(func() error { return clEnqueueWriteBuffer(q.h, b.h, !q.dev.pinned.holds(src), off, src) })
+}
+
+// Read copies src into dst: asynchronously into a HostBuffer's memory,
+// else before it returns.
+func (q *Queue) Read(dst []byte, src gpu.Buffer, off int) error {
+	b := src.(*Buffer)
+	if err := b.fits("Read", off, len(dst)); err != nil || len(dst) == 0 {
+		return err
+	}
+	return q.dev.do(func() error { return clEnqueueReadBuffer(q.h, b.h, !q.dev.pinned.holds(dst), off, dst) })
+}
+
+func (q *Queue) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int) error {
+	d, s := dst.(*Buffer), src.(*Buffer)
+	if err := cmp.Or(s.fits("Copy", srcOff, n), d.fits("Copy", dstOff, n)); err != nil || n == 0 {
+		return err
+	}
+	return q.dev.do(func() error { return clEnqueueCopyBuffer(q.h, s.h, d.h, srcOff, dstOff, n) })
+}
+
+func (q *Queue) Fill(dst gpu.Buffer, off, n int, value byte) error {
+	b := dst.(*Buffer)
+	if err := b.fits("Fill", off, n); err != nil || n == 0 {
+		return err
+	}
+	return q.dev.do(func() error { return clEnqueueFillBuffer(q.h, b.h, value, off, n) })
+}
+
+// Event is a marker's event (cl_event), timed by the queue's profiling
+// counters (gpu.Event).
+type Event struct {
+	dev *Device
+	h   uintptr // 0 until recorded
+}
+
+func (d *Device) NewEvent() (gpu.Event, error) { return &Event{dev: d}, nil }
+
+// Record makes ev (an *Event) a marker of the work queued so far.
+func (q *Queue) Record(ev gpu.Event) error {
+	e := ev.(*Event)
+	return q.dev.do(func() error {
+		h, err := clEnqueueMarker(q.h)
+		if err != nil {
+			return err
+		}
+		if e.h != 0 {
+			clReleaseEvent(e.h)
+		}
+		e.h = h
+		return nil
+	})
+}
+
+// Wait makes the work queued after it wait for ev (a barrier).
+func (q *Queue) Wait(ev gpu.Event) error {
+	e := ev.(*Event)
+	if e.h == 0 {
+		return nil
+	}
+	return q.dev.do(func() error { return clEnqueueBarrier(q.h, e.h) })
+}
+
+func (e *Event) Synchronize() error {
+	if e.h == 0 {
+		return nil
+	}
+	return e.dev.do(func() error { return clWaitForEvent(e.h) })
+}
+
+// Since is the device time from start's end to e's.
+func (e *Event) Since(start gpu.Event) (time.Duration, error) {
+	var from, to uint64
+	err := e.dev.do(func() (err error) {
+		if from, err = clGetEventProfilingInfo(start.(*Event).h, clProfilingCommandEnd); err != nil {
+			return err
+		}
+		to, err = clGetEventProfilingInfo(e.h, clProfilingCommandEnd)
+		return err
+	})
+	return time.Duration(int64(to - from)), err
+}
+
+// Close releases the event (not the work it marks).
+func (e *Event) Close() error {
+	if e == nil || e.h == 0 {
+		return nil
+	}
+	err := e.dev.do(func() error { return clReleaseEvent(e.h) })
+	e.h = 0
+	return err
+}
+
+// mapping is pinned host memory, OpenCL's way: a buffer the implementation
+// allocates in host memory (CL_MEM_ALLOC_HOST_PTR, page-locked on GPUs),
+// mapped on the device's host queue for as long as it lives, as NVIDIA's
+// OpenCL guide does pinned memory. Transfers between it and buffers run
+// while other work goes on.
+type mapping struct {
+	buf *Buffer
+	p   unsafe.Pointer // the mapping: C memory the library owns
+}
+
+func (m *mapping) bytes() []byte { return unsafe.Slice((*byte)(m.p), m.buf.size) }
+
+// AllocHost returns n bytes of staging: a prefix of a mapping of n's size
+// class from the device's free list (gpu.FreeList), else a new one.
+func (d *Device) AllocHost(n int) (gpu.HostBuffer, error) {
+	if n <= 0 {
+		return nil, &RangeError{Backend: "opencl", Op: "AllocHost", Length: n}
+	}
+	m, _, err := d.staging.Get(n, d.mapHost)
+	if err != nil {
+		return nil, err
+	}
+	return &hostBuffer{m: m, n: n, dev: d}, nil
+}
+
+func (d *Device) mapHost(n int) (*mapping, error) {
+	b, err := d.alloc(clMemReadWrite|clMemAllocHostPtr, n)
+	if err != nil {
+		return nil, err
+	}
+	m := &mapping{buf: b}
+	if err := d.do(func() (err error) { m.p, err = clEnqueueMapBuffer(d.hostQ, b.h, n); return err }); err != nil {
+		b.Free()
+		return nil, err
+	}
+	d.pinned.add(m.bytes())
+	return m, nil
+}
+
+// hostBuffer is the first n bytes of a mapping (gpu.HostBuffer), which
+// Free returns to the device's free list, or unmaps and releases where
+// the list is full, once the transfers from and to it are done (the
+// caller waits for them).
+type hostBuffer struct {
+	m   *mapping // nil once freed
+	n   int
+	dev *Device
+}
+
+func (h *hostBuffer) Bytes() []byte {
+	if h.m == nil {
+		return nil
+	}
+	return h.m.bytes()[:h.n]
+}
+
+func (h *hostBuffer) Free() error {
+	m, d := h.m, h.dev
+	if m == nil {
+		return nil
+	}
+	h.m = nil
+	if d.staging.Put(m, m.buf.size) {
+		return nil
+	}
+	d.pinned.remove(m.bytes())
+	err := d.do(func() error { return errors.Join(clEnqueueUnmapMemObject(d.hostQ, m.buf.h, m.p), clFinish(d.hostQ)) })
+	return errors.Join(err, m.buf.Free())
+}
+
+// pinnedRanges are the host ranges of a device's mappings: a transfer
+// from or to them is asynchronous, any other waits (gpu.Queue).
+type pinnedRanges struct {
+	mu     sync.Mutex
+	ranges [][2]uintptr
+}
+
+func span(b []byte) [2]uintptr {
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return [2]uintptr{lo, lo + uintptr(len(b))}
+}
+
+func (p *pinnedRanges) add(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ranges = append(p.ranges, span(b))
+}
+
+func (p *pinnedRanges) remove(b []byte) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.ranges = slices.DeleteFunc(p.ranges, func(r [2]uintptr) bool { return r == span(b) })
+}
+
+// holds reports whether b lies inside one mapping.
+func (p *pinnedRanges) holds(b []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	s := span(b)
+	return slices.ContainsFunc(p.ranges, func(r [2]uintptr) bool { return r[0] <= s[0] && s[1] <= r[1] })
+}
