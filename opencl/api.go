@@ -1,6 +1,7 @@
 package opencl
 
 import (
+	"cmp"
 	"os"
 	"reflect"
 	"runtime"
@@ -43,78 +44,46 @@ var lookupEnv = os.Getenv
 
 // The ICD loader's entry points, bound once by loadLibrary: each field
 // holds the address of the C function it is named after (symbols), whose
-// prototype is in its comment (cl.h). No struct is ever passed by value:
-// every argument is an integer, a handle or a pointer.
+// prototype is in its comment (cl.h, names shortened). No struct is ever
+// passed by value: every argument is an integer, a handle or a pointer.
 var cl entryPoints
 
 type entryPoints struct {
-	clGetPlatformIDs     uintptr // cl_int clGetPlatformIDs(cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
-	clGetPlatformInfo    uintptr // cl_int clGetPlatformInfo(cl_platform_id platform, cl_platform_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
-	clGetDeviceIDs       uintptr // cl_int clGetDeviceIDs(cl_platform_id platform, cl_device_type device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
-	clGetDeviceInfo      uintptr // cl_int clGetDeviceInfo(cl_device_id device, cl_device_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
-	clCreateContext      uintptr // cl_context clCreateContext(const cl_context_properties *properties, cl_uint num_devices, const cl_device_id *devices, void (*pfn_notify)(const char *, const void *, size_t, void *), void *user_data, cl_int *errcode_ret)
-	clReleaseContext     uintptr // cl_int clReleaseContext(cl_context context)
-	clCreateCommandQueue uintptr // cl_command_queue clCreateCommandQueue(cl_context context, cl_device_id device, cl_command_queue_properties properties, cl_int *errcode_ret)
-	// cl_command_queue clCreateCommandQueueWithProperties(cl_context context, cl_device_id device,
-	//     const cl_queue_properties *properties, cl_int *errcode_ret) — OpenCL 2.0, bound where present
-	clCreateCommandQueueWithProperties uintptr `optional:"yes"`
-	clReleaseCommandQueue              uintptr // cl_int clReleaseCommandQueue(cl_command_queue command_queue)
-	clCreateBuffer                     uintptr // cl_mem clCreateBuffer(cl_context context, cl_mem_flags flags, size_t size, void *host_ptr, cl_int *errcode_ret)
-	clReleaseMemObject                 uintptr // cl_int clReleaseMemObject(cl_mem memobj)
-	// cl_int clEnqueueReadBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_read,
-	//     size_t offset, size_t size, void *ptr, cl_uint num_events_in_wait_list,
-	//     const cl_event *event_wait_list, cl_event *event)
-	clEnqueueReadBuffer uintptr
-	// cl_int clEnqueueWriteBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_write,
-	//     size_t offset, size_t size, const void *ptr, cl_uint num_events_in_wait_list,
-	//     const cl_event *event_wait_list, cl_event *event)
-	clEnqueueWriteBuffer uintptr
-	// cl_int clEnqueueCopyBuffer(cl_command_queue command_queue, cl_mem src_buffer, cl_mem dst_buffer,
-	//     size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events_in_wait_list,
-	//     const cl_event *event_wait_list, cl_event *event)
-	clEnqueueCopyBuffer uintptr
-	// void *clEnqueueMapBuffer(cl_command_queue command_queue, cl_mem buffer, cl_bool blocking_map,
-	//     cl_map_flags map_flags, size_t offset, size_t size, cl_uint num_events_in_wait_list,
-	//     const cl_event *event_wait_list, cl_event *event, cl_int *errcode_ret)
-	clEnqueueMapBuffer uintptr
-	// cl_int clEnqueueUnmapMemObject(cl_command_queue command_queue, cl_mem memobj, void *mapped_ptr,
-	//     cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-	clEnqueueUnmapMemObject uintptr
-	// cl_program clCreateProgramWithSource(cl_context context, cl_uint count, const char **strings,
-	//     const size_t *lengths, cl_int *errcode_ret)
-	clCreateProgramWithSource uintptr
-	// cl_program clCreateProgramWithBinary(cl_context context, cl_uint num_devices, const cl_device_id *device_list,
-	//     const size_t *lengths, const unsigned char **binaries, cl_int *binary_status, cl_int *errcode_ret)
-	clCreateProgramWithBinary uintptr
-	// cl_int clBuildProgram(cl_program program, cl_uint num_devices, const cl_device_id *device_list,
-	//     const char *options, void (*pfn_notify)(cl_program, void *), void *user_data)
-	clBuildProgram uintptr
-	// cl_int clGetProgramBuildInfo(cl_program program, cl_device_id device, cl_program_build_info param_name,
-	//     size_t param_value_size, void *param_value, size_t *param_value_size_ret)
-	clGetProgramBuildInfo uintptr
-	clGetProgramInfo      uintptr // cl_int clGetProgramInfo(cl_program program, cl_program_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
-	clReleaseProgram      uintptr // cl_int clReleaseProgram(cl_program program)
-	clCreateKernel        uintptr // cl_kernel clCreateKernel(cl_program program, const char *kernel_name, cl_int *errcode_ret)
-	clSetKernelArg        uintptr // cl_int clSetKernelArg(cl_kernel kernel, cl_uint arg_index, size_t arg_size, const void *arg_value)
-	// cl_int clGetKernelWorkGroupInfo(cl_kernel kernel, cl_device_id device, cl_kernel_work_group_info param_name,
-	//     size_t param_value_size, void *param_value, size_t *param_value_size_ret)
-	clGetKernelWorkGroupInfo uintptr
-	clReleaseKernel          uintptr // cl_int clReleaseKernel(cl_kernel kernel)
-	// cl_int clEnqueueNDRangeKernel(cl_command_queue command_queue, cl_kernel kernel, cl_uint work_dim,
-	//     const size_t *global_work_offset, const size_t *global_work_size, const size_t *local_work_size,
-	//     cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-	clEnqueueNDRangeKernel  uintptr
-	clFlush                 uintptr // cl_int clFlush(cl_command_queue command_queue)
-	clFinish                uintptr // cl_int clFinish(cl_command_queue command_queue)
-	clWaitForEvents         uintptr // cl_int clWaitForEvents(cl_uint num_events, const cl_event *event_list)
-	clGetEventProfilingInfo uintptr // cl_int clGetEventProfilingInfo(cl_event event, cl_profiling_info param_name, size_t param_value_size, void *param_value, size_t *param_value_size_ret)
-	clReleaseEvent          uintptr // cl_int clReleaseEvent(cl_event event)
-	// cl_int clEnqueueMarkerWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-	clEnqueueMarkerWithWaitList uintptr
-	// cl_int clEnqueueBarrierWithWaitList(cl_command_queue command_queue, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-	clEnqueueBarrierWithWaitList uintptr
-	// cl_int clEnqueueFillBuffer(cl_command_queue command_queue, cl_mem buffer, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events_in_wait_list, const cl_event *event_wait_list, cl_event *event)
-	clEnqueueFillBuffer uintptr
+	clGetPlatformIDs                   uintptr // cl_int (cl_uint num_entries, cl_platform_id *platforms, cl_uint *num_platforms)
+	clGetPlatformInfo                  uintptr // cl_int (cl_platform_id, cl_platform_info, size_t value_size, void *value, size_t *size_ret)
+	clGetDeviceIDs                     uintptr // cl_int (cl_platform_id, cl_device_type, cl_uint num_entries, cl_device_id *devices, cl_uint *num_devices)
+	clGetDeviceInfo                    uintptr // cl_int (cl_device_id, cl_device_info, size_t value_size, void *value, size_t *size_ret)
+	clCreateContext                    uintptr // cl_context (const cl_context_properties *, cl_uint num_devices, const cl_device_id *, void (*notify)(…), void *user_data, cl_int *errcode_ret)
+	clReleaseContext                   uintptr // cl_int (cl_context)
+	clCreateCommandQueue               uintptr // cl_command_queue (cl_context, cl_device_id, cl_command_queue_properties, cl_int *errcode_ret)
+	clCreateCommandQueueWithProperties uintptr `optional:"OpenCL 2.0"` // cl_command_queue (cl_context, cl_device_id, const cl_queue_properties *, cl_int *errcode_ret)
+	clReleaseCommandQueue              uintptr // cl_int (cl_command_queue)
+	clCreateBuffer                     uintptr // cl_mem (cl_context, cl_mem_flags, size_t size, void *host_ptr, cl_int *errcode_ret)
+	clReleaseMemObject                 uintptr // cl_int (cl_mem)
+	clEnqueueReadBuffer                uintptr // cl_int (cl_command_queue, cl_mem, cl_bool blocking, size_t offset, size_t size, void *ptr, cl_uint num_events, const cl_event *wait_list, cl_event *event)
+	clEnqueueWriteBuffer               uintptr // cl_int (cl_command_queue, cl_mem, cl_bool blocking, size_t offset, size_t size, const void *ptr, cl_uint num_events, const cl_event *wait_list, cl_event *event)
+	clEnqueueCopyBuffer                uintptr // cl_int (cl_command_queue, cl_mem src, cl_mem dst, size_t src_offset, size_t dst_offset, size_t size, cl_uint num_events, const cl_event *wait_list, cl_event *event)
+	clEnqueueFillBuffer                uintptr // cl_int (cl_command_queue, cl_mem, const void *pattern, size_t pattern_size, size_t offset, size_t size, cl_uint num_events, const cl_event *wait_list, cl_event *event)
+	clEnqueueMapBuffer                 uintptr // void *(cl_command_queue, cl_mem, cl_bool blocking, cl_map_flags, size_t offset, size_t size, cl_uint num_events, const cl_event *wait_list, cl_event *event, cl_int *errcode_ret)
+	clEnqueueUnmapMemObject            uintptr // cl_int (cl_command_queue, cl_mem, void *mapped_ptr, cl_uint num_events, const cl_event *wait_list, cl_event *event)
+	clCreateProgramWithSource          uintptr // cl_program (cl_context, cl_uint count, const char **strings, const size_t *lengths, cl_int *errcode_ret)
+	clCreateProgramWithBinary          uintptr // cl_program (cl_context, cl_uint num_devices, const cl_device_id *, const size_t *lengths, const unsigned char **binaries, cl_int *binary_status, cl_int *errcode_ret)
+	clBuildProgram                     uintptr // cl_int (cl_program, cl_uint num_devices, const cl_device_id *, const char *options, void (*notify)(…), void *user_data)
+	clGetProgramBuildInfo              uintptr // cl_int (cl_program, cl_device_id, cl_program_build_info, size_t value_size, void *value, size_t *size_ret)
+	clGetProgramInfo                   uintptr // cl_int (cl_program, cl_program_info, size_t value_size, void *value, size_t *size_ret)
+	clReleaseProgram                   uintptr // cl_int (cl_program)
+	clCreateKernel                     uintptr // cl_kernel (cl_program, const char *name, cl_int *errcode_ret)
+	clSetKernelArg                     uintptr // cl_int (cl_kernel, cl_uint index, size_t size, const void *value)
+	clGetKernelWorkGroupInfo           uintptr // cl_int (cl_kernel, cl_device_id, cl_kernel_work_group_info, size_t value_size, void *value, size_t *size_ret)
+	clReleaseKernel                    uintptr // cl_int (cl_kernel)
+	clEnqueueNDRangeKernel             uintptr // cl_int (cl_command_queue, cl_kernel, cl_uint work_dim, const size_t *global_offset, const size_t *global_size, const size_t *local_size, cl_uint num_events, const cl_event *wait_list, cl_event *event)
+	clFlush                            uintptr // cl_int (cl_command_queue)
+	clFinish                           uintptr // cl_int (cl_command_queue)
+	clEnqueueMarkerWithWaitList        uintptr // cl_int (cl_command_queue, cl_uint num_events, const cl_event *wait_list, cl_event *event)
+	clEnqueueBarrierWithWaitList       uintptr // cl_int (cl_command_queue, cl_uint num_events, const cl_event *wait_list, cl_event *event)
+	clWaitForEvents                    uintptr // cl_int (cl_uint num_events, const cl_event *events)
+	clGetEventProfilingInfo            uintptr // cl_int (cl_event, cl_profiling_info, size_t value_size, void *value, size_t *size_ret)
+	clReleaseEvent                     uintptr // cl_int (cl_event)
 }
 
 // symbols is cl's fields as symbol tables, each bound to the symbol of its
@@ -423,14 +392,10 @@ func clCreateProgramWithBinary(ctx, device uintptr, binary []byte) (uintptr, err
 	code := int32(codeNotLoaded)
 	h := ccall(cl.clCreateProgramWithBinary, ctx, 1, uintptr(unsafe.Pointer(&device)), uintptr(unsafe.Pointer(&lengths[0])),
 		uintptr(unsafe.Pointer(&bins[0])), uintptr(unsafe.Pointer(&status)), uintptr(unsafe.Pointer(&code)))
-	if err := checkCode("clCreateProgramWithBinary", int(code)); err != nil {
+	if err := cmp.Or(checkCode("clCreateProgramWithBinary", int(code)), checkCode("clCreateProgramWithBinary", int(status))); err != nil {
 		if h != 0 && code != codeNotLoaded {
 			clReleaseProgram(h)
 		}
-		return 0, err
-	}
-	if err := checkCode("clCreateProgramWithBinary", int(status)); err != nil {
-		clReleaseProgram(h)
 		return 0, err
 	}
 	return h, nil

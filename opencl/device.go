@@ -274,10 +274,9 @@ func (p planner) Missing(launches []*kernels.Launch) (int, error) {
 // which Kernel serialises.
 type Device struct {
 	planner
-	platform uintptr // cl_platform_id
-	id       uintptr // cl_device_id
-	ctx      uintptr // cl_context
-	hostQ    uintptr // the queue that maps and unmaps staging
+	id    uintptr // cl_device_id
+	ctx   uintptr // cl_context
+	hostQ uintptr // the queue that maps and unmaps staging
 
 	life gpu.Life // shared by every operation (do), exclusive for the last Close
 
@@ -339,7 +338,7 @@ func openDevice(platform, device int) (*Device, error) {
 	if !info.Available || !info.CompilerAvailable {
 		return nil, &UnsupportedError{Backend: "opencl", What: "device", Value: info.Spec() + " (" + info.Name + ")", Reason: "not available, or without an OpenCL C compiler"}
 	}
-	d := &Device{planner: planner{info}, platform: pl.id, id: pl.devices[device], staging: gpu.NewFreeList[*mapping](gpu.HostFreeLimit)}
+	d := &Device{planner: planner{info}, id: pl.devices[device], staging: gpu.NewFreeList[*mapping](gpu.HostFreeLimit)}
 	if d.ctx, err = clCreateContext(pl.id, d.id); err != nil {
 		return nil, err
 	}
@@ -381,15 +380,13 @@ func (d *Device) do(fn func() error) error { return d.life.Do(ErrClosed, fn) }
 
 // Check refuses a problem that accumulates in float64 on a device without
 // cl_khr_fp64.
-func (d *Device) Check(p *nd.Problem) error {
-	if p.Wide && !d.info.FP64 {
-		return fp64Error(d.info)
-	}
-	return nil
-}
+func (d *Device) Check(p *nd.Problem) error { return d.fp64(p.Wide) }
 
-func fp64Error(info Info) error {
-	return &UnsupportedError{Backend: "opencl", What: "float64 arithmetic", Value: "on " + info.Spec() + " (" + info.Name + ")",
+func (d *Device) fp64(wide bool) error {
+	if !wide || d.info.FP64 {
+		return nil
+	}
+	return &UnsupportedError{Backend: "opencl", What: "float64 arithmetic", Value: "on " + d.info.Spec() + " (" + d.info.Name + ")",
 		Reason: "the device lacks cl_khr_fp64, and this problem accumulates in float64 (float64 or int32 data, or a float64 output); use another device or float32 data"}
 }
 
@@ -398,8 +395,8 @@ func fp64Error(info Info) error {
 // device allows, more local or constant memory than the device has.
 func (d *Device) CheckLaunch(l *kernels.Launch, k gpu.Kernel) error {
 	info := d.info
-	if l.Wide && !info.FP64 {
-		return fp64Error(info)
+	if err := d.fp64(l.Wide); err != nil {
+		return err
 	}
 	group := l.Local[0] * l.Local[1] * l.Local[2]
 	for i := range 3 {

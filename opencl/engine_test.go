@@ -33,7 +33,7 @@ func TestCheckLaunch(t *testing.T) {
 			t.Errorf("%s: %v, want an *UnsupportedError saying %q", name, err, tc.want)
 		}
 	}
-	if err := fp64Error(d.info); !strings.Contains(err.Error(), "opencl:1:0 (tiny-gpu)") {
+	if err := d.fp64(true); !strings.Contains(err.Error(), "opencl:1:0 (tiny-gpu)") {
 		t.Errorf("the fp64 error does not name the device: %v", err)
 	}
 }

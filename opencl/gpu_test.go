@@ -142,12 +142,12 @@ func checkVadd(d *Device, q *Queue, prog *Program, n, seed int, offset float32) 
 
 func testQueue(t *testing.T, d *Device) *Queue {
 	t.Helper()
-	q, err := d.newQueue()
+	q, err := d.NewQueue()
 	if err != nil {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { q.Close() })
-	return q
+	return q.(*Queue)
 }
 
 func TestDeviceInfo(t *testing.T) {

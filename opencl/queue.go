@@ -35,11 +35,7 @@ func (d *Device) alloc(flags uint64, n int) (*Buffer, error) {
 		return nil, &UnsupportedError{Backend: "opencl", What: "buffer size", Value: fmt.Sprintf("%d bytes", n),
 			Reason: fmt.Sprintf("the largest buffer %s allows is %d bytes", d.info.Name, d.info.MaxAlloc)}
 	}
-	var h uintptr
-	err := d.do(func() (err error) {
-		h, err = clCreateBuffer(d.ctx, flags, n)
-		return err
-	})
+	h, err := d.create(func() (uintptr, error) { return clCreateBuffer(d.ctx, flags, n) })
 	if err != nil {
 		return nil, err
 	}
@@ -59,13 +55,25 @@ func (b *Buffer) fits(op string, off, n int) error {
 
 // Free releases the buffer. Commands already queued that use it still
 // complete: OpenCL frees the memory once they are done.
-func (b *Buffer) Free() error {
-	if b == nil || b.h == 0 {
+func (b *Buffer) Free() error { return b.dev.release(&b.h, clReleaseMemObject) }
+
+// create runs create while d is open.
+func (d *Device) create(create func() (uintptr, error)) (h uintptr, err error) {
+	err = d.do(func() (err error) {
+		h, err = create()
+		return err
+	})
+	return h, err
+}
+
+// release frees *h (a handle of d's, 0 once freed) while d is open, once.
+func (d *Device) release(h *uintptr, free func(uintptr) error) error {
+	handle := *h
+	if handle == 0 {
 		return nil
 	}
-	err := b.dev.do(func() error { return clReleaseMemObject(b.h) })
-	b.h = 0
-	return err
+	*h = 0
+	return d.do(func() error { return free(handle) })
 }
 
 // Queue is an in-order command queue with profiling on (gpu.Queue).
@@ -74,14 +82,8 @@ type Queue struct {
 	h   uintptr
 }
 
-func (d *Device) NewQueue() (gpu.Queue, error) { return gpu.Value[gpu.Queue](d.newQueue()) }
-
-func (d *Device) newQueue() (*Queue, error) {
-	var h uintptr
-	err := d.do(func() (err error) {
-		h, err = d.createQueue()
-		return err
-	})
+func (d *Device) NewQueue() (gpu.Queue, error) {
+	h, err := d.create(d.createQueue)
 	if err != nil {
 		return nil, err
 	}
@@ -93,12 +95,7 @@ func (q *Queue) Flush() error  { return q.dev.do(func() error { return clFlush(q
 
 // Close waits for the queue's work and releases it.
 func (q *Queue) Close() error {
-	if q == nil || q.h == 0 {
-		return nil
-	}
-	err := q.dev.do(func() error { return errors.Join(clFinish(q.h), clReleaseCommandQueue(q.h)) })
-	q.h = 0
-	return err
+	return q.dev.release(&q.h, func(h uintptr) error { return errors.Join(clFinish(h), clReleaseCommandQueue(h)) })
 }
 
 // Launch queues kernel k (a *Kernel) over groups × local work-items.
@@ -106,24 +103,22 @@ func (q *Queue) Launch(k gpu.Kernel, groups, local [3]int, args ...any) error {
 	return k.(*Kernel).launch(q, groups, local, args)
 }
 
-// Write copies src into dst: asynchronously from a HostBuffer's memory,
-// else before it returns.
 func (q *Queue) Write(dst gpu.Buffer, off int, src []byte) error {
-	b := dst.(*Buffer)
-	if err := b.fits("Write", off, len(src)); err != nil || len(src) == 0 {
-		return err
-	}
-	return q.dev.do(func() error { return clEnqueueWriteBuffer(q.h, b.h, !q.dev.pinned.holds(src), off, src) })
+	return q.transfer("Write", clEnqueueWriteBuffer, dst, off, src)
 }
 
-// Read copies src into dst: asynchronously into a HostBuffer's memory,
-// else before it returns.
 func (q *Queue) Read(dst []byte, src gpu.Buffer, off int) error {
-	b := src.(*Buffer)
-	if err := b.fits("Read", off, len(dst)); err != nil || len(dst) == 0 {
+	return q.transfer("Read", clEnqueueReadBuffer, src, off, dst)
+}
+
+// transfer moves host memory to or from buf with call: asynchronously
+// where the memory is a mapping's (AllocHost's), else before it returns.
+func (q *Queue) transfer(op string, call func(q, buf uintptr, blocking bool, off int, host []byte) error, buf gpu.Buffer, off int, host []byte) error {
+	b := buf.(*Buffer)
+	if err := b.fits(op, off, len(host)); err != nil || len(host) == 0 {
 		return err
 	}
-	return q.dev.do(func() error { return clEnqueueReadBuffer(q.h, b.h, !q.dev.pinned.holds(dst), off, dst) })
+	return q.dev.do(func() error { return call(q.h, b.h, !q.dev.pinned.holds(host), off, host) })
 }
 
 func (q *Queue) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int) error {
@@ -197,14 +192,7 @@ func (e *Event) Since(start gpu.Event) (time.Duration, error) {
 }
 
 // Close releases the event (not the work it marks).
-func (e *Event) Close() error {
-	if e == nil || e.h == 0 {
-		return nil
-	}
-	err := e.dev.do(func() error { return clReleaseEvent(e.h) })
-	e.h = 0
-	return err
-}
+func (e *Event) Close() error { return e.dev.release(&e.h, clReleaseEvent) }
 
 // mapping is pinned host memory, OpenCL's way: a buffer the implementation
 // allocates in host memory (CL_MEM_ALLOC_HOST_PTR, page-locked on GPUs),
