@@ -112,11 +112,8 @@ const (
 	clPlatformVersion = 0x0901
 	clPlatformName    = 0x0902
 
-	clDeviceTypeCPU         = 1 << 1
-	clDeviceTypeGPU         = 1 << 2
-	clDeviceTypeAccelerator = 1 << 3
-	clDeviceTypeCustom      = 1 << 4
-	clDeviceTypeAll         = 0xFFFFFFFF
+	clDeviceTypeCPU = 1 << 1 // then GPU, accelerator and custom: 1 << 2, 3 and 4
+	clDeviceTypeAll = 0xFFFFFFFF
 
 	clDeviceType                  = 0x1000
 	clDeviceMaxComputeUnits       = 0x1002
@@ -214,58 +211,56 @@ func clBool(b bool) uintptr {
 	return clFalse
 }
 
-// Typed wrappers, one per entry point, each named after it. Where a call
-// fills an array or string of the library's size, its helper (handles,
-// infoBytes) asks for the size, then the value, through query, which
-// converts the pointers it is given in ccall's own argument list.
+// Typed wrappers, one per entry point, each named after it.
 
-// handles are the platforms or devices a clGet*IDs call lists, none where
-// it answers notFound.
-func handles(call string, notFound int, query func(n uintptr, ids, count unsafe.Pointer) uintptr) ([]uintptr, error) {
-	var n uint32
-	r := query(0, nil, unsafe.Pointer(&n))
-	if resultCode(r) == notFound {
-		return nil, nil
-	}
-	if err := check(call, r); err != nil || n == 0 {
+// fill asks a call that fills an array of the library's length (handles,
+// or an info query's bytes) for the length, then the values, through
+// query, which converts the pointers it is given in ccall's own argument
+// list.
+func fill[T any](call string, query func(n uintptr, values, ret unsafe.Pointer) uintptr) ([]T, error) {
+	var n uintptr // a size_t, or a cl_uint count in its low bytes (little-endian)
+	if err := check(call, query(0, nil, unsafe.Pointer(&n))); err != nil || n == 0 {
 		return nil, err
 	}
-	ids := make([]uintptr, n)
-	err := check(call, query(uintptr(n), unsafe.Pointer(&ids[0]), unsafe.Pointer(&n)))
-	return ids[:min(int(n), len(ids))], err
+	v := make([]T, n)
+	err := check(call, query(n, unsafe.Pointer(&v[0]), unsafe.Pointer(&n)))
+	return v[:min(int(n), len(v))], err
+}
+
+// isCode reports whether err is the *Error of code.
+func isCode(err error, code int) bool {
+	e, ok := err.(*Error)
+	return ok && e.Code == code
 }
 
 func clGetPlatformIDs() ([]uintptr, error) {
-	return handles("clGetPlatformIDs", codePlatformNotFound, func(n uintptr, ids, count unsafe.Pointer) uintptr {
+	ids, err := fill[uintptr]("clGetPlatformIDs", func(n uintptr, ids, count unsafe.Pointer) uintptr {
 		return ccall(cl.clGetPlatformIDs, n, uintptr(ids), uintptr(count))
 	})
+	if isCode(err, codePlatformNotFound) { // the ICD loader found no vendor file
+		return nil, nil
+	}
+	return ids, err
 }
 
 func clGetDeviceIDs(platform uintptr) ([]uintptr, error) {
-	return handles("clGetDeviceIDs", codeDeviceNotFound, func(n uintptr, ids, count unsafe.Pointer) uintptr {
+	ids, err := fill[uintptr]("clGetDeviceIDs", func(n uintptr, ids, count unsafe.Pointer) uintptr {
 		return ccall(cl.clGetDeviceIDs, platform, clDeviceTypeAll, n, uintptr(ids), uintptr(count))
 	})
-}
-
-// infoBytes is the value of a clGet*Info query.
-func infoBytes(call string, query func(size uintptr, value, sizeRet unsafe.Pointer) uintptr) ([]byte, error) {
-	var size uintptr
-	if err := check(call, query(0, nil, unsafe.Pointer(&size))); err != nil || size == 0 {
-		return nil, err
+	if isCode(err, codeDeviceNotFound) {
+		return nil, nil
 	}
-	buf := make([]byte, size)
-	err := check(call, query(size, unsafe.Pointer(&buf[0]), nil))
-	return buf, err
+	return ids, err
 }
 
 func clGetPlatformInfo(platform uintptr, param int) ([]byte, error) {
-	return infoBytes("clGetPlatformInfo", func(size uintptr, value, sizeRet unsafe.Pointer) uintptr {
+	return fill[byte]("clGetPlatformInfo", func(size uintptr, value, sizeRet unsafe.Pointer) uintptr {
 		return ccall(cl.clGetPlatformInfo, platform, uintptr(param), size, uintptr(value), uintptr(sizeRet))
 	})
 }
 
 func clGetDeviceInfo(device uintptr, param int) ([]byte, error) {
-	return infoBytes("clGetDeviceInfo", func(size uintptr, value, sizeRet unsafe.Pointer) uintptr {
+	return fill[byte]("clGetDeviceInfo", func(size uintptr, value, sizeRet unsafe.Pointer) uintptr {
 		return ccall(cl.clGetDeviceInfo, device, uintptr(param), size, uintptr(value), uintptr(sizeRet))
 	})
 }
@@ -407,7 +402,7 @@ func clBuildProgram(program, device uintptr, options string) error {
 }
 
 func clGetProgramBuildLog(program, device uintptr) (string, error) {
-	b, err := infoBytes("clGetProgramBuildInfo", func(size uintptr, value, sizeRet unsafe.Pointer) uintptr {
+	b, err := fill[byte]("clGetProgramBuildInfo", func(size uintptr, value, sizeRet unsafe.Pointer) uintptr {
 		return ccall(cl.clGetProgramBuildInfo, program, device, clProgramBuildLog, size, uintptr(value), uintptr(sizeRet))
 	})
 	return goString(b), err
@@ -435,10 +430,10 @@ func clCreateKernel(program uintptr, name string) (uintptr, error) {
 	return h, checkCode("clCreateKernel", int(code))
 }
 
-// clSetKernelArg sets argument index to the size bytes at value, which the
-// implementation copies before returning.
-func clSetKernelArg(kernel uintptr, index int, size uintptr, value unsafe.Pointer) error {
-	return check("clSetKernelArg", ccall(cl.clSetKernelArg, kernel, uintptr(index), size, uintptr(value)))
+// clSetKernelArg sets argument index to value, which the implementation
+// copies before returning.
+func clSetKernelArg(kernel uintptr, index int, value []byte) error {
+	return check("clSetKernelArg", ccall(cl.clSetKernelArg, kernel, uintptr(index), uintptr(len(value)), uintptr(ptr(value))))
 }
 
 func clGetKernelWorkGroupSize(kernel, device uintptr) (int, error) {
@@ -448,8 +443,8 @@ func clGetKernelWorkGroupSize(kernel, device uintptr) (int, error) {
 }
 
 // clEnqueueNDRangeKernel queues kernel over global work-items in groups of
-// local (work_dim 3).
-func clEnqueueNDRangeKernel(q, kernel uintptr, global, local *[3]uintptr) error {
+// local (work_dim 3; an int is a size_t).
+func clEnqueueNDRangeKernel(q, kernel uintptr, global, local *[3]int) error {
 	return check("clEnqueueNDRangeKernel", ccall(cl.clEnqueueNDRangeKernel, q, kernel, 3, 0, uintptr(unsafe.Pointer(global)), uintptr(unsafe.Pointer(local)), 0, 0, 0))
 }
 

@@ -44,16 +44,12 @@ type Info struct {
 // Spec is the device's name in --device syntax: "opencl:P:D".
 func (i Info) Spec() string { return fmt.Sprintf("opencl:%d:%d", i.Platform, i.Device) }
 
-// parseVersion reads "OpenCL M.N …".
-func parseVersion(s string) (major, minor int, ok bool) {
-	v, _, _ := strings.Cut(strings.TrimPrefix(s, "OpenCL "), " ")
-	ma, mi, found := strings.Cut(v, ".")
-	if !found {
-		return 0, 0, false
-	}
-	major, err1 := strconv.Atoi(ma)
-	minor, err2 := strconv.Atoi(mi)
-	return major, minor, err1 == nil && err2 == nil
+// modern reports whether a CL_DEVICE_VERSION ("OpenCL M.N …") is 2.0 or
+// newer.
+func modern(version string) bool {
+	major, _, _ := strings.Cut(strings.TrimPrefix(version, "OpenCL "), ".")
+	m, err := strconv.Atoi(major)
+	return err == nil && m >= 2
 }
 
 // platformDevices is one platform with its devices' handles.
@@ -72,7 +68,7 @@ var enumerate = sync.OnceValues(func() ([]platformDevices, error) {
 	if err := loadLibrary(); err != nil {
 		return nil, err
 	}
-	ids, err := clGetPlatformIDs() // none where the ICD loader found no vendor file
+	ids, err := clGetPlatformIDs()
 	if err != nil {
 		return nil, err
 	}
@@ -133,14 +129,12 @@ func queryInfo(p, d int, platform, device uintptr) (Info, error) {
 	return info, nil
 }
 
+// deviceTypeName names CL_DEVICE_TYPE's bits from CL_DEVICE_TYPE_CPU on.
 func deviceTypeName(t uint64) string {
 	var names []string
-	for _, n := range []struct {
-		bit  uint64
-		name string
-	}{{clDeviceTypeGPU, "GPU"}, {clDeviceTypeCPU, "CPU"}, {clDeviceTypeAccelerator, "accelerator"}, {clDeviceTypeCustom, "custom"}} {
-		if t&n.bit != 0 {
-			names = append(names, n.name)
+	for i, name := range []string{"CPU", "GPU", "accelerator", "custom"} {
+		if t&(clDeviceTypeCPU<<i) != 0 {
+			names = append(names, name)
 		}
 	}
 	if len(names) == 0 {
@@ -209,15 +203,11 @@ type planner struct{ info Info }
 // Planner is opencl:platform:device as the engine plans for it, without
 // opening it: what Pending asks.
 func Planner(platform, device int) (gpu.Planner, error) {
-	infos, err := Devices()
+	info, _, _, err := describe(platform, device)
 	if err != nil {
 		return nil, err
 	}
-	i := slices.IndexFunc(infos, func(i Info) bool { return i.Platform == platform && i.Device == device })
-	if i < 0 {
-		return nil, fmt.Errorf("opencl: no device opencl:%d:%d", platform, device)
-	}
-	return planner{infos[i]}, nil
+	return planner{info}, nil
 }
 
 // Info describes the device.
@@ -318,28 +308,34 @@ func IsOpen(platform, device int) bool {
 	return ok
 }
 
-// openDevice makes the Device opencl:platform:device (Open's first).
-func openDevice(platform, device int) (*Device, error) {
+// describe finds opencl:platform:device and reads its Info.
+func describe(platform, device int) (info Info, platformID, deviceID uintptr, err error) {
 	plats, err := enumerate()
 	if err != nil {
-		return nil, err
+		return info, 0, 0, err
 	}
 	if platform < 0 || platform >= len(plats) {
-		return nil, fmt.Errorf("opencl: no platform %d (this machine has %d)", platform, len(plats))
+		return info, 0, 0, fmt.Errorf("opencl: no platform %d (this machine has %d)", platform, len(plats))
 	}
 	pl := plats[platform]
 	if device < 0 || device >= len(pl.devices) {
-		return nil, fmt.Errorf("opencl: platform %d has no device %d (it has %d)", platform, device, len(pl.devices))
+		return info, 0, 0, fmt.Errorf("opencl: platform %d has no device %d (it has %d)", platform, device, len(pl.devices))
 	}
-	info, err := queryInfo(platform, device, pl.id, pl.devices[device])
+	info, err = queryInfo(platform, device, pl.id, pl.devices[device])
+	return info, pl.id, pl.devices[device], err
+}
+
+// openDevice makes the Device opencl:platform:device (Open's first).
+func openDevice(platform, device int) (*Device, error) {
+	info, platformID, deviceID, err := describe(platform, device)
 	if err != nil {
 		return nil, err
 	}
 	if !info.Available || !info.CompilerAvailable {
 		return nil, &UnsupportedError{Backend: "opencl", What: "device", Value: info.Spec() + " (" + info.Name + ")", Reason: "not available, or without an OpenCL C compiler"}
 	}
-	d := &Device{planner: planner{info}, id: pl.devices[device], staging: gpu.NewFreeList[*mapping](gpu.HostFreeLimit)}
-	if d.ctx, err = clCreateContext(pl.id, d.id); err != nil {
+	d := &Device{planner: planner{info}, id: deviceID, staging: gpu.NewFreeList[*mapping](gpu.HostFreeLimit)}
+	if d.ctx, err = clCreateContext(platformID, d.id); err != nil {
 		return nil, err
 	}
 	if d.hostQ, err = d.createQueue(); err != nil {
@@ -351,8 +347,7 @@ func openDevice(platform, device int) (*Device, error) {
 
 // createQueue makes an in-order queue with profiling on.
 func (d *Device) createQueue() (uintptr, error) {
-	major, _, ok := parseVersion(d.info.Version)
-	return clCreateQueue(d.ctx, d.id, ok && major >= 2)
+	return clCreateQueue(d.ctx, d.id, modern(d.info.Version))
 }
 
 // Close balances one Open. The last Close releases the staging, the cached

@@ -92,20 +92,15 @@ func TestGoString(t *testing.T) {
 	}
 }
 
-func TestParseVersion(t *testing.T) {
-	for _, tc := range []struct {
-		s            string
-		major, minor int
-		ok           bool
-	}{
-		{"OpenCL 3.0 PoCL HSTR: pthread-x86_64", 3, 0, true},
-		{"OpenCL 1.2 CUDA", 1, 2, true},
-		{"OpenCL 2.1 AMD-APP (3614.0)", 2, 1, true},
-		{"garbage", 0, 0, false},
+func TestModern(t *testing.T) {
+	for s, want := range map[string]bool{
+		"OpenCL 3.0 PoCL HSTR: pthread-x86_64": true,
+		"OpenCL 2.1 AMD-APP (3614.0)":          true,
+		"OpenCL 1.2 CUDA":                      false,
+		"garbage":                              false,
 	} {
-		ma, mi, ok := parseVersion(tc.s)
-		if ma != tc.major || mi != tc.minor || ok != tc.ok {
-			t.Errorf("parseVersion(%q) = %d, %d, %v", tc.s, ma, mi, ok)
+		if modern(s) != want {
+			t.Errorf("modern(%q) = %v", s, !want)
 		}
 	}
 	if got := (Info{Platform: 1, Device: 2}).Spec(); got != "opencl:1:2" {

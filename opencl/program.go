@@ -1,13 +1,12 @@
 package opencl
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
 	"slices"
 	"strings"
 	"sync"
-	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/internal/gpucache"
@@ -69,9 +68,8 @@ func (d *Device) program(c *programCache, source, name string, defines []string)
 
 // cacheFormat is hashed into every key: change it when the key's inputs or
 // the file layout change, and old files are simply never found again.
-// Format 2: binaries cached before the build options and kernel names
-// were kept alive through their calls (api.go's ptr) may hold another
-// program's build, so none of them is read again.
+// Format 2: a binary cached before api.go's ptr kept build options and
+// kernel names alive through their calls may hold another program's build.
 const cacheFormat = "ndconv-opencl-program-2"
 
 // programKeyOf names one build: the SHA-256 of everything its binary
@@ -142,7 +140,7 @@ func (d *Device) build(name string, defines []string, options string, withBinary
 			clReleaseProgram(h)
 			return fail(log, err)
 		}
-		p = &Program{dev: d, h: h, name: name}
+		p = &Program{dev: d, h: h, name: name, kernels: map[string]*Kernel{}}
 		if withBinary {
 			binary, _ = clGetProgramBinary(h)
 		}
@@ -155,7 +153,7 @@ func (d *Device) build(name string, defines []string, options string, withBinary
 func (p *Program) release() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.released || p.h == 0 {
+	if p.released {
 		return nil
 	}
 	p.released = true
@@ -190,9 +188,6 @@ func (p *Program) kernel(name string) (*Kernel, error) {
 	if err != nil {
 		return nil, err
 	}
-	if p.kernels == nil {
-		p.kernels = map[string]*Kernel{}
-	}
 	p.kernels[name] = k
 	return k, nil
 }
@@ -212,10 +207,6 @@ type Kernel struct {
 func (k *Kernel) Name() string      { return k.name }
 func (k *Kernel) MaxGroupSize() int { return k.maxGroup }
 
-// maxKernelArgs bounds a launch's argument count; no ndconv kernel comes
-// near it.
-const maxKernelArgs = 32
-
 // debugLaunches makes every launch wait for its kernel and report the
 // kernel's own failure against its name: set NDCONV_OPENCL_SYNC=1 while
 // debugging kernels. Read once, at first launch.
@@ -225,32 +216,27 @@ var debugLaunches = sync.OnceValue(func() bool { return lookupEnv("NDCONV_OPENCL
 // order. An invalid configuration is reported here; faults while it runs,
 // at the next Finish.
 func (k *Kernel) launch(q *Queue, groups, local [3]int, args []any) error {
-	if len(args) > maxKernelArgs {
-		return &UnsupportedError{Backend: "opencl", What: "kernel argument count", Value: fmt.Sprint(len(args)), Reason: fmt.Sprintf("at most %d", maxKernelArgs)}
-	}
 	var global [3]int
-	var g, l [3]uintptr
 	for i := range 3 {
 		if groups[i] <= 0 || local[i] <= 0 {
 			return &UnsupportedError{Backend: "opencl", What: "work size", Value: fmt.Sprintf("groups %v, local %v", groups, local)}
 		}
 		global[i] = groups[i] * local[i]
-		g[i], l[i] = uintptr(global[i]), uintptr(local[i])
 	}
-	var slots [maxKernelArgs]uint64
+	var scratch [8]byte
 	k.mu.Lock()
 	defer k.mu.Unlock()
 	return k.dev.do(func() error {
 		for i, a := range args {
-			size, value, err := argValue(&slots[i], a)
+			value, err := argBytes(scratch[:0], a)
 			if err != nil {
 				return &UnsupportedError{Backend: "opencl", What: "kernel argument", Value: fmt.Sprintf("%d of %s", i, k.name), Reason: err.Error()}
 			}
-			if err := clSetKernelArg(k.h, i, size, value); err != nil {
-				return fmt.Errorf("%w (argument %d of %s, %d bytes)", err, i, k.name, size)
+			if err := clSetKernelArg(k.h, i, value); err != nil {
+				return fmt.Errorf("%w (argument %d of %s, %d bytes)", err, i, k.name, len(value))
 			}
 		}
-		err := clEnqueueNDRangeKernel(q.h, k.h, &g, &l)
+		err := clEnqueueNDRangeKernel(q.h, k.h, &global, &local)
 		if err == nil && debugLaunches() {
 			err = clFinish(q.h)
 		}
@@ -261,30 +247,20 @@ func (k *Kernel) launch(q *Queue, groups, local [3]int, args []any) error {
 	})
 }
 
-// argValue puts a kernel argument in slot and returns its size: a
-// *Buffer, or an int32, int64, float32 or float64 matching the kernel's
-// parameter in size (a C long is int64, an int int32). A Go int is
-// refused: its size says nothing about the kernel's type.
-func argValue(slot *uint64, a any) (size uintptr, value unsafe.Pointer, err error) {
+// argBytes is a kernel argument's value: a *Buffer's handle, or an
+// int32, int64, float32 or float64 matching the kernel's parameter in size
+// (a C long is int64, an int int32). A Go int is refused: its size says
+// nothing about the kernel's type.
+func argBytes(scratch []byte, a any) ([]byte, error) {
 	switch x := a.(type) {
 	case *Buffer:
 		if x == nil || x.h == 0 {
-			return 0, nil, errors.New("a nil or freed *Buffer")
+			return nil, errors.New("a nil or freed *Buffer")
 		}
-		*slot = uint64(x.h)
-		return unsafe.Sizeof(x.h), unsafe.Pointer(slot), nil
-	case int32:
-		*slot = uint64(uint32(x))
-		return 4, unsafe.Pointer(slot), nil
-	case float32:
-		*slot = uint64(math.Float32bits(x))
-		return 4, unsafe.Pointer(slot), nil
-	case int64:
-		*slot = uint64(x)
-	case float64:
-		*slot = math.Float64bits(x)
+		a = uint64(x.h) // a cl_mem: 64 bits on the hosts purego runs on, as are size_t and int
+	case int32, int64, float32, float64:
 	default:
-		return 0, nil, fmt.Errorf("type %T: use *Buffer, int32, int64, float32 or float64", a)
+		return nil, fmt.Errorf("type %T: use *Buffer, int32, int64, float32 or float64", a)
 	}
-	return 8, unsafe.Pointer(slot), nil
+	return binary.Append(scratch, binary.NativeEndian, a)
 }
