@@ -265,18 +265,6 @@ func clGetDeviceInfo(device uintptr, param int) ([]byte, error) {
 	})
 }
 
-// clGetDeviceInfoUint reads a cl_uint, cl_ulong, size_t or cl_bool query:
-// the value is as wide as the call says it is.
-func clGetDeviceInfoUint(device uintptr, param int) (uint64, error) {
-	var v uint64
-	var size uintptr
-	err := check("clGetDeviceInfo", ccall(cl.clGetDeviceInfo, device, uintptr(param), 8, uintptr(unsafe.Pointer(&v)), uintptr(unsafe.Pointer(&size))))
-	if size < 8 { // little-endian: a narrower value sits in v's low bytes
-		v &= 1<<(8*size) - 1
-	}
-	return v, err
-}
-
 func clCreateContext(platform, device uintptr) (uintptr, error) {
 	props := [3]uintptr{clContextPlatform, platform, 0}
 	code := int32(codeNotLoaded)

@@ -91,10 +91,12 @@ func queryInfo(p, d int, platform, device uintptr) (Info, error) {
 		errs = append(errs, err)
 		return strings.TrimSpace(goString(b))
 	}
-	num := func(param int) uint64 {
-		v, err := clGetDeviceInfoUint(device, param)
+	num := func(param int) uint64 { // a cl_uint, cl_ulong, size_t or cl_bool, as wide as the call says
+		var v [8]byte
+		b, err := clGetDeviceInfo(device, param)
 		errs = append(errs, err)
-		return v
+		copy(v[:], b)
+		return binary.LittleEndian.Uint64(v[:])
 	}
 	info.PlatformName = text(clGetPlatformInfo(platform, clPlatformName))
 	info.PlatformVersion = text(clGetPlatformInfo(platform, clPlatformVersion))
@@ -114,15 +116,14 @@ func queryInfo(p, d int, platform, device uintptr) (Info, error) {
 	info.CompilerAvailable = num(clDeviceCompilerAvailable) != 0
 	sizes, err := clGetDeviceInfo(device, clDeviceMaxWorkItemSizes)
 	for i := 0; i < 3 && 8*(i+1) <= len(sizes); i++ { // size_t[], at least 3 of them
-		info.MaxWorkItemSizes[i] = int(binary.NativeEndian.Uint64(sizes[8*i:]))
+		info.MaxWorkItemSizes[i] = int(binary.LittleEndian.Uint64(sizes[8*i:]))
 	}
 	errs = append(errs, err)
 	// cl_khr_fp64 is how 1.x devices say it; OpenCL 3.0 devices may report
-	// the capability through CL_DEVICE_DOUBLE_FP_CONFIG alone.
-	info.FP64 = slices.Contains(extensions, "cl_khr_fp64")
-	if cfg, err := clGetDeviceInfoUint(device, clDeviceDoubleFPConfig); err == nil && cfg != 0 {
-		info.FP64 = true
-	}
+	// the capability through CL_DEVICE_DOUBLE_FP_CONFIG alone (a query 1.x
+	// devices without it may refuse).
+	fp64, _ := clGetDeviceInfo(device, clDeviceDoubleFPConfig)
+	info.FP64 = slices.Contains(extensions, "cl_khr_fp64") || slices.ContainsFunc(fp64, func(b byte) bool { return b != 0 })
 	if err := errors.Join(errs...); err != nil {
 		return Info{}, fmt.Errorf("opencl:%d:%d: %w", p, d, err)
 	}
@@ -274,10 +275,7 @@ type Device struct {
 	staging  *gpu.FreeList[*mapping] // the engines' idle staging
 	pinned   pinnedRanges            // the mappings' memory
 
-	// Build settings for a test suite on PoCL (TestBuilds; the product
-	// leaves both false).
-	withoutBinaries atomic.Bool
-	unoptimised     atomic.Bool
+	withoutBinaries, unoptimised atomic.Bool // TestBuilds'
 }
 
 var _ gpu.Device = (*Device)(nil)
@@ -423,16 +421,12 @@ func (d *Device) CheckLaunch(l *kernels.Launch, k gpu.Kernel) error {
 }
 
 // TestBuilds sets how d builds programs for a test suite on PoCL, whose
-// cold builds of hundreds of specialisations bound CI's time
-// (docs/perf/ci-time.md), and returns the settings it replaced. The
-// product never calls it.
-//   - withoutBinaries fetches no built program's binary, so nothing goes
-//     to the disk cache: PoCL compiles every kernel a second time (for any
-//     work-group size) to give one, doubling a cold build.
-//   - unoptimised builds with -cl-opt-disable, in under half PoCL's time,
-//     to the same bits: the kernels keep FP_CONTRACT off and round through
-//     fma() alone. The program key holds the option, so such programs are
-//     never mistaken for optimised ones.
+// cold builds bound CI's time (docs/perf/ci-time.md), and returns the
+// settings it replaced; the product never calls it. withoutBinaries
+// fetches no binaries for the disk cache (PoCL compiles every kernel again,
+// for any work-group size, to give one); unoptimised adds -cl-opt-disable,
+// under half PoCL's time for the same bits (the kernels keep FP_CONTRACT
+// off and round through fma() alone; the program key holds the option).
 func (d *Device) TestBuilds(withoutBinaries, unoptimised bool) (wasWithout, wasUnoptimised bool) {
 	return d.withoutBinaries.Swap(withoutBinaries), d.unoptimised.Swap(unoptimised)
 }

@@ -21,21 +21,11 @@ import (
 // NDCONV_OPENCL_DEVICE ("P:D", default 0:0). Holding it open keeps its
 // programs built for every test.
 //
-// PoCL builds the hundreds of kernel specialisations the tests run on the
-// CPU, one at a time (its kernel compiler is serialised), which with cold
-// caches took CI past go test's 10 minutes (docs/perf/ci-time.md). So where the
-// shared device is PoCL's (a GPU builds as the product does: quickly
-// fetched binaries keep its disk cache warm between GPU sessions), it
-//   - writes nothing to the disk cache (withoutBinaries): fetching a
-//     binary from PoCL compiles every kernel a second time. PoCL's own
-//     cache ($POCL_CACHE_DIR, ~/.cache/pocl) still makes later runs fast;
-//   - builds without optimisation (unoptimised, -cl-opt-disable) unless
-//     NDCONV_OPENCL_ALL=1: in under half the time, and the results must
-//     be the same bits, since the kernels keep FP_CONTRACT off and round
-//     through fma() alone. The case table's direct kernels build optimised
-//     all the same (optimisedBuilds), so that CI also runs what the
-//     optimiser makes of the kernels' index arithmetic and bounds.
-// The tests of the disk cache build as the product does (asProduct).
+// Where the shared device is PoCL's, it builds as Device.TestBuilds says
+// (a GPU builds as the product does): no binaries for the disk cache
+// (PoCL's own, $POCL_CACHE_DIR or ~/.cache/pocl, still makes later runs
+// fast) and, unless NDCONV_OPENCL_ALL=1, unoptimised. The tests of the
+// disk cache build as the product does (asProduct).
 
 var shared gputest.Shared[*Device]
 
@@ -43,30 +33,19 @@ func testDevice(t testing.TB) *Device {
 	t.Helper()
 	return shared.Get(t, "OpenCL", Available, func() (*Device, error) {
 		d, err := Open(testDeviceIndex(t))
-		if err == nil && onPoCL(d.Info()) {
-			d.withoutBinaries.Store(true)
-			d.unoptimised.Store(os.Getenv("NDCONV_OPENCL_ALL") != "1")
+		if err == nil && strings.Contains(d.Info().PlatformVersion, "PoCL") {
+			d.TestBuilds(true, os.Getenv("NDCONV_OPENCL_ALL") != "1")
 		}
 		return d, err
 	})
-}
-
-// onPoCL reports whether the device is PoCL's, OpenCL on the CPU.
-func onPoCL(info Info) bool { return strings.Contains(info.PlatformVersion, "PoCL") }
-
-// optimisedBuilds makes d build optimised until t ends.
-func optimisedBuilds(t *testing.T, d *Device) {
-	was := d.unoptimised.Swap(false)
-	t.Cleanup(func() { d.unoptimised.Store(was) })
 }
 
 // asProduct makes d build as the product does until t ends: optimised,
 // writing binaries to a fresh disk cache (NDCONV_CACHE_DIR).
 func asProduct(t *testing.T, d *Device) {
 	t.Setenv("NDCONV_CACHE_DIR", t.TempDir())
-	optimisedBuilds(t, d)
-	was := d.withoutBinaries.Swap(false)
-	t.Cleanup(func() { d.withoutBinaries.Store(was) })
+	without, unoptimised := d.TestBuilds(false, false)
+	t.Cleanup(func() { d.TestBuilds(without, unoptimised) })
 }
 
 // testDeviceIndex reads NDCONV_OPENCL_DEVICE.

@@ -201,7 +201,7 @@ func (e *Event) Close() error { return e.dev.release(&e.h, clReleaseEvent) }
 // while other work goes on.
 type mapping struct {
 	buf *Buffer
-	p   unsafe.Pointer // the mapping: C memory the library owns
+	p   unsafe.Pointer // C memory the library owns
 }
 
 func (m *mapping) bytes() []byte { return unsafe.Slice((*byte)(m.p), m.buf.size) }
@@ -216,7 +216,7 @@ func (d *Device) AllocHost(n int) (gpu.HostBuffer, error) {
 	if err != nil {
 		return nil, err
 	}
-	return &hostBuffer{m: m, n: n, dev: d}, nil
+	return &hostBuffer{m: m, n: n}, nil
 }
 
 func (d *Device) mapHost(n int) (*mapping, error) {
@@ -229,7 +229,7 @@ func (d *Device) mapHost(n int) (*mapping, error) {
 		b.Free()
 		return nil, err
 	}
-	d.pinned.add(m.bytes())
+	d.pinned.set(m, true)
 	return m, nil
 }
 
@@ -238,9 +238,8 @@ func (d *Device) mapHost(n int) (*mapping, error) {
 // the list is full, once the transfers from and to it are done (the
 // caller waits for them).
 type hostBuffer struct {
-	m   *mapping // nil once freed
-	n   int
-	dev *Device
+	m *mapping // nil once freed
+	n int
 }
 
 func (h *hostBuffer) Bytes() []byte {
@@ -251,47 +250,44 @@ func (h *hostBuffer) Bytes() []byte {
 }
 
 func (h *hostBuffer) Free() error {
-	m, d := h.m, h.dev
+	m := h.m
 	if m == nil {
 		return nil
 	}
 	h.m = nil
+	d := m.buf.dev
 	if d.staging.Put(m, m.buf.size) {
 		return nil
 	}
-	d.pinned.remove(m.bytes())
+	d.pinned.set(m, false)
 	err := d.do(func() error { return errors.Join(clEnqueueUnmapMemObject(d.hostQ, m.buf.h, m.p), clFinish(d.hostQ)) })
 	return errors.Join(err, m.buf.Free())
 }
 
-// pinnedRanges are the host ranges of a device's mappings: a transfer
-// from or to them is asynchronous, any other waits (gpu.Queue).
+// pinnedRanges are a device's live mappings: a transfer from or to one is
+// asynchronous, any other waits (gpu.Queue).
 type pinnedRanges struct {
-	mu     sync.Mutex
-	ranges [][2]uintptr
+	mu  sync.Mutex
+	all []*mapping
 }
 
-func span(b []byte) [2]uintptr {
-	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
-	return [2]uintptr{lo, lo + uintptr(len(b))}
-}
-
-func (p *pinnedRanges) add(b []byte) {
+// set adds m, or with live false removes it.
+func (p *pinnedRanges) set(m *mapping, live bool) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	p.ranges = append(p.ranges, span(b))
+	p.all = slices.DeleteFunc(p.all, func(x *mapping) bool { return x == m })
+	if live {
+		p.all = append(p.all, m)
+	}
 }
 
-func (p *pinnedRanges) remove(b []byte) {
-	p.mu.Lock()
-	defer p.mu.Unlock()
-	p.ranges = slices.DeleteFunc(p.ranges, func(r [2]uintptr) bool { return r == span(b) })
-}
-
-// holds reports whether b lies inside one mapping.
+// holds reports whether b lies inside a live mapping.
 func (p *pinnedRanges) holds(b []byte) bool {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	s := span(b)
-	return slices.ContainsFunc(p.ranges, func(r [2]uintptr) bool { return r[0] <= s[0] && s[1] <= r[1] })
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return slices.ContainsFunc(p.all, func(m *mapping) bool {
+		start := uintptr(m.p)
+		return start <= lo && lo+uintptr(len(b)) <= start+uintptr(m.buf.size)
+	})
 }
