@@ -38,10 +38,6 @@ func openclSonames() []string {
 	return []string{"libOpenCL.so.1", "libOpenCL.so"}
 }
 
-// lookupEnv is os.Getenv, a variable so that tests can present another
-// environment without touching the process's.
-var lookupEnv = os.Getenv
-
 // The ICD loader's entry points, bound once by loadLibrary: each field
 // holds the address of the C function it is named after (symbols), whose
 // prototype is in its comment (cl.h, names shortened). No struct is ever
@@ -155,7 +151,7 @@ const (
 // use, never from init): nil, or an *UnavailableError.
 var loadLibrary = sync.OnceValue(func() error {
 	required, optional := symbols()
-	l, err := gpu.OpenLibrary("opencl", openclLibrary, lookupEnv, required, func() { cl = entryPoints{} },
+	l, err := gpu.OpenLibrary("opencl", openclLibrary, os.Getenv, required, func() { cl = entryPoints{} },
 		"no OpenCL library", "OpenCL library lacks an OpenCL 1.2 entry point")
 	if err == nil {
 		l.BindOptional(optional)

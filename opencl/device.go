@@ -211,7 +211,6 @@ func Planner(platform, device int) (gpu.Planner, error) {
 	return planner{info}, nil
 }
 
-// Info describes the device.
 func (p planner) Info() Info { return p.info }
 
 func (planner) Backend() string { return "opencl" }

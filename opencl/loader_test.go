@@ -41,7 +41,7 @@ func TestLibraryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("NDCONV_LIBOPENCL", fake)
-	_, err := dynlib.Open(openclLibrary, lookupEnv)
+	_, err := dynlib.Open(openclLibrary, os.Getenv)
 	var le *LibraryError
 	if !errors.As(libraryError(err), &le) || !slices.Equal(le.Tried, []string{fake}) ||
 		!strings.HasPrefix(le.Error(), "opencl: cannot load "+fake+" (from NDCONV_LIBOPENCL): ") {
@@ -58,7 +58,7 @@ func TestLibraryErrors(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		return // the rest needs glibc
 	}
-	lib, err := dynlib.Open(dynlib.Spec{EnvVar: "NDCONV_TEST_LIB", Sonames: []string{"libc.so.6"}}, lookupEnv)
+	lib, err := dynlib.Open(dynlib.Spec{EnvVar: "NDCONV_TEST_LIB", Sonames: []string{"libc.so.6"}}, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}

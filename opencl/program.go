@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"errors"
 	"fmt"
+	"os"
 	"slices"
 	"strings"
 	"sync"
@@ -99,7 +100,7 @@ var programStore = &gpucache.Store{
 	Suffix:  ".clbin",
 	Payload: "binary",
 	Damaged: "opencl: damaged program cache file",
-	Getenv:  func(k string) string { return lookupEnv(k) },
+	Getenv:  os.Getenv,
 }
 
 // programCache is one device's programs by key.
@@ -210,7 +211,7 @@ func (k *Kernel) MaxGroupSize() int { return k.maxGroup }
 // debugLaunches makes every launch wait for its kernel and report the
 // kernel's own failure against its name: set NDCONV_OPENCL_SYNC=1 while
 // debugging kernels. Read once, at first launch.
-var debugLaunches = sync.OnceValue(func() bool { return lookupEnv("NDCONV_OPENCL_SYNC") == "1" })
+var debugLaunches = sync.OnceValue(func() bool { return os.Getenv("NDCONV_OPENCL_SYNC") == "1" })
 
 // launch queues k on q over groups × local work-items with args set in
 // order. An invalid configuration is reported here; faults while it runs,

@@ -19,7 +19,6 @@ type Buffer struct {
 	size int
 }
 
-// Alloc allocates n ≥ 1 bytes of uninitialised device memory.
 func (d *Device) Alloc(n int) (gpu.Buffer, error) {
 	return gpu.Value[gpu.Buffer](d.alloc(clMemReadWrite, n))
 }
@@ -35,14 +34,13 @@ func (d *Device) alloc(flags uint64, n int) (*Buffer, error) {
 		return nil, &UnsupportedError{Backend: "opencl", What: "buffer size", Value: fmt.Sprintf("%d bytes", n),
 			Reason: fmt.Sprintf("the largest buffer %s allows is %d bytes", d.info.Name, d.info.MaxAlloc)}
 	}
-	h, err := d.create(func() (uintptr, error) { return clCreateBuffer(d.ctx, flags, n) })
-	if err != nil {
+	var h uintptr
+	if err := d.do(func() (err error) { h, err = clCreateBuffer(d.ctx, flags, n); return err }); err != nil {
 		return nil, err
 	}
 	return &Buffer{dev: d, h: h, size: n}, nil
 }
 
-// Size is the buffer's length in bytes.
 func (b *Buffer) Size() int { return b.size }
 
 // fits is a *RangeError for op where n bytes at off leave the buffer.
@@ -56,15 +54,6 @@ func (b *Buffer) fits(op string, off, n int) error {
 // Free releases the buffer. Commands already queued that use it still
 // complete: OpenCL frees the memory once they are done.
 func (b *Buffer) Free() error { return b.dev.release(&b.h, clReleaseMemObject) }
-
-// create runs create while d is open.
-func (d *Device) create(create func() (uintptr, error)) (h uintptr, err error) {
-	err = d.do(func() (err error) {
-		h, err = create()
-		return err
-	})
-	return h, err
-}
 
 // release frees *h (a handle of d's, 0 once freed) while d is open, once.
 func (d *Device) release(h *uintptr, free func(uintptr) error) error {
@@ -83,8 +72,8 @@ type Queue struct {
 }
 
 func (d *Device) NewQueue() (gpu.Queue, error) {
-	h, err := d.create(d.createQueue)
-	if err != nil {
+	var h uintptr
+	if err := d.do(func() (err error) { h, err = d.createQueue(); return err }); err != nil {
 		return nil, err
 	}
 	return &Queue{dev: d, h: h}, nil
@@ -93,12 +82,10 @@ func (d *Device) NewQueue() (gpu.Queue, error) {
 func (q *Queue) Finish() error { return q.dev.do(func() error { return clFinish(q.h) }) }
 func (q *Queue) Flush() error  { return q.dev.do(func() error { return clFlush(q.h) }) }
 
-// Close waits for the queue's work and releases it.
 func (q *Queue) Close() error {
 	return q.dev.release(&q.h, func(h uintptr) error { return errors.Join(clFinish(h), clReleaseCommandQueue(h)) })
 }
 
-// Launch queues kernel k (a *Kernel) over groups × local work-items.
 func (q *Queue) Launch(k gpu.Kernel, groups, local [3]int, args ...any) error {
 	return k.(*Kernel).launch(q, groups, local, args)
 }
@@ -146,7 +133,6 @@ type Event struct {
 
 func (d *Device) NewEvent() (gpu.Event, error) { return &Event{dev: d}, nil }
 
-// Record makes ev (an *Event) a marker of the work queued so far.
 func (q *Queue) Record(ev gpu.Event) error {
 	e := ev.(*Event)
 	return q.dev.do(func() error {
@@ -162,7 +148,6 @@ func (q *Queue) Record(ev gpu.Event) error {
 	})
 }
 
-// Wait makes the work queued after it wait for ev (a barrier).
 func (q *Queue) Wait(ev gpu.Event) error {
 	e := ev.(*Event)
 	if e.h == 0 {
