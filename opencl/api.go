@@ -207,7 +207,7 @@ func clBool(b bool) uintptr {
 	return clFalse
 }
 
-// Typed wrappers, one per entry point, each named after it.
+// Typed wrappers of the entry points, named after them.
 
 // fill asks a call that fills an array of the library's length (handles,
 // or an info query's bytes) for the length, then the values, through
