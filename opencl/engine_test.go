@@ -11,7 +11,7 @@ import (
 // TestCheckLaunch: what a device cannot run is refused before it is
 // launched, with a message naming the device and the limit.
 func TestCheckLaunch(t *testing.T) {
-	d := engineDevice{&Device{info: Info{Platform: 1, Device: 0, Name: "tiny-gpu", FP64: false, MaxWorkGroupSize: 128,
+	d := &Device{planner: planner{Info{Platform: 1, Device: 0, Name: "tiny-gpu", FP64: false, MaxWorkGroupSize: 128,
 		MaxWorkItemSizes: [3]int{128, 128, 64}, LocalMemory: 16 << 10, MaxConstantBuffer: 64 << 10}}}
 	base := kernels.Launch{Family: "direct", Name: "correlate_direct", Local: [3]int{32, 4, 1}, Groups: [3]int{1, 1, 1}, Taps: []float64{1}, Outer: []int32{0}}
 	var ue *UnsupportedError
@@ -28,12 +28,12 @@ func TestCheckLaunch(t *testing.T) {
 	} {
 		l := base
 		tc.change(&l)
-		err := d.CheckLaunch(&l, &Kernel{maxWorkGroup: 1024})
+		err := d.CheckLaunch(&l, &Kernel{maxGroup: 1024})
 		if !errors.As(err, &ue) || !strings.Contains(err.Error(), tc.want) {
 			t.Errorf("%s: %v, want an *UnsupportedError saying %q", name, err, tc.want)
 		}
 	}
-	if err := fp64Error(d.info); !strings.Contains(err.Error(), "opencl:1:0 (tiny-gpu)") {
+	if err := d.fp64(true); !strings.Contains(err.Error(), "opencl:1:0 (tiny-gpu)") {
 		t.Errorf("the fp64 error does not name the device: %v", err)
 	}
 }

@@ -18,103 +18,49 @@ type Error struct {
 
 func (e *Error) Error() string { return "opencl: " + e.Call + ": " + e.Name }
 
-// cl_int error codes that callers act on (cl.h, cl_ext.h). The rest are
+// cl_int codes this package acts on (cl.h, cl_ext.h); the rest are
 // reported by name.
 const (
-	codeSuccess               = 0
-	CodeDeviceNotFound        = -1
-	CodeMemAllocationFailure  = -4
-	CodeOutOfResources        = -5
-	CodeOutOfHostMemory       = -6
-	CodeProfilingNotAvailable = -7
-	CodeBuildProgramFailure   = -11
-	CodeInvalidValue          = -30
-	CodeInvalidDevice         = -33
-	CodeInvalidBinary         = -42
-	CodeInvalidBuildOptions   = -43
-	CodeInvalidKernelName     = -46
-	CodeInvalidArgSize        = -51
-	CodeInvalidWorkGroupSize  = -54
-	CodeInvalidOperation      = -59
-	CodeInvalidBufferSize     = -61
-	CodePlatformNotFound      = -1001               // CL_PLATFORM_NOT_FOUND_KHR: the ICD loader found no platform
-	codeNotLoaded             = -9999               // not OpenCL's: an entry point called while the library is not loaded
-	notLoadedResult           = uintptr(0xffffd8f1) // codeNotLoaded as a returned 32-bit register
-	codeNotLoadedName         = "NDCONV_OPENCL_NOT_LOADED"
+	codeSuccess          = 0
+	codeDeviceNotFound   = -1
+	codeInvalidBinary    = -42
+	codePlatformNotFound = -1001               // CL_PLATFORM_NOT_FOUND_KHR: the ICD loader found no platform
+	codeNotLoaded        = -9999               // not OpenCL's: an entry point called while the library is not loaded
+	notLoadedResult      = uintptr(0xffffd8f1) // codeNotLoaded as a returned 32-bit register
+	codeNotLoadedName    = "NDCONV_OPENCL_NOT_LOADED"
 )
 
 // errorNames mirrors cl.h's (and cl_ext.h's) names of the error codes.
 var errorNames = map[int]string{
-	0:     "CL_SUCCESS",
-	-1:    "CL_DEVICE_NOT_FOUND",
-	-2:    "CL_DEVICE_NOT_AVAILABLE",
-	-3:    "CL_COMPILER_NOT_AVAILABLE",
-	-4:    "CL_MEM_OBJECT_ALLOCATION_FAILURE",
-	-5:    "CL_OUT_OF_RESOURCES",
-	-6:    "CL_OUT_OF_HOST_MEMORY",
-	-7:    "CL_PROFILING_INFO_NOT_AVAILABLE",
-	-8:    "CL_MEM_COPY_OVERLAP",
-	-9:    "CL_IMAGE_FORMAT_MISMATCH",
-	-10:   "CL_IMAGE_FORMAT_NOT_SUPPORTED",
-	-11:   "CL_BUILD_PROGRAM_FAILURE",
-	-12:   "CL_MAP_FAILURE",
-	-13:   "CL_MISALIGNED_SUB_BUFFER_OFFSET",
-	-14:   "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST",
-	-15:   "CL_COMPILE_PROGRAM_FAILURE",
-	-16:   "CL_LINKER_NOT_AVAILABLE",
-	-17:   "CL_LINK_PROGRAM_FAILURE",
-	-18:   "CL_DEVICE_PARTITION_FAILED",
-	-19:   "CL_KERNEL_ARG_INFO_NOT_AVAILABLE",
-	-30:   "CL_INVALID_VALUE",
-	-31:   "CL_INVALID_DEVICE_TYPE",
-	-32:   "CL_INVALID_PLATFORM",
-	-33:   "CL_INVALID_DEVICE",
-	-34:   "CL_INVALID_CONTEXT",
-	-35:   "CL_INVALID_QUEUE_PROPERTIES",
-	-36:   "CL_INVALID_COMMAND_QUEUE",
-	-37:   "CL_INVALID_HOST_PTR",
-	-38:   "CL_INVALID_MEM_OBJECT",
-	-39:   "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR",
-	-40:   "CL_INVALID_IMAGE_SIZE",
-	-41:   "CL_INVALID_SAMPLER",
-	-42:   "CL_INVALID_BINARY",
-	-43:   "CL_INVALID_BUILD_OPTIONS",
-	-44:   "CL_INVALID_PROGRAM",
-	-45:   "CL_INVALID_PROGRAM_EXECUTABLE",
-	-46:   "CL_INVALID_KERNEL_NAME",
-	-47:   "CL_INVALID_KERNEL_DEFINITION",
-	-48:   "CL_INVALID_KERNEL",
-	-49:   "CL_INVALID_ARG_INDEX",
-	-50:   "CL_INVALID_ARG_VALUE",
-	-51:   "CL_INVALID_ARG_SIZE",
-	-52:   "CL_INVALID_KERNEL_ARGS",
-	-53:   "CL_INVALID_WORK_DIMENSION",
-	-54:   "CL_INVALID_WORK_GROUP_SIZE",
-	-55:   "CL_INVALID_WORK_ITEM_SIZE",
-	-56:   "CL_INVALID_GLOBAL_OFFSET",
-	-57:   "CL_INVALID_EVENT_WAIT_LIST",
-	-58:   "CL_INVALID_EVENT",
-	-59:   "CL_INVALID_OPERATION",
-	-60:   "CL_INVALID_GL_OBJECT",
-	-61:   "CL_INVALID_BUFFER_SIZE",
-	-62:   "CL_INVALID_MIP_LEVEL",
-	-63:   "CL_INVALID_GLOBAL_WORK_SIZE",
-	-64:   "CL_INVALID_PROPERTY",
-	-65:   "CL_INVALID_IMAGE_DESCRIPTOR",
-	-66:   "CL_INVALID_COMPILER_OPTIONS",
-	-67:   "CL_INVALID_LINKER_OPTIONS",
-	-68:   "CL_INVALID_DEVICE_PARTITION_COUNT",
-	-69:   "CL_INVALID_PIPE_SIZE",
-	-70:   "CL_INVALID_DEVICE_QUEUE",
-	-71:   "CL_INVALID_SPEC_ID",
-	-72:   "CL_MAX_SIZE_RESTRICTION_EXCEEDED",
-	-1001: "CL_PLATFORM_NOT_FOUND_KHR",
-	-9999: codeNotLoadedName,
+	0: "CL_SUCCESS", -1: "CL_DEVICE_NOT_FOUND", -2: "CL_DEVICE_NOT_AVAILABLE",
+	-3: "CL_COMPILER_NOT_AVAILABLE", -4: "CL_MEM_OBJECT_ALLOCATION_FAILURE", -5: "CL_OUT_OF_RESOURCES",
+	-6: "CL_OUT_OF_HOST_MEMORY", -7: "CL_PROFILING_INFO_NOT_AVAILABLE", -8: "CL_MEM_COPY_OVERLAP",
+	-9: "CL_IMAGE_FORMAT_MISMATCH", -10: "CL_IMAGE_FORMAT_NOT_SUPPORTED",
+	-11: "CL_BUILD_PROGRAM_FAILURE", -12: "CL_MAP_FAILURE", -13: "CL_MISALIGNED_SUB_BUFFER_OFFSET",
+	-14: "CL_EXEC_STATUS_ERROR_FOR_EVENTS_IN_WAIT_LIST", -15: "CL_COMPILE_PROGRAM_FAILURE",
+	-16: "CL_LINKER_NOT_AVAILABLE", -17: "CL_LINK_PROGRAM_FAILURE", -18: "CL_DEVICE_PARTITION_FAILED",
+	-19: "CL_KERNEL_ARG_INFO_NOT_AVAILABLE", -30: "CL_INVALID_VALUE", -31: "CL_INVALID_DEVICE_TYPE",
+	-32: "CL_INVALID_PLATFORM", -33: "CL_INVALID_DEVICE", -34: "CL_INVALID_CONTEXT",
+	-35: "CL_INVALID_QUEUE_PROPERTIES", -36: "CL_INVALID_COMMAND_QUEUE", -37: "CL_INVALID_HOST_PTR",
+	-38: "CL_INVALID_MEM_OBJECT", -39: "CL_INVALID_IMAGE_FORMAT_DESCRIPTOR",
+	-40: "CL_INVALID_IMAGE_SIZE", -41: "CL_INVALID_SAMPLER", -42: "CL_INVALID_BINARY",
+	-43: "CL_INVALID_BUILD_OPTIONS", -44: "CL_INVALID_PROGRAM", -45: "CL_INVALID_PROGRAM_EXECUTABLE",
+	-46: "CL_INVALID_KERNEL_NAME", -47: "CL_INVALID_KERNEL_DEFINITION", -48: "CL_INVALID_KERNEL",
+	-49: "CL_INVALID_ARG_INDEX", -50: "CL_INVALID_ARG_VALUE", -51: "CL_INVALID_ARG_SIZE",
+	-52: "CL_INVALID_KERNEL_ARGS", -53: "CL_INVALID_WORK_DIMENSION", -54: "CL_INVALID_WORK_GROUP_SIZE",
+	-55: "CL_INVALID_WORK_ITEM_SIZE", -56: "CL_INVALID_GLOBAL_OFFSET",
+	-57: "CL_INVALID_EVENT_WAIT_LIST", -58: "CL_INVALID_EVENT", -59: "CL_INVALID_OPERATION",
+	-60: "CL_INVALID_GL_OBJECT", -61: "CL_INVALID_BUFFER_SIZE", -62: "CL_INVALID_MIP_LEVEL",
+	-63: "CL_INVALID_GLOBAL_WORK_SIZE", -64: "CL_INVALID_PROPERTY", -65: "CL_INVALID_IMAGE_DESCRIPTOR",
+	-66: "CL_INVALID_COMPILER_OPTIONS", -67: "CL_INVALID_LINKER_OPTIONS",
+	-68: "CL_INVALID_DEVICE_PARTITION_COUNT", -69: "CL_INVALID_PIPE_SIZE",
+	-70: "CL_INVALID_DEVICE_QUEUE", -71: "CL_INVALID_SPEC_ID", -72: "CL_MAX_SIZE_RESTRICTION_EXCEEDED",
+	-1001: "CL_PLATFORM_NOT_FOUND_KHR", -9999: codeNotLoadedName,
 }
 
-// ErrorName returns cl.h's name of an OpenCL error code, or a numbered
+// errorName returns cl.h's name of an OpenCL error code, or a numbered
 // placeholder for a code it does not name (a vendor extension's).
-func ErrorName(code int) string {
+func errorName(code int) string {
 	if n, ok := errorNames[code]; ok {
 		return n
 	}
@@ -125,47 +71,25 @@ func ErrorName(code int) string {
 func resultCode(r uintptr) int { return int(int32(uint32(r))) }
 
 // check turns a returned cl_int into nil or an *Error for call.
-func check(call string, r uintptr) error {
-	return checkCode(call, resultCode(r))
-}
+func check(call string, r uintptr) error { return checkCode(call, resultCode(r)) }
 
 func checkCode(call string, code int) error {
 	if code == codeSuccess {
 		return nil
 	}
-	return &Error{Call: call, Code: code, Name: ErrorName(code)}
+	return &Error{Call: call, Code: code, Name: errorName(code)}
 }
 
-// IsOutOfMemory reports whether err is, or wraps, a device or host
-// allocation failure, the failure a caller can answer by working in smaller
-// pieces.
-func IsOutOfMemory(err error) bool {
-	var e *Error
-	return errors.As(err, &e) && (e.Code == CodeMemAllocationFailure || e.Code == CodeOutOfHostMemory)
-}
-
-// The failure classes both GPU backends share are one type each in
-// internal/gpu, with the backend named in a field ("opencl") that begins the
-// message; this package's names for them are aliases, so errors.As with,
-// say, a *opencl.UnavailableError matches them.
+// The failure classes both GPU bindings share are internal/gpu's types,
+// named here too, so that errors.As with, say, an *opencl.UnavailableError
+// matches them.
 type (
-	// UnavailableError says why the OpenCL backend cannot be used on this
-	// machine. It is an ordinary answer, not a malfunction: callers fall
-	// back to another backend.
 	UnavailableError = gpu.UnavailableError
-	// LibraryError is a shared library that could not be opened, or one
-	// that lacks a symbol ndconv needs (see gpu.OpenLibrary).
-	LibraryError = gpu.LibraryError
-	// UnsupportedError is a device or request this package does not
-	// support.
+	LibraryError     = gpu.LibraryError
 	UnsupportedError = gpu.UnsupportedError
-	// RangeError is a copy, memset or view that does not fit its buffer.
-	RangeError = gpu.RangeError
-	// BuildError is a program that failed to build, with the compiler's
-	// log, the defines and the option string.
-	BuildError = gpu.BuildError
+	RangeError       = gpu.RangeError
+	BuildError       = gpu.BuildError
 )
 
-// ErrClosed is returned by operations on a Device after its last Close, or
-// on a released Queue, Buffer or Program.
+// ErrClosed is returned by operations on a Device after its last Close.
 var ErrClosed = errors.New("opencl: closed")

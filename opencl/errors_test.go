@@ -3,7 +3,6 @@ package opencl
 import (
 	"bufio"
 	"errors"
-	"fmt"
 	"os"
 	"regexp"
 	"strconv"
@@ -12,7 +11,7 @@ import (
 )
 
 func TestErrorFormat(t *testing.T) {
-	e := &Error{Call: "clBuildProgram", Code: CodeBuildProgramFailure, Name: "CL_BUILD_PROGRAM_FAILURE"}
+	e := &Error{Call: "clBuildProgram", Code: -11, Name: "CL_BUILD_PROGRAM_FAILURE"}
 	if got, want := e.Error(), "opencl: clBuildProgram: CL_BUILD_PROGRAM_FAILURE"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
@@ -42,15 +41,11 @@ func TestCheck(t *testing.T) {
 			t.Errorf("check(%d) = %#v, want %s", code, err, name)
 		}
 	}
-	if got := ErrorName(-1234); got != "CL_ERROR_-1234" {
+	if got := errorName(-1234); got != "CL_ERROR_-1234" {
 		t.Errorf("unknown code reads %q", got)
 	}
 	if resultCode(notLoadedResult) != codeNotLoaded {
 		t.Errorf("notLoadedResult is code %d", resultCode(notLoadedResult))
-	}
-	oom := checkCode("clCreateBuffer", CodeMemAllocationFailure)
-	if !IsOutOfMemory(fmt.Errorf("input: %w", oom)) || IsOutOfMemory(checkCode("clCreateBuffer", CodeInvalidValue)) || IsOutOfMemory(nil) {
-		t.Error("IsOutOfMemory")
 	}
 }
 
@@ -63,7 +58,7 @@ func TestBuildErrorFormat(t *testing.T) {
 		Defines: []string{"KX=5", "BORDER=0"},
 		Options: []string{"-DBORDER=0", "-DKX=5"},
 		Log:     "<source>:3:1: error: use of undeclared identifier 'x'\n",
-		Err:     &Error{Call: "clBuildProgram", Code: CodeBuildProgramFailure, Name: "CL_BUILD_PROGRAM_FAILURE"},
+		Err:     &Error{Call: "clBuildProgram", Code: -11, Name: "CL_BUILD_PROGRAM_FAILURE"},
 	}
 	msg := e.Error()
 	for _, want := range []string{"direct", "pthread-cpu", "CL_BUILD_PROGRAM_FAILURE", "KX=5 BORDER=0", "-DBORDER=0 -DKX=5", "undeclared identifier 'x'"} {
@@ -72,7 +67,7 @@ func TestBuildErrorFormat(t *testing.T) {
 		}
 	}
 	var inner *Error
-	if !errors.As(error(e), &inner) || inner.Code != CodeBuildProgramFailure {
+	if !errors.As(error(e), &inner) || inner.Code != -11 {
 		t.Error("BuildError does not unwrap to its *Error")
 	}
 }
@@ -151,63 +146,37 @@ func TestConstantsMatchHeader(t *testing.T) {
 		f.Close()
 	}
 	mirrored := map[string]int64{
-		"CL_FALSE":                               clFalse,
-		"CL_TRUE":                                clTrue,
-		"CL_PLATFORM_PROFILE":                    clPlatformProfile,
-		"CL_PLATFORM_VERSION":                    clPlatformVersion,
-		"CL_PLATFORM_NAME":                       clPlatformName,
-		"CL_PLATFORM_VENDOR":                     clPlatformVendor,
-		"CL_PLATFORM_EXTENSIONS":                 clPlatformExtensions,
-		"CL_DEVICE_TYPE_CPU":                     clDeviceTypeCPU,
-		"CL_DEVICE_TYPE_GPU":                     clDeviceTypeGPU,
-		"CL_DEVICE_TYPE_ACCELERATOR":             clDeviceTypeAccelerator,
-		"CL_DEVICE_TYPE_CUSTOM":                  clDeviceTypeCustom,
-		"CL_DEVICE_TYPE_ALL":                     clDeviceTypeAll,
-		"CL_DEVICE_TYPE":                         clDeviceType,
-		"CL_DEVICE_MAX_COMPUTE_UNITS":            clDeviceMaxComputeUnits,
-		"CL_DEVICE_MAX_WORK_ITEM_DIMENSIONS":     clDeviceMaxWorkItemDimensions,
-		"CL_DEVICE_MAX_WORK_GROUP_SIZE":          clDeviceMaxWorkGroupSize,
-		"CL_DEVICE_MAX_WORK_ITEM_SIZES":          clDeviceMaxWorkItemSizes,
-		"CL_DEVICE_MAX_CLOCK_FREQUENCY":          clDeviceMaxClockFrequency,
-		"CL_DEVICE_MAX_MEM_ALLOC_SIZE":           clDeviceMaxMemAllocSize,
-		"CL_DEVICE_GLOBAL_MEM_SIZE":              clDeviceGlobalMemSize,
-		"CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE":     clDeviceMaxConstantBufferSize,
-		"CL_DEVICE_MAX_CONSTANT_ARGS":            clDeviceMaxConstantArgs,
-		"CL_DEVICE_LOCAL_MEM_TYPE":               clDeviceLocalMemType,
-		"CL_DEVICE_LOCAL_MEM_SIZE":               clDeviceLocalMemSize,
-		"CL_DEVICE_AVAILABLE":                    clDeviceAvailable,
-		"CL_DEVICE_COMPILER_AVAILABLE":           clDeviceCompilerAvailable,
-		"CL_DEVICE_NAME":                         clDeviceName,
-		"CL_DEVICE_VENDOR":                       clDeviceVendor,
-		"CL_DRIVER_VERSION":                      clDriverVersion,
-		"CL_DEVICE_VERSION":                      clDeviceVersion,
-		"CL_DEVICE_EXTENSIONS":                   clDeviceExtensions,
-		"CL_DEVICE_DOUBLE_FP_CONFIG":             clDeviceDoubleFPConfig,
-		"CL_DEVICE_OPENCL_C_VERSION":             clDeviceOpenCLCVersion,
-		"CL_LOCAL":                               clLocal,
-		"CL_CONTEXT_PLATFORM":                    clContextPlatform,
-		"CL_QUEUE_PROPERTIES":                    clQueueProperties,
-		"CL_QUEUE_PROFILING_ENABLE":              clQueueProfilingEnable,
-		"CL_QUEUE_OUT_OF_ORDER_EXEC_MODE_ENABLE": clQueueOutOfOrderExecModeEnable,
-		"CL_MEM_READ_WRITE":                      clMemReadWrite,
-		"CL_MEM_WRITE_ONLY":                      clMemWriteOnly,
-		"CL_MEM_READ_ONLY":                       clMemReadOnly,
-		"CL_MEM_USE_HOST_PTR":                    clMemUseHostPtr,
-		"CL_MEM_ALLOC_HOST_PTR":                  clMemAllocHostPtr,
-		"CL_MEM_COPY_HOST_PTR":                   clMemCopyHostPtr,
-		"CL_PROGRAM_NUM_DEVICES":                 clProgramNumDevices,
-		"CL_PROGRAM_BINARY_SIZES":                clProgramBinarySizes,
-		"CL_PROGRAM_BINARIES":                    clProgramBinaries,
-		"CL_PROGRAM_BUILD_STATUS":                clProgramBuildStatus,
-		"CL_PROGRAM_BUILD_OPTIONS":               clProgramBuildOptions,
-		"CL_PROGRAM_BUILD_LOG":                   clProgramBuildLog,
-		"CL_KERNEL_WORK_GROUP_SIZE":              clKernelWorkGroupSize,
-		"CL_KERNEL_LOCAL_MEM_SIZE":               clKernelLocalMemSize,
-		"CL_KERNEL_PRIVATE_MEM_SIZE":             clKernelPrivateMemSize,
-		"CL_PROFILING_COMMAND_QUEUED":            clProfilingCommandQueued,
-		"CL_PROFILING_COMMAND_SUBMIT":            clProfilingCommandSubmit,
-		"CL_PROFILING_COMMAND_START":             clProfilingCommandStart,
-		"CL_PROFILING_COMMAND_END":               clProfilingCommandEnd,
+		"CL_FALSE":                           clFalse,
+		"CL_TRUE":                            clTrue,
+		"CL_PLATFORM_VERSION":                clPlatformVersion,
+		"CL_PLATFORM_NAME":                   clPlatformName,
+		"CL_DEVICE_TYPE_CPU":                 clDeviceTypeCPU,
+		"CL_DEVICE_TYPE_ALL":                 clDeviceTypeAll,
+		"CL_DEVICE_TYPE":                     clDeviceType,
+		"CL_DEVICE_MAX_COMPUTE_UNITS":        clDeviceMaxComputeUnits,
+		"CL_DEVICE_MAX_WORK_GROUP_SIZE":      clDeviceMaxWorkGroupSize,
+		"CL_DEVICE_MAX_WORK_ITEM_SIZES":      clDeviceMaxWorkItemSizes,
+		"CL_DEVICE_MAX_MEM_ALLOC_SIZE":       clDeviceMaxMemAllocSize,
+		"CL_DEVICE_GLOBAL_MEM_SIZE":          clDeviceGlobalMemSize,
+		"CL_DEVICE_MAX_CONSTANT_BUFFER_SIZE": clDeviceMaxConstantBufferSize,
+		"CL_DEVICE_LOCAL_MEM_SIZE":           clDeviceLocalMemSize,
+		"CL_DEVICE_AVAILABLE":                clDeviceAvailable,
+		"CL_DEVICE_COMPILER_AVAILABLE":       clDeviceCompilerAvailable,
+		"CL_DEVICE_NAME":                     clDeviceName,
+		"CL_DRIVER_VERSION":                  clDriverVersion,
+		"CL_DEVICE_VERSION":                  clDeviceVersion,
+		"CL_DEVICE_EXTENSIONS":               clDeviceExtensions,
+		"CL_DEVICE_DOUBLE_FP_CONFIG":         clDeviceDoubleFPConfig,
+		"CL_CONTEXT_PLATFORM":                clContextPlatform,
+		"CL_QUEUE_PROPERTIES":                clQueueProperties,
+		"CL_QUEUE_PROFILING_ENABLE":          clQueueProfilingEnable,
+		"CL_MEM_READ_WRITE":                  clMemReadWrite,
+		"CL_MEM_ALLOC_HOST_PTR":              clMemAllocHostPtr,
+		"CL_PROGRAM_BINARY_SIZES":            clProgramBinarySizes,
+		"CL_PROGRAM_BINARIES":                clProgramBinaries,
+		"CL_PROGRAM_BUILD_LOG":               clProgramBuildLog,
+		"CL_KERNEL_WORK_GROUP_SIZE":          clKernelWorkGroupSize,
+		"CL_PROFILING_COMMAND_END":           clProfilingCommandEnd,
 	}
 	for name, v := range mirrored {
 		h, ok := defines[name]

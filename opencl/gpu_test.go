@@ -9,6 +9,7 @@ import (
 	"strings"
 	"testing"
 
+	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/internal/gpucache"
 	"github.com/ndconv/ndconv/internal/gputest"
 	"github.com/ndconv/ndconv/nd"
@@ -20,21 +21,11 @@ import (
 // NDCONV_OPENCL_DEVICE ("P:D", default 0:0). Holding it open keeps its
 // programs built for every test.
 //
-// PoCL builds the hundreds of kernel specialisations the tests run on the
-// CPU, one at a time (its kernel compiler is serialised), which with cold
-// caches took CI past go test's 10 minutes (docs/perf/ci-time.md). So where the
-// shared device is PoCL's (a GPU builds as the product does: quickly
-// fetched binaries keep its disk cache warm between GPU sessions), it
-//   - writes nothing to the disk cache (withoutBinaries): fetching a
-//     binary from PoCL compiles every kernel a second time. PoCL's own
-//     cache ($POCL_CACHE_DIR, ~/.cache/pocl) still makes later runs fast;
-//   - builds without optimisation (unoptimised, -cl-opt-disable) unless
-//     NDCONV_OPENCL_ALL=1: in under half the time, and the results must
-//     be the same bits, since the kernels keep FP_CONTRACT off and round
-//     through fma() alone. The case table's direct kernels build optimised
-//     all the same (optimisedBuilds), so that CI also runs what the
-//     optimiser makes of the kernels' index arithmetic and bounds.
-// The tests of the disk cache build as the product does (asProduct).
+// Where the shared device is PoCL's, it builds as Device.TestBuilds says
+// (a GPU builds as the product does): no binaries for the disk cache
+// (PoCL's own, $POCL_CACHE_DIR or ~/.cache/pocl, still makes later runs
+// fast) and, unless NDCONV_OPENCL_ALL=1, unoptimised. The tests of the
+// disk cache build as the product does (asProduct).
 
 var shared gputest.Shared[*Device]
 
@@ -42,30 +33,19 @@ func testDevice(t testing.TB) *Device {
 	t.Helper()
 	return shared.Get(t, "OpenCL", Available, func() (*Device, error) {
 		d, err := Open(testDeviceIndex(t))
-		if err == nil && onPoCL(d.Info()) {
-			d.withoutBinaries.Store(true)
-			d.unoptimised.Store(os.Getenv("NDCONV_OPENCL_ALL") != "1")
+		if err == nil && strings.Contains(d.Info().PlatformVersion, "PoCL") {
+			d.TestBuilds(true, os.Getenv("NDCONV_OPENCL_ALL") != "1")
 		}
 		return d, err
 	})
-}
-
-// onPoCL reports whether the device is PoCL's, OpenCL on the CPU.
-func onPoCL(info Info) bool { return strings.Contains(info.PlatformVersion, "PoCL") }
-
-// optimisedBuilds makes d build optimised until t ends.
-func optimisedBuilds(t *testing.T, d *Device) {
-	was := d.unoptimised.Swap(false)
-	t.Cleanup(func() { d.unoptimised.Store(was) })
 }
 
 // asProduct makes d build as the product does until t ends: optimised,
 // writing binaries to a fresh disk cache (NDCONV_CACHE_DIR).
 func asProduct(t *testing.T, d *Device) {
 	t.Setenv("NDCONV_CACHE_DIR", t.TempDir())
-	optimisedBuilds(t, d)
-	was := d.withoutBinaries.Swap(false)
-	t.Cleanup(func() { d.withoutBinaries.Store(was) })
+	without, unoptimised := d.TestBuilds(false, false)
+	t.Cleanup(func() { d.TestBuilds(without, unoptimised) })
 }
 
 // testDeviceIndex reads NDCONV_OPENCL_DEVICE.
@@ -100,35 +80,28 @@ func testInputs(n, seed int) (a, b []float32) {
 	return a, b
 }
 
-// runVadd uploads a and b, runs vadd from prog on q and returns c and the
-// kernel's event (released).
+// runVadd uploads a and b, runs vadd from prog on q and returns c.
 func runVadd(d *Device, q *Queue, prog *Program, a, b []float32, scale float32) ([]float32, error) {
-	k, err := prog.Kernel("vadd")
+	k, err := prog.kernel("vadd")
 	if err != nil {
 		return nil, err
 	}
 	n := len(a)
-	bufs := make([]*Buffer, 3)
+	bufs := make([]gpu.Buffer, 3)
 	for i := range bufs {
 		if bufs[i], err = d.Alloc(4 * n); err != nil {
 			return nil, err
 		}
 		defer bufs[i].Free()
 	}
-	if err := errors.Join(bufs[0].Write(q, 0, nd.AsBytes(a)), bufs[1].Write(q, 0, nd.AsBytes(b))); err != nil {
+	if err := errors.Join(q.Write(bufs[0], 0, nd.AsBytes(a)), q.Write(bufs[1], 0, nd.AsBytes(b))); err != nil {
 		return nil, err
 	}
-	global := (n + 63) / 64 * 64
-	ev, err := k.Enqueue(q, [3]int{global, 1, 1}, [3]int{64, 1, 1}, bufs[0], bufs[1], bufs[2], scale, int32(n))
-	if err != nil {
-		return nil, err
-	}
-	defer ev.Release()
-	if err := ev.Wait(); err != nil {
+	if err := q.Launch(k, [3]int{(n + 63) / 64, 1, 1}, [3]int{64, 1, 1}, bufs[0], bufs[1], bufs[2], scale, int32(n)); err != nil {
 		return nil, err
 	}
 	c := make([]float32, n)
-	return c, bufs[2].Read(q, nd.AsBytes(c), 0)
+	return c, q.Read(nd.AsBytes(c), bufs[2], 0)
 }
 
 // checkVadd runs vadd and compares it with the same sums in Go.
@@ -153,7 +126,7 @@ func testQueue(t *testing.T, d *Device) *Queue {
 		t.Fatal(err)
 	}
 	t.Cleanup(func() { q.Close() })
-	return q
+	return q.(*Queue)
 }
 
 func TestDeviceInfo(t *testing.T) {
@@ -171,9 +144,6 @@ func TestDeviceInfo(t *testing.T) {
 	}
 	if !slices.ContainsFunc(infos, func(i Info) bool { return i.Spec() == info.Spec() && i.Name == info.Name }) {
 		t.Errorf("Devices() lacks %s: %v", info.Spec(), infos)
-	}
-	if LibraryPath() == "" {
-		t.Error("no library path")
 	}
 	// Bad indices are errors, not crashes.
 	for _, pd := range [][2]int{{99, 0}, {-1, 0}, {info.Platform, 999}} {
@@ -193,7 +163,7 @@ func TestDeviceInfo(t *testing.T) {
 func TestProgramAndKernel(t *testing.T) {
 	d := testDevice(t)
 	q := testQueue(t, d)
-	prog, err := d.Program(vaddSource, "vadd", []string{"OFFSET=0.5f"})
+	prog, err := d.program(&d.programs, vaddSource, "vadd", []string{"OFFSET=0.5f"})
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -202,56 +172,54 @@ func TestProgramAndKernel(t *testing.T) {
 			t.Errorf("n=%d: %v", n, err)
 		}
 	}
-	k, err := prog.Kernel("vadd")
-	if err != nil || k.MaxWorkGroupSize() < 64 {
+	k, err := prog.kernel("vadd")
+	if err != nil || k.MaxGroupSize() < 64 {
 		t.Fatalf("kernel: %v, %v", k, err)
 	}
-	if k2, _ := prog.Kernel("vadd"); k2 != k {
+	if k2, _ := prog.kernel("vadd"); k2 != k {
 		t.Error("a second lookup made another kernel")
 	}
 	var e *Error
-	if _, err := prog.Kernel("nonesuch"); !errors.As(err, &e) || e.Name != "CL_INVALID_KERNEL_NAME" || !strings.Contains(err.Error(), "nonesuch") {
+	if _, err := prog.kernel("nonesuch"); !errors.As(err, &e) || e.Name != "CL_INVALID_KERNEL_NAME" || !strings.Contains(err.Error(), "nonesuch") {
 		t.Errorf("unknown kernel: %v", err)
 	}
 
-	// The event times the kernel.
+	// Events recorded around a launch time it.
 	buf, err := d.Alloc(4 * 256)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer buf.Free()
-	ev, err := k.Enqueue(q, [3]int{256, 1, 1}, [3]int{64, 1, 1}, buf, buf, buf, float32(1), int32(256))
-	if err != nil {
+	start, _ := d.NewEvent()
+	end, _ := d.NewEvent()
+	defer start.Close()
+	defer end.Close()
+	if err := errors.Join(q.Record(start), q.Launch(k, [3]int{4, 1, 1}, [3]int{64, 1, 1}, buf, buf, buf, float32(1), int32(256)), q.Record(end)); err != nil {
 		t.Fatal(err)
 	}
-	if err := ev.Wait(); err != nil {
+	if err := end.Synchronize(); err != nil {
 		t.Fatal(err)
 	}
-	if dur, err := ev.Duration(); err != nil || dur < 0 {
+	if dur, err := end.Since(start); err != nil || dur < 0 {
 		t.Errorf("duration %v, %v", dur, err)
 	}
-	ev.Release()
 
 	// Arguments and work sizes the kernel cannot take.
-	for name, call := range map[string]func() (*Event, error){
-		"a Go int": func() (*Event, error) {
-			return k.Enqueue(q, [3]int{64, 1, 1}, [3]int{64, 1, 1}, buf, buf, buf, float32(1), 256)
-		},
-		"a nil buffer": func() (*Event, error) {
-			return k.Enqueue(q, [3]int{64, 1, 1}, [3]int{64, 1, 1}, buf, (*Buffer)(nil), buf, float32(1), int32(256))
-		},
-		"a ragged global size": func() (*Event, error) {
-			return k.Enqueue(q, [3]int{100, 1, 1}, [3]int{64, 1, 1}, buf, buf, buf, float32(1), int32(256))
-		},
-		"a float64 for a float": func() (*Event, error) {
-			return k.Enqueue(q, [3]int{64, 1, 1}, [3]int{64, 1, 1}, buf, buf, buf, float64(1), int32(256))
-		},
+	one := [3]int{1, 1, 1}
+	for _, tc := range []struct {
+		name   string
+		groups [3]int
+		args   []any
+	}{
+		{"a Go int", one, []any{buf, buf, buf, float32(1), 256}},
+		{"a nil buffer", one, []any{buf, (*Buffer)(nil), buf, float32(1), int32(256)}},
+		{"a float64 for a float", one, []any{buf, buf, buf, float64(1), int32(256)}},
+		{"no work-groups", [3]int{0, 1, 1}, []any{buf, buf, buf, float32(1), int32(256)}},
 	} {
-		if ev, err := call(); err == nil {
-			ev.Release()
-			t.Errorf("%s was accepted", name)
+		if err := q.Launch(k, tc.groups, [3]int{64, 1, 1}, tc.args...); err == nil {
+			t.Errorf("%s was accepted", tc.name)
 		} else {
-			t.Logf("%s: %v", name, err)
+			t.Logf("%s: %v", tc.name, err)
 		}
 	}
 	if err := q.Finish(); err != nil {
@@ -265,13 +233,13 @@ func TestBuildFailure(t *testing.T) {
 	d := testDevice(t)
 	asProduct(t, d)
 	broken := strings.Replace(vaddSource, "c[i] = a[i]", "c[i] = a[i] +* undeclared_thing", 1)
-	_, err := d.Program(broken, "vadd-broken", []string{"OFFSET=0.5f", "NDCONV_TEST=1"})
+	_, err := d.program(&d.programs, broken, "vadd-broken", []string{"OFFSET=0.5f", "NDCONV_TEST=1"})
 	var be *BuildError
 	if !errors.As(err, &be) {
 		t.Fatalf("error %T %v, want *BuildError", err, err)
 	}
 	var ce *Error
-	if !errors.As(be, &ce) || ce.Code != CodeBuildProgramFailure || ce.Call != "clBuildProgram" {
+	if !errors.As(be, &ce) || ce.Name != "CL_BUILD_PROGRAM_FAILURE" || ce.Call != "clBuildProgram" {
 		t.Errorf("result %v", be.Err)
 	}
 	if !strings.Contains(be.Log, "undeclared_thing") || !slices.Equal(be.Defines, []string{"OFFSET=0.5f", "NDCONV_TEST=1"}) ||
@@ -285,12 +253,12 @@ func TestBuildFailure(t *testing.T) {
 		}
 	}
 	t.Logf("the message reads:\n%s", msg)
-	dir, _ := CacheDir()
+	dir, _ := programStore.Dir()
 	if entries, _ := os.ReadDir(dir); len(entries) != 0 {
 		t.Errorf("a failed build left %d cache files", len(entries))
 	}
 	// A bad option is a build error too.
-	if _, err := d.Program(vaddSource, "vadd", []string{"OFFSET=0.5f", "-cl-no-such-option"}); !errors.As(err, &be) {
+	if _, err := d.program(&d.programs, vaddSource, "vadd", []string{"OFFSET=0.5f", "-cl-no-such-option"}); !errors.As(err, &be) {
 		t.Errorf("a bad option: %T %v", err, err)
 	}
 }
@@ -303,7 +271,7 @@ func TestProgramCacheOnDevice(t *testing.T) {
 	d := testDevice(t)
 	q := testQueue(t, d)
 	asProduct(t, d)
-	dir, _ := CacheDir()
+	dir, _ := programStore.Dir()
 	defines := []string{"OFFSET=2.5f"}
 	var progs []*Program
 	defer func() {
@@ -311,7 +279,7 @@ func TestProgramCacheOnDevice(t *testing.T) {
 			p.release()
 		}
 	}()
-	step := func(name string, c *programCache, want CacheStats) {
+	step := func(name string, c *programCache, want gpucache.Stats) {
 		t.Helper()
 		p, err := d.program(c, vaddSource, "vadd", defines)
 		if err != nil {
@@ -320,7 +288,7 @@ func TestProgramCacheOnDevice(t *testing.T) {
 		if !slices.Contains(progs, p) {
 			progs = append(progs, p)
 		}
-		if got := snapshot(c); got != want {
+		if got := c.Stats(); got != want {
 			t.Errorf("%s: stats %+v, want %+v", name, got, want)
 		}
 		if err := checkVadd(d, q, p, 300, 7, 2.5); err != nil {
@@ -328,9 +296,9 @@ func TestProgramCacheOnDevice(t *testing.T) {
 		}
 	}
 	c := &programCache{}
-	step("cold", c, CacheStats{Builds: 1, DiskWrites: 1})
-	step("warm", c, CacheStats{MemoryHits: 1, Builds: 1, DiskWrites: 1})
-	step("disk", &programCache{}, CacheStats{DiskHits: 1})
+	step("cold", c, gpucache.Stats{Builds: 1, DiskWrites: 1})
+	step("warm", c, gpucache.Stats{MemoryHits: 1, Builds: 1, DiskWrites: 1})
+	step("disk", &programCache{}, gpucache.Stats{DiskHits: 1})
 
 	files, _ := filepath.Glob(filepath.Join(dir, "*.clbin"))
 	if len(files) != 1 {
@@ -340,7 +308,7 @@ func TestProgramCacheOnDevice(t *testing.T) {
 	corrupt := slices.Clone(data)
 	corrupt[len(corrupt)/2] ^= 0x40
 	os.WriteFile(files[0], corrupt, 0o644)
-	step("corrupt", &programCache{}, CacheStats{Builds: 1, DiskWrites: 1, Rejected: 1})
+	step("corrupt", &programCache{}, gpucache.Stats{Builds: 1, DiskWrites: 1, Rejected: 1})
 	// Rewritten whole (not byte for byte as before: PoCL's binary also
 	// holds the kernels it has compiled for a work-group size since).
 	if _, err := programStore.Read(dir, gpucache.Key(data[len(programStore.Magic):][:32])); err != nil {
@@ -350,12 +318,12 @@ func TestProgramCacheOnDevice(t *testing.T) {
 	// A well-formed file around a binary the driver cannot load.
 	key := gpucache.Key(data[len(programStore.Magic):][:32])
 	os.WriteFile(files[0], programStore.Encode(key, []byte("not a program binary")), 0o644)
-	step("refused", &programCache{}, CacheStats{Builds: 1, DiskWrites: 1, Rejected: 1})
+	step("refused", &programCache{}, gpucache.Stats{Builds: 1, DiskWrites: 1, Rejected: 1})
 
-	if err := ClearCache(); err != nil {
+	if err := programStore.Clear(); err != nil {
 		t.Fatal(err)
 	}
-	step("cleared", &programCache{}, CacheStats{Builds: 1, DiskWrites: 1})
+	step("cleared", &programCache{}, gpucache.Stats{Builds: 1, DiskWrites: 1})
 }
 
 func TestBuffers(t *testing.T) {
@@ -369,36 +337,37 @@ func TestBuffers(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer a.Free()
-	b, err := d.AllocCopy([]byte("0123456789abcdef"))
+	b, err := d.Alloc(16)
 	if err != nil {
 		t.Fatal(err)
 	}
 	defer b.Free()
-	if err := a.Write(q, 4, []byte("wxyz")); err != nil {
-		t.Fatal(err)
-	}
-	if err := b.CopyTo(q, a, 8, 10, 6); err != nil {
+	if err := errors.Join(q.Write(b, 0, []byte("0123456789abcdef")), q.Write(a, 4, []byte("wxyz")), q.Copy(a, 8, b, 10, 6)); err != nil {
 		t.Fatal(err)
 	}
 	got := make([]byte, 10)
-	if err := a.Read(q, got, 4); err != nil {
+	if err := q.Read(got, a, 4); err != nil {
 		t.Fatal(err)
 	}
 	if string(got) != "wxyzabcdef" {
 		t.Errorf("read %q", got)
 	}
+	if err := errors.Join(q.Fill(a, 2, 3, 'f'), q.Read(got[:4], a, 2)); err != nil || string(got[:4]) != "fffx" {
+		t.Errorf("fill: read %q, %v", got[:4], err)
+	}
 	var re *RangeError
 	for name, err := range map[string]error{
-		"write past the end": a.Write(q, 10, make([]byte, 7)),
-		"read past the end":  a.Read(q, make([]byte, 17), 0),
-		"negative offset":    a.Read(q, make([]byte, 1), -1),
-		"copy past the end":  b.CopyTo(q, a, 12, 0, 8),
+		"write past the end": q.Write(a, 10, make([]byte, 7)),
+		"read past the end":  q.Read(make([]byte, 17), a, 0),
+		"negative offset":    q.Read(make([]byte, 1), a, -1),
+		"copy past the end":  q.Copy(a, 12, b, 0, 8),
+		"fill past the end":  q.Fill(a, 12, 8, 0),
 	} {
 		if !errors.As(err, &re) {
 			t.Errorf("%s: %v", name, err)
 		}
 	}
-	if err := a.Write(q, 16, nil); err != nil {
+	if err := q.Write(a, 16, nil); err != nil {
 		t.Errorf("an empty write at the end: %v", err)
 	}
 	if _, err := d.Alloc(int(d.Info().MaxAlloc) + 1); err == nil {
@@ -406,13 +375,12 @@ func TestBuffers(t *testing.T) {
 	}
 }
 
-// TestGPUHostFreeList: the engines' staging (engineDevice.AllocHost) is a
-// prefix of a mapped buffer of its size class, counted as pinned, which
-// Free returns to the device's free list for the next of its class.
+// TestGPUHostFreeList: the engines' staging (AllocHost) is a prefix of a
+// mapped buffer of its size class, counted as pinned, which Free returns
+// to the device's free list for the next of its class.
 func TestGPUHostFreeList(t *testing.T) {
 	d := testDevice(t)
-	ed := engineDevice{d}
-	h1, err := ed.AllocHost(3000)
+	h1, err := d.AllocHost(3000)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -427,8 +395,8 @@ func TestGPUHostFreeList(t *testing.T) {
 	if h1.Free() != nil || h1.Bytes() != nil {
 		t.Error("a second Free, or Bytes after Free, did something")
 	}
-	h2, _ := ed.AllocHost(2900) // the same 3072-byte class
-	h3, _ := ed.AllocHost(2900)
+	h2, _ := d.AllocHost(2900) // the same 3072-byte class
+	h3, _ := d.AllocHost(2900)
 	if &h2.Bytes()[0] != first || &h3.Bytes()[0] == first || len(h2.Bytes()) != 2900 {
 		t.Error("the freed staging was not reused once, as 2900 bytes")
 	}

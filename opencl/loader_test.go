@@ -41,7 +41,7 @@ func TestLibraryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("NDCONV_LIBOPENCL", fake)
-	_, err := dynlib.Open(openclLibrary, lookupEnv)
+	_, err := dynlib.Open(openclLibrary, os.Getenv)
 	var le *LibraryError
 	if !errors.As(libraryError(err), &le) || !slices.Equal(le.Tried, []string{fake}) ||
 		!strings.HasPrefix(le.Error(), "opencl: cannot load "+fake+" (from NDCONV_LIBOPENCL): ") {
@@ -58,7 +58,7 @@ func TestLibraryErrors(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		return // the rest needs glibc
 	}
-	lib, err := dynlib.Open(dynlib.Spec{EnvVar: "NDCONV_TEST_LIB", Sonames: []string{"libc.so.6"}}, lookupEnv)
+	lib, err := dynlib.Open(dynlib.Spec{EnvVar: "NDCONV_TEST_LIB", Sonames: []string{"libc.so.6"}}, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -92,25 +92,16 @@ func TestGoString(t *testing.T) {
 	}
 }
 
-func TestParseVersion(t *testing.T) {
-	for _, tc := range []struct {
-		s            string
-		major, minor int
-		ok           bool
-	}{
-		{"OpenCL 3.0 PoCL HSTR: pthread-x86_64", 3, 0, true},
-		{"OpenCL 1.2 CUDA", 1, 2, true},
-		{"OpenCL C 1.2 PoCL", 1, 2, true},
-		{"OpenCL 2.1 AMD-APP (3614.0)", 2, 1, true},
-		{"garbage", 0, 0, false},
+func TestModern(t *testing.T) {
+	for s, want := range map[string]bool{
+		"OpenCL 3.0 PoCL HSTR: pthread-x86_64": true,
+		"OpenCL 2.1 AMD-APP (3614.0)":          true,
+		"OpenCL 1.2 CUDA":                      false,
+		"garbage":                              false,
 	} {
-		ma, mi, ok := parseVersion(tc.s)
-		if ma != tc.major || mi != tc.minor || ok != tc.ok {
-			t.Errorf("parseVersion(%q) = %d, %d, %v", tc.s, ma, mi, ok)
+		if modern(s) != want {
+			t.Errorf("modern(%q) = %v", s, !want)
 		}
-	}
-	if !(Info{Version: "OpenCL 3.0 x"}).VersionAtLeast(2, 0) || (Info{Version: "OpenCL 1.2 x"}).VersionAtLeast(2, 0) {
-		t.Error("VersionAtLeast")
 	}
 	if got := (Info{Platform: 1, Device: 2}).Spec(); got != "opencl:1:2" {
 		t.Errorf("Spec = %q", got)
@@ -120,8 +111,9 @@ func TestParseVersion(t *testing.T) {
 // TestSymbolsResolve: where the ICD loader loads, every OpenCL 1.2 entry
 // point ndconv uses is bound, and the table names no symbol twice.
 func TestSymbolsResolve(t *testing.T) {
+	required, optional := symbols()
 	seen := map[string]bool{}
-	for _, s := range append(requiredSymbols(), optionalSymbols()...) {
+	for _, s := range append(required, optional...) {
 		if seen[s.Name] {
 			t.Errorf("%s bound twice", s.Name)
 		}
@@ -130,12 +122,15 @@ func TestSymbolsResolve(t *testing.T) {
 	if err := loadLibrary(); err != nil {
 		t.Skipf("no OpenCL library: %v", err)
 	}
-	for _, s := range requiredSymbols() {
+	for _, s := range required {
 		if *s.Addr == 0 {
 			t.Errorf("%s is not bound", s.Name)
 		}
 	}
-	t.Logf("%d entry points bound from %s (clCreateCommandQueueWithProperties: %v)", len(requiredSymbols()), LibraryPath(), cl.clCreateCommandQueueWithProperties != 0)
+	if len(optional) != 1 || optional[0].Name != "clCreateCommandQueueWithProperties" {
+		t.Errorf("optional symbols %v", optional)
+	}
+	t.Logf("%d entry points bound (clCreateCommandQueueWithProperties: %v)", len(required), cl.clCreateCommandQueueWithProperties != 0)
 }
 
 // libraryError presents an error of dynlib.Open or Library.Bind as

@@ -1,21 +1,21 @@
 package opencl
 
 import (
+	"encoding/binary"
 	"errors"
 	"fmt"
-	"math"
+	"os"
 	"slices"
 	"strings"
 	"sync"
-	"time"
-	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/gpu"
+	"github.com/ndconv/ndconv/internal/gpucache"
+	"github.com/ndconv/ndconv/kernels"
 )
 
-// Program is a built OpenCL program (cl_program) for one device.
-// Programs from Device.Program are cached and shared by every caller, and
-// live until the device's last Close.
+// Program is a built OpenCL program (cl_program) for one device, cached
+// and shared by every caller until the device's last Close.
 type Program struct {
 	dev  *Device
 	h    uintptr
@@ -26,23 +26,29 @@ type Program struct {
 	released bool
 }
 
-// Program builds OpenCL C source for d with defines, or finds it built.
-// Each define is NAME or NAME=VALUE (passed as -DNAME=VALUE); an entry
-// starting with "-" is passed to the compiler as it is. name identifies the
-// program in errors (the kernel family, "direct").
-//
-// Programs are cached in memory per device and their binaries on disk under
-// CacheDir, keyed by the SHA-256 of the source, the sorted options and the
-// platform's, device's and driver's names and versions. Concurrent calls
-// for one key build once; the others wait for it. A damaged cache file, or
-// one the driver refuses, is replaced by a fresh build. A failed build is a
-// *BuildError carrying the compiler's log and the defines.
-func (d *Device) Program(source, name string, defines []string) (*Program, error) {
-	return d.program(&d.programs, source, name, defines)
+// Kernel builds the family's source through the program cache.
+func (d *Device) Kernel(family string, defines []string, name string) (gpu.Kernel, error) {
+	src, err := kernels.Source(family)
+	if err != nil {
+		return nil, err
+	}
+	p, err := d.program(&d.programs, src, family, defines)
+	if err != nil {
+		return nil, err
+	}
+	return gpu.Value[gpu.Kernel](p.kernel(name))
 }
 
-// program is Program through cache c (tests use a cache of their own to
-// play a new process on a device already open).
+// program builds OpenCL C source for d with defines, or finds it built,
+// through cache c (the device's; tests use one of their own to play a new
+// process on a device already open). Each define is NAME or NAME=VALUE
+// (passed as -DNAME=VALUE); an entry starting with "-" is passed to the
+// compiler as it is. name identifies the program in errors.
+//
+// Programs are cached in memory per device and their binaries on disk
+// (programStore, keyed by programKeyOf). Concurrent calls for one key
+// build once; the others wait for it. A damaged cache file, or one the
+// driver refuses, is replaced by a fresh build.
 func (d *Device) program(c *programCache, source, name string, defines []string) (*Program, error) {
 	if d.unoptimised.Load() {
 		defines = append(slices.Clip(defines), "-cl-opt-disable")
@@ -51,13 +57,54 @@ func (d *Device) program(c *programCache, source, name string, defines []string)
 	if err != nil {
 		return nil, err
 	}
-	key := programKeyOf(source, options, d.info)
-	return c.Get(programStore, key,
+	return c.Get(programStore, programKeyOf(source, options, d.info),
 		func() (*Program, []byte, error) {
-			return d.buildSource(source, name, defines, options, !d.withoutBinaries.Load())
+			return d.build(name, defines, options, !d.withoutBinaries.Load(), func() (uintptr, error) { return clCreateProgramWithSource(d.ctx, source) })
 		},
-		func(binary []byte) (*Program, error) { return d.buildBinary(binary, name, options) })
+		func(binary []byte) (*Program, error) { // a binary needs clBuildProgram too; for a real binary it is quick
+			p, _, err := d.build(name, defines, options, false, func() (uintptr, error) { return clCreateProgramWithBinary(d.ctx, d.id, binary) })
+			return p, err
+		})
 }
+
+// cacheFormat is hashed into every key: change it when the key's inputs or
+// the file layout change, and old files are simply never found again.
+// Format 2: a binary cached before api.go's ptr kept build options and
+// kernel names alive through their calls may hold another program's build.
+const cacheFormat = "ndconv-opencl-program-2"
+
+// programKeyOf names one build: the SHA-256 of everything its binary
+// depends on, each input hashed with its length (gpucache.KeyBuilder). The
+// device is named by its platform, its own name and version and its
+// driver's version: a driver update or another device of the same name on
+// another platform is another key.
+func programKeyOf(source, options string, info Info) gpucache.Key {
+	b := gpucache.NewKey(cacheFormat)
+	b.Field("platform", info.PlatformName)
+	b.Field("platform-version", info.PlatformVersion)
+	b.Field("device", info.Name)
+	b.Field("device-version", info.Version)
+	b.Field("driver", info.DriverVersion)
+	b.Field("options", options)
+	b.Field("source", source)
+	return b.Key()
+}
+
+// programStore is the disk cache, in $NDCONV_CACHE_DIR/opencl, else
+// ndconv/opencl in the user's cache directory: a file is a header (magic
+// "NDCLBIN\x01", the key, the binary's length and SHA-256) and the
+// program binary, named <key>.clbin.
+var programStore = &gpucache.Store{
+	Subdir:  "opencl",
+	Magic:   "NDCLBIN\x01",
+	Suffix:  ".clbin",
+	Payload: "binary",
+	Damaged: "opencl: damaged program cache file",
+	Getenv:  os.Getenv,
+}
+
+// programCache is one device's programs by key.
+type programCache = gpucache.Cache[*Program]
 
 // buildOptions is clBuildProgram's option string for defines: sorted, so
 // that the same set in another order is the same build and the same key.
@@ -70,23 +117,31 @@ func buildOptions(defines []string) (string, error) {
 	return strings.Join(gpu.DefineOptions(defines), " "), nil
 }
 
-// buildSource compiles source and returns the program with its binary if
-// withBinary (nil where the implementation gives none, or not asked: the
-// program is then not cached on disk).
-func (d *Device) buildSource(source, name string, defines []string, options string, withBinary bool) (*Program, []byte, error) {
+// build makes a program with create and builds it with options, with its
+// binary if withBinary (nil where the implementation gives none: the
+// program is then not cached on disk). A failure is a *BuildError with the
+// compiler's log, the defines and the options.
+func (d *Device) build(name string, defines []string, options string, withBinary bool, create func() (uintptr, error)) (*Program, []byte, error) {
+	fail := func(log string, err error) error {
+		code := err.Error()
+		if e, ok := err.(*Error); ok {
+			code = e.Name
+		}
+		return &BuildError{Backend: "opencl", Program: name, Device: d.info.Name, Defines: defines, Options: strings.Fields(options), Log: log, Code: code, Err: err}
+	}
 	var p *Program
 	var binary []byte
 	err := d.do(func() error {
-		h, err := clCreateProgramWithSource(d.ctx, source)
+		h, err := create()
 		if err != nil {
-			return buildError(name, d.info.Name, defines, options, "", err)
+			return fail("", err)
 		}
 		if err := clBuildProgram(h, d.id, options); err != nil {
 			log, _ := clGetProgramBuildLog(h, d.id)
 			clReleaseProgram(h)
-			return buildError(name, d.info.Name, defines, options, log, err)
+			return fail(log, err)
 		}
-		p = &Program{dev: d, h: h, name: name}
+		p = &Program{dev: d, h: h, name: name, kernels: map[string]*Kernel{}}
 		if withBinary {
 			binary, _ = clGetProgramBinary(h)
 		}
@@ -95,41 +150,11 @@ func (d *Device) buildSource(source, name string, defines []string, options stri
 	return p, binary, err
 }
 
-// buildBinary loads a binary this device built before and builds it (a
-// binary needs clBuildProgram too; for a real binary it is quick).
-func (d *Device) buildBinary(binary []byte, name, options string) (*Program, error) {
-	var p *Program
-	err := d.do(func() error {
-		h, err := clCreateProgramWithBinary(d.ctx, d.id, binary)
-		if err != nil {
-			return err
-		}
-		if err := clBuildProgram(h, d.id, options); err != nil {
-			clReleaseProgram(h)
-			return err
-		}
-		p = &Program{dev: d, h: h, name: name}
-		return nil
-	})
-	return p, err
-}
-
-// Binary returns the program's binary for its device, as the disk cache
-// stores it.
-func (p *Program) Binary() ([]byte, error) {
-	var b []byte
-	err := p.dev.do(func() (err error) {
-		b, err = clGetProgramBinary(p.h)
-		return err
-	})
-	return b, err
-}
-
-// release frees the program and its kernels (Device.Close does).
+// release frees the program and its kernels (the device's last Close does).
 func (p *Program) release() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
-	if p.released || p.h == 0 {
+	if p.released {
 		return nil
 	}
 	p.released = true
@@ -137,13 +162,12 @@ func (p *Program) release() error {
 	for _, k := range p.kernels {
 		errs = append(errs, clReleaseKernel(k.h))
 	}
-	errs = append(errs, clReleaseProgram(p.h))
-	return errors.Join(errs...)
+	return errors.Join(append(errs, clReleaseProgram(p.h))...)
 }
 
-// Kernel returns the program's kernel called name. Lookups are remembered:
-// each name has one *Kernel, shared by every caller.
-func (p *Program) Kernel(name string) (*Kernel, error) {
+// kernel returns the program's kernel called name: one *Kernel per name,
+// shared by every caller.
+func (p *Program) kernel(name string) (*Kernel, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
 	if p.released {
@@ -152,232 +176,92 @@ func (p *Program) Kernel(name string) (*Kernel, error) {
 	if k := p.kernels[name]; k != nil {
 		return k, nil
 	}
-	var k *Kernel
-	err := p.dev.do(func() error {
-		h, err := clCreateKernel(p.h, name)
-		if err != nil {
+	k := &Kernel{dev: p.dev, name: name}
+	err := p.dev.do(func() (err error) {
+		if k.h, err = clCreateKernel(p.h, name); err != nil {
 			return fmt.Errorf("%w (kernel %q of %s)", err, name, p.name)
 		}
-		wg, err := clGetKernelWorkGroupInfoUint(h, p.dev.id, clKernelWorkGroupSize)
-		if err != nil {
-			clReleaseKernel(h)
-			return err
+		if k.maxGroup, err = clGetKernelWorkGroupSize(k.h, p.dev.id); err != nil {
+			clReleaseKernel(k.h)
 		}
-		k = &Kernel{prog: p, h: h, name: name, maxWorkGroup: int(wg)}
-		return nil
+		return err
 	})
 	if err != nil {
 		return nil, err
-	}
-	if p.kernels == nil {
-		p.kernels = map[string]*Kernel{}
 	}
 	p.kernels[name] = k
 	return k, nil
 }
 
-// Kernel is a kernel of a built program (cl_kernel).
+// Kernel is a kernel of a built program (cl_kernel; gpu.Kernel).
 type Kernel struct {
-	prog         *Program
-	h            uintptr
-	name         string
-	maxWorkGroup int // CL_KERNEL_WORK_GROUP_SIZE on the program's device
+	dev      *Device
+	h        uintptr
+	name     string
+	maxGroup int // CL_KERNEL_WORK_GROUP_SIZE on the device
 
 	// mu serialises setting the arguments and enqueueing: a cl_kernel's
 	// arguments are shared state, captured by clEnqueueNDRangeKernel.
 	mu sync.Mutex
 }
 
-// Name is the kernel's name.
-func (k *Kernel) Name() string { return k.name }
+func (k *Kernel) Name() string      { return k.name }
+func (k *Kernel) MaxGroupSize() int { return k.maxGroup }
 
-// MaxWorkGroupSize is the most work-items a work-group of this kernel may
-// have on its device (CL_KERNEL_WORK_GROUP_SIZE).
-func (k *Kernel) MaxWorkGroupSize() int { return k.maxWorkGroup }
+// debugLaunches makes every launch wait for its kernel and report the
+// kernel's own failure against its name: set NDCONV_OPENCL_SYNC=1 while
+// debugging kernels. Read once, at first launch.
+var debugLaunches = sync.OnceValue(func() bool { return os.Getenv("NDCONV_OPENCL_SYNC") == "1" })
 
-// Local is a kernel argument of n bytes of local memory (a __local
-// pointer argument).
-type Local int
-
-// maxKernelArgs bounds an enqueue's argument count; no ndconv kernel comes
-// near it.
-const maxKernelArgs = 32
-
-// argValue returns the bytes of a kernel argument. Buffers are given as
-// *Buffer; numbers as int8 … uint64, float32 or float64, matching the
-// kernel's parameter type in size (a C long is int64, an int int32). A Go
-// int is refused: its size says nothing about the kernel's type.
-func argValue(slot *uint64, a any) (size uintptr, value unsafe.Pointer, err error) {
-	p := unsafe.Pointer(slot)
-	switch x := a.(type) {
-	case *Buffer:
-		if x == nil || x.h == 0 {
-			return 0, nil, errors.New("a nil or freed *Buffer")
-		}
-		*slot = uint64(x.h)
-		return unsafe.Sizeof(x.h), p, nil
-	case Local:
-		return uintptr(x), nil, nil
-	case int8:
-		*slot = uint64(uint8(x))
-		return 1, p, nil
-	case uint8:
-		*slot = uint64(x)
-		return 1, p, nil
-	case int16:
-		*slot = uint64(uint16(x))
-		return 2, p, nil
-	case uint16:
-		*slot = uint64(x)
-		return 2, p, nil
-	case int32:
-		*slot = uint64(uint32(x))
-		return 4, p, nil
-	case uint32:
-		*slot = uint64(x)
-		return 4, p, nil
-	case int64:
-		*slot = uint64(x)
-		return 8, p, nil
-	case uint64:
-		*slot = x
-		return 8, p, nil
-	case float32:
-		*slot = uint64(math.Float32bits(x))
-		return 4, p, nil
-	case float64:
-		*slot = math.Float64bits(x)
-		return 8, p, nil
-	}
-	return 0, nil, fmt.Errorf("type %T: use *Buffer, Local, a sized integer (int32, int64, …), float32 or float64", a)
-}
-
-// Enqueue queues the kernel on q over global work-items in work-groups of
-// local (x fastest; global a multiple of local in each dimension), with
-// args set in order, and returns its event, which the caller releases. An
-// invalid configuration is reported here; faults while it runs, at the
-// next Finish or Wait.
-func (k *Kernel) Enqueue(q *Queue, global, local [3]int, args ...any) (*Event, error) {
-	return k.EnqueueAfter(q, nil, global, local, args...)
-}
-
-// EnqueueAfter is Enqueue for a kernel that starts once the events of
-// wait (of any queue of the device) are complete.
-func (k *Kernel) EnqueueAfter(q *Queue, wait []*Event, global, local [3]int, args ...any) (*Event, error) {
-	if len(args) > maxKernelArgs {
-		return nil, &UnsupportedError{Backend: "opencl", What: "kernel argument count", Value: fmt.Sprint(len(args)), Reason: fmt.Sprintf("at most %d", maxKernelArgs)}
-	}
-	var g, l [3]uintptr
+// launch queues k on q over groups × local work-items with args set in
+// order. An invalid configuration is reported here; faults while it runs,
+// at the next Finish.
+func (k *Kernel) launch(q *Queue, groups, local [3]int, args []any) error {
+	var global [3]int
 	for i := range 3 {
-		if local[i] <= 0 || global[i] <= 0 || global[i]%local[i] != 0 {
-			return nil, &UnsupportedError{Backend: "opencl", What: "work size", Value: fmt.Sprintf("global %v, local %v", global, local),
-				Reason: "each global extent must be a positive multiple of the local one"}
+		if groups[i] <= 0 || local[i] <= 0 {
+			return &UnsupportedError{Backend: "opencl", What: "work size", Value: fmt.Sprintf("groups %v, local %v", groups, local)}
 		}
-		g[i], l[i] = uintptr(global[i]), uintptr(local[i])
+		global[i] = groups[i] * local[i]
 	}
-	var slots [maxKernelArgs]uint64
+	var scratch [8]byte
 	k.mu.Lock()
 	defer k.mu.Unlock()
-	var ev uintptr
-	err := k.prog.dev.do(func() error {
+	return k.dev.do(func() error {
 		for i, a := range args {
-			size, value, err := argValue(&slots[i], a)
+			value, err := argBytes(scratch[:0], a)
 			if err != nil {
 				return &UnsupportedError{Backend: "opencl", What: "kernel argument", Value: fmt.Sprintf("%d of %s", i, k.name), Reason: err.Error()}
 			}
-			if err := clSetKernelArg(k.h, i, size, value); err != nil {
-				return fmt.Errorf("%w (argument %d of %s, %d bytes)", err, i, k.name, size)
+			if err := clSetKernelArg(k.h, i, value); err != nil {
+				return fmt.Errorf("%w (argument %d of %s, %d bytes)", err, i, k.name, len(value))
 			}
 		}
-		var err error
-		ev, err = clEnqueueNDRangeKernel(q.h, k.h, &g, &l, eventHandles(wait))
+		err := clEnqueueNDRangeKernel(q.h, k.h, &global, &local)
+		if err == nil && debugLaunches() {
+			err = clFinish(q.h)
+		}
 		if err != nil {
 			return fmt.Errorf("%w (kernel %s, global %v, local %v)", err, k.name, global, local)
 		}
-		if debugLaunches() {
-			if err := clWaitForEvents(ev); err != nil {
-				clReleaseEvent(ev)
-				return fmt.Errorf("%w (kernel %s, global %v, local %v)", err, k.name, global, local)
-			}
-		}
 		return nil
 	})
-	if err != nil {
-		return nil, err
-	}
-	return &Event{dev: k.prog.dev, h: ev}, nil
 }
 
-// debugLaunches makes every Enqueue wait for its kernel and report the
-// kernel's own failure against its name: set NDCONV_OPENCL_SYNC=1 while
-// debugging kernels. Read once, at first launch.
-var debugLaunches = sync.OnceValue(func() bool { return lookupEnv("NDCONV_OPENCL_SYNC") == "1" })
-
-// Event is a queued command's event (cl_event).
-type Event struct {
-	dev *Device
-	h   uintptr
-}
-
-// Wait blocks until the command is done, and reports its failure.
-func (e *Event) Wait() error {
-	return e.dev.do(func() error { return clWaitForEvents(e.h) })
-}
-
-// Duration is how long the command ran on the device, from the profiling
-// counters (the queue has profiling on); the command must be done.
-func (e *Event) Duration() (time.Duration, error) {
-	start, end, err := e.Times()
-	if err != nil {
-		return 0, err
-	}
-	return time.Duration(end - start), nil
-}
-
-// eventHandles are the events' cl_events, for a wait list.
-func eventHandles(events []*Event) []uintptr {
-	var hs []uintptr
-	for _, e := range events {
-		if e != nil && e.h != 0 {
-			hs = append(hs, e.h)
+// argBytes is a kernel argument's value: a *Buffer's handle, or an
+// int32, int64, float32 or float64 matching the kernel's parameter in size
+// (a C long is int64, an int int32). A Go int is refused: its size says
+// nothing about the kernel's type.
+func argBytes(scratch []byte, a any) ([]byte, error) {
+	switch x := a.(type) {
+	case *Buffer:
+		if x == nil || x.h == 0 {
+			return nil, errors.New("a nil or freed *Buffer")
 		}
+		a = uint64(x.h) // a cl_mem: 64 bits on the hosts purego runs on, as are size_t and int
+	case int32, int64, float32, float64:
+	default:
+		return nil, fmt.Errorf("type %T: use *Buffer, int32, int64, float32 or float64", a)
 	}
-	return hs
-}
-
-// Times are the command's start and end on the device's clock, in
-// nanoseconds, from the profiling counters; the command must be done.
-func (e *Event) Times() (start, end uint64, err error) {
-	err = e.dev.do(func() (err error) {
-		if start, err = clGetEventProfilingInfo(e.h, clProfilingCommandStart); err != nil {
-			return err
-		}
-		end, err = clGetEventProfilingInfo(e.h, clProfilingCommandEnd)
-		return err
-	})
-	return start, end, err
-}
-
-// Release releases the event (not the command, which runs on).
-func (e *Event) Release() error {
-	if e == nil || e.h == 0 {
-		return nil
-	}
-	err := e.dev.do(func() error { return clReleaseEvent(e.h) })
-	e.h = 0
-	return err
-}
-
-// asError is err as an *Error (the wrappers' errors always are).
-func asError(err error) *Error {
-	var e *Error
-	if errors.As(err, &e) {
-		return e
-	}
-	return &Error{Call: "?", Code: CodeInvalidValue, Name: err.Error()}
-}
-
-// buildError is a failed build of program for device as a *BuildError.
-func buildError(program, device string, defines []string, options, log string, err error) *BuildError {
-	return &BuildError{Backend: "opencl", Program: program, Device: device, Defines: defines, Options: strings.Fields(options), Log: log, Code: asError(err).Name, Err: asError(err)}
+	return binary.Append(scratch, binary.NativeEndian, a)
 }

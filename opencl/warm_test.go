@@ -26,7 +26,7 @@ func TestPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	opt := gpu.Options{Tuning: kernels.Tuning{Shape: kernels.TiledShape{TX: 8, TY: 2, RX: 1, RY: 3}}}
-	lim := limitsOf(d.Info())
+	lim := d.Limits()
 	if l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxGroupsYZ: lim.MaxGroupsYZ, Shape: opt.Tuning.Shape}); err != nil || !strings.Contains(l.Describe(), "8x2 threads") {
 		t.Fatalf("the launch does not take the tuning: %v, %v", l.Describe(), err)
 	}
@@ -47,11 +47,11 @@ func TestPending(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer e.Close()
-	before := d.CacheStats()
+	before := d.programs.Stats()
 	if err := e.Compile(); err != nil {
 		t.Fatal(err)
 	}
-	compiled := d.CacheStats()
+	compiled := d.programs.Stats()
 	if compiled.Builds != before.Builds+1 || compiled.DiskWrites != before.DiskWrites+1 {
 		t.Errorf("Compile: %+v after %+v, want one build written to disk", compiled, before)
 	}
@@ -63,7 +63,7 @@ func TestPending(t *testing.T) {
 	if err := e.Execute(t.Context(), dst, src); err != nil {
 		t.Fatal(err)
 	}
-	if after := d.CacheStats(); after.Builds != compiled.Builds {
+	if after := d.programs.Stats(); after.Builds != compiled.Builds {
 		t.Errorf("the first Execute after Compile built %d programs", after.Builds-compiled.Builds)
 	}
 }

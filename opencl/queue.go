@@ -1,0 +1,278 @@
+package opencl
+
+import (
+	"cmp"
+	"errors"
+	"fmt"
+	"slices"
+	"sync"
+	"time"
+	"unsafe"
+
+	"github.com/ndconv/ndconv/internal/gpu"
+)
+
+// Buffer is device memory (cl_mem).
+type Buffer struct {
+	dev  *Device
+	h    uintptr
+	size int
+}
+
+func (d *Device) Alloc(n int) (gpu.Buffer, error) {
+	return gpu.Value[gpu.Buffer](d.alloc(clMemReadWrite, n))
+}
+
+// Scratch is Alloc: OpenCL's allocations are quick.
+func (d *Device) Scratch(n int) (gpu.Buffer, error) { return d.Alloc(n) }
+
+func (d *Device) alloc(flags uint64, n int) (*Buffer, error) {
+	if n <= 0 {
+		return nil, &RangeError{Backend: "opencl", Op: "Alloc", Length: n}
+	}
+	if int64(n) > d.info.MaxAlloc && d.info.MaxAlloc > 0 {
+		return nil, &UnsupportedError{Backend: "opencl", What: "buffer size", Value: fmt.Sprintf("%d bytes", n),
+			Reason: fmt.Sprintf("the largest buffer %s allows is %d bytes", d.info.Name, d.info.MaxAlloc)}
+	}
+	var h uintptr
+	if err := d.do(func() (err error) { h, err = clCreateBuffer(d.ctx, flags, n); return err }); err != nil {
+		return nil, err
+	}
+	return &Buffer{dev: d, h: h, size: n}, nil
+}
+
+func (b *Buffer) Size() int { return b.size }
+
+// fits is a *RangeError for op where n bytes at off leave the buffer.
+func (b *Buffer) fits(op string, off, n int) error {
+	if off < 0 || n < 0 || off+n > b.size {
+		return &RangeError{Backend: "opencl", Op: op, Offset: off, Length: n, Size: b.size}
+	}
+	return nil
+}
+
+// Free releases the buffer. Commands already queued that use it still
+// complete: OpenCL frees the memory once they are done.
+func (b *Buffer) Free() error { return b.dev.release(&b.h, clReleaseMemObject) }
+
+// release frees *h (a handle of d's, 0 once freed) while d is open, once.
+func (d *Device) release(h *uintptr, free func(uintptr) error) error {
+	handle := *h
+	if handle == 0 {
+		return nil
+	}
+	*h = 0
+	return d.do(func() error { return free(handle) })
+}
+
+// Queue is an in-order command queue with profiling on (gpu.Queue).
+type Queue struct {
+	dev *Device
+	h   uintptr
+}
+
+func (d *Device) NewQueue() (gpu.Queue, error) {
+	var h uintptr
+	if err := d.do(func() (err error) { h, err = d.createQueue(); return err }); err != nil {
+		return nil, err
+	}
+	return &Queue{dev: d, h: h}, nil
+}
+
+func (q *Queue) Finish() error { return q.dev.do(func() error { return clFinish(q.h) }) }
+func (q *Queue) Flush() error  { return q.dev.do(func() error { return clFlush(q.h) }) }
+
+func (q *Queue) Close() error {
+	return q.dev.release(&q.h, func(h uintptr) error { return errors.Join(clFinish(h), clReleaseCommandQueue(h)) })
+}
+
+func (q *Queue) Launch(k gpu.Kernel, groups, local [3]int, args ...any) error {
+	return k.(*Kernel).launch(q, groups, local, args)
+}
+
+func (q *Queue) Write(dst gpu.Buffer, off int, src []byte) error {
+	return q.transfer("Write", clEnqueueWriteBuffer, dst, off, src)
+}
+
+func (q *Queue) Read(dst []byte, src gpu.Buffer, off int) error {
+	return q.transfer("Read", clEnqueueReadBuffer, src, off, dst)
+}
+
+// transfer moves host memory to or from buf with call: asynchronously
+// where the memory is a mapping's (AllocHost's), else before it returns.
+func (q *Queue) transfer(op string, call func(q, buf uintptr, blocking bool, off int, host []byte) error, buf gpu.Buffer, off int, host []byte) error {
+	b := buf.(*Buffer)
+	if err := b.fits(op, off, len(host)); err != nil || len(host) == 0 {
+		return err
+	}
+	return q.dev.do(func() error { return call(q.h, b.h, !q.dev.pinned.holds(host), off, host) })
+}
+
+func (q *Queue) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int) error {
+	d, s := dst.(*Buffer), src.(*Buffer)
+	if err := cmp.Or(s.fits("Copy", srcOff, n), d.fits("Copy", dstOff, n)); err != nil || n == 0 {
+		return err
+	}
+	return q.dev.do(func() error { return clEnqueueCopyBuffer(q.h, s.h, d.h, srcOff, dstOff, n) })
+}
+
+func (q *Queue) Fill(dst gpu.Buffer, off, n int, value byte) error {
+	b := dst.(*Buffer)
+	if err := b.fits("Fill", off, n); err != nil || n == 0 {
+		return err
+	}
+	return q.dev.do(func() error { return clEnqueueFillBuffer(q.h, b.h, value, off, n) })
+}
+
+// Event is a marker's event (cl_event), timed by the queue's profiling
+// counters (gpu.Event).
+type Event struct {
+	dev *Device
+	h   uintptr // 0 until recorded
+}
+
+func (d *Device) NewEvent() (gpu.Event, error) { return &Event{dev: d}, nil }
+
+func (q *Queue) Record(ev gpu.Event) error {
+	e := ev.(*Event)
+	return q.dev.do(func() error {
+		h, err := clEnqueueMarker(q.h)
+		if err != nil {
+			return err
+		}
+		if e.h != 0 {
+			clReleaseEvent(e.h)
+		}
+		e.h = h
+		return nil
+	})
+}
+
+func (q *Queue) Wait(ev gpu.Event) error {
+	e := ev.(*Event)
+	if e.h == 0 {
+		return nil
+	}
+	return q.dev.do(func() error { return clEnqueueBarrier(q.h, e.h) })
+}
+
+func (e *Event) Synchronize() error {
+	if e.h == 0 {
+		return nil
+	}
+	return e.dev.do(func() error { return clWaitForEvent(e.h) })
+}
+
+// Since is the device time from start's end to e's.
+func (e *Event) Since(start gpu.Event) (time.Duration, error) {
+	var from, to uint64
+	err := e.dev.do(func() (err error) {
+		if from, err = clGetEventProfilingInfo(start.(*Event).h, clProfilingCommandEnd); err != nil {
+			return err
+		}
+		to, err = clGetEventProfilingInfo(e.h, clProfilingCommandEnd)
+		return err
+	})
+	return time.Duration(int64(to - from)), err
+}
+
+// Close releases the event (not the work it marks).
+func (e *Event) Close() error { return e.dev.release(&e.h, clReleaseEvent) }
+
+// mapping is pinned host memory, OpenCL's way: a buffer the implementation
+// allocates in host memory (CL_MEM_ALLOC_HOST_PTR, page-locked on GPUs),
+// mapped on the device's host queue for as long as it lives, as NVIDIA's
+// OpenCL guide does pinned memory. Transfers between it and buffers run
+// while other work goes on.
+type mapping struct {
+	buf *Buffer
+	p   unsafe.Pointer // C memory the library owns
+}
+
+func (m *mapping) bytes() []byte { return unsafe.Slice((*byte)(m.p), m.buf.size) }
+
+// AllocHost returns n bytes of staging: a prefix of a mapping of n's size
+// class from the device's free list (gpu.FreeList), else a new one.
+func (d *Device) AllocHost(n int) (gpu.HostBuffer, error) {
+	if n <= 0 {
+		return nil, &RangeError{Backend: "opencl", Op: "AllocHost", Length: n}
+	}
+	m, _, err := d.staging.Get(n, d.mapHost)
+	if err != nil {
+		return nil, err
+	}
+	return &hostBuffer{m: m, n: n}, nil
+}
+
+func (d *Device) mapHost(n int) (*mapping, error) {
+	b, err := d.alloc(clMemReadWrite|clMemAllocHostPtr, n)
+	if err != nil {
+		return nil, err
+	}
+	m := &mapping{buf: b}
+	if err := d.do(func() (err error) { m.p, err = clEnqueueMapBuffer(d.hostQ, b.h, n); return err }); err != nil {
+		b.Free()
+		return nil, err
+	}
+	d.pinned.set(m, true)
+	return m, nil
+}
+
+// hostBuffer is the first n bytes of a mapping (gpu.HostBuffer), which
+// Free returns to the device's free list, or unmaps and releases where
+// the list is full, once the transfers from and to it are done (the
+// caller waits for them).
+type hostBuffer struct {
+	m *mapping // nil once freed
+	n int
+}
+
+func (h *hostBuffer) Bytes() []byte {
+	if h.m == nil {
+		return nil
+	}
+	return h.m.bytes()[:h.n]
+}
+
+func (h *hostBuffer) Free() error {
+	m := h.m
+	if m == nil {
+		return nil
+	}
+	h.m = nil
+	d := m.buf.dev
+	if d.staging.Put(m, m.buf.size) {
+		return nil
+	}
+	d.pinned.set(m, false)
+	err := d.do(func() error { return errors.Join(clEnqueueUnmapMemObject(d.hostQ, m.buf.h, m.p), clFinish(d.hostQ)) })
+	return errors.Join(err, m.buf.Free())
+}
+
+// pinnedRanges are a device's live mappings: a transfer from or to one is
+// asynchronous, any other waits (gpu.Queue).
+type pinnedRanges struct {
+	mu  sync.Mutex
+	all []*mapping
+}
+
+// set adds m, or with live false removes it.
+func (p *pinnedRanges) set(m *mapping, live bool) {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	p.all = slices.DeleteFunc(p.all, func(x *mapping) bool { return x == m })
+	if live {
+		p.all = append(p.all, m)
+	}
+}
+
+// holds reports whether b lies inside a live mapping.
+func (p *pinnedRanges) holds(b []byte) bool {
+	p.mu.Lock()
+	defer p.mu.Unlock()
+	lo := uintptr(unsafe.Pointer(unsafe.SliceData(b)))
+	return slices.ContainsFunc(p.all, func(m *mapping) bool {
+		start := uintptr(m.p)
+		return start <= lo && lo+uintptr(len(b)) <= start+uintptr(m.buf.size)
+	})
+}
