@@ -85,55 +85,11 @@ type devicePrepared struct {
 	pr      *prepared
 }
 
-// A method turns a problem into launches on the engine's queue.
-type method interface {
-	// prepare builds the launches that compute p from in into out and
-	// puts their parameters (and any temporaries) on the device. It
-	// returns what it prepared even on error, for the caller to free.
-	// Temporaries are temps' where given (large enough: see temps),
-	// else scratch, freed with the launches.
-	prepare(e *Engine, p *nd.Problem, in, out Buffer, temps [2]Buffer) (*prepared, error)
-	// temps is how many temporaries the launches for p use, and the bytes
-	// of each.
-	temps(e *Engine, p *nd.Problem) (n, bytes int)
-	// describe names the implementations its launches use for p.
-	describe(e *Engine, p *nd.Problem) string
-	// launches lists the kernel launches (Family and Defines) p builds;
-	// it uses only e's options and limits, not its device.
-	launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, error)
-}
-
-// prepared is a problem's launches, built and with their parameters on
-// the device, so that running them again costs only the launches.
-type prepared struct {
-	launches []func() error
-	frees    []func()
-}
-
-// run queues the launches.
-func (pr *prepared) run() error {
-	for _, launch := range pr.launches {
-		if err := launch(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// free returns what the launches hold; call it once the queue is done
-// with them.
-func (pr *prepared) free() {
-	for _, f := range pr.frees {
-		f()
-	}
-	pr.frees = nil
-}
-
 // NewDirect prepares p for the direct kernel family (kernels/direct.cl)
 // on dev, which the engine holds until Close. Kernels are built when
 // first used.
 func NewDirect(dev Device, p *nd.Problem, opt Options) (*Engine, error) {
-	return newEngine(dev, p, opt, direct{})
+	return newEngine(dev, p, opt, direct)
 }
 
 // NewSeparable prepares p for the separable kernel family
@@ -145,7 +101,7 @@ func NewSeparable(dev Device, p *nd.Problem, opt Options) (*Engine, error) {
 		dev.Close()
 		return nil, fmt.Errorf("%s: separable method: a kernel is not separable", dev.Backend())
 	}
-	return newEngine(dev, p, opt, separable{})
+	return newEngine(dev, p, opt, separable)
 }
 
 // newEngine makes an engine of method m on dev, which it takes over:
@@ -256,12 +212,8 @@ func (e *Engine) enter(ctx context.Context) error {
 // Execute correlates host arrays through the pipeline (executePipelined):
 // in chunks when the problem is large or beyond the memory budget, each
 // chunk's transfers overlapping other chunks' kernels. On a device that
-// registers host memory (Registrar), an array of 1 MiB or more that
-// Execute sees a second time (the same Go object, or a view of one
-// already registered) is page-locked and copied straight to and from the
-// device from then on; the engine keeps it alive and locked until Close,
-// unless other arrays push it out (hostreg.go). Memory outside the Go
-// heap always goes through staging.
+// registers host memory (Registrar), arrays Execute sees again are copied
+// straight to and from the device (hostreg.go).
 func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	if err := checkArrays(e.p, dst, src); err != nil {
 		return err
@@ -299,165 +251,6 @@ func checkKinds(p *nd.Problem, what string, dstDT nd.DType, dstShape []int, srcD
 	return nil
 }
 
-// direct is the direct kernel family: one launch.
-type direct struct{}
-
-// directOptions are the limits kernels.NewDirect plans a launch within on
-// the engine's device, with its tuning.
-func (e *Engine) directOptions() kernels.DirectOptions {
-	lim, t := e.plan.Limits(), e.opt.Tuning
-	return kernels.DirectOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxGroupsYZ: lim.MaxGroupsYZ, MaxParamBytes: lim.MaxParamBytes, Shape: t.Shape}
-}
-
-// separableOptions are the limits kernels.NewSeparable plans a launch
-// within on the engine's device, with its tuning.
-func (e *Engine) separableOptions() kernels.SeparableOptions {
-	lim, t := e.plan.Limits(), e.opt.Tuning
-	return kernels.SeparableOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxParamBytes: lim.MaxParamBytes, GroupItems: lim.DefaultGroupItems, Shape: t.Shape, FuseSmall: t.FuseSmall}
-}
-
-func (direct) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer) (*prepared, error) {
-	pr := &prepared{}
-	l, err := kernels.NewDirect(p, e.directOptions())
-	if err != nil || l == nil {
-		return pr, err
-	}
-	return pr, e.prepareLaunch(pr, l, in, out)
-}
-
-func (direct) describe(e *Engine, p *nd.Problem) string {
-	if l, err := kernels.NewDirect(p, e.directOptions()); err == nil && l != nil {
-		return l.Describe()
-	}
-	return ""
-}
-
-func (direct) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
-
-func (direct) launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
-	l, err := kernels.NewDirect(p, e.directOptions())
-	if err != nil || l == nil {
-		return nil, err
-	}
-	return []*kernels.Launch{l}, nil
-}
-
-// separable is the separable kernel family: a pass per kernel axis and
-// bank kernel, through up to two temporaries.
-type separable struct{}
-
-func (separable) prepare(e *Engine, p *nd.Problem, in, out Buffer, temps [2]Buffer) (*prepared, error) {
-	pr := &prepared{}
-	s, err := kernels.NewSeparable(p, e.separableOptions())
-	if err != nil || s == nil {
-		return pr, err
-	}
-	buffers := map[kernels.Role]Buffer{kernels.Input: in, kernels.Output: out}
-	for i := range s.Temps {
-		if t := temps[i]; t != nil {
-			buffers[kernels.Temp0+kernels.Role(i)] = t
-			continue
-		}
-		t, err := e.dev.Scratch(max(s.TempElems*kernels.AccBytes(p), 1))
-		if err != nil {
-			return pr, err
-		}
-		pr.frees = append(pr.frees, func() { t.Free() })
-		buffers[kernels.Temp0+kernels.Role(i)] = t
-	}
-	for _, step := range s.Steps {
-		if err := e.prepareLaunch(pr, step.Launch, buffers[step.From], buffers[step.To]); err != nil {
-			return pr, err
-		}
-	}
-	return pr, nil
-}
-
-func (separable) describe(e *Engine, p *nd.Problem) string {
-	if s, err := kernels.NewSeparable(p, e.separableOptions()); err == nil && s != nil {
-		return kernels.Describe(s.Steps)
-	}
-	return ""
-}
-
-func (separable) temps(e *Engine, p *nd.Problem) (n, bytes int) {
-	s, err := kernels.NewSeparable(p, e.separableOptions())
-	if err != nil || s == nil {
-		return 0, 0
-	}
-	return s.Temps, s.TempElems * kernels.AccBytes(p)
-}
-
-func (separable) launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
-	s, err := kernels.NewSeparable(p, e.separableOptions())
-	if err != nil || s == nil {
-		return nil, err
-	}
-	var ls []*kernels.Launch
-	for _, step := range s.Steps {
-		ls = append(ls, step.Launch)
-	}
-	return ls, nil
-}
-
-// prepareLaunch builds one specialised kernel, checks it against the
-// device, uploads its taps and outer-axis table, and adds its launch
-// (reading in, writing out) to pr: every family's kernels take the same
-// arguments (in, out, taps, outer, the scalars, cval).
-func (e *Engine) prepareLaunch(pr *prepared, l *kernels.Launch, in, out Buffer) error {
-	k, err := e.dev.Kernel(l.Family, l.Defines, l.Name)
-	if err != nil {
-		return err
-	}
-	if err := e.dev.CheckLaunch(l, k); err != nil {
-		return err
-	}
-	var tapsArg any
-	if l.TapsInParams {
-		tapsArg = ByValue(TapsBytes(l))
-	} else {
-		taps, err := e.upload(TapsBytes(l))
-		if err != nil {
-			return err
-		}
-		pr.frees = append(pr.frees, func() { taps.Free() })
-		tapsArg = taps
-	}
-	outer, err := e.upload(outerBytes(l.Outer))
-	if err != nil {
-		return err
-	}
-	pr.frees = append(pr.frees, func() { outer.Free() })
-	args := LaunchArgs(l, in, out, tapsArg, outer)
-	pr.launches = append(pr.launches, func() error { return e.queue.Launch(k, l.Groups, l.Local, args...) })
-	return nil
-}
-
-// outerBytes is a launch's outer-axis table as an argument buffer's
-// bytes, never empty.
-func outerBytes(v []int32) []byte {
-	if len(v) == 0 {
-		return make([]byte, 4)
-	}
-	return nd.AsBytes(v)
-}
-
-// upload copies small host data into a scratch buffer, ordered on the
-// engine's queue (Write copies pageable memory out before it returns).
-func (e *Engine) upload(b []byte) (Buffer, error) {
-	buf, err := e.dev.Scratch(max(len(b), 1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > 0 {
-		if err := e.queue.Write(buf, 0, b); err != nil {
-			buf.Free()
-			return nil, err
-		}
-	}
-	return buf, nil
-}
-
 // budget is the memory budget executions run within: the options', else
 // the device's for buffers of a third of it.
 func (e *Engine) budget() (int64, error) {
@@ -476,11 +269,6 @@ func (e *Engine) chunks() ([]chunk.Chunk, error) {
 	if err != nil {
 		return nil, err
 	}
-	return e.chunksWithin(budget)
-}
-
-// chunksWithin splits the problem as chunks does for a memory budget.
-func (e *Engine) chunksWithin(budget int64) ([]chunk.Chunk, error) {
 	if _, ok := e.method.(*fftMethod); ok {
 		budget -= fftWork(e.plan.Limits(), budget) // the FFT's blocks and spectra
 	}
@@ -493,15 +281,6 @@ func (e *Engine) chunksWithin(budget int64) ([]chunk.Chunk, error) {
 	}
 	return chunks, nil
 }
-
-// OutOfMemoryError is a problem that cannot be cut into pieces that fit
-// the device's memory budget.
-type OutOfMemoryError struct {
-	Backend string
-	Msg     string
-}
-
-func (e *OutOfMemoryError) Error() string { return e.Backend + ": out of memory: " + e.Msg }
 
 // Array is an array in device memory, so that operations chain on the GPU
 // with no transfers: Upload once, ExecuteDevice as often as wanted,
@@ -584,12 +363,12 @@ func (e *Engine) ExecuteDeviceAfter(ctx context.Context, dst, src *Array, caller
 	if err != nil {
 		return err
 	}
-	for _, ev := range []*Event{&e.ready, &e.done} {
-		if *ev == nil {
-			if *ev, err = e.dev.NewEvent(); err != nil {
-				return err
-			}
+	if e.ready == nil {
+		evs, _, err := NewEvents(e.dev, 2)
+		if err != nil {
+			return err
 		}
+		e.ready, e.done = evs[0], evs[1]
 	}
 	if err := caller.Record(e.ready); err != nil {
 		return fmt.Errorf("the caller's queue: %w", err)
@@ -678,46 +457,4 @@ func (e *Engine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
 // checkDeviceArrays checks device arrays against the problem.
 func (e *Engine) checkDeviceArrays(dst, src *Array) error {
 	return checkKinds(e.p, "device array", dst.DType, dst.Shape, src.DType, src.Shape)
-}
-
-// TimeOnQueue runs work once to warm up, then repeats times between two
-// events on q, and returns each run's milliseconds.
-func TimeOnQueue(dev Device, q Queue, repeats int, work func() error) ([]float64, error) {
-	start, err := dev.NewEvent()
-	if err != nil {
-		return nil, err
-	}
-	defer start.Close()
-	end, err := dev.NewEvent()
-	if err != nil {
-		return nil, err
-	}
-	defer end.Close()
-	if err := work(); err != nil {
-		return nil, err
-	}
-	if err := q.Finish(); err != nil {
-		return nil, err
-	}
-	ms := make([]float64, 0, repeats)
-	for range repeats {
-		if err := q.Record(start); err != nil {
-			return nil, err
-		}
-		if err := work(); err != nil {
-			return nil, err
-		}
-		if err := q.Record(end); err != nil {
-			return nil, err
-		}
-		if err := end.Synchronize(); err != nil {
-			return nil, err
-		}
-		d, err := end.Since(start)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, float64(d)/1e6)
-	}
-	return ms, nil
 }

@@ -85,6 +85,15 @@ func (e *UnsupportedError) Error() string {
 	return s
 }
 
+// OutOfMemoryError is a problem that cannot be cut into pieces that fit
+// the device's memory budget.
+type OutOfMemoryError struct {
+	Backend string
+	Msg     string
+}
+
+func (e *OutOfMemoryError) Error() string { return e.Backend + ": out of memory: " + e.Msg }
+
 // RangeError is a copy, memset or view that does not fit its buffer.
 type RangeError struct {
 	Backend        string // "cuda", "opencl"
