@@ -147,11 +147,7 @@ func (e *Engine) Close() error {
 		d.pr.free()
 	}
 	e.onDev = nil
-	for _, ev := range []Event{e.ready, e.done} {
-		if ev != nil {
-			errs = append(errs, ev.Close())
-		}
-	}
+	errs = closeAll(errs, Event.Close, e.ready, e.done)
 	if c, ok := e.method.(interface{ close() }); ok {
 		c.close() // methods that keep device state (FFT's plans and buffers)
 	}
@@ -161,6 +157,17 @@ func (e *Engine) Close() error {
 	}
 	errs = append(errs, e.dev.Close())
 	return errors.Join(errs...)
+}
+
+// closeAll appends to errs what release returns for each x that is not
+// nil.
+func closeAll[T any](errs []error, release func(T) error, xs ...T) []error {
+	for _, x := range xs {
+		if any(x) != nil {
+			errs = append(errs, release(x))
+		}
+	}
+	return errs
 }
 
 // begin takes the engine for an execution under ctx, making its queue on

@@ -2,6 +2,7 @@ package gpu
 
 import (
 	"fmt"
+	"maps"
 	"os"
 	"slices"
 
@@ -55,20 +56,9 @@ type fftState struct {
 }
 
 func (s *fftState) free() {
-	bufs := append([]Buffer{s.geo, s.blocks, s.spec, s.pr, s.scratch}, s.spectra...)
-	for _, b := range s.roots {
-		bufs = append(bufs, b)
-	}
-	for _, b := range bufs {
-		if b != nil {
-			b.Free()
-		}
-	}
-	for _, p := range []FFTPlan{s.forwardPlan, s.inversePlan} {
-		if p != nil {
-			p.Destroy()
-		}
-	}
+	closeAll(nil, Buffer.Free, append([]Buffer{s.geo, s.blocks, s.spec, s.pr}, s.spectra...)...)
+	closeAll(nil, Buffer.Free, append([]Buffer{s.scratch}, slices.Collect(maps.Values(s.roots))...)...)
+	closeAll(nil, FFTPlan.Destroy, s.forwardPlan, s.inversePlan)
 }
 
 // transform queues the forward transform of a batch's slots gathered in

@@ -10,74 +10,54 @@ import (
 	"weak"
 )
 
-// Registered host memory. cuMemHostRegister page-locks memory the caller
-// allocated, so that the copy engines read and write it directly, at the
-// pinned rate, with no copy through staging on the host. Pinning costs
-// time (the kernel faults in and locks every page: milliseconds per ten
-// megabytes) and holds memory the OS can no longer move or swap, so a
-// device keeps a small cache of registrations (HostRegs), bounded in
-// bytes, that the engines' pipelines share.
+// Registered host memory. A Registrar page-locks memory the caller
+// allocated (cuMemHostRegister), so that the pipeline's copies read and
+// write it directly at the pinned rate instead of through staging.
+// Pinning costs time and holds memory the OS can no longer move or swap,
+// so a device keeps a cache of registrations (HostRegs), bounded in
+// bytes, that its engines share. What is registered, and why copies
+// through it stay correct:
 //
-// What is registered, and why it stays valid:
-//
-//   - Only memory of the Go heap (goHeap), and only on reuse: an array is
+//   - Only Go heap memory (goHeap), and only on reuse: an array is
 //     registered the second time the same object is executed (a weak
-//     pointer from the first sighting tells the same object from a new one
-//     at a recycled address). A single execution gains nothing from
-//     registering: the pages are touched once either way, and pinning them
-//     costs about what gathering them into staging does, before any copy
-//     can start instead of overlapped with the copies; every execution
-//     after the first gains the whole host copy. Large arrays get no
-//     exception: they are where pinning costs most and a single use gains
-//     least.
-//   - A registration holds the arrays whose pages it covers (keep), so the
-//     GC cannot free them while it exists. That is what makes the cache's
-//     key, the address range, sound: cuMemHostRegister locks physical
-//     pages, and were the object freed, the runtime could release its
-//     pages to the OS (MADV_DONTNEED) and later place another object at
-//     the same addresses on fresh pages, which a registration kept by
-//     address would then copy stale bytes to and from — and so would
-//     every other copy in the process from those addresses (Upload, a
-//     synchronous copy), since the driver looks its pinned pages up by
-//     address. Unregistering when the GC frees an array (a cleanup) would
-//     come too late: the cleanup runs after the memory may be reused.
-//     While the arrays
-//     live, their pages are never released (Go neither moves heap objects
-//     nor returns pages holding live ones), so any array inside a
-//     registered range — a view of a registered array, or another object
-//     on a page a registered array shares — lies on the same locked pages,
-//     and the registration serves it.
-//   - Memory outside the Go heap (C memory through the C API, numpy
-//     arrays, memory-mapped files) is never registered: nothing here can
-//     keep it mapped, and freed and mapped again at the same address it
-//     would be exactly the stale case above.
-//
-// Registrations are of whole pages, and the driver refuses one that
-// overlaps another, so a range overlapping registered ones is registered
-// as their union (views of one buffer; an input and an output sharing a
-// page), and acquire registers all of an execution's arrays before it
-// holds any.
-//
-// Copies from registered memory are asynchronous; the pipeline holds a
-// registration (inUse) until its streams are synchronized, and the arrays
-// stay alive meanwhile both through keep and through the pipeline's
-// runtime.KeepAlive. Any failure to register — the range already
-// registered elsewhere (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED), the
-// driver refusing, no room under the limit — leaves the array on the
-// staging path, never an error to the caller.
+//     pointer tells it from a new object at a recycled address). Pinning
+//     costs about what gathering the pages into staging does, and before
+//     the first copy instead of overlapped with the copies, so a single
+//     execution gains nothing; every later one gains the host copy.
+//   - A registration holds the arrays whose pages it covers (keep). Were
+//     one freed, the runtime could give its pages back to the OS and place
+//     another object at the same addresses on fresh pages, to and from
+//     which every copy by those addresses would then move stale bytes
+//     (the driver looks its pinned pages up by address; a cleanup when
+//     the GC frees the array would run too late). While the arrays live
+//     their pages stay, so any array inside a registered range — a view,
+//     another object on a shared page — lies on the locked pages.
+//   - Memory outside the Go heap (C memory, numpy arrays, mapped files) is
+//     never registered: nothing here can keep it mapped.
+//   - Registrations are of whole pages and the driver refuses overlapping
+//     ones, so a range overlapping registered ones is registered as their
+//     union, and acquire registers all of an execution's arrays before it
+//     holds any.
+//   - Copies from registered memory are asynchronous: an execution holds
+//     its registrations (inUse) until its queues are done, and keeps the
+//     arrays alive meanwhile too (runtime.KeepAlive).
+//   - A failure to register (the range registered elsewhere, the driver
+//     refusing, no room under the limit) leaves the array on the staging
+//     path, never an error to the caller.
 
-// hostRegMinBytes is the smallest array the pipeline offers for
-// registration: below it, staging copies take microseconds and a
-// registration would cost more driver calls than it saves.
-const hostRegMinBytes = 1 << 20
-
-// hostRegLimit bounds the bytes a device keeps registered (and so holds
-// alive) at once; registering more evicts the least recently used.
-const hostRegLimit = 2 << 30
-
-// maxSightings is how many arrays seen once a device remembers, waiting
-// for their second execution.
-const maxSightings = 16
+const (
+	// hostRegMinBytes is the smallest array the pipeline offers for
+	// registration: below it, staging copies take microseconds and a
+	// registration would cost more driver calls than it saves.
+	hostRegMinBytes = 1 << 20
+	// hostRegLimit bounds the bytes a device keeps registered (and so
+	// holds alive) at once; registering more evicts the least recently
+	// used.
+	hostRegLimit = 2 << 30
+	// maxSightings is how many arrays seen once a device remembers,
+	// waiting for their second execution.
+	maxSightings = 16
+)
 
 // PageLocker page-locks host memory for a device's copies: CUDA's
 // cuMemHostRegister and cuMemHostUnregister, or a fake in tests.
@@ -126,6 +106,7 @@ type sighting struct {
 	refused bool // registering it failed: not tried again while it lives
 }
 
+// NewHostRegs is an empty cache registering through locker.
 func NewHostRegs(locker PageLocker) *HostRegs {
 	return &HostRegs{locker: locker, limit: hostRegLimit, page: uintptr(os.Getpagesize())}
 }
@@ -156,9 +137,9 @@ func (h *HostRegs) acquire(owner any, arrays ...hostArray) []*hostReg {
 		if len(a.b) == 0 {
 			continue
 		}
-		lo, hi := byteRange(a.b)
-		if r := h.find(lo, hi); r != nil {
-			h.touch(r)
+		if r := h.find(byteRange(a.b)); r != nil {
+			// r becomes the most recently used.
+			h.entries = append(slices.DeleteFunc(h.entries, func(e *hostReg) bool { return e == r }), r)
 			r.inUse++
 			r.owners[owner] = struct{}{}
 			regs[i] = r
@@ -211,13 +192,6 @@ func (h *HostRegs) find(lo, hi uintptr) *hostReg {
 		}
 	}
 	return nil
-}
-
-// touch makes r the most recently used.
-func (h *HostRegs) touch(r *hostReg) {
-	if i := slices.Index(h.entries, r); i >= 0 {
-		h.entries = append(slices.Delete(h.entries, i, i+1), r)
-	}
 }
 
 // sighting returns the sighting of the live object at [lo, hi) when it
@@ -319,7 +293,7 @@ func (h *HostRegs) close(owner any) error {
 	return errors.Join(errs...)
 }
 
-// drain forgets every registration and returns their addresses, for the
+// Drain forgets every registration and returns their addresses, for the
 // device's last Close to unregister.
 func (h *HostRegs) Drain() []uintptr {
 	h.mu.Lock()
