@@ -16,16 +16,9 @@ import (
 // own (device buffers and pinned staging).
 const pipelineDepth = 3
 
-// The events of a slot's chunk, in the order they are recorded.
-const (
-	copyInStart = iota
-	copyInEnd
-	kernelStart
-	kernelEnd
-	copyOutStart
-	copyOutEnd
-	slotEvents
-)
+// slotEvents are a slot's chunk's events: each stage's (chunk.Stage: copy
+// in, kernels, copy out) start and end, stage k's at 2k and 2k+1.
+const slotEvents = 6
 
 // pipeline is what Execute keeps between executions: queues for copies
 // in and out beside the engine's kernel queue, the slots, the
@@ -207,39 +200,34 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 			if dstReg != nil {
 				outHost = dstBytes[c.OutOffset*outSize:][:outN]
 			}
-			// The start events only matter to the timeline.
-			record := func(ev int, q Queue) error {
-				if !timing && (ev == copyInStart || ev == kernelStart || ev == copyOutStart) {
-					return nil
+			copyOut := func() error { return pl.copyOut.Read(outHost, s.out, 0) }
+			// Each stage on its queue, after the previous stage's end; the
+			// start events only matter to the timeline.
+			for k, work := range []func() error{copyIn, pr.run, copyOut} {
+				q := queues[k]
+				if k > 0 {
+					if err := q.Wait(s.events[2*k-1]); err != nil {
+						return err
+					}
 				}
-				return q.Record(s.events[ev])
-			}
-			err = errors.Join(record(copyInStart, pl.copyIn), copyIn(), record(copyInEnd, pl.copyIn))
-			if err == nil {
-				err = e.queue.Wait(s.events[copyInEnd])
-			}
-			if err == nil {
-				err = errors.Join(record(kernelStart, e.queue), pr.run(), record(kernelEnd, e.queue))
-			}
-			if err == nil {
-				err = pl.copyOut.Wait(s.events[kernelEnd])
-			}
-			if err == nil {
-				err = errors.Join(
-					record(copyOutStart, pl.copyOut),
-					pl.copyOut.Read(outHost, s.out, 0),
-					record(copyOutEnd, pl.copyOut))
+				var start error
+				if timing {
+					start = q.Record(s.events[2*k])
+				}
+				if err := errors.Join(start, work(), q.Record(s.events[2*k+1])); err != nil {
+					return err
+				}
 			}
 			for _, q := range queues {
-				if err == nil {
-					err = q.Flush()
+				if err := q.Flush(); err != nil {
+					return err
 				}
 			}
-			return err
+			return nil
 		},
 		Drain: func(slot, i int) error {
 			s, c := &pl.slots[slot], &chunks[i]
-			if err := s.events[copyOutEnd].Synchronize(); err != nil {
+			if err := s.events[slotEvents-1].Synchronize(); err != nil {
 				return err
 			}
 			if dstReg == nil {
@@ -365,9 +353,9 @@ func (pl *pipeline) spans(s *slot, i int) []chunk.Span {
 		return d, err == nil
 	}
 	var out []chunk.Span
-	for stage, evs := range [][2]int{{copyInStart, copyInEnd}, {kernelStart, kernelEnd}, {copyOutStart, copyOutEnd}} {
-		start, ok1 := at(evs[0])
-		end, ok2 := at(evs[1])
+	for stage := range slotEvents / 2 {
+		start, ok1 := at(2 * stage)
+		end, ok2 := at(2*stage + 1)
 		if ok1 && ok2 {
 			out = append(out, chunk.Span{Chunk: i, Stage: chunk.Stage(stage), Start: start, End: end})
 		}
