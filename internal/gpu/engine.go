@@ -15,37 +15,34 @@ import (
 // Options configure an engine.
 type Options struct {
 	// MemoryBudget bounds the device memory an execution's input, output
-	// and temporaries take: a problem that does not fit runs in chunks,
-	// three in flight, each within a third of it. 0 lets the device
-	// choose (Device.MemoryBudget).
+	// and temporaries take (chunks, three in flight, each within a third
+	// of it); 0 lets the device choose (Device.MemoryBudget).
 	MemoryBudget int64
 	Progress     nd.Progress
-	// Tuning fixes the kernels' work decomposition (the tuner's choice,
-	// or a tuning cache's); zero lets kernels choose.
+	// Tuning fixes the kernels' work decomposition; zero lets kernels
+	// choose.
 	Tuning kernels.Tuning
 	// PieceBytes bounds the chunks a pipelined execution cuts a problem
 	// that fits into (input, output and temporaries); 0 lets
 	// chunk.Pieces choose.
 	PieceBytes int64
 	// Timeline, when set, receives each execution's copies and kernels,
-	// chunk by chunk, timed by the device's events.
+	// timed by the device's events.
 	Timeline *chunk.Timeline
 	// Staging copies every execution's data through the pipeline's
-	// pinned staging, never registering the caller's arrays for direct
-	// copies (see Execute): to compare the two paths, or to leave the
-	// caller's memory pageable.
+	// pinned staging, never registering the caller's arrays (hostreg.go):
+	// to compare the two paths, or to leave the caller's memory pageable.
 	Staging bool
 }
 
 // ErrClosed is returned by an engine used after Close.
 var ErrClosed = errors.New("gpu: engine closed")
 
-// Engine executes one normalised problem with one method on one device:
-// data in host memory through a pipeline of queues (copied through pinned
-// staging buffers, or straight from and to arrays the device has
-// registered), or device arrays directly. It keeps its built kernels,
-// their parameters on the device and its staging memory between
-// executions; one execution runs at a time, and Close waits for it.
+// Engine executes one normalised problem with one method on one device,
+// from host memory through a pipeline of queues or on device arrays. It
+// keeps its built kernels, their parameters on the device and its staging
+// between executions; one execution runs at a time, and Close waits for
+// it.
 type Engine struct {
 	dev    Device
 	plan   Planner // dev, or a device not opened (Pending)
@@ -59,8 +56,8 @@ type Engine struct {
 	mu     sync.Mutex
 	closed bool
 	queue  Queue             // the kernels' queue
-	pieces []chunk.Chunk     // the split Execute pipelines, once computed
-	pipe   *pipeline         // kept between executions
+	pieces []chunk.Chunk     // Execute's split, once computed
+	pipe   *pipeline         // Execute's, kept between executions
 	onDev  []*devicePrepared // ExecuteDevice's launches for its last arrays, newest first
 	// queued says that ExecuteDeviceAfter left work on the queue that
 	// nothing has waited for yet; every other entry waits for it first.
@@ -71,31 +68,25 @@ type Engine struct {
 }
 
 // keptPairs is how many pairs of device arrays ExecuteDevice keeps
-// launches prepared for: a caller whose library hands out a new output
-// each call (CuPy's and PyTorch's pools alternate between a few) finds
-// its launches prepared instead of uploading their parameters again.
-// Methods with temporaries keep one pair, so that their memory is held
-// once.
+// launches prepared for: CuPy's and PyTorch's pools hand out outputs
+// that alternate between a few. Methods with temporaries keep one pair,
+// so that their memory is held once.
 const keptPairs = 4
 
-// devicePrepared is ExecuteDevice's launches, prepared for one pair of
-// device arrays.
 type devicePrepared struct {
 	in, out Buffer
 	pr      *prepared
 }
 
-// NewDirect prepares p for the direct kernel family (kernels/direct.cl)
-// on dev, which the engine holds until Close. Kernels are built when
-// first used.
+// NewDirect prepares p for the direct method (kernels.NewDirect) on dev,
+// which the engine holds until Close. Kernels are built when first used.
 func NewDirect(dev Device, p *nd.Problem, opt Options) (*Engine, error) {
 	return newEngine(dev, p, opt, direct)
 }
 
-// NewSeparable prepares p for the separable kernel family
-// (kernels/separable.cl): one pass per kernel axis through temporaries in
-// device memory, in the CPU engine's order, so the two give the same bits.
-// Every kernel of p must have factors.
+// NewSeparable prepares p for the separable kernel family: one pass per
+// kernel axis through temporaries, in the CPU engine's order, so the two
+// give the same bits. Every kernel of p must have factors.
 func NewSeparable(dev Device, p *nd.Problem, opt Options) (*Engine, error) {
 	if !p.Separable() {
 		dev.Close()
@@ -124,9 +115,9 @@ func (e *Engine) Problem() *nd.Problem { return e.p }
 // (family and work decomposition), for reports such as the bench's.
 func (e *Engine) Implementation() string { return e.method.describe(e, e.p) }
 
-// Close waits for an execution in progress and releases the pipeline, the
-// prepared launches, the host memory registered for the engine that no
-// other engine uses, and the device. Closing twice does nothing.
+// Close waits for an execution in progress and releases what the engine
+// holds (registered host memory that no other engine uses among it) and
+// the device. Closing twice does nothing.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -170,17 +161,15 @@ func closeAll[T any](errs []error, release func(T) error, xs ...T) []error {
 	return errs
 }
 
-// begin takes the engine for an execution under ctx, making its queue on
-// first use and, for an execution from host memory (pieces), cutting its
-// problem into the pieces it pipelines; the caller unlocks e.mu whatever
-// begin returns.
+// begin takes the engine for an execution under ctx (enter), waits for
+// ExecuteDeviceAfter's work, and where pieces cuts the problem into
+// Execute's pieces; the caller unlocks e.mu whatever begin returns.
 func (e *Engine) begin(ctx context.Context, pieces bool) error {
 	if err := e.enter(ctx); err != nil {
 		return err
 	}
 	if e.queued {
-		// The work ExecuteDeviceAfter queued shares the launches and
-		// may share temporaries: wait for it, and report its failure.
+		// It shares the launches and may share temporaries.
 		e.queued = false
 		if err := e.queue.Finish(); err != nil {
 			return fmt.Errorf("earlier work queued on the device: %w", err)
@@ -240,14 +229,13 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	return e.executePipelined(ctx, dst, src)
 }
 
-// checkArrays checks that src and dst have p's input and output dtypes
-// and shapes (the output's with the bank axis).
+// checkArrays checks host arrays against p.
 func checkArrays(p *nd.Problem, dst, src nd.Array) error {
 	return checkKinds(p, "array", dst.DType(), dst.Shape, src.DType(), src.Shape)
 }
 
-// checkKinds checks an execution's input and output (host or device
-// arrays: what) against p.
+// checkKinds checks an execution's input and output dtypes and shapes
+// (what: host or device arrays) against p's.
 func checkKinds(p *nd.Problem, what string, dstDT nd.DType, dstShape []int, srcDT nd.DType, srcShape []int) error {
 	if srcDT != p.In || !slices.Equal(srcShape, p.InShape) {
 		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("%s %v %v, the plan takes %v %v", what, srcDT, srcShape, p.In, p.InShape)}
@@ -259,7 +247,7 @@ func checkKinds(p *nd.Problem, what string, dstDT nd.DType, dstShape []int, srcD
 }
 
 // budget is the memory budget executions run within: the options', else
-// the device's for buffers of a third of it.
+// the device's for pipelineDepth buffers.
 func (e *Engine) budget() (int64, error) {
 	if e.opt.MemoryBudget > 0 {
 		return e.opt.MemoryBudget, nil
@@ -268,9 +256,7 @@ func (e *Engine) budget() (int64, error) {
 }
 
 // chunks splits the problem into the pieces Execute pipelines
-// (chunk.Pieces): each of the pipeline's slots (a chunk's input, output
-// and temporaries) within a third of the memory budget, and large
-// problems in pieces whose transfers overlap.
+// (chunk.Pieces), each slot's within a third of the memory budget.
 func (e *Engine) chunks() ([]chunk.Chunk, error) {
 	budget, err := e.budget()
 	if err != nil {
@@ -290,8 +276,7 @@ func (e *Engine) chunks() ([]chunk.Chunk, error) {
 }
 
 // Array is an array in device memory, so that operations chain on the GPU
-// with no transfers: Upload once, ExecuteDevice as often as wanted,
-// Download the result.
+// with no transfers.
 type Array struct {
 	Shape []int
 	DType nd.DType
@@ -330,11 +315,10 @@ func (a *Array) Read(q Queue, b []byte) error {
 // Free releases the device memory.
 func (a *Array) Free() error { return a.Buf.Free() }
 
-// ExecuteDevice correlates device arrays: src must have the problem's input
-// shape and dtype, dst its output's. Nothing moves between host and
-// device: the launches are prepared (built, parameters uploaded) once
-// for a pair of arrays and kept while the engine runs on that pair (and
-// a few others: keptPairs). It returns when the kernels are done.
+// ExecuteDevice correlates device arrays, with no transfers: the
+// launches are prepared (built, parameters uploaded) once for a pair of
+// arrays and kept for a few pairs (keptPairs). It returns when the
+// kernels are done.
 func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err := e.checkDeviceArrays(dst, src); err != nil {
 		return err
@@ -344,10 +328,7 @@ func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err != nil {
 		return err
 	}
-	pr, err := e.preparedFor(src.Buf, dst.Buf)
-	if err == nil {
-		err = pr.run()
-	}
+	err = e.runOn(src.Buf, dst.Buf)
 	if ferr := e.queue.Finish(); err == nil {
 		err = ferr
 	}
@@ -383,10 +364,7 @@ func (e *Engine) ExecuteDeviceAfter(ctx context.Context, dst, src *Array, caller
 	if err := e.queue.Wait(e.ready); err != nil {
 		return err
 	}
-	pr, err := e.preparedFor(src.Buf, dst.Buf)
-	if err == nil {
-		err = pr.run()
-	}
+	err = e.runOn(src.Buf, dst.Buf)
 	e.queued = true
 	if err != nil {
 		return err
@@ -400,14 +378,14 @@ func (e *Engine) ExecuteDeviceAfter(ctx context.Context, dst, src *Array, caller
 	return nil
 }
 
-// preparedFor returns the launches prepared for the pair in, out,
-// preparing them if the engine keeps none for it. The engine is locked.
-func (e *Engine) preparedFor(in, out Buffer) (*prepared, error) {
+// runOn queues the launches from in to out, prepared if the engine keeps
+// none for the pair. The engine is locked.
+func (e *Engine) runOn(in, out Buffer) error {
 	for i, d := range e.onDev {
 		if d.in == in && d.out == out {
 			copy(e.onDev[1:i+1], e.onDev[:i]) // newest first
 			e.onDev[0] = d
-			return d.pr, nil
+			return d.pr.run()
 		}
 	}
 	keep := keptPairs
@@ -418,7 +396,7 @@ func (e *Engine) preparedFor(in, out Buffer) (*prepared, error) {
 		// The oldest pair's parameters and temporaries go back: the
 		// queue must be done with them first.
 		if err := e.queue.Finish(); err != nil {
-			return nil, err
+			return err
 		}
 		e.queued = false
 		for _, d := range e.onDev[keep-1:] {
@@ -430,16 +408,15 @@ func (e *Engine) preparedFor(in, out Buffer) (*prepared, error) {
 	if err != nil {
 		e.queue.Finish()
 		pr.free()
-		return nil, err
+		return err
 	}
 	e.onDev = append([]*devicePrepared{{in: in, out: out, pr: pr}}, e.onDev...)
-	return pr, nil
+	return pr.run()
 }
 
-// TimeDevice times the problem on device arrays as the bench needs it:
-// the launches prepared once (built, parameters uploaded), run once to
-// warm up and then repeats times between events on the engine's queue.
-// It returns each run's milliseconds.
+// TimeDevice times the problem on device arrays for the bench: the
+// launches prepared once, then TimeOnQueue's runs. It returns each run's
+// milliseconds.
 func (e *Engine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
 	if err := e.checkDeviceArrays(dst, src); err != nil {
 		return nil, err
