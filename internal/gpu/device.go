@@ -54,8 +54,8 @@ type Planner interface {
 	// Limits are the bounds the kernels' builders plan launches within.
 	Limits() Limits
 	// MemoryBudget is the device memory an execution may take when the
-	// caller sets none: a share of the device's memory, at most buffers times
-	// the largest buffer it allocates.
+	// caller sets none: a share of the device's memory, at most buffers
+	// times the largest buffer it allocates.
 	MemoryBudget(buffers int) (int64, error)
 	// Missing counts the launches whose kernels are neither built in this
 	// process nor in the binding's cache: what building them will cost.

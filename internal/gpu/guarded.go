@@ -22,7 +22,8 @@ import (
 // weights too, so an input it cannot carry — NaN, Inf, or values whose
 // products or transforms could overflow float32 — runs the direct method
 // instead, whose bits those outputs must carry. The direct engine is made
-// the first time it is needed, on the device opened again.
+// the first time it is needed, on the device opened again (reopen, which
+// each constructor takes).
 type guarded struct {
 	*Engine
 	// carries reports whether the method carries the input src (on the
@@ -38,7 +39,7 @@ type guarded struct {
 }
 
 // init makes g an engine of method m on dev, which it takes over (closed
-// on failure); reopen opens the device again for the fallback.
+// on failure).
 func (g *guarded) init(dev Device, reopen func() (Device, error), p *nd.Problem, opt Options, m method, carries func(nd.Array) bool, mayNeed func(nd.DType) bool) error {
 	e, err := newEngine(dev, p, opt, m)
 	g.Engine, g.carries, g.mayNeed, g.opened = e, carries, mayNeed, reopen
@@ -58,8 +59,7 @@ func scanFits(p *nd.Problem, fits func(maxAbs float64) bool) func(nd.Array) bool
 // fftconv.Geometry.ErrorBound of the direct method.
 type FFTEngine struct{ guarded }
 
-// NewFFT prepares p for FFT convolution on dev, which the engine holds;
-// reopen opens the device again for the direct method's fallback engine.
+// NewFFT prepares p for FFT convolution on dev, which the engine holds.
 // Kernels are built, plans made and spectra computed when first used.
 func NewFFT(dev Device, reopen func() (Device, error), p *nd.Problem, opt Options) (*FFTEngine, error) {
 	err := fftconv.Supported(p)
@@ -101,8 +101,7 @@ func GemmWhy(backend string, p *nd.Problem) error {
 	return kernels.GemmWhy(p)
 }
 
-// NewGemm prepares p for the gemm method on dev, which the engine holds;
-// reopen opens the device again for the direct method's fallback.
+// NewGemm prepares p for the gemm method on dev, which the engine holds.
 func NewGemm(dev Device, reopen func() (Device, error), p *nd.Problem, opt Options) (*GemmEngine, error) {
 	if err := GemmWhy(dev.Backend(), p); err != nil {
 		dev.Close()
@@ -156,9 +155,8 @@ type WinogradEngine struct {
 func WinogradWhy(p *nd.Problem) error { return kernels.WinogradWhy(p) }
 
 // NewWinograd prepares p for the Winograd method on dev, which the engine
-// holds; reopen opens the device again for the direct method's fallback.
-// The tile is NDCONV_WINOGRAD_TILE's where set (winograd.TileFromEnv),
-// else the kernel size's default.
+// holds. The tile is NDCONV_WINOGRAD_TILE's where set
+// (winograd.TileFromEnv), else the kernel size's default.
 func NewWinograd(dev Device, reopen func() (Device, error), p *nd.Problem, opt Options) (*WinogradEngine, error) {
 	if err := WinogradWhy(p); err != nil {
 		dev.Close()
@@ -275,8 +273,8 @@ func (e *guarded) deviceRunner(dst, src *Array) (*Engine, error) {
 	return e.runner(!e.carries(host))
 }
 
-// ExecuteDevice correlates device arrays; an input that may need it is
-// read back once to look for NaN, Inf and overflow.
+// ExecuteDevice correlates device arrays by the engine's method or the
+// direct method (deviceRunner).
 func (e *guarded) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	r, err := e.deviceRunner(dst, src)
 	if err != nil {

@@ -66,15 +66,14 @@ type PageLocker interface {
 	UnlockPages(addr uintptr) error
 }
 
-// Registrar is a Device that can page-lock memory its caller allocated,
-// so that the pipeline copies straight from and to it: its HostRegs are
-// the registrations its engines share.
+// Registrar is a Device that can page-lock memory its caller allocated:
+// its HostRegs are the registrations its engines share.
 type Registrar interface {
 	HostRegs() *HostRegs
 }
 
-// HostRegs is a device's cache of registered host memory, shared by its
-// engines: disjoint page-aligned ranges, each registered once.
+// HostRegs is a device's cache of registered host memory: disjoint
+// page-aligned ranges, each registered once.
 type HostRegs struct {
 	locker PageLocker
 	limit  int64   // bytes registered at most
@@ -98,8 +97,7 @@ type hostReg struct {
 func (r *hostReg) size() int64 { return int64(r.hi - r.lo) }
 
 // sighting is an array executed once, not registered: its range and a
-// weak pointer to its first byte, which tells the same object seen again
-// from another at the same addresses.
+// weak pointer to its first byte.
 type sighting struct {
 	lo, hi  uintptr
 	obj     weak.Pointer[byte]
@@ -118,15 +116,13 @@ type hostArray struct {
 	b    []byte
 }
 
-// acquire returns the registrations covering arrays, for owner's
-// execution, registering those seen for the second time; a nil one means
-// copy that array through staging. The registrations returned are held
-// until release.
+// acquire returns the registrations covering arrays for owner's
+// execution, registering those seen for the second time, held until
+// release; nil for an array that goes through staging.
 func (h *HostRegs) acquire(owner any, arrays ...hostArray) []*hostReg {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	// Register all, then hold: registering one array may merge another's
-	// registration, still idle, into its own.
+	// Registering one array may merge another's idle registration.
 	for _, a := range arrays {
 		if len(a.b) > 0 {
 			h.registerOnReuse(a)
@@ -219,11 +215,10 @@ func (h *HostRegs) sighting(first unsafe.Pointer, lo, hi uintptr) *sighting {
 }
 
 // register page-locks the pages of [lo, hi), merged with the
-// registrations they overlap (cuMemHostRegister refuses a range that
-// overlaps a registered one), evicting the least recently used idle ones
-// to stay within the limit. It returns nil and whether trying again later
-// may succeed (a registration in use was in the way, or no room yet) when
-// it does not register.
+// registrations they overlap, evicting the least recently used idle ones
+// to stay within the limit. Where it does not, it returns nil and whether
+// trying again later may succeed (a registration in use in the way, or no
+// room yet).
 func (h *HostRegs) register(lo, hi uintptr, data any) (r *hostReg, retry bool) {
 	r = &hostReg{lo: lo &^ (h.page - 1), hi: (hi + h.page - 1) &^ (h.page - 1), keep: []any{data}, owners: map[any]struct{}{}}
 	var merged []*hostReg
@@ -306,11 +301,10 @@ func (h *HostRegs) Drain() []uintptr {
 	return addrs
 }
 
-// goHeap reports whether p points into an object of the Go heap.
-// runtime.AddCleanup finds the object p is in and panics where there is
-// none (C memory, a memory-mapped file, a goroutine's stack), and returns
-// the zero Cleanup for memory the linker allocated; the cleanup, never
-// meant to run, is stopped at once.
+// goHeap reports whether p points into an object of the Go heap:
+// runtime.AddCleanup panics where there is none (C memory, a mapped file,
+// a stack) and returns the zero Cleanup for memory the linker allocated.
+// The cleanup, never meant to run, is stopped at once.
 func goHeap(p unsafe.Pointer) (ok bool) {
 	defer func() {
 		if recover() != nil {
