@@ -108,9 +108,6 @@ func newEngine(dev Device, p *nd.Problem, opt Options, m method) (*Engine, error
 // Device is the device the engine runs on.
 func (e *Engine) Device() Device { return e.dev }
 
-// Problem is the engine's problem.
-func (e *Engine) Problem() *nd.Problem { return e.p }
-
 // Implementation names the kernel implementations the engine launches
 // (family and work decomposition), for reports such as the bench's.
 func (e *Engine) Implementation() string { return e.method.describe(e, e.p) }
@@ -262,7 +259,7 @@ func (e *Engine) chunks() ([]chunk.Chunk, error) {
 	if err != nil {
 		return nil, err
 	}
-	if _, ok := e.method.(*fftMethod); ok {
+	if _, ok := e.method.(fftMethod); ok {
 		budget -= fftWork(e.plan.Limits(), budget) // the FFT's blocks and spectra
 	}
 	chunks, err := chunk.Pieces(e.p, budget, pipelineDepth, e.opt.PieceBytes, func(q *nd.Problem) int64 {

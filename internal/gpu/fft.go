@@ -28,9 +28,7 @@ const maxFFTStates = 3
 // chooseLayout decides. Per problem (the whole, or a slab's), its plan,
 // transforms, spectra and buffers are made once and kept until the engine
 // closes.
-type fftMethod struct {
-	states map[string]*fftState // by stateKey
-}
+type fftMethod map[string]*fftState // by stateKey
 
 // fftWork is the device memory the blocks and spectra take at most, out
 // of an execution's budget: a quarter of it, at most the device's
@@ -100,11 +98,11 @@ func (s *fftState) transform(e *Engine, slots int, inverse bool) (Buffer, error)
 }
 
 // close releases every state; the engine's queue is idle.
-func (m *fftMethod) close() {
-	for _, s := range m.states {
+func (m fftMethod) close() {
+	for _, s := range m {
 		s.free()
 	}
-	clear(m.states)
+	clear(m)
 }
 
 // stateKey identifies a problem's FFT work: the slabs of one geometry
@@ -115,11 +113,11 @@ func stateKey(p *nd.Problem) string {
 
 // temps: the FFT's block buffers are its own state's, not the engine's
 // temporaries.
-func (m *fftMethod) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
+func (m fftMethod) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
 
 // launches: the FFT's kernels are few and built with the first execution;
 // warm-up leaves them (Pending counts one).
-func (m *fftMethod) launches(*Engine, *nd.Problem) ([]*kernels.Launch, error) { return nil, nil }
+func (m fftMethod) launches(*Engine, *nd.Problem) ([]*kernels.Launch, error) { return nil, nil }
 
 // fftLayout is how a problem's blocks are transformed.
 type fftLayout int
@@ -176,7 +174,7 @@ func (e *Engine) newFFTConv(p *nd.Problem) (*kernels.FFTConv, fftLayout, error) 
 	return f, layout, err
 }
 
-func (m *fftMethod) describe(e *Engine, p *nd.Problem) string {
+func (m fftMethod) describe(e *Engine, p *nd.Problem) string {
 	f, layout, err := e.newFFTConv(p)
 	if err != nil || f == nil {
 		return "fft"
@@ -186,16 +184,16 @@ func (m *fftMethod) describe(e *Engine, p *nd.Problem) string {
 }
 
 // state returns p's state, making it on first use; e.mu is held.
-func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
+func (m fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 	key := stateKey(p)
-	if s := m.states[key]; s != nil {
+	if s := m[key]; s != nil {
 		return s, nil
 	}
 	f, layout, err := e.newFFTConv(p)
 	if err != nil || f == nil {
 		return nil, err
 	}
-	if len(m.states) >= maxFFTStates {
+	if len(m) >= maxFFTStates {
 		// Slabs of many geometries: keep the memory of a few.
 		if err := e.queue.Finish(); err != nil {
 			return nil, err
@@ -208,7 +206,7 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 		s.free()
 		return nil, err
 	}
-	m.states[key] = s
+	m[key] = s
 	return s, nil
 }
 
@@ -219,26 +217,27 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 // transforms, their buffers of complex values.
 func (s *fftState) build(e *Engine) error {
 	f := s.conv
+	var kspec Kernel
 	var err error
-	for name, k := range map[string]*Kernel{"fftconv_gather": &s.gather, "fftconv_multiply": &s.mul, "fftconv_scatter": &s.scatter} {
+	built := map[string]*Kernel{"fftconv_gather": &s.gather, "fftconv_multiply": &s.mul,
+		"fftconv_scatter": &s.scatter, "fftconv_kernel_spectrum": &kspec}
+	for name, k := range built {
 		if *k, err = e.dev.Kernel("fftconv", f.Defines, name); err != nil {
 			return err
 		}
 	}
-	kspec, err := e.dev.Kernel("fftconv", f.Defines, "fftconv_kernel_spectrum")
-	if err != nil {
-		return err
-	}
 	slots := f.Slots(f.Batch)
-	blockBytes := 8
-	switch s.layout {
-	case realLayout:
-		blockBytes = 4
-		err = s.makePlans(e, RealForward, RealInverse, slots)
-	case pairedLayout:
-		err = s.makePlans(e, ComplexForward, ComplexInverse, slots)
-	default:
+	blockBytes, forward, inverse := 8, ComplexForward, ComplexInverse
+	if s.layout == realLayout {
+		blockBytes, forward, inverse = 4, RealForward, RealInverse
+	}
+	if s.layout == portableLayout {
 		err = s.buildFFTCL(e, slots)
+	} else {
+		lib := e.dev.(FFTLibrary)
+		if s.forwardPlan, err = lib.FFTPlan(f.Geometry.Length, slots, forward, e.queue); err == nil {
+			s.inversePlan, err = lib.FFTPlan(f.Geometry.Length, slots, inverse, e.queue)
+		}
 	}
 	if err != nil {
 		return err
@@ -288,18 +287,6 @@ func (s *fftState) build(e *Engine) error {
 	return e.queue.Finish()
 }
 
-// makePlans makes the library's forward and inverse plans of a batch.
-func (s *fftState) makePlans(e *Engine, forward, inverse FFTKind, slots int) error {
-	lib := e.dev.(FFTLibrary)
-	lengths := s.conv.Geometry.Length
-	var err error
-	if s.forwardPlan, err = lib.FFTPlan(lengths, slots, forward, e.queue); err != nil {
-		return err
-	}
-	s.inversePlan, err = lib.FFTPlan(lengths, slots, inverse, e.queue)
-	return err
-}
-
 // buildFFTCL builds fft.cl's kernels (fft_pass, and fft_local per
 // transform that takes it) and makes the twiddle tables and the scratch
 // buffer of a batch.
@@ -334,7 +321,7 @@ func launchGrid(e *Engine, k Kernel, total int64, args ...any) error {
 	return e.queue.Launch(k, [3]int{kernels.GridGroups(total), 1, 1}, [3]int{kernels.GridLocal, 1, 1}, args...)
 }
 
-func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer) (*prepared, error) {
+func (m fftMethod) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer) (*prepared, error) {
 	pr := &prepared{}
 	if slices.Contains(p.OutShape, 0) {
 		return pr, nil

@@ -77,7 +77,7 @@ func NewFFT(dev Device, reopen func() (Device, error), p *nd.Problem, opt Option
 	// integers included, and an infinite cval is non-finite too.
 	mayNeed := func(nd.DType) bool { return true }
 	e := &FFTEngine{}
-	if err := e.init(dev, reopen, p, opt, &fftMethod{states: map[string]*fftState{}}, carries, mayNeed); err != nil {
+	if err := e.init(dev, reopen, p, opt, fftMethod{}, carries, mayNeed); err != nil {
 		return nil, err
 	}
 	return e, nil
