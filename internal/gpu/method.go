@@ -73,6 +73,7 @@ func oneLaunch(plan func(e *Engine, p *nd.Problem) (*kernels.Launch, error)) ker
 	}}
 }
 
+// The direct method's (kernels.NewDirect) and the separable family's.
 var (
 	direct = oneLaunch(func(e *Engine, p *nd.Problem) (*kernels.Launch, error) {
 		lim := e.plan.Limits()
