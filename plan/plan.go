@@ -27,7 +27,7 @@ const (
 	Separable
 	FFT
 	// Gemm is an implicit GEMM on CUDA's tensor cores, float32-accurate
-	// by splitting into TF32 parts (internal/gpu/gemm.go): fast family.
+	// by splitting into TF32 parts (gpu.GemmEngine): fast family.
 	Gemm
 	// Winograd runs 3×3, 5×5 and 3×3×3 kernels (banks above all) in
 	// Winograd tiles F(m^d, r^d) (internal/winograd): fast family, on

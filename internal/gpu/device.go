@@ -8,13 +8,10 @@ import (
 )
 
 // Device is one GPU through one vendor API: what the engine needs of it.
-// A binding (package cuda, package opencl) implements it over its API and
-// nothing more — the calls, their errors, its caches — and the engine in
-// this package is written once above it, in the manner of CLBlast's
-// clpp11/cupp11 (the same host code over either API).
-//
-// Everything a Device makes belongs to it and is released before its
-// Close; its methods may be called from any goroutine.
+// A binding implements it over its API and nothing more — the calls,
+// their errors, its caches. Everything a Device makes belongs to it and
+// is released before its Close; its methods may be called from any
+// goroutine.
 type Device interface {
 	Planner
 	// Check refuses a problem the device cannot run at all (float64
@@ -23,19 +20,17 @@ type Device interface {
 
 	// Alloc allocates n ≥ 1 bytes of device memory, uninitialised.
 	Alloc(n int) (Buffer, error)
-	// Scratch allocates n ≥ 1 bytes for what an engine holds — a
-	// pipeline's buffers, temporaries, a launch's parameters — from a
-	// FreeList where the API's allocations are slow (CUDA's cuMemAlloc
-	// synchronises the device); Free returns it.
+	// Scratch allocates n ≥ 1 bytes for what an engine holds (buffers,
+	// temporaries, parameters), from a FreeList where the API's
+	// allocations are slow; Free returns it.
 	Scratch(n int) (Buffer, error)
-	// AllocHost allocates n ≥ 1 bytes of page-locked host memory, the
-	// staging a pipeline copies through at the copy engines' full rate,
-	// from the device's FreeList of it; Free returns it there.
+	// AllocHost allocates n ≥ 1 bytes of page-locked host memory, a
+	// pipeline's staging, from the device's FreeList of it.
 	AllocHost(n int) (HostBuffer, error)
-	// NewQueue makes an in-order queue of work (a CUDA stream, an OpenCL
+	// NewQueue makes an in-order queue (a CUDA stream, an OpenCL
 	// command queue).
 	NewQueue() (Queue, error)
-	// NewEvent makes an event for Queue.Record, reusable.
+	// NewEvent makes a reusable event for Queue.Record.
 	NewEvent() (Event, error)
 
 	// Kernel builds a kernel family's source (kernels.Source) with its
@@ -51,17 +46,16 @@ type Device interface {
 	Close() error
 }
 
-// Planner is what planning a problem's launches needs of a device — its
-// limits, its memory, its cache — which a binding can answer without
-// opening the device (Pending: what warming up will build).
+// Planner is what planning a problem's launches needs of a device, which
+// a binding can answer without opening it (Pending).
 type Planner interface {
 	// Backend names the API: "cuda", "opencl"; errors and reports use it.
 	Backend() string
 	// Limits are the bounds the kernels' builders plan launches within.
 	Limits() Limits
 	// MemoryBudget is the device memory an execution may take when the
-	// caller sets none: a share of what is free, within what the device
-	// allocates per buffer (buffers of that size are what it will hold).
+	// caller sets none: a share of the device's memory, at most buffers
+	// times the largest buffer it allocates.
 	MemoryBudget(buffers int) (int64, error)
 	// Missing counts the launches whose kernels are neither built in this
 	// process nor in the binding's cache: what building them will cost.
@@ -76,8 +70,7 @@ type Limits struct {
 	MaxGroupsYZ int
 	// DefaultGroupItems is how many work-items a default decomposition
 	// may put in one work-group (0: 256, what every device compiles every
-	// kernel for; NVIDIA's OpenCL compiles septile.cl for no more). A
-	// tuned decomposition may use more.
+	// kernel for; NVIDIA's OpenCL compiles septile.cl for no more).
 	DefaultGroupItems int
 	// MaxParamBytes is how many bytes of weights a launch may pass among
 	// its kernel parameters (ByValue); 0: always in a buffer.
@@ -101,11 +94,10 @@ type HostBuffer interface {
 }
 
 // Queue is an in-order queue of work on one device. Its methods queue and
-// return; Finish waits. Write and Read return once ordinary (pageable)
-// host memory is no longer needed, as CUDA's asynchronous copies do;
-// pinned memory (a HostBuffer's, or memory a Registrar registered) is
-// copied asynchronously and must stay alive and untouched until the queue
-// is done with it.
+// return; Finish waits. Write and Read return once pageable host memory
+// is no longer needed, as CUDA's asynchronous copies do; pinned memory (a
+// HostBuffer's, or registered) must stay alive and untouched until the
+// queue is done with it.
 type Queue interface {
 	// Launch queues kernel k over groups × local work-items with args:
 	// Buffers, ByValue bytes, and sized numbers (int32, int64, float32,
@@ -121,8 +113,7 @@ type Queue interface {
 	Fill(dst Buffer, off, n int, value byte) error
 	// Record makes ev complete once the work queued so far has.
 	Record(ev Event) error
-	// Wait makes the work queued after it wait for ev (recorded on any
-	// queue of the device).
+	// Wait makes the work queued after it wait for ev (of any queue).
 	Wait(ev Event) error
 	// Flush submits what is queued without waiting.
 	Flush() error
@@ -152,8 +143,8 @@ type Kernel interface {
 // parameter (the weights of a kernel that reads them from its parameters).
 type ByValue []byte
 
-// FFTLibrary is a Device with a vendor FFT library (cuFFT): the FFT
-// method transforms through its plans instead of fft.cl's kernels.
+// FFTLibrary is a Device with a vendor FFT library (cuFFT), whose plans
+// the FFT method transforms with instead of fft.cl's kernels.
 type FFTLibrary interface {
 	// FFTPlan makes a plan of batch transforms of the lengths (at most
 	// MaxFFTRank axes), of kind, on queue q.

@@ -15,37 +15,34 @@ import (
 // Options configure an engine.
 type Options struct {
 	// MemoryBudget bounds the device memory an execution's input, output
-	// and temporaries take: a problem that does not fit runs in chunks,
-	// three in flight, each within a third of it. 0 lets the device
-	// choose (Device.MemoryBudget).
+	// and temporaries take (chunks, three in flight, each within a third
+	// of it); 0 lets the device choose (Device.MemoryBudget).
 	MemoryBudget int64
 	Progress     nd.Progress
-	// Tuning fixes the kernels' work decomposition (the tuner's choice,
-	// or a tuning cache's); zero lets kernels choose.
+	// Tuning fixes the kernels' work decomposition; zero lets kernels
+	// choose.
 	Tuning kernels.Tuning
 	// PieceBytes bounds the chunks a pipelined execution cuts a problem
 	// that fits into (input, output and temporaries); 0 lets
 	// chunk.Pieces choose.
 	PieceBytes int64
 	// Timeline, when set, receives each execution's copies and kernels,
-	// chunk by chunk, timed by the device's events.
+	// timed by the device's events.
 	Timeline *chunk.Timeline
 	// Staging copies every execution's data through the pipeline's
-	// pinned staging, never registering the caller's arrays for direct
-	// copies (see Execute): to compare the two paths, or to leave the
-	// caller's memory pageable.
+	// pinned staging, never registering the caller's arrays (hostreg.go):
+	// to compare the two paths, or to leave the caller's memory pageable.
 	Staging bool
 }
 
 // ErrClosed is returned by an engine used after Close.
 var ErrClosed = errors.New("gpu: engine closed")
 
-// Engine executes one normalised problem with one method on one device:
-// data in host memory through a pipeline of queues (copied through pinned
-// staging buffers, or straight from and to arrays the device has
-// registered), or device arrays directly. It keeps its built kernels,
-// their parameters on the device and its staging memory between
-// executions; one execution runs at a time, and Close waits for it.
+// Engine executes one normalised problem with one method on one device,
+// from host memory through a pipeline of queues or on device arrays. It
+// keeps its built kernels, their parameters on the device and its staging
+// between executions; one execution runs at a time, and Close waits for
+// it.
 type Engine struct {
 	dev    Device
 	plan   Planner // dev, or a device not opened (Pending)
@@ -59,8 +56,8 @@ type Engine struct {
 	mu     sync.Mutex
 	closed bool
 	queue  Queue             // the kernels' queue
-	pieces []chunk.Chunk     // the split Execute pipelines, once computed
-	pipe   *pipeline         // kept between executions
+	pieces []chunk.Chunk     // Execute's split, once computed
+	pipe   *pipeline         // Execute's, kept between executions
 	onDev  []*devicePrepared // ExecuteDevice's launches for its last arrays, newest first
 	// queued says that ExecuteDeviceAfter left work on the queue that
 	// nothing has waited for yet; every other entry waits for it first.
@@ -71,81 +68,31 @@ type Engine struct {
 }
 
 // keptPairs is how many pairs of device arrays ExecuteDevice keeps
-// launches prepared for: a caller whose library hands out a new output
-// each call (CuPy's and PyTorch's pools alternate between a few) finds
-// its launches prepared instead of uploading their parameters again.
-// Methods with temporaries keep one pair, so that their memory is held
-// once.
+// launches prepared for: CuPy's and PyTorch's pools hand out outputs
+// that alternate between a few. Methods with temporaries keep one pair,
+// so that their memory is held once.
 const keptPairs = 4
 
-// devicePrepared is ExecuteDevice's launches, prepared for one pair of
-// device arrays.
 type devicePrepared struct {
 	in, out Buffer
 	pr      *prepared
 }
 
-// A method turns a problem into launches on the engine's queue.
-type method interface {
-	// prepare builds the launches that compute p from in into out and
-	// puts their parameters (and any temporaries) on the device. It
-	// returns what it prepared even on error, for the caller to free.
-	// Temporaries are temps' where given (large enough: see temps),
-	// else scratch, freed with the launches.
-	prepare(e *Engine, p *nd.Problem, in, out Buffer, temps [2]Buffer) (*prepared, error)
-	// temps is how many temporaries the launches for p use, and the bytes
-	// of each.
-	temps(e *Engine, p *nd.Problem) (n, bytes int)
-	// describe names the implementations its launches use for p.
-	describe(e *Engine, p *nd.Problem) string
-	// launches lists the kernel launches (Family and Defines) p builds;
-	// it uses only e's options and limits, not its device.
-	launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, error)
-}
-
-// prepared is a problem's launches, built and with their parameters on
-// the device, so that running them again costs only the launches.
-type prepared struct {
-	launches []func() error
-	frees    []func()
-}
-
-// run queues the launches.
-func (pr *prepared) run() error {
-	for _, launch := range pr.launches {
-		if err := launch(); err != nil {
-			return err
-		}
-	}
-	return nil
-}
-
-// free returns what the launches hold; call it once the queue is done
-// with them.
-func (pr *prepared) free() {
-	for _, f := range pr.frees {
-		f()
-	}
-	pr.frees = nil
-}
-
-// NewDirect prepares p for the direct kernel family (kernels/direct.cl)
-// on dev, which the engine holds until Close. Kernels are built when
-// first used.
+// NewDirect prepares p for the direct method (kernels.NewDirect) on dev,
+// which the engine holds until Close. Kernels are built when first used.
 func NewDirect(dev Device, p *nd.Problem, opt Options) (*Engine, error) {
-	return newEngine(dev, p, opt, direct{})
+	return newEngine(dev, p, opt, direct)
 }
 
-// NewSeparable prepares p for the separable kernel family
-// (kernels/separable.cl): one pass per kernel axis through temporaries in
-// device memory, in the CPU engine's order, so the two give the same bits.
-// Every kernel of p must have factors.
+// NewSeparable prepares p for the separable kernel family: one pass per
+// kernel axis through temporaries, in the CPU engine's order, so the two
+// give the same bits. Every kernel of p must have factors.
 func NewSeparable(dev Device, p *nd.Problem, opt Options) (*Engine, error) {
 	if !p.Separable() {
 		dev.Close()
 		return nil, fmt.Errorf("%s: separable method: a kernel is not separable", dev.Backend())
 	}
-	return newEngine(dev, p, opt, separable{})
+	return newEngine(dev, p, opt, separable)
 }
 
 // newEngine makes an engine of method m on dev, which it takes over:
@@ -161,16 +108,13 @@ func newEngine(dev Device, p *nd.Problem, opt Options, m method) (*Engine, error
 // Device is the device the engine runs on.
 func (e *Engine) Device() Device { return e.dev }
 
-// Problem is the engine's problem.
-func (e *Engine) Problem() *nd.Problem { return e.p }
-
 // Implementation names the kernel implementations the engine launches
 // (family and work decomposition), for reports such as the bench's.
 func (e *Engine) Implementation() string { return e.method.describe(e, e.p) }
 
-// Close waits for an execution in progress and releases the pipeline, the
-// prepared launches, the host memory registered for the engine that no
-// other engine uses, and the device. Closing twice does nothing.
+// Close waits for an execution in progress and releases what the engine
+// holds (registered host memory that no other engine uses among it) and
+// the device. Closing twice does nothing.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -191,11 +135,7 @@ func (e *Engine) Close() error {
 		d.pr.free()
 	}
 	e.onDev = nil
-	for _, ev := range []Event{e.ready, e.done} {
-		if ev != nil {
-			errs = append(errs, ev.Close())
-		}
-	}
+	errs = closeAll(errs, Event.Close, e.ready, e.done)
 	if c, ok := e.method.(interface{ close() }); ok {
 		c.close() // methods that keep device state (FFT's plans and buffers)
 	}
@@ -207,17 +147,26 @@ func (e *Engine) Close() error {
 	return errors.Join(errs...)
 }
 
-// begin takes the engine for an execution under ctx, making its queue on
-// first use and, for an execution from host memory (pieces), cutting its
-// problem into the pieces it pipelines; the caller unlocks e.mu whatever
-// begin returns.
+// closeAll appends to errs what release returns for each x that is not
+// nil.
+func closeAll[T any](errs []error, release func(T) error, xs ...T) []error {
+	for _, x := range xs {
+		if any(x) != nil {
+			errs = append(errs, release(x))
+		}
+	}
+	return errs
+}
+
+// begin takes the engine for an execution under ctx (enter), waits for
+// ExecuteDeviceAfter's work, and where pieces cuts the problem into
+// Execute's pieces; the caller unlocks e.mu whatever begin returns.
 func (e *Engine) begin(ctx context.Context, pieces bool) error {
 	if err := e.enter(ctx); err != nil {
 		return err
 	}
 	if e.queued {
-		// The work ExecuteDeviceAfter queued shares the launches and
-		// may share temporaries: wait for it, and report its failure.
+		// It shares the launches and may share temporaries.
 		e.queued = false
 		if err := e.queue.Finish(); err != nil {
 			return fmt.Errorf("earlier work queued on the device: %w", err)
@@ -256,12 +205,8 @@ func (e *Engine) enter(ctx context.Context) error {
 // Execute correlates host arrays through the pipeline (executePipelined):
 // in chunks when the problem is large or beyond the memory budget, each
 // chunk's transfers overlapping other chunks' kernels. On a device that
-// registers host memory (Registrar), an array of 1 MiB or more that
-// Execute sees a second time (the same Go object, or a view of one
-// already registered) is page-locked and copied straight to and from the
-// device from then on; the engine keeps it alive and locked until Close,
-// unless other arrays push it out (hostreg.go). Memory outside the Go
-// heap always goes through staging.
+// registers host memory (Registrar), arrays Execute sees again are copied
+// straight to and from the device (hostreg.go).
 func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	if err := checkArrays(e.p, dst, src); err != nil {
 		return err
@@ -281,14 +226,13 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	return e.executePipelined(ctx, dst, src)
 }
 
-// checkArrays checks that src and dst have p's input and output dtypes
-// and shapes (the output's with the bank axis).
+// checkArrays checks host arrays against p.
 func checkArrays(p *nd.Problem, dst, src nd.Array) error {
 	return checkKinds(p, "array", dst.DType(), dst.Shape, src.DType(), src.Shape)
 }
 
-// checkKinds checks an execution's input and output (host or device
-// arrays: what) against p.
+// checkKinds checks an execution's input and output dtypes and shapes
+// (what: host or device arrays) against p's.
 func checkKinds(p *nd.Problem, what string, dstDT nd.DType, dstShape []int, srcDT nd.DType, srcShape []int) error {
 	if srcDT != p.In || !slices.Equal(srcShape, p.InShape) {
 		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("%s %v %v, the plan takes %v %v", what, srcDT, srcShape, p.In, p.InShape)}
@@ -299,167 +243,8 @@ func checkKinds(p *nd.Problem, what string, dstDT nd.DType, dstShape []int, srcD
 	return nil
 }
 
-// direct is the direct kernel family: one launch.
-type direct struct{}
-
-// directOptions are the limits kernels.NewDirect plans a launch within on
-// the engine's device, with its tuning.
-func (e *Engine) directOptions() kernels.DirectOptions {
-	lim, t := e.plan.Limits(), e.opt.Tuning
-	return kernels.DirectOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxGroupsYZ: lim.MaxGroupsYZ, MaxParamBytes: lim.MaxParamBytes, Shape: t.Shape}
-}
-
-// separableOptions are the limits kernels.NewSeparable plans a launch
-// within on the engine's device, with its tuning.
-func (e *Engine) separableOptions() kernels.SeparableOptions {
-	lim, t := e.plan.Limits(), e.opt.Tuning
-	return kernels.SeparableOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxParamBytes: lim.MaxParamBytes, GroupItems: lim.DefaultGroupItems, Shape: t.Shape, FuseSmall: t.FuseSmall}
-}
-
-func (direct) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer) (*prepared, error) {
-	pr := &prepared{}
-	l, err := kernels.NewDirect(p, e.directOptions())
-	if err != nil || l == nil {
-		return pr, err
-	}
-	return pr, e.prepareLaunch(pr, l, in, out)
-}
-
-func (direct) describe(e *Engine, p *nd.Problem) string {
-	if l, err := kernels.NewDirect(p, e.directOptions()); err == nil && l != nil {
-		return l.Describe()
-	}
-	return ""
-}
-
-func (direct) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
-
-func (direct) launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
-	l, err := kernels.NewDirect(p, e.directOptions())
-	if err != nil || l == nil {
-		return nil, err
-	}
-	return []*kernels.Launch{l}, nil
-}
-
-// separable is the separable kernel family: a pass per kernel axis and
-// bank kernel, through up to two temporaries.
-type separable struct{}
-
-func (separable) prepare(e *Engine, p *nd.Problem, in, out Buffer, temps [2]Buffer) (*prepared, error) {
-	pr := &prepared{}
-	s, err := kernels.NewSeparable(p, e.separableOptions())
-	if err != nil || s == nil {
-		return pr, err
-	}
-	buffers := map[kernels.Role]Buffer{kernels.Input: in, kernels.Output: out}
-	for i := range s.Temps {
-		if t := temps[i]; t != nil {
-			buffers[kernels.Temp0+kernels.Role(i)] = t
-			continue
-		}
-		t, err := e.dev.Scratch(max(s.TempElems*kernels.AccBytes(p), 1))
-		if err != nil {
-			return pr, err
-		}
-		pr.frees = append(pr.frees, func() { t.Free() })
-		buffers[kernels.Temp0+kernels.Role(i)] = t
-	}
-	for _, step := range s.Steps {
-		if err := e.prepareLaunch(pr, step.Launch, buffers[step.From], buffers[step.To]); err != nil {
-			return pr, err
-		}
-	}
-	return pr, nil
-}
-
-func (separable) describe(e *Engine, p *nd.Problem) string {
-	if s, err := kernels.NewSeparable(p, e.separableOptions()); err == nil && s != nil {
-		return kernels.Describe(s.Steps)
-	}
-	return ""
-}
-
-func (separable) temps(e *Engine, p *nd.Problem) (n, bytes int) {
-	s, err := kernels.NewSeparable(p, e.separableOptions())
-	if err != nil || s == nil {
-		return 0, 0
-	}
-	return s.Temps, s.TempElems * kernels.AccBytes(p)
-}
-
-func (separable) launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, error) {
-	s, err := kernels.NewSeparable(p, e.separableOptions())
-	if err != nil || s == nil {
-		return nil, err
-	}
-	var ls []*kernels.Launch
-	for _, step := range s.Steps {
-		ls = append(ls, step.Launch)
-	}
-	return ls, nil
-}
-
-// prepareLaunch builds one specialised kernel, checks it against the
-// device, uploads its taps and outer-axis table, and adds its launch
-// (reading in, writing out) to pr: every family's kernels take the same
-// arguments (in, out, taps, outer, the scalars, cval).
-func (e *Engine) prepareLaunch(pr *prepared, l *kernels.Launch, in, out Buffer) error {
-	k, err := e.dev.Kernel(l.Family, l.Defines, l.Name)
-	if err != nil {
-		return err
-	}
-	if err := e.dev.CheckLaunch(l, k); err != nil {
-		return err
-	}
-	var tapsArg any
-	if l.TapsInParams {
-		tapsArg = ByValue(TapsBytes(l))
-	} else {
-		taps, err := e.upload(TapsBytes(l))
-		if err != nil {
-			return err
-		}
-		pr.frees = append(pr.frees, func() { taps.Free() })
-		tapsArg = taps
-	}
-	outer, err := e.upload(outerBytes(l.Outer))
-	if err != nil {
-		return err
-	}
-	pr.frees = append(pr.frees, func() { outer.Free() })
-	args := LaunchArgs(l, in, out, tapsArg, outer)
-	pr.launches = append(pr.launches, func() error { return e.queue.Launch(k, l.Groups, l.Local, args...) })
-	return nil
-}
-
-// outerBytes is a launch's outer-axis table as an argument buffer's
-// bytes, never empty.
-func outerBytes(v []int32) []byte {
-	if len(v) == 0 {
-		return make([]byte, 4)
-	}
-	return nd.AsBytes(v)
-}
-
-// upload copies small host data into a scratch buffer, ordered on the
-// engine's queue (Write copies pageable memory out before it returns).
-func (e *Engine) upload(b []byte) (Buffer, error) {
-	buf, err := e.dev.Scratch(max(len(b), 1))
-	if err != nil {
-		return nil, err
-	}
-	if len(b) > 0 {
-		if err := e.queue.Write(buf, 0, b); err != nil {
-			buf.Free()
-			return nil, err
-		}
-	}
-	return buf, nil
-}
-
 // budget is the memory budget executions run within: the options', else
-// the device's for buffers of a third of it.
+// the device's for pipelineDepth buffers.
 func (e *Engine) budget() (int64, error) {
 	if e.opt.MemoryBudget > 0 {
 		return e.opt.MemoryBudget, nil
@@ -468,20 +253,13 @@ func (e *Engine) budget() (int64, error) {
 }
 
 // chunks splits the problem into the pieces Execute pipelines
-// (chunk.Pieces): each of the pipeline's slots (a chunk's input, output
-// and temporaries) within a third of the memory budget, and large
-// problems in pieces whose transfers overlap.
+// (chunk.Pieces), each slot's within a third of the memory budget.
 func (e *Engine) chunks() ([]chunk.Chunk, error) {
 	budget, err := e.budget()
 	if err != nil {
 		return nil, err
 	}
-	return e.chunksWithin(budget)
-}
-
-// chunksWithin splits the problem as chunks does for a memory budget.
-func (e *Engine) chunksWithin(budget int64) ([]chunk.Chunk, error) {
-	if _, ok := e.method.(*fftMethod); ok {
+	if _, ok := e.method.(fftMethod); ok {
 		budget -= fftWork(e.plan.Limits(), budget) // the FFT's blocks and spectra
 	}
 	chunks, err := chunk.Pieces(e.p, budget, pipelineDepth, e.opt.PieceBytes, func(q *nd.Problem) int64 {
@@ -494,18 +272,8 @@ func (e *Engine) chunksWithin(budget int64) ([]chunk.Chunk, error) {
 	return chunks, nil
 }
 
-// OutOfMemoryError is a problem that cannot be cut into pieces that fit
-// the device's memory budget.
-type OutOfMemoryError struct {
-	Backend string
-	Msg     string
-}
-
-func (e *OutOfMemoryError) Error() string { return e.Backend + ": out of memory: " + e.Msg }
-
 // Array is an array in device memory, so that operations chain on the GPU
-// with no transfers: Upload once, ExecuteDevice as often as wanted,
-// Download the result.
+// with no transfers.
 type Array struct {
 	Shape []int
 	DType nd.DType
@@ -544,11 +312,10 @@ func (a *Array) Read(q Queue, b []byte) error {
 // Free releases the device memory.
 func (a *Array) Free() error { return a.Buf.Free() }
 
-// ExecuteDevice correlates device arrays: src must have the problem's input
-// shape and dtype, dst its output's. Nothing moves between host and
-// device: the launches are prepared (built, parameters uploaded) once
-// for a pair of arrays and kept while the engine runs on that pair (and
-// a few others: keptPairs). It returns when the kernels are done.
+// ExecuteDevice correlates device arrays, with no transfers: the
+// launches are prepared (built, parameters uploaded) once for a pair of
+// arrays and kept for a few pairs (keptPairs). It returns when the
+// kernels are done.
 func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err := e.checkDeviceArrays(dst, src); err != nil {
 		return err
@@ -558,10 +325,7 @@ func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err != nil {
 		return err
 	}
-	pr, err := e.preparedFor(src.Buf, dst.Buf)
-	if err == nil {
-		err = pr.run()
-	}
+	err = e.runOn(src.Buf, dst.Buf)
 	if ferr := e.queue.Finish(); err == nil {
 		err = ferr
 	}
@@ -584,12 +348,12 @@ func (e *Engine) ExecuteDeviceAfter(ctx context.Context, dst, src *Array, caller
 	if err != nil {
 		return err
 	}
-	for _, ev := range []*Event{&e.ready, &e.done} {
-		if *ev == nil {
-			if *ev, err = e.dev.NewEvent(); err != nil {
-				return err
-			}
+	if e.ready == nil {
+		evs, _, err := NewEvents(e.dev, 2)
+		if err != nil {
+			return err
 		}
+		e.ready, e.done = evs[0], evs[1]
 	}
 	if err := caller.Record(e.ready); err != nil {
 		return fmt.Errorf("the caller's queue: %w", err)
@@ -597,10 +361,7 @@ func (e *Engine) ExecuteDeviceAfter(ctx context.Context, dst, src *Array, caller
 	if err := e.queue.Wait(e.ready); err != nil {
 		return err
 	}
-	pr, err := e.preparedFor(src.Buf, dst.Buf)
-	if err == nil {
-		err = pr.run()
-	}
+	err = e.runOn(src.Buf, dst.Buf)
 	e.queued = true
 	if err != nil {
 		return err
@@ -614,14 +375,14 @@ func (e *Engine) ExecuteDeviceAfter(ctx context.Context, dst, src *Array, caller
 	return nil
 }
 
-// preparedFor returns the launches prepared for the pair in, out,
-// preparing them if the engine keeps none for it. The engine is locked.
-func (e *Engine) preparedFor(in, out Buffer) (*prepared, error) {
+// runOn queues the launches from in to out, prepared if the engine keeps
+// none for the pair. The engine is locked.
+func (e *Engine) runOn(in, out Buffer) error {
 	for i, d := range e.onDev {
 		if d.in == in && d.out == out {
 			copy(e.onDev[1:i+1], e.onDev[:i]) // newest first
 			e.onDev[0] = d
-			return d.pr, nil
+			return d.pr.run()
 		}
 	}
 	keep := keptPairs
@@ -632,7 +393,7 @@ func (e *Engine) preparedFor(in, out Buffer) (*prepared, error) {
 		// The oldest pair's parameters and temporaries go back: the
 		// queue must be done with them first.
 		if err := e.queue.Finish(); err != nil {
-			return nil, err
+			return err
 		}
 		e.queued = false
 		for _, d := range e.onDev[keep-1:] {
@@ -644,16 +405,15 @@ func (e *Engine) preparedFor(in, out Buffer) (*prepared, error) {
 	if err != nil {
 		e.queue.Finish()
 		pr.free()
-		return nil, err
+		return err
 	}
 	e.onDev = append([]*devicePrepared{{in: in, out: out, pr: pr}}, e.onDev...)
-	return pr, nil
+	return pr.run()
 }
 
-// TimeDevice times the problem on device arrays as the bench needs it:
-// the launches prepared once (built, parameters uploaded), run once to
-// warm up and then repeats times between events on the engine's queue.
-// It returns each run's milliseconds.
+// TimeDevice times the problem on device arrays for the bench: the
+// launches prepared once, then TimeOnQueue's runs. It returns each run's
+// milliseconds.
 func (e *Engine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
 	if err := e.checkDeviceArrays(dst, src); err != nil {
 		return nil, err
@@ -678,46 +438,4 @@ func (e *Engine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
 // checkDeviceArrays checks device arrays against the problem.
 func (e *Engine) checkDeviceArrays(dst, src *Array) error {
 	return checkKinds(e.p, "device array", dst.DType, dst.Shape, src.DType, src.Shape)
-}
-
-// TimeOnQueue runs work once to warm up, then repeats times between two
-// events on q, and returns each run's milliseconds.
-func TimeOnQueue(dev Device, q Queue, repeats int, work func() error) ([]float64, error) {
-	start, err := dev.NewEvent()
-	if err != nil {
-		return nil, err
-	}
-	defer start.Close()
-	end, err := dev.NewEvent()
-	if err != nil {
-		return nil, err
-	}
-	defer end.Close()
-	if err := work(); err != nil {
-		return nil, err
-	}
-	if err := q.Finish(); err != nil {
-		return nil, err
-	}
-	ms := make([]float64, 0, repeats)
-	for range repeats {
-		if err := q.Record(start); err != nil {
-			return nil, err
-		}
-		if err := work(); err != nil {
-			return nil, err
-		}
-		if err := q.Record(end); err != nil {
-			return nil, err
-		}
-		if err := end.Synchronize(); err != nil {
-			return nil, err
-		}
-		d, err := end.Since(start)
-		if err != nil {
-			return nil, err
-		}
-		ms = append(ms, float64(d)/1e6)
-	}
-	return ms, nil
 }

@@ -7,25 +7,22 @@ import (
 	"github.com/ndconv/ndconv/internal/dynlib"
 )
 
-// The failure classes both GPU backends report, one type each. Backend
-// names the package that failed ("cuda", "opencl") and begins the message,
-// as each package's own types did; cuda and opencl export these under
-// their old names (type aliases), so that errors.As with a
-// *cuda.UnavailableError or an *opencl.RangeError works as before.
+// The failure classes both GPU backends report, one type each, which
+// cuda and opencl export under their own names (type aliases: errors.As
+// with a *cuda.UnavailableError works). Backend names the package that
+// failed ("cuda", "opencl") and begins the message.
 
-// UnavailableError says why a GPU backend cannot be used on this machine:
-// no library, no platform or device, an initialisation call failing. It is
-// an ordinary answer, not a malfunction: callers fall back to another
-// backend.
+// UnavailableError says why a GPU backend cannot be used on this machine
+// (no library, no device, an initialisation call failing): an ordinary
+// answer, not a malfunction; callers fall back to another backend.
 type UnavailableError struct {
 	Backend string // "cuda", "opencl"
 	Reason  string // "no CUDA driver library", "no OpenCL platform", …
 	Err     error  // the underlying failure, if any
 }
 
-// Error reads "cuda: unavailable: " and the reason, then the underlying
-// error if any, without the backend's own prefix repeated ("cuda:
-// unavailable: no CUDA driver library: cannot load libcuda.so.1 …").
+// Error reads "cuda: unavailable: ", the reason, then the underlying
+// error without the backend's prefix repeated.
 func (e *UnavailableError) Error() string {
 	s := e.Backend + ": unavailable: " + e.Reason
 	if e.Err != nil {
@@ -36,9 +33,9 @@ func (e *UnavailableError) Error() string {
 
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
-// LibraryError is a shared library that could not be opened, or one that
-// lacks a symbol ndconv needs. It has the fields of dynlib.Error, which
-// finds and opens the library, and reads as it does, after "cuda: ".
+// LibraryError is a shared library that could not be opened, or lacks a
+// symbol ndconv needs: a dynlib.Error of a backend, read as it is after
+// "cuda: ".
 type LibraryError struct {
 	Backend string   // "cuda", "opencl"
 	Library string   // what was looked for: "libcuda.so.1", or the path opened
@@ -64,9 +61,9 @@ func LibraryErrorOf(backend string, err error) error {
 	return err
 }
 
-// UnsupportedError is a device or request a backend does not support: a
-// GPU older than CUDA's minimum compute capability, float64 arithmetic on
-// an OpenCL device without cl_khr_fp64, a work-group too large.
+// UnsupportedError is a device or request a backend does not support (a
+// GPU below CUDA's minimum compute capability, float64 on an OpenCL device
+// without cl_khr_fp64, a work-group too large).
 type UnsupportedError struct {
 	Backend string // "cuda", "opencl"
 	What    string // "compute capability", "work-group size", …
@@ -84,6 +81,15 @@ func (e *UnsupportedError) Error() string {
 	}
 	return s
 }
+
+// OutOfMemoryError is a problem that cannot be cut into pieces that fit
+// the device's memory budget.
+type OutOfMemoryError struct {
+	Backend string
+	Msg     string
+}
+
+func (e *OutOfMemoryError) Error() string { return e.Backend + ": out of memory: " + e.Msg }
 
 // RangeError is a copy, memset or view that does not fit its buffer.
 type RangeError struct {
@@ -116,9 +122,7 @@ func OpenLibrary(backend string, spec dynlib.Spec, getenv func(string) string, s
 }
 
 // BuildError is a kernel source that failed to build (NVRTC's compile,
-// OpenCL's clBuildProgram). It carries everything needed to reproduce the
-// failure: the program, the device, the defines that specialised it, every
-// option and the compiler's log.
+// OpenCL's clBuildProgram), with what reproduces the failure.
 type BuildError struct {
 	Backend string   // "cuda", "opencl"
 	Program string   // the kernel family ("direct") or the name given to the compiler

@@ -22,7 +22,7 @@ func SetDirectCopies(e *Engine, registerMin, directMin int) {
 // until they are set back.
 func SetFFTMaxBatch(n int)         { fftMaxBatch = n }
 func SetFFTIndex64(wide bool)      { fftIndex64 = wide }
-func FFTStates(e *FFTEngine) int   { return len(e.method.(*fftMethod).states) }
+func FFTStates(e *FFTEngine) int   { return len(e.method.(fftMethod)) }
 func UsedDirect(e *FFTEngine) bool { return e.UsedDirect() }
 
 // FFTPlan is the FFT engine's plan of its whole problem's blocks.

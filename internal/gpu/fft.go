@@ -2,56 +2,13 @@ package gpu
 
 import (
 	"fmt"
+	"maps"
 	"os"
-	"runtime"
 	"slices"
-	"strings"
 
-	"github.com/ndconv/ndconv/internal/fftconv"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
-
-// FFTEngine executes one problem by FFT convolution: internal/fftconv's
-// blocks, gathered and scattered by kernels/fftconv.cl, transformed by
-// the device's FFT library (FFTLibrary: cuFFT's plans, made once per
-// block shape on the engine's queue; real-to-complex and back, or
-// complex-to-complex for two real blocks at once) or by kernels/fft.cl,
-// as chooseLayout decides, batch by batch; slab by slab, as the other
-// methods, when the input and output do not fit the memory budget.
-// Results differ from the direct method by rounding, within
-// fftconv.Geometry.ErrorBound. An input holding NaN or Inf, or values so
-// large that a float32 transform could overflow (or an infinite cval),
-// runs the direct method, whose bits those outputs must carry.
-type FFTEngine struct{ guarded }
-
-// NewFFT prepares p for FFT convolution on dev, which the engine holds;
-// reopen opens the device again for the direct method's fallback engine.
-// Kernels are built, plans made and spectra computed when first used.
-func NewFFT(dev Device, reopen func() (Device, error), p *nd.Problem, opt Options) (*FFTEngine, error) {
-	if err := fftconv.Supported(p); err != nil {
-		dev.Close()
-		return nil, fmt.Errorf("%s: FFT method: %w", dev.Backend(), err)
-	}
-	g, err := fftconv.New(p, fftconv.Options{Workers: 1, Lengths: opt.Tuning.FFTLengths()})
-	if err != nil {
-		dev.Close()
-		return nil, fmt.Errorf("%s: FFT method: %w", dev.Backend(), err)
-	}
-	e, err := newEngine(dev, p, opt, &fftMethod{states: map[string]*fftState{}})
-	if err != nil {
-		return nil, err
-	}
-	absSum := p.WeightAbsSum()
-	carries := func(src nd.Array) bool {
-		nonFinite, maxAbs := fftconv.ScanInput(p, src, runtime.GOMAXPROCS(0))
-		return nonFinite == 0 && !g.Overflows(absSum, maxAbs)
-	}
-	// Every dtype is scanned: the whole problem's blocks decide overflow,
-	// integers included, and an infinite cval is non-finite too.
-	mayNeed := func(nd.DType) bool { return true }
-	return &FFTEngine{guarded{Engine: e, carries: carries, mayNeed: mayNeed, opened: reopen}}, nil
-}
 
 // fftMaxBatch, when positive, caps the blocks per batch, and fftIndex64
 // makes the FFT kernels compute every index in 64 bits: the tests' ways
@@ -65,12 +22,13 @@ var (
 // whole problem's, or the slabs' few geometries: first, middle, last).
 const maxFFTStates = 3
 
-// fftMethod is FFT convolution as the engine's method: per problem (the
-// whole, or a slab's), its plan, library plans, spectra and buffers, made
-// once and kept until the engine closes.
-type fftMethod struct {
-	states map[string]*fftState
-}
+// fftMethod is FFT convolution as the engine's method: internal/fftconv's
+// blocks, gathered and scattered by kernels/fftconv.cl, transformed batch
+// by batch by the device's FFT library (FFTLibrary) or kernels/fft.cl, as
+// chooseLayout decides. Per problem (the whole, or a slab's), its plan,
+// transforms, spectra and buffers are made once and kept until the engine
+// closes.
+type fftMethod map[string]*fftState // by stateKey
 
 // fftWork is the device memory the blocks and spectra take at most, out
 // of an execution's budget: a quarter of it, at most the device's
@@ -79,21 +37,16 @@ func fftWork(lim Limits, budget int64) int64 { return min(budget/4, lim.FFTBudge
 
 // fftState is what one problem's FFT convolution keeps on the device.
 type fftState struct {
-	conv   *kernels.FFTConv
-	layout fftLayout // chooseLayout's
-	// The library's plans (real and paired layouts), or fft.cl's kernels
-	// and buffers (portable).
+	conv                  *kernels.FFTConv
+	layout                fftLayout
+	gather, mul, scatter  Kernel
+	geo, blocks, spec, pr Buffer
+	spectra               []Buffer // each kernel's, conjugated and scaled
+	// The library's plans (real and paired layouts).
 	forwardPlan, inversePlan FFTPlan
-	fftcl                    *fftclTransforms
-	gather, mul, scatter     Kernel
-	geo, blocks, spec, pr    Buffer
-	spectra                  []Buffer
-}
-
-// fftclTransforms are fft.cl's kernels and buffers: fft_pass, each
-// transform's fft_local build (or nil), the twiddle tables by length, the
-// passes' scratch buffer (nil where every transform runs by fft_local).
-type fftclTransforms struct {
+	// fft.cl's (portable layout): fft_pass, each transform's fft_local
+	// build (or nil), the twiddle tables by length, the passes' scratch
+	// buffer (nil where every transform runs by fft_local).
 	pass    Kernel
 	local   []Kernel
 	roots   map[int]Buffer
@@ -101,95 +54,70 @@ type fftclTransforms struct {
 }
 
 func (s *fftState) free() {
-	bufs := append([]Buffer{s.geo, s.blocks, s.spec, s.pr}, s.spectra...)
-	if t := s.fftcl; t != nil {
-		bufs = append(bufs, t.scratch)
-		for _, b := range t.roots {
-			bufs = append(bufs, b)
-		}
-	}
-	for _, b := range bufs {
-		if b != nil {
-			b.Free()
-		}
-	}
-	for _, p := range []FFTPlan{s.forwardPlan, s.inversePlan} {
-		if p != nil {
-			p.Destroy()
-		}
-	}
+	closeAll(nil, Buffer.Free, append([]Buffer{s.geo, s.blocks, s.spec, s.pr}, s.spectra...)...)
+	closeAll(nil, Buffer.Free, append([]Buffer{s.scratch}, slices.Collect(maps.Values(s.roots))...)...)
+	closeAll(nil, FFTPlan.Destroy, s.forwardPlan, s.inversePlan)
 }
 
-// forward queues the forward transform of a batch's slots gathered in
-// s.blocks and returns where their spectra are: s.spec (the library,
-// every slot of the plan) or s.blocks (fft.cl, in place, the first slots).
-func (s *fftState) forward(e *Engine, slots int) (Buffer, error) {
-	if s.layout == portableLayout {
-		return s.blocks, s.fftcl.run(e, s.conv, s.blocks, slots, 0)
+// transform queues the forward transform of a batch's slots gathered in
+// s.blocks, or the inverse of a product in s.pr, and returns where the
+// result is: the library's output (s.spec forward, s.blocks inverse), or
+// for fft.cl, which transforms in place (the first slots), its input.
+func (s *fftState) transform(e *Engine, slots int, inverse bool) (Buffer, error) {
+	in, out, plan, dir := s.blocks, s.spec, s.forwardPlan, int32(0)
+	if inverse {
+		in, out, plan, dir = s.pr, s.blocks, s.inversePlan, 1
 	}
-	return s.spec, s.forwardPlan.Exec(s.blocks, s.spec)
-}
-
-// inverse queues the inverse transform of a product in s.pr and returns
-// where the blocks are: s.blocks (the library) or s.pr (fft.cl, in place).
-func (s *fftState) inverse(e *Engine, slots int) (Buffer, error) {
-	if s.layout == portableLayout {
-		return s.pr, s.fftcl.run(e, s.conv, s.pr, slots, 1)
+	if s.layout != portableLayout {
+		return out, plan.Exec(in, out)
 	}
-	return s.blocks, s.inversePlan.Exec(s.pr, s.blocks)
-}
-
-// run queues kernels.FFTConv.TransformSteps over slots complex blocks in
-// data, in place: forward (inverse 0) or inverse (1).
-func (t *fftclTransforms) run(e *Engine, f *kernels.FFTConv, data Buffer, slots int, inverse int32) error {
+	f := s.conv
 	for _, st := range f.TransformSteps(slots) {
 		tr := f.Transforms[st.Transform]
-		roots := t.roots[tr.Length]
+		roots := s.roots[tr.Length]
 		var err error
 		switch {
 		case st.CopyBack:
-			err = e.queue.Copy(data, 0, t.scratch, 0, st.Bytes)
+			err = e.queue.Copy(in, 0, s.scratch, 0, st.Bytes)
 		case st.Local:
-			k := t.local[st.Transform]
+			k := s.local[st.Transform]
 			size := min(st.LocalSize, k.MaxGroupSize())
-			err = e.queue.Launch(k, [3]int{st.Groups, 1, 1}, [3]int{size, 1, 1}, data, roots, int64(tr.Length), st.Lines, int64(tr.Stride), inverse)
+			err = e.queue.Launch(k, [3]int{st.Groups, 1, 1}, [3]int{size, 1, 1}, in, roots, int64(tr.Length), st.Lines, int64(tr.Stride), dir)
 		default:
-			from, to := data, t.scratch
+			from, to := in, s.scratch
 			if st.FromScratch {
 				from, to = to, from
 			}
-			err = launchGrid(e, t.pass, st.Items, from, to, roots, int64(tr.Length), int64(st.Pass.P), int64(st.Pass.Radix), int64(tr.Stride), st.Lines, inverse)
+			err = launchGrid(e, s.pass, st.Items, from, to, roots, int64(tr.Length), int64(st.Pass.P), int64(st.Pass.Radix), int64(tr.Stride), st.Lines, dir)
 		}
 		if err != nil {
-			return err
+			return nil, err
 		}
 	}
-	return nil
+	return in, nil
 }
 
 // close releases every state; the engine's queue is idle.
-func (m *fftMethod) close() {
-	for _, s := range m.states {
+func (m fftMethod) close() {
+	for _, s := range m {
 		s.free()
 	}
-	clear(m.states)
+	clear(m)
 }
 
 // stateKey identifies a problem's FFT work: the slabs of one geometry
 // share theirs.
 func stateKey(p *nd.Problem) string {
-	var b strings.Builder
-	fmt.Fprint(&b, p.InShape, p.OutShape, p.Shift, p.Border, p.CVal)
-	return b.String()
+	return fmt.Sprint(p.InShape, p.OutShape, p.Shift, p.Border, p.CVal)
 }
 
 // temps: the FFT's block buffers are its own state's, not the engine's
 // temporaries.
-func (m *fftMethod) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
+func (m fftMethod) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
 
 // launches: the FFT's kernels are few and built with the first execution;
-// warm-up leaves them (FFTPending counts one).
-func (m *fftMethod) launches(*Engine, *nd.Problem) ([]*kernels.Launch, error) { return nil, nil }
+// warm-up leaves them (Pending counts one).
+func (m fftMethod) launches(*Engine, *nd.Problem) ([]*kernels.Launch, error) { return nil, nil }
 
 // fftLayout is how a problem's blocks are transformed.
 type fftLayout int
@@ -202,17 +130,12 @@ const (
 
 var layoutNames = map[string]fftLayout{"real": realLayout, "paired": pairedLayout, "fftcl": portableLayout}
 
-// chooseLayout chooses how p's blocks are transformed on dev. Without an
-// FFT library, fft.cl's transforms. With one, two real blocks go in one
-// complex block (the real and imaginary parts) through its
-// complex-to-complex transforms: on the H100 that beat cuFFT's
-// real-to-complex ones on every workload measured, 1-D most of all (a 1-D
-// real transform is a half-length complex one plus a pass over the whole
-// spectrum); the figures are in docs/perf/fft.md (v5 measured). A library
-// transforms at most MaxFFTRank axes together; kernels spanning more run
-// through fft.cl's transforms. NDCONV_CUDA_FFT_LAYOUT=real, paired or
-// fftcl forces a layout on problems a library takes (to compare them on a
-// device).
+// chooseLayout chooses how p's blocks are transformed on dev: without an
+// FFT library, or for kernels spanning more axes than a library plan
+// transforms together (MaxFFTRank), fft.cl's transforms; else the
+// paired layout, which beat the real one on every workload measured
+// (docs/perf/fft.md, v5). NDCONV_CUDA_FFT_LAYOUT=real, paired or fftcl
+// forces a layout on problems a library takes, to compare them.
 func chooseLayout(dev Planner, p *nd.Problem) fftLayout {
 	if lib, ok := dev.(FFTLibrary); !ok || lib.FFTAvailable() != nil {
 		return portableLayout
@@ -251,7 +174,7 @@ func (e *Engine) newFFTConv(p *nd.Problem) (*kernels.FFTConv, fftLayout, error) 
 	return f, layout, err
 }
 
-func (m *fftMethod) describe(e *Engine, p *nd.Problem) string {
+func (m fftMethod) describe(e *Engine, p *nd.Problem) string {
 	f, layout, err := e.newFFTConv(p)
 	if err != nil || f == nil {
 		return "fft"
@@ -261,16 +184,16 @@ func (m *fftMethod) describe(e *Engine, p *nd.Problem) string {
 }
 
 // state returns p's state, making it on first use; e.mu is held.
-func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
+func (m fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 	key := stateKey(p)
-	if s := m.states[key]; s != nil {
+	if s := m[key]; s != nil {
 		return s, nil
 	}
 	f, layout, err := e.newFFTConv(p)
 	if err != nil || f == nil {
 		return nil, err
 	}
-	if len(m.states) >= maxFFTStates {
+	if len(m) >= maxFFTStates {
 		// Slabs of many geometries: keep the memory of a few.
 		if err := e.queue.Finish(); err != nil {
 			return nil, err
@@ -278,12 +201,12 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 		m.close()
 	}
 	s := &fftState{conv: f, layout: layout}
-	if err := m.build(e, s); err != nil {
+	if err := s.build(e); err != nil {
 		e.queue.Finish()
 		s.free()
 		return nil, err
 	}
-	m.states[key] = s
+	m[key] = s
 	return s, nil
 }
 
@@ -292,28 +215,29 @@ func (m *fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 // block through the forward transform (in the batch's first slot),
 // conjugated and scaled. Paired blocks are Slots(Batch) complex
 // transforms, their buffers of complex values.
-func (m *fftMethod) build(e *Engine, s *fftState) error {
+func (s *fftState) build(e *Engine) error {
 	f := s.conv
+	var kspec Kernel
 	var err error
-	for name, k := range map[string]*Kernel{"fftconv_gather": &s.gather, "fftconv_multiply": &s.mul, "fftconv_scatter": &s.scatter} {
+	built := map[string]*Kernel{"fftconv_gather": &s.gather, "fftconv_multiply": &s.mul,
+		"fftconv_scatter": &s.scatter, "fftconv_kernel_spectrum": &kspec}
+	for name, k := range built {
 		if *k, err = e.dev.Kernel("fftconv", f.Defines, name); err != nil {
 			return err
 		}
 	}
-	kspec, err := e.dev.Kernel("fftconv", f.Defines, "fftconv_kernel_spectrum")
-	if err != nil {
-		return err
-	}
 	slots := f.Slots(f.Batch)
-	blockBytes := 8
-	switch s.layout {
-	case realLayout:
-		blockBytes = 4
-		err = s.makePlans(e, RealForward, RealInverse, slots)
-	case pairedLayout:
-		err = s.makePlans(e, ComplexForward, ComplexInverse, slots)
-	default:
+	blockBytes, forward, inverse := 8, ComplexForward, ComplexInverse
+	if s.layout == realLayout {
+		blockBytes, forward, inverse = 4, RealForward, RealInverse
+	}
+	if s.layout == portableLayout {
 		err = s.buildFFTCL(e, slots)
+	} else {
+		lib := e.dev.(FFTLibrary)
+		if s.forwardPlan, err = lib.FFTPlan(f.Geometry.Length, slots, forward, e.queue); err == nil {
+			s.inversePlan, err = lib.FFTPlan(f.Geometry.Length, slots, inverse, e.queue)
+		}
 	}
 	if err != nil {
 		return err
@@ -341,11 +265,10 @@ func (m *fftMethod) build(e *Engine, s *fftState) error {
 	}
 	n := int64(f.SpectrumValues)
 	for k := range f.Kernels {
-		block := f.KernelSlot(k)
-		if err := e.queue.Write(s.blocks, 0, nd.AsBytes(block)); err != nil {
+		if err := e.queue.Write(s.blocks, 0, nd.AsBytes(f.KernelSlot(k))); err != nil {
 			return err
 		}
-		spec, err := s.forward(e, 1)
+		spec, err := s.transform(e, 1, false)
 		if err != nil {
 			return err
 		}
@@ -364,43 +287,30 @@ func (m *fftMethod) build(e *Engine, s *fftState) error {
 	return e.queue.Finish()
 }
 
-// makePlans makes the library's forward and inverse plans of a batch.
-func (s *fftState) makePlans(e *Engine, forward, inverse FFTKind, slots int) error {
-	lib := e.dev.(FFTLibrary)
-	lengths := s.conv.Geometry.Length
-	var err error
-	if s.forwardPlan, err = lib.FFTPlan(lengths, slots, forward, e.queue); err != nil {
-		return err
-	}
-	s.inversePlan, err = lib.FFTPlan(lengths, slots, inverse, e.queue)
-	return err
-}
-
 // buildFFTCL builds fft.cl's kernels (fft_pass, and fft_local per
 // transform that takes it) and makes the twiddle tables and the scratch
 // buffer of a batch.
 func (s *fftState) buildFFTCL(e *Engine, slots int) error {
 	f := s.conv
-	t := &fftclTransforms{local: make([]Kernel, len(f.Transforms)), roots: map[int]Buffer{}}
-	s.fftcl = t
+	s.local, s.roots = make([]Kernel, len(f.Transforms)), map[int]Buffer{}
 	var err error
-	if t.pass, err = e.dev.Kernel("fft", nil, "fft_pass"); err != nil {
+	if s.pass, err = e.dev.Kernel("fft", nil, "fft_pass"); err != nil {
 		return err
 	}
 	for i, tr := range f.Transforms {
 		if tr.Local {
-			if t.local[i], err = e.dev.Kernel("fft", tr.LocalDefines, "fft_local"); err != nil {
+			if s.local[i], err = e.dev.Kernel("fft", tr.LocalDefines, "fft_local"); err != nil {
 				return err
 			}
 		}
-		if t.roots[tr.Length] == nil {
-			if t.roots[tr.Length], err = e.upload(nd.AsBytes(kernels.FFTRoots(tr.Length))); err != nil {
+		if s.roots[tr.Length] == nil {
+			if s.roots[tr.Length], err = e.upload(nd.AsBytes(kernels.FFTRoots(tr.Length))); err != nil {
 				return err
 			}
 		}
 	}
 	if f.Scratch() {
-		t.scratch, err = e.dev.Scratch(slots * f.BlockValues * 8)
+		s.scratch, err = e.dev.Scratch(slots * f.BlockValues * 8)
 	}
 	return err
 }
@@ -411,7 +321,7 @@ func launchGrid(e *Engine, k Kernel, total int64, args ...any) error {
 	return e.queue.Launch(k, [3]int{kernels.GridGroups(total), 1, 1}, [3]int{kernels.GridLocal, 1, 1}, args...)
 }
 
-func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer) (*prepared, error) {
+func (m fftMethod) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer) (*prepared, error) {
 	pr := &prepared{}
 	if slices.Contains(p.OutShape, 0) {
 		return pr, nil
@@ -426,10 +336,11 @@ func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffe
 		first, count := f.BatchBlocks(b)
 		n, slots := int64(count), f.Slots(count)
 		pr.launches = append(pr.launches, func() error {
-			if err := e.queue.Launch(s.gather, f.GatherGrid(count).Groups, f.GatherGrid(count).Local, in, s.blocks, s.geo, int64(first), n, f.CVal); err != nil {
+			g := f.GatherGrid(count)
+			if err := e.queue.Launch(s.gather, g.Groups, g.Local, in, s.blocks, s.geo, int64(first), n, f.CVal); err != nil {
 				return err
 			}
-			spec, err := s.forward(e, slots)
+			spec, err := s.transform(e, slots, false)
 			if err != nil {
 				return err
 			}
@@ -438,7 +349,7 @@ func (m *fftMethod) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffe
 				if err := launchGrid(e, s.mul, int64(slots)*per, spec, spectrum, s.pr, per, int64(slots)); err != nil {
 					return err
 				}
-				blocks, err := s.inverse(e, slots)
+				blocks, err := s.transform(e, slots, true)
 				if err != nil {
 					return err
 				}

@@ -6,14 +6,12 @@ import (
 )
 
 // FreeList keeps freed allocations (device buffers, pinned host memory) by
-// size class for the next allocation of that class. The APIs' own
-// allocations are slow and, worse, synchronising: cuMemAlloc and cuMemFree
-// wait for the device, cuMemHostAlloc locks every page and cuMemFreeHost
-// waits for every context that maps it. Engines made and closed often
-// (ExecuteBlocks' one per block geometry, a Python call's per shape) would
-// otherwise pay that each time, and on a host of several GPUs stall them
-// all. A binding keeps one list per kind of memory per device, frees what
-// Put refuses, and frees what Drain returns at the device's last Close.
+// size class for the next allocation of that class: the APIs' own
+// allocations are slow and synchronising (cuMemAlloc and cuMemFree wait
+// for the device, cuMemHostAlloc locks every page), which engines made
+// and closed often would otherwise pay each time. A binding keeps one
+// list per kind of memory per device, frees what Put refuses, and frees
+// what Drain returns at the device's last Close.
 type FreeList[T any] struct {
 	limit int64 // idle bytes kept at most
 
@@ -36,15 +34,11 @@ type FreeListStats struct {
 // NewFreeList keeps up to limit idle bytes.
 func NewFreeList[T any](limit int64) *FreeList[T] { return &FreeList[T]{limit: limit} }
 
-// minSizeClass is the smallest class: finer ones would only fragment.
-const minSizeClass = 512
-
 // SizeClass rounds n up to its class: up to 64 MiB a multiple of an eighth
-// of the power of two at or above it (four classes per power of two, at
-// most 25% more than asked, so few lists for the sizes one problem's
-// engines ask: a volume's inner and edge blocks); above, a multiple of
-// 2 MiB, at most 3% more, so that a memory budget a pipeline's buffers
-// were sized to still holds them.
+// of the power of two at or above it (at most 25% more than asked, and
+// few lists for one problem's sizes); above, a multiple of 2 MiB (at most
+// 3% more, so that a memory budget the buffers were sized to still holds
+// them).
 func SizeClass(n int) int {
 	if n <= minSizeClass {
 		return minSizeClass
@@ -57,6 +51,7 @@ func SizeClass(n int) int {
 }
 
 const (
+	minSizeClass      = 512 // finer classes would only fragment
 	coarseClassesUpTo = 64 << 20
 	largeClassStep    = 2 << 20
 )

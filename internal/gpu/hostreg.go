@@ -10,74 +10,54 @@ import (
 	"weak"
 )
 
-// Registered host memory. cuMemHostRegister page-locks memory the caller
-// allocated, so that the copy engines read and write it directly, at the
-// pinned rate, with no copy through staging on the host. Pinning costs
-// time (the kernel faults in and locks every page: milliseconds per ten
-// megabytes) and holds memory the OS can no longer move or swap, so a
-// device keeps a small cache of registrations (HostRegs), bounded in
-// bytes, that the engines' pipelines share.
+// Registered host memory. A Registrar page-locks memory the caller
+// allocated (cuMemHostRegister), so that the pipeline's copies read and
+// write it directly at the pinned rate instead of through staging.
+// Pinning costs time and holds memory the OS can no longer move or swap,
+// so a device keeps a cache of registrations (HostRegs), bounded in
+// bytes, that its engines share. What is registered, and why copies
+// through it stay correct:
 //
-// What is registered, and why it stays valid:
-//
-//   - Only memory of the Go heap (goHeap), and only on reuse: an array is
+//   - Only Go heap memory (goHeap), and only on reuse: an array is
 //     registered the second time the same object is executed (a weak
-//     pointer from the first sighting tells the same object from a new one
-//     at a recycled address). A single execution gains nothing from
-//     registering: the pages are touched once either way, and pinning them
-//     costs about what gathering them into staging does, before any copy
-//     can start instead of overlapped with the copies; every execution
-//     after the first gains the whole host copy. Large arrays get no
-//     exception: they are where pinning costs most and a single use gains
-//     least.
-//   - A registration holds the arrays whose pages it covers (keep), so the
-//     GC cannot free them while it exists. That is what makes the cache's
-//     key, the address range, sound: cuMemHostRegister locks physical
-//     pages, and were the object freed, the runtime could release its
-//     pages to the OS (MADV_DONTNEED) and later place another object at
-//     the same addresses on fresh pages, which a registration kept by
-//     address would then copy stale bytes to and from — and so would
-//     every other copy in the process from those addresses (Upload, a
-//     synchronous copy), since the driver looks its pinned pages up by
-//     address. Unregistering when the GC frees an array (a cleanup) would
-//     come too late: the cleanup runs after the memory may be reused.
-//     While the arrays
-//     live, their pages are never released (Go neither moves heap objects
-//     nor returns pages holding live ones), so any array inside a
-//     registered range — a view of a registered array, or another object
-//     on a page a registered array shares — lies on the same locked pages,
-//     and the registration serves it.
-//   - Memory outside the Go heap (C memory through the C API, numpy
-//     arrays, memory-mapped files) is never registered: nothing here can
-//     keep it mapped, and freed and mapped again at the same address it
-//     would be exactly the stale case above.
-//
-// Registrations are of whole pages, and the driver refuses one that
-// overlaps another, so a range overlapping registered ones is registered
-// as their union (views of one buffer; an input and an output sharing a
-// page), and acquire registers all of an execution's arrays before it
-// holds any.
-//
-// Copies from registered memory are asynchronous; the pipeline holds a
-// registration (inUse) until its streams are synchronized, and the arrays
-// stay alive meanwhile both through keep and through the pipeline's
-// runtime.KeepAlive. Any failure to register — the range already
-// registered elsewhere (CUDA_ERROR_HOST_MEMORY_ALREADY_REGISTERED), the
-// driver refusing, no room under the limit — leaves the array on the
-// staging path, never an error to the caller.
+//     pointer tells it from a new object at a recycled address). Pinning
+//     costs about what gathering the pages into staging does, and before
+//     the first copy instead of overlapped with the copies, so a single
+//     execution gains nothing; every later one gains the host copy.
+//   - A registration holds the arrays whose pages it covers (keep). Were
+//     one freed, the runtime could give its pages back to the OS and place
+//     another object at the same addresses on fresh pages, to and from
+//     which every copy by those addresses would then move stale bytes
+//     (the driver looks its pinned pages up by address; a cleanup when
+//     the GC frees the array would run too late). While the arrays live
+//     their pages stay, so any array inside a registered range — a view,
+//     another object on a shared page — lies on the locked pages.
+//   - Memory outside the Go heap (C memory, numpy arrays, mapped files) is
+//     never registered: nothing here can keep it mapped.
+//   - Registrations are of whole pages and the driver refuses overlapping
+//     ones, so a range overlapping registered ones is registered as their
+//     union, and acquire registers all of an execution's arrays before it
+//     holds any.
+//   - Copies from registered memory are asynchronous: an execution holds
+//     its registrations (inUse) until its queues are done, and keeps the
+//     arrays alive meanwhile too (runtime.KeepAlive).
+//   - A failure to register (the range registered elsewhere, the driver
+//     refusing, no room under the limit) leaves the array on the staging
+//     path, never an error to the caller.
 
-// hostRegMinBytes is the smallest array the pipeline offers for
-// registration: below it, staging copies take microseconds and a
-// registration would cost more driver calls than it saves.
-const hostRegMinBytes = 1 << 20
-
-// hostRegLimit bounds the bytes a device keeps registered (and so holds
-// alive) at once; registering more evicts the least recently used.
-const hostRegLimit = 2 << 30
-
-// maxSightings is how many arrays seen once a device remembers, waiting
-// for their second execution.
-const maxSightings = 16
+const (
+	// hostRegMinBytes is the smallest array the pipeline offers for
+	// registration: below it, staging copies take microseconds and a
+	// registration would cost more driver calls than it saves.
+	hostRegMinBytes = 1 << 20
+	// hostRegLimit bounds the bytes a device keeps registered (and so
+	// holds alive) at once; registering more evicts the least recently
+	// used.
+	hostRegLimit = 2 << 30
+	// maxSightings is how many arrays seen once a device remembers,
+	// waiting for their second execution.
+	maxSightings = 16
+)
 
 // PageLocker page-locks host memory for a device's copies: CUDA's
 // cuMemHostRegister and cuMemHostUnregister, or a fake in tests.
@@ -86,15 +66,14 @@ type PageLocker interface {
 	UnlockPages(addr uintptr) error
 }
 
-// Registrar is a Device that can page-lock memory its caller allocated,
-// so that the pipeline copies straight from and to it: its HostRegs are
-// the registrations its engines share.
+// Registrar is a Device that can page-lock memory its caller allocated:
+// its HostRegs are the registrations its engines share.
 type Registrar interface {
 	HostRegs() *HostRegs
 }
 
-// HostRegs is a device's cache of registered host memory, shared by its
-// engines: disjoint page-aligned ranges, each registered once.
+// HostRegs is a device's cache of registered host memory: disjoint
+// page-aligned ranges, each registered once.
 type HostRegs struct {
 	locker PageLocker
 	limit  int64   // bytes registered at most
@@ -118,14 +97,14 @@ type hostReg struct {
 func (r *hostReg) size() int64 { return int64(r.hi - r.lo) }
 
 // sighting is an array executed once, not registered: its range and a
-// weak pointer to its first byte, which tells the same object seen again
-// from another at the same addresses.
+// weak pointer to its first byte.
 type sighting struct {
 	lo, hi  uintptr
 	obj     weak.Pointer[byte]
 	refused bool // registering it failed: not tried again while it lives
 }
 
+// NewHostRegs is an empty cache registering through locker.
 func NewHostRegs(locker PageLocker) *HostRegs {
 	return &HostRegs{locker: locker, limit: hostRegLimit, page: uintptr(os.Getpagesize())}
 }
@@ -137,15 +116,13 @@ type hostArray struct {
 	b    []byte
 }
 
-// acquire returns the registrations covering arrays, for owner's
-// execution, registering those seen for the second time; a nil one means
-// copy that array through staging. The registrations returned are held
-// until release.
+// acquire returns the registrations covering arrays for owner's
+// execution, registering those seen for the second time, held until
+// release; nil for an array that goes through staging.
 func (h *HostRegs) acquire(owner any, arrays ...hostArray) []*hostReg {
 	h.mu.Lock()
 	defer h.mu.Unlock()
-	// Register all, then hold: registering one array may merge another's
-	// registration, still idle, into its own.
+	// Registering one array may merge another's idle registration.
 	for _, a := range arrays {
 		if len(a.b) > 0 {
 			h.registerOnReuse(a)
@@ -156,9 +133,9 @@ func (h *HostRegs) acquire(owner any, arrays ...hostArray) []*hostReg {
 		if len(a.b) == 0 {
 			continue
 		}
-		lo, hi := byteRange(a.b)
-		if r := h.find(lo, hi); r != nil {
-			h.touch(r)
+		if r := h.find(byteRange(a.b)); r != nil {
+			// r becomes the most recently used.
+			h.entries = append(slices.DeleteFunc(h.entries, func(e *hostReg) bool { return e == r }), r)
 			r.inUse++
 			r.owners[owner] = struct{}{}
 			regs[i] = r
@@ -213,13 +190,6 @@ func (h *HostRegs) find(lo, hi uintptr) *hostReg {
 	return nil
 }
 
-// touch makes r the most recently used.
-func (h *HostRegs) touch(r *hostReg) {
-	if i := slices.Index(h.entries, r); i >= 0 {
-		h.entries = append(slices.Delete(h.entries, i, i+1), r)
-	}
-}
-
 // sighting returns the sighting of the live object at [lo, hi) when it
 // was seen before; else it records this one (Go heap memory only) and
 // returns nil.
@@ -245,11 +215,10 @@ func (h *HostRegs) sighting(first unsafe.Pointer, lo, hi uintptr) *sighting {
 }
 
 // register page-locks the pages of [lo, hi), merged with the
-// registrations they overlap (cuMemHostRegister refuses a range that
-// overlaps a registered one), evicting the least recently used idle ones
-// to stay within the limit. It returns nil and whether trying again later
-// may succeed (a registration in use was in the way, or no room yet) when
-// it does not register.
+// registrations they overlap, evicting the least recently used idle ones
+// to stay within the limit. Where it does not, it returns nil and whether
+// trying again later may succeed (a registration in use in the way, or no
+// room yet).
 func (h *HostRegs) register(lo, hi uintptr, data any) (r *hostReg, retry bool) {
 	r = &hostReg{lo: lo &^ (h.page - 1), hi: (hi + h.page - 1) &^ (h.page - 1), keep: []any{data}, owners: map[any]struct{}{}}
 	var merged []*hostReg
@@ -319,7 +288,7 @@ func (h *HostRegs) close(owner any) error {
 	return errors.Join(errs...)
 }
 
-// drain forgets every registration and returns their addresses, for the
+// Drain forgets every registration and returns their addresses, for the
 // device's last Close to unregister.
 func (h *HostRegs) Drain() []uintptr {
 	h.mu.Lock()
@@ -332,11 +301,10 @@ func (h *HostRegs) Drain() []uintptr {
 	return addrs
 }
 
-// goHeap reports whether p points into an object of the Go heap.
-// runtime.AddCleanup finds the object p is in and panics where there is
-// none (C memory, a memory-mapped file, a goroutine's stack), and returns
-// the zero Cleanup for memory the linker allocated; the cleanup, never
-// meant to run, is stopped at once.
+// goHeap reports whether p points into an object of the Go heap:
+// runtime.AddCleanup panics where there is none (C memory, a mapped file,
+// a stack) and returns the zero Cleanup for memory the linker allocated.
+// The cleanup, never meant to run, is stopped at once.
 func goHeap(p unsafe.Pointer) (ok bool) {
 	defer func() {
 		if recover() != nil {

@@ -16,22 +16,14 @@ import (
 // own (device buffers and pinned staging).
 const pipelineDepth = 3
 
-// The events of a slot's chunk, in the order they are recorded.
-const (
-	copyInStart = iota
-	copyInEnd
-	kernelStart
-	kernelEnd
-	copyOutStart
-	copyOutEnd
-	slotEvents
-)
+// slotEvents are a slot's chunk's events: each stage's (chunk.Stage: copy
+// in, kernels, copy out) start and end, stage k's at 2k and 2k+1.
+const slotEvents = 6
 
-// pipeline is what Execute keeps between executions: a queue for copies
-// in and one for copies out beside the engine's kernel queue, the slots,
-// the temporaries every chunk's launches share (the kernel queue runs
-// them one chunk after another), and the prepared launches of each chunk
-// geometry in each slot.
+// pipeline is what Execute keeps between executions: queues for copies
+// in and out beside the engine's kernel queue, the slots, the
+// temporaries every chunk's launches share, and the prepared launches of
+// each chunk geometry in each slot.
 type pipeline struct {
 	copyIn, copyOut Queue
 	slots           [pipelineDepth]slot
@@ -42,8 +34,7 @@ type pipeline struct {
 }
 
 // slot holds one chunk in flight: its input and output on the device,
-// its pinned staging (for arrays that are not registered, and the short
-// runs of those that are), and the events of its copies and kernels.
+// its pinned staging, and the events of its copies and kernels.
 type slot struct {
 	in, out           Buffer
 	stageIn, stageOut HostBuffer
@@ -58,7 +49,7 @@ type geometry struct {
 	slots [pipelineDepth]*prepared
 }
 
-// newPipeline creates the queues, events, slots and temporaries for the
+// newPipeline makes the queues, events, slots and temporaries for the
 // chunks.
 func (e *Engine) newPipeline(chunks []chunk.Chunk) (pl *pipeline, err error) {
 	pl = &pipeline{inputs: make([]*chunkInput, len(chunks))}
@@ -138,12 +129,7 @@ func (pl *pipeline) close() error {
 	if pl == nil {
 		return nil
 	}
-	var errs []error
-	for _, q := range []Queue{pl.copyIn, pl.copyOut} {
-		if q != nil {
-			errs = append(errs, q.Finish())
-		}
-	}
+	errs := closeAll(nil, Queue.Finish, pl.copyIn, pl.copyOut)
 	for _, g := range pl.geometries {
 		for _, pr := range g.slots {
 			if pr != nil {
@@ -153,62 +139,33 @@ func (pl *pipeline) close() error {
 	}
 	for i := range pl.slots {
 		s := &pl.slots[i]
-		for _, ev := range s.events {
-			if ev != nil {
-				errs = append(errs, ev.Close())
-			}
-		}
-		for _, b := range []Buffer{s.in, s.out} {
-			if b != nil {
-				errs = append(errs, b.Free())
-			}
-		}
-		for _, h := range []HostBuffer{s.stageIn, s.stageOut} {
-			if h != nil {
-				errs = append(errs, h.Free())
-			}
-		}
+		errs = closeAll(errs, Event.Close, s.events[:]...)
+		errs = closeAll(errs, Buffer.Free, s.in, s.out)
+		errs = closeAll(errs, HostBuffer.Free, s.stageIn, s.stageOut)
 	}
-	for _, t := range pl.temps {
-		if t != nil {
-			errs = append(errs, t.Free())
-		}
-	}
-	if pl.origin != nil {
-		errs = append(errs, pl.origin.Close())
-	}
-	for _, q := range []Queue{pl.copyIn, pl.copyOut} {
-		if q != nil {
-			errs = append(errs, q.Close())
-		}
-	}
-	return errors.Join(errs...)
+	errs = closeAll(errs, Buffer.Free, pl.temps[:]...)
+	errs = closeAll(errs, Event.Close, pl.origin)
+	return errors.Join(closeAll(errs, Queue.Close, pl.copyIn, pl.copyOut)...)
 }
 
 // executePipelined runs the engine's chunks through the pipeline. For each
-// chunk the host gathers its input rows into a slot's pinned staging
-// (spread over the cores); the copy-in queue copies them to the device
-// and records an event; the kernel queue waits for that event and runs
-// the chunk's launches; the copy-out queue waits for the kernels' event
-// and copies the output into pinned staging; the host empties a slot's
-// staging into dst before the slot takes the chunk three places on. So
-// chunk i+1 is copied in and chunk i−1 copied out while chunk i computes,
-// and the host's copies run meanwhile. Chunks compute in order on one
-// queue, so one set of temporaries serves them all.
-//
-// Where src or dst is registered (hostreg.go), its copies skip the host:
-// a chunk's input runs are copied straight from src (see chunkInput) and
-// its output straight into dst, so the copy engines run at the pinned
-// rate with nothing on the host in their way. The bits are the same
-// either way: the same bytes land in the same places.
+// chunk the host gathers its input into a slot's pinned staging; the
+// copy-in queue copies it to the device and records an event; the kernel
+// queue waits for that event and runs the chunk's launches; the copy-out
+// queue waits for the kernels' event and copies the output into staging,
+// which the host empties into dst before the slot takes the chunk three
+// places on. So chunk i+1 is copied in and chunk i−1 copied out while
+// chunk i computes. Chunks compute in order on one queue, so one set of
+// temporaries serves them all. Where src or dst is registered
+// (hostreg.go), its copies skip staging (see chunkInput): the same bytes
+// land in the same places.
 func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error {
 	pl, chunks := e.pipe, e.pieces
 	inSize, outSize := e.p.In.Size(), e.p.Out.Size()
 	srcBytes, dstBytes := src.Bytes(), dst.Bytes()
 	regs := e.registered(hostArray{src.Data, srcBytes}, hostArray{dst.Data, dstBytes})
 	srcReg, dstReg := regs[0], regs[1]
-	// Copies from and to the arrays are in flight until Run returns: after
-	// the last drain, or after Abort has finished the queues.
+	// Copies from and to the arrays are in flight until Run returns.
 	defer func() {
 		if r, ok := e.dev.(Registrar); ok {
 			r.HostRegs().release(regs...)
@@ -243,39 +200,34 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 			if dstReg != nil {
 				outHost = dstBytes[c.OutOffset*outSize:][:outN]
 			}
-			// The start events only matter to the timeline.
-			record := func(ev int, q Queue) error {
-				if !timing && (ev == copyInStart || ev == kernelStart || ev == copyOutStart) {
-					return nil
+			copyOut := func() error { return pl.copyOut.Read(outHost, s.out, 0) }
+			// Each stage on its queue, after the previous stage's end; the
+			// start events only matter to the timeline.
+			for k, work := range []func() error{copyIn, pr.run, copyOut} {
+				q := queues[k]
+				if k > 0 {
+					if err := q.Wait(s.events[2*k-1]); err != nil {
+						return err
+					}
 				}
-				return q.Record(s.events[ev])
-			}
-			err = errors.Join(record(copyInStart, pl.copyIn), copyIn(), record(copyInEnd, pl.copyIn))
-			if err == nil {
-				err = e.queue.Wait(s.events[copyInEnd])
-			}
-			if err == nil {
-				err = errors.Join(record(kernelStart, e.queue), pr.run(), record(kernelEnd, e.queue))
-			}
-			if err == nil {
-				err = pl.copyOut.Wait(s.events[kernelEnd])
-			}
-			if err == nil {
-				err = errors.Join(
-					record(copyOutStart, pl.copyOut),
-					pl.copyOut.Read(outHost, s.out, 0),
-					record(copyOutEnd, pl.copyOut))
+				var start error
+				if timing {
+					start = q.Record(s.events[2*k])
+				}
+				if err := errors.Join(start, work(), q.Record(s.events[2*k+1])); err != nil {
+					return err
+				}
 			}
 			for _, q := range queues {
-				if err == nil {
-					err = q.Flush()
+				if err := q.Flush(); err != nil {
+					return err
 				}
 			}
-			return err
+			return nil
 		},
 		Drain: func(slot, i int) error {
 			s, c := &pl.slots[slot], &chunks[i]
-			if err := s.events[copyOutEnd].Synchronize(); err != nil {
+			if err := s.events[slotEvents-1].Synchronize(); err != nil {
 				return err
 			}
 			if dstReg == nil {
@@ -299,10 +251,10 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 	return err
 }
 
-// registered returns the registrations covering arrays for this
-// execution (acquired: the caller releases them), nil for each array that
-// goes through staging: all of them under Options.Staging, and
-// those below the engine's registerMin.
+// registered acquires the registrations covering arrays for this
+// execution (the caller releases them), nil for each array that goes
+// through staging: all under Options.Staging, and those below
+// registerMin.
 func (e *Engine) registered(arrays ...hostArray) []*hostReg {
 	for i := range arrays {
 		if e.opt.Staging || len(arrays[i].b) < e.registerMin {
@@ -318,13 +270,12 @@ func (e *Engine) registered(arrays ...hostArray) []*hostReg {
 
 // A chunk's input copied from registered memory is its runs (chunk.Runs)
 // copied straight from the caller's array, but for runs shorter than
-// minDirectCopy: each copy costs microseconds of driver time and a DMA
-// setup, more than the host takes to copy a short run, so short runs —
-// the single rows a border maps at a chunk's edge — are gathered into the
-// slot's staging at their place and copied from there, consecutive ones
-// as one copy. A chunk with more than maxGathered bytes of short runs or
-// more than maxChunkCopies copies goes through staging whole, gathered on
-// all the cores.
+// minDirectCopy: a copy costs microseconds of driver time and a DMA
+// setup, more than the host takes to copy a short run, so short runs (the
+// rows a border maps at a chunk's edge) are gathered into staging at
+// their place and copied from there, consecutive ones as one copy. A
+// chunk with more than maxGathered bytes of short runs or more than
+// maxChunkCopies copies goes through staging whole.
 const (
 	minDirectCopy  = 32 << 10
 	maxGathered    = 1 << 20
@@ -402,9 +353,9 @@ func (pl *pipeline) spans(s *slot, i int) []chunk.Span {
 		return d, err == nil
 	}
 	var out []chunk.Span
-	for stage, evs := range [][2]int{{copyInStart, copyInEnd}, {kernelStart, kernelEnd}, {copyOutStart, copyOutEnd}} {
-		start, ok1 := at(evs[0])
-		end, ok2 := at(evs[1])
+	for stage := range slotEvents / 2 {
+		start, ok1 := at(2 * stage)
+		end, ok2 := at(2*stage + 1)
 		if ok1 && ok2 {
 			out = append(out, chunk.Span{Chunk: i, Stage: chunk.Stage(stage), Start: start, End: end})
 		}

@@ -97,7 +97,7 @@ func TestChunksGatherOnHost(t *testing.T) {
 			{MemoryBudget: 1 << 30, PieceBytes: max(inBytes/2, 1)},
 		} {
 			opt.MemoryBudget = max(opt.MemoryBudget, 1)
-			e := &Engine{plan: fakePlanner{}, p: p, opt: opt, method: direct{}}
+			e := &Engine{plan: fakePlanner{}, p: p, opt: opt, method: direct}
 			chunks, err := e.chunks()
 			if err != nil {
 				continue // one voxel with its halo does not fit

@@ -78,3 +78,61 @@ func MedianOnQueue(dev Device, q Queue, repeats int, work func() error) (float64
 	slices.Sort(ms)
 	return ms[len(ms)/2], nil
 }
+
+// TimeOnQueue runs work once to warm up, then repeats times between two
+// events on q, and returns each run's milliseconds.
+func TimeOnQueue(dev Device, q Queue, repeats int, work func() error) ([]float64, error) {
+	evs, closeEvents, err := NewEvents(dev, 2)
+	if err != nil {
+		return nil, err
+	}
+	defer closeEvents()
+	start, end := evs[0], evs[1]
+	if err := work(); err != nil {
+		return nil, err
+	}
+	if err := q.Finish(); err != nil {
+		return nil, err
+	}
+	ms := make([]float64, 0, repeats)
+	for range repeats {
+		if err := q.Record(start); err != nil {
+			return nil, err
+		}
+		if err := work(); err != nil {
+			return nil, err
+		}
+		if err := q.Record(end); err != nil {
+			return nil, err
+		}
+		if err := end.Synchronize(); err != nil {
+			return nil, err
+		}
+		d, err := end.Since(start)
+		if err != nil {
+			return nil, err
+		}
+		ms = append(ms, float64(d)/1e6)
+	}
+	return ms, nil
+}
+
+// NewEvents makes n events on dev, and a function that closes them; on
+// failure it closes those it made.
+func NewEvents(dev Device, n int) ([]Event, func(), error) {
+	evs := make([]Event, 0, n)
+	closeAll := func() {
+		for _, ev := range slices.Backward(evs) {
+			ev.Close()
+		}
+	}
+	for range n {
+		ev, err := dev.NewEvent()
+		if err != nil {
+			closeAll()
+			return nil, nil, err
+		}
+		evs = append(evs, ev)
+	}
+	return evs, closeAll, nil
+}

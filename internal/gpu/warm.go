@@ -31,23 +31,19 @@ func Pending(dev Planner, m Method, p *nd.Problem, opt Options) (int, error) {
 	case FFT:
 		return 1, nil
 	case Gemm:
-		meth = gemm{}
+		meth = gemm
 	case Winograd:
-		meth = winogradMethod{tile: winograd.TileFromEnv()}
+		meth = winogradTile(winograd.TileFromEnv())
 	case Separable:
 		if !p.Separable() {
 			return 0, nil
 		}
-		meth = separable{}
+		meth = separable
 	default:
-		meth = direct{}
+		meth = direct
 	}
 	e := &Engine{plan: dev, p: p, opt: opt, method: meth} // no device: options only
-	budget, err := e.budget()
-	if err != nil {
-		return 0, err
-	}
-	chunks, err := e.chunksWithin(budget)
+	chunks, err := e.chunks()
 	if err != nil {
 		return 0, err
 	}
