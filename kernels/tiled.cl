@@ -168,17 +168,57 @@ INLINE void put4(LOCAL_PTR ACC_T* restrict tile, int r, int j, IN_T4 v)
 	}
 }
 
-// vector_staging reports whether a tile whose footprint starts at element
-// fe0 of its rows (and lies inside the plane: inside_yx) is read by
-// aligned 4-vectors.
-INLINE int vector_staging(int inside_yx, idx_t fe0, idx_t in_row)
+#if TILES_INSIDE
+// put4_from is put4 for a chunk read from lead elements before the row's
+// first, lead known at run time (up to LEAD + 3; stage_lead): each value
+// kept where 0 ≤ q < ROW_ELEMS, tested by one unsigned comparison, its
+// slot by an unsigned division (a shift). Launches with TILES_INSIDE
+// stage by it; the others keep put4: the same forms there made four 2-D
+// rows (same mode, so not staged by this) 8–10% slower on the H100
+// (bench/results/2026-11-28-h100-s37, call 1).
+INLINE void put4_from(LOCAL_PTR ACC_T* restrict tile, int r, int j, int lead, IN_T4 v)
+{
+	LOCAL_PTR ACC_T* t = tile + r * ROW_PITCH;
+	const uint q = (uint)(4 * j - lead);
+#define PUT_AT(n, x) \
+	if (q + n < (uint)ROW_ELEMS) { \
+		t[q + n + (q + n) / RX] = to_acc(x); \
+	}
+	PUT_AT(0, v.x)
+	PUT_AT(1, v.y)
+	PUT_AT(2, v.z)
+	PUT_AT(3, v.w)
+#undef PUT_AT
+}
+#endif
+
+// stage_lead is how many elements before a tile's footprint (from element
+// fe0 of its rows) its rows are read from, at a 4-aligned address: LEAD,
+// or with TILES_INSIDE up to 3 more, since a last tile moved back may start
+// anywhere (S000: 250 outputs a row, the second tile of 128 starts at 122).
+INLINE int stage_lead(idx_t fe0)
 {
 #if TILES_INSIDE
-	if (((fe0 - LEAD) & 3) != 0) {
-		return 0; // a last tile moved back may start unaligned
-	}
+	return LEAD + (int)((fe0 - LEAD) & 3);
+#else
+	return LEAD;
 #endif
-	return inside_yx && fe0 - LEAD >= 0 && fe0 - LEAD + 4 * NCHUNK <= in_row;
+}
+
+// STAGE_CHUNKS: the 4-vectors a row's staging walks; chunks past what a
+// row needs at its lead (4·j − lead ≥ ROW_ELEMS) are skipped, not read.
+#if TILES_INSIDE
+#define STAGE_CHUNKS ((LEAD + 3 + ROW_ELEMS + 3) / 4)
+#else
+#define STAGE_CHUNKS NCHUNK
+#endif
+
+// vector_staging reports whether a tile whose footprint starts at element
+// fe0 of its rows (and lies inside the plane: inside_yx) is read by
+// aligned 4-vectors from lead elements before it.
+INLINE int vector_staging(int inside_yx, idx_t fe0, int lead, idx_t in_row)
+{
+	return inside_yx && fe0 - lead >= 0 && fe0 - lead + 4 * ((lead + ROW_ELEMS + 3) / 4) <= in_row;
 }
 #endif
 
@@ -191,11 +231,19 @@ INLINE void stage_tile(LOCAL_PTR ACC_T* restrict tile, __global const IN_T* rest
 {
 	const idx_t in_row = in_x * C;
 #if VECTOR_LOADS
-	if (src >= 0 && vector_staging(inside_yx, fe0, in_row)) {
-		__global const IN_T* base = in + (src * in_y + fy0) * in_row + fe0 - LEAD;
-		for (int i = lid; i < TILE_ROWS * NCHUNK; i += TX * TY) {
-			const int r = i / NCHUNK, j = i - r * NCHUNK;
+	const int lead = stage_lead(fe0);
+	if (src >= 0 && vector_staging(inside_yx, fe0, lead, in_row)) {
+		__global const IN_T* base = in + (src * in_y + fy0) * in_row + fe0 - lead;
+		for (int i = lid; i < TILE_ROWS * STAGE_CHUNKS; i += TX * TY) {
+			const int r = i / STAGE_CHUNKS, j = i - r * STAGE_CHUNKS;
+#if TILES_INSIDE
+			if (4 * j - lead >= ROW_ELEMS) {
+				continue;
+			}
+			put4_from(tile, r, j, lead, LOAD4_IN(base + (idx_t)r * in_row + 4 * j));
+#else
 			put4(tile, r, j, LOAD4_IN(base + (idx_t)r * in_row + 4 * j));
+#endif
 		}
 	} else
 #endif
@@ -554,7 +602,7 @@ __kernel void GROUP_BOUNDS correlate_rolling(DIRECT_PARAMS)
 #if VECTOR_LOADS
 	// Interior tiles read each plane by 4-vectors into registers one plane
 	// ahead; others (and planes wholly outside) stage as correlate_tiled.
-	const int fetch = vector_staging(inside_yx, fe0, in_row);
+	const int fetch = vector_staging(inside_yx, fe0, LEAD, in_row);
 	IN_T4 pf[FETCH_N];
 	idx_t next = roll_source(zo0, z_shift, z_in);
 	if (fetch && next >= 0) {

@@ -423,6 +423,11 @@ func Banks() []Case {
 	// before them.
 	add("bank8/3d/uint8->float32/valid-tiles", nd.Spec{Kernels: bank(8, 3, 3, 3), Mode: nd.Valid, Out: nd.Float32}, RandomArray(rng, nd.Uint8, 6, 23, 37))
 	add("bank4/2d/float32/valid-tiles", nd.Spec{Kernels: bank(4, 3, 5), Mode: nd.Valid, Border: nd.Wrap}, RandomArray(rng, nd.Float32, 21, 45))
+	// Rows a multiple of 4 long, staged by 4-vectors: a moved-back last
+	// tile starts between two (198 outputs a row: at 70 with tiles of 128,
+	// 134 with tiles of 64), read from the vector before it.
+	add("bank4/2d/uint8->float32/valid-tiles-vectors", nd.Spec{Kernels: bank(4, 5, 7), Mode: nd.Valid, Out: nd.Float32}, RandomArray(rng, nd.Uint8, 14, 204))
+	add("bank1/2d/float32/valid-tiles-vectors", nd.Spec{Kernels: bank(1, 3, 7), Mode: nd.Valid}, RandomArray(rng, nd.Float32, 11, 204))
 	// S000's kernels in small: a bank of 8 7³ kernels, valid, on a volume
 	// whose 134 outputs a row take a moved-back tile of 128 — the GPU's
 	// untuned decomposition with the weights in local memory.
