@@ -111,7 +111,10 @@ type directScratch[F nd.Float] struct {
 	rows []F
 	acc  [][]F
 	bank []F // the bank groups' accumulator sets, simd.BankSets per group
-	halo []haloPos
+	// inter holds a bank's output row interleaved, kernel fastest, where
+	// the output is not of type F (storeBank), allocated on first use.
+	inter []F
+	halo  []haloPos
 }
 
 // geometry is the problem seen with at least two axes: the last the kernel
@@ -570,10 +573,21 @@ const maxRank = nd.MaxRank
 // storeBank stores row i of every bank group's accumulator sets into dst
 // from element off on, interleaved as the output is, kernel fastest:
 // dst[off+x·bank+b] = kernel b's output x. Whole groups of float32s go
-// through simd.Transpose8.
+// through simd.Transpose8. An output of another type (uint8, uint16, …)
+// is interleaved in s.inter first and converted in one contiguous store
+// (simd.StoreUint8 and the like): stored value by value at stride bank, a
+// 1024² bank of 64 3×3 kernels into uint8 took 97–129 ms, now 20–21
+// (docs/perf/cpu-engine.md).
 func (d *direct[F]) storeBank(dst any, off int, s *directScratch[F], i, width int) {
 	bank := len(d.taps)
 	out := into[F](dst, off, 1, bank*width)
+	convert := out == nil
+	if convert {
+		if len(s.inter) < bank*width {
+			s.inter = make([]F, bank*d.tileCols*d.g.c)
+		}
+		out = s.inter[:bank*width]
+	}
 	out32, _ := any(out).([]float32)
 	for b := 0; b < bank; b += d.groupKernels {
 		sets := s.bank[((b/d.groupKernels)*simd.BankSets+i*d.groupKernels)*width:]
@@ -582,23 +596,21 @@ func (d *direct[F]) storeBank(dst any, off int, s *directScratch[F], i, width in
 		case out32 != nil && n == simd.BankSets:
 			simd.Transpose8(out32[b:], bank, any(sets).([]float32), width, width)
 			continue
-		case out != nil && bank == 2:
+		case bank == 2:
 			interleave2(out, sets[:width], sets[width:][:width])
 			continue
-		case out != nil && bank == 4:
+		case bank == 4:
 			interleave4(out, sets[:width], sets[width:][:width], sets[2*width:][:width], sets[3*width:][:width])
 			continue
 		}
 		for k := range n {
-			row := sets[k*width:][:width]
-			if out == nil {
-				store(dst, off+b+k, bank, row)
-				continue
-			}
-			for x, v := range row {
+			for x, v := range sets[k*width:][:width] {
 				out[x*bank+b+k] = v
 			}
 		}
+	}
+	if convert {
+		store(dst, off, 1, out)
 	}
 }
 
