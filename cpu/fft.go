@@ -6,6 +6,7 @@ import (
 	"math"
 	"slices"
 
+	"github.com/ndconv/ndconv/cpu/internal/simd"
 	"github.com/ndconv/ndconv/internal/fft"
 	"github.com/ndconv/ndconv/internal/fftconv"
 	"github.com/ndconv/ndconv/nd"
@@ -49,6 +50,10 @@ func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 	// holds), each transformed on one goroutine. Few: one at a time, each
 	// transform using every worker. The split changes only the speed: every
 	// value is computed the same way whatever the threads.
+	e.kernelGroup = 1
+	if len(p.Kernels) >= simd.BankSets && simd.BankSets*g.Group*g.Size()*4 <= maxKernelGroupBytes {
+		e.kernelGroup = simd.BankSets
+	}
 	e.threads, e.slots = 1, g.Concurrency(len(p.Kernels))
 	if e.slots == 1 || g.Groups() < 2*e.slots {
 		e.threads, e.slots = workers, 1
@@ -57,7 +62,7 @@ func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 		e.state = append(e.state, fftState{
 			plan: fft.NewRealND(g.Group, g.Length, e.threads),
 			in:   make([]float32, g.Group*g.Size()),
-			out:  make([]float32, g.Group*g.Size()),
+			out:  make([]float32, e.kernelGroup*g.Group*g.Size()),
 			spec: make([]complex64, g.Group*g.SpectrumSize()),
 			prod: make([]complex64, g.Group*g.SpectrumSize()),
 			bad:  make([][]int, g.Group),
@@ -115,7 +120,16 @@ type fftConv struct {
 	absSum                float64
 	direct                Executable // the fallback, prepared when first needed
 	patch                 bool       // this call's input holds NaN or Inf
+	// kernelGroup is how many kernels' inverse transforms a state holds
+	// at once (simd.BankSets for a bank of 8 or more, else 1): a float32
+	// output then takes each block's values for 8 kernels together
+	// (scatterGroup), whole lines of the interleaved output at a time.
+	kernelGroup int
 }
+
+// maxKernelGroupBytes bounds the inverse transforms a state holds for a
+// kernel group, beyond the budget the decomposition was chosen within.
+const maxKernelGroupBytes = 32 << 20
 
 type fftState struct {
 	plan       *fft.RealND
@@ -213,17 +227,31 @@ func (e *fftConv) runGroup(s *fftState, dst, src nd.Array, group int) {
 	}
 	s.plan.Forward(s.spec, s.in)
 	bank := len(e.spectra)
-	for k, w := range e.spectra {
-		for b := range count {
-			fft.MulInto(s.prod[b*ssize:(b+1)*ssize], s.spec[b*ssize:(b+1)*ssize], w)
-		}
-		s.plan.Inverse(s.out, s.prod)
-		for b := range count {
-			g.Region(first+b, &s.region)
-			if e.patch && len(s.bad[b]) > 0 {
-				e.directOutputs(s, b, k)
+	dst32, _ := dst.Data.([]float32)
+	slot := g.Group * size // one kernel's inverse transforms in s.out
+	for k0 := 0; k0 < bank; k0 += e.kernelGroup {
+		kn := min(e.kernelGroup, bank-k0)
+		for kk := range kn {
+			k, out := k0+kk, s.out[kk*slot:][:slot]
+			for b := range count {
+				fft.MulInto(s.prod[b*ssize:(b+1)*ssize], s.spec[b*ssize:(b+1)*ssize], e.spectra[k])
 			}
-			e.scatter(s, dst, s.out[b*size:(b+1)*size], k, bank)
+			s.plan.Inverse(out, s.prod)
+			for b := range count {
+				g.Region(first+b, &s.region)
+				if e.patch && len(s.bad[b]) > 0 {
+					e.directOutputs(s, out[b*size:(b+1)*size], b, k)
+				}
+				if kn != simd.BankSets || dst32 == nil {
+					e.scatter(s, dst, out[b*size:(b+1)*size], k, bank)
+				}
+			}
+		}
+		if kn == simd.BankSets && dst32 != nil {
+			for b := range count {
+				g.Region(first+b, &s.region)
+				e.scatterGroup(s, dst32, s.out[b*size:], slot, k0, bank)
+			}
 		}
 	}
 }
@@ -252,14 +280,14 @@ func (e *fftConv) setAside(s *fftState, b int) {
 	}
 }
 
-// directOutputs replaces, in the inverse transform of block b for kernel
-// k, every output whose nonzero taps reach a NaN or Inf of the block by
+// directOutputs replaces, in out, the inverse transform of block b for
+// kernel k, every output whose nonzero taps reach a NaN or Inf of the block by
 // the direct method's sum: acc = fma(w, x, acc) over the nonzero taps in
 // row-major order, from the block's own values.
-func (e *fftConv) directOutputs(s *fftState, b, k int) {
+func (e *fftConv) directOutputs(s *fftState, out []float32, b, k int) {
 	g, r := e.g, &s.region
 	size := g.Size()
-	out, orig := s.out[b*size:(b+1)*size], s.orig[b*size:(b+1)*size]
+	orig := s.orig[b*size : (b+1)*size]
 	strides := e.blockStrides
 	s.marked = s.marked[:0]
 	for _, q := range s.bad[b] {
@@ -355,6 +383,39 @@ func (e *fftConv) scatter(s *fftState, dst nd.Array, block []float32, k, bank in
 			at += (r.OutStart[i] + t) * e.outStrides[g.Axes[i]]
 		}
 		nd.Store(dst.Data, at*bank+k, stride, block[off:off+r.OutCount[last]])
+		if !nextIndex(s.lineIdx, r.OutCount[:last]) {
+			return
+		}
+	}
+}
+
+// scatterGroup is scatter for kernels k0 … k0+7 of a float32 output at
+// once: blocks holds the region's block for kernel k0, each next kernel's
+// pitch values on, and each output line takes the 8 kernels' values
+// together (simd.Transpose8), 32 bytes of every output position. Kernel by
+// kernel at stride bank, each kernel's pass read and wrote back every line
+// of the region's outputs (a 2048² bank of 16 31×31 kernels spent half its
+// time storing).
+func (e *fftConv) scatterGroup(s *fftState, dst []float32, blocks []float32, pitch, k0, bank int) {
+	g, r := e.g, &s.region
+	n := len(g.Axes)
+	last := n - 1
+	base := 0
+	for i, a := range g.Batch {
+		base += r.Batch[i] * e.outStrides[a]
+	}
+	base += r.OutStart[last] * e.outStrides[g.Axes[last]]
+	s.lineIdx = resize(s.lineIdx, last)
+	clear(s.lineIdx)
+	stride := e.outStrides[g.Axes[last]] * bank
+	count := r.OutCount[last]
+	for {
+		off, at := 0, base
+		for i, t := range s.lineIdx {
+			off += t * e.blockStrides[i]
+			at += (r.OutStart[i] + t) * e.outStrides[g.Axes[i]]
+		}
+		simd.Transpose8(dst[at*bank+k0:], stride, blocks[off:], pitch, count)
 		if !nextIndex(s.lineIdx, r.OutCount[:last]) {
 			return
 		}

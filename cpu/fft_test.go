@@ -238,3 +238,68 @@ func TestFFTSameBitsAnyWorkers(t *testing.T) {
 		}
 	}
 }
+
+// TestFFTKernelGroups: a bank of 8 or more kernels into float32 stores
+// each block's values for 8 kernels at once (scatterGroup); the output is
+// the kernel-by-kernel scatter's bit for bit — banks with a remainder, 1-D
+// groups of several blocks, channels, NaN patched by direct sums, an
+// integer output (which keeps the kernel-by-kernel scatter) — and within
+// the FFT's bound of the reference.
+func TestFFTKernelGroups(t *testing.T) {
+	rng := rand.New(rand.NewPCG(37, 8))
+	bank := func(n int, shape ...int) []nd.Kernel {
+		ks := make([]nd.Kernel, n)
+		for i := range ks {
+			ks[i] = enginetest.RandomKernel(rng, false, shape...)
+		}
+		return ks
+	}
+	withNaN := enginetest.RandomArray(rng, nd.Float32, 61, 47)
+	withNaN.Data.([]float32)[700] = float32(math.NaN())
+	cases := []enginetest.Case{
+		{Name: "2d-bank8", Spec: nd.Spec{Kernels: bank(8, 9, 11), Border: nd.Reflect}, Input: enginetest.RandomArray(rng, nd.Float32, 83, 97)},
+		{Name: "2d-bank11-valid", Spec: nd.Spec{Kernels: bank(11, 7, 5), Mode: nd.Valid}, Input: enginetest.RandomArray(rng, nd.Float32, 70, 64)},
+		{Name: "1d-bank16", Spec: nd.Spec{Kernels: bank(16, 33), Border: nd.Wrap}, Input: enginetest.RandomArray(rng, nd.Float32, 5000)},
+		{Name: "rgb-bank8", Spec: nd.Spec{Kernels: bank(8, 5, 7), Border: nd.Mirror, Out: nd.Float32}, Input: enginetest.RandomArray(rng, nd.Uint8, 40, 45, 3)},
+		{Name: "2d-bank8-nan", Spec: nd.Spec{Kernels: bank(8, 5, 5), Border: nd.Nearest}, Input: withNaN},
+		{Name: "2d-bank9-int16", Spec: nd.Spec{Kernels: bank(9, 5, 5), Out: nd.Int16}, Input: enginetest.RandomArray(rng, nd.Int16, 50, 52)},
+	}
+	grouped := 0
+	for _, c := range cases {
+		c.Spec.Shape, c.Spec.In = c.Input.Shape, c.Input.DType()
+		t.Run(c.Name, func(t *testing.T) {
+			if !runFFTCase(t, c, Options{Workers: 2}) {
+				t.Fatal("FFT does not support the case")
+			}
+			p, err := c.Spec.Normalize()
+			if err != nil {
+				t.Fatal(err)
+			}
+			run := func(group int) nd.Array {
+				e, err := NewFFT(p, Options{Workers: 2})
+				if err != nil {
+					t.Fatal(err)
+				}
+				f := e.(*fftConv)
+				if group == 0 {
+					if f.kernelGroup > 1 {
+						grouped++
+					}
+				} else {
+					f.kernelGroup = group
+				}
+				dst, _ := nd.New(p.Out, p.FullShape()...)
+				if err := e.Execute(context.Background(), dst, c.Input); err != nil {
+					t.Fatal(err)
+				}
+				return dst
+			}
+			if got, want := run(0), run(1); !slices.Equal(got.Bytes(), want.Bytes()) {
+				t.Errorf("kernel groups of 8 differ from kernel by kernel")
+			}
+		})
+	}
+	if grouped < 5 {
+		t.Errorf("%d cases ran in kernel groups, want 5", grouped)
+	}
+}
