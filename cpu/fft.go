@@ -364,29 +364,11 @@ func (e *fftConv) gather(s *fftState, block []float32, src nd.Array) {
 // scatter stores the outputs of s.region for kernel k of a bank of the
 // given size from block, the inverse transform's result.
 func (e *fftConv) scatter(s *fftState, dst nd.Array, block []float32, k, bank int) {
-	g, r := e.g, &s.region
-	n := len(g.Axes)
-	last := n - 1
-	base := 0
-	for i, a := range g.Batch {
-		base += r.Batch[i] * e.outStrides[a]
-	}
-	base += r.OutStart[last] * e.outStrides[g.Axes[last]]
-	blockStrides := e.blockStrides
-	s.lineIdx = resize(s.lineIdx, last)
-	clear(s.lineIdx)
-	stride := e.outStrides[g.Axes[last]] * bank
-	for {
-		off, at := 0, base
-		for i, t := range s.lineIdx {
-			off += t * blockStrides[i]
-			at += (r.OutStart[i] + t) * e.outStrides[g.Axes[i]]
-		}
-		nd.Store(dst.Data, at*bank+k, stride, block[off:off+r.OutCount[last]])
-		if !nextIndex(s.lineIdx, r.OutCount[:last]) {
-			return
-		}
-	}
+	last := len(e.g.Axes) - 1
+	stride, n := e.outStrides[e.g.Axes[last]]*bank, s.region.OutCount[last]
+	e.eachLine(s, func(off, at int) {
+		nd.Store(dst.Data, at*bank+k, stride, block[off:off+n])
+	})
 }
 
 // scatterGroup is scatter for kernels k0 … k0+7 of a float32 output at
@@ -397,9 +379,19 @@ func (e *fftConv) scatter(s *fftState, dst nd.Array, block []float32, k, bank in
 // of the region's outputs (a 2048² bank of 16 31×31 kernels spent half its
 // time storing).
 func (e *fftConv) scatterGroup(s *fftState, dst []float32, blocks []float32, pitch, k0, bank int) {
+	last := len(e.g.Axes) - 1
+	stride, n := e.outStrides[e.g.Axes[last]]*bank, s.region.OutCount[last]
+	e.eachLine(s, func(off, at int) {
+		simd.Transpose8(dst[at*bank+k0:], stride, blocks[off:], pitch, n)
+	})
+}
+
+// eachLine calls fn for every line of s.region's outputs along the last
+// transformed axis: off is the line's first value in a block, at its
+// first output position (in positions, not counting the bank).
+func (e *fftConv) eachLine(s *fftState, fn func(off, at int)) {
 	g, r := e.g, &s.region
-	n := len(g.Axes)
-	last := n - 1
+	last := len(g.Axes) - 1
 	base := 0
 	for i, a := range g.Batch {
 		base += r.Batch[i] * e.outStrides[a]
@@ -407,15 +399,13 @@ func (e *fftConv) scatterGroup(s *fftState, dst []float32, blocks []float32, pit
 	base += r.OutStart[last] * e.outStrides[g.Axes[last]]
 	s.lineIdx = resize(s.lineIdx, last)
 	clear(s.lineIdx)
-	stride := e.outStrides[g.Axes[last]] * bank
-	count := r.OutCount[last]
 	for {
 		off, at := 0, base
 		for i, t := range s.lineIdx {
 			off += t * e.blockStrides[i]
 			at += (r.OutStart[i] + t) * e.outStrides[g.Axes[i]]
 		}
-		simd.Transpose8(dst[at*bank+k0:], stride, blocks[off:], pitch, count)
+		fn(off, at)
 		if !nextIndex(s.lineIdx, r.OutCount[:last]) {
 			return
 		}
