@@ -51,7 +51,7 @@ func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 	// transform using every worker. The split changes only the speed: every
 	// value is computed the same way whatever the threads.
 	e.kernelGroup = 1
-	if len(p.Kernels) >= simd.BankSets && simd.BankSets*g.Group*g.Size()*4 <= maxKernelGroupBytes {
+	if p.Out == nd.Float32 && len(p.Kernels) >= simd.BankSets && simd.BankSets*g.Group*g.Size()*4 <= maxKernelGroupBytes {
 		e.kernelGroup = simd.BankSets
 	}
 	e.threads, e.slots = 1, g.Concurrency(len(p.Kernels))
@@ -121,9 +121,10 @@ type fftConv struct {
 	direct                Executable // the fallback, prepared when first needed
 	patch                 bool       // this call's input holds NaN or Inf
 	// kernelGroup is how many kernels' inverse transforms a state holds
-	// at once (simd.BankSets for a bank of 8 or more, else 1): a float32
-	// output then takes each block's values for 8 kernels together
-	// (scatterGroup), whole lines of the interleaved output at a time.
+	// at once: simd.BankSets for a bank of 8 or more into float32, which
+	// then takes each block's values for 8 kernels together
+	// (scatterGroup), else 1 (other outputs convert value by value in
+	// scatter).
 	kernelGroup int
 }
 
@@ -231,6 +232,9 @@ func (e *fftConv) runGroup(s *fftState, dst, src nd.Array, group int) {
 	slot := g.Group * size // one kernel's inverse transforms in s.out
 	for k0 := 0; k0 < bank; k0 += e.kernelGroup {
 		kn := min(e.kernelGroup, bank-k0)
+		// A whole group into float32 is stored after its kernels' inverse
+		// transforms, together; a remainder kernel by kernel.
+		together := kn == simd.BankSets && dst32 != nil
 		for kk := range kn {
 			k, out := k0+kk, s.out[kk*slot:][:slot]
 			for b := range count {
@@ -238,16 +242,20 @@ func (e *fftConv) runGroup(s *fftState, dst, src nd.Array, group int) {
 			}
 			s.plan.Inverse(out, s.prod)
 			for b := range count {
+				patch := e.patch && len(s.bad[b]) > 0
+				if together && !patch {
+					continue
+				}
 				g.Region(first+b, &s.region)
-				if e.patch && len(s.bad[b]) > 0 {
+				if patch {
 					e.directOutputs(s, out[b*size:(b+1)*size], b, k)
 				}
-				if kn != simd.BankSets || dst32 == nil {
+				if !together {
 					e.scatter(s, dst, out[b*size:(b+1)*size], k, bank)
 				}
 			}
 		}
-		if kn == simd.BankSets && dst32 != nil {
+		if together {
 			for b := range count {
 				g.Region(first+b, &s.region)
 				e.scatterGroup(s, dst32, s.out[b*size:], slot, k0, bank)
