@@ -365,23 +365,20 @@ __kernel void GROUP_BOUNDS correlate_tiled(DIRECT_PARAMS)
 #endif
 
 	for (idx_t zg = (idx_t)get_group_id(2); zg < planes * BANK_GROUPS; zg += (idx_t)get_num_groups(2)) {
-#if BANK_GROUPS == 1
-		// One group (every kernel that is not a split bank): the divisor
-		// is a constant, so plane is zg and group 0 at compile time, and
-		// every weight index below (wbase + …) is a constant: the weights
-		// come from the constant bank by uniform loads and NONZERO folds.
-		// Walking group-major here too made group a run-time value
-		// (zg / planes) and the weights indexed at run time (S001 w21:
-		// 469 LDC and 144 registers against 92 and 128). H100, A/B
-		// interleaved: RGBA 5×5 0.312 → 0.233 ms, S001 w21 0.193 → 0.103
-		// (bench/results/2026-11-26-h100-ab).
-		const idx_t plane = zg / BANK_GROUPS;
-		const int group = (int)(zg % BANK_GROUPS);
-#elif LOCAL_WEIGHTS
-		// Plane-major: each work-group stages its own group's weights, so
-		// the groups of a tile can run together, writing each output line
-		// whole while it is in L2 (group-major, each line was written in
-		// BANK_GROUPS parts far apart in time).
+#if BANK_GROUPS == 1 || LOCAL_WEIGHTS
+		// Plane-major. With one group (every kernel that is not a split
+		// bank) the divisor is a constant, so plane is zg and group 0 at
+		// compile time, and every weight index below (wbase + …) is a
+		// constant: the weights come from the constant bank by uniform
+		// loads and NONZERO folds. Walking group-major there too made group
+		// a run-time value (zg / planes) and the weights indexed at run
+		// time (S001 w21: 469 LDC and 144 registers against 92 and 128).
+		// H100, A/B interleaved: RGBA 5×5 0.312 → 0.233 ms, S001 w21 0.193
+		// → 0.103 (bench/results/2026-11-26-h100-ab). With LOCAL_WEIGHTS
+		// each work-group stages its own group's weights, so the groups of
+		// a tile can run together, writing each output line whole while it
+		// is in L2 (group-major, each line was written in BANK_GROUPS parts
+		// far apart in time).
 		const idx_t plane = zg / BANK_GROUPS;
 		const int group = (int)(zg % BANK_GROUPS);
 #else
