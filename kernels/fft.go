@@ -42,17 +42,19 @@ type FFTConvOptions struct {
 // run batch by batch: for each batch of Batch blocks (from block
 // first = i·Batch on, the last batch holding the rest) fftconv_gather
 // fills the block buffer, the forward transform (Transforms, or the
-// library's) makes their spectra; then for each kernel k of the bank
-// fftconv_multiply takes the product with the kernel's spectrum, the
-// inverse transform brings it back, and fftconv_scatter stores the valid
-// outputs. The kernels' spectra are made once, before: each kernel's
-// block (Kernels) goes through the same forward transform, then
-// fftconv_kernel_spectrum.
+// library's) makes their spectra; then for each group of Group kernels of
+// the bank (the last holding the rest) fftconv_multiply takes the
+// products with the group's spectra, one plane of Slots(Batch) slots a
+// kernel, one inverse transform of Group planes brings them back, and
+// fftconv_scatter stores the group's valid outputs. The kernels' spectra
+// are made once, before: each kernel's block (Kernels) goes through the
+// same forward transform, then fftconv_kernel_spectrum.
 type FFTConv struct {
 	Geometry *fftconv.Geometry
 	// Batch is the blocks transformed together; Batches how many batches
-	// cover the blocks.
-	Batch, Batches int
+	// cover the blocks; Group the kernels whose products are inverted
+	// and stored together.
+	Batch, Batches, Group int
 	// PerSlot is the blocks one transform carries: 1 for real blocks, 2
 	// for complex ones (one in the real parts, one in the imaginary).
 	PerSlot int
@@ -166,6 +168,41 @@ func FFTRoots(n int) []float32 {
 	return out
 }
 
+// libraryMaxLength is the longest transform along an axis a GPU library
+// is given where a shorter one holds the kernel: cuFFT on the H100 ran a
+// 1-D C2C of 8192 in one kernel and longer ones slower per value (the
+// 1023-tap convolution 4.63 ms in blocks of 8192, 4.91 of 16384, 6.25 of
+// 32768; docs/perf/fft.md, v5).
+const libraryMaxLength = 8192
+
+// FFTGeometry is the decomposition of p a GPU's FFT convolution runs:
+// with lengths, those. Where fft.cl transforms the blocks, the CPU
+// engine's cost model's choice (the one plan.FFTCost estimates); where a
+// library does, powers of two of at most libraryMaxLength, by
+// libraryCost. cuFFT ran those faster than the CPU model's lengths (whose
+// transforms take every length of fast radices alike) and than every
+// fast length weighted by its odd factors: 2048² 29×29 0.106 ms against
+// 0.129, 512³ 7³ 4.76 against 7.25 and 5.22, 1500² 21×21 0.069 against
+// 0.086 and 0.093 (bench/results/2026-11-28-h100-s38, call 4).
+func FFTGeometry(p *nd.Problem, library bool, lengths []int) (*fftconv.Geometry, error) {
+	opt := fftconv.Options{Workers: 1, Lengths: lengths}
+	if library {
+		opt.PowersOfTwo, opt.MaxLength, opt.Cost = true, libraryMaxLength, libraryCost
+	}
+	return fftconv.New(p, opt)
+}
+
+// libraryCost is a library's FFT convolution of g on a GPU, up to a
+// constant: every stage — the gather, each transform pass (one per axis
+// for lengths up to libraryMaxLength), each kernel's product, inverse and
+// store — streams the blocks' values through memory, so the cost is the
+// values the transforms hold, two blocks a complex transform (the paired
+// layout, chooseLayout's default).
+func libraryCost(g *fftconv.Geometry, bank int) float64 {
+	transforms := (g.TotalBlocks() + 1) / 2
+	return float64(transforms) * float64(g.Size())
+}
+
 // NewFFTConv plans p's FFT convolution on a GPU: internal/fftconv's
 // blocks (the decomposition every device shares), as many per batch as
 // the budget holds. It returns nil, nil for an empty output.
@@ -176,9 +213,8 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 	if slices.Contains(p.OutShape, 0) || slices.Contains(p.InShape, 0) {
 		return nil, nil
 	}
-	// The decomposition every device shares (the CPU engine's, which
-	// plan.FFTCost estimates); the budget then sets only the batches.
-	g, err := fftconv.New(p, fftconv.Options{Workers: 1, Lengths: opt.Lengths})
+	// The budget sets only the batches, not the decomposition.
+	g, err := FFTGeometry(p, opt.RealBlocks || opt.Library, opt.Lengths)
 	if err != nil {
 		return nil, err
 	}
@@ -190,27 +226,32 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 	if opt.RealBlocks {
 		f.SpectrumValues, f.PerSlot = g.SpectrumSize(), 1
 	}
-	// Per transform: the gathered blocks, their spectra and the product
-	// (and, for fft_pass, a scratch buffer as large), beside the kernels'
-	// spectra.
-	perSlot := int64(f.SpectrumValues) * 16
-	switch {
-	case opt.RealBlocks:
-		perSlot += int64(f.BlockValues) * 4
-	case opt.Library:
-		perSlot += int64(f.BlockValues) * 8
-	default:
-		perSlot += int64(f.BlockValues) * 16
+	for _, k := range p.Kernels {
+		block := make([]float32, g.Size())
+		for i, v := range g.KernelBlock(k.Dense) {
+			block[i] = float32(v)
+		}
+		f.Kernels = append(f.Kernels, block)
 	}
-	fixed := int64(len(p.Kernels)) * int64(f.SpectrumValues) * 8
-	if fixed+perSlot > budget {
-		return nil, fmt.Errorf("kernels: FFT blocks of %v need %d MiB, more than the budget of %d MiB", g.Length, (fixed+perSlot)>>20, budget>>20)
+	// A group of maxGroup kernels has a whole 64-byte line of float32
+	// outputs a voxel to store; a group halves while one slot of a batch
+	// does not fit.
+	fixed := f.spectraBytes()
+	f.Group = min(len(p.Kernels), maxGroup)
+	for f.Group > 1 && fixed+f.slotBytes(f.Group) > budget {
+		f.Group = (f.Group + 1) / 2
 	}
-	f.Batch = int(min(int64(g.TotalBlocks()), (budget-fixed)/perSlot*int64(f.PerSlot)))
+	if fixed+f.slotBytes(f.Group) > budget {
+		return nil, fmt.Errorf("kernels: FFT blocks of %v need %d MiB, more than the budget of %d MiB", g.Length, (fixed+f.slotBytes(1))>>20, budget>>20)
+	}
+	f.Batch = int(min(int64(g.TotalBlocks()), (budget-fixed)/f.slotBytes(f.Group)*int64(f.PerSlot)))
 	if opt.MaxBatch > 0 {
 		f.Batch = min(f.Batch, opt.MaxBatch)
 	}
-	f.Batches = (g.TotalBlocks() + f.Batch - 1) / f.Batch
+	// As many batches as that takes, of even sizes: a library's plan
+	// transforms a whole batch's slots every time.
+	f.Batches = ceilDiv(g.TotalBlocks(), f.Batch)
+	f.Batch = ceilDiv(g.TotalBlocks(), f.Batches)
 
 	outputs := 1
 	for _, b := range g.Block {
@@ -228,16 +269,9 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 	f.Outputs = outputs
 	f.Defines = append(typeDefines(p), fmt.Sprintf("BORDER=%d", p.Border), fmt.Sprintf("REAL_BLOCKS=%d", b2i(opt.RealBlocks)),
 		fmt.Sprintf("IDX32=%d", b2i(!opt.Index64 && f.indexFits(p))),
-		fmt.Sprintf("NAXES=%d", len(g.Axes)), fmt.Sprintf("NBATCH=%d", len(g.Batch)))
+		fmt.Sprintf("NAXES=%d", len(g.Axes)), fmt.Sprintf("NBATCH=%d", len(g.Batch)), fmt.Sprintf("GROUP=%d", f.Group))
 	slices.Sort(f.Defines)
 
-	for _, k := range p.Kernels {
-		block := make([]float32, g.Size())
-		for i, v := range g.KernelBlock(k.Dense) {
-			block[i] = float32(v)
-		}
-		f.Kernels = append(f.Kernels, block)
-	}
 	if opt.RealBlocks || opt.Library {
 		return f, nil
 	}
@@ -263,6 +297,28 @@ func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 	return f, nil
 }
 
+// slotBytes is the device memory one slot of a batch takes with groups of
+// group kernels: the gathered blocks and their spectra (one buffer for
+// fft.cl, which transforms in place), and per kernel of the group a
+// product and its inverse (fft.cl: a scratch buffer as large as the
+// product, for fft_pass).
+func (f *FFTConv) slotBytes(group int) int64 {
+	blockBytes := int64(8)
+	if f.PerSlot == 1 {
+		blockBytes = 4 // real blocks
+	}
+	return 8*int64(f.SpectrumValues)*int64(1+group) + int64(group)*int64(f.BlockValues)*blockBytes
+}
+
+// spectraBytes is the device memory of the kernels' spectra.
+func (f *FFTConv) spectraBytes() int64 {
+	return int64(len(f.Kernels)) * int64(f.SpectrumValues) * 8
+}
+
+// maxGroup is the most kernels of a bank an FFT convolution inverts and
+// stores together.
+const maxGroup = 16
+
 // KernelSlot is kernel k's block as the first slot of a batch holds it:
 // its real values (RealBlocks), or the real parts of complex values whose
 // imaginary parts are zero. Its forward transform is the spectrum
@@ -284,12 +340,14 @@ const indexLimit = math.MaxInt32 - GridLocal*maxGridGroups
 
 // indexFits reports whether every index fftconv.cl computes fits an int:
 // the input's and output's elements (with the bank), the batch's values
-// (two floats per complex value) and outputs, the block numbers.
+// (two floats per complex value, a group's planes of them) and outputs,
+// the kernels' spectra, the block numbers.
 func (f *FFTConv) indexFits(p *nd.Problem) bool {
 	in, out := int64(product(p.InShape)), int64(product(p.OutShape))*int64(len(p.Kernels))
-	batch := int64(f.Slots(f.Batch)) * int64(f.BlockValues) * 2
+	batch := int64(f.Group) * int64(f.Slots(f.Batch)) * int64(f.BlockValues) * 2
+	spectra := int64(len(p.Kernels)) * int64(f.SpectrumValues)
 	outputs := int64(f.Batch) * int64(f.Outputs)
-	return max(in, out, batch, outputs, int64(f.Geometry.TotalBlocks())+2) < indexLimit
+	return max(in, out, batch, spectra, outputs, int64(f.Geometry.TotalBlocks())+2) < indexLimit
 }
 
 func nextPow2(n int) int {
@@ -360,11 +418,11 @@ func (f *FFTConv) GatherGrid(count int) FFTGrid {
 }
 
 // ScatterGrid is the fftconv_scatter launch for a batch of count blocks:
-// rows of Block outputs.
+// rows of Block outputs, Group items each.
 func (f *FFTConv) ScatterGrid(count int) FFTGrid {
 	g := f.Geometry
 	last := g.Block[len(g.Block)-1]
-	return rowGrid(last, f.Outputs/last, f.Slots(count))
+	return rowGrid(last*f.Group, f.Outputs/last, f.Slots(count))
 }
 
 // GridLocal is the work-group size of the grid-stride kernels
@@ -384,10 +442,9 @@ func GridGroups(total int64) int {
 // FFT method on p: powers of two along each transformed axis, 2 to 64
 // times the kernel's reach (a block's outputs are its length less the
 // reach), no longer than the axis's extended extent needs; none for
-// kernels spanning more than 4 axes. internal/fftconv's cost model
-// chooses from the CPU engine's costs; a GPU library may prefer other
-// lengths (cuFFT on the H100 prefers smaller powers of two: the sweep is
-// in docs/perf/fft.md, "v5 measured").
+// kernels spanning more than 4 axes. Untuned, FFTGeometry chooses (for a
+// library, among powers of two too: the sweep that led there is in
+// docs/perf/fft.md, "v5 measured" and "bank groups").
 func FFTCandidates(p *nd.Problem) []Tuning {
 	var axes []int
 	for d, k := range p.KShape {

@@ -4,6 +4,7 @@ import (
 	"math"
 	"math/cmplx"
 	"math/rand/v2"
+	"slices"
 	"strconv"
 	"strings"
 	"testing"
@@ -185,8 +186,8 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 	size, outputs, ssize := int(f.Geo[2]), int(f.Geo[3]), f.SpectrumValues
 	geo := func(i, field int) int { return int(f.Geo[4+8*i+field]) }
 	batchGeo := func(j, field int) int { return int(f.Geo[4+8*naxes+3*j+field]) }
-	if def["NAXES"] != naxes || def["NBATCH"] != nbatch {
-		t.Fatalf("defines %v for a geometry of %d and %d axes", f.Defines, naxes, nbatch)
+	if def["NAXES"] != naxes || def["NBATCH"] != nbatch || def["GROUP"] != f.Group {
+		t.Fatalf("defines %v for a geometry of %d and %d axes, groups of %d", f.Defines, naxes, nbatch, f.Group)
 	}
 	in := src.Float64s()
 	// blockOf, rowCoords, gatherRowOf and gatherValue are fftconv.cl's
@@ -271,6 +272,7 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 		rnd.Forward(spec, raw)
 		return spec
 	}
+	// inverse transforms planes of slots each.
 	inverse := func(spec []complex64) []float32 {
 		if !real {
 			emulateSteps(f, len(spec)/size, spec, true)
@@ -280,8 +282,11 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 			}
 			return raw
 		}
-		raw := make([]float32, slots*size)
-		rnd.Inverse(raw, spec)
+		planes := len(spec) / (slots * ssize)
+		raw := make([]float32, planes*slots*size)
+		for g := range planes {
+			rnd.Inverse(raw[g*slots*size:(g+1)*slots*size], spec[g*slots*ssize:(g+1)*slots*ssize])
+		}
 		return raw
 	}
 	floats := slots * size * f.PerSlot // real: P per slot; complex: 2P
@@ -323,10 +328,15 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 			raw = raw[:f.Slots(count)*size*2]
 		}
 		spec := forward(raw)
-		for k, w := range spectra {
-			prod := make([]complex64, len(spec))
-			for i := range f.Slots(count) * ssize {
-				prod[i] = cmul32(spec[i], w[i%ssize])
+		// A group's products, plane by plane, slots apart; inverted
+		// together; stored kernel by kernel of the group.
+		for k0 := 0; k0 < bank; k0 += f.Group {
+			group := min(f.Group, bank-k0)
+			prod := make([]complex64, f.Group*slots*ssize)
+			for g := range group {
+				for i := range f.Slots(count) * ssize {
+					prod[g*slots*ssize+i] = cmul32(spec[i], spectra[k0+g][i%ssize])
+				}
 			}
 			back := inverse(prod)
 			// fftconv_scatter, work-item by work-item.
@@ -353,11 +363,12 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 					}
 					most = max(most, valid[h])
 				}
-				for x := x0; x < most; x += lx {
+				for item := x0; item < most*f.Group; item += lx {
+					x, g := item/f.Group, item%f.Group
 					for h := range f.PerSlot {
-						if x < valid[h] {
-							v := back[(slot*size+from+x)*f.PerSlot+h]
-							nd.Store(dst.Data, (at[h]+x*geo(naxes-1, 7))*bank+k, 1, []float32{v})
+						if x < valid[h] && g < group {
+							v := back[((g*slots+slot)*size+from+x)*f.PerSlot+h]
+							nd.Store(dst.Data, (at[h]+x*geo(naxes-1, 7))*bank+k0+g, 1, []float32{v})
 						}
 					}
 				}
@@ -365,6 +376,15 @@ func emulateFFTConv(t *testing.T, f *FFTConv, p *nd.Problem, src nd.Array) nd.Ar
 		}
 	}
 	return dst
+}
+
+// randomBank is n random kernels of one shape, every third with zeros.
+func randomBank(rng *rand.Rand, n int, shape ...int) []nd.Kernel {
+	var ks []nd.Kernel
+	for i := range n {
+		ks = append(ks, enginetest.RandomKernel(rng, i%3 == 0, shape...))
+	}
+	return ks
 }
 
 // eachItem runs body for every work-item of grid over slots slots of rows
@@ -412,9 +432,10 @@ func TestFFTConvEmulated(t *testing.T) {
 	cases = append(cases,
 		enginetest.Case{Name: "1d-2003-k63", Spec: nd.Spec{Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 63)}, Border: nd.Wrap}, Input: enginetest.RandomArray(rng, nd.Float32, 2003)},
 		enginetest.Case{Name: "2d-rgb-bank", Spec: nd.Spec{Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 7, 5), enginetest.RandomKernel(rng, true, 7, 5)}, Origin: []int{-2, 1}, Border: nd.Constant, CVal: 9}, Input: enginetest.RandomArray(rng, nd.Uint8, 61, 47, 3)},
+		enginetest.Case{Name: "2d-bank19", Spec: nd.Spec{Kernels: randomBank(rng, 19, 5, 3), Border: nd.Mirror, Out: nd.Uint8}, Input: enginetest.RandomArray(rng, nd.Uint8, 40, 37)},
 		enginetest.Case{Name: "3d-valid", Spec: nd.Spec{Kernels: []nd.Kernel{enginetest.RandomKernel(rng, false, 3, 4, 5)}, Mode: nd.Valid, Out: nd.Int16}, Input: enginetest.RandomArray(rng, nd.Int16, 13, 11, 17)},
 	)
-	ran := 0
+	ran, grouped := 0, 0
 	for i, c := range cases {
 		if c.Spec.Shape == nil {
 			c.Spec.Shape, c.Spec.In = c.Input.Shape, c.Input.DType()
@@ -441,11 +462,20 @@ func TestFFTConvEmulated(t *testing.T) {
 		if f == nil {
 			continue
 		}
+		if bank := len(p.Kernels); bank > 2 && i%2 == 0 {
+			// A budget for a slot of a group of 2, short of one of 3 (the
+			// last group of an odd bank holds one kernel).
+			opt.Budget = f.spectraBytes() + f.slotBytes(2) + (f.slotBytes(3)-f.slotBytes(2))/2
+			if f, err = NewFFTConv(p, opt); err != nil || f.Group != 2 {
+				t.Fatalf("%s: within %d bytes: %v, groups of %d", c.Name, opt.Budget, err, f.Group)
+			}
+			grouped++
+		}
 		if library {
 			if f.Transforms != nil || f.Scratch() {
 				t.Fatalf("%s: a library's transforms planned as fft.cl's", c.Name)
 			}
-			opt.Library = false
+			opt.Library, opt.Lengths = false, f.Geometry.Length // the library's lengths
 			twin, err := NewFFTConv(p, opt)
 			if err != nil {
 				t.Fatalf("%s: %v", c.Name, err)
@@ -459,8 +489,54 @@ func TestFFTConvEmulated(t *testing.T) {
 		}
 		ran++
 	}
-	if ran < 200 {
-		t.Errorf("only %d cases ran", ran)
+	if ran < 200 || grouped < 5 {
+		t.Errorf("only %d cases ran, %d in groups of 2", ran, grouped)
+	}
+}
+
+// TestFFTGeometry: where a library transforms, lengths are powers of two
+// of at most libraryMaxLength, the ones cuFFT ran fastest on the problems
+// measured (session 38, call 4; docs/perf/fft.md, v5); fft.cl keeps the
+// CPU engine's choice.
+func TestFFTGeometry(t *testing.T) {
+	for _, c := range []struct {
+		shape, kernel, want []int
+		bank                int
+	}{
+		{[]int{1 << 28}, []int{1023}, []int{8192}, 1},
+		{[]int{512, 512, 512}, []int{7, 7, 7}, []int{64, 64, 64}, 1},
+		{[]int{8192, 8192}, []int{31, 31}, []int{512, 512}, 1},
+		{[]int{4096, 4096}, []int{31, 31}, []int{512, 512}, 16},
+		{[]int{2048, 2048}, []int{29, 29}, []int{256, 256}, 1},
+		{[]int{2048, 2048}, []int{30, 30}, []int{256, 256}, 1}, // not 512² of as many values
+		{[]int{1 << 20}, []int{9001}, []int{16384}, 1},         // beyond libraryMaxLength where the kernel needs it
+	} {
+		n := 1
+		for _, e := range c.kernel {
+			n *= e
+		}
+		var ks []nd.Kernel
+		for range c.bank {
+			ks = append(ks, nd.Kernel{Shape: c.kernel, Weights: ones(n)})
+		}
+		p, err := (&nd.Spec{Shape: c.shape, In: nd.Float32, Kernels: ks}).Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		g, err := FFTGeometry(p, true, nil)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if !slices.Equal(g.Length, c.want) {
+			t.Errorf("%v %v ×%d: a library's lengths %v, want %v", c.shape, c.kernel, c.bank, g.Length, c.want)
+		}
+		cpu, err := fftconv.New(p, fftconv.Options{Workers: 1})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if g, _ := FFTGeometry(p, false, nil); !slices.Equal(g.Length, cpu.Length) {
+			t.Errorf("%v %v: fft.cl's lengths %v, the CPU model's %v", c.shape, c.kernel, g.Length, cpu.Length)
+		}
 	}
 }
 

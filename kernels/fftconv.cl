@@ -37,7 +37,7 @@
 //
 // Defines: IN_T, OUT_T, ACC_T (float), OUT_INTEGER, OUT_MIN, OUT_MAX,
 // BORDER, REAL_BLOCKS, NAXES and NBATCH (the geo header's counts: loops
-// over axes unroll).
+// over axes unroll), GROUP (FFTConv.Group: the scatter's items a voxel).
 
 #if REAL_BLOCKS
 #define PER_SLOT 1
@@ -258,35 +258,48 @@ __kernel void fftconv_kernel_spectrum(__global float2* restrict spectrum, const 
 	}
 }
 
-// fftconv_multiply multiplies the spectra of nblocks blocks (per_block
-// complex values each) by the kernel's.
+// fftconv_multiply multiplies the spectra of nslots slots (per_block
+// complex values each) by the spectra of kernels k0 … k0 + group − 1 of
+// the bank (kernel_spectra: per_block values a kernel), into product's
+// planes, one a kernel, `plane` slots apart: each slot's spectrum is read
+// once for the group.
 __kernel void fftconv_multiply(
 	__global const float2* restrict spectra,
-	__global const float2* restrict kernel_spectrum,
+	__global const float2* restrict kernel_spectra,
 	__global float2* restrict product,
-	const long per_block, const long nblocks)
+	const long per_block, const long nslots,
+	const long k0, const long group, const long plane)
 {
-	const idx_t total = nblocks * per_block;
+	const idx_t total = nslots * per_block, plane_values = plane * per_block;
 	const idx_t step = (idx_t)get_local_size(0) * get_num_groups(0);
 	for (idx_t i = get_global_id(0); i < total; i += step) {
-		const float2 a = spectra[i], w = kernel_spectrum[i % per_block];
-		product[i] = MAKE_FLOAT2(a.x * w.x - a.y * w.y, a.x * w.y + a.y * w.x);
+		const float2 a = spectra[i];
+		__global const float2* w = kernel_spectra + k0 * per_block + i % per_block;
+		for (idx_t g = 0; g < group; g++) {
+			const float2 wg = w[g * per_block];
+			product[g * plane_values + i] = MAKE_FLOAT2(a.x * wg.x - a.y * wg.y, a.x * wg.y + a.y * wg.x);
+		}
 	}
 }
 
 // fftconv_scatter stores the valid outputs of every block of the batch,
 // the inverse transform's first OutCount values along each transformed
-// axis, for kernel k of a bank of `bank`: out[voxel·bank + k], rounded and
-// saturated as the direct method's.
+// axis, for kernels k0 … k0 + group − 1 (group ≤ GROUP) of a bank of
+// `bank`, whose inverse transforms are planes `plane` slots apart:
+// out[voxel·bank + k], rounded and saturated as the direct method's.
+// Work-items take a row's outputs kernel-fastest, so that a warp stores
+// whole lines of the interleaved output (one kernel a launch wrote 4
+// bytes of every 64 at a bank of 16: 70% of the Gabor bank's time;
+// session 38).
 __kernel void fftconv_scatter(
 	__global const slot_t* restrict blocks,
 	__global OUT_T* restrict out,
 	__constant long* restrict geo,
 	const long first, const long nblocks,
-	const long k, const long bank)
+	const long k0, const long group, const long plane, const long bank)
 {
 	const idx_t width = GEO_AXIS(LAST, 1), ostride = GEO_AXIS(LAST, 7);
-	const idx_t rows = BLOCK_OUTPUTS / width;
+	const idx_t rows = BLOCK_OUTPUTS / width, plane_values = plane * BLOCK_VALUES;
 	const row_walk w = row_walk_of(nblocks);
 	for (idx_t slot = get_group_id(2); slot < w.slots; slot += get_num_groups(2)) {
 		fft_block blk[PER_SLOT];
@@ -315,20 +328,26 @@ __kernel void fftconv_scatter(
 				most = valid[h] > most ? valid[h] : most;
 			}
 			__global const slot_t* src = blocks + slot * BLOCK_VALUES + from;
-			for (idx_t x = w.x0; x < most; x += CHUNK * w.lx) {
+			// Item i of the row is kernel k0 + i % GROUP of output
+			// i / GROUP: neighbouring work-items store neighbouring
+			// values of the interleaved output.
+			const idx_t items = most * GROUP;
+			for (idx_t i = w.x0; i < items; i += CHUNK * w.lx) {
 				slot_t s[CHUNK];
 #pragma unroll
 				for (int u = 0; u < CHUNK; u++) {
-					if (x + u * w.lx < most) {
-						s[u] = src[x + u * w.lx];
+					const idx_t item = i + u * w.lx, x = item / GROUP, g = item % GROUP;
+					if (item < items && g < group) {
+						s[u] = src[g * plane_values + x];
 					}
 				}
 #pragma unroll
 				for (int u = 0; u < CHUNK; u++) {
+					const idx_t item = i + u * w.lx, x = item / GROUP, g = item % GROUP;
 #pragma unroll
 					for (int h = 0; h < PER_SLOT; h++) {
-						if (x + u * w.lx < valid[h]) {
-							out[(at[h] + (x + u * w.lx) * ostride) * bank + k] = to_output(SLOT_PART(s[u], h));
+						if (x < valid[h] && g < group) {
+							out[(at[h] + x * ostride) * bank + k0 + g] = to_output(SLOT_PART(s[u], h));
 						}
 					}
 				}

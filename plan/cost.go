@@ -105,10 +105,12 @@ func (r *GPURates) AddFFTScale(fftMs, fftCost, directMs, directCost float64) {
 // VM pays far more (0.33 GB/s, 3 µs a 4 KiB page), which `ndconv tune
 // --rates --device cpu` measures.
 //
-// FFTScale 0.74: the geometric mean of three H100 workloads, FFT (tuned
-// lengths, bench/results/2026-11-25-h100-v5) against the direct method
-// (8192² 31×31 1.52 against 4.39 ms: 0.64; 2²⁸ 1023 taps 4.65 against
-// 20.4: 0.56; 512³ 7³ 5.92 against 2.58: 1.16).
+// FFTScale 0.70: the geometric mean of three H100 workloads, FFT against
+// the direct method (bench/results/2026-11-25-h100-v5), the FFT times
+// those of session 38's untuned lengths (bench/results/2026-11-28-h100-s38,
+// call 3): 8192² 31×31 1.52 against 4.39 ms: 0.64; 2²⁸ 1023 taps 4.37
+// against 20.4: 0.53; 512³ 7³ 5.21 against 2.58: 1.03 (4.76 with the
+// powers of two of call 4 would make 0.68; the A/B ran 0.70).
 //
 // The GPU: the H100 host (bench/results/2026-11-25-h100-v4 and issue 16):
 // a CLI call spends ~350 ms creating the CUDA context and 200–340 ms of
@@ -142,7 +144,7 @@ var DefaultGPURates = GPURates{
 	StagedBytesPerSecond: 2.5e9,
 	KernelMaddsPerSecond: 12.4e12,
 	DeviceBytesPerSecond: 2831e9,
-	FFTScale:             0.74,
+	FFTScale:             0.70,
 }
 
 // DefaultCPURates is the development VM's per-core rate on every core here.

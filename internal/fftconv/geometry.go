@@ -3,6 +3,7 @@ package fftconv
 import (
 	"fmt"
 	"math"
+	"math/bits"
 	"slices"
 
 	"github.com/ndconv/ndconv/internal/fft"
@@ -45,6 +46,13 @@ type Options struct {
 	// Lengths, when set, forces the transform length per transformed
 	// axis instead of the cost model's choice (for tuning and tests).
 	Lengths []int
+	// PowersOfTwo limits the lengths to powers of two, and MaxLength
+	// (when positive) to at most it along any axis whose kernel a shorter
+	// one holds; Cost, when set, replaces the CPU engine's cost model in
+	// choosing among them: a GPU library's transforms (kernels.FFTGeometry).
+	PowersOfTwo bool
+	MaxLength   int
+	Cost        func(g *Geometry, bank int) float64
 }
 
 // Supported reports whether p can run by FFT convolution, and why not: a
@@ -85,7 +93,7 @@ func New(p *nd.Problem, opt Options) (*Geometry, error) {
 	}
 	cands := make([][]int, len(g.Axes))
 	for i, k := range g.Kernel {
-		cands[i] = candidates(k, g.out[i], len(g.Axes), i == len(g.Axes)-1)
+		cands[i] = candidates(k, g.out[i], len(g.Axes), i == len(g.Axes)-1, opt)
 	}
 	thin(cands)
 	var best *Geometry
@@ -104,7 +112,14 @@ func New(p *nd.Problem, opt Options) (*Geometry, error) {
 		if c.memory(1, len(p.Kernels)) > budget {
 			return
 		}
-		if cost := c.cost(len(p.Kernels)); cost < bestCost {
+		cost := c.cost(len(p.Kernels))
+		if opt.Cost != nil {
+			cost = opt.Cost(c, len(p.Kernels))
+		}
+		// Of equal costs, the most blocks: more transforms to run at
+		// once (cuFFT ran 2048² 30×30 in 25 blocks of 512² in 0.34 ms,
+		// in 100 of 256² in 0.13; session 38).
+		if cost < bestCost || cost == bestCost && c.TotalBlocks() > best.TotalBlocks() {
 			best, bestCost = c, cost
 		}
 	}
@@ -140,16 +155,22 @@ func firsts(c [][]int) []int {
 
 // candidates are the transform lengths tried along an axis of kernel
 // extent k and output extent n: 2^a·m for the odd m of oddFactors(axes)
-// (lengths whose passes are all fast radices) from k up, and the one fast
-// length that holds the whole axis.
-func candidates(k, n, axes int, even bool) []int {
+// (lengths whose passes are all fast radices; m = 1 alone with
+// opt.PowersOfTwo) from k up, and the one such length that holds the
+// whole axis; none above opt.MaxLength but the shortest.
+func candidates(k, n, axes int, even bool, opt Options) []int {
 	next := fft.NextFast
 	if even {
 		next = fft.NextFastEven
 	}
+	odd := oddFactors(axes)
 	whole := next(max(n+k-1, k))
+	if opt.PowersOfTwo {
+		odd = odd[:1]
+		whole = 1 << bits.Len(uint(max(n+k-1, k)-1))
+	}
 	var out []int
-	for _, m := range oddFactors(axes) {
+	for _, m := range odd {
 		for l := m; l < whole; l *= 2 {
 			if l >= k && (!even || l%2 == 0) {
 				out = append(out, l)
@@ -157,7 +178,12 @@ func candidates(k, n, axes int, even bool) []int {
 		}
 	}
 	slices.Sort(out)
-	return append(slices.Compact(out), whole)
+	out = append(slices.Compact(out), whole)
+	if opt.MaxLength > 0 {
+		short := slices.DeleteFunc(slices.Clone(out[1:]), func(l int) bool { return l > opt.MaxLength })
+		out = append(out[:1], short...)
+	}
+	return out
 }
 
 // maxDecompositions bounds the search: a few milliseconds of planning.

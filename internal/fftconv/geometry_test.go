@@ -2,6 +2,7 @@ package fftconv
 
 import (
 	"math"
+	"slices"
 	"testing"
 
 	"github.com/ndconv/ndconv/internal/fft"
@@ -101,5 +102,27 @@ func TestScanFloat32(t *testing.T) {
 				}
 			}
 		}
+	}
+}
+
+// TestCandidateLimits: PowersOfTwo leaves powers of two only, the whole
+// axis's included; MaxLength drops longer lengths but the shortest, which
+// a kernel longer than MaxLength needs.
+func TestCandidateLimits(t *testing.T) {
+	all := candidates(31, 2048, 2, true, Options{})
+	pow2 := candidates(31, 2048, 2, true, Options{PowersOfTwo: true})
+	if want := []int{32, 64, 128, 256, 512, 1024, 2048, 4096}; !slices.Equal(pow2, want) {
+		t.Errorf("powers of two: %v, want %v", pow2, want)
+	}
+	if len(all) <= len(pow2) || slices.Contains(all, 4096) || !slices.Contains(all, 720) {
+		t.Errorf("every fast length: %v", all)
+	}
+	capped := candidates(31, 2048, 2, true, Options{PowersOfTwo: true, MaxLength: 512})
+	if want := []int{32, 64, 128, 256, 512}; !slices.Equal(capped, want) {
+		t.Errorf("at most 512: %v, want %v", capped, want)
+	}
+	long := candidates(9001, 1<<20, 1, true, Options{PowersOfTwo: true, MaxLength: 8192})
+	if !slices.Equal(long, []int{16384}) {
+		t.Errorf("a 9001-tap kernel within 8192: %v, want [16384]", long)
 	}
 }

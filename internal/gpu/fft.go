@@ -41,7 +41,7 @@ type fftState struct {
 	layout                fftLayout
 	gather, mul, scatter  Kernel
 	geo, blocks, spec, pr Buffer
-	spectra               []Buffer // each kernel's, conjugated and scaled
+	spectra               Buffer // every kernel's, one after another, conjugated and scaled
 	// The library's plans (real and paired layouts).
 	forwardPlan, inversePlan FFTPlan
 	// fft.cl's (portable layout): fft_pass, each transform's fft_local
@@ -54,7 +54,7 @@ type fftState struct {
 }
 
 func (s *fftState) free() {
-	closeAll(nil, Buffer.Free, append([]Buffer{s.geo, s.blocks, s.spec, s.pr}, s.spectra...)...)
+	closeAll(nil, Buffer.Free, s.geo, s.blocks, s.spec, s.pr, s.spectra)
 	closeAll(nil, Buffer.Free, append([]Buffer{s.scratch}, slices.Collect(maps.Values(s.roots))...)...)
 	closeAll(nil, FFTPlan.Destroy, s.forwardPlan, s.inversePlan)
 }
@@ -214,7 +214,8 @@ func (m fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 // fft.cl's kernels) and buffers, and the kernels' spectra: each kernel's
 // block through the forward transform (in the batch's first slot),
 // conjugated and scaled. Paired blocks are Slots(Batch) complex
-// transforms, their buffers of complex values.
+// transforms, their buffers of complex values; the products and their
+// inverses are Group planes of as many.
 func (s *fftState) build(e *Engine) error {
 	f := s.conv
 	var kspec Kernel
@@ -226,17 +227,17 @@ func (s *fftState) build(e *Engine) error {
 			return err
 		}
 	}
-	slots := f.Slots(f.Batch)
+	slots, group := f.Slots(f.Batch), f.Group
 	blockBytes, forward, inverse := 8, ComplexForward, ComplexInverse
 	if s.layout == realLayout {
 		blockBytes, forward, inverse = 4, RealForward, RealInverse
 	}
 	if s.layout == portableLayout {
-		err = s.buildFFTCL(e, slots)
+		err = s.buildFFTCL(e, group*slots)
 	} else {
 		lib := e.dev.(FFTLibrary)
 		if s.forwardPlan, err = lib.FFTPlan(f.Geometry.Length, slots, forward, e.queue); err == nil {
-			s.inversePlan, err = lib.FFTPlan(f.Geometry.Length, slots, inverse, e.queue)
+			s.inversePlan, err = lib.FFTPlan(f.Geometry.Length, group*slots, inverse, e.queue)
 		}
 	}
 	if err != nil {
@@ -245,25 +246,33 @@ func (s *fftState) build(e *Engine) error {
 	if s.geo, err = e.upload(nd.AsBytes(f.Geo)); err != nil {
 		return err
 	}
+	// The blocks (fft.cl: the gathered ones, transformed in place; a
+	// library's: those and a group's inverses).
 	batchBytes, specBytes := slots*f.BlockValues*blockBytes, slots*f.SpectrumValues*8
-	if s.blocks, err = e.dev.Scratch(batchBytes); err != nil {
+	blocksBytes := group * batchBytes
+	if s.layout == portableLayout {
+		blocksBytes = batchBytes
+	} else if s.spec, err = e.dev.Scratch(specBytes); err != nil {
 		return err
 	}
-	if s.layout != portableLayout { // fft.cl transforms in place
-		if s.spec, err = e.dev.Scratch(specBytes); err != nil {
-			return err
-		}
+	if s.blocks, err = e.dev.Scratch(blocksBytes); err != nil {
+		return err
 	}
-	if s.pr, err = e.dev.Scratch(specBytes); err != nil {
+	if s.pr, err = e.dev.Scratch(group * specBytes); err != nil {
 		return err
 	}
 	// Finite values in every slot: a partial batch transforms stale slots
-	// too with a library (each transform of the batch is independent of
-	// the others).
-	if err := e.queue.Fill(s.blocks, 0, batchBytes, 0); err != nil {
+	// too (each transform of the batch is independent of the others).
+	if err := e.queue.Fill(s.blocks, 0, blocksBytes, 0); err != nil {
 		return err
 	}
-	n := int64(f.SpectrumValues)
+	if err := e.queue.Fill(s.pr, 0, group*specBytes, 0); err != nil {
+		return err
+	}
+	n := f.SpectrumValues * 8
+	if s.spectra, err = e.dev.Scratch(len(f.Kernels) * n); err != nil {
+		return err
+	}
 	for k := range f.Kernels {
 		if err := e.queue.Write(s.blocks, 0, nd.AsBytes(f.KernelSlot(k))); err != nil {
 			return err
@@ -272,17 +281,13 @@ func (s *fftState) build(e *Engine) error {
 		if err != nil {
 			return err
 		}
-		spectrum, err := e.dev.Scratch(int(n) * 8)
-		if err != nil {
+		if err := e.queue.Copy(s.spectra, k*n, spec, 0, n); err != nil {
 			return err
 		}
-		s.spectra = append(s.spectra, spectrum)
-		if err := e.queue.Copy(spectrum, 0, spec, 0, int(n)*8); err != nil {
-			return err
-		}
-		if err := launchGrid(e, kspec, n, spectrum, n, 1/float32(f.BlockValues)); err != nil {
-			return err
-		}
+	}
+	all := int64(len(f.Kernels) * f.SpectrumValues)
+	if err := launchGrid(e, kspec, all, s.spectra, all, 1/float32(f.BlockValues)); err != nil {
+		return err
 	}
 	return e.queue.Finish()
 }
@@ -344,17 +349,18 @@ func (m fftMethod) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer
 			if err != nil {
 				return err
 			}
-			per := int64(f.SpectrumValues)
-			for k, spectrum := range s.spectra {
-				if err := launchGrid(e, s.mul, int64(slots)*per, spec, spectrum, s.pr, per, int64(slots)); err != nil {
+			per, plane := int64(f.SpectrumValues), int64(f.Slots(f.Batch))
+			for k0 := int64(0); k0 < bank; k0 += int64(f.Group) {
+				group := min(int64(f.Group), bank-k0)
+				if err := launchGrid(e, s.mul, int64(slots)*per, spec, s.spectra, s.pr, per, int64(slots), k0, group, plane); err != nil {
 					return err
 				}
-				blocks, err := s.transform(e, slots, true)
+				blocks, err := s.transform(e, f.Group*int(plane), true)
 				if err != nil {
 					return err
 				}
 				g := f.ScatterGrid(count)
-				if err := e.queue.Launch(s.scatter, g.Groups, g.Local, blocks, out, s.geo, int64(first), n, int64(k), bank); err != nil {
+				if err := e.queue.Launch(s.scatter, g.Groups, g.Local, blocks, out, s.geo, int64(first), n, k0, group, plane, bank); err != nil {
 					return err
 				}
 			}

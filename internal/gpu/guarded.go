@@ -65,7 +65,7 @@ func NewFFT(dev Device, reopen func() (Device, error), p *nd.Problem, opt Option
 	err := fftconv.Supported(p)
 	var g *fftconv.Geometry
 	if err == nil {
-		g, err = fftconv.New(p, fftconv.Options{Workers: 1, Lengths: opt.Tuning.FFTLengths()})
+		g, err = kernels.FFTGeometry(p, chooseLayout(dev, p) != portableLayout, opt.Tuning.FFTLengths())
 	}
 	if err != nil {
 		dev.Close()
