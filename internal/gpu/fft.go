@@ -355,7 +355,9 @@ func (m fftMethod) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer
 				if err := launchGrid(e, s.mul, int64(slots)*per, spec, s.spectra, s.pr, per, int64(slots), k0, group, plane); err != nil {
 					return err
 				}
-				blocks, err := s.transform(e, f.Group*int(plane), true)
+				// The group's planes up to its last slot (a library's plan
+				// transforms every plane's whole batch).
+				blocks, err := s.transform(e, int((group-1)*plane)+slots, true)
 				if err != nil {
 					return err
 				}
