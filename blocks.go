@@ -108,6 +108,9 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 	if p.exec.Closed() {
 		return ErrClosed
 	}
+	if err := p.errPlanar("ExecuteBlocks (blocks of the output, as Zarr stores them, are interleaved)"); err != nil {
+		return err
+	}
 	g, err := p.Grid(bo)
 	if err != nil {
 		return err

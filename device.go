@@ -372,6 +372,9 @@ func (p *Plan) ExecuteDevice(ctx context.Context, dst, src *DeviceArray) (*Devic
 	if p.dev == nil {
 		return nil, &nd.ArgumentError{Arg: "plan", Msg: "ExecuteDevice needs a plan made by Device.NewPlan"}
 	}
+	if err := p.errPlanar("ExecuteDevice (device arrays: the engines write the interleaved layout on the device)"); err != nil {
+		return nil, err
+	}
 	if src == nil || src.dev == nil {
 		return nil, &nd.ArgumentError{Arg: "input", Msg: "no device array"}
 	}

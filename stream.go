@@ -53,6 +53,9 @@ func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink 
 	return err
 }
 
+// chunksPath names ExecuteChunks where it refuses a planar bank.
+const chunksPath = "ExecuteChunks (row streaming: its chunks are runs of the interleaved output)"
+
 // checkChunks checks ExecuteChunks' arguments.
 func (p *Plan) checkChunks(ctx context.Context, src Array, sink func(offset int, out Array) error) error {
 	if err := p.ready(); err != nil {
@@ -66,6 +69,9 @@ func (p *Plan) checkChunks(ctx context.Context, src Array, sink func(offset int,
 	}
 	if p.exec.Closed() {
 		return ErrClosed
+	}
+	if err := p.errPlanar(chunksPath); err != nil {
+		return err
 	}
 	if err := src.Check(); err != nil {
 		return fmt.Errorf("input: %w", err)
@@ -269,6 +275,9 @@ func (fp *FilterPlan) ExecuteChunks(ctx context.Context, src Array, budget int64
 	}
 	if err := fp.terms[0].checkChunks(ctx, src, sink); err != nil {
 		return err
+	}
+	if fp.planar {
+		return planarRefused(chunksPath)
 	}
 	rows := fp.streamRows(budget)
 	streams := make([]chunkStream, len(fp.terms))
