@@ -57,10 +57,12 @@ func NewBenchPlan(p *nd.Problem, opt BenchOptions) (*BenchPlan, error) {
 	if err != nil {
 		return nil, err
 	}
+	popt.Planar = planar != nil
 	exec, err := plan.New(p, popt)
 	if err != nil {
 		return nil, err
 	}
+	planar.nativeIn(exec)
 	return &BenchPlan{exec: exec, tl: tl, planar: planar}, nil
 }
 
@@ -78,7 +80,7 @@ func (b *BenchPlan) Implementation() string { return b.exec.Implementation() }
 // type and shape (the kernel axis first for a planar bank): copies to and
 // from the device included on a GPU.
 func (b *BenchPlan) Execute(ctx context.Context, dst, src Array) error {
-	if b.planar != nil {
+	if b.planar.transposes() {
 		return b.planar.execute(ctx, b.exec, dst, src)
 	}
 	return b.exec.Execute(ctx, dst, src)

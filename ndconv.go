@@ -215,10 +215,12 @@ func NewPlan(op Operation, shape []int, dtype DType, opt Options, kernels ...Ker
 	if err != nil {
 		return nil, err
 	}
+	popt.Planar = planar != nil
 	exec, err := plan.New(p, popt)
 	if err != nil {
 		return nil, err
 	}
+	planar.nativeIn(exec)
 	return &Plan{problem: p, exec: exec, inType: dtype, opt: popt, planar: planar}, nil
 }
 
@@ -384,7 +386,7 @@ func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
 	} else if dst.DType() != p.problem.Out || !p.isShape(dst.Shape) {
 		return Array{}, &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", dst.DType(), dst.Shape, p.problem.Out, p.Shape())}
 	}
-	if p.planar != nil {
+	if p.planar.transposes() {
 		return dst, p.planar.execute(ctx, p.exec, dst, src)
 	}
 	if nd.Overlap(dst, src) {
@@ -408,14 +410,16 @@ func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
 	return dst, nil
 }
 
-// planarBank is the one step that gives a bank output in the planar
-// layout (Options.BankLayout) on every device and method: the engines
-// write the interleaved layout into a scratch output, and nd.ToPlanar
-// moves it into the caller's. Plan.Execute and BenchPlan.Execute run
-// through it.
+// planarBank is a bank output in the planar layout (Options.BankLayout).
+// The CPU's direct method writes it itself (plan.Options.Planar, reported
+// by Executable.Planar: native); for every other device and method it is
+// the one step that makes it: the engine writes the interleaved layout
+// into a scratch output, and nd.ToPlanar moves it into the caller's.
+// Plan.Execute and BenchPlan.Execute run through it.
 type planarBank struct {
 	problem *nd.Problem
 	workers int
+	native  bool // the engine writes planar: nothing to transpose
 	// inter is the scratch output between calls (nil while a call uses
 	// it): two calls at once, which take turns in the engine but not in
 	// the transpose, each have one, the second a fresh one.
@@ -437,6 +441,18 @@ func newPlanarBank(p *nd.Problem, layout BankLayout, workers int) (*planarBank, 
 	}
 	return &planarBank{problem: p, workers: workers}, nil
 }
+
+// nativeIn notes whether exec writes the planar layout itself (b may be
+// nil: nothing to note).
+func (b *planarBank) nativeIn(exec *plan.Executable) {
+	if b != nil {
+		b.native = exec.Planar
+	}
+}
+
+// transposes reports whether b makes the planar output from an
+// interleaved one (execute); false for nil or a native b.
+func (b *planarBank) transposes() bool { return b != nil && !b.native }
 
 // execute runs exec on src into the scratch output and moves that into
 // dst, the planar output. src may share memory with dst: it is read whole
