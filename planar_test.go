@@ -58,6 +58,20 @@ type planarCase struct {
 	mode    ndconv.Mode
 }
 
+// bankKernels are bank random kernels of shape kshape for method m: 1-D
+// factors for the separable method, dense weights otherwise.
+func bankKernels(rng *rand.Rand, m ndconv.Method, bank int, kshape []int) []ndconv.Kernel {
+	kernels := make([]ndconv.Kernel, bank)
+	for i := range kernels {
+		if m == ndconv.Separable {
+			kernels[i] = enginetest.RandomFactors(rng, kshape...)
+		} else {
+			kernels[i] = enginetest.RandomKernel(rng, false, kshape...)
+		}
+	}
+	return kernels
+}
+
 // TestPlanarEqualsInterleaved: for every method the CPU offers (direct,
 // separable, FFT), 1-D, 2-D, 3-D and H×W×3 inputs (a 2-D kernel per
 // channel), float32→float32, uint8→uint8 and float32→int16, banks of 2, 5
@@ -82,14 +96,7 @@ func TestPlanarEqualsInterleaved(t *testing.T) {
 		src := enginetest.RandomArray(rng, c.in, c.shape...)
 		for _, bank := range []int{2, 5, 17} {
 			for _, m := range []ndconv.Method{ndconv.Direct, ndconv.Separable, ndconv.FFT} {
-				kernels := make([]ndconv.Kernel, bank)
-				for i := range kernels {
-					if m == ndconv.Separable {
-						kernels[i] = enginetest.RandomFactors(rng, c.kshape...)
-					} else {
-						kernels[i] = enginetest.RandomKernel(rng, false, c.kshape...)
-					}
-				}
+				kernels := bankKernels(rng, m, bank, c.kshape)
 				what := fmt.Sprintf("%s %v→%v %v bank %d %v", c.name, c.in, c.out, c.shape, bank, m)
 				opt := ndconv.Options{Device: "cpu", Method: m, DType: c.out, Mode: c.mode}
 				ip, err := ndconv.NewPlan(ndconv.Correlation, c.shape, c.in, opt, kernels...)
@@ -340,14 +347,7 @@ func TestPlanarGPUHost(t *testing.T) {
 			src := enginetest.RandomArray(rng, c.in, c.shape...)
 			for _, bank := range banks[ci] {
 				for _, m := range []ndconv.Method{ndconv.Direct, ndconv.Separable} {
-					kernels := make([]ndconv.Kernel, bank)
-					for i := range kernels {
-						if m == ndconv.Separable {
-							kernels[i] = enginetest.RandomFactors(rng, c.kshape...)
-						} else {
-							kernels[i] = enginetest.RandomKernel(rng, false, c.kshape...)
-						}
-					}
+					kernels := bankKernels(rng, m, bank, c.kshape)
 					what := fmt.Sprintf("%s %s %v→%v bank %d %v", dev, c.name, c.in, c.out, bank, m)
 					opt := ndconv.Options{Device: "cpu", Method: m, DType: c.out, Mode: c.mode}
 					inter := mustArray(t)(ndconv.Correlate(ctx, src, opt, kernels...))
