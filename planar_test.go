@@ -364,3 +364,36 @@ func TestPlanarGPUHost(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanarConcurrent: goroutines sharing one transposing plan (the FFT
+// method) each get the planar output: the engine takes turns, the
+// transpose does not, and each call has a scratch output of its own.
+func TestPlanarConcurrent(t *testing.T) {
+	rng := rand.New(rand.NewPCG(38, 10))
+	src := enginetest.RandomArray(rng, nd.Float32, 40, 30)
+	kernels := bankKernels(rng, ndconv.FFT, 3, []int{9, 9})
+	opt := ndconv.Options{Device: "cpu", Method: ndconv.FFT}
+	inter := mustArray(t)(ndconv.Correlate(ctx, src, opt, kernels...))
+	opt.BankLayout = ndconv.Planar
+	p, err := ndconv.NewPlan(ndconv.Correlation, src.Shape, nd.Float32, opt, kernels...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer p.Close()
+	outs := make([]ndconv.Array, 6)
+	errs := make([]error, len(outs))
+	done := make(chan int)
+	for i := range outs {
+		go func() {
+			outs[i], errs[i] = p.Execute(ctx, ndconv.Array{}, src)
+			done <- i
+		}()
+	}
+	for range outs {
+		i := <-done
+		if errs[i] != nil {
+			t.Fatal(errs[i])
+		}
+		samePlanar(t, fmt.Sprintf("call %d", i), outs[i], inter)
+	}
+}
