@@ -380,6 +380,7 @@ func TestPlanarConcurrent(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer p.Close()
+	samePlanar(t, "the first call", mustArray(t)(p.Execute(ctx, ndconv.Array{}, src)), inter) // the plan keeps its scratch
 	outs := make([]ndconv.Array, 6)
 	errs := make([]error, len(outs))
 	done := make(chan int)
