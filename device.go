@@ -361,7 +361,8 @@ func (d *Device) NewPlan(op Operation, shape []int, dtype DType, opt Options, ke
 // device; otherwise it must have the plan's output Shape and DType, and it
 // may be src (where the shapes and dtypes allow): the result is computed
 // into a new array whose memory then replaces src's. It returns when the
-// result is in dst.
+// result is in dst. A planar bank (Options.BankLayout) is refused with an
+// ArgumentError: the engines write the interleaved layout on the device.
 func (p *Plan) ExecuteDevice(ctx context.Context, dst, src *DeviceArray) (*DeviceArray, error) {
 	if err := p.ready(); err != nil {
 		return nil, err

@@ -103,8 +103,9 @@ type Options struct {
 	// today's output with its last axis moved to the front (numpy's
 	// moveaxis(out, -1, 0)), the same bits. It changes nothing for one
 	// kernel (no bank axis). Execute offers both on every device and
-	// method; ExecuteChunks, ExecuteBlocks and ExecuteDevice refuse a
-	// planar bank (ArgumentError).
+	// method (see Plan.Execute for what it costs); ExecuteChunks,
+	// ExecuteBlocks and ExecuteDevice refuse a planar bank
+	// (ArgumentError). docs/bank-layout.md has the details.
 	BankLayout BankLayout
 	Progress   Progress // receives progress of long operations; may be nil
 }
@@ -360,9 +361,10 @@ var ErrClosed = plan.ErrClosed
 // DType. dst may share memory with src (dst may be src, where the shapes
 // and dtypes allow, or both views of one buffer): the result is then
 // computed from a copy of src, as scipy.ndimage does. A planar bank
-// (Options.BankLayout) is computed interleaved into memory the plan keeps
-// (as large as the output) and transposed into dst (nd.ToPlanar), on
-// every device and method: the same bits as the interleaved output.
+// (Options.BankLayout) is written planar by the CPU's direct method, and
+// by every other device and method computed interleaved into memory the
+// plan keeps (as large as the output) and transposed into dst
+// (nd.ToPlanar): the same bits as the interleaved output, moved.
 func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
 	if err := p.ready(); err != nil {
 		return Array{}, err

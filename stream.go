@@ -35,7 +35,9 @@ import (
 // has one, counts chunks; ctx is checked between chunks. An empty output
 // is one chunk with no element. Each call prepares its own executables, so
 // calls on one plan run concurrently; the plan's Close does not wait for
-// them, and after it ExecuteChunks is ErrClosed. sink must not be nil.
+// them, and after it ExecuteChunks is ErrClosed. sink must not be nil. A
+// planar bank (Options.BankLayout) is refused with an ArgumentError: its
+// chunks would not be runs of the output.
 func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink func(offset int, out Array) error) error {
 	if err := p.checkChunks(ctx, src, sink); err != nil {
 		return err
