@@ -17,13 +17,9 @@ import (
 // moveBankAxis is numpy's moveaxis(out, -1, 0) of an interleaved bank
 // output, written out as the definition (not nd.ToPlanar): the planar
 // output Options.BankLayout Planar must give, bit for bit.
-func moveBankAxis(t *testing.T, inter ndconv.Array) ndconv.Array {
-	t.Helper()
+func moveBankAxis(inter ndconv.Array) ndconv.Array {
 	k := inter.Shape[len(inter.Shape)-1]
-	out, err := nd.New(inter.DType(), nd.PlanarShape(inter.Shape)...)
-	if err != nil {
-		t.Fatal(err)
-	}
+	out, _ := nd.New(inter.DType(), nd.PlanarShape(inter.Shape)...)
 	size := inter.DType().Size()
 	src, dst := inter.Bytes(), out.Bytes()
 	n := len(src) / size / max(k, 1)
@@ -39,7 +35,7 @@ func moveBankAxis(t *testing.T, inter ndconv.Array) ndconv.Array {
 // moved to the front: the same shape, dtype and bytes.
 func samePlanar(t *testing.T, what string, got, inter ndconv.Array) {
 	t.Helper()
-	want := moveBankAxis(t, inter)
+	want := moveBankAxis(inter)
 	if got.DType() != want.DType() || !slices.Equal(got.Shape, want.Shape) {
 		t.Fatalf("%s: planar %v %v, want %v %v", what, got.DType(), got.Shape, want.DType(), want.Shape)
 	}
