@@ -28,6 +28,9 @@ type BenchOptions struct {
 	// Timeline records, on a GPU, each execution from host memory chunk
 	// by chunk: its copies in, kernels and copies out (BenchPlan.Timeline).
 	Timeline bool
+	// BankLayout Planar gives a bank output with its kernel axis first
+	// (Options.BankLayout): Execute then times the transpose as well.
+	BankLayout BankLayout
 }
 
 // BenchPlan is a normalized problem bound to a device and a method, as
@@ -36,8 +39,9 @@ type BenchOptions struct {
 // executable directly, with no streaming under a memory budget, so that
 // the time measured is the engine's. Close it when done.
 type BenchPlan struct {
-	exec *plan.Executable
-	tl   *chunk.Timeline // nil unless BenchOptions.Timeline
+	exec   *plan.Executable
+	tl     *chunk.Timeline // nil unless BenchOptions.Timeline
+	planar *planarBank     // BenchOptions.BankLayout Planar with a bank, else nil
 }
 
 // NewBenchPlan plans p (a normalized nd.Spec) with opt.
@@ -49,11 +53,17 @@ func NewBenchPlan(p *nd.Problem, opt BenchOptions) (*BenchPlan, error) {
 		tl = &chunk.Timeline{}
 		popt.Timeline = tl
 	}
+	planar, err := newPlanarBank(p, opt.BankLayout, opt.Workers)
+	if err != nil {
+		return nil, err
+	}
+	popt.Planar = planar != nil
 	exec, err := plan.New(p, popt)
 	if err != nil {
 		return nil, err
 	}
-	return &BenchPlan{exec: exec, tl: tl}, nil
+	planar.nativeIn(exec)
+	return &BenchPlan{exec: exec, tl: tl, planar: planar}, nil
 }
 
 // Method is the method the plan runs (auto resolved).
@@ -67,8 +77,12 @@ func (b *BenchPlan) Device() DeviceName { return name(b.exec.Device) }
 func (b *BenchPlan) Implementation() string { return b.exec.Implementation() }
 
 // Execute filters src, in host memory, into dst, of the problem's output
-// type and shape: copies to and from the device included on a GPU.
+// type and shape (the kernel axis first for a planar bank): copies to and
+// from the device included on a GPU.
 func (b *BenchPlan) Execute(ctx context.Context, dst, src Array) error {
+	if b.planar.transposes() {
+		return b.planar.execute(ctx, b.exec, dst, src)
+	}
 	return b.exec.Execute(ctx, dst, src)
 }
 

@@ -92,6 +92,9 @@ const DefaultBlockBytes = 64 << 20
 // index, so a re-run block writes the same bytes. Progress, when the plan
 // has one, counts blocks; ctx is checked before each block, and the first
 // error stops the rest (blocks already written stay written).
+//
+// A planar bank (Options.BankLayout) is refused with an ArgumentError: a
+// block is a box of the interleaved output.
 func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSink, bo BlockOptions) error {
 	if err := p.ready(); err != nil {
 		return err
@@ -107,6 +110,9 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 	}
 	if p.exec.Closed() {
 		return ErrClosed
+	}
+	if err := p.errPlanar("ExecuteBlocks (blocks of the output, as Zarr stores them, are interleaved)"); err != nil {
+		return err
 	}
 	g, err := p.Grid(bo)
 	if err != nil {

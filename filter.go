@@ -19,7 +19,8 @@ import (
 // is empty (so give the spatial axes of an H×W×C image: Axes: []int{0, 1}).
 // One filter gives an output shaped like Correlate's; several filters, or a
 // bank such as filters.GaborBank, give a trailing axis of one value per
-// filter, as a kernel bank does.
+// filter, as a kernel bank does (a leading one, a plane per filter, with
+// Options.BankLayout Planar).
 func Filter(ctx context.Context, src Array, opt Options, named ...filters.Named) (Array, error) {
 	if err := checkContext(ctx); err != nil {
 		return Array{}, err
@@ -109,6 +110,10 @@ type FilterPlan struct {
 	filters []filters.Filter
 	out     DType
 	shape   []int // the output's, with the bank axis when there is one
+	// planar: filters of several terms, more than one, whose outputs go
+	// to planes (Options.BankLayout Planar); a bank of single-term
+	// filters is its plan's.
+	planar bool
 	// progress receives ExecuteChunks' chunks of filters of several terms.
 	progress nd.Progress
 }
@@ -143,7 +148,11 @@ func NewFilterPlan(op Operation, shape []int, dtype DType, opt Options, fs ...fi
 	}
 	// Terms are computed in float64 where the output or input needs it
 	// (as the engine accumulates), in float32 otherwise.
+	if !opt.BankLayout.Valid() {
+		return nil, &nd.UnsupportedError{What: "bank layout", Value: opt.BankLayout.String(), Supported: "interleaved, planar"}
+	}
 	termOpt := opt
+	termOpt.BankLayout = Interleaved // a filter's terms, combined voxel by voxel
 	termOpt.DType = nd.Float32
 	if fp.out == nd.Float64 || dtype.WideInput() {
 		termOpt.DType = nd.Float64
@@ -167,6 +176,9 @@ func NewFilterPlan(op Operation, shape []int, dtype DType, opt Options, fs ...fi
 	}
 	if len(fs) > 1 {
 		fp.shape = append(fp.shape, len(fs))
+		if opt.BankLayout == Planar {
+			fp.planar, fp.shape = true, nd.PlanarShape(fp.shape)
+		}
 	}
 	return fp, nil
 }
@@ -299,7 +311,12 @@ func (fp *FilterPlan) ExecuteInto(ctx context.Context, dst, src Array) (Array, e
 			return Array{}, fmt.Errorf("filter %s: %w", fp.filters[i].Name, err)
 		}
 		f := fp.filters[i]
-		nd.Store(dst.Data, i, len(fp.filters), combineTerms(f.Combine, terms.Float64s(), len(f.Terms)))
+		values := combineTerms(f.Combine, terms.Float64s(), len(f.Terms))
+		if fp.planar {
+			nd.Store(dst.Data, i*len(values), 1, values) // filter i's plane
+		} else {
+			nd.Store(dst.Data, i, len(fp.filters), values)
+		}
 	}
 	return dst, nil
 }

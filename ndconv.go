@@ -4,7 +4,9 @@ import (
 	"context"
 	"errors"
 	"fmt"
+	"runtime"
 	"slices"
+	"sync/atomic"
 
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/plan"
@@ -20,6 +22,9 @@ type (
 	Kernel   = nd.Kernel
 	Method   = plan.Method
 	Progress = nd.Progress
+	// BankLayout is where a filter bank's kernel axis lies in the output:
+	// Interleaved (trailing, the default) or Planar (leading).
+	BankLayout = nd.BankLayout
 )
 
 const (
@@ -29,6 +34,9 @@ const (
 	Int32   = nd.Int32
 	Float32 = nd.Float32
 	Float64 = nd.Float64
+
+	Interleaved = nd.Interleaved
+	Planar      = nd.Planar
 
 	Complex64  = nd.Complex64
 	Complex128 = nd.Complex128
@@ -89,8 +97,22 @@ type Options struct {
 	// bit-identical to running whole. 0 means 70% of the device's memory;
 	// a negative bound is an ArgumentError.
 	DeviceMemory int64
-	Progress     Progress // receives progress of long operations; may be nil
+	// BankLayout places a filter bank's kernel axis: Interleaved (the
+	// zero value) appends it, shape (…, K), out[voxel*K + k]; Planar puts
+	// it first, shape (K, …), out[k*N + voxel] for N voxels per kernel,
+	// today's output with its last axis moved to the front (numpy's
+	// moveaxis(out, -1, 0)), the same bits. It changes nothing for one
+	// kernel (no bank axis). Execute offers both on every device and
+	// method (see Plan.Execute for what it costs); ExecuteChunks,
+	// ExecuteBlocks and ExecuteDevice refuse a planar bank
+	// (ArgumentError). docs/bank-layout.md has the details.
+	BankLayout BankLayout
+	Progress   Progress // receives progress of long operations; may be nil
 }
+
+// ParseBankLayout accepts interleaved and planar, as Options.BankLayout's
+// text (the C API's "bank_layout" field, the CLI's --bank-layout).
+func ParseBankLayout(s string) (BankLayout, error) { return nd.ParseBankLayout(s) }
 
 // Operation is correlation or convolution.
 type Operation uint8
@@ -167,6 +189,9 @@ type Plan struct {
 	opt     plan.Options
 	dev     *Device // the device that made the plan (Device.NewPlan), else nil
 	held    heldDevices
+	// planar makes a bank output in the planar layout from the engines'
+	// interleaved one (Options.BankLayout); nil otherwise.
+	planar *planarBank
 }
 
 // NewPlan prepares op with the given kernels (several make a filter bank)
@@ -187,11 +212,17 @@ func NewPlan(op Operation, shape []int, dtype DType, opt Options, kernels ...Ker
 	}
 	popt := plan.Options{Device: dev, Method: opt.Method, Exact: opt.Exact, Workers: opt.Workers, Progress: opt.Progress,
 		DeviceMemory: opt.DeviceMemory}
+	planar, err := newPlanarBank(p, opt.BankLayout, opt.Workers)
+	if err != nil {
+		return nil, err
+	}
+	popt.Planar = planar != nil
 	exec, err := plan.New(p, popt)
 	if err != nil {
 		return nil, err
 	}
-	return &Plan{problem: p, exec: exec, inType: dtype, opt: popt}, nil
+	planar.nativeIn(exec)
+	return &Plan{problem: p, exec: exec, inType: dtype, opt: popt, planar: planar}, nil
 }
 
 // errNoPlan is the error of a nil or zero Plan's methods.
@@ -214,11 +245,15 @@ func checkContext(ctx context.Context) error {
 	return nil
 }
 
-// Shape is the output's shape, including the trailing bank axis when there
-// are several kernels (nil for a nil or zero plan).
+// Shape is the output's shape, including the bank axis when there are
+// several kernels, trailing or (Options.BankLayout Planar) leading (nil
+// for a nil or zero plan).
 func (p *Plan) Shape() []int {
 	if p.ready() != nil {
 		return nil
+	}
+	if p.planar != nil {
+		return nd.PlanarShape(p.problem.FullShape())
 	}
 	return p.problem.FullShape()
 }
@@ -227,6 +262,9 @@ func (p *Plan) Shape() []int {
 // the copy Shape makes: a reused plan's Execute allocates nothing.
 func (p *Plan) isShape(shape []int) bool {
 	out := p.problem.OutShape
+	if p.planar != nil {
+		return nd.IsPlanarShape(shape, out, len(p.problem.Kernels))
+	}
 	if p.problem.Bank {
 		return len(shape) == len(out)+1 && slices.Equal(shape[:len(out)], out) && shape[len(out)] == len(p.problem.Kernels)
 	}
@@ -322,7 +360,11 @@ var ErrClosed = plan.ErrClosed
 // array is allocated; otherwise it must have the plan's output Shape and
 // DType. dst may share memory with src (dst may be src, where the shapes
 // and dtypes allow, or both views of one buffer): the result is then
-// computed from a copy of src, as scipy.ndimage does.
+// computed from a copy of src, as scipy.ndimage does. A planar bank
+// (Options.BankLayout) is written planar by the CPU's direct method, and
+// by every other device and method computed interleaved into memory the
+// plan keeps (as large as the output) and transposed into dst
+// (nd.ToPlanar): the same bits as the interleaved output, moved.
 func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
 	if err := p.ready(); err != nil {
 		return Array{}, err
@@ -346,6 +388,9 @@ func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
 	} else if dst.DType() != p.problem.Out || !p.isShape(dst.Shape) {
 		return Array{}, &nd.ArgumentError{Arg: "output", Msg: fmt.Sprintf("%v %v does not match the plan's %v %v", dst.DType(), dst.Shape, p.problem.Out, p.Shape())}
 	}
+	if p.planar.transposes() {
+		return dst, p.planar.execute(ctx, p.exec, dst, src)
+	}
 	if nd.Overlap(dst, src) {
 		// The engines read inputs around each output they write, so an
 		// output written over its input would feed outputs in as inputs.
@@ -365,6 +410,83 @@ func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
 		return Array{}, err
 	}
 	return dst, nil
+}
+
+// planarBank is a bank output in the planar layout (Options.BankLayout).
+// The CPU's direct method writes it itself (plan.Options.Planar, reported
+// by Executable.Planar: native); for every other device and method it is
+// the one step that makes it: the engine writes the interleaved layout
+// into a scratch output, and nd.ToPlanar moves it into the caller's.
+// Plan.Execute and BenchPlan.Execute run through it.
+type planarBank struct {
+	problem *nd.Problem
+	workers int
+	native  bool // the engine writes planar: nothing to transpose
+	// inter is the scratch output between calls (nil while a call uses
+	// it): two calls at once, which take turns in the engine but not in
+	// the transpose, each have one, the second a fresh one.
+	inter atomic.Pointer[nd.Array]
+}
+
+// newPlanarBank returns the planar step for p, or nil where p's output
+// is as the engines write it: the interleaved layout, or one kernel (no
+// bank axis). A layout that is neither is an UnsupportedError.
+func newPlanarBank(p *nd.Problem, layout BankLayout, workers int) (*planarBank, error) {
+	if !layout.Valid() {
+		return nil, &nd.UnsupportedError{What: "bank layout", Value: layout.String(), Supported: "interleaved, planar"}
+	}
+	if !p.Bank || layout != Planar {
+		return nil, nil
+	}
+	if workers == 0 {
+		workers = runtime.GOMAXPROCS(0)
+	}
+	return &planarBank{problem: p, workers: workers}, nil
+}
+
+// nativeIn notes whether exec writes the planar layout itself (b may be
+// nil: nothing to note).
+func (b *planarBank) nativeIn(exec *plan.Executable) {
+	if b != nil {
+		b.native = exec.Planar
+	}
+}
+
+// transposes reports whether b makes the planar output from an
+// interleaved one (execute); false for nil or a native b.
+func (b *planarBank) transposes() bool { return b != nil && !b.native }
+
+// execute runs exec on src into the scratch output and moves that into
+// dst, the planar output. src may share memory with dst: it is read whole
+// before dst is written.
+func (b *planarBank) execute(ctx context.Context, exec *plan.Executable, dst, src Array) error {
+	inter := b.inter.Swap(nil)
+	if inter == nil {
+		a, err := nd.New(b.problem.Out, b.problem.FullShape()...)
+		if err != nil {
+			return err
+		}
+		inter = &a
+	}
+	defer b.inter.Store(inter)
+	if err := exec.Execute(ctx, *inter, src); err != nil {
+		return err
+	}
+	return nd.ToPlanar(dst, *inter, len(b.problem.Kernels), b.workers)
+}
+
+// errPlanar is planarRefused(path) for a plan with a planar bank, else nil.
+func (p *Plan) errPlanar(path string) error {
+	if p == nil || p.planar == nil {
+		return nil
+	}
+	return planarRefused(path)
+}
+
+// planarRefused is the error of the paths that do not offer the planar
+// bank layout (yet): path names the call and the reason.
+func planarRefused(path string) error {
+	return &nd.ArgumentError{Arg: "bank layout", Msg: "planar is not offered by " + path + "; use Execute, or the interleaved layout"}
 }
 
 // Correlate correlates src with the kernels (several make a filter bank),

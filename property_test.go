@@ -257,10 +257,37 @@ func (c propertyCase) run() (outcome string, err error) {
 	if msg != "" {
 		return "wrong", fmt.Errorf("%v on %s: %s", p.Method(), p.Device(), msg)
 	}
+	if problem.Bank {
+		if outcome, err := c.runPlanar(got); err != nil {
+			return outcome, err
+		}
+	}
 	if c.overlap == 0 {
 		return "ran", nil
 	}
 	return c.runOverlapping(p, got)
+}
+
+// runPlanar plans the case again with Options.BankLayout Planar and
+// compares its output with inter, the interleaved one, moved (numpy's
+// moveaxis(inter, -1, 0)), bit for bit.
+func (c propertyCase) runPlanar(inter ndconv.Array) (string, error) {
+	opt := c.opt
+	opt.BankLayout = ndconv.Planar
+	p, err := ndconv.NewPlan(c.op, c.input.Shape, c.input.DType(), opt, c.kernels...)
+	if err != nil {
+		return "error", fmt.Errorf("NewPlan, planar: %w", err)
+	}
+	defer p.Close()
+	got, err := p.Execute(ctx, ndconv.Array{}, c.input)
+	if err != nil {
+		return "error", fmt.Errorf("Execute, planar: %w", err)
+	}
+	want := moveBankAxis(inter)
+	if !slices.Equal(got.Shape, want.Shape) || !bytes.Equal(got.Bytes(), want.Bytes()) {
+		return "wrong", fmt.Errorf("planar %v: not the interleaved %v with its bank axis first", got.Shape, inter.Shape)
+	}
+	return "planar", nil
 }
 
 // runOverlapping runs p again with its output over its input — in place,

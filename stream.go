@@ -35,7 +35,9 @@ import (
 // has one, counts chunks; ctx is checked between chunks. An empty output
 // is one chunk with no element. Each call prepares its own executables, so
 // calls on one plan run concurrently; the plan's Close does not wait for
-// them, and after it ExecuteChunks is ErrClosed. sink must not be nil.
+// them, and after it ExecuteChunks is ErrClosed. sink must not be nil. A
+// planar bank (Options.BankLayout) is refused with an ArgumentError: its
+// chunks would not be runs of the output.
 func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink func(offset int, out Array) error) error {
 	if err := p.checkChunks(ctx, src, sink); err != nil {
 		return err
@@ -53,6 +55,9 @@ func (p *Plan) ExecuteChunks(ctx context.Context, src Array, budget int64, sink 
 	return err
 }
 
+// chunksPath names ExecuteChunks where it refuses a planar bank.
+const chunksPath = "ExecuteChunks (row streaming: its chunks are runs of the interleaved output)"
+
 // checkChunks checks ExecuteChunks' arguments.
 func (p *Plan) checkChunks(ctx context.Context, src Array, sink func(offset int, out Array) error) error {
 	if err := p.ready(); err != nil {
@@ -66,6 +71,9 @@ func (p *Plan) checkChunks(ctx context.Context, src Array, sink func(offset int,
 	}
 	if p.exec.Closed() {
 		return ErrClosed
+	}
+	if err := p.errPlanar(chunksPath); err != nil {
+		return err
 	}
 	if err := src.Check(); err != nil {
 		return fmt.Errorf("input: %w", err)
@@ -269,6 +277,9 @@ func (fp *FilterPlan) ExecuteChunks(ctx context.Context, src Array, budget int64
 	}
 	if err := fp.terms[0].checkChunks(ctx, src, sink); err != nil {
 		return err
+	}
+	if fp.planar {
+		return planarRefused(chunksPath)
 	}
 	rows := fp.streamRows(budget)
 	streams := make([]chunkStream, len(fp.terms))

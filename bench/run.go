@@ -23,6 +23,7 @@ type Result struct {
 	Kernel      []int    `json:"kernel"`
 	Separable   bool     `json:"separable"`
 	Bank        int      `json:"bank"`
+	BankLayout  string   `json:"bank_layout,omitempty"` // "planar" where Options.BankLayout asked for it
 	Channels    int      `json:"channels"`
 	Method      string   `json:"method"`
 	Impl        string   `json:"impl,omitempty"` // the kernel implementations and parameters that ran (GPU engines)
@@ -63,6 +64,11 @@ type Options struct {
 	// after the timed ones: each chunk's copy in, kernels and copy out
 	// (Result.Spans).
 	Timeline bool
+	// BankLayout Planar times a bank's output with its kernel axis first
+	// (ndconv.Options.BankLayout), from host memory: the transpose
+	// included. Times on a GPU's own arrays are the engine's alone,
+	// interleaved.
+	BankLayout ndconv.BankLayout
 }
 
 // Run times one workload. A workload that cannot run (too large, not
@@ -76,6 +82,9 @@ func Run(ctx context.Context, w Workload, opt Options, device string, roof Roofl
 	r := Result{Kind: "result", System: system, Device: device, Set: w.Set, ID: w.ID, Shape: w.Shape,
 		DType: w.DType, OutDType: w.OutDType, Kernel: w.Kernel, Separable: w.Separable, Bank: w.Bank,
 		Channels: w.Channels}
+	if opt.BankLayout == ndconv.Planar && w.Bank > 1 {
+		r.BankLayout = opt.BankLayout.String()
+	}
 	ms, checksum, method, impl, spans, err := run(ctx, w, opt)
 	if err != nil {
 		if ctx.Err() != nil {
@@ -117,7 +126,7 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 		return nil, 0, "", "", nil, err
 	}
 	popt := ndconv.BenchOptions{Device: opt.Device, Method: opt.Method, Workers: opt.Workers,
-		Tuning: opt.Tuning, NoTuningCache: opt.NoTuningCache}
+		Tuning: opt.Tuning, NoTuningCache: opt.NoTuningCache, BankLayout: opt.BankLayout}
 	exec, err := ndconv.NewBenchPlan(p, popt)
 	if err != nil {
 		return nil, 0, "", "", nil, err
@@ -132,7 +141,7 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 	if err != nil {
 		return nil, 0, method, impl, nil, err
 	}
-	if exec.TimesOnDevice() && !w.Transfers {
+	if exec.TimesOnDevice() && !w.Transfers && opt.BankLayout != ndconv.Planar {
 		ms, err = exec.TimeOnDevice(dst, src, opt.Repeats)
 	} else {
 		ms, err = timeOnHost(ctx, exec, dst, src, w.Rounds, opt)

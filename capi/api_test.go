@@ -385,3 +385,49 @@ func TestConcurrentExecuteAndFree(t *testing.T) {
 		}
 	}
 }
+
+// TestPlanBankLayout: "bank_layout":"planar" gives a bank's output with
+// its kernel axis first (the info's shape and the values: the
+// interleaved output with the bank axis moved), "interleaved" and ""
+// today's; an unknown layout is an invalid request naming it.
+func TestPlanBankLayout(t *testing.T) {
+	w := []float64{1, 2, 3, -1, 0, 1} // two 1-D kernels of 3
+	src := []float64{3, 1, 4, 1, 5, 9, 2, 6}
+	run := func(layout string) ([]float64, string) {
+		spec := `{"shape":[8],"dtype":"float64","border":"reflect","kernel_shape":[3],"nkernels":2` + layout + `}`
+		id := mustPlan(t, spec, w)
+		var buf [256]byte
+		var e errBuf
+		if rc := planInfo(id, unsafe.Pointer(&buf[0]), 256, e.ptr(), e.len()); rc != 0 {
+			t.Fatalf("%s info: %d %s", layout, rc, e.String())
+		}
+		dst := make([]float64, 16)
+		if rc := planExecute(id, unsafe.Pointer(&src[0]), 64, unsafe.Pointer(&dst[0]), 128, e.ptr(), e.len()); rc != 0 {
+			t.Fatalf("%s: %d %s", layout, rc, e.String())
+		}
+		return dst, string(bytes.TrimRight(buf[:], "\x00"))
+	}
+	inter, info := run("")
+	if !strings.Contains(info, `"shape":[8,2]`) {
+		t.Errorf("interleaved info = %s", info)
+	}
+	if same, _ := run(`,"bank_layout":"interleaved"`); !slices.Equal(same, inter) {
+		t.Errorf("interleaved: %v, want %v", same, inter)
+	}
+	planar, info := run(`,"bank_layout":"planar"`)
+	if !strings.Contains(info, `"shape":[2,8]`) {
+		t.Errorf("planar info = %s, want shape [2,8]", info)
+	}
+	for v := range 8 {
+		for k := range 2 {
+			if planar[k*8+v] != inter[v*2+k] {
+				t.Fatalf("planar %v is not interleaved %v with its bank axis first", planar, inter)
+			}
+		}
+	}
+	var id int64
+	var e errBuf
+	spec := `{"shape":[8],"dtype":"float64","border":"reflect","kernel_shape":[3],"nkernels":2,"bank_layout":"nchw"}`
+	rc := planNew(cstr(spec), f64ptr(w), 6, &id, e.ptr(), e.len())
+	wantErr(t, "bank_layout nchw", rc, &e, 1, `bank layout "nchw"`)
+}

@@ -30,6 +30,9 @@ type request struct {
 	Device   string    `json:"device"`
 	Method   string    `json:"method"`
 	Workers  int       `json:"workers"`
+	// BankLayout is a bank's output layout: "interleaved" (or "", the
+	// kernel axis last) or "planar" (first: Options.BankLayout).
+	BankLayout string `json:"bank_layout"`
 	// DeviceArrays makes a plan for arrays in the device's memory
 	// (ndconv_plan_execute_device) besides host arrays; Device must then
 	// name a CUDA device.
@@ -159,6 +162,11 @@ func newHandle(r request, w []float64) (*handle, error) {
 	}
 	if r.Method != "" {
 		if opt.Method, err = ndconv.ParseMethod(r.Method); err != nil {
+			return nil, err
+		}
+	}
+	if r.BankLayout != "" {
+		if opt.BankLayout, err = ndconv.ParseBankLayout(r.BankLayout); err != nil {
 			return nil, err
 		}
 	}

@@ -95,6 +95,9 @@ type direct[F nd.Float] struct {
 	cval    F
 	scratch []directScratch[F]
 	track   tracker
+	// planar is the output's voxels where a bank is stored planar
+	// (Options.Planar): kernel k's plane starts at k·planar. 0: interleaved.
+	planar int
 }
 
 // tapList is a kernel's nonzero taps in row-major order, each as its
@@ -163,6 +166,9 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 	kRows, kCols := g.kernel[n-2], g.kernel[n-1]
 	d := &direct[F]{p: p, opt: opt, g: g, cval: F(p.CVal), planes: 1, planeTaps: 1}
 	d.workers = opt.workersFor(product(p.OutShape) * product(p.KShape) * len(p.Kernels))
+	if opt.Planar && len(p.Kernels) > 1 {
+		d.planar = product(p.OutShape)
+	}
 	for a := 0; a < n-2; a++ {
 		d.planes *= g.out[a]
 		d.planeTaps *= g.kernel[a]
@@ -530,29 +536,30 @@ func (d *direct[F]) runCols(s *directScratch[F], dst, src nd.Array, plane, r0, r
 			simd.Block(s.bank[gi*simd.BankSets*width:][:simd.BankSets*width], width, width, s.rows[r*d.pitch:], st)
 		}
 		for i := range d.bankRows {
-			d.storeBank(dst.Data, (outBase*g.c+(r+i)*rowLen+x0*g.c)*bank, s, i, width)
+			d.storeBank(dst.Data, outBase*g.c+(r+i)*rowLen+x0*g.c, s, i, width)
 		}
 	}
 	for ; len(d.groups) == 0 && r+simd.BlockRows <= rows; r += simd.BlockRows {
-		off := (outBase*g.c + r*rowLen + x0*g.c) * bank
+		voxel := outBase*g.c + r*rowLen + x0*g.c
 		for b, l := range d.taps {
 			if direct != nil {
-				simd.Block(direct[off:], rowLen, width, s.rows[r*d.pitch:], l.steps)
+				simd.Block(direct[voxel:], rowLen, width, s.rows[r*d.pitch:], l.steps)
 				continue
 			}
 			acc := s.acc[b][:simd.BlockRows*width]
 			simd.Block(acc, width, width, s.rows[r*d.pitch:], l.steps)
 			for i := range simd.BlockRows {
-				store(dst.Data, off+i*rowLen*bank+b, bank, acc[i*width:][:width])
+				off, stride := d.bankAt(voxel+i*rowLen, b)
+				store(dst.Data, off, stride, acc[i*width:][:width])
 			}
 		}
 	}
 	for ; r < rows; r++ {
-		off := (outBase*g.c + r*rowLen + x0*g.c) * bank
+		voxel := outBase*g.c + r*rowLen + x0*g.c
 		for b, l := range d.taps {
 			acc := s.acc[b][:width]
 			if direct != nil {
-				acc = direct[off : off+width]
+				acc = direct[voxel : voxel+width]
 			}
 			x := 0
 			for span := simd.BankSets * d.segment; d.segments != nil && x+span <= width; x += span {
@@ -560,7 +567,8 @@ func (d *direct[F]) runCols(s *directScratch[F], dst, src nd.Array, plane, r0, r
 			}
 			simd.SetTaps(acc[x:], s.rows[r*d.pitch+x:], l.offs, l.w)
 			if direct == nil {
-				store(dst.Data, off+b, bank, acc)
+				off, stride := d.bankAt(voxel, b)
+				store(dst.Data, off, stride, acc)
 			}
 		}
 	}
@@ -570,16 +578,37 @@ func (d *direct[F]) runCols(s *directScratch[F], dst, src nd.Array, plane, r0, r
 // stack.
 const maxRank = nd.MaxRank
 
+// bankAt is where kernel b's output for voxel v lies in dst, and the
+// distance to voxel v+1's: v·bank+b and bank, interleaved; b·N+v and 1,
+// planar (Options.Planar).
+func (d *direct[F]) bankAt(v, b int) (off, stride int) {
+	if d.planar > 0 {
+		return b*d.planar + v, 1
+	}
+	bank := len(d.taps)
+	return v*bank + b, bank
+}
+
 // storeBank stores row i of every bank group's accumulator sets into dst
-// from element off on, interleaved as the output is, kernel fastest:
-// dst[off+x·bank+b] = kernel b's output x. Whole groups of float32s go
+// for the width voxels from voxel on: interleaved as the output is,
+// kernel fastest, dst[voxel·bank + x·bank+b] = kernel b's output x; or,
+// planar, each kernel's row whole into its plane (bankAt). Whole groups of float32s go
 // through simd.Transpose8. An output of another type (uint8, uint16, …)
 // is interleaved in s.inter first and converted in one contiguous store
 // (simd.StoreUint8 and the like): stored value by value at stride bank, a
 // 1024² bank of 64 3×3 kernels into uint8 took 97–129 ms, now 20–21
 // (docs/perf/cpu-engine.md).
-func (d *direct[F]) storeBank(dst any, off int, s *directScratch[F], i, width int) {
+func (d *direct[F]) storeBank(dst any, voxel int, s *directScratch[F], i, width int) {
 	bank := len(d.taps)
+	if d.planar > 0 {
+		for b := range bank {
+			sets := s.bank[((b/d.groupKernels)*simd.BankSets+i*d.groupKernels+b%d.groupKernels)*width:]
+			off, _ := d.bankAt(voxel, b)
+			store(dst, off, 1, sets[:width])
+		}
+		return
+	}
+	off := voxel * bank
 	out := into[F](dst, off, 1, bank*width)
 	convert := out == nil
 	if convert {

@@ -40,7 +40,11 @@ func (cpuBackend) AutoDevice() (Device, bool) { return Device{}, false }
 
 func (b cpuBackend) Implementations() []Implementation {
 	return append(methods(b.Name(),
-		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewDirect(p, cpuOptions(opt)), nil },
+		func(p *nd.Problem, opt Options) (Runner, error) {
+			o := cpuOptions(opt)
+			o.Planar = opt.Planar // the one engine that writes a planar bank itself
+			return cpu.NewDirect(p, o), nil
+		},
 		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewSeparable(p, cpuOptions(opt)) }),
 		fftOn(b.Name(), fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }, nil),
 		winogradOn(b.Name(), winograd.Why, newCPUWinograd, nil))

@@ -91,6 +91,12 @@ type Options struct {
 	// DeviceMemory bounds the GPU memory an execution takes (the engines'
 	// MemoryBudget); 0 lets the engines choose.
 	DeviceMemory int64
+	// Planar asks for a bank's output in the planar layout (nd.Planar):
+	// where the engine chosen writes it itself — the CPU's direct method
+	// — Executable.Planar is true and Execute writes dst planar; elsewhere
+	// the output is interleaved, as always, and the caller moves it
+	// (package ndconv's planarBank).
+	Planar bool
 }
 
 // Runner executes a prepared problem; each backend's methods return one.
@@ -195,6 +201,9 @@ type Executable struct {
 	// Choice is why auto chose Device (the estimates it compared); zero
 	// where the options named the device.
 	Choice Choice
+	// Planar: Execute writes a bank's output in the planar layout
+	// (Options.Planar, where the engine offers it).
+	Planar bool
 	run    Runner
 	// turn is held by the call running (acquire): a runner keeps its
 	// scratch memory (the CPU engines' tiles and FFT blocks, a GPU
@@ -315,6 +324,11 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if opt.DeviceMemory < 0 {
 		return nil, &nd.ArgumentError{Arg: "device memory", Msg: fmt.Sprintf("%d bytes is negative (0 means 70%% of the device's)", opt.DeviceMemory)}
 	}
+	// Only the main path's CPU direct engine writes planar; the empty,
+	// complex and float16 runners and every other engine write
+	// interleaved (their parts and twins too).
+	planar := opt.Planar && p.Bank
+	opt.Planar = false
 	if p.Empty() {
 		return newEmpty(p, opt)
 	}
@@ -362,6 +376,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		}
 		opt.Tuning, _ = cache.Lookup(dev, p, best.Method)
 	}
+	opt.Planar = planar && !gpu && best.Method == Direct
 	run, err := best.Prepare(p, opt)
 	if err != nil {
 		return nil, err
@@ -369,7 +384,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if gpu {
 		markPlanned(dev)
 	}
-	return &Executable{Problem: p, Device: dev, Method: best.Method, Tuning: opt.Tuning, Choice: choice, run: run}, nil
+	return &Executable{Problem: p, Device: dev, Method: best.Method, Tuning: opt.Tuning, Choice: choice, Planar: opt.Planar, run: run}, nil
 }
 
 // checkMethod refuses a method the options cannot have: an unknown one,

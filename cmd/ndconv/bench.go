@@ -23,7 +23,7 @@ import (
 type benchFlags struct {
 	device, workload, only, method       string
 	shape, dtype, outDType, kernel, mode string
-	border                               string
+	border, bankLayout                   string
 	separable, jsonLines, list, timeline bool
 	bank, channels, repeat, workers      int
 	scale, maxSeconds                    float64
@@ -72,6 +72,7 @@ func addWorkloadFlags(fl *pflag.FlagSet, f *benchFlags) {
 	fl.StringVar(&f.border, "border", "constant", "border rule (one workload)")
 	fl.BoolVar(&f.separable, "separable", false, "the kernel as one factor per axis (one workload)")
 	fl.IntVar(&f.bank, "bank", 1, "kernels in the bank (one workload)")
+	fl.StringVar(&f.bankLayout, "bank-layout", "interleaved", "a bank's output layout: interleaved or planar (kernel axis first; timed from host memory, the transpose included)")
 	fl.IntVar(&f.channels, "channels", 1, "interleaved channels after the shape (one workload)")
 }
 
@@ -164,7 +165,11 @@ func runBench(cmd *cobra.Command, f benchFlags) error {
 	if workers <= 0 {
 		workers = runtime.NumCPU()
 	}
-	opt := bench.Options{Device: dev, Method: method, Workers: workers, Repeats: f.repeat, MaxSeconds: f.maxSeconds, Timeline: f.timeline}
+	layout, err := ndconv.ParseBankLayout(f.bankLayout)
+	if err != nil {
+		return &usageError{fmt.Errorf("--bank-layout: %w", err)}
+	}
+	opt := bench.Options{Device: dev, Method: method, Workers: workers, Repeats: f.repeat, MaxSeconds: f.maxSeconds, Timeline: f.timeline, BankLayout: layout}
 	roof, err := bench.MeasureRoofline(dev, workers)
 	if err != nil {
 		return err

@@ -57,6 +57,7 @@ type filterFlags struct {
 	from        string
 	resume      bool
 	part        string
+	bankLayout  string
 }
 
 // filterJob is a parsed convolve or correlate command line.
@@ -103,7 +104,9 @@ chosen by extension: .npy (any dtype and rank), .png and .jpg (H×W or H×W×C),
 .tif/.tiff (pages as a 3-D stack), .nii/.nii.gz (the header's geometry is kept
 from a NIfTI input) and .raw (with --shape and --input-dtype). Several -k make a
 filter bank: the output gains a trailing axis with one value per kernel (write
-it to .npy or .tif). Complex data or weights (complex64, complex128) give a
+it to .npy or .tif), or with --bank-layout planar a leading one, a plane per
+kernel (K, H, W), as cuDNN and PyTorch lay out channels; a planar bank is
+computed in memory, not streamed, and not into a Zarr OUTPUT. Complex data or weights (complex64, complex128) give a
 complex output, as scipy.ndimage does (correlate conjugates complex weights,
 convolve does not); only .npy and .raw hold complex arrays. A Zarr array is a
 directory: x.zarr, or x.zarr/group/array inside a group. A Zarr OUTPUT is
@@ -229,6 +232,7 @@ finish and the exit status is 1 (--fail-fast stops at the first).
 	fl.BoolVar(&f.exact, "exact", false, "auto chooses only the exact methods (direct, separable: the same bits on every device), never fft, gemm or winograd")
 	fl.StringVar(&f.shape, "shape", "", "shape of a .raw INPUT, e.g. 512,512")
 	fl.StringVar(&f.inputDType, "input-dtype", "", "dtype of a .raw INPUT")
+	fl.StringVar(&f.bankLayout, "bank-layout", "interleaved", "a bank's kernel axis: interleaved (last: H×W×K) or planar (first: K×H×W)")
 	fl.IntVar(&f.gaborBank, "gabor-bank", 0, "make every -k gabor:… a bank of N orientations (θ + kπ/N)")
 	fl.StringVar(&f.compression, "compression", "none", "compression of a .tif OUTPUT: none|deflate|lzw (with a predictor)")
 	fl.IntVar(&f.quality, "quality", imageio.DefaultJPEGQuality, "JPEG quality of a .jpg OUTPUT, 1 to 100")
@@ -267,6 +271,9 @@ func parseFilterOptions(f filterFlags) (ndconv.Options, imageio.RawOptions, erro
 		return opt, raw, &usageError{fmt.Errorf("--device: %w", err)}
 	}
 	opt.Device = f.device
+	if opt.BankLayout, err = ndconv.ParseBankLayout(f.bankLayout); err != nil {
+		return opt, raw, &usageError{fmt.Errorf("--bank-layout: %w", err)}
+	}
 	opt.Exact = f.exact
 	if opt.Exact && opt.Method != ndconv.Auto && !opt.Method.Exact() {
 		return opt, raw, usagef("--exact allows only the exact methods (direct, separable), not --method %v", opt.Method)
@@ -385,6 +392,9 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	}
 	trace("prewarm started")
 	if blockable(job) {
+		if job.opt.BankLayout == ndconv.Planar {
+			return usagef("--bank-layout planar: a Zarr OUTPUT is written in blocks, which keep the interleaved layout; write .npy, .tif or .raw")
+		}
 		done, err := runBlocks(cmd, job, specs)
 		if done {
 			return err
@@ -491,7 +501,7 @@ func computeArrayWith(ctx context.Context, job filterJob, specs []kernelSpec, sr
 		return ndconv.Array{}, r, err
 	}
 	if len(fs) > 1 && imageio.IsImageFile(job.output) {
-		return ndconv.Array{}, r, usagef("%s: a filter bank of %d filters gives one output per filter in a trailing axis, which %s cannot hold; write .npy or .tif",
+		return ndconv.Array{}, r, usagef("%s: a filter bank of %d filters gives one output per filter in an axis of its own, which %s cannot hold; write .npy or .tif",
 			job.output, len(fs), filepath.Ext(job.output))
 	}
 	p, err := planFor(job.opt, fs)

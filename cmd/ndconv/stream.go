@@ -44,6 +44,9 @@ func streamSetting(name string, def int64) int64 {
 // streamable reports whether the job's files allow streaming and the input
 // is large enough to want it.
 func streamable(job filterJob) bool {
+	if job.opt.BankLayout == ndconv.Planar {
+		return false // the chunks are runs of the interleaved output
+	}
 	for _, path := range []string{job.input, job.output} {
 		ext := strings.ToLower(filepath.Ext(path))
 		if ext != ".npy" && ext != ".raw" {

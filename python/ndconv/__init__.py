@@ -165,6 +165,13 @@ class Plan:
         p = ndconv.Plan("correlate", (2048, 2048), "float32", weights=w)
         out = p(x)
 
+    Several weights (``weights=[w1, w2, …]``, one shape) make a filter
+    bank: its output has one value per kernel in a trailing axis, shape
+    (…, K), or with ``bank_layout="planar"`` in a leading one, shape
+    (K, …), a plane per kernel as PyTorch and cuDNN lay out channels —
+    ``np.moveaxis(interleaved, -1, 0)`` bit for bit, contiguous. Planar
+    banks run on host arrays (not with ``device_arrays``).
+
     An output that shares memory with the input (output=x, or a view of
     it) is computed into a temporary and copied, as scipy does. A NaN cval
     with a constant border gives NaN wherever a nonzero weight reaches past
@@ -176,7 +183,8 @@ class Plan:
 
     def __init__(self, op, shape, dtype, weights=None, factors=None, filter=None, *,
                  output_dtype=None, mode="reflect", cval=0.0, origin=0, axes=None,
-                 extent="same", device="auto", method="auto", workers=0, device_arrays=False):
+                 extent="same", device="auto", method="auto", workers=0, device_arrays=False,
+                 bank_layout="interleaved"):
         dtype = np.dtype(dtype)
         if output_dtype is not None:
             output_dtype = np.dtype(output_dtype).name
@@ -186,6 +194,8 @@ class Plan:
                "cval_imag": _jfloat(np.imag(cval)),
                "axes": None if axes is None else [int(a) for a in np.atleast_1d(axes)],
                "mode": extent, "device": device, "method": method, "workers": int(workers)}
+        if bank_layout != "interleaved":
+            req["bank_layout"] = str(bank_layout)
         if device_arrays:
             # Also for arrays in the device's memory (CuPy, PyTorch, …):
             # the device must be a CUDA device named in full (cuda:N).

@@ -208,6 +208,30 @@ def test_plan_cache_and_plan():
     assert np.allclose(sep(x), ndconv.correlate(x, np.outer([1, 2], [1, 0, -1])))
 
 
+@pytest.mark.parametrize("dtype,out", [("float32", None), ("uint8", None), ("float32", "int16")])
+@pytest.mark.parametrize("nk", [2, 5, 17])
+def test_bank_layout_planar(dtype, out, nk):
+    """bank_layout="planar": the kernel axis first, np.moveaxis of the
+    interleaved bank bit for bit, for an H×W×3 image (a 2-D kernel per
+    channel), and the plan reused; one kernel is unchanged; an unknown
+    layout is a ValueError naming it."""
+    rng = np.random.default_rng(38 + nk)
+    x = random_array(rng, (13, 11, 3), dtype)
+    ws = [rng.standard_normal((3, 4)) for _ in range(nk)]
+    inter = ndconv.Plan("correlate", x.shape, x.dtype, weights=ws, output_dtype=out)(x)
+    p = ndconv.Plan("correlate", x.shape, x.dtype, weights=ws, output_dtype=out, bank_layout="planar")
+    assert p.shape == (nk, 13, 11, 3)
+    for _ in range(2):
+        got = p(x)
+        assert got.shape == (nk, 13, 11, 3) and got.dtype == inter.dtype and got.flags.c_contiguous
+        assert np.array_equal(got, np.moveaxis(inter, -1, 0))
+    p.close()
+    one = ndconv.Plan("correlate", x.shape, x.dtype, weights=ws[0], bank_layout="planar")(x)
+    assert np.array_equal(one, ndconv.correlate(x, ws[0]))
+    with pytest.raises(ValueError, match='unsupported bank layout "nchw"'):
+        ndconv.Plan("correlate", x.shape, x.dtype, weights=ws, bank_layout="nchw")
+
+
 @pytest.mark.parametrize("call,exc,message", [
     (lambda: ndconv.correlate(np.ones((5, 5)), np.ones((3, 3)), mode="circular"), ValueError, 'unsupported border "circular" (supported: reflect (symmetric'),
     (lambda: ndconv.correlate(np.ones((5, 5)), np.ones((3, 3)), origin=2), ValueError, "invalid origin: 2 is out of range [-1, 1]"),
