@@ -327,7 +327,9 @@ func TestPlanarFilters(t *testing.T) {
 // TestPlanarGPUHost: on every GPU backend here, a planar bank from host
 // arrays (the GPU engine writes interleaved, the plan transposes) is the
 // CPU's interleaved output with its bank axis moved first, bit for bit,
-// for the exact methods (direct, separable); it skips without a GPU.
+// for the exact methods (direct, separable), and the device's own
+// interleaved output moved for the FFT (its bank groups store that
+// layout); it skips without a GPU.
 func TestPlanarGPUHost(t *testing.T) {
 	devices := gpuDevices(t)
 	rng := rand.New(rand.NewPCG(38, 9))
@@ -342,10 +344,17 @@ func TestPlanarGPUHost(t *testing.T) {
 		} {
 			src := enginetest.RandomArray(rng, c.in, c.shape...)
 			for _, bank := range banks[ci] {
-				for _, m := range []ndconv.Method{ndconv.Direct, ndconv.Separable} {
+				for _, m := range []ndconv.Method{ndconv.Direct, ndconv.Separable, ndconv.FFT} {
 					kernels := bankKernels(rng, m, bank, c.kshape)
 					what := fmt.Sprintf("%s %s %v→%v bank %d %v", dev, c.name, c.in, c.out, bank, m)
-					opt := ndconv.Options{Device: "cpu", Method: m, DType: c.out, Mode: c.mode}
+					// The exact methods' interleaved output is the CPU's
+					// bits; the FFT's, the device's own (its bank groups
+					// and transforms, not the CPU's).
+					ref := "cpu"
+					if m == ndconv.FFT {
+						ref = dev
+					}
+					opt := ndconv.Options{Device: ref, Method: m, DType: c.out, Mode: c.mode}
 					inter := mustArray(t)(ndconv.Correlate(ctx, src, opt, kernels...))
 					opt.Device, opt.BankLayout = dev, ndconv.Planar
 					p, err := ndconv.NewPlan(ndconv.Correlation, c.shape, c.in, opt, kernels...)
