@@ -22,8 +22,8 @@
 // filter bank runs inside the register block: eight accumulator sets, its
 // kernels × a few rows, each source vector loaded once for all of them.
 // A bank's output is interleaved (out[voxel*K + k]) on every method; the
-// direct method also writes it planar (out[k*N + voxel], Options.Planar),
-// each kernel's row stored whole into its plane.
+// direct and FFT methods also write it planar (out[k*N + voxel],
+// Options.Planar), each kernel's row stored whole into its plane.
 // Separable slab passes (along any axis but the last) compute eight
 // consecutive outputs at a time the same way.
 //

@@ -50,8 +50,11 @@ func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 	// holds), each transformed on one goroutine. Few: one at a time, each
 	// transform using every worker. The split changes only the speed: every
 	// value is computed the same way whatever the threads.
+	if opt.Planar && len(p.Kernels) > 1 {
+		e.planar = product(p.OutShape)
+	}
 	e.kernelGroup = 1
-	if p.Out == nd.Float32 && len(p.Kernels) >= simd.BankSets && simd.BankSets*g.Group*g.Size()*4 <= maxKernelGroupBytes {
+	if e.planar == 0 && p.Out == nd.Float32 && len(p.Kernels) >= simd.BankSets && simd.BankSets*g.Group*g.Size()*4 <= maxKernelGroupBytes {
 		e.kernelGroup = simd.BankSets
 	}
 	e.threads, e.slots = 1, g.Concurrency(len(p.Kernels))
@@ -121,11 +124,14 @@ type fftConv struct {
 	direct                Executable // the fallback, prepared when first needed
 	patch                 bool       // this call's input holds NaN or Inf
 	// kernelGroup is how many kernels' inverse transforms a state holds
-	// at once: simd.BankSets for a bank of 8 or more into float32, which
-	// then takes each block's values for 8 kernels together
-	// (scatterGroup), else 1 (other outputs convert value by value in
-	// scatter).
+	// at once: simd.BankSets for a bank of 8 or more into float32,
+	// interleaved, which then takes each block's values for 8 kernels
+	// together (scatterGroup), else 1 (other outputs convert value by
+	// value in scatter; a planar bank's lines are each kernel's own).
 	kernelGroup int
+	// planar is the output's voxels where a bank is stored planar
+	// (Options.Planar): kernel k's plane starts at k·planar. 0: interleaved.
+	planar int
 }
 
 // maxKernelGroupBytes bounds the inverse transforms a state holds for a
@@ -370,12 +376,18 @@ func (e *fftConv) gather(s *fftState, block []float32, src nd.Array) {
 }
 
 // scatter stores the outputs of s.region for kernel k of a bank of the
-// given size from block, the inverse transform's result.
+// given size from block, the inverse transform's result: interleaved at
+// position·bank + k, or planar at k·N + position (a line of kernel k's
+// plane, contiguous where the last axis is the output's).
 func (e *fftConv) scatter(s *fftState, dst nd.Array, block []float32, k, bank int) {
 	last := len(e.g.Axes) - 1
-	stride, n := e.outStrides[e.g.Axes[last]]*bank, s.region.OutCount[last]
+	stride, n := e.outStrides[e.g.Axes[last]], s.region.OutCount[last]
+	at0, scale := k, bank
+	if e.planar > 0 {
+		at0, scale = k*e.planar, 1
+	}
 	e.eachLine(s, func(off, at int) {
-		nd.Store(dst.Data, at*bank+k, stride, block[off:off+n])
+		nd.Store(dst.Data, at*scale+at0, stride*scale, block[off:off+n])
 	})
 }
 

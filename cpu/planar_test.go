@@ -3,6 +3,7 @@ package cpu
 import (
 	"context"
 	"fmt"
+	"math"
 	"math/rand/v2"
 	"slices"
 	"testing"
@@ -19,10 +20,31 @@ import (
 // outputs, dense and sparse kernels, every border and mode, on one worker
 // and on all. One kernel ignores Planar.
 func TestDirectPlanar(t *testing.T) {
-	rng := rand.New(rand.NewPCG(38, 1))
+	outs := [][2]nd.DType{{nd.Float32, nd.Float32}, {nd.Float64, nd.Float64}, {nd.Uint8, nd.Uint8}, {nd.Float32, nd.Int16}}
+	checkPlanar(t, rand.New(rand.NewPCG(38, 1)), outs, false, func(p *nd.Problem, opt Options) (Executable, error) {
+		return NewDirect(p, opt), nil
+	})
+}
+
+// TestFFTPlanar: the FFT engine with Options.Planar stores each kernel's
+// inverse transforms into its plane — the same bits as its interleaved
+// output moved (where 8 or more float32 kernels go through the grouped
+// transpose, scatterGroup), NaN patches (the direct sums of the outputs
+// that reach them) included; the same cases as TestDirectPlanar's but
+// for the types the FFT takes.
+func TestFFTPlanar(t *testing.T) {
+	outs := [][2]nd.DType{{nd.Float32, nd.Float32}, {nd.Uint8, nd.Uint8}, {nd.Float32, nd.Int16}}
+	checkPlanar(t, rand.New(rand.NewPCG(38, 2)), outs, true, NewFFT)
+}
+
+// checkPlanar runs newEngine's executables on random banks, planar and
+// interleaved, and compares the planar output with the interleaved one
+// moved (nd.ToPlanar), byte for byte; with nan, every other float32 input
+// holds a NaN.
+func checkPlanar(t *testing.T, rng *rand.Rand, outs [][2]nd.DType, nan bool, newEngine func(*nd.Problem, Options) (Executable, error)) {
+	t.Helper()
 	shapes := [][]int{{37}, {9, 21}, {16, 24}, {3, 5, 13}, {6, 7, 3}}
 	kshapes := [][]int{{5}, {3, 3}, {2, 5}, {3, 2, 3}, {3, 3}}
-	outs := [][2]nd.DType{{nd.Float32, nd.Float32}, {nd.Float64, nd.Float64}, {nd.Uint8, nd.Uint8}, {nd.Float32, nd.Int16}}
 	for _, bank := range append([]int{1}, bankSizes[1:]...) {
 		for i, shape := range shapes {
 			ty := outs[(bank+i)%len(outs)]
@@ -36,18 +58,25 @@ func TestDirectPlanar(t *testing.T) {
 				t.Fatalf("bank %d %v: %v", bank, shape, err)
 			}
 			src := enginetest.RandomArray(rng, ty[0], shape...)
+			if f, ok := src.Data.([]float32); ok && nan && (bank+i)%2 == 0 {
+				f[rng.IntN(len(f))] = float32(math.NaN())
+			}
 			for _, workers := range []int{1, 0} {
 				what := fmt.Sprintf("bank %d, %v→%v %v, kernel %v, %v %v, workers %d", bank, ty[0], ty[1], shape, kshapes[i], spec.Border, spec.Mode, workers)
-				inter, _ := nd.New(p.Out, p.FullShape()...)
-				if err := NewDirect(p, Options{Workers: workers}).Execute(context.Background(), inter, src); err != nil {
-					t.Fatalf("%s: %v", what, err)
+				run := func(planar bool) nd.Array {
+					out, _ := nd.New(p.Out, p.FullShape()...)
+					e, err := newEngine(p, Options{Workers: workers, Planar: planar})
+					if err == nil {
+						err = e.Execute(context.Background(), out, src)
+					}
+					if err != nil {
+						t.Fatalf("%s, planar %v: %v", what, planar, err)
+					}
+					return out
 				}
-				got, _ := nd.New(p.Out, p.FullShape()...)
-				if err := NewDirect(p, Options{Workers: workers, Planar: true}).Execute(context.Background(), got, src); err != nil {
-					t.Fatalf("%s, planar: %v", what, err)
-				}
+				got := run(true)
 				want, _ := nd.New(p.Out, p.FullShape()...)
-				if err := nd.ToPlanar(want, inter, bank, 1); err != nil {
+				if err := nd.ToPlanar(want, run(false), bank, 1); err != nil {
 					t.Fatal(err)
 				}
 				if !slices.Equal(got.Bytes(), want.Bytes()) {

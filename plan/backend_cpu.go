@@ -42,11 +42,15 @@ func (b cpuBackend) Implementations() []Implementation {
 	return append(methods(b.Name(),
 		func(p *nd.Problem, opt Options) (Runner, error) {
 			o := cpuOptions(opt)
-			o.Planar = opt.Planar // the one engine that writes a planar bank itself
+			o.Planar = opt.Planar // it writes a planar bank itself
 			return cpu.NewDirect(p, o), nil
 		},
 		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewSeparable(p, cpuOptions(opt)) }),
-		fftOn(b.Name(), fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }, nil),
+		fftOn(b.Name(), fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) {
+			o := cpuOptions(opt)
+			o.Planar = opt.Planar // its scatter and its direct fallback write a planar bank too
+			return cpu.NewFFT(p, o)
+		}, nil),
 		winogradOn(b.Name(), winograd.Why, newCPUWinograd, nil))
 }
 

@@ -324,8 +324,8 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if opt.DeviceMemory < 0 {
 		return nil, &nd.ArgumentError{Arg: "device memory", Msg: fmt.Sprintf("%d bytes is negative (0 means 70%% of the device's)", opt.DeviceMemory)}
 	}
-	// Only the main path's CPU direct engine writes planar; the empty,
-	// complex and float16 runners and every other engine write
+	// Only the main path's CPU direct and FFT engines write planar; the
+	// empty, complex and float16 runners and every other engine write
 	// interleaved (their parts and twins too).
 	planar := opt.Planar && p.Bank
 	opt.Planar = false
@@ -376,7 +376,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		}
 		opt.Tuning, _ = cache.Lookup(dev, p, best.Method)
 	}
-	opt.Planar = planar && !gpu && best.Method == Direct
+	opt.Planar = planar && !gpu && (best.Method == Direct || best.Method == FFT)
 	run, err := best.Prepare(p, opt)
 	if err != nil {
 		return nil, err

@@ -173,3 +173,34 @@ func TestFFTOnEveryDevice(t *testing.T) {
 		t.Error("fft under exact on opencl was accepted")
 	}
 }
+
+// TestPlanarNative: a planar bank is written by the CPU's direct and FFT
+// engines themselves (Executable.Planar); the separable method, and one
+// kernel (no bank axis), leave it to the caller's transpose.
+func TestPlanarNative(t *testing.T) {
+	bank := func(n int) *nd.Problem {
+		spec := nd.Spec{Shape: []int{40, 30}, In: nd.Float32}
+		for range n {
+			spec.Kernels = append(spec.Kernels, nd.Kernel{Shape: []int{3, 3}, Weights: []float64{1, 2, 1, 2, 4, 2, 1, 2, 1}})
+		}
+		p, err := spec.Normalize()
+		if err != nil {
+			t.Fatal(err)
+		}
+		return p
+	}
+	cpu, _ := ParseDevice("cpu")
+	for _, c := range []struct {
+		kernels int
+		method  Method
+		want    bool
+	}{{3, Direct, true}, {3, FFT, true}, {3, Separable, false}, {1, Direct, false}} {
+		e, err := New(bank(c.kernels), Options{Device: cpu, Method: c.method, Planar: true})
+		if err != nil {
+			t.Fatal(err)
+		}
+		if e.Planar != c.want {
+			t.Errorf("%d kernels by %v: Executable.Planar %v, want %v", c.kernels, c.method, e.Planar, c.want)
+		}
+	}
+}
