@@ -204,8 +204,9 @@ func libraryCost(g *fftconv.Geometry, bank int) float64 {
 }
 
 // NewFFTConv plans p's FFT convolution on a GPU: internal/fftconv's
-// blocks (the decomposition every device shares), as many per batch as
-// the budget holds. It returns nil, nil for an empty output.
+// blocks of FFTGeometry's lengths (the CPU engine's for fft.cl, a
+// library's own otherwise), as many per batch and as many kernels per
+// group as the budget holds. It returns nil, nil for an empty output.
 func NewFFTConv(p *nd.Problem, opt FFTConvOptions) (*FFTConv, error) {
 	if err := CheckDTypes(p); err != nil {
 		return nil, err
