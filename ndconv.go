@@ -361,8 +361,8 @@ var ErrClosed = plan.ErrClosed
 // DType. dst may share memory with src (dst may be src, where the shapes
 // and dtypes allow, or both views of one buffer): the result is then
 // computed from a copy of src, as scipy.ndimage does. A planar bank
-// (Options.BankLayout) is written planar by the CPU's direct and FFT
-// methods, and by every other device and method computed interleaved into memory the
+// (Options.BankLayout) is written planar by the CPU's direct, FFT and
+// separable methods (not the separable in chunks), and by every other device and method computed interleaved into memory the
 // plan keeps (as large as the output) and transposed into dst
 // (nd.ToPlanar): the same bits as the interleaved output, moved.
 func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
@@ -413,7 +413,7 @@ func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
 }
 
 // planarBank is a bank output in the planar layout (Options.BankLayout).
-// The CPU's direct and FFT methods write it themselves (plan.Options.Planar, reported
+// The CPU's direct, FFT and separable methods write it themselves (plan.Options.Planar, reported
 // by Executable.Planar: native); for every other device and method it is
 // the one step that makes it: the engine writes the interleaved layout
 // into a scratch output, and nd.ToPlanar moves it into the caller's.

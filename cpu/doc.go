@@ -22,8 +22,9 @@
 // filter bank runs inside the register block: eight accumulator sets, its
 // kernels × a few rows, each source vector loaded once for all of them.
 // A bank's output is interleaved (out[voxel*K + k]) on every method; the
-// direct and FFT methods also write it planar (out[k*N + voxel],
-// Options.Planar), each kernel's row stored whole into its plane.
+// direct, FFT and (unchunked) separable methods also write it planar
+// (out[k*N + voxel], Options.Planar), each kernel's row stored whole into
+// its plane.
 // Separable slab passes (along any axis but the last) compute eight
 // consecutive outputs at a time the same way.
 //

@@ -18,11 +18,12 @@ type Options struct {
 	// FFTBudget bounds the FFT method's block buffers and kernel spectra,
 	// in bytes; 0 means fftconv.DefaultBudget.
 	FFTBudget int64
-	// Planar makes the direct and FFT engines (NewDirect, NewFFT) write a
-	// bank's output in the planar layout, dst[k*N + voxel] for N output
-	// voxels (package nd, BankLayout), where the engines write
-	// dst[voxel*K + k]; the other engines do not read it. One kernel has
-	// no bank axis: nothing changes.
+	// Planar makes the direct, FFT and separable engines (NewDirect,
+	// NewFFT, NewSeparable where SeparablePlanar) write a bank's output
+	// in the planar layout, dst[k*N + voxel] for N output voxels (package
+	// nd, BankLayout), where the engines write dst[voxel*K + k]; the
+	// other engines do not read it. One kernel has no bank axis: nothing
+	// changes.
 	Planar bool
 	// fftLengths forces the FFT's transform lengths (tests, tuning).
 	fftLengths []int

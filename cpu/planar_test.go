@@ -21,9 +21,41 @@ import (
 // and on all. One kernel ignores Planar.
 func TestDirectPlanar(t *testing.T) {
 	outs := [][2]nd.DType{{nd.Float32, nd.Float32}, {nd.Float64, nd.Float64}, {nd.Uint8, nd.Uint8}, {nd.Float32, nd.Int16}}
-	checkPlanar(t, rand.New(rand.NewPCG(38, 1)), outs, false, func(p *nd.Problem, opt Options) (Executable, error) {
+	checkPlanar(t, rand.New(rand.NewPCG(38, 1)), outs, false, denseKernel, func(p *nd.Problem, opt Options) (Executable, error) {
 		return NewDirect(p, opt), nil
 	})
+}
+
+// TestSeparablePlanar: the separable engine with Options.Planar, running
+// whole, writes its last pass into each kernel's plane — the same bits
+// as its interleaved output moved, over TestDirectPlanar's cases with
+// kernels of 1-D factors; in chunks it refuses a planar bank (the plan
+// then transposes: SeparablePlanar is false).
+func TestSeparablePlanar(t *testing.T) {
+	outs := [][2]nd.DType{{nd.Float32, nd.Float32}, {nd.Float64, nd.Float64}, {nd.Uint8, nd.Uint8}, {nd.Float32, nd.Int16}}
+	factors := func(rng *rand.Rand, _ bool, shape ...int) nd.Kernel { return enginetest.RandomFactors(rng, shape...) }
+	checkPlanar(t, rand.New(rand.NewPCG(38, 3)), outs, false, factors, NewSeparable)
+
+	p, err := (&nd.Spec{Shape: []int{40, 30}, In: nd.Float32, Kernels: []nd.Kernel{enginetest.RandomFactors(rand.New(rand.NewPCG(1, 1)), 3, 3), enginetest.RandomFactors(rand.New(rand.NewPCG(1, 2)), 3, 3)}}).Normalize()
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer func(limit int64) { separableScratchLimit = limit }(separableScratchLimit)
+	separableScratchLimit = 1 << 10
+	if SeparablePlanar(p) {
+		t.Error("SeparablePlanar true for a problem in chunks")
+	}
+	if _, err := NewSeparable(p, Options{Planar: true}); err == nil {
+		t.Error("a planar bank in chunks was accepted")
+	}
+	if _, err := NewSeparable(p, Options{}); err != nil {
+		t.Errorf("interleaved in chunks: %v", err)
+	}
+}
+
+// denseKernel is enginetest.RandomKernel: dense weights, some zero.
+func denseKernel(rng *rand.Rand, zeros bool, shape ...int) nd.Kernel {
+	return enginetest.RandomKernel(rng, zeros, shape...)
 }
 
 // TestFFTPlanar: the FFT engine with Options.Planar stores each kernel's
@@ -34,14 +66,14 @@ func TestDirectPlanar(t *testing.T) {
 // for the types the FFT takes.
 func TestFFTPlanar(t *testing.T) {
 	outs := [][2]nd.DType{{nd.Float32, nd.Float32}, {nd.Uint8, nd.Uint8}, {nd.Float32, nd.Int16}}
-	checkPlanar(t, rand.New(rand.NewPCG(38, 2)), outs, true, NewFFT)
+	checkPlanar(t, rand.New(rand.NewPCG(38, 2)), outs, true, denseKernel, NewFFT)
 }
 
-// checkPlanar runs newEngine's executables on random banks, planar and
-// interleaved, and compares the planar output with the interleaved one
+// checkPlanar runs newEngine's executables on random banks of kernel's
+// kernels, planar and interleaved, and compares the planar output with the interleaved one
 // moved (nd.ToPlanar), byte for byte; with nan, every other float32 input
 // holds a NaN.
-func checkPlanar(t *testing.T, rng *rand.Rand, outs [][2]nd.DType, nan bool, newEngine func(*nd.Problem, Options) (Executable, error)) {
+func checkPlanar(t *testing.T, rng *rand.Rand, outs [][2]nd.DType, nan bool, kernel func(*rand.Rand, bool, ...int) nd.Kernel, newEngine func(*nd.Problem, Options) (Executable, error)) {
 	t.Helper()
 	shapes := [][]int{{37}, {9, 21}, {16, 24}, {3, 5, 13}, {6, 7, 3}}
 	kshapes := [][]int{{5}, {3, 3}, {2, 5}, {3, 2, 3}, {3, 3}}
@@ -51,7 +83,7 @@ func checkPlanar(t *testing.T, rng *rand.Rand, outs [][2]nd.DType, nan bool, new
 			spec := nd.Spec{Shape: shape, In: ty[0], Out: ty[1], Border: nd.Border(rng.IntN(5)), CVal: 2,
 				Mode: nd.Mode(rng.IntN(3)), Convolve: rng.IntN(2) == 0}
 			for range bank {
-				spec.Kernels = append(spec.Kernels, enginetest.RandomKernel(rng, rng.IntN(2) == 0, kshapes[i]...))
+				spec.Kernels = append(spec.Kernels, kernel(rng, rng.IntN(2) == 0, kshapes[i]...))
 			}
 			p, err := spec.Normalize()
 			if err != nil {

@@ -34,11 +34,20 @@ func NewSeparable(p *nd.Problem, opt Options) (Executable, error) {
 	if isEmpty(p) {
 		return empty{}, nil
 	}
-	if separableScratch(p) > separableScratchLimit {
+	if !SeparablePlanar(p) {
+		if opt.Planar && len(p.Kernels) > 1 {
+			return nil, fmt.Errorf("cpu: separable method: a planar bank runs whole, and this one needs chunks")
+		}
 		return newChunked(p, opt, chunk.Budget{Bytes: separableScratchLimit, Scratch: separableScratch}, newWholeSeparable)
 	}
 	return newWholeSeparable(p, opt)
 }
+
+// SeparablePlanar reports whether NewSeparable writes p's bank planar
+// itself (Options.Planar): where p runs whole. In chunks (intermediates
+// beyond separableScratchLimit) each chunk writes a slab of the output,
+// which a planar bank is not one run of.
+func SeparablePlanar(p *nd.Problem) bool { return separableScratch(p) <= separableScratchLimit }
 
 func newWholeSeparable(p *nd.Problem, opt Options) (Executable, error) {
 	if p.Wide {
@@ -73,6 +82,9 @@ type separable[F nd.Float] struct {
 	// inter[i] is pass i's output within buffers, boxed once: a slice
 	// converted to an interface on each call would be allocated.
 	inter []any
+	// planar is the output's voxels where a bank is stored planar
+	// (Options.Planar): kernel k's plane starts at k·planar. 0: interleaved.
+	planar int
 }
 
 type sepTaps[F nd.Float] struct {
@@ -88,6 +100,9 @@ type sepTaps[F nd.Float] struct {
 
 func newSeparable[F nd.Float](p *nd.Problem, opt Options) *separable[F] {
 	s := &separable[F]{p: p, opt: opt}
+	if opt.Planar && len(p.Kernels) > 1 {
+		s.planar = product(p.OutShape)
+	}
 	rank := len(p.InShape)
 	for d := rank - 1; d >= 0; d-- {
 		if p.KShape[d] > 1 {
@@ -221,9 +236,12 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 		for i, d := range s.passes {
 			var to any
 			stride, offset := 1, 0
-			if i == len(s.passes)-1 {
+			switch {
+			case i == len(s.passes)-1 && s.planar > 0:
+				to, offset = dst.Data, b*s.planar // kernel b's plane
+			case i == len(s.passes)-1:
 				to, stride, offset = dst.Data, bank, b
-			} else {
+			default:
 				to = s.inter[i]
 			}
 			in, out, taps := s.shapes[i], s.shapes[i+1], &s.taps[b][i]

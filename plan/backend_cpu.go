@@ -45,7 +45,11 @@ func (b cpuBackend) Implementations() []Implementation {
 			o.Planar = opt.Planar // it writes a planar bank itself
 			return cpu.NewDirect(p, o), nil
 		},
-		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewSeparable(p, cpuOptions(opt)) }),
+		func(p *nd.Problem, opt Options) (Runner, error) {
+			o := cpuOptions(opt)
+			o.Planar = opt.Planar // it writes a planar bank itself where it runs whole
+			return cpu.NewSeparable(p, o)
+		}),
 		fftOn(b.Name(), fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) {
 			o := cpuOptions(opt)
 			o.Planar = opt.Planar // its scatter and its direct fallback write a planar bank too
@@ -120,6 +124,13 @@ func cpuScratchBytes(p *nd.Problem, m Method) float64 {
 
 func cpuOptions(opt Options) cpu.Options {
 	return cpu.Options{Workers: opt.Workers, Progress: opt.Progress}
+}
+
+// writesPlanar reports whether the CPU's engine of method m writes p's
+// bank planar itself (cpu.Options.Planar): the direct and FFT methods
+// always, the separable method where it runs whole (cpu.SeparablePlanar).
+func writesPlanar(p *nd.Problem, m Method) bool {
+	return m == Direct || m == FFT || m == Separable && cpu.SeparablePlanar(p)
 }
 
 // hostMemory is the CPU's memory: arrays in host memory.

@@ -324,7 +324,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if opt.DeviceMemory < 0 {
 		return nil, &nd.ArgumentError{Arg: "device memory", Msg: fmt.Sprintf("%d bytes is negative (0 means 70%% of the device's)", opt.DeviceMemory)}
 	}
-	// Only the main path's CPU direct and FFT engines write planar; the
+	// Only the main path's CPU engines write planar (writesPlanar); the
 	// empty, complex and float16 runners and every other engine write
 	// interleaved (their parts and twins too).
 	planar := opt.Planar && p.Bank
@@ -376,7 +376,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		}
 		opt.Tuning, _ = cache.Lookup(dev, p, best.Method)
 	}
-	opt.Planar = planar && !gpu && (best.Method == Direct || best.Method == FFT)
+	opt.Planar = planar && !gpu && writesPlanar(p, best.Method)
 	run, err := best.Prepare(p, opt)
 	if err != nil {
 		return nil, err
