@@ -85,7 +85,16 @@ type separable[F nd.Float] struct {
 	// planar is the output's voxels where a bank is stored planar
 	// (Options.Planar): kernel k's plane starts at k·planar. 0: interleaved.
 	planar int
+	// planes: an interleaved bank (of at most maxPlanesBytes) is written
+	// plane by plane into it and then interleaved (nd.FromPlanar): the
+	// last pass, a kernel at a time, stored 4 bytes of every 64 at a bank
+	// of 16 and ran 7× longer than its sums (docs/bank-layout.md).
+	planes nd.Array
 }
+
+// maxPlanesBytes bounds the planes an interleaved bank is staged in,
+// beyond the intermediates separableScratchLimit bounds.
+const maxPlanesBytes = 256 << 20
 
 type sepTaps[F nd.Float] struct {
 	row rowTaps[F]
@@ -231,14 +240,26 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 		t.total += int64(n * len(s.taps))
 	}
 	bank := len(s.taps)
+	last, planar := dst, s.planar
+	staged := planar == 0 && bank > 1 && int64(product(s.p.FullShape()))*int64(s.p.Out.Size()) <= maxPlanesBytes
+	if staged {
+		if s.planes.Data == nil {
+			planes, err := nd.New(s.p.Out, s.p.FullShape()...)
+			if err != nil {
+				return err
+			}
+			s.planes = planes
+		}
+		last, planar = s.planes, product(s.p.OutShape)
+	}
 	for b := range s.taps {
 		var from any = src.Data
 		for i, d := range s.passes {
 			var to any
 			stride, offset := 1, 0
 			switch {
-			case i == len(s.passes)-1 && s.planar > 0:
-				to, offset = dst.Data, b*s.planar // kernel b's plane
+			case i == len(s.passes)-1 && planar > 0:
+				to, offset = last.Data, b*planar // kernel b's plane
 			case i == len(s.passes)-1:
 				to, stride, offset = dst.Data, bank, b
 			default:
@@ -272,6 +293,9 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 			}
 			from = to
 		}
+	}
+	if staged {
+		return nd.FromPlanar(dst, last, bank, workers)
 	}
 	return nil
 }

@@ -68,15 +68,34 @@ const transposeItem = 1 << 14
 // side walks the other at stride bank or n. The loop is pure Go, one for
 // every type through its element size.
 func ToPlanar(dst, src Array, bank, workers int) error {
+	return moveBank(dst, src, bank, workers, true)
+}
+
+// FromPlanar is ToPlanar's inverse: it moves src, a planar bank output
+// (src[k*n + v]), into dst interleaved (dst[v*bank + k]), with the same
+// checks and tiles. An engine whose passes write a kernel at a time
+// (cpu's separable method) writes planes and interleaves them here, where
+// stores at stride bank would cost it several times its sums.
+func FromPlanar(dst, src Array, bank, workers int) error {
+	return moveBank(dst, src, bank, workers, false)
+}
+
+// moveBank is ToPlanar (toPlanar) and FromPlanar: src's and dst's roles
+// in the checks and messages are the interleaved and planar outputs'.
+func moveBank(dst, src Array, bank, workers int, toPlanar bool) error {
 	d, s := dst.Bytes(), src.Bytes()
 	size := src.DType().Size()
+	to, from := "planar", "interleaved"
+	if !toPlanar {
+		to, from = from, to
+	}
 	switch {
 	case dst.DType() != src.DType() || len(d) != len(s):
-		return argErrorf("planar output", "%v of %d bytes for an interleaved %v of %d bytes", dst.DType(), len(d), src.DType(), len(s))
+		return argErrorf(to+" output", "%v of %d bytes for an %s %v of %d bytes", dst.DType(), len(d), from, src.DType(), len(s))
 	case bank <= 0 || size == 0 || len(s)%(size*bank) != 0:
 		return argErrorf("bank", "%d kernels for %d elements of %v", bank, len(s)/max(size, 1), src.DType())
 	case Overlap(dst, src):
-		return argErrorf("planar output", "shares memory with the interleaved output")
+		return argErrorf(to+" output", "shares memory with the %s output", from)
 	case len(s) == 0:
 		return nil
 	}
@@ -84,15 +103,17 @@ func ToPlanar(dst, src Array, bank, workers int) error {
 	var run func(v0, v1 int)
 	switch size {
 	case 1:
-		run = func(v0, v1 int) { transposeBank(d, s, n, bank, v0, v1) }
+		run = func(v0, v1 int) { transposeBank(d, s, n, bank, v0, v1, toPlanar) }
 	case 2:
-		run = func(v0, v1 int) { transposeBank(castBytes[uint16](d), castBytes[uint16](s), n, bank, v0, v1) }
+		run = func(v0, v1 int) { transposeBank(castBytes[uint16](d), castBytes[uint16](s), n, bank, v0, v1, toPlanar) }
 	case 4:
-		run = func(v0, v1 int) { transposeBank(castBytes[uint32](d), castBytes[uint32](s), n, bank, v0, v1) }
+		run = func(v0, v1 int) { transposeBank(castBytes[uint32](d), castBytes[uint32](s), n, bank, v0, v1, toPlanar) }
 	case 8:
-		run = func(v0, v1 int) { transposeBank(castBytes[uint64](d), castBytes[uint64](s), n, bank, v0, v1) }
+		run = func(v0, v1 int) { transposeBank(castBytes[uint64](d), castBytes[uint64](s), n, bank, v0, v1, toPlanar) }
 	case 16:
-		run = func(v0, v1 int) { transposeBank(castBytes[[2]uint64](d), castBytes[[2]uint64](s), n, bank, v0, v1) }
+		run = func(v0, v1 int) {
+			transposeBank(castBytes[[2]uint64](d), castBytes[[2]uint64](s), n, bank, v0, v1, toPlanar)
+		}
 	default:
 		return &UnsupportedError{What: "element size", Value: fmt.Sprint(size), Supported: "1, 2, 4, 8, 16"}
 	}
@@ -109,18 +130,25 @@ func castBytes[T any](b []byte) []T {
 	return unsafe.Slice((*T)(unsafe.Pointer(unsafe.SliceData(b))), len(b)/int(unsafe.Sizeof(zero)))
 }
 
-// transposeBank is ToPlanar's loop over voxels v0 to v1, tile by tile:
-// dst[k*n + v] = src[v*bank + k].
-func transposeBank[T any](dst, src []T, n, bank, v0, v1 int) {
+// transposeBank is ToPlanar's (toPlanar) and FromPlanar's loop over
+// voxels v0 to v1, tile by tile: dst[k*n + v] = src[v*bank + k], or
+// dst[v*bank + k] = src[k*n + v].
+func transposeBank[T any](dst, src []T, n, bank, v0, v1 int, toPlanar bool) {
 	for vt := v0; vt < v1; vt += transposeTile {
 		ve := min(vt+transposeTile, v1)
 		for kt := 0; kt < bank; kt += transposeTile {
 			ke := min(kt+transposeTile, bank)
 			for k := kt; k < ke; k++ {
-				out := dst[k*n+vt : k*n+ve]
-				in := src[vt*bank+k:]
-				for i := range out {
-					out[i] = in[i*bank]
+				if toPlanar {
+					out, in := dst[k*n+vt:k*n+ve], src[vt*bank+k:]
+					for i := range out {
+						out[i] = in[i*bank]
+					}
+					continue
+				}
+				in, out := src[k*n+vt:k*n+ve], dst[vt*bank+k:]
+				for i, v := range in {
+					out[i*bank] = v
 				}
 			}
 		}

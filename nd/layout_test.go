@@ -44,6 +44,18 @@ func TestToPlanar(t *testing.T) {
 							t.Fatalf("%v bank %d n %d: byte %d past the output written", dt, bank, n, i)
 						}
 					}
+					// FromPlanar moves it back, bit for bit, within its output.
+					back, _ := New(dt, n*bank+7)
+					bb := back.Bytes()
+					for i := range bb {
+						bb[i] = 0x5A
+					}
+					if err := FromPlanar(Array{Data: SliceData(back.Data, 0, n*bank), Shape: []int{n * bank}}, dst, bank, workers); err != nil {
+						t.Fatalf("%v bank %d n %d: FromPlanar: %v", dt, bank, n, err)
+					}
+					if !slices.Equal(bb[:n*bank*size], b) || slices.ContainsFunc(bb[n*bank*size:], func(c byte) bool { return c != 0x5A }) {
+						t.Fatalf("%v bank %d n %d workers %d: FromPlanar(ToPlanar(x)) is not x, or wrote past its output", dt, bank, n, workers)
+					}
 				}
 			}
 		}
