@@ -53,16 +53,10 @@ func NewBenchPlan(p *nd.Problem, opt BenchOptions) (*BenchPlan, error) {
 		tl = &chunk.Timeline{}
 		popt.Timeline = tl
 	}
-	planar, err := newPlanarBank(p, opt.BankLayout, opt.Workers)
+	exec, planar, err := planBank(p, popt, opt.BankLayout, opt.Workers)
 	if err != nil {
 		return nil, err
 	}
-	popt.Planar = planar != nil
-	exec, err := plan.New(p, popt)
-	if err != nil {
-		return nil, err
-	}
-	planar.nativeIn(exec)
 	return &BenchPlan{exec: exec, tl: tl, planar: planar}, nil
 }
 

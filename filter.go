@@ -148,8 +148,8 @@ func NewFilterPlan(op Operation, shape []int, dtype DType, opt Options, fs ...fi
 	}
 	// Terms are computed in float64 where the output or input needs it
 	// (as the engine accumulates), in float32 otherwise.
-	if !opt.BankLayout.Valid() {
-		return nil, &nd.UnsupportedError{What: "bank layout", Value: opt.BankLayout.String(), Supported: "interleaved, planar"}
+	if err := checkBankLayout(opt.BankLayout); err != nil {
+		return nil, err
 	}
 	termOpt := opt
 	termOpt.BankLayout = Interleaved // a filter's terms, combined voxel by voxel

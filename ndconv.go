@@ -212,16 +212,10 @@ func NewPlan(op Operation, shape []int, dtype DType, opt Options, kernels ...Ker
 	}
 	popt := plan.Options{Device: dev, Method: opt.Method, Exact: opt.Exact, Workers: opt.Workers, Progress: opt.Progress,
 		DeviceMemory: opt.DeviceMemory}
-	planar, err := newPlanarBank(p, opt.BankLayout, opt.Workers)
+	exec, planar, err := planBank(p, popt, opt.BankLayout, opt.Workers)
 	if err != nil {
 		return nil, err
 	}
-	popt.Planar = planar != nil
-	exec, err := plan.New(p, popt)
-	if err != nil {
-		return nil, err
-	}
-	planar.nativeIn(exec)
 	return &Plan{problem: p, exec: exec, inType: dtype, opt: popt, planar: planar}, nil
 }
 
@@ -362,9 +356,10 @@ var ErrClosed = plan.ErrClosed
 // and dtypes allow, or both views of one buffer): the result is then
 // computed from a copy of src, as scipy.ndimage does. A planar bank
 // (Options.BankLayout) is written planar by the CPU's direct, FFT and
-// separable methods (not the separable in chunks), and by every other device and method computed interleaved into memory the
-// plan keeps (as large as the output) and transposed into dst
-// (nd.ToPlanar): the same bits as the interleaved output, moved.
+// separable methods (not the separable in chunks); every other device and
+// method computes it interleaved into memory the plan keeps (as large as
+// the output), transposed into dst (nd.ToPlanar): the same bits as the
+// interleaved output, moved.
 func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
 	if err := p.ready(); err != nil {
 		return Array{}, err
@@ -413,8 +408,9 @@ func (p *Plan) Execute(ctx context.Context, dst, src Array) (Array, error) {
 }
 
 // planarBank is a bank output in the planar layout (Options.BankLayout).
-// The CPU's direct, FFT and separable methods write it themselves (plan.Options.Planar, reported
-// by Executable.Planar: native); for every other device and method it is
+// The CPU's direct, FFT and separable methods write it themselves
+// (plan.Options.Planar, reported by Executable.Planar: native); for every
+// other device and method it is
 // the one step that makes it: the engine writes the interleaved layout
 // into a scratch output, and nd.ToPlanar moves it into the caller's.
 // Plan.Execute and BenchPlan.Execute run through it.
@@ -428,28 +424,40 @@ type planarBank struct {
 	inter atomic.Pointer[nd.Array]
 }
 
-// newPlanarBank returns the planar step for p, or nil where p's output
-// is as the engines write it: the interleaved layout, or one kernel (no
-// bank axis). A layout that is neither is an UnsupportedError.
-func newPlanarBank(p *nd.Problem, layout BankLayout, workers int) (*planarBank, error) {
-	if !layout.Valid() {
-		return nil, &nd.UnsupportedError{What: "bank layout", Value: layout.String(), Supported: "interleaved, planar"}
+// planBank makes p's executable with popt and, for a planar bank, the
+// step that makes it (nil where p's output is as the engines write it:
+// the interleaved layout, or one kernel, no bank axis), asking the
+// engine to write it planar itself (plan.Options.Planar) and noting
+// whether it does (Executable.Planar). popt is not changed.
+func planBank(p *nd.Problem, popt plan.Options, layout BankLayout, workers int) (*plan.Executable, *planarBank, error) {
+	if err := checkBankLayout(layout); err != nil {
+		return nil, nil, err
 	}
-	if !p.Bank || layout != Planar {
-		return nil, nil
+	var planar *planarBank
+	if p.Bank && layout == Planar {
+		if workers == 0 {
+			workers = runtime.GOMAXPROCS(0)
+		}
+		planar = &planarBank{problem: p, workers: workers}
+		popt.Planar = true
 	}
-	if workers == 0 {
-		workers = runtime.GOMAXPROCS(0)
+	exec, err := plan.New(p, popt)
+	if err != nil {
+		return nil, nil, err
 	}
-	return &planarBank{problem: p, workers: workers}, nil
+	if planar != nil {
+		planar.native = exec.Planar
+	}
+	return exec, planar, nil
 }
 
-// nativeIn notes whether exec writes the planar layout itself (b may be
-// nil: nothing to note).
-func (b *planarBank) nativeIn(exec *plan.Executable) {
-	if b != nil {
-		b.native = exec.Planar
+// checkBankLayout refuses a layout that is neither interleaved nor
+// planar with an UnsupportedError.
+func checkBankLayout(l BankLayout) error {
+	if !l.Valid() {
+		return &nd.UnsupportedError{What: "bank layout", Value: l.String(), Supported: "interleaved, planar"}
 	}
+	return nil
 }
 
 // transposes reports whether b makes the planar output from an

@@ -166,9 +166,7 @@ func newDirect[F nd.Float](p *nd.Problem, opt Options) *direct[F] {
 	kRows, kCols := g.kernel[n-2], g.kernel[n-1]
 	d := &direct[F]{p: p, opt: opt, g: g, cval: F(p.CVal), planes: 1, planeTaps: 1}
 	d.workers = opt.workersFor(product(p.OutShape) * product(p.KShape) * len(p.Kernels))
-	if opt.Planar && len(p.Kernels) > 1 {
-		d.planar = product(p.OutShape)
-	}
+	d.planar = opt.planeVoxels(p)
 	for a := 0; a < n-2; a++ {
 		d.planes *= g.out[a]
 		d.planeTaps *= g.kernel[a]

@@ -50,9 +50,7 @@ func NewFFT(p *nd.Problem, opt Options) (Executable, error) {
 	// holds), each transformed on one goroutine. Few: one at a time, each
 	// transform using every worker. The split changes only the speed: every
 	// value is computed the same way whatever the threads.
-	if opt.Planar && len(p.Kernels) > 1 {
-		e.planar = product(p.OutShape)
-	}
+	e.planar = opt.planeVoxels(p)
 	e.kernelGroup = 1
 	if e.planar == 0 && p.Out == nd.Float32 && len(p.Kernels) >= simd.BankSets && simd.BankSets*g.Group*g.Size()*4 <= maxKernelGroupBytes {
 		e.kernelGroup = simd.BankSets

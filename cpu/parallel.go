@@ -29,6 +29,16 @@ type Options struct {
 	fftLengths []int
 }
 
+// planeVoxels is a planar bank's plane of p (Options.Planar): its output
+// voxels, kernel k's plane starting at k times it; 0 where the output is
+// interleaved, or has no bank axis (one kernel).
+func (o Options) planeVoxels(p *nd.Problem) int {
+	if o.Planar && len(p.Kernels) > 1 {
+		return product(p.OutShape)
+	}
+	return 0
+}
+
 func (o Options) workers() int {
 	if o.Workers > 0 {
 		return o.Workers

@@ -35,7 +35,7 @@ func NewSeparable(p *nd.Problem, opt Options) (Executable, error) {
 		return empty{}, nil
 	}
 	if !SeparablePlanar(p) {
-		if opt.Planar && len(p.Kernels) > 1 {
+		if opt.planeVoxels(p) > 0 {
 			return nil, fmt.Errorf("cpu: separable method: a planar bank runs whole, and this one needs chunks")
 		}
 		return newChunked(p, opt, chunk.Budget{Bytes: separableScratchLimit, Scratch: separableScratch}, newWholeSeparable)
@@ -82,13 +82,16 @@ type separable[F nd.Float] struct {
 	// inter[i] is pass i's output within buffers, boxed once: a slice
 	// converted to an interface on each call would be allocated.
 	inter []any
-	// planar is the output's voxels where a bank is stored planar
-	// (Options.Planar): kernel k's plane starts at k·planar. 0: interleaved.
+	// planar is the output's voxels where the last pass writes a bank
+	// plane by plane (kernel k's plane from k·planar on): into dst with
+	// Options.Planar, else, staged, into planes. 0: interleaved into dst.
 	planar int
-	// planes: an interleaved bank (of at most maxPlanesBytes) is written
-	// plane by plane into it and then interleaved (nd.FromPlanar): the
-	// last pass, a kernel at a time, stored 4 bytes of every 64 at a bank
-	// of 16 and ran 7× longer than its sums (docs/bank-layout.md).
+	// staged: an interleaved bank (of at most maxPlanesBytes) is written
+	// into planes (allocated on first use) and then interleaved
+	// (nd.FromPlanar): the last pass, a kernel at a time, stored 4 bytes
+	// of every 64 at a bank of 16 and ran 7× longer than its sums
+	// (docs/bank-layout.md).
+	staged bool
 	planes nd.Array
 }
 
@@ -109,8 +112,9 @@ type sepTaps[F nd.Float] struct {
 
 func newSeparable[F nd.Float](p *nd.Problem, opt Options) *separable[F] {
 	s := &separable[F]{p: p, opt: opt}
-	if opt.Planar && len(p.Kernels) > 1 {
-		s.planar = product(p.OutShape)
+	s.planar = opt.planeVoxels(p)
+	if s.planar == 0 && len(p.Kernels) > 1 && int64(product(p.FullShape()))*int64(p.Out.Size()) <= maxPlanesBytes {
+		s.staged, s.planar = true, product(p.OutShape)
 	}
 	rank := len(p.InShape)
 	for d := rank - 1; d >= 0; d-- {
@@ -240,9 +244,8 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 		t.total += int64(n * len(s.taps))
 	}
 	bank := len(s.taps)
-	last, planar := dst, s.planar
-	staged := planar == 0 && bank > 1 && int64(product(s.p.FullShape()))*int64(s.p.Out.Size()) <= maxPlanesBytes
-	if staged {
+	last := dst
+	if s.staged {
 		if s.planes.Data == nil {
 			planes, err := nd.New(s.p.Out, s.p.FullShape()...)
 			if err != nil {
@@ -250,7 +253,7 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 			}
 			s.planes = planes
 		}
-		last, planar = s.planes, product(s.p.OutShape)
+		last = s.planes
 	}
 	for b := range s.taps {
 		var from any = src.Data
@@ -258,8 +261,8 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 			var to any
 			stride, offset := 1, 0
 			switch {
-			case i == len(s.passes)-1 && planar > 0:
-				to, offset = last.Data, b*planar // kernel b's plane
+			case i == len(s.passes)-1 && s.planar > 0:
+				to, offset = last.Data, b*s.planar // kernel b's plane
 			case i == len(s.passes)-1:
 				to, stride, offset = dst.Data, bank, b
 			default:
@@ -294,7 +297,7 @@ func (s *separable[F]) Execute(ctx context.Context, dst, src nd.Array) error {
 			from = to
 		}
 	}
-	if staged {
+	if s.staged {
 		return nd.FromPlanar(dst, last, bank, workers)
 	}
 	return nil

@@ -40,21 +40,9 @@ func (cpuBackend) AutoDevice() (Device, bool) { return Device{}, false }
 
 func (b cpuBackend) Implementations() []Implementation {
 	return append(methods(b.Name(),
-		func(p *nd.Problem, opt Options) (Runner, error) {
-			o := cpuOptions(opt)
-			o.Planar = opt.Planar // it writes a planar bank itself
-			return cpu.NewDirect(p, o), nil
-		},
-		func(p *nd.Problem, opt Options) (Runner, error) {
-			o := cpuOptions(opt)
-			o.Planar = opt.Planar // it writes a planar bank itself where it runs whole
-			return cpu.NewSeparable(p, o)
-		}),
-		fftOn(b.Name(), fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) {
-			o := cpuOptions(opt)
-			o.Planar = opt.Planar // its scatter and its direct fallback write a planar bank too
-			return cpu.NewFFT(p, o)
-		}, nil),
+		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewDirect(p, cpuOptions(opt)), nil },
+		func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewSeparable(p, cpuOptions(opt)) }),
+		fftOn(b.Name(), fftconv.Supported, func(p *nd.Problem, opt Options) (Runner, error) { return cpu.NewFFT(p, cpuOptions(opt)) }, nil),
 		winogradOn(b.Name(), winograd.Why, newCPUWinograd, nil))
 }
 
@@ -122,8 +110,11 @@ func cpuScratchBytes(p *nd.Problem, m Method) float64 {
 	return 0
 }
 
+// cpuOptions are the CPU engines' options. Planar is set only where New
+// found the method writes the bank planar (writesPlanar), so it passes
+// through unchanged.
 func cpuOptions(opt Options) cpu.Options {
-	return cpu.Options{Workers: opt.Workers, Progress: opt.Progress}
+	return cpu.Options{Workers: opt.Workers, Progress: opt.Progress, Planar: opt.Planar}
 }
 
 // writesPlanar reports whether the CPU's engine of method m writes p's

@@ -92,10 +92,11 @@ type Options struct {
 	// MemoryBudget); 0 lets the engines choose.
 	DeviceMemory int64
 	// Planar asks for a bank's output in the planar layout (nd.Planar):
-	// where the engine chosen writes it itself — the CPU's direct method
-	// — Executable.Planar is true and Execute writes dst planar; elsewhere
-	// the output is interleaved, as always, and the caller moves it
-	// (package ndconv's planarBank).
+	// where the engine chosen writes it itself — the CPU's direct, FFT and
+	// unchunked separable methods (writesPlanar) — Executable.Planar is
+	// true and Execute writes dst planar; elsewhere the output is
+	// interleaved, as always, and the caller moves it (package ndconv's
+	// planarBank).
 	Planar bool
 }
 
