@@ -361,8 +361,11 @@ func (d *Device) NewPlan(op Operation, shape []int, dtype DType, opt Options, ke
 // device; otherwise it must have the plan's output Shape and DType, and it
 // may be src (where the shapes and dtypes allow): the result is computed
 // into a new array whose memory then replaces src's. It returns when the
-// result is in dst. A planar bank (Options.BankLayout) is refused with an
-// ArgumentError: the engines write the interleaved layout on the device.
+// result is in dst. A planar bank (Options.BankLayout) is written planar
+// by the CPU's direct and FFT methods; the other engines write it
+// interleaved into an array the plan keeps on the device, from which
+// kernels/layout.cl moves it into dst (not on a caller's stream:
+// WithStream refuses it).
 func (p *Plan) ExecuteDevice(ctx context.Context, dst, src *DeviceArray) (*DeviceArray, error) {
 	if err := p.ready(); err != nil {
 		return nil, err
@@ -372,9 +375,6 @@ func (p *Plan) ExecuteDevice(ctx context.Context, dst, src *DeviceArray) (*Devic
 	}
 	if p.dev == nil {
 		return nil, &nd.ArgumentError{Arg: "plan", Msg: "ExecuteDevice needs a plan made by Device.NewPlan"}
-	}
-	if err := p.errPlanar("ExecuteDevice (device arrays: the engines write the interleaved layout on the device)"); err != nil {
-		return nil, err
 	}
 	if src == nil || src.dev == nil {
 		return nil, &nd.ArgumentError{Arg: "input", Msg: "no device array"}

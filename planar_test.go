@@ -9,9 +9,11 @@ import (
 	"testing"
 
 	"github.com/ndconv/ndconv"
+	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/filters"
 	"github.com/ndconv/ndconv/internal/enginetest"
 	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/opencl"
 )
 
 // moveBankAxis is numpy's moveaxis(out, -1, 0) of an interleaved bank
@@ -212,8 +214,8 @@ func TestPlanarEmpty(t *testing.T) {
 // TestPlanarRefused: the paths that do not offer a planar bank refuse it
 // with an ArgumentError naming the layout and the path: ExecuteChunks
 // (row streaming; a bank, and filters of several terms), ExecuteBlocks
-// (a bank plan, and a filter plan's), ExecuteDevice (device arrays); an
-// unknown layout is an UnsupportedError; none writes an output.
+// (a bank plan, and a filter plan's); an unknown layout is an
+// UnsupportedError; none writes an output.
 func TestPlanarRefused(t *testing.T) {
 	rng := rand.New(rand.NewPCG(38, 7))
 	src := enginetest.RandomArray(rng, nd.Float32, 16, 12)
@@ -238,19 +240,6 @@ func TestPlanarRefused(t *testing.T) {
 		t.Fatal(err)
 	}
 	defer gm.Close()
-	dev, err := ndconv.OpenDevice("cpu")
-	if err != nil {
-		t.Fatal(err)
-	}
-	defer dev.Close()
-	dp, err := dev.NewPlan(ndconv.Correlation, src.Shape, nd.Float32, opt, kernels...)
-	if err != nil {
-		t.Fatal(err)
-	}
-	din, err := dev.Upload(src)
-	if err != nil {
-		t.Fatal(err)
-	}
 	calls := []struct {
 		path string
 		call func() error
@@ -264,7 +253,6 @@ func TestPlanarRefused(t *testing.T) {
 		{"ExecuteBlocks", func() error {
 			return fp.ExecuteBlocks(ctx, ndconv.ArraySource{Array: src}, ndconv.ArraySink{Array: out}, ndconv.BlockOptions{})
 		}},
-		{"ExecuteDevice", func() error { _, err := dp.ExecuteDevice(ctx, nil, din); return err }},
 	}
 	for i, c := range calls {
 		var ae *nd.ArgumentError
@@ -401,5 +389,74 @@ func TestPlanarConcurrent(t *testing.T) {
 			t.Fatal(errs[i])
 		}
 		samePlanar(t, fmt.Sprintf("call %d", i), outs[i], inter)
+	}
+}
+
+// TestPlanarDeviceArrays: a planar bank on device arrays (Device.NewPlan,
+// ExecuteDevice) is the same device's interleaved output moved, bit for
+// bit — written natively by the CPU's direct and FFT methods, moved on
+// the device by kernels/layout.cl for every other engine — into a given
+// output and a new one, twice (the plan keeps its interleaved array);
+// on the CPU and every GPU backend here.
+func TestPlanarDeviceArrays(t *testing.T) {
+	devices := []string{"cpu"}
+	if opencl.Available() == nil {
+		devices = append(devices, "opencl")
+	}
+	if cuda.Available() == nil {
+		devices = append(devices, "cuda")
+	}
+	t.Logf("devices %v", devices)
+	rng := rand.New(rand.NewPCG(38, 11))
+	for _, name := range devices {
+		dev, err := ndconv.OpenDevice(name)
+		if err != nil {
+			t.Fatal(err)
+		}
+		for _, c := range []planarCase{
+			{"2-D", []int{37, 29}, []int{3, 5}, nd.Float32, nd.Float32, ndconv.Same},
+			{"H×W×3 uint8", []int{21, 18, 3}, []int{3, 3}, nd.Uint8, nd.Uint8, ndconv.Same},
+			{"3-D to int16", []int{9, 10, 11}, []int{3, 3, 3}, nd.Float32, nd.Int16, ndconv.Same},
+		} {
+			src := enginetest.RandomArray(rng, c.in, c.shape...)
+			din, err := dev.Upload(src)
+			if err != nil {
+				t.Fatal(err)
+			}
+			for _, m := range []ndconv.Method{ndconv.Direct, ndconv.Separable, ndconv.FFT} {
+				kernels := bankKernels(rng, m, 5, c.kshape)
+				what := fmt.Sprintf("%s %s %v", name, c.name, m)
+				run := func(layout ndconv.BankLayout, given bool) ndconv.Array {
+					t.Helper()
+					opt := ndconv.Options{Method: m, DType: c.out, Mode: c.mode, BankLayout: layout}
+					p, err := dev.NewPlan(ndconv.Correlation, c.shape, c.in, opt, kernels...)
+					if err != nil {
+						t.Fatalf("%s: %v", what, err)
+					}
+					defer p.Close()
+					var dst *ndconv.DeviceArray
+					if given {
+						if dst, err = dev.Alloc(c.out, p.Shape()...); err != nil {
+							t.Fatal(err)
+						}
+					}
+					var out *ndconv.DeviceArray
+					for range 2 {
+						if out, err = p.ExecuteDevice(ctx, dst, din); err != nil {
+							t.Fatalf("%s, %v: %v", what, layout, err)
+						}
+					}
+					a, err := out.Download()
+					if err != nil {
+						t.Fatal(err)
+					}
+					return a
+				}
+				inter := run(ndconv.Interleaved, true)
+				samePlanar(t, what+", a given output", run(ndconv.Planar, true), inter)
+				samePlanar(t, what+", a new output", run(ndconv.Planar, false), inter)
+			}
+		}
+		dev.Close()
 	}
 }

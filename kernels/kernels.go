@@ -14,7 +14,7 @@ import (
 var sources embed.FS
 
 // standalone families need none of common.cl's helpers (nor its defines).
-var standalone = map[string]bool{"roofline": true, "fft": true}
+var standalone = map[string]bool{"roofline": true, "fft": true, "layout": true}
 
 // Source returns the complete source of a kernel family ("direct"): the
 // portability header, the shared helpers and the family itself, so that a

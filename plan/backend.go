@@ -114,6 +114,10 @@ type DeviceMemory interface {
 	// Execute runs a prepared runner on arrays of this memory, false where
 	// the runner cannot take them (it then has not run).
 	Execute(ctx context.Context, run Runner, dst, src Buffer) (bool, error)
+	// ToPlanar moves src, a bank's output of bank kernels as the engines
+	// write it (interleaved, kernel fastest), into dst in the planar
+	// layout (nd.ToPlanar), on this memory's device, and waits.
+	ToPlanar(dst, src Buffer, bank int) error
 	Close() error
 }
 

@@ -148,6 +148,15 @@ func (hostMemory) Execute(ctx context.Context, run Runner, dst, src Buffer) (boo
 	return true, run.Execute(ctx, d.a, s.a)
 }
 
+func (hostMemory) ToPlanar(dst, src Buffer, bank int) error {
+	d, ok1 := dst.(*hostBuffer)
+	s, ok2 := src.(*hostBuffer)
+	if !ok1 || !ok2 {
+		return &nd.ArgumentError{Arg: "array", Msg: "not the CPU's"}
+	}
+	return nd.ToPlanar(d.a, s.a, bank, 0)
+}
+
 func (hostMemory) Close() error { return nil }
 
 func (h *hostBuffer) Write(b []byte) error { copy(h.a.Bytes(), b); return nil }

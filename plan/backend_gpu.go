@@ -215,6 +215,25 @@ func (m gpuMemory) Execute(ctx context.Context, run Runner, dst, src Buffer) (bo
 	return true, r.ExecuteDevice(ctx, d.a, s.a)
 }
 
+// ToPlanar moves the bank on the device (gpu.ToPlanar, kernels/layout.cl)
+// in the memory's queue.
+func (m gpuMemory) ToPlanar(dst, src Buffer, bank int) error {
+	d, ok1 := dst.(gpuArray)
+	s, ok2 := src.(gpuArray)
+	if !ok1 || !ok2 {
+		return &nd.ArgumentError{Arg: "array", Msg: "not this device's"}
+	}
+	n := int64(d.a.DType.Size())
+	if n == 0 {
+		return &nd.UnsupportedError{What: "dtype of a planar bank on a device", Value: d.a.DType.String()}
+	}
+	values, err := nd.NumElements(d.a.Shape)
+	if err != nil {
+		return err
+	}
+	return gpu.ToPlanar(m.dev, m.queue, d.a.Buf, s.a.Buf, int64(values/bank), bank, int(n))
+}
+
 func (m gpuMemory) Close() error { return errors.Join(m.queue.Close(), m.dev.Close()) }
 
 func (b gpuArray) Write(p []byte) error { return b.a.Write(b.queue, p) }

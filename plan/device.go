@@ -211,8 +211,32 @@ func (e *Executable) ExecuteDevice(ctx context.Context, dst, src *DeviceArray) e
 	if _, ok := e.run.(emptyRunner); ok {
 		return nil // an empty problem: nothing to compute on any device
 	}
-	if ok, err := dst.mem.impl.Execute(ctx, e.run, dst.buf, src.buf); ok {
+	out := dst.buf
+	if e.movesPlanar {
+		if _, ok := streamOf(ctx); ok {
+			// The move runs in the memory's queue once the engine's work
+			// is done, not in the caller's stream's order.
+			return &nd.UnsupportedError{What: "a planar bank on a caller's stream", Value: e.Device.String(), Supported: "the host's order (no stream in the context)"}
+		}
+		if e.interMem != dst.mem {
+			if e.inter != nil {
+				e.inter.Free()
+			}
+			buf, err := dst.mem.impl.Alloc(e.Problem.Out, e.Problem.FullShape())
+			if err != nil {
+				e.inter, e.interMem = nil, nil
+				return err
+			}
+			e.inter, e.interMem = buf, dst.mem
+		}
+		out = e.inter
+	}
+	ok, err := dst.mem.impl.Execute(ctx, e.run, out, src.buf)
+	if !ok {
+		return &nd.UnsupportedError{What: "method on device arrays", Value: e.Method.String() + " on " + e.Device.String()}
+	}
+	if err != nil || !e.movesPlanar {
 		return err
 	}
-	return &nd.UnsupportedError{What: "method on device arrays", Value: e.Method.String() + " on " + e.Device.String()}
+	return dst.mem.impl.ToPlanar(dst.buf, e.inter, len(e.Problem.Kernels))
 }

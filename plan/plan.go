@@ -205,7 +205,14 @@ type Executable struct {
 	// Planar: Execute writes a bank's output in the planar layout
 	// (Options.Planar, where the engine offers it).
 	Planar bool
-	run    Runner
+	// movesPlanar: Options.Planar asked for a bank the engine writes
+	// interleaved; ExecuteDevice computes it into inter (an array of the
+	// interleaved shape it keeps, on interMem) and moves it into the
+	// caller's array on the device (DeviceMemory.ToPlanar).
+	movesPlanar bool
+	inter       Buffer
+	interMem    *Memory
+	run         Runner
 	// turn is held by the call running (acquire): a runner keeps its
 	// scratch memory (the CPU engines' tiles and FFT blocks, a GPU
 	// engine's buffers and streams, the complex and float16 runners'
@@ -303,10 +310,14 @@ func (e *Executable) Close() error {
 	if e.closed.Swap(true) {
 		return nil
 	}
-	if c, ok := e.run.(io.Closer); ok {
-		return c.Close()
+	var err error
+	if e.inter != nil {
+		err = e.inter.Free()
 	}
-	return nil
+	if c, ok := e.run.(io.Closer); ok {
+		err = errors.Join(err, c.Close())
+	}
+	return err
 }
 
 // Runner is the backend's prepared runner, for callers that need more of
@@ -353,7 +364,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 		opt.Device = dev
 		e, err := newHalf(p, opt)
 		if err == nil {
-			e.Choice = choice
+			e.Choice, e.movesPlanar = choice, planar
 		}
 		return e, err
 	}
@@ -385,7 +396,7 @@ func New(p *nd.Problem, opt Options) (*Executable, error) {
 	if gpu {
 		markPlanned(dev)
 	}
-	return &Executable{Problem: p, Device: dev, Method: best.Method, Tuning: opt.Tuning, Choice: choice, Planar: opt.Planar, run: run}, nil
+	return &Executable{Problem: p, Device: dev, Method: best.Method, Tuning: opt.Tuning, Choice: choice, Planar: opt.Planar, movesPlanar: planar && !opt.Planar, run: run}, nil
 }
 
 // checkMethod refuses a method the options cannot have: an unknown one,
