@@ -299,7 +299,8 @@ func TestFFTScale(t *testing.T) {
 }
 
 // TestFFTScaleChoosesMethod: on a GPU, auto's choice between the FFT and
-// the direct method follows the device's measured FFTScale.
+// the direct method follows the device's measured FFTScale, with the
+// smaller margin once the scale is calibrated on enough workloads.
 func TestFFTScaleChoosesMethod(t *testing.T) {
 	if opencl.Available() != nil {
 		t.Skip("no OpenCL device to identify")
@@ -310,12 +311,17 @@ func TestFFTScaleChoosesMethod(t *testing.T) {
 		t.Fatal(err)
 	}
 	dev := ResolveOpenCL()
+	// between is a scale at which the FFT looks 1.35× cheaper than the
+	// direct method: enough under a calibrated scale's margin, not under
+	// the default one.
+	between := DirectCost(p) / FFTCost(p) / 1.35
 	for _, c := range []struct {
 		scale float64
+		n     int
 		want  Method
-	}{{0.01, FFT}, {1000, Direct}} {
+	}{{0.01, 0, FFT}, {1000, 0, Direct}, {between, 0, Direct}, {between, calibratedFFTWorkloads - 1, Direct}, {between, calibratedFFTWorkloads, FFT}} {
 		cache, _ := OpenTuningCache("")
-		if err := cache.StoreGPURates(dev, GPURates{FFTScale: c.scale}); err != nil {
+		if err := cache.StoreGPURates(dev, GPURates{FFTScale: c.scale, FFTScaleN: c.n}); err != nil {
 			t.Skip(err)
 		}
 		opt := Options{Device: dev, TuningCache: cache}
@@ -324,7 +330,7 @@ func TestFFTScaleChoosesMethod(t *testing.T) {
 			t.Fatal(err)
 		}
 		if best.Method != c.want {
-			t.Errorf("FFTScale %v: %v, want %v", c.scale, best.Method, c.want)
+			t.Errorf("FFTScale %v over %d workloads: %v, want %v", c.scale, c.n, best.Method, c.want)
 		}
 	}
 }
