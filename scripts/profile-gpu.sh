@@ -25,7 +25,7 @@ metrics=smsp__sass_inst_executed_op_local_ld.sum,smsp__sass_inst_executed_op_loc
 for s in barrier long_scoreboard short_scoreboard math_pipe_throttle mio_throttle wait not_selected no_instruction lg_throttle selected dispatch_stall branch_resolving; do metrics+=,smsp__average_warps_issue_stalled_${s}_per_issue_active.ratio; done
 for id in $ids; do
 	# Skip bench's warm-up launch (and the roofline kernels, by name).
-	ncu --kernel-name regex:"${KERNELS:-correlate}" --launch-skip "${SKIP:-2}" --launch-count "${LAUNCHES:-2}" \
+	ncu --clock-control none --kernel-name regex:"${KERNELS:-correlate}" --launch-skip "${SKIP:-2}" --launch-count "${LAUNCHES:-2}" \
 		--section SpeedOfLight --section Occupancy --section LaunchStats --section WarpStateStats \
 		--section MemoryWorkloadAnalysis --section ComputeWorkloadAnalysis --metrics "$metrics" \
 		--csv --page details \
