@@ -392,9 +392,6 @@ func runFilter(cmd *cobra.Command, job filterJob) error {
 	}
 	trace("prewarm started")
 	if blockable(job) {
-		if job.opt.BankLayout == ndconv.Planar {
-			return usagef("--bank-layout planar: a Zarr OUTPUT is written in blocks, which keep the interleaved layout; write .npy, .tif or .raw")
-		}
 		done, err := runBlocks(cmd, job, specs)
 		if done {
 			return err

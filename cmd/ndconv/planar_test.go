@@ -18,7 +18,7 @@ import (
 // and the library's planar result byte for byte — also where the input
 // is large enough to stream (a planar bank runs whole) and for a folder
 // of files (--out-dir); a Zarr OUTPUT refuses it; one kernel is
-// unchanged.
+// unchanged (into Zarr too).
 func TestBankLayoutPlanar(t *testing.T) {
 	dir := t.TempDir()
 	in := ramp(nd.Uint8, 20, 30)
@@ -97,6 +97,13 @@ func TestBankLayoutPlanar(t *testing.T) {
 	b, _ := os.ReadFile(filepath.Join(dir, "one-planar.npy"))
 	if !slices.Equal(a, b) {
 		t.Error("one kernel, --bank-layout planar: a different file")
+	}
+	// Into Zarr too, in blocks: one kernel has no bank axis to move.
+	run(nil, "-k", "k.csv", "in.npy", "one.zarr")
+	run(nil, "-k", "k.csv", "--bank-layout", "planar", "in.npy", "one-planar.zarr")
+	za, zb := readZarrOutput(t, filepath.Join(dir, "one.zarr")), readZarrOutput(t, filepath.Join(dir, "one-planar.zarr"))
+	if !slices.Equal(za.Shape, zb.Shape) || !slices.Equal(za.Bytes(), zb.Bytes()) {
+		t.Errorf("one kernel into Zarr, --bank-layout planar: %v, interleaved %v, or other values", zb.Shape, za.Shape)
 	}
 }
 
