@@ -93,8 +93,9 @@ const DefaultBlockBytes = 64 << 20
 // has one, counts blocks; ctx is checked before each block, and the first
 // error stops the rest (blocks already written stay written).
 //
-// A planar bank (Options.BankLayout) is refused with an ArgumentError: a
-// block is a box of the interleaved output.
+// A planar bank (Options.BankLayout) reaches sink with its kernel axis
+// first: each block's output box is (K, …box…) at (0, …start…), moved
+// there by nd.ToPlanar from the interleaved box its engine writes.
 func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSink, bo BlockOptions) error {
 	if err := p.ready(); err != nil {
 		return err
@@ -111,8 +112,8 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 	if p.exec.Closed() {
 		return ErrClosed
 	}
-	if err := p.errPlanar("ExecuteBlocks (blocks of the output, as Zarr stores them, are interleaved)"); err != nil {
-		return err
+	if p.planar != nil {
+		sink = &planarSink{sink: sink, bank: len(p.problem.Kernels)}
 	}
 	g, err := p.Grid(bo)
 	if err != nil {
@@ -133,6 +134,7 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 	// block's shape could add the products differently.
 	opt := p.opt
 	opt.Method, opt.Progress = p.exec.Method, nil
+	opt.Planar = false // a block is computed interleaved; planarSink moves it
 	// The executables (engines: device memory, pinned staging, streams,
 	// kernels) are shared: a worker takes one of its block's geometry on
 	// its device from the pool, or makes one while fewer than perDevice
@@ -170,6 +172,40 @@ func (p *Plan) ExecuteBlocks(ctx context.Context, src BlockSource, sink BlockSin
 		}
 		return err
 	})
+}
+
+// planarSink writes a planar bank's blocks to sink: each block's output,
+// interleaved (…box…, K) as the engines write it, moved by nd.ToPlanar
+// into a buffer of the same size and written as (K, …box…) at the start
+// with the kernel axis first. Buffers are reused from block to block
+// (the sink does not keep src past its call); blocks of one size are
+// the rule, edge blocks the exception.
+type planarSink struct {
+	sink BlockSink
+	bank int
+	bufs sync.Pool // *nd.Array, any shape
+}
+
+func (s *planarSink) WriteRegion(start []int, src nd.Array) error {
+	n := len(src.Shape)
+	if n == 0 || len(start) != n || src.Shape[n-1] != s.bank {
+		return &nd.ArgumentError{Arg: "blocks", Msg: fmt.Sprintf("a planar bank's block %v at %v: not a box of the output with its %d kernels last", src.Shape, start, s.bank)}
+	}
+	shape := append([]int{s.bank}, src.Shape[:n-1]...)
+	dst, _ := s.bufs.Get().(*nd.Array)
+	if dst == nil || dst.DType() != src.DType() || dst.Len() < src.Len() {
+		a, err := nd.New(src.DType(), src.Len())
+		if err != nil {
+			return err
+		}
+		dst = &a
+	}
+	defer s.bufs.Put(dst)
+	planar := nd.Array{Shape: shape, Data: nd.SliceData(dst.Data, 0, src.Len())}
+	if err := nd.ToPlanar(planar, src, s.bank, 1); err != nil {
+		return err
+	}
+	return s.sink.WriteRegion(append([]int{start[n-1]}, start[:n-1]...), planar)
 }
 
 // enginePool keeps ExecuteBlocks' executables by device and block

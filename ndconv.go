@@ -102,10 +102,10 @@ type Options struct {
 	// it first, shape (K, …), out[k*N + voxel] for N voxels per kernel,
 	// today's output with its last axis moved to the front (numpy's
 	// moveaxis(out, -1, 0)), the same bits. It changes nothing for one
-	// kernel (no bank axis). Execute and ExecuteDevice offer both on
-	// every device and method (see each for what it costs);
-	// ExecuteChunks and ExecuteBlocks refuse a planar bank
-	// (ArgumentError). docs/bank-layout.md has the details.
+	// kernel (no bank axis). Execute, ExecuteDevice and ExecuteBlocks
+	// offer both on every device and method (see each for what it
+	// costs); ExecuteChunks refuses a planar bank (ArgumentError).
+	// docs/bank-layout.md has the details.
 	BankLayout BankLayout
 	Progress   Progress // receives progress of long operations; may be nil
 }

@@ -12,6 +12,7 @@ import (
 	"github.com/ndconv/ndconv/cuda"
 	"github.com/ndconv/ndconv/filters"
 	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/internal/gputest"
 	"github.com/ndconv/ndconv/nd"
 	"github.com/ndconv/ndconv/opencl"
 )
@@ -247,12 +248,6 @@ func TestPlanarRefused(t *testing.T) {
 		{"ExecuteChunks", func() error { return p.ExecuteChunks(ctx, src, 1<<20, sinkFn) }},
 		{"ExecuteChunks", func() error { return fp.ExecuteChunks(ctx, src, 1<<20, sinkFn) }},
 		{"ExecuteChunks", func() error { return gm.ExecuteChunks(ctx, src, 1<<20, sinkFn) }},
-		{"ExecuteBlocks", func() error {
-			return p.ExecuteBlocks(ctx, ndconv.ArraySource{Array: src}, ndconv.ArraySink{Array: out}, ndconv.BlockOptions{})
-		}},
-		{"ExecuteBlocks", func() error {
-			return fp.ExecuteBlocks(ctx, ndconv.ArraySource{Array: src}, ndconv.ArraySink{Array: out}, ndconv.BlockOptions{})
-		}},
 	}
 	for i, c := range calls {
 		var ae *nd.ArgumentError
@@ -459,4 +454,98 @@ func TestPlanarDeviceArrays(t *testing.T) {
 		}
 		dev.Close()
 	}
+}
+
+// TestPlanarBlocks: ExecuteBlocks gives a planar bank's sink (K, …box…)
+// boxes, which put together are Execute's planar output bit for bit —
+// for Plan and FilterPlan, images with and without channels, banks of 2
+// and 5, every border, blocks of several shapes (edge blocks included) —
+// and a sink handed a box that is not the bank's is an ArgumentError.
+func TestPlanarBlocks(t *testing.T) {
+	rng := rand.New(rand.NewPCG(39, 1))
+	for _, c := range []struct {
+		shape []int
+		axes  []int // the kernels' axes; nil: every axis
+		bank  int
+		block []int
+	}{
+		{[]int{17, 23}, nil, 2, []int{5, 7}},
+		{[]int{17, 23}, nil, 5, []int{16, 8}},
+		{[]int{12, 9, 3}, []int{0, 1}, 2, []int{4, 4, 3}}, // three channels
+		{[]int{9, 10, 11}, nil, 5, []int{3, 4, 5}},
+	} {
+		for _, border := range []ndconv.Border{ndconv.Constant, ndconv.Reflect, ndconv.Wrap} {
+			src := enginetest.RandomArray(rng, nd.Float32, c.shape...)
+			rank := len(c.shape)
+			if c.axes != nil {
+				rank = len(c.axes)
+			}
+			var ks []ndconv.Kernel
+			var fs []filters.Filter
+			for k := range c.bank {
+				kern := enginetest.RandomKernel(rng, false, square(3, rank)...)
+				ks = append(ks, kern)
+				fs = append(fs, ndconv.KernelFilter(fmt.Sprint("k", k), kern))
+			}
+			opt := ndconv.Options{Device: "cpu", Border: border, Axes: c.axes, BankLayout: ndconv.Planar}
+			p, err := ndconv.NewPlan(ndconv.Correlation, src.Shape, nd.Float32, opt, ks...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer p.Close()
+			fp, err := ndconv.NewFilterPlan(ndconv.Correlation, src.Shape, nd.Float32, opt, fs...)
+			if err != nil {
+				t.Fatal(err)
+			}
+			defer fp.Close()
+			want := mustArray(t)(p.Execute(ctx, ndconv.Array{}, src))
+			if inter := moveBankAxis(mustArray(t)(interleaved(t, src, opt, ks).Execute(ctx, ndconv.Array{}, src))); gputest.SameBits(want, inter) != "" {
+				t.Fatalf("%v: Execute's planar output is not the interleaved one's bank axis moved first", c.shape)
+			}
+			name := fmt.Sprintf("%v bank %d %v blocks %v", c.shape, c.bank, border, c.block)
+			for _, run := range []func(ndconv.BlockSink) error{
+				func(s ndconv.BlockSink) error {
+					return p.ExecuteBlocks(ctx, ndconv.ArraySource{Array: src}, s, ndconv.BlockOptions{Shape: c.block})
+				},
+				func(s ndconv.BlockSink) error {
+					return fp.ExecuteBlocks(ctx, ndconv.ArraySource{Array: src}, s, ndconv.BlockOptions{Shape: c.block})
+				},
+			} {
+				got, _ := nd.New(nd.Float32, p.Shape()...)
+				if err := run(ndconv.ArraySink{Array: got}); err != nil {
+					t.Fatalf("%s: %v", name, err)
+				}
+				if d := gputest.SameBits(got, want); d != "" {
+					t.Errorf("%s: the blocks differ from Execute's planar output: %s", name, d)
+				}
+			}
+		}
+	}
+	// A sink's region must be a box of the interleaved output with its
+	// bank last; anything else is refused, not written.
+	var ae *nd.ArgumentError
+	if err := ndconv.PlanarSinkForTest(2).WriteRegion([]int{0, 0}, must(nd.New(nd.Float32, 3, 3))); !errors.As(err, &ae) {
+		t.Errorf("a box without the bank's 2 kernels last: %v, want an ArgumentError", err)
+	}
+}
+
+func square(k, rank int) []int {
+	s := make([]int, rank)
+	for i := range s {
+		s[i] = k
+	}
+	return s
+}
+
+// interleaved is the interleaved plan of ks with opt otherwise, closed
+// with the test.
+func interleaved(t *testing.T, src ndconv.Array, opt ndconv.Options, ks []ndconv.Kernel) *ndconv.Plan {
+	t.Helper()
+	opt.BankLayout = ndconv.Interleaved
+	p, err := ndconv.NewPlan(ndconv.Correlation, src.Shape, nd.Float32, opt, ks...)
+	if err != nil {
+		t.Fatal(err)
+	}
+	t.Cleanup(func() { p.Close() })
+	return p
 }
