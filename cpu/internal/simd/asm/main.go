@@ -27,8 +27,9 @@ type isa struct {
 	// blockVectors and bankVectors are the vectors per accumulator set of
 	// the register-blocked loops: sets × vectors accumulators, as many
 	// source vectors and a weight fit in the vector registers (32 with
-	// AVX-512, 16 with AVX2).
-	blockVectors, bankVectors int
+	// AVX-512, 16 with AVX2). runsVectors is blockVectors for the row
+	// block that follows a program (blockRuns).
+	blockVectors, bankVectors, runsVectors int
 	// fullSteps: the row blocks test a step's mask for every set at
 	// once, and a step that adds to every set skips the sets' tests.
 	fullSteps bool
@@ -47,8 +48,12 @@ type elem struct {
 }
 
 var (
-	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 3, bankVectors: 1, fullSteps: true}
-	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}, blockVectors: 4, bankVectors: 3}
+	avx2 = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 3, bankVectors: 1, runsVectors: 3, fullSteps: true}
+	// AVX-512's row block following a program takes 6 vectors a row (24
+	// accumulators, 6 source vectors and a weight: 31 of the 32
+	// registers): each step's source loads and weight broadcasts are
+	// shared by more fused multiply-adds than the step loop's 4 × 4.
+	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}, blockVectors: 4, bankVectors: 3, runsVectors: 6}
 	f32    = elem{name: "F32", gotype: "float32", size: 4, broadcast: VBROADCASTSS, fma: VFMADD231PS,
 		move: VMOVUPS, loadMasked: VMOVUPS_Z, moveScalar: VMOVSS, fmaScalar: VFMADD231SS}
 	f64 = elem{name: "F64", gotype: "float64", size: 8, broadcast: VBROADCASTSD, fma: VFMADD231PD,
@@ -90,8 +95,8 @@ func main() {
 			axpy(s, e)
 			block(s, e, "block", blockRows, s.blockVectors, false)
 			block(s, e, "bank", bankSets, s.bankVectors, false)
+			block(s, e, "blockRuns", blockRows, s.runsVectors, true)
 			if !s.masked {
-				block(s, e, "blockRuns", blockRows, s.blockVectors, true)
 				dense3(s, e)
 			}
 		}
@@ -532,8 +537,8 @@ const blockRows, bankSets = 4, 8
 // body of its own, so a step costs no mask tests and no step-word
 // decoding. Outputs past the whole passes take one more such pass that
 // ends at n (it computes some outputs twice, with the same bits) where n
-// allows one; otherwise the narrower passes and the scalar tail take steps
-// and w.
+// allows one; otherwise steps and w: the narrower passes and the scalar
+// tail, or with masks one pass whose last vector is masked.
 func block(s isa, e elem, kind string, sets, vectors int, runs bool) {
 	name := fmt.Sprintf("%s%s%s", kind, s.name, e.name)
 	sig := fmt.Sprintf("func(out []%s, outPitch, n int, src []%s, steps []int, w []%s)", e.gotype, e.gotype, e.gotype)
@@ -756,14 +761,35 @@ func block(s isa, e elem, kind string, sets, vectors int, runs bool) {
 			ADDQ(pitch, q)
 		}
 	}
+	if runs {
+		// The widest pass follows prog. The last rest outputs, after at
+		// least one whole pass: one more pass that ends at n, over rest
+		// new outputs and some already computed, which it computes again
+		// with the same bits. Fewer outputs than a whole pass take the
+		// passes below, on steps and w.
+		v := vectors
+		prefix := fmt.Sprintf("block%d", v)
+		blocks(prefix, n, x, rest, v*lanes, func() { runProg(prefix+"Prog", v) })
+		CMPQ(rest, Imm(0))
+		JEQ(LabelRef("return"))
+		CMPQ(n, U32(v*lanes))
+		JL(LabelRef(prefix + "Narrow"))
+		MOVQ(n, x)
+		SUBQ(U32(v*lanes), x)
+		runProg(prefix+"Last", v)
+		JMP(LabelRef("return"))
+		Label(prefix + "Narrow")
+	}
 	if s.masked {
 		// After the full blocks, fewer than vectors·lanes outputs
 		// remain: one pass over the steps with as many vectors as they
 		// need, the last one masked.
 		v := vectors
-		blocks(fmt.Sprintf("block%d", v), n, x, rest, v*lanes, func() { run(fmt.Sprintf("block%dBody", v), v, nil, false) })
-		CMPQ(rest, Imm(0))
-		JE(LabelRef("return"))
+		if !runs {
+			blocks(fmt.Sprintf("block%d", v), n, x, rest, v*lanes, func() { run(fmt.Sprintf("block%dBody", v), v, nil, false) })
+			CMPQ(rest, Imm(0))
+			JE(LabelRef("return"))
+		}
 		k := K()
 		for nv := 1; nv <= v; nv++ {
 			next := fmt.Sprintf("notTail%d", nv)
@@ -783,25 +809,12 @@ func block(s isa, e elem, kind string, sets, vectors int, runs bool) {
 		// Without masks, the outputs past the widest blocks run in
 		// passes of one fewer vector each, so that a tail keeps as
 		// many independent FMA chains as it can.
-		for v := vectors; v >= 1; v-- {
+		widest := vectors
+		if runs {
+			widest-- // the widest pass is above
+		}
+		for v := widest; v >= 1; v-- {
 			prefix := fmt.Sprintf("block%d", v)
-			if runs && v == vectors {
-				blocks(prefix, n, x, rest, v*lanes, func() { runProg(prefix+"Prog", v) })
-				// The last rest outputs, after at least one whole pass:
-				// one more pass that ends at n, over rest new outputs
-				// and some already computed, which it computes again
-				// with the same bits; no narrower or scalar passes.
-				CMPQ(rest, Imm(0))
-				JEQ(LabelRef("return"))
-				CMPQ(n, U32(v*lanes))
-				JL(LabelRef(prefix + "Narrow"))
-				MOVQ(n, x)
-				SUBQ(U32(v*lanes), x)
-				runProg(prefix+"Last", v)
-				JMP(LabelRef("return"))
-				Label(prefix + "Narrow")
-				continue
-			}
 			blocks(prefix, n, x, rest, v*lanes, func() { run(prefix+"Body", v, nil, false) })
 		}
 		Label("scalar")
