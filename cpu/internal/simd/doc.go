@@ -21,8 +21,8 @@
 // With either, a row block (BlockRows sets) follows its steps as a program
 // of runs that NewSteps prepares (consecutive steps adding to the same
 // sets, one loop body per set mask, no per-step mask tests; 3 vectors a
-// row with AVX2, 6 with AVX-512's 32 registers), and with AVX2 a dense
-// 3×3 kernel's row block holds its nine weights in registers; both give
+// row with AVX2, 6 with AVX-512's 32 registers), and a dense 3×3
+// kernel's row block holds its nine weights in registers; both give
 // Block's bits, and their pure-Go references (blockRunsGo, dense3Go) are
 // what the guard-band tests compare them with.
 // On arm64 the taps, row, axpy and Block loops (Block register-blocked as
