@@ -350,6 +350,27 @@ func setLowBits(k, n reg.Register) {
 	KMOVW(mask.As32(), k)
 }
 
+// maskedTail emits the pass over the last rest outputs (0 < rest <
+// vectors·lanes): pass(nv, k) with as many vectors nv as rest needs, the
+// last one under the mask k of its lanes, then a jump to "return".
+func maskedTail(rest reg.Register, lanes, vectors int, pass func(nv int, k reg.Register)) {
+	k := K()
+	for nv := 1; nv <= vectors; nv++ {
+		next := fmt.Sprintf("notTail%d", nv)
+		if nv < vectors {
+			CMPQ(rest, U32(nv*lanes))
+			JG(LabelRef(next))
+		}
+		if nv > 1 {
+			SUBQ(U32((nv-1)*lanes), rest) // the last vector's lanes
+		}
+		setLowBits(k, rest)
+		pass(nv, k)
+		JMP(LabelRef("return"))
+		Label(next)
+	}
+}
+
 // widen generates dst[i] = float32(src[i]), exact for these types.
 func widen(s isa, t integer) {
 	name := fmt.Sprintf("load%s%s", t.name, s.name)
@@ -791,21 +812,7 @@ func block(s isa, e elem, kind string, sets, vectors int, runs bool) {
 			CMPQ(rest, Imm(0))
 			JE(LabelRef("return"))
 		}
-		k := K()
-		for nv := 1; nv <= v; nv++ {
-			next := fmt.Sprintf("notTail%d", nv)
-			if nv < v {
-				CMPQ(rest, U32(nv*lanes))
-				JG(LabelRef(next))
-			}
-			if nv > 1 {
-				SUBQ(U32((nv-1)*lanes), rest) // the last vector's lanes
-			}
-			setLowBits(k, rest)
-			run(fmt.Sprintf("tail%d", nv), nv, k, false)
-			JMP(LabelRef("return"))
-			Label(next)
-		}
+		maskedTail(rest, lanes, v, func(nv int, k reg.Register) { run(fmt.Sprintf("tail%d", nv), nv, k, false) })
 	} else {
 		// Without masks, the outputs past the widest blocks run in
 		// passes of one fewer vector each, so that a tail keeps as
@@ -1013,23 +1020,8 @@ func dense3(s isa, e elem) {
 	JMP(LabelRef("return"))
 	if s.masked {
 		Label(narrow)
-		// x is 0 and rest = n < step: one pass of as many vectors as
-		// n needs, the last one masked.
-		k := K()
-		for nv := 1; nv <= vectors; nv++ {
-			next := fmt.Sprintf("notTail%d", nv)
-			if nv < vectors {
-				CMPQ(rest, U32(nv*lanes))
-				JG(LabelRef(next))
-			}
-			if nv > 1 {
-				SUBQ(U32((nv-1)*lanes), rest) // the last vector's lanes
-			}
-			setLowBits(k, rest)
-			pass(nv, k, false)
-			JMP(LabelRef("return"))
-			Label(next)
-		}
+		// x is 0 and rest = n < step.
+		maskedTail(rest, lanes, vectors, func(nv int, k reg.Register) { pass(nv, k, false) })
 	} else {
 		Label("scalar")
 		CMPQ(x, n)
