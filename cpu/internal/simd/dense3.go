@@ -3,8 +3,9 @@ package simd
 import "github.com/ndconv/ndconv/nd"
 
 // dense3Steps is a row block's steps recognised as a dense 3×3 kernel's
-// (every tap nonzero, columns one value apart), which the AVX2 loop
-// dense3AVX2F32/F64 runs with the nine weights held in registers: base is
+// (every tap nonzero, columns one value apart), which the loops
+// dense3AVX2F32/F64 and dense3AVX512F32/F64 run with the nine weights
+// held in registers: base is
 // the first step's source offset, pitch the source's row pitch, w the
 // kernel, row-major.
 type dense3Steps[F nd.Float] struct {
@@ -54,7 +55,7 @@ func findDense3[F nd.Float](steps []int, w []F) *dense3Steps[F] {
 }
 
 // dense3F32 and dense3F64 are the dense 3×3 loops where the machine has
-// them (AVX2), else nil.
+// them (AVX2, AVX-512), else nil.
 var (
 	dense3F32 func(out []float32, outPitch, n int, src []float32, srcPitch int, w []float32)
 	dense3F64 func(out []float64, outPitch, n int, src []float64, srcPitch int, w []float64)

@@ -59,7 +59,7 @@ type Steps[F nd.Float] struct {
 	offs [][]int
 	setW [][]F
 	// prog is a row block's steps as runs (runsProgram), for the AVX2
-	// row-block loop; nil for a bank's sets.
+	// and AVX-512 row-block loops; nil for a bank's sets.
 	prog []uint64
 	// d3 is a row block's dense 3×3 kernel, for the loop that holds its
 	// weights in registers; nil for other steps.
@@ -268,7 +268,7 @@ var (
 	storeUint16       = storeUint16Sat
 	fmaPeak           = fmaPeakGo
 	transpose8        = transpose8Go
-	// blockRuns32 and blockRuns64, where set (AVX2), run a row block
+	// blockRuns32 and blockRuns64, where set (AVX2, AVX-512), run a row block
 	// (BlockRows sets) from its steps' program (Steps.prog) instead of
 	// block32 and block64.
 	blockRuns32 func(out []float32, outPitch, n int, src []float32, steps []int, w []float32, prog []uint64)

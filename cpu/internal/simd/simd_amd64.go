@@ -29,6 +29,8 @@ func init() {
 		taps32, setTaps32, row32, axpy32 = tapsAVX512F32, setTapsAVX512F32, rowAVX512F32, axpyAVX512F32
 		taps64, setTaps64, row64, axpy64 = tapsAVX512F64, setTapsAVX512F64, rowAVX512F64, axpyAVX512F64
 		block32, block64 = blockAVX512F32, blockAVX512F64
+		blockRuns32, blockRuns64 = blockRunsAVX512F32, blockRunsAVX512F64
+		dense3F32, dense3F64 = dense3AVX512F32, dense3AVX512F64
 		bank32, bank64 = bankAVX512F32, bankAVX512F64
 		loadUint8, loadUint16 = loadUint8AVX512, loadUint16AVX512
 		storeUint8, storeUint16 = storeUint8AVX512, storeUint16AVX512

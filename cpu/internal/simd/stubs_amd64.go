@@ -85,6 +85,12 @@ func blockAVX512F32(out []float32, outPitch int, n int, src []float32, steps []i
 // bankAVX512F32 is blockGo in AVX512 for 8 sets.
 func bankAVX512F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32)
 
+// blockRunsAVX512F32 is blockRunsGo in AVX512 for 4 sets.
+func blockRunsAVX512F32(out []float32, outPitch int, n int, src []float32, steps []int, w []float32, prog []uint64)
+
+// dense3AVX512F32 is dense3Go in AVX512.
+func dense3AVX512F32(out []float32, outPitch int, n int, src []float32, srcPitch int, w []float32)
+
 // tapsAVX512F64 is tapsGo in AVX512.
 func tapsAVX512F64(acc []float64, src []float64, offs []int, w []float64)
 
@@ -102,6 +108,12 @@ func blockAVX512F64(out []float64, outPitch int, n int, src []float64, steps []i
 
 // bankAVX512F64 is blockGo in AVX512 for 8 sets.
 func bankAVX512F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64)
+
+// blockRunsAVX512F64 is blockRunsGo in AVX512 for 4 sets.
+func blockRunsAVX512F64(out []float64, outPitch int, n int, src []float64, steps []int, w []float64, prog []uint64)
+
+// dense3AVX512F64 is dense3Go in AVX512.
+func dense3AVX512F64(out []float64, outPitch int, n int, src []float64, srcPitch int, w []float64)
 
 // loadUint8AVX512 is loadUint8Go in AVX512.
 func loadUint8AVX512(dst []float32, src []uint8)

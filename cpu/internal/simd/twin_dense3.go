@@ -2,9 +2,9 @@ package simd
 
 import "github.com/ndconv/ndconv/nd"
 
-// dense3Go is the reference of the dense 3×3 loops (dense3AVX2F32/F64):
-// the steps of a dense 3×3 kernel w for BlockRows rows at source pitch
-// srcPitch, run by setsGo.
+// dense3Go is the reference of the dense 3×3 loops (dense3AVX2F32/F64,
+// dense3AVX512F32/F64): the steps of a dense 3×3 kernel w for BlockRows
+// rows at source pitch srcPitch, run by setsGo.
 func dense3Go[F nd.Float](out []F, outPitch, n int, src []F, srcPitch int, w []F) {
 	var steps []int
 	var ws []F

@@ -14,9 +14,11 @@ type dense3Loop[F nd.Float] struct {
 }
 
 // TestDense3F32 and TestDense3F64 compare the dense 3×3 loops (the AVX2
-// assembly where the CPU has it, and Block as dispatched on the steps
-// blockSteps makes for such a kernel) with dense3Go, bit for bit, for
-// every output length 0..maxLength at alignments 0–3, random pitches,
+// and AVX-512 assembly where the CPU has them, and Block as dispatched on
+// the steps blockSteps makes for such a kernel) with dense3Go, bit for
+// bit, for every output length 0..maxLength (AVX-512's masked pass below
+// 64 float32s, whole passes and the pass that ends at n above) at
+// alignments 0–3, random pitches,
 // sentinels around and between the rows, values with zeros, infinities,
 // NaN from ∞·0, subnormals and cancelling pairs in the source.
 func TestDense3F32(t *testing.T) { testDense3(t, asmDense3F32(t.Logf)) }

@@ -8,8 +8,8 @@ import (
 )
 
 // runsProgram encodes a row block's steps (BlockRows sets) as the
-// program the AVX2 row-block loop follows in its widest pass
-// (blockRunsAVX2F32/F64): the steps grouped into runs of consecutive
+// program the row-block loops follow in their widest pass
+// (blockRunsAVX2F32/F64, blockRunsAVX512F32/F64): the steps grouped into runs of consecutive
 // steps that add to the same sets, each run a header word
 // count<<8 | mask followed by count records — the step's source offset in
 // bytes, then its BlockRows weights packed as F — and a zero word at the

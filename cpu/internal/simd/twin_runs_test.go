@@ -14,15 +14,16 @@ type runsLoop[F nd.Float] struct {
 }
 
 // TestBlockRuns32 and TestBlockRuns64 compare the loops that follow a row
-// block's program (the AVX2 assembly where the CPU has it, the program's
-// pure-Go reference blockRunsGo, and Block as dispatched) with setsGo on
-// the steps the program was made from, bit for bit, for every output
-// length 0..maxLength at alignments 0–3, with sentinels around and
-// between the rows. The steps are a random kernel's (1–6 × 1–6 taps,
-// some of them zero, so runs break inside rows) for BlockRows rows at a
-// random pitch, or random steps with random masks (runs of one step,
-// empty masks), over values with zeros, infinities, NaN from ∞·0,
-// subnormals and cancelling pairs.
+// block's program (the AVX2 and AVX-512 assembly where the CPU has them,
+// the program's pure-Go reference blockRunsGo, and Block as dispatched)
+// with setsGo on the steps the program was made from, bit for bit, for
+// every output length 0..maxLength (AVX-512's masked pass below 96
+// float32s, whole passes and the pass that ends at n above) at
+// alignments 0–3, with sentinels around and between the rows. The steps
+// are a random kernel's (1–6 × 1–6 taps, some of them zero, so runs break
+// inside rows) for BlockRows rows at a random pitch, or random steps with
+// random masks (runs of one step, empty masks), over values with zeros,
+// infinities, NaN from ∞·0, subnormals and cancelling pairs.
 func TestBlockRuns32(t *testing.T) { testBlockRuns(t, asmBlockRuns32(t.Logf)) }
 
 func TestBlockRuns64(t *testing.T) { testBlockRuns(t, asmBlockRuns64(t.Logf)) }

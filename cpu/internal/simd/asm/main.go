@@ -27,8 +27,12 @@ type isa struct {
 	// blockVectors and bankVectors are the vectors per accumulator set of
 	// the register-blocked loops: sets × vectors accumulators, as many
 	// source vectors and a weight fit in the vector registers (32 with
-	// AVX-512, 16 with AVX2).
-	blockVectors, bankVectors int
+	// AVX-512, 16 with AVX2). runsVectors is blockVectors for the row
+	// block that follows a program (blockRuns).
+	blockVectors, bankVectors, runsVectors int
+	// dense3Vectors: the vectors a row of the dense 3×3 loop (4 rows,
+	// nine weights in registers).
+	dense3Vectors int
 	// fullSteps: the row blocks test a step's mask for every set at
 	// once, and a step that adds to every set skips the sets' tests.
 	fullSteps bool
@@ -47,8 +51,12 @@ type elem struct {
 }
 
 var (
-	avx2   = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 3, bankVectors: 1, fullSteps: true}
-	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}, blockVectors: 4, bankVectors: 3}
+	avx2 = isa{name: "AVX2", bytes: 32, blocks: []int{8, 4, 1}, blockVectors: 3, bankVectors: 1, runsVectors: 3, dense3Vectors: 1, fullSteps: true}
+	// AVX-512's row block following a program takes 6 vectors a row (24
+	// accumulators, 6 source vectors and a weight: 31 of the 32
+	// registers): each step's source loads and weight broadcasts are
+	// shared by more fused multiply-adds than the step loop's 4 × 4.
+	avx512 = isa{name: "AVX512", bytes: 64, masked: true, blocks: []int{8, 4, 1}, blockVectors: 4, bankVectors: 3, runsVectors: 6, dense3Vectors: 4}
 	f32    = elem{name: "F32", gotype: "float32", size: 4, broadcast: VBROADCASTSS, fma: VFMADD231PS,
 		move: VMOVUPS, loadMasked: VMOVUPS_Z, moveScalar: VMOVSS, fmaScalar: VFMADD231SS}
 	f64 = elem{name: "F64", gotype: "float64", size: 8, broadcast: VBROADCASTSD, fma: VFMADD231PD,
@@ -90,10 +98,8 @@ func main() {
 			axpy(s, e)
 			block(s, e, "block", blockRows, s.blockVectors, false)
 			block(s, e, "bank", bankSets, s.bankVectors, false)
-			if !s.masked {
-				block(s, e, "blockRuns", blockRows, s.blockVectors, true)
-				dense3(s, e)
-			}
+			block(s, e, "blockRuns", blockRows, s.runsVectors, true)
+			dense3(s, e)
 		}
 		for _, i := range []integer{u8, u16} {
 			widen(s, i)
@@ -344,6 +350,27 @@ func setLowBits(k, n reg.Register) {
 	KMOVW(mask.As32(), k)
 }
 
+// maskedTail emits the pass over the last rest outputs (0 < rest <
+// vectors·lanes): pass(nv, k) with as many vectors nv as rest needs, the
+// last one under the mask k of its lanes, then a jump to "return".
+func maskedTail(rest reg.Register, lanes, vectors int, pass func(nv int, k reg.Register)) {
+	k := K()
+	for nv := 1; nv <= vectors; nv++ {
+		next := fmt.Sprintf("notTail%d", nv)
+		if nv < vectors {
+			CMPQ(rest, U32(nv*lanes))
+			JG(LabelRef(next))
+		}
+		if nv > 1 {
+			SUBQ(U32((nv-1)*lanes), rest) // the last vector's lanes
+		}
+		setLowBits(k, rest)
+		pass(nv, k)
+		JMP(LabelRef("return"))
+		Label(next)
+	}
+}
+
 // widen generates dst[i] = float32(src[i]), exact for these types.
 func widen(s isa, t integer) {
 	name := fmt.Sprintf("load%s%s", t.name, s.name)
@@ -532,8 +559,8 @@ const blockRows, bankSets = 4, 8
 // body of its own, so a step costs no mask tests and no step-word
 // decoding. Outputs past the whole passes take one more such pass that
 // ends at n (it computes some outputs twice, with the same bits) where n
-// allows one; otherwise the narrower passes and the scalar tail take steps
-// and w.
+// allows one; otherwise steps and w: the narrower passes and the scalar
+// tail, or with masks one pass whose last vector is masked.
 func block(s isa, e elem, kind string, sets, vectors int, runs bool) {
 	name := fmt.Sprintf("%s%s%s", kind, s.name, e.name)
 	sig := fmt.Sprintf("func(out []%s, outPitch, n int, src []%s, steps []int, w []%s)", e.gotype, e.gotype, e.gotype)
@@ -756,52 +783,46 @@ func block(s isa, e elem, kind string, sets, vectors int, runs bool) {
 			ADDQ(pitch, q)
 		}
 	}
+	if runs {
+		// The widest pass follows prog. The last rest outputs, after at
+		// least one whole pass: one more pass that ends at n, over rest
+		// new outputs and some already computed, which it computes again
+		// with the same bits. Fewer outputs than a whole pass take the
+		// passes below, on steps and w.
+		v := vectors
+		prefix := fmt.Sprintf("block%d", v)
+		blocks(prefix, n, x, rest, v*lanes, func() { runProg(prefix+"Prog", v) })
+		CMPQ(rest, Imm(0))
+		JEQ(LabelRef("return"))
+		CMPQ(n, U32(v*lanes))
+		JL(LabelRef(prefix + "Narrow"))
+		MOVQ(n, x)
+		SUBQ(U32(v*lanes), x)
+		runProg(prefix+"Last", v)
+		JMP(LabelRef("return"))
+		Label(prefix + "Narrow")
+	}
 	if s.masked {
 		// After the full blocks, fewer than vectors·lanes outputs
 		// remain: one pass over the steps with as many vectors as they
 		// need, the last one masked.
 		v := vectors
-		blocks(fmt.Sprintf("block%d", v), n, x, rest, v*lanes, func() { run(fmt.Sprintf("block%dBody", v), v, nil, false) })
-		CMPQ(rest, Imm(0))
-		JE(LabelRef("return"))
-		k := K()
-		for nv := 1; nv <= v; nv++ {
-			next := fmt.Sprintf("notTail%d", nv)
-			if nv < v {
-				CMPQ(rest, U32(nv*lanes))
-				JG(LabelRef(next))
-			}
-			if nv > 1 {
-				SUBQ(U32((nv-1)*lanes), rest) // the last vector's lanes
-			}
-			setLowBits(k, rest)
-			run(fmt.Sprintf("tail%d", nv), nv, k, false)
-			JMP(LabelRef("return"))
-			Label(next)
+		if !runs {
+			blocks(fmt.Sprintf("block%d", v), n, x, rest, v*lanes, func() { run(fmt.Sprintf("block%dBody", v), v, nil, false) })
+			CMPQ(rest, Imm(0))
+			JE(LabelRef("return"))
 		}
+		maskedTail(rest, lanes, v, func(nv int, k reg.Register) { run(fmt.Sprintf("tail%d", nv), nv, k, false) })
 	} else {
 		// Without masks, the outputs past the widest blocks run in
 		// passes of one fewer vector each, so that a tail keeps as
 		// many independent FMA chains as it can.
-		for v := vectors; v >= 1; v-- {
+		widest := vectors
+		if runs {
+			widest-- // the widest pass is above
+		}
+		for v := widest; v >= 1; v-- {
 			prefix := fmt.Sprintf("block%d", v)
-			if runs && v == vectors {
-				blocks(prefix, n, x, rest, v*lanes, func() { runProg(prefix+"Prog", v) })
-				// The last rest outputs, after at least one whole pass:
-				// one more pass that ends at n, over rest new outputs
-				// and some already computed, which it computes again
-				// with the same bits; no narrower or scalar passes.
-				CMPQ(rest, Imm(0))
-				JEQ(LabelRef("return"))
-				CMPQ(n, U32(v*lanes))
-				JL(LabelRef(prefix + "Narrow"))
-				MOVQ(n, x)
-				SUBQ(U32(v*lanes), x)
-				runProg(prefix+"Last", v)
-				JMP(LabelRef("return"))
-				Label(prefix + "Narrow")
-				continue
-			}
 			blocks(prefix, n, x, rest, v*lanes, func() { run(prefix+"Body", v, nil, false) })
 		}
 		Label("scalar")
@@ -877,9 +898,12 @@ func transpose8() {
 // one fused multiply-add from +0, of w[kr·3+kc] and src[(i+kr)·srcPitch +
 // x + kc]. Each source vector is loaded once for every row that takes it
 // (up to 3), with no weight loads in the loop: half a load per fused
-// multiply-add, against about one for the step loops. Outputs past the
-// whole vectors take one more vector that ends at n (recomputing some
-// outputs with the same bits), or scalars when n is less than a vector.
+// multiply-add, against about one for the step loops. A pass takes
+// s.dense3Vectors vectors a row (enough independent chains to cover the
+// FMA latency: 4 rows × 1 ymm with AVX2, 4 × 3 zmm with AVX-512). Outputs
+// past the whole passes take one more pass that ends at n (recomputing
+// some outputs with the same bits); fewer than a pass, scalars (AVX2) or
+// one pass whose last vector is masked (AVX-512).
 func dense3(s isa, e elem) {
 	name := fmt.Sprintf("dense3%s%s", s.name, e.name)
 	TEXT(name, NOSPLIT, fmt.Sprintf("func(out []%s, outPitch, n int, src []%s, srcPitch int, w []%s)", e.gotype, e.gotype, e.gotype))
@@ -898,40 +922,61 @@ func dense3(s isa, e elem) {
 		w[t] = s.vec()
 		e.broadcast(Mem{Base: wp, Disp: t * e.size}, w[t])
 	}
-	var acc [blockRows]reg.VecVirtual
+	vectors := s.dense3Vectors
+	var acc [blockRows][]reg.VecVirtual
 	for i := range acc {
-		acc[i] = s.vec()
+		for range vectors {
+			acc[i] = append(acc[i], s.vec())
+		}
 	}
-	in := s.vec()
+	in := make([]reg.VecVirtual, vectors)
+	for j := range in {
+		in[j] = s.vec()
+	}
 	lanes := s.bytes / e.size
 	x, q, o := GP64(), GP64(), GP64()
 	XORQ(x, x)
-	// pass computes the outputs at x: whole vectors, or one scalar.
-	pass := func(scalar bool) {
-		a := func(i int) reg.Register {
+	// pass computes v vectors of outputs a row at x, the last one under
+	// the mask k where k is not nil; or one scalar.
+	pass := func(v int, k reg.Register, scalar bool) {
+		a := func(i, j int) reg.Register {
 			if scalar {
-				return acc[i].AsX()
+				return acc[i][j].AsX()
 			}
-			return acc[i]
+			return acc[i][j]
 		}
+		masked := func(j int) bool { return k != nil && j == v-1 }
 		for i := range acc {
-			VXORPS(a(i), a(i), a(i))
+			for j := range v {
+				if s.bytes == 64 {
+					s.zero(a(i, j))
+				} else {
+					VXORPS(a(i, j), a(i, j), a(i, j))
+				}
+			}
 		}
 		LEAQ(Mem{Base: srcp, Index: x, Scale: uint8(e.size)}, q)
 		for r := 0; r < blockRows+2; r++ {
 			for c := 0; c < 3; c++ {
-				at := Mem{Base: q, Disp: c * e.size}
-				if scalar {
-					e.moveScalar(at, in.AsX())
-				} else {
-					e.move(at, in)
+				for j := range v {
+					at := Mem{Base: q, Disp: c*e.size + j*s.bytes}
+					switch {
+					case scalar:
+						e.moveScalar(at, in[j].AsX())
+					case masked(j):
+						e.loadMasked(at, k, in[j])
+					default:
+						e.move(at, in[j])
+					}
 				}
 				for i := range acc {
 					if kr := r - i; kr >= 0 && kr < 3 {
-						if scalar {
-							e.fmaScalar(in.AsX(), w[kr*3+c].AsX(), a(i))
-						} else {
-							e.fma(in, w[kr*3+c], a(i))
+						for j := range v {
+							if scalar {
+								e.fmaScalar(in[j].AsX(), w[kr*3+c].AsX(), a(i, j))
+							} else {
+								e.fma(in[j], w[kr*3+c], a(i, j))
+							}
 						}
 					}
 				}
@@ -942,10 +987,16 @@ func dense3(s isa, e elem) {
 		}
 		LEAQ(Mem{Base: outp, Index: x, Scale: uint8(e.size)}, o)
 		for i := range acc {
-			if scalar {
-				e.moveScalar(a(i), Mem{Base: o})
-			} else {
-				e.move(a(i), Mem{Base: o})
+			for j := range v {
+				at := Mem{Base: o, Disp: j * s.bytes}
+				switch {
+				case scalar:
+					e.moveScalar(a(i, j), at)
+				case masked(j):
+					e.move(a(i, j), k, at)
+				default:
+					e.move(a(i, j), at)
+				}
 			}
 			if i < len(acc)-1 {
 				ADDQ(opitch, o)
@@ -953,20 +1004,31 @@ func dense3(s isa, e elem) {
 		}
 	}
 	rest := GP64()
-	blocks("vector", n, x, rest, lanes, func() { pass(false) })
+	step := vectors * lanes
+	blocks("vector", n, x, rest, step, func() { pass(vectors, nil, false) })
 	CMPQ(rest, Imm(0))
 	JEQ(LabelRef("return"))
-	CMPQ(n, U32(lanes))
-	JL(LabelRef("scalar"))
+	narrow := "scalar"
+	if s.masked {
+		narrow = "narrow"
+	}
+	CMPQ(n, U32(step))
+	JL(LabelRef(narrow))
 	MOVQ(n, x)
-	SUBQ(U32(lanes), x)
-	pass(false)
+	SUBQ(U32(step), x)
+	pass(vectors, nil, false)
 	JMP(LabelRef("return"))
-	Label("scalar")
-	CMPQ(x, n)
-	JGE(LabelRef("return"))
-	pass(true)
-	INCQ(x)
-	JMP(LabelRef("scalar"))
+	if s.masked {
+		Label(narrow)
+		// x is 0 and rest = n < step.
+		maskedTail(rest, lanes, vectors, func(nv int, k reg.Register) { pass(nv, k, false) })
+	} else {
+		Label("scalar")
+		CMPQ(x, n)
+		JGE(LabelRef("return"))
+		pass(1, nil, true)
+		INCQ(x)
+		JMP(LabelRef("scalar"))
+	}
 	ret()
 }
