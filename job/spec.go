@@ -62,9 +62,10 @@ type Spec struct {
 	// computes what the planner planned whatever version it runs.
 	Filters []Filter `json:"filters"`
 	Options Options  `json:"options"`
-	// OutputShape (the bank axis last, when several filters) and
-	// OutputDType are the output array's; Shards is the shape of what it
-	// stores under one key (its shards, or chunks).
+	// OutputShape (with a bank axis when there are several filters: last,
+	// or first where Options.BankLayout is planar) and OutputDType are the
+	// output array's; Shards is the shape of what it stores under one key
+	// (its shards, or chunks).
 	OutputShape []int  `json:"output_shape"`
 	OutputDType string `json:"output_dtype"`
 	Shards      []int  `json:"shards"`
@@ -105,6 +106,8 @@ type Options struct {
 	Exact        bool   `json:"exact,omitempty"`
 	Workers      int    `json:"workers,omitempty"`
 	DeviceMemory int64  `json:"device_memory,omitempty"`
+	// BankLayout is "planar" where a bank's axis comes first, else "".
+	BankLayout string `json:"bank_layout,omitempty"`
 }
 
 // Config is what New plans.
@@ -215,15 +218,17 @@ func New(ctx context.Context, cfg Config) (*Spec, error) {
 	if opt.DType != nd.Unspecified {
 		s.Options.DType = opt.DType.String()
 	}
+	if opt.BankLayout == ndconv.Planar && len(fs) > 1 {
+		s.Options.BankLayout = ndconv.Planar.String()
+	}
 	s.OutputShape, s.OutputDType = p.Shape(), p.DType().String()
 	layout := imageio.ZarrLayout(s.OutputShape, p.DType(), in.meta)
 	s.Shards = imageio.ZarrShardShape(layout)
-	rank = len(in.shape)
-	if s.Block, err = chooseBlock(p, cfg, s.Shards[:rank], s.OutputShape[:rank]); err != nil {
+	if s.Block, err = chooseBlock(p, cfg, s.blockAxes(s.Shards), s.blockAxes(s.OutputShape)); err != nil {
 		return nil, err
 	}
-	for d := range rank {
-		s.Grid = append(s.Grid, (s.OutputShape[d]+s.Block[d]-1)/s.Block[d])
+	for d, n := range s.blockAxes(s.OutputShape) {
+		s.Grid = append(s.Grid, (n+s.Block[d]-1)/s.Block[d])
 	}
 	if s.Hash, err = s.hash(); err != nil {
 		return nil, err
@@ -346,11 +351,13 @@ func (s *Spec) check() error {
 		return &PlanError{Msg: "output_dtype: " + err.Error()}
 	}
 	rank := len(s.Block)
-	if rank == 0 || len(s.Grid) != rank || len(s.OutputShape) < rank || len(s.OutputShape) > rank+1 || len(s.Shards) != len(s.OutputShape) {
+	if rank == 0 || len(s.Grid) != rank || len(s.InputShape) != rank || len(s.OutputShape) < rank || len(s.OutputShape) > rank+1 || len(s.Shards) != len(s.OutputShape) ||
+		s.Options.BankLayout != "" && len(s.OutputShape) != rank+1 {
 		return &PlanError{Msg: fmt.Sprintf("block %v, grid %v, output %v and shards %v do not agree", s.Block, s.Grid, s.OutputShape, s.Shards)}
 	}
+	shards, out := s.blockAxes(s.Shards), s.blockAxes(s.OutputShape)
 	for d := range rank {
-		if s.Block[d] < 1 || s.Shards[d] < 1 || s.Grid[d] != (s.OutputShape[d]+s.Block[d]-1)/s.Block[d] {
+		if s.Block[d] < 1 || shards[d] < 1 || s.Grid[d] != (out[d]+s.Block[d]-1)/s.Block[d] {
 			return &PlanError{Msg: fmt.Sprintf("block %v, grid %v and output %v do not agree", s.Block, s.Grid, s.OutputShape)}
 		}
 	}
@@ -402,6 +409,11 @@ func (s *Spec) options() (ndconv.Options, error) {
 	opt.Method = []ndconv.Method{ndconv.Direct, ndconv.Separable, ndconv.FFT}[i]
 	opt.Origin, opt.Axes = slices.Clone(o.Origin), slices.Clone(o.Axes)
 	opt.Device, opt.Exact, opt.Workers, opt.DeviceMemory = o.Device, o.Exact, o.Workers, o.DeviceMemory
+	if o.BankLayout != "" {
+		if opt.BankLayout, err = ndconv.ParseBankLayout(o.BankLayout); err != nil || opt.BankLayout != ndconv.Planar {
+			return bad("bank_layout", fmt.Errorf("%q is not planar (an interleaved bank is the default, written as none)", o.BankLayout))
+		}
+	}
 	return opt, nil
 }
 
@@ -440,8 +452,8 @@ func (s *Spec) BlockBytes() int64 {
 		box *= int64(min(n+2*h, s.InputShape[d]+2*h))
 		outLen *= int64(n)
 	}
-	if len(s.OutputShape) > len(s.Block) {
-		outLen *= int64(s.OutputShape[len(s.Block)])
+	if b := s.bankAxis(); b >= 0 {
+		outLen *= int64(s.OutputShape[b])
 	}
 	return box*int64(in.Size()) + outLen*int64(out.Size())
 }
@@ -454,12 +466,34 @@ func (s *Spec) Blocks() int { return prod(s.Grid) }
 func (s *Spec) Box(i int) (start, shape []int) {
 	rank := len(s.Block)
 	start, shape = make([]int, len(s.OutputShape)), slices.Clone(s.OutputShape)
+	bs, bshape := s.blockAxes(start), s.blockAxes(shape)
 	for d, r := rank-1, i; d >= 0; d-- {
-		start[d] = r % s.Grid[d] * s.Block[d]
+		bs[d] = r % s.Grid[d] * s.Block[d]
 		r /= s.Grid[d]
-		shape[d] = min(s.Block[d], s.OutputShape[d]-start[d])
+		bshape[d] = min(s.Block[d], bshape[d]-bs[d])
 	}
 	return start, shape
+}
+
+// bankAxis is the output's bank axis: first where the bank is planar,
+// last where the output has one more axis than the input, else -1.
+func (s *Spec) bankAxis() int {
+	switch {
+	case len(s.OutputShape) == len(s.InputShape):
+		return -1
+	case s.Options.BankLayout != "":
+		return 0
+	}
+	return len(s.OutputShape) - 1
+}
+
+// blockAxes is the part of v, a value per output axis, over the axes
+// the blocks split (every axis but the bank's), sharing v's memory.
+func (s *Spec) blockAxes(v []int) []int {
+	if s.bankAxis() == 0 {
+		return v[1:]
+	}
+	return v[:len(s.InputShape)]
 }
 
 // IsURL reports whether loc is a bucket URL that Load, Save and the

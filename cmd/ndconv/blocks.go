@@ -74,14 +74,7 @@ func runBlocks(cmd *cobra.Command, fj filterJob, specs []kernelSpec) (bool, erro
 	opt := fj.opt
 	opt.Progress = testHookProgress(progress.reporter())
 	spec, err := job.New(ctx, job.Config{Op: fj.op, Input: fj.input, Output: fj.output, Raw: fj.raw,
-		Filters: func(rank int) ([]filters.Filter, error) {
-			fs, err := buildFilters(specs, rank)
-			if err == nil && len(fs) > 1 && fj.opt.BankLayout == ndconv.Planar {
-				// One kernel has no bank axis: planar changes nothing there.
-				return nil, usagef("--bank-layout planar: a Zarr OUTPUT is written in blocks, which keep a bank's interleaved layout; write .npy, .tif or .raw")
-			}
-			return fs, err
-		},
+		Filters: func(rank int) ([]filters.Filter, error) { return buildFilters(specs, rank) },
 		Options: opt, BlockBytes: streamSetting("NDCONV_BLOCK_BYTES", job.DefaultBlockBytes)})
 	if errors.Is(err, job.ErrNotBlockable) {
 		return false, nil
