@@ -144,7 +144,7 @@ func writeZarr(ctx context.Context, path string, a nd.Array, opt WriteOptions) (
 		return err
 	}
 	defer func() { err = errors.Join(err, done()) }()
-	arr, err := createZarr(ctx, s, inner, a.Shape, a.DType(), opt.Meta.Zarr, false)
+	arr, err := createZarr(ctx, s, inner, a.Shape, a.DType(), opt.Meta.Zarr, opt.BankFirst, false)
 	if err != nil {
 		return err
 	}

@@ -109,6 +109,29 @@ func TestZarrFile(t *testing.T) {
 	if _, err := os.Stat(filepath.Join(out2, "0", ".zarray")); err != nil {
 		t.Error(err)
 	}
+	// A planar bank's output of that level, one axis more, first: an
+	// OME-Zarr level with a channel axis "c" first, scale 1 and
+	// translation 0 on it; interleaved (or not marked), no level.
+	bank, _ := nd.New(nd.Float32, 2, 5, 9, 4)
+	out3 := filepath.Join(dir, "bank.zarr")
+	if err := WriteFile(out3, bank, WriteOptions{Meta: meta, BankFirst: true}); err != nil {
+		t.Fatal(err)
+	}
+	got, err = zarr.ReadMultiscales(ctx, zarr.NewDirStore(out3), "")
+	if err != nil || len(got) != 1 || len(got[0].Axes) != 4 || got[0].Axes[0] != (zarr.Axis{Name: "c", Type: "channel"}) || got[0].Axes[1].Name != "z" ||
+		!slices.Equal(got[0].Datasets[0].Scale, []float64{1, 2, 3, 4}) || !slices.Equal(got[0].Datasets[0].Translation, []float64{0, 0.5, 1, 1.5}) {
+		t.Fatalf("a planar bank's multiscales %+v, %v", got, err)
+	}
+	if c, _, err := ReadFile(out3, RawOptions{}); err != nil || !slices.Equal(c.Shape, bank.Shape) {
+		t.Fatalf("reading the bank's group: %v", err)
+	}
+	out4 := filepath.Join(dir, "bank-last.zarr")
+	if err := WriteFile(out4, bank, WriteOptions{Meta: meta}); err != nil {
+		t.Fatal(err)
+	}
+	if got, err := zarr.ReadMultiscales(ctx, zarr.NewDirStore(out4), ""); err != nil || len(got) != 0 {
+		t.Errorf("a bank not marked first: multiscales %+v, %v; want none", got, err)
+	}
 	if _, _, err := Decode("x.zarr", bytes.NewReader(nil)); err == nil {
 		t.Error("Decode of a .zarr succeeded")
 	}

@@ -87,15 +87,34 @@ func CreateZarr(ctx context.Context, path string, shape []int, dt nd.DType, opt 
 	if err != nil {
 		return nil, err
 	}
-	return createZarr(ctx, s, inner, shape, dt, opt.Meta.Zarr, resume)
+	return createZarr(ctx, s, inner, shape, dt, opt.Meta.Zarr, opt.BankFirst, resume)
+}
+
+// OutputLevel is the OME-Zarr multiscale of an output of shape written
+// from an input that was a level (in, whose Level has its one dataset),
+// and false where the output is no level: the input's axes, scale and
+// translation where the ranks agree, and a channel axis first for a
+// planar bank's output (bankFirst, one axis more; zarr.WithChannelFirst).
+func OutputLevel(in *ZarrMeta, shape []int, bankFirst bool) (zarr.Multiscale, bool) {
+	if in == nil || in.Level == nil {
+		return zarr.Multiscale{}, false
+	}
+	switch ms := *in.Level; {
+	case len(ms.Axes) == len(shape):
+		return ms, true
+	case bankFirst && len(ms.Axes)+1 == len(shape):
+		return ms.WithChannelFirst()
+	}
+	return zarr.Multiscale{}, false
 }
 
 // createZarr is CreateZarr in store s, at inner. An input that was an
-// OME-Zarr level makes the output one too: the array at "0" (or the path
-// given) under a group, replaced whole, whose multiscale has that one
-// level, with the input level's axes, scale and translation.
-func createZarr(ctx context.Context, s zarr.Store, inner string, shape []int, dt nd.DType, level *ZarrMeta, resume bool) (*zarr.Array, error) {
-	ome := level != nil && level.Level != nil && len(level.Level.Axes) == len(shape)
+// OME-Zarr level makes the output one too (OutputLevel): the array at "0"
+// (or the path given) under a group, replaced whole, whose multiscale has
+// that one level, with the input level's axes, scale and translation (a
+// planar bank's channel axis first).
+func createZarr(ctx context.Context, s zarr.Store, inner string, shape []int, dt nd.DType, level *ZarrMeta, bankFirst, resume bool) (*zarr.Array, error) {
+	ms, ome := OutputLevel(level, shape, bankFirst)
 	if ome && inner == "" {
 		inner = "0"
 	}
@@ -129,7 +148,6 @@ func createZarr(ctx context.Context, s zarr.Store, inner string, shape []int, dt
 		return nil, err
 	}
 	if ome {
-		ms := *level.Level
 		ds := ms.Datasets[0]
 		ds.Path = inner[strings.LastIndex(inner, "/")+1:]
 		ms.Datasets = []zarr.Dataset{ds}

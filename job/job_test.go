@@ -549,4 +549,52 @@ func TestPlanarBank(t *testing.T) {
 	if done, total, err := Status(ctx, s); err != nil || done != total {
 		t.Errorf("status %d/%d, %v", done, total, err)
 	}
+
+	// From an OME-Zarr level (z, y, x), the output is a level too, its
+	// bank the channel axis "c" first; Status finds the array in it.
+	ome := zarr.NewDirStore(filepath.Join(j.dir, "ome.zarr"))
+	level, err := zarr.Create(ctx, ome, "0", zarr.Meta{Shape: j.src.Shape, DType: nd.Float32, ChunkShape: []int{12, 10, 8}, Compressor: zarr.Compressor{Name: "zstd"}})
+	if err != nil {
+		t.Fatal(err)
+	}
+	if err := level.WriteRegion(ctx, []int{0, 0, 0}, j.src); err != nil {
+		t.Fatal(err)
+	}
+	axes := []zarr.Axis{{Name: "z", Type: "space"}, {Name: "y", Type: "space"}, {Name: "x", Type: "space"}}
+	if err := zarr.WriteMultiscale(ctx, ome, "", 3, zarr.Multiscale{Axes: axes, Datasets: []zarr.Dataset{{Path: "0", Scale: []float64{2, 1, 1}}}}); err != nil {
+		t.Fatal(err)
+	}
+	c := config("ome-out.zarr", ndconv.Planar)
+	c.Input = filepath.Join(j.dir, "ome.zarr", "0")
+	os2, err := New(ctx, c)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer os2.Close()
+	if err := os2.Create(ctx); err != nil {
+		t.Fatal(err)
+	}
+	ro, err := os2.Open(ctx)
+	if err != nil {
+		t.Fatal(err)
+	}
+	defer ro.Close()
+	if err := ro.RunAll(ctx); err != nil {
+		t.Fatal(err)
+	}
+	out := zarr.NewDirStore(filepath.Join(j.dir, "ome-out.zarr"))
+	ms, err := zarr.ReadMultiscales(ctx, out, "")
+	if err != nil || len(ms) != 1 || len(ms[0].Axes) != 4 || ms[0].Axes[0].Type != "channel" || !slices.Equal(ms[0].Datasets[0].Scale, []float64{1, 2, 1, 1}) {
+		t.Fatalf("the planar bank's multiscales from an OME level: %+v, %v", ms, err)
+	}
+	if done, total, err := Status(ctx, os2); err != nil || done != total {
+		t.Errorf("OME output: status %d/%d, %v", done, total, err)
+	}
+	arr, err := zarr.Open(ctx, out, "0")
+	if err != nil {
+		t.Fatal(err)
+	}
+	if got, err := arr.ReadAll(ctx); err != nil || !bytes.Equal(got.Bytes(), want.Bytes()) {
+		t.Errorf("the OME output's array differs from the whole planar output: %v", err)
+	}
 }

@@ -114,7 +114,7 @@ func (s *Spec) create(ctx context.Context, mode CreateMode) (*zarr.Array, error)
 			return nil, err
 		}
 	}
-	a, err := imageio.CreateZarr(ctx, s.Output, s.OutputShape, dt, imageio.WriteOptions{Meta: imageio.Meta{Zarr: zm}}, mode == KeepLayout)
+	a, err := imageio.CreateZarr(ctx, s.Output, s.OutputShape, dt, imageio.WriteOptions{Meta: imageio.Meta{Zarr: zm}, BankFirst: s.bankAxis() == 0}, mode == KeepLayout)
 	if err != nil && mode != Replace {
 		// Another process (a task of the same job) created it meanwhile.
 		if b, again := s.openOutput(ctx, mode == KeepLayout); again == nil {
@@ -141,7 +141,7 @@ func (s *Spec) arrayLoc(ctx context.Context) string {
 		return s.Output
 	}
 	in.close()
-	if in.meta.Zarr == nil || in.meta.Zarr.Level == nil || len(in.meta.Zarr.Level.Axes) != len(s.OutputShape) {
+	if _, ok := imageio.OutputLevel(in.meta.Zarr, s.OutputShape, s.bankAxis() == 0); !ok {
 		return s.Output
 	}
 	if blobstore.IsURL(s.Output) {

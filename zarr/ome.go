@@ -207,3 +207,29 @@ func WriteMultiscale(ctx context.Context, s Store, group string, format int, ms 
 	}
 	return nil
 }
+
+// WithChannelFirst is ms with a channel axis "c" before its axes, as the
+// output of a filter bank whose kernel axis comes first (the planar
+// layout) carries it: a scale of 1 and a translation of 0 for it in every
+// transformation given. It reports false, and returns ms, where ms has a
+// channel axis already or a time axis (OME-Zarr allows one channel axis,
+// and only after time).
+func (ms Multiscale) WithChannelFirst() (Multiscale, bool) {
+	if slices.ContainsFunc(ms.Axes, func(a Axis) bool { return a.Type == "channel" || a.Type == "time" }) {
+		return ms, false
+	}
+	prepend := func(v []float64, first float64) []float64 {
+		if v == nil {
+			return nil
+		}
+		return append([]float64{first}, v...)
+	}
+	out := ms
+	out.Axes = append([]Axis{{Name: "c", Type: "channel"}}, ms.Axes...)
+	out.Datasets = make([]Dataset, len(ms.Datasets))
+	for i, d := range ms.Datasets {
+		out.Datasets[i] = Dataset{Path: d.Path, Scale: prepend(d.Scale, 1), Translation: prepend(d.Translation, 0)}
+	}
+	out.Scale, out.Translation = prepend(ms.Scale, 1), prepend(ms.Translation, 0)
+	return out, true
+}
