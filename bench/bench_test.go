@@ -1,6 +1,7 @@
 package bench
 
 import (
+	"bytes"
 	"encoding/json"
 	"math"
 	"slices"
@@ -222,5 +223,28 @@ func TestRunGPU(t *testing.T) {
 	}
 	if r.Chunks != 1 || len(r.Spans) != 3 || r.Spans[0].Stage != ndconv.StageCopyIn || r.Spans[2].Stage != ndconv.StageCopyOut {
 		t.Errorf("timeline: %d chunks, %+v", r.Chunks, r.Spans)
+	}
+}
+
+// TestInputCache: the kept input is Input's, for the same workload
+// (shared, not rebuilt) and after a switch to another shape or dtype.
+func TestInputCache(t *testing.T) {
+	var c inputCache
+	a := Workload{DType: "float32", Shape: []int{3, 5}}
+	b := Workload{DType: "uint8", Shape: []int{3, 5}}
+	for _, w := range []Workload{a, a, b, a} {
+		got, err := c.get(w)
+		if err != nil {
+			t.Fatal(err)
+		}
+		want, _ := Input(w)
+		if !slices.Equal(got.Shape, want.Shape) || !bytes.Equal(got.Bytes(), want.Bytes()) || got.DType() != want.DType() {
+			t.Fatalf("%v: %v %v, want Input's %v %v", w.Shape, got.DType(), got.Shape, want.DType(), want.Shape)
+		}
+	}
+	first, _ := c.get(a)
+	again, _ := c.get(a)
+	if &first.Bytes()[0] != &again.Bytes()[0] {
+		t.Error("the same workload's input was built again")
 	}
 }

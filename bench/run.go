@@ -3,6 +3,7 @@ package bench
 import (
 	"context"
 	"slices"
+	"sync"
 	"time"
 
 	"github.com/ndconv/ndconv"
@@ -133,7 +134,7 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 	}
 	defer exec.Close()
 	method, impl = exec.Method().String(), exec.Implementation()
-	src, err := Input(w)
+	src, err := lastInput.get(w)
 	if err != nil {
 		return nil, 0, method, impl, nil, err
 	}
@@ -201,4 +202,34 @@ func timeOnHost(ctx context.Context, exec *ndconv.BenchPlan, dst, src nd.Array, 
 		}
 	}
 	return ms, nil
+}
+
+// lastInput keeps the last workload's input, which run reads and never
+// writes: the tuner times every candidate of a workload one after
+// another, and building an 8192² input anew for each (one value at a
+// time) cost about as much as timing it.
+var lastInput inputCache
+
+// inputCache holds one workload's input, by dtype and shape.
+type inputCache struct {
+	mu    sync.Mutex
+	dtype string
+	shape []int
+	a     nd.Array
+}
+
+// get is Input(w), the kept one where w's dtype and shape are its.
+func (c *inputCache) get(w Workload) (nd.Array, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.a.Data != nil && c.dtype == w.DType && slices.Equal(c.shape, w.Shape) {
+		return c.a, nil
+	}
+	c.a = nd.Array{} // let the old one go before the new one is made
+	a, err := Input(w)
+	if err != nil {
+		return a, err
+	}
+	c.dtype, c.shape, c.a = w.DType, slices.Clone(w.Shape), a
+	return a, nil
 }
