@@ -248,3 +248,20 @@ func TestInputCache(t *testing.T) {
 		t.Error("the same workload's input was built again")
 	}
 }
+
+// TestSystemOfMethod: a result of a method auto never takes (Winograd on
+// the CPU here; gemm on CUDA) is a system of its own, with auto's and the
+// exact methods' results under "ndconv".
+func TestSystemOfMethod(t *testing.T) {
+	cpu, _ := ndconv.ParseDevice("cpu")
+	w := Complete(Workload{Set: "custom", ID: "x", Shape: []int{32, 24}, DType: "float32", Kernel: []int{3, 3}, Bank: 4})
+	for _, c := range []struct {
+		method ndconv.Method
+		want   string
+	}{{ndconv.Auto, "ndconv"}, {ndconv.Direct, "ndconv"}, {ndconv.Winograd, "ndconv-winograd"}} {
+		r, err := Run(t.Context(), w, Options{Device: cpu, Method: c.method, Workers: 1, Repeats: 1}, "cpu", Roofline{})
+		if err != nil || r.MsMedian == nil || r.System != c.want {
+			t.Errorf("%v: system %q (%s), %v; want %q", c.method, r.System, r.Note, err, c.want)
+		}
+	}
+}

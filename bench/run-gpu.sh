@@ -32,6 +32,13 @@ step ndconv && echo "{\"kind\":\"meta\",\"command\":\"bash bench/run-gpu.sh (ndc
 if step ndconv; then
 	echo "== ndconv ($(wc -l <"$raw/workloads.jsonl") workloads)"
 	"$ndconv" bench --workload "$sets" --only "$only" --json --device cuda >"$raw/ndconv.jsonl"
+	# S000's banks by the tensor cores too (auto never takes gemm): a
+	# column "ndconv-gemm" of the same run's table.
+	if grep -q '"id":"S000-bank' "$raw/workloads.jsonl"; then
+		echo "== ndconv, S000's banks by gemm"
+		"$ndconv" bench --workload seeds --only '^S000-bank' --method gemm --json --device cuda >"$raw/ndconv-gemm.jsonl" ||
+			echo "ndconv --method gemm failed: $?"
+	fi
 fi
 if step gpu; then
 	echo "== CuPy and cuDNN"

@@ -80,6 +80,11 @@ func Run(ctx context.Context, w Workload, opt Options, device string, roof Roofl
 	if opt.Device.Backend() == "opencl" {
 		system = "ndconv-opencl"
 	}
+	if opt.Method == ndconv.Gemm || opt.Method == ndconv.Winograd {
+		// Methods auto never takes: a column of their own beside auto's
+		// in one run's table (bench/run-gpu.sh runs S000's banks by gemm).
+		system += "-" + opt.Method.String()
+	}
 	r := Result{Kind: "result", System: system, Device: device, Set: w.Set, ID: w.ID, Shape: w.Shape,
 		DType: w.DType, OutDType: w.OutDType, Kernel: w.Kernel, Separable: w.Separable, Bank: w.Bank,
 		Channels: w.Channels}
