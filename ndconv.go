@@ -483,14 +483,6 @@ func (b *planarBank) execute(ctx context.Context, exec *plan.Executable, dst, sr
 	return nd.ToPlanar(dst, *inter, len(b.problem.Kernels), b.workers)
 }
 
-// errPlanar is planarRefused(path) for a plan with a planar bank, else nil.
-func (p *Plan) errPlanar(path string) error {
-	if p == nil || p.planar == nil {
-		return nil
-	}
-	return planarRefused(path)
-}
-
 // planarRefused is the error of the paths that do not offer the planar
 // bank layout (yet): path names the call and the reason.
 func planarRefused(path string) error {

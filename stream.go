@@ -72,8 +72,8 @@ func (p *Plan) checkChunks(ctx context.Context, src Array, sink func(offset int,
 	if p.exec.Closed() {
 		return ErrClosed
 	}
-	if err := p.errPlanar(chunksPath); err != nil {
-		return err
+	if p.planar != nil {
+		return planarRefused(chunksPath)
 	}
 	if err := src.Check(); err != nil {
 		return fmt.Errorf("input: %w", err)

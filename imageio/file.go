@@ -52,9 +52,9 @@ type WriteOptions struct {
 	PNGCompression int
 	// TIFF chooses a TIFF's compression and predictor.
 	TIFF tiff.Options
-	// BankFirst says that the output's first axis is a filter bank's, one
-	// axis more than the input's (the planar bank layout): an OME-Zarr
-	// output names it as its channel axis (OutputLevel).
+	// BankFirst says that a filter bank's axis, where the output has one
+	// more axis than the input, comes first (the planar bank layout): an
+	// OME-Zarr output names it as its channel axis (OutputLevel).
 	BankFirst bool
 }
 

@@ -533,7 +533,7 @@ func writeOutput(ctx context.Context, job filterJob, out ndconv.Array, meta imag
 	start := time.Now()
 	job.write.Meta = meta
 	// A planar bank's kernel axis, first, is an OME-Zarr output's channels.
-	job.write.BankFirst = job.opt.BankLayout == ndconv.Planar && meta.Zarr != nil && len(out.Shape) == len(meta.Zarr.Array.Shape)+1
+	job.write.BankFirst = job.opt.BankLayout == ndconv.Planar
 	if err := imageio.WriteFileContext(ctx, job.output, out, job.write); err != nil {
 		return 0, err
 	}
