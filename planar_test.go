@@ -549,3 +549,48 @@ func interleaved(t *testing.T, src ndconv.Array, opt ndconv.Options, ks []ndconv
 	t.Cleanup(func() { p.Close() })
 	return p
 }
+
+// TestPlanarBlocksGPU: on every GPU backend here, ExecuteBlocks of a
+// planar bank (the engine writes each block interleaved, the sink moves
+// its bank axis) puts together the CPU's planar Execute bit for bit —
+// the exact family's bits are the same on every device. One case (the
+// CPU's TestPlanarBlocks covers the shapes, borders and edge blocks):
+// each kernel build costs seconds on a cold PoCL cache. It skips without
+// a GPU.
+func TestPlanarBlocksGPU(t *testing.T) {
+	devices := gpuDevices(t)
+	rng := rand.New(rand.NewPCG(40, 1))
+	for _, c := range []struct {
+		shape  []int
+		bank   int
+		block  []int
+		border ndconv.Border
+	}{
+		{[]int{32, 24}, 2, []int{16, 8}, ndconv.Reflect},
+	} {
+		src := enginetest.RandomArray(rng, nd.Float32, c.shape...)
+		var ks []ndconv.Kernel
+		for range c.bank {
+			ks = append(ks, enginetest.RandomKernel(rng, false, square(3, len(c.shape))...))
+		}
+		opt := ndconv.Options{Device: "cpu", Method: ndconv.Direct, Border: c.border, BankLayout: ndconv.Planar}
+		want := mustArray(t)(ndconv.Correlate(ctx, src, opt, ks...))
+		for _, dev := range devices {
+			opt.Device = dev
+			p, err := ndconv.NewPlan(ndconv.Correlation, src.Shape, nd.Float32, opt, ks...)
+			if err != nil {
+				t.Fatalf("%s: %v", dev, err)
+			}
+			got, _ := nd.New(nd.Float32, p.Shape()...)
+			err = p.ExecuteBlocks(ctx, ndconv.ArraySource{Array: src}, ndconv.ArraySink{Array: got}, ndconv.BlockOptions{Shape: c.block})
+			p.Close()
+			if err != nil {
+				t.Fatalf("%s %v bank %d: %v", dev, c.shape, c.bank, err)
+			}
+			if d := gputest.SameBits(got, want); d != "" {
+				t.Errorf("%s %v bank %d %v blocks %v: not the CPU's planar output: %s", dev, c.shape, c.bank, c.border, c.block, d)
+			}
+		}
+	}
+	t.Logf("on %v", devices)
+}
