@@ -21,7 +21,7 @@ for l in sys.stdin:
     d = json.loads(l)
     if pat.search(d["id"]):
         print(d["id"])' "${PROFILE_ONLY:-.}")
-metrics=smsp__sass_inst_executed_op_local_ld.sum,smsp__sass_inst_executed_op_local_st.sum,smsp__inst_executed.sum,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__sass_thread_inst_executed_op_conversion_pred_on.sum
+metrics=smsp__sass_inst_executed_op_local_ld.sum,smsp__sass_inst_executed_op_local_st.sum,smsp__inst_executed.sum,smsp__sass_inst_executed_op_shared_ld.sum,smsp__sass_thread_inst_executed_op_ffma_pred_on.sum,smsp__sass_thread_inst_executed_op_conversion_pred_on.sum,sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active,dram__bytes_read.sum,dram__bytes_write.sum
 for s in barrier long_scoreboard short_scoreboard math_pipe_throttle mio_throttle wait not_selected no_instruction lg_throttle selected dispatch_stall branch_resolving; do metrics+=,smsp__average_warps_issue_stalled_${s}_per_issue_active.ratio; done
 for id in $ids; do
 	# Skip bench's warm-up launch (and the roofline kernels, by name).
@@ -49,6 +49,8 @@ want = {
     "smsp__inst_executed.sum": "warp_inst", "smsp__sass_inst_executed_op_shared_ld.sum": "lds",
     "smsp__sass_thread_inst_executed_op_ffma_pred_on.sum": "ffma_thr",
     "smsp__sass_thread_inst_executed_op_conversion_pred_on.sum": "cvt_thr",
+    "sm__pipe_fma_cycles_active.avg.pct_of_peak_sustained_active": "fma_pipe%",
+    "dram__bytes_read.sum": "dram_rd", "dram__bytes_write.sum": "dram_wr",
 }
 for s in ["barrier", "long_scoreboard", "short_scoreboard", "math_pipe_throttle", "mio_throttle", "wait",
           "not_selected", "no_instruction", "lg_throttle", "selected", "dispatch_stall", "branch_resolving"]:
