@@ -135,8 +135,9 @@ func bankTapDefines(taps []float64, bank int) []string {
 // The shape: two kernels a work-item from 16 kernels on (half the local
 // reads per multiply-add: 5×5 bank of 32 0.214 ms against 0.252 with
 // one), at most 32 lanes; work-groups of up to 256 work-items over 32 ×
-// 16 tiles on images, of 128 over 64 × 32 on volumes (whose tiles stage a
-// plane per outer tap, halo and all).
+// 16 tiles on images (of 128 over 32 × 32 with two kernels a work-item),
+// of 128 over 64 × 32 on volumes (whose tiles stage a plane per outer
+// tap, halo and all).
 func defaultBankShape(p *nd.Problem, outerTaps int) BankShape {
 	bank := len(p.Kernels)
 	if bank < 4 || (outerTaps > 1 && bank < 16) {
@@ -153,8 +154,15 @@ func defaultBankShape(p *nd.Problem, outerTaps int) BankShape {
 		return BankShape{} // work-groups beyond what every device takes
 	}
 	group, s := 256, BankShape{TileX: 32, TileY: 16}
-	if outerTaps > 1 {
+	switch {
+	case outerTaps > 1:
 		group, s = 128, BankShape{TileX: 64, TileY: 32}
+	case lanes < bank:
+		// Two kernels a work-item hold twice the accumulators: half
+		// the work-items over tiles twice as tall stage fewer halo rows
+		// a multiply-add (the H200's tuner, session 40: 2048² 5×5 bank
+		// of 32 0.215 → 0.194 ms).
+		group, s = 128, BankShape{TileX: 32, TileY: 32}
 	}
 	// No more columns than the tile has (a bank of 4: 4 × 32).
 	s.Lanes, s.Cols = lanes, min(max(1, group/lanes), s.TileX)
