@@ -4,6 +4,7 @@ import (
 	"bytes"
 	"encoding/binary"
 	"fmt"
+	"sync"
 
 	"github.com/klauspost/compress/zlib"
 	"github.com/pierrec/lz4/v4"
@@ -73,10 +74,30 @@ func (c bloscCodec) v2() map[string]any {
 	return map[string]any{"id": "blosc", "cname": c.cname, "clevel": c.clevel, "shuffle": int(c.shuffle), "blocksize": c.blocksize}
 }
 
-func (c bloscCodec) decode(b []byte, limit int) ([]byte, error) { return bloscDecode(b, limit) }
+func (c bloscCodec) decode(b []byte, limit int) ([]byte, error) { return bloscDecode(b, nil, limit) }
 
-// bloscDecode decompresses one blosc buffer of at most limit bytes.
-func bloscDecode(b []byte, limit int) (out []byte, err error) {
+// decodeInto implements intoDecoder.
+func (c bloscCodec) decodeInto(b, dst []byte, limit int) ([]byte, error) {
+	return bloscDecode(b, dst, limit)
+}
+
+// bloscScratch holds the blocks' shuffled bytes between the compressor
+// and the shuffle, a block at a time (c-blosc's default block for a
+// float32 chunk of zarr-python's: 512 KiB).
+var bloscScratch = sync.Pool{New: func() any { return new([]byte) }}
+
+// scratch is a pooled buffer of n bytes, and what gives it back.
+func scratch(n int) ([]byte, func()) {
+	p := bloscScratch.Get().(*[]byte)
+	if cap(*p) < n {
+		*p = make([]byte, n)
+	}
+	return (*p)[:n], func() { bloscScratch.Put(p) }
+}
+
+// bloscDecode decompresses one blosc buffer of at most limit bytes, into
+// dst's memory where it fits there.
+func bloscDecode(b, dst []byte, limit int) (out []byte, err error) {
 	if len(b) < bloscHeader {
 		return nil, fmt.Errorf("blosc: %d bytes, less than its 16-byte header", len(b))
 	}
@@ -95,7 +116,11 @@ func bloscDecode(b []byte, limit int) (out []byte, err error) {
 		return nil, fmt.Errorf("blosc: typesize 0")
 	}
 	b = b[:cbytes]
-	out = make([]byte, nbytes)
+	if int64(cap(dst)) >= nbytes {
+		out = dst[:nbytes]
+	} else {
+		out = make([]byte, nbytes)
+	}
 	if nbytes == 0 {
 		return out, nil
 	}
@@ -114,7 +139,8 @@ func bloscDecode(b []byte, limit int) (out []byte, err error) {
 		return nil, fmt.Errorf("blosc: %d blocks' offsets do not fit in %d bytes", nblocks, cbytes)
 	}
 	comp := int(flags >> 5)
-	tmp := make([]byte, min(blocksize, nbytes))
+	tmp, done := scratch(int(min(blocksize, nbytes)))
+	defer done()
 	for i := range nblocks {
 		bsize := blocksize
 		last := i == nblocks-1 && nbytes%blocksize != 0
@@ -274,32 +300,6 @@ func blosclzDecode(src, dst []byte) (int, error) {
 	return op, nil
 }
 
-// unshuffleBytes undoes blosc's byte shuffle of one block: src holds the
-// first byte of every element, then every second byte, …; bytes past the
-// last whole element are as they were.
-func unshuffleBytes(dst, src []byte, typesize int) {
-	n := len(src) / typesize
-	for j := range typesize {
-		row := src[j*n : (j+1)*n]
-		for i, v := range row {
-			dst[i*typesize+j] = v
-		}
-	}
-	copy(dst[n*typesize:], src[n*typesize:])
-}
-
-// shuffleBytes is unshuffleBytes' inverse.
-func shuffleBytes(dst, src []byte, typesize int) {
-	n := len(src) / typesize
-	for j := range typesize {
-		row := dst[j*n : (j+1)*n]
-		for i := range row {
-			row[i] = src[i*typesize+j]
-		}
-	}
-	copy(dst[n*typesize:], src[n*typesize:])
-}
-
 // bitElements is how many elements of a block bit-shuffling reorders: a
 // multiple of 8. Format version 2 reordered a block only when all its
 // elements were (else none); later versions reorder the largest multiple
@@ -350,7 +350,10 @@ func bitShuffle(dst, src []byte, typesize int, version byte) {
 // about 256 KiB, a whole number of elements.
 const bloscBlockSize = 1 << 18
 
-func (c bloscCodec) encode(b []byte) ([]byte, error) {
+func (c bloscCodec) encode(b []byte) ([]byte, error) { return c.encodeInto(b, nil) }
+
+// encodeInto implements intoEncoder.
+func (c bloscCodec) encodeInto(b, dst []byte) ([]byte, error) {
 	var comp int
 	switch c.cname {
 	case "lz4", "lz4hc":
@@ -384,7 +387,11 @@ func (c bloscCodec) encode(b []byte) ([]byte, error) {
 		flags |= bloscBitShuffle
 	}
 	header := func(flags byte, cbytes int) []byte {
-		h := make([]byte, bloscHeader, cbytes)
+		h := dst[:0]
+		if cap(h) < cbytes {
+			h = make([]byte, 0, cbytes)
+		}
+		h = h[:bloscHeader]
 		h[0], h[1], h[2], h[3] = version, 1, flags, byte(ts)
 		binary.LittleEndian.PutUint32(h[4:], uint32(nbytes))
 		binary.LittleEndian.PutUint32(h[8:], uint32(bs))
@@ -398,9 +405,14 @@ func (c bloscCodec) encode(b []byte) ([]byte, error) {
 		return memcpyed(), nil
 	}
 	nblocks := (nbytes + bs - 1) / bs
-	out := header(flags, bloscHeader+4*nblocks+nbytes/2)
+	// Room for every block stored raw (past that, the chunk is stored
+	// whole) and one block's compression bound: the compressor writes in
+	// place and the buffer never grows (it grew by copies, a tenth of
+	// writing a float32 volume).
+	out := header(flags, bloscHeader+8*nblocks+nbytes+bloscBound(c.cname, bs))
 	out = append(out, make([]byte, 4*nblocks)...)
-	tmp := make([]byte, bs)
+	tmp, done := scratch(bs)
+	defer done()
 	for i := range nblocks {
 		block := b[i*bs : min(nbytes, (i+1)*bs)]
 		switch c.shuffle {
@@ -412,7 +424,9 @@ func (c bloscCodec) encode(b []byte) ([]byte, error) {
 			block = tmp[:len(block)]
 		}
 		binary.LittleEndian.PutUint32(out[bloscHeader+4*i:], uint32(len(out)))
-		z, err := bloscDeflate(c.cname, c.clevel, block)
+		at := len(out) + 4
+		room := out[at:cap(out)]
+		z, err := bloscDeflate(c.cname, c.clevel, block, room)
 		if err != nil {
 			return nil, err
 		}
@@ -420,7 +434,11 @@ func (c bloscCodec) encode(b []byte) ([]byte, error) {
 			z = block // stored raw: its size equals the block's
 		}
 		out = binary.LittleEndian.AppendUint32(out, uint32(len(z)))
-		out = append(out, z...)
+		if len(z) > 0 && len(room) > 0 && &z[0] == &room[0] {
+			out = out[:at+len(z)] // compressed in place
+		} else {
+			out = append(out, z...)
+		}
 		if len(out) >= bloscHeader+nbytes {
 			return memcpyed(), nil
 		}
@@ -430,17 +448,17 @@ func (c bloscCodec) encode(b []byte) ([]byte, error) {
 }
 
 // bloscDeflate compresses one block; nil means it does not compress.
-func bloscDeflate(cname string, clevel int, block []byte) ([]byte, error) {
+func bloscDeflate(cname string, clevel int, block, room []byte) ([]byte, error) {
 	switch cname {
 	case "lz4":
-		z := make([]byte, lz4.CompressBlockBound(len(block)))
+		z := lz4Room(block, room)
 		n, err := lz4.CompressBlock(block, z, nil)
 		if err != nil || n == 0 {
 			return nil, nil
 		}
 		return z[:n], nil
 	case "lz4hc":
-		z := make([]byte, lz4.CompressBlockBound(len(block)))
+		z := lz4Room(block, room)
 		n, err := lz4.CompressBlockHC(block, z, lz4.CompressionLevel(1<<(8+max(1, min(clevel, 9)))), nil, nil)
 		if err != nil || n == 0 {
 			return nil, nil
@@ -452,4 +470,21 @@ func bloscDeflate(cname string, clevel int, block []byte) ([]byte, error) {
 		return zlibCodec{level: max(1, min(clevel, 9))}.encode(block)
 	}
 	return nil, fmt.Errorf("blosc: cannot write %s", cname)
+}
+
+// lz4Room is room when it holds LZ4's bound for block, else a new buffer.
+func lz4Room(block, room []byte) []byte {
+	if bound := lz4.CompressBlockBound(len(block)); len(room) >= bound {
+		return room[:bound]
+	}
+	return make([]byte, lz4.CompressBlockBound(len(block)))
+}
+
+// bloscBound is the room bloscCodec.encode keeps past a raw block for
+// cname's compressor to write one block of bs bytes in place.
+func bloscBound(cname string, bs int) int {
+	if cname == "lz4" || cname == "lz4hc" {
+		return lz4.CompressBlockBound(bs) - bs
+	}
+	return 0
 }

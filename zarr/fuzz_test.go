@@ -219,7 +219,7 @@ func FuzzBlosc(f *testing.F) {
 		f.Add(b)
 	}
 	f.Fuzz(func(t *testing.T, b []byte) {
-		out, err := bloscDecode(b, 1<<16)
+		out, err := bloscDecode(b, nil, 1<<16)
 		if err != nil {
 			return
 		}
@@ -232,7 +232,7 @@ func FuzzBlosc(f *testing.F) {
 			if err != nil {
 				t.Fatal(err)
 			}
-			back, err := bloscDecode(enc, len(out))
+			back, err := bloscDecode(enc, nil, len(out))
 			if err != nil || !slices.Equal(back, out) {
 				t.Fatalf("re-encoded with %+v: %v", c, err)
 			}

@@ -1,0 +1,111 @@
+package zarr
+
+import "encoding/binary"
+
+// unshuffleBytes undoes blosc's byte shuffle of one block: src holds the
+// first byte of every element, then every second byte, …; bytes past the
+// last whole element are as they were. Elements of 2 and 4 bytes (uint16
+// and float32 volumes, the common ones) are interleaved by SSE2 on amd64
+// (~25 GB/s in cache) and whole elements at a time elsewhere (~1.5 GB/s):
+// a byte at a time, a stride apart, ran at ~0.5 GB/s and was two thirds of
+// decoding a default zarr-python chunk (Blosc LZ4 with shuffle).
+func unshuffleBytes(dst, src []byte, typesize int) {
+	n := len(src) / typesize
+	switch typesize {
+	case 2:
+		unshuffle2(dst[:2*n], src[:n], src[n:2*n])
+	case 4:
+		unshuffle4(dst[:4*n], src[:n], src[n:2*n], src[2*n:3*n], src[3*n:4*n])
+	case 8:
+		var rows [8][]byte
+		for j := range rows {
+			rows[j] = src[j*n : (j+1)*n]
+		}
+		out := dst[:8*n]
+		for i := 0; i < n && len(out) >= 8; i++ {
+			var v uint64
+			for j := range rows {
+				v |= uint64(rows[j][i]) << (8 * j)
+			}
+			binary.LittleEndian.PutUint64(out, v)
+			out = out[8:]
+		}
+	default:
+		unshuffleGeneric(dst, src, typesize)
+	}
+	copy(dst[n*typesize:], src[n*typesize:])
+}
+
+// unshuffleGeneric is unshuffleBytes a byte at a time, for any element
+// size (bytes past the last whole element left to the caller).
+func unshuffleGeneric(dst, src []byte, typesize int) {
+	n := len(src) / typesize
+	for j := range typesize {
+		row := src[j*n : (j+1)*n]
+		for i, v := range row {
+			dst[i*typesize+j] = v
+		}
+	}
+}
+
+// unshuffle2Go interleaves the rows a (low bytes) and b of 2-byte
+// elements into dst: the twin of unshuffle2SSE2.
+func unshuffle2Go(dst, a, b []byte) {
+	b = b[:len(a)]
+	for i := 0; i < len(a) && len(dst) >= 2; i++ {
+		binary.LittleEndian.PutUint16(dst, uint16(a[i])|uint16(b[i])<<8)
+		dst = dst[2:]
+	}
+}
+
+// unshuffle4Go interleaves the rows a (bytes 0), b, c and d of 4-byte
+// elements into dst: the twin of unshuffle4SSE2.
+func unshuffle4Go(dst, a, b, c, d []byte) {
+	b, c, d = b[:len(a)], c[:len(a)], d[:len(a)]
+	for i := 0; i < len(a) && len(dst) >= 4; i++ {
+		binary.LittleEndian.PutUint32(dst, uint32(a[i])|uint32(b[i])<<8|uint32(c[i])<<16|uint32(d[i])<<24)
+		dst = dst[4:]
+	}
+}
+
+// shuffleBytes is unshuffleBytes' inverse (the writer's), with the same
+// element sizes in SSE2 on amd64.
+func shuffleBytes(dst, src []byte, typesize int) {
+	n := len(src) / typesize
+	switch typesize {
+	case 2:
+		shuffle2(dst[:n], dst[n:2*n], src[:2*n])
+	case 4:
+		shuffle4(dst[:n], dst[n:2*n], dst[2*n:3*n], dst[3*n:4*n], src[:4*n])
+	default:
+		for j := range typesize {
+			row := dst[j*n : (j+1)*n]
+			for i := range row {
+				row[i] = src[i*typesize+j]
+			}
+		}
+	}
+	copy(dst[n*typesize:], src[n*typesize:])
+}
+
+// shuffle2Go splits the 2-byte elements of src into the rows a (low
+// bytes) and b: the twin of shuffle2SSE2.
+func shuffle2Go(a, b, src []byte) {
+	b = b[:len(a)]
+	for i := 0; i < len(a) && len(src) >= 2; i++ {
+		v := binary.LittleEndian.Uint16(src)
+		a[i], b[i] = byte(v), byte(v>>8)
+		src = src[2:]
+	}
+}
+
+// shuffle4Go splits the 4-byte elements of src into the rows a (bytes 0),
+// b, c and d: the twin of shuffle4SSE2.
+func shuffle4Go(a, b, c, d, src []byte) {
+	b, c, d = b[:len(a)], c[:len(a)], d[:len(a)]
+	for i := 0; i < len(a) && len(src) >= 4; i++ {
+		v := binary.LittleEndian.Uint32(src)
+		a[i], b[i], c[i], d[i] = byte(v), byte(v>>8), byte(v>>16), byte(v>>24)
+		src = src[4:]
+	}
+}

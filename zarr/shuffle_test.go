@@ -1,0 +1,167 @@
+package zarr
+
+import (
+	"bytes"
+	"fmt"
+	"math/rand/v2"
+	"testing"
+)
+
+// TestUnshuffle: unshuffleBytes (SSE2 on amd64, the twins with noasm or
+// elsewhere) equals the byte-at-a-time reference for every element size
+// and many lengths (whole vectors, tails, a partial last element),
+// writes nothing past its block (guard bytes), and shuffleBytes undoes it.
+func TestUnshuffle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 2))
+	const guard = 0xA5
+	for _, typesize := range []int{1, 2, 3, 4, 8} {
+		for _, n := range []int{0, 1, 15, 16, 17, 31, 32, 33, 63, 64, 65, 100, 4096, 4099} {
+			for extra := range min(typesize, 3) {
+				name := fmt.Sprintf("typesize %d, %d elements + %d bytes", typesize, n, extra)
+				src := make([]byte, n*typesize+extra)
+				for i := range src {
+					src[i] = byte(rng.Uint32())
+				}
+				want := make([]byte, len(src))
+				unshuffleGeneric(want, src, typesize)
+				copy(want[n*typesize:], src[n*typesize:])
+				if n > 0 && typesize > 1 && want[1] != src[n] {
+					t.Fatalf("%s: the reference put %#x as element 0's byte 1, want the second row's first %#x", name, want[1], src[n])
+				}
+				buf := bytes.Repeat([]byte{guard}, len(src)+64)
+				got := buf[:len(src)]
+				unshuffleBytes(got, src, typesize)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("%s: unshuffled bytes differ from the reference", name)
+				}
+				for i, v := range buf[len(src):] {
+					if v != guard {
+						t.Fatalf("%s: byte %d past the block written", name, i)
+					}
+				}
+				back := make([]byte, len(src))
+				shuffleBytes(back, got, typesize)
+				if !bytes.Equal(back, src) {
+					t.Fatalf("%s: shuffleBytes does not undo unshuffleBytes", name)
+				}
+			}
+		}
+	}
+}
+
+// TestUnshuffleTwins: the SSE2 paths and the pure-Go twins give the same
+// bytes, both ways (on other platforms both are the twin).
+func TestUnshuffleTwins(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 3))
+	for _, n := range []int{16, 48, 1000, 1 << 16} {
+		rows := make([][]byte, 4)
+		for j := range rows {
+			rows[j] = make([]byte, n)
+			for i := range rows[j] {
+				rows[j][i] = byte(rng.Uint32())
+			}
+		}
+		a, b := make([]byte, 2*n), make([]byte, 2*n)
+		unshuffle2(a, rows[0], rows[1])
+		unshuffle2Go(b, rows[0], rows[1])
+		if !bytes.Equal(a, b) {
+			t.Errorf("%d elements of 2 bytes: unshuffle2 differs from its twin", n)
+		}
+		a, b = make([]byte, 4*n), make([]byte, 4*n)
+		unshuffle4(a, rows[0], rows[1], rows[2], rows[3])
+		unshuffle4Go(b, rows[0], rows[1], rows[2], rows[3])
+		if !bytes.Equal(a, b) {
+			t.Errorf("%d elements of 4 bytes: unshuffle4 differs from its twin", n)
+		}
+		for size, src := range map[int][]byte{2: a[:2*n], 4: a} {
+			got, want := make([][]byte, size), make([][]byte, size)
+			for j := range size {
+				got[j], want[j] = make([]byte, n), make([]byte, n)
+			}
+			if size == 2 {
+				shuffle2(got[0], got[1], src)
+				shuffle2Go(want[0], want[1], src)
+			} else {
+				shuffle4(got[0], got[1], got[2], got[3], src)
+				shuffle4Go(want[0], want[1], want[2], want[3], src)
+			}
+			for j := range size {
+				if !bytes.Equal(got[j], want[j]) {
+					t.Errorf("%d elements of %d bytes: shuffle%d's row %d differs from its twin's", n, size, size, j)
+				}
+			}
+		}
+	}
+}
+
+// BenchmarkUnshuffle is one 512 KiB blosc block of float32 and of uint16
+// (c-blosc's block size for a default zarr-python chunk of float32).
+func BenchmarkUnshuffle(b *testing.B) {
+	for _, typesize := range []int{2, 4} {
+		b.Run(fmt.Sprint(typesize), func(b *testing.B) {
+			src, dst := make([]byte, 1<<19), make([]byte, 1<<19)
+			for i := range src {
+				src[i] = byte(i * 7)
+			}
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				unshuffleBytes(dst, src, typesize)
+			}
+		})
+	}
+}
+
+// BenchmarkShuffle is BenchmarkUnshuffle's writer's side.
+func BenchmarkShuffle(b *testing.B) {
+	for _, typesize := range []int{2, 4} {
+		b.Run(fmt.Sprint(typesize), func(b *testing.B) {
+			src, dst := make([]byte, 1<<19), make([]byte, 1<<19)
+			for i := range src {
+				src[i] = byte(i * 7)
+			}
+			b.SetBytes(int64(len(src)))
+			for b.Loop() {
+				shuffleBytes(dst, src, typesize)
+			}
+		})
+	}
+}
+
+// TestBloscInto: blosc encodes into the buffer it is given and decodes
+// into the chunk's memory (no buffer of its own, no copy), and the bytes
+// come back — with LZ4 and shuffle, zarr-python's default, on float32
+// data that compresses and on noise that does not (stored raw).
+func TestBloscInto(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 4))
+	c := bloscCodec{cname: "lz4", clevel: 5, shuffle: ByteShuffle, typesize: 4, blocksize: 1 << 16}
+	for _, noise := range []bool{false, true} {
+		src := make([]byte, 1<<20+12)
+		for i := range src {
+			if noise || i%4 == 3 {
+				src[i] = byte(rng.Uint32())
+			}
+		}
+		into := make([]byte, encodeBound(len(src)))
+		enc, err := c.encodeInto(src, into)
+		if err != nil {
+			t.Fatal(err)
+		}
+		if &enc[0] != &into[0] {
+			t.Errorf("noise %v: encoded into a buffer of its own, not the one given", noise)
+		}
+		dst := make([]byte, len(src))
+		dec, err := c.decodeInto(enc, dst, len(src))
+		if err != nil {
+			t.Fatal(err)
+		}
+		if &dec[0] != &dst[0] {
+			t.Errorf("noise %v: decoded into a buffer of its own", noise)
+		}
+		if !bytes.Equal(dec, src) {
+			t.Errorf("noise %v: the bytes do not come back", noise)
+		}
+		if plain, _ := c.encode(src); !bytes.Equal(plain, enc) {
+			t.Errorf("noise %v: encodeInto's bytes differ from encode's", noise)
+		}
+	}
+}
