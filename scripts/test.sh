@@ -39,7 +39,7 @@ CGO_ENABLED=1 go test -race -run 'TestBlockCacheConcurrent|TestBlockCacheDecodes
 # kernels' decomposition tests (every tuning candidate emulated, 34 s) check
 # the launches, not the CPU engine they are compared with: they run once,
 # above; the canonical-form test compares with the twins here.
-go test -tags noasm ./cpu/... ./internal/fft ./imageio/jpeg .
+go test -tags noasm ./cpu/... ./internal/fft ./imageio/jpeg ./zarr .
 go test -tags noasm -skip 'TestTuningCandidates|TestBankGroups' ./kernels
 # Each instruction set of the CPU engine's loops, whichever CPU CI got:
 # NDCONV_SIMD caps the loops' dispatch (cpu/doc.go), so an AVX-512 machine
