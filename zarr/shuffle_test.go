@@ -94,36 +94,25 @@ func TestUnshuffleTwins(t *testing.T) {
 	}
 }
 
-// BenchmarkUnshuffle is one 512 KiB blosc block of float32 and of uint16
-// (c-blosc's block size for a default zarr-python chunk of float32).
-func BenchmarkUnshuffle(b *testing.B) {
-	for _, typesize := range []int{2, 4} {
-		b.Run(fmt.Sprint(typesize), func(b *testing.B) {
-			src, dst := make([]byte, 1<<19), make([]byte, 1<<19)
-			for i := range src {
-				src[i] = byte(i * 7)
-			}
-			b.SetBytes(int64(len(src)))
-			for b.Loop() {
-				unshuffleBytes(dst, src, typesize)
-			}
-		})
-	}
-}
-
-// BenchmarkShuffle is BenchmarkUnshuffle's writer's side.
-func BenchmarkShuffle(b *testing.B) {
-	for _, typesize := range []int{2, 4} {
-		b.Run(fmt.Sprint(typesize), func(b *testing.B) {
-			src, dst := make([]byte, 1<<19), make([]byte, 1<<19)
-			for i := range src {
-				src[i] = byte(i * 7)
-			}
-			b.SetBytes(int64(len(src)))
-			for b.Loop() {
-				shuffleBytes(dst, src, typesize)
-			}
-		})
+// BenchmarkShuffles: one 512 KiB blosc block (c-blosc's for a default
+// zarr-python chunk of float32) of uint16 and float32, each way.
+func BenchmarkShuffles(b *testing.B) {
+	for _, way := range []struct {
+		name string
+		f    func(dst, src []byte, typesize int)
+	}{{"unshuffle", unshuffleBytes}, {"shuffle", shuffleBytes}} {
+		for _, typesize := range []int{2, 4} {
+			b.Run(fmt.Sprint(way.name, typesize), func(b *testing.B) {
+				src, dst := make([]byte, 1<<19), make([]byte, 1<<19)
+				for i := range src {
+					src[i] = byte(i * 7)
+				}
+				b.SetBytes(int64(len(src)))
+				for b.Loop() {
+					way.f(dst, src, typesize)
+				}
+			})
+		}
 	}
 }
 
