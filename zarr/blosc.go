@@ -314,36 +314,59 @@ func bitElements(bsize, typesize int, version byte) int {
 
 // bitUnshuffle undoes bit shuffling (the bitshuffle library's layout):
 // for each byte j of an element and bit k of that byte, a row of n bits
-// holds that bit of every element, element i at bit i%8 of byte i/8.
+// holds that bit of every element, element i at bit i%8 of byte i/8. So
+// byte g of rows 8j … 8j+7 is an 8×8 matrix of bits whose transpose is
+// byte j of elements 8g … 8g+7: one transpose of a 64-bit word for eight
+// bytes, where a bit at a time ran at ~50 MB/s.
 func bitUnshuffle(dst, src []byte, typesize int, version byte) {
 	n := bitElements(len(src), typesize, version)
-	clear(dst[:n*typesize])
 	rowBytes := n / 8
 	for j := range typesize {
-		for k := range 8 {
-			row := src[(j*8+k)*rowBytes : (j*8+k+1)*rowBytes]
-			for i := range n {
-				dst[i*typesize+j] |= (row[i>>3] >> (i & 7) & 1) << k
+		rows := src[j*8*rowBytes : (j+1)*8*rowBytes]
+		for g := range rowBytes {
+			var x uint64
+			for k := range 8 {
+				x |= uint64(rows[k*rowBytes+g]) << (8 * k)
+			}
+			x = transpose8x8(x)
+			for b := range 8 {
+				dst[(8*g+b)*typesize+j] = byte(x >> (8 * b))
 			}
 		}
 	}
 	copy(dst[n*typesize:], src[n*typesize:])
 }
 
-// bitShuffle is bitUnshuffle's inverse.
+// bitShuffle is bitUnshuffle's inverse (the transpose is its own).
 func bitShuffle(dst, src []byte, typesize int, version byte) {
 	n := bitElements(len(src), typesize, version)
-	clear(dst[:n*typesize])
 	rowBytes := n / 8
 	for j := range typesize {
-		for k := range 8 {
-			row := dst[(j*8+k)*rowBytes : (j*8+k+1)*rowBytes]
-			for i := range n {
-				row[i>>3] |= (src[i*typesize+j] >> k & 1) << (i & 7)
+		rows := dst[j*8*rowBytes : (j+1)*8*rowBytes]
+		for g := range rowBytes {
+			var x uint64
+			for b := range 8 {
+				x |= uint64(src[(8*g+b)*typesize+j]) << (8 * b)
+			}
+			x = transpose8x8(x)
+			for k := range 8 {
+				rows[k*rowBytes+g] = byte(x >> (8 * k))
 			}
 		}
 	}
 	copy(dst[n*typesize:], src[n*typesize:])
+}
+
+// transpose8x8 transposes the 8×8 matrix of bits whose row r is byte r of
+// x and column c bit c of each byte (Hacker's Delight, 7-3: three rounds
+// of swapping 1×1, 2×2 and 4×4 blocks across the diagonal).
+func transpose8x8(x uint64) uint64 {
+	t := (x ^ x>>7) & 0x00AA00AA00AA00AA
+	x ^= t ^ t<<7
+	t = (x ^ x>>14) & 0x0000CCCC0000CCCC
+	x ^= t ^ t<<14
+	t = (x ^ x>>28) & 0x00000000F0F0F0F0
+	return x ^ t ^ t<<28
 }
 
 // bloscBlockSize is the block size an encode uses when none is given:

@@ -95,12 +95,15 @@ func TestUnshuffleTwins(t *testing.T) {
 }
 
 // BenchmarkShuffles: one 512 KiB blosc block (c-blosc's for a default
-// zarr-python chunk of float32) of uint16 and float32, each way.
+// zarr-python chunk of float32) of uint16 and float32, each way, byte
+// and bit shuffles.
 func BenchmarkShuffles(b *testing.B) {
 	for _, way := range []struct {
 		name string
 		f    func(dst, src []byte, typesize int)
-	}{{"unshuffle", unshuffleBytes}, {"shuffle", shuffleBytes}} {
+	}{{"unshuffle", unshuffleBytes}, {"shuffle", shuffleBytes},
+		{"bitunshuffle", func(dst, src []byte, ts int) { bitUnshuffle(dst, src, ts, 2) }},
+		{"bitshuffle", func(dst, src []byte, ts int) { bitShuffle(dst, src, ts, 2) }}} {
 		for _, typesize := range []int{2, 4} {
 			b.Run(fmt.Sprint(way.name, typesize), func(b *testing.B) {
 				src, dst := make([]byte, 1<<19), make([]byte, 1<<19)
@@ -151,6 +154,54 @@ func TestBloscInto(t *testing.T) {
 		}
 		if plain, _ := c.encode(src); !bytes.Equal(plain, enc) {
 			t.Errorf("noise %v: encodeInto's bytes differ from encode's", noise)
+		}
+	}
+}
+
+// bitUnshuffleRef is bitUnshuffle a bit at a time, as the bitshuffle
+// library's layout reads.
+func bitUnshuffleRef(dst, src []byte, typesize int, version byte) {
+	n := bitElements(len(src), typesize, version)
+	clear(dst[:n*typesize])
+	rowBytes := n / 8
+	for j := range typesize {
+		for k := range 8 {
+			row := src[(j*8+k)*rowBytes : (j*8+k+1)*rowBytes]
+			for i := range n {
+				dst[i*typesize+j] |= (row[i>>3] >> (i & 7) & 1) << k
+			}
+		}
+	}
+	copy(dst[n*typesize:], src[n*typesize:])
+}
+
+// TestBitUnshuffle: the word-transposing bit unshuffle equals the bit at
+// a time reference for several element sizes, lengths (tails and
+// partial elements) and both format versions, and bitShuffle undoes it.
+func TestBitUnshuffle(t *testing.T) {
+	rng := rand.New(rand.NewPCG(30, 5))
+	if got := transpose8x8(0x0000000000000001<<9 | 1<<(8*3+5)); got != 1<<(8*1+1)|1<<(8*5+3) {
+		t.Fatalf("transpose8x8 moves bits (1,1) and (3,5) to %#x, want (1,1) and (5,3)", got)
+	}
+	for _, typesize := range []int{1, 2, 4, 8, 3} {
+		for _, n := range []int{0, 7, 8, 9, 64, 100, 4096} {
+			for _, version := range []byte{2, 3} {
+				src := make([]byte, n*typesize+typesize/2)
+				for i := range src {
+					src[i] = byte(rng.Uint32())
+				}
+				want, got := make([]byte, len(src)), make([]byte, len(src))
+				bitUnshuffleRef(want, src, typesize, version)
+				bitUnshuffle(got, src, typesize, version)
+				if !bytes.Equal(got, want) {
+					t.Fatalf("typesize %d, %d elements, version %d: differs from the reference", typesize, n, version)
+				}
+				back := make([]byte, len(src))
+				bitShuffle(back, got, typesize, version)
+				if n := bitElements(len(src), typesize, version); !bytes.Equal(back[:n*typesize], src[:n*typesize]) {
+					t.Fatalf("typesize %d, %d elements, version %d: bitShuffle does not undo it", typesize, n, version)
+				}
+			}
 		}
 	}
 }
