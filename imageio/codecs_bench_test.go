@@ -210,7 +210,8 @@ func (c cpuClock) stop(b *testing.B) {
 
 // BenchmarkReadPeerFiles times ndconv reading the files OpenCV wrote
 // (bench/peers/codecs_cv2.py leaves them in NDCONV_CODEC_BENCH_DIR as
-// cv2-*.tif and cv2-*.jpg): decoding the same file as cv2.imdecode.
+// cv2-*.tif, cv2-*.jpg and cv2-*.png): decoding the same file as
+// cv2.imdecode.
 func BenchmarkReadPeerFiles(b *testing.B) {
 	dir := os.Getenv("NDCONV_CODEC_BENCH_DIR")
 	if dir == "" {
@@ -223,16 +224,19 @@ func BenchmarkReadPeerFiles(b *testing.B) {
 			b.Fatal(err)
 		}
 		ext := filepath.Ext(f)
-		if ext != ".tif" && ext != ".jpg" {
+		if ext != ".tif" && ext != ".jpg" && ext != ".png" {
 			continue
 		}
 		b.Run(filepath.Base(f), func(b *testing.B) {
 			clock := startCPUClock()
 			for b.Loop() {
 				var err error
-				if ext == ".tif" {
+				switch ext {
+				case ".tif":
 					_, err = tiff.Read(bytes.NewReader(data), int64(len(data)))
-				} else {
+				case ".png":
+					_, err = ReadPNG(bytes.NewReader(data))
+				default:
 					_, err = ReadJPEG(bytes.NewReader(data))
 				}
 				if err != nil {

@@ -128,13 +128,9 @@ func unfilter(filter byte, cur, prev []byte, bpp int) bool {
 	switch filter {
 	case 0: // None
 	case 1: // Sub
-		for i := bpp; i < len(cur); i++ {
-			cur[i] += cur[i-bpp]
-		}
+		unfilterSub(cur, bpp)
 	case 2: // Up
-		for i := range cur {
-			cur[i] += prev[i]
-		}
+		unfilterUp(cur, prev)
 	case 3: // Average
 		for i := range bpp {
 			cur[i] += prev[i] / 2
@@ -153,4 +149,46 @@ func unfilter(filter byte, cur, prev []byte, bpp int) bool {
 		return false
 	}
 	return true
+}
+
+// unfilterSub adds each byte's left neighbour a pixel back. For 3- and
+// 4-byte pixels (RGB, RGBA: OpenCV writes every row with Sub) the pixel
+// so far is kept in registers: through memory, each add waited for the
+// store three bytes before it (~1.4 ns a byte).
+func unfilterSub(cur []byte, bpp int) {
+	switch bpp {
+	case 3:
+		var r, g, b byte
+		for len(cur) >= 3 {
+			r, g, b = r+cur[0], g+cur[1], b+cur[2]
+			cur[0], cur[1], cur[2] = r, g, b
+			cur = cur[3:]
+		}
+	case 4:
+		var r, g, b, a byte
+		for len(cur) >= 4 {
+			r, g, b, a = r+cur[0], g+cur[1], b+cur[2], a+cur[3]
+			cur[0], cur[1], cur[2], cur[3] = r, g, b, a
+			cur = cur[4:]
+		}
+	default:
+		for i := bpp; i < len(cur); i++ {
+			cur[i] += cur[i-bpp]
+		}
+	}
+}
+
+// unfilterUp adds the row above, eight bytes at a time with carries kept
+// inside each byte (SWAR).
+func unfilterUp(cur, prev []byte) {
+	prev = prev[:len(cur)]
+	const low7, high = 0x7f7f7f7f7f7f7f7f, 0x8080808080808080
+	for len(cur) >= 8 {
+		a, b := binary.LittleEndian.Uint64(cur), binary.LittleEndian.Uint64(prev)
+		binary.LittleEndian.PutUint64(cur, (a&low7)+(b&low7)^(a^b)&high)
+		cur, prev = cur[8:], prev[8:]
+	}
+	for i := range cur {
+		cur[i] += prev[i]
+	}
 }

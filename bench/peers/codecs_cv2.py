@@ -72,19 +72,19 @@ def main():
         best, med, cpu, (ok, buf) = timeit(lambda: cv2.imencode(ext, a, params), args.repeat)
         assert ok
         buf.tofile(os.path.join(args.dir, f"cv2-{name}-{codec}{ext}"))  # for BenchmarkReadPeerFiles
-        print(f"{name} {codec} encode: best {best:.0f} ms, median {med:.0f} ms, cpu {cpu:.0f} ms, {buf.size} bytes")
+        print(f"{name} {codec} encode: best {best:.3g} ms, median {med:.3g} ms, cpu {cpu:.3g} ms, {buf.size} bytes")
         flag = cv2.IMREAD_UNCHANGED
         best, med, cpu, b = timeit(lambda: cv2.imdecode(buf, flag), args.repeat)
         if ext != ".jpg":
             assert np.array_equal(b, a), "cv2 did not read its own file back"
-        print(f"{name} {codec} decode (cv2's file): best {best:.0f} ms, median {med:.0f} ms, cpu {cpu:.0f} ms")
+        print(f"{name} {codec} decode (cv2's file): best {best:.3g} ms, median {med:.3g} ms, cpu {cpu:.3g} ms")
         ours = os.path.join(args.dir, f"{name}-{codec}{ext}")
         if os.path.exists(ours):
             data = np.fromfile(ours, np.uint8)
             best, med, cpu, b = timeit(lambda: cv2.imdecode(data, flag), args.repeat)
             if ext != ".jpg":
                 assert b is not None and np.array_equal(b, a), f"cv2 read {ours} differently"
-            print(f"{name} {codec} decode (ndconv's file): best {best:.0f} ms, median {med:.0f} ms, cpu {cpu:.0f} ms")
+            print(f"{name} {codec} decode (ndconv's file): best {best:.3g} ms, median {med:.3g} ms, cpu {cpu:.3g} ms")
             if Image is not None and ext == ".tif":
                 # PIL (through libtiff) reads ndconv's file as written.
                 assert np.array_equal(np.array(Image.open(ours)), np.load(path)), f"PIL read {ours} differently"
