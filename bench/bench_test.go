@@ -10,6 +10,7 @@ import (
 
 	"github.com/ndconv/ndconv"
 	"github.com/ndconv/ndconv/internal/ref"
+	"github.com/ndconv/ndconv/nd"
 )
 
 func TestRooflineArithmetic(t *testing.T) {
@@ -246,6 +247,23 @@ func TestInputCache(t *testing.T) {
 	again, _ := c.get(a)
 	if &first.Bytes()[0] != &again.Bytes()[0] {
 		t.Error("the same workload's input was built again")
+	}
+}
+
+// TestTimesOnly: the tuner's runs give times and no checksum, reuse one
+// output array for one dtype and shape, and a new one for another.
+func TestTimesOnly(t *testing.T) {
+	cpu, _ := ndconv.ParseDevice("cpu")
+	w := workload(Workload{Set: "anchors", ID: "t", Shape: []int{40, 30}, DType: "float32", Kernel: []int{3, 3}})
+	r, err := Run(t.Context(), w, Options{Device: cpu, Workers: 1, Repeats: 3, TimesOnly: true}, "cpu", Roofline{})
+	if err != nil || r.MsMedian == nil || r.Checksum != 0 {
+		t.Fatalf("TimesOnly: %+v, %v; want times and no checksum", r, err)
+	}
+	first, _ := lastOutput.get(nd.Float32, []int{40, 30})
+	again, _ := lastOutput.get(nd.Float32, []int{40, 30})
+	other, _ := lastOutput.get(nd.Float32, []int{30, 40})
+	if &first.Bytes()[0] != &again.Bytes()[0] || !slices.Equal(other.Shape, []int{30, 40}) {
+		t.Error("the output array was not kept for its shape, or kept for another")
 	}
 }
 

@@ -70,6 +70,11 @@ type Options struct {
 	// included. Times on a GPU's own arrays are the engine's alone,
 	// interleaved.
 	BankLayout ndconv.BankLayout
+	// TimesOnly is the tuner's: the times alone, no checksum, and the
+	// output array kept from the last run of the same dtype and shape
+	// (a candidate's run allocated, zeroed and summed 8192² outputs on
+	// the host, about as long as its kernels' compilation).
+	TimesOnly bool
 }
 
 // Run times one workload. A workload that cannot run (too large, not
@@ -143,7 +148,12 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 	if err != nil {
 		return nil, 0, method, impl, nil, err
 	}
-	dst, err := nd.New(p.Out, p.FullShape()...)
+	var dst nd.Array
+	if opt.TimesOnly {
+		dst, err = lastOutput.get(p.Out, p.FullShape())
+	} else {
+		dst, err = nd.New(p.Out, p.FullShape()...)
+	}
 	if err != nil {
 		return nil, 0, method, impl, nil, err
 	}
@@ -160,6 +170,9 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 		if spans, err = recordTimeline(ctx, p, popt, dst, src); err != nil {
 			return nil, 0, method, impl, nil, err
 		}
+	}
+	if opt.TimesOnly {
+		return ms, 0, method, impl, spans, nil
 	}
 	return ms, Checksum(dst), method, impl, spans, nil
 }
@@ -214,6 +227,34 @@ func timeOnHost(ctx context.Context, exec *ndconv.BenchPlan, dst, src nd.Array, 
 // another, and building an 8192² input anew for each (one value at a
 // time) cost about as much as timing it.
 var lastInput inputCache
+
+// lastOutput keeps the last TimesOnly run's output array for the next
+// of the same dtype and shape (every candidate of a workload).
+var lastOutput outputCache
+
+// outputCache holds one output array, by dtype and shape.
+type outputCache struct {
+	mu    sync.Mutex
+	dtype nd.DType
+	shape []int
+	a     nd.Array
+}
+
+// get is a dtype array of shape, the kept one where it is that.
+func (c *outputCache) get(dtype nd.DType, shape []int) (nd.Array, error) {
+	c.mu.Lock()
+	defer c.mu.Unlock()
+	if c.a.Data != nil && c.dtype == dtype && slices.Equal(c.shape, shape) {
+		return c.a, nil
+	}
+	c.a = nd.Array{}
+	a, err := nd.New(dtype, shape...)
+	if err != nil {
+		return a, err
+	}
+	c.dtype, c.shape, c.a = dtype, slices.Clone(shape), a
+	return a, nil
+}
 
 // inputCache holds one workload's input, by dtype and shape.
 type inputCache struct {

@@ -98,7 +98,7 @@ func TuneWorkload(ctx context.Context, cache *ndconv.TuningCache, w Workload, op
 	}
 	res.Method = exec.Method()
 	exec.Close()
-	run := Options{Device: opt.Device, Method: res.Method, Repeats: opt.Repeats, NoTuningCache: true}
+	run := Options{Device: opt.Device, Method: res.Method, Repeats: opt.Repeats, NoTuningCache: true, TimesOnly: true}
 	median := func(t ndconv.Tuning) (float64, bool) {
 		run.Tuning = t
 		r, err := Run(ctx, w, run, "", Roofline{})
@@ -144,7 +144,7 @@ func TuneWorkload(ctx context.Context, cache *ndconv.TuningCache, w Workload, op
 // (ndconv.GPURates.AddFFTScale), which it returns (0: no direct time to
 // calibrate against).
 func calibrateFFT(ctx context.Context, cache *ndconv.TuningCache, w Workload, p *nd.Problem, dev ndconv.DeviceName, fftMs float64, repeats int) (float64, error) {
-	r, err := Run(ctx, w, Options{Device: dev, Method: ndconv.Direct, Repeats: repeats}, "", Roofline{})
+	r, err := Run(ctx, w, Options{Device: dev, Method: ndconv.Direct, Repeats: repeats, TimesOnly: true}, "", Roofline{})
 	if err != nil || r.MsMedian == nil {
 		return 0, nil
 	}
