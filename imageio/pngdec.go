@@ -8,6 +8,7 @@ import (
 
 	"github.com/klauspost/compress/zlib"
 
+	"github.com/ndconv/ndconv/imageio/internal/predict"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -128,7 +129,7 @@ func unfilter(filter byte, cur, prev []byte, bpp int) bool {
 	switch filter {
 	case 0: // None
 	case 1: // Sub
-		unfilterSub(cur, bpp)
+		predict.UndoDifferences(cur, bpp)
 	case 2: // Up
 		unfilterUp(cur, prev)
 	case 3: // Average
@@ -149,33 +150,6 @@ func unfilter(filter byte, cur, prev []byte, bpp int) bool {
 		return false
 	}
 	return true
-}
-
-// unfilterSub adds each byte's left neighbour a pixel back. For 3- and
-// 4-byte pixels (RGB, RGBA: OpenCV writes every row with Sub) the pixel
-// so far is kept in registers: through memory, each add waited for the
-// store three bytes before it (~1.4 ns a byte).
-func unfilterSub(cur []byte, bpp int) {
-	switch bpp {
-	case 3:
-		var r, g, b byte
-		for len(cur) >= 3 {
-			r, g, b = r+cur[0], g+cur[1], b+cur[2]
-			cur[0], cur[1], cur[2] = r, g, b
-			cur = cur[3:]
-		}
-	case 4:
-		var r, g, b, a byte
-		for len(cur) >= 4 {
-			r, g, b, a = r+cur[0], g+cur[1], b+cur[2], a+cur[3]
-			cur[0], cur[1], cur[2], cur[3] = r, g, b, a
-			cur = cur[4:]
-		}
-	default:
-		for i := bpp; i < len(cur); i++ {
-			cur[i] += cur[i-bpp]
-		}
-	}
 }
 
 // unfilterUp adds the row above, eight bytes at a time with carries kept

@@ -4,6 +4,7 @@ import (
 	"encoding/binary"
 	"math"
 
+	"github.com/ndconv/ndconv/imageio/internal/predict"
 	"github.com/ndconv/ndconv/nd"
 )
 
@@ -194,24 +195,7 @@ func horizontal8(row []byte, stride int, encode bool) {
 		}
 		return
 	}
-	switch stride {
-	case 1:
-		for i := 1; i < len(row); i++ {
-			row[i] += row[i-1]
-		}
-	case 3:
-		a, b, c := row[0], row[1], row[2]
-		for i := 3; i+3 <= len(row); i += 3 {
-			a += row[i]
-			b += row[i+1]
-			c += row[i+2]
-			row[i], row[i+1], row[i+2] = a, b, c
-		}
-	default:
-		for i := stride; i < len(row); i++ {
-			row[i] += row[i-stride]
-		}
-	}
+	predict.UndoDifferences(row, stride)
 }
 
 // horizontal16 is horizontal for 16-bit samples, little-endian or
