@@ -230,11 +230,10 @@ func TestRunGPU(t *testing.T) {
 // TestInputCache: the kept input is Input's, for the same workload
 // (shared, not rebuilt) and after a switch to another shape or dtype.
 func TestInputCache(t *testing.T) {
-	var c inputCache
 	a := Workload{DType: "float32", Shape: []int{3, 5}}
 	b := Workload{DType: "uint8", Shape: []int{3, 5}}
 	for _, w := range []Workload{a, a, b, a} {
-		got, err := c.get(w)
+		got, err := input(w)
 		if err != nil {
 			t.Fatal(err)
 		}
@@ -243,8 +242,8 @@ func TestInputCache(t *testing.T) {
 			t.Fatalf("%v: %v %v, want Input's %v %v", w.Shape, got.DType(), got.Shape, want.DType(), want.Shape)
 		}
 	}
-	first, _ := c.get(a)
-	again, _ := c.get(a)
+	first, _ := input(a)
+	again, _ := input(a)
 	if &first.Bytes()[0] != &again.Bytes()[0] {
 		t.Error("the same workload's input was built again")
 	}
@@ -259,9 +258,9 @@ func TestTimesOnly(t *testing.T) {
 	if err != nil || r.MsMedian == nil || r.Checksum != 0 {
 		t.Fatalf("TimesOnly: %+v, %v; want times and no checksum", r, err)
 	}
-	first, _ := lastOutput.get(nd.Float32, []int{40, 30})
-	again, _ := lastOutput.get(nd.Float32, []int{40, 30})
-	other, _ := lastOutput.get(nd.Float32, []int{30, 40})
+	first, _ := output(nd.Float32, []int{40, 30})
+	again, _ := output(nd.Float32, []int{40, 30})
+	other, _ := output(nd.Float32, []int{30, 40})
 	if &first.Bytes()[0] != &again.Bytes()[0] || !slices.Equal(other.Shape, []int{30, 40}) {
 		t.Error("the output array was not kept for its shape, or kept for another")
 	}

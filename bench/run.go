@@ -2,6 +2,7 @@ package bench
 
 import (
 	"context"
+	"fmt"
 	"slices"
 	"sync"
 	"time"
@@ -144,13 +145,13 @@ func run(ctx context.Context, w Workload, opt Options) (ms []float64, checksum f
 	}
 	defer exec.Close()
 	method, impl = exec.Method().String(), exec.Implementation()
-	src, err := lastInput.get(w)
+	src, err := input(w)
 	if err != nil {
 		return nil, 0, method, impl, nil, err
 	}
 	var dst nd.Array
 	if opt.TimesOnly {
-		dst, err = lastOutput.get(p.Out, p.FullShape())
+		dst, err = output(p.Out, p.FullShape())
 	} else {
 		dst, err = nd.New(p.Out, p.FullShape()...)
 	}
@@ -225,57 +226,42 @@ func timeOnHost(ctx context.Context, exec *ndconv.BenchPlan, dst, src nd.Array, 
 // lastInput keeps the last workload's input, which run reads and never
 // writes: the tuner times every candidate of a workload one after
 // another, and building an 8192² input anew for each (one value at a
-// time) cost about as much as timing it.
-var lastInput inputCache
+// time) cost about as much as timing it. lastOutput keeps the last
+// TimesOnly run's output array for the next of the same dtype and shape.
+var lastInput, lastOutput keptArray
 
-// lastOutput keeps the last TimesOnly run's output array for the next
-// of the same dtype and shape (every candidate of a workload).
-var lastOutput outputCache
-
-// outputCache holds one output array, by dtype and shape.
-type outputCache struct {
-	mu    sync.Mutex
-	dtype nd.DType
-	shape []int
-	a     nd.Array
+// keptArray holds one array and the key (its dtype and shape) it was
+// made for.
+type keptArray struct {
+	mu  sync.Mutex
+	key string
+	a   nd.Array
 }
 
-// get is a dtype array of shape, the kept one where it is that.
-func (c *outputCache) get(dtype nd.DType, shape []int) (nd.Array, error) {
+// get is the kept array where key is its, else the one build makes (the
+// old one let go first).
+func (c *keptArray) get(key string, build func() (nd.Array, error)) (nd.Array, error) {
 	c.mu.Lock()
 	defer c.mu.Unlock()
-	if c.a.Data != nil && c.dtype == dtype && slices.Equal(c.shape, shape) {
+	if c.a.Data != nil && c.key == key {
 		return c.a, nil
 	}
 	c.a = nd.Array{}
-	a, err := nd.New(dtype, shape...)
+	a, err := build()
 	if err != nil {
 		return a, err
 	}
-	c.dtype, c.shape, c.a = dtype, slices.Clone(shape), a
+	c.key, c.a = key, a
 	return a, nil
 }
 
-// inputCache holds one workload's input, by dtype and shape.
-type inputCache struct {
-	mu    sync.Mutex
-	dtype string
-	shape []int
-	a     nd.Array
+// input is Input(w), the kept one where w's dtype and shape are the last's.
+func input(w Workload) (nd.Array, error) {
+	return lastInput.get(fmt.Sprint(w.DType, w.Shape), func() (nd.Array, error) { return Input(w) })
 }
 
-// get is Input(w), the kept one where w's dtype and shape are its.
-func (c *inputCache) get(w Workload) (nd.Array, error) {
-	c.mu.Lock()
-	defer c.mu.Unlock()
-	if c.a.Data != nil && c.dtype == w.DType && slices.Equal(c.shape, w.Shape) {
-		return c.a, nil
-	}
-	c.a = nd.Array{} // let the old one go before the new one is made
-	a, err := Input(w)
-	if err != nil {
-		return a, err
-	}
-	c.dtype, c.shape, c.a = w.DType, slices.Clone(w.Shape), a
-	return a, nil
+// output is a new dtype array of shape, the kept one where the last was
+// that.
+func output(dtype nd.DType, shape []int) (nd.Array, error) {
+	return lastOutput.get(fmt.Sprint(dtype, shape), func() (nd.Array, error) { return nd.New(dtype, shape...) })
 }
