@@ -497,10 +497,11 @@ func bloscDeflate(cname string, clevel int, block, room []byte) ([]byte, error) 
 
 // lz4Room is room when it holds LZ4's bound for block, else a new buffer.
 func lz4Room(block, room []byte) []byte {
-	if bound := lz4.CompressBlockBound(len(block)); len(room) >= bound {
+	bound := lz4.CompressBlockBound(len(block))
+	if len(room) >= bound {
 		return room[:bound]
 	}
-	return make([]byte, lz4.CompressBlockBound(len(block)))
+	return make([]byte, bound)
 }
 
 // bloscBound is the room bloscCodec.encode keeps past a raw block for
