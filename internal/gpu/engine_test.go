@@ -10,7 +10,6 @@ import (
 	"strconv"
 	"strings"
 	"sync"
-	"sync/atomic"
 	"testing"
 
 	"github.com/ndconv/ndconv/internal/enginetest"
@@ -102,38 +101,29 @@ func decompositionCases(t *testing.T, tg *Target) []enginetest.Case {
 	return tg.EveryNth(cases, 2)
 }
 
-// runCases runs cases on two goroutines, so that one case's transfers and
-// kernel overlap another's build (PoCL builds one program at a time), and
-// reports each mismatch with the reference and each bit that differs from
+// runCases runs cases gputest.Workers at a time, so that NVRTC builds on
+// as many cores and one case's transfers and kernel overlap another's
+// build (PoCL builds one program at a time), and reports each mismatch with the reference and each bit that differs from
 // the CPU engine's same method.
 func runCases(t *testing.T, tg *Target, cases []enginetest.Case, method string, opt gpu.Options, make newEngine) {
-	var failed atomic.Int64
-	var wg sync.WaitGroup
-	next := atomic.Int64{}
-	for range 2 {
-		wg.Go(func() {
-			for {
-				i := int(next.Add(1) - 1)
-				if i >= len(cases) || failed.Load() > 20 {
-					return
-				}
-				c := cases[i]
-				got, err := runOn(tg, c, opt, make)
-				if err != nil {
-					t.Errorf("%s: %v", c.Name, err)
-					failed.Add(1)
-				} else if msg := c.Check(got, c.Want()); msg != "" {
-					t.Errorf("%s: %s", c.Name, msg)
-					failed.Add(1)
-				} else if msg := gputest.SameBitsAsCPU(c, method, got); msg != "" {
-					t.Errorf("%s: %s", c.Name, msg)
-					failed.Add(1)
-				}
-			}
-		})
+	failures := gputest.Each(len(cases), gputest.Workers(), func(i int) string {
+		c := cases[i]
+		got, err := runOn(tg, c, opt, make)
+		if err != nil {
+			return fmt.Sprintf("%s: %v", c.Name, err)
+		}
+		if msg := c.Check(got, c.Want()); msg != "" {
+			return c.Name + ": " + msg
+		}
+		if msg := gputest.SameBitsAsCPU(c, method, got); msg != "" {
+			return c.Name + ": " + msg
+		}
+		return ""
+	})
+	for _, f := range failures {
+		t.Error(f)
 	}
-	wg.Wait()
-	if failed.Load() > 20 {
+	if len(failures) >= gputest.MaxFailures {
 		t.Fatal("too many failures")
 	}
 }

@@ -42,7 +42,7 @@ func hasFFTLibrary(tg *Target) bool {
 func TestFFTTable(t *testing.T) {
 	ForEach(t, func(t *testing.T, tg *Target) {
 		cases := append(gputest.FFTTableCases(!tg.Sample), gputest.FFTLargeCases()...)
-		failures := gputest.SpreadCheck(cases, 2, func(c enginetest.Case) (nd.Array, error) {
+		failures := gputest.SpreadCheck(cases, gputest.Workers(), func(c enginetest.Case) (nd.Array, error) {
 			return runFFT(tg, c, gpu.Options{})
 		}, gputest.CheckFFT)
 		for _, f := range failures {
@@ -70,7 +70,7 @@ func TestFFTLayouts(t *testing.T) {
 				return runFFT(tg, c, gpu.Options{Tuning: tuning})
 			})
 			if !tg.Sample {
-				failures = append(failures, gputest.SpreadCheck(gputest.FFTLargeCases(), 2, func(c enginetest.Case) (nd.Array, error) {
+				failures = append(failures, gputest.SpreadCheck(gputest.FFTLargeCases(), gputest.Workers(), func(c enginetest.Case) (nd.Array, error) {
 					return runFFT(tg, c, gpu.Options{})
 				}, gputest.CheckFFT)...)
 			}

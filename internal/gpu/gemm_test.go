@@ -91,7 +91,7 @@ func TestGemmTable(t *testing.T) {
 		if tg.Short {
 			cases = tg.EveryNth(cases, 7)
 		}
-		failures := gputest.SpreadCheck(cases, 2, func(c enginetest.Case) (nd.Array, error) {
+		failures := gputest.SpreadCheck(cases, gputest.Workers(), func(c enginetest.Case) (nd.Array, error) {
 			return gputest.Run(c, func(p *nd.Problem) (*gpu.GemmEngine, error) { return gemmOn(tg, p) })
 		}, checkGemm)
 		for _, f := range failures {

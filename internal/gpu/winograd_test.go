@@ -110,7 +110,7 @@ func TestWinogradRandom(t *testing.T) {
 		seed := enginetest.WinogradSeed(31)
 		cases := enginetest.WinogradRandom(seed, enginetest.WinogradCount(n), true)
 		var w winogradWorst
-		failures := gputest.SpreadCheck(cases, 2, func(c enginetest.Case) (nd.Array, error) {
+		failures := gputest.SpreadCheck(cases, gputest.Workers(), func(c enginetest.Case) (nd.Array, error) {
 			return gputest.Run(c, func(p *nd.Problem) (*gpu.WinogradEngine, error) { return winogradOn(tg, p) })
 		}, func(c enginetest.Case, got nd.Array) string { return w.check(c, 0, got) })
 		for _, f := range failures {

@@ -6,9 +6,11 @@ import (
 	"iter"
 	"math/rand/v2"
 	"os"
+	"runtime"
 	"slices"
 	"strings"
 	"sync"
+	"sync/atomic"
 	"testing"
 
 	"github.com/ndconv/ndconv/internal/enginetest"
@@ -107,9 +109,9 @@ func Run[E Engine](c enginetest.Case, newEngine func(*nd.Problem) (E, error)) (n
 	return dst, e.Execute(context.Background(), dst, c.Input)
 }
 
-// Spread runs every case through run from n goroutines at once (case i on
-// goroutine i mod n) and returns the failures, each "<case>: <error or
-// mismatch with the reference>", in no particular order.
+// Spread runs every case through run from n goroutines at once and
+// returns the failures, each "<case>: <error or mismatch with the
+// reference>", in the cases' order.
 func Spread(cases []enginetest.Case, n int, run func(enginetest.Case) (nd.Array, error)) []string {
 	return SpreadCheck(cases, n, run, func(c enginetest.Case, got nd.Array) string { return c.Check(got, c.Want()) })
 }
@@ -117,30 +119,56 @@ func Spread(cases []enginetest.Case, n int, run func(enginetest.Case) (nd.Array,
 // SpreadCheck is Spread with another comparison than the exact family's
 // (CheckFFT's, for the FFT method).
 func SpreadCheck(cases []enginetest.Case, n int, run func(enginetest.Case) (nd.Array, error), check func(enginetest.Case, nd.Array) string) []string {
-	var mu sync.Mutex
-	var failures []string
-	fail := func(s string) {
-		mu.Lock()
-		defer mu.Unlock()
-		failures = append(failures, s)
-	}
+	return Each(len(cases), n, func(i int) string {
+		c := cases[i]
+		got, err := run(c)
+		if err != nil {
+			return fmt.Sprintf("%s: %v", c.Name, err)
+		}
+		if msg := check(c, got); msg != "" {
+			return c.Name + ": " + msg
+		}
+		return ""
+	})
+}
+
+// Workers is how many cases an engine test runs at once on one device. A
+// case's time is mostly the host's — building its kernels (NVRTC, the
+// OpenCL compiler) and the reference — so as many as the host has cores,
+// at least 2 (the device's queue always has work) and at most 8.
+func Workers() int { return min(8, max(2, runtime.GOMAXPROCS(0))) }
+
+// MaxFailures is how many failures Each collects before it starts no more
+// calls: a broken build fails every case, and the first few say why.
+const MaxFailures = 20
+
+// Each calls fn(0) … fn(n-1) from workers goroutines, each taking the next
+// index, and returns fn's non-empty results (failures) in index order;
+// after MaxFailures it starts no more calls.
+func Each(n, workers int, fn func(i int) string) []string {
+	results := make([]string, n)
+	var next, failed atomic.Int64
 	var wg sync.WaitGroup
-	for g := range n {
-		wg.Add(1)
-		go func() {
-			defer wg.Done()
-			for i := g; i < len(cases); i += n {
-				c := cases[i]
-				got, err := run(c)
-				if err != nil {
-					fail(fmt.Sprintf("%s: %v", c.Name, err))
-				} else if msg := check(c, got); msg != "" {
-					fail(c.Name + ": " + msg)
+	for range max(1, min(workers, n)) {
+		wg.Go(func() {
+			for failed.Load() < MaxFailures {
+				i := int(next.Add(1) - 1)
+				if i >= n {
+					return
+				}
+				if results[i] = fn(i); results[i] != "" {
+					failed.Add(1)
 				}
 			}
-		}()
+		})
 	}
 	wg.Wait()
+	var failures []string
+	for _, r := range results {
+		if r != "" {
+			failures = append(failures, r)
+		}
+	}
 	return failures
 }
 

@@ -3,6 +3,7 @@ package gputest
 import (
 	"context"
 	"errors"
+	"fmt"
 	"math/rand/v2"
 	"slices"
 	"strings"
@@ -126,4 +127,36 @@ func TestTimingProblems(t *testing.T) {
 		}
 		t.Error("not skipped")
 	})
+}
+
+// TestEach checks that Each calls every index once, returns the failures
+// in index order whatever the workers, and stops starting calls after
+// MaxFailures.
+func TestEach(t *testing.T) {
+	for _, workers := range []int{1, 3, 64} {
+		var calls [50]atomic.Int32
+		got := Each(len(calls), workers, func(i int) string {
+			calls[i].Add(1)
+			if i%7 == 3 {
+				return fmt.Sprint(i)
+			}
+			return ""
+		})
+		if want := []string{"3", "10", "17", "24", "31", "38", "45"}; !slices.Equal(got, want) {
+			t.Errorf("%d workers: failures %q, want %q", workers, got, want)
+		}
+		for i := range calls {
+			if n := calls[i].Load(); n != 1 {
+				t.Errorf("%d workers: index %d called %d times", workers, i, n)
+			}
+		}
+	}
+	if got := Each(0, 4, func(int) string { t.Error("called with n = 0"); return "" }); got != nil {
+		t.Errorf("n = 0: %q", got)
+	}
+	var calls atomic.Int32
+	got := Each(1000, 1, func(int) string { calls.Add(1); return "broken" })
+	if len(got) != MaxFailures || calls.Load() != MaxFailures {
+		t.Errorf("every call failing: %d failures after %d calls, want %d", len(got), calls.Load(), MaxFailures)
+	}
 }

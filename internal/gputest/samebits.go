@@ -16,9 +16,22 @@ import (
 // order, so any difference is a defect. It returns "" or the first
 // difference.
 func SameBitsAsCPU(c enginetest.Case, method string, got nd.Array) string {
-	p, err := c.Spec.Normalize()
+	want, err := CPUResult(c, method)
 	if err != nil {
 		return err.Error()
+	}
+	if msg := SameBits(got, want); msg != "" {
+		return fmt.Sprintf("%s (%s)", msg, method)
+	}
+	return ""
+}
+
+// CPUResult is case c's output from the CPU engine's method ("direct" or
+// "separable"): the bits every device must give.
+func CPUResult(c enginetest.Case, method string) (nd.Array, error) {
+	p, err := c.Spec.Normalize()
+	if err != nil {
+		return nd.Array{}, err
 	}
 	var engine cpu.Executable
 	switch method {
@@ -26,22 +39,19 @@ func SameBitsAsCPU(c enginetest.Case, method string, got nd.Array) string {
 		engine = cpu.NewDirect(p, cpu.Options{})
 	case "separable":
 		if engine, err = cpu.NewSeparable(p, cpu.Options{}); err != nil {
-			return err.Error()
+			return nd.Array{}, err
 		}
 	default:
-		return fmt.Sprintf("no CPU method %q", method)
+		return nd.Array{}, fmt.Errorf("no CPU method %q", method)
 	}
 	want, err := nd.New(p.Out, p.FullShape()...)
 	if err != nil {
-		return err.Error()
+		return nd.Array{}, err
 	}
 	if err := engine.Execute(context.Background(), want, c.Input); err != nil {
-		return "CPU engine: " + err.Error()
+		return nd.Array{}, fmt.Errorf("CPU engine: %w", err)
 	}
-	if msg := SameBits(got, want); msg != "" {
-		return fmt.Sprintf("%s (%s)", msg, method)
-	}
-	return ""
+	return want, nil
 }
 
 // SameBits compares a device's output with the CPU's bit for bit, NaN

@@ -1,9 +1,12 @@
 package gputest
 
 import (
+	"fmt"
+	"sync"
 	"testing"
 
 	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/internal/ref"
 	"github.com/ndconv/ndconv/kernels"
 	"github.com/ndconv/ndconv/nd"
 )
@@ -16,12 +19,18 @@ import (
 // through run, a backend's engine of the given
 // method ("direct" or "separable") with that tuning. Where checks reports
 // an image, a quarter of the images run, to bound the programs built.
-// Each result must meet the reference and equal the CPU engine's bits.
+// Each result must meet the reference and equal the CPU engine's bits
+// (both computed once a case). The runs go Workers at a time.
 func CheckTunings(t *testing.T, cases []enginetest.Case, checks func(*nd.Problem) ([]kernels.Tuning, bool), method string,
 	run func(c enginetest.Case, tuning kernels.Tuning) (nd.Array, error)) {
 	t.Helper()
-	runs, images := 0, 0
-	for _, c := range cases {
+	type job struct {
+		c      int
+		tuning kernels.Tuning
+	}
+	var jobs []job
+	images := 0
+	for i, c := range cases {
 		p, err := c.Spec.Normalize()
 		if err != nil {
 			t.Fatalf("%s: %v", c.Name, err)
@@ -33,23 +42,52 @@ func CheckTunings(t *testing.T, cases []enginetest.Case, checks func(*nd.Problem
 			}
 		}
 		for _, tuning := range tunings {
-			runs++
-			got, err := run(c, tuning)
-			if err != nil {
-				t.Fatalf("%s, %+v: %v", c.Name, tuning, err)
-			}
-			if msg := c.Check(got, c.Want()); msg != "" {
-				t.Fatalf("%s, %+v: %s", c.Name, tuning, msg)
-			}
-			if msg := SameBitsAsCPU(c, method, got); msg != "" {
-				t.Fatalf("%s, %+v: %s", c.Name, tuning, msg)
-			}
+			jobs = append(jobs, job{i, tuning})
 		}
 	}
-	if runs == 0 {
+	if len(jobs) == 0 {
 		t.Fatal("no case ran the decompositions checked")
 	}
-	t.Logf("%d runs of the decompositions checked", runs)
+	type expected struct {
+		ref ref.Result
+		cpu nd.Array
+		err error
+	}
+	wants := make([]func() expected, len(cases))
+	for i, c := range cases {
+		wants[i] = sync.OnceValue(func() expected {
+			cpu, err := CPUResult(c, method)
+			return expected{c.Want(), cpu, err}
+		})
+	}
+	failures := Each(len(jobs), Workers(), func(i int) string {
+		c, tuning := cases[jobs[i].c], jobs[i].tuning
+		got, err := run(c, tuning)
+		if err != nil {
+			return fmt.Sprintf("%s, %+v: %v", c.Name, tuning, err)
+		}
+		want := wants[jobs[i].c]()
+		msg := c.Check(got, want.ref)
+		if msg == "" && want.err != nil {
+			msg = want.err.Error()
+		}
+		if msg == "" {
+			if msg = SameBits(got, want.cpu); msg != "" {
+				msg += " (" + method + ")"
+			}
+		}
+		if msg != "" {
+			return fmt.Sprintf("%s, %+v: %s", c.Name, tuning, msg)
+		}
+		return ""
+	})
+	for _, f := range failures {
+		t.Error(f)
+	}
+	if len(failures) > 0 {
+		t.FailNow()
+	}
+	t.Logf("%d runs of the decompositions checked", len(jobs))
 }
 
 // FuseSmall is checks with each decomposition fusing the separable
