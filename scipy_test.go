@@ -181,7 +181,15 @@ func TestScipyFixturesOnDevices(t *testing.T) {
 		if name == "opencl" && os.Getenv("NDCONV_OPENCL_ALL") != "1" {
 			step = 16
 		}
-		runs := 0
+		// The plans on the CPU are made here (they may end the test); the
+		// device's plans, which build kernels, run gputest.Workers at once.
+		type job struct {
+			what string
+			f    fixtureProblem
+			opt  ndconv.Options
+			host *ndconv.Plan
+		}
+		var jobs []job
 		for i := 0; i < len(fixtures); i += step {
 			fc := fixtures[i]
 			f := loadFixtureProblem(t, fc)
@@ -189,30 +197,38 @@ func TestScipyFixturesOnDevices(t *testing.T) {
 				what := fmt.Sprintf("%s/%s/%v", name, fc.Name, method)
 				opt := f.opt
 				opt.Method, opt.Exact = method, true
-				host := f.plan(t, opt, what)
-				if host == nil {
-					continue
-				}
-				want, err := host.Execute(t.Context(), ndconv.Array{}, f.in)
-				if err != nil {
-					t.Fatalf("%s: CPU: %v", what, err)
-				}
-				p, err := dev.NewPlan(f.op, f.in.Shape, f.in.DType(), opt, f.kernels...)
-				if err != nil {
-					t.Fatalf("%s: %v", what, err)
-				}
-				got, err := p.Execute(t.Context(), ndconv.Array{}, f.in)
-				if err != nil {
-					t.Fatalf("%s: %v", what, err)
-				}
-				runs++
-				if msg := f.c.Check(got, f.want); msg != "" {
-					t.Errorf("%s: %s", what, msg)
-				} else if msg := gputest.SameBits(got, want); msg != "" {
-					t.Errorf("%s: %s", what, msg)
+				if host := f.plan(t, opt, what); host != nil {
+					jobs = append(jobs, job{what, f, opt, host})
 				}
 			}
 		}
+		failures := gputest.Each(len(jobs), gputest.Workers(), func(i int) string {
+			j := jobs[i]
+			want, err := j.host.Execute(context.Background(), ndconv.Array{}, j.f.in)
+			if err != nil {
+				return fmt.Sprintf("%s: CPU: %v", j.what, err)
+			}
+			p, err := dev.NewPlan(j.f.op, j.f.in.Shape, j.f.in.DType(), j.opt, j.f.kernels...)
+			if err != nil {
+				return fmt.Sprintf("%s: %v", j.what, err)
+			}
+			defer p.Close()
+			got, err := p.Execute(context.Background(), ndconv.Array{}, j.f.in)
+			if err != nil {
+				return fmt.Sprintf("%s: %v", j.what, err)
+			}
+			if msg := j.f.c.Check(got, j.f.want); msg != "" {
+				return j.what + ": " + msg
+			}
+			if msg := gputest.SameBits(got, want); msg != "" {
+				return j.what + ": " + msg
+			}
+			return ""
+		})
+		for _, f := range failures {
+			t.Error(f)
+		}
+		runs := len(jobs)
 		t.Logf("%s: %d fixture runs", name, runs)
 		if runs == 0 {
 			t.Errorf("%s: no fixture ran", name)
