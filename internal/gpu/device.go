@@ -8,10 +8,8 @@ import (
 )
 
 // Device is one GPU through one vendor API: what the engine needs of it.
-// A binding implements it over its API and nothing more — the calls,
-// their errors, its caches. Everything a Device makes belongs to it and
-// is released before its Close; its methods may be called from any
-// goroutine.
+// Everything a Device makes is released before its Close; its methods may
+// be called from any goroutine.
 type Device interface {
 	Planner
 	// Check refuses a problem the device cannot run at all (float64
@@ -20,45 +18,40 @@ type Device interface {
 
 	// Alloc allocates n ≥ 1 bytes of device memory, uninitialised.
 	Alloc(n int) (Buffer, error)
-	// Scratch allocates n ≥ 1 bytes for what an engine holds (buffers,
-	// temporaries, parameters), from a FreeList where the API's
-	// allocations are slow; Free returns it.
+	// Scratch allocates n ≥ 1 bytes for an engine's buffers, from a
+	// FreeList where the API's allocations are slow.
 	Scratch(n int) (Buffer, error)
-	// AllocHost allocates n ≥ 1 bytes of page-locked host memory, a
-	// pipeline's staging, from the device's FreeList of it.
+	// AllocHost allocates n ≥ 1 bytes of page-locked host memory (a
+	// pipeline's staging) from the device's FreeList.
 	AllocHost(n int) (HostBuffer, error)
-	// NewQueue makes an in-order queue (a CUDA stream, an OpenCL
-	// command queue).
+	// NewQueue makes an in-order queue (a CUDA stream, an OpenCL queue).
 	NewQueue() (Queue, error)
 	// NewEvent makes a reusable event for Queue.Record.
 	NewEvent() (Event, error)
 
-	// Kernel builds a kernel family's source (kernels.Source) with its
-	// defines, through the binding's compiled-artifact cache, and returns
-	// its kernel of that name.
+	// Kernel builds a kernel family's source (kernels.Source) with
+	// defines, through the binding's cache, and returns kernel name.
 	Kernel(family string, defines []string, name string) (Kernel, error)
-	// CheckLaunch refuses, with an *UnsupportedError, a launch the device
-	// cannot run with kernel k: work-groups larger than it or the kernel
-	// allows, more local or constant memory than it has.
+	// CheckLaunch refuses, with an *UnsupportedError, a launch of k the
+	// device cannot run (work-group size, local or constant memory).
 	CheckLaunch(l *kernels.Launch, k Kernel) error
 
 	// Close drops the caller's reference to the device.
 	Close() error
 }
 
-// Planner is what planning a problem's launches needs of a device, which
-// a binding can answer without opening it (Pending).
+// Planner is what planning needs of a device, answerable without opening
+// it (Pending).
 type Planner interface {
 	// Backend names the API: "cuda", "opencl"; errors and reports use it.
 	Backend() string
 	// Limits are the bounds the kernels' builders plan launches within.
 	Limits() Limits
 	// MemoryBudget is the device memory an execution may take when the
-	// caller sets none: a share of the device's memory, at most buffers
-	// times the largest buffer it allocates.
+	// caller sets none, at most buffers times the largest allocation.
 	MemoryBudget(buffers int) (int64, error)
 	// Missing counts the launches whose kernels are neither built in this
-	// process nor in the binding's cache: what building them will cost.
+	// process nor in the binding's cache.
 	Missing(launches []*kernels.Launch) (int, error)
 }
 
@@ -75,8 +68,7 @@ type Limits struct {
 	// MaxParamBytes is how many bytes of weights a launch may pass among
 	// its kernel parameters (ByValue); 0: always in a buffer.
 	MaxParamBytes int
-	// FFTBudget bounds the device memory of the FFT method's batch
-	// buffers and kernel spectra, beside the input and output.
+	// FFTBudget bounds the FFT method's batch buffers and spectra.
 	FFTBudget int64
 }
 
@@ -94,14 +86,12 @@ type HostBuffer interface {
 }
 
 // Queue is an in-order queue of work on one device. Its methods queue and
-// return; Finish waits. Write and Read return once pageable host memory
-// is no longer needed, as CUDA's asynchronous copies do; pinned memory (a
-// HostBuffer's, or registered) must stay alive and untouched until the
-// queue is done with it.
+// return; Finish waits. Write and Read return once pageable host memory is
+// no longer needed; pinned memory (a HostBuffer's, or registered) must
+// stay untouched until the queue is done with it.
 type Queue interface {
 	// Launch queues kernel k over groups × local work-items with args:
-	// Buffers, ByValue bytes, and sized numbers (int32, int64, float32,
-	// float64) matching the kernel's parameters.
+	// Buffers, ByValue bytes, and int32, int64, float32 or float64.
 	Launch(k Kernel, groups, local [3]int, args ...any) error
 	// Write copies src to dst at byte offset off.
 	Write(dst Buffer, off int, src []byte) error
@@ -139,15 +129,15 @@ type Kernel interface {
 	MaxGroupSize() int
 }
 
-// ByValue is a kernel argument passed by value as these bytes: a C struct
-// parameter (the weights of a kernel that reads them from its parameters).
+// ByValue is a kernel argument passed by value as these bytes (a C struct
+// parameter: weights read from the kernel's parameters).
 type ByValue []byte
 
 // FFTLibrary is a Device with a vendor FFT library (cuFFT), whose plans
 // the FFT method transforms with instead of fft.cl's kernels.
 type FFTLibrary interface {
 	// FFTPlan makes a plan of batch transforms of the lengths (at most
-	// MaxFFTRank axes), of kind, on queue q.
+	// MaxFFTRank axes) on queue q.
 	FFTPlan(lengths []int, batch int, kind FFTKind, q Queue) (FFTPlan, error)
 	// FFTAvailable is nil where the library loads, else why not.
 	FFTAvailable() error

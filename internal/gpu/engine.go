@@ -1,6 +1,7 @@
 package gpu
 
 import (
+	"cmp"
 	"context"
 	"errors"
 	"fmt"
@@ -14,24 +15,21 @@ import (
 
 // Options configure an engine.
 type Options struct {
-	// MemoryBudget bounds the device memory an execution's input, output
-	// and temporaries take (chunks, three in flight, each within a third
-	// of it); 0 lets the device choose (Device.MemoryBudget).
+	// MemoryBudget bounds the device memory an execution takes (three
+	// chunks in flight, each within a third of it); 0: the device's
+	// (Device.MemoryBudget).
 	MemoryBudget int64
 	Progress     nd.Progress
 	// Tuning fixes the kernels' work decomposition; zero lets kernels
 	// choose.
 	Tuning kernels.Tuning
-	// PieceBytes bounds the chunks a pipelined execution cuts a problem
-	// that fits into (input, output and temporaries); 0 lets
+	// PieceBytes bounds the chunks of a problem that fits; 0 lets
 	// chunk.Pieces choose.
 	PieceBytes int64
-	// Timeline, when set, receives each execution's copies and kernels,
-	// timed by the device's events.
+	// Timeline, when set, receives each execution's copies and kernels.
 	Timeline *chunk.Timeline
-	// Staging copies every execution's data through the pipeline's
-	// pinned staging, never registering the caller's arrays (hostreg.go):
-	// to compare the two paths, or to leave the caller's memory pageable.
+	// Staging copies through pinned staging and never registers the
+	// caller's arrays (hostreg.go).
 	Staging bool
 }
 
@@ -40,9 +38,8 @@ var ErrClosed = errors.New("gpu: engine closed")
 
 // Engine executes one normalised problem with one method on one device,
 // from host memory through a pipeline of queues or on device arrays. It
-// keeps its built kernels, their parameters on the device and its staging
-// between executions; one execution runs at a time, and Close waits for
-// it.
+// keeps its kernels, parameters and staging between executions; one
+// execution runs at a time.
 type Engine struct {
 	dev    Device
 	plan   Planner // dev, or a device not opened (Pending)
@@ -59,18 +56,16 @@ type Engine struct {
 	pieces []chunk.Chunk     // Execute's split, once computed
 	pipe   *pipeline         // Execute's, kept between executions
 	onDev  []*devicePrepared // ExecuteDevice's launches for its last arrays, newest first
-	// queued says that ExecuteDeviceAfter left work on the queue that
-	// nothing has waited for yet; every other entry waits for it first.
+	// queued: ExecuteDeviceAfter left work on the queue that nothing has
+	// waited for; every other entry waits for it first.
 	queued bool
-	// ready and done order ExecuteDeviceAfter's work after the caller's
-	// queue and the caller's later work after it; made when first needed.
+	// ready and done order ExecuteDeviceAfter's work between the caller's.
 	ready, done Event
 }
 
 // keptPairs is how many pairs of device arrays ExecuteDevice keeps
-// launches prepared for: CuPy's and PyTorch's pools hand out outputs
-// that alternate between a few. Methods with temporaries keep one pair,
-// so that their memory is held once.
+// launches prepared for: CuPy's and PyTorch's pools alternate outputs
+// between a few. Methods with temporaries keep one pair.
 const keptPairs = 4
 
 type devicePrepared struct {
@@ -79,7 +74,7 @@ type devicePrepared struct {
 }
 
 // NewDirect prepares p for the direct method (kernels.NewDirect) on dev,
-// which the engine holds until Close. Kernels are built when first used.
+// which the engine holds. Kernels are built when first used.
 func NewDirect(dev Device, p *nd.Problem, opt Options) (*Engine, error) {
 	return newEngine(dev, p, opt, direct)
 }
@@ -95,8 +90,7 @@ func NewSeparable(dev Device, p *nd.Problem, opt Options) (*Engine, error) {
 	return newEngine(dev, p, opt, separable)
 }
 
-// newEngine makes an engine of method m on dev, which it takes over:
-// closed here on failure.
+// newEngine makes an engine of method m on dev, closing dev on failure.
 func newEngine(dev Device, p *nd.Problem, opt Options, m method) (*Engine, error) {
 	if err := dev.Check(p); err != nil {
 		dev.Close()
@@ -113,8 +107,7 @@ func (e *Engine) Device() Device { return e.dev }
 func (e *Engine) Implementation() string { return e.method.describe(e, e.p) }
 
 // Close waits for an execution in progress and releases what the engine
-// holds (registered host memory that no other engine uses among it) and
-// the device. Closing twice does nothing.
+// holds and the device. Closing twice does nothing.
 func (e *Engine) Close() error {
 	e.mu.Lock()
 	defer e.mu.Unlock()
@@ -147,8 +140,7 @@ func (e *Engine) Close() error {
 	return errors.Join(errs...)
 }
 
-// closeAll appends to errs what release returns for each x that is not
-// nil.
+// closeAll appends release(x) to errs for each x that is not nil.
 func closeAll[T any](errs []error, release func(T) error, xs ...T) []error {
 	for _, x := range xs {
 		if any(x) != nil {
@@ -158,9 +150,9 @@ func closeAll[T any](errs []error, release func(T) error, xs ...T) []error {
 	return errs
 }
 
-// begin takes the engine for an execution under ctx (enter), waits for
-// ExecuteDeviceAfter's work, and where pieces cuts the problem into
-// Execute's pieces; the caller unlocks e.mu whatever begin returns.
+// begin enters the engine, waits for ExecuteDeviceAfter's work and, where
+// pieces, cuts the problem into Execute's; the caller unlocks e.mu
+// whatever begin returns.
 func (e *Engine) begin(ctx context.Context, pieces bool) error {
 	if err := e.enter(ctx); err != nil {
 		return err
@@ -202,11 +194,9 @@ func (e *Engine) enter(ctx context.Context) error {
 	return nil
 }
 
-// Execute correlates host arrays through the pipeline (executePipelined):
-// in chunks when the problem is large or beyond the memory budget, each
-// chunk's transfers overlapping other chunks' kernels. On a device that
-// registers host memory (Registrar), arrays Execute sees again are copied
-// straight to and from the device (hostreg.go).
+// Execute correlates host arrays through the pipeline (executePipelined),
+// in chunks whose transfers overlap other chunks' kernels. On a
+// Registrar, arrays seen again are copied without staging (hostreg.go).
 func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	if err := checkArrays(e.p, dst, src); err != nil {
 		return err
@@ -226,13 +216,11 @@ func (e *Engine) Execute(ctx context.Context, dst, src nd.Array) error {
 	return e.executePipelined(ctx, dst, src)
 }
 
-// checkArrays checks host arrays against p.
 func checkArrays(p *nd.Problem, dst, src nd.Array) error {
 	return checkKinds(p, "array", dst.DType(), dst.Shape, src.DType(), src.Shape)
 }
 
-// checkKinds checks an execution's input and output dtypes and shapes
-// (what: host or device arrays) against p's.
+// checkKinds checks an execution's dtypes and shapes against p's.
 func checkKinds(p *nd.Problem, what string, dstDT nd.DType, dstShape []int, srcDT nd.DType, srcShape []int) error {
 	if srcDT != p.In || !slices.Equal(srcShape, p.InShape) {
 		return &nd.ArgumentError{Arg: "input", Msg: fmt.Sprintf("%s %v %v, the plan takes %v %v", what, srcDT, srcShape, p.In, p.InShape)}
@@ -243,8 +231,7 @@ func checkKinds(p *nd.Problem, what string, dstDT nd.DType, dstShape []int, srcD
 	return nil
 }
 
-// budget is the memory budget executions run within: the options', else
-// the device's for pipelineDepth buffers.
+// budget is the options' memory budget, else the device's.
 func (e *Engine) budget() (int64, error) {
 	if e.opt.MemoryBudget > 0 {
 		return e.opt.MemoryBudget, nil
@@ -252,8 +239,7 @@ func (e *Engine) budget() (int64, error) {
 	return e.plan.MemoryBudget(pipelineDepth)
 }
 
-// chunks splits the problem into the pieces Execute pipelines
-// (chunk.Pieces), each slot's within a third of the memory budget.
+// chunks splits the problem into the pieces Execute pipelines.
 func (e *Engine) chunks() ([]chunk.Chunk, error) {
 	budget, err := e.budget()
 	if err != nil {
@@ -312,10 +298,9 @@ func (a *Array) Read(q Queue, b []byte) error {
 // Free releases the device memory.
 func (a *Array) Free() error { return a.Buf.Free() }
 
-// ExecuteDevice correlates device arrays, with no transfers: the
-// launches are prepared (built, parameters uploaded) once for a pair of
-// arrays and kept for a few pairs (keptPairs). It returns when the
-// kernels are done.
+// ExecuteDevice correlates device arrays, with no transfers, and returns
+// when the kernels are done. Launches are prepared once per pair of
+// arrays and kept for a few pairs (keptPairs).
 func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err := e.checkDeviceArrays(dst, src); err != nil {
 		return err
@@ -325,20 +310,14 @@ func (e *Engine) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	if err != nil {
 		return err
 	}
-	err = e.runOn(src.Buf, dst.Buf)
-	if ferr := e.queue.Finish(); err == nil {
-		err = ferr
-	}
-	return err
+	return cmp.Or(e.runOn(src.Buf, dst.Buf), e.queue.Finish())
 }
 
 // ExecuteDeviceAfter correlates device arrays as ExecuteDevice does, but
-// in the caller's queue's order instead of the host's: the work runs
-// after what caller has queued so far, work caller queues afterwards runs
-// after it, and it returns once the work is queued, not done — the way a
-// CUDA library call on the caller's stream behaves. A failure of the
-// work itself is reported by the caller's next wait on its queue (and
-// by the engine's next entry). The arrays must stay allocated until then.
+// in the caller's queue's order, and returns once the work is queued —
+// as a CUDA library call on the caller's stream does. A failure of the
+// work surfaces at the caller's next wait on its queue (and the engine's
+// next entry); the arrays must stay allocated until then.
 func (e *Engine) ExecuteDeviceAfter(ctx context.Context, dst, src *Array, caller Queue) error {
 	if err := e.checkDeviceArrays(dst, src); err != nil {
 		return err
@@ -375,8 +354,8 @@ func (e *Engine) ExecuteDeviceAfter(ctx context.Context, dst, src *Array, caller
 	return nil
 }
 
-// runOn queues the launches from in to out, prepared if the engine keeps
-// none for the pair. The engine is locked.
+// runOn queues the launches from in to out, preparing them where the
+// engine keeps none for the pair. The engine is locked.
 func (e *Engine) runOn(in, out Buffer) error {
 	for i, d := range e.onDev {
 		if d.in == in && d.out == out {
@@ -390,8 +369,7 @@ func (e *Engine) runOn(in, out Buffer) error {
 		keep = 1
 	}
 	if len(e.onDev) >= keep {
-		// The oldest pair's parameters and temporaries go back: the
-		// queue must be done with them first.
+		// The oldest pair's buffers go back once the queue is done.
 		if err := e.queue.Finish(); err != nil {
 			return err
 		}
@@ -411,9 +389,8 @@ func (e *Engine) runOn(in, out Buffer) error {
 	return pr.run()
 }
 
-// TimeDevice times the problem on device arrays for the bench: the
-// launches prepared once, then TimeOnQueue's runs. It returns each run's
-// milliseconds.
+// TimeDevice times the problem on device arrays for the bench
+// (TimeOnQueue) and returns each run's milliseconds.
 func (e *Engine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
 	if err := e.checkDeviceArrays(dst, src); err != nil {
 		return nil, err
@@ -428,14 +405,11 @@ func (e *Engine) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
 	if err == nil {
 		ms, err = TimeOnQueue(e.dev, e.queue, repeats, pr.run)
 	}
-	if ferr := e.queue.Finish(); err == nil {
-		err = ferr
-	}
+	err = cmp.Or(err, e.queue.Finish())
 	pr.free()
 	return ms, err
 }
 
-// checkDeviceArrays checks device arrays against the problem.
 func (e *Engine) checkDeviceArrays(dst, src *Array) error {
 	return checkKinds(e.p, "device array", dst.DType, dst.Shape, src.DType, src.Shape)
 }

@@ -7,14 +7,12 @@ import (
 	"github.com/ndconv/ndconv/internal/dynlib"
 )
 
-// The failure classes both GPU backends report, one type each, which
-// cuda and opencl export under their own names (type aliases: errors.As
-// with a *cuda.UnavailableError works). Backend names the package that
-// failed ("cuda", "opencl") and begins the message.
+// The failure classes both GPU backends report, which cuda and opencl
+// export as type aliases. Backend ("cuda", "opencl") begins the message.
 
 // UnavailableError says why a GPU backend cannot be used on this machine
-// (no library, no device, an initialisation call failing): an ordinary
-// answer, not a malfunction; callers fall back to another backend.
+// (no library, no device, a failing initialisation): an ordinary answer;
+// callers fall back to another backend.
 type UnavailableError struct {
 	Backend string // "cuda", "opencl"
 	Reason  string // "no CUDA driver library", "no OpenCL platform", …
@@ -22,7 +20,7 @@ type UnavailableError struct {
 }
 
 // Error reads "cuda: unavailable: ", the reason, then the underlying
-// error without the backend's prefix repeated.
+// error without the backend's prefix.
 func (e *UnavailableError) Error() string {
 	s := e.Backend + ": unavailable: " + e.Reason
 	if e.Err != nil {
@@ -34,8 +32,7 @@ func (e *UnavailableError) Error() string {
 func (e *UnavailableError) Unwrap() error { return e.Err }
 
 // LibraryError is a shared library that could not be opened, or lacks a
-// symbol ndconv needs: a dynlib.Error of a backend, read as it is after
-// "cuda: ".
+// symbol ndconv needs: a backend's dynlib.Error.
 type LibraryError struct {
 	Backend string   // "cuda", "opencl"
 	Library string   // what was looked for: "libcuda.so.1", or the path opened
@@ -51,9 +48,8 @@ func (e *LibraryError) Error() string {
 
 func (e *LibraryError) Unwrap() error { return e.Err }
 
-// LibraryErrorOf presents an error of dynlib.Open or Library.Bind (a
-// *dynlib.Error) as backend's *LibraryError; other errors, nil among them,
-// pass unchanged.
+// LibraryErrorOf presents a *dynlib.Error as backend's *LibraryError;
+// other errors, nil among them, pass unchanged.
 func LibraryErrorOf(backend string, err error) error {
 	if e, ok := err.(*dynlib.Error); ok {
 		return &LibraryError{Backend: backend, Library: e.Library, Tried: e.Tried, Symbol: e.Symbol, Err: e.Err}
@@ -61,9 +57,8 @@ func LibraryErrorOf(backend string, err error) error {
 	return err
 }
 
-// UnsupportedError is a device or request a backend does not support (a
-// GPU below CUDA's minimum compute capability, float64 on an OpenCL device
-// without cl_khr_fp64, a work-group too large).
+// UnsupportedError is a device or request a backend does not support (an
+// old GPU, float64 without cl_khr_fp64, a work-group too large).
 type UnsupportedError struct {
 	Backend string // "cuda", "opencl"
 	What    string // "compute capability", "work-group size", …
@@ -103,12 +98,10 @@ func (e *RangeError) Error() string {
 	return fmt.Sprintf("%s: %s: %d bytes at offset %d do not fit a %d-byte buffer", e.Backend, e.Op, e.Length, e.Offset, e.Size)
 }
 
-// OpenLibrary opens spec's library (getenv reading its environment
-// variable) and binds its symbols, for backend. A failure is an
-// *UnavailableError, with the *LibraryError under it, giving noLibrary as
-// the reason where the library did not open and noSymbol where it lacks an
-// entry point; unbind then clears the symbol table, so that none of it
-// stays half-bound.
+// OpenLibrary opens spec's library and binds its symbols, for backend. A
+// failure is an *UnavailableError over the *LibraryError, its reason
+// noLibrary or noSymbol; on the latter unbind clears the half-bound
+// symbol table.
 func OpenLibrary(backend string, spec dynlib.Spec, getenv func(string) string, symbols []dynlib.Symbol, unbind func(), noLibrary, noSymbol string) (*dynlib.Library, error) {
 	lib, err := dynlib.Open(spec, getenv)
 	if err != nil {
@@ -121,8 +114,8 @@ func OpenLibrary(backend string, spec dynlib.Spec, getenv func(string) string, s
 	return lib, nil
 }
 
-// BuildError is a kernel source that failed to build (NVRTC's compile,
-// OpenCL's clBuildProgram), with what reproduces the failure.
+// BuildError is a kernel source that failed to build, with what
+// reproduces the failure.
 type BuildError struct {
 	Backend string   // "cuda", "opencl"
 	Program string   // the kernel family ("direct") or the name given to the compiler
@@ -154,8 +147,8 @@ func (e *BuildError) Error() string {
 
 func (e *BuildError) Unwrap() error { return e.Err }
 
-// Value is v as an interface value I, and the zero I (nil) with err: a
-// binding's typed nil pointer must not become a non-nil interface.
+// Value is v as an interface value I, or nil with err: a typed nil
+// pointer must not become a non-nil interface.
 func Value[I any, T any](v T, err error) (I, error) {
 	if err != nil {
 		var zero I

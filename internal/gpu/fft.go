@@ -10,43 +10,37 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-// fftMaxBatch, when positive, caps the blocks per batch, and fftIndex64
-// makes the FFT kernels compute every index in 64 bits: the tests' ways
-// to run those variants on small problems.
+// fftMaxBatch (when positive) caps the blocks per batch and fftIndex64
+// makes the kernels index in 64 bits: for tests on small problems.
 var (
 	fftMaxBatch = 0
 	fftIndex64  = false
 )
 
 // maxFFTStates bounds the block shapes whose buffers an engine keeps (the
-// whole problem's, or the slabs' few geometries: first, middle, last).
+// slabs' first, middle and last).
 const maxFFTStates = 3
 
 // fftMethod is FFT convolution as the engine's method: internal/fftconv's
 // blocks, gathered and scattered by kernels/fftconv.cl, transformed batch
-// by batch by the device's FFT library (FFTLibrary) or kernels/fft.cl, as
-// chooseLayout decides. Per problem (the whole, or a slab's), its plan,
-// transforms, spectra and buffers are made once and kept until the engine
-// closes.
+// by batch by the device's FFTLibrary or kernels/fft.cl (chooseLayout).
+// Each problem's (or slab's) state is kept until the engine closes.
 type fftMethod map[string]*fftState // by stateKey
 
-// fftWork is the device memory the blocks and spectra take at most, out
-// of an execution's budget: a quarter of it, at most the device's
-// FFTBudget.
+// fftWork is the share of an execution's budget the blocks and spectra
+// take at most.
 func fftWork(lim Limits, budget int64) int64 { return min(budget/4, lim.FFTBudget) }
 
 // fftState is what one problem's FFT convolution keeps on the device.
 type fftState struct {
-	conv                  *kernels.FFTConv
-	layout                fftLayout
-	gather, mul, scatter  Kernel
-	geo, blocks, spec, pr Buffer
-	spectra               Buffer // every kernel's, one after another, conjugated and scaled
-	// The library's plans (real and paired layouts).
-	forwardPlan, inversePlan FFTPlan
-	// fft.cl's (portable layout): fft_pass, each transform's fft_local
-	// build (or nil), the twiddle tables by length, the passes' scratch
-	// buffer (nil where every transform runs by fft_local).
+	conv                     *kernels.FFTConv
+	layout                   fftLayout
+	gather, mul, scatter     Kernel
+	geo, blocks, spec, pr    Buffer
+	spectra                  Buffer  // every kernel's, one after another, conjugated and scaled
+	forwardPlan, inversePlan FFTPlan // the library's
+	// fft.cl's: fft_pass, each transform's fft_local (or nil), the twiddle
+	// tables by length, the passes' scratch buffer (or nil).
 	pass    Kernel
 	local   []Kernel
 	roots   map[int]Buffer
@@ -59,10 +53,9 @@ func (s *fftState) free() {
 	closeAll(nil, FFTPlan.Destroy, s.forwardPlan, s.inversePlan)
 }
 
-// transform queues the forward transform of a batch's slots gathered in
-// s.blocks, or the inverse of a product in s.pr, and returns where the
-// result is: the library's output (s.spec forward, s.blocks inverse), or
-// for fft.cl, which transforms in place (the first slots), its input.
+// transform queues the forward transform of s.blocks' first slots, or the
+// inverse of s.pr's, and returns where the result is: the library's
+// output, or for fft.cl, which transforms in place, its input.
 func (s *fftState) transform(e *Engine, slots int, inverse bool) (Buffer, error) {
 	in, out, plan, dir := s.blocks, s.spec, s.forwardPlan, int32(0)
 	if inverse {
@@ -105,18 +98,15 @@ func (m fftMethod) close() {
 	clear(m)
 }
 
-// stateKey identifies a problem's FFT work: the slabs of one geometry
-// share theirs.
+// stateKey identifies a problem's FFT work; slabs of one geometry share it.
 func stateKey(p *nd.Problem) string {
 	return fmt.Sprint(p.InShape, p.OutShape, p.Shift, p.Border, p.CVal)
 }
 
-// temps: the FFT's block buffers are its own state's, not the engine's
-// temporaries.
+// temps: the FFT's buffers are its state's, not the engine's.
 func (m fftMethod) temps(*Engine, *nd.Problem) (n, bytes int) { return 0, 0 }
 
-// launches: the FFT's kernels are few and built with the first execution;
-// warm-up leaves them (Pending counts one).
+// launches: the FFT's few kernels are built with the first execution.
 func (m fftMethod) launches(*Engine, *nd.Problem) ([]*kernels.Launch, error) { return nil, nil }
 
 // fftLayout is how a problem's blocks are transformed.
@@ -130,12 +120,10 @@ const (
 
 var layoutNames = map[string]fftLayout{"real": realLayout, "paired": pairedLayout, "fftcl": portableLayout}
 
-// chooseLayout chooses how p's blocks are transformed on dev: without an
-// FFT library, or for kernels spanning more axes than a library plan
-// transforms together (MaxFFTRank), fft.cl's transforms; else the
-// paired layout, which beat the real one on every workload measured
-// (docs/perf/fft.md, v5). NDCONV_CUDA_FFT_LAYOUT=real, paired or fftcl
-// forces a layout on problems a library takes, to compare them.
+// chooseLayout chooses how p's blocks are transformed on dev: fft.cl's
+// transforms without an FFT library or beyond MaxFFTRank axes, else the
+// paired layout, the fastest measured (docs/perf/fft.md).
+// NDCONV_CUDA_FFT_LAYOUT=real, paired or fftcl forces one, to compare.
 func chooseLayout(dev Planner, p *nd.Problem) fftLayout {
 	if lib, ok := dev.(FFTLibrary); !ok || lib.FFTAvailable() != nil {
 		return portableLayout
@@ -210,12 +198,10 @@ func (m fftMethod) state(e *Engine, p *nd.Problem) (*fftState, error) {
 	return s, nil
 }
 
-// build builds the kernels, makes the transforms (the library's plans or
-// fft.cl's kernels) and buffers, and the kernels' spectra: each kernel's
-// block through the forward transform (in the batch's first slot),
-// conjugated and scaled. Paired blocks are Slots(Batch) complex
-// transforms, their buffers of complex values; the products and their
-// inverses are Group planes of as many.
+// build builds the kernels, transforms and buffers, and the kernels'
+// spectra: each kernel's block forward transformed, conjugated and
+// scaled. Paired blocks are Slots(Batch) complex transforms; the products
+// and their inverses are Group planes of as many.
 func (s *fftState) build(e *Engine) error {
 	f := s.conv
 	var kspec Kernel
@@ -246,8 +232,8 @@ func (s *fftState) build(e *Engine) error {
 	if s.geo, err = e.upload(nd.AsBytes(f.Geo)); err != nil {
 		return err
 	}
-	// The blocks (fft.cl: the gathered ones, transformed in place; a
-	// library's: those and a group's inverses).
+	// fft.cl transforms the blocks in place; a library needs a group's
+	// inverses beside them.
 	batchBytes, specBytes := slots*f.BlockValues*blockBytes, slots*f.SpectrumValues*8
 	blocksBytes := group * batchBytes
 	if s.layout == portableLayout {
@@ -262,7 +248,7 @@ func (s *fftState) build(e *Engine) error {
 		return err
 	}
 	// Finite values in every slot: a partial batch transforms stale slots
-	// too (each transform of the batch is independent of the others).
+	// too.
 	if err := e.queue.Fill(s.blocks, 0, blocksBytes, 0); err != nil {
 		return err
 	}
@@ -292,9 +278,8 @@ func (s *fftState) build(e *Engine) error {
 	return e.queue.Finish()
 }
 
-// buildFFTCL builds fft.cl's kernels (fft_pass, and fft_local per
-// transform that takes it) and makes the twiddle tables and the scratch
-// buffer of a batch.
+// buildFFTCL builds fft.cl's kernels and makes the twiddle tables and
+// the scratch buffer of a batch.
 func (s *fftState) buildFFTCL(e *Engine, slots int) error {
 	f := s.conv
 	s.local, s.roots = make([]Kernel, len(f.Transforms)), map[int]Buffer{}
@@ -320,8 +305,7 @@ func (s *fftState) buildFFTCL(e *Engine, slots int) error {
 	return err
 }
 
-// launchGrid launches a grid-stride kernel over total items on the
-// engine's queue.
+// launchGrid launches a grid-stride kernel over total items.
 func launchGrid(e *Engine, k Kernel, total int64, args ...any) error {
 	return e.queue.Launch(k, [3]int{kernels.GridGroups(total), 1, 1}, [3]int{kernels.GridLocal, 1, 1}, args...)
 }
@@ -355,8 +339,7 @@ func (m fftMethod) prepare(e *Engine, p *nd.Problem, in, out Buffer, _ [2]Buffer
 				if err := launchGrid(e, s.mul, int64(slots)*per, spec, s.spectra, s.pr, per, int64(slots), k0, group, plane); err != nil {
 					return err
 				}
-				// The group's planes up to its last slot (a library's plan
-				// transforms every plane's whole batch).
+				// The group's planes up to its last slot.
 				blocks, err := s.transform(e, int((group-1)*plane)+slots, true)
 				if err != nil {
 					return err

@@ -6,12 +6,10 @@ import (
 )
 
 // FreeList keeps freed allocations (device buffers, pinned host memory) by
-// size class for the next allocation of that class: the APIs' own
-// allocations are slow and synchronising (cuMemAlloc and cuMemFree wait
-// for the device, cuMemHostAlloc locks every page), which engines made
-// and closed often would otherwise pay each time. A binding keeps one
-// list per kind of memory per device, frees what Put refuses, and frees
-// what Drain returns at the device's last Close.
+// size class for the next allocation of that class: the APIs' own are slow
+// and synchronising (cuMemFree waits for the device, cuMemHostAlloc locks
+// every page). A binding keeps one list per kind of memory per device and
+// frees what Put refuses and what Drain returns.
 type FreeList[T any] struct {
 	limit int64 // idle bytes kept at most
 
@@ -35,10 +33,9 @@ type FreeListStats struct {
 func NewFreeList[T any](limit int64) *FreeList[T] { return &FreeList[T]{limit: limit} }
 
 // SizeClass rounds n up to its class: up to 64 MiB a multiple of an eighth
-// of the power of two at or above it (at most 25% more than asked, and
-// few lists for one problem's sizes); above, a multiple of 2 MiB (at most
-// 3% more, so that a memory budget the buffers were sized to still holds
-// them).
+// of the power of two at or above it (at most 25% more); above, a multiple
+// of 2 MiB (at most 3% more, so that a budget the buffers were sized to
+// still holds them).
 func SizeClass(n int) int {
 	if n <= minSizeClass {
 		return minSizeClass
@@ -67,8 +64,7 @@ func (f *FreeList[T]) Get(n int, alloc func(class int) (T, error)) (T, int, erro
 	return t, class, err
 }
 
-// Take returns an idle allocation of class, or false (counted as a miss:
-// the caller allocates class bytes itself).
+// Take returns an idle allocation of class, or false (a miss).
 func (f *FreeList[T]) Take(class int) (T, bool) {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -84,8 +80,8 @@ func (f *FreeList[T]) Take(class int) (T, bool) {
 	return zero, false
 }
 
-// Put keeps t, of class bytes, for a later Take; false where the list
-// holds its limit, and the caller frees t.
+// Put keeps t, of class bytes, for a later Take; false where the list is
+// full, and the caller frees t.
 func (f *FreeList[T]) Put(t T, class int) bool {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -101,7 +97,7 @@ func (f *FreeList[T]) Put(t T, class int) bool {
 }
 
 // Drain empties the list and returns its allocations for the caller to
-// free (to make room, or at the device's last Close).
+// free.
 func (f *FreeList[T]) Drain() []T {
 	f.mu.Lock()
 	defer f.mu.Unlock()
@@ -113,9 +109,8 @@ func (f *FreeList[T]) Drain() []T {
 	return all
 }
 
-// Alloc calls alloc, and where it fails and retry says the failure is
-// for want of memory, frees every idle allocation (with free) and calls
-// it once more: the idle ones are the first memory to give back.
+// Alloc calls alloc and, where it fails for want of memory (retry), frees
+// every idle allocation and calls it once more.
 func (f *FreeList[T]) Alloc(alloc func() (T, error), retry func(error) bool, free func(T) error) (T, error) {
 	t, err := alloc()
 	if err != nil && retry(err) {

@@ -16,21 +16,18 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-// guarded is an engine of a fast method (FFT, gemm, Winograd). Results
-// differ from the direct method's by rounding, within the method's bound;
-// but the method mixes every input of its reach into every output, zero
-// weights too, so an input it cannot carry — NaN, Inf, or values whose
-// products or transforms could overflow float32 — runs the direct method
-// instead, whose bits those outputs must carry. The direct engine is made
-// the first time it is needed, on the device opened again (reopen, which
-// each constructor takes).
+// guarded is an engine of a fast method (FFT, gemm, Winograd), whose
+// results differ from the direct method's by rounding. The method mixes
+// every input of its reach into every output, zero weights too, so an
+// input it cannot carry — NaN, Inf, or values that could overflow float32
+// — runs the direct method instead, on the device opened again (reopen)
+// the first time it is needed.
 type guarded struct {
 	*Engine
-	// carries reports whether the method carries the input src (on the
-	// host, scanned for NaN, Inf and its largest magnitude).
+	// carries reports whether the method carries the host input src.
 	carries func(src nd.Array) bool
 	// mayNeed reports whether a device input of dtype d must be read back
-	// and scanned: false where no value of d can fail carries.
+	// and scanned: whether some value of d can fail carries.
 	mayNeed func(d nd.DType) bool
 
 	mu     sync.Mutex
@@ -38,16 +35,15 @@ type guarded struct {
 	opened func() (Device, error)
 }
 
-// init makes g an engine of method m on dev, which it takes over (closed
-// on failure).
+// init makes g an engine of method m on dev, closing dev on failure.
 func (g *guarded) init(dev Device, reopen func() (Device, error), p *nd.Problem, opt Options, m method, carries func(nd.Array) bool, mayNeed func(nd.DType) bool) error {
 	e, err := newEngine(dev, p, opt, m)
 	g.Engine, g.carries, g.mayNeed, g.opened = e, carries, mayNeed, reopen
 	return err
 }
 
-// scanFits is a carries: src holds no NaN or Inf (fftconv.ScanInput, cval
-// included) and fits its largest magnitude.
+// scanFits is a carries: src (and cval) hold no NaN or Inf and fits
+// src's largest magnitude.
 func scanFits(p *nd.Problem, fits func(maxAbs float64) bool) func(nd.Array) bool {
 	return func(src nd.Array) bool {
 		nonFinite, maxAbs := fftconv.ScanInput(p, src, runtime.GOMAXPROCS(0))
@@ -60,7 +56,7 @@ func scanFits(p *nd.Problem, fits func(maxAbs float64) bool) func(nd.Array) bool
 type FFTEngine struct{ guarded }
 
 // NewFFT prepares p for FFT convolution on dev, which the engine holds.
-// Kernels are built, plans made and spectra computed when first used.
+// Kernels, plans and spectra are made when first used.
 func NewFFT(dev Device, reopen func() (Device, error), p *nd.Problem, opt Options) (*FFTEngine, error) {
 	err := fftconv.Supported(p)
 	var g *fftconv.Geometry
@@ -73,8 +69,8 @@ func NewFFT(dev Device, reopen func() (Device, error), p *nd.Problem, opt Option
 	}
 	absSum := p.WeightAbsSum()
 	carries := scanFits(p, func(maxAbs float64) bool { return !g.Overflows(absSum, maxAbs) })
-	// Every dtype is scanned: the whole problem's blocks decide overflow,
-	// integers included, and an infinite cval is non-finite too.
+	// Every dtype is scanned: integers may overflow too, and cval may be
+	// infinite.
 	mayNeed := func(nd.DType) bool { return true }
 	e := &FFTEngine{}
 	if err := e.init(dev, reopen, p, opt, fftMethod{}, carries, mayNeed); err != nil {
@@ -85,15 +81,12 @@ func NewFFT(dev Device, reopen func() (Device, error), p *nd.Problem, opt Option
 
 // GemmEngine executes one problem by the gemm method (kernels/gemm.cl):
 // an implicit GEMM on the tensor cores, float32-accurate by splitting
-// weights (and inputs TF32 does not hold) into TF32 high and low parts,
-// or, for 8-bit inputs, weights scaled per kernel into FP16 high and low
-// parts on the FP16 tensor ops; within kernels.GemmErrorBound of the
-// direct method.
+// operands into TF32 (8-bit inputs: FP16) high and low parts; within
+// kernels.GemmErrorBound of the direct method.
 type GemmEngine struct{ guarded }
 
 // GemmWhy says why the gemm method cannot run p on a device of backend
-// (nil: it can): it is CUDA's (inline PTX mma.sync), and the problem must
-// be one kernels.GemmWhy takes.
+// (nil: it can): it needs CUDA and a problem kernels.GemmWhy takes.
 func GemmWhy(backend string, p *nd.Problem) error {
 	if backend != "cuda" {
 		return fmt.Errorf("gemm runs on CUDA's tensor cores (mma.sync through NVRTC); %s has no such path", backend)
@@ -121,15 +114,13 @@ func NewGemm(dev Device, reopen func() (Device, error), p *nd.Problem, opt Optio
 }
 
 // gemmOverflow bounds absSum·maxAbs where the split products stay finite:
-// a TF32 high part may round up past a float32 value's magnitude, and
-// the partial sums must not overflow where the direct method's do not.
+// a TF32 high part may round up past a float32 value's magnitude.
 const gemmOverflow = 0x1p120
 
-// gemm is the gemm kernel family. Its decomposition is
-// NDCONV_GEMM_SHAPE's where set
+// gemm is the gemm kernel family. NDCONV_GEMM_SHAPE
 // ("MX,RY,NTW,WN,WY[,STAGES[,MINBLOCKS[,REORDER[,TF32]]]]"; TF32 1 keeps
-// 8-bit inputs on the 3xTF32 path): the bench's and the tests' way to
-// compare decompositions, which kernels.Tuning has no field for.
+// 8-bit inputs on the 3xTF32 path) sets its decomposition, for the bench
+// and tests: kernels.Tuning has no field for it.
 var gemm = oneLaunch(func(e *Engine, p *nd.Problem) (*kernels.Launch, error) {
 	var s kernels.GemmShape
 	if v := os.Getenv("NDCONV_GEMM_SHAPE"); v != "" {
@@ -151,12 +142,11 @@ type WinogradEngine struct {
 }
 
 // WinogradWhy says why the Winograd method cannot run p on a GPU (nil: it
-// can): kernels.WinogradWhy.
+// can).
 func WinogradWhy(p *nd.Problem) error { return kernels.WinogradWhy(p) }
 
 // NewWinograd prepares p for the Winograd method on dev, which the engine
-// holds. The tile is NDCONV_WINOGRAD_TILE's where set
-// (winograd.TileFromEnv), else the kernel size's default.
+// holds, with winograd.TileFromEnv's tile.
 func NewWinograd(dev Device, reopen func() (Device, error), p *nd.Problem, opt Options) (*WinogradEngine, error) {
 	if err := WinogradWhy(p); err != nil {
 		dev.Close()
@@ -183,10 +173,9 @@ func NewWinograd(dev Device, reopen func() (Device, error), p *nd.Problem, opt O
 // Variant is the tile the engine runs.
 func (e *WinogradEngine) Variant() *winograd.Variant { return e.variant }
 
-// winogradTile is the Winograd kernel family for a tile. Its output
-// staging is NDCONV_WINOGRAD_STAGE's (filters at a time; negative: direct
-// stores; 0 or unset: the default), the bench's A/B of
-// docs/perf/winograd.md's step 4.
+// winogradTile is the Winograd kernel family for a tile, its output
+// staging NDCONV_WINOGRAD_STAGE's (filters at a time; negative: direct
+// stores; 0 or unset: the default), for the bench.
 func winogradTile(tile int) kernelMethod {
 	return oneLaunch(func(e *Engine, p *nd.Problem) (*kernels.Launch, error) {
 		stage, _ := strconv.Atoi(os.Getenv("NDCONV_WINOGRAD_STAGE"))
@@ -213,8 +202,8 @@ func (e *guarded) UsedDirect() bool {
 	return e.direct != nil
 }
 
-// runner is the engine that runs an input: e's own, or where direct the
-// fallback, made on first use.
+// runner is e's own engine, or where fallback the direct one, made on
+// first use.
 func (e *guarded) runner(fallback bool) (*Engine, error) {
 	if !fallback {
 		return e.Engine, nil
@@ -248,9 +237,8 @@ func (e *guarded) Execute(ctx context.Context, dst, src nd.Array) error {
 	return r.Execute(ctx, dst, src)
 }
 
-// deviceRunner checks the arrays and returns the engine that runs them:
-// where the dtype may need it, src is read back to look for NaN, Inf and
-// overflow.
+// deviceRunner checks the arrays and returns the engine that runs them,
+// reading src back to scan it where its dtype may need it.
 func (e *guarded) deviceRunner(dst, src *Array) (*Engine, error) {
 	if err := e.checkDeviceArrays(dst, src); err != nil {
 		return nil, err
@@ -293,9 +281,8 @@ func (e *guarded) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
 	return r.TimeDevice(dst, src, repeats)
 }
 
-// ExecuteDeviceAfter waits on the host for the caller's queue and then
-// runs ExecuteDevice: the input's scan reads it back first anyway, so
-// the call cannot return before its work is done.
+// ExecuteDeviceAfter waits for the caller's queue and runs ExecuteDevice:
+// the input's scan reads it back anyway, so the call cannot return early.
 func (e *guarded) ExecuteDeviceAfter(ctx context.Context, dst, src *Array, caller Queue) error {
 	if err := caller.Finish(); err != nil {
 		return fmt.Errorf("the caller's queue: %w", err)

@@ -11,69 +11,59 @@ import (
 )
 
 // Registered host memory. A Registrar page-locks memory the caller
-// allocated (cuMemHostRegister), so that the pipeline's copies read and
-// write it directly at the pinned rate instead of through staging.
-// Pinning costs time and holds memory the OS can no longer move or swap,
-// so a device keeps a cache of registrations (HostRegs), bounded in
-// bytes, that its engines share. What is registered, and why copies
+// allocated (cuMemHostRegister), so that the pipeline copies it directly
+// at the pinned rate instead of through staging. Pinning costs time and
+// holds memory the OS can no longer move, so a device keeps a bounded
+// cache of registrations (HostRegs) that its engines share. Why copies
 // through it stay correct:
 //
-//   - Only Go heap memory (goHeap), and only on reuse: an array is
-//     registered the second time the same object is executed (a weak
-//     pointer tells it from a new object at a recycled address). Pinning
-//     costs about what gathering the pages into staging does, and before
-//     the first copy instead of overlapped with the copies, so a single
-//     execution gains nothing; every later one gains the host copy.
+//   - Only Go heap memory (goHeap) is registered, and only the second time
+//     the same object is executed (a weak pointer tells it from a new
+//     object at a recycled address): pinning costs about what staging
+//     does, before the first copy instead of overlapped, so only later
+//     executions gain.
 //   - A registration holds the arrays whose pages it covers (keep). Were
-//     one freed, the runtime could give its pages back to the OS and place
-//     another object at the same addresses on fresh pages, to and from
-//     which every copy by those addresses would then move stale bytes
-//     (the driver looks its pinned pages up by address; a cleanup when
-//     the GC frees the array would run too late). While the arrays live
-//     their pages stay, so any array inside a registered range — a view,
-//     another object on a shared page — lies on the locked pages.
+//     one freed, the runtime could place another object at the same
+//     addresses on fresh pages, and copies by those addresses (the driver
+//     looks its pinned pages up by address) would move stale bytes; a GC
+//     cleanup would run too late. While the arrays live, any array inside
+//     a registered range lies on the locked pages.
 //   - Memory outside the Go heap (C memory, numpy arrays, mapped files) is
 //     never registered: nothing here can keep it mapped.
-//   - Registrations are of whole pages and the driver refuses overlapping
-//     ones, so a range overlapping registered ones is registered as their
-//     union, and acquire registers all of an execution's arrays before it
-//     holds any.
-//   - Copies from registered memory are asynchronous: an execution holds
-//     its registrations (inUse) until its queues are done, and keeps the
-//     arrays alive meanwhile too (runtime.KeepAlive).
-//   - A failure to register (the range registered elsewhere, the driver
-//     refusing, no room under the limit) leaves the array on the staging
-//     path, never an error to the caller.
+//   - The driver refuses overlapping registrations, so a range overlapping
+//     registered ones is registered as their union, and acquire registers
+//     all of an execution's arrays before it holds any.
+//   - Copies are asynchronous: an execution holds its registrations
+//     (inUse) and keeps the arrays alive until its queues are done.
+//   - A failure to register leaves the array on the staging path, never an
+//     error to the caller.
 
 const (
-	// hostRegMinBytes is the smallest array the pipeline offers for
-	// registration: below it, staging copies take microseconds and a
-	// registration would cost more driver calls than it saves.
+	// hostRegMinBytes is the smallest array offered for registration:
+	// below it, a registration costs more driver calls than it saves.
 	hostRegMinBytes = 1 << 20
 	// hostRegLimit bounds the bytes a device keeps registered (and so
-	// holds alive) at once; registering more evicts the least recently
-	// used.
+	// alive); registering more evicts the least recently used.
 	hostRegLimit = 2 << 30
-	// maxSightings is how many arrays seen once a device remembers,
-	// waiting for their second execution.
+	// maxSightings is how many arrays seen once a device remembers.
 	maxSightings = 16
 )
 
-// PageLocker page-locks host memory for a device's copies: CUDA's
-// cuMemHostRegister and cuMemHostUnregister, or a fake in tests.
+// PageLocker page-locks host memory for a device's copies
+// (cuMemHostRegister), or fakes it in tests.
 type PageLocker interface {
 	LockPages(addr uintptr, n int) error
 	UnlockPages(addr uintptr) error
 }
 
-// Registrar is a Device that can page-lock memory its caller allocated:
-// its HostRegs are the registrations its engines share.
+// Registrar is a Device that can page-lock its caller's memory; its
+// engines share its HostRegs.
 type Registrar interface {
 	HostRegs() *HostRegs
 }
 
 // HostRegs is a device's cache of registered host memory: disjoint
-// page-aligned ranges, each registered once.
+// page-aligned ranges.
 type HostRegs struct {
 	locker PageLocker
 	limit  int64   // bytes registered at most
@@ -96,8 +86,7 @@ type hostReg struct {
 
 func (r *hostReg) size() int64 { return int64(r.hi - r.lo) }
 
-// sighting is an array executed once, not registered: its range and a
-// weak pointer to its first byte.
+// sighting is an array executed once, not registered.
 type sighting struct {
 	lo, hi  uintptr
 	obj     weak.Pointer[byte]
@@ -109,16 +98,16 @@ func NewHostRegs(locker PageLocker) *HostRegs {
 	return &HostRegs{locker: locker, limit: hostRegLimit, page: uintptr(os.Getpagesize())}
 }
 
-// hostArray is an array offered to acquire: its data (what a
-// registration holds alive) and its bytes; no bytes, none offered.
+// hostArray is an array offered to acquire: its data (held alive) and its
+// bytes (none: not offered).
 type hostArray struct {
 	data any
 	b    []byte
 }
 
 // acquire returns the registrations covering arrays for owner's
-// execution, registering those seen for the second time, held until
-// release; nil for an array that goes through staging.
+// execution (nil: staging), registering those seen for the second time;
+// they are held until release.
 func (h *HostRegs) acquire(owner any, arrays ...hostArray) []*hostReg {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -144,8 +133,7 @@ func (h *HostRegs) acquire(owner any, arrays ...hostArray) []*hostReg {
 	return regs
 }
 
-// registerOnReuse registers a if it is not and this is its second
-// sighting.
+// registerOnReuse registers a on its second sighting.
 func (h *HostRegs) registerOnReuse(a hostArray) {
 	lo, hi := byteRange(a.b)
 	if h.find(lo, hi) != nil {
@@ -168,8 +156,8 @@ func byteRange(b []byte) (lo, hi uintptr) {
 	return lo, lo + uintptr(len(b))
 }
 
-// release ends an execution's use of registrations from acquire (nil ones
-// are skipped), once nothing is in flight from or to them.
+// release ends an execution's use of acquire's registrations, once
+// nothing is in flight from or to them.
 func (h *HostRegs) release(rs ...*hostReg) {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -216,9 +204,8 @@ func (h *HostRegs) sighting(first unsafe.Pointer, lo, hi uintptr) *sighting {
 
 // register page-locks the pages of [lo, hi), merged with the
 // registrations they overlap, evicting the least recently used idle ones
-// to stay within the limit. Where it does not, it returns nil and whether
-// trying again later may succeed (a registration in use in the way, or no
-// room yet).
+// to stay within the limit. On failure it returns nil and whether a later
+// try may succeed.
 func (h *HostRegs) register(lo, hi uintptr, data any) (r *hostReg, retry bool) {
 	r = &hostReg{lo: lo &^ (h.page - 1), hi: (hi + h.page - 1) &^ (h.page - 1), keep: []any{data}, owners: map[any]struct{}{}}
 	var merged []*hostReg
@@ -272,9 +259,8 @@ func (h *HostRegs) drop(r *hostReg) error {
 	return h.locker.UnlockPages(r.lo)
 }
 
-// close forgets owner (an engine being closed): the registrations no
-// other engine has used are unregistered, and the arrays they held are
-// the GC's again.
+// close forgets owner (an engine being closed), unregistering what no
+// other engine has used.
 func (h *HostRegs) close(owner any) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()
@@ -303,8 +289,7 @@ func (h *HostRegs) Drain() []uintptr {
 
 // goHeap reports whether p points into an object of the Go heap:
 // runtime.AddCleanup panics where there is none (C memory, a mapped file,
-// a stack) and returns the zero Cleanup for memory the linker allocated.
-// The cleanup, never meant to run, is stopped at once.
+// a stack) and returns the zero Cleanup for the linker's memory.
 func goHeap(p unsafe.Pointer) (ok bool) {
 	defer func() {
 		if recover() != nil {

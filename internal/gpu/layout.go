@@ -3,9 +3,8 @@ package gpu
 import "github.com/ndconv/ndconv/kernels"
 
 // ToPlanar moves src, a bank's output as the engines write it (voxels ×
-// bank, kernel fastest, elemSize-byte elements), into dst in the planar
-// layout (bank × voxels: package nd's ToPlanar, on the device) with
-// kernels/layout.cl's bank_planar on q, and waits for it.
+// bank of elemSize-byte elements), into dst in the planar layout (bank ×
+// voxels: nd.ToPlanar on the device) on q, and waits for it.
 func ToPlanar(dev Device, q Queue, dst, src Buffer, voxels int64, bank, elemSize int) error {
 	l, err := kernels.BankPlanar(voxels, bank, elemSize)
 	if err != nil {

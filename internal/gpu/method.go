@@ -11,29 +11,26 @@ import (
 // A method turns a problem into launches on the engine's queue.
 type method interface {
 	// prepare builds the launches that compute p from in into out and
-	// puts their parameters (and any temporaries) on the device. It
-	// returns what it prepared even on error, for the caller to free.
-	// Temporaries are temps' where given (large enough: see temps),
-	// else scratch, freed with the launches.
+	// puts their parameters on the device; it returns what it prepared
+	// even on error, for the caller to free. Temporaries are temps' where
+	// given (as large as temps says), else scratch freed with the launches.
 	prepare(e *Engine, p *nd.Problem, in, out Buffer, temps [2]Buffer) (*prepared, error)
-	// temps is how many temporaries the launches for p use, and the bytes
-	// of each.
+	// temps is how many temporaries p's launches use, and their bytes.
 	temps(e *Engine, p *nd.Problem) (n, bytes int)
 	// describe names the implementations its launches use for p.
 	describe(e *Engine, p *nd.Problem) string
-	// launches lists the kernel launches (Family and Defines) p builds;
-	// it uses only e's options and limits, not its device.
+	// launches lists p's kernel launches, from e's options and limits
+	// alone (not its device).
 	launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, error)
 }
 
 // prepared is a problem's launches, built and with their parameters on
-// the device, so that running them again costs only the launches.
+// the device.
 type prepared struct {
 	launches []func() error
 	frees    []func()
 }
 
-// run queues the launches.
 func (pr *prepared) run() error {
 	for _, launch := range pr.launches {
 		if err := launch(); err != nil {
@@ -43,8 +40,7 @@ func (pr *prepared) run() error {
 	return nil
 }
 
-// free returns what the launches hold; call it once the queue is done
-// with them.
+// free returns what the launches hold, once the queue is done with them.
 func (pr *prepared) free() {
 	for _, f := range pr.frees {
 		f()
@@ -54,15 +50,13 @@ func (pr *prepared) free() {
 
 // kernelMethod is a kernel family as a method: plan lists p's launches as
 // steps from the input, through temporaries, to the output (nil: nothing
-// to launch). Only the separable family has temporaries (hasTemps); the
-// others' temps need not plan.
+// to launch). Only the separable family has temporaries.
 type kernelMethod struct {
 	plan     func(e *Engine, p *nd.Problem) (*kernels.Separable, error)
 	hasTemps bool
 }
 
-// oneLaunch is a family that plans one launch from the input to the
-// output.
+// oneLaunch is a family that plans one launch.
 func oneLaunch(plan func(e *Engine, p *nd.Problem) (*kernels.Launch, error)) kernelMethod {
 	return kernelMethod{plan: func(e *Engine, p *nd.Problem) (*kernels.Separable, error) {
 		l, err := plan(e, p)
@@ -84,8 +78,7 @@ var (
 	}}
 )
 
-// separableOptions are the limits kernels.NewSeparable plans a launch
-// within on the engine's device, with its tuning.
+// separableOptions are the device's limits and the engine's tuning.
 func (e *Engine) separableOptions() kernels.SeparableOptions {
 	lim, t := e.plan.Limits(), e.opt.Tuning
 	return kernels.SeparableOptions{MaxLocalBytes: lim.MaxLocalBytes, MaxParamBytes: lim.MaxParamBytes, GroupItems: lim.DefaultGroupItems, Shape: t.Shape, FuseSmall: t.FuseSmall}
@@ -145,9 +138,8 @@ func (m kernelMethod) launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, err
 	return ls, nil
 }
 
-// prepareLaunch builds one specialised kernel, checks it against the
-// device, uploads its taps and outer-axis table, and adds its launch
-// (reading in, writing out) to pr.
+// prepareLaunch builds one kernel, checks it against the device, uploads
+// its taps and outer-axis table, and adds its launch to pr.
 func (e *Engine) prepareLaunch(pr *prepared, l *kernels.Launch, in, out Buffer) error {
 	k, err := e.dev.Kernel(l.Family, l.Defines, l.Name)
 	if err != nil {
@@ -180,8 +172,8 @@ func (e *Engine) prepareLaunch(pr *prepared, l *kernels.Launch, in, out Buffer) 
 	return nil
 }
 
-// upload copies small host data into a scratch buffer, ordered on the
-// engine's queue (Write copies pageable memory out before it returns).
+// upload copies small host data into a scratch buffer on the engine's
+// queue.
 func (e *Engine) upload(b []byte) (Buffer, error) {
 	buf, err := e.dev.Scratch(max(len(b), 1))
 	if err != nil {
@@ -209,10 +201,9 @@ func TapsBytes(l *kernels.Launch) []byte {
 	return nd.AsBytes(w)
 }
 
-// LaunchArgs are the arguments every kernel family takes, in order: the
-// input and output buffers, the taps (a buffer, or TapsBytes by value where
-// l.TapsInParams), the outer-axis table, l.Scalars (int64: long) and l.CVal
-// in the accumulation type (float64 where l.Wide, else float32).
+// LaunchArgs are the arguments every kernel family takes: in, out, the
+// taps (a buffer, or ByValue where l.TapsInParams), the outer-axis table,
+// l.Scalars and l.CVal in the accumulation type.
 func LaunchArgs(l *kernels.Launch, in, out, taps, outer any) []any {
 	args := make([]any, 0, 5+len(l.Scalars))
 	args = append(args, in, out, taps, outer)
@@ -225,10 +216,9 @@ func LaunchArgs(l *kernels.Launch, in, out, taps, outer any) []any {
 	return append(args, float32(l.CVal))
 }
 
-// DefineOptions are defines ("NAME=value", as kernels.Launch holds them) as
-// compiler options: "-D" before each that does not begin with "-" already,
-// sorted, so that the same set in another order is the same build and the
-// same cache key.
+// DefineOptions are defines ("NAME=value") as compiler options: "-D"
+// before each not beginning with "-", sorted, so that the same set in
+// another order is the same build and cache key.
 func DefineOptions(defines []string) []string {
 	opts := make([]string, 0, len(defines))
 	for _, d := range defines {

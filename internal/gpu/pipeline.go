@@ -5,25 +5,22 @@ import (
 	"errors"
 	"runtime"
 	"slices"
-	"time"
 
 	"github.com/ndconv/ndconv/chunk"
 	"github.com/ndconv/ndconv/nd"
 )
 
-// pipelineDepth is how many chunks are in flight at once: one being
-// copied in, one computing, one being copied out, each in a slot of its
-// own (device buffers and pinned staging).
+// pipelineDepth is how many chunks are in flight at once, each in a slot
+// of its own: one copied in, one computing, one copied out.
 const pipelineDepth = 3
 
-// slotEvents are a slot's chunk's events: each stage's (chunk.Stage: copy
-// in, kernels, copy out) start and end, stage k's at 2k and 2k+1.
+// slotEvents are a slot's events: each chunk.Stage's start and end, stage
+// k's at 2k and 2k+1.
 const slotEvents = 6
 
 // pipeline is what Execute keeps between executions: queues for copies
-// in and out beside the engine's kernel queue, the slots, the
-// temporaries every chunk's launches share, and the prepared launches of
-// each chunk geometry in each slot.
+// in and out beside the kernel queue, the slots, the temporaries every
+// chunk shares, and each chunk geometry's launches in each slot.
 type pipeline struct {
 	copyIn, copyOut Queue
 	slots           [pipelineDepth]slot
@@ -33,24 +30,21 @@ type pipeline struct {
 	inputs          []*chunkInput // each chunk's copies from registered memory, once sorted
 }
 
-// slot holds one chunk in flight: its input and output on the device,
-// its pinned staging, and the events of its copies and kernels.
+// slot holds one chunk in flight.
 type slot struct {
 	in, out           Buffer
 	stageIn, stageOut HostBuffer
 	events            [slotEvents]Event
 }
 
-// geometry is a chunk sub-problem's launches, prepared in each slot (their
-// arguments name the slot's buffers); chunks of one geometry (all but
-// those at the edges) share them.
+// geometry is a chunk sub-problem's launches, prepared in each slot;
+// chunks of one geometry (all but those at the edges) share them.
 type geometry struct {
 	p     *nd.Problem
 	slots [pipelineDepth]*prepared
 }
 
-// newPipeline makes the queues, events, slots and temporaries for the
-// chunks.
+// newPipeline makes the queues, events, slots and temporaries.
 func (e *Engine) newPipeline(chunks []chunk.Chunk) (pl *pipeline, err error) {
 	pl = &pipeline{inputs: make([]*chunkInput, len(chunks))}
 	defer func() {
@@ -102,8 +96,7 @@ func (e *Engine) newPipeline(chunks []chunk.Chunk) (pl *pipeline, err error) {
 	return pl, nil
 }
 
-// launches returns the launches of a chunk's sub-problem in a slot,
-// preparing them on first use.
+// launches returns p's launches in a slot, prepared on first use.
 func (e *Engine) launches(pl *pipeline, p *nd.Problem, slot int) (*prepared, error) {
 	i := slices.IndexFunc(pl.geometries, func(g geometry) bool { return chunk.SameGeometry(g.p, p) })
 	if i < 0 {
@@ -148,17 +141,14 @@ func (pl *pipeline) close() error {
 	return errors.Join(closeAll(errs, Queue.Close, pl.copyIn, pl.copyOut)...)
 }
 
-// executePipelined runs the engine's chunks through the pipeline. For each
-// chunk the host gathers its input into a slot's pinned staging; the
-// copy-in queue copies it to the device and records an event; the kernel
-// queue waits for that event and runs the chunk's launches; the copy-out
-// queue waits for the kernels' event and copies the output into staging,
-// which the host empties into dst before the slot takes the chunk three
-// places on. So chunk i+1 is copied in and chunk i−1 copied out while
-// chunk i computes. Chunks compute in order on one queue, so one set of
-// temporaries serves them all. Where src or dst is registered
-// (hostreg.go), its copies skip staging (see chunkInput): the same bytes
-// land in the same places.
+// executePipelined runs the engine's chunks through the pipeline: the host
+// gathers a chunk's input into its slot's staging, the copy-in queue
+// copies it to the device, the kernel queue waits for that and runs the
+// launches, the copy-out queue waits for those and copies the output to
+// staging, which the host empties into dst. So chunk i+1 is copied in and
+// chunk i−1 out while chunk i computes; chunks compute in order on one
+// queue, so one set of temporaries serves them all. Registered arrays
+// (hostreg.go) skip staging (see chunkInput).
 func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error {
 	pl, chunks := e.pipe, e.pieces
 	inSize, outSize := e.p.In.Size(), e.p.Out.Size()
@@ -201,8 +191,8 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 				outHost = dstBytes[c.OutOffset*outSize:][:outN]
 			}
 			copyOut := func() error { return pl.copyOut.Read(outHost, s.out, 0) }
-			// Each stage on its queue, after the previous stage's end; the
-			// start events only matter to the timeline.
+			// Each stage after the previous one's end; start events are
+			// for the timeline.
 			for k, work := range []func() error{copyIn, pr.run, copyOut} {
 				q := queues[k]
 				if k > 0 {
@@ -251,10 +241,8 @@ func (e *Engine) executePipelined(ctx context.Context, dst, src nd.Array) error 
 	return err
 }
 
-// registered acquires the registrations covering arrays for this
-// execution (the caller releases them), nil for each array that goes
-// through staging: all under Options.Staging, and those below
-// registerMin.
+// registered acquires the registrations covering arrays (the caller
+// releases them), nil for each array that goes through staging.
 func (e *Engine) registered(arrays ...hostArray) []*hostReg {
 	for i := range arrays {
 		if e.opt.Staging || len(arrays[i].b) < e.registerMin {
@@ -268,14 +256,13 @@ func (e *Engine) registered(arrays ...hostArray) []*hostReg {
 	return r.HostRegs().acquire(e, arrays...)
 }
 
-// A chunk's input copied from registered memory is its runs (chunk.Runs)
-// copied straight from the caller's array, but for runs shorter than
-// minDirectCopy: a copy costs microseconds of driver time and a DMA
-// setup, more than the host takes to copy a short run, so short runs (the
-// rows a border maps at a chunk's edge) are gathered into staging at
-// their place and copied from there, consecutive ones as one copy. A
-// chunk with more than maxGathered bytes of short runs or more than
-// maxChunkCopies copies goes through staging whole.
+// A chunk's input from registered memory is its runs (chunk.Runs) copied
+// straight from the caller's array, but for runs shorter than
+// minDirectCopy: a copy costs microseconds of driver time, more than the
+// host takes to copy a short run, so short runs (a border's rows) are
+// gathered into staging and copied from there, consecutive ones as one. A
+// chunk with more than maxGathered bytes of short runs or maxChunkCopies
+// copies goes through staging whole.
 const (
 	minDirectCopy  = 32 << 10
 	maxGathered    = 1 << 20
@@ -293,8 +280,8 @@ type chunkInput struct {
 	staged  []byteRun // from staging to the device (from = to)
 }
 
-// newChunkInput sorts chunk c's runs (elements of size bytes) into copies
-// of minDirect bytes or more and gathers.
+// newChunkInput sorts c's runs (of size-byte elements) into copies of
+// minDirect bytes or more and gathers.
 func newChunkInput(c *chunk.Chunk, size, minDirect int) chunkInput {
 	var in chunkInput
 	gathered := 0
@@ -316,8 +303,7 @@ func newChunkInput(c *chunk.Chunk, size, minDirect int) chunkInput {
 	return in
 }
 
-// copy gathers the short runs into slot s's staging and queues the
-// chunk's copies on q.
+// copy gathers the short runs into s's staging and queues the copies.
 func (in *chunkInput) copy(s *slot, src []byte, q Queue) error {
 	stage := s.stageIn.Bytes()
 	for _, r := range in.gathers {
@@ -336,7 +322,7 @@ func (in *chunkInput) copy(s *slot, src []byte, q Queue) error {
 	return nil
 }
 
-// input returns chunk i's chunkInput, sorting its runs on first use.
+// input returns chunk i's chunkInput, made on first use.
 func (pl *pipeline) input(i int, c *chunk.Chunk, size, minDirect int) *chunkInput {
 	if pl.inputs[i] == nil {
 		in := newChunkInput(c, size, minDirect)
@@ -345,18 +331,13 @@ func (pl *pipeline) input(i int, c *chunk.Chunk, size, minDirect int) *chunkInpu
 	return pl.inputs[i]
 }
 
-// spans reads a drained slot's events, chunk i's, against the origin: its
-// copy in, kernels and copy out.
+// spans reads a drained slot's events, chunk i's, against the origin.
 func (pl *pipeline) spans(s *slot, i int) []chunk.Span {
-	at := func(ev int) (time.Duration, bool) {
-		d, err := s.events[ev].Since(pl.origin)
-		return d, err == nil
-	}
 	var out []chunk.Span
 	for stage := range slotEvents / 2 {
-		start, ok1 := at(2 * stage)
-		end, ok2 := at(2*stage + 1)
-		if ok1 && ok2 {
+		start, err1 := s.events[2*stage].Since(pl.origin)
+		end, err2 := s.events[2*stage+1].Since(pl.origin)
+		if err1 == nil && err2 == nil {
 			out = append(out, chunk.Span{Chunk: i, Stage: chunk.Stage(stage), Start: start, End: end})
 		}
 	}

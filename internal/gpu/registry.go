@@ -15,10 +15,9 @@ type registered[D comparable] struct {
 	refs int
 }
 
-// Open returns the device open under key with one more reference, or,
-// where none is, the one create makes. create runs with the registry
-// locked, so that concurrent Opens of one key make one device, and an
-// Open waits for a Close releasing the key's last reference.
+// Open returns the device open under key with one more reference, or the
+// one create makes. create runs with the registry locked, so that
+// concurrent Opens of one key make one device.
 func (r *Registry[K, D]) Open(key K, create func() (D, error)) (D, error) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -38,11 +37,9 @@ func (r *Registry[K, D]) Open(key K, create func() (D, error)) (D, error) {
 	return d, nil
 }
 
-// Close balances one Open of dev under key. The last one removes dev and
-// returns release's error, release running with the registry locked.
-// Closing more often than opening does nothing, as does closing a device
-// that is not the one open under key (one closed already, the key since
-// reopened).
+// Close balances one Open of dev under key; the last one runs release
+// with the registry locked. Closing more often than opening does nothing,
+// as does closing a device other than the one open under key.
 func (r *Registry[K, D]) Close(key K, dev D, release func() error) error {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -59,7 +56,7 @@ func (r *Registry[K, D]) Close(key K, dev D, release func() error) error {
 }
 
 // Lookup returns the device open under key, if any, without taking a
-// reference: for questions such as "is it warm?", not for use.
+// reference: not for use.
 func (r *Registry[K, D]) Lookup(key K) (D, bool) {
 	r.mu.Lock()
 	defer r.mu.Unlock()
@@ -71,18 +68,15 @@ func (r *Registry[K, D]) Lookup(key K) (D, bool) {
 }
 
 // Life guards a device against its last Close while operations run on it:
-// every operation shares it (Do), and the Close that releases the device
-// holds it alone (End), waiting for the operations in flight; after End,
-// Do refuses. The zero Life is open.
+// operations share it (Do), the last Close holds it alone (End); after
+// End, Do refuses. The zero Life is open.
 type Life struct {
 	mu     sync.RWMutex
 	closed bool
 }
 
-// Do runs fn while the device is open, shared with other operations, and
-// returns closed without running fn after End. fn must not call Do again
-// (directly or through a method): the shared lock it holds would
-// deadlock against a pending End.
+// Do runs fn while the device is open, else returns closed. fn must not
+// call Do again: the shared lock would deadlock against a pending End.
 func (l *Life) Do(closed error, fn func() error) error {
 	l.mu.RLock()
 	defer l.mu.RUnlock()
@@ -93,7 +87,7 @@ func (l *Life) Do(closed error, fn func() error) error {
 }
 
 // End waits for the operations in flight, marks the device closed and
-// runs release alone, returning its error.
+// returns release().
 func (l *Life) End(release func() error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()

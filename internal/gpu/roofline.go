@@ -2,9 +2,8 @@ package gpu
 
 import "slices"
 
-// Roofline is what a device sustains, measured: the bandwidth of a
-// device-to-device copy (bytes read plus bytes written per second) and the
-// FP32 FMA throughput.
+// Roofline is what a device sustains, measured: a device-to-device copy's
+// bandwidth (bytes read plus written) and the FP32 FMA throughput.
 type Roofline struct {
 	CopyGBps  float64
 	FMAGFlops float64
@@ -13,10 +12,8 @@ type Roofline struct {
 }
 
 // MeasureRoofline times kernels/roofline.cl's copy_floats over copyBytes
-// (far more than the device's caches hold) and fma_chains over enough
-// work-items to fill its units (multiprocessors, compute units) several
-// times over, between the device's events: the median of repeats runs
-// after a warm-up.
+// (far more than the caches hold) and fma_chains over enough work-items to
+// fill the device's units several times: the median of repeats runs.
 func MeasureRoofline(dev Device, units int, copyBytes int64, repeats int) (Roofline, error) {
 	var r Roofline
 	copyK, err := dev.Kernel("roofline", nil, "copy_floats")
@@ -68,8 +65,7 @@ func MeasureRoofline(dev Device, units int, copyBytes int64, repeats int) (Roofl
 	return r, nil
 }
 
-// MedianOnQueue runs work once to warm up, then repeats times between
-// events on q, and returns the median milliseconds.
+// MedianOnQueue is TimeOnQueue's median.
 func MedianOnQueue(dev Device, q Queue, repeats int, work func() error) (float64, error) {
 	ms, err := TimeOnQueue(dev, q, max(repeats, 1), work)
 	if err != nil {
@@ -117,8 +113,7 @@ func TimeOnQueue(dev Device, q Queue, repeats int, work func() error) ([]float64
 	return ms, nil
 }
 
-// NewEvents makes n events on dev, and a function that closes them; on
-// failure it closes those it made.
+// NewEvents makes n events on dev, and a function that closes them.
 func NewEvents(dev Device, n int) ([]Event, func(), error) {
 	evs := make([]Event, 0, n)
 	closeAll := func() {

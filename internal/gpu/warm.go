@@ -22,9 +22,8 @@ const (
 )
 
 // Pending counts the kernels an engine of method m for p would build that
-// are neither built in this process nor in the binding's cache (one for
-// the FFT method, whose few kernels come with its first execution), so
-// that a warm-up can say what it will cost; dev need not be open.
+// are neither built in this process nor cached (one for the FFT method),
+// so that a warm-up can say what it will cost; dev need not be open.
 func Pending(dev Planner, m Method, p *nd.Problem, opt Options) (int, error) {
 	var meth method
 	switch m {
@@ -72,8 +71,8 @@ func (e *Engine) chunkLaunches(chunks []chunk.Chunk) ([]*kernels.Launch, error) 
 	return all, nil
 }
 
-// Compile builds every kernel the engine's executions launch (each chunk
-// geometry's), so that the first execution pays none of it.
+// Compile builds every kernel the engine's executions launch, so that the
+// first execution pays none of it.
 func (e *Engine) Compile() error {
 	err := e.begin(context.Background(), true)
 	defer e.mu.Unlock()
