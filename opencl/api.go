@@ -12,10 +12,9 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// openclLibrary is the ICD loader (ocl-icd, Khronos' loader, or a vendor's
+// openclLibrary is the ICD loader (ocl-icd, Khronos', or a vendor's
 // libOpenCL), which dispatches every call to the platform that owns the
-// object: PoCL, NVIDIA, ROCm, Intel. The search, dlopen and the C calls
-// are internal/dynlib's.
+// object.
 var openclLibrary = dynlib.Spec{
 	EnvVar:  "NDCONV_LIBOPENCL",
 	Sonames: openclSonames(),
@@ -39,9 +38,8 @@ func openclSonames() []string {
 }
 
 // The ICD loader's entry points, bound once by loadLibrary: each field
-// holds the address of the C function it is named after (symbols), whose
-// prototype is in its comment (cl.h, names shortened). No struct is ever
-// passed by value: every argument is an integer, a handle or a pointer.
+// holds the address of the C function it is named after, its prototype
+// (cl.h) in its comment. No struct is passed by value.
 var cl entryPoints
 
 type entryPoints struct {
@@ -82,9 +80,8 @@ type entryPoints struct {
 	clReleaseEvent                     uintptr // cl_int (cl_event)
 }
 
-// symbols is cl's fields as symbol tables, each bound to the symbol of its
-// name: required, the OpenCL 1.2 core every ICD loader exports, and
-// optional (tagged so), bound where the library has them.
+// symbols is cl's fields as symbol tables: required, the OpenCL 1.2 core
+// every ICD loader exports, and optional (tagged so).
 func symbols() (required, optional []dynlib.Symbol) {
 	v := reflect.ValueOf(&cl).Elem()
 	for i := range v.NumField() {
@@ -147,8 +144,8 @@ const (
 	clProfilingCommandEnd = 0x1283
 )
 
-// loadLibrary opens the ICD loader and binds its symbols, once (on first
-// use, never from init): nil, or an *UnavailableError.
+// loadLibrary opens the ICD loader and binds its symbols, once, on first
+// use: nil, or an *UnavailableError.
 var loadLibrary = sync.OnceValue(func() error {
 	required, optional := symbols()
 	l, err := gpu.OpenLibrary("opencl", openclLibrary, os.Getenv, required, func() { cl = entryPoints{} },
@@ -159,11 +156,10 @@ var loadLibrary = sync.OnceValue(func() error {
 	return err
 })
 
-// ccall calls the C function at fn with integer and pointer arguments and
-// returns its integer result, or notLoadedResult where fn is unbound (the
-// library failed to load, reported there). Every caller converts pointers
-// to uintptr in its own call expression; uintptrescapes keeps the objects
-// they point to alive (and on the heap) until the call returns.
+// ccall calls the C function at fn and returns its integer result, or
+// notLoadedResult where fn is unbound. Every caller converts pointers to
+// uintptr in its own call expression; uintptrescapes keeps the objects
+// they point to alive until the call returns.
 //
 //go:uintptrescapes
 func ccall(fn uintptr, args ...uintptr) uintptr {
@@ -187,12 +183,11 @@ func cString(s string) []byte {
 	return b
 }
 
-// ptr is the address of b's first byte, or nil for an empty slice. It is
-// an unsafe.Pointer, converted to uintptr in ccall's own argument list
-// (uintptr(ptr(b))), so that uintptrescapes keeps b alive for the call: a
-// helper returning a uintptr would leave b free to be collected and its
-// memory reused while the driver still reads it (NVIDIA's clBuildProgram
-// then built other programs' options).
+// ptr is the address of b's first byte, or nil for an empty slice: an
+// unsafe.Pointer, converted in ccall's own argument list (uintptr(ptr(b)))
+// so that uintptrescapes keeps b alive for the call. A helper returning a
+// uintptr let b's memory be reused while the driver read it (NVIDIA's
+// clBuildProgram then built other programs' options).
 func ptr(b []byte) unsafe.Pointer {
 	if len(b) == 0 {
 		return nil
@@ -209,10 +204,9 @@ func clBool(b bool) uintptr {
 
 // Typed wrappers of the entry points, named after them.
 
-// fill asks a call that fills an array of the library's length (handles,
-// or an info query's bytes) for the length, then the values, through
-// query, which converts the pointers it is given in ccall's own argument
-// list.
+// fill asks a call that fills an array (handles, an info query's bytes)
+// for its length, then the values, through query, which converts the
+// pointers in ccall's own argument list.
 func fill[T any](call string, query func(n uintptr, values, ret unsafe.Pointer) uintptr) ([]T, error) {
 	var n uintptr // a size_t, or a cl_uint count in its low bytes (little-endian)
 	if err := check(call, query(0, nil, unsafe.Pointer(&n))); err != nil || n == 0 {
@@ -269,8 +263,8 @@ func clCreateContext(platform, device uintptr) (uintptr, error) {
 }
 
 // clCreateQueue makes an in-order queue with profiling on, through
-// clCreateCommandQueueWithProperties where the device is OpenCL 2.0 or
-// newer (clCreateCommandQueue is deprecated there), else the 1.2 call.
+// clCreateCommandQueueWithProperties on OpenCL 2.0 or newer (where the
+// 1.2 call is deprecated).
 func clCreateQueue(ctx, device uintptr, modern bool) (uintptr, error) {
 	code := int32(codeNotLoaded)
 	if modern && cl.clCreateCommandQueueWithProperties != 0 {
@@ -305,10 +299,8 @@ func clReleaseEvent(h uintptr) error  { return check("clReleaseEvent", ccall(cl.
 func clFlush(q uintptr) error         { return check("clFlush", ccall(cl.clFlush, q)) }
 func clFinish(q uintptr) error        { return check("clFinish", ccall(cl.clFinish, q)) }
 
-// The transfers between host memory and a buffer. Blocking, the library
-// is done with the memory when the call returns (and uintptrescapes keeps
-// a Go slice alive for exactly that long); non-blocking, the memory is a
-// mapped host buffer's, which the caller keeps until the queue is done.
+// Transfers between host memory and a buffer: blocking, or from and to a
+// mapped host buffer that the caller keeps until the queue is done.
 
 func clEnqueueWriteBuffer(q, buf uintptr, blocking bool, offset int, src []byte) error {
 	return check("clEnqueueWriteBuffer", ccall(cl.clEnqueueWriteBuffer, q, buf, clBool(blocking), uintptr(offset), uintptr(len(src)), uintptr(ptr(src)), 0, 0, 0))
@@ -318,8 +310,8 @@ func clEnqueueReadBuffer(q, buf uintptr, blocking bool, offset int, dst []byte) 
 	return check("clEnqueueReadBuffer", ccall(cl.clEnqueueReadBuffer, q, buf, clBool(blocking), uintptr(offset), uintptr(len(dst)), uintptr(ptr(dst)), 0, 0, 0))
 }
 
-// clEnqueueMapBuffer maps size bytes of buf for reading and writing and
-// returns the host pointer, once the map is done (blocking).
+// clEnqueueMapBuffer maps size bytes of buf for reading and writing,
+// blocking, and returns the host pointer.
 func clEnqueueMapBuffer(q, buf uintptr, size int) (unsafe.Pointer, error) {
 	code := int32(codeNotLoaded)
 	p := ccall(cl.clEnqueueMapBuffer, q, buf, clTrue, clMapRead|clMapWrite, 0, uintptr(size), 0, 0, 0, uintptr(unsafe.Pointer(&code)))
@@ -343,8 +335,7 @@ func clEnqueueFillBuffer(q, buf uintptr, value byte, offset, n int) error {
 	return check("clEnqueueFillBuffer", ccall(cl.clEnqueueFillBuffer, q, buf, uintptr(unsafe.Pointer(&pattern[0])), 1, uintptr(offset), uintptr(n), 0, 0, 0))
 }
 
-// The arrays of pointers handed to the library (program sources and
-// binaries) point into pinned memory (runtime.Pinner).
+// The arrays of pointers handed to the library point into pinned memory.
 
 func clCreateProgramWithSource(ctx uintptr, source string) (uintptr, error) {
 	src := cString(source)
@@ -414,8 +405,7 @@ func clCreateKernel(program uintptr, name string) (uintptr, error) {
 	return h, checkCode("clCreateKernel", int(code))
 }
 
-// clSetKernelArg sets argument index to value, which the implementation
-// copies before returning.
+// clSetKernelArg sets argument index to value, copied before it returns.
 func clSetKernelArg(kernel uintptr, index int, value []byte) error {
 	return check("clSetKernelArg", ccall(cl.clSetKernelArg, kernel, uintptr(index), uintptr(len(value)), uintptr(ptr(value))))
 }
@@ -443,7 +433,7 @@ func clGetEventProfilingInfo(event uintptr, param int) (uint64, error) {
 }
 
 // clEnqueueMarker queues a marker, whose event completes with the work
-// queued before it.
+// before it.
 func clEnqueueMarker(q uintptr) (uintptr, error) {
 	var event uintptr
 	err := check("clEnqueueMarkerWithWaitList", ccall(cl.clEnqueueMarkerWithWaitList, q, 0, 0, uintptr(unsafe.Pointer(&event))))

@@ -17,8 +17,7 @@ import (
 	"github.com/ndconv/ndconv/nd"
 )
 
-// Info describes one OpenCL device of one platform: what `ndconv devices`
-// prints and what the engine sizes its work by. Sizes are in bytes.
+// Info describes one OpenCL device of one platform. Sizes are in bytes.
 type Info struct {
 	Platform        int // P of opencl:P:D: the platform's index in clGetPlatformIDs' order
 	Device          int // D: the device's index within its platform
@@ -44,26 +43,22 @@ type Info struct {
 // Spec is the device's name in --device syntax: "opencl:P:D".
 func (i Info) Spec() string { return fmt.Sprintf("opencl:%d:%d", i.Platform, i.Device) }
 
-// modern reports whether a CL_DEVICE_VERSION ("OpenCL M.N …") is 2.0 or
-// newer.
+// modern reports whether a CL_DEVICE_VERSION is 2.0 or newer.
 func modern(version string) bool {
 	major, _, _ := strings.Cut(strings.TrimPrefix(version, "OpenCL "), ".")
 	m, err := strconv.Atoi(major)
 	return err == nil && m >= 2
 }
 
-// platformDevices is one platform with its devices' handles.
 type platformDevices struct {
 	id      uintptr
 	devices []uintptr
 }
 
-// enumerate lists every platform and its devices, in the ICD loader's
-// order, which is what P and D index. The handles are the process's for
-// good, so the driver is asked once: NVIDIA's driver crashed (SIGSEGV in
+// enumerate lists every platform and its devices in the ICD loader's
+// order, which P and D index, once: NVIDIA's driver crashed (SIGSEGV in
 // clGetDeviceInfo) when one goroutine listed the devices while another
-// queried a handle from an earlier listing — the CLI's prewarm opening
-// the device beside the planner reading its name.
+// queried a handle from an earlier listing.
 var enumerate = sync.OnceValues(func() ([]platformDevices, error) {
 	if err := loadLibrary(); err != nil {
 		return nil, err
@@ -83,7 +78,7 @@ var enumerate = sync.OnceValues(func() ([]platformDevices, error) {
 	return out, nil
 })
 
-// queryInfo reads everything ndconv uses about one device.
+// queryInfo reads what ndconv uses about one device.
 func queryInfo(p, d int, platform, device uintptr) (Info, error) {
 	info := Info{Platform: p, Device: d}
 	var errs []error
@@ -119,9 +114,8 @@ func queryInfo(p, d int, platform, device uintptr) (Info, error) {
 		info.MaxWorkItemSizes[i] = int(binary.LittleEndian.Uint64(sizes[8*i:]))
 	}
 	errs = append(errs, err)
-	// cl_khr_fp64 is how 1.x devices say it; OpenCL 3.0 devices may report
-	// the capability through CL_DEVICE_DOUBLE_FP_CONFIG alone (a query 1.x
-	// devices without it may refuse).
+	// OpenCL 3.0 devices may report fp64 through CL_DEVICE_DOUBLE_FP_CONFIG
+	// alone (which 1.x devices without it may refuse).
 	fp64, _ := clGetDeviceInfo(device, clDeviceDoubleFPConfig)
 	info.FP64 = slices.Contains(extensions, "cl_khr_fp64") || slices.ContainsFunc(fp64, func(b byte) bool { return b != 0 })
 	if err := errors.Join(errs...); err != nil {
@@ -145,9 +139,8 @@ func deviceTypeName(t uint64) string {
 }
 
 // Available reports whether the OpenCL backend can run here: nil, or an
-// *UnavailableError saying why not (no ICD loader, no platform, no
-// device with a compiler). It never panics and costs one library load and
-// one enumeration the first time, nothing after.
+// *UnavailableError saying why not. It never panics, and costs nothing
+// after the first time.
 func Available() error { return availability() }
 
 var availability = sync.OnceValue(func() error {
@@ -197,12 +190,12 @@ func Devices() ([]Info, error) {
 	return infos, nil
 }
 
-// planner is a device as the engine plans for it (gpu.Planner): its
-// limits, its memory and its programs, which need it described, not open.
+// planner is a device as the engine plans for it (gpu.Planner), described
+// but not open.
 type planner struct{ info Info }
 
 // Planner is opencl:platform:device as the engine plans for it, without
-// opening it: what Pending asks.
+// opening it (Pending).
 func Planner(platform, device int) (gpu.Planner, error) {
 	info, _, _, err := describe(platform, device)
 	if err != nil {
@@ -215,19 +208,18 @@ func (p planner) Info() Info { return p.info }
 
 func (planner) Backend() string { return "opencl" }
 
-// maxLocalBytes caps the local memory a direct tile may declare: what
-// every GPU offers a work-group, whatever more a device reports (PoCL
-// reports 1 MiB of emulated local memory).
+// maxLocalBytes caps the local memory a tile may declare: what every GPU
+// offers a work-group (PoCL reports 1 MiB of emulated local memory).
 const maxLocalBytes = 48 << 10
 
-// Limits: OpenCL has no group-count limit of its own below size_t, and
-// passes weights in buffers.
+// Limits: OpenCL has no group-count limit below size_t, and passes
+// weights in buffers.
 func (p planner) Limits() gpu.Limits {
 	return gpu.Limits{MaxLocalBytes: int(min(p.info.LocalMemory, maxLocalBytes)), MaxGroupsYZ: 1 << 30, FFTBudget: fftconv.DefaultBudget}
 }
 
-// MemoryBudget is 70% of the device's memory, or what its largest
-// allocation allows for that many buffers if less.
+// MemoryBudget is 70% of the device's memory, at most buffers largest
+// allocations.
 func (p planner) MemoryBudget(buffers int) (int64, error) {
 	budget := p.info.GlobalMemory / 10 * 7
 	if p.info.MaxAlloc > 0 {
@@ -258,10 +250,9 @@ func (p planner) Missing(launches []*kernels.Launch) (int, error) {
 	return built.Missing(programStore, keys), nil
 }
 
-// Device is one OpenCL device with a context of its own, serving the
-// engine (gpu.Device). Every method may be called from any goroutine,
-// several at once: OpenCL is thread-safe but for a kernel's arguments,
-// which Kernel serialises.
+// Device is one OpenCL device with a context of its own (gpu.Device). Its
+// methods may be called from any goroutine: OpenCL is thread-safe but for
+// a kernel's arguments, which Kernel serialises.
 type Device struct {
 	planner
 	id    uintptr // cl_device_id
@@ -279,13 +270,12 @@ type Device struct {
 
 var _ gpu.Device = (*Device)(nil)
 
-// registry holds the one Device per (platform, device), with its count
-// of Opens.
+// registry holds the one Device per (platform, device).
 var registry gpu.Registry[[2]int, *Device]
 
 // Open returns the Device opencl:platform:device, creating its context on
-// first use. Opening it again returns the same *Device; each Open is
-// balanced by one Close, and the last Close releases the context.
+// first use; later Opens return the same *Device. Each Open is balanced by
+// one Close.
 func Open(platform, device int) (*Device, error) {
 	if err := loadLibrary(); err != nil {
 		return nil, err
@@ -298,8 +288,7 @@ func OpenEngineDevice(platform, device int) (gpu.Device, error) {
 	return gpu.Value[gpu.Device](Open(platform, device))
 }
 
-// IsOpen reports whether opencl:platform:device is open in this process
-// (its context made), without opening it.
+// IsOpen reports whether opencl:platform:device is open in this process.
 func IsOpen(platform, device int) bool {
 	_, ok := registry.Lookup([2]int{platform, device})
 	return ok
@@ -342,7 +331,6 @@ func openDevice(platform, device int) (*Device, error) {
 	return d, nil
 }
 
-// createQueue makes an in-order queue with profiling on.
 func (d *Device) createQueue() (uintptr, error) {
 	return clCreateQueue(d.ctx, d.id, modern(d.info.Version))
 }
@@ -366,8 +354,7 @@ func (d *Device) Close() error {
 	})
 }
 
-// do runs fn while d is open (shared with other operations, exclusive of
-// the last Close). It must not be nested.
+// do runs fn while d is open (gpu.Life); it must not be nested.
 func (d *Device) do(fn func() error) error { return d.life.Do(ErrClosed, fn) }
 
 // Check refuses a problem that accumulates in float64 on a device without
@@ -382,9 +369,8 @@ func (d *Device) fp64(wide bool) error {
 		Reason: "the device lacks cl_khr_fp64, and this problem accumulates in float64 (float64 or int32 data, or a float64 output); use another device or float32 data"}
 }
 
-// CheckLaunch refuses a launch the device cannot run: float64
-// accumulation without cl_khr_fp64, a work-group larger than the kernel or
-// device allows, more local or constant memory than the device has.
+// CheckLaunch refuses a launch the device cannot run: float64 without
+// cl_khr_fp64, a work-group too large, too much local or constant memory.
 func (d *Device) CheckLaunch(l *kernels.Launch, k gpu.Kernel) error {
 	info := d.info
 	if err := d.fp64(l.Wide); err != nil {
@@ -419,20 +405,17 @@ func (d *Device) CheckLaunch(l *kernels.Launch, k gpu.Kernel) error {
 	return nil
 }
 
-// TestBuilds sets how d builds programs for a test suite on PoCL, whose
-// cold builds bound CI's time (docs/perf/ci-time.md), and returns the
-// settings it replaced; the product never calls it. withoutBinaries
-// fetches no binaries for the disk cache (PoCL compiles every kernel again,
-// for any work-group size, to give one); unoptimised adds -cl-opt-disable,
-// under half PoCL's time for the same bits (the kernels keep FP_CONTRACT
-// off and round through fma() alone; the program key holds the option).
+// TestBuilds sets how d builds programs for tests on PoCL, whose cold
+// builds bound CI's time, and returns the settings it replaced.
+// withoutBinaries fetches no binaries for the disk cache (PoCL compiles
+// every kernel again to give one); unoptimised adds -cl-opt-disable, under
+// half PoCL's time for the same bits (the kernels keep FP_CONTRACT off).
 func (d *Device) TestBuilds(withoutBinaries, unoptimised bool) (wasWithout, wasUnoptimised bool) {
 	return d.withoutBinaries.Swap(withoutBinaries), d.unoptimised.Swap(unoptimised)
 }
 
-// MeasureRoofline measures opencl:platform:device's copy bandwidth and
-// FMA peak (gpu.MeasureRoofline) over 1 GiB, its largest buffer or a
-// quarter of its memory, whichever is least.
+// MeasureRoofline measures opencl:platform:device's gpu.Roofline over 1
+// GiB, its largest buffer or a quarter of its memory, whichever is least.
 func MeasureRoofline(platform, device, repeats int) (Info, gpu.Roofline, error) {
 	d, err := Open(platform, device)
 	if err != nil {

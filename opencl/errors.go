@@ -7,9 +7,9 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// Error is a failed OpenCL call. Call names the entry point as the C API
-// spells it (clBuildProgram); Code is the cl_int it returned (or stored in
-// errcode_ret), Name its name in cl.h (CL_BUILD_PROGRAM_FAILURE).
+// Error is a failed OpenCL call: the entry point (clBuildProgram), the
+// cl_int it returned or stored in errcode_ret, and that code's name in cl.h
+// (CL_BUILD_PROGRAM_FAILURE).
 type Error struct {
 	Call string
 	Code int
@@ -18,8 +18,7 @@ type Error struct {
 
 func (e *Error) Error() string { return "opencl: " + e.Call + ": " + e.Name }
 
-// cl_int codes this package acts on (cl.h, cl_ext.h); the rest are
-// reported by name.
+// cl_int codes this package acts on (cl.h, cl_ext.h).
 const (
 	codeSuccess          = 0
 	codeDeviceNotFound   = -1
@@ -58,8 +57,8 @@ var errorNames = map[int]string{
 	-1001: "CL_PLATFORM_NOT_FOUND_KHR", -9999: codeNotLoadedName,
 }
 
-// errorName returns cl.h's name of an OpenCL error code, or a numbered
-// placeholder for a code it does not name (a vendor extension's).
+// errorName returns cl.h's name of an error code, or a numbered
+// placeholder (a vendor extension's code).
 func errorName(code int) string {
 	if n, ok := errorNames[code]; ok {
 		return n
@@ -70,7 +69,7 @@ func errorName(code int) string {
 // resultCode is the cl_int in the low half of a returned register.
 func resultCode(r uintptr) int { return int(int32(uint32(r))) }
 
-// check turns a returned cl_int into nil or an *Error for call.
+// check and checkCode turn a returned cl_int into nil or an *Error.
 func check(call string, r uintptr) error { return checkCode(call, resultCode(r)) }
 
 func checkCode(call string, code int) error {
@@ -80,9 +79,7 @@ func checkCode(call string, code int) error {
 	return &Error{Call: call, Code: code, Name: errorName(code)}
 }
 
-// The failure classes both GPU bindings share are internal/gpu's types,
-// named here too, so that errors.As with, say, an *opencl.UnavailableError
-// matches them.
+// The failure classes both GPU bindings share, named here too.
 type (
 	UnavailableError = gpu.UnavailableError
 	LibraryError     = gpu.LibraryError

@@ -14,8 +14,8 @@ import (
 	"github.com/ndconv/ndconv/kernels"
 )
 
-// Program is a built OpenCL program (cl_program) for one device, cached
-// and shared by every caller until the device's last Close.
+// Program is a built OpenCL program (cl_program) for one device, shared
+// until the device's last Close.
 type Program struct {
 	dev  *Device
 	h    uintptr
@@ -39,16 +39,11 @@ func (d *Device) Kernel(family string, defines []string, name string) (gpu.Kerne
 	return gpu.Value[gpu.Kernel](p.kernel(name))
 }
 
-// program builds OpenCL C source for d with defines, or finds it built,
-// through cache c (the device's; tests use one of their own to play a new
-// process on a device already open). Each define is NAME or NAME=VALUE
-// (passed as -DNAME=VALUE); an entry starting with "-" is passed to the
-// compiler as it is. name identifies the program in errors.
-//
-// Programs are cached in memory per device and their binaries on disk
-// (programStore, keyed by programKeyOf). Concurrent calls for one key
-// build once; the others wait for it. A damaged cache file, or one the
-// driver refuses, is replaced by a fresh build.
+// program builds OpenCL C source for d with defines (gpu.DefineOptions),
+// or finds it built, through cache c (tests pass their own to play a new
+// process) and the disk's programStore. Concurrent calls for one key
+// build once. A damaged cache file, or one the driver refuses, is replaced
+// by a fresh build. name identifies the program in errors.
 func (d *Device) program(c *programCache, source, name string, defines []string) (*Program, error) {
 	if d.unoptimised.Load() {
 		defines = append(slices.Clip(defines), "-cl-opt-disable")
@@ -68,16 +63,13 @@ func (d *Device) program(c *programCache, source, name string, defines []string)
 }
 
 // cacheFormat is hashed into every key: change it when the key's inputs or
-// the file layout change, and old files are simply never found again.
-// Format 2: a binary cached before api.go's ptr kept build options and
-// kernel names alive through their calls may hold another program's build.
+// the file layout change. Format 2: a binary cached before api.go's ptr
+// may hold another program's build.
 const cacheFormat = "ndconv-opencl-program-2"
 
-// programKeyOf names one build: the SHA-256 of everything its binary
-// depends on, each input hashed with its length (gpucache.KeyBuilder). The
-// device is named by its platform, its own name and version and its
-// driver's version: a driver update or another device of the same name on
-// another platform is another key.
+// programKeyOf names one build: the hash of everything its binary depends
+// on, a driver update or another platform's device of the same name
+// included.
 func programKeyOf(source, options string, info Info) gpucache.Key {
 	b := gpucache.NewKey(cacheFormat)
 	b.Field("platform", info.PlatformName)
@@ -91,9 +83,7 @@ func programKeyOf(source, options string, info Info) gpucache.Key {
 }
 
 // programStore is the disk cache, in $NDCONV_CACHE_DIR/opencl, else
-// ndconv/opencl in the user's cache directory: a file is a header (magic
-// "NDCLBIN\x01", the key, the binary's length and SHA-256) and the
-// program binary, named <key>.clbin.
+// ndconv/opencl in the user's cache directory.
 var programStore = &gpucache.Store{
 	Subdir:  "opencl",
 	Magic:   "NDCLBIN\x01",
@@ -106,8 +96,7 @@ var programStore = &gpucache.Store{
 // programCache is one device's programs by key.
 type programCache = gpucache.Cache[*Program]
 
-// buildOptions is clBuildProgram's option string for defines: sorted, so
-// that the same set in another order is the same build and the same key.
+// buildOptions is clBuildProgram's option string for defines.
 func buildOptions(defines []string) (string, error) {
 	for _, d := range defines {
 		if d == "" || strings.ContainsAny(d, " \t\n\r\"'\\") {
@@ -118,9 +107,8 @@ func buildOptions(defines []string) (string, error) {
 }
 
 // build makes a program with create and builds it with options, with its
-// binary if withBinary (nil where the implementation gives none: the
-// program is then not cached on disk). A failure is a *BuildError with the
-// compiler's log, the defines and the options.
+// binary if withBinary (nil where the implementation gives none). A
+// failure is a *BuildError.
 func (d *Device) build(name string, defines []string, options string, withBinary bool, create func() (uintptr, error)) (*Program, []byte, error) {
 	fail := func(log string, err error) error {
 		code := err.Error()
@@ -150,7 +138,7 @@ func (d *Device) build(name string, defines []string, options string, withBinary
 	return p, binary, err
 }
 
-// release frees the program and its kernels (the device's last Close does).
+// release frees the program and its kernels.
 func (p *Program) release() error {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -165,8 +153,7 @@ func (p *Program) release() error {
 	return errors.Join(append(errs, clReleaseProgram(p.h))...)
 }
 
-// kernel returns the program's kernel called name: one *Kernel per name,
-// shared by every caller.
+// kernel returns the program's kernel called name, one *Kernel per name.
 func (p *Program) kernel(name string) (*Kernel, error) {
 	p.mu.Lock()
 	defer p.mu.Unlock()
@@ -208,14 +195,12 @@ type Kernel struct {
 func (k *Kernel) Name() string      { return k.name }
 func (k *Kernel) MaxGroupSize() int { return k.maxGroup }
 
-// debugLaunches makes every launch wait for its kernel and report the
-// kernel's own failure against its name: set NDCONV_OPENCL_SYNC=1 while
-// debugging kernels. Read once, at first launch.
+// debugLaunches (NDCONV_OPENCL_SYNC=1, read at first launch) makes every
+// launch wait for its kernel and report its failure against its name.
 var debugLaunches = sync.OnceValue(func() bool { return os.Getenv("NDCONV_OPENCL_SYNC") == "1" })
 
-// launch queues k on q over groups × local work-items with args set in
-// order. An invalid configuration is reported here; faults while it runs,
-// at the next Finish.
+// launch queues k on q over groups × local work-items with args. Faults
+// while it runs surface at the next Finish.
 func (k *Kernel) launch(q *Queue, groups, local [3]int, args []any) error {
 	var global [3]int
 	for i := range 3 {
@@ -248,10 +233,8 @@ func (k *Kernel) launch(q *Queue, groups, local [3]int, args []any) error {
 	})
 }
 
-// argBytes is a kernel argument's value: a *Buffer's handle, or an
-// int32, int64, float32 or float64 matching the kernel's parameter in size
-// (a C long is int64, an int int32). A Go int is refused: its size says
-// nothing about the kernel's type.
+// argBytes is a kernel argument's value: a *Buffer's handle, or an int32,
+// int64, float32 or float64 (a Go int says nothing of the kernel's type).
 func argBytes(scratch []byte, a any) ([]byte, error) {
 	switch x := a.(type) {
 	case *Buffer:

@@ -43,7 +43,7 @@ func (d *Device) alloc(flags uint64, n int) (*Buffer, error) {
 
 func (b *Buffer) Size() int { return b.size }
 
-// fits is a *RangeError for op where n bytes at off leave the buffer.
+// fits refuses n bytes at off that leave the buffer.
 func (b *Buffer) fits(op string, off, n int) error {
 	if off < 0 || n < 0 || off+n > b.size {
 		return &RangeError{Backend: "opencl", Op: op, Offset: off, Length: n, Size: b.size}
@@ -51,8 +51,7 @@ func (b *Buffer) fits(op string, off, n int) error {
 	return nil
 }
 
-// Free releases the buffer. Commands already queued that use it still
-// complete: OpenCL frees the memory once they are done.
+// Free releases the buffer once the commands queued that use it are done.
 func (b *Buffer) Free() error { return b.dev.release(&b.h, clReleaseMemObject) }
 
 // release frees *h (a handle of d's, 0 once freed) while d is open, once.
@@ -99,7 +98,7 @@ func (q *Queue) Read(dst []byte, src gpu.Buffer, off int) error {
 }
 
 // transfer moves host memory to or from buf with call: asynchronously
-// where the memory is a mapping's (AllocHost's), else before it returns.
+// where the memory is a mapping's, else before it returns.
 func (q *Queue) transfer(op string, call func(q, buf uintptr, blocking bool, off int, host []byte) error, buf gpu.Buffer, off int, host []byte) error {
 	b := buf.(*Buffer)
 	if err := b.fits(op, off, len(host)); err != nil || len(host) == 0 {
@@ -179,11 +178,9 @@ func (e *Event) Since(start gpu.Event) (time.Duration, error) {
 // Close releases the event (not the work it marks).
 func (e *Event) Close() error { return e.dev.release(&e.h, clReleaseEvent) }
 
-// mapping is pinned host memory, OpenCL's way: a buffer the implementation
-// allocates in host memory (CL_MEM_ALLOC_HOST_PTR, page-locked on GPUs),
-// mapped on the device's host queue for as long as it lives, as NVIDIA's
-// OpenCL guide does pinned memory. Transfers between it and buffers run
-// while other work goes on.
+// mapping is pinned host memory, OpenCL's way (as NVIDIA's OpenCL guide
+// has it): a CL_MEM_ALLOC_HOST_PTR buffer mapped on the device's host
+// queue for as long as it lives.
 type mapping struct {
 	buf *Buffer
 	p   unsafe.Pointer // C memory the library owns
@@ -192,7 +189,7 @@ type mapping struct {
 func (m *mapping) bytes() []byte { return unsafe.Slice((*byte)(m.p), m.buf.size) }
 
 // AllocHost returns n bytes of staging: a prefix of a mapping of n's size
-// class from the device's free list (gpu.FreeList), else a new one.
+// class from the device's free list, else a new one.
 func (d *Device) AllocHost(n int) (gpu.HostBuffer, error) {
 	if n <= 0 {
 		return nil, &RangeError{Backend: "opencl", Op: "AllocHost", Length: n}
@@ -219,9 +216,7 @@ func (d *Device) mapHost(n int) (*mapping, error) {
 }
 
 // hostBuffer is the first n bytes of a mapping (gpu.HostBuffer), which
-// Free returns to the device's free list, or unmaps and releases where
-// the list is full, once the transfers from and to it are done (the
-// caller waits for them).
+// Free returns to the device's free list, or unmaps and releases.
 type hostBuffer struct {
 	m *mapping // nil once freed
 	n int
@@ -249,8 +244,8 @@ func (h *hostBuffer) Free() error {
 	return errors.Join(err, m.buf.Free())
 }
 
-// pinnedRanges are a device's live mappings: a transfer from or to one is
-// asynchronous, any other waits (gpu.Queue).
+// pinnedRanges are a device's live mappings, whose transfers are
+// asynchronous.
 type pinnedRanges struct {
 	mu  sync.Mutex
 	all []*mapping
