@@ -8,11 +8,9 @@ import (
 )
 
 // module returns the CUmodule of source compiled for this device with
-// defines (NAME or NAME=VALUE, passed as -DNAME=VALUE; an entry starting
-// with "-" is an NVRTC option as it is), compiling only when neither this
-// process nor the disk cache has it. name is the program's name in NVRTC's
-// messages. Concurrent calls for one key compile once (gpucache.Cache); a
-// damaged cache file is ignored, and replaced by a fresh compilation.
+// defines (gpu.DefineOptions), compiling only when neither this process
+// nor the disk cache has it; concurrent calls for one key compile once.
+// name is the program's name in NVRTC's messages.
 func (d *Device) module(source, name string, defines []string) (uintptr, error) {
 	key, options, err := moduleKey(d.info, source, defines)
 	if err != nil {
@@ -33,19 +31,17 @@ func moduleKey(info Info, source string, defines []string) (gpucache.Key, []stri
 	return moduleKeyOf(source, options, arch, nvrtcVer, driverVersion), options, nil
 }
 
-// compileOptions is the NVRTC command line for arch and defines: the
-// architecture, then the defines and options sorted, so that the same set
-// in another order is the same compilation and the same cache key.
+// compileOptions is the NVRTC command line for arch and defines.
 func compileOptions(arch string, defines []string) []string {
 	return append([]string{"--gpu-architecture=" + arch}, gpu.DefineOptions(defines)...)
 }
 
 // cacheFormat is hashed into every key: change it when the key's inputs or
-// the file layout change, and old files are simply never found again.
+// the file layout change.
 const cacheFormat = "ndconv-cuda-module-1"
 
-// moduleKeyOf names one compilation: the SHA-256 of everything its CUBIN
-// depends on, each input hashed with its length (gpucache.KeyBuilder).
+// moduleKeyOf names one compilation: the hash of everything its CUBIN
+// depends on.
 func moduleKeyOf(source string, options []string, arch string, nvrtc Version, driverVersion int) gpucache.Key {
 	b := gpucache.NewKey(cacheFormat)
 	b.Field("arch", arch)
@@ -59,9 +55,7 @@ func moduleKeyOf(source string, options []string, arch string, nvrtc Version, dr
 }
 
 // moduleStore is the disk cache, in $NDCONV_CACHE_DIR/cuda, else the user
-// cache directory's ndconv/cuda: a file is a header (magic "NDCUBIN\x01",
-// the key, the CUBIN's length and SHA-256) and the CUBIN, named
-// <key>.cubin.
+// cache directory's ndconv/cuda.
 var moduleStore = &gpucache.Store{
 	Subdir:  "cuda",
 	Magic:   "NDCUBIN\x01",
@@ -74,10 +68,9 @@ var moduleStore = &gpucache.Store{
 // moduleCache is one device's modules (CUmodule handles) by key.
 type moduleCache = gpucache.Cache[uintptr]
 
-// getModule returns the module for key from c, compiling it (compile
-// returns the CUBIN) and loading it (load) at most once however many
-// goroutines ask at the same time. A failed build is not remembered: the
-// next call tries again.
+// getModule returns the module for key from c, compiling and loading it
+// at most once however many goroutines ask. A failed build is not
+// remembered.
 func getModule(c *moduleCache, key gpucache.Key, compile func() ([]byte, error), load func([]byte) (uintptr, error)) (uintptr, error) {
 	return c.Get(moduleStore, key,
 		func() (uintptr, []byte, error) {

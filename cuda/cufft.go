@@ -8,10 +8,9 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// cufft holds cuFFT's entry points, each the C function in its comment.
-// cuFFT is a runtime-API library: it works in the context current on the
-// calling thread (the device's primary context, made current by do) and
-// on our streams, which are the runtime's cudaStream_t.
+// cufft holds cuFFT's entry points. cuFFT is a runtime-API library: it
+// works in the context current on the calling thread (do's) and on our
+// streams, which are the runtime's cudaStream_t.
 var cufft struct {
 	cufftGetVersion        entry // cufftResult cufftGetVersion(int *version)
 	cufftCreate            entry // cufftResult cufftCreate(cufftHandle *plan)
@@ -28,8 +27,8 @@ var cufft struct {
 	cufftDestroy      entry // cufftResult cufftDestroy(cufftHandle plan)
 }
 
-// cufftLib prefers CUDA 13's cuFFT (soname 12), then CUDA 12's (soname
-// 11). It is loaded only when FFT convolution is asked for.
+// cufftLib prefers CUDA 13's cuFFT (soname 12), then CUDA 12's; it is
+// loaded only for FFT convolution.
 var cufftLib = library{
 	spec:      cudaSpec("NDCONV_LIBCUFFT", "libcufft.so.12", "libcufft.so.11", "libcufft.so"),
 	entries:   &cufft,
@@ -42,8 +41,7 @@ var cufftLib = library{
 	},
 }
 
-// CUFFTAvailable reports whether cuFFT can be loaded (after the driver),
-// and why not: the planner's FFT method falls back without it.
+// CUFFTAvailable reports whether cuFFT can be loaded, and why not.
 func CUFFTAvailable() error {
 	if err := driverLib.load(); err != nil {
 		return err
@@ -64,12 +62,9 @@ const (
 	cufftInverse = 1
 )
 
-// fftPlan is a cuFFT plan (gpu.FFTPlan) of batch transforms of the given
-// lengths (C order, contiguous), unnormalised, running on one stream with
-// a work area from the device's pool: real ones (blocks of Π lengths real
-// values, spectra of Π lengths / last · (last/2 + 1) complex values),
-// forward (real-to-complex) or inverse (complex-to-real), or complex ones
-// (Π lengths complex values each way).
+// fftPlan is a cuFFT plan (gpu.FFTPlan) of unnormalised batch transforms
+// of contiguous C-order blocks, on one stream, with a work area from the
+// device's pool.
 type fftPlan struct {
 	dev     *Device
 	handle  int32 // valid where created
@@ -130,7 +125,6 @@ func (d *Device) FFTPlan(lengths []int, batch int, kind gpu.FFTKind, q gpu.Queue
 	return p, nil
 }
 
-// Exec queues the transform from in to out on the plan's stream.
 func (p *fftPlan) Exec(in, out gpu.Buffer) error {
 	src, dst := uintptr(in.(*Buffer).ptr), uintptr(out.(*Buffer).ptr)
 	return p.dev.do(func() error {
@@ -148,7 +142,7 @@ func (p *fftPlan) Exec(in, out gpu.Buffer) error {
 	})
 }
 
-// Destroy releases the plan and its work area; the stream must be done
+// Destroy releases the plan and its work area, once the stream is done
 // with them.
 func (p *fftPlan) Destroy() error {
 	var err error

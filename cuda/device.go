@@ -30,8 +30,8 @@ func (c ComputeCapability) Arch() string {
 }
 
 // MinComputeCapability is the oldest architecture Open accepts (Pascal).
-// NVRTC must also know the architecture: CUDA 13's NVRTC targets newer ones
-// only, so older GPUs need an NVRTC 12 (NDCONV_LIBNVRTC).
+// CUDA 13's NVRTC targets newer ones only: older GPUs need an NVRTC 12
+// (NDCONV_LIBNVRTC).
 var MinComputeCapability = ComputeCapability{6, 0}
 
 // Supported reports whether c is MinComputeCapability or newer.
@@ -39,8 +39,7 @@ func (c ComputeCapability) Supported() bool {
 	return c.Major > MinComputeCapability.Major || c.Major == MinComputeCapability.Major && c.Minor >= MinComputeCapability.Minor
 }
 
-// Info describes one GPU, as `ndconv devices` prints it. Memory sizes are
-// in bytes.
+// Info describes one GPU. Memory sizes are in bytes.
 type Info struct {
 	Index                  int // the ordinal Open takes
 	Name                   string
@@ -89,9 +88,8 @@ func queryDevice(ordinal int) (Info, int32, error) {
 }
 
 // Available reports whether the CUDA backend can run here: nil, or an
-// *UnavailableError saying why not (no driver library, cuInit failing, no
-// device of compute capability 6.0 or newer, no NVRTC). It never panics and
-// costs one library load the first time, nothing after.
+// *UnavailableError saying why not. It never panics, and costs nothing
+// after the first time.
 func Available() error { return availability() }
 
 var availability = sync.OnceValue(func() error {
@@ -114,9 +112,8 @@ var availability = sync.OnceValue(func() error {
 	return nvrtcLib.load()
 })
 
-// Describe is Devices without the live figures (FreeMemory 0 for every
-// device): each device's static attributes, opening none, so that a device
-// list does not make each context twice (docs/cuda.md).
+// Describe is Devices without FreeMemory, opening no device, so that a
+// device list does not make each context twice (docs/cuda.md).
 func Describe() ([]Info, error) {
 	if err := driverLib.load(); err != nil {
 		return nil, err
@@ -137,8 +134,7 @@ func Describe() ([]Info, error) {
 }
 
 // Devices describes every CUDA device, also those too old for Open (their
-// FreeMemory is 0), opening each usable one to read its free memory. It
-// needs the driver, not NVRTC.
+// FreeMemory 0), opening each usable one to read its free memory.
 func Devices() ([]Info, error) {
 	infos, err := Describe()
 	if err != nil {
@@ -157,8 +153,7 @@ func Devices() ([]Info, error) {
 	return infos, nil
 }
 
-// StaticInfo describes device index as far as the driver tells without a
-// context (FreeMemory is 0): cheap, where Devices opens every device.
+// StaticInfo describes device index without a context (FreeMemory 0).
 func StaticInfo(index int) (Info, error) {
 	if err := driverLib.load(); err != nil {
 		return Info{}, err
@@ -167,17 +162,15 @@ func StaticInfo(index int) (Info, error) {
 	return info, err
 }
 
-// IsOpen reports whether device index is open in this process (its
-// context made), without opening it.
+// IsOpen reports whether device index is open in this process.
 func IsOpen(index int) bool {
 	_, ok := registry.Lookup(index)
 	return ok
 }
 
-// Device is one GPU with its primary context retained, the engine's
-// gpu.Device (engine.go). Every method may be called from any goroutine,
-// several at once: each runs on a locked OS thread with the context made
-// current (see do).
+// Device is one GPU with its primary context retained (gpu.Device). Its
+// methods may be called from any goroutine: each runs on a locked OS
+// thread with the context current (do).
 type Device struct {
 	staticDevice         // the static part, fixed at Open
 	dev          int32   // CUdevice
@@ -191,14 +184,13 @@ type Device struct {
 	hostRegs *gpu.HostRegs // registered host memory, shared by the engines
 }
 
-// registry holds the one Device per ordinal, with its count of Opens.
+// registry holds the one Device per ordinal.
 var registry gpu.Registry[int, *Device]
 
 // Open returns the Device with ordinal index, retaining its primary
-// context on first use. Opening an ordinal again returns the same *Device;
-// each Open is balanced by one Close, and the last Close releases it.
-// Devices older than MinComputeCapability are refused with an
-// *UnsupportedError.
+// context on first use; later Opens return the same *Device. Each Open is
+// balanced by one Close. Devices older than MinComputeCapability are
+// refused with an *UnsupportedError.
 func Open(index int) (*Device, error) {
 	if err := driverLib.load(); err != nil {
 		return nil, err
@@ -234,11 +226,9 @@ func openDevice(index int) (*Device, error) {
 	return d, nil
 }
 
-// Close balances one Open. The last Close unloads the cached modules,
-// frees the pool's memory, unregisters the host memory the engines
-// registered and releases the primary context: buffers still
-// allocated on the device go with it, and every later call on d returns
-// ErrClosed. Closing more often than opening does nothing.
+// Close balances one Open. The last Close unloads the modules, frees the
+// pools, unregisters host memory and releases the primary context (and
+// with it every buffer); later calls on d return ErrClosed.
 func (d *Device) Close() error { return registry.Close(d.index, d, d.release) }
 
 // release is the last Close's.
@@ -265,17 +255,14 @@ func (d *Device) release() error {
 	})
 }
 
-// do runs fn with d's context current (onContext), and is how every
-// operation on d reaches the driver. do must not be nested (fn must not
-// call do, directly or through a method): the shared lock it holds would
-// deadlock against a pending Close.
+// do runs fn with d's context current (onContext): every operation on d
+// reaches the driver through it. It must not be nested (gpu.Life.Do).
 func (d *Device) do(fn func() error) error {
 	return d.life.Do(ErrClosed, func() error { return onContext(d.ctx, fn) })
 }
 
-// onContext runs fn on a locked OS thread with ctx current: a CUDA context
-// is current per OS thread, and a goroutine may change threads between two
-// statements.
+// onContext runs fn on a locked OS thread with ctx current: a context is
+// current per OS thread, and a goroutine may change threads.
 func onContext(ctx uintptr, fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
@@ -295,8 +282,8 @@ func doValue[T any](d *Device, fn func() (T, error)) (T, error) {
 	return v, err
 }
 
-// free is do for a call that frees memory: after the last Close it does
-// nothing, the memory having gone with the context.
+// free is do for a call that frees memory: nothing after the last Close,
+// the memory having gone with the context.
 func (d *Device) free(fn func() error) error {
 	if err := d.do(fn); !errors.Is(err, ErrClosed) {
 		return err

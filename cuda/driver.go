@@ -73,7 +73,7 @@ func initDriver(string) error {
 }
 
 // describeDriver names a CUresult as the driver does where it can be
-// asked, else as cuda.h does (knownResults).
+// asked, else as cuda.h does.
 func describeDriver(code int) (name, message string) {
 	name, message = knownResult(code)
 	if s, ok := driverString(drv.cuGetErrorName.addr, code); ok {
@@ -94,7 +94,7 @@ func driverString(fn uintptr, code int) (string, bool) {
 	return goString(p), true
 }
 
-// The two entry points passed as functions (to gpu.FreeList), typed.
+// Entry points passed as functions (to gpu.FreeList).
 
 func cuMemFree(p DevicePtr) error { return drv.cuMemFree.call(uintptr(p)) }
 

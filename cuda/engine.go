@@ -11,25 +11,20 @@ import (
 )
 
 // A Device is the engine's gpu.Device, with cuMemHostRegister
-// (gpu.Registrar) and cuFFT (gpu.FFTLibrary) as the capabilities only CUDA
-// has; its memory, streams and events are in memory.go, its kernels in
-// module.go and cache.go.
+// (gpu.Registrar) and cuFFT (gpu.FFTLibrary).
 var (
 	_ gpu.Device     = (*Device)(nil)
 	_ gpu.Registrar  = (*Device)(nil)
 	_ gpu.FFTLibrary = (*Device)(nil)
 )
 
-// limits are every CUDA device's bounds on launches: the 48 KiB of static
-// shared memory a kernel may declare without opting in; the parameters'
-// 32,764 bytes (CUDA 12.1 and later, every supported GPU), of which 30 KiB
-// may be weights, larger banks reading theirs from a buffer; and the FFT's
-// batch buffers at most 1 GiB, beyond which batches gain nothing
-// measurable.
+// limits are every CUDA device's bounds on launches: 48 KiB of static
+// shared memory without opting in; 30 KiB of weights among the parameters'
+// 32,764 bytes (CUDA 12.1 and later); FFT batch buffers of at most 1 GiB,
+// beyond which batches gain nothing.
 var limits = gpu.Limits{MaxLocalBytes: 48 << 10, MaxGroupsYZ: 65535, MaxParamBytes: 30 << 10, FFTBudget: 1 << 30, DefaultGroupItems: 1024}
 
-// OpenEngineDevice opens cuda:index as the engine's device; its Close
-// balances the Open.
+// OpenEngineDevice is Open as the engine's device.
 func OpenEngineDevice(index int) (gpu.Device, error) {
 	d, err := Open(index)
 	return gpu.Value[gpu.Device](d, err)
@@ -44,8 +39,7 @@ func (d *Device) MemoryBudget(int) (int64, error) {
 	return info.FreeMemory / 10 * 7, err
 }
 
-// Kernel compiles the family's source with NVRTC through the module
-// cache.
+// Kernel compiles the family's source with NVRTC through the module cache.
 func (d *Device) Kernel(family string, defines []string, name string) (gpu.Kernel, error) {
 	src, err := kernels.Source(family)
 	if err != nil {
@@ -58,14 +52,13 @@ func (d *Device) Kernel(family string, defines []string, name string) (gpu.Kerne
 	return gpu.Value[gpu.Kernel](d.function(mod, name))
 }
 
-// CheckLaunch accepts every launch: the driver refuses a bad one at
-// launch, with its reason.
+// CheckLaunch accepts every launch: the driver refuses a bad one, saying
+// why.
 func (*Device) CheckLaunch(*kernels.Launch, gpu.Kernel) error { return nil }
 
 // LockPages page-locks n bytes of the caller's host memory at addr for
 // this context's copies (gpu.PageLocker; flags 0: not portable, not
-// mapped, read and written). The caller keeps the memory alive and mapped
-// until UnlockPages.
+// mapped), until UnlockPages.
 func (d *Device) LockPages(addr uintptr, n int) error {
 	return d.do(func() error { return drv.cuMemHostRegister.call(addr, uintptr(n), 0) })
 }
@@ -75,8 +68,8 @@ func (d *Device) UnlockPages(addr uintptr) error {
 	return d.do(func() error { return drv.cuMemHostUnregister.call(addr) })
 }
 
-// Planner is cuda:index as the engine plans for it, without opening it:
-// what Pending asks.
+// Planner is cuda:index as the engine plans for it, without opening it
+// (Pending).
 func Planner(index int) (gpu.Planner, error) {
 	info, err := StaticInfo(index)
 	if err != nil {
@@ -85,9 +78,8 @@ func Planner(index int) (gpu.Planner, error) {
 	return staticDevice{index, info}, nil
 }
 
-// staticDevice is a device as planning sees it (gpu.Planner), opened or
-// not: its ordinal and static description, its limits and total memory,
-// and what its module cache holds. A Device is one, and more.
+// staticDevice is a device as planning sees it (gpu.Planner), open or
+// not.
 type staticDevice struct {
 	index int
 	info  Info
@@ -118,8 +110,8 @@ func (s staticDevice) Missing(launches []*kernels.Launch) (int, error) {
 	return loaded.Missing(moduleStore, keys), nil
 }
 
-// CompileSeconds times one NVRTC compilation of p's direct kernel, with no
-// cache: what the first use of a new kernel costs.
+// CompileSeconds times one NVRTC compilation of p's direct kernel,
+// uncached.
 func CompileSeconds(d *Device, p *nd.Problem, opt gpu.Options) (float64, error) {
 	l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: limits.MaxLocalBytes, MaxGroupsYZ: limits.MaxGroupsYZ, MaxParamBytes: limits.MaxParamBytes, Shape: opt.Tuning.Shape})
 	if err != nil || l == nil {

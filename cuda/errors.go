@@ -8,11 +8,9 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// Error is a failed CUDA driver, NVRTC or cuFFT call. Call names the entry
-// point as the C API documents it (cuMemAlloc, not cuMemAlloc_v2); Code is
-// the CUresult, nvrtcResult or cufftResult; Name and Message are what the
-// library reports for the code (cuGetErrorName, cuGetErrorString,
-// nvrtcGetErrorString).
+// Error is a failed CUDA driver, NVRTC or cuFFT call: the entry point as
+// the C API documents it (cuMemAlloc, not cuMemAlloc_v2), the result code,
+// and the library's name and message for it.
 type Error struct {
 	Call    string
 	Code    int
@@ -38,17 +36,16 @@ const (
 	nvrtcCodeCompilation   = 6
 )
 
-// isOutOfMemory reports whether err is, or wraps, a CUDA out-of-memory
-// error (not NVRTC's code 2), the one failure answered by giving idle
-// memory back and trying again.
+// isOutOfMemory reports whether err is, or wraps, the driver's (not
+// NVRTC's) out-of-memory error.
 func isOutOfMemory(err error) bool {
 	var e *Error
 	return errors.As(err, &e) && e.Code == codeOutOfMemory && strings.HasPrefix(e.Call, "cu")
 }
 
-// knownResults mirrors cuda.h's names and cuGetErrorString's messages for
-// the codes most often seen, so that an error reads well even when the
-// driver cannot be asked (it failed to load, or the call was cuInit).
+// knownResults mirrors cuda.h's names and messages for the codes most
+// often seen, for when the driver cannot be asked (it failed to load, or
+// the call was cuInit).
 var knownResults = map[int][2]string{
 	codeInvalidValue:   {"CUDA_ERROR_INVALID_VALUE", "invalid argument"},
 	codeOutOfMemory:    {"CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
@@ -77,8 +74,7 @@ var knownResults = map[int][2]string{
 	999:                {"CUDA_ERROR_UNKNOWN", "unknown error"},
 }
 
-// knownResult returns the name and message cuda.h gives code, or a
-// numbered placeholder.
+// knownResult returns knownResults' entry, or a numbered placeholder.
 func knownResult(code int) (name, message string) {
 	if nm, ok := knownResults[code]; ok {
 		return nm[0], nm[1]
@@ -106,8 +102,7 @@ var (
 	}
 )
 
-// codeName is names[code], or prefix and the number for a code the table
-// lacks.
+// codeName is names[code], or prefix and the number.
 func codeName(names []string, prefix string, code int) string {
 	if code < len(names) {
 		return names[code]
@@ -115,10 +110,8 @@ func codeName(names []string, prefix string, code int) string {
 	return fmt.Sprintf("%s%d", prefix, code)
 }
 
-// The failure classes both GPU backends share are one type each in
-// internal/gpu (which says what each means), with the backend ("cuda")
-// beginning the message; these aliases let errors.As match, say, a
-// *cuda.UnavailableError.
+// The failure classes both GPU backends share (internal/gpu's), named here
+// too.
 type (
 	UnavailableError = gpu.UnavailableError // the backend cannot be used here: callers fall back
 	LibraryError     = gpu.LibraryError     // a library that does not open, or lacks a symbol

@@ -12,19 +12,15 @@ import (
 )
 
 // library is one of the C libraries this package binds (the driver,
-// NVRTC, cuFFT): where to find it, its entry points, and the outcome of
-// loading it, which happens once, on first use, never from init.
+// NVRTC, cuFFT), loaded once, on first use.
 type library struct {
 	spec dynlib.Spec
 	// entries points to the struct of its entry points: entry fields, each
-	// named after the C function (the name its errors give) and bound to
-	// that symbol, or to the one its sym tag names where the header maps
-	// the name to a versioned symbol (cuMemAlloc to cuMemAlloc_v2: the
-	// plain one is the legacy 32-bit ABI).
-	entries any
-	// noLibrary and noSymbol are the *UnavailableError's reason where the
-	// library does not open, and where it lacks an entry point.
-	noLibrary, noSymbol string
+	// named after the C function and bound to that symbol, or to its sym
+	// tag's where the header maps the name to a versioned symbol
+	// (cuMemAlloc to cuMemAlloc_v2: the plain one is the legacy ABI).
+	entries             any
+	noLibrary, noSymbol string                                // the *UnavailableError's reasons
 	describe            func(code int) (name, message string) // a result code, for its *Error
 	init                func(path string) error               // once bound: cuInit, the version
 
@@ -34,7 +30,7 @@ type library struct {
 }
 
 // load opens the library, binds every entry point (a missing one is
-// reported by name now, not as a crash at first use) and runs init, once.
+// reported now, not as a crash at first use) and runs init, once.
 func (l *library) load() error {
 	l.once.Do(func() {
 		syms := l.symbols()
@@ -66,8 +62,8 @@ func (l *library) symbols() []dynlib.Symbol {
 	return syms
 }
 
-// result turns r, call's result code (a 32-bit enum: the register's
-// upper half is not part of it), into nil or an *Error.
+// result turns r, call's result code (a 32-bit enum in the register's
+// lower half), into nil or an *Error.
 func (l *library) result(call string, r uintptr) error {
 	code := int(uint32(r))
 	if code == 0 {
@@ -84,19 +80,17 @@ type entry struct {
 	addr uintptr // 0 where unbound
 }
 
-// call calls the entry point with integer and pointer arguments, and
-// turns its result into nil or an *Error. Every caller converts pointers
-// to uintptr in the call expression; uintptrescapes keeps the objects they
-// point to alive (and on the heap) until the call returns. The wrappers
-// in driver.go assume the caller made the right context current
-// (Device.do).
+// call calls the entry point and turns its result into nil or an *Error.
+// Every caller converts pointers to uintptr in the call expression;
+// uintptrescapes keeps the objects they point to alive until the call
+// returns. The caller makes the right context current (Device.do).
 //
 //go:uintptrescapes
 func (e *entry) call(args ...uintptr) error { return e.lib.result(e.name, ccall(e.addr, args...)) }
 
-// out calls e with a pointer to a T before args, the C API's
-// out-parameter, and returns the T. args are at most two, and never
-// pointers to Go memory (their conversion belongs in call's expression).
+// out calls e with a pointer to a T (the C API's out-parameter) before
+// args, and returns the T. args are at most two, and never pointers to Go
+// memory.
 func out[T any](e *entry, args ...uintptr) (T, error) {
 	var v T
 	var err error
@@ -111,8 +105,8 @@ func out[T any](e *entry, args ...uintptr) (T, error) {
 	return v, err
 }
 
-// initFailed is err, from a library's initialisation call, as the
-// *UnavailableError that makes the backend unavailable.
+// initFailed is err, from a library's initialisation call, as an
+// *UnavailableError.
 func initFailed(call string, err error) error {
 	if err == nil {
 		return nil
@@ -121,9 +115,8 @@ func initFailed(call string, err error) error {
 }
 
 // cudaSpec finds one of CUDA's libraries: envVar's path, else each soname
-// through the dynamic loader's search, then in the usual CUDA directories,
-// then in versioned installations newest first (/usr/local/cuda-13.0/lib64
-// before 12.4's).
+// through the loader's search, the usual CUDA directories, then versioned
+// installations newest first.
 func cudaSpec(envVar string, sonames ...string) dynlib.Spec {
 	return dynlib.Spec{EnvVar: envVar, Sonames: sonames, Dirs: cudaLibraryDirs, Globs: []string{"/usr/local/cuda-*/lib64"}}
 }
@@ -142,16 +135,14 @@ var cudaLibraryDirs = []string{
 }
 
 // ccall calls the C function at fn as entry.call does, and returns its
-// integer result unchecked, or codeNotInitialized where fn is unbound (its
-// library failed to load, reported there).
+// result unchecked, or codeNotInitialized where fn is unbound.
 //
 //go:uintptrescapes
 func ccall(fn uintptr, args ...uintptr) uintptr {
 	return dynlib.Call(fn, codeNotInitialized, args...)
 }
 
-// lookupEnv is os.Getenv, a variable so that tests can present another
-// environment without touching the process's.
+// lookupEnv is os.Getenv, a variable for tests.
 var lookupEnv = os.Getenv
 
 // goString copies the NUL-terminated C string at p.

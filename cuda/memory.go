@@ -23,18 +23,15 @@ type Buffer struct {
 	freed    atomic.Bool
 }
 
-// Alloc allocates n bytes of device memory (cuMemAlloc, at least 256-byte
-// aligned). A request the device cannot meet is an *Error with code
-// CUDA_ERROR_OUT_OF_MEMORY, after the pool's idle blocks have been handed
-// back and the allocation tried once more.
+// Alloc allocates n bytes of device memory (cuMemAlloc, 256-byte
+// aligned); out of memory, it hands the pool's idle blocks back and tries
+// once more.
 func (d *Device) Alloc(n int) (gpu.Buffer, error) {
 	return gpu.Value[gpu.Buffer](d.alloc("Alloc", n, false))
 }
 
-// Scratch allocates from the device's pool, a gpu.FreeList by size class
-// keeping at most a quarter of the device's memory idle: cuMemAlloc and
-// cuMemFree synchronise the device, and launches' parameters and
-// temporaries come and go often.
+// Scratch allocates from the device's pool (gpu.FreeList), which keeps at
+// most a quarter of the device's memory idle.
 func (d *Device) Scratch(n int) (gpu.Buffer, error) {
 	return gpu.Value[gpu.Buffer](d.alloc("Scratch", n, true))
 }
@@ -56,8 +53,7 @@ func (d *Device) alloc(op string, n int, pooled bool) (*Buffer, error) {
 	return b, nil
 }
 
-// allocRaw is cuMemAlloc that, on running out of memory, hands the pool's
-// idle blocks back to the driver and tries once more.
+// allocRaw is cuMemAlloc, retried once out of memory (gpu.FreeList.Alloc).
 func (d *Device) allocRaw(n int) (DevicePtr, error) {
 	return doValue(d, func() (DevicePtr, error) {
 		alloc := func() (DevicePtr, error) { return out[DevicePtr](&drv.cuMemAlloc, uintptr(n)) }
@@ -66,14 +62,11 @@ func (d *Device) allocRaw(n int) (DevicePtr, error) {
 }
 
 // WrapExternal makes a Buffer over n bytes of device memory the caller
-// allocated and owns at ptr (CuPy's, PyTorch's: what
-// __cuda_array_interface__ or a DLPack tensor points at), which the engine
-// reads and writes in place; its Free does nothing. The memory must be
-// this device's, in its primary context (the one the CUDA runtime, and so
-// CuPy and PyTorch, use), or managed memory: host memory, memory on
-// another device or in another context, and a range running past its
-// allocation are refused with an *nd.ArgumentError saying which. The
-// caller keeps the memory allocated while the buffer is in use.
+// owns at ptr (CuPy's, PyTorch's), which the engine reads and writes in
+// place; its Free does nothing. The memory must be this device's, in its
+// primary context (the CUDA runtime's), or managed memory; anything else
+// is refused with an *nd.ArgumentError saying why. The caller keeps the
+// memory allocated while the buffer is in use.
 func (d *Device) WrapExternal(ptr uintptr, n int) (gpu.Buffer, error) {
 	if n <= 0 {
 		return nil, &RangeError{Backend: "cuda", Op: "WrapExternal", Length: n}
@@ -91,8 +84,7 @@ func (d *Device) WrapExternal(ptr uintptr, n int) (gpu.Buffer, error) {
 }
 
 // CUpointer_attribute values (cuda.h) that checkPointer reads, each into
-// 8 zeroed bytes (the 4-byte ones fill the low half), and the CUmemorytype
-// values of pointerMemoryType.
+// 8 zeroed bytes, and CUmemorytype values.
 const (
 	pointerContext       = 1  // CU_POINTER_ATTRIBUTE_CONTEXT: CUcontext
 	pointerMemoryType    = 2  // CU_POINTER_ATTRIBUTE_MEMORY_TYPE: unsigned int (CUmemorytype)
@@ -107,7 +99,7 @@ const (
 )
 
 // checkPointer says why size bytes at ptr are not device memory this
-// context may use (nil if they are). It runs inside do.
+// context may use (nil if they are), inside do.
 func (d *Device) checkPointer(ptr DevicePtr, size int) error {
 	attr := func(a int) (uint64, error) { return out[uint64](&drv.cuPointerGetAttribute, uintptr(a), uintptr(ptr)) }
 	bad := func(format string, a ...any) error {
@@ -152,8 +144,7 @@ func (d *Device) checkPointer(ptr DevicePtr, size int) error {
 func (b *Buffer) Size() int { return b.size }
 
 // Free releases the buffer, to the pool if it came from it. Freeing twice,
-// or after the device's last Close, does nothing, and so does freeing the
-// caller's memory (WrapExternal).
+// after the device's last Close, or the caller's memory does nothing.
 func (b *Buffer) Free() error {
 	if b.external || b.freed.Swap(true) {
 		return nil
@@ -172,8 +163,7 @@ func (b *Buffer) span(op string, off, n int) error {
 	return nil
 }
 
-// HostBuffer is page-locked ("pinned") host memory (gpu.HostBuffer): the
-// only host memory the GPU copies to and from while other work runs.
+// HostBuffer is page-locked ("pinned") host memory (gpu.HostBuffer).
 type HostBuffer struct {
 	dev   *Device
 	p     atomic.Pointer[byte] // from cuMemHostAlloc; nil once freed
@@ -182,10 +172,7 @@ type HostBuffer struct {
 }
 
 // AllocHost allocates n bytes of pinned host memory, usable with every
-// context (CU_MEMHOSTALLOC_PORTABLE), through the device's free list of
-// it: an engine made per block geometry or per call would otherwise lock
-// and unlock pages each time (gpu.FreeList says why that stalls every
-// device of the host).
+// context (CU_MEMHOSTALLOC_PORTABLE), through the device's free list.
 func (d *Device) AllocHost(n int) (gpu.HostBuffer, error) {
 	if n <= 0 {
 		return nil, &RangeError{Backend: "cuda", Op: "AllocHost", Length: n}
@@ -208,8 +195,7 @@ func (d *Device) AllocHost(n int) (gpu.HostBuffer, error) {
 	return h, nil
 }
 
-// Bytes is the buffer's memory; nil after Free. The slice must not be used
-// once the buffer is freed.
+// Bytes is the buffer's memory, not to be used after Free (nil then).
 func (h *HostBuffer) Bytes() []byte {
 	if p := h.p.Load(); p != nil {
 		return unsafe.Slice(p, h.size)
@@ -217,9 +203,8 @@ func (h *HostBuffer) Bytes() []byte {
 	return nil
 }
 
-// Free returns the memory to the device's free list, or frees it where
-// the list is full. Freeing twice, or after the device's last Close, does
-// nothing.
+// Free returns the memory to the device's free list, or frees it. Freeing
+// twice, or after the device's last Close, does nothing.
 func (h *HostBuffer) Free() error {
 	p := unsafe.Pointer(h.p.Swap(nil))
 	if p == nil {
@@ -231,19 +216,17 @@ func (h *HostBuffer) Free() error {
 	return h.dev.free(func() error { return cuMemFreeHost(p) })
 }
 
-// Stream is a queue of device work (CUstream; gpu.Queue). Its copies are
-// asynchronous: from and to pinned memory they overlap other work, and
-// from and to ordinary Go memory the driver is done with the slice when
-// the call returns.
+// Stream is a queue of device work (CUstream; gpu.Queue). Copies from and
+// to pinned memory overlap other work; with ordinary Go memory the driver
+// is done with the slice when the call returns.
 type Stream struct {
 	dev    *Device
 	h      uintptr
 	caller bool // the caller's (CallerQueue): never destroyed here
 }
 
-// NewQueue creates a stream. It is a blocking stream (flags 0), ordered
-// against the legacy default stream as the CUDA runtime's
-// cudaStreamCreate makes them.
+// NewQueue creates a blocking stream (flags 0), ordered against the legacy
+// default stream as cudaStreamCreate's are.
 func (d *Device) NewQueue() (gpu.Queue, error) {
 	h, err := doValue(d, func() (uintptr, error) { return out[uintptr](&drv.cuStreamCreate, 0) })
 	if err != nil {
@@ -252,15 +235,14 @@ func (d *Device) NewQueue() (gpu.Queue, error) {
 	return &Stream{dev: d, h: h}, nil
 }
 
-// CallerQueue is the caller's stream with handle h in this device's
-// primary context (0 or 1: the legacy default stream, 2: the calling
-// thread's per-thread default stream, else a CUstream), which the engine
-// orders its work against with events (Engine.ExecuteDeviceAfter).
-// Closing it does nothing: the caller owns it.
+// CallerQueue is the caller's stream h in this device's primary context
+// (0 or 1: the legacy default stream, 2: the per-thread default stream,
+// else a CUstream), for Engine.ExecuteDeviceAfter. Closing it does
+// nothing.
 func (d *Device) CallerQueue(h uintptr) gpu.Queue { return &Stream{dev: d, h: h, caller: true} }
 
-// queue checks that n bytes at off lie inside b, and queues call with
-// their device address; nothing where n is 0.
+// queue checks that n bytes at off lie inside b and, unless n is 0,
+// queues call with their device address.
 func (s *Stream) queue(op string, b gpu.Buffer, off, n int, call func(at uintptr) error) error {
 	buf := b.(*Buffer)
 	if err := buf.span(op, off, n); err != nil || n == 0 {
@@ -311,8 +293,7 @@ func (s *Stream) Finish() error {
 	return s.dev.do(func() error { return drv.cuStreamSynchronize.call(s.h) })
 }
 
-// Close destroys the stream once its queued work is done; a caller's
-// stream stays.
+// Close destroys the stream once its work is done; a caller's stays.
 func (s *Stream) Close() error {
 	if s.h == 0 || s.caller {
 		return nil
@@ -322,8 +303,7 @@ func (s *Stream) Close() error {
 	return s.dev.do(func() error { return drv.cuStreamDestroy.call(h) })
 }
 
-// Event marks a point in a stream (CUevent; gpu.Event), for waiting on it
-// and timing between two.
+// Event marks a point in a stream (CUevent; gpu.Event).
 type Event struct {
 	dev *Device
 	h   uintptr
@@ -338,13 +318,13 @@ func (d *Device) NewEvent() (gpu.Event, error) {
 	return &Event{dev: d, h: h}, nil
 }
 
-// Synchronize waits until the work before the event's last Record is done.
+// Synchronize waits for the work before the event's last Record.
 func (e *Event) Synchronize() error {
 	return e.dev.do(func() error { return drv.cuEventSynchronize.call(e.h) })
 }
 
 // Since is the GPU time (about 0.5 µs resolution) from start's completion
-// to e's; both must have completed.
+// to e's.
 func (e *Event) Since(start gpu.Event) (time.Duration, error) {
 	ms, err := doValue(e.dev, func() (float32, error) { return out[float32](&drv.cuEventElapsedTime, start.(*Event).h, e.h) })
 	return time.Duration(float64(ms) * float64(time.Millisecond)), err

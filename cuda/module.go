@@ -10,15 +10,14 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// loadModule loads a CUBIN image: a CUmodule, which the device's module
-// cache (cache.go) owns until the device's last Close.
+// loadModule loads a CUBIN image as a CUmodule, which the device's module
+// cache owns.
 func (d *Device) loadModule(image []byte) (uintptr, error) {
 	if len(image) == 0 {
 		return 0, &Error{Call: "cuModuleLoadData", Code: codeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE", Message: "empty module image"}
 	}
-	// The driver is given no length: it reads an ELF or fatbin image by
-	// its headers, anything else as PTX text up to a NUL. A NUL at the end
-	// keeps a damaged or textual image from being read past its end.
+	// The driver reads an image with no length: a NUL at the end keeps a
+	// damaged or textual one (read as PTX) from being read past its end.
 	if image[len(image)-1] != 0 {
 		image = append(image[:len(image):len(image)], 0)
 	}
@@ -28,8 +27,7 @@ func (d *Device) loadModule(image []byte) (uintptr, error) {
 	})
 }
 
-// function looks up the kernel called name (its extern "C" name) in
-// module.
+// function looks up the extern "C" kernel name in module.
 func (d *Device) function(module uintptr, name string) (*Function, error) {
 	cname := cString(name)
 	h, err := doValue(d, func() (f uintptr, err error) {
@@ -49,12 +47,10 @@ type Function struct {
 	name   string
 }
 
-// Name is the kernel's name.
 func (f *Function) Name() string { return f.name }
 
 // MaxGroupSize is the most threads a block of f may have, given its
-// registers (CU_FUNC_ATTRIBUTE_MAX_THREADS_PER_BLOCK); 0 where the driver
-// cannot say.
+// registers; 0 where the driver cannot say.
 func (f *Function) MaxGroupSize() int {
 	n, err := doValue(f.dev, func() (int32, error) { return out[int32](&drv.cuFuncGetAttribute, 0, f.handle) })
 	if err != nil {
@@ -63,28 +59,24 @@ func (f *Function) MaxGroupSize() int {
 	return int(n)
 }
 
-// maxKernelParams bounds a launch's argument count; CUDA allows more, no
-// ndconv kernel comes near it.
+// maxKernelParams bounds a launch's argument count.
 const maxKernelParams = 32
 
 // paramBlock is cuLaunchKernel's kernelParams: ptrs[i] points at slot i,
-// which holds argument i in its first bytes (little-endian, so a 4-byte
-// argument is the slot's low half). One Go object, pinned for the call:
-// the driver reads it as a void** of pointers into itself.
+// which holds argument i in its first (little-endian) bytes. One Go
+// object, pinned for the call: a void** of pointers into itself.
 type paramBlock struct {
 	ptrs  [maxKernelParams]unsafe.Pointer
 	slots [maxKernelParams]uint64
-	// blob holds the arguments passed as gpu.ByValue bytes (kernel
-	// parameters total at most 32,764 bytes), back to back.
+	// blob holds the gpu.ByValue arguments back to back (kernel parameters
+	// total at most 32,764 bytes).
 	blob [32 << 10]byte
 }
 
 var paramBlocks = sync.Pool{New: func() any { return new(paramBlock) }}
 
-// marshal stores args into the block's slots: *Buffer, numbers as int8 …
-// uint64, float32 or float64 matching the kernel's C parameter type in
-// size, structs as gpu.ByValue bytes. A Go int is refused: its size (8
-// bytes) is not C's int (4).
+// marshal stores args into the block: *Buffer, sized integers, float32,
+// float64 and gpu.ByValue. A Go int is refused: its size is not C's int's.
 func (pb *paramBlock) marshal(args []any) error {
 	if len(args) > maxKernelParams {
 		return &UnsupportedError{Backend: "cuda", What: "kernel argument count", Value: fmt.Sprint(len(args)), Reason: fmt.Sprintf("at most %d", maxKernelParams)}
@@ -136,15 +128,13 @@ func (pb *paramBlock) marshal(args []any) error {
 	return nil
 }
 
-// debugLaunches makes every Launch wait for its kernel and report the
-// kernel's own errors (an illegal address, say) against its name: set
-// NDCONV_CUDA_SYNC=1 while debugging kernels. Read once, at first launch.
+// debugLaunches (NDCONV_CUDA_SYNC=1, read at first launch) makes every
+// Launch wait for its kernel and report its errors against its name.
 var debugLaunches = sync.OnceValue(func() bool { return os.Getenv("NDCONV_CUDA_SYNC") == "1" })
 
-// Launch queues kernel k (a *Function) over groups × local threads with
-// args (see paramBlock.marshal). An invalid configuration (too many
-// threads per block, too much shared memory) is reported here as an
-// *Error; faults inside the kernel surface at the next synchronisation.
+// Launch queues kernel k over groups × local threads with args
+// (paramBlock.marshal). Faults inside the kernel surface at the next
+// synchronisation.
 func (s *Stream) Launch(k gpu.Kernel, groups, local [3]int, args ...any) error {
 	f := k.(*Function)
 	var grid, block [3]uint32

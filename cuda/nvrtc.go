@@ -23,8 +23,7 @@ var nv struct {
 	nvrtcGetCUBIN          entry // nvrtcResult nvrtcGetCUBIN(nvrtcProgram prog, char *cubin)
 }
 
-// nvrtcLib prefers CUDA 13's NVRTC (the driver the project targets), then
-// 12's: nvrtcGetCUBIN exists in both.
+// nvrtcLib prefers CUDA 13's NVRTC, then 12's.
 var nvrtcLib = library{
 	spec:      cudaSpec("NDCONV_LIBNVRTC", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"),
 	entries:   &nv,
@@ -34,7 +33,6 @@ var nvrtcLib = library{
 	init:      initNVRTC,
 }
 
-// nvrtcVer is the loaded NVRTC's version.
 var nvrtcVer Version
 
 func initNVRTC(path string) error {
@@ -47,11 +45,9 @@ func initNVRTC(path string) error {
 	return nil
 }
 
-// preloadNVRTCBuiltins loads libnvrtc-builtins from NVRTC's own directory.
-// NVRTC opens it by soname at its first compile, which fails where NVRTC
-// itself was found only by full path (a CUDA directory not on the loader's
-// path); loaded first, it is found already resident. Best effort: a failure
-// here shows up, explained, in the first compile's error.
+// preloadNVRTCBuiltins loads libnvrtc-builtins from NVRTC's directory:
+// NVRTC opens it by soname, which fails where NVRTC was found by full
+// path. Best effort: a failure shows up in the first compile's error.
 func preloadNVRTCBuiltins(nvrtcPath string) {
 	if !filepath.IsAbs(nvrtcPath) {
 		return
@@ -73,8 +69,8 @@ func nvrtcVersion() (Version, error) {
 	return nvrtcVer, nil
 }
 
-// describeNVRTC names an nvrtcResult as nvrtcGetErrorString does, else
-// as nvrtc.h does.
+// describeNVRTC names an nvrtcResult as nvrtcGetErrorString, else
+// nvrtc.h, does.
 func describeNVRTC(code int) (string, string) {
 	if fn := nv.nvrtcGetErrorString.addr; fn != 0 {
 		if p := ccall(fn, uintptr(code)); p != 0 {
@@ -85,10 +81,9 @@ func describeNVRTC(code int) (string, string) {
 }
 
 // compile compiles CUDA C++ source with NVRTC and returns the CUBIN.
-// options must name the exact architecture (--gpu-architecture=sm_XY, as
-// compileOptions does): a virtual one (compute_XY) yields PTX, not a CUBIN,
-// and is refused. name is the program's name in NVRTC's log. A failed
-// compilation is a *CompileError holding the full log and the options.
+// options must name a real architecture (sm_XY, as compileOptions does):
+// a virtual one yields no CUBIN and is refused. name is the program's name
+// in NVRTC's log. A failed compilation is a *CompileError.
 func compile(source, name string, options []string) ([]byte, error) {
 	if err := nvrtcLib.load(); err != nil {
 		return nil, err
@@ -101,8 +96,8 @@ func compile(source, name string, options []string) ([]byte, error) {
 	}
 	defer func() { nv.nvrtcDestroyProgram.call(uintptr(unsafe.Pointer(&prog))) }()
 
-	// const char* const* options: a Go array of pointers to Go memory,
-	// passed to C, so every string it points to is pinned for the call.
+	// options is a Go array of pointers to Go memory passed to C: each
+	// string is pinned for the call.
 	var pinner runtime.Pinner
 	defer pinner.Unpin()
 	cOpts := make([]*byte, len(options)+1)

@@ -7,8 +7,8 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// MeasureRoofline times the roofline kernels (kernels/roofline.cl) on the
-// device with CUDA events over 1 GiB, or a quarter of what is free.
+// MeasureRoofline measures the device's gpu.Roofline over 1 GiB, or a
+// quarter of what is free.
 func MeasureRoofline(dev *Device, repeats int) (gpu.Roofline, error) {
 	info, err := dev.Info()
 	if err != nil {
@@ -18,15 +18,13 @@ func MeasureRoofline(dev *Device, repeats int) (gpu.Roofline, error) {
 }
 
 // Transfers is what the link between host and device sustains from and to
-// pinned memory, measured: each direction alone, and both at once (each
-// on a stream of its own, the bytes of both counted), in GB/s.
+// pinned memory, in GB/s: each direction alone, and both at once.
 type Transfers struct {
 	HtoDGBps, DtoHGBps, BothGBps float64
 }
 
 // MeasureTransfers times copies of size bytes between pinned host memory
-// and the device with CUDA events, the median of repeats runs after a
-// warm-up: host to device, device to host, and both at once.
+// and the device, the median of repeats runs.
 func MeasureTransfers(dev *Device, size, repeats int) (Transfers, error) {
 	var t Transfers
 	var frees []func() error
@@ -71,9 +69,8 @@ func MeasureTransfers(dev *Device, size, repeats int) (Transfers, error) {
 		return t, err
 	}
 	t.DtoHGBps = gbps(size, ms)
-	// Both: the second stream starts after an event (fork) on the first
-	// and the first waits for the second's end (join), so the events on
-	// the first bound both copies.
+	// Both: the second stream forks from and joins the first, so the
+	// events on the first bound both copies.
 	fork, join := events[0], events[1]
 	both := func() error {
 		return errors.Join(qs[0].Record(fork), qs[1].Wait(fork),
