@@ -115,10 +115,7 @@ func (e *Engine) Close() error {
 		return nil
 	}
 	e.closed = true
-	var errs []error
-	if e.queue != nil {
-		errs = append(errs, e.queue.Finish())
-	}
+	errs := closeAll(nil, Queue.Finish, e.queue)
 	errs = append(errs, e.pipe.close())
 	e.pipe = nil
 	if r, ok := e.dev.(Registrar); ok {
@@ -132,10 +129,8 @@ func (e *Engine) Close() error {
 	if c, ok := e.method.(interface{ close() }); ok {
 		c.close() // methods that keep device state (FFT's plans and buffers)
 	}
-	if e.queue != nil {
-		errs = append(errs, e.queue.Close())
-		e.queue = nil
-	}
+	errs = closeAll(errs, Queue.Close, e.queue)
+	e.queue = nil
 	errs = append(errs, e.dev.Close())
 	return errors.Join(errs...)
 }

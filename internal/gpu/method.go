@@ -195,9 +195,7 @@ func TapsBytes(l *kernels.Launch) []byte {
 		return nd.AsBytes(l.Taps)
 	}
 	w := make([]float32, len(l.Taps))
-	for i, v := range l.Taps {
-		w[i] = float32(v)
-	}
+	nd.Load(w, l.Taps, 0)
 	return nd.AsBytes(w)
 }
 
