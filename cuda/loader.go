@@ -156,10 +156,3 @@ func goString(p *byte) string {
 	}
 	return string(unsafe.Slice(p, n))
 }
-
-// cString returns s as a NUL-terminated byte slice for a const char*.
-func cString(s string) []byte {
-	b := make([]byte, len(s)+1)
-	copy(b, s)
-	return b
-}

@@ -7,6 +7,7 @@ import (
 	"sync"
 	"unsafe"
 
+	"github.com/ndconv/ndconv/internal/dynlib"
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
@@ -29,7 +30,7 @@ func (d *Device) loadModule(image []byte) (uintptr, error) {
 
 // function looks up the extern "C" kernel name in module.
 func (d *Device) function(module uintptr, name string) (*Function, error) {
-	cname := cString(name)
+	cname := dynlib.CString(name)
 	h, err := doValue(d, func() (f uintptr, err error) {
 		err = drv.cuModuleGetFunction.call(uintptr(unsafe.Pointer(&f)), module, uintptr(unsafe.Pointer(&cname[0])))
 		return f, err

@@ -88,7 +88,7 @@ func compile(source, name string, options []string) ([]byte, error) {
 	if err := nvrtcLib.load(); err != nil {
 		return nil, err
 	}
-	src, cname := cString(source), cString(name)
+	src, cname := dynlib.CString(source), dynlib.CString(name)
 	var prog uintptr
 	if err := nv.nvrtcCreateProgram.call(uintptr(unsafe.Pointer(&prog)),
 		uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&cname[0])), 0, 0, 0); err != nil {
@@ -102,7 +102,7 @@ func compile(source, name string, options []string) ([]byte, error) {
 	defer pinner.Unpin()
 	cOpts := make([]*byte, len(options)+1)
 	for i, o := range options {
-		b := cString(o)
+		b := dynlib.CString(o)
 		pinner.Pin(&b[0])
 		cOpts[i] = &b[0]
 	}

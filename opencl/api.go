@@ -1,6 +1,7 @@
 package opencl
 
 import (
+	"bytes"
 	"cmp"
 	"os"
 	"reflect"
@@ -168,19 +169,8 @@ func ccall(fn uintptr, args ...uintptr) uintptr {
 
 // goString copies the NUL-terminated C string in b (or all of b).
 func goString(b []byte) string {
-	for i, c := range b {
-		if c == 0 {
-			return string(b[:i])
-		}
-	}
-	return string(b)
-}
-
-// cString returns s as a NUL-terminated byte slice for a const char*.
-func cString(s string) []byte {
-	b := make([]byte, len(s)+1)
-	copy(b, s)
-	return b
+	s, _, _ := bytes.Cut(b, []byte{0})
+	return string(s)
 }
 
 // ptr is the address of b's first byte, or nil for an empty slice: an
@@ -338,7 +328,7 @@ func clEnqueueFillBuffer(q, buf uintptr, value byte, offset, n int) error {
 // The arrays of pointers handed to the library point into pinned memory.
 
 func clCreateProgramWithSource(ctx uintptr, source string) (uintptr, error) {
-	src := cString(source)
+	src := dynlib.CString(source)
 	var pinner runtime.Pinner
 	pinner.Pin(&src[0])
 	defer pinner.Unpin()
@@ -372,7 +362,7 @@ func clCreateProgramWithBinary(ctx, device uintptr, binary []byte) (uintptr, err
 }
 
 func clBuildProgram(program, device uintptr, options string) error {
-	opts := cString(options)
+	opts := dynlib.CString(options)
 	return check("clBuildProgram", ccall(cl.clBuildProgram, program, 1, uintptr(unsafe.Pointer(&device)), uintptr(ptr(opts)), 0, 0))
 }
 
@@ -399,7 +389,7 @@ func clGetProgramBinary(program uintptr) ([]byte, error) {
 }
 
 func clCreateKernel(program uintptr, name string) (uintptr, error) {
-	n := cString(name)
+	n := dynlib.CString(name)
 	code := int32(codeNotLoaded)
 	h := ccall(cl.clCreateKernel, program, uintptr(ptr(n)), uintptr(unsafe.Pointer(&code)))
 	return h, checkCode("clCreateKernel", int(code))

@@ -67,7 +67,7 @@ func TestLibraryErrors(t *testing.T) {
 	if !errors.As(err, &le) || le.Symbol != "ndconv_no_such_symbol" || !strings.HasPrefix(err.Error(), "opencl: libc.so.6: missing symbol ndconv_no_such_symbol: ") {
 		t.Errorf("missing symbol: %v", err)
 	}
-	s := cString("ndconv")
+	s := dynlib.CString("ndconv")
 	if n := ccall(strlen, uintptr(unsafe.Pointer(&s[0]))); n != 6 {
 		t.Errorf("strlen = %d, want 6", n)
 	}

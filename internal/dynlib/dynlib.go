@@ -29,6 +29,13 @@ type Symbol = struct {
 	Addr *uintptr
 }
 
+// CString returns s as a NUL-terminated byte slice for a const char*.
+func CString(s string) []byte {
+	b := make([]byte, len(s)+1)
+	copy(b, s)
+	return b
+}
+
 // Library is an opened shared library.
 type Library struct {
 	Path   string // what dlopen succeeded with
