@@ -68,9 +68,8 @@ var moduleStore = &gpucache.Store{
 // moduleCache is one device's modules (CUmodule handles) by key.
 type moduleCache = gpucache.Cache[uintptr]
 
-// getModule returns the module for key from c, compiling and loading it
-// at most once however many goroutines ask. A failed build is not
-// remembered.
+// getModule returns the module for key from c, compiling and loading it at
+// most once however many goroutines ask. A failed build is not remembered.
 func getModule(c *moduleCache, key gpucache.Key, compile func() ([]byte, error), load func([]byte) (uintptr, error)) (uintptr, error) {
 	return c.Get(moduleStore, key,
 		func() (uintptr, []byte, error) {

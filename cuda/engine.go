@@ -78,8 +78,7 @@ func Planner(index int) (gpu.Planner, error) {
 	return staticDevice{index, info}, nil
 }
 
-// staticDevice is a device as planning sees it (gpu.Planner), open or
-// not.
+// staticDevice is a device as planning sees it (gpu.Planner), open or not.
 type staticDevice struct {
 	index int
 	info  Info

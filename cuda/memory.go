@@ -23,9 +23,8 @@ type Buffer struct {
 	freed    atomic.Bool
 }
 
-// Alloc allocates n bytes of device memory (cuMemAlloc, 256-byte
-// aligned); out of memory, it hands the pool's idle blocks back and tries
-// once more.
+// Alloc allocates n bytes of device memory (cuMemAlloc, 256-byte aligned);
+// out of memory, it hands the pool's idle blocks back and tries once more.
 func (d *Device) Alloc(n int) (gpu.Buffer, error) {
 	return gpu.Value[gpu.Buffer](d.alloc("Alloc", n, false))
 }
@@ -235,10 +234,9 @@ func (d *Device) NewQueue() (gpu.Queue, error) {
 	return &Stream{dev: d, h: h}, nil
 }
 
-// CallerQueue is the caller's stream h in this device's primary context
-// (0 or 1: the legacy default stream, 2: the per-thread default stream,
-// else a CUstream), for Engine.ExecuteDeviceAfter. Closing it does
-// nothing.
+// CallerQueue is the caller's stream h in this device's primary context (0
+// or 1: the legacy default stream, 2: the per-thread default stream, else
+// a CUstream), for Engine.ExecuteDeviceAfter. Closing it does nothing.
 func (d *Device) CallerQueue(h uintptr) gpu.Queue { return &Stream{dev: d, h: h, caller: true} }
 
 // queue checks that n bytes at off lie inside b and, unless n is 0,
