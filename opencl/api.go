@@ -13,9 +13,8 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// openclLibrary is the ICD loader (ocl-icd, Khronos', or a vendor's
-// libOpenCL), which dispatches every call to the platform that owns the
-// object.
+// openclLibrary is the ICD loader (ocl-icd, Khronos', or a vendor's),
+// which dispatches every call to the platform that owns the object.
 var openclLibrary = dynlib.Spec{
 	EnvVar:  "NDCONV_LIBOPENCL",
 	Sonames: openclSonames(),
@@ -422,8 +421,7 @@ func clGetEventProfilingInfo(event uintptr, param int) (uint64, error) {
 	return v, err
 }
 
-// clEnqueueMarker queues a marker, whose event completes with the work
-// before it.
+// clEnqueueMarker queues a marker: its event completes with earlier work.
 func clEnqueueMarker(q uintptr) (uintptr, error) {
 	var event uintptr
 	err := check("clEnqueueMarkerWithWaitList", ccall(cl.clEnqueueMarkerWithWaitList, q, 0, 0, uintptr(unsafe.Pointer(&event))))

@@ -139,8 +139,7 @@ func deviceTypeName(t uint64) string {
 }
 
 // Available reports whether the OpenCL backend can run here: nil, or an
-// *UnavailableError saying why not. It never panics, and costs nothing
-// after the first time.
+// *UnavailableError saying why not. It never panics; later calls are free.
 func Available() error { return availability() }
 
 var availability = sync.OnceValue(func() error {
@@ -190,12 +189,10 @@ func Devices() ([]Info, error) {
 	return infos, nil
 }
 
-// planner is a device as the engine plans for it (gpu.Planner), described
-// but not open.
+// planner is a device described, not opened, for planning (gpu.Planner).
 type planner struct{ info Info }
 
-// Planner is opencl:platform:device as the engine plans for it, without
-// opening it (Pending).
+// Planner is opencl:platform:device as the engine plans for it, unopened.
 func Planner(platform, device int) (gpu.Planner, error) {
 	info, _, _, err := describe(platform, device)
 	if err != nil {
@@ -212,8 +209,7 @@ func (planner) Backend() string { return "opencl" }
 // offers a work-group (PoCL reports 1 MiB of emulated local memory).
 const maxLocalBytes = 48 << 10
 
-// Limits: OpenCL has no group-count limit below size_t, and passes
-// weights in buffers.
+// Limits: no group-count limit below size_t; weights go in buffers.
 func (p planner) Limits() gpu.Limits {
 	return gpu.Limits{MaxLocalBytes: int(min(p.info.LocalMemory, maxLocalBytes)), MaxGroupsYZ: 1 << 30, FFTBudget: fftconv.DefaultBudget}
 }

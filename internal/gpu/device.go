@@ -40,8 +40,7 @@ type Device interface {
 	Close() error
 }
 
-// Planner is what planning needs of a device, answerable without opening
-// it (Pending).
+// Planner is what planning needs of a device, without opening it.
 type Planner interface {
 	// Backend names the API: "cuda", "opencl"; errors and reports use it.
 	Backend() string

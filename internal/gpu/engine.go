@@ -169,8 +169,7 @@ func (e *Engine) begin(ctx context.Context, pieces bool) error {
 	return nil
 }
 
-// enter locks the engine (the caller unlocks it, also on error) and
-// makes its queue.
+// enter locks the engine (the caller unlocks it) and makes its queue.
 func (e *Engine) enter(ctx context.Context) error {
 	e.mu.Lock()
 	if err := ctx.Err(); err != nil {
@@ -253,8 +252,7 @@ func (e *Engine) chunks() ([]chunk.Chunk, error) {
 	return chunks, nil
 }
 
-// Array is an array in device memory, so that operations chain on the GPU
-// with no transfers.
+// Array is an array in device memory: operations chain with no transfers.
 type Array struct {
 	Shape []int
 	DType nd.DType

@@ -99,9 +99,8 @@ func (e *RangeError) Error() string {
 }
 
 // OpenLibrary opens spec's library and binds its symbols, for backend. A
-// failure is an *UnavailableError over the *LibraryError, its reason
-// noLibrary or noSymbol; on the latter unbind clears the half-bound
-// symbol table.
+// failure is an *UnavailableError (noLibrary or noSymbol) over the
+// *LibraryError; unbind clears a half-bound symbol table.
 func OpenLibrary(backend string, spec dynlib.Spec, getenv func(string) string, symbols []dynlib.Symbol, unbind func(), noLibrary, noSymbol string) (*dynlib.Library, error) {
 	lib, err := dynlib.Open(spec, getenv)
 	if err != nil {

@@ -19,8 +19,7 @@ type FreeList[T any] struct {
 	stats FreeListStats
 }
 
-// HostFreeLimit bounds the idle pinned host memory a device keeps for its
-// engines' staging.
+// HostFreeLimit bounds the idle pinned staging a device keeps.
 const HostFreeLimit = 1 << 30
 
 // FreeListStats counts a FreeList's traffic.
@@ -33,9 +32,8 @@ type FreeListStats struct {
 func NewFreeList[T any](limit int64) *FreeList[T] { return &FreeList[T]{limit: limit} }
 
 // SizeClass rounds n up to its class: up to 64 MiB a multiple of an eighth
-// of the power of two at or above it (at most 25% more); above, a multiple
-// of 2 MiB (at most 3% more, so that a budget the buffers were sized to
-// still holds them).
+// of the power of two at or above it (at most 25% more); above, of 2 MiB
+// (at most 3% more, so that a budget sized to the buffers holds them).
 func SizeClass(n int) int {
 	if n <= minSizeClass {
 		return minSizeClass
@@ -96,8 +94,7 @@ func (f *FreeList[T]) Put(t T, class int) bool {
 	return true
 }
 
-// Drain empties the list and returns its allocations for the caller to
-// free.
+// Drain empties the list and returns its allocations for the caller to free.
 func (f *FreeList[T]) Drain() []T {
 	f.mu.Lock()
 	defer f.mu.Unlock()

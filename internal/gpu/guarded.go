@@ -133,16 +133,14 @@ var gemm = oneLaunch(func(e *Engine, p *nd.Problem) (*kernels.Launch, error) {
 })
 
 // WinogradEngine executes one problem by the Winograd method
-// (kernels/winograd.cl; internal/winograd has the math and the CPU
-// engine it is tested against), within winograd.Variant.ErrorBound of
-// the direct method.
+// (kernels/winograd.cl; the math is internal/winograd's), within
+// winograd.Variant.ErrorBound of the direct method.
 type WinogradEngine struct {
 	guarded
 	variant *winograd.Variant
 }
 
-// WinogradWhy says why the Winograd method cannot run p on a GPU (nil: it
-// can).
+// WinogradWhy says why the Winograd method cannot run p (nil: it can).
 func WinogradWhy(p *nd.Problem) error { return kernels.WinogradWhy(p) }
 
 // NewWinograd prepares p for the Winograd method on dev, which the engine
@@ -202,8 +200,7 @@ func (e *guarded) UsedDirect() bool {
 	return e.direct != nil
 }
 
-// runner is e's own engine, or where fallback the direct one, made on
-// first use.
+// runner is e's own engine, or the direct one (made on first use).
 func (e *guarded) runner(fallback bool) (*Engine, error) {
 	if !fallback {
 		return e.Engine, nil
@@ -271,8 +268,7 @@ func (e *guarded) ExecuteDevice(ctx context.Context, dst, src *Array) error {
 	return r.ExecuteDevice(ctx, dst, src)
 }
 
-// TimeDevice times the method on device arrays (the input's scan comes
-// before, untimed).
+// TimeDevice times the method on device arrays, the input's scan untimed.
 func (e *guarded) TimeDevice(dst, src *Array, repeats int) ([]float64, error) {
 	r, err := e.deviceRunner(dst, src)
 	if err != nil {

@@ -62,8 +62,7 @@ type Registrar interface {
 	HostRegs() *HostRegs
 }
 
-// HostRegs is a device's cache of registered host memory: disjoint
-// page-aligned ranges.
+// HostRegs is a device's cache of registered, disjoint page ranges.
 type HostRegs struct {
 	locker PageLocker
 	limit  int64   // bytes registered at most
@@ -178,9 +177,8 @@ func (h *HostRegs) find(lo, hi uintptr) *hostReg {
 	return nil
 }
 
-// sighting returns the sighting of the live object at [lo, hi) when it
-// was seen before; else it records this one (Go heap memory only) and
-// returns nil.
+// sighting returns the live object at [lo, hi)'s earlier sighting, else
+// records this one (Go heap memory only) and returns nil.
 func (h *HostRegs) sighting(first unsafe.Pointer, lo, hi uintptr) *sighting {
 	for i := range h.sightings {
 		s := &h.sightings[i]
@@ -202,10 +200,9 @@ func (h *HostRegs) sighting(first unsafe.Pointer, lo, hi uintptr) *sighting {
 	return nil
 }
 
-// register page-locks the pages of [lo, hi), merged with the
-// registrations they overlap, evicting the least recently used idle ones
-// to stay within the limit. On failure it returns nil and whether a later
-// try may succeed.
+// register page-locks the pages of [lo, hi) merged with the ones they
+// overlap, evicting the least recently used idle ones to stay within the
+// limit. On failure it returns nil and whether a later try may succeed.
 func (h *HostRegs) register(lo, hi uintptr, data any) (r *hostReg, retry bool) {
 	r = &hostReg{lo: lo &^ (h.page - 1), hi: (hi + h.page - 1) &^ (h.page - 1), keep: []any{data}, owners: map[any]struct{}{}}
 	var merged []*hostReg
@@ -259,8 +256,7 @@ func (h *HostRegs) drop(r *hostReg) error {
 	return h.locker.UnlockPages(r.lo)
 }
 
-// close forgets owner (an engine being closed), unregistering what no
-// other engine has used.
+// close forgets owner, a closing engine, unregistering what no other used.
 func (h *HostRegs) close(owner any) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()

@@ -24,8 +24,7 @@ type method interface {
 	launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, error)
 }
 
-// prepared is a problem's launches, built and with their parameters on
-// the device.
+// prepared is a problem's launches, built, their parameters on the device.
 type prepared struct {
 	launches []func() error
 	frees    []func()
@@ -172,8 +171,7 @@ func (e *Engine) prepareLaunch(pr *prepared, l *kernels.Launch, in, out Buffer) 
 	return nil
 }
 
-// upload copies small host data into a scratch buffer on the engine's
-// queue.
+// upload copies small host data into a scratch buffer on e's queue.
 func (e *Engine) upload(b []byte) (Buffer, error) {
 	buf, err := e.dev.Scratch(max(len(b), 1))
 	if err != nil {

@@ -14,8 +14,7 @@ import (
 // of its own: one copied in, one computing, one copied out.
 const pipelineDepth = 3
 
-// slotEvents are a slot's events: each chunk.Stage's start and end, stage
-// k's at 2k and 2k+1.
+// slotEvents are a slot's events: chunk.Stage k's start and end at 2k, 2k+1.
 const slotEvents = 6
 
 // pipeline is what Execute keeps between executions: queues for copies

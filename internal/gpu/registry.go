@@ -86,8 +86,7 @@ func (l *Life) Do(closed error, fn func() error) error {
 	return fn()
 }
 
-// End waits for the operations in flight, marks the device closed and
-// returns release().
+// End waits for the operations in flight, then closes and runs release.
 func (l *Life) End(release func() error) error {
 	l.mu.Lock()
 	defer l.mu.Unlock()
