@@ -40,8 +40,7 @@ func compileOptions(arch string, defines []string) []string {
 // the file layout change.
 const cacheFormat = "ndconv-cuda-module-1"
 
-// moduleKeyOf names one compilation: the hash of everything its CUBIN
-// depends on.
+// moduleKeyOf names one compilation: a hash of all its CUBIN depends on.
 func moduleKeyOf(source string, options []string, arch string, nvrtc Version, driverVersion int) gpucache.Key {
 	b := gpucache.NewKey(cacheFormat)
 	b.Field("arch", arch)

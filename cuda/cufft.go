@@ -63,8 +63,7 @@ const (
 )
 
 // fftPlan is a cuFFT plan (gpu.FFTPlan) of unnormalised batch transforms
-// of contiguous C-order blocks, on one stream, with a work area from the
-// device's pool.
+// of contiguous C-order blocks on one stream, its work area pooled.
 type fftPlan struct {
 	dev     *Device
 	handle  int32 // valid where created
@@ -142,8 +141,7 @@ func (p *fftPlan) Exec(in, out gpu.Buffer) error {
 	})
 }
 
-// Destroy releases the plan and its work area, once the stream is done
-// with them.
+// Destroy releases the plan and its work area; the stream is done.
 func (p *fftPlan) Destroy() error {
 	var err error
 	if p.created {

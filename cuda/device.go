@@ -88,8 +88,7 @@ func queryDevice(ordinal int) (Info, int32, error) {
 }
 
 // Available reports whether the CUDA backend can run here: nil, or an
-// *UnavailableError saying why not. It never panics, and costs nothing
-// after the first time.
+// *UnavailableError saying why not. It never panics; later calls are free.
 func Available() error { return availability() }
 
 var availability = sync.OnceValue(func() error {

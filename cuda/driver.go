@@ -59,8 +59,7 @@ var driverLib = library{
 	init:      initDriver,
 }
 
-// driverVersion is cuDriverGetVersion's 1000*major + 10*minor, once the
-// driver is loaded.
+// driverVersion is the loaded driver's 1000*major + 10*minor.
 var driverVersion int
 
 func initDriver(string) error {

@@ -52,8 +52,7 @@ func (d *Device) Kernel(family string, defines []string, name string) (gpu.Kerne
 	return gpu.Value[gpu.Kernel](d.function(mod, name))
 }
 
-// CheckLaunch accepts every launch: the driver refuses a bad one, saying
-// why.
+// CheckLaunch accepts every launch: the driver refuses a bad one itself.
 func (*Device) CheckLaunch(*kernels.Launch, gpu.Kernel) error { return nil }
 
 // LockPages page-locks n bytes of the caller's host memory at addr for
@@ -68,8 +67,7 @@ func (d *Device) UnlockPages(addr uintptr) error {
 	return d.do(func() error { return drv.cuMemHostUnregister.call(addr) })
 }
 
-// Planner is cuda:index as the engine plans for it, without opening it
-// (Pending).
+// Planner is cuda:index as the engine plans for it, unopened (Pending).
 func Planner(index int) (gpu.Planner, error) {
 	info, err := StaticInfo(index)
 	if err != nil {
@@ -109,8 +107,7 @@ func (s staticDevice) Missing(launches []*kernels.Launch) (int, error) {
 	return loaded.Missing(moduleStore, keys), nil
 }
 
-// CompileSeconds times one NVRTC compilation of p's direct kernel,
-// uncached.
+// CompileSeconds times an uncached NVRTC compile of p's direct kernel.
 func CompileSeconds(d *Device, p *nd.Problem, opt gpu.Options) (float64, error) {
 	l, err := kernels.NewDirect(p, kernels.DirectOptions{MaxLocalBytes: limits.MaxLocalBytes, MaxGroupsYZ: limits.MaxGroupsYZ, MaxParamBytes: limits.MaxParamBytes, Shape: opt.Tuning.Shape})
 	if err != nil || l == nil {

@@ -43,9 +43,8 @@ func isOutOfMemory(err error) bool {
 	return errors.As(err, &e) && e.Code == codeOutOfMemory && strings.HasPrefix(e.Call, "cu")
 }
 
-// knownResults mirrors cuda.h's names and messages for the codes most
-// often seen, for when the driver cannot be asked (it failed to load, or
-// the call was cuInit).
+// knownResults mirrors cuda.h's names and messages of common codes, for
+// when the driver cannot be asked (it failed to load, or in cuInit).
 var knownResults = map[int][2]string{
 	codeInvalidValue:   {"CUDA_ERROR_INVALID_VALUE", "invalid argument"},
 	codeOutOfMemory:    {"CUDA_ERROR_OUT_OF_MEMORY", "out of memory"},
@@ -82,9 +81,8 @@ func knownResult(code int) (name, message string) {
 	return fmt.Sprintf("CUDA_ERROR_%d", code), ""
 }
 
-// nvrtcResultNames mirrors nvrtc.h's nvrtcResult, for when
-// nvrtcGetErrorString cannot be asked; cufftResultNames mirrors cufft.h's
-// cufftResult.
+// nvrtcResultNames mirrors nvrtc.h's nvrtcResult (for when
+// nvrtcGetErrorString cannot be asked), cufftResultNames cufft.h's.
 var (
 	nvrtcResultNames = []string{
 		"NVRTC_SUCCESS", "NVRTC_ERROR_OUT_OF_MEMORY", "NVRTC_ERROR_PROGRAM_CREATION_FAILURE",
@@ -110,8 +108,7 @@ func codeName(names []string, prefix string, code int) string {
 	return fmt.Sprintf("%s%d", prefix, code)
 }
 
-// The failure classes both GPU backends share (internal/gpu's), named here
-// too.
+// The failure classes both GPU backends share, named here too.
 type (
 	UnavailableError = gpu.UnavailableError // the backend cannot be used here: callers fall back
 	LibraryError     = gpu.LibraryError     // a library that does not open, or lacks a symbol

@@ -88,9 +88,8 @@ type entry struct {
 //go:uintptrescapes
 func (e *entry) call(args ...uintptr) error { return e.lib.result(e.name, ccall(e.addr, args...)) }
 
-// out calls e with a pointer to a T (the C API's out-parameter) before
-// args, and returns the T. args are at most two, and never pointers to Go
-// memory.
+// out calls e with a pointer to a T (an out-parameter) before args, and
+// returns the T. args are at most two, never pointers to Go memory.
 func out[T any](e *entry, args ...uintptr) (T, error) {
 	var v T
 	var err error
@@ -105,8 +104,7 @@ func out[T any](e *entry, args ...uintptr) (T, error) {
 	return v, err
 }
 
-// initFailed is err, from a library's initialisation call, as an
-// *UnavailableError.
+// initFailed wraps an initialisation call's err in an *UnavailableError.
 func initFailed(call string, err error) error {
 	if err == nil {
 		return nil

@@ -321,8 +321,7 @@ func (e *Event) Synchronize() error {
 	return e.dev.do(func() error { return drv.cuEventSynchronize.call(e.h) })
 }
 
-// Since is the GPU time (about 0.5 µs resolution) from start's completion
-// to e's.
+// Since is the GPU time from start to e (about 0.5 µs resolution).
 func (e *Event) Since(start gpu.Event) (time.Duration, error) {
 	ms, err := doValue(e.dev, func() (float32, error) { return out[float32](&drv.cuEventElapsedTime, start.(*Event).h, e.h) })
 	return time.Duration(float64(ms) * float64(time.Millisecond)), err

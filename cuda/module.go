@@ -11,8 +11,7 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// loadModule loads a CUBIN image as a CUmodule, which the device's module
-// cache owns.
+// loadModule loads a CUBIN image as a CUmodule, owned by the module cache.
 func (d *Device) loadModule(image []byte) (uintptr, error) {
 	if len(image) == 0 {
 		return 0, &Error{Call: "cuModuleLoadData", Code: codeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE", Message: "empty module image"}
@@ -133,9 +132,8 @@ func (pb *paramBlock) marshal(args []any) error {
 // Launch wait for its kernel and report its errors against its name.
 var debugLaunches = sync.OnceValue(func() bool { return os.Getenv("NDCONV_CUDA_SYNC") == "1" })
 
-// Launch queues kernel k over groups × local threads with args
-// (paramBlock.marshal). Faults inside the kernel surface at the next
-// synchronisation.
+// Launch queues kernel k over groups × local threads with args (marshal's).
+// Faults inside the kernel surface at the next synchronisation.
 func (s *Stream) Launch(k gpu.Kernel, groups, local [3]int, args ...any) error {
 	f := k.(*Function)
 	var grid, block [3]uint32

@@ -69,8 +69,7 @@ func nvrtcVersion() (Version, error) {
 	return nvrtcVer, nil
 }
 
-// describeNVRTC names an nvrtcResult as nvrtcGetErrorString, else
-// nvrtc.h, does.
+// describeNVRTC names an nvrtcResult (nvrtcGetErrorString, else nvrtc.h).
 func describeNVRTC(code int) (string, string) {
 	if fn := nv.nvrtcGetErrorString.addr; fn != 0 {
 		if p := ccall(fn, uintptr(code)); p != 0 {
