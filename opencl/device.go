@@ -214,8 +214,8 @@ func (p planner) Limits() gpu.Limits {
 	return gpu.Limits{MaxLocalBytes: int(min(p.info.LocalMemory, maxLocalBytes)), MaxGroupsYZ: 1 << 30, FFTBudget: fftconv.DefaultBudget}
 }
 
-// MemoryBudget is 70% of the device's memory, at most buffers largest
-// allocations.
+// MemoryBudget is 70% of the device's memory, at most buffers times its
+// largest allocation.
 func (p planner) MemoryBudget(buffers int) (int64, error) {
 	budget := p.info.GlobalMemory / 10 * 7
 	if p.info.MaxAlloc > 0 {

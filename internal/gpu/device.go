@@ -30,7 +30,7 @@ type Device interface {
 	NewEvent() (Event, error)
 
 	// Kernel builds a kernel family's source (kernels.Source) with
-	// defines, through the binding's cache, and returns kernel name.
+	// defines, through the binding's cache, and returns its kernel name.
 	Kernel(family string, defines []string, name string) (Kernel, error)
 	// CheckLaunch refuses, with an *UnsupportedError, a launch of k the
 	// device cannot run (work-group size, local or constant memory).

@@ -29,7 +29,7 @@ type Options struct {
 	// Timeline, when set, receives each execution's copies and kernels.
 	Timeline *chunk.Timeline
 	// Staging copies through pinned staging and never registers the
-	// caller's arrays (hostreg.go).
+	// caller's arrays (hostreg.go): to compare, or to leave them pageable.
 	Staging bool
 }
 

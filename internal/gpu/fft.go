@@ -27,7 +27,7 @@ const maxFFTStates = 3
 // Each problem's (or slab's) state is kept until the engine closes.
 type fftMethod map[string]*fftState // by stateKey
 
-// fftWork is the most of an execution's budget blocks and spectra take.
+// fftWork is what the FFT's blocks and spectra may take of a budget.
 func fftWork(lim Limits, budget int64) int64 { return min(budget/4, lim.FFTBudget) }
 
 // fftState is what one problem's FFT convolution keeps on the device.

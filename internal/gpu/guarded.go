@@ -20,8 +20,8 @@ import (
 // results differ from the direct method's by rounding. The method mixes
 // every input of its reach into every output, zero weights too, so an
 // input it cannot carry — NaN, Inf, or values that could overflow float32
-// — runs the direct method instead, on the device opened again (reopen)
-// the first time it is needed.
+// — runs the direct method, whose bits those outputs must carry, on the
+// device opened again (reopen) the first time it is needed.
 type guarded struct {
 	*Engine
 	// carries reports whether the method carries the host input src.
@@ -81,7 +81,8 @@ func NewFFT(dev Device, reopen func() (Device, error), p *nd.Problem, opt Option
 
 // GemmEngine executes one problem by the gemm method (kernels/gemm.cl):
 // an implicit GEMM on the tensor cores, float32-accurate by splitting
-// operands into TF32 (8-bit inputs: FP16) high and low parts; within
+// weights (and inputs TF32 does not hold) into TF32 high and low parts,
+// or for 8-bit inputs into per-kernel scaled FP16 ones; within
 // kernels.GemmErrorBound of the direct method.
 type GemmEngine struct{ guarded }
 
@@ -114,7 +115,8 @@ func NewGemm(dev Device, reopen func() (Device, error), p *nd.Problem, opt Optio
 }
 
 // gemmOverflow bounds absSum·maxAbs where the split products stay finite:
-// a TF32 high part may round up past a float32 value's magnitude.
+// a TF32 high part may round up past a float32 value's magnitude, and the
+// partial sums must not overflow where the direct method's do not.
 const gemmOverflow = 0x1p120
 
 // gemm is the gemm kernel family. NDCONV_GEMM_SHAPE
@@ -200,7 +202,7 @@ func (e *guarded) UsedDirect() bool {
 	return e.direct != nil
 }
 
-// runner is e's own engine, or the direct one (made on first use).
+// runner is e's engine, or with fallback the direct one (made on first use).
 func (e *guarded) runner(fallback bool) (*Engine, error) {
 	if !fallback {
 		return e.Engine, nil

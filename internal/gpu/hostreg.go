@@ -177,8 +177,8 @@ func (h *HostRegs) find(lo, hi uintptr) *hostReg {
 	return nil
 }
 
-// sighting returns the live object at [lo, hi)'s earlier sighting, else
-// records this one (Go heap memory only) and returns nil.
+// sighting returns the earlier sighting of the live object at [lo, hi),
+// else records this one (Go heap memory only) and returns nil.
 func (h *HostRegs) sighting(first unsafe.Pointer, lo, hi uintptr) *sighting {
 	for i := range h.sightings {
 		s := &h.sightings[i]
@@ -256,7 +256,8 @@ func (h *HostRegs) drop(r *hostReg) error {
 	return h.locker.UnlockPages(r.lo)
 }
 
-// close forgets owner, a closing engine, unregistering what no other used.
+// close forgets owner (a closing engine), unregistering what no other
+// engine has used.
 func (h *HostRegs) close(owner any) error {
 	h.mu.Lock()
 	defer h.mu.Unlock()

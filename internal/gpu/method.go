@@ -24,7 +24,7 @@ type method interface {
 	launches(e *Engine, p *nd.Problem) ([]*kernels.Launch, error)
 }
 
-// prepared is a problem's launches, built, their parameters on the device.
+// prepared is a problem's launches, built and with parameters uploaded.
 type prepared struct {
 	launches []func() error
 	frees    []func()
@@ -171,7 +171,8 @@ func (e *Engine) prepareLaunch(pr *prepared, l *kernels.Launch, in, out Buffer) 
 	return nil
 }
 
-// upload copies small host data into a scratch buffer on e's queue.
+// upload copies small host data into a scratch buffer on e's queue (Write
+// is done with b when it returns).
 func (e *Engine) upload(b []byte) (Buffer, error) {
 	buf, err := e.dev.Scratch(max(len(b), 1))
 	if err != nil {
