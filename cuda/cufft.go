@@ -141,7 +141,7 @@ func (p *fftPlan) Exec(in, out gpu.Buffer) error {
 	})
 }
 
-// Destroy releases the plan and its work area; the stream is done.
+// Destroy releases the plan and its work area; the stream must be idle.
 func (p *fftPlan) Destroy() error {
 	var err error
 	if p.created {

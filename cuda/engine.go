@@ -57,7 +57,7 @@ func (*Device) CheckLaunch(*kernels.Launch, gpu.Kernel) error { return nil }
 
 // LockPages page-locks n bytes of the caller's host memory at addr for
 // this context's copies (gpu.PageLocker; flags 0: not portable, not
-// mapped), until UnlockPages.
+// mapped); the caller keeps it alive and mapped until UnlockPages.
 func (d *Device) LockPages(addr uintptr, n int) error {
 	return d.do(func() error { return drv.cuMemHostRegister.call(addr, uintptr(n), 0) })
 }
