@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"os"
 	"strconv"
 
 	"github.com/ndconv/ndconv/internal/gpu"
@@ -61,7 +62,7 @@ var moduleStore = &gpucache.Store{
 	Suffix:  ".cubin",
 	Payload: "CUBIN",
 	Damaged: "cuda: damaged module cache file",
-	Getenv:  func(k string) string { return lookupEnv(k) },
+	Getenv:  os.Getenv,
 }
 
 // moduleCache is one device's modules (CUmodule handles) by key.

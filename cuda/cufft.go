@@ -29,13 +29,15 @@ var cufft struct {
 
 // cufftLib prefers CUDA 13's cuFFT (soname 12), then CUDA 12's; it is
 // loaded only for FFT convolution.
-var cufftLib = library{
-	spec:      cudaSpec("NDCONV_LIBCUFFT", "libcufft.so.12", "libcufft.so.11", "libcufft.so"),
-	entries:   &cufft,
-	noLibrary: "no cuFFT library",
-	noSymbol:  "cuFFT library lacks an entry point",
-	describe:  func(code int) (string, string) { return codeName(cufftResultNames, "CUFFT_ERROR_", code), "" },
-	init: func(string) error {
+var cufftLib = gpu.Library{
+	Backend:   "cuda",
+	Spec:      cudaSpec("NDCONV_LIBCUFFT", "libcufft.so.12", "libcufft.so.11", "libcufft.so"),
+	Entries:   &cufft,
+	NoLibrary: "no cuFFT library",
+	NoSymbol:  "cuFFT library lacks an entry point",
+	Result:    resultOf(func(code int) (string, string) { return codeName(cufftResultNames, "CUFFT_ERROR_", code), "" }),
+	Unbound:   codeNotInitialized,
+	Init: func(string) error {
 		_, err := out[int32](&cufft.cufftGetVersion)
 		return initFailed("cufftGetVersion", err)
 	},
@@ -43,10 +45,10 @@ var cufftLib = library{
 
 // CUFFTAvailable reports whether cuFFT can be loaded, and why not.
 func CUFFTAvailable() error {
-	if err := driverLib.load(); err != nil {
+	if err := driverLib.Load(); err != nil {
 		return err
 	}
-	return cufftLib.load()
+	return cufftLib.Load()
 }
 
 // FFTAvailable is CUFFTAvailable (gpu.FFTLibrary).
@@ -94,16 +96,16 @@ func (d *Device) FFTPlan(lengths []int, batch int, kind gpu.FFTKind, q gpu.Queue
 	p := &fftPlan{dev: d, kind: kind}
 	var workSize uint64
 	err := d.do(func() error {
-		if err := cufft.cufftCreate.call(uintptr(unsafe.Pointer(&p.handle))); err != nil {
+		if err := cufft.cufftCreate.Call(uintptr(unsafe.Pointer(&p.handle))); err != nil {
 			return err
 		}
 		p.created = true
 		// Our pool supplies the work area: cuFFT allocates none itself.
-		if err := cufft.cufftSetAutoAllocation.call(uintptr(p.handle), 0); err != nil {
+		if err := cufft.cufftSetAutoAllocation.Call(uintptr(p.handle), 0); err != nil {
 			return err
 		}
 		// NULL embeddings: the default, contiguous layout.
-		return cufft.cufftMakePlanMany.call(uintptr(p.handle), uintptr(len(n)), uintptr(unsafe.Pointer(&n[0])),
+		return cufft.cufftMakePlanMany.Call(uintptr(p.handle), uintptr(len(n)), uintptr(unsafe.Pointer(&n[0])),
 			0, 1, 0, 0, 1, 0, typ, uintptr(batch), uintptr(unsafe.Pointer(&workSize)))
 	})
 	if err == nil {
@@ -111,10 +113,10 @@ func (d *Device) FFTPlan(lengths []int, batch int, kind gpu.FFTKind, q gpu.Queue
 	}
 	if err == nil {
 		err = d.do(func() error {
-			if err := cufft.cufftSetWorkArea.call(uintptr(p.handle), uintptr(p.work.ptr)); err != nil {
+			if err := cufft.cufftSetWorkArea.Call(uintptr(p.handle), uintptr(p.work.ptr)); err != nil {
 				return err
 			}
-			return cufft.cufftSetStream.call(uintptr(p.handle), q.(*Stream).h)
+			return cufft.cufftSetStream.Call(uintptr(p.handle), q.(*Stream).h)
 		})
 	}
 	if err != nil {
@@ -129,15 +131,15 @@ func (p *fftPlan) Exec(in, out gpu.Buffer) error {
 	return p.dev.do(func() error {
 		switch p.kind {
 		case gpu.RealForward:
-			return cufft.cufftExecR2C.call(uintptr(p.handle), src, dst)
+			return cufft.cufftExecR2C.Call(uintptr(p.handle), src, dst)
 		case gpu.RealInverse:
-			return cufft.cufftExecC2R.call(uintptr(p.handle), src, dst)
+			return cufft.cufftExecC2R.Call(uintptr(p.handle), src, dst)
 		}
 		direction := cufftForward
 		if p.kind == gpu.ComplexInverse {
 			direction = cufftInverse
 		}
-		return cufft.cufftExecC2C.call(uintptr(p.handle), src, dst, uintptr(int64(direction)))
+		return cufft.cufftExecC2C.Call(uintptr(p.handle), src, dst, uintptr(int64(direction)))
 	})
 }
 
@@ -145,7 +147,7 @@ func (p *fftPlan) Exec(in, out gpu.Buffer) error {
 func (p *fftPlan) Destroy() error {
 	var err error
 	if p.created {
-		err = p.dev.do(func() error { return cufft.cufftDestroy.call(uintptr(p.handle)) })
+		err = p.dev.do(func() error { return cufft.cufftDestroy.Call(uintptr(p.handle)) })
 		p.created = false
 	}
 	if p.work != nil {

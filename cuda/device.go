@@ -61,7 +61,7 @@ func queryDevice(ordinal int) (Info, int32, error) {
 	}
 	info := Info{Index: ordinal, DriverVersion: driverVersionOf(driverVersion)}
 	var name [256]byte
-	if err := drv.cuDeviceGetName.call(uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)-1), uintptr(dev)); err != nil {
+	if err := drv.cuDeviceGetName.Call(uintptr(unsafe.Pointer(&name[0])), uintptr(len(name)-1), uintptr(dev)); err != nil {
 		return Info{}, 0, err
 	}
 	info.Name = goString(&name[0])
@@ -108,13 +108,13 @@ var availability = sync.OnceValue(func() error {
 	if !usable {
 		return &UnavailableError{Backend: "cuda", Reason: fmt.Sprintf("no device of compute capability %v or newer (found %v)", MinComputeCapability, found)}
 	}
-	return nvrtcLib.load()
+	return nvrtcLib.Load()
 })
 
 // Describe is Devices without FreeMemory, opening no device, so that a
 // device list does not make each context twice (docs/cuda.md).
 func Describe() ([]Info, error) {
-	if err := driverLib.load(); err != nil {
+	if err := driverLib.Load(); err != nil {
 		return nil, err
 	}
 	n, err := out[int32](&drv.cuDeviceGetCount)
@@ -154,7 +154,7 @@ func Devices() ([]Info, error) {
 
 // StaticInfo describes device index without a context (FreeMemory 0).
 func StaticInfo(index int) (Info, error) {
-	if err := driverLib.load(); err != nil {
+	if err := driverLib.Load(); err != nil {
 		return Info{}, err
 	}
 	info, _, err := queryDevice(index)
@@ -191,7 +191,7 @@ var registry gpu.Registry[int, *Device]
 // balanced by one Close. Devices older than MinComputeCapability are
 // refused with an *UnsupportedError.
 func Open(index int) (*Device, error) {
-	if err := driverLib.load(); err != nil {
+	if err := driverLib.Load(); err != nil {
 		return nil, err
 	}
 	return registry.Open(index, func() (*Device, error) { return openDevice(index) })
@@ -237,7 +237,7 @@ func (d *Device) release() error {
 		err := onContext(d.ctx, func() error {
 			var errs []error
 			for _, m := range d.modules.Drain() {
-				errs = append(errs, drv.cuModuleUnload.call(m))
+				errs = append(errs, drv.cuModuleUnload.Call(m))
 			}
 			for _, p := range d.pool.Drain() {
 				errs = append(errs, cuMemFree(p))
@@ -246,11 +246,11 @@ func (d *Device) release() error {
 				errs = append(errs, cuMemFreeHost(p))
 			}
 			for _, addr := range registered {
-				errs = append(errs, drv.cuMemHostUnregister.call(addr))
+				errs = append(errs, drv.cuMemHostUnregister.Call(addr))
 			}
 			return errors.Join(errs...)
 		})
-		return errors.Join(err, drv.cuDevicePrimaryCtxRelease.call(uintptr(d.dev)))
+		return errors.Join(err, drv.cuDevicePrimaryCtxRelease.Call(uintptr(d.dev)))
 	})
 }
 
@@ -265,7 +265,7 @@ func (d *Device) do(fn func() error) error {
 func onContext(ctx uintptr, fn func() error) error {
 	runtime.LockOSThread()
 	defer runtime.UnlockOSThread()
-	if err := drv.cuCtxSetCurrent.call(ctx); err != nil {
+	if err := drv.cuCtxSetCurrent.Call(ctx); err != nil {
 		return err
 	}
 	return fn()
@@ -295,7 +295,7 @@ func (d *Device) Info() (Info, error) {
 	info := d.info
 	err := d.do(func() error {
 		var free, total uintptr
-		err := drv.cuMemGetInfo.call(uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
+		err := drv.cuMemGetInfo.Call(uintptr(unsafe.Pointer(&free)), uintptr(unsafe.Pointer(&total)))
 		info.FreeMemory = int64(free)
 		return err
 	})

@@ -2,6 +2,8 @@ package cuda
 
 import (
 	"unsafe"
+
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // drv holds the driver's entry points (library.entries), C prototypes beside.
@@ -50,20 +52,22 @@ var drv struct {
 	cuLaunchKernel entry
 }
 
-var driverLib = library{
-	spec:      cudaSpec("NDCONV_LIBCUDA", "libcuda.so.1", "libcuda.so"),
-	entries:   &drv,
-	noLibrary: "no CUDA driver library",
-	noSymbol:  "CUDA driver library lacks an entry point (driver too old?)",
-	describe:  describeDriver,
-	init:      initDriver,
+var driverLib = gpu.Library{
+	Backend:   "cuda",
+	Spec:      cudaSpec("NDCONV_LIBCUDA", "libcuda.so.1", "libcuda.so"),
+	Entries:   &drv,
+	NoLibrary: "no CUDA driver library",
+	NoSymbol:  "CUDA driver library lacks an entry point (driver too old?)",
+	Result:    resultOf(describeDriver),
+	Unbound:   codeNotInitialized,
+	Init:      initDriver,
 }
 
 // driverVersion is the loaded driver's 1000*major + 10*minor.
 var driverVersion int
 
 func initDriver(string) error {
-	if err := initFailed("cuInit", drv.cuInit.call(0)); err != nil {
+	if err := initFailed("cuInit", drv.cuInit.Call(0)); err != nil {
 		return err
 	}
 	v, err := out[int32](&drv.cuDriverGetVersion)
@@ -75,19 +79,19 @@ func initDriver(string) error {
 // asked, else as cuda.h does.
 func describeDriver(code int) (name, message string) {
 	name, message = knownResult(code)
-	if s, ok := driverString(drv.cuGetErrorName.addr, code); ok {
+	if s, ok := driverString(&drv.cuGetErrorName, code); ok {
 		name = s
 	}
-	if s, ok := driverString(drv.cuGetErrorString.addr, code); ok {
+	if s, ok := driverString(&drv.cuGetErrorString, code); ok {
 		message = s
 	}
 	return name, message
 }
 
 // driverString asks cuGetErrorName or cuGetErrorString about code.
-func driverString(fn uintptr, code int) (string, bool) {
+func driverString(e *entry, code int) (string, bool) {
 	var p *byte
-	if fn == 0 || ccall(fn, uintptr(code), uintptr(unsafe.Pointer(&p))) != 0 || p == nil {
+	if !e.Bound() || e.Raw(uintptr(code), uintptr(unsafe.Pointer(&p))) != 0 || p == nil {
 		return "", false
 	}
 	return goString(p), true
@@ -95,6 +99,6 @@ func driverString(fn uintptr, code int) (string, bool) {
 
 // Entry points passed as functions (to gpu.FreeList).
 
-func cuMemFree(p DevicePtr) error { return drv.cuMemFree.call(uintptr(p)) }
+func cuMemFree(p DevicePtr) error { return drv.cuMemFree.Call(uintptr(p)) }
 
-func cuMemFreeHost(p unsafe.Pointer) error { return drv.cuMemFreeHost.call(uintptr(p)) }
+func cuMemFreeHost(p unsafe.Pointer) error { return drv.cuMemFreeHost.Call(uintptr(p)) }

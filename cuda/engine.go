@@ -59,12 +59,12 @@ func (*Device) CheckLaunch(*kernels.Launch, gpu.Kernel) error { return nil }
 // this context's copies (gpu.PageLocker; flags 0: not portable, not
 // mapped); the caller keeps it alive and mapped until UnlockPages.
 func (d *Device) LockPages(addr uintptr, n int) error {
-	return d.do(func() error { return drv.cuMemHostRegister.call(addr, uintptr(n), 0) })
+	return d.do(func() error { return drv.cuMemHostRegister.Call(addr, uintptr(n), 0) })
 }
 
 // UnlockPages unlocks what LockPages locked.
 func (d *Device) UnlockPages(addr uintptr) error {
-	return d.do(func() error { return drv.cuMemHostUnregister.call(addr) })
+	return d.do(func() error { return drv.cuMemHostUnregister.Call(addr) })
 }
 
 // Planner is cuda:index as the engine plans for it, unopened (Pending).

@@ -19,18 +19,18 @@ func TestErrorFormat(t *testing.T) {
 	}
 }
 
-// TestCheck checks the CUresult → *Error conversion (library.result), with the driver's
+// TestCheck checks the CUresult → *Error conversion (gpu.Library.Result), with the driver's
 // strings where it is loaded and cuda.h's where it is not: both read the
 // same for the codes mirrored.
 func TestCheck(t *testing.T) {
-	if err := driverLib.result("cuInit", 0); err != nil {
+	if err := driverLib.Result("cuInit", 0); err != nil {
 		t.Errorf("result(0) = %v, want nil", err)
 	}
 	// Only the low 32 bits are the CUresult: garbage above must not count.
-	if err := driverLib.result("cuInit", 0xdeadbeef_00000000); err != nil {
+	if err := driverLib.Result("cuInit", 0xdeadbeef_00000000); err != nil {
 		t.Errorf("result with garbage upper half = %v, want nil", err)
 	}
-	err := driverLib.result("cuMemAlloc", 0xdeadbeef_00000002)
+	err := driverLib.Result("cuMemAlloc", 0xdeadbeef_00000002)
 	var e *Error
 	if !errors.As(err, &e) {
 		t.Fatalf("result(2) = %T %v, want *Error", err, err)
@@ -41,7 +41,7 @@ func TestCheck(t *testing.T) {
 	if !isOutOfMemory(fmt.Errorf("chunk 3: %w", err)) {
 		t.Error("isOutOfMemory does not see through wrapping")
 	}
-	if isOutOfMemory(driverLib.result("cuMemAlloc", codeInvalidValue)) || isOutOfMemory(nil) {
+	if isOutOfMemory(driverLib.Result("cuMemAlloc", codeInvalidValue)) || isOutOfMemory(nil) {
 		t.Error("isOutOfMemory true for another error")
 	}
 	// NVRTC's out-of-memory is code 1, and not a device out-of-memory.
@@ -49,16 +49,16 @@ func TestCheck(t *testing.T) {
 		t.Error("isOutOfMemory true for an NVRTC code")
 	}
 	// An unknown code still gets a readable name.
-	if err := driverLib.result("cuX", 12345); !strings.Contains(err.Error(), "12345") {
+	if err := driverLib.Result("cuX", 12345); !strings.Contains(err.Error(), "12345") {
 		t.Errorf("unknown code reads %q", err)
 	}
 }
 
 func TestNVRTCResult(t *testing.T) {
-	if err := nvrtcLib.result("nvrtcVersion", 0); err != nil {
+	if err := nvrtcLib.Result("nvrtcVersion", 0); err != nil {
 		t.Errorf("nvrtc result(0) = %v", err)
 	}
-	err := nvrtcLib.result("nvrtcCompileProgram", 0xffffffff_00000006)
+	err := nvrtcLib.Result("nvrtcCompileProgram", 0xffffffff_00000006)
 	var e *Error
 	if !errors.As(err, &e) || e.Code != nvrtcCodeCompilation || e.Name != "NVRTC_ERROR_COMPILATION" {
 		t.Errorf("nvrtc result(6) = %#v", err)
@@ -119,7 +119,7 @@ func TestAvailableIsAnAnswer(t *testing.T) {
 		t.Fatalf("Available() = %T %v, want *UnavailableError", err, err)
 	}
 	t.Logf("Available: %v", err)
-	if driverErr := driverLib.load(); driverErr != nil {
+	if driverErr := driverLib.Load(); driverErr != nil {
 		if _, err := Open(0); err == nil {
 			t.Error("Open succeeded without a driver")
 		}

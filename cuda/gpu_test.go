@@ -159,7 +159,7 @@ func TestGPUDevices(t *testing.T) {
 	if info.DriverVersion.Major < 12 || info.NVRTCVersion.Major < 12 {
 		t.Errorf("driver %v, NVRTC %v", info.DriverVersion, info.NVRTCVersion)
 	}
-	t.Logf("driver library %s, NVRTC %s", driverLib.path, nvrtcLib.path)
+	t.Logf("driver library %s, NVRTC %s", driverLib.Path(), nvrtcLib.Path())
 }
 
 func TestGPUVectorAdd(t *testing.T) {
@@ -494,7 +494,7 @@ func dropModules(t *testing.T, d *Device) {
 	mods := d.modules.Drain()
 	must(t, d.do(func() error {
 		for _, m := range mods {
-			if err := drv.cuModuleUnload.call(m); err != nil {
+			if err := drv.cuModuleUnload.Call(m); err != nil {
 				return err
 			}
 		}
@@ -592,7 +592,7 @@ func TestGPUModuleLoad(t *testing.T) {
 	must(t, err)
 	m, err := d.loadModule(image)
 	must(t, err)
-	defer d.do(func() error { return drv.cuModuleUnload.call(m) })
+	defer d.do(func() error { return drv.cuModuleUnload.Call(m) })
 	f, err := d.function(m, "bump")
 	must(t, err)
 	counter, err := d.Alloc(16)

@@ -1,92 +1,28 @@
 package cuda
 
 import (
-	"cmp"
-	"os"
-	"reflect"
-	"sync"
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// library is one of the C libraries this package binds (the driver,
-// NVRTC, cuFFT), loaded once, on first use.
-type library struct {
-	spec dynlib.Spec
-	// entries points to the struct of its entry points: entry fields, each
-	// named after the C function and bound to that symbol, or to its sym
-	// tag's where the header maps the name to a versioned symbol
-	// (cuMemAlloc to cuMemAlloc_v2: the plain one is the legacy ABI).
-	entries             any
-	noLibrary, noSymbol string                                // the *UnavailableError's reasons
-	describe            func(code int) (name, message string) // a result code, for its *Error
-	init                func(path string) error               // once bound: cuInit, the version
+// entry is one C entry point of the driver, NVRTC or cuFFT (gpu.Library);
+// its caller makes the right context current (Device.do).
+type entry = gpu.Entry
 
-	once sync.Once
-	err  error // an *UnavailableError
-	path string
-}
-
-// load opens the library, binds every entry point (a missing one is
-// reported now, not as a crash at first use) and runs init, once.
-func (l *library) load() error {
-	l.once.Do(func() {
-		syms := l.symbols()
-		unbind := func() {
-			for _, s := range syms {
-				*s.Addr = 0
-			}
+// resultOf turns r, call's result code (a 32-bit enum in the register's
+// lower half), into nil or an *Error named by describe.
+func resultOf(describe func(code int) (name, message string)) func(call string, r uintptr) error {
+	return func(call string, r uintptr) error {
+		code := int(uint32(r))
+		if code == 0 {
+			return nil
 		}
-		lib, err := gpu.OpenLibrary("cuda", l.spec, lookupEnv, syms, unbind, l.noLibrary, l.noSymbol)
-		if err == nil {
-			l.path = lib.Path
-			err = l.init(lib.Path)
-		}
-		l.err = err
-	})
-	return l.err
-}
-
-// symbols names l's entry points and lists the symbols they bind.
-func (l *library) symbols() []dynlib.Symbol {
-	table := reflect.ValueOf(l.entries).Elem()
-	syms := make([]dynlib.Symbol, table.NumField())
-	for i := range syms {
-		f := table.Type().Field(i)
-		e := (*entry)(unsafe.Pointer(table.Field(i).UnsafeAddr()))
-		e.lib, e.name = l, f.Name
-		syms[i] = dynlib.Symbol{Name: cmp.Or(f.Tag.Get("sym"), f.Name), Addr: &e.addr}
+		name, message := describe(code)
+		return &Error{Call: call, Code: code, Name: name, Message: message}
 	}
-	return syms
 }
-
-// result turns r, call's result code (a 32-bit enum in the register's
-// lower half), into nil or an *Error.
-func (l *library) result(call string, r uintptr) error {
-	code := int(uint32(r))
-	if code == 0 {
-		return nil
-	}
-	name, message := l.describe(code)
-	return &Error{Call: call, Code: code, Name: name, Message: message}
-}
-
-// entry is one C entry point of a library, bound when the library loads.
-type entry struct {
-	lib  *library
-	name string
-	addr uintptr // 0 where unbound
-}
-
-// call calls the entry point and turns its result into nil or an *Error.
-// Every caller converts pointers to uintptr in the call expression;
-// uintptrescapes keeps the objects they point to alive until the call
-// returns. The caller makes the right context current (Device.do).
-//
-//go:uintptrescapes
-func (e *entry) call(args ...uintptr) error { return e.lib.result(e.name, ccall(e.addr, args...)) }
 
 // out calls e with a pointer to a T (an out-parameter) before args, and
 // returns the T. args are at most two, never pointers to Go memory.
@@ -95,11 +31,11 @@ func out[T any](e *entry, args ...uintptr) (T, error) {
 	var err error
 	switch len(args) {
 	case 0:
-		err = e.call(uintptr(unsafe.Pointer(&v)))
+		err = e.Call(uintptr(unsafe.Pointer(&v)))
 	case 1:
-		err = e.call(uintptr(unsafe.Pointer(&v)), args[0])
+		err = e.Call(uintptr(unsafe.Pointer(&v)), args[0])
 	default:
-		err = e.call(uintptr(unsafe.Pointer(&v)), args[0], args[1])
+		err = e.Call(uintptr(unsafe.Pointer(&v)), args[0], args[1])
 	}
 	return v, err
 }
@@ -131,17 +67,6 @@ var cudaLibraryDirs = []string{
 	"/usr/lib64",
 	"/opt/cuda/lib64",
 }
-
-// ccall calls the C function at fn as entry.call does, and returns its
-// result unchecked, or codeNotInitialized where fn is unbound.
-//
-//go:uintptrescapes
-func ccall(fn uintptr, args ...uintptr) uintptr {
-	return dynlib.Call(fn, codeNotInitialized, args...)
-}
-
-// lookupEnv is os.Getenv, a variable for tests.
-var lookupEnv = os.Getenv
 
 // goString copies the NUL-terminated C string at p.
 func goString(p *byte) string {

@@ -9,23 +9,22 @@ import (
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 func TestDriverAndNVRTCSpecs(t *testing.T) {
-	if spec := driverLib.spec; spec.EnvVar != "NDCONV_LIBCUDA" || spec.Sonames[0] != "libcuda.so.1" {
+	if spec := driverLib.Spec; spec.EnvVar != "NDCONV_LIBCUDA" || spec.Sonames[0] != "libcuda.so.1" {
 		t.Errorf("driver spec %+v", spec)
 	}
-	if spec := nvrtcLib.spec; spec.EnvVar != "NDCONV_LIBNVRTC" || !slices.Equal(spec.Sonames[:2], []string{"libnvrtc.so.13", "libnvrtc.so.12"}) {
+	if spec := nvrtcLib.Spec; spec.EnvVar != "NDCONV_LIBNVRTC" || !slices.Equal(spec.Sonames[:2], []string{"libnvrtc.so.13", "libnvrtc.so.12"}) {
 		t.Errorf("nvrtc spec %+v", spec)
 	}
-	if spec := cufftLib.spec; spec.EnvVar != "NDCONV_LIBCUFFT" || !slices.Equal(spec.Sonames[:2], []string{"libcufft.so.12", "libcufft.so.11"}) {
+	if spec := cufftLib.Spec; spec.EnvVar != "NDCONV_LIBCUFFT" || !slices.Equal(spec.Sonames[:2], []string{"libcufft.so.12", "libcufft.so.11"}) {
 		t.Errorf("cuFFT spec %+v", spec)
 	}
-	for _, spec := range []dynlib.Spec{driverLib.spec, nvrtcLib.spec, cufftLib.spec} {
+	for _, spec := range []dynlib.Spec{driverLib.Spec, nvrtcLib.Spec, cufftLib.Spec} {
 		if !slices.Equal(spec.Globs, []string{"/usr/local/cuda-*/lib64"}) {
 			t.Errorf("%s: versioned installations are not searched: %v", spec.EnvVar, spec.Globs)
 		}
@@ -38,9 +37,8 @@ func TestDriverAndNVRTCSpecs(t *testing.T) {
 }
 
 // TestLibraryErrors: dynlib's failures reach callers as *LibraryError,
-// reading as cuda's, and ccall calls a bound entry point and fails cleanly
-// on an unbound one. (The search, dlopen and binding are tested in
-// internal/dynlib.)
+// reading as cuda's. (The search, dlopen and binding are tested in
+// internal/dynlib, the calls in internal/gpu.)
 func TestLibraryErrors(t *testing.T) {
 	if !dynlib.Supported {
 		t.Skip("no run-time loading on " + runtime.GOOS)
@@ -50,7 +48,7 @@ func TestLibraryErrors(t *testing.T) {
 		t.Fatal(err)
 	}
 	t.Setenv("NDCONV_LIBCUDA", fake)
-	_, err := dynlib.Open(driverLib.spec, lookupEnv)
+	_, err := dynlib.Open(driverLib.Spec, os.Getenv)
 	var le *LibraryError
 	if !errors.As(libraryError(err), &le) || !slices.Equal(le.Tried, []string{fake}) ||
 		!strings.HasPrefix(le.Error(), "cuda: cannot load "+fake+" (from NDCONV_LIBCUDA): ") {
@@ -62,7 +60,7 @@ func TestLibraryErrors(t *testing.T) {
 	if runtime.GOOS != "linux" {
 		return // the rest needs glibc
 	}
-	lib, err := dynlib.Open(dynlib.Spec{EnvVar: "NDCONV_TEST_LIB", Sonames: []string{"libc.so.6"}}, lookupEnv)
+	lib, err := dynlib.Open(dynlib.Spec{EnvVar: "NDCONV_TEST_LIB", Sonames: []string{"libc.so.6"}}, os.Getenv)
 	if err != nil {
 		t.Fatal(err)
 	}
@@ -70,13 +68,6 @@ func TestLibraryErrors(t *testing.T) {
 	err = libraryError(lib.Bind([]dynlib.Symbol{{"strlen", &strlen}, {"ndconv_no_such_symbol", &missing}}))
 	if !errors.As(err, &le) || le.Symbol != "ndconv_no_such_symbol" || !strings.HasPrefix(err.Error(), "cuda: libc.so.6: missing symbol ndconv_no_such_symbol: ") {
 		t.Errorf("missing symbol: %v", err)
-	}
-	s := dynlib.CString("ndconv")
-	if n := ccall(strlen, uintptr(unsafe.Pointer(&s[0]))); n != 6 {
-		t.Errorf("strlen = %d, want 6", n)
-	}
-	if ccall(0) != codeNotInitialized {
-		t.Error("ccall of an unbound entry point does not fail cleanly")
 	}
 }
 
@@ -91,7 +82,7 @@ func TestGoString(t *testing.T) {
 }
 
 // libraryError presents an error of dynlib.Open or Library.Bind as
-// gpu.OpenLibrary does, as this package's *LibraryError.
+// gpu.Library.Load does, as this package's *LibraryError.
 func libraryError(err error) error { return gpu.LibraryErrorOf("cuda", err) }
 
 // TestSymbols: every entry point of the three tables is bound by the
@@ -101,18 +92,25 @@ func libraryError(err error) error { return gpu.LibraryErrorOf("cuda", err) }
 // of the same types: the package's own may be in use.)
 func TestSymbols(t *testing.T) {
 	names, addrs := map[string]bool{}, map[*uintptr]bool{}
-	for _, lib := range []*library{&driverLib, &nvrtcLib, &cufftLib} {
-		fresh := &library{entries: reflect.New(reflect.TypeOf(lib.entries).Elem()).Interface()}
-		for _, s := range fresh.symbols() {
+	for _, lib := range []*gpu.Library{&driverLib, &nvrtcLib, &cufftLib} {
+		fresh := &gpu.Library{Entries: reflect.New(reflect.TypeOf(lib.Entries).Elem()).Interface(), Result: lib.Result, Unbound: lib.Unbound}
+		required, optional := fresh.Symbols()
+		if len(optional) != 0 {
+			t.Errorf("optional symbols %v", optional)
+		}
+		for _, s := range required {
 			if names[s.Name] || addrs[s.Addr] {
 				t.Errorf("%s bound twice", s.Name)
 			}
 			names[s.Name], addrs[s.Addr] = true, true
 		}
 		if lib == &driverLib {
-			memAlloc := (*entry)(reflect.ValueOf(fresh.entries).Elem().FieldByName("cuMemAlloc").Addr().UnsafePointer())
-			if memAlloc.name != "cuMemAlloc" || memAlloc.lib != fresh {
-				t.Errorf("cuMemAlloc is named %q for %p", memAlloc.name, memAlloc.lib)
+			// Unbound (its library did not load), an entry point fails
+			// cleanly, named as the API documents it.
+			memAlloc := (*entry)(reflect.ValueOf(fresh.Entries).Elem().FieldByName("cuMemAlloc").Addr().UnsafePointer())
+			var e *Error
+			if err := memAlloc.Call(0); !errors.As(err, &e) || e.Code != codeNotInitialized || e.Call != "cuMemAlloc" || memAlloc.Bound() {
+				t.Errorf("an unbound cuMemAlloc: %v", err)
 			}
 		}
 	}
@@ -125,12 +123,5 @@ func TestSymbols(t *testing.T) {
 		if names[plain] {
 			t.Errorf("%s is bound by its legacy name", plain)
 		}
-	}
-	// Unbound (its library did not load), an entry point fails cleanly,
-	// named.
-	unbound := entry{lib: &cufftLib, name: "cufftCreate"}
-	var e *Error
-	if err := unbound.call(0); !errors.As(err, &e) || e.Code != codeNotInitialized || e.Call != "cufftCreate" {
-		t.Errorf("an unbound entry point: %v", err)
 	}
 }

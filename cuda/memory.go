@@ -251,13 +251,13 @@ func (s *Stream) queue(op string, b gpu.Buffer, off, n int, call func(at uintptr
 
 func (s *Stream) Write(dst gpu.Buffer, off int, src []byte) error {
 	return s.queue("Write", dst, off, len(src), func(at uintptr) error {
-		return drv.cuMemcpyHtoDAsync.call(at, uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), s.h)
+		return drv.cuMemcpyHtoDAsync.Call(at, uintptr(unsafe.Pointer(&src[0])), uintptr(len(src)), s.h)
 	})
 }
 
 func (s *Stream) Read(dst []byte, src gpu.Buffer, off int) error {
 	return s.queue("Read", src, off, len(dst), func(at uintptr) error {
-		return drv.cuMemcpyDtoHAsync.call(uintptr(unsafe.Pointer(&dst[0])), at, uintptr(len(dst)), s.h)
+		return drv.cuMemcpyDtoHAsync.Call(uintptr(unsafe.Pointer(&dst[0])), at, uintptr(len(dst)), s.h)
 	})
 }
 
@@ -267,38 +267,36 @@ func (s *Stream) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int)
 		return err
 	}
 	return s.queue("Copy", dst, dstOff, n, func(at uintptr) error {
-		return drv.cuMemcpyDtoDAsync.call(at, uintptr(b.ptr)+uintptr(srcOff), uintptr(n), s.h)
+		return drv.cuMemcpyDtoDAsync.Call(at, uintptr(b.ptr)+uintptr(srcOff), uintptr(n), s.h)
 	})
 }
 
 func (s *Stream) Fill(dst gpu.Buffer, off, n int, value byte) error {
 	return s.queue("Fill", dst, off, n, func(at uintptr) error {
-		return drv.cuMemsetD8Async.call(at, uintptr(value), uintptr(n), s.h)
+		return drv.cuMemsetD8Async.Call(at, uintptr(value), uintptr(n), s.h)
 	})
 }
 
 func (s *Stream) Record(ev gpu.Event) error {
-	return s.dev.do(func() error { return drv.cuEventRecord.call(ev.(*Event).h, s.h) })
+	return s.dev.do(func() error { return drv.cuEventRecord.Call(ev.(*Event).h, s.h) })
 }
 
 func (s *Stream) Wait(ev gpu.Event) error {
-	return s.dev.do(func() error { return drv.cuStreamWaitEvent.call(s.h, ev.(*Event).h, 0) })
+	return s.dev.do(func() error { return drv.cuStreamWaitEvent.Call(s.h, ev.(*Event).h, 0) })
 }
 
 func (s *Stream) Flush() error { return nil } // CUDA submits as it queues
 
 func (s *Stream) Finish() error {
-	return s.dev.do(func() error { return drv.cuStreamSynchronize.call(s.h) })
+	return s.dev.do(func() error { return drv.cuStreamSynchronize.Call(s.h) })
 }
 
 // Close destroys the stream once its work is done; a caller's stays.
 func (s *Stream) Close() error {
-	if s.h == 0 || s.caller {
+	if s.caller {
 		return nil
 	}
-	h := s.h
-	s.h = 0
-	return s.dev.do(func() error { return drv.cuStreamDestroy.call(h) })
+	return gpu.Release(&s.h, s.dev.do, &drv.cuStreamDestroy)
 }
 
 // Event marks a point in a stream (CUevent; gpu.Event).
@@ -318,7 +316,7 @@ func (d *Device) NewEvent() (gpu.Event, error) {
 
 // Synchronize waits for the work before the event's last Record.
 func (e *Event) Synchronize() error {
-	return e.dev.do(func() error { return drv.cuEventSynchronize.call(e.h) })
+	return e.dev.do(func() error { return drv.cuEventSynchronize.Call(e.h) })
 }
 
 // Since is the GPU time from start to e (about 0.5 µs resolution).
@@ -328,11 +326,4 @@ func (e *Event) Since(start gpu.Event) (time.Duration, error) {
 }
 
 // Close destroys the event.
-func (e *Event) Close() error {
-	if e.h == 0 {
-		return nil
-	}
-	h := e.h
-	e.h = 0
-	return e.dev.do(func() error { return drv.cuEventDestroy.call(h) })
-}
+func (e *Event) Close() error { return gpu.Release(&e.h, e.dev.do, &drv.cuEventDestroy) }

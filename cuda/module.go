@@ -22,7 +22,7 @@ func (d *Device) loadModule(image []byte) (uintptr, error) {
 		image = append(image[:len(image):len(image)], 0)
 	}
 	return doValue(d, func() (m uintptr, err error) {
-		err = drv.cuModuleLoadData.call(uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&image[0])))
+		err = drv.cuModuleLoadData.Call(uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&image[0])))
 		return m, err
 	})
 }
@@ -31,7 +31,7 @@ func (d *Device) loadModule(image []byte) (uintptr, error) {
 func (d *Device) function(module uintptr, name string) (*Function, error) {
 	cname := dynlib.CString(name)
 	h, err := doValue(d, func() (f uintptr, err error) {
-		err = drv.cuModuleGetFunction.call(uintptr(unsafe.Pointer(&f)), module, uintptr(unsafe.Pointer(&cname[0])))
+		err = drv.cuModuleGetFunction.Call(uintptr(unsafe.Pointer(&f)), module, uintptr(unsafe.Pointer(&cname[0])))
 		return f, err
 	})
 	if err != nil {
@@ -150,13 +150,13 @@ func (s *Stream) Launch(k gpu.Kernel, groups, local [3]int, args ...any) error {
 	defer pinner.Unpin()
 	err := s.dev.do(func() error {
 		// No dynamic shared memory, no extra options.
-		err := drv.cuLaunchKernel.call(f.handle, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
+		err := drv.cuLaunchKernel.Call(f.handle, uintptr(grid[0]), uintptr(grid[1]), uintptr(grid[2]),
 			uintptr(block[0]), uintptr(block[1]), uintptr(block[2]), 0, s.h, uintptr(unsafe.Pointer(&pb.ptrs[0])), 0)
 		if err != nil {
 			return err
 		}
 		if debugLaunches() {
-			return drv.cuCtxSynchronize.call()
+			return drv.cuCtxSynchronize.Call()
 		}
 		return nil
 	})

@@ -8,6 +8,7 @@ import (
 	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 // nv holds NVRTC's entry points, each the C function in its comment.
@@ -24,20 +25,22 @@ var nv struct {
 }
 
 // nvrtcLib prefers CUDA 13's NVRTC, then 12's.
-var nvrtcLib = library{
-	spec:      cudaSpec("NDCONV_LIBNVRTC", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"),
-	entries:   &nv,
-	noLibrary: "no NVRTC library",
-	noSymbol:  "NVRTC library lacks an entry point (older than CUDA 11.1?)",
-	describe:  describeNVRTC,
-	init:      initNVRTC,
+var nvrtcLib = gpu.Library{
+	Backend:   "cuda",
+	Spec:      cudaSpec("NDCONV_LIBNVRTC", "libnvrtc.so.13", "libnvrtc.so.12", "libnvrtc.so"),
+	Entries:   &nv,
+	NoLibrary: "no NVRTC library",
+	NoSymbol:  "NVRTC library lacks an entry point (older than CUDA 11.1?)",
+	Result:    resultOf(describeNVRTC),
+	Unbound:   codeNotInitialized,
+	Init:      initNVRTC,
 }
 
 var nvrtcVer Version
 
 func initNVRTC(path string) error {
 	var major, minor int32
-	if err := nv.nvrtcVersion.call(uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))); err != nil {
+	if err := nv.nvrtcVersion.Call(uintptr(unsafe.Pointer(&major)), uintptr(unsafe.Pointer(&minor))); err != nil {
 		return initFailed("nvrtcVersion", err)
 	}
 	nvrtcVer = Version{int(major), int(minor)}
@@ -63,7 +66,7 @@ func preloadNVRTCBuiltins(nvrtcPath string) {
 
 // nvrtcVersion is the loaded NVRTC's version.
 func nvrtcVersion() (Version, error) {
-	if err := nvrtcLib.load(); err != nil {
+	if err := nvrtcLib.Load(); err != nil {
 		return Version{}, err
 	}
 	return nvrtcVer, nil
@@ -71,8 +74,8 @@ func nvrtcVersion() (Version, error) {
 
 // describeNVRTC names an nvrtcResult (nvrtcGetErrorString, else nvrtc.h).
 func describeNVRTC(code int) (string, string) {
-	if fn := nv.nvrtcGetErrorString.addr; fn != 0 {
-		if p := ccall(fn, uintptr(code)); p != 0 {
+	if e := &nv.nvrtcGetErrorString; e.Bound() {
+		if p := e.Raw(uintptr(code)); p != 0 {
 			return goString(*(**byte)(unsafe.Pointer(&p))), ""
 		}
 	}
@@ -84,16 +87,16 @@ func describeNVRTC(code int) (string, string) {
 // a virtual one yields no CUBIN and is refused. name is the program's name
 // in NVRTC's log. A failed compilation is a *CompileError.
 func compile(source, name string, options []string) ([]byte, error) {
-	if err := nvrtcLib.load(); err != nil {
+	if err := nvrtcLib.Load(); err != nil {
 		return nil, err
 	}
 	src, cname := dynlib.CString(source), dynlib.CString(name)
 	var prog uintptr
-	if err := nv.nvrtcCreateProgram.call(uintptr(unsafe.Pointer(&prog)),
+	if err := nv.nvrtcCreateProgram.Call(uintptr(unsafe.Pointer(&prog)),
 		uintptr(unsafe.Pointer(&src[0])), uintptr(unsafe.Pointer(&cname[0])), 0, 0, 0); err != nil {
 		return nil, err
 	}
-	defer func() { nv.nvrtcDestroyProgram.call(uintptr(unsafe.Pointer(&prog))) }()
+	defer func() { nv.nvrtcDestroyProgram.Call(uintptr(unsafe.Pointer(&prog))) }()
 
 	// options is a Go array of pointers to Go memory passed to C: each
 	// string is pinned for the call.
@@ -105,7 +108,7 @@ func compile(source, name string, options []string) ([]byte, error) {
 		pinner.Pin(&b[0])
 		cOpts[i] = &b[0]
 	}
-	if err := nv.nvrtcCompileProgram.call(prog, uintptr(len(options)), uintptr(unsafe.Pointer(&cOpts[0]))); err != nil {
+	if err := nv.nvrtcCompileProgram.Call(prog, uintptr(len(options)), uintptr(unsafe.Pointer(&cOpts[0]))); err != nil {
 		e := err.(*Error)
 		if e.Code == nvrtcCodeCompilation || e.Code == nvrtcCodeInvalidOption { // the log says which
 			return nil, &CompileError{Backend: "cuda", Program: name, Options: slices.Clone(options), Log: programLog(prog), Code: e.Name, Err: e}
@@ -114,14 +117,14 @@ func compile(source, name string, options []string) ([]byte, error) {
 	}
 
 	var n uintptr
-	if err := nv.nvrtcGetCUBINSize.call(prog, uintptr(unsafe.Pointer(&n))); err != nil {
+	if err := nv.nvrtcGetCUBINSize.Call(prog, uintptr(unsafe.Pointer(&n))); err != nil {
 		return nil, err
 	}
 	if n == 0 {
 		return nil, &UnsupportedError{Backend: "cuda", What: "compile options", Value: strings.Join(options, " "), Reason: "NVRTC produced no CUBIN (a virtual compute_XY architecture?)"}
 	}
 	cubin := make([]byte, n)
-	if err := nv.nvrtcGetCUBIN.call(prog, uintptr(unsafe.Pointer(&cubin[0]))); err != nil {
+	if err := nv.nvrtcGetCUBIN.Call(prog, uintptr(unsafe.Pointer(&cubin[0]))); err != nil {
 		return nil, err
 	}
 	return cubin, nil
@@ -130,11 +133,11 @@ func compile(source, name string, options []string) ([]byte, error) {
 // programLog returns NVRTC's log for prog, or "" if it cannot be had.
 func programLog(prog uintptr) string {
 	var n uintptr
-	if nv.nvrtcGetProgramLogSize.call(prog, uintptr(unsafe.Pointer(&n))) != nil || n <= 1 {
+	if nv.nvrtcGetProgramLogSize.Call(prog, uintptr(unsafe.Pointer(&n))) != nil || n <= 1 {
 		return ""
 	}
 	buf := make([]byte, n)
-	if nv.nvrtcGetProgramLog.call(prog, uintptr(unsafe.Pointer(&buf[0]))) != nil {
+	if nv.nvrtcGetProgramLog.Call(prog, uintptr(unsafe.Pointer(&buf[0]))) != nil {
 		return ""
 	}
 	return strings.TrimRight(string(buf), "\x00")

@@ -321,7 +321,7 @@ func openDevice(platform, device int) (*Device, error) {
 		return nil, err
 	}
 	if d.hostQ, err = d.createQueue(); err != nil {
-		clReleaseContext(d.ctx)
+		cl.clReleaseContext.Call(d.ctx)
 		return nil, err
 	}
 	return d, nil
@@ -339,13 +339,13 @@ func (d *Device) Close() error {
 		return d.life.End(func() error { // once the operations in flight are done
 			var errs []error
 			for _, m := range d.staging.Drain() {
-				errs = append(errs, clEnqueueUnmapMemObject(d.hostQ, m.buf.h, m.p), clReleaseMemObject(m.buf.h))
+				errs = append(errs, clEnqueueUnmapMemObject(d.hostQ, m.buf.h, m.p), cl.clReleaseMemObject.Call(m.buf.h))
 			}
-			errs = append(errs, clFinish(d.hostQ), clReleaseCommandQueue(d.hostQ))
+			errs = append(errs, cl.clFinish.Call(d.hostQ), cl.clReleaseCommandQueue.Call(d.hostQ))
 			for _, p := range d.programs.Drain() {
 				errs = append(errs, p.release())
 			}
-			return errors.Join(append(errs, clReleaseContext(d.ctx))...)
+			return errors.Join(append(errs, cl.clReleaseContext.Call(d.ctx))...)
 		})
 	})
 }

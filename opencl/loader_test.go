@@ -4,11 +4,11 @@ import (
 	"errors"
 	"os"
 	"path/filepath"
+	"reflect"
 	"runtime"
 	"slices"
 	"strings"
 	"testing"
-	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/dynlib"
 	"github.com/ndconv/ndconv/internal/gpu"
@@ -29,9 +29,9 @@ func TestOpenCLSpec(t *testing.T) {
 }
 
 // TestLibraryErrors: dynlib's failures reach callers as *LibraryError,
-// reading as opencl's, and ccall calls a bound entry point and fails cleanly
-// on an unbound one. (The search, dlopen and binding are tested in
-// internal/dynlib.)
+// reading as opencl's, and an unbound entry point's result reads as not
+// loaded. (The search, dlopen and binding are tested in internal/dynlib,
+// the calls in internal/gpu.)
 func TestLibraryErrors(t *testing.T) {
 	if !dynlib.Supported {
 		t.Skip("no run-time loading on " + runtime.GOOS)
@@ -67,13 +67,12 @@ func TestLibraryErrors(t *testing.T) {
 	if !errors.As(err, &le) || le.Symbol != "ndconv_no_such_symbol" || !strings.HasPrefix(err.Error(), "opencl: libc.so.6: missing symbol ndconv_no_such_symbol: ") {
 		t.Errorf("missing symbol: %v", err)
 	}
-	s := dynlib.CString("ndconv")
-	if n := ccall(strlen, uintptr(unsafe.Pointer(&s[0]))); n != 6 {
-		t.Errorf("strlen = %d, want 6", n)
-	}
 	// An unbound entry point returns a code that reads as "not loaded",
 	// whichever wrapper calls it.
-	err = check("clFinish", ccall(0))
+	fresh := &gpu.Library{Entries: new(entryPoints), Result: openclLib.Result, Unbound: openclLib.Unbound}
+	fresh.Symbols()
+	unbound := &fresh.Entries.(*entryPoints).clFinish
+	err = unbound.Call(0)
 	var e *Error
 	if !errors.As(err, &e) || e.Code != codeNotLoaded || e.Name != codeNotLoadedName {
 		t.Errorf("unbound call: %v", err)
@@ -111,7 +110,7 @@ func TestModern(t *testing.T) {
 // TestSymbolsResolve: where the ICD loader loads, every OpenCL 1.2 entry
 // point ndconv uses is bound, and the table names no symbol twice.
 func TestSymbolsResolve(t *testing.T) {
-	required, optional := symbols()
+	required, optional := (&gpu.Library{Entries: new(entryPoints)}).Symbols()
 	seen := map[string]bool{}
 	for _, s := range append(required, optional...) {
 		if seen[s.Name] {
@@ -122,17 +121,18 @@ func TestSymbolsResolve(t *testing.T) {
 	if err := loadLibrary(); err != nil {
 		t.Skipf("no OpenCL library: %v", err)
 	}
+	live := reflect.ValueOf(&cl).Elem()
 	for _, s := range required {
-		if *s.Addr == 0 {
+		if !(*gpu.Entry)(live.FieldByName(s.Name).Addr().UnsafePointer()).Bound() {
 			t.Errorf("%s is not bound", s.Name)
 		}
 	}
 	if len(optional) != 1 || optional[0].Name != "clCreateCommandQueueWithProperties" {
 		t.Errorf("optional symbols %v", optional)
 	}
-	t.Logf("%d entry points bound (clCreateCommandQueueWithProperties: %v)", len(required), cl.clCreateCommandQueueWithProperties != 0)
+	t.Logf("%d entry points bound (clCreateCommandQueueWithProperties: %v)", len(required), cl.clCreateCommandQueueWithProperties.Bound())
 }
 
 // libraryError presents an error of dynlib.Open or Library.Bind as
-// gpu.OpenLibrary does, as this package's *LibraryError.
+// gpu.Library.Load does, as this package's *LibraryError.
 func libraryError(err error) error { return gpu.LibraryErrorOf("opencl", err) }

@@ -8,6 +8,7 @@ import (
 	"slices"
 	"strings"
 	"sync"
+	"unsafe"
 
 	"github.com/ndconv/ndconv/internal/gpu"
 	"github.com/ndconv/ndconv/internal/gpucache"
@@ -126,7 +127,7 @@ func (d *Device) build(name string, defines []string, options string, withBinary
 		}
 		if err := clBuildProgram(h, d.id, options); err != nil {
 			log, _ := clGetProgramBuildLog(h, d.id)
-			clReleaseProgram(h)
+			cl.clReleaseProgram.Call(h)
 			return fail(log, err)
 		}
 		p = &Program{dev: d, h: h, name: name, kernels: map[string]*Kernel{}}
@@ -148,9 +149,9 @@ func (p *Program) release() error {
 	p.released = true
 	var errs []error
 	for _, k := range p.kernels {
-		errs = append(errs, clReleaseKernel(k.h))
+		errs = append(errs, cl.clReleaseKernel.Call(k.h))
 	}
-	return errors.Join(append(errs, clReleaseProgram(p.h))...)
+	return errors.Join(append(errs, cl.clReleaseProgram.Call(p.h))...)
 }
 
 // kernel returns the program's kernel called name, one *Kernel per name.
@@ -169,7 +170,7 @@ func (p *Program) kernel(name string) (*Kernel, error) {
 			return fmt.Errorf("%w (kernel %q of %s)", err, name, p.name)
 		}
 		if k.maxGroup, err = clGetKernelWorkGroupSize(k.h, p.dev.id); err != nil {
-			clReleaseKernel(k.h)
+			cl.clReleaseKernel.Call(k.h)
 		}
 		return err
 	})
@@ -218,13 +219,13 @@ func (k *Kernel) launch(q *Queue, groups, local [3]int, args []any) error {
 			if err != nil {
 				return &UnsupportedError{Backend: "opencl", What: "kernel argument", Value: fmt.Sprintf("%d of %s", i, k.name), Reason: err.Error()}
 			}
-			if err := clSetKernelArg(k.h, i, value); err != nil {
+			if err := cl.clSetKernelArg.Call(k.h, uintptr(i), uintptr(len(value)), uintptr(ptr(value))); err != nil { // copied before it returns
 				return fmt.Errorf("%w (argument %d of %s, %d bytes)", err, i, k.name, len(value))
 			}
 		}
-		err := clEnqueueNDRangeKernel(q.h, k.h, &global, &local)
+		err := cl.clEnqueueNDRangeKernel.Call(q.h, k.h, 3, 0, uintptr(unsafe.Pointer(&global)), uintptr(unsafe.Pointer(&local)), 0, 0, 0) // an int is a size_t
 		if err == nil && debugLaunches() {
-			err = clFinish(q.h)
+			err = cl.clFinish.Call(q.h)
 		}
 		if err != nil {
 			return fmt.Errorf("%w (kernel %s, global %v, local %v)", err, k.name, global, local)

@@ -52,17 +52,7 @@ func (b *Buffer) fits(op string, off, n int) error {
 }
 
 // Free releases the buffer once the commands queued that use it are done.
-func (b *Buffer) Free() error { return b.dev.release(&b.h, clReleaseMemObject) }
-
-// release frees *h (a handle of d's, 0 once freed) while d is open, once.
-func (d *Device) release(h *uintptr, free func(uintptr) error) error {
-	handle := *h
-	if handle == 0 {
-		return nil
-	}
-	*h = 0
-	return d.do(func() error { return free(handle) })
-}
+func (b *Buffer) Free() error { return gpu.Release(&b.h, b.dev.do, &cl.clReleaseMemObject) }
 
 // Queue is an in-order command queue with profiling on (gpu.Queue).
 type Queue struct {
@@ -78,11 +68,11 @@ func (d *Device) NewQueue() (gpu.Queue, error) {
 	return &Queue{dev: d, h: h}, nil
 }
 
-func (q *Queue) Finish() error { return q.dev.do(func() error { return clFinish(q.h) }) }
-func (q *Queue) Flush() error  { return q.dev.do(func() error { return clFlush(q.h) }) }
+func (q *Queue) Finish() error { return q.dev.do(func() error { return cl.clFinish.Call(q.h) }) }
+func (q *Queue) Flush() error  { return q.dev.do(func() error { return cl.clFlush.Call(q.h) }) }
 
 func (q *Queue) Close() error {
-	return q.dev.release(&q.h, func(h uintptr) error { return errors.Join(clFinish(h), clReleaseCommandQueue(h)) })
+	return gpu.Release(&q.h, q.dev.do, &cl.clFinish, &cl.clReleaseCommandQueue)
 }
 
 func (q *Queue) Launch(k gpu.Kernel, groups, local [3]int, args ...any) error {
@@ -90,21 +80,26 @@ func (q *Queue) Launch(k gpu.Kernel, groups, local [3]int, args ...any) error {
 }
 
 func (q *Queue) Write(dst gpu.Buffer, off int, src []byte) error {
-	return q.transfer("Write", clEnqueueWriteBuffer, dst, off, src)
+	return q.transfer("Write", &cl.clEnqueueWriteBuffer, dst, off, src)
 }
 
 func (q *Queue) Read(dst []byte, src gpu.Buffer, off int) error {
-	return q.transfer("Read", clEnqueueReadBuffer, src, off, dst)
+	return q.transfer("Read", &cl.clEnqueueReadBuffer, src, off, dst)
 }
 
-// transfer moves host memory to or from buf with call: asynchronously
-// where the memory is a mapping's, else before it returns.
-func (q *Queue) transfer(op string, call func(q, buf uintptr, blocking bool, off int, host []byte) error, buf gpu.Buffer, off int, host []byte) error {
+// transfer moves host memory to or from buf with call
+// (clEnqueueWriteBuffer or clEnqueueReadBuffer): asynchronously where the
+// memory is a mapping's, which the caller keeps until the queue is done,
+// else before it returns.
+func (q *Queue) transfer(op string, call *gpu.Entry, buf gpu.Buffer, off int, host []byte) error {
 	b := buf.(*Buffer)
 	if err := b.fits(op, off, len(host)); err != nil || len(host) == 0 {
 		return err
 	}
-	return q.dev.do(func() error { return call(q.h, b.h, !q.dev.pinned.holds(host), off, host) })
+	return q.dev.do(func() error {
+		blocking := !q.dev.pinned.holds(host)
+		return call.Call(q.h, b.h, clBool(blocking), uintptr(off), uintptr(len(host)), uintptr(ptr(host)), 0, 0, 0)
+	})
 }
 
 func (q *Queue) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int) error {
@@ -112,7 +107,9 @@ func (q *Queue) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int) 
 	if err := cmp.Or(s.fits("Copy", srcOff, n), d.fits("Copy", dstOff, n)); err != nil || n == 0 {
 		return err
 	}
-	return q.dev.do(func() error { return clEnqueueCopyBuffer(q.h, s.h, d.h, srcOff, dstOff, n) })
+	return q.dev.do(func() error {
+		return cl.clEnqueueCopyBuffer.Call(q.h, s.h, d.h, uintptr(srcOff), uintptr(dstOff), uintptr(n), 0, 0, 0)
+	})
 }
 
 func (q *Queue) Fill(dst gpu.Buffer, off, n int, value byte) error {
@@ -120,7 +117,10 @@ func (q *Queue) Fill(dst gpu.Buffer, off, n int, value byte) error {
 	if err := b.fits("Fill", off, n); err != nil || n == 0 {
 		return err
 	}
-	return q.dev.do(func() error { return clEnqueueFillBuffer(q.h, b.h, value, off, n) })
+	pattern := [1]byte{value}
+	return q.dev.do(func() error {
+		return cl.clEnqueueFillBuffer.Call(q.h, b.h, uintptr(unsafe.Pointer(&pattern[0])), 1, uintptr(off), uintptr(n), 0, 0, 0)
+	})
 }
 
 // Event is a marker's event (cl_event), timed by the queue's profiling
@@ -140,7 +140,7 @@ func (q *Queue) Record(ev gpu.Event) error {
 			return err
 		}
 		if e.h != 0 {
-			clReleaseEvent(e.h)
+			cl.clReleaseEvent.Call(e.h)
 		}
 		e.h = h
 		return nil
@@ -152,14 +152,15 @@ func (q *Queue) Wait(ev gpu.Event) error {
 	if e.h == 0 {
 		return nil
 	}
-	return q.dev.do(func() error { return clEnqueueBarrier(q.h, e.h) })
+	// The work queued after the barrier waits for e.
+	return q.dev.do(func() error { return cl.clEnqueueBarrierWithWaitList.Call(q.h, 1, uintptr(unsafe.Pointer(&e.h)), 0) })
 }
 
 func (e *Event) Synchronize() error {
 	if e.h == 0 {
 		return nil
 	}
-	return e.dev.do(func() error { return clWaitForEvent(e.h) })
+	return e.dev.do(func() error { return cl.clWaitForEvents.Call(1, uintptr(unsafe.Pointer(&e.h))) })
 }
 
 // Since is the device time from start's end to e's.
@@ -176,7 +177,7 @@ func (e *Event) Since(start gpu.Event) (time.Duration, error) {
 }
 
 // Close releases the event (not the work it marks).
-func (e *Event) Close() error { return e.dev.release(&e.h, clReleaseEvent) }
+func (e *Event) Close() error { return gpu.Release(&e.h, e.dev.do, &cl.clReleaseEvent) }
 
 // mapping is pinned host memory, OpenCL's way (as NVIDIA's OpenCL guide
 // has it): a CL_MEM_ALLOC_HOST_PTR buffer mapped on the device's host
@@ -240,7 +241,9 @@ func (h *hostBuffer) Free() error {
 		return nil
 	}
 	d.pinned.set(m, false)
-	err := d.do(func() error { return errors.Join(clEnqueueUnmapMemObject(d.hostQ, m.buf.h, m.p), clFinish(d.hostQ)) })
+	err := d.do(func() error {
+		return errors.Join(clEnqueueUnmapMemObject(d.hostQ, m.buf.h, m.p), cl.clFinish.Call(d.hostQ))
+	})
 	return errors.Join(err, m.buf.Free())
 }
 

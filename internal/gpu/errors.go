@@ -98,21 +98,6 @@ func (e *RangeError) Error() string {
 	return fmt.Sprintf("%s: %s: %d bytes at offset %d do not fit a %d-byte buffer", e.Backend, e.Op, e.Length, e.Offset, e.Size)
 }
 
-// OpenLibrary opens spec's library and binds its symbols, for backend. A
-// failure is an *UnavailableError (noLibrary or noSymbol) over the
-// *LibraryError; unbind clears a half-bound symbol table.
-func OpenLibrary(backend string, spec dynlib.Spec, getenv func(string) string, symbols []dynlib.Symbol, unbind func(), noLibrary, noSymbol string) (*dynlib.Library, error) {
-	lib, err := dynlib.Open(spec, getenv)
-	if err != nil {
-		return nil, &UnavailableError{Backend: backend, Reason: noLibrary, Err: LibraryErrorOf(backend, err)}
-	}
-	if err := lib.Bind(symbols); err != nil {
-		unbind()
-		return nil, &UnavailableError{Backend: backend, Reason: noSymbol, Err: LibraryErrorOf(backend, err)}
-	}
-	return lib, nil
-}
-
 // BuildError is a kernel source that failed to build, with what
 // reproduces the failure.
 type BuildError struct {

@@ -3,11 +3,7 @@ package gpu
 import (
 	"errors"
 	"math"
-	"os"
-	"path/filepath"
-	"runtime"
 	"slices"
-	"strings"
 	"sync"
 	"testing"
 
@@ -195,41 +191,6 @@ func TestLife(t *testing.T) {
 	}
 	if err := l.Do(closed, func() error { ran++; return nil }); err != closed || ran != 1 {
 		t.Errorf("Do after End = %v, ran %d", err, ran)
-	}
-}
-
-// TestOpenLibrary: a library that does not open and one that lacks a
-// symbol are *UnavailableErrors with the reason given, over the backend's
-// *LibraryError, and the second clears the symbol table.
-func TestOpenLibrary(t *testing.T) {
-	if !dynlib.Supported || runtime.GOOS != "linux" {
-		t.Skip("needs run-time loading of glibc")
-	}
-	fake := filepath.Join(t.TempDir(), "libfake.so.1")
-	if err := os.WriteFile(fake, []byte("not an ELF file\n"), 0o644); err != nil {
-		t.Fatal(err)
-	}
-	env := map[string]string{"NDCONV_TEST_LIB": fake}
-	getenv := func(k string) string { return env[k] }
-	spec := dynlib.Spec{EnvVar: "NDCONV_TEST_LIB", Sonames: []string{"libc.so.6"}}
-	unbound := 0
-	_, err := OpenLibrary("opencl", spec, getenv, nil, func() { unbound++ }, "no library", "no symbol")
-	var ue *UnavailableError
-	var le *LibraryError
-	if !errors.As(err, &ue) || ue.Reason != "no library" || !errors.As(err, &le) || le.Backend != "opencl" || unbound != 0 ||
-		!strings.HasPrefix(err.Error(), "opencl: unavailable: no library: cannot load "+fake) {
-		t.Errorf("a file that is no library: %v", err)
-	}
-	delete(env, "NDCONV_TEST_LIB")
-	var strlen, missing uintptr
-	_, err = OpenLibrary("cuda", spec, getenv, []dynlib.Symbol{{"strlen", &strlen}, {"ndconv_no_such_symbol", &missing}},
-		func() { unbound++; strlen = 0 }, "no library", "no symbol")
-	if !errors.As(err, &ue) || ue.Reason != "no symbol" || !errors.As(err, &le) || le.Symbol != "ndconv_no_such_symbol" || unbound != 1 || strlen != 0 {
-		t.Errorf("a missing symbol: %v (unbound %d)", err, unbound)
-	}
-	lib, err := OpenLibrary("cuda", spec, getenv, []dynlib.Symbol{{"strlen", &strlen}}, func() { unbound++ }, "no library", "no symbol")
-	if err != nil || lib == nil || strlen == 0 || unbound != 1 {
-		t.Errorf("libc's strlen: %v, %v (unbound %d)", lib, err, unbound)
 	}
 }
 
