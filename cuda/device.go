@@ -271,16 +271,6 @@ func onContext(ctx uintptr, fn func() error) error {
 	return fn()
 }
 
-// doValue is do for work that returns a value: a handle, a pointer.
-func doValue[T any](d *Device, fn func() (T, error)) (T, error) {
-	var v T
-	err := d.do(func() (err error) {
-		v, err = fn()
-		return err
-	})
-	return v, err
-}
-
 // free is do for a call that frees memory: nothing after the last Close,
 // the memory having gone with the context.
 func (d *Device) free(fn func() error) error {

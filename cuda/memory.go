@@ -54,7 +54,7 @@ func (d *Device) alloc(op string, n int, pooled bool) (*Buffer, error) {
 
 // allocRaw is cuMemAlloc, retried once out of memory (gpu.FreeList.Alloc).
 func (d *Device) allocRaw(n int) (DevicePtr, error) {
-	return doValue(d, func() (DevicePtr, error) {
+	return gpu.DoValue(d.do, func() (DevicePtr, error) {
 		alloc := func() (DevicePtr, error) { return out[DevicePtr](&drv.cuMemAlloc, uintptr(n)) }
 		return d.pool.Alloc(alloc, isOutOfMemory, cuMemFree)
 	})
@@ -154,14 +154,6 @@ func (b *Buffer) Free() error {
 	return b.dev.free(func() error { return cuMemFree(b.ptr) })
 }
 
-// span checks that n bytes at off lie inside b.
-func (b *Buffer) span(op string, off, n int) error {
-	if off < 0 || n < 0 || off > b.size || n > b.size-off {
-		return &RangeError{Backend: "cuda", Op: op, Offset: off, Length: n, Size: b.size}
-	}
-	return nil
-}
-
 // HostBuffer is page-locked ("pinned") host memory (gpu.HostBuffer).
 type HostBuffer struct {
 	dev   *Device
@@ -177,7 +169,7 @@ func (d *Device) AllocHost(n int) (gpu.HostBuffer, error) {
 		return nil, &RangeError{Backend: "cuda", Op: "AllocHost", Length: n}
 	}
 	p, class, err := d.hostFree.Get(n, func(class int) (unsafe.Pointer, error) {
-		return doValue(d, func() (unsafe.Pointer, error) {
+		return gpu.DoValue(d.do, func() (unsafe.Pointer, error) {
 			// Out of pinned memory: the idle staging goes back first.
 			anyFailure := func(error) bool { return true }
 			alloc := func() (unsafe.Pointer, error) {
@@ -227,7 +219,7 @@ type Stream struct {
 // NewQueue creates a blocking stream (flags 0), ordered against the legacy
 // default stream as cudaStreamCreate's are.
 func (d *Device) NewQueue() (gpu.Queue, error) {
-	h, err := doValue(d, func() (uintptr, error) { return out[uintptr](&drv.cuStreamCreate, 0) })
+	h, err := gpu.DoValue(d.do, func() (uintptr, error) { return out[uintptr](&drv.cuStreamCreate, 0) })
 	if err != nil {
 		return nil, err
 	}
@@ -243,7 +235,7 @@ func (d *Device) CallerQueue(h uintptr) gpu.Queue { return &Stream{dev: d, h: h,
 // queues call with their device address.
 func (s *Stream) queue(op string, b gpu.Buffer, off, n int, call func(at uintptr) error) error {
 	buf := b.(*Buffer)
-	if err := buf.span(op, off, n); err != nil || n == 0 {
+	if err := gpu.CheckRange("cuda", op, buf, off, n); err != nil || n == 0 {
 		return err
 	}
 	return s.dev.do(func() error { return call(uintptr(buf.ptr) + uintptr(off)) })
@@ -263,7 +255,7 @@ func (s *Stream) Read(dst []byte, src gpu.Buffer, off int) error {
 
 func (s *Stream) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int) error {
 	b := src.(*Buffer)
-	if err := b.span("Copy", srcOff, n); err != nil {
+	if err := gpu.CheckRange("cuda", "Copy", b, srcOff, n); err != nil {
 		return err
 	}
 	return s.queue("Copy", dst, dstOff, n, func(at uintptr) error {
@@ -307,7 +299,7 @@ type Event struct {
 
 // NewEvent creates an event that records time.
 func (d *Device) NewEvent() (gpu.Event, error) {
-	h, err := doValue(d, func() (uintptr, error) { return out[uintptr](&drv.cuEventCreate, 0) })
+	h, err := gpu.DoValue(d.do, func() (uintptr, error) { return out[uintptr](&drv.cuEventCreate, 0) })
 	if err != nil {
 		return nil, err
 	}
@@ -321,7 +313,7 @@ func (e *Event) Synchronize() error {
 
 // Since is the GPU time from start to e (about 0.5 µs resolution).
 func (e *Event) Since(start gpu.Event) (time.Duration, error) {
-	ms, err := doValue(e.dev, func() (float32, error) { return out[float32](&drv.cuEventElapsedTime, start.(*Event).h, e.h) })
+	ms, err := gpu.DoValue(e.dev.do, func() (float32, error) { return out[float32](&drv.cuEventElapsedTime, start.(*Event).h, e.h) })
 	return time.Duration(float64(ms) * float64(time.Millisecond)), err
 }
 

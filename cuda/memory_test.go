@@ -5,6 +5,8 @@ import (
 	"math"
 	"testing"
 	"unsafe"
+
+	"github.com/ndconv/ndconv/internal/gpu"
 )
 
 func TestParamBlockMarshal(t *testing.T) {
@@ -22,11 +24,11 @@ func TestParamBlockMarshal(t *testing.T) {
 		{uint64(*(*uint8)(pb.ptrs[0])), 0xfb},
 		{u64(1), 0x7f00_0000_1000},
 		{uint64(*(*uint16)(pb.ptrs[2])), 99},
-		{uint64(u32(3)), uint64(uint32(0xfffffffe))},
+		{u64(3), uint64(uint32(0xfffffffe))}, // the upper bytes zero
 		{uint64(u32(4)), 7},
 		{u64(5), uint64(0xfffffffffffffffd)},
 		{u64(6), 1 << 40},
-		{uint64(u32(7)), uint64(math.Float32bits(1.5))},
+		{u64(7), uint64(math.Float32bits(1.5))},
 		{u64(8), math.Float64bits(-0.25)},
 		{uint64(*(*uint16)(pb.ptrs[9])), 0xffff},
 		{uint64(*(*uint8)(pb.ptrs[10])), 200},
@@ -80,13 +82,13 @@ func TestRangeChecks(t *testing.T) {
 	b := &Buffer{size: 100}
 	for _, c := range []struct{ off, n int }{{-1, 1}, {0, 101}, {100, 1}, {50, 51}, {0, -1}, {101, 0}, {1, math.MaxInt}} {
 		var re *RangeError
-		if err := b.span("Op", c.off, c.n); !errors.As(err, &re) {
-			t.Errorf("span(%d, %d) = %v, want a *RangeError", c.off, c.n, err)
+		if err := gpu.CheckRange("cuda", "Op", b, c.off, c.n); !errors.As(err, &re) {
+			t.Errorf("CheckRange(%d, %d) = %v, want a *RangeError", c.off, c.n, err)
 		}
 	}
 	for _, c := range []struct{ off, n int }{{0, 100}, {100, 0}, {99, 1}, {0, 0}} {
-		if err := b.span("Op", c.off, c.n); err != nil {
-			t.Errorf("span(%d, %d) = %v", c.off, c.n, err)
+		if err := gpu.CheckRange("cuda", "Op", b, c.off, c.n); err != nil {
+			t.Errorf("CheckRange(%d, %d) = %v", c.off, c.n, err)
 		}
 	}
 	// Out-of-range requests fail before any driver call: no device needed.

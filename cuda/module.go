@@ -1,6 +1,7 @@
 package cuda
 
 import (
+	"encoding/binary"
 	"fmt"
 	"os"
 	"runtime"
@@ -21,7 +22,7 @@ func (d *Device) loadModule(image []byte) (uintptr, error) {
 	if image[len(image)-1] != 0 {
 		image = append(image[:len(image):len(image)], 0)
 	}
-	return doValue(d, func() (m uintptr, err error) {
+	return gpu.DoValue(d.do, func() (m uintptr, err error) {
 		err = drv.cuModuleLoadData.Call(uintptr(unsafe.Pointer(&m)), uintptr(unsafe.Pointer(&image[0])))
 		return m, err
 	})
@@ -30,7 +31,7 @@ func (d *Device) loadModule(image []byte) (uintptr, error) {
 // function looks up the extern "C" kernel name in module.
 func (d *Device) function(module uintptr, name string) (*Function, error) {
 	cname := dynlib.CString(name)
-	h, err := doValue(d, func() (f uintptr, err error) {
+	h, err := gpu.DoValue(d.do, func() (f uintptr, err error) {
 		err = drv.cuModuleGetFunction.Call(uintptr(unsafe.Pointer(&f)), module, uintptr(unsafe.Pointer(&cname[0])))
 		return f, err
 	})
@@ -52,7 +53,7 @@ func (f *Function) Name() string { return f.name }
 // MaxGroupSize is the most threads a block of f may have, given its
 // registers; 0 where the driver cannot say.
 func (f *Function) MaxGroupSize() int {
-	n, err := doValue(f.dev, func() (int32, error) { return out[int32](&drv.cuFuncGetAttribute, 0, f.handle) })
+	n, err := gpu.DoValue(f.dev.do, func() (int32, error) { return out[int32](&drv.cuFuncGetAttribute, 0, f.handle) })
 	if err != nil {
 		return 0
 	}
@@ -98,26 +99,10 @@ func (pb *paramBlock) marshal(args []any) error {
 				return &UnsupportedError{Backend: "cuda", What: "kernel argument", Value: fmt.Sprintf("%d (nil *Buffer)", i)}
 			}
 			v = uint64(x.ptr)
-		case int32:
-			v = uint64(uint32(x))
-		case uint32:
-			v = uint64(x)
-		case int64:
-			v = uint64(x)
-		case uint64:
-			v = x
-		case float32:
-			v = uint64(*(*uint32)(unsafe.Pointer(&x)))
-		case float64:
-			v = *(*uint64)(unsafe.Pointer(&x))
-		case int16:
-			v = uint64(uint16(x))
-		case uint16:
-			v = uint64(x)
-		case int8:
-			v = uint64(uint8(x))
-		case uint8:
-			v = uint64(x)
+		case int8, uint8, int16, uint16, int32, uint32, int64, uint64, float32, float64:
+			var b [8]byte // the value's bits, the upper bytes zero
+			binary.Encode(b[:], binary.LittleEndian, x)
+			v = binary.LittleEndian.Uint64(b[:])
 		default:
 			return &UnsupportedError{Backend: "cuda", What: "kernel argument type", Value: fmt.Sprintf("%T (argument %d)", a, i),
 				Reason: "use *Buffer, a sized integer (int32, uint32, int64, …), float32 or float64"}

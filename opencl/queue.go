@@ -34,22 +34,14 @@ func (d *Device) alloc(flags uint64, n int) (*Buffer, error) {
 		return nil, &UnsupportedError{Backend: "opencl", What: "buffer size", Value: fmt.Sprintf("%d bytes", n),
 			Reason: fmt.Sprintf("the largest buffer %s allows is %d bytes", d.info.Name, d.info.MaxAlloc)}
 	}
-	var h uintptr
-	if err := d.do(func() (err error) { h, err = clCreateBuffer(d.ctx, flags, n); return err }); err != nil {
+	h, err := gpu.DoValue(d.do, func() (uintptr, error) { return clCreateBuffer(d.ctx, flags, n) })
+	if err != nil {
 		return nil, err
 	}
 	return &Buffer{dev: d, h: h, size: n}, nil
 }
 
 func (b *Buffer) Size() int { return b.size }
-
-// fits refuses n bytes at off that leave the buffer.
-func (b *Buffer) fits(op string, off, n int) error {
-	if off < 0 || n < 0 || off+n > b.size {
-		return &RangeError{Backend: "opencl", Op: op, Offset: off, Length: n, Size: b.size}
-	}
-	return nil
-}
 
 // Free releases the buffer once the commands queued that use it are done.
 func (b *Buffer) Free() error { return gpu.Release(&b.h, b.dev.do, &cl.clReleaseMemObject) }
@@ -61,8 +53,8 @@ type Queue struct {
 }
 
 func (d *Device) NewQueue() (gpu.Queue, error) {
-	var h uintptr
-	if err := d.do(func() (err error) { h, err = d.createQueue(); return err }); err != nil {
+	h, err := gpu.DoValue(d.do, d.createQueue)
+	if err != nil {
 		return nil, err
 	}
 	return &Queue{dev: d, h: h}, nil
@@ -93,7 +85,7 @@ func (q *Queue) Read(dst []byte, src gpu.Buffer, off int) error {
 // else before it returns.
 func (q *Queue) transfer(op string, call *gpu.Entry, buf gpu.Buffer, off int, host []byte) error {
 	b := buf.(*Buffer)
-	if err := b.fits(op, off, len(host)); err != nil || len(host) == 0 {
+	if err := gpu.CheckRange("opencl", op, b, off, len(host)); err != nil || len(host) == 0 {
 		return err
 	}
 	return q.dev.do(func() error {
@@ -104,7 +96,7 @@ func (q *Queue) transfer(op string, call *gpu.Entry, buf gpu.Buffer, off int, ho
 
 func (q *Queue) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int) error {
 	d, s := dst.(*Buffer), src.(*Buffer)
-	if err := cmp.Or(s.fits("Copy", srcOff, n), d.fits("Copy", dstOff, n)); err != nil || n == 0 {
+	if err := cmp.Or(gpu.CheckRange("opencl", "Copy", s, srcOff, n), gpu.CheckRange("opencl", "Copy", d, dstOff, n)); err != nil || n == 0 {
 		return err
 	}
 	return q.dev.do(func() error {
@@ -114,7 +106,7 @@ func (q *Queue) Copy(dst gpu.Buffer, dstOff int, src gpu.Buffer, srcOff, n int) 
 
 func (q *Queue) Fill(dst gpu.Buffer, off, n int, value byte) error {
 	b := dst.(*Buffer)
-	if err := b.fits("Fill", off, n); err != nil || n == 0 {
+	if err := gpu.CheckRange("opencl", "Fill", b, off, n); err != nil || n == 0 {
 		return err
 	}
 	pattern := [1]byte{value}

@@ -98,6 +98,15 @@ func (e *RangeError) Error() string {
 	return fmt.Sprintf("%s: %s: %d bytes at offset %d do not fit a %d-byte buffer", e.Backend, e.Op, e.Length, e.Offset, e.Size)
 }
 
+// CheckRange refuses, with a *RangeError, n bytes at off that do not lie
+// inside buf.
+func CheckRange(backend, op string, buf Buffer, off, n int) error {
+	if size := buf.Size(); off < 0 || n < 0 || off > size || n > size-off {
+		return &RangeError{Backend: backend, Op: op, Offset: off, Length: n, Size: size}
+	}
+	return nil
+}
+
 // BuildError is a kernel source that failed to build, with what
 // reproduces the failure.
 type BuildError struct {

@@ -93,3 +93,14 @@ func (l *Life) End(release func() error) error {
 	l.closed = true
 	return release()
 }
+
+// DoValue runs fn through do (a binding's Device.do: with the device open)
+// and returns its value: a handle, a pointer.
+func DoValue[T any](do func(func() error) error, fn func() (T, error)) (T, error) {
+	var v T
+	err := do(func() (err error) {
+		v, err = fn()
+		return err
+	})
+	return v, err
+}
