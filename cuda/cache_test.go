@@ -166,7 +166,7 @@ func (f *fakeBuilder) compile() ([]byte, error) {
 
 func (f *fakeBuilder) load(image []byte) (uintptr, error) {
 	if !bytes.HasPrefix(image, []byte("CUBIN:")) {
-		return 0, &Error{Call: "cuModuleLoadData", Code: codeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE"}
+		return 0, &Error{Backend: "cuda", Call: "cuModuleLoadData", Code: codeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE"}
 	}
 	return uintptr(f.compiles.Load()), nil
 }

@@ -8,23 +8,8 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// Error is a failed CUDA driver, NVRTC or cuFFT call: the entry point as
-// the C API documents it (cuMemAlloc, not cuMemAlloc_v2), the result code,
-// and the library's name and message for it.
-type Error struct {
-	Call    string
-	Code    int
-	Name    string
-	Message string
-}
-
-func (e *Error) Error() string {
-	s := "cuda: " + e.Call + ": " + e.Name
-	if e.Message != "" && e.Message != e.Name {
-		s += " (" + e.Message + ")"
-	}
-	return s
-}
+// Error is a failed CUDA driver, NVRTC or cuFFT call.
+type Error = gpu.CallError
 
 // The codes this package acts on.
 const (

@@ -8,12 +8,12 @@ import (
 )
 
 func TestErrorFormat(t *testing.T) {
-	e := &Error{Call: "cuMemAlloc", Code: codeOutOfMemory, Name: "CUDA_ERROR_OUT_OF_MEMORY", Message: "out of memory"}
+	e := &Error{Backend: "cuda", Call: "cuMemAlloc", Code: codeOutOfMemory, Name: "CUDA_ERROR_OUT_OF_MEMORY", Message: "out of memory"}
 	if got, want := e.Error(), "cuda: cuMemAlloc: CUDA_ERROR_OUT_OF_MEMORY (out of memory)"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
 	// NVRTC reports a name only.
-	n := &Error{Call: "nvrtcCreateProgram", Code: 3, Name: "NVRTC_ERROR_INVALID_INPUT"}
+	n := &Error{Backend: "cuda", Call: "nvrtcCreateProgram", Code: 3, Name: "NVRTC_ERROR_INVALID_INPUT"}
 	if got, want := n.Error(), "cuda: nvrtcCreateProgram: NVRTC_ERROR_INVALID_INPUT"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
@@ -45,7 +45,7 @@ func TestCheck(t *testing.T) {
 		t.Error("isOutOfMemory true for another error")
 	}
 	// NVRTC's out-of-memory is code 1, and not a device out-of-memory.
-	if isOutOfMemory(&Error{Call: "nvrtcCompileProgram", Code: 2}) {
+	if isOutOfMemory(&Error{Backend: "cuda", Call: "nvrtcCompileProgram", Code: 2}) {
 		t.Error("isOutOfMemory true for an NVRTC code")
 	}
 	// An unknown code still gets a readable name.
@@ -72,7 +72,7 @@ func TestCompileErrorFormat(t *testing.T) {
 		Program: "conv.cu",
 		Options: []string{"--gpu-architecture=sm_90", "-DKW=5"},
 		Log:     "conv.cu(3): error: identifier \"x\" is undefined\n\n1 error detected\n",
-		Err:     &Error{Call: "nvrtcCompileProgram", Code: nvrtcCodeCompilation, Name: "NVRTC_ERROR_COMPILATION"},
+		Err:     &Error{Backend: "cuda", Call: "nvrtcCompileProgram", Code: nvrtcCodeCompilation, Name: "NVRTC_ERROR_COMPILATION"},
 	}
 	msg := e.Error()
 	for _, want := range []string{"conv.cu", "NVRTC_ERROR_COMPILATION", "-DKW=5", "--gpu-architecture=sm_90", `identifier "x" is undefined`} {

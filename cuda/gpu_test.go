@@ -318,7 +318,7 @@ func TestGPUHostFreeList(t *testing.T) {
 	d := testDevice(t)
 	h1, err := d.AllocHost(3000)
 	must(t, err)
-	p := h1.(*HostBuffer).p.Load()
+	p := &h1.Bytes()[0]
 	if len(h1.Bytes()) != 3000 {
 		t.Fatalf("Bytes has %d bytes, want 3000", len(h1.Bytes()))
 	}
@@ -328,8 +328,8 @@ func TestGPUHostFreeList(t *testing.T) {
 	must(t, err)
 	h3, err := d.AllocHost(2900)
 	must(t, err)
-	if h2.(*HostBuffer).p.Load() != p || h3.(*HostBuffer).p.Load() == p {
-		t.Errorf("free list: %p, %p; want the freed %p once", h2.(*HostBuffer).p.Load(), h3.(*HostBuffer).p.Load(), p)
+	if &h2.Bytes()[0] != p || &h3.Bytes()[0] == p {
+		t.Errorf("free list: %p, %p; want the freed %p once", &h2.Bytes()[0], &h3.Bytes()[0], p)
 	}
 	buf, err := d.Alloc(2900)
 	must(t, err)

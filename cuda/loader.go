@@ -20,7 +20,7 @@ func resultOf(describe func(code int) (name, message string)) func(call string, 
 			return nil
 		}
 		name, message := describe(code)
-		return &Error{Call: call, Code: code, Name: name, Message: message}
+		return &Error{Backend: "cuda", Call: call, Code: code, Name: name, Message: message}
 	}
 }
 

@@ -154,13 +154,10 @@ func (b *Buffer) Free() error {
 	return b.dev.free(func() error { return cuMemFree(b.ptr) })
 }
 
-// HostBuffer is page-locked ("pinned") host memory (gpu.HostBuffer).
-type HostBuffer struct {
-	dev   *Device
-	p     atomic.Pointer[byte] // from cuMemHostAlloc; nil once freed
-	size  int
-	class int // bytes allocated
-}
+// HostBuffer is page-locked ("pinned") host memory (gpu.HostBuffer) from
+// cuMemHostAlloc, which Free returns to the device's free list, or frees.
+// Freeing twice, or after the device's last Close, does nothing.
+type HostBuffer = gpu.Pooled[unsafe.Pointer]
 
 // AllocHost allocates n bytes of pinned host memory, usable with every
 // context (CU_MEMHOSTALLOC_PORTABLE), through the device's free list.
@@ -168,7 +165,7 @@ func (d *Device) AllocHost(n int) (gpu.HostBuffer, error) {
 	if n <= 0 {
 		return nil, &RangeError{Backend: "cuda", Op: "AllocHost", Length: n}
 	}
-	p, class, err := d.hostFree.Get(n, func(class int) (unsafe.Pointer, error) {
+	alloc := func(class int) (unsafe.Pointer, error) {
 		return gpu.DoValue(d.do, func() (unsafe.Pointer, error) {
 			// Out of pinned memory: the idle staging goes back first.
 			anyFailure := func(error) bool { return true }
@@ -177,34 +174,10 @@ func (d *Device) AllocHost(n int) (gpu.HostBuffer, error) {
 			}
 			return d.hostFree.Alloc(alloc, anyFailure, cuMemFreeHost)
 		})
-	})
-	if err != nil {
-		return nil, err
 	}
-	h := &HostBuffer{dev: d, size: n, class: class}
-	h.p.Store((*byte)(p))
-	return h, nil
-}
-
-// Bytes is the buffer's memory, not to be used after Free (nil then).
-func (h *HostBuffer) Bytes() []byte {
-	if p := h.p.Load(); p != nil {
-		return unsafe.Slice(p, h.size)
-	}
-	return nil
-}
-
-// Free returns the memory to the device's free list, or frees it. Freeing
-// twice, or after the device's last Close, does nothing.
-func (h *HostBuffer) Free() error {
-	p := unsafe.Pointer(h.p.Swap(nil))
-	if p == nil {
-		return nil
-	}
-	if h.dev.hostFree.Put(p, h.class) {
-		return nil
-	}
-	return h.dev.free(func() error { return cuMemFreeHost(p) })
+	mem := func(p unsafe.Pointer, n int) []byte { return unsafe.Slice((*byte)(p), n) }
+	release := func(p unsafe.Pointer) error { return d.free(func() error { return cuMemFreeHost(p) }) }
+	return gpu.Value[gpu.HostBuffer](gpu.GetPooled(d.hostFree, n, alloc, mem, release))
 }
 
 // Stream is a queue of device work (CUstream; gpu.Queue). Copies from and

@@ -15,7 +15,7 @@ import (
 // loadModule loads a CUBIN image as a CUmodule, owned by the module cache.
 func (d *Device) loadModule(image []byte) (uintptr, error) {
 	if len(image) == 0 {
-		return 0, &Error{Call: "cuModuleLoadData", Code: codeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE", Message: "empty module image"}
+		return 0, &Error{Backend: "cuda", Call: "cuModuleLoadData", Code: codeInvalidImage, Name: "CUDA_ERROR_INVALID_IMAGE", Message: "empty module image"}
 	}
 	// The driver reads an image with no length: a NUL at the end keeps a
 	// damaged or textual one (read as PTX) from being read past its end.

@@ -7,16 +7,9 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// Error is a failed OpenCL call: the entry point (clBuildProgram), the
-// cl_int it returned or stored in errcode_ret, and that code's name in cl.h
-// (CL_BUILD_PROGRAM_FAILURE).
-type Error struct {
-	Call string
-	Code int
-	Name string
-}
-
-func (e *Error) Error() string { return "opencl: " + e.Call + ": " + e.Name }
+// Error is a failed OpenCL call: a cl_int returned or stored in
+// errcode_ret, named as cl.h names it.
+type Error = gpu.CallError
 
 // cl_int codes this package acts on (cl.h, cl_ext.h).
 const (
@@ -76,7 +69,7 @@ func checkCode(call string, code int) error {
 	if code == codeSuccess {
 		return nil
 	}
-	return &Error{Call: call, Code: code, Name: errorName(code)}
+	return &Error{Backend: "opencl", Call: call, Code: code, Name: errorName(code)}
 }
 
 // The failure classes both GPU bindings share, named here too.

@@ -11,7 +11,7 @@ import (
 )
 
 func TestErrorFormat(t *testing.T) {
-	e := &Error{Call: "clBuildProgram", Code: -11, Name: "CL_BUILD_PROGRAM_FAILURE"}
+	e := &Error{Backend: "opencl", Call: "clBuildProgram", Code: -11, Name: "CL_BUILD_PROGRAM_FAILURE"}
 	if got, want := e.Error(), "opencl: clBuildProgram: CL_BUILD_PROGRAM_FAILURE"; got != want {
 		t.Errorf("Error() = %q, want %q", got, want)
 	}
@@ -58,7 +58,7 @@ func TestBuildErrorFormat(t *testing.T) {
 		Defines: []string{"KX=5", "BORDER=0"},
 		Options: []string{"-DBORDER=0", "-DKX=5"},
 		Log:     "<source>:3:1: error: use of undeclared identifier 'x'\n",
-		Err:     &Error{Call: "clBuildProgram", Code: -11, Name: "CL_BUILD_PROGRAM_FAILURE"},
+		Err:     &Error{Backend: "opencl", Call: "clBuildProgram", Code: -11, Name: "CL_BUILD_PROGRAM_FAILURE"},
 	}
 	msg := e.Error()
 	for _, want := range []string{"direct", "pthread-cpu", "CL_BUILD_PROGRAM_FAILURE", "KX=5 BORDER=0", "-DBORDER=0 -DKX=5", "undeclared identifier 'x'"} {

@@ -179,19 +179,15 @@ type mapping struct {
 	p   unsafe.Pointer // C memory the library owns
 }
 
-func (m *mapping) bytes() []byte { return unsafe.Slice((*byte)(m.p), m.buf.size) }
-
 // AllocHost returns n bytes of staging: a prefix of a mapping of n's size
-// class from the device's free list, else a new one.
+// class from the device's free list, else a new one. Its Free returns the
+// mapping to the list, or unmaps and releases it.
 func (d *Device) AllocHost(n int) (gpu.HostBuffer, error) {
 	if n <= 0 {
 		return nil, &RangeError{Backend: "opencl", Op: "AllocHost", Length: n}
 	}
-	m, _, err := d.staging.Get(n, d.mapHost)
-	if err != nil {
-		return nil, err
-	}
-	return &hostBuffer{m: m, n: n}, nil
+	mem := func(m *mapping, n int) []byte { return unsafe.Slice((*byte)(m.p), n) }
+	return gpu.Value[gpu.HostBuffer](gpu.GetPooled(d.staging, n, d.mapHost, mem, d.unmapHost))
 }
 
 func (d *Device) mapHost(n int) (*mapping, error) {
@@ -208,30 +204,7 @@ func (d *Device) mapHost(n int) (*mapping, error) {
 	return m, nil
 }
 
-// hostBuffer is the first n bytes of a mapping (gpu.HostBuffer), which
-// Free returns to the device's free list, or unmaps and releases.
-type hostBuffer struct {
-	m *mapping // nil once freed
-	n int
-}
-
-func (h *hostBuffer) Bytes() []byte {
-	if h.m == nil {
-		return nil
-	}
-	return h.m.bytes()[:h.n]
-}
-
-func (h *hostBuffer) Free() error {
-	m := h.m
-	if m == nil {
-		return nil
-	}
-	h.m = nil
-	d := m.buf.dev
-	if d.staging.Put(m, m.buf.size) {
-		return nil
-	}
+func (d *Device) unmapHost(m *mapping) error {
 	d.pinned.set(m, false)
 	err := d.do(func() error {
 		return errors.Join(clEnqueueUnmapMemObject(d.hostQ, m.buf.h, m.p), cl.clFinish.Call(d.hostQ))

@@ -57,6 +57,25 @@ func LibraryErrorOf(backend string, err error) error {
 	return err
 }
 
+// CallError is a failed call into a binding's library: the entry point as
+// the C API documents it (cuMemAlloc, not cuMemAlloc_v2), the result code,
+// and the library's name and message for that code.
+type CallError struct {
+	Backend string // "cuda", "opencl"
+	Call    string
+	Code    int
+	Name    string // "CUDA_ERROR_OUT_OF_MEMORY", "CL_BUILD_PROGRAM_FAILURE"
+	Message string // where the library gives one
+}
+
+func (e *CallError) Error() string {
+	s := e.Backend + ": " + e.Call + ": " + e.Name
+	if e.Message != "" && e.Message != e.Name {
+		s += " (" + e.Message + ")"
+	}
+	return s
+}
+
 // UnsupportedError is a device or request a backend does not support (an
 // old GPU, float64 without cl_khr_fp64, a work-group too large).
 type UnsupportedError struct {

@@ -3,6 +3,7 @@ package gpu
 import (
 	"math/bits"
 	"sync"
+	"sync/atomic"
 )
 
 // FreeList keeps freed allocations (device buffers, pinned host memory) by
@@ -119,6 +120,43 @@ func (f *FreeList[T]) Alloc(alloc func() (T, error), retry func(error) bool, fre
 		}
 	}
 	return t, err
+}
+
+// Pooled is the first n bytes of an allocation of a FreeList's (a
+// HostBuffer): Free gives it back to the list or, where the list is full,
+// to release. Freeing twice does nothing.
+type Pooled[T any] struct {
+	list    *FreeList[T]
+	t       T
+	class   int
+	mem     []byte
+	release func(T) error
+	freed   atomic.Bool
+}
+
+// GetPooled returns n bytes of an allocation of n's class: an idle one of
+// list's, else alloc's. mem is an allocation's first n bytes.
+func GetPooled[T any](list *FreeList[T], n int, alloc func(class int) (T, error), mem func(t T, n int) []byte, release func(T) error) (*Pooled[T], error) {
+	t, class, err := list.Get(n, alloc)
+	if err != nil {
+		return nil, err
+	}
+	return &Pooled[T]{list: list, t: t, class: class, mem: mem(t, n), release: release}, nil
+}
+
+// Bytes is the memory, not to be used after Free (nil then).
+func (p *Pooled[T]) Bytes() []byte {
+	if p.freed.Load() {
+		return nil
+	}
+	return p.mem
+}
+
+func (p *Pooled[T]) Free() error {
+	if p.freed.Swap(true) || p.list.Put(p.t, p.class) {
+		return nil
+	}
+	return p.release(p.t)
 }
 
 // Stats returns the counters.

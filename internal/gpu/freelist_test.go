@@ -114,3 +114,30 @@ func TestFreeListGet(t *testing.T) {
 		t.Errorf("hit: %d, class %d, asked %d, %v", v, class, asked, err)
 	}
 }
+
+// TestPooled: a Pooled allocation goes back to its list on Free, once,
+// and to release where the list is full; Bytes is its first n bytes, nil
+// once freed.
+func TestPooled(t *testing.T) {
+	list := NewFreeList[*[]byte](1024)
+	released := 0
+	alloc := func(class int) (*[]byte, error) { b := make([]byte, class); return &b, nil }
+	mem := func(b *[]byte, n int) []byte { return (*b)[:n] }
+	release := func(*[]byte) error { released++; return nil }
+	p, err := GetPooled(list, 600, alloc, mem, release)
+	if err != nil || len(p.Bytes()) != 600 {
+		t.Fatalf("GetPooled: %v, %d bytes", err, len(p.Bytes()))
+	}
+	first := &p.Bytes()[0]
+	q, _ := GetPooled(list, 600, alloc, mem, release) // a second 640-byte allocation
+	if p.Free() != nil || p.Free() != nil || p.Bytes() != nil || list.Stats().IdleBytes != 640 {
+		t.Errorf("Free twice: idle %d, bytes %v", list.Stats().IdleBytes, p.Bytes())
+	}
+	if q.Free() != nil || released != 1 {
+		t.Errorf("a full list: %d released", released)
+	}
+	r, _ := GetPooled(list, 590, alloc, mem, release)
+	if &r.Bytes()[0] != first || len(r.Bytes()) != 590 {
+		t.Error("the freed allocation was not handed out again")
+	}
+}
