@@ -6,7 +6,7 @@ import (
 	"github.com/ndconv/ndconv/internal/gpu"
 )
 
-// drv holds the driver's entry points (library.entries), C prototypes beside.
+// drv holds the driver's entry points (gpu.Library.Entries), C prototypes beside.
 var drv struct {
 	cuInit                    entry // CUresult cuInit(unsigned int Flags)
 	cuDriverGetVersion        entry // CUresult cuDriverGetVersion(int *driverVersion)

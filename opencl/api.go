@@ -148,10 +148,10 @@ func goString(b []byte) string {
 }
 
 // ptr is the address of b's first byte, or nil for an empty slice: an
-// unsafe.Pointer, converted in an entry point's own argument list (uintptr(ptr(b)))
-// so that uintptrescapes keeps b alive for the call. A helper returning a
-// uintptr let b's memory be reused while the driver read it (NVIDIA's
-// clBuildProgram then built other programs' options).
+// unsafe.Pointer, converted in the entry point's own argument list
+// (uintptr(ptr(b))) so that uintptrescapes keeps b alive for the call. A
+// helper returning a uintptr let b's memory be reused while the driver
+// read it (NVIDIA's clBuildProgram then built other programs' options).
 func ptr(b []byte) unsafe.Pointer {
 	if len(b) == 0 {
 		return nil
