@@ -145,9 +145,17 @@ func runBlocks(cmd *cobra.Command, fj filterJob, specs []kernelSpec) (bool, erro
 		if fj.resume {
 			resumed = fmt.Sprintf(", %d stored already", stats.Skipped.Load())
 		}
+		device := p.Device() // the plan's: the first of a list
+		if len(fj.deviceList) > 1 {
+			names := make([]string, len(fj.deviceList))
+			for i, d := range fj.deviceList {
+				names[i] = d.String()
+			}
+			device = strings.Join(names, ",")
+		}
 		fmt.Fprintf(cmd.OutOrStdout(), "%s %s %v -> %s %v %v: %s on %s, %d blocks of %v (%d in flight%s), %.1f ms; "+
 			"in %s (%.2f GB/s), out %s (%.2f GB/s); read+decode %.1f s, compute %.1f s, encode+write %.1f s (summed over the blocks in flight)%s\n",
-			fj.op, spec.InputDType, spec.InputShape, filepath.Base(fj.output), p.DType(), p.Shape(), p.Method(), p.Device(),
+			fj.op, spec.InputDType, spec.InputShape, filepath.Base(fj.output), p.DType(), p.Shape(), p.Method(), device,
 			spec.Blocks(), spec.Block, inFlight, resumed, ms(wall),
 			gigabytes(stats.In.Load()), rate(stats.In.Load(), wall), gigabytes(stats.Out.Load()), rate(stats.Out.Load(), wall),
 			seconds(stats.Read.Load()), seconds(stats.Compute.Load()), seconds(stats.Write.Load()), choiceNote(p))

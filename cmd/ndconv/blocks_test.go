@@ -409,8 +409,12 @@ func TestBlocksDevices(t *testing.T) {
 	args := []string{"-k", "k.npy", "--border", "wrap"}
 	want := wholeOutput(t, dir, args)
 	env := []string{"NDCONV_BLOCK_BYTES=6000"}
-	if code, _, _, lines := runHookedEnv(t, dir, env, append([]string{"correlate", "in.npy", "out.zarr", "--device", "cpu,cpu", "-q"}, args...)...); code != 0 {
+	code, stdout, _, lines := runHookedEnv(t, dir, env, append([]string{"correlate", "in.npy", "out.zarr", "--device", "cpu,cpu"}, args...)...)
+	if code != 0 {
 		t.Fatalf("--device cpu,cpu: %v", lines)
+	}
+	if !strings.Contains(stdout, " on cpu,cpu, ") { // the summary names every device, not the plan's first
+		t.Errorf("--device cpu,cpu: the summary does not name both devices: %q", stdout)
 	}
 	if got := readZarrOutput(t, filepath.Join(dir, "out.zarr")); !bytes.Equal(got.Bytes(), want.Bytes()) {
 		t.Error("the blocks on two devices differ from the whole run")
