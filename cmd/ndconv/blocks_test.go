@@ -8,6 +8,7 @@ import (
 	"os"
 	"os/exec"
 	"path/filepath"
+	"regexp"
 	"slices"
 	"strconv"
 	"strings"
@@ -409,12 +410,18 @@ func TestBlocksDevices(t *testing.T) {
 	args := []string{"-k", "k.npy", "--border", "wrap"}
 	want := wholeOutput(t, dir, args)
 	env := []string{"NDCONV_BLOCK_BYTES=6000"}
-	code, stdout, _, lines := runHookedEnv(t, dir, env, append([]string{"correlate", "in.npy", "out.zarr", "--device", "cpu,cpu"}, args...)...)
+	// A Zarr input of small shards: its layout, the output's, makes blocks
+	// enough for both devices (a .npy's output layout would be one block).
+	writeZarrInput(t, filepath.Join(dir, "in.zarr"), src, []int{7, 6, 4}, []int{7, 6, 4}, "zstd")
+	code, stdout, _, lines := runHookedEnv(t, dir, env, append([]string{"correlate", "in.zarr", "out.zarr", "--device", "cpu,cpu"}, args...)...)
 	if code != 0 {
 		t.Fatalf("--device cpu,cpu: %v", lines)
 	}
 	if !strings.Contains(stdout, " on cpu,cpu, ") { // the summary names every device, not the plan's first
 		t.Errorf("--device cpu,cpu: the summary does not name both devices: %q", stdout)
+	}
+	if m := regexp.MustCompile(` (\d+) blocks of `).FindStringSubmatch(stdout); m == nil || m[1] == "1" {
+		t.Errorf("--device cpu,cpu: want several blocks for the two devices: %q", stdout)
 	}
 	if got := readZarrOutput(t, filepath.Join(dir, "out.zarr")); !bytes.Equal(got.Bytes(), want.Bytes()) {
 		t.Error("the blocks on two devices differ from the whole run")
