@@ -507,12 +507,19 @@ func (a *Array) ReadRegion(ctx context.Context, start, shape []int, dst nd.Array
 // as the chunk of shape at lo in the array, and copies its part w into
 // out. Where out is exactly that chunk, in C order (a read of one chunk,
 // as the blocks' chunk cache makes), the chunk is decoded there instead:
-// no buffer for it, no copy.
+// no buffer for it, no copy. Where the last decoder writes blocks of the
+// chunk's bytes a run at a time (blosc, or a chunk stored raw), its part
+// w is decoded straight into out's rows (directRuns).
 func (a *Array) decodeChunk(key string, c *chain, data []byte, shape, lo []int, w box, out region) error {
 	es := a.p.DType.Size()
 	var into []byte
 	if c.perm == nil && slices.Equal(out.origin, lo) && len(out.b) == prod(shape)*es && slices.Equal(out.strides, cStrides(shape)) {
 		into = out.b
+	}
+	if into == nil {
+		if rs, ok := directRuns(c, out, lo, shape, w, es); ok {
+			return decodeArrayRuns(key, c, data, rs)
+		}
 	}
 	buf, strides, err := decodeArrayInto(key, c, data, shape, a.p.DType, into)
 	if err != nil {
@@ -648,6 +655,55 @@ func decodeArrayInto(key string, c *chain, data []byte, shape []int, dt nd.DType
 		swapBytes(b, dt.Part().Size())
 	}
 	return b, permStrides(shape, c.perm), nil
+}
+
+// directRuns maps the bytes of the chunk at lo of shape to its box w in
+// out where codecs c decode it straight there (decodeArrayRuns): no
+// transpose, the machine's byte order, and a last decoder that writes
+// the chunk's bytes a block at a time (blosc) or none (stored raw).
+func directRuns(c *chain, out region, lo, shape []int, w box, es int) (*runs, bool) {
+	if c.perm != nil || c.big != nativeBig && es > 1 || c.shard != nil {
+		return nil, false
+	}
+	if len(c.bytes) > 0 {
+		if _, ok := c.bytes[0].(bloscCodec); !ok {
+			return nil, false
+		}
+	}
+	return newRuns(out, lo, shape, w, es)
+}
+
+// decodeArrayRuns is decodeArray for a chunk directRuns maps: the codecs
+// before the last decode as decodeArray's do, and the last (blosc, or
+// none) writes the chunk's bytes into the region's rows.
+func decodeArrayRuns(key string, c *chain, data []byte, rs *runs) error {
+	b := data
+	for i := len(c.bytes) - 1; i >= 1; i-- {
+		var err error
+		// A compressed form of the chunk: at worst a little larger.
+		if b, err = safeDecode(c.bytes[i], b, rs.size+rs.size/8+1<<16); err != nil {
+			return formatErrorf(key, err, "codec %s", c.bytes[i].v3().Name)
+		}
+	}
+	if len(c.bytes) == 0 {
+		if len(b) != rs.size {
+			return formatErrorf(key, nil, "decodes to %d bytes; the chunk holds %d", len(b), rs.size)
+		}
+		rs.scatter(b, 0)
+		return nil
+	}
+	err := func() (err error) {
+		defer func() {
+			if r := recover(); r != nil {
+				err = fmt.Errorf("decoder failed: %v", r)
+			}
+		}()
+		return bloscDecodeRuns(b, rs)
+	}()
+	if err != nil {
+		return formatErrorf(key, err, "codec %s", c.bytes[0].v3().Name)
+	}
+	return nil
 }
 
 // safeDecode runs a decoder, turning a panic in a library into an error:
@@ -987,6 +1043,25 @@ func (a *Array) writeCell(ctx context.Context, idx, lo []int, in region, w box) 
 	// buffers can go back to the pool then, and it writes a shard's pieces
 	// without laying them out; another Store might keep them.
 	ds, pooled := a.store.(*DirStore)
+	var into []byte
+	if pooled && a.p.outer.shard == nil {
+		into = getBuf(encodeBound(prod(a.p.grid) * es))
+		defer putBuf(into)
+	}
+	if rs, ok := a.encodeRuns(in, lo, w); ok {
+		// Encoded from in's rows: no copy of the chunk.
+		if rs.allFill(a.p.fill) {
+			return a.store.Delete(ctx, a.Key(idx))
+		}
+		enc, err := encodeArrayRuns(&a.p.outer, rs, into)
+		if err != nil {
+			return fmt.Errorf("zarr: encoding %s: %w", a.Key(idx), err)
+		}
+		if pooled {
+			return ds.putPieces(ctx, a.Key(idx), [][]byte{enc})
+		}
+		return a.store.Put(ctx, a.Key(idx), enc)
+	}
 	buf := a.cellBytes(in, w)
 	if buf == nil {
 		if pooled {
@@ -1001,11 +1076,6 @@ func (a *Array) writeCell(ctx context.Context, idx, lo []int, in region, w box) 
 			a.fill(cell, box{lo: lo, hi: addTo(lo, a.p.grid)})
 		}
 		copyBox(cell, in, w, es)
-	}
-	var into []byte
-	if pooled && a.p.outer.shard == nil {
-		into = getBuf(encodeBound(len(buf)))
-		defer putBuf(into)
 	}
 	pieces, release, err := a.encodeCell(buf, into)
 	defer release()
@@ -1025,6 +1095,38 @@ func (a *Array) writeCell(ctx context.Context, idx, lo []int, in region, w box) 
 		data = slices.Concat(pieces...)
 	}
 	return a.store.Put(ctx, a.Key(idx), data)
+}
+
+// encodeRuns maps the bytes of the chunk at lo to in's rows where the
+// chunk's codecs encode it from there (encodeArrayRuns): a chunk not
+// sharded, inside the array (w is all of it), codecs directRuns takes
+// whose first encoder is blosc.
+func (a *Array) encodeRuns(in region, lo []int, w box) (*runs, bool) {
+	c := &a.p.outer
+	if c.shard != nil || len(c.bytes) == 0 || !slices.Equal(w.shape(), a.p.grid) {
+		return nil, false
+	}
+	return directRuns(c, in, lo, a.p.grid, w, a.p.DType.Size())
+}
+
+// encodeArrayRuns is encodeArrayInto for a chunk whose bytes rs maps
+// (encodeRuns): blosc shuffles and compresses them from the region's
+// rows, and the codecs after it encode its output as encodeArrayInto's.
+func encodeArrayRuns(c *chain, rs *runs, into []byte) ([]byte, error) {
+	bc := c.bytes[0].(bloscCodec)
+	var first []byte
+	if len(c.bytes) == 1 {
+		first = into
+	}
+	b, err := bc.encodeRuns(rs, first)
+	for i := 1; i < len(c.bytes) && err == nil; i++ {
+		if ie, ok := c.bytes[i].(intoEncoder); ok && i == len(c.bytes)-1 && into != nil {
+			b, err = ie.encodeInto(b, into)
+		} else {
+			b, err = c.bytes[i].encode(b)
+		}
+	}
+	return b, err
 }
 
 // cellBytes is the shard w of in when in holds it whole, contiguous and

@@ -87,56 +87,121 @@ func (c bloscCodec) decodeInto(b, dst []byte, limit int) ([]byte, error) {
 var bloscScratch = sync.Pool{New: func() any { return new([]byte) }}
 
 // scratch is a pooled buffer of n bytes, and what gives it back.
-func scratch(n int) ([]byte, func()) {
-	p := bloscScratch.Get().(*[]byte)
+func scratch(n int) ([]byte, func()) { return pooledScratch(&bloscScratch, n) }
+
+// bloscRaw holds a block gathered from a region's rows before its
+// shuffle, where the shuffle cannot read the rows themselves.
+var bloscRaw = sync.Pool{New: func() any { return new([]byte) }}
+
+// scratch2 is scratch from bloscRaw.
+func scratch2(n int) ([]byte, func()) { return pooledScratch(&bloscRaw, n) }
+
+func pooledScratch(pool *sync.Pool, n int) ([]byte, func()) {
+	p := pool.Get().(*[]byte)
 	if cap(*p) < n {
 		*p = make([]byte, n)
 	}
-	return (*p)[:n], func() { bloscScratch.Put(p) }
+	return (*p)[:n], func() { pool.Put(p) }
 }
 
 // bloscDecode decompresses one blosc buffer of at most limit bytes, into
 // dst's memory where it fits there.
 func bloscDecode(b, dst []byte, limit int) (out []byte, err error) {
-	if len(b) < bloscHeader {
-		return nil, fmt.Errorf("blosc: %d bytes, less than its 16-byte header", len(b))
+	h, err := parseBlosc(b, limit)
+	if err != nil {
+		return nil, err
 	}
-	version, flags, typesize := b[0], b[2], int(b[3])
-	nbytes := int64(binary.LittleEndian.Uint32(b[4:]))
-	blocksize := int64(binary.LittleEndian.Uint32(b[8:]))
-	cbytes := int64(binary.LittleEndian.Uint32(b[12:]))
-	switch {
-	case version == 0 || version > 4:
-		return nil, fmt.Errorf("blosc: format version %d (1 to 4 are read)", version)
-	case nbytes > int64(limit):
-		return nil, fmt.Errorf("blosc: header claims %d bytes, more than the %d expected", nbytes, limit)
-	case cbytes < bloscHeader || cbytes > int64(len(b)):
-		return nil, fmt.Errorf("blosc: header claims %d compressed bytes; the buffer has %d", cbytes, len(b))
-	case typesize == 0:
-		return nil, fmt.Errorf("blosc: typesize 0")
-	}
-	b = b[:cbytes]
-	if int64(cap(dst)) >= nbytes {
-		out = dst[:nbytes]
+	if int64(cap(dst)) >= h.nbytes {
+		out = dst[:h.nbytes]
 	} else {
-		out = make([]byte, nbytes)
+		out = make([]byte, h.nbytes)
 	}
+	return out, h.decode(b, out, nil)
+}
+
+// bloscDecodeRuns decompresses one blosc buffer of a chunk straight into
+// the region rs maps the chunk's bytes to: each block unshuffled into the
+// rows it holds (the chunk's box of the block's input), where a chunk
+// buffer and a copy of the box from it took as long as the decode. The
+// buffer must hold the whole chunk. A bit shuffle, or a byte shuffle
+// whose elements a run would cut, is decoded into a buffer and copied.
+func bloscDecodeRuns(b []byte, rs *runs) error {
+	h, err := parseBlosc(b, rs.size)
+	if err != nil {
+		return err
+	}
+	if h.nbytes != int64(rs.size) {
+		return fmt.Errorf("blosc: %d bytes; the chunk holds %d", h.nbytes, rs.size)
+	}
+	if h.flags&bloscMemcpyed == 0 && (h.flags&bloscBitShuffle != 0 ||
+		h.flags&bloscShuffle != 0 && !rs.shuffleAligned(h.typesize, int(h.blocksize))) {
+		buf := getBuf(rs.size)
+		defer putBuf(buf)
+		if err := h.decode(b, buf, nil); err != nil {
+			return err
+		}
+		rs.scatter(buf, 0)
+		return nil
+	}
+	return h.decode(b, nil, rs)
+}
+
+// bloscHead is a blosc buffer's header.
+type bloscHead struct {
+	version, flags            byte
+	typesize                  int
+	nbytes, blocksize, cbytes int64
+}
+
+// parseBlosc reads and checks the header of b, a blosc buffer of at most
+// limit bytes decoded.
+func parseBlosc(b []byte, limit int) (h bloscHead, err error) {
+	if len(b) < bloscHeader {
+		return h, fmt.Errorf("blosc: %d bytes, less than its 16-byte header", len(b))
+	}
+	h = bloscHead{version: b[0], flags: b[2], typesize: int(b[3]),
+		nbytes:    int64(binary.LittleEndian.Uint32(b[4:])),
+		blocksize: int64(binary.LittleEndian.Uint32(b[8:])),
+		cbytes:    int64(binary.LittleEndian.Uint32(b[12:]))}
+	switch {
+	case h.version == 0 || h.version > 4:
+		return h, fmt.Errorf("blosc: format version %d (1 to 4 are read)", h.version)
+	case h.nbytes > int64(limit):
+		return h, fmt.Errorf("blosc: header claims %d bytes, more than the %d expected", h.nbytes, limit)
+	case h.cbytes < bloscHeader || h.cbytes > int64(len(b)):
+		return h, fmt.Errorf("blosc: header claims %d compressed bytes; the buffer has %d", h.cbytes, len(b))
+	case h.typesize == 0:
+		return h, fmt.Errorf("blosc: typesize 0")
+	}
+	return h, nil
+}
+
+// decode decompresses the blosc buffer b of header h into out (nbytes
+// long), or, where out is nil, into the region rs maps the bytes to
+// (a byte shuffle then whole elements in every run: bloscDecodeRuns).
+func (h bloscHead) decode(b, out []byte, rs *runs) error {
+	flags, typesize, nbytes, blocksize, cbytes := h.flags, h.typesize, h.nbytes, h.blocksize, h.cbytes
+	b = b[:cbytes]
 	if nbytes == 0 {
-		return out, nil
+		return nil
 	}
 	if flags&bloscMemcpyed != 0 {
 		if cbytes != bloscHeader+nbytes {
-			return nil, fmt.Errorf("blosc: stored uncompressed, %d bytes after the header; the header claims %d", cbytes-bloscHeader, nbytes)
+			return fmt.Errorf("blosc: stored uncompressed, %d bytes after the header; the header claims %d", cbytes-bloscHeader, nbytes)
 		}
-		copy(out, b[bloscHeader:])
-		return out, nil
+		if rs != nil {
+			rs.scatter(b[bloscHeader:], 0)
+		} else {
+			copy(out, b[bloscHeader:])
+		}
+		return nil
 	}
 	if blocksize <= 0 {
-		return nil, fmt.Errorf("blosc: block size %d", blocksize)
+		return fmt.Errorf("blosc: block size %d", blocksize)
 	}
 	nblocks := (nbytes + blocksize - 1) / blocksize
 	if bloscHeader+4*nblocks > cbytes {
-		return nil, fmt.Errorf("blosc: %d blocks' offsets do not fit in %d bytes", nblocks, cbytes)
+		return fmt.Errorf("blosc: %d blocks' offsets do not fit in %d bytes", nblocks, cbytes)
 	}
 	comp := int(flags >> 5)
 	tmp, done := scratch(int(min(blocksize, nbytes)))
@@ -149,7 +214,7 @@ func bloscDecode(b, dst []byte, limit int) (out []byte, err error) {
 		}
 		start := int64(binary.LittleEndian.Uint32(b[bloscHeader+4*i:]))
 		if start < bloscHeader+4*nblocks || start >= cbytes {
-			return nil, fmt.Errorf("blosc: block %d starts at %d, outside %d to %d", i, start, bloscHeader+4*nblocks, cbytes)
+			return fmt.Errorf("blosc: block %d starts at %d, outside %d to %d", i, start, bloscHeader+4*nblocks, cbytes)
 		}
 		nsplits := int64(1)
 		if flags&bloscNoSplit == 0 && !last {
@@ -157,22 +222,28 @@ func bloscDecode(b, dst []byte, limit int) (out []byte, err error) {
 		}
 		neblock := bsize / nsplits
 		if neblock*nsplits != bsize {
-			return nil, fmt.Errorf("blosc: block %d of %d bytes does not split into %d", i, bsize, nsplits)
+			return fmt.Errorf("blosc: block %d of %d bytes does not split into %d", i, bsize, nsplits)
 		}
+		off := int(i * blocksize)
 		dst := tmp[:bsize]
 		shuffled := flags&(bloscShuffle|bloscBitShuffle) != 0
 		if !shuffled {
-			dst = out[i*blocksize : i*blocksize+bsize]
+			// Straight into the output where one run holds the block.
+			if rs == nil {
+				dst = out[off : off+int(bsize)]
+			} else if w := rs.whole(off, off+int(bsize)); w != nil {
+				dst = w
+			}
 		}
 		pos := start
 		for j := range nsplits {
 			if pos+4 > cbytes {
-				return nil, fmt.Errorf("blosc: block %d split %d: size at %d, past the end %d", i, j, pos, cbytes)
+				return fmt.Errorf("blosc: block %d split %d: size at %d, past the end %d", i, j, pos, cbytes)
 			}
 			csize := int64(int32(binary.LittleEndian.Uint32(b[pos:])))
 			pos += 4
 			if csize < 0 || csize > cbytes-pos {
-				return nil, fmt.Errorf("blosc: block %d split %d: %d bytes at %d, past the end %d", i, j, csize, pos, cbytes)
+				return fmt.Errorf("blosc: block %d split %d: %d bytes at %d, past the end %d", i, j, csize, pos, cbytes)
 			}
 			src, part := b[pos:pos+csize], dst[j*neblock:(j+1)*neblock]
 			pos += csize
@@ -181,19 +252,22 @@ func bloscDecode(b, dst []byte, limit int) (out []byte, err error) {
 				continue
 			}
 			if err := bloscInflate(comp, src, part); err != nil {
-				return nil, fmt.Errorf("blosc: block %d split %d: %w", i, j, err)
+				return fmt.Errorf("blosc: block %d split %d: %w", i, j, err)
 			}
 		}
-		if shuffled {
-			o := out[i*blocksize : i*blocksize+bsize]
-			if flags&bloscShuffle != 0 {
-				unshuffleBytes(o, dst, typesize)
-			} else {
-				bitUnshuffle(o, dst, typesize, version)
-			}
+		switch {
+		case rs == nil && flags&bloscShuffle != 0:
+			unshuffleBytes(out[off:off+int(bsize)], dst, typesize)
+		case rs == nil && flags&bloscBitShuffle != 0:
+			bitUnshuffle(out[off:off+int(bsize)], dst, typesize, h.version)
+		case rs == nil:
+		case flags&bloscShuffle != 0:
+			rs.unshuffle(dst, off, typesize)
+		case &dst[0] == &tmp[0]:
+			rs.scatter(dst, off)
 		}
 	}
-	return out, nil
+	return nil
 }
 
 // bloscInflate decompresses src with blosc's compressor comp into all of
@@ -377,6 +451,20 @@ func (c bloscCodec) encode(b []byte) ([]byte, error) { return c.encodeInto(b, ni
 
 // encodeInto implements intoEncoder.
 func (c bloscCodec) encodeInto(b, dst []byte) ([]byte, error) {
+	return c.encodeFrom(len(b), b, nil, dst)
+}
+
+// encodeRuns is encodeInto for the chunk whose bytes rs maps to the rows
+// of a region (all of them: the box is the whole chunk), each block
+// shuffled from those rows into the compressor's input instead of from a
+// copy of the chunk: the same bytes.
+func (c bloscCodec) encodeRuns(rs *runs, dst []byte) ([]byte, error) {
+	return c.encodeFrom(rs.size, nil, rs, dst)
+}
+
+// encodeFrom encodes the nbytes bytes of a chunk held in b, or, where b
+// is nil, in the region rs maps them to.
+func (c bloscCodec) encodeFrom(nbytes int, b []byte, rs *runs, dst []byte) ([]byte, error) {
 	var comp int
 	switch c.cname {
 	case "lz4", "lz4hc":
@@ -389,7 +477,6 @@ func (c bloscCodec) encodeInto(b, dst []byte) ([]byte, error) {
 		return nil, &UnsupportedError{Key: "blosc", What: "compressor to write", Value: c.cname, Supported: "lz4, lz4hc, zstd, zlib"}
 	}
 	ts := max(1, min(c.typesize, 255))
-	nbytes := len(b)
 	if int64(nbytes) > MaxChunkBytes {
 		return nil, fmt.Errorf("blosc: %d bytes, more than %d", nbytes, MaxChunkBytes)
 	}
@@ -422,7 +509,13 @@ func (c bloscCodec) encodeInto(b, dst []byte) ([]byte, error) {
 		return h
 	}
 	memcpyed := func() []byte {
-		return append(header(flags&^(bloscShuffle|bloscBitShuffle)|bloscMemcpyed, bloscHeader+nbytes), b...)
+		h := header(flags&^(bloscShuffle|bloscBitShuffle)|bloscMemcpyed, bloscHeader+nbytes)
+		if rs == nil {
+			return append(h, b...)
+		}
+		h = h[:bloscHeader+nbytes]
+		rs.gather(h[bloscHeader:], 0)
+		return h
 	}
 	if nbytes == 0 || bs == 0 {
 		return memcpyed(), nil
@@ -436,12 +529,39 @@ func (c bloscCodec) encodeInto(b, dst []byte) ([]byte, error) {
 	out = append(out, make([]byte, 4*nblocks)...)
 	tmp, done := scratch(bs)
 	defer done()
+	// From a region, a block is shuffled from its rows (whole elements in
+	// each), else gathered into raw first.
+	var raw []byte
+	direct := rs != nil && (c.shuffle == NoShuffle || c.shuffle == ByteShuffle && rs.shuffleAligned(ts, bs))
+	if rs != nil && !direct {
+		var done2 func()
+		raw, done2 = scratch2(bs)
+		defer done2()
+	}
 	for i := range nblocks {
-		block := b[i*bs : min(nbytes, (i+1)*bs)]
+		from, to := i*bs, min(nbytes, (i+1)*bs)
+		var block []byte
+		switch {
+		case rs == nil:
+			block = b[from:to]
+		case direct && c.shuffle == ByteShuffle:
+			rs.shuffle(tmp[:to-from], from, ts)
+			block = tmp[:to-from]
+		case direct:
+			if block = rs.whole(from, to); block == nil {
+				block = tmp[:to-from]
+				rs.gather(block, from)
+			}
+		default:
+			block = raw[:to-from]
+			rs.gather(block, from)
+		}
 		switch c.shuffle {
 		case ByteShuffle:
-			shuffleBytes(tmp[:len(block)], block, ts)
-			block = tmp[:len(block)]
+			if !direct {
+				shuffleBytes(tmp[:len(block)], block, ts)
+				block = tmp[:len(block)]
+			}
 		case BitShuffle:
 			bitShuffle(tmp[:len(block)], block, ts, version)
 			block = tmp[:len(block)]

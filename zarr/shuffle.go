@@ -11,29 +11,45 @@ import "encoding/binary"
 // decoding a default zarr-python chunk (Blosc LZ4 with shuffle).
 func unshuffleBytes(dst, src []byte, typesize int) {
 	n := len(src) / typesize
+	unshuffleAt(dst[:n*typesize], src, n, 0, typesize)
+	copy(dst[n*typesize:], src[n*typesize:])
+}
+
+// unshuffleAt writes elements i to i+len(dst)/typesize of a shuffled
+// block src (n elements: a row of n bytes for each byte of an element)
+// to dst: unshuffleBytes for a run of the block's elements, which a
+// chunk's rows in a larger array take one at a time (runs.unshuffle).
+func unshuffleAt(dst, src []byte, n, i, typesize int) {
+	k := len(dst) / typesize
+	row := func(j int) []byte { return src[j*n+i : j*n+i+k] }
 	switch typesize {
+	case 1:
+		copy(dst, row(0))
 	case 2:
-		unshuffle2(dst[:2*n], src[:n], src[n:2*n])
+		unshuffle2(dst, row(0), row(1))
 	case 4:
-		unshuffle4(dst[:4*n], src[:n], src[n:2*n], src[2*n:3*n], src[3*n:4*n])
+		unshuffle4(dst, row(0), row(1), row(2), row(3))
 	case 8:
 		var rows [8][]byte
 		for j := range rows {
-			rows[j] = src[j*n : (j+1)*n]
+			rows[j] = row(j)
 		}
-		out := dst[:8*n]
-		for i := 0; i < n && len(out) >= 8; i++ {
+		out := dst
+		for e := 0; e < k && len(out) >= 8; e++ {
 			var v uint64
 			for j := range rows {
-				v |= uint64(rows[j][i]) << (8 * j)
+				v |= uint64(rows[j][e]) << (8 * j)
 			}
 			binary.LittleEndian.PutUint64(out, v)
 			out = out[8:]
 		}
 	default:
-		unshuffleGeneric(dst, src, typesize)
+		for j := range typesize {
+			for e, v := range row(j) {
+				dst[e*typesize+j] = v
+			}
+		}
 	}
-	copy(dst[n*typesize:], src[n*typesize:])
 }
 
 // unshuffleGeneric is unshuffleBytes a byte at a time, for any element
@@ -72,20 +88,30 @@ func unshuffle4Go(dst, a, b, c, d []byte) {
 // element sizes in SSE2 on amd64.
 func shuffleBytes(dst, src []byte, typesize int) {
 	n := len(src) / typesize
+	shuffleAt(dst, src[:n*typesize], n, 0, typesize)
+	copy(dst[n*typesize:], src[n*typesize:])
+}
+
+// shuffleAt is unshuffleAt's inverse: it writes the len(src)/typesize
+// elements of src as elements i on of the shuffled block dst (n elements).
+func shuffleAt(dst, src []byte, n, i, typesize int) {
+	k := len(src) / typesize
+	row := func(j int) []byte { return dst[j*n+i : j*n+i+k] }
 	switch typesize {
+	case 1:
+		copy(row(0), src)
 	case 2:
-		shuffle2(dst[:n], dst[n:2*n], src[:2*n])
+		shuffle2(row(0), row(1), src)
 	case 4:
-		shuffle4(dst[:n], dst[n:2*n], dst[2*n:3*n], dst[3*n:4*n], src[:4*n])
+		shuffle4(row(0), row(1), row(2), row(3), src)
 	default:
 		for j := range typesize {
-			row := dst[j*n : (j+1)*n]
-			for i := range row {
-				row[i] = src[i*typesize+j]
+			r := row(j)
+			for e := range r {
+				r[e] = src[e*typesize+j]
 			}
 		}
 	}
-	copy(dst[n*typesize:], src[n*typesize:])
 }
 
 // shuffle2Go splits the 2-byte elements of src into the rows a (low
