@@ -18,6 +18,16 @@ type Source interface {
 	ReadRegion(start, shape []int, dst nd.Array) error
 }
 
+// BoxSource is a Source that also reads a region straight into a box of
+// a larger array: ReadRegionAt fills the box at `at` of dst (of shape
+// the region's shape) with the region at start. An edge block's boxes
+// (its reflected or wrapped rows) are read from such a source into the
+// block's input where they go, not into a buffer and copied.
+type BoxSource interface {
+	Source
+	ReadRegionAt(start, shape []int, dst nd.Array, at []int) error
+}
+
 // Sink takes a block's output: WriteRegion puts src (of the output's
 // dtype, the bank axis included) at start in the whole output. Each
 // region is written once, whole; RunBlocks calls it from several
@@ -39,6 +49,18 @@ func (s ArraySource) ReadRegion(start, shape []int, dst nd.Array) error {
 		return fmt.Errorf("read: %w", err)
 	}
 	CopyBox(dst.Bytes(), shape, make([]int, len(shape)), s.Array.Bytes(), s.Array.Shape, start, shape, s.Array.DType().Size())
+	return nil
+}
+
+// ReadRegionAt copies the box of shape at start into dst at at.
+func (s ArraySource) ReadRegionAt(start, shape []int, dst nd.Array, at []int) error {
+	if err := checkBox(s.Array, start, shape); err != nil {
+		return fmt.Errorf("read: %w", err)
+	}
+	if err := checkBox(dst, at, shape); err != nil {
+		return fmt.Errorf("read into: %w", err)
+	}
+	CopyBox(dst.Bytes(), dst.Shape, at, s.Array.Bytes(), s.Array.Shape, start, shape, s.Array.DType().Size())
 	return nil
 }
 
@@ -175,8 +197,9 @@ func (bb *blockBuffers) run(ctx context.Context, worker int, b *Block, src Sourc
 }
 
 // Read fills in (of the block's input shape) from src: the one box of an
-// interior block straight into it, the boxes of an edge block through
-// region (a buffer reused from call to call; may be nil).
+// interior block straight into it, the boxes of an edge block straight
+// into it where src is a BoxSource, else through region (a buffer reused
+// from call to call; may be nil).
 func (b *Block) Read(src Source, in nd.Array, region *nd.Array) error {
 	var boxes int
 	b.Regions(func(_, _, _ []int) { boxes++ })
@@ -207,6 +230,14 @@ func (b *Block) Read(src Source, in nd.Array, region *nd.Array) error {
 		return n
 	}
 	slices.SortStableFunc(list, func(x, y box) int { return cmp.Compare(volume(y.shape), volume(x.shape)) })
+	if bs, ok := src.(BoxSource); ok {
+		for _, bx := range list {
+			if err := bs.ReadRegionAt(bx.start, bx.shape, in, bx.at); err != nil {
+				return err
+			}
+		}
+		return nil
+	}
 	size := in.DType().Size()
 	for _, bx := range list {
 		r, err := reuseArray(region, in.DType(), bx.shape)

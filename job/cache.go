@@ -214,6 +214,14 @@ func (c *ChunkCache) putSpare(a nd.Array) {
 // ReadRegion fills dst with the box at start of shape, from the chunks it
 // meets, on several cores.
 func (c *ChunkCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.Array) error {
+	return c.ReadRegionAt(ctx, start, shape, dst, make([]int, len(start)))
+}
+
+// ReadRegionAt is ReadRegion into the box at `at` of dst, a larger array
+// (a block's input, where an edge block reads several boxes): a chunk the
+// box holds whole, not in the cache, is decoded straight into dst's rows
+// (zarr.Array.ReadRegionAt) and its shell cut from there.
+func (c *ChunkCache) ReadRegionAt(ctx context.Context, start, shape []int, dst nd.Array, at []int) error {
 	rank := len(start)
 	first, n := make([]int, rank), make([]int, rank)
 	total := 1
@@ -250,7 +258,7 @@ func (c *ChunkCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.
 	}
 	var failed atomic.Pointer[error]
 	if err := nd.ForEach(readWorkers(), total, func() bool { return failed.Load() != nil }, func(_, i int) {
-		if err := c.copyCell(ctx, cells[i], start, shape, dst); err != nil {
+		if err := c.copyCell(ctx, cells[i], start, shape, dst, at); err != nil {
 			failed.CompareAndSwap(nil, &err)
 		}
 	}); err != nil {
@@ -272,9 +280,9 @@ func (c *ChunkCache) ReadRegion(ctx context.Context, start, shape []int, dst nd.
 func readWorkers() int { return max(4, runtime.GOMAXPROCS(0)/4) }
 
 // copyCell copies the part of chunk idx inside the box at start of shape
-// into dst: from the cache where it holds that part, else decoding the
-// chunk (and keeping it).
-func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst nd.Array) error {
+// into the box at `at` of dst: from the cache where it holds that part,
+// else decoding the chunk (and keeping it).
+func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst nd.Array, at []int) error {
 	rank := len(idx)
 	lo, cshape := c.box(idx)
 	wlo, w := make([]int, rank), make([]int, rank)
@@ -285,12 +293,17 @@ func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst 
 		wlo[d], w[d] = a, b-a
 		covered = covered && w[d] == cshape[d]
 	}
+	// wat is where the part goes in dst.
+	wat := make([]int, rank)
+	for d := range rank {
+		wat[d] = at[d] + wlo[d] - start[d]
+	}
 	put := func(src nd.Array, srcLo []int) {
-		at, from := make([]int, rank), make([]int, rank)
+		from := make([]int, rank)
 		for d := range rank {
-			at[d], from[d] = wlo[d]-start[d], wlo[d]-srcLo[d]
+			from[d] = wlo[d] - srcLo[d]
 		}
-		chunk.CopyBox(dst.Bytes(), shape, at, src.Bytes(), src.Shape, from, w, dst.DType().Size())
+		chunk.CopyBox(dst.Bytes(), dst.Shape, wat, src.Bytes(), src.Shape, from, w, dst.DType().Size())
 	}
 	lin := 0
 	for d := range rank {
@@ -332,17 +345,24 @@ func (c *ChunkCache) copyCell(ctx context.Context, idx, start, shape []int, dst 
 	if testHookDecode != nil {
 		testHookDecode()
 	}
+	if covered {
+		// Its owner's read, which keeps no whole chunk: decoded straight
+		// into dst, the shell cut from there.
+		if err := c.a.ReadRegionAt(ctx, lo, cshape, dst, wat); err != nil {
+			return err
+		}
+		c.keep(lin, c.shellCell(dst, wat, cshape, lo))
+		kept = true
+		return nil
+	}
 	data := c.spare(cshape)
 	if err := c.a.ReadRegion(ctx, lo, cshape, data); err != nil {
 		c.putSpare(data)
 		return err
 	}
 	put(data, lo)
-	e := &cell{shell: c.shellOf(data, lo)}
-	for _, sl := range e.shell {
-		e.bytes += int64(len(sl.data.Bytes()))
-	}
-	if covered || e.shell != nil && c.owned != nil && !c.owned(lo, cshape) {
+	e := c.shellCell(data, make([]int, rank), cshape, lo)
+	if e.shell != nil && c.owned != nil && !c.owned(lo, cshape) {
 		c.putSpare(data)
 	} else {
 		// Its owner, a block still to come, reads it whole.
@@ -406,7 +426,18 @@ func inside(lo, shape, olo, oshape []int) bool {
 	return true
 }
 
-// shellOf cuts the slabs of a chunk (data, at lo) within the halo's
+// shellCell is the cell of the chunk at lo of shape cshape, held at from
+// in src, that keeps its shell.
+func (c *ChunkCache) shellCell(src nd.Array, from, cshape, lo []int) *cell {
+	e := &cell{shell: c.shellOf(src, from, cshape, lo)}
+	for _, sl := range e.shell {
+		e.bytes += int64(len(sl.data.Bytes()))
+	}
+	return e
+}
+
+// shellOf cuts the slabs of a chunk (at lo, of shape cshape, held at
+// from in src) within the halo's
 // thickness of each face a box reads apart from the chunk (faceRead): up
 // to two per axis; nil (the chunk kept whole or not at all, never cut)
 // along an axis the halo spans half of (a read there takes the chunk
@@ -415,7 +446,7 @@ func inside(lo, shape, olo, oshape []int) bool {
 // on each of many cores at once allocating six of each made the
 // collector's sweeping, which small allocations pay for, most of a block
 // run's CPU time on 64 cores.
-func (c *ChunkCache) shellOf(data nd.Array, lo []int) []slab {
+func (c *ChunkCache) shellOf(src nd.Array, from, cshape, lo []int) []slab {
 	rank := len(lo)
 	if c.halo == 0 {
 		return nil
@@ -423,14 +454,14 @@ func (c *ChunkCache) shellOf(data nd.Array, lo []int) []slab {
 	var faces [][2]int // axis and offset in the chunk of each slab kept
 	elems := 0
 	for d := range rank {
-		n := data.Shape[d]
+		n := cshape[d]
 		if 2*c.halo >= n {
 			return nil // the shell would be the chunk
 		}
 		for side, off := range []int{0, n - c.halo} {
 			if c.faceRead(d, lo[d], n, side == 1) {
 				faces = append(faces, [2]int{d, off})
-				elems += c.halo * data.Len() / n
+				elems += c.halo * prod(cshape) / n
 			}
 		}
 	}
@@ -438,23 +469,24 @@ func (c *ChunkCache) shellOf(data nd.Array, lo []int) []slab {
 	if len(faces) == 0 {
 		return shell
 	}
-	all, _ := nd.New(data.DType(), elems)
-	ints := make([]int, len(faces)*3*rank) // each slab's shape, origin in the chunk and lo
+	all, _ := nd.New(src.DType(), elems)
+	ints := make([]int, len(faces)*3*rank) // each slab's shape, origin in src and lo
 	zero := make([]int, rank)
 	next := 0
 	for _, f := range faces {
 		d, off := f[0], f[1]
 		shape, at, slo := ints[:rank:rank], ints[rank:2*rank:2*rank], ints[2*rank:3*rank:3*rank]
 		ints = ints[3*rank:]
-		copy(shape, data.Shape)
+		copy(shape, cshape)
 		shape[d] = c.halo
-		at[d] = off
+		copy(at, from)
+		at[d] += off
 		copy(slo, lo)
 		slo[d] += off
-		n := c.halo * data.Len() / data.Shape[d]
+		n := c.halo * prod(cshape) / cshape[d]
 		s := nd.Array{Shape: shape, Data: nd.SliceData(all.Data, next, next+n)}
 		next += n
-		chunk.CopyBox(s.Bytes(), shape, zero, data.Bytes(), data.Shape, at, shape, data.DType().Size())
+		chunk.CopyBox(s.Bytes(), shape, zero, src.Bytes(), src.Shape, at, shape, src.DType().Size())
 		shell = append(shell, slab{lo: slo, data: s})
 	}
 	return shell

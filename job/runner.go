@@ -399,6 +399,17 @@ func (s *source) ReadRegion(start, shape []int, dst nd.Array) error {
 	return s.array.ReadRegion(start, shape, dst)
 }
 
+// ReadRegionAt implements chunk.BoxSource.
+func (s *source) ReadRegionAt(start, shape []int, dst nd.Array, at []int) error {
+	t := time.Now()
+	defer s.stats.add(&s.stats.Read, t)
+	s.stats.In.Add(int64(prod(shape) * dst.DType().Size()))
+	if s.zarr != nil {
+		return s.zarr.ReadRegionAt(s.ctx, start, shape, dst, at)
+	}
+	return s.array.ReadRegionAt(start, shape, dst, at)
+}
+
 // Run computes block i and writes it whole; a block whose shards are all
 // stored is skipped. Run again, it writes the same bytes.
 func (r *Runner) Run(ctx context.Context, i int) error {

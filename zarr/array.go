@@ -476,7 +476,38 @@ func (a *Array) ReadRegion(ctx context.Context, start, shape []int, dst nd.Array
 	if err := a.checkRegion("dst", start, shape, dst); err != nil {
 		return err
 	}
-	out := region{b: dst.Bytes(), strides: cStrides(shape), origin: start}
+	return a.readRegion(ctx, start, shape, region{b: dst.Bytes(), strides: cStrides(shape), origin: start})
+}
+
+// ReadRegionAt is ReadRegion into the box at `at` of dst, a larger array
+// of the array's type and rank (a block's input, the region its box of
+// it): chunks decode straight into dst's rows where their codecs allow
+// (blosc, or none), with no copy of the box.
+func (a *Array) ReadRegionAt(ctx context.Context, start, shape []int, dst nd.Array, at []int) error {
+	if err := a.checkBox(start, shape); err != nil {
+		return err
+	}
+	if dst.DType() != a.p.DType {
+		return argErrorf("dst", "holds %v; the array is %v", dst.DType(), a.p.DType)
+	}
+	if err := dst.Check(); err != nil {
+		return err
+	}
+	if len(dst.Shape) != len(shape) || len(at) != len(shape) {
+		return argErrorf("dst", "shape %v and at %v for a region of %d axes", dst.Shape, at, len(shape))
+	}
+	origin := make([]int, len(shape))
+	for d := range shape {
+		if at[d] < 0 || at[d]+shape[d] > dst.Shape[d] {
+			return argErrorf("dst", "the box at %v of shape %v is outside its shape %v", at, shape, dst.Shape)
+		}
+		origin[d] = start[d] - at[d]
+	}
+	return a.readRegion(ctx, start, shape, region{b: dst.Bytes(), strides: cStrides(dst.Shape), origin: origin})
+}
+
+// readRegion reads the box at start of shape into out.
+func (a *Array) readRegion(ctx context.Context, start, shape []int, out region) error {
 	return a.cells(ctx, readWorkers(a.store), start, shape, func(ctx context.Context, idx []int) error {
 		cellLo := make([]int, len(idx))
 		for d := range idx {
