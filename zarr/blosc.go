@@ -235,6 +235,15 @@ func (h bloscHead) decode(b, out []byte, rs *runs) error {
 				dst = w
 			}
 		}
+		// A byte shuffle's splits are its rows when there is one per byte
+		// of an element: those stored raw (the random low bytes of
+		// floats) are unshuffled from where they are, not copied first.
+		var rowBuf [8][]byte
+		var rows [][]byte
+		if flags&bloscShuffle != 0 {
+			rows = shuffledRows(dst, int(bsize)/typesize, typesize, &rowBuf)
+		}
+		split := rows != nil && nsplits == int64(typesize) && nsplits > 1
 		pos := start
 		for j := range nsplits {
 			if pos+4 > cbytes {
@@ -248,7 +257,11 @@ func (h bloscHead) decode(b, out []byte, rs *runs) error {
 			src, part := b[pos:pos+csize], dst[j*neblock:(j+1)*neblock]
 			pos += csize
 			if csize == neblock {
-				copy(part, src)
+				if split {
+					rows[j] = src
+				} else {
+					copy(part, src)
+				}
 				continue
 			}
 			if err := bloscInflate(comp, src, part); err != nil {
@@ -257,12 +270,15 @@ func (h bloscHead) decode(b, out []byte, rs *runs) error {
 		}
 		switch {
 		case rs == nil && flags&bloscShuffle != 0:
-			unshuffleBytes(out[off:off+int(bsize)], dst, typesize)
+			o := out[off : off+int(bsize)]
+			n := int(bsize) / typesize * typesize
+			unshuffleAt(o[:n], rows, 0, typesize)
+			copy(o[n:], dst[n:]) // bytes past the last whole element
 		case rs == nil && flags&bloscBitShuffle != 0:
 			bitUnshuffle(out[off:off+int(bsize)], dst, typesize, h.version)
 		case rs == nil:
 		case flags&bloscShuffle != 0:
-			rs.unshuffle(dst, off, typesize)
+			rs.unshuffle(rows, off, typesize)
 		case &dst[0] == &tmp[0]:
 			rs.scatter(dst, off)
 		}

@@ -143,13 +143,11 @@ func (r *runs) gather(dst []byte, off int) {
 }
 
 // unshuffle undoes blosc's byte shuffle of the block of the chunk's
-// bytes at off (src, shuffled by elements of ts bytes: a row of each
-// byte) into the region: unshuffleBytes, each run's elements written
-// where they go. Every run and the block are whole elements of ts bytes
-// (shuffleAligned).
-func (r *runs) unshuffle(src []byte, off, ts int) {
-	n := len(src) / ts
-	r.each(off, off+len(src), func(at int, rb []byte) { unshuffleAt(rb, src, n, at/ts, ts) })
+// bytes at off (its rows: row j holds byte j of each element of ts bytes)
+// into the region: unshuffleBytes, each run's elements written where they
+// go. Every run and the block are whole elements (shuffleAligned).
+func (r *runs) unshuffle(rows [][]byte, off, ts int) {
+	r.each(off, off+len(rows[0])*ts, func(at int, rb []byte) { unshuffleAt(rb, rows, at/ts, ts) })
 }
 
 // shuffle is unshuffle's inverse: blosc's byte shuffle of the chunk's

@@ -2,10 +2,13 @@ package zarr
 
 import (
 	"bytes"
+	"encoding/binary"
 	"fmt"
 	"math/rand/v2"
 	"slices"
 	"testing"
+
+	"github.com/pierrec/lz4/v4"
 )
 
 // runsCase is a chunk at lo of shape in a region (a C-order array of
@@ -186,5 +189,81 @@ func TestRunsIncompressible(t *testing.T) {
 	copyBox(region{b: back, strides: cStrides(rc.shape), origin: rc.lo}, out, rc.w, es)
 	if !bytes.Equal(back, chunk) {
 		t.Fatal("decoded through runs, the chunk differs")
+	}
+}
+
+// splitBlosc writes chunk as c-blosc does by default (and zarr-python's
+// arrays hold): byte-shuffled blocks of bs bytes, each cut into its ts
+// rows, the splits, compressed with LZ4 apart; a split that does not
+// compress (rawEvery: every that many, whatever it holds) stored raw.
+// ndconv's encoder writes blocks whole, so only such buffers show that
+// the splits stored raw are unshuffled from where they are.
+func splitBlosc(chunk []byte, ts, bs, rawEvery int) []byte {
+	n := len(chunk)
+	nblocks := (n + bs - 1) / bs
+	out := make([]byte, bloscHeader+4*nblocks)
+	out[0], out[1], out[2], out[3] = 2, 1, bloscLZ4<<5|bloscShuffle, byte(ts)
+	binary.LittleEndian.PutUint32(out[4:], uint32(n))
+	binary.LittleEndian.PutUint32(out[8:], uint32(bs))
+	k := 0
+	for i := range nblocks {
+		block := chunk[i*bs : min(n, (i+1)*bs)]
+		sh := make([]byte, len(block))
+		shuffleBytes(sh, block, ts)
+		nsplits := ts
+		if len(block) < bs {
+			nsplits = 1 // the last, shorter block is one split
+		}
+		binary.LittleEndian.PutUint32(out[bloscHeader+4*i:], uint32(len(out)))
+		ne := len(sh) / nsplits
+		for j := range nsplits {
+			part := sh[j*ne : (j+1)*ne]
+			z := make([]byte, lz4.CompressBlockBound(len(part)))
+			m, err := lz4.CompressBlock(part, z, nil)
+			if k++; err != nil || m == 0 || m >= len(part) || rawEvery > 0 && k%rawEvery == 0 {
+				z, m = part, len(part)
+			}
+			out = binary.LittleEndian.AppendUint32(out, uint32(m))
+			out = append(out, z[:m]...)
+		}
+	}
+	binary.LittleEndian.PutUint32(out[12:], uint32(len(out)))
+	return out
+}
+
+// TestSplitsRaw: blocks split by byte, some splits stored raw, decode
+// to the chunk whole (bloscDecode) and into a region's rows
+// (bloscDecodeRuns), for elements of 2, 4 and 8 bytes.
+func TestSplitsRaw(t *testing.T) {
+	rng := rand.New(rand.NewPCG(41, 4))
+	const guard = 0xA5
+	for _, es := range []int{2, 4, 8} {
+		for ci, rc := range runsCases() {
+			n := prod(rc.shape) * es
+			chunk := make([]byte, n)
+			for i := range chunk {
+				chunk[i] = byte(rng.IntN(3))
+				if i%es == 0 {
+					chunk[i] = byte(rng.Uint32()) // a low byte that does not compress
+				}
+			}
+			for _, bs := range []int{16 * es, 64 * es, max(es, n)} {
+				for _, rawEvery := range []int{0, 2, 3} {
+					name := fmt.Sprintf("%d-byte elements, case %d, blocks of %d, raw every %d", es, ci, bs, rawEvery)
+					enc := splitBlosc(chunk, es, bs, rawEvery)
+					got, err := bloscDecode(enc, nil, n)
+					if err != nil || !bytes.Equal(got, chunk) {
+						t.Fatalf("%s: bloscDecode: %v, same bytes %v", name, err, bytes.Equal(got, chunk))
+					}
+					want := region{b: bytes.Repeat([]byte{guard}, prod(rc.rshape)*es), strides: cStrides(rc.rshape), origin: rc.origin}
+					out := region{b: slices.Clone(want.b), strides: want.strides, origin: want.origin}
+					copyBox(want, region{b: chunk, strides: cStrides(rc.shape), origin: rc.lo}, rc.w, es)
+					rs, _ := newRuns(out, rc.lo, rc.shape, rc.w, es)
+					if err := bloscDecodeRuns(enc, rs); err != nil || !bytes.Equal(out.b, want.b) {
+						t.Fatalf("%s: bloscDecodeRuns: %v, same bytes %v", name, err, bytes.Equal(out.b, want.b))
+					}
+				}
+			}
+		}
 	}
 }

@@ -11,17 +11,30 @@ import "encoding/binary"
 // decoding a default zarr-python chunk (Blosc LZ4 with shuffle).
 func unshuffleBytes(dst, src []byte, typesize int) {
 	n := len(src) / typesize
-	unshuffleAt(dst[:n*typesize], src, n, 0, typesize)
+	var buf [8][]byte
+	unshuffleAt(dst[:n*typesize], shuffledRows(src, n, typesize, &buf), 0, typesize)
 	copy(dst[n*typesize:], src[n*typesize:])
 }
 
+// shuffledRows are the rows of a shuffled block b of n elements of
+// typesize bytes: row j holds byte j of every element. buf holds them
+// for elements of up to 8 bytes.
+func shuffledRows(b []byte, n, typesize int, buf *[8][]byte) [][]byte {
+	rows := buf[:0]
+	for j := range typesize {
+		rows = append(rows, b[j*n:(j+1)*n])
+	}
+	return rows
+}
+
 // unshuffleAt writes elements i to i+len(dst)/typesize of a shuffled
-// block src (n elements: a row of n bytes for each byte of an element)
+// block whose rows are rows (row j holds byte j of every element, and
+// may lie anywhere: blosc's splits stored raw are read where they are)
 // to dst: unshuffleBytes for a run of the block's elements, which a
 // chunk's rows in a larger array take one at a time (runs.unshuffle).
-func unshuffleAt(dst, src []byte, n, i, typesize int) {
+func unshuffleAt(dst []byte, rows [][]byte, i, typesize int) {
 	k := len(dst) / typesize
-	row := func(j int) []byte { return src[j*n+i : j*n+i+k] }
+	row := func(j int) []byte { return rows[j][i : i+k] }
 	switch typesize {
 	case 1:
 		copy(dst, row(0))
@@ -30,15 +43,15 @@ func unshuffleAt(dst, src []byte, n, i, typesize int) {
 	case 4:
 		unshuffle4(dst, row(0), row(1), row(2), row(3))
 	case 8:
-		var rows [8][]byte
-		for j := range rows {
-			rows[j] = row(j)
+		var rs [8][]byte
+		for j := range rs {
+			rs[j] = row(j)
 		}
 		out := dst
 		for e := 0; e < k && len(out) >= 8; e++ {
 			var v uint64
-			for j := range rows {
-				v |= uint64(rows[j][e]) << (8 * j)
+			for j := range rs {
+				v |= uint64(rs[j][e]) << (8 * j)
 			}
 			binary.LittleEndian.PutUint64(out, v)
 			out = out[8:]
@@ -53,7 +66,8 @@ func unshuffleAt(dst, src []byte, n, i, typesize int) {
 }
 
 // unshuffleGeneric is unshuffleBytes a byte at a time, for any element
-// size (bytes past the last whole element left to the caller).
+// size (bytes past the last whole element left to the caller): the
+// reference the tests check the others against.
 func unshuffleGeneric(dst, src []byte, typesize int) {
 	n := len(src) / typesize
 	for j := range typesize {
