@@ -16,7 +16,8 @@ import (
 // and origin, kernels up to larger than the input, dense or separable,
 // banks) into N-D blocks of a random shape and runs them with RunBlocks
 // from an ArraySource into an ArraySink: the blocks put together equal
-// the whole result bit for bit, and every block's Regions tile its input.
+// the whole result bit for bit, every block's Regions tile its input, and
+// Block.Read fills it alike from a BoxSource and from a plain Source.
 func FuzzBlocksEqualWhole(f *testing.F) {
 	f.Add(uint64(1), uint8(0), uint8(1))
 	f.Add(uint64(7), uint8(4), uint8(3))
@@ -62,6 +63,18 @@ func FuzzBlocksEqualWhole(f *testing.F) {
 			if covered != b.InElems {
 				t.Fatalf("block %d: regions cover %d of %d input elements", i, covered, b.InElems)
 			}
+			// Read straight into the input (a BoxSource) and through the
+			// region buffer (a plain Source): the same input.
+			in := [2]nd.Array{}
+			for k, s := range []chunk.Source{chunk.ArraySource{Array: src}, plainSource{chunk.ArraySource{Array: src}}} {
+				in[k], _ = nd.New(p.In, b.Problem.InShape...)
+				if err := b.Read(s, in[k], nil); err != nil {
+					t.Fatal(err)
+				}
+			}
+			if !bytes.Equal(in[0].Bytes(), in[1].Bytes()) {
+				t.Fatalf("block %d: read into its input, the boxes differ from those read into a buffer and copied", i)
+			}
 		}
 		for _, e := range engines {
 			if !e.supports(p) {
@@ -88,6 +101,13 @@ func FuzzBlocksEqualWhole(f *testing.F) {
 			}
 		}
 	})
+}
+
+// plainSource is a Source that is not a BoxSource.
+type plainSource struct{ s chunk.ArraySource }
+
+func (p plainSource) ReadRegion(start, shape []int, dst nd.Array) error {
+	return p.s.ReadRegion(start, shape, dst)
 }
 
 // TestCopyBox moves boxes between arrays of several shapes and checks

@@ -544,7 +544,8 @@ func (a *Array) readRegion(ctx context.Context, start, shape []int, out region) 
 func (a *Array) decodeChunk(key string, c *chain, data []byte, shape, lo []int, w box, out region) error {
 	es := a.p.DType.Size()
 	var into []byte
-	if c.perm == nil && slices.Equal(out.origin, lo) && len(out.b) == prod(shape)*es && slices.Equal(out.strides, cStrides(shape)) {
+	if c.perm == nil && slices.Equal(out.origin, lo) && len(out.b) == prod(shape)*es && slices.Equal(out.strides, cStrides(shape)) &&
+		slices.Equal(w.shape(), shape) {
 		into = out.b
 	}
 	if into == nil {

@@ -219,9 +219,53 @@ func TestRoundTrip(t *testing.T) {
 			if !sameBits(part, sub(t, want, start, size)) {
 				t.Fatalf("%s: region %v %v differs", name, start, size)
 			}
+			checkReadRegionAt(t, r, name, b, start, part)
 		}
 	}
 	t.Logf("%d random arrays", n)
+}
+
+// checkReadRegionAt reads the region at start (part holds it) with
+// ReadRegionAt into a box of a larger array, its other bytes guard bytes:
+// the box holds part, and the guard bytes are as they were.
+func checkReadRegionAt(t *testing.T, r *rand.Rand, name string, a *zarr.Array, start []int, part nd.Array) {
+	t.Helper()
+	rank := len(start)
+	big, at := make([]int, rank), make([]int, rank)
+	for d := range rank {
+		at[d] = r.IntN(3)
+		big[d] = at[d] + part.Shape[d] + r.IntN(3)
+	}
+	dst, _ := nd.New(part.DType(), big...)
+	guard := bytes.Repeat([]byte{0xA5}, len(dst.Bytes()))
+	copy(dst.Bytes(), guard)
+	if err := a.ReadRegionAt(context.Background(), start, part.Shape, dst, at); err != nil {
+		t.Fatalf("%s: ReadRegionAt %v %v at %v of %v: %v", name, start, part.Shape, at, big, err)
+	}
+	if !sameBits(subArray(dst, at, part.Shape), part) {
+		t.Fatalf("%s: ReadRegionAt %v %v at %v of %v: the box differs from ReadRegion's", name, start, part.Shape, at, big)
+	}
+	// The guard put back over the box: the rest must be untouched.
+	restore(dst, guard[:len(part.Bytes())], at, part.Shape)
+	if !bytes.Equal(dst.Bytes(), guard) {
+		t.Fatalf("%s: ReadRegionAt %v %v at %v of %v wrote outside its box", name, start, part.Shape, at, big)
+	}
+}
+
+// restore copies src (C-order elements of a box of shape) into the box
+// at at of dst, element by element.
+func restore(dst nd.Array, src []byte, at, shape []int) {
+	es := dst.DType().Size()
+	b := dst.Bytes()
+	for i := range len(src) / es {
+		rem, off, stride := i, 0, 1
+		for d := len(at) - 1; d >= 0; d-- {
+			off += (at[d] + rem%shape[d]) * stride
+			rem /= shape[d]
+			stride *= dst.Shape[d]
+		}
+		copy(b[off*es:(off+1)*es], src[i*es:(i+1)*es])
+	}
 }
 
 func checkMeta(t *testing.T, name string, got, want zarr.Meta) {
