@@ -1080,7 +1080,7 @@ func (a *Array) writeCell(ctx context.Context, idx, lo []int, in region, w box) 
 		into = getBuf(encodeBound(prod(a.p.grid) * es))
 		defer putBuf(into)
 	}
-	if rs, ok := a.encodeRuns(in, lo, w); ok {
+	if rs, ok := encodeRuns(&a.p.outer, in, lo, a.p.grid, w, es); ok {
 		// Encoded from in's rows: no copy of the chunk.
 		if rs.allFill(a.p.fill) {
 			return a.store.Delete(ctx, a.Key(idx))
@@ -1129,16 +1129,15 @@ func (a *Array) writeCell(ctx context.Context, idx, lo []int, in region, w box) 
 	return a.store.Put(ctx, a.Key(idx), data)
 }
 
-// encodeRuns maps the bytes of the chunk at lo to in's rows where the
-// chunk's codecs encode it from there (encodeArrayRuns): a chunk not
-// sharded, inside the array (w is all of it), codecs directRuns takes
+// encodeRuns maps the bytes of the chunk at lo of shape to in's rows
+// where codecs c encode it from there (encodeArrayRuns): a chunk (not a
+// shard) inside the array (w is all of it), codecs directRuns takes
 // whose first encoder is blosc.
-func (a *Array) encodeRuns(in region, lo []int, w box) (*runs, bool) {
-	c := &a.p.outer
-	if c.shard != nil || len(c.bytes) == 0 || !slices.Equal(w.shape(), a.p.grid) {
+func encodeRuns(c *chain, in region, lo, shape []int, w box, es int) (*runs, bool) {
+	if c.shard != nil || len(c.bytes) == 0 || !slices.Equal(w.shape(), shape) {
 		return nil, false
 	}
-	return directRuns(c, in, lo, a.p.grid, w, a.p.DType.Size())
+	return directRuns(c, in, lo, shape, w, es)
 }
 
 // encodeArrayRuns is encodeArrayInto for a chunk whose bytes rs maps
@@ -1248,12 +1247,27 @@ func (a *Array) encodeCell(buf, into []byte) (pieces [][]byte, release func(), e
 	shardRegion := region{b: buf, strides: cStrides(a.p.grid), origin: zero}
 	chunkBytes := prod(s.inner) * es
 	err = parallel(context.Background(), runtime.GOMAXPROCS(0), n, func(_ context.Context, j int) error {
-		chunk := getBuf(chunkBytes)
 		c := make([]int, rank)
 		for d, r := rank-1, j; d >= 0; d-- {
 			c[d] = r % counts[d] * s.inner[d]
 			r /= counts[d]
 		}
+		if rs, ok := encodeRuns(&s.codecs, shardRegion, c, s.inner, box{lo: c, hi: addTo(c, s.inner)}, es); ok {
+			// Encoded from the shard's rows: no copy of the chunk.
+			if rs.allFill(a.p.fill) {
+				return nil
+			}
+			into := getBuf(encodeBound(chunkBytes))
+			enc, err := encodeArrayRuns(&s.codecs, rs, into)
+			encoded[j] = enc
+			if err == nil && nd.Overlap(nd.Array{Shape: []int{len(enc)}, Data: enc}, nd.Array{Shape: []int{cap(into)}, Data: into[:cap(into)]}) {
+				held[j][1] = into // the encoded chunk's memory
+			} else {
+				putBuf(into)
+			}
+			return err
+		}
+		chunk := getBuf(chunkBytes)
 		copyBox(region{b: chunk, strides: cStrides(s.inner), origin: c}, shardRegion, box{lo: c, hi: addTo(c, s.inner)}, es)
 		if allFill(chunk, a.p.fill) {
 			putBuf(chunk)
