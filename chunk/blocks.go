@@ -236,23 +236,64 @@ func CopyBox(dst []byte, dstShape, dstAt []int, src []byte, srcShape, srcAt []in
 	}
 	run *= shape[inner]
 	ss, ds := nd.Strides(srcShape), nd.Strides(dstShape)
-	idx := make([]int, inner)
+	so, do := 0, 0 // the first run's, in bytes
+	for d := range inner + 1 {
+		so += srcAt[d] * ss[d] * size
+		do += dstAt[d] * ds[d] * size
+	}
+	if inner == 0 {
+		copy(dst[do:do+run], src[so:so+run])
+		return
+	}
+	// The runs along axis inner-1 in a loop of their own, offsets stepped
+	// by its strides; the axes before it by an odometer.
+	last := inner - 1
+	n, sstep, dstep := shape[last], ss[last]*size, ds[last]*size
+	idx := make([]int, last)
 	for {
-		so, do := srcAt[inner]*ss[inner], dstAt[inner]*ds[inner]
-		for d := range inner {
-			so += (srcAt[d] + idx[d]) * ss[d]
-			do += (dstAt[d] + idx[d]) * ds[d]
-		}
-		copy(dst[do*size:do*size+run], src[so*size:so*size+run])
-		d := inner - 1
+		copyRuns(dst, do, dstep, src, so, sstep, n, run)
+		d := last - 1
 		for ; d >= 0; d-- {
+			so += ss[d] * size
+			do += ds[d] * size
 			if idx[d]++; idx[d] < shape[d] {
 				break
 			}
+			so -= shape[d] * ss[d] * size
+			do -= shape[d] * ds[d] * size
 			idx[d] = 0
 		}
 		if d < 0 {
 			return
+		}
+	}
+}
+
+// copyRuns copies n runs of run bytes, from src at so on by sstep to dst
+// at do on by dstep. Runs of 4, 8 and 16 bytes (a halo's one or two
+// columns, a shell's face across the last axis) are single moves: copy's
+// call for each cost ~20 ns, 16,384 of them for a face of a 128³ chunk.
+func copyRuns(dst []byte, do, dstep int, src []byte, so, sstep, n, run int) {
+	switch run {
+	case 4:
+		for range n {
+			*(*[4]byte)(dst[do:]) = *(*[4]byte)(src[so:])
+			so, do = so+sstep, do+dstep
+		}
+	case 8:
+		for range n {
+			*(*[8]byte)(dst[do:]) = *(*[8]byte)(src[so:])
+			so, do = so+sstep, do+dstep
+		}
+	case 16:
+		for range n {
+			*(*[16]byte)(dst[do:]) = *(*[16]byte)(src[so:])
+			so, do = so+sstep, do+dstep
+		}
+	default:
+		for range n {
+			copy(dst[do:do+run], src[so:so+run])
+			so, do = so+sstep, do+dstep
 		}
 	}
 }
