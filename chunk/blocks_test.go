@@ -111,21 +111,24 @@ func (p plainSource) ReadRegion(start, shape []int, dst nd.Array) error {
 }
 
 // TestCopyBox moves boxes between arrays of several shapes and checks
-// each element against its index arithmetic.
+// each element against its index arithmetic, for elements of 1, 2, 4
+// and 8 bytes (runs of 4, 8 and 16 bytes move in one load and store).
 func TestCopyBox(t *testing.T) {
 	rng := rand.New(rand.NewPCG(30, 9))
-	for range 200 {
+	for i := range 400 {
+		dt := []nd.DType{nd.Uint8, nd.Uint16, nd.Float32, nd.Float64}[i%4] // runs of 4, 8 and 16 bytes among others
+		size := dt.Size()
 		rank := 1 + rng.IntN(4)
 		src, dst, box, sat, dat := make([]int, rank), make([]int, rank), make([]int, rank), make([]int, rank), make([]int, rank)
 		for d := range rank {
-			box[d] = rng.IntN(4)
+			box[d] = rng.IntN(5)
 			src[d], dst[d] = box[d]+rng.IntN(3), box[d]+rng.IntN(3)
 			sat[d], dat[d] = rng.IntN(src[d]-box[d]+1), rng.IntN(dst[d]-box[d]+1)
 		}
-		s := enginetest.RandomArray(rng, nd.Uint16, src...)
-		d, _ := nd.New(nd.Uint16, dst...)
-		before := slices.Clone(d.Data.([]uint16))
-		chunk.CopyBox(d.Bytes(), dst, dat, s.Bytes(), src, sat, box, 2)
+		s := enginetest.RandomArray(rng, dt, src...)
+		d := enginetest.RandomArray(rng, dt, dst...)
+		before := slices.Clone(d.Bytes())
+		chunk.CopyBox(d.Bytes(), dst, dat, s.Bytes(), src, sat, box, size)
 		ss, ds := nd.Strides(src), nd.Strides(dst)
 		n, _ := nd.NumElements(dst)
 		for i := range n {
@@ -136,12 +139,12 @@ func TestCopyBox(t *testing.T) {
 				in = in && idx[k] >= dat[k] && idx[k] < dat[k]+box[k]
 				from += (idx[k] - dat[k] + sat[k]) * ss[k]
 			}
-			want := before[i]
+			want := before[i*size : (i+1)*size]
 			if in {
-				want = s.Data.([]uint16)[from]
+				want = s.Bytes()[from*size : (from+1)*size]
 			}
-			if got := d.Data.([]uint16)[i]; got != want {
-				t.Fatalf("src %v at %v, dst %v at %v, box %v: element %v = %d, want %d", src, sat, dst, dat, box, idx, got, want)
+			if got := d.Bytes()[i*size : (i+1)*size]; !bytes.Equal(got, want) {
+				t.Fatalf("%v: src %v at %v, dst %v at %v, box %v: element %v = %x, want %x", dt, src, sat, dst, dat, box, idx, got, want)
 			}
 		}
 	}
