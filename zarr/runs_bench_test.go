@@ -70,13 +70,17 @@ func BenchmarkShuffleChunkRuns(b *testing.B) {
 	}
 }
 
-func BenchmarkDecodeChunkCopy(b *testing.B) {
+// benchEncoded is benchBlock with its chunk encoded.
+func benchEncoded() (region, []int, box, []byte) {
 	in, shape, w, bc := benchBlock()
-	enc, _ := bc.encode(func() []byte {
-		c := make([]byte, prod(shape)*4)
-		copyBox(region{b: c, strides: cStrides(shape), origin: w.lo}, in, w, 4)
-		return c
-	}())
+	c := make([]byte, prod(shape)*4)
+	copyBox(region{b: c, strides: cStrides(shape), origin: w.lo}, in, w, 4)
+	enc, _ := bc.encode(c)
+	return in, shape, w, enc
+}
+
+func BenchmarkDecodeChunkCopy(b *testing.B) {
+	in, shape, w, enc := benchEncoded()
 	chunk := make([]byte, prod(shape)*4)
 	b.SetBytes(int64(len(chunk)))
 	for b.Loop() {
@@ -88,12 +92,7 @@ func BenchmarkDecodeChunkCopy(b *testing.B) {
 }
 
 func BenchmarkDecodeChunkRuns(b *testing.B) {
-	in, shape, w, bc := benchBlock()
-	enc, _ := bc.encode(func() []byte {
-		c := make([]byte, prod(shape)*4)
-		copyBox(region{b: c, strides: cStrides(shape), origin: w.lo}, in, w, 4)
-		return c
-	}())
+	in, shape, w, enc := benchEncoded()
 	b.SetBytes(int64(prod(shape) * 4))
 	for b.Loop() {
 		rs, _ := newRuns(in, w.lo, shape, w, 4)
