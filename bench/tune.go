@@ -108,6 +108,9 @@ func TuneWorkload(ctx context.Context, cache *ndconv.TuningCache, w Workload, op
 		return *r.MsMedian, true
 	}
 	base, ok := median(ndconv.Tuning{})
+	if err := context.Cause(ctx); err != nil {
+		return res, err // stopped (a signal): not "does not run"
+	}
 	if !ok {
 		res.Skipped = "the default does not run"
 		return res, nil
@@ -119,10 +122,18 @@ func TuneWorkload(ctx context.Context, cache *ndconv.TuningCache, w Workload, op
 		if opt.TimeLimit > 0 && time.Since(start) > opt.TimeLimit {
 			break
 		}
+		// A stopped run (a signal) stores nothing of this workload: its
+		// candidates were not all seen, nor cut by the time limit asked.
+		if err := context.Cause(ctx); err != nil {
+			return res, err
+		}
 		res.Measured++
 		if ms, ok := median(c); ok && ms < res.BestMs {
 			res.Best, res.BestMs = c, ms
 		}
+	}
+	if err := context.Cause(ctx); err != nil {
+		return res, err // the last candidate's run was stopped
 	}
 	if res.BestMs < (1-TuneThreshold)*base {
 		if err := cache.Store(opt.Device, p, res.Method, res.Best); err != nil {

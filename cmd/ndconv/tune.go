@@ -40,7 +40,9 @@ plans for the same problem on the same device read it, as FFTW reads its
 wisdom. Every candidate gives the same bits; only the speed differs.
 Each workload's line is printed, and the cache saved, as soon as it is
 done; --time-limit bounds the time one workload's candidates may take (as
-FFTW's planner time limit), keeping the fastest measured by then.
+FFTW's planner time limit), keeping the fastest measured by then. An
+interrupt (Ctrl-C) stops it after the candidate in hand: the rates and the
+workloads done are kept, the interrupted workload is not.
 
 Workloads are named as for bench: --workload seeds|anchors|banks|all [--only RE],
 or one with --shape, --dtype, --kernel, ….`,
@@ -89,10 +91,11 @@ func runTune(cmd *cobra.Command, f tuneFlags) error {
 	if err := tuneRates(cmd, cache, dev, f.workers); err != nil {
 		return err
 	}
+	// Saved at once: a tune stopped later (a signal) keeps them.
+	if err := cache.Save(); err != nil {
+		return err
+	}
 	if f.rates {
-		if err := cache.Save(); err != nil {
-			return err
-		}
 		fmt.Fprintf(out, "tuning cache %s: rates saved\n", path)
 		return nil
 	}
