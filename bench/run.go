@@ -97,6 +97,11 @@ func Run(ctx context.Context, w Workload, opt Options, device string, roof Roofl
 	if opt.BankLayout == ndconv.Planar && w.Bank > 1 {
 		r.BankLayout = opt.BankLayout.String()
 	}
+	// A GPU's timing (TimeOnDevice) takes no context: a run stopped (a
+	// signal) between workloads is seen here, before the next one starts.
+	if err := context.Cause(ctx); err != nil {
+		return r, err
+	}
 	ms, checksum, method, impl, spans, err := run(ctx, w, opt)
 	if err != nil {
 		if ctx.Err() != nil {

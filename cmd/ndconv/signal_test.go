@@ -4,6 +4,7 @@ package main
 
 import (
 	"bufio"
+	"encoding/json"
 	"os"
 	"os/exec"
 	"path/filepath"
@@ -13,6 +14,7 @@ import (
 	"time"
 
 	"github.com/ndconv/ndconv/nd"
+	"github.com/ndconv/ndconv/opencl"
 )
 
 // TestSignalLeavesNothing stops a job with SIGINT or SIGTERM while it
@@ -148,5 +150,101 @@ func TestSignalManyKeepsWholeFiles(t *testing.T) {
 	name := entries[0].Name()
 	if got, want := readBytes(t, filepath.Join(dir, "out", name)), oneFileOutput(t, dir, name, name, "-k", "laplace"); string(got) != string(want) {
 		t.Errorf("%s differs from a one-file call's output", name)
+	}
+}
+
+// interrupted starts cmd and sends it SIGINT a second after a line of its
+// stdout satisfies at (two seconds after the start where at is nil), then
+// waits: its exit status, stdout's lines and ndconv's own stderr lines
+// (a library's, such as PoCL's compiler's, aside). A command that ignores
+// the signal is killed a minute later and fails its test by its status.
+func interrupted(t *testing.T, cmd *exec.Cmd, at func(line string) bool) (code int, stdout, own []string) {
+	t.Helper()
+	out, err := cmd.StdoutPipe()
+	if err != nil {
+		t.Fatal(err)
+	}
+	var stderr strings.Builder
+	cmd.Stderr = &stderr
+	if err := cmd.Start(); err != nil {
+		t.Fatal(err)
+	}
+	signal := func(after time.Duration) {
+		time.AfterFunc(after, func() { cmd.Process.Signal(syscall.SIGINT) })
+		time.AfterFunc(after+time.Minute, func() { cmd.Process.Kill() })
+	}
+	if at == nil {
+		signal(2 * time.Second)
+	}
+	sc := bufio.NewScanner(out)
+	for sc.Scan() {
+		stdout = append(stdout, sc.Text())
+		if at != nil && at(sc.Text()) {
+			signal(time.Second)
+			at = nil
+		}
+	}
+	code = -1 // killed
+	if err := cmd.Wait(); err == nil {
+		code = 0
+	} else if ee, ok := err.(*exec.ExitError); ok {
+		code = ee.ExitCode()
+	}
+	for _, l := range strings.Split(stderr.String(), "\n") {
+		if strings.HasPrefix(l, "ndconv:") {
+			own = append(own, l)
+		}
+	}
+	return code, stdout, own
+}
+
+// stoppedOnce checks an interrupted command's status and stderr: 128 +
+// SIGINT and one line of ndconv's saying it was stopped.
+func stoppedOnce(t *testing.T, code int, stdout, own []string) {
+	t.Helper()
+	if code != 128+int(syscall.SIGINT) || len(own) != 1 || !strings.Contains(own[0], "stopped by") {
+		t.Errorf("exit %d, ndconv's stderr %q (stdout %q): want %d and one line saying it was stopped", code, own, stdout, 128+int(syscall.SIGINT))
+	}
+}
+
+// TestSignalBenchGPU: SIGINT stops a GPU bench before its next workload
+// (a GPU's timing takes no context; before, the bench ran every workload
+// and exited 0).
+func TestSignalBenchGPU(t *testing.T) {
+	if opencl.Available() != nil {
+		t.Skip("no OpenCL here")
+	}
+	cmd := exec.Command(binaryPath, "bench", "--device", "opencl", "--workload", "anchors", "--only", "^A-2d-k(3|5|7|9)$", "--scale", "0.1")
+	cmd.Dir = t.TempDir()
+	code, stdout, own := interrupted(t, cmd, nil)
+	stoppedOnce(t, code, stdout, own)
+}
+
+// TestSignalTune: SIGINT during a workload's candidates stops the tune
+// after the candidate in hand (not at its time limit); the rates measured
+// first are saved, the interrupted workload is not.
+func TestSignalTune(t *testing.T) {
+	if opencl.Available() != nil {
+		t.Skip("no OpenCL here")
+	}
+	dir := t.TempDir()
+	cmd := exec.Command(binaryPath, "tune", "--device", "opencl", "--shape", "512,512", "--kernel", "5x5",
+		"--repeat", "1", "--time-limit", "10m", "--cache", "tc.json")
+	cmd.Dir = dir
+	code, stdout, own := interrupted(t, cmd, func(line string) bool { return strings.HasPrefix(line, "rates: cpu") })
+	stoppedOnce(t, code, stdout, own)
+	b, err := os.ReadFile(filepath.Join(dir, "tc.json"))
+	if err != nil {
+		t.Fatalf("the rates were not saved: %v", err)
+	}
+	var cache struct {
+		CPU     json.RawMessage `json:"cpu"`
+		Entries map[string]any  `json:"entries"`
+	}
+	if err := json.Unmarshal(b, &cache); err != nil {
+		t.Fatal(err)
+	}
+	if len(cache.CPU) == 0 || len(cache.Entries) != 0 {
+		t.Errorf("cache %s: want the CPU rates and no entry", b)
 	}
 }
