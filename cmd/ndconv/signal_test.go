@@ -153,7 +153,7 @@ func TestSignalManyKeepsWholeFiles(t *testing.T) {
 	}
 }
 
-// interrupted starts cmd and sends it SIGINT a second after a line of its
+// interrupted starts cmd and sends it SIGINT as soon as a line of its
 // stdout satisfies at (two seconds after the start where at is nil), then
 // waits: its exit status, stdout's lines and ndconv's own stderr lines
 // (a library's, such as PoCL's compiler's, aside). A command that ignores
@@ -180,7 +180,7 @@ func interrupted(t *testing.T, cmd *exec.Cmd, at func(line string) bool) (code i
 	for sc.Scan() {
 		stdout = append(stdout, sc.Text())
 		if at != nil && at(sc.Text()) {
-			signal(time.Second)
+			signal(0)
 			at = nil
 		}
 	}
@@ -228,8 +228,11 @@ func TestSignalTune(t *testing.T) {
 		t.Skip("no OpenCL here")
 	}
 	dir := t.TempDir()
-	cmd := exec.Command(binaryPath, "tune", "--device", "opencl", "--shape", "512,512", "--kernel", "5x5",
-		"--repeat", "1", "--time-limit", "10m", "--cache", "tc.json")
+	// The candidates come after the rates' line: over a hundred of them,
+	// each timed three times on 1024² (seconds on PoCL, however warm its
+	// kernel cache).
+	cmd := exec.Command(binaryPath, "tune", "--device", "opencl", "--shape", "1024,1024", "--kernel", "5x5",
+		"--repeat", "3", "--time-limit", "10m", "--cache", "tc.json")
 	cmd.Dir = dir
 	code, stdout, own := interrupted(t, cmd, func(line string) bool { return strings.HasPrefix(line, "rates: cpu") })
 	stoppedOnce(t, code, stdout, own)
