@@ -13,16 +13,22 @@ var testInfo = Info{PlatformName: "Portable Computing Language", PlatformVersion
 var testKey = programKeyOf("test", "-DA=1", testInfo)
 
 func TestBuildOptions(t *testing.T) {
-	got, err := buildOptions([]string{"TILE=16", "-cl-std=CL1.2", "KW=5", "BORDER", "OUT_MIN=(-2147483647-1)"})
+	gpuInfo := Info{PlatformName: "NVIDIA CUDA", PlatformVersion: "OpenCL 3.0 CUDA 13.0.88", Name: "NVIDIA H200"}
+	got, err := buildOptions([]string{"TILE=16", "-cl-std=CL1.2", "KW=5", "BORDER", "OUT_MIN=(-2147483647-1)"}, gpuInfo)
 	want := "-DBORDER -DKW=5 -DOUT_MIN=(-2147483647-1) -DTILE=16 -cl-std=CL1.2"
 	if err != nil || got != want {
 		t.Errorf("buildOptions = %q, %v, want %q", got, err, want)
 	}
-	if got, err := buildOptions(nil); got != "" || err != nil {
+	if got, err := buildOptions(nil, gpuInfo); got != "" || err != nil {
 		t.Errorf("no defines: %q, %v", got, err)
 	}
+	// PoCL's builds are quiet: its compiler would print its warnings' count
+	// on the process's stderr.
+	if got, err := buildOptions([]string{"KW=5"}, testInfo); got != "-DKW=5 -w" || err != nil {
+		t.Errorf("on PoCL: %q, %v, want %q", got, err, "-DKW=5 -w")
+	}
 	for _, bad := range []string{"A=1 2", "", "A=\"x\""} {
-		if _, err := buildOptions([]string{bad}); err == nil {
+		if _, err := buildOptions([]string{bad}, gpuInfo); err == nil {
 			t.Errorf("define %q accepted", bad)
 		}
 	}
@@ -32,7 +38,7 @@ func TestBuildOptions(t *testing.T) {
 // does.
 func TestProgramKeyInputs(t *testing.T) {
 	key := func(src string, defines []string, info Info) gpucache.Key {
-		opts, err := buildOptions(defines)
+		opts, err := buildOptions(defines, info)
 		if err != nil {
 			t.Fatal(err)
 		}

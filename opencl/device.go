@@ -40,6 +40,10 @@ type Info struct {
 	CompilerAvailable bool
 }
 
+// PoCL reports whether the device is PoCL's (the Portable Computing
+// Language, OpenCL on the CPU).
+func (i Info) PoCL() bool { return strings.Contains(i.PlatformVersion, "PoCL") }
+
 // Spec is the device's name in --device syntax: "opencl:P:D".
 func (i Info) Spec() string { return fmt.Sprintf("opencl:%d:%d", i.Platform, i.Device) }
 
@@ -237,7 +241,7 @@ func (p planner) Missing(launches []*kernels.Launch) (int, error) {
 		if err != nil {
 			return 0, err
 		}
-		options, err := buildOptions(l.Defines)
+		options, err := buildOptions(l.Defines, p.info)
 		if err != nil {
 			return 0, err
 		}

@@ -49,7 +49,7 @@ func (d *Device) program(c *programCache, source, name string, defines []string)
 	if d.unoptimised.Load() {
 		defines = append(slices.Clip(defines), "-cl-opt-disable")
 	}
-	options, err := buildOptions(defines)
+	options, err := buildOptions(defines, d.info)
 	if err != nil {
 		return nil, err
 	}
@@ -97,14 +97,22 @@ var programStore = &gpucache.Store{
 // programCache is one device's programs by key.
 type programCache = gpucache.Cache[*Program]
 
-// buildOptions is clBuildProgram's option string for defines.
-func buildOptions(defines []string) (string, error) {
+// buildOptions is clBuildProgram's option string for defines on the
+// device described by info. On PoCL it adds -w (OpenCL's own option): its
+// compiler prints its warnings' count on the process's stderr ("3 warnings
+// generated." for winograd.cl's loops it does not unroll), noise after a
+// command that succeeded; other drivers keep warnings in the build log.
+func buildOptions(defines []string, info Info) (string, error) {
 	for _, d := range defines {
 		if d == "" || strings.ContainsAny(d, " \t\n\r\"'\\") {
 			return "", &UnsupportedError{Backend: "opencl", What: "build option", Value: fmt.Sprintf("%q", d), Reason: "defines may not be empty or hold spaces or quotes"}
 		}
 	}
-	return strings.Join(gpu.DefineOptions(defines), " "), nil
+	options := gpu.DefineOptions(defines)
+	if info.PoCL() {
+		options = append(options, "-w")
+	}
+	return strings.Join(options, " "), nil
 }
 
 // build makes a program with create and builds it with options, with its

@@ -1,11 +1,17 @@
 package main
 
 import (
+	"bytes"
 	"encoding/json"
+	"math/rand/v2"
 	"os"
+	"os/exec"
 	"path/filepath"
 	"strings"
 	"testing"
+
+	"github.com/ndconv/ndconv/internal/enginetest"
+	"github.com/ndconv/ndconv/nd"
 
 	"github.com/ndconv/ndconv/opencl"
 )
@@ -61,5 +67,30 @@ func TestTuneTimeLimit(t *testing.T) {
 	}
 	if code, _ := runWithEnv(t, dir, nil, "tune", "--device", "opencl", "--time-limit", "soon"); code != 2 {
 		t.Errorf("--time-limit soon: exit %d, want 2", code)
+	}
+}
+
+// TestOpenCLBuildQuiet: a command that builds kernels on an OpenCL device
+// prints nothing on stderr — PoCL's compiler would print its warnings'
+// count there ("3 warnings generated." for winograd.cl), so its builds
+// pass -w. Fresh kernel caches (ndconv's and PoCL's), so that it builds.
+func TestOpenCLBuildQuiet(t *testing.T) {
+	if opencl.Available() != nil {
+		t.Skip("no OpenCL here")
+	}
+	dir := t.TempDir()
+	rng := rand.New(rand.NewPCG(41, 1))
+	writeNPY(t, filepath.Join(dir, "in.npy"), enginetest.RandomArray(rng, nd.Float32, 40, 36))
+	writeNPY(t, filepath.Join(dir, "k.npy"), enginetest.RandomArray(rng, nd.Float32, 3, 3))
+	cmd := exec.Command(binaryPath, "correlate", "-q", "-k", "k.npy", "--method", "winograd", "--device", "opencl", "in.npy", "out.npy")
+	cmd.Dir = dir
+	cmd.Env = append(os.Environ(), "NDCONV_CACHE_DIR="+filepath.Join(dir, "nd-cache"), "POCL_CACHE_DIR="+filepath.Join(dir, "pocl-cache"))
+	var stderr bytes.Buffer
+	cmd.Stderr = &stderr
+	if err := cmd.Run(); err != nil {
+		t.Fatalf("%v: %s", err, stderr.String())
+	}
+	if stderr.Len() != 0 {
+		t.Errorf("stderr %q, want nothing", stderr.String())
 	}
 }
