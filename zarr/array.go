@@ -724,15 +724,7 @@ func decodeArrayRuns(key string, c *chain, data []byte, rs *runs) error {
 		rs.scatter(b, 0)
 		return nil
 	}
-	err := func() (err error) {
-		defer func() {
-			if r := recover(); r != nil {
-				err = fmt.Errorf("decoder failed: %v", r)
-			}
-		}()
-		return bloscDecodeRuns(b, rs)
-	}()
-	if err != nil {
+	if err := recovered(func() error { return bloscDecodeRuns(b, rs) }); err != nil {
 		return formatErrorf(key, err, "codec %s", c.bytes[0].v3().Name)
 	}
 	return nil
@@ -741,22 +733,25 @@ func decodeArrayRuns(key string, c *chain, data []byte, rs *runs) error {
 // safeDecode runs a decoder, turning a panic in a library into an error:
 // stored bytes are never trusted.
 func safeDecode(c bytesCodec, b []byte, limit int) (out []byte, err error) {
-	defer func() {
-		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("decoder failed: %v", r)
-		}
-	}()
-	return c.decode(b, limit)
+	err = recovered(func() (err error) { out, err = c.decode(b, limit); return err })
+	return out, err
 }
 
 // safeDecodeInto is safeDecode for decodeInto.
 func safeDecodeInto(c intoDecoder, b, into []byte, limit int) (out []byte, err error) {
+	err = recovered(func() (err error) { out, err = c.decodeInto(b, into, limit); return err })
+	return out, err
+}
+
+// recovered runs decode, turning its panic into an error (the decoders'
+// guard: safeDecode, safeDecodeInto, decodeArrayRuns).
+func recovered(decode func() error) (err error) {
 	defer func() {
 		if r := recover(); r != nil {
-			out, err = nil, fmt.Errorf("decoder failed: %v", r)
+			err = fmt.Errorf("decoder failed: %v", r)
 		}
 	}()
-	return c.decodeInto(b, into, limit)
+	return decode()
 }
 
 // permStrides are the strides of a chunk's axes where the chunk is stored
@@ -1160,6 +1155,17 @@ func encodeArrayRuns(c *chain, rs *runs, into []byte) ([]byte, error) {
 	return b, err
 }
 
+// holdIfEncoded keeps the pooled buffer b in *slot where the encoded
+// chunk enc lies in its memory (it must live until the shard is laid
+// out), else gives b back to the pool.
+func holdIfEncoded(slot *[]byte, b, enc []byte, err error) {
+	if err == nil && nd.Overlap(nd.Array{Shape: []int{len(enc)}, Data: enc}, nd.Array{Shape: []int{cap(b)}, Data: b[:cap(b)]}) {
+		*slot = b
+	} else {
+		putBuf(b)
+	}
+}
+
 // cellBytes is the shard w of in when in holds it whole, contiguous and
 // in C order (a block of whole rows of shards, one shard in particular):
 // encodeCell reads it there instead of from a copy. Nil otherwise, and
@@ -1260,11 +1266,7 @@ func (a *Array) encodeCell(buf, into []byte) (pieces [][]byte, release func(), e
 			into := getBuf(encodeBound(chunkBytes))
 			enc, err := encodeArrayRuns(&s.codecs, rs, into)
 			encoded[j] = enc
-			if err == nil && nd.Overlap(nd.Array{Shape: []int{len(enc)}, Data: enc}, nd.Array{Shape: []int{cap(into)}, Data: into[:cap(into)]}) {
-				held[j][1] = into // the encoded chunk's memory
-			} else {
-				putBuf(into)
-			}
+			holdIfEncoded(&held[j][1], into, enc, err)
 			return err
 		}
 		chunk := getBuf(chunkBytes)
@@ -1281,11 +1283,7 @@ func (a *Array) encodeCell(buf, into []byte) (pieces [][]byte, release func(), e
 		// encoded chunk's memory: given back, another chunk would
 		// overwrite it before the shard is laid out.
 		for k, b := range [][]byte{chunk, into} {
-			if err == nil && nd.Overlap(nd.Array{Shape: []int{len(enc)}, Data: enc}, nd.Array{Shape: []int{cap(b)}, Data: b[:cap(b)]}) {
-				held[j][k] = b
-			} else {
-				putBuf(b)
-			}
+			holdIfEncoded(&held[j][k], b, enc, err)
 		}
 		return err
 	})
