@@ -93,8 +93,8 @@ func scratch(n int) ([]byte, func()) { return pooledScratch(&bloscScratch, n) }
 // shuffle, where the shuffle cannot read the rows themselves.
 var bloscRaw = sync.Pool{New: func() any { return new([]byte) }}
 
-// scratch2 is scratch from bloscRaw.
-func scratch2(n int) ([]byte, func()) { return pooledScratch(&bloscRaw, n) }
+// rawScratch is scratch from bloscRaw: a block gathered before its shuffle.
+func rawScratch(n int) ([]byte, func()) { return pooledScratch(&bloscRaw, n) }
 
 func pooledScratch(pool *sync.Pool, n int) ([]byte, func()) {
 	p := pool.Get().(*[]byte)
@@ -551,7 +551,7 @@ func (c bloscCodec) encodeFrom(nbytes int, b []byte, rs *runs, dst []byte) ([]by
 	direct := rs != nil && (c.shuffle == NoShuffle || c.shuffle == ByteShuffle && rs.shuffleAligned(ts, bs))
 	if rs != nil && !direct {
 		var done2 func()
-		raw, done2 = scratch2(bs)
+		raw, done2 = rawScratch(bs)
 		defer done2()
 	}
 	for i := range nblocks {
